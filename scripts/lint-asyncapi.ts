@@ -1,10 +1,16 @@
 // Validates asyncapi/asyncapi.yaml with the official AsyncAPI parser (the AsyncAPI validator of `npm run lint`).
-// Any diagnostic at error, warning or information level fails; hints are printed only.
+// Any error, warning or information fails, unless accepted below; hints are printed only.
 import { Parser, fromFile } from '@asyncapi/parser';
 
 const severities = ['error', 'warning', 'information', 'hint'];
+// Diagnostics we accept, and why (the same rules are off in .spectral.yaml).
+const accepted: Record<string, string> = {
+  'asyncapi-latest-version': 'the contract is AsyncAPI 3.0 by decision (DESIGN.md)',
+};
 const parser = new Parser();
-const { document, diagnostics } = await fromFile(parser, 'asyncapi/asyncapi.yaml').parse();
+const parsed = await fromFile(parser, 'asyncapi/asyncapi.yaml').parse();
+const document = parsed.document;
+const diagnostics = parsed.diagnostics.filter((d) => !(String(d.code) in accepted));
 for (const d of diagnostics) {
   console.log(`${severities[d.severity]} ${d.code} ${d.path.join('.')}: ${d.message}`);
 }
