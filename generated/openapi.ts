@@ -2674,7 +2674,7 @@ export type components = {
              *     request and its `cost_usd`. In every other chunk `usage` and `cost_usd` are `null`.
              * @default false
              */
-            include_usage: boolean;
+            include_usage?: boolean;
         };
         /**
          * ChatCompletionResponseFormatText
@@ -2723,7 +2723,7 @@ export type components = {
                  * @description `true` to make the model follow the schema exactly, where the model supports it.
                  * @default false
                  */
-                strict: boolean | null;
+                strict?: boolean | null;
             };
         };
         /**
@@ -2768,7 +2768,7 @@ export type components = {
              * @description `true` to receive the completion as server-sent events (`text/event-stream`) of `ChatCompletionChunk` objects, ending with `data: [DONE]`.
              * @default false
              */
-            stream: boolean | null;
+            stream?: boolean | null;
             /** @description Options of a streamed response; only with `stream` set to `true`. */
             stream_options?: components["schemas"]["ChatCompletionStreamOptions"] | null;
             /**
@@ -2776,12 +2776,12 @@ export type components = {
              * @default 1
              * @example 0.7
              */
-            temperature: number | null;
+            temperature?: number | null;
             /**
              * @description Nucleus sampling, 0 to 1. The model considers only the tokens of the top `top_p` probability mass.
              * @default 1
              */
-            top_p: number | null;
+            top_p?: number | null;
             /**
              * Format: int32
              * @deprecated
@@ -2802,17 +2802,17 @@ export type components = {
              * @description How many alternative completions (`choices`) to generate, 1 to 8. Each is billed.
              * @default 1
              */
-            n: number | null;
+            n?: number | null;
             /**
              * @description -2 to 2. Positive values penalise tokens that already appeared, nudging the model towards new topics.
              * @default 0
              */
-            presence_penalty: number | null;
+            presence_penalty?: number | null;
             /**
              * @description -2 to 2. Positive values penalise tokens by how often they appeared, reducing verbatim repetition.
              * @default 0
              */
-            frequency_penalty: number | null;
+            frequency_penalty?: number | null;
             /**
              * Format: int64
              * @description Best-effort determinism; passed on to models that support it. The same seed and parameters should return the same result.
@@ -2845,7 +2845,7 @@ export type components = {
              *     appended to that thread). When both are absent nothing is saved and `thread_id` is `null`.
              * @default false
              */
-            store: boolean | null;
+            store?: boolean | null;
             /** @description With `store`, saved on the new thread (as OpenAI's `metadata`). Ignored otherwise. */
             metadata?: components["schemas"]["Metadata"] | null;
             /**
@@ -3419,7 +3419,7 @@ export type components = {
              *
              *     Every plan is 20% off until Sunday.
              */
-            content: string;
+            content?: string;
             /**
              * @description A brand voice of the workspace that AI commands apply by default.
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
@@ -3625,7 +3625,7 @@ export type components = {
              * @default before
              * @enum {string}
              */
-            placement: "replace" | "before" | "after";
+            placement?: "replace" | "before" | "after";
             /**
              * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
              * @example gpt-4o-mini
@@ -3647,7 +3647,7 @@ export type components = {
              * @default 2
              * @example 3
              */
-            depth: number;
+            depth?: number;
             /**
              * @description What the outline should cover or stress.
              * @example Plan a 1,200-word guide for first-time buyers.
@@ -3671,7 +3671,7 @@ export type components = {
              * @default replace
              * @enum {string}
              */
-            placement: "replace" | "before" | "after";
+            placement?: "replace" | "before" | "after";
             /**
              * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
              * @example gpt-4o-mini
@@ -3716,7 +3716,7 @@ export type components = {
              * @default before
              * @enum {string}
              */
-            placement: "replace" | "before" | "after";
+            placement?: "replace" | "before" | "after";
             /**
              * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
              * @example gpt-4o-mini
@@ -3737,13 +3737,13 @@ export type components = {
              * @default medium
              * @enum {string}
              */
-            length: "short" | "medium" | "long";
+            length?: "short" | "medium" | "long";
             /**
              * @description `paragraph` for prose or `bullets` for a bulleted list.
              * @default paragraph
              * @enum {string}
              */
-            format: "paragraph" | "bullets";
+            format?: "paragraph" | "bullets";
         };
         /**
          * DocumentRewriteCommand
@@ -3762,7 +3762,7 @@ export type components = {
              * @default replace
              * @enum {string}
              */
-            placement: "replace" | "before" | "after";
+            placement?: "replace" | "before" | "after";
             /**
              * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
              * @example gpt-4o-mini
@@ -3806,7 +3806,7 @@ export type components = {
              * @default replace
              * @enum {string}
              */
-            placement: "replace" | "before" | "after";
+            placement?: "replace" | "before" | "after";
             /**
              * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
              * @example gpt-4o-mini
@@ -3829,7 +3829,7 @@ export type components = {
              * @default apa
              * @enum {string}
              */
-            style: "apa" | "mla" | "chicago" | "harvard" | "ieee";
+            style?: "apa" | "mla" | "chicago" | "harvard" | "ieee";
         };
         /**
          * DocumentTranslateCommand
@@ -3848,7 +3848,7 @@ export type components = {
              * @default replace
              * @enum {string}
              */
-            placement: "replace" | "before" | "after";
+            placement?: "replace" | "before" | "after";
             /**
              * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
              * @example gpt-4o-mini
@@ -3879,7 +3879,7 @@ export type components = {
              * @default default
              * @enum {string}
              */
-            formality: "default" | "formal" | "informal";
+            formality?: "default" | "formal" | "informal";
         };
         /**
          * DocumentCommandRequest
@@ -4028,7 +4028,7 @@ export type components = {
              * @default 900
              * @example 600
              */
-            ttl_seconds: number;
+            ttl_seconds?: number;
             /**
              * @description A member of the workspace to attribute the session's edits to (in each version's `source.user_id`).
              * @example usr_01JD0B2C3D4E5F6G7H8J9K0M1N
@@ -4299,7 +4299,7 @@ export type components = {
              * @default 10
              * @example 10
              */
-            max_suggestions: number;
+            max_suggestions?: number;
         };
         /**
          * VoiceCheckSliderDeviation
@@ -4516,14 +4516,14 @@ export type components = {
              * @default 512
              * @example 512
              */
-            max_chunk_tokens: number;
+            max_chunk_tokens?: number;
             /**
              * Format: int32
              * @description How many tokens each chunk repeats from the end of the previous one; at most half of `max_chunk_tokens`.
              * @default 64
              * @example 64
              */
-            overlap_tokens: number;
+            overlap_tokens?: number;
         };
         /**
          * KnowledgeBaseSourceStatusCounts
@@ -4812,14 +4812,14 @@ export type components = {
              * @default 0
              * @example 1
              */
-            crawl_depth: number;
+            crawl_depth?: number;
             /**
              * Format: int32
              * @description The most pages to fetch when crawling, the first page included.
              * @default 50
              * @example 50
              */
-            max_pages: number;
+            max_pages?: number;
             metadata?: components["schemas"]["Metadata"];
         };
         /**
@@ -4898,13 +4898,13 @@ export type components = {
              * @default 10
              * @example 5
              */
-            top_k: number;
+            top_k?: number;
             /**
              * @description Leave out chunks scoring below this relevance (0 to 1).
              * @default 0
              * @example 0.5
              */
-            min_score: number;
+            min_score?: number;
             /** @description Search only these sources of the knowledge base; all sources when left out. An id that is not a source of the knowledge base is a `400`. */
             source_ids?: string[];
         };
@@ -5203,32 +5203,32 @@ export type components = {
              * @default disabled
              * @enum {string}
              */
-            mode: "disabled" | "webhook" | "email";
+            mode?: "disabled" | "webhook" | "email";
             /**
              * @description Who is emailed on an escalation when `mode` is `email`. Replaces the whole list.
              * @default []
              */
-            email_recipients: string[];
+            email_recipients?: string[];
             /**
              * @description Escalate when the confidence in an answer is below this value.
              * @default 0.4
              */
-            confidence_threshold: number;
+            confidence_threshold?: number;
             /**
              * @description Words or phrases that escalate at once when a visitor message contains one (case-insensitive). Replaces the whole list.
              * @default []
              */
-            keywords: string[];
+            keywords?: string[];
             /**
              * @description Whether the chatbot escalates when the visitor asks for a person.
              * @default true
              */
-            on_visitor_request: boolean;
+            on_visitor_request?: boolean;
             /**
              * @description What the chatbot answers when it escalates.
              * @default Thanks, I have passed this on to our team. Someone will get back to you soon.
              */
-            handoff_message: string;
+            handoff_message?: string;
         };
         /**
          * ChatbotWidgetInput
@@ -5240,39 +5240,39 @@ export type components = {
              * @default auto
              * @enum {string}
              */
-            theme: "light" | "dark" | "auto";
+            theme?: "light" | "dark" | "auto";
             /**
              * @description The colour of the launcher button, the header and the visitor's bubbles, as `#RRGGBB`.
              * @default #2563EB
              */
-            accent_color: string;
+            accent_color?: string;
             /**
              * Format: uri
              * @description An https URL of a square image (at least 128 × 128 pixels); `null` for the default avatar.
              * @default null
              */
-            avatar_url: string | null;
+            avatar_url?: string | null;
             /**
              * @description Where the launcher button sits on the page.
              * @default bottom_right
              * @enum {string}
              */
-            position: "bottom_right" | "bottom_left";
+            position?: "bottom_right" | "bottom_left";
             /**
              * @description The language of the widget's own texts, a BCP 47 tag.
              * @default en
              */
-            locale: string;
+            locale?: string;
             /**
              * @description Whether the widget asks the visitor for a 1-5 rating at the end of a conversation.
              * @default true
              */
-            csat_enabled: boolean;
+            csat_enabled?: boolean;
             /**
              * @description Whether the widget shows the knowledge base sources an answer cites.
              * @default true
              */
-            show_sources: boolean;
+            show_sources?: boolean;
         };
         /**
          * ChatbotCreateRequest
@@ -5285,7 +5285,7 @@ export type components = {
              * @description An internal note about the chatbot; never shown to visitors.
              * @default null
              */
-            description: string | null;
+            description?: string | null;
             /** @description The model that writes the answers, an `id` of `GET /v1/models` available in the workspace's region. */
             model: string;
             /** @description The system instructions the model follows in every conversation. Never shown to visitors. */
@@ -5294,34 +5294,34 @@ export type components = {
              * @description The first message of the widget, shown before the visitor writes.
              * @default Hi! How can I help you today?
              */
-            greeting: string;
+            greeting?: string;
             /**
              * @description The sampling temperature of the answers, 0 to 2.
              * @default 0.3
              */
-            temperature: number;
+            temperature?: number;
             /**
              * @description The knowledge bases of the workspace to answer from.
              * @default []
              */
-            knowledge_base_ids: string[];
+            knowledge_base_ids?: string[];
             /**
              * @description A brand voice of the workspace (it must have finished training), or `null` for none.
              * @default null
              */
-            voice_id: string | null;
+            voice_id?: string | null;
             escalation?: components["schemas"]["ChatbotEscalationSettingsInput"];
             widget?: components["schemas"]["ChatbotWidgetInput"];
             /**
              * @description The web origins the widget answers on. Empty (the default) refuses the widget everywhere until you add your site.
              * @default []
              */
-            allowed_origins: components["schemas"]["ChatbotAllowedOrigin"][];
+            allowed_origins?: components["schemas"]["ChatbotAllowedOrigin"][];
             /**
              * @description Whether the widget answers visitors.
              * @default true
              */
-            enabled: boolean;
+            enabled?: boolean;
             metadata?: components["schemas"]["Metadata"];
         };
         /**
@@ -5366,7 +5366,7 @@ export type components = {
              *     being abused).
              * @default 86400
              */
-            grace_period_seconds: number;
+            grace_period_seconds?: number;
         };
         /**
          * ChatbotVisitorInput
@@ -5988,7 +5988,7 @@ export type components = {
              * @default string
              * @enum {string}
              */
-            type: "string" | "number" | "integer" | "boolean" | "object" | "array";
+            type?: "string" | "number" | "integer" | "boolean" | "object" | "array";
             /**
              * @description What the input is for; shown in forms built from the workflow's `input_schema`.
              * @example The release notes document to announce.
@@ -5998,7 +5998,7 @@ export type components = {
              * @description Whether a run must pass the input.
              * @default false
              */
-            required: boolean;
+            required?: boolean;
             /** @description The value of an omitted optional input; it must be of the input's `type`. */
             default?: components["schemas"]["WorkflowValue"];
             /**
@@ -6072,27 +6072,27 @@ export type components = {
              * @default 3
              * @example 3
              */
-            max_attempts: number;
+            max_attempts?: number;
             /**
              * Format: int32
              * @description The wait before the second attempt, in milliseconds.
              * @default 1000
              * @example 2000
              */
-            initial_ms: number;
+            initial_ms?: number;
             /**
              * @description The factor applied to the wait after each further attempt.
              * @default 2
              * @example 2
              */
-            multiplier: number;
+            multiplier?: number;
             /**
              * Format: int32
              * @description The longest wait between two attempts, in milliseconds; at least `initial_ms`.
              * @default 30000
              * @example 30000
              */
-            max_ms: number;
+            max_ms?: number;
             /**
              * @description The error kinds that are retried: `timeout` (the attempt exceeded the step's `timeout_ms`), `rate_limited` (the
              *     model provider throttled the call), `provider_error` (the model provider answered 5xx or dropped the connection),
@@ -6109,7 +6109,7 @@ export type components = {
              *       "provider_error"
              *     ]
              */
-            retry_on: ("timeout" | "rate_limited" | "provider_error" | "invalid_output" | "internal_error")[];
+            retry_on?: ("timeout" | "rate_limited" | "provider_error" | "invalid_output" | "internal_error")[];
         };
         /**
          * WorkflowStepTimeout
@@ -6168,7 +6168,7 @@ export type components = {
              * @default 1
              * @example 0.7
              */
-            temperature: number;
+            temperature?: number;
             /**
              * Format: int32
              * @description The most tokens the completion may have; at most the model's `max_output_tokens` (its default).
@@ -6180,7 +6180,7 @@ export type components = {
              * @default text
              * @enum {string}
              */
-            response_format: "text" | "json";
+            response_format?: "text" | "json";
         };
         /**
          * WorkflowTransformStep
@@ -6231,7 +6231,7 @@ export type components = {
              * @default
              * @example
              */
-            separator: string;
+            separator?: string;
             /**
              * Format: int32
              * @description For `truncate`, the most characters of the result.
@@ -6312,7 +6312,7 @@ export type components = {
              * @description Save the result as a new version of the document (`true`), or only return it (`false`).
              * @default false
              */
-            apply: boolean;
+            apply?: boolean;
         };
         /**
          * WorkflowKnowledgeSearchStep
@@ -6349,13 +6349,13 @@ export type components = {
              * @default 5
              * @example 8
              */
-            top_k: number;
+            top_k?: number;
             /**
              * @description The lowest similarity score (0 to 1) a result must have.
              * @default 0
              * @example 0.35
              */
-            min_score: number;
+            min_score?: number;
         };
         /**
          * WorkflowApprovalStep
@@ -6392,28 +6392,28 @@ export type components = {
              * @default editor
              * @enum {string}
              */
-            approver_role: "editor" | "admin" | "owner";
+            approver_role?: "editor" | "admin" | "owner";
             /**
              * Format: int64
              * @description How long to wait for a decision, in milliseconds (1 minute to 30 days; 7 days when omitted).
              * @default 604800000
              * @example 259200000
              */
-            timeout_ms: number;
+            timeout_ms?: number;
             /**
              * @description What happens when nobody decides in time: `approve` or `reject` as if a person had decided (with
              *     `timed_out: true`), or `fail` the step with `approval_timed_out`, which fails the run.
              * @default fail
              * @enum {string}
              */
-            on_timeout: "approve" | "reject" | "fail";
+            on_timeout?: "approve" | "reject" | "fail";
             /**
              * @description After a rejection: `fail` the run with `approval_rejected` (the steps not started are `cancelled`), or
              *     `continue` so that later steps run and can branch on `steps.<id>.output.decision`.
              * @default fail
              * @enum {string}
              */
-            on_reject: "fail" | "continue";
+            on_reject?: "fail" | "continue";
         };
         /**
          * WorkflowStep
@@ -7028,7 +7028,7 @@ export type components = {
              * @description `false` creates the endpoint disabled: nothing is delivered until it is enabled.
              * @default true
              */
-            enabled: boolean;
+            enabled?: boolean;
             metadata?: components["schemas"]["Metadata"];
         };
         /**

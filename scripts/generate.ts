@@ -51,7 +51,7 @@ async function bundleAsyncApi(): Promise<string> {
 }
 
 async function typesFromOpenApi(spec: Json): Promise<string> {
-  const ast = await openapiTS(spec as any, { alphabetize: false, rootTypes: false, exportType: true });
+  const ast = await openapiTS(spec as any, { alphabetize: false, rootTypes: false, exportType: true, defaultNonNullable: false });
   return HEADER + astToString(ast);
 }
 

@@ -156,7 +156,9 @@ export function createContentServiceClient(options: ContentServiceClientOptions 
       throw new ContentServiceError(response.status, typeof error === 'object' ? (error as Problem) : undefined);
     }
     const stream = data as ReadableStream<Uint8Array>;
-    const events = stream.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+    // The DOM and Node typings of TextDecoderStream disagree on the input type; both accept Uint8Array chunks.
+    const text = stream.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>);
+    const events = text.pipeThrough(new EventSourceParserStream());
     for await (const event of events) {
       if (event.data === '[DONE]') return;
       yield JSON.parse(event.data) as ChatCompletionChunk;

@@ -129,29 +129,33 @@ describe('retries', () => {
 });
 
 describe('streamChatCompletion', () => {
+  // The stream documented in the contract: the chunks a server sends, then `data: [DONE]`.
+  const responses = spec.paths['/v1/chat/completions'].post.responses['200'].content;
+  const documentedStream = firstExample(responses['text/event-stream']) as string;
+  const documentedChunks = documentedStream
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
+    .map((line) => JSON.parse(line.slice('data: '.length)));
   const chunk = (content: string | undefined, finish: string | null) => ({
-    id: 'chatcmpl-01JD4STREAM',
-    object: 'chat.completion.chunk',
-    created: 1763651007,
-    model: 'gpt-4o-mini',
+    ...documentedChunks[0],
     choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }],
   });
 
-  test('yields each chunk in order until [DONE], even when events are split across TCP writes', async () => {
-    const chunks = [chunk('Hello', null), chunk(', world', null), chunk(undefined, 'stop')];
+  test('yields each documented chunk in order until [DONE], even when events are split across TCP writes', async () => {
+    expect(documentedChunks.length).toBeGreaterThan(1);
+    expect(documentedStream.trimEnd().endsWith('data: [DONE]')).toBe(true);
     const { baseUrl, seen } = await serve((res) => {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      const wire = chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n';
-      const half = Math.floor(wire.length / 2);
-      res.write(wire.slice(0, half));
-      setTimeout(() => res.end(wire.slice(half)), 20);
+      const half = Math.floor(documentedStream.length / 2);
+      res.write(documentedStream.slice(0, half));
+      setTimeout(() => res.end(documentedStream.slice(half)), 20);
     });
     const client = createContentServiceClient({ baseUrl, apiKey: 'k' });
     const received = [];
     for await (const c of client.streamChatCompletion({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })) {
       received.push(c);
     }
-    expect(received).toEqual(chunks);
+    expect(received).toEqual(documentedChunks);
     for (const c of received) expect(schemaErrors('/components/schemas/ChatCompletionChunk', c)).toEqual([]);
     expect(JSON.parse(seen[0]!.body)).toMatchObject({ stream: true, model: 'gpt-4o-mini' });
     expect(seen[0]!.headers.accept).toBe('text/event-stream');
