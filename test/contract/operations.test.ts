@@ -19,18 +19,30 @@ interface Answer {
 
 async function call(id: OperationId, request: ExampleRequest, credentials: boolean): Promise<Answer> {
   const op = operationTable[id];
-  const client = createContentServiceClient({ baseUrl, maxRetries: 0, ...(credentials && op.auth === 'bearer' ? { apiKey } : {}) });
+  // The client reads error bodies itself; keep an untouched copy of the answer to check it byte for byte.
+  let raw: Response | undefined;
+  const fetchAndKeep = async (input: Request) => {
+    const response = await fetch(input);
+    raw = response.clone();
+    return response;
+  };
+  const client = createContentServiceClient({
+    baseUrl,
+    maxRetries: 0,
+    fetch: fetchAndKeep as typeof fetch,
+    ...(credentials && op.auth === 'bearer' ? { apiKey } : {}),
+  });
   const headers: Record<string, string> = { ...request.header, Accept: 'application/json, application/problem+json' };
   if (credentials && op.auth === 'embedKey') headers['X-Embed-Key'] = embedKey;
   if (request.contentType) headers['Content-Type'] = request.contentType;
   // The table is dynamic, so the typed signature of the client cannot be used here.
-  const { response } = await (client.request as any)(op.method.toUpperCase(), op.path, {
+  await (client.request as any)(op.method.toUpperCase(), op.path, {
     params: { path: request.path, query: request.query },
     headers,
     body: request.body,
-    parseAs: 'stream',
   });
-  const text = await new Response(response.body).text();
+  const response = raw!;
+  const text = await response.text();
   const contentType = (response.headers.get('content-type') ?? '').split(';')[0]!.trim();
   let body: unknown = text;
   if (/json/.test(contentType) && text) body = JSON.parse(text);

@@ -39,9 +39,15 @@ export function operation(id: OperationId): Json {
   return spec.paths[path][method];
 }
 
+/** The JSON pointer of a response's schema, following a `$ref` to a shared response component. */
 export function responsePointer(id: OperationId, status: number, contentType: string): string {
   const { path, method } = operationTable[id];
-  return `/paths/${escape(path)}/${method}/responses/${status}/content/${escape(contentType)}/schema`;
+  let pointer = `/paths/${escape(path)}/${method}/responses/${status}`;
+  const at = (p: string) => p.split('/').slice(1).reduce((n: any, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
+  for (let node = at(pointer), hops = 0; typeof node?.$ref === 'string' && hops < 20; node = at(pointer), hops++) {
+    pointer = node.$ref.replace(/^#/, '');
+  }
+  return `${pointer}/content/${escape(contentType)}/schema`;
 }
 
 export function responseContentTypes(id: OperationId, status: number): string[] {
@@ -107,7 +113,7 @@ export function invalidRequest(id: OperationId): InvalidRequest {
   if (limit) return { how: 'limit=0', request: { ...valid, query: { ...valid.query, limit: 0 } } };
   const patterned = parameters.find((p: Json) => p.in === 'path' && p.schema?.pattern);
   if (patterned) {
-    return { how: `a malformed ${patterned.name}`, request: { ...valid, path: { ...valid.path, [patterned.name]: 'not-an-id' } } };
+    return { how: `a malformed ${patterned.name}`, request: { ...valid, path: { ...valid.path, [patterned.name]: 'Not an id!' } } };
   }
   const query = parameters.find((p: Json) => p.in === 'query' && (p.schema?.enum || p.schema?.type === 'integer'));
   if (query) return { how: `an invalid ${query.name}`, request: { ...valid, query: { ...valid.query, [query.name]: '!invalid!' } } };
