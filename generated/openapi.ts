@@ -739,7 +739,13 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get a knowledge base source
+         * @description Returns one source of the knowledge base with its processing status (`pending` → `processing` → `ready` or
+         *     `failed` with `error`), its chunk and character counts. Poll it after adding a source; the `Location` of the
+         *     `202` answer of addKnowledgeBaseSource points here.
+         */
+        get: operations["getKnowledgeBaseSource"];
         put?: never;
         post?: never;
         /**
@@ -10884,9 +10890,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The source was added and waits to be processed. */
+            /** @description The source was added and waits to be processed; `Location` is the source, to poll for its status. */
             202: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10906,6 +10913,46 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["KnowledgeBaseSourceRejected"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getKnowledgeBaseSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The knowledge base's identifier (`kb_…`).
+                 * @example kb_01JDF8V9KWCZJMY6E7SWTX52WM
+                 */
+                id: components["parameters"]["KnowledgeBaseId"];
+                /**
+                 * @description The source's identifier (`src_…`); the source must belong to the knowledge base of the path.
+                 * @example src_01JDDAEKTDZ45FR6RYHFWGG0DZ
+                 */
+                source_id: components["parameters"]["KnowledgeBaseSourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The source. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KnowledgeBaseSource"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -36,6 +36,7 @@ export const operationTable = {
   getEvent: {"method":"get","path":"/v1/events/{id}","tag":"Events","summary":"Get an event","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,404,421,429,500]},
   getHealth: {"method":"get","path":"/healthz","tag":"Service","summary":"Check liveness","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,500]},
   getKnowledgeBase: {"method":"get","path":"/v1/knowledge-bases/{id}","tag":"Knowledge bases","summary":"Get a knowledge base","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,404,421,429,500]},
+  getKnowledgeBaseSource: {"method":"get","path":"/v1/knowledge-bases/{id}/sources/{source_id}","tag":"Knowledge bases","summary":"Get a knowledge base source","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,404,421,429,500]},
   getMember: {"method":"get","path":"/v1/members/{id}","tag":"Workspace","summary":"Get a member","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,404,421,429,500]},
   getModel: {"method":"get","path":"/v1/models/{id}","tag":"Models","summary":"Get a model","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,404,421,429,500]},
   getOpenApiDocument: {"method":"get","path":"/v1/openapi.json","tag":"Service","summary":"Get the OpenAPI document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,500]},
@@ -230,6 +231,9 @@ export type GetHealthResponse = OperationResponse<'getHealth'>;
 /** GET /v1/knowledge-bases/{id}: Get a knowledge base */
 export type GetKnowledgeBaseRequest = OperationRequest<'getKnowledgeBase'>;
 export type GetKnowledgeBaseResponse = OperationResponse<'getKnowledgeBase'>;
+/** GET /v1/knowledge-bases/{id}/sources/{source_id}: Get a knowledge base source */
+export type GetKnowledgeBaseSourceRequest = OperationRequest<'getKnowledgeBaseSource'>;
+export type GetKnowledgeBaseSourceResponse = OperationResponse<'getKnowledgeBaseSource'>;
 /** GET /v1/members/{id}: Get a member */
 export type GetMemberRequest = OperationRequest<'getMember'>;
 export type GetMemberResponse = OperationResponse<'getMember'>;
