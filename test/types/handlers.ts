@@ -1,0 +1,49 @@
+// Compile-time checks of the generated handler types (run by `npm run typecheck`; nothing here executes).
+// A handler gets typed request parts and must answer one of the documented responses of its operation.
+import type { GetModelRequest, GetModelResponse, Handlers, OperationResponse } from '../../generated/operations.ts';
+
+export async function getModel(request: GetModelRequest): Promise<GetModelResponse> {
+  const id: string = request.path.id;
+  if (id === 'missing') {
+    return {
+      status: 404,
+      contentType: 'application/problem+json',
+      body: {
+        type: 'https://docs.content-service.example/problems/not_found',
+        title: 'Resource not found',
+        status: 404,
+        code: 'not_found',
+        request_id: 'req_01JD3Y2M7Q8W9E4R5T6Y7V8X9Z',
+      },
+    };
+  }
+  return {
+    status: 200,
+    contentType: 'application/json',
+    body: {
+      id,
+      object: 'model',
+      created: 1721260800,
+      owned_by: 'openai',
+      name: 'GPT-4o mini',
+      provider: 'openai',
+      context_window: 128000,
+      max_output_tokens: 16384,
+      capabilities: ['chat'],
+      pricing: { input_per_million_usd: 0.15, output_per_million_usd: 0.6 },
+      regions: ['eu'],
+      deprecated: false,
+    },
+  };
+}
+
+// @ts-expect-error 201 is not a documented status of getModel.
+export const undocumentedStatus: GetModelResponse = { status: 201, contentType: 'application/json', body: {} };
+
+// @ts-expect-error the body of a 200 must be a Model, not a problem document.
+export const wrongBody: OperationResponse<'getModel'> = { status: 200, contentType: 'application/json', body: { code: 'not_found' } };
+
+export const deleteAnswersNoBody: OperationResponse<'deleteVoice'> = { status: 204 };
+
+// @ts-expect-error a handler map must implement every operation of the contract.
+export const incomplete: Handlers<unknown> = { getModel };
