@@ -1071,7 +1071,7 @@ export type paths = {
          * @description Creates a workflow from a definition sent as JSON (`application/json`) or YAML (`application/yaml`, RFC 9512);
          *     both take the same schema. A YAML body is parsed first (YAML 1.2, a single document, custom tags rejected, at most
          *     100 aliases) into the same JSON value, then validated exactly like JSON. A body that does not parse is `400 invalid_json`; one that breaks
-         *     the schema is `400 validation_failed`; one that is well-formed but not valid as a whole (an unknown step or input
+         *     the schema is `422 validation_failed`; one that is well-formed but not valid as a whole (an unknown step or input
          *     reference, a cycle, a duplicate step id, an unknown model, voice or knowledge base) is
          *     `422 invalid_workflow_definition` with a pointer per error. `POST /v1/workflows/validate` runs the same checks
          *     without saving. The workflow starts at `version` 1. The body is at most 256 KB.
@@ -1098,7 +1098,7 @@ export type paths = {
          *     editors and CI. A definition that is well-formed but not valid as a whole is answered `200` with `valid: false`
          *     and the same `errors` (pointers and details) that `createWorkflow` would answer with `422`, plus `warnings`
          *     that never block saving. A valid definition comes back normalized, with every default and every `depends_on`
-         *     explicit. A body that does not parse is `400 invalid_json` and one that breaks the schema `400 validation_failed`,
+         *     explicit. A body that does not parse is `400 invalid_json` and one that breaks the schema `422 validation_failed`,
          *     as for `createWorkflow`. Open to viewers, since it changes nothing.
          */
         post: operations["validateWorkflow"];
@@ -1820,7 +1820,7 @@ export type components = {
          *     | code | status | meaning |
          *     |---|---|---|
          *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted). |
-         *     | `validation_failed` | 400 | A parameter or body field breaks the schema; see `errors[]`. |
+         *     | `validation_failed` | 422 | A parameter or body field breaks the schema, or an unknown query parameter; see `errors[]`. |
          *     | `unauthenticated` | 401 | No API key, or a key that is unknown, revoked or past its grace period. |
          *     | `invalid_embed_key` | 401 | No embed key, or an unknown or rotated one. |
          *     | `insufficient_role` | 403 | The key's role is below the operation's minimum role. |
@@ -2264,7 +2264,7 @@ export type components = {
             role: components["schemas"]["Role"];
             /**
              * Format: date-time
-             * @description When the key should stop working on its own; it must be in the future (else `400 validation_failed`). Omit it or send `null` for a key that does not expire.
+             * @description When the key should stop working on its own; it must be in the future (else `422 validation_failed`). Omit it or send `null` for a key that does not expire.
              * @example 2027-05-31T00:00:00Z
              */
             expires_at?: string | null;
@@ -2750,7 +2750,7 @@ export type components = {
          *     **Accepted OpenAI parameters**: `model`, `messages`, `stream`, `stream_options`, `temperature`, `top_p`,
          *     `max_tokens`, `max_completion_tokens`, `stop`, `n`, `presence_penalty`, `frequency_penalty`, `seed`,
          *     `response_format`, `reasoning_effort`, `user`, `store`, `metadata`, and `logprobs` when `false`.
-         *     **Not accepted** (a `400 validation_failed` naming the field): `tools`, `tool_choice`, `parallel_tool_calls`,
+         *     **Not accepted** (a `422 validation_failed` naming the field): `tools`, `tool_choice`, `parallel_tool_calls`,
          *     `functions`, `function_call`, `logit_bias`, `logprobs: true`, `top_logprobs`, `audio`, `modalities`, `prediction`,
          *     `service_tier`, `web_search_options` and any other field. Message content is text only.
          *
@@ -4911,7 +4911,7 @@ export type components = {
              * @example 0.5
              */
             min_score?: number;
-            /** @description Search only these sources of the knowledge base; all sources when left out. An id that is not a source of the knowledge base is a `400`. */
+            /** @description Search only these sources of the knowledge base; all sources when left out. An id that is not a source of the knowledge base is a `422 validation_failed`. */
             source_ids?: string[];
         };
         /**
@@ -6451,7 +6451,7 @@ export type components = {
          *     `lower(text)`, `upper(text)` and `json(value)` (compact JSON text). Nothing else is evaluated: no loops, no
          *     assignments, no access to the environment.
          *
-         *     **Validation.** A definition is first checked against this schema (`400 validation_failed`), then as a whole
+         *     **Validation.** A definition is first checked against this schema (`422 validation_failed`), then as a whole
          *     (`422 invalid_workflow_definition`, or `valid: false` from `POST /v1/workflows/validate`), each error with a JSON
          *     Pointer into the definition: step ids are unique; `depends_on` names existing steps and makes no cycle; templates
          *     and expressions parse and reference declared inputs and steps the step depends on; `model`, `voice_id` and
@@ -8000,7 +8000,7 @@ export type components = {
     };
     responses: {
         /** @description The request has a query parameter that the operation does not take (`validation_failed`). Service endpoints take no parameters. */
-        ServiceBadRequest: {
+        ServiceUnknownParameter: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
@@ -8031,18 +8031,6 @@ export type components = {
                 "application/problem+json": components["schemas"]["ServiceReadinessProblem"];
             };
         };
-        /** @description The request is malformed or breaks the schema: the body is not valid JSON (`invalid_json`) or a parameter or field is invalid (`validation_failed`, with one entry per field in `errors`). */
-        BadRequest: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description No API key was sent, or the key is unknown, revoked or past its rotation grace period (`unauthenticated`). */
         Unauthorized: {
             headers: {
@@ -8057,6 +8045,18 @@ export type components = {
         };
         /** @description The workspace is homed in the other region (`wrong_region`). Send the request to `base_url`. */
         MisdirectedRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A path or query parameter breaks the schema, or the request has a query parameter the operation does not take (`validation_failed`, one entry per parameter in `errors`, with pointers such as `query/limit` or `path/id`). */
+        InvalidParameters: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8082,6 +8082,18 @@ export type components = {
         };
         /** @description The API key's role is below the minimum role of the operation (`insufficient_role`). */
         Forbidden: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is not valid JSON (`invalid_json`), or YAML where the operation accepts YAML. A body that parses but breaks the schema is a `422` (`validation_failed`). */
+        BadRequest: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8140,7 +8152,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request is well-formed but cannot be carried out, for example an `Idempotency-Key` reused with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the request is well-formed but cannot be carried out, for example an `Idempotency-Key` reused with a different request (`idempotency_key_reused`). */
         UnprocessableEntity: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8212,7 +8224,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The chat completion request is malformed or breaks the schema: the body is not valid JSON (`invalid_json`) or a field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`). */
+        /** @description The body of the chat completion request is not valid JSON (`invalid_json`). */
         ChatBadRequest: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8308,7 +8320,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description The messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         ChatUnprocessableEntity: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8417,7 +8429,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The command cannot run: the `selection` lies beyond the content (`selection_out_of_range`), the text and instructions do not fit the model's context window (`context_length_exceeded`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the command cannot run: the `selection` lies beyond the content (`selection_out_of_range`), the text and instructions do not fit the model's context window (`context_length_exceeded`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         DocumentCommandRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8441,7 +8453,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request is well-formed but cannot be carried out: the writing sample has fewer than 200 words (`voice_sample_too_short`) or more than 600 (`voice_sample_too_long`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the request is well-formed but cannot be carried out: the writing sample has fewer than 200 words (`voice_sample_too_short`) or more than 600 (`voice_sample_too_long`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         VoiceSampleRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8501,7 +8513,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request is well-formed but cannot be carried out: the URL of a `url` source resolves to a private, loopback or link-local address (`invalid_source_url`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the request is well-formed but cannot be carried out: the URL of a `url` source resolves to a private, loopback or link-local address (`invalid_source_url`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         KnowledgeBaseSourceRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8646,7 +8658,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The workflow definition is well-formed but not valid as a whole (`invalid_workflow_definition`): a duplicate step id, an unknown step or input reference, a dependency cycle, an expression that does not parse, or a model, voice or knowledge base that does not exist. `errors` has one JSON Pointer into the definition per problem. Also `idempotency_key_reused`. */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the workflow definition is well-formed but not valid as a whole (`invalid_workflow_definition`): a duplicate step id, an unknown step or input reference, a dependency cycle, an expression that does not parse, or a model, voice or knowledge base that does not exist. `errors` has one JSON Pointer into the definition per problem. Also `idempotency_key_reused`. */
         WorkflowDefinitionInvalid: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8670,7 +8682,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The run's `inputs` do not match the workflow's inputs (`invalid_workflow_inputs`): a required input is missing, an input is not declared, or a value has the wrong type or is not one of its `enum`. `errors` has one pointer per input. Also `idempotency_key_reused`. */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the run's `inputs` do not match the workflow's inputs (`invalid_workflow_inputs`): a required input is missing, an input is not declared, or a value has the wrong type or is not one of its `enum`. `errors` has one pointer per input. Also `idempotency_key_reused`. */
         WorkflowRunInputsInvalid: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8718,7 +8730,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The endpoint cannot be created: the `url` is not `https` or its host resolves to a private, loopback or link-local address (`invalid_webhook_url`), the workspace already has 20 endpoints (`webhook_endpoint_limit_reached`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the endpoint cannot be created: the `url` is not `https` or its host resolves to a private, loopback or link-local address (`invalid_webhook_url`), the workspace already has 20 endpoints (`webhook_endpoint_limit_reached`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         WebhookEndpointCreateRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8730,7 +8742,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The change cannot be made: the new `url` is not `https` or its host resolves to a private, loopback or link-local address (`invalid_webhook_url`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the change cannot be made: the new `url` is not `https` or its host resolves to a private, loopback or link-local address (`invalid_webhook_url`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         WebhookUrlRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8754,7 +8766,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Nothing was replayed: an event is older than the 30-day replay window (`event_too_old`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or nothing was replayed: an event is older than the 30-day replay window (`event_too_old`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         WebhookReplayRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8983,10 +8995,10 @@ export type components = {
          */
         Location: string;
         /**
-         * @description `true` when this response is a stored response replayed for a repeated `Idempotency-Key`.
-         * @example true
+         * @description Sent on every answer to a request that carried an `Idempotency-Key`: `true` when this is the stored answer of an earlier request with the same key (nothing was done again), `false` when the request was carried out now.
+         * @example false
          */
-        IdempotentReplayed: "true";
+        IdempotentReplayed: "true" | "false";
     };
     pathItems: never;
 };
@@ -9011,7 +9023,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceHealth"];
                 };
             };
-            400: components["responses"]["ServiceBadRequest"];
+            422: components["responses"]["ServiceUnknownParameter"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -9034,7 +9046,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceReadiness"];
                 };
             };
-            400: components["responses"]["ServiceBadRequest"];
+            422: components["responses"]["ServiceUnknownParameter"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceNotReady"];
         };
@@ -9058,7 +9070,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceOpenApiDocument"];
                 };
             };
-            400: components["responses"]["ServiceBadRequest"];
+            422: components["responses"]["ServiceUnknownParameter"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -9083,9 +9095,9 @@ export interface operations {
                     "application/json": components["schemas"]["Workspace"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9133,10 +9145,10 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9216,11 +9228,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9252,11 +9264,11 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ApiKeyForbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9347,9 +9359,9 @@ export interface operations {
                     "application/json": components["schemas"]["MemberList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9429,10 +9441,10 @@ export interface operations {
                     "application/json": components["schemas"]["Member"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9462,12 +9474,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["MemberForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["MemberLastOwner"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9530,10 +9542,10 @@ export interface operations {
                     "application/json": components["schemas"]["AuditLogEntryList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9601,10 +9613,10 @@ export interface operations {
                     "application/json": components["schemas"]["RequestLogEntryList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9652,9 +9664,9 @@ export interface operations {
                     "application/json": components["schemas"]["ModelList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9686,10 +9698,10 @@ export interface operations {
                     "application/json": components["schemas"]["Model"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9799,9 +9811,9 @@ export interface operations {
                     "application/json": components["schemas"]["ChatThreadList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9833,10 +9845,10 @@ export interface operations {
                     "application/json": components["schemas"]["ChatThreadWithMessages"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ChatThreadNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9866,11 +9878,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ChatThreadNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9928,9 +9940,9 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10011,10 +10023,10 @@ export interface operations {
                     "application/json": components["schemas"]["Document"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DocumentNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10044,11 +10056,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["DocumentNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10206,10 +10218,10 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentVersionList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DocumentNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10246,10 +10258,10 @@ export interface operations {
                     "application/json": components["schemas"]["DocumentVersion"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["DocumentVersionNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10402,9 +10414,9 @@ export interface operations {
                     "application/json": components["schemas"]["VoiceList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10484,10 +10496,10 @@ export interface operations {
                     "application/json": components["schemas"]["Voice"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10517,12 +10529,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["VoiceInUse"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10680,9 +10692,9 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeBaseList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10762,10 +10774,10 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeBase"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10795,12 +10807,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["KnowledgeBaseInUse"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10854,10 +10866,10 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeBaseSourceList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10949,10 +10961,10 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeBaseSource"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10987,11 +10999,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11087,9 +11099,9 @@ export interface operations {
                     "application/json": components["schemas"]["ChatbotList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11170,10 +11182,10 @@ export interface operations {
                     "application/json": components["schemas"]["Chatbot"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ChatbotNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11203,11 +11215,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ChatbotNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11451,10 +11463,10 @@ export interface operations {
                     "application/json": components["schemas"]["ChatbotConversationList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ChatbotNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11491,10 +11503,10 @@ export interface operations {
                     "application/json": components["schemas"]["ChatbotConversation"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ChatbotConversationNotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11638,10 +11650,10 @@ export interface operations {
                     "application/json": components["schemas"]["EmbedConfig"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["EmbedUnauthorized"];
             403: components["responses"]["EmbedForbidden"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["EmbedTooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11775,9 +11787,9 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11907,10 +11919,10 @@ export interface operations {
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11996,12 +12008,12 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["WorkflowHasActiveRuns"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12060,10 +12072,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowRunList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12156,10 +12168,10 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12385,10 +12397,10 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12468,11 +12480,11 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12502,11 +12514,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12730,10 +12742,10 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12765,11 +12777,11 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12870,9 +12882,9 @@ export interface operations {
                     "application/json": components["schemas"]["EventList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12904,10 +12916,10 @@ export interface operations {
                     "application/json": components["schemas"]["Event"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12933,9 +12945,9 @@ export interface operations {
                     "application/json": components["schemas"]["EventTypeList"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

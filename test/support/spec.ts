@@ -98,7 +98,12 @@ export function exampleRequest(id: OperationId): ExampleRequest {
   return request;
 }
 
-export type InvalidRequest = { how: string; request: ExampleRequest } | { how: undefined; reason: string };
+export interface InvalidRequest {
+  how: string;
+  request: ExampleRequest;
+  /** The mock cannot tell: Prism does not reject unknown query parameters. */
+  serverOnly?: boolean;
+}
 
 /** One way to make the example request invalid, in the order a schema can reject it. */
 export function invalidRequest(id: OperationId): InvalidRequest {
@@ -117,5 +122,6 @@ export function invalidRequest(id: OperationId): InvalidRequest {
   }
   const query = parameters.find((p: Json) => p.in === 'query' && (p.schema?.enum || p.schema?.type === 'integer'));
   if (query) return { how: `an invalid ${query.name}`, request: { ...valid, query: { ...valid.query, [query.name]: '!invalid!' } } };
-  return { how: undefined, reason: 'the operation takes no input that a schema could reject' };
+  // Prism ignores unknown query parameters; the server rejects them (they are usually a typo of a real one).
+  return { how: 'an unknown query parameter', request: { ...valid, query: { ...valid.query, unknown_parameter: 'x' } }, serverOnly: true };
 }
