@@ -3278,6 +3278,13 @@ export type components = {
             messages: components["schemas"]["ChatMessage"][];
         };
         /**
+         * DocumentVersionSourceKind
+         * @description What created a version: `create` (the content given to `POST /v1/documents`), `edit` (a `PATCH` of the content),
+         *     `realtime` (a real-time editing session), `command` (an AI command) or `restore` (a copy of an earlier version).
+         * @enum {string}
+         */
+        DocumentVersionSourceKind: "create" | "edit" | "realtime" | "command" | "restore";
+        /**
          * DocumentCommandName
          * @description An AI command on a document.
          * @enum {string}
@@ -3290,11 +3297,8 @@ export type components = {
          *     command, named in `command`) or `restore` (a copy of an earlier version, named in `restored_from_version_id`).
          */
         DocumentVersionSource: {
-            /**
-             * @description What created the version.
-             * @enum {string}
-             */
-            kind: "create" | "edit" | "realtime" | "command" | "restore";
+            /** @description What created the version. */
+            kind: components["schemas"]["DocumentVersionSourceKind"];
             /**
              * @description The API key that made the request, or that created the edit token of a real-time session.
              * @example key_01JD1K3Y7Q2W8E5R4T6Y9V0X1Z
@@ -4064,6 +4068,16 @@ export type components = {
          */
         VoiceDescription: string | null;
         /**
+         * VoiceFailureReason
+         * @description Why a training failed:
+         *     `sample_not_distinctive` (the sample is too generic or too mixed to infer a style from: send more typical copy),
+         *     `unsupported_language` (the sample's language is not supported), `content_policy` (the sample breaks the
+         *     content policy), `internal_error` (our side; send the same sample again).
+         * @example sample_not_distinctive
+         * @enum {string}
+         */
+        VoiceFailureReason: "sample_not_distinctive" | "unsupported_language" | "content_policy" | "internal_error";
+        /**
          * VoiceSampleText
          * @description A writing sample in the voice, about 300 words of typical copy (one language, prose rather than lists).
          *     Fewer than 200 words is rejected with `voice_sample_too_short`, more than 600 with `voice_sample_too_long`
@@ -4182,15 +4196,8 @@ export type components = {
             name: components["schemas"]["VoiceName"];
             description: components["schemas"]["VoiceDescription"];
             status: components["schemas"]["VoiceStatus"];
-            /**
-             * @description Why the last training failed, when `status` is `failed`, else `null`:
-             *     `sample_not_distinctive` (the sample is too generic or too mixed to infer a style from: send more typical copy),
-             *     `unsupported_language` (the sample's language is not supported), `content_policy` (the sample breaks the
-             *     content policy), `internal_error` (our side; send the same sample again).
-             * @example sample_not_distinctive
-             * @enum {string|null}
-             */
-            failure_reason: "sample_not_distinctive" | "unsupported_language" | "content_policy" | "internal_error" | null;
+            /** @description Why the last training failed (see `VoiceFailureReason`), when `status` is `failed`, else `null`. */
+            failure_reason: components["schemas"]["VoiceFailureReason"] | null;
             /**
              * @description A human-readable explanation of `failure_reason`, else `null`.
              * @example The sample mixes four unrelated styles (legal notice, tweet, recipe, press release); send about 300 words of typical copy.
@@ -5608,6 +5615,25 @@ export type components = {
             metadata: components["schemas"]["Metadata"];
         };
         /**
+         * ChatbotEscalationSource
+         * @description How a conversation was escalated; `automatic` when the chatbot escalated by its settings, `manual` when escalated through the API.
+         * @enum {string}
+         */
+        ChatbotEscalationSource: "automatic" | "manual";
+        /**
+         * ChatbotEscalationReason
+         * @description Why a conversation was escalated: automatic escalations are `low_confidence`, `keyword` or `visitor_request`;
+         *     manual ones take the reason given (`visitor_request`, `complaint`, `sales_opportunity`, `unanswered_question`, `other`).
+         * @enum {string}
+         */
+        ChatbotEscalationReason: "low_confidence" | "keyword" | "visitor_request" | "complaint" | "sales_opportunity" | "unanswered_question" | "other";
+        /**
+         * ChatbotEscalationNote
+         * @description The note given with a manual escalation, or for a `keyword` escalation the keyword that matched; `null` otherwise.
+         * @example Customer wants a refund for a damaged frame; needs a human decision.
+         */
+        ChatbotEscalationNote: string | null;
+        /**
          * ChatbotEscalation
          * @description Whether, why and when a conversation was handed over to a person.
          */
@@ -5617,22 +5643,14 @@ export type components = {
              * @enum {string}
              */
             status: "none" | "escalated";
-            /**
-             * @description `automatic` when the chatbot escalated by its settings, `manual` when escalated through the API; `null` when not escalated.
-             * @enum {string|null}
-             */
-            source: "automatic" | "manual" | null;
+            /** @description `automatic` when the chatbot escalated by its settings, `manual` when escalated through the API; `null` when not escalated. */
+            source: components["schemas"]["ChatbotEscalationSource"] | null;
             /**
              * @description Why: automatic escalations are `low_confidence`, `keyword` or `visitor_request`; manual ones take the reason
              *     given (`visitor_request`, `complaint`, `sales_opportunity`, `unanswered_question`, `other`). `null` when not escalated.
-             * @enum {string|null}
              */
-            reason: "low_confidence" | "keyword" | "visitor_request" | "complaint" | "sales_opportunity" | "unanswered_question" | "other" | null;
-            /**
-             * @description The note given with a manual escalation, or for a `keyword` escalation the keyword that matched; `null` otherwise.
-             * @example Customer wants a refund for a damaged frame; needs a human decision.
-             */
-            note: string | null;
+            reason: components["schemas"]["ChatbotEscalationReason"] | null;
+            note: components["schemas"]["ChatbotEscalationNote"];
             /**
              * Format: date-time
              * @description When the conversation was escalated; `null` when not escalated.
@@ -5640,6 +5658,12 @@ export type components = {
              */
             escalated_at: string | null;
         };
+        /**
+         * ChatbotCsatSource
+         * @description How a rating was recorded; `embed` when the visitor rated in the widget, `api` when recorded with `POST …/csat`.
+         * @enum {string}
+         */
+        ChatbotCsatSource: "embed" | "api";
         /**
          * ChatbotCsat
          * @description The visitor's satisfaction rating of a conversation. A new rating replaces the previous one.
@@ -5657,11 +5681,7 @@ export type components = {
              * @example thanks!
              */
             comment: string | null;
-            /**
-             * @description `embed` when the visitor rated in the widget, `api` when recorded with `POST …/csat`.
-             * @enum {string}
-             */
-            source: "embed" | "api";
+            source: components["schemas"]["ChatbotCsatSource"];
             /** @description When the (latest) rating was given. */
             rated_at: components["schemas"]["Timestamp"];
         };
@@ -7307,13 +7327,8 @@ export type components = {
              * @enum {string}
              */
             status: "ready" | "failed";
-            /**
-             * @description Why training failed, when `status` is `failed`, else `null` (as in the voice's `failure_reason`):
-             *     `sample_not_distinctive`, `unsupported_language`, `content_policy` or `internal_error`.
-             * @example sample_not_distinctive
-             * @enum {string|null}
-             */
-            failure_reason: "sample_not_distinctive" | "unsupported_language" | "content_policy" | "internal_error" | null;
+            /** @description Why training failed, when `status` is `failed`, else `null` (as in the voice's `failure_reason`). */
+            failure_reason: components["schemas"]["VoiceFailureReason"] | null;
         };
         /**
          * VoiceTrainingCompletedEventData
@@ -7413,18 +7428,10 @@ export type components = {
             number: number;
             /** @description What created the version (the `kind` and `command` of the version's own `source`). */
             source: {
-                /**
-                 * @description `create` (the content given to `POST /v1/documents`), `edit` (a `PATCH` of the content), `realtime` (a
-                 *     real-time editing session), `command` (an AI command, named in `command`) or `restore` (a copy of an
-                 *     earlier version).
-                 * @enum {string}
-                 */
-                kind: "create" | "edit" | "realtime" | "command" | "restore";
-                /**
-                 * @description For `command`, the AI command; otherwise `null`.
-                 * @enum {string|null}
-                 */
-                command: "outline" | "expand" | "summarize" | "rewrite" | "cite" | "translate" | null;
+                /** @description What created the version; for `command`, the AI command is named in `command`. */
+                kind: components["schemas"]["DocumentVersionSourceKind"];
+                /** @description For `command`, the AI command; otherwise `null`. */
+                command: components["schemas"]["DocumentCommandName"] | null;
             };
         };
         /**
@@ -7487,22 +7494,9 @@ export type components = {
             conversation: components["schemas"]["EventConversationSnapshot"];
             /** @description How and why it was escalated (as in the conversation's `escalation`). */
             escalation: {
-                /**
-                 * @description `automatic` when the chatbot escalated by its settings, `manual` when escalated through the API.
-                 * @enum {string}
-                 */
-                source: "automatic" | "manual";
-                /**
-                 * @description Why: automatic escalations are `low_confidence`, `keyword` or `visitor_request`; manual ones carry the reason
-                 *     given (`visitor_request`, `complaint`, `sales_opportunity`, `unanswered_question`, `other`).
-                 * @enum {string}
-                 */
-                reason: "low_confidence" | "keyword" | "visitor_request" | "complaint" | "sales_opportunity" | "unanswered_question" | "other";
-                /**
-                 * @description The note given with a manual escalation, or for a `keyword` escalation the keyword that matched; `null` otherwise.
-                 * @example Wants a refund on the annual plan; needs a human decision.
-                 */
-                note: string | null;
+                source: components["schemas"]["ChatbotEscalationSource"];
+                reason: components["schemas"]["ChatbotEscalationReason"];
+                note: components["schemas"]["ChatbotEscalationNote"];
             };
         };
         /**
@@ -7550,11 +7544,7 @@ export type components = {
                  * @example Quick answer, but I had to ask twice.
                  */
                 comment: string | null;
-                /**
-                 * @description `embed` when the visitor rated in the widget, `api` when recorded with `POST …/csat`.
-                 * @enum {string}
-                 */
-                source: "embed" | "api";
+                source: components["schemas"]["ChatbotCsatSource"];
             };
         };
         /**
@@ -7610,27 +7600,18 @@ export type components = {
             cost_usd: number;
             /** @description Why the run failed, when `status` is `failed`; otherwise `null`. */
             error: {
-                /**
-                 * @description The step that failed the run, or `null` when the run failed outside a step (`budget_exceeded` between steps, `internal_error`).
-                 * @example legal_review
-                 */
-                step_id: string | null;
-                /**
-                 * @description Why the run failed, as in the run's `error.code` (see `WorkflowRunErrorCode`).
-                 * @enum {string}
-                 */
-                code: "timeout" | "rate_limited" | "provider_error" | "invalid_output" | "template_error" | "resource_not_found" | "context_length_exceeded" | "approval_rejected" | "approval_timed_out" | "budget_exceeded" | "internal_error";
+                /** @description The step that failed the run, or `null` when the run failed outside a step (`budget_exceeded` between steps, `internal_error`). */
+                step_id: components["schemas"]["WorkflowStepKey"] | null;
+                /** @description Why the run failed, as in the run's `error.code`. */
+                code: components["schemas"]["WorkflowRunErrorCode"];
                 /**
                  * @description What went wrong, in a sentence for people.
                  * @example Step legal_review was rejected: "The claims about pricing need a source."
                  */
                 message: string;
             } | null;
-            /**
-             * @description The approval step the run is waiting at, when `status` is `awaiting_approval`; otherwise `null`.
-             * @example legal_review
-             */
-            awaiting_step_id: string | null;
+            /** @description The approval step the run is waiting at, when `status` is `awaiting_approval`; otherwise `null`. */
+            awaiting_step_id: components["schemas"]["WorkflowStepKey"] | null;
         };
         /**
          * WorkflowRunCompletedEventData
