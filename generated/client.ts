@@ -14,9 +14,10 @@ export type ChatCompletionChunk = components['schemas']['ChatCompletionChunk'];
 /** The version of the contract this client was generated from. */
 export const API_VERSION: string = "1.0.0";
 
+/** The base URL of each region, from the spec's `servers`. */
 export const SERVERS = {
-  eu: 'https://eu.content-service.example',
-  us: 'https://us.content-service.example',
+  "eu": "https://eu.content-service.example",
+  "us": "https://us.content-service.example"
 } as const;
 
 export interface ContentServiceClientOptions {

@@ -110,7 +110,7 @@ export function verifyWebhook(
     throw new WebhookVerificationError('invalid_payload', 'The body is not JSON.');
   }
   const e = event as Partial<WebhookEvent> | null;
-  if (!e || typeof e !== 'object' || typeof e.id !== 'string' || typeof e.type !== 'string' || typeof e.data !== 'object') {
+  if (!e || typeof e !== 'object' || typeof e.id !== 'string' || typeof e.type !== 'string' || typeof e.data !== 'object' || e.data === null) {
     throw new WebhookVerificationError('invalid_payload', 'The body is not an event envelope.');
   }
   const eventId = header(headers, 'Service-Event-Id');

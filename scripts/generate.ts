@@ -28,7 +28,7 @@ function bundleOpenApi(): string {
     const file = join(dir, 'openapi.json');
     execFileSync(join(root, 'node_modules', '.bin', 'redocly'), ['bundle', 'openapi/openapi.yaml', '-o', file], {
       cwd: root,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', 'inherit'],
     });
     return JSON.stringify(JSON.parse(readFileSync(file, 'utf8')), null, 2) + '\n';
   } finally {
@@ -170,6 +170,15 @@ export type Handlers<Context> = {
   return lines.join('\n') + '\n';
 }
 
+/** `{ eu: 'https://…', us: 'https://…' }` from the `x-region` of each entry of the spec's `servers`. */
+function serversByRegion(spec: Json): string {
+  const entries = (spec.servers as Json[]).map((server) => {
+    if (!server['x-region']) throw new Error(`server ${server.url} needs an x-region`);
+    return [server['x-region'], server.url];
+  });
+  return JSON.stringify(Object.fromEntries(entries), null, 2);
+}
+
 /** Fills a template of scripts/templates with values of the spec (`/*@name*\/` placeholders). */
 function fromTemplate(name: string, values: Record<string, string>): string {
   let text = readFileSync(join(templates, name), 'utf8');
@@ -191,7 +200,7 @@ async function main(): Promise<void> {
     ['asyncapi.json', await bundleAsyncApi()],
     ['openapi.ts', await typesFromOpenApi(spec)],
     ['operations.ts', operationsModule(ops)],
-    ['client.ts', fromTemplate('client.ts', { API_VERSION: JSON.stringify(spec.info.version) })],
+    ['client.ts', fromTemplate('client.ts', { API_VERSION: JSON.stringify(spec.info.version), SERVERS: serversByRegion(spec) })],
     ['webhooks.ts', fromTemplate('webhooks.ts', { EVENT_TYPES: JSON.stringify(eventTypes) })],
   ]);
 

@@ -13,10 +13,8 @@ export type ChatCompletionChunk = components['schemas']['ChatCompletionChunk'];
 /** The version of the contract this client was generated from. */
 export const API_VERSION: string = /*@API_VERSION*/;
 
-export const SERVERS = {
-  eu: 'https://eu.content-service.example',
-  us: 'https://us.content-service.example',
-} as const;
+/** The base URL of each region, from the spec's `servers`. */
+export const SERVERS = /*@SERVERS*/ as const;
 
 export interface ContentServiceClientOptions {
   /** The API key (`cs_live_…`), sent as `Authorization: Bearer`. Leave out for public operations. */

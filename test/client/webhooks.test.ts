@@ -75,9 +75,10 @@ describe('verifyWebhook', () => {
     expect(failure(() => verifyWebhook(rawBody, {}, secret, { now: () => now }))).toBe('missing_header');
     const bad = { ...headersFor(rawBody), 'service-timestamp': 'yesterday' };
     expect(failure(() => verifyWebhook(rawBody, bad, secret, { now: () => now }))).toBe('invalid_timestamp');
-    const notEvent = '{"hello":"world"}';
-    const notEventHeaders = { ...headersFor(notEvent), 'service-event-id': undefined };
-    expect(failure(() => verifyWebhook(notEvent, notEventHeaders, secret, { now: () => now }))).toBe('invalid_payload');
+    for (const notEvent of ['{"hello":"world"}', '{"id":"evt_1","type":"voice.training.completed","data":null}', 'not json']) {
+      const notEventHeaders = { ...headersFor(notEvent), 'service-event-id': undefined };
+      expect(failure(() => verifyWebhook(notEvent, notEventHeaders, secret, { now: () => now }))).toBe('invalid_payload');
+    }
   });
 
   test('rejects a Service-Event-Id that differs from the body', () => {
