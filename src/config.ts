@@ -1,0 +1,73 @@
+// The server's configuration, read once from environment variables. The README has the table.
+import type { components } from '../generated/openapi.ts';
+import { openApiDocument } from './platform/spec.ts';
+
+export type Region = components['schemas']['Region'];
+
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  region: Region;
+  logLevel: string;
+  /** The base URL clients use to reach this server; in `Link` headers and `Location`s. */
+  publicBaseUrl: string;
+  /** The base URL of each region, for `wrong_region` answers and `GET /v1/workspace`. */
+  regionBaseUrls: Record<Region, string>;
+  production: boolean;
+  /** Create a demo workspace and owner key on the first start (never in production). */
+  seedDemo: boolean;
+  bodyLimitBytes: number;
+  /** Express's `trust proxy`: which proxies may set X-Forwarded-For. */
+  trustProxy: string | false;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+function specRegionUrls(): Record<Region, string> {
+  const urls: Partial<Record<Region, string>> = {};
+  for (const server of openApiDocument.servers ?? []) {
+    const region = server["x-region"] as Region | undefined;
+    if (region) urls[region] = server.url;
+  }
+  return { eu: urls.eu ?? 'https://eu.content-service.example', us: urls.us ?? 'https://us.content-service.example' };
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${raw}`);
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const region = (env.REGION ?? 'eu') as Region;
+  if (region !== 'eu' && region !== 'us') throw new ConfigError(`REGION must be eu or us, got ${region}`);
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/content-service.db';
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be sqlite:PATH or postgres://…');
+  const production = env.NODE_ENV === 'production';
+  const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/$/, '');
+  const regionBaseUrls = specRegionUrls();
+  regionBaseUrls[region] = publicBaseUrl;
+  if (env.EU_BASE_URL) regionBaseUrls.eu = env.EU_BASE_URL.replace(/\/$/, '');
+  if (env.US_BASE_URL) regionBaseUrls.us = env.US_BASE_URL.replace(/\/$/, '');
+  return {
+    host: env.HOST || '0.0.0.0',
+    port,
+    databaseUrl,
+    redisUrl: env.REDIS_URL || undefined,
+    region,
+    logLevel: env.LOG_LEVEL || 'info',
+    publicBaseUrl,
+    regionBaseUrls,
+    production,
+    seedDemo: !production && env.SEED_DEMO !== 'false',
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
+    trustProxy: env.TRUST_PROXY || false,
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+}

@@ -1,0 +1,65 @@
+// The workspace itself: created by the CLI (or the demo seed) with its first owner key; read with GET /v1/workspace.
+import type { Kysely } from 'kysely';
+import type { Handlers } from '../../../generated/operations.ts';
+import type { Region } from '../../config.ts';
+import { iso } from '../../platform/clock.ts';
+import type { ApiKeyRow, RequestContext, WorkspaceRow } from '../../platform/context.ts';
+import { IDEMPOTENCY_RETENTION_HOURS } from '../../platform/idempotency.ts';
+import { newId } from '../../platform/ids.ts';
+import { RATE_LIMIT } from '../../platform/rate-limit.ts';
+import { RETENTION_DAYS } from '../../platform/retention.ts';
+import type { Database } from '../../storage/schema.ts';
+import { insertApiKey } from './api-keys.ts';
+import { userByEmail } from './members.ts';
+
+export interface NewWorkspace {
+  workspace: WorkspaceRow;
+  apiKey: ApiKeyRow;
+  secret: string;
+}
+
+/** A workspace with one owner key (and, given an email, its first owner member), in one transaction. */
+export async function createWorkspace(
+  db: Kysely<Database>,
+  input: { name: string; region: Region; ownerEmail?: string; keyName?: string; now?: Date },
+): Promise<NewWorkspace> {
+  const now = input.now ?? new Date();
+  return db.transaction().execute(async (trx) => {
+    const workspace: WorkspaceRow = { id: newId('ws', now), name: input.name, region: input.region, created_at: iso(now), updated_at: iso(now), event_sequence: 0 };
+    await trx.insertInto('workspaces').values(workspace).execute();
+    const { key, secret } = await insertApiKey(trx, { workspaceId: workspace.id, name: input.keyName ?? 'Owner key', role: 'owner', expiresAt: null, createdBy: null, now });
+    if (input.ownerEmail) {
+      const userId = await userByEmail(trx, input.ownerEmail.toLowerCase(), null, now);
+      await trx.insertInto('members').values({ workspace_id: workspace.id, user_id: userId, role: 'owner', added_at: iso(now), added_by_api_key_id: null }).execute();
+    }
+    return { workspace, apiKey: key, secret };
+  });
+}
+
+export const workspaceHandlers = {
+  async getWorkspace(_request, context) {
+    const { workspace, apiKey } = context.caller;
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: {
+        id: workspace.id,
+        object: 'workspace',
+        name: workspace.name,
+        region: workspace.region,
+        base_url: context.platform.config.regionBaseUrls[workspace.region],
+        created_at: workspace.created_at,
+        updated_at: workspace.updated_at,
+        limits: {
+          rate_limit_requests: RATE_LIMIT.requests,
+          rate_limit_window_seconds: RATE_LIMIT.windowSeconds,
+          idempotency_key_retention_hours: IDEMPOTENCY_RETENTION_HOURS,
+          event_retention_days: RETENTION_DAYS.events,
+          request_log_retention_days: RETENTION_DAYS.requestLog,
+          audit_log_retention_days: RETENTION_DAYS.auditLog,
+        },
+        caller: { api_key_id: apiKey.id, api_key_name: apiKey.name, role: apiKey.role },
+      },
+    };
+  },
+} satisfies Pick<Handlers<RequestContext>, 'getWorkspace'>;

@@ -1,0 +1,56 @@
+// `npm start`: the server, configured from the environment (README, "Configuration").
+import { ConfigError, loadConfig } from './config.ts';
+import { createWorkspace } from './features/workspace/workspace.ts';
+import { startServer, type RunningServer } from './server.ts';
+
+async function seedDemo(running: RunningServer): Promise<void> {
+  const { db, config } = running.platform;
+  const existing = await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst();
+  if (existing) return;
+  const { workspace, secret } = await createWorkspace(db, { name: 'Demo workspace', region: config.region, ownerEmail: 'owner@demo.example', keyName: 'Demo owner key' });
+  const base = config.publicBaseUrl;
+  process.stdout.write(
+    [
+      '',
+      `  Created the demo workspace ${workspace.id} (${config.region}) with an owner API key.`,
+      '  The key is shown only this once:',
+      '',
+      `    ${secret}`,
+      '',
+      '  Try it:',
+      '',
+      `    curl -s ${base}/v1/workspace -H 'Authorization: Bearer ${secret}'`,
+      '',
+      '',
+    ].join('\n'),
+  );
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const running = await startServer(config);
+  const { logger } = running.platform;
+  logger.info({ url: running.url, region: config.region, database: running.platform.storage.kind, rate_limit_store: config.redisUrl ? 'redis' : 'memory' }, 'content-service listening');
+  if (config.seedDemo) await seedDemo(running);
+
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'shutting down: draining requests');
+    running.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof ConfigError ? `configuration: ${error.message}` : ((error as Error).stack ?? String(error))}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,113 @@
+// API keys: secrets, hashing, and the middleware that turns `Authorization: Bearer …` into a caller.
+import { createHash, randomBytes } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/schema.ts';
+import { iso } from './clock.ts';
+import type { ApiKeyRow, Caller, Platform, WorkspaceRow } from './context.ts';
+import { Problem } from './problems.ts';
+
+const SECRET_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** A new secret: `cs_live_` and 40 base62 characters (238 bits). */
+export function newSecret(): string {
+  const bytes = randomBytes(40);
+  let out = 'cs_live_';
+  // 256 % 62 leaves a bias of under 2% on some characters, which costs a fraction of a bit of the 238.
+  for (const byte of bytes) out += SECRET_ALPHABET[byte % 62];
+  return out;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export type KeyStatus = 'active' | 'expired' | 'revoked';
+
+export function keyStatus(key: Pick<ApiKeyRow, 'revoked_at' | 'expires_at'>, now: Date): KeyStatus {
+  if (key.revoked_at) return 'revoked';
+  if (key.expires_at && key.expires_at <= iso(now)) return 'expired';
+  return 'active';
+}
+
+/**
+ * The key whose current or previous secret is `secret`, whatever its status. `secretValid` is false for a previous
+ * secret past its grace period: the request is refused but still belongs to the key's request log.
+ */
+export async function findKeyBySecret(
+  db: Kysely<Database>,
+  secret: string,
+  now: Date,
+): Promise<{ key: ApiKeyRow; workspace: WorkspaceRow; secretValid: boolean } | undefined> {
+  const hash = hashSecret(secret);
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .selectAll('api_keys')
+    .select([
+      'workspaces.name as workspace_name',
+      'workspaces.region as workspace_region',
+      'workspaces.created_at as workspace_created_at',
+      'workspaces.updated_at as workspace_updated_at',
+      'workspaces.event_sequence as workspace_event_sequence',
+    ])
+    .where((eb) => eb.or([eb('api_keys.secret_hash', '=', hash), eb('api_keys.previous_secret_hash', '=', hash)]))
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const secretValid = row.secret_hash === hash || (row.previous_secret_expires_at !== null && row.previous_secret_expires_at > iso(now));
+  const { workspace_name, workspace_region, workspace_created_at, workspace_updated_at, workspace_event_sequence, ...key } = row;
+  const workspace: WorkspaceRow = {
+    id: row.workspace_id,
+    name: workspace_name,
+    region: workspace_region,
+    created_at: workspace_created_at,
+    updated_at: workspace_updated_at,
+    event_sequence: workspace_event_sequence,
+  };
+  return { key, workspace, secretValid };
+}
+
+const BEARER = /^Bearer[ \t]+([\x21-\x7E]{1,512})[ \t]*$/i;
+
+/**
+ * Authenticates the request and checks its workspace's region. Sets `res.locals.caller`; also `apiKeyId` and
+ * `workspaceId` as soon as the key is known, so that even a refused request of a known key reaches its request log.
+ */
+export function authenticate(platform: Platform) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const match = BEARER.exec(req.get('authorization') ?? '');
+    if (!match) throw new Problem('unauthenticated', 'Send a valid API key as Authorization: Bearer <key>.');
+    const now = res.locals.receivedAt as Date;
+    const found = await findKeyBySecret(platform.db, match[1]!, now);
+    if (!found) throw new Problem('unauthenticated', 'The API key is not valid.');
+    const { key, workspace } = found;
+    res.locals.apiKeyId = key.id;
+    res.locals.workspaceId = workspace.id;
+    const status = keyStatus(key, now);
+    if (status !== 'active') throw new Problem('unauthenticated', `The API key is ${status}.`);
+    if (!found.secretValid) throw new Problem('unauthenticated', "The secret was rotated and its 24-hour grace period is over; use the key's new secret.");
+    if (workspace.region !== platform.config.region) {
+      const baseUrl = platform.config.regionBaseUrls[workspace.region];
+      throw new Problem('wrong_region', `Workspace ${workspace.id} is homed in ${workspace.region}.`, {
+        extra: { region: workspace.region, base_url: baseUrl },
+      });
+    }
+    const caller: Caller = { workspace, apiKey: key, role: key.role };
+    res.locals.caller = caller;
+    touchLastUsed(platform, key, now);
+    next();
+  };
+}
+
+// `last_used_at` is kept to the minute, so a busy key costs one write a minute, not one per request.
+function touchLastUsed(platform: Platform, key: ApiKeyRow, now: Date): void {
+  const minute = iso(new Date(Math.floor(now.getTime() / 60_000) * 60_000));
+  if (key.last_used_at === minute) return;
+  platform.db
+    .updateTable('api_keys')
+    .set({ last_used_at: minute })
+    .where('id', '=', key.id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', minute)]))
+    .execute()
+    .catch((error: unknown) => platform.logger.warn({ err: error, api_key_id: key.id }, 'could not record last_used_at'));
+}

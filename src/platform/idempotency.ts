@@ -1,0 +1,93 @@
+// Idempotency-Key (DESIGN.md): the same key and the same request get the stored answer again; the same key with a
+// different request is 422 idempotency_key_reused; while the first is still running, 409 idempotency_key_in_use.
+// Keys are scoped to the workspace and kept 24 hours. The record lives in the database, so every server process
+// sees it and a restart forgets nothing.
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/schema.ts';
+import { iso } from './clock.ts';
+import { Problem } from './problems.ts';
+
+export const IDEMPOTENCY_RETENTION_HOURS = 24;
+/**
+ * A request that has been "running" this long was cut off (the process died). Its key is then free again rather
+ * than answering 409 for the rest of the 24 hours. Longer than any request may take.
+ */
+export const IDEMPOTENCY_LEASE_MS = 5 * 60_000;
+
+/** The headers of a stored answer that a replay repeats. */
+const REPLAYED_HEADERS = ['location', 'content-type', 'link'];
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+export type IdempotencyOutcome = { kind: 'proceed' } | { kind: 'replay'; response: StoredResponse };
+
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(`${method} ${path}\n`)
+    .update(body === undefined ? '' : JSON.stringify(body))
+    .digest('hex');
+}
+
+export async function beginIdempotentRequest(db: Kysely<Database>, workspaceId: string, key: string, fingerprint: string, now: Date): Promise<IdempotencyOutcome> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await db
+      .insertInto('idempotency_keys')
+      .values({
+        workspace_id: workspaceId,
+        key,
+        fingerprint,
+        state: 'running',
+        response_status: null,
+        response_headers: null,
+        response_body: null,
+        created_at: iso(now),
+        expires_at: iso(new Date(now.getTime() + IDEMPOTENCY_RETENTION_HOURS * 3_600_000)),
+      })
+      .onConflict((oc) => oc.columns(['workspace_id', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return { kind: 'proceed' };
+
+    const existing = await db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', workspaceId).where('key', '=', key).executeTakeFirst();
+    if (!existing) continue; // removed meanwhile: try to take it again
+    const abandoned = existing.state === 'running' && existing.created_at <= iso(new Date(now.getTime() - IDEMPOTENCY_LEASE_MS));
+    if (existing.expires_at <= iso(now) || abandoned) {
+      // Forget it only if it is still the record we looked at, so two requests cannot both take over.
+      await db.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('key', '=', key).where('created_at', '=', existing.created_at).where('state', '=', existing.state).execute();
+      continue;
+    }
+    if (existing.fingerprint !== fingerprint) {
+      throw new Problem('idempotency_key_reused', 'This Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request.');
+    }
+    if (existing.state === 'running') {
+      throw new Problem('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry after it has finished.', { headers: { 'Retry-After': '1' } });
+    }
+    return {
+      kind: 'replay',
+      response: { status: existing.response_status!, headers: JSON.parse(existing.response_headers ?? '{}'), body: existing.response_body },
+    };
+  }
+  throw new Problem('idempotency_key_in_use', 'A request with this Idempotency-Key is being processed; retry in a moment.', { headers: { 'Retry-After': '1' } });
+}
+
+export async function completeIdempotentRequest(db: Kysely<Database>, workspaceId: string, key: string, response: { status: number; headers: Record<string, string | number | string[] | undefined>; body: string | null }): Promise<void> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (REPLAYED_HEADERS.includes(name.toLowerCase()) && value !== undefined) headers[name.toLowerCase()] = String(value);
+  }
+  await db
+    .updateTable('idempotency_keys')
+    .set({ state: 'completed', response_status: response.status, response_headers: JSON.stringify(headers), response_body: response.body })
+    .where('workspace_id', '=', workspaceId)
+    .where('key', '=', key)
+    .execute();
+}
+
+/** The request failed on our side (5xx): forget the key so that a retry runs the request again. */
+export async function releaseIdempotentRequest(db: Kysely<Database>, workspaceId: string, key: string): Promise<void> {
+  await db.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('key', '=', key).where('state', '=', 'running').execute();
+}

@@ -1,0 +1,11 @@
+// Prefixed, time-sortable identifiers (`key_01J…`): a ULID after the prefix, so ordering by id is ordering by
+// creation time, which is what cursor pagination relies on.
+import { monotonicFactory } from 'ulid';
+
+const ulid = monotonicFactory();
+
+export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt';
+
+export function newId(prefix: IdPrefix, now: Date = new Date()): string {
+  return `${prefix}_${ulid(now.getTime())}`;
+}

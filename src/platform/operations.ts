@@ -1,0 +1,106 @@
+// Binds the typed handler map to Express: builds each handler's typed request from the validated HTTP request,
+// applies Idempotency-Key around it, and sends its typed response (which the validator then checks).
+import type { NextFunction, Request, Response } from 'express';
+import { operationTable, type OperationId } from '../../generated/operations.ts';
+import type { Caller, Platform, RequestContext } from './context.ts';
+import { beginIdempotentRequest, completeIdempotentRequest, releaseIdempotentRequest, requestFingerprint } from './idempotency.ts';
+import { clientIp } from './logging.ts';
+import { Problem, problemBody, sendProblem } from './problems.ts';
+import { headerParameters } from './spec.ts';
+
+interface HandlerResult {
+  status: number;
+  headers?: Record<string, string | undefined>;
+  contentType?: string;
+  body?: unknown;
+}
+type AnyHandler = (request: any, context: RequestContext) => Promise<HandlerResult>;
+
+export function requestContext(platform: Platform, req: Request, res: Response): RequestContext {
+  const caller = res.locals.caller as Caller | undefined;
+  return {
+    platform,
+    requestId: res.locals.requestId as string,
+    now: res.locals.receivedAt as Date,
+    url: new URL(req.originalUrl, platform.config.publicBaseUrl + '/'),
+    ip: clientIp(req),
+    userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
+    get caller(): Caller {
+      if (!caller) throw new Error(`operation ${String(res.locals.operationId)} read the caller of an unauthenticated request`);
+      return caller;
+    },
+  };
+}
+
+function typedRequest(id: OperationId, req: Request) {
+  const headers: Record<string, string> = {};
+  for (const name of headerParameters[id] ?? []) {
+    const value = req.get(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  const contentType = req.is(operationTable[id].requestContentTypes as unknown as string[]) || undefined;
+  return { path: { ...req.params }, query: { ...(req.query as object) }, headers, body: req.body, contentType };
+}
+
+function send(res: Response, result: HandlerResult): void {
+  for (const [name, value] of Object.entries(result.headers ?? {})) if (value !== undefined) res.setHeader(name, value);
+  res.status(result.status);
+  if (result.body === undefined) {
+    res.end();
+    return;
+  }
+  if (result.contentType) res.type(result.contentType);
+  res.json(result.body);
+}
+
+const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+export function bindOperation(platform: Platform, id: OperationId, handler: AnyHandler) {
+  return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
+    const context = requestContext(platform, req, res);
+    const request = typedRequest(id, req);
+    const idempotencyKey = IDEMPOTENT_METHODS.has(req.method) ? req.get('idempotency-key') : undefined;
+    if (!idempotencyKey) {
+      send(res, await handler(request, context));
+      return;
+    }
+
+    const workspaceId = context.caller.workspace.id;
+    const fingerprint = requestFingerprint(req.method, req.path, req.body);
+    const outcome = await beginIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
+    if (outcome.kind === 'replay') {
+      const { status, headers, body } = outcome.response;
+      res.setHeader('Idempotent-Replayed', 'true');
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+      res.status(status);
+      if (body === null) res.end();
+      else res.json(JSON.parse(body));
+      return;
+    }
+    let result: HandlerResult;
+    try {
+      result = await handler(request, context);
+    } catch (error) {
+      if (error instanceof Problem && error.status < 500) {
+        // A problem the handler raised on purpose (404, 409, 422…) is this request's answer: keep it for the key.
+        const body = problemBody(error, req.originalUrl, context.requestId);
+        await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
+          status: error.status,
+          headers: { ...error.headers, 'content-type': 'application/problem+json' },
+          body: JSON.stringify(body),
+        });
+        sendProblem(res, error);
+        return;
+      }
+      // A failure on our side: forget the key, so that a retry with it runs the request again.
+      await releaseIdempotentRequest(platform.db, workspaceId, idempotencyKey);
+      throw error;
+    }
+    await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
+      status: result.status,
+      headers: { ...result.headers, 'content-type': result.contentType },
+      body: result.body === undefined ? null : JSON.stringify(result.body),
+    });
+    send(res, result);
+  };
+}

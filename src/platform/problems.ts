@@ -1,0 +1,111 @@
+// The one catalogue of error codes. Its keys are the spec's ErrorCode enum, so the compiler fails when the spec
+// gains or loses a code; test/server/problems.test.ts checks each status against the spec's table.
+import type { Response } from 'express';
+import type { components } from '../../generated/openapi.ts';
+
+export type ErrorCode = components['schemas']['ErrorCode'];
+export type ProblemFieldError = components['schemas']['ProblemFieldError'];
+export type ProblemDocument = components['schemas']['Problem'];
+
+export const problemCatalogue: Record<ErrorCode, { status: number; title: string }> = {
+  invalid_json: { status: 400, title: 'The body is not valid JSON' },
+  validation_failed: { status: 422, title: 'The request is not valid' },
+  unauthenticated: { status: 401, title: 'Authentication required' },
+  invalid_embed_key: { status: 401, title: 'The embed key is not valid' },
+  insufficient_role: { status: 403, title: "The API key's role does not allow this" },
+  origin_not_allowed: { status: 403, title: 'The page origin is not allowed' },
+  chatbot_disabled: { status: 403, title: 'The chatbot is disabled' },
+  route_not_found: { status: 404, title: 'No such route' },
+  not_found: { status: 404, title: 'Not found' },
+  model_not_found: { status: 404, title: 'No such model' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  conflict: { status: 409, title: 'Conflict' },
+  idempotency_key_in_use: { status: 409, title: 'A request with this Idempotency-Key is still running' },
+  api_key_inactive: { status: 409, title: 'The API key is revoked or expired' },
+  voice_not_ready: { status: 409, title: 'The brand voice is not ready' },
+  member_already_exists: { status: 409, title: 'The person is already a member' },
+  last_owner: { status: 409, title: 'The last owner cannot be removed' },
+  conversation_already_escalated: { status: 409, title: 'The conversation was escalated already' },
+  conversation_full: { status: 409, title: 'The conversation is full' },
+  run_not_cancellable: { status: 409, title: 'The run has already finished' },
+  step_not_awaiting_approval: { status: 409, title: 'The step is not awaiting approval' },
+  thread_full: { status: 409, title: 'The chat thread is full' },
+  version_conflict: { status: 409, title: 'The document has a newer version' },
+  workflow_has_active_runs: { status: 409, title: 'The workflow has active runs' },
+  payload_too_large: { status: 413, title: 'The body is too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported content type' },
+  wrong_region: { status: 421, title: 'The workspace is homed in another region' },
+  idempotency_key_reused: { status: 422, title: 'The Idempotency-Key was used with a different request' },
+  voice_sample_too_short: { status: 422, title: 'The voice sample is too short' },
+  voice_sample_too_long: { status: 422, title: 'The voice sample is too long' },
+  invalid_workflow_definition: { status: 422, title: 'The workflow definition is not valid' },
+  invalid_workflow_inputs: { status: 422, title: 'The run inputs are not valid' },
+  invalid_webhook_url: { status: 422, title: 'The webhook URL is not allowed' },
+  invalid_source_url: { status: 422, title: 'The source URL is not allowed' },
+  webhook_endpoint_limit_reached: { status: 422, title: 'Too many webhook endpoints' },
+  event_too_old: { status: 422, title: 'The event is too old to replay' },
+  context_length_exceeded: { status: 422, title: "The request exceeds the model's context window" },
+  selection_out_of_range: { status: 422, title: 'The selection is out of range' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal error' },
+  response_validation_failed: { status: 500, title: 'The server produced an invalid response' },
+  not_implemented: { status: 501, title: 'Not implemented' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+};
+
+export const problemTypeBase = 'https://docs.content-service.example/problems/';
+
+/** Thrown anywhere in a request; the error handler turns it into a problem document. */
+export class Problem extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly errors: ProblemFieldError[] | undefined;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    options: { errors?: ProblemFieldError[]; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = 'Problem';
+    this.code = code;
+    this.status = problemCatalogue[code].status;
+    this.errors = options.errors;
+    this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function validationFailed(errors: ProblemFieldError[]): Problem {
+  const n = errors.length;
+  return new Problem('validation_failed', `The request has ${n} invalid field${n === 1 ? '' : 's'}.`, { errors });
+}
+
+export function notFound(what: string, id: string): Problem {
+  return new Problem('not_found', `No ${what} ${id} in this workspace.`);
+}
+
+export function problemBody(problem: Problem, instance: string, requestId: string): ProblemDocument {
+  return {
+    type: problemTypeBase + problem.code,
+    title: problemCatalogue[problem.code].title,
+    status: problem.status,
+    detail: problem.message,
+    instance,
+    code: problem.code,
+    request_id: requestId,
+    ...(problem.errors ? { errors: problem.errors.slice(0, 100) } : {}),
+    ...problem.extra,
+  };
+}
+
+/** Answers with a problem document; `res.locals.errorCode` feeds the access and request logs. */
+export function sendProblem(res: Response, problem: Problem): void {
+  const req = res.req;
+  res.locals.errorCode = problem.code;
+  for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+  res.status(problem.status).type('application/problem+json');
+  res.json(problemBody(problem, req.originalUrl.slice(0, 2048), res.locals.requestId as string));
+}

@@ -1,0 +1,60 @@
+// 600 requests per 60 s per API key (DESIGN.md), counted in memory or, with REDIS_URL, in Redis so that every
+// server process shares one budget. Every authenticated answer carries RateLimit-Policy and RateLimit.
+import type { NextFunction, Request, Response } from 'express';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Caller } from './context.ts';
+import { Problem } from './problems.ts';
+
+export const RATE_LIMIT = { requests: 600, windowSeconds: 60 } as const;
+
+export interface RateLimitStore {
+  limiter: RateLimiterAbstract;
+  /** Answers when the store can count requests (for /readyz); undefined for memory. */
+  ping?: () => Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createRateLimitStore(redisUrl: string | undefined, keyPrefix = 'cs:rl'): RateLimitStore {
+  const options = { points: RATE_LIMIT.requests, duration: RATE_LIMIT.windowSeconds, keyPrefix };
+  if (!redisUrl) return { limiter: new RateLimiterMemory(options), close: async () => {} };
+  const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  redis.on('error', () => {}); // reconnects on its own; a request meanwhile is counted by the insurance limiter
+  const limiter = new RateLimiterRedis({
+    ...options,
+    storeClient: redis,
+    // While Redis is unreachable, count in this process rather than refuse every request or count nothing.
+    insuranceLimiter: new RateLimiterMemory(options),
+  });
+  return {
+    limiter,
+    ping: async () => {
+      await redis.ping();
+    },
+    close: async () => {
+      redis.disconnect();
+    },
+  };
+}
+
+const policy = `"default";q=${RATE_LIMIT.requests};w=${RATE_LIMIT.windowSeconds}`;
+
+export function rateLimit(store: RateLimitStore) {
+  return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const caller = res.locals.caller as Caller;
+    res.setHeader('RateLimit-Policy', policy);
+    let outcome: RateLimiterRes;
+    try {
+      outcome = await store.limiter.consume(caller.apiKey.id);
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      res.setHeader('RateLimit', `"default";r=0;t=${seconds}`);
+      throw new Problem('rate_limited', `More than ${RATE_LIMIT.requests} requests in ${RATE_LIMIT.windowSeconds} seconds with this key; retry in ${seconds} s.`, {
+        headers: { 'Retry-After': String(seconds) },
+      });
+    }
+    res.setHeader('RateLimit', `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}`);
+    next();
+  };
+}

@@ -1,0 +1,49 @@
+// Which operation a request is for, from the generated operation table: 404 route_not_found for an unknown path,
+// 405 method_not_allowed with `Allow` for a known path with another method. Runs before authentication.
+import type { NextFunction, Request, Response } from 'express';
+import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { Problem } from './problems.ts';
+
+interface Route {
+  pattern: RegExp;
+  methods: Map<string, OperationId>;
+}
+
+function compile(path: string): RegExp {
+  const source = path
+    .split(/(\{[^}]+\})/)
+    .map((part) => (part.startsWith('{') ? '([^/]+)' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}/?$`);
+}
+
+const routes = new Map<string, Route>();
+for (const [id, operation] of Object.entries(operationTable) as Array<[OperationId, (typeof operationTable)[OperationId]]>) {
+  const route = routes.get(operation.path) ?? { pattern: compile(operation.path), methods: new Map() };
+  route.methods.set(operation.method.toUpperCase(), id);
+  routes.set(operation.path, route);
+}
+
+export function matchOperation(method: string, path: string): { operationId: OperationId } | { allow: string[] } | undefined {
+  for (const route of routes.values()) {
+    if (!route.pattern.test(path)) continue;
+    const id = route.methods.get(method === 'HEAD' ? 'GET' : method);
+    if (id) return { operationId: id };
+    const allow = [...route.methods.keys()];
+    if (allow.includes('GET')) allow.push('HEAD');
+    return { allow };
+  }
+  return undefined;
+}
+
+export function resolveOperation(req: Request, res: Response, next: NextFunction): void {
+  const match = matchOperation(req.method, req.path);
+  if (!match) throw new Problem('route_not_found', `No operation at ${req.path}. See GET /v1/openapi.json for the routes of this API.`);
+  if ('allow' in match) {
+    throw new Problem('method_not_allowed', `${req.path} does not support ${req.method}; it supports ${match.allow.join(', ')}.`, {
+      headers: { Allow: match.allow.join(', ') },
+    });
+  }
+  res.locals.operationId = match.operationId;
+  next();
+}

@@ -1,0 +1,38 @@
+// The bundled contract, loaded once. Everything the server knows about operations comes from here and from
+// generated/operations.ts; nothing in src restates a shape of the spec.
+import { readFileSync } from 'node:fs';
+
+interface SpecParameter {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+}
+type Ref = { $ref: string };
+
+export interface SpecDocument {
+  openapi: string;
+  servers?: Array<{ url: string; 'x-region'?: string }>;
+  paths: Record<string, Record<string, { operationId?: string; parameters?: Array<SpecParameter | Ref> }>>;
+  [key: string]: unknown;
+}
+
+export const openApiPath = new URL('../../generated/openapi.json', import.meta.url);
+export const openApiText = readFileSync(openApiPath, 'utf8');
+export const openApiDocument = JSON.parse(openApiText) as SpecDocument;
+
+/** The declared header parameters of each operation (name as written in the spec). */
+export const headerParameters: Record<string, string[]> = {};
+for (const item of Object.values(openApiDocument.paths)) {
+  for (const operation of Object.values(item)) {
+    if (!operation.operationId) continue;
+    headerParameters[operation.operationId] = (operation.parameters ?? [])
+      .map(resolve)
+      .filter((p) => p.in === 'header')
+      .map((p) => p.name);
+  }
+}
+
+function resolve(parameter: SpecParameter | Ref): SpecParameter {
+  if (!('$ref' in parameter)) return parameter;
+  const name = parameter.$ref.replace('#/components/parameters/', '');
+  return (openApiDocument.components as { parameters: Record<string, SpecParameter> }).parameters[name]!;
+}

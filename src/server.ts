@@ -1,0 +1,71 @@
+// Builds and runs the server: storage (migrated), rate-limit store, logger, app, HTTP listener, background work,
+// and a shutdown that drains in-flight requests before it closes anything. main.ts, the tests and the benchmark
+// all start the server through here.
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { createApp, type AppOptions } from './app.ts';
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './platform/clock.ts';
+import type { Platform } from './platform/context.ts';
+import { createLogger, RequestLogWriter } from './platform/logging.ts';
+import { createRateLimitStore } from './platform/rate-limit.ts';
+import { startRetention } from './platform/retention.ts';
+import { migrate, openStorage } from './storage/database.ts';
+
+export interface RunningServer {
+  url: string;
+  platform: Platform;
+  server: Server;
+  /** Stops accepting connections, waits for in-flight requests, stops background work, closes the database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions extends AppOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Prefix of the rate-limit keys in Redis; tests use their own so they do not share budgets. */
+  rateLimitKeyPrefix?: string;
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const storage = openStorage(config.databaseUrl);
+  await migrate(storage.db);
+  const rateLimitStore = createRateLimitStore(config.redisUrl, options.rateLimitKeyPrefix);
+  const platform: Platform = {
+    config,
+    storage,
+    db: storage.db,
+    clock: options.clock ?? systemClock,
+    logger,
+    rateLimitStore,
+    requestLog: new RequestLogWriter(storage.db, logger),
+  };
+  const app = createApp(platform, options);
+  const server = app.listen(config.port, config.host);
+  await once(server, 'listening');
+  const stopRetention = startRetention(storage.db, platform.clock, logger);
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timeout = setTimeout(() => {
+        logger.warn({ timeout_ms: config.shutdownTimeoutMs }, 'requests still running at the shutdown timeout; closing their connections');
+        server.closeAllConnections();
+      }, config.shutdownTimeoutMs);
+      await drained;
+      clearTimeout(timeout);
+      await stopRetention();
+      await platform.requestLog.flush();
+      await rateLimitStore.close();
+      await storage.close();
+    })());
+
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, close };
+}
