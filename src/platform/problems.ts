@@ -92,8 +92,9 @@ export function problemBody(problem: Problem, instance: string, requestId: strin
     type: problemTypeBase + problem.code,
     title: problemCatalogue[problem.code].title,
     status: problem.status,
-    detail: problem.message,
-    instance,
+    // The spec's limits (detail 2000, instance 2048): a detail can quote the request path, which can be longer.
+    detail: problem.message.slice(0, 2000),
+    instance: uriReference(instance, 2048),
     code: problem.code,
     request_id: requestId,
     ...(problem.errors ? { errors: problem.errors.slice(0, 100) } : {}),
@@ -101,11 +102,50 @@ export function problemBody(problem: Problem, instance: string, requestId: strin
   };
 }
 
+/**
+ * The request path as the spec's `instance` (a uri-reference of at most `max` characters). The raw path can be
+ * neither: a broken escape (`%E0%A4%A`) or a byte outside URI characters made the problem break its own schema.
+ */
+export function uriReference(path: string, max: number): string {
+  const escaped = path
+    .replace(/%(?![0-9A-Fa-f]{2})/g, '%25')
+    .replace(/[^A-Za-z0-9\-._~:/?#@!$&'()*+,;=%]/gu, (c) => (c.length === 1 && c >= '\ud800' && c <= '\udfff' ? '%EF%BF%BD' : encodeURIComponent(c)));
+  return escaped.slice(0, max).replace(/%[0-9A-Fa-f]?$/, '');
+}
+
 /** Answers with a problem document; `res.locals.errorCode` feeds the access and request logs. */
+/** Operations wire-compatible with OpenAI: their problems also carry OpenAI's `error` object (ChatCompletionProblem). */
+const openAiCompatibleOperations = new Set(['createChatCompletion']);
+
+function openAiErrorType(status: number): components['schemas']['ChatCompletionError']['type'] {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
+}
+
+/** `/messages/0/role` → `messages[0].role`, OpenAI's notation of the field at fault. */
+function openAiParam(problem: Problem): string | null {
+  const pointer = problem.errors?.[0]?.pointer;
+  if (!pointer?.startsWith('/')) return null;
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('')
+    .slice(0, 256);
+}
+
+export function openAiError(problem: Problem): components['schemas']['ChatCompletionError'] {
+  return { message: problem.message.slice(0, 2000), type: openAiErrorType(problem.status), param: openAiParam(problem), code: problem.code };
+}
+
 export function sendProblem(res: Response, problem: Problem): void {
   const req = res.req;
   res.locals.errorCode = problem.code;
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
   res.status(problem.status).type('application/problem+json');
-  res.json(problemBody(problem, req.originalUrl.slice(0, 2048), res.locals.requestId as string));
+  const body = problemBody(problem, req.originalUrl, res.locals.requestId as string);
+  res.json(openAiCompatibleOperations.has(res.locals.operationId as string) ? { ...body, error: openAiError(problem) } : body);
 }

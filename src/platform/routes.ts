@@ -24,8 +24,24 @@ for (const [id, operation] of Object.entries(operationTable) as Array<[Operation
   routes.set(operation.path, route);
 }
 
+// OpenAPI: a concrete path matches before a templated one. In insertion order `/v1/workflows/{id}` came first and
+// answered `POST /v1/workflows/validate` with 405. Sorted segment by segment, a literal segment before a parameter.
+const isParameter = (segment: string | undefined) => segment?.startsWith('{') ?? false;
+const ordered = [...routes.entries()]
+  .sort(([a], [b]) => {
+    const sa = a.split('/');
+    const sb = b.split('/');
+    for (let i = 0; i < Math.max(sa.length, sb.length); i++) {
+      const pa = isParameter(sa[i]);
+      const pb = isParameter(sb[i]);
+      if (pa !== pb) return pa ? 1 : -1;
+    }
+    return 0;
+  })
+  .map(([, route]) => route);
+
 export function matchOperation(method: string, path: string): { operationId: OperationId } | { allow: string[] } | undefined {
-  for (const route of routes.values()) {
+  for (const route of ordered) {
     if (!route.pattern.test(path)) continue;
     const id = route.methods.get(method === 'HEAD' ? 'GET' : method);
     if (id) return { operationId: id };

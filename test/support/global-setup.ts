@@ -1,29 +1,68 @@
-// The contract suite's target: CONTRACT_BASE_URL when set (a running server), else a Prism mock started here.
+// The contract suite's targets, started once for the whole run:
+//   - the Prism mock of the contract, and a real server (startTestServer: loopback, fresh SQLite, owner key);
+//   - or, when CONTRACT_BASE_URL is set, only that running server (with the owner key CONTRACT_API_KEY).
 import type { TestProject } from 'vitest/node';
 import { startPrism, type RunningMock } from './prism.ts';
+import { startTestServer, type TestServer } from './server.ts';
+
+/** One target of the table-driven contract suite. */
+export interface ContractTarget {
+  /** 'mock' answers from the spec's examples; 'server' is the implementation (501 for what is not built yet). */
+  name: 'mock' | 'server';
+  baseUrl: string;
+  /** A bearer key of the target: anything for the mock, an owner key of the workspace for a server. */
+  apiKey: string;
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    contractBaseUrl: string;
-    contractTarget: 'mock' | 'server';
+    /** Every target of the table-driven suite, in the order they run. */
+    contractTargets: ContractTarget[];
   }
 }
 
 let mock: RunningMock | undefined;
+let server: TestServer | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   const external = process.env.CONTRACT_BASE_URL;
   if (external) {
-    project.provide('contractBaseUrl', external.replace(/\/$/, ''));
-    project.provide('contractTarget', 'server');
+    const target: ContractTarget = {
+      name: 'server',
+      baseUrl: external.replace(/\/$/, ''),
+      apiKey: process.env.CONTRACT_API_KEY ?? 'cs_test_contract_suite_key',
+    };
+    project.provide('contractTargets', [target]);
     return;
   }
-  mock = await startPrism();
-  console.log(`Prism mock up at ${mock.baseUrl} after ${mock.startupMs} ms`);
-  project.provide('contractBaseUrl', mock.baseUrl);
-  project.provide('contractTarget', 'mock');
+  const [startedMock, startedServer] = await Promise.allSettled([startPrism(), startTestServer()]);
+  if (startedMock.status === 'rejected' || startedServer.status === 'rejected') {
+    // Stop whichever did start before failing the run.
+    if (startedMock.status === 'fulfilled') await startedMock.value.stop();
+    if (startedServer.status === 'fulfilled') await startedServer.value.close();
+    throw startedMock.status === 'rejected' ? startedMock.reason : (startedServer as PromiseRejectedResult).reason;
+  }
+  mock = startedMock.value;
+  server = startedServer.value;
+  console.log(`Prism mock up at ${mock.baseUrl} after ${mock.startupMs} ms; server up at ${server.url}`);
+  project.provide('contractTargets', [
+    { name: 'mock', baseUrl: mock.baseUrl, apiKey: process.env.CONTRACT_API_KEY ?? 'cs_test_contract_suite_key' },
+    { name: 'server', baseUrl: server.url, apiKey: server.ownerKey },
+  ]);
 }
 
 export async function teardown(): Promise<void> {
-  await mock?.stop();
+  try {
+    await mock?.stop();
+  } finally {
+    try {
+      // Throws when a response of the run broke the contract (the server validates its own answers).
+      await server?.close();
+    } catch (error) {
+      // Vitest only logs an error of a global teardown ("error during close") and still exits 0: fail the run here.
+      process.exitCode = 1;
+      console.error(`\nThe contract suite's server failed at teardown; the run fails:\n${String((error as Error)?.stack ?? error)}\n`);
+      throw error;
+    }
+  }
 }

@@ -1,0 +1,82 @@
+// What the contract suite creates on a real server before the success case of an implemented operation, so that
+// the request really succeeds on an empty workspace. An operation without a fixture is called with the spec's
+// example request (exampleRequest), which must then succeed as it is.
+//
+// Fixtures go through the HTTP API only (no database access), so they work against an external server
+// (CONTRACT_BASE_URL) as well as against the one of the global setup.
+import type { OperationId } from '../../generated/operations.ts';
+import type { notImplemented } from '../../src/handlers.ts';
+import { exampleRequest, type ExampleRequest } from './spec.ts';
+
+export type ImplementedOperationId = Exclude<OperationId, (typeof notImplemented)[number]>;
+
+export interface FixtureTarget {
+  baseUrl: string;
+  /** An owner key of the target's workspace. */
+  apiKey: string;
+}
+
+/** The parts of the example request a fixture replaces. */
+export type RequestOverrides = Partial<Pick<ExampleRequest, 'path' | 'query' | 'body'>>;
+
+export type Fixture = (target: FixtureTarget) => Promise<RequestOverrides>;
+
+let counter = 0;
+/** Unique within the run and across runs against one long-lived external server. */
+export function unique(): string {
+  return `${Date.now().toString(36)}${process.pid.toString(36)}${(counter++).toString(36)}`;
+}
+
+async function post(target: FixtureTarget, path: string, body: unknown): Promise<Record<string, any>> {
+  const response = await fetch(target.baseUrl + path, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`fixture POST ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as Record<string, any>;
+}
+
+/** The spec's example member with an email no other member of the workspace has. */
+function newMemberBody(): Record<string, unknown> {
+  const example = exampleRequest('addMember').body as Record<string, unknown>;
+  return { ...example, email: `contract-${unique()}@test.example` };
+}
+
+/** A fresh key of the spec's example (an editor key): rotating or revoking it touches nothing else. */
+async function freshKey(target: FixtureTarget): Promise<RequestOverrides> {
+  const example = exampleRequest('createApiKey').body as Record<string, unknown>;
+  const key = await post(target, '/v1/api-keys', { ...example, name: `${String(example.name)} ${unique()}` });
+  return { path: { id: String(key.id) } };
+}
+
+/** A fresh member (the example's role, a unique email): reading or removing it touches nothing else. */
+async function freshMember(target: FixtureTarget): Promise<RequestOverrides> {
+  const member = await post(target, '/v1/members', newMemberBody());
+  return { path: { id: String(member.id) } };
+}
+
+// createApiKey has none: key names need not be unique, so the spec's example succeeds as it is.
+export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> = {
+  getApiKey: freshKey,
+  rotateApiKey: freshKey,
+  revokeApiKey: freshKey,
+  addMember: async () => ({ body: newMemberBody() }),
+  getMember: freshMember,
+  removeMember: freshMember,
+};
+
+/** The request of the success case of an implemented operation on a server: the example with the fixture's parts. */
+export async function successRequest(id: ImplementedOperationId, target: FixtureTarget): Promise<ExampleRequest> {
+  const example = exampleRequest(id);
+  const fixture = contractFixtures[id];
+  if (!fixture) return example;
+  const overrides = await fixture(target);
+  return {
+    ...example,
+    path: { ...example.path, ...overrides.path },
+    query: { ...example.query, ...overrides.query },
+    ...('body' in overrides ? { body: overrides.body } : {}),
+  };
+}
