@@ -54,6 +54,11 @@ export function paginate<DB, TB extends keyof DB, O>(
   return q;
 }
 
+/** Percent-encodes every reserved character, `!'()*` included (which encodeURIComponent leaves as they are). */
+function encodeQueryComponent(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
 export interface Page<T> {
   body: { data: T[]; next_cursor: string | null };
   headers: { Link?: string };
@@ -70,7 +75,11 @@ export function toPage<R, T>(rows: R[], page: PageRequest, positionOf: (row: R) 
   const headers: { Link?: string } = {};
   if (nextCursor) {
     const next = new URL(requestUrl);
-    next.searchParams.set('cursor', nextCursor);
+    const params = new URLSearchParams(next.search);
+    params.set('cursor', nextCursor);
+    // Not `searchParams.set`: URLSearchParams leaves `*` unencoded (`action=api_key.*`), and the contract's query
+    // parameters do not allow reserved characters, so the link would be answered 422.
+    next.search = [...params].map(([name, value]) => `${encodeQueryComponent(name)}=${encodeQueryComponent(value)}`).join('&');
     headers.Link = `<${next.toString()}>; rel="next"`;
   }
   return { body: { data: pageRows.map(present), next_cursor: nextCursor }, headers };

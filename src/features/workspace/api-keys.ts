@@ -10,8 +10,11 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { presentApiKey } from './presenters.ts';
+import { parseInstant } from './time.ts';
 
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
+/** Rotations of one key that may race; past this many lost races the request answers 409 conflict. */
+const MAX_ROTATION_ATTEMPTS = 10;
 
 /** Inserts a key and returns it with its secret, which exists nowhere else afterwards. */
 export async function insertApiKey(
@@ -85,7 +88,7 @@ export const apiKeyHandlers = {
     requireRoleAtLeast(context, role, 'create');
     let expiresAt: string | null = null;
     if (expires_at !== undefined && expires_at !== null) {
-      const at = new Date(expires_at);
+      const at = parseInstant(expires_at);
       if (at <= context.now) throw validationFailed([{ pointer: '/expires_at', detail: 'must be in the future' }]);
       expiresAt = iso(at);
     }
@@ -119,39 +122,46 @@ export const apiKeyHandlers = {
   },
 
   async rotateApiKey(request, context) {
-    const key = await findKey(context, request.path.id);
+    let key = await findKey(context, request.path.id);
     requireRoleAtLeast(context, key.role, 'rotate');
-    if (key.revoked_at || (key.expires_at && key.expires_at <= iso(context.now))) {
-      throw new Problem('api_key_inactive', `API key ${key.id} is ${key.revoked_at ? 'revoked' : 'expired'}; create a new key instead.`);
-    }
     const secret = newSecret();
     const graceEnds = iso(new Date(context.now.getTime() + ROTATION_GRACE_MS));
-    const rotated = await context.platform.db.transaction().execute(async (trx) => {
-      // Only the current secret becomes the previous one: an older previous secret ends its grace at once.
-      const row = await trx
-        .updateTable('api_keys')
-        .set({
-          secret_hash: hashSecret(secret),
-          last4: secret.slice(-4),
-          previous_secret_hash: key.secret_hash,
-          previous_secret_expires_at: graceEnds,
-          rotated_at: iso(context.now),
-          updated_at: iso(context.now),
-        })
-        .where('id', '=', key.id)
-        .where('secret_hash', '=', key.secret_hash)
-        .where('revoked_at', 'is', null)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw new Problem('conflict', `API key ${key.id} changed while it was being rotated; retry.`);
-      await recordAudit(trx, context, {
-        action: 'api_key.rotated',
-        target: { type: 'api_key', id: key.id, display_name: key.name },
-        details: { previous_secret_expires_at: graceEnds },
+    // Concurrent rotations of one key are serialised: the update applies only to the secret it read, and a rotation
+    // that lost the race reads the key again and rotates the secret the winner left (each loss means another won).
+    for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt++) {
+      if (attempt > 0) key = await findKey(context, key.id);
+      if (key.revoked_at || (key.expires_at && key.expires_at <= iso(context.now))) {
+        throw new Problem('api_key_inactive', `API key ${key.id} is ${key.revoked_at ? 'revoked' : 'expired'}; create a new key instead.`);
+      }
+      const current = key;
+      const rotated = await context.platform.db.transaction().execute(async (trx) => {
+        // Only the current secret becomes the previous one: an older previous secret ends its grace at once.
+        const row = await trx
+          .updateTable('api_keys')
+          .set({
+            secret_hash: hashSecret(secret),
+            last4: secret.slice(-4),
+            previous_secret_hash: current.secret_hash,
+            previous_secret_expires_at: graceEnds,
+            rotated_at: iso(context.now),
+            updated_at: iso(context.now),
+          })
+          .where('id', '=', current.id)
+          .where('secret_hash', '=', current.secret_hash)
+          .where('revoked_at', 'is', null)
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) return undefined;
+        await recordAudit(trx, context, {
+          action: 'api_key.rotated',
+          target: { type: 'api_key', id: current.id, display_name: current.name },
+          details: { previous_secret_expires_at: graceEnds },
+        });
+        return row;
       });
-      return row;
-    });
-    return { status: 200, contentType: 'application/json', body: { ...presentApiKey(rotated, context.now), secret } };
+      if (rotated) return { status: 200, contentType: 'application/json', body: { ...presentApiKey(rotated, context.now), secret } };
+    }
+    throw new Problem('conflict', `API key ${key.id} is being rotated by many requests at once; retry.`);
   },
 
   async revokeApiKey(request, context) {

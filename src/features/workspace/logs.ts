@@ -4,9 +4,10 @@ import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { presentAuditLogEntry, presentRequestLogEntry } from './presenters.ts';
+import { parseInstant } from './time.ts';
 
 /** Inputs accept any RFC 3339 offset; the database holds UTC with milliseconds. */
-const utc = (value: string) => iso(new Date(value));
+const utc = (value: string) => iso(parseInstant(value));
 
 export const logHandlers = {
   async listAuditLogs(request, context) {

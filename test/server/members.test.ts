@@ -1,0 +1,253 @@
+// Members of a workspace, against the real server on SQLite and PostgreSQL: adding (lower-cased email, 201 and
+// Location, 409 for an email already there whatever its case), reading, listing with the role filter, removing
+// (204, then 404), the last owner that cannot be removed, and that only an owner removes an owner. Adding and
+// removing writes a `workspace.member.*` row to the event table with the workspace's next sequence, in the
+// transaction of the change: a refused removal writes none.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { ManualClock } from '../../src/platform/clock.ts';
+import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+
+type Role = 'owner' | 'admin' | 'editor' | 'viewer';
+
+function expectProblem(answer: Answer, status: number, code: string): void {
+  expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
+}
+
+describe.each(databaseKinds)('members on %s', (kind) => {
+  let server: TestServer;
+  const clock = new ManualClock();
+  let counter = 0;
+  const email = (label: string) => `${label}-${++counter}@members.example`;
+
+  beforeAll(async () => {
+    server = await startTestServer({ database: kind, clock });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  async function add(role: Role, address = email(role), key?: string) {
+    const answer = await server.call('POST', '/v1/members', { key, body: { email: address, role } });
+    expect(answer.status).toBe(201);
+    return answer.body as { id: string; email: string; role: Role };
+  }
+
+  const events = (workspaceId = server.workspaceId) =>
+    server.platform.db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).orderBy('sequence').execute();
+
+  async function ownerMember() {
+    const list = await server.call('GET', '/v1/members?role=owner&limit=100');
+    return (list.body.data as Array<{ id: string; email: string }>).find((m) => m.email === 'owner@test.example')!;
+  }
+
+  test('adding a member lower-cases the email and answers 201 with a Location that reads it back', async () => {
+    clock.advance(1000);
+    const answer = await server.call('POST', '/v1/members', { body: { email: 'Lucas.Martin@Northwind.EXAMPLE', role: 'editor', name: 'Lucas Martin' } });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toEqual({
+      id: expect.stringMatching(/^usr_[0-9A-HJKMNP-TV-Z]{26}$/),
+      object: 'member',
+      email: 'lucas.martin@northwind.example',
+      name: 'Lucas Martin',
+      role: 'editor',
+      added_at: clock.now().toISOString(),
+      added_by_api_key_id: server.ownerKeyId,
+    });
+    expect(answer.headers.get('location')).toBe(`/v1/members/${answer.body.id}`);
+
+    const read = await server.call('GET', answer.headers.get('location')!);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(answer.body);
+  });
+
+  test('an email that is already a member, in any case, is 409 member_already_exists and changes nothing', async () => {
+    const first = await add('viewer', 'Priya.Raman@northwind.example');
+    expect(first.email).toBe('priya.raman@northwind.example');
+    const before = await events();
+    for (const variant of ['priya.raman@northwind.example', 'PRIYA.RAMAN@NORTHWIND.EXAMPLE']) {
+      expectProblem(await server.call('POST', '/v1/members', { body: { email: variant, role: 'admin' } }), 409, 'member_already_exists');
+    }
+    expect((await server.call('GET', `/v1/members/${first.id}`)).body.role).toBe('viewer');
+    expect(await events()).toEqual(before);
+  });
+
+  test('the workspace creator is listed as its owner, added by no key', async () => {
+    const owner = await ownerMember();
+    expect(owner).toMatchObject({ object: 'member', role: 'owner', added_by_api_key_id: null });
+  });
+
+  test('the role filter lists only members with that role', async () => {
+    const admin = await add('admin');
+    const viewer = await add('viewer');
+    for (const role of ['owner', 'admin', 'editor', 'viewer'] as const) {
+      const list = await server.call('GET', `/v1/members?role=${role}&limit=100`);
+      expect(list.status).toBe(200);
+      const members = list.body.data as Array<{ id: string; role: Role }>;
+      expect(members.length).toBeGreaterThan(0);
+      expect(members.every((m) => m.role === role)).toBe(true);
+    }
+    const admins = (await server.call('GET', '/v1/members?role=admin&limit=100')).body.data.map((m: { id: string }) => m.id);
+    expect(admins).toContain(admin.id);
+    expect(admins).not.toContain(viewer.id);
+    expectProblem(await server.call('GET', '/v1/members?role=superuser'), 422, 'validation_failed');
+  });
+
+  test('removing a member answers 204, after which it is 404 not_found and no longer listed', async () => {
+    const member = await add('editor');
+    const removed = await server.call('DELETE', `/v1/members/${member.id}`);
+    expect(removed.status).toBe(204);
+    expect(removed.text).toBe('');
+    expectProblem(await server.call('GET', `/v1/members/${member.id}`), 404, 'not_found');
+    expectProblem(await server.call('DELETE', `/v1/members/${member.id}`), 404, 'not_found');
+    const all = await server.call('GET', '/v1/members?limit=100');
+    expect(all.body.data.map((m: { id: string }) => m.id)).not.toContain(member.id);
+  });
+
+  test('a removed person can be added again', async () => {
+    const address = email('returning');
+    const first = await add('viewer', address);
+    expect((await server.call('DELETE', `/v1/members/${first.id}`)).status).toBe(204);
+    const again = await add('editor', address);
+    expect(again).toMatchObject({ id: first.id, role: 'editor' });
+  });
+
+  test('the last owner cannot be removed (409 last_owner), and the refusal writes no event or audit entry', async () => {
+    const owner = await ownerMember();
+    const eventsBefore = await events();
+    const sequenceBefore = (await server.platform.db.selectFrom('workspaces').select('event_sequence').where('id', '=', server.workspaceId).executeTakeFirstOrThrow()).event_sequence;
+
+    const refused = await server.call('DELETE', `/v1/members/${owner.id}`);
+    expectProblem(refused, 409, 'last_owner');
+
+    expect(await events()).toEqual(eventsBefore);
+    const sequenceAfter = (await server.platform.db.selectFrom('workspaces').select('event_sequence').where('id', '=', server.workspaceId).executeTakeFirstOrThrow()).event_sequence;
+    expect(Number(sequenceAfter)).toBe(Number(sequenceBefore));
+    const audit = await server.platform.db.selectFrom('audit_log_entries').select('id').where('request_id', '=', refused.headers.get('x-request-id')!).execute();
+    expect(audit).toEqual([]);
+    expect((await server.call('GET', `/v1/members/${owner.id}`)).status).toBe(200);
+  });
+
+  test('only an owner key removes an owner; once another owner exists, the owner can be removed', async () => {
+    const admin = await server.createKey('admin');
+    const second = await add('owner');
+    expectProblem(await server.call('DELETE', `/v1/members/${second.id}`, { key: admin.secret }), 403, 'insufficient_role');
+    expect((await server.call('GET', `/v1/members/${second.id}`)).status).toBe(200);
+
+    // An admin may still remove members up to its own role.
+    const editor = await add('editor');
+    expect((await server.call('DELETE', `/v1/members/${editor.id}`, { key: admin.secret })).status).toBe(204);
+
+    expect((await server.call('DELETE', `/v1/members/${second.id}`)).status).toBe(204);
+    // Now owner@test.example is the only owner again.
+    expectProblem(await server.call('DELETE', `/v1/members/${(await ownerMember()).id}`), 409, 'last_owner');
+  });
+
+  test('removing the last two owners at the same time leaves one: one 204, one 409 last_owner', async () => {
+    const second = await add('owner');
+    const first = await ownerMember();
+    const answers = await Promise.all([server.call('DELETE', `/v1/members/${first.id}`), server.call('DELETE', `/v1/members/${second.id}`)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([204, 409]);
+    expect(answers.find((a) => a.status === 409)!.body.code).toBe('last_owner');
+    const owners = (await server.call('GET', '/v1/members?role=owner&limit=100')).body.data;
+    expect(owners.length).toBe(1);
+    // Restore owner@test.example as the owner member if it was the one removed.
+    if (owners[0].email !== 'owner@test.example') {
+      await add('owner', 'owner@test.example');
+      expect((await server.call('DELETE', `/v1/members/${owners[0].id}`)).status).toBe(204);
+    }
+  });
+
+  test('adding the same email at the same time makes one member: one 201, one 409', async () => {
+    const address = email('racer');
+    const answers = await Promise.all(
+      [address, address.toUpperCase(), address, address.toUpperCase()].map((variant) => server.call('POST', '/v1/members', { body: { email: variant, role: 'viewer' } })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409]);
+    const added = (await events()).filter((e) => JSON.parse(e.data).member.email === address);
+    expect(added.map((e) => e.type)).toEqual(['workspace.member.added']);
+  });
+
+  test('members added at the same time get distinct consecutive event sequences', async () => {
+    const before = await events();
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => server.call('POST', '/v1/members', { body: { email: email(`parallel${i}`), role: 'viewer' } })));
+    expect(answers.map((a) => a.status)).toEqual(Array(6).fill(201));
+    const after = await events();
+    expect(after.length).toBe(before.length + 6);
+    expect(after.map((e) => Number(e.sequence))).toEqual(after.map((_, i) => i + 1));
+    expect(new Set(after.slice(before.length).map((e) => JSON.parse(e.data).member.id))).toEqual(new Set(answers.map((a) => a.body.id)));
+  });
+
+  test('an admin key cannot add an owner; an owner key can', async () => {
+    const admin = await server.createKey('admin');
+    expectProblem(await server.call('POST', '/v1/members', { key: admin.secret, body: { email: email('would-be-owner'), role: 'owner' } }), 403, 'insufficient_role');
+    const owner = await add('owner');
+    expect(owner.role).toBe('owner');
+  });
+
+  test('a name is kept for a person who already has one', async () => {
+    const address = email('named');
+    const first = await server.call('POST', '/v1/members', { body: { email: address, role: 'viewer', name: 'First Name' } });
+    expect(first.body.name).toBe('First Name');
+    expect((await server.call('DELETE', `/v1/members/${first.body.id}`)).status).toBe(204);
+    const again = await server.call('POST', '/v1/members', { body: { email: address, role: 'viewer', name: 'Other Name' } });
+    expect(again.body).toMatchObject({ id: first.body.id, name: 'First Name' });
+  });
+
+  test('a member id that is not a user id is 422 validation_failed at path/id', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const answer = await server.call(method, `/v1/members/${server.ownerKeyId}`);
+      expectProblem(answer, 422, 'validation_failed');
+      expect(answer.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['path/id']);
+    }
+  });
+
+  test('a malformed email is 422 validation_failed at /email', async () => {
+    const answer = await server.call('POST', '/v1/members', { body: { email: 'not an email', role: 'viewer' } });
+    expectProblem(answer, 422, 'validation_failed');
+    expect(answer.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/email']);
+  });
+
+  test('adding and removing record workspace.member.* events with increasing sequence and the member', async () => {
+    const before = await events();
+    const lastSequence = before.length ? Number(before[before.length - 1]!.sequence) : 0;
+
+    const added = await add('editor', 'Events.Person@Members.Example');
+    expect((await server.call('DELETE', `/v1/members/${added.id}`)).status).toBe(204);
+
+    const after = await events();
+    const fresh = after.slice(before.length);
+    expect(fresh.map((e) => ({ type: e.type, sequence: Number(e.sequence), data: JSON.parse(e.data) }))).toEqual([
+      { type: 'workspace.member.added', sequence: lastSequence + 1, data: { member: { id: added.id, email: 'events.person@members.example', role: 'editor' } } },
+      { type: 'workspace.member.removed', sequence: lastSequence + 2, data: { member: { id: added.id, email: 'events.person@members.example', role: 'editor' } } },
+    ]);
+    for (const event of fresh) {
+      expect(event.id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
+      expect(event.created_at).toBe(clock.now().toISOString());
+    }
+    // Every event of the workspace has its own sequence, 1, 2, 3, … in the order they were recorded.
+    expect(after.map((e) => Number(e.sequence))).toEqual(after.map((_, i) => i + 1));
+  });
+
+  test('each workspace counts its own event sequence', async () => {
+    const other = await createWorkspace(server.platform.db, { name: 'Other', region: 'eu', now: clock.now() });
+    const member = await add('viewer', email('other'), other.secret);
+    const otherEvents = await events(other.workspace.id);
+    expect(otherEvents.map((e) => ({ type: e.type, sequence: Number(e.sequence) }))).toEqual([{ type: 'workspace.member.added', sequence: 1 }]);
+    expect(JSON.parse(otherEvents[0]!.data)).toEqual({ member: { id: member.id, email: member.email, role: 'viewer' } });
+    // The other workspace's member is not this workspace's.
+    expectProblem(await server.call('GET', `/v1/members/${member.id}`), 404, 'not_found');
+  });
+
+  test('the same person in two workspaces has one user id and a membership in each', async () => {
+    const other = await createWorkspace(server.platform.db, { name: 'Shared', region: 'eu', now: clock.now() });
+    const address = email('shared');
+    const here = await add('viewer', address);
+    const there = await add('admin', address.toUpperCase(), other.secret);
+    expect(there.id).toBe(here.id);
+    expect((await server.call('GET', `/v1/members/${here.id}`)).body.role).toBe('viewer');
+    expect((await server.call('GET', `/v1/members/${here.id}`, { key: other.secret })).body.role).toBe('admin');
+    expect((await server.call('DELETE', `/v1/members/${here.id}`, { key: other.secret })).status).toBe(204);
+    expect((await server.call('GET', `/v1/members/${here.id}`)).status).toBe(200);
+  });
+});
