@@ -1,0 +1,256 @@
+#!/usr/bin/env node
+// The operator's command-line tool: create workspaces and API keys, apply migrations. It reads DATABASE_URL like the
+// server (src/config.ts), prints JSON on stdout, problems on stderr; exit code 0 done, 1 failed, 2 bad usage.
+// `npm run -s cli -- …` or, inside the project, `npx content-service …` (both run on the pinned Node 24).
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Kysely } from 'kysely';
+import type { components } from '../generated/openapi.ts';
+import { ConfigError, loadConfig, type Config, type Region } from './config.ts';
+import { insertApiKey } from './features/workspace/api-keys.ts';
+import { presentApiKey } from './features/workspace/presenters.ts';
+import { createWorkspace } from './features/workspace/workspace.ts';
+import { iso } from './platform/clock.ts';
+import type { Role, WorkspaceRow } from './platform/context.ts';
+import { IDEMPOTENCY_RETENTION_HOURS } from './platform/idempotency.ts';
+import { newId } from './platform/ids.ts';
+import { RATE_LIMIT } from './platform/rate-limit.ts';
+import { RETENTION_DAYS } from './platform/retention.ts';
+import { migrate, openStorage } from './storage/database.ts';
+import type { Database } from './storage/schema.ts';
+
+type Schemas = components['schemas'];
+
+export const USAGE = `Usage: content-service <command> [options]
+
+Commands:
+  workspace create --name <name> --region eu|us [--owner-email <email>]
+      Creates a workspace with an owner API key (and, given an email, its first owner member).
+      Prints {"workspace": …, "api_key": …}; the key's secret is shown only this once.
+
+  key create --workspace <ws_id> --role owner|admin|editor|viewer [--name <name>] [--expires-at <RFC 3339>]
+      Creates an API key in a workspace and prints it with its secret (shown only this once).
+      The workspace's audit log records it as api_key.created by the actor "system".
+
+  migrate
+      Applies the pending database migrations; prints {"applied": [names]}.
+
+  help, --help, -h
+      Shows this text.
+
+Every command works on the database of DATABASE_URL (default sqlite:./data/content-service.db), as the server
+does, and applies pending migrations first. Other settings (REGION, PUBLIC_BASE_URL, EU_BASE_URL, US_BASE_URL)
+are read as the server reads them; README.md has the table.
+
+Exit codes: 0 done, 1 failed (the reason is on stderr), 2 bad usage.
+`;
+
+/** A mistake in the command line: exit code 2 with the usage text. */
+export class UsageError extends Error {}
+
+const ROLES: readonly Role[] = ['owner', 'admin', 'editor', 'viewer'];
+const REGIONS: readonly Region[] = ['eu', 'us'];
+// The limits of the API's own fields (Workspace.name, ApiKeyCreateRequest.name), so that what the CLI writes the
+// API can show.
+const MAX_NAME_LENGTH = 100;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** parseArgs in strict mode; its complaints (unknown option, missing value, stray argument) are usage errors. */
+function parse<T extends Options>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function required(value: string | undefined, option: string): string {
+  if (value === undefined) throw new UsageError(`--${option} is required`);
+  return value;
+}
+
+function name(value: string, option: string): string {
+  const trimmed = value.trim();
+  if (trimmed.length < 1 || trimmed.length > MAX_NAME_LENGTH) throw new UsageError(`--${option} must be 1 to ${MAX_NAME_LENGTH} characters`);
+  return trimmed;
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], option: string): T {
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${option} must be one of ${allowed.join(', ')}, got ${value}`);
+  return value as T;
+}
+
+/** The workspace as GET /v1/workspace shows it, without `caller` (no key is calling). */
+function presentWorkspace(workspace: WorkspaceRow, config: Config): Omit<Schemas['Workspace'], 'caller'> {
+  return {
+    id: workspace.id,
+    object: 'workspace',
+    name: workspace.name,
+    region: workspace.region,
+    base_url: config.regionBaseUrls[workspace.region],
+    created_at: workspace.created_at,
+    updated_at: workspace.updated_at,
+    limits: {
+      rate_limit_requests: RATE_LIMIT.requests,
+      rate_limit_window_seconds: RATE_LIMIT.windowSeconds,
+      idempotency_key_retention_hours: IDEMPOTENCY_RETENTION_HOURS,
+      event_retention_days: RETENTION_DAYS.events,
+      request_log_retention_days: RETENTION_DAYS.requestLog,
+      audit_log_retention_days: RETENTION_DAYS.auditLog,
+    },
+  };
+}
+
+interface Command {
+  /** Checks the arguments (throwing UsageError) and returns the work to do on the database. */
+  prepare(args: string[]): ((db: Kysely<Database>, config: Config, applied: string[]) => Promise<unknown>) | 'help';
+}
+
+const commands: Record<string, Command> = {
+  'workspace create': {
+    prepare(args) {
+      const values = parse(args, { name: { type: 'string' }, region: { type: 'string' }, 'owner-email': { type: 'string' } });
+      if (values.help) return 'help';
+      const workspaceName = name(required(values.name, 'name'), 'name');
+      const region = oneOf(required(values.region, 'region'), REGIONS, 'region');
+      const ownerEmail = values['owner-email'];
+      if (ownerEmail !== undefined && (!EMAIL.test(ownerEmail) || ownerEmail.length > 254)) throw new UsageError(`--owner-email is not an email address: ${ownerEmail}`);
+      return async (db, config) => {
+        const created = await createWorkspace(db, { name: workspaceName, region, ...(ownerEmail ? { ownerEmail } : {}) });
+        return {
+          workspace: presentWorkspace(created.workspace, config),
+          api_key: { ...presentApiKey(created.apiKey, new Date()), secret: created.secret },
+        };
+      };
+    },
+  },
+
+  'key create': {
+    prepare(args) {
+      const values = parse(args, { workspace: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } });
+      if (values.help) return 'help';
+      const workspaceId = required(values.workspace, 'workspace');
+      const role = oneOf(required(values.role, 'role'), ROLES, 'role');
+      const keyName = values.name === undefined ? `${role} key (CLI)` : name(values.name, 'name');
+      let expiresAt: string | null = null;
+      if (values['expires-at'] !== undefined) {
+        const raw = values['expires-at'];
+        const at = new Date(raw);
+        if (!RFC3339.test(raw) || Number.isNaN(at.getTime())) throw new UsageError(`--expires-at must be an RFC 3339 date-time such as 2027-05-31T00:00:00Z, got ${raw}`);
+        if (at.getTime() <= Date.now()) throw new UsageError(`--expires-at must be in the future, got ${raw}`);
+        expiresAt = iso(at);
+      }
+      return async (db) => {
+        const now = new Date();
+        const { key, secret } = await db.transaction().execute(async (trx) => {
+          const workspace = await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst();
+          if (!workspace) throw new Error(`there is no workspace ${workspaceId} in this database`);
+          const created = await insertApiKey(trx, { workspaceId, name: keyName, role, expiresAt, createdBy: null, now });
+          // The operator is not an API key: the audit log names the service itself, and `via` says how.
+          await trx
+            .insertInto('audit_log_entries')
+            .values({
+              id: newId('aud', now),
+              workspace_id: workspaceId,
+              action: 'api_key.created',
+              actor_type: 'system',
+              actor_api_key_id: null,
+              actor_api_key_name: null,
+              actor_role: null,
+              target_type: 'api_key',
+              target_id: created.key.id,
+              target_display_name: keyName,
+              details: JSON.stringify({ name: keyName, role, expires_at: expiresAt, via: 'cli' }),
+              ip: null,
+              user_agent: null,
+              request_id: null,
+              created_at: iso(now),
+            })
+            .execute();
+          return created;
+        });
+        return { ...presentApiKey(key, now), secret };
+      };
+    },
+  },
+
+  migrate: {
+    prepare(args) {
+      if (parse(args, {}).help) return 'help';
+      return async (_db, _config, applied) => ({ applied });
+    },
+  },
+};
+
+// pg's connection failures are AggregateErrors with an empty message; their parts say what went wrong.
+function describe(error: unknown): string {
+  if (error instanceof AggregateError && !error.message) return error.errors.map(describe).join('; ');
+  if (error instanceof Error) return error.message || (error as { code?: string }).code || error.name;
+  return String(error);
+}
+
+/** Runs one command line; returns the exit code. Output goes to the given streams (the tests read them). */
+export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+  const [first, second] = argv;
+  if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
+    if (first === undefined) {
+      err.write(`content-service: a command is needed\n\n${USAGE}`);
+      return 2;
+    }
+    out.write(USAGE);
+    return 0;
+  }
+  const commandName = commands[first] ? first : `${first} ${second ?? ''}`.trim();
+  const command = commands[commandName];
+  let work: ReturnType<Command['prepare']>;
+  try {
+    if (!command) {
+      const subcommands = Object.keys(commands).filter((c) => c.startsWith(`${first} `));
+      throw new UsageError(subcommands.length > 0 ? `unknown command: ${commandName} (${first} has: ${subcommands.join(', ')})` : `unknown command: ${first}`);
+    }
+    work = command.prepare(argv.slice(commandName.split(' ').length));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    err.write(`content-service: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (work === 'help') {
+    out.write(USAGE);
+    return 0;
+  }
+
+  let config: Config;
+  try {
+    config = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    err.write(`content-service: configuration: ${error.message}\n`);
+    return 1;
+  }
+  const storage = openStorage(config.databaseUrl);
+  try {
+    const applied = await migrate(storage.db);
+    const result = await work(storage.db, config, applied);
+    out.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    err.write(`content-service: ${describe(error)}\n`);
+    return 1;
+  } finally {
+    await storage.close();
+  }
+}
+
+if (import.meta.main) {
+  run(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`content-service: ${(error as Error).stack ?? String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,135 @@
+// `npm start` as a newcomer meets it: src/main.ts in a child process on a fresh SQLite file prints a demo key and a
+// curl command that work, seeds only once, stops cleanly on SIGTERM, and refuses a bad configuration clearly.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { openStorage } from '../../src/storage/database.ts';
+import { freePort, projectRoot } from '../support/prism.ts';
+
+interface Started {
+  child: ChildProcess;
+  output: { stdout: string; stderr: string };
+  exited: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+
+function start(env: Record<string, string>): Started {
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    cwd: projectRoot,
+    // Only what a shell would pass: no NODE_ENV=test from vitest, no REDIS_URL or other settings of the test run.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const output = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output.stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, output, exited };
+}
+
+// Generous bounds: a loaded 2-core CI machine can take many seconds to start a Node process.
+const TEST_TIMEOUT_MS = 150_000;
+
+/** Waits, bounded, until `done` holds; fails with the process's output otherwise. */
+async function waitFor<T>(started: Started, what: string, done: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await done();
+    if (value) return value;
+    if (started.child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what} did not happen (exit code ${started.child.exitCode}):\n${started.output.stdout}\n${started.output.stderr}`);
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url);
+    await response.body?.cancel();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function stop(started: Started): Promise<number | null> {
+  started.child.kill('SIGTERM');
+  const timer = setTimeout(() => started.child.kill('SIGKILL'), 15_000);
+  const code = await started.exited;
+  clearTimeout(timer);
+  return code;
+}
+
+async function workspaceCount(databaseUrl: string): Promise<number> {
+  const storage = openStorage(databaseUrl);
+  try {
+    const { n } = await storage.db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(n);
+  } finally {
+    await storage.close();
+  }
+}
+
+const CURL = /curl -s (http:\/\/\S+)\/v1\/workspace -H 'Authorization: Bearer (cs_live_[0-9A-Za-z]{40})'/;
+
+describe('npm start (src/main.ts)', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'content-service-main-'));
+  });
+  afterEach(() => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('prints a demo key and a curl command that work, seeds only once, and exits 0 on SIGTERM', async () => {
+    const databaseUrl = `sqlite:${join(dir, 'demo.db')}`;
+    const port = String(await freePort());
+    const first = start({ PORT: port, DATABASE_URL: databaseUrl });
+    const [, baseUrl, secret] = await waitFor(first, 'the demo key', () => CURL.exec(first.output.stdout) ?? undefined);
+    expect(first.output.stdout).toMatch(/Created the demo workspace ws_\w+ \(eu\) with an owner API key/);
+    expect(baseUrl).toBe(`http://localhost:${port}`);
+
+    // What the printed curl command does.
+    const response = await fetch(`${baseUrl}/v1/workspace`, { headers: { Authorization: `Bearer ${secret}` } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ object: 'workspace', name: 'Demo workspace', region: 'eu', caller: { role: 'owner' } });
+    expect(await stop(first)).toBe(0);
+    expect(first.output.stderr).toBe('');
+
+    // The second start finds the workspace and prints no new key; the first key still works.
+    const second = start({ PORT: port, DATABASE_URL: databaseUrl });
+    await waitFor(second, 'listening', () => answers(`http://127.0.0.1:${port}/healthz`));
+    const again = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { Authorization: `Bearer ${secret}` } });
+    expect(again.status).toBe(200);
+    expect(await stop(second)).toBe(0);
+    expect(second.output.stdout).not.toContain('demo workspace');
+    expect(second.output.stdout).not.toContain('cs_live_');
+    expect(await workspaceCount(databaseUrl)).toBe(1);
+  }, TEST_TIMEOUT_MS);
+
+  test('with NODE_ENV=production no demo workspace is created', async () => {
+    const databaseUrl = `sqlite:${join(dir, 'production.db')}`;
+    const port = String(await freePort());
+    const started = start({ PORT: port, DATABASE_URL: databaseUrl, NODE_ENV: 'production' });
+    await waitFor(started, 'listening', () => answers(`http://127.0.0.1:${port}/readyz`));
+    expect(await stop(started)).toBe(0);
+    expect(started.output.stdout).not.toContain('demo workspace');
+    expect(started.output.stdout).not.toContain('cs_live_');
+    expect(await workspaceCount(databaseUrl)).toBe(0);
+  }, TEST_TIMEOUT_MS);
+
+  test('a bad configuration exits 1 with a clear message', async () => {
+    const started = start({ REGION: 'mars', DATABASE_URL: `sqlite:${join(dir, 'never.db')}` });
+    const code = await Promise.race([started.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000))]);
+    expect(code).toBe(1);
+    expect(started.output.stderr.trim()).toBe('configuration: REGION must be eu or us, got mars');
+    expect(started.output.stdout).toBe('');
+  }, TEST_TIMEOUT_MS);
+});
