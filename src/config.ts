@@ -20,7 +20,7 @@ export interface Config {
   seedDemo: boolean;
   bodyLimitBytes: number;
   /** Express's `trust proxy`: which proxies may set X-Forwarded-For. */
-  trustProxy: string | false;
+  trustProxy: boolean | number | string;
   shutdownTimeoutMs: number;
 }
 
@@ -41,6 +41,22 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${raw}`);
   return value;
+}
+
+/**
+ * Express's `trust proxy`: `true`/`false`, a hop count (`1`: trust the nearest proxy), or a comma-separated list of
+ * addresses, subnets or the names loopback, linklocal, uniquelocal.
+ */
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  for (const entry of raw.split(',').map((e) => e.trim())) {
+    if (!/^(loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(\/\d{1,3})?)$/.test(entry)) {
+      throw new ConfigError(`TRUST_PROXY must be true, false, a hop count or addresses/subnets, got ${raw}`);
+    }
+  }
+  return raw;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -67,7 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     production,
     seedDemo: !production && env.SEED_DEMO !== 'false',
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
-    trustProxy: env.TRUST_PROXY || false,
+    trustProxy: trustProxy(env.TRUST_PROXY),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
 }
