@@ -12,14 +12,24 @@ import { atLeast, type Caller, type Platform } from './platform/context.ts';
 import { problemHandler } from './platform/errors.ts';
 import { newId } from './platform/ids.ts';
 import { accessLog, accessRecord } from './platform/logging.ts';
-import { bindOperation } from './platform/operations.ts';
+import { bindOperation, type OperationHandler } from './platform/operations.ts';
 import { Problem } from './platform/problems.ts';
 import { rateLimit } from './platform/rate-limit.ts';
 import { resolveOperation } from './platform/routes.ts';
 import { contractValidator } from './platform/validation.ts';
 
+/**
+ * TEST SEAM, for tests only (main.ts never fills it): replacements for the handlers of implemented operations, looked
+ * up on every request so that a test can set and remove one while the server runs (a handler that fails, that
+ * breaks its response schema, or that waits). Everything around the handler (auth, rate limit, validation,
+ * Idempotency-Key, problem documents) stays the real code.
+ */
+export type HandlerOverrides = Map<OperationId, OperationHandler>;
+
 export interface AppOptions {
   onResponseValidationError?: (details: { operationId: string | undefined; error: unknown }) => void;
+  /** Test seam; see HandlerOverrides. */
+  handlerOverrides?: HandlerOverrides;
 }
 
 const notBuilt = new Set<OperationId>(notImplemented);
@@ -77,13 +87,20 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
     next();
   });
 
-  app.use(express.json({ limit: platform.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  // strict: false parses any JSON value. With strict, well-formed JSON that is not an object or array (`42`, `null`)
+  // was 400 invalid_json ("not well-formed JSON"), which it is not; now the validator answers 422 "must be object".
+  app.use(express.json({ strict: false, limit: platform.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator());
 
-  for (const [id, handler] of Object.entries(handlers)) {
-    const operation = operationTable[id as OperationId];
+  const overrides = options.handlerOverrides;
+  for (const [id, handler] of Object.entries(handlers) as Array<[OperationId, OperationHandler]>) {
+    const operation = operationTable[id];
     const path = operation.path.replace(/\{([^}]+)\}/g, ':$1');
-    app[operation.method](path, bindOperation(platform, id as OperationId, handler as never));
+    const bound: OperationHandler = overrides ? (request, context) => (overrides.get(id) ?? handler)(request, context) : handler;
+    // Express picks the first registered path that matches; the operation is the one resolveOperation chose (a
+    // concrete path before a templated one), so a route of another operation passes the request on.
+    const ours = (_req: Request, res: Response, next: NextFunction) => (res.locals.operationId === id ? next() : next('route'));
+    app[operation.method](path, ours, bindOperation(platform, id, bound));
   }
 
   app.use(problemHandler({ logger: platform.logger, onResponseValidationError: options.onResponseValidationError }));

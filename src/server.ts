@@ -3,9 +3,9 @@
 // all start the server through here.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { createApp, type AppOptions } from './app.ts';
+import { createApp, type AppOptions, type HandlerOverrides } from './app.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
@@ -18,6 +18,8 @@ export interface RunningServer {
   url: string;
   platform: Platform;
   server: Server;
+  /** TEST SEAM (see HandlerOverrides in app.ts): set an operation's replacement handler here while the server runs. */
+  handlerOverrides: HandlerOverrides;
   /** Stops accepting connections, waits for in-flight requests, stops background work, closes the database. */
   close(): Promise<void>;
 }
@@ -31,9 +33,12 @@ export interface StartOptions extends AppOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const storage = openStorage(config.databaseUrl);
+  const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
   await migrate(storage.db);
   const rateLimitStore = createRateLimitStore(config.redisUrl, options.rateLimitKeyPrefix);
+  // Without this wait the first requests after start were counted in this process only (Redis still connecting) and
+  // /readyz answered 503. An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
+  await rateLimitStore.ready?.(5000);
   const platform: Platform = {
     config,
     storage,
@@ -43,16 +48,30 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     rateLimitStore,
     requestLog: new RequestLogWriter(storage.db, logger),
   };
-  const app = createApp(platform, options);
+  const handlerOverrides: HandlerOverrides = options.handlerOverrides ?? new Map();
+  const app = createApp(platform, { ...options, handlerOverrides });
   const server = app.listen(config.port, config.host);
   await once(server, 'listening');
   const stopRetention = startRetention(storage.db, platform.clock, logger);
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
+  // While draining, a keep-alive connection is closed as soon as its response is done. server.close() closes only the
+  // connections idle at that moment, so one whose request finished later stayed open (keep-alive) and close() waited
+  // for the full shutdown timeout, warning about requests that had long finished.
+  let draining = false;
+  // Before the app's listener, so that even an answer sent synchronously is seen.
+  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (draining && !res.headersSent) res.setHeader('Connection', 'close');
+    res.once('finish', () => {
+      if (draining) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      draining = true;
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timeout = setTimeout(() => {
@@ -67,5 +86,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await storage.close();
     })());
 
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, close };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides, close };
 }

@@ -1,26 +1,34 @@
 // The last middleware: every error becomes an RFC 9457 problem document, never a stack trace.
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { Problem, sendProblem } from './problems.ts';
 import { validatorProblem } from './validation.ts';
 
 // body-parser's error types (https://github.com/expressjs/body-parser#errors).
-function bodyParserProblem(error: { type?: string; status?: number; limit?: number }): Problem | undefined {
+function bodyParserProblem(error: { type?: string; status?: number; limit?: number; expose?: boolean }): Problem | undefined {
   switch (error.type) {
     case 'entity.parse.failed':
       return new Problem('invalid_json', 'The body is not well-formed JSON.');
     case 'entity.too.large':
       return new Problem('payload_too_large', `The body is larger than ${error.limit ?? 'the'} bytes this API accepts.`);
     case 'encoding.unsupported':
+      return new Problem('unsupported_media_type', 'The Content-Encoding is not supported; send the body uncompressed, or gzip, deflate or br.');
     case 'charset.unsupported':
       return new Problem('unsupported_media_type', 'The body must be UTF-8.');
     case 'request.aborted':
     case 'request.size.invalid':
     case 'stream.encoding.set':
       return new Problem('invalid_json', 'The body could not be read completely.');
-    default:
-      return undefined;
   }
+  // Any other client error of body-parser (http-errors marks them `expose`), e.g. a gzip body that does not
+  // decompress: it has status 400 but no `type`, and used to end as a 500 internal_error.
+  if (error.expose === true) {
+    if (error.status === 413) return new Problem('payload_too_large', 'The body is larger than this API accepts.');
+    if (error.status === 415) return new Problem('unsupported_media_type', 'The body is not in a content type or encoding this API accepts.');
+    if (error.status === 400) return new Problem('invalid_json', 'The body could not be read or decoded as JSON.');
+  }
+  return undefined;
 }
 
 export interface ErrorHandlerOptions {
@@ -30,8 +38,10 @@ export interface ErrorHandlerOptions {
 }
 
 export function problemHandler(options: ErrorHandlerOptions) {
-  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    let problem = error instanceof Problem ? error : (validatorProblem(error) ?? bodyParserProblem(error as object));
+  return async (error: unknown, req: Request, res: Response, _next: NextFunction): Promise<void> => {
+    const operationId = res.locals.operationId as OperationId | undefined;
+    const request = { path: req.path, template: operationId ? operationTable[operationId]?.path : undefined };
+    let problem = error instanceof Problem ? error : (validatorProblem(error, request) ?? bodyParserProblem(error as object));
     if (problem?.code === 'response_validation_failed') {
       options.logger.error({ err: error, operation_id: res.locals.operationId, request_id: res.locals.requestId }, 'response breaks the contract');
       options.onResponseValidationError?.({ operationId: res.locals.operationId as string | undefined, error });
@@ -39,6 +49,13 @@ export function problemHandler(options: ErrorHandlerOptions) {
     if (!problem) {
       options.logger.error({ err: error, operation_id: res.locals.operationId, request_id: res.locals.requestId }, 'unhandled error');
       problem = new Problem('internal_error', `An unexpected error occurred. Quote request id ${String(res.locals.requestId)} when contacting support.`);
+    }
+    // A 5xx answer to a request that holds an Idempotency-Key releases the key before the client hears of the
+    // failure, so that its retry runs again (operations.ts).
+    const release = res.locals.releaseIdempotencyKey as (() => Promise<void>) | undefined;
+    res.locals.releaseIdempotencyKey = undefined;
+    if (release && problem.status >= 500) {
+      await release().catch((releaseError: unknown) => options.logger.error({ err: releaseError, request_id: res.locals.requestId }, 'could not release the Idempotency-Key'));
     }
     if (res.headersSent) {
       res.destroy();

@@ -26,9 +26,9 @@ export interface StoredResponse {
 
 export type IdempotencyOutcome = { kind: 'proceed' } | { kind: 'replay'; response: StoredResponse };
 
-export function requestFingerprint(method: string, path: string, body: unknown): string {
+export function requestFingerprint(method: string, path: string, body: unknown, apiKeyId: string): string {
   return createHash('sha256')
-    .update(`${method} ${path}\n`)
+    .update(`${apiKeyId}\n${method} ${path}\n`)
     .update(body === undefined ? '' : JSON.stringify(body))
     .digest('hex');
 }
@@ -87,7 +87,17 @@ export async function completeIdempotentRequest(db: Kysely<Database>, workspaceI
     .execute();
 }
 
-/** The request failed on our side (5xx): forget the key so that a retry runs the request again. */
-export async function releaseIdempotentRequest(db: Kysely<Database>, workspaceId: string, key: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('key', '=', key).where('state', '=', 'running').execute();
+/**
+ * The request failed on our side (5xx): forget the key so that a retry with it runs the request again. Only the
+ * record this request made (its fingerprint and start), whether still running or already completed with an answer
+ * that then failed response validation.
+ */
+export async function releaseIdempotentRequest(db: Kysely<Database>, workspaceId: string, key: string, fingerprint: string, startedAt: Date): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('workspace_id', '=', workspaceId)
+    .where('key', '=', key)
+    .where('fingerprint', '=', fingerprint)
+    .where('created_at', '=', iso(startedAt))
+    .execute();
 }

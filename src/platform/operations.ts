@@ -5,16 +5,17 @@ import { operationTable, type OperationId } from '../../generated/operations.ts'
 import type { Caller, Platform, RequestContext } from './context.ts';
 import { beginIdempotentRequest, completeIdempotentRequest, releaseIdempotentRequest, requestFingerprint } from './idempotency.ts';
 import { clientIp } from './logging.ts';
-import { Problem, problemBody, sendProblem } from './problems.ts';
+import { Problem, problemResponseBody, sendProblem } from './problems.ts';
 import { headerParameters } from './spec.ts';
 
-interface HandlerResult {
+export interface HandlerResult {
   status: number;
   headers?: Record<string, string | undefined>;
   contentType?: string;
   body?: unknown;
 }
-type AnyHandler = (request: any, context: RequestContext) => Promise<HandlerResult>;
+/** A handler as the binding sees it: the typed request in, a status, headers and body out. */
+export type OperationHandler = (request: any, context: RequestContext) => Promise<HandlerResult>;
 
 export function requestContext(platform: Platform, req: Request, res: Response): RequestContext {
   const caller = res.locals.caller as Caller | undefined;
@@ -55,7 +56,7 @@ function send(res: Response, result: HandlerResult): void {
 
 const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-export function bindOperation(platform: Platform, id: OperationId, handler: AnyHandler) {
+export function bindOperation(platform: Platform, id: OperationId, handler: OperationHandler) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const context = requestContext(platform, req, res);
     const request = typedRequest(id, req);
@@ -66,24 +67,36 @@ export function bindOperation(platform: Platform, id: OperationId, handler: AnyH
     }
 
     const workspaceId = context.caller.workspace.id;
-    const fingerprint = requestFingerprint(req.method, req.path, req.body);
+    // The calling API key is part of "the same request": keys are scoped to the workspace, but a replay must not hand
+    // one key the answer of another (an admin key replaying an owner key's createApiKey got the new owner secret,
+    // past the handler's role check, which a replay does not run).
+    const fingerprint = requestFingerprint(req.method, req.path, req.body, context.caller.apiKey.id);
     const outcome = await beginIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
     if (outcome.kind === 'replay') {
       const { status, headers, body } = outcome.response;
       res.setHeader('Idempotent-Replayed', 'true');
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
       res.status(status);
-      if (body === null) res.end();
-      else res.json(JSON.parse(body));
+      if (body === null) {
+        res.end();
+        return;
+      }
+      const parsed = JSON.parse(body) as { code?: unknown };
+      if (status >= 400 && typeof parsed.code === 'string') res.locals.errorCode = parsed.code;
+      res.json(parsed);
       return;
     }
+    // From here the key's record is this request's. Any 5xx answer releases it, so that a retry with the key runs the
+    // request again: a handler that throws, and also an answer that fails response validation after it was stored
+    // (which used to stay stored and be "replayed" as another 500 for 24 hours). The error handler calls this.
+    res.locals.releaseIdempotencyKey = () => releaseIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
     let result: HandlerResult;
     try {
       result = await handler(request, context);
     } catch (error) {
       if (error instanceof Problem && error.status < 500) {
         // A problem the handler raised on purpose (404, 409, 422…) is this request's answer: keep it for the key.
-        const body = problemBody(error, req.originalUrl, context.requestId);
+        const body = problemResponseBody(error, req.originalUrl, context.requestId, id);
         await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
           status: error.status,
           headers: { ...error.headers, 'content-type': 'application/problem+json' },
@@ -92,8 +105,7 @@ export function bindOperation(platform: Platform, id: OperationId, handler: AnyH
         sendProblem(res, error);
         return;
       }
-      // A failure on our side: forget the key, so that a retry with it runs the request again.
-      await releaseIdempotentRequest(platform.db, workspaceId, idempotencyKey);
+      // A failure on our side: the error handler releases the key before it answers.
       throw error;
     }
     await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {

@@ -113,7 +113,6 @@ export function uriReference(path: string, max: number): string {
   return escaped.slice(0, max).replace(/%[0-9A-Fa-f]?$/, '');
 }
 
-/** Answers with a problem document; `res.locals.errorCode` feeds the access and request logs. */
 /** Operations wire-compatible with OpenAI: their problems also carry OpenAI's `error` object (ChatCompletionProblem). */
 const openAiCompatibleOperations = new Set(['createChatCompletion']);
 
@@ -141,11 +140,20 @@ export function openAiError(problem: Problem): components['schemas']['ChatComple
   return { message: problem.message.slice(0, 2000), type: openAiErrorType(problem.status), param: openAiParam(problem), code: problem.code };
 }
 
+/**
+ * The body sendProblem sends for this operation: the problem document, with OpenAI's `error` object where the
+ * operation is OpenAI-compatible. Idempotency-Key stores this same body, so that a replay is the answer sent.
+ */
+export function problemResponseBody(problem: Problem, instance: string, requestId: string, operationId: string | undefined): ProblemDocument {
+  const body = problemBody(problem, instance, requestId);
+  return operationId !== undefined && openAiCompatibleOperations.has(operationId) ? { ...body, error: openAiError(problem) } as ProblemDocument : body;
+}
+
+/** Answers with a problem document; `res.locals.errorCode` feeds the access and request logs. */
 export function sendProblem(res: Response, problem: Problem): void {
   const req = res.req;
   res.locals.errorCode = problem.code;
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
   res.status(problem.status).type('application/problem+json');
-  const body = problemBody(problem, req.originalUrl, res.locals.requestId as string);
-  res.json(openAiCompatibleOperations.has(res.locals.operationId as string) ? { ...body, error: openAiError(problem) } : body);
+  res.json(problemResponseBody(problem, req.originalUrl, res.locals.requestId as string, res.locals.operationId as string | undefined));
 }

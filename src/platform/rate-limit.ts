@@ -12,6 +12,12 @@ export interface RateLimitStore {
   limiter: RateLimiterAbstract;
   /** Answers when the store can count requests (for /readyz); undefined for memory. */
   ping?: () => Promise<void>;
+  /**
+   * Resolves when the store counts in the shared place (Redis connected), when connecting fails (Redis down: /readyz
+   * says so, and the client keeps reconnecting), or after `timeoutMs`. Until Redis is connected every request is
+   * counted by this process's insurance limiter, not in the budget all processes share.
+   */
+  ready?: (timeoutMs: number) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,6 +36,18 @@ export function createRateLimitStore(redisUrl: string | undefined, keyPrefix = '
     limiter,
     ping: async () => {
       await redis.ping();
+    },
+    ready: async (timeoutMs) => {
+      if (redis.status === 'ready') return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => redis.once('ready', () => resolve())),
+        new Promise<void>((resolve) => redis.once('error', () => resolve())),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
     },
     close: async () => {
       redis.disconnect();

@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { platform } from './migrations/001_platform.ts';
 import type { Database } from './schema.ts';
@@ -19,21 +19,61 @@ export interface Storage {
 /** Every migration, in order. A new feature appends its own. */
 export const migrations = { '001_platform': platform };
 
-export function openStorage(url: string): Storage {
+export interface StorageOptions {
+  /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */
+  onIdleError?: (error: Error) => void;
+}
+
+export function openStorage(url: string, options: StorageOptions = {}): Storage {
   if (url.startsWith('sqlite:')) {
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(url.slice('sqlite:'.length)) }) });
     return { db, kind: 'sqlite', close: () => db.destroy() };
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // Without a listener, an error on an idle connection (PostgreSQL restarted, the connection terminated by an
+  // administrator) is an unhandled 'error' event that kills the process. The pool drops that connection by itself.
+  pool.on('error', (error) => options.onIdleError?.(error));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  const close = async () => {
+    // pool.end() resolves when it has asked its connections to end, not when they have: wait for each to be gone, so
+    // that after close() nothing of ours is connected (dropping the database right after close() must not hit us).
+    const open = pool.totalCount;
+    let removed = 0;
+    const gone = new Promise<void>((resolve) => {
+      if (open === 0) resolve();
+      pool.on('remove', () => {
+        if (++removed >= open) resolve();
+      });
+    });
+    await db.destroy();
+    await gone;
+  };
+  return { db, kind: 'postgres', close };
 }
 
 export async function migrate(db: Kysely<Database>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const run = async (target: Kysely<Database>) => {
+    const migrator = new Migrator({ db: target, provider: { getMigrations: async () => migrations } });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error;
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  };
+  // PostgreSQL: the Migrator takes an advisory lock, so processes starting together migrate one after the other.
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return run(db);
+  // SQLite: Kysely's migration lock is a no-op and it runs migrations outside a transaction, so two processes starting
+  // on one new file both ran 001 and the second died with "table workspaces already exists". One write transaction
+  // around the whole migration is the lock: the second waits (busy_timeout), then finds nothing left to do.
+  return db.connection().execute(async (connection) => {
+    await sql`begin immediate`.execute(connection);
+    try {
+      const applied = await run(connection);
+      await sql`commit`.execute(connection);
+      return applied;
+    } catch (error) {
+      await sql`rollback`.execute(connection);
+      throw error;
+    }
+  });
 }
 
 export async function ping(db: Kysely<Database>): Promise<void> {
@@ -52,8 +92,10 @@ function bindable(value: unknown): SQLInputValue {
 function openSqlite(path: string): SqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new DatabaseSync(path);
-  // WAL lets readers run beside the writer; busy_timeout lets several processes share one file.
-  database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
+  // WAL lets readers run beside the writer; busy_timeout lets several processes share one file. busy_timeout comes
+  // first: switching a new file to WAL takes a lock, and without the timeout a second process starting at the same
+  // moment failed at once with "database is locked".
+  database.exec('PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
   // Preparing costs more than running a small query; the server runs the same few statements over and over.
   const statements = new Map<string, StatementSync>();
   const prepare = (text: string): StatementSync => {
@@ -68,7 +110,11 @@ function openSqlite(path: string): SqliteDatabase {
   return {
     close: () => database.close(),
     prepare(text) {
-      const statement = prepare(text);
+      // Kysely begins every transaction with a deferred `begin`. One that reads and then writes, while another process
+      // wrote meanwhile, fails with SQLITE_BUSY at once (busy_timeout does not apply to upgrading a stale snapshot): two
+      // processes migrating one new file did. `begin immediate` takes the write lock first, waiting busy_timeout for it.
+      // Within a process Kysely already runs one transaction at a time on its one connection, so this costs nothing.
+      const statement = prepare(text === 'begin' ? 'begin immediate' : text);
       const args = (parameters: ReadonlyArray<unknown>) => parameters.map(bindable);
       return {
         reader: statement.columns().length > 0,

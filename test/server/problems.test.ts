@@ -1,0 +1,178 @@
+// Problem documents of the real server:
+// - the error catalogue in src/platform/problems.ts is exactly the spec's table in ErrorCode.yaml (codes, statuses);
+// - a handler whose answer breaks its schema is answered 500 response_validation_failed and reported; a handler that
+//   throws is 500 internal_error without a stack trace (both through the handlerOverrides test seam);
+// - a workspace homed in the other region is 421 wrong_region naming that region's base URL;
+// - a specified but unbuilt operation is 501 not_implemented, after authentication (401) and the role check (403).
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { parse } from 'yaml';
+import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { notImplemented } from '../../src/handlers.ts';
+import { problemCatalogue, problemTypeBase, type ErrorCode } from '../../src/platform/problems.ts';
+import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { schemaErrors } from '../support/spec.ts';
+
+const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+function expectProblem(answer: Answer, status: number, code: ErrorCode): void {
+  expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
+  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
+  expect(answer.headers.get('x-request-id')).toMatch(REQUEST_ID);
+  expect(answer.body).toMatchObject({ type: problemTypeBase + code, title: problemCatalogue[code].title, status, code, request_id: answer.headers.get('x-request-id') });
+  expect(schemaErrors('/components/schemas/Problem', answer.body)).toEqual([]);
+}
+
+describe('the error catalogue', () => {
+  const errorCode = parse(readFileSync(new URL('../../openapi/components/schemas/ErrorCode.yaml', import.meta.url), 'utf8')) as { description: string; enum: string[] };
+  const table = new Map<string, number>();
+  for (const line of errorCode.description.split('\n')) {
+    const row = /^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/.exec(line.trim());
+    if (row) table.set(row[1]!, Number(row[2]));
+  }
+
+  test('the table of ErrorCode.yaml lists every code of its enum once', () => {
+    expect(table.size).toBeGreaterThan(30);
+    expect([...table.keys()].sort()).toEqual([...errorCode.enum].sort());
+  });
+
+  test('problemCatalogue has exactly the codes of the table, with the same statuses', () => {
+    const catalogue = Object.fromEntries(Object.entries(problemCatalogue).map(([code, entry]) => [code, entry.status]));
+    expect(catalogue).toEqual(Object.fromEntries(table));
+  });
+
+  test('every title fits the contract and is distinct', () => {
+    const titles = Object.values(problemCatalogue).map((entry) => entry.title);
+    for (const title of titles) expect(title.length).toBeLessThanOrEqual(200);
+    expect(new Set(titles).size).toBe(titles.length);
+  });
+});
+
+describe.each(databaseKinds)('problems on %s', (kind) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ database: kind });
+  });
+  afterAll(async () => {
+    server?.handlerOverrides.clear();
+    await server?.close();
+  });
+
+  describe('through the handlerOverrides test seam', () => {
+    test('a handler whose answer breaks its schema is 500 response_validation_failed, and it is reported', async () => {
+      server.handlerOverrides.set('getWorkspace', async () => ({ status: 200, contentType: 'application/json', body: { id: 'not a workspace', object: 'workspace' } }));
+      try {
+        const answer = await server.call('GET', '/v1/workspace');
+        expectProblem(answer, 500, 'response_validation_failed');
+        expect(answer.text).not.toContain('not a workspace');
+        expect(server.responseValidationErrors).toHaveLength(1);
+        expect(server.responseValidationErrors[0]!.operationId).toBe('getWorkspace');
+      } finally {
+        server.handlerOverrides.delete('getWorkspace');
+        // The harness fails close() on reported errors; this one was provoked on purpose.
+        server.responseValidationErrors.length = 0;
+      }
+      expect((await server.call('GET', '/v1/workspace')).status).toBe(200);
+    });
+
+    test('a handler that answers a status its operation does not document is 500 response_validation_failed', async () => {
+      server.handlerOverrides.set('getWorkspace', async () => ({ status: 418, contentType: 'application/json', body: { teapot: true } }));
+      try {
+        expectProblem(await server.call('GET', '/v1/workspace'), 500, 'response_validation_failed');
+        expect(server.responseValidationErrors).toHaveLength(1);
+      } finally {
+        server.handlerOverrides.delete('getWorkspace');
+        server.responseValidationErrors.length = 0;
+      }
+    });
+
+    test('a handler that throws is 500 internal_error, quoting the request id and no stack trace', async () => {
+      server.handlerOverrides.set('getWorkspace', async () => {
+        throw new Error('database on fire at /srv/secret/path.ts:12');
+      });
+      try {
+        const answer = await server.call('GET', '/v1/workspace');
+        expectProblem(answer, 500, 'internal_error');
+        expect(answer.body.detail).toContain(answer.headers.get('x-request-id'));
+        expect(answer.text).not.toMatch(/on fire|secret|\bat\s/);
+      } finally {
+        server.handlerOverrides.delete('getWorkspace');
+      }
+      expect(server.responseValidationErrors).toEqual([]);
+    });
+  });
+
+  describe('regions', () => {
+    test('a workspace homed in us, called on the eu server, is 421 wrong_region with the us base URL', async () => {
+      const us = await createWorkspace(server.platform.db, { name: 'US workspace', region: 'us' });
+      for (const [method, path, body] of [
+        ['GET', '/v1/workspace', undefined],
+        ['GET', '/v1/api-keys', undefined],
+        ['POST', '/v1/api-keys', { name: 'k', role: 'viewer' }],
+      ] as const) {
+        const answer = await server.call(method, path, { key: us.secret, body });
+        expectProblem(answer, 421, 'wrong_region');
+        expect(answer.body).toMatchObject({ region: 'us', base_url: 'https://us.content-service.example' });
+        expect(answer.body.detail).toContain(us.workspace.id);
+      }
+      // Nothing was created in the us workspace.
+      const keys = await server.platform.db.selectFrom('api_keys').select('id').where('workspace_id', '=', us.workspace.id).execute();
+      expect(keys).toHaveLength(1);
+    });
+
+    test('on a us server, an eu workspace is sent to the eu base URL, and a us workspace is served', async () => {
+      const usServer = await startTestServer({ database: kind, env: { REGION: 'us', EU_BASE_URL: 'https://api.eu.example/' } });
+      try {
+        const eu = await createWorkspace(usServer.platform.db, { name: 'EU workspace', region: 'eu' });
+        const answer = await usServer.call('GET', '/v1/workspace', { key: eu.secret });
+        expectProblem(answer, 421, 'wrong_region');
+        expect(answer.body).toMatchObject({ region: 'eu', base_url: 'https://api.eu.example' });
+        const home = await usServer.call('GET', '/v1/workspace');
+        expect(home.status).toBe(200);
+        expect(home.body).toMatchObject({ region: 'us', base_url: usServer.url });
+      } finally {
+        await usServer.close();
+      }
+    });
+  });
+
+  describe('operations that are specified but not built', () => {
+    /** A path of the operation with placeholder ids: 501 comes before any validation of the request. */
+    const pathOf = (id: OperationId) => operationTable[id].path.replace(/\{[^}]+\}/g, 'x_01J0000000000000000000000');
+    const bearer = notImplemented.filter((id) => operationTable[id].auth === 'bearer');
+
+    test('every one answers 501 not_implemented to an owner key, and 401 without a key', async () => {
+      const { secret } = await server.createKey('owner');
+      for (const id of bearer) {
+        const { method } = operationTable[id];
+        const body = operationTable[id].requestContentTypes.length > 0 ? {} : undefined;
+        const answer = await server.call(method.toUpperCase(), pathOf(id), { key: secret, body });
+        expectProblem(answer, 501, 'not_implemented');
+        expect(answer.body.detail, id).toContain(id);
+        expectProblem(await server.call(method.toUpperCase(), pathOf(id), { key: null, body }), 401, 'unauthenticated');
+      }
+    });
+
+    test('a viewer gets 403 insufficient_role where the minimum role is above viewer, else 501', async () => {
+      const { secret } = await server.createKey('viewer');
+      const above = bearer.filter((id) => operationTable[id].minimumRole !== 'viewer');
+      expect(above.length).toBeGreaterThan(0);
+      for (const id of bearer) {
+        const answer = await server.call(operationTable[id].method.toUpperCase(), pathOf(id), { key: secret });
+        if (above.includes(id)) expectProblem(answer, 403, 'insufficient_role');
+        else expectProblem(answer, 501, 'not_implemented');
+      }
+    });
+
+    test('the embed operations need an embed key (401 invalid_embed_key), then are 501', async () => {
+      const embed = notImplemented.filter((id) => operationTable[id].auth === 'embedKey');
+      expect(embed.length).toBeGreaterThan(0);
+      for (const id of embed) {
+        const { method } = operationTable[id];
+        expectProblem(await server.call(method.toUpperCase(), pathOf(id), { key: null }), 401, 'invalid_embed_key');
+        expectProblem(await server.call(method.toUpperCase(), pathOf(id), { key: null, headers: { 'X-Embed-Key': 'emb_test' } }), 501, 'not_implemented');
+      }
+    });
+  });
+});
