@@ -7,7 +7,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { operationTable, type OperationId } from '../generated/operations.ts';
 import { handlers, notImplemented } from './handlers.ts';
-import { authenticate } from './platform/auth.ts';
+import { authenticate, identifyKey } from './platform/auth.ts';
 import { atLeast, type Caller, type Platform } from './platform/context.ts';
 import { problemHandler } from './platform/errors.ts';
 import { newId } from './platform/ids.ts';
@@ -54,7 +54,14 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
     next();
   });
   app.use(accessLog(platform.logger));
-  app.use(resolveOperation);
+  app.use(async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      resolveOperation(req, res, next);
+    } catch (problem) {
+      await identifyKey(platform, req, res);
+      throw problem;
+    }
+  });
   app.use((req: Request, res: Response, next: NextFunction) => {
     // Every answer to a request that carries an Idempotency-Key says whether it was replayed.
     if (req.get('idempotency-key') !== undefined && ['POST', 'PUT', 'PATCH'].includes(req.method)) res.setHeader('Idempotent-Replayed', 'false');

@@ -70,6 +70,19 @@ export async function findKeyBySecret(
 const BEARER = /^Bearer[ \t]+([\x21-\x7E]{1,512})[ \t]*$/i;
 
 /**
+ * Notes the key of a request that no operation will handle (404 route_not_found, 405), so that the request still
+ * reaches its workspace's request log with `operation_id: null`. Refuses nothing.
+ */
+export async function identifyKey(platform: Platform, req: Request, res: Response): Promise<void> {
+  const match = BEARER.exec(req.get('authorization') ?? '');
+  if (!match) return;
+  const found = await findKeyBySecret(platform.db, match[1]!, res.locals.receivedAt as Date);
+  if (!found) return;
+  res.locals.apiKeyId = found.key.id;
+  res.locals.workspaceId = found.workspace.id;
+}
+
+/**
  * Authenticates the request and checks its workspace's region. Sets `res.locals.caller`; also `apiKeyId` and
  * `workspaceId` as soon as the key is known, so that even a refused request of a known key reaches its request log.
  */

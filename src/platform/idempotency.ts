@@ -2,7 +2,11 @@
 // different request is 422 idempotency_key_reused; while the first is still running, 409 idempotency_key_in_use.
 // Keys are scoped to the workspace and kept 24 hours. The record lives in the database, so every server process
 // sees it and a restart forgets nothing.
-import { createHash } from 'node:crypto';
+//
+// The stored answer can hold a secret (createApiKey, rotateApiKey), and secrets are kept only hashed. So the table
+// holds a hash of the Idempotency-Key, and the answer encrypted (AES-256-GCM) with a key derived from the
+// Idempotency-Key itself, which the client has and the database does not: reading the table reveals no answer.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import { iso } from './clock.ts';
@@ -24,6 +28,29 @@ export interface StoredResponse {
   body: string | null;
 }
 
+/** What the `key` column holds: a hash of the client's Idempotency-Key. */
+export function storedKey(key: string): string {
+  return createHash('sha256').update(`idempotency-key\n${key}`).digest('hex');
+}
+
+function answerKey(workspaceId: string, key: string): Buffer {
+  return createHash('sha256').update(`idempotency-answer\n${workspaceId}\n${key}`).digest();
+}
+
+function sealAnswer(workspaceId: string, key: string, body: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', answerKey(workspaceId, key), iv);
+  const sealed = Buffer.concat([cipher.update(body, 'utf8'), cipher.final()]);
+  return [iv, cipher.getAuthTag(), sealed].map((part) => part.toString('base64')).join('.');
+}
+
+function openAnswer(workspaceId: string, key: string, stored: string): string {
+  const [iv, tag, sealed] = stored.split('.').map((part) => Buffer.from(part, 'base64'));
+  const decipher = createDecipheriv('aes-256-gcm', answerKey(workspaceId, key), iv!);
+  decipher.setAuthTag(tag!);
+  return Buffer.concat([decipher.update(sealed!), decipher.final()]).toString('utf8');
+}
+
 export type IdempotencyOutcome = { kind: 'proceed' } | { kind: 'replay'; response: StoredResponse };
 
 export function requestFingerprint(method: string, path: string, body: unknown, apiKeyId: string): string {
@@ -33,7 +60,8 @@ export function requestFingerprint(method: string, path: string, body: unknown, 
     .digest('hex');
 }
 
-export async function beginIdempotentRequest(db: Kysely<Database>, workspaceId: string, key: string, fingerprint: string, now: Date): Promise<IdempotencyOutcome> {
+export async function beginIdempotentRequest(db: Kysely<Database>, workspaceId: string, clientKey: string, fingerprint: string, now: Date): Promise<IdempotencyOutcome> {
+  const key = storedKey(clientKey);
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await db
       .insertInto('idempotency_keys')
@@ -68,20 +96,21 @@ export async function beginIdempotentRequest(db: Kysely<Database>, workspaceId: 
     }
     return {
       kind: 'replay',
-      response: { status: existing.response_status!, headers: JSON.parse(existing.response_headers ?? '{}'), body: existing.response_body },
+      response: { status: existing.response_status!, headers: JSON.parse(existing.response_headers ?? '{}'), body: existing.response_body === null ? null : openAnswer(workspaceId, clientKey, existing.response_body) },
     };
   }
   throw new Problem('idempotency_key_in_use', 'A request with this Idempotency-Key is being processed; retry in a moment.', { headers: { 'Retry-After': '1' } });
 }
 
-export async function completeIdempotentRequest(db: Kysely<Database>, workspaceId: string, key: string, response: { status: number; headers: Record<string, string | number | string[] | undefined>; body: string | null }): Promise<void> {
+export async function completeIdempotentRequest(db: Kysely<Database>, workspaceId: string, clientKey: string, response: { status: number; headers: Record<string, string | number | string[] | undefined>; body: string | null }): Promise<void> {
+  const key = storedKey(clientKey);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(response.headers)) {
     if (REPLAYED_HEADERS.includes(name.toLowerCase()) && value !== undefined) headers[name.toLowerCase()] = String(value);
   }
   await db
     .updateTable('idempotency_keys')
-    .set({ state: 'completed', response_status: response.status, response_headers: JSON.stringify(headers), response_body: response.body })
+    .set({ state: 'completed', response_status: response.status, response_headers: JSON.stringify(headers), response_body: response.body === null ? null : sealAnswer(workspaceId, clientKey, response.body) })
     .where('workspace_id', '=', workspaceId)
     .where('key', '=', key)
     .execute();
@@ -92,7 +121,8 @@ export async function completeIdempotentRequest(db: Kysely<Database>, workspaceI
  * record this request made (its fingerprint and start), whether still running or already completed with an answer
  * that then failed response validation.
  */
-export async function releaseIdempotentRequest(db: Kysely<Database>, workspaceId: string, key: string, fingerprint: string, startedAt: Date): Promise<void> {
+export async function releaseIdempotentRequest(db: Kysely<Database>, workspaceId: string, clientKey: string, fingerprint: string, startedAt: Date): Promise<void> {
+  const key = storedKey(clientKey);
   await db
     .deleteFrom('idempotency_keys')
     .where('workspace_id', '=', workspaceId)

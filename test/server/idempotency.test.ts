@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
+import { storedKey } from '../../src/platform/idempotency.ts';
 import { databaseKinds, freshDatabase, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 
 const HOUR = 3_600_000;
@@ -52,7 +53,7 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
       .execute();
 
   const record = (idempotencyKey: string, workspaceId = server.workspaceId) =>
-    server.platform.db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', workspaceId).where('key', '=', idempotencyKey).executeTakeFirst();
+    server.platform.db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', workspaceId).where('key', '=', storedKey(idempotencyKey)).executeTakeFirst();
 
   test('the same key and request get the stored answer again, and the key is created once', async () => {
     const key = uniqueKey('create');
@@ -75,7 +76,8 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
 
     const row = await record(key);
     expect(row).toMatchObject({ state: 'completed', response_status: 201 });
-    expect(JSON.parse(row!.response_body!)).toEqual(first.body);
+    // The stored answer is sealed (it can hold a secret); only the replay, which knows the key, can open it.
+    expect(row!.response_body).not.toContain(first.body.id);
   });
 
   test('the same for members; a request without the key runs every time', async () => {
