@@ -4,21 +4,16 @@
 // `npm run -s cli -- …` or, inside the project, `npx content-service …` (both run on the pinned Node 24).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
-import type { components } from '../generated/openapi.ts';
 import { ConfigError, loadConfig, type Config, type Region } from './config.ts';
 import { insertApiKey } from './features/workspace/api-keys.ts';
 import { presentApiKey } from './features/workspace/presenters.ts';
-import { createWorkspace } from './features/workspace/workspace.ts';
+import { createWorkspace, presentWorkspace } from './features/workspace/workspace.ts';
 import { iso } from './platform/clock.ts';
-import type { Role, WorkspaceRow } from './platform/context.ts';
-import { IDEMPOTENCY_RETENTION_HOURS } from './platform/idempotency.ts';
+import type { Role } from './platform/context.ts';
 import { newId } from './platform/ids.ts';
-import { RATE_LIMIT } from './platform/rate-limit.ts';
-import { RETENTION_DAYS } from './platform/retention.ts';
 import { migrate, openStorage } from './storage/database.ts';
 import type { Database } from './storage/schema.ts';
 
-type Schemas = components['schemas'];
 
 export const USAGE = `Usage: content-service <command> [options]
 
@@ -80,27 +75,6 @@ function name(value: string, option: string): string {
 function oneOf<T extends string>(value: string, allowed: readonly T[], option: string): T {
   if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${option} must be one of ${allowed.join(', ')}, got ${value}`);
   return value as T;
-}
-
-/** The workspace as GET /v1/workspace shows it, without `caller` (no key is calling). */
-function presentWorkspace(workspace: WorkspaceRow, config: Config): Omit<Schemas['Workspace'], 'caller'> {
-  return {
-    id: workspace.id,
-    object: 'workspace',
-    name: workspace.name,
-    region: workspace.region,
-    base_url: config.regionBaseUrls[workspace.region],
-    created_at: workspace.created_at,
-    updated_at: workspace.updated_at,
-    limits: {
-      rate_limit_requests: RATE_LIMIT.requests,
-      rate_limit_window_seconds: RATE_LIMIT.windowSeconds,
-      idempotency_key_retention_hours: IDEMPOTENCY_RETENTION_HOURS,
-      event_retention_days: RETENTION_DAYS.events,
-      request_log_retention_days: RETENTION_DAYS.requestLog,
-      audit_log_retention_days: RETENTION_DAYS.auditLog,
-    },
-  };
 }
 
 interface Command {

@@ -13,20 +13,12 @@ export function createLogger(level: string): Logger {
   return pino({ level, base: { service: 'content-service' }, timestamp: pino.stdTimeFunctions.isoTime });
 }
 
-export interface AccessRecord {
+/** The request-log row, with the request id under its own name and the key and workspace unknown for some requests. */
+export type AccessRecord = Omit<RequestLogEntriesTable, 'id' | 'api_key_id' | 'workspace_id'> & {
   request_id: string;
-  method: string;
-  path: string;
-  operation_id: string | null;
-  status: number;
-  error_code: string | null;
-  duration_ms: number;
-  ip: string;
-  user_agent: string | null;
   api_key_id: string | null;
   workspace_id: string | null;
-  created_at: string;
-}
+};
 
 export function accessRecord(req: Request, res: Response): AccessRecord {
   if (res.locals.accessRecord) return res.locals.accessRecord as AccessRecord;

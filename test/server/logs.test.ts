@@ -6,6 +6,7 @@
 // requests without a key of the workspace are not logged; the filters select by key, status (code or class),
 // method, path prefix and time; a next-page Link keeps the filters in a form the API accepts back (`api_key.*`).
 // A ManualClock gives each phase its own instant. Query values are sent percent-encoded (see `q`).
+import type { components } from '../../generated/openapi.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
@@ -30,20 +31,7 @@ interface AuditEntry {
   created_at: string;
 }
 
-interface RequestLogEntry {
-  id: string;
-  object: string;
-  api_key_id: string;
-  method: string;
-  path: string;
-  operation_id: string | null;
-  status: number;
-  error_code: string | null;
-  duration_ms: number;
-  ip: string;
-  user_agent: string | null;
-  created_at: string;
-}
+type RequestLogEntry = components['schemas']['RequestLogEntry'];
 
 describe.each(databaseKinds)('logs on %s', (kind) => {
   let server: TestServer;

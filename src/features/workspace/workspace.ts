@@ -1,7 +1,8 @@
 // The workspace itself: created by the CLI (or the demo seed) with its first owner key; read with GET /v1/workspace.
 import type { Kysely } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import type { Region } from '../../config.ts';
+import type { components } from '../../../generated/openapi.ts';
+import type { Config, Region } from '../../config.ts';
 import { iso } from '../../platform/clock.ts';
 import type { ApiKeyRow, RequestContext, WorkspaceRow } from '../../platform/context.ts';
 import { IDEMPOTENCY_RETENTION_HOURS } from '../../platform/idempotency.ts';
@@ -36,6 +37,27 @@ export async function createWorkspace(
   });
 }
 
+/** The workspace as GET /v1/workspace shows it, without `caller` (the CLI shows it with no key calling). */
+export function presentWorkspace(workspace: WorkspaceRow, config: Config): Omit<components['schemas']['Workspace'], 'caller'> {
+  return {
+    id: workspace.id,
+    object: 'workspace',
+    name: workspace.name,
+    region: workspace.region,
+    base_url: config.regionBaseUrls[workspace.region],
+    created_at: workspace.created_at,
+    updated_at: workspace.updated_at,
+    limits: {
+      rate_limit_requests: RATE_LIMIT.requests,
+      rate_limit_window_seconds: RATE_LIMIT.windowSeconds,
+      idempotency_key_retention_hours: IDEMPOTENCY_RETENTION_HOURS,
+      event_retention_days: RETENTION_DAYS.events,
+      request_log_retention_days: RETENTION_DAYS.requestLog,
+      audit_log_retention_days: RETENTION_DAYS.auditLog,
+    },
+  };
+}
+
 export const workspaceHandlers = {
   async getWorkspace(_request, context) {
     const { workspace, apiKey } = context.caller;
@@ -43,21 +65,7 @@ export const workspaceHandlers = {
       status: 200,
       contentType: 'application/json',
       body: {
-        id: workspace.id,
-        object: 'workspace',
-        name: workspace.name,
-        region: workspace.region,
-        base_url: context.platform.config.regionBaseUrls[workspace.region],
-        created_at: workspace.created_at,
-        updated_at: workspace.updated_at,
-        limits: {
-          rate_limit_requests: RATE_LIMIT.requests,
-          rate_limit_window_seconds: RATE_LIMIT.windowSeconds,
-          idempotency_key_retention_hours: IDEMPOTENCY_RETENTION_HOURS,
-          event_retention_days: RETENTION_DAYS.events,
-          request_log_retention_days: RETENTION_DAYS.requestLog,
-          audit_log_retention_days: RETENTION_DAYS.auditLog,
-        },
+        ...presentWorkspace(workspace, context.platform.config),
         caller: { api_key_id: apiKey.id, api_key_name: apiKey.name, role: apiKey.role },
       },
     };
