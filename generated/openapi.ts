@@ -1458,7 +1458,7 @@ export type paths = {
         };
         /**
          * List events
-         * @description Lists the workspace's events of the last 90 days, newest first: the same events, with the same `id`, that
+         * @description Lists the workspace's events of the last 30 days, newest first: the same events, with the same `id`, that
          *     webhook endpoints receive (test events excepted). Use it to reconcile after an outage or to fill a gap in
          *     `sequence`; events of the last 30 days can also be re-delivered with `POST /v1/webhooks/replay`.
          */
@@ -1480,7 +1480,7 @@ export type paths = {
         };
         /**
          * Get an event
-         * @description Returns one event of the last 90 days, exactly as webhook endpoints receive it.
+         * @description Returns one event of the last 30 days, exactly as webhook endpoints receive it.
          */
         get: operations["getEvent"];
         put?: never;

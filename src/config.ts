@@ -22,6 +22,10 @@ export interface Config {
   /** Express's `trust proxy`: which proxies may set X-Forwarded-For. */
   trustProxy: boolean | number | string;
   shutdownTimeoutMs: number;
+  /** Run the webhook delivery worker inside this process (WEBHOOKS_WORKER, default true). */
+  webhooksWorker: boolean;
+  /** Development only: webhook URLs may be http and point at loopback or private addresses. */
+  webhooksAllowLoopback: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -59,6 +63,13 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   return raw;
 }
 
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  throw new ConfigError(`${name} must be true or false, got ${raw}`);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const region = (env.REGION ?? 'eu') as Region;
@@ -71,6 +82,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   regionBaseUrls[region] = publicBaseUrl;
   if (env.EU_BASE_URL) regionBaseUrls.eu = env.EU_BASE_URL.replace(/\/$/, '');
   if (env.US_BASE_URL) regionBaseUrls.us = env.US_BASE_URL.replace(/\/$/, '');
+  const webhooksAllowLoopback = flag(env, 'WEBHOOKS_ALLOW_LOOPBACK', false);
+  if (webhooksAllowLoopback && production) throw new ConfigError('WEBHOOKS_ALLOW_LOOPBACK is a development setting; it cannot be true with NODE_ENV=production');
   return {
     host: env.HOST || '0.0.0.0',
     port,
@@ -85,5 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     trustProxy: trustProxy(env.TRUST_PROXY),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    webhooksWorker: flag(env, 'WEBHOOKS_WORKER', true),
+    webhooksAllowLoopback,
   };
 }

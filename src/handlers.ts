@@ -2,6 +2,9 @@
 // implemented here or listed in `notImplemented` (answered 501 not_implemented), never both, never neither.
 import type { Handlers, OperationId } from '../generated/operations.ts';
 import { serviceHandlers } from './features/service/handlers.ts';
+import { deliveryHandlers } from './features/webhooks/deliveries.ts';
+import { endpointHandlers } from './features/webhooks/endpoints.ts';
+import { eventHandlers } from './features/webhooks/events.ts';
 import { apiKeyHandlers } from './features/workspace/api-keys.ts';
 import { logHandlers } from './features/workspace/logs.ts';
 import { memberHandlers } from './features/workspace/members.ts';
@@ -75,20 +78,6 @@ export const notImplemented = [
   'cancelWorkflowRun',
   'approveWorkflowStep',
   'rejectWorkflowStep',
-  // Webhooks and events
-  'listWebhookEndpoints',
-  'createWebhookEndpoint',
-  'getWebhookEndpoint',
-  'updateWebhookEndpoint',
-  'deleteWebhookEndpoint',
-  'rotateWebhookEndpointSecret',
-  'sendWebhookEndpointTest',
-  'listWebhookDeliveries',
-  'getWebhookDelivery',
-  'replayWebhookEvents',
-  'listEvents',
-  'getEvent',
-  'listEventTypes',
 ] as const satisfies readonly OperationId[];
 
 type Implemented = Exclude<OperationId, (typeof notImplemented)[number]>;
@@ -99,4 +88,7 @@ export const handlers: Pick<Handlers<RequestContext>, Implemented> = {
   ...apiKeyHandlers,
   ...memberHandlers,
   ...logHandlers,
+  ...endpointHandlers,
+  ...deliveryHandlers,
+  ...eventHandlers,
 };

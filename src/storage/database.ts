@@ -6,6 +6,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { platform } from './migrations/001_platform.ts';
+import { webhooks } from './migrations/002_webhooks.ts';
 import type { Database } from './schema.ts';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
@@ -17,7 +18,7 @@ export interface Storage {
 }
 
 /** Every migration, in order. A new feature appends its own. */
-export const migrations = { '001_platform': platform };
+export const migrations = { '001_platform': platform, '002_webhooks': webhooks };
 
 export interface StorageOptions {
   /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */

@@ -5,7 +5,7 @@ import type { Handlers } from '../../../generated/operations.ts';
 import { recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type RequestContext, type Role } from '../../platform/context.ts';
-import { recordEvent } from '../../platform/events.ts';
+import { recordEvent } from '../webhooks/events.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';

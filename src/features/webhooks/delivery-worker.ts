@@ -1,0 +1,248 @@
+// The delivery worker: sends due deliveries, records each attempt, schedules retries, and keeps every endpoint's
+// queue in order. It is driven only by database state, so any number of workers (inside servers or `npm run
+// worker`) share the work, and a crashed one loses nothing:
+//   - Claiming: a worker leases due deliveries (`leased_until`, `lease_token`) in one statement; on PostgreSQL with
+//     `for update skip locked`, so two workers never claim the same one. A crashed worker's lease runs out after
+//     LEASE_MS and another worker (or the same one, restarted) sends that attempt again: at-least-once.
+//   - Order: in an endpoint's queue only the head (the oldest pending delivery) has a `next_attempt_at`; the others
+//     wait with null. When the head ends (delivered, or its attempts are exhausted), the transaction that records
+//     this makes the next one due. So the next event of an endpoint is never sent before the previous one ended.
+//   - Waking: at once when deliveries are created (signal.ts), and every POLL_MS for retries that fell due.
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import { signWebhookPayload } from '../../../generated/webhooks.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { iso } from '../../platform/clock.ts';
+import { forUpdate, isPostgres } from '../../storage/locks.ts';
+import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
+import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
+import { sendAttempt, type AttemptOutcome } from './send.ts';
+import { listenForDeliveries } from './signal.ts';
+
+/** Longer than an attempt can take: a lease still running belongs to a live worker. */
+export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
+/** How often an idle worker looks for retries that fell due (and, on SQLite, for other processes' deliveries). */
+export const POLL_MS = 250;
+
+export const USER_AGENT = 'content-service-webhooks/1.0';
+
+type Delivery = Selectable<WebhookDeliveriesTable>;
+
+export interface DeliveryWorkerOptions {
+  db: Kysely<Database>;
+  kind: 'sqlite' | 'postgres';
+  databaseUrl: string;
+  clock: Clock;
+  logger: Logger;
+  /** WEBHOOKS_ALLOW_LOOPBACK: attempts may go to http and loopback/private addresses. */
+  allowLoopback: boolean;
+  /** Attempts in flight at most, over all endpoints. */
+  concurrency?: number;
+  /** Picks the jitter of retry times; tests pass a fixed one. */
+  random?: () => number;
+}
+
+export class DeliveryWorker {
+  readonly #options: Required<DeliveryWorkerOptions>;
+  readonly #inFlight = new Set<Promise<void>>();
+  #cycle: Promise<void> | undefined;
+  #again = false;
+  #stopped = false;
+  #poll: NodeJS.Timeout | undefined;
+  #stopListening: (() => Promise<void>) | undefined;
+
+  constructor(options: DeliveryWorkerOptions) {
+    this.#options = { concurrency: 100, random: Math.random, ...options };
+  }
+
+  async start(): Promise<void> {
+    this.#stopListening = await listenForDeliveries(this.#options.kind, this.#options.databaseUrl, this.#options.logger, () => this.wake());
+    this.#poll = setInterval(() => this.wake(), POLL_MS);
+    this.#poll.unref();
+    this.wake();
+  }
+
+  /** Looks for due deliveries now (coalesced: a wake during a look makes it look once more). */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#cycle) {
+      this.#again = true;
+      return;
+    }
+    this.#cycle = this.#run().finally(() => {
+      this.#cycle = undefined;
+    });
+  }
+
+  /** Stops claiming, then waits for the attempts in flight to be sent and recorded (each ends within 15 s). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#poll);
+    await this.#stopListening?.();
+    await this.#cycle;
+    await Promise.all([...this.#inFlight]);
+  }
+
+  /** Attempts in flight in this worker. */
+  get busy(): number {
+    return this.#inFlight.size;
+  }
+
+  async #run(): Promise<void> {
+    try {
+      do {
+        this.#again = false;
+        const free = this.#options.concurrency - this.#inFlight.size;
+        if (free <= 0) return; // a finishing attempt wakes the worker
+        const claimed = await this.#claim(free);
+        for (const delivery of claimed) this.#dispatch(delivery);
+        if (claimed.length === free) this.#again = true;
+      } while (this.#again && !this.#stopped);
+    } catch (error) {
+      this.#options.logger.error({ err: error }, 'claiming webhook deliveries failed; trying again at the next poll');
+    }
+  }
+
+  /** Leases up to `limit` due deliveries to this worker. */
+  async #claim(limit: number): Promise<Delivery[]> {
+    const { db, clock } = this.#options;
+    const now = iso(clock.now());
+    const leasedUntil = iso(new Date(clock.now().getTime() + LEASE_MS));
+    const token = randomUUID();
+    return db.transaction().execute(async (trx) => {
+      const due = forUpdate(
+        trx
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('status', '=', 'pending')
+          .where('next_attempt_at', '<=', now)
+          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
+          .orderBy('next_attempt_at')
+          .limit(limit),
+        trx,
+      );
+      const ids = (await (isPostgres(trx) ? due.skipLocked() : due).execute()).map((row) => row.id);
+      if (ids.length === 0) return [];
+      return trx
+        .updateTable('webhook_deliveries')
+        .set({ leased_until: leasedUntil, lease_token: token })
+        .where('id', 'in', ids)
+        .returningAll()
+        .execute();
+    });
+  }
+
+  #dispatch(delivery: Delivery): void {
+    const work = this.#attempt(delivery)
+      .catch((error: unknown) => this.#options.logger.error({ err: error, delivery_id: delivery.id }, 'a webhook attempt failed to run; its lease will run out and it is sent again'))
+      .finally(() => {
+        this.#inFlight.delete(work);
+        this.wake();
+      });
+    this.#inFlight.add(work);
+  }
+
+  async #attempt(delivery: Delivery): Promise<void> {
+    const { db, clock, allowLoopback } = this.#options;
+    // The endpoint as it is now: a changed URL applies to pending retries too, a rotated secret signs at once.
+    const endpoint = await db
+      .selectFrom('webhook_endpoints')
+      .select(['url', 'secret', 'previous_secret', 'previous_secret_expires_at'])
+      .where('id', '=', delivery.endpoint_id)
+      .executeTakeFirst();
+    if (!endpoint) {
+      // Deleted while this delivery was being claimed: deletion ends pending deliveries, nothing is sent.
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ leased_until: null, lease_token: null, status: 'failed', next_attempt_at: null })
+        .where('id', '=', delivery.id)
+        .where('lease_token', '=', delivery.lease_token)
+        .execute();
+      return;
+    }
+    const started = clock.now();
+    const timestamp = Math.floor(started.getTime() / 1000);
+    const secrets = [endpoint.secret];
+    if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > iso(started)) secrets.push(endpoint.previous_secret);
+    const outcome = await sendAttempt(
+      endpoint.url,
+      delivery.payload,
+      {
+        'Content-Type': 'application/json',
+        'User-Agent': USER_AGENT,
+        // One signature per active secret, the newest first (DESIGN.md).
+        'Service-Signature': secrets.map((secret) => signWebhookPayload(delivery.payload, secret, timestamp)).join(','),
+        'Service-Timestamp': String(timestamp),
+        'Service-Event-Id': delivery.event_id,
+        'Service-Event-Type': delivery.event_type,
+      },
+      allowLoopback,
+    );
+    await this.#record(delivery, started, outcome);
+  }
+
+  /** Records the attempt and the delivery's next state; makes the endpoint's next delivery due when this one ended. */
+  async #record(delivery: Delivery, started: Date, outcome: AttemptOutcome): Promise<void> {
+    const { db, clock, logger, random } = this.#options;
+    const ended = clock.now();
+    const recorded = await db.transaction().execute(async (trx) => {
+      // The endpoint's lock first (see recordEvent): a delivery queued meanwhile is visible to the search below.
+      await forUpdate(trx.selectFrom('webhook_endpoints').select('id').where('id', '=', delivery.endpoint_id), trx).execute();
+      const current = await forUpdate(trx.selectFrom('webhook_deliveries').select(['status', 'lease_token']).where('id', '=', delivery.id), trx).executeTakeFirst();
+      if (!current || current.lease_token !== delivery.lease_token) return false;
+      const number = delivery.attempt_count + 1;
+      await trx
+        .insertInto('webhook_attempts')
+        .values({
+          delivery_id: delivery.id,
+          number,
+          workspace_id: delivery.workspace_id,
+          trigger: number === 1 && delivery.manual ? 'manual' : 'scheduled',
+          started_at: iso(started),
+          status: outcome.status,
+          response_status_code: outcome.responseStatusCode,
+          response_body: outcome.responseBody,
+          duration_ms: outcome.durationMs,
+          error: outcome.error,
+        })
+        .execute();
+      // A delivery ended meanwhile (its endpoint disabled or deleted) stays failed unless this attempt succeeded.
+      const retryAt = current.status === 'pending' && !delivery.test ? nextAttemptAt(number, ended, random) : null;
+      const status = outcome.status === 'succeeded' ? 'delivered' : retryAt ? 'pending' : 'failed';
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status,
+          attempt_count: number,
+          last_attempt_at: iso(started),
+          last_response_status_code: outcome.responseStatusCode,
+          delivered_at: status === 'delivered' ? iso(ended) : null,
+          next_attempt_at: status === 'pending' && retryAt ? iso(retryAt) : null,
+          leased_until: null,
+          lease_token: null,
+        })
+        .where('id', '=', delivery.id)
+        .execute();
+      if (status !== 'pending' && delivery.ordered) await startNextInQueue(trx, delivery.endpoint_id, ended);
+      return true;
+    });
+    if (!recorded) logger.warn({ delivery_id: delivery.id }, 'a webhook attempt ended after its lease ran out; another worker owns the delivery now');
+  }
+}
+
+/** Makes the oldest waiting delivery of the endpoint's queue due, unless the queue still has a pending head. */
+export async function startNextInQueue(trx: Transaction<Database>, endpointId: string, now: Date): Promise<void> {
+  const head = await trx
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'next_attempt_at'])
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'pending')
+    .where('ordered', '=', 1)
+    .orderBy('sequence')
+    .limit(1)
+    .executeTakeFirst();
+  if (head && head.next_attempt_at === null) {
+    await trx.updateTable('webhook_deliveries').set({ next_attempt_at: iso(now) }).where('id', '=', head.id).execute();
+  }
+}

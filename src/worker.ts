@@ -1,0 +1,46 @@
+// `npm run worker`: the webhook delivery worker as its own process, configured from the environment like the server
+// (DATABASE_URL, WEBHOOKS_ALLOW_LOOPBACK, LOG_LEVEL). Run any number of them beside servers started with
+// WEBHOOKS_WORKER=false (or not: workers in servers and on their own share the work the same way).
+import { ConfigError, loadConfig } from './config.ts';
+import { DeliveryWorker } from './features/webhooks/delivery-worker.ts';
+import { systemClock } from './platform/clock.ts';
+import { createLogger } from './platform/logging.ts';
+import { migrate, openStorage } from './storage/database.ts';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
+  await migrate(storage.db);
+  const worker = new DeliveryWorker({
+    db: storage.db,
+    kind: storage.kind,
+    databaseUrl: config.databaseUrl,
+    clock: systemClock,
+    logger,
+    allowLoopback: config.webhooksAllowLoopback,
+  });
+  await worker.start();
+  logger.info({ database: storage.kind }, 'webhook delivery worker running');
+
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'stopping: finishing the attempts in flight');
+    worker
+      .stop()
+      .then(() => storage.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'stopping failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof ConfigError ? `configuration: ${error.message}` : ((error as Error).stack ?? String(error))}\n`);
+  process.exit(1);
+});
