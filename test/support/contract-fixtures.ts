@@ -57,6 +57,37 @@ async function freshMember(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: String(member.id) } };
 }
 
+async function get(target: FixtureTarget, path: string): Promise<Record<string, any>> {
+  const response = await fetch(target.baseUrl + path, { headers: { Authorization: `Bearer ${target.apiKey}`, Accept: 'application/json' } });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`fixture GET ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as Record<string, any>;
+}
+
+/**
+ * The spec's example endpoint, disabled and pointing at a closed loopback port: nothing is ever delivered to it
+ * (a test event, sent even to a disabled endpoint, is refused at once). The target must allow loopback URLs
+ * (WEBHOOKS_ALLOW_LOOPBACK=true, as the global setup's server has); the example's own host does not resolve.
+ */
+function newEndpointBody(): Record<string, unknown> {
+  const example = exampleRequest('createWebhookEndpoint').body as Record<string, unknown>;
+  return { ...example, url: `http://127.0.0.1:9/contract-${unique()}`, enabled: false };
+}
+
+async function freshEndpoint(target: FixtureTarget): Promise<RequestOverrides> {
+  const endpoint = await post(target, '/v1/webhooks/endpoints', newEndpointBody());
+  return { path: { id: String(endpoint.id) } };
+}
+
+/** A new event of the workspace (adding a member records one) and its id. */
+async function freshEvent(target: FixtureTarget): Promise<string> {
+  const member = await post(target, '/v1/members', newMemberBody());
+  const events = await get(target, '/v1/events?type=workspace.member.added&limit=20');
+  const event = (events.data as Array<{ id: string; data: { member: { id: string } } }>).find((e) => e.data.member.id === member.id);
+  if (!event) throw new Error(`fixture: no workspace.member.added event for ${String(member.id)}`);
+  return event.id;
+}
+
 // createApiKey has none: key names need not be unique, so the spec's example succeeds as it is.
 export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> = {
   getApiKey: freshKey,
@@ -65,6 +96,23 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   addMember: async () => ({ body: newMemberBody() }),
   getMember: freshMember,
   removeMember: freshMember,
+  createWebhookEndpoint: async () => ({ body: newEndpointBody() }),
+  getWebhookEndpoint: freshEndpoint,
+  updateWebhookEndpoint: freshEndpoint,
+  deleteWebhookEndpoint: freshEndpoint,
+  rotateWebhookEndpointSecret: freshEndpoint,
+  sendWebhookEndpointTest: freshEndpoint,
+  getWebhookDelivery: async (target) => {
+    const { path } = await freshEndpoint(target);
+    const delivery = await fetch(`${target.baseUrl}/v1/webhooks/endpoints/${String(path!.id)}/test`, { method: 'POST', headers: { Authorization: `Bearer ${target.apiKey}` } });
+    if (delivery.status !== 202) throw new Error(`fixture: test delivery answered ${delivery.status}: ${await delivery.text()}`);
+    return { path: { id: String(((await delivery.json()) as { id: string }).id) } };
+  },
+  getEvent: async (target) => ({ path: { id: await freshEvent(target) } }),
+  replayWebhookEvents: async (target) => {
+    const { path } = await freshEndpoint(target);
+    return { body: { event_ids: [await freshEvent(target)], endpoint_id: String(path!.id) } };
+  },
 };
 
 /** The request of the success case of an implemented operation on a server: the example with the fixture's parts. */

@@ -1,5 +1,6 @@
 // The contract suite's targets, started once for the whole run:
-//   - the Prism mock of the contract, and a real server (startTestServer: loopback, fresh SQLite, owner key);
+//   - the Prism mock of the contract, and a real server (startTestServer: loopback, fresh SQLite, owner key, webhook
+//     URLs on loopback allowed for the webhook fixtures);
 //   - or, when CONTRACT_BASE_URL is set, only that running server (with the owner key CONTRACT_API_KEY).
 import type { TestProject } from 'vitest/node';
 import { startPrism, type RunningMock } from './prism.ts';
@@ -35,7 +36,7 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('contractTargets', [target]);
     return;
   }
-  const [startedMock, startedServer] = await Promise.allSettled([startPrism(), startTestServer()]);
+  const [startedMock, startedServer] = await Promise.allSettled([startPrism(), startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } })]);
   if (startedMock.status === 'rejected' || startedServer.status === 'rejected') {
     // Stop whichever did start before failing the run.
     if (startedMock.status === 'fulfilled') await startedMock.value.stop();
