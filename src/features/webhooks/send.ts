@@ -45,8 +45,18 @@ function excerpt(bytes: Buffer): string {
   return new TextDecoder('utf-8').decode(bytes).replace(/\u0000/g, '\ufffd').slice(0, RESPONSE_EXCERPT_BYTES);
 }
 
-export function sendAttempt(target: string, body: string, headers: Record<string, string>, allowLoopback: boolean): Promise<AttemptOutcome> {
+export async function sendAttempt(target: string, body: string, headers: Record<string, string>, allowLoopback: boolean): Promise<AttemptOutcome> {
   const started = performance.now();
+  // A kept-alive connection that the receiver closed while idle fails at once on reuse, before the receiver saw
+  // anything: that is no answer of the receiver, so the request goes again (as Node advises). Several idle
+  // connections of the pool can be stale at once; a new connection is never reused, so this ends.
+  for (;;) {
+    const outcome = await postOnce(target, body, headers, allowLoopback, started);
+    if (outcome !== 'stale_connection') return outcome;
+  }
+}
+
+function postOnce(target: string, body: string, headers: Record<string, string>, allowLoopback: boolean, started: number): Promise<AttemptOutcome | 'stale_connection'> {
   const duration = () => Math.min(60_000, Math.round(performance.now() - started));
   return new Promise((resolve) => {
     const failed = (error: AttemptError) => resolve({ status: 'failed', responseStatusCode: null, responseBody: null, durationMs: duration(), error });
@@ -78,7 +88,13 @@ export function sendAttempt(target: string, body: string, headers: Record<string
       clearTimeout(timer);
       outcome();
     };
-    request.on('error', (error: NodeJS.ErrnoException) => finish(() => failed(classify(error, timedOut))));
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      finish(() => {
+        const stale = request.reusedSocket && !timedOut && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+        if (stale) resolve('stale_connection');
+        else failed(classify(error, timedOut));
+      }),
+    );
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       let kept = 0;
