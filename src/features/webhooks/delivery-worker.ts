@@ -108,7 +108,10 @@ export class DeliveryWorker {
   async #claim(limit: number): Promise<Delivery[]> {
     const { db, clock } = this.#options;
     const now = iso(clock.now());
-    const leasedUntil = iso(new Date(clock.now().getTime() + LEASE_MS));
+    // Leases measure real elapsed time (is the worker still alive?), not the schedule's clock, which tests move.
+    const realNow = Date.now();
+    const leaseExpired = iso(new Date(realNow));
+    const leasedUntil = iso(new Date(realNow + LEASE_MS));
     const token = randomUUID();
     return db.transaction().execute(async (trx) => {
       const due = forUpdate(
@@ -117,7 +120,7 @@ export class DeliveryWorker {
           .select('id')
           .where('status', '=', 'pending')
           .where('next_attempt_at', '<=', now)
-          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', now)]))
+          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', leaseExpired)]))
           .orderBy('next_attempt_at')
           .limit(limit),
         trx,
