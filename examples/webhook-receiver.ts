@@ -100,7 +100,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<RunningRe
 
 /** WEBHOOK_SECRETS (comma-separated, newest first) or WEBHOOK_SECRET. */
 export function secretsFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return (env.WEBHOOK_SECRETS ?? env.WEBHOOK_SECRET ?? '')
+  return (env.WEBHOOK_SECRETS || env.WEBHOOK_SECRET || '')
     .split(',')
     .map((secret) => secret.trim())
     .filter(Boolean);

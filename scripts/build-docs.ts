@@ -1,13 +1,16 @@
-// Renders the docs portal into docs/site/: the OpenAPI reference (Redocly, webhooks included) and the AsyncAPI
-// reference (the AsyncAPI React component). Both pages are self-contained: scripts and styles are inlined, so they
-// open from disk or any static host without reaching a CDN.
+// Renders the docs portal into docs/site/ (or the directory given as the first argument): the OpenAPI reference
+// (Redocly, webhooks included), the AsyncAPI reference (the AsyncAPI React component) and the guide "Receiving
+// webhooks" (Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
+// static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
-import { join, dirname, resolve } from 'node:path';
+import { join, dirname, resolve, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Marked } from 'marked';
+import { scheduleTable } from '../src/features/webhooks/schedule.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const site = join(root, 'docs', 'site');
+const site = resolve(process.argv[2] ?? join(root, 'docs', 'site'));
 mkdirSync(site, { recursive: true });
 
 execFileSync(
@@ -34,7 +37,7 @@ writeFileSync(
 <style>${style}</style>
 </head>
 <body>
-<p style="padding:8px 16px;margin:0;font-family:sans-serif"><a href="index.html">HTTP API reference</a> · Webhooks (AsyncAPI)</p>
+<p style="padding:8px 16px;margin:0;font-family:sans-serif"><a href="index.html">HTTP API reference</a> · Webhooks (AsyncAPI) · <a href="receiving-webhooks.html">Receiving webhooks</a></p>
 <div id="asyncapi"></div>
 <script>${safe(script)}</script>
 <script>
@@ -48,5 +51,72 @@ AsyncApiStandalone.render({
 `,
 );
 
+/**
+ * The guide's Markdown with every include expanded: the lines from `<!-- include: NAME -->` to `<!-- end include -->`
+ * (a link or a note for readers of the Markdown source) become the file NAME as a code block, or `retry-schedule`
+ * the table of schedule.ts. The page can therefore never show code or a table other than what the tests run.
+ */
+function expandIncludes(markdown: string): string {
+  const expanded = markdown.replace(/^<!-- include: (\S+) -->\n[\s\S]*?^<!-- end include -->$/gm, (_, name: string) => {
+    if (name === 'retry-schedule') return scheduleTable();
+    const text = readFileSync(join(root, name), 'utf8');
+    // A fence longer than any run of backticks in the file, so that none of them ends the block.
+    const fence = '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+    return `${fence}${extname(name).slice(1)}\n${text.replace(/\n$/, '')}\n${fence}`;
+  });
+  if (expanded.includes('<!-- include:')) throw new Error('an include of the guide has no `<!-- end include -->` line');
+  return expanded;
+}
+
+const guideStyle = `
+body { margin: 0; font: 16px/1.55 system-ui, sans-serif; color: #1f2328; }
+main { max-width: 52rem; margin: 0 auto; padding: 8px 16px 48px; }
+h1, h2, h3 { line-height: 1.25; margin-top: 1.8em; }
+code { font: 0.9em ui-monospace, monospace; background: #f3f4f6; padding: 0.1em 0.3em; border-radius: 4px; }
+pre { background: #f6f8fa; padding: 12px 16px; overflow-x: auto; border-radius: 6px; line-height: 1.4; }
+pre code { background: none; padding: 0; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td:first-child code { white-space: nowrap; }
+a { color: #0969da; }
+`;
+
+const slug = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/<[^>]+>/g, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+// Headings get ids, so that a section of the guide can be linked to.
+const markdown = new Marked({
+  renderer: {
+    heading({ tokens, depth }) {
+      const html = this.parser.parseInline(tokens);
+      return `<h${depth} id="${slug(html)}">${html}</h${depth}>\n`;
+    },
+  },
+});
+const guide = expandIncludes(readFileSync(join(root, 'docs', 'guides', 'receiving-webhooks.md'), 'utf8'));
+writeFileSync(
+  join(site, 'receiving-webhooks.html'),
+  `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Receiving webhooks · content-service</title>
+<style>${guideStyle}</style>
+</head>
+<body>
+<p style="padding:8px 16px;margin:0;font-family:sans-serif"><a href="index.html">HTTP API reference</a> · <a href="asyncapi.html">Webhooks (AsyncAPI)</a> · Receiving webhooks</p>
+<main>
+${markdown.parse(guide, { async: false })}
+</main>
+</body>
+</html>
+`,
+);
+
 for (const file of ['openapi.json', 'asyncapi.json']) copyFileSync(join(root, 'generated', file), join(site, file));
-console.log(`Docs written to docs/site/: index.html (OpenAPI), asyncapi.html (AsyncAPI), openapi.json, asyncapi.json.`);
+console.log(`Docs written to ${site}: index.html (OpenAPI), asyncapi.html (AsyncAPI), receiving-webhooks.html (guide), openapi.json, asyncapi.json.`);
