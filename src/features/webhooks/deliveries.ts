@@ -53,7 +53,12 @@ function manualDelivery(
 }
 
 function deliveriesOf(db: RequestContext['platform']['db'] | Transaction<Database>, workspaceId: string, now: Date) {
-  return db.selectFrom('webhook_deliveries').selectAll().where('workspace_id', '=', workspaceId).where('created_at', '>=', eventWindowStart(now));
+  // The 30 days of history, and any delivery still pending (retention keeps those until they end).
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where((eb) => eb.or([eb('created_at', '>=', eventWindowStart(now)), eb('status', '=', 'pending')]));
 }
 
 export const deliveryHandlers = {
