@@ -21,10 +21,14 @@ async function main(): Promise<void> {
     allowLoopback: config.webhooksAllowLoopback,
   });
   await worker.start();
+  // The worker's poll timer is unref'd (a server must be able to exit), and on SQLite nothing else holds the event
+  // loop: without this the process would exit as soon as it is idle. It runs until a signal.
+  const keepAlive = setInterval(() => {}, 60_000);
   logger.info({ database: storage.kind }, 'webhook delivery worker running');
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'stopping: finishing the attempts in flight');
+    clearInterval(keepAlive);
     worker
       .stop()
       .then(() => storage.close())

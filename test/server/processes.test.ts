@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { handlers } from '../../src/handlers.ts';
 import type { OperationHandler } from '../../src/platform/operations.ts';
-import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
+import { migrate, migrations, openStorage, type Storage } from '../../src/storage/database.ts';
 import { freshDatabase, postgresUrl, REDIS_URL, redisAvailable, startTestServer, type TestDatabase } from '../support/server.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -126,7 +126,7 @@ describe.skipIf(!postgresUrl || !redisAvailable)('two server processes on one Po
 
   test('both processes migrated the same empty database at once, and the migration ran once', async () => {
     const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db);
-    expect(rows.rows.map((r) => r.name)).toEqual(['001_platform']);
+    expect(rows.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
   });
 
   test('what one process writes, the other reads: a key created on A works on B', async () => {
@@ -189,9 +189,9 @@ describe.skipIf(!postgresUrl)('migrating one PostgreSQL database from several co
       const storages = Array.from({ length: 4 }, () => openStorage(database.url));
       try {
         const applied = await Promise.all(storages.map((storage) => migrate(storage.db)));
-        expect(applied.flat()).toEqual(['001_platform']);
+        expect(applied.flat()).toEqual(Object.keys(migrations));
         const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(storages[0]!.db);
-        expect(rows.rows.map((r) => r.name)).toEqual(['001_platform']);
+        expect(rows.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
       } finally {
         for (const storage of storages) await storage.close();
         await database.drop();
