@@ -15,7 +15,7 @@ import { signWebhookPayload } from '../../../generated/webhooks.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { iso } from '../../platform/clock.ts';
 import { forUpdate, isPostgres } from '../../storage/locks.ts';
-import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
+import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../storage/schema.ts';
 import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
 import { sendAttempt, type AttemptOutcome } from './send.ts';
 import { listenForDeliveries } from './signal.ts';
@@ -72,6 +72,8 @@ export class DeliveryWorker {
     }
     this.#cycle = this.#run().finally(() => {
       this.#cycle = undefined;
+      // A wake that came after the last look had decided to end is not lost.
+      if (this.#again) this.wake();
     });
   }
 
@@ -84,11 +86,6 @@ export class DeliveryWorker {
     await Promise.all([...this.#inFlight]);
   }
 
-  /** Attempts in flight in this worker. */
-  get busy(): number {
-    return this.#inFlight.size;
-  }
-
   async #run(): Promise<void> {
     try {
       do {
@@ -96,10 +93,11 @@ export class DeliveryWorker {
         const free = this.#options.concurrency - this.#inFlight.size;
         if (free <= 0) return; // a finishing attempt wakes the worker
         const claimed = await this.#claim(free);
-        for (const delivery of claimed) this.#dispatch(delivery);
+        if (claimed.length > 0) await this.#dispatchClaimed(claimed);
         if (claimed.length === free) this.#again = true;
       } while (this.#again && !this.#stopped);
     } catch (error) {
+      this.#again = false; // not at once: the database may be down
       this.#options.logger.error({ err: error }, 'claiming webhook deliveries failed; trying again at the next poll');
     }
   }
@@ -108,11 +106,7 @@ export class DeliveryWorker {
   async #claim(limit: number): Promise<Delivery[]> {
     const { db, clock } = this.#options;
     const now = iso(clock.now());
-    // Leases measure real elapsed time (is the worker still alive?), not the schedule's clock, which tests move.
-    const realNow = Date.now();
-    const leaseExpired = iso(new Date(realNow));
-    const leasedUntil = iso(new Date(realNow + LEASE_MS));
-    const token = randomUUID();
+    const lease = newLease();
     return db.transaction().execute(async (trx) => {
       const due = forUpdate(
         trx
@@ -120,7 +114,7 @@ export class DeliveryWorker {
           .select('id')
           .where('status', '=', 'pending')
           .where('next_attempt_at', '<=', now)
-          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', leaseExpired)]))
+          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', lease.expired)]))
           .orderBy('next_attempt_at')
           .limit(limit),
         trx,
@@ -129,31 +123,42 @@ export class DeliveryWorker {
       if (ids.length === 0) return [];
       return trx
         .updateTable('webhook_deliveries')
-        .set({ leased_until: leasedUntil, lease_token: token })
+        .set({ leased_until: lease.until, lease_token: lease.token })
         .where('id', 'in', ids)
         .returningAll()
         .execute();
     });
   }
 
-  #dispatch(delivery: Delivery): void {
-    const work = this.#attempt(delivery)
+  /** Sends the claimed deliveries, with their endpoints read in one query. */
+  async #dispatchClaimed(deliveries: Delivery[]): Promise<void> {
+    const ids = [...new Set(deliveries.map((d) => d.endpoint_id))];
+    const endpoints = new Map(
+      (await this.#options.db.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', 'in', ids).execute()).map((e) => [e.id, e]),
+    );
+    for (const delivery of deliveries) this.#dispatch(delivery, endpoints.get(delivery.endpoint_id));
+  }
+
+  #dispatch(delivery: Delivery, endpoint: EndpointTarget | undefined): void {
+    let handedOn = false;
+    const work = this.#attempt(delivery, endpoint)
+      .then((next) => {
+        // The endpoint's next delivery, already leased to this worker: it takes this one's place at once.
+        if (next) {
+          handedOn = true;
+          this.#dispatch(next.delivery, next.endpoint);
+        }
+      })
       .catch((error: unknown) => this.#options.logger.error({ err: error, delivery_id: delivery.id }, 'a webhook attempt failed to run; its lease will run out and it is sent again'))
       .finally(() => {
         this.#inFlight.delete(work);
-        this.wake();
+        if (!handedOn) this.wake();
       });
     this.#inFlight.add(work);
   }
 
-  async #attempt(delivery: Delivery): Promise<void> {
+  async #attempt(delivery: Delivery, endpoint: EndpointTarget | undefined): Promise<Handoff | undefined> {
     const { db, clock, allowLoopback } = this.#options;
-    // The endpoint as it is now: a changed URL applies to pending retries too, a rotated secret signs at once.
-    const endpoint = await db
-      .selectFrom('webhook_endpoints')
-      .select(['url', 'secret', 'previous_secret', 'previous_secret_expires_at'])
-      .where('id', '=', delivery.endpoint_id)
-      .executeTakeFirst();
     if (!endpoint) {
       // Deleted while this delivery was being claimed: deletion ends pending deliveries, nothing is sent.
       await db
@@ -162,7 +167,7 @@ export class DeliveryWorker {
         .where('id', '=', delivery.id)
         .where('lease_token', '=', delivery.lease_token)
         .execute();
-      return;
+      return undefined;
     }
     const started = clock.now();
     const timestamp = Math.floor(started.getTime() / 1000);
@@ -182,18 +187,22 @@ export class DeliveryWorker {
       },
       allowLoopback,
     );
-    await this.#record(delivery, started, outcome);
+    return this.#record(delivery, started, outcome);
   }
 
-  /** Records the attempt and the delivery's next state; makes the endpoint's next delivery due when this one ended. */
-  async #record(delivery: Delivery, started: Date, outcome: AttemptOutcome): Promise<void> {
+  /**
+   * Records the attempt and the delivery's next state. When the delivery ended, the endpoint's next queued delivery
+   * becomes due and, unless the worker is stopping, is leased to this worker in the same transaction and returned,
+   * with the endpoint as it is now (a changed URL applies to pending retries too, a rotated secret signs at once).
+   */
+  async #record(delivery: Delivery, started: Date, outcome: AttemptOutcome): Promise<Handoff | undefined> {
     const { db, clock, logger, random } = this.#options;
     const ended = clock.now();
-    const recorded = await db.transaction().execute(async (trx) => {
+    const result = await db.transaction().execute(async (trx) => {
       // The endpoint's lock first (see recordEvent): a delivery queued meanwhile is visible to the search below.
-      await forUpdate(trx.selectFrom('webhook_endpoints').select('id').where('id', '=', delivery.endpoint_id), trx).execute();
+      const endpoint = await forUpdate(trx.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', '=', delivery.endpoint_id), trx).executeTakeFirst();
       const current = await forUpdate(trx.selectFrom('webhook_deliveries').select(['status', 'lease_token']).where('id', '=', delivery.id), trx).executeTakeFirst();
-      if (!current || current.lease_token !== delivery.lease_token) return false;
+      if (!current || current.lease_token !== delivery.lease_token) return 'lease_lost' as const;
       const number = delivery.attempt_count + 1;
       await trx
         .insertInto('webhook_attempts')
@@ -227,15 +236,43 @@ export class DeliveryWorker {
         })
         .where('id', '=', delivery.id)
         .execute();
-      if (status !== 'pending' && delivery.ordered) await startNextInQueue(trx, delivery.endpoint_id, ended);
-      return true;
+      if (status === 'pending' || !delivery.ordered) return undefined;
+      const next = await startNextInQueue(trx, delivery.endpoint_id, ended, this.#stopped || !endpoint ? undefined : newLease());
+      return next && endpoint ? { delivery: next, endpoint } : undefined;
     });
-    if (!recorded) logger.warn({ delivery_id: delivery.id }, 'a webhook attempt ended after its lease ran out; another worker owns the delivery now');
+    if (result === 'lease_lost') {
+      logger.warn({ delivery_id: delivery.id }, 'a webhook attempt ended after its lease ran out; another worker owns the delivery now');
+      return undefined;
+    }
+    return result;
   }
 }
 
-/** Makes the oldest waiting delivery of the endpoint's queue due, unless the queue still has a pending head. */
-export async function startNextInQueue(trx: Transaction<Database>, endpointId: string, now: Date): Promise<void> {
+const endpointTargetColumns = ['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'] as const;
+type EndpointTarget = Pick<Selectable<WebhookEndpointsTable>, (typeof endpointTargetColumns)[number]>;
+interface Handoff {
+  delivery: Delivery;
+  endpoint: EndpointTarget;
+}
+
+interface Lease {
+  token: string;
+  until: string;
+  /** Leases that ended before this instant have run out. */
+  expired: string;
+}
+
+// Leases measure real elapsed time (is the worker still alive?), not the schedule's clock, which tests move.
+function newLease(): Lease {
+  const now = Date.now();
+  return { token: randomUUID(), until: iso(new Date(now + LEASE_MS)), expired: iso(new Date(now)) };
+}
+
+/**
+ * Makes the oldest waiting delivery of the endpoint's queue due, unless the queue still has a pending head. With a
+ * lease, also leases it and returns it, for the caller to send at once.
+ */
+export async function startNextInQueue(trx: Transaction<Database>, endpointId: string, now: Date, lease?: Lease): Promise<Delivery | undefined> {
   const head = await trx
     .selectFrom('webhook_deliveries')
     .select(['id', 'next_attempt_at'])
@@ -245,7 +282,11 @@ export async function startNextInQueue(trx: Transaction<Database>, endpointId: s
     .orderBy('sequence')
     .limit(1)
     .executeTakeFirst();
-  if (head && head.next_attempt_at === null) {
-    await trx.updateTable('webhook_deliveries').set({ next_attempt_at: iso(now) }).where('id', '=', head.id).execute();
+  if (!head || head.next_attempt_at !== null) return undefined;
+  const started = trx.updateTable('webhook_deliveries').set({ next_attempt_at: iso(now) }).where('id', '=', head.id);
+  if (!lease) {
+    await started.execute();
+    return undefined;
   }
+  return started.set({ leased_until: lease.until, lease_token: lease.token }).returningAll().executeTakeFirst();
 }
