@@ -12,12 +12,12 @@
 // BENCH_TARGETS (comma-separated subset of sqlite,postgres,bare,prism).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import pg from 'pg';
+import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import { insertApiKey } from '../src/features/workspace/api-keys.ts';
 import { createWorkspace } from '../src/features/workspace/workspace.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
@@ -27,7 +27,6 @@ const DURATION = positive('BENCH_DURATION', 10);
 const WARMUP = positive('BENCH_WARMUP', 2, true);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 20);
 const KEYS = positive('BENCH_KEYS', 1000);
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'sqlite,postgres,bare,prism').split(',').map((t) => t.trim()));
 const P99_TARGET_MS = 10;
 
@@ -178,34 +177,6 @@ async function prismMock(): Promise<Target> {
   return { name: 'prism mock', url, secrets: ['cs_live_benchmark'], stop };
 }
 
-function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port) || 5432, timeout: 1000 });
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => (socket.destroy(), resolve(false)));
-  });
-}
-
-async function postgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
-  if (!(await reachable(POSTGRES_URL))) return undefined;
-  const name = `cs_bench_${process.pid}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
-
 // ---------------------------------------------------------------------------------------------------- measuring
 
 /** One autocannon run; latencies are taken from every response at microsecond resolution (autocannon's own are whole ms). */
@@ -310,7 +281,7 @@ async function main(): Promise<void> {
     }
 
     if (TARGETS.has('postgres')) {
-      const database = await postgresDatabase();
+      const database = await freshPostgresDatabase('cs_bench');
       if (!database) process.stderr.write(`  PostgreSQL at ${POSTGRES_URL} does not answer: skipped\n`);
       else {
         cleanups.push(() => database.drop());

@@ -29,12 +29,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import pg from 'pg';
+import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import { verifyWebhook } from '../generated/webhooks.ts';
 import { loadConfig } from '../src/config.ts';
 import { recordEvent } from '../src/features/webhooks/events.ts';
@@ -201,20 +200,9 @@ const RATES = (process.env.BENCH_RATES ?? '6,60').split(',').filter((rate) => ra
 });
 const SECONDS = positive('BENCH_SECONDS', 15);
 const TIMEOUT_S = positive('BENCH_TIMEOUT', 120);
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'sqlite,postgres').split(',').map((t) => t.trim()));
 
 // ------------------------------------------------------------------------------------------------------ databases
-
-function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port) || 5432, timeout: 1000 });
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => (socket.destroy(), resolve(false)));
-  });
-}
 
 interface BenchDatabase {
   name: 'SQLite' | 'PostgreSQL';
@@ -228,21 +216,8 @@ function sqliteDatabase(): BenchDatabase {
 }
 
 async function postgresDatabase(): Promise<BenchDatabase | undefined> {
-  if (!(await reachable(POSTGRES_URL))) return undefined;
-  const name = `cs_bench_webhooks_${process.pid}`;
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return { name: 'PostgreSQL', url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  const database = await freshPostgresDatabase('cs_bench_webhooks');
+  return database && { name: 'PostgreSQL', ...database };
 }
 
 // -------------------------------------------------------------------------------------------------------- setup

@@ -1,6 +1,7 @@
 // `npm start`: the server, configured from the environment (README, "Configuration").
 import { ConfigError, loadConfig } from './config.ts';
 import { createWorkspace } from './features/workspace/workspace.ts';
+import { stopOnSignals } from './platform/signals.ts';
 import { startServer, type RunningServer } from './server.ts';
 
 async function seedDemo(running: RunningServer): Promise<void> {
@@ -33,21 +34,7 @@ async function main(): Promise<void> {
   logger.info({ url: running.url, region: config.region, database: running.platform.storage.kind, rate_limit_store: config.redisUrl ? 'redis' : 'memory' }, 'content-service listening');
   if (config.seedDemo) await seedDemo(running);
 
-  const shutdown = (signal: string) => {
-    logger.info({ signal }, 'shutting down: draining requests');
-    running.close().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  stopOnSignals(logger, 'shutting down: draining requests', () => running.close());
 }
 
 main().catch((error: unknown) => {

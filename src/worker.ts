@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { DeliveryWorker } from './features/webhooks/delivery-worker.ts';
 import { systemClock } from './platform/clock.ts';
 import { createLogger } from './platform/logging.ts';
+import { stopOnSignals } from './platform/signals.ts';
 import { migrate, openStorage } from './storage/database.ts';
 
 async function main(): Promise<void> {
@@ -26,22 +27,11 @@ async function main(): Promise<void> {
   const keepAlive = setInterval(() => {}, 60_000);
   logger.info({ database: storage.kind }, 'webhook delivery worker running');
 
-  const shutdown = (signal: string) => {
-    logger.info({ signal }, 'stopping: finishing the attempts in flight');
+  stopOnSignals(logger, 'stopping: finishing the attempts in flight', async () => {
     clearInterval(keepAlive);
-    worker
-      .stop()
-      .then(() => storage.close())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, 'stopping failed');
-          process.exit(1);
-        },
-      );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+    await worker.stop();
+    await storage.close();
+  });
 }
 
 main().catch((error: unknown) => {

@@ -6,13 +6,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { expectProblem } from '../support/expect.ts';
 
 type Role = 'owner' | 'admin' | 'editor' | 'viewer';
-
-function expectProblem(answer: Answer, status: number, code: string): void {
-  expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
-}
 
 describe.each(databaseKinds)('members on %s', (kind) => {
   let server: TestServer;

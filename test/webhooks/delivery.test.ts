@@ -11,16 +11,13 @@ import { JITTER, MAX_ATTEMPTS, RETRY_WAITS_S } from '../../src/features/webhooks
 import { ManualClock } from '../../src/platform/clock.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { expectProblem } from '../support/expect.ts';
 
 const DAY_MS = 86_400_000;
 /** Long enough for a worker that would send something to have sent it: a wake is immediate, a poll every 250 ms. */
 const QUIET_MS = 400;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function expectProblem(answer: Answer, status: number, code: string): void {
-  expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
-}
 
 function hmac(secret: string, timestamp: string, rawBody: Buffer): string {
   return createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');

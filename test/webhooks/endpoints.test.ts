@@ -8,25 +8,11 @@ import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { eventually, expectProblem } from '../support/expect.ts';
 
 const HOUR_MS = 3600_000;
 const ENDPOINT_ID = /^whe_[0-9A-HJKMNP-TV-Z]{26}$/;
 const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
-
-function expectProblem(answer: Answer, status: number, code: string): void {
-  expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
-}
-
-/** Polls until `check` accepts the value, at most `timeoutMs`. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
   let server: TestServer;

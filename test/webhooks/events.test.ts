@@ -15,27 +15,13 @@ import { projectRoot } from '../support/prism.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { schemaErrors, spec } from '../support/spec.ts';
+import { eventually, expectProblem } from '../support/expect.ts';
 
 type Json = Record<string, any>;
 
 const DAY_MS = 86_400_000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const EVENT_ID = /^evt_[0-9A-HJKMNP-TV-Z]{26}$/;
-
-function expectProblem(answer: Answer, status: number, code: string): void {
-  expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
-}
-
-/** Polls until `check` accepts the value, at most `timeoutMs`. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 // The AsyncAPI document is bundled with every reference resolved: a message's payload is a complete schema.
 const asyncapi: Json = JSON.parse(readFileSync(join(projectRoot, 'generated', 'asyncapi.json'), 'utf8'));

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { addressAllowed } from '../../src/features/webhooks/url-policy.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { freshDatabase, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { eventually } from '../support/expect.ts';
 
 function expectUrlRefused(answer: Answer, label: string): void {
   expect({ url: label, status: answer.status, code: answer.body?.code, pointers: answer.body?.errors?.map((e: { pointer: string }) => e.pointer) }).toEqual({
@@ -16,17 +17,6 @@ function expectUrlRefused(answer: Answer, label: string): void {
     code: 'invalid_webhook_url',
     pointers: ['/url'],
   });
-}
-
-/** Polls until `check` accepts the value, at most `timeoutMs`. */
-async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** Refused by a production server whatever the setting of the development flag would be. */
