@@ -6,7 +6,8 @@
 //     LEASE_MS and another worker (or the same one, restarted) sends that attempt again: at-least-once.
 //   - Order: in an endpoint's queue only the head (the oldest pending delivery) has a `next_attempt_at`; the others
 //     wait with null. When the head ends (delivered, or its attempts are exhausted), the transaction that records
-//     this makes the next one due. So the next event of an endpoint is never sent before the previous one ended.
+//     this makes the next one due, and leases it to the same worker, which sends it at once. So the next event of an
+//     endpoint is never sent before the previous one ended.
 //   - Waking: at once when deliveries are created (signal.ts), and every POLL_MS for retries that fell due.
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
@@ -39,8 +40,6 @@ export interface DeliveryWorkerOptions {
   allowLoopback: boolean;
   /** Attempts in flight at most, over all endpoints. */
   concurrency?: number;
-  /** Picks the jitter of retry times; tests pass a fixed one. */
-  random?: () => number;
 }
 
 export class DeliveryWorker {
@@ -53,7 +52,7 @@ export class DeliveryWorker {
   #stopListening: (() => Promise<void>) | undefined;
 
   constructor(options: DeliveryWorkerOptions) {
-    this.#options = { concurrency: 100, random: Math.random, ...options };
+    this.#options = { concurrency: 100, ...options };
   }
 
   async start(): Promise<void> {
@@ -196,7 +195,7 @@ export class DeliveryWorker {
    * with the endpoint as it is now (a changed URL applies to pending retries too, a rotated secret signs at once).
    */
   async #record(delivery: Delivery, started: Date, outcome: AttemptOutcome): Promise<Handoff | undefined> {
-    const { db, clock, logger, random } = this.#options;
+    const { db, clock, logger } = this.#options;
     const ended = clock.now();
     const result = await db.transaction().execute(async (trx) => {
       // The endpoint's lock first (see recordEvent): a delivery queued meanwhile is visible to the search below.
@@ -220,7 +219,7 @@ export class DeliveryWorker {
         })
         .execute();
       // A delivery ended meanwhile (its endpoint disabled or deleted) stays failed unless this attempt succeeded.
-      const retryAt = current.status === 'pending' && !delivery.test ? nextAttemptAt(number, ended, random) : null;
+      const retryAt = current.status === 'pending' && !delivery.test ? nextAttemptAt(number, ended) : null;
       const status = outcome.status === 'succeeded' ? 'delivered' : retryAt ? 'pending' : 'failed';
       await trx
         .updateTable('webhook_deliveries')
