@@ -10,12 +10,12 @@
 //     endpoint is never sent before the previous one ended.
 //   - Waking: at once when deliveries are created (signal.ts), and every POLL_MS for retries that fell due.
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { signWebhookPayload } from '../../../generated/webhooks.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { iso } from '../../platform/clock.ts';
-import { forUpdate, isPostgres } from '../../storage/locks.ts';
+import { forUpdate } from '../../storage/locks.ts';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../storage/schema.ts';
 import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
 import { sendAttempt, type AttemptOutcome } from './send.ts';
@@ -103,30 +103,24 @@ export class DeliveryWorker {
 
   /** Leases up to `limit` due deliveries to this worker. */
   async #claim(limit: number): Promise<Delivery[]> {
-    const { db, clock } = this.#options;
+    const { db, clock, kind } = this.#options;
     const now = iso(clock.now());
     const lease = newLease();
-    return db.transaction().execute(async (trx) => {
-      const due = forUpdate(
-        trx
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('status', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', lease.expired)]))
-          .orderBy('next_attempt_at')
-          .limit(limit),
-        trx,
-      );
-      const ids = (await (isPostgres(trx) ? due.skipLocked() : due).execute()).map((row) => row.id);
-      if (ids.length === 0) return [];
-      return trx
-        .updateTable('webhook_deliveries')
-        .set({ leased_until: lease.until, lease_token: lease.token })
-        .where('id', 'in', ids)
-        .returningAll()
-        .execute();
-    });
+    const due = db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', lease.expired)]))
+      .orderBy('next_attempt_at')
+      .limit(limit);
+    // One statement, so one round trip: its own transaction.
+    return db
+      .updateTable('webhook_deliveries')
+      .set({ leased_until: lease.until, lease_token: lease.token })
+      .where('id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
+      .returningAll()
+      .execute();
   }
 
   /** Sends the claimed deliveries, with their endpoints read in one query. */
@@ -200,9 +194,28 @@ export class DeliveryWorker {
     const result = await db.transaction().execute(async (trx) => {
       // The endpoint's lock first (see recordEvent): a delivery queued meanwhile is visible to the search below.
       const endpoint = await forUpdate(trx.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', '=', delivery.endpoint_id), trx).executeTakeFirst();
-      const current = await forUpdate(trx.selectFrom('webhook_deliveries').select(['status', 'lease_token']).where('id', '=', delivery.id), trx).executeTakeFirst();
-      if (!current || current.lease_token !== delivery.lease_token) return 'lease_lost' as const;
       const number = delivery.attempt_count + 1;
+      const succeeded = outcome.status === 'succeeded';
+      const retryAt = succeeded || delivery.test ? null : nextAttemptAt(number, ended);
+      // Only while this worker still holds the lease. A delivery ended meanwhile (its endpoint disabled or deleted)
+      // stays failed unless this attempt succeeded; `status` in the expressions is the value before this update.
+      const updated = await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status: succeeded ? 'delivered' : retryAt ? sql<'pending' | 'failed'>`case when status = 'pending' then 'pending' else 'failed' end` : 'failed',
+          next_attempt_at: retryAt ? sql<string | null>`case when status = 'pending' then ${iso(retryAt)} else null end` : null,
+          attempt_count: number,
+          last_attempt_at: iso(started),
+          last_response_status_code: outcome.responseStatusCode,
+          delivered_at: succeeded ? iso(ended) : null,
+          leased_until: null,
+          lease_token: null,
+        })
+        .where('id', '=', delivery.id)
+        .where('lease_token', '=', delivery.lease_token)
+        .returning('status')
+        .executeTakeFirst();
+      if (!updated) return 'lease_lost' as const;
       await trx
         .insertInto('webhook_attempts')
         .values({
@@ -218,23 +231,7 @@ export class DeliveryWorker {
           error: outcome.error,
         })
         .execute();
-      // A delivery ended meanwhile (its endpoint disabled or deleted) stays failed unless this attempt succeeded.
-      const retryAt = current.status === 'pending' && !delivery.test ? nextAttemptAt(number, ended) : null;
-      const status = outcome.status === 'succeeded' ? 'delivered' : retryAt ? 'pending' : 'failed';
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          status,
-          attempt_count: number,
-          last_attempt_at: iso(started),
-          last_response_status_code: outcome.responseStatusCode,
-          delivered_at: status === 'delivered' ? iso(ended) : null,
-          next_attempt_at: status === 'pending' && retryAt ? iso(retryAt) : null,
-          leased_until: null,
-          lease_token: null,
-        })
-        .where('id', '=', delivery.id)
-        .execute();
+      const { status } = updated;
       if (status === 'pending' || !delivery.ordered) return undefined;
       const next = await startNextInQueue(trx, delivery.endpoint_id, ended, this.#stopped || !endpoint ? undefined : newLease());
       return next && endpoint ? { delivery: next, endpoint } : undefined;
@@ -272,20 +269,21 @@ function newLease(): Lease {
  * lease, also leases it and returns it, for the caller to send at once.
  */
 export async function startNextInQueue(trx: Transaction<Database>, endpointId: string, now: Date, lease?: Lease): Promise<Delivery | undefined> {
-  const head = await trx
+  const head = trx
     .selectFrom('webhook_deliveries')
-    .select(['id', 'next_attempt_at'])
+    .select('id')
     .where('endpoint_id', '=', endpointId)
     .where('status', '=', 'pending')
     .where('ordered', '=', 1)
     .orderBy('sequence')
-    .limit(1)
-    .executeTakeFirst();
-  if (!head || head.next_attempt_at !== null) return undefined;
-  const started = trx.updateTable('webhook_deliveries').set({ next_attempt_at: iso(now) }).where('id', '=', head.id);
-  if (!lease) {
-    await started.execute();
-    return undefined;
-  }
-  return started.set({ leased_until: lease.until, lease_token: lease.token }).returningAll().executeTakeFirst();
+    .limit(1);
+  return trx
+    .updateTable('webhook_deliveries')
+    .set({ next_attempt_at: iso(now), ...(lease ? { leased_until: lease.until, lease_token: lease.token } : {}) })
+    .where('id', '=', head)
+    // A head that is already due is the queue's current attempt, not one waiting behind it.
+    .where('next_attempt_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst()
+    .then((row) => (lease ? row : undefined));
 }
