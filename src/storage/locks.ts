@@ -1,10 +1,10 @@
 // Row locks that read the same on both databases. PostgreSQL takes them with `for update`; SQLite has no row
 // locks and needs none: a write transaction (Kysely's `begin`, made `begin immediate`) excludes every other writer.
-import { PostgresAdapter, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { PostgresAdapter, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 
-export function isPostgres(trx: Transaction<Database>): boolean {
-  return trx.getExecutor().adapter instanceof PostgresAdapter;
+export function isPostgres(db: Kysely<Database>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /** The query with `for update` on PostgreSQL. */

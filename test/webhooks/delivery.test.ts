@@ -529,6 +529,13 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     const tooOldId = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [e1, ancient], endpoint_id: endpoint.id } });
     expectProblem(tooOldId, 422, 'event_too_old');
     expect(tooOldId.body.errors[0].pointer).toBe('/event_ids/1');
+    // The pattern admits ids whose time part is past the largest ULID time; such an id names no event.
+    const impossible = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [e1, 'evt_ZZZZZZZZZZZZZZZZZZZZZZZZZZ'] } });
+    expectProblem(impossible, 404, 'not_found');
+    expect(impossible.body.errors[0].pointer).toBe('/event_ids/1');
+    // The largest ULID time (year 10889) is in the future, not more than 30 days ago.
+    const future = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: ['evt_7ZZZZZZZZZZZZZZZZZZZZZZZZZ'] } });
+    expectProblem(future, 404, 'not_found');
     expect((await listDeliveries('')).map((d) => d.id)).toEqual(before);
 
     clock.advance(31 * DAY_MS);

@@ -250,11 +250,12 @@ describe.each(databaseKinds)('events on %s', (kind) => {
     expect(answer.body.next_cursor).toBeNull();
     const entries = answer.body.data as Array<{ object: string; type: string; description: string; schema_name: string; example_payload: Json }>;
     expect(entries.length).toBe(11);
+    // The contract's own example of the catalogue is the catalogue: descriptions, schema names and examples.
+    expect(entries).toEqual(spec.components.examples.EventTypeList.value.data);
     expect(entries.map((e) => e.type)).toEqual(spec.components.schemas.EventType.enum);
     expect(new Set(entries.map((e) => e.type))).toEqual(new Set(EVENT_TYPES));
     for (const entry of entries) {
       expect(entry.object).toBe('event_type');
-      expect(entry.description.length, entry.type).toBeGreaterThan(0);
       expect(spec.components.schemas[entry.schema_name], entry.schema_name).toBeDefined();
       expect(entry.example_payload.type, entry.type).toBe(entry.type);
       expect(schemaErrors(`/components/schemas/${entry.schema_name}`, entry.example_payload), entry.type).toEqual([]);

@@ -52,6 +52,15 @@ function manualDelivery(
   };
 }
 
+/** When an event id says it was made (ms); undefined for an id that fits the pattern but is no ULID (time too large). */
+function idTime(eventId: string): number | undefined {
+  try {
+    return decodeTime(eventId.slice('evt_'.length));
+  } catch {
+    return undefined;
+  }
+}
+
 function deliveriesOf(db: RequestContext['platform']['db'] | Transaction<Database>, workspaceId: string, now: Date) {
   // The 30 days of history, and any delivery still pending (retention keeps those until they end).
   return db
@@ -132,9 +141,9 @@ export const deliveryHandlers = {
       event_ids.forEach((id, i) => {
         const event = events.get(id);
         // An event past the window may be pruned already; its id still tells when it happened.
-        const happened = event ? event.created_at : iso(new Date(decodeTime(id.slice('evt_'.length))));
-        if (happened < windowStart) {
-          throw new Problem('event_too_old', `Event ${id} happened at ${happened}, more than 30 days ago; only events of the last 30 days can be replayed.`, {
+        const happened = event ? Date.parse(event.created_at) : idTime(id);
+        if (happened !== undefined && happened < Date.parse(windowStart)) {
+          throw new Problem('event_too_old', `Event ${id} happened at ${iso(new Date(happened))}, more than 30 days ago; only events of the last 30 days can be replayed.`, {
             errors: [{ pointer: `/event_ids/${i}`, detail: 'older than 30 days' }],
           });
         }

@@ -5,17 +5,18 @@
 //     so the worker's next query waits for the transaction that signalled to end: it sees the committed rows.
 //     A worker in another process on the same SQLite file sees them at its next poll (SQLITE_POLL_MS).
 import { EventEmitter } from 'node:events';
-import { PostgresAdapter, sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { isPostgres } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 
 export const CHANNEL = 'webhook_deliveries';
 const local = new EventEmitter().setMaxListeners(0);
 
 /** Call in the transaction that created deliveries (or made some due). */
-export async function deliveriesCreated(trx: Transaction<Database> | Kysely<Database>): Promise<void> {
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) {
+export async function deliveriesCreated(trx: Kysely<Database>): Promise<void> {
+  if (isPostgres(trx)) {
     await sql`select pg_notify(${CHANNEL}, '')`.execute(trx);
   } else {
     local.emit(CHANNEL);
