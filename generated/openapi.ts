@@ -224,6 +224,68 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List projects
+         * @description Lists the workspace's projects, newest first. Filter by `name` (a part of the name, ignoring case). Every key of
+         *     the workspace sees every project: a project groups resources, it does not restrict access to them.
+         */
+        get: operations["listProjects"];
+        put?: never;
+        /**
+         * Create a project
+         * @description Creates a project. Its `name` must be unique in the workspace, ignoring case (`409 project_name_taken`). The
+         *     defaults (`default_voice_id`, `default_model`) apply to what is created in the project later and name no voice
+         *     or model: only their shape is checked until brand voices and the model catalogue are served, after which an
+         *     unknown voice is `404 not_found` and an unknown model `404 model_not_found`.
+         */
+        post: operations["createProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project
+         * @description Returns one project of the workspace.
+         */
+        get: operations["getProject"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a project
+         * @description Deletes the project at once. What belonged to it stays: its documents, workflows and chatbots are kept, with
+         *     `project_id` set to `null` in the same transaction, so nothing is lost and nothing is blocked by a project that is
+         *     still in use. Events recorded earlier keep the project's id. Move resources to another project first (their
+         *     `project_id`) to keep them grouped.
+         */
+        delete: operations["deleteProject"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a project
+         * @description Changes the fields given; the others keep their values. `null` clears `description`, `default_voice_id` or
+         *     `default_model`; `metadata` replaces the whole map. A new `name` must be unique in the workspace, ignoring case
+         *     (`409 project_name_taken`); renaming a project to its own name in another case is allowed. New defaults apply to
+         *     what is created in the project from now on; nothing created before changes.
+         */
+        patch: operations["updateProject"];
+        trace?: never;
+    };
     "/v1/audit-logs": {
         parameters: {
             query?: never;
@@ -1836,6 +1898,7 @@ export type components = {
          *     | `voice_not_ready` | 409 | The brand voice is still training or failed training. |
          *     | `member_already_exists` | 409 | The person is already a member of the workspace. |
          *     | `last_owner` | 409 | The last owner of a workspace cannot be removed. |
+         *     | `project_name_taken` | 409 | Another project of the workspace has this name (names are compared ignoring case). |
          *     | `conversation_already_escalated` | 409 | The conversation was escalated already. |
          *     | `conversation_full` | 409 | The conversation holds 1,000 messages; start a new one. |
          *     | `run_not_cancellable` | 409 | The workflow run has already finished. |
@@ -1864,7 +1927,7 @@ export type components = {
          *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
+        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -2349,6 +2412,108 @@ export type components = {
             name?: string | null;
         };
         /**
+         * ProjectId
+         * @description The identifier of a project.
+         * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+         */
+        ProjectId: string;
+        /**
+         * ProjectName
+         * @description The project's name, unique in the workspace regardless of case (`Spring Campaign` and `spring campaign` are the
+         *     same name: `409 project_name_taken`). No leading or trailing spaces.
+         * @example Spring campaign 2027
+         */
+        ProjectName: string;
+        /**
+         * ProjectDescription
+         * @description A note about the project for the people of the workspace, or `null`.
+         * @example Launch posts
+         * @example landing pages and the support bot for the spring e-bike range.
+         */
+        ProjectDescription: string | null;
+        /**
+         * ProjectDefaultVoiceId
+         * @description The brand voice that the project's new documents, chatbots and workflow steps use when they name none, or `null`.
+         *     Only the identifier's shape is checked today; once brand voices are served, a voice that is not in the workspace is
+         *     `404 not_found`.
+         * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
+         */
+        ProjectDefaultVoiceId: string | null;
+        /**
+         * ProjectDefaultModel
+         * @description The model (an `id` of `GET /v1/models`) that the project's new chatbots and workflow steps use when they name none,
+         *     or `null`. Only the identifier's shape is checked today; once the catalogue is served, a model that is not in it
+         *     is `404 model_not_found`.
+         * @example gpt-4o-mini
+         */
+        ProjectDefaultModel: string | null;
+        /**
+         * Metadata
+         * @description Up to 20 string key-value pairs of your own (keys up to 40 characters, values up to 500), returned as given.
+         * @example {
+         *       "campaign": "black-friday-2026"
+         *     }
+         */
+        Metadata: {
+            [key: string]: string;
+        };
+        /**
+         * Project
+         * @description A project of the workspace: a named group of documents, workflows and chatbots (their `project_id`) with defaults
+         *     for what is created in it. A project changes nobody's access: every key of the workspace sees every project.
+         *     Deleting a project keeps what belonged to it; their `project_id` becomes `null`.
+         */
+        Project: {
+            id: components["schemas"]["ProjectId"];
+            /**
+             * @description Always `project`.
+             * @constant
+             */
+            object: "project";
+            name: components["schemas"]["ProjectName"];
+            description: components["schemas"]["ProjectDescription"];
+            default_voice_id: components["schemas"]["ProjectDefaultVoiceId"];
+            default_model: components["schemas"]["ProjectDefaultModel"];
+            metadata: components["schemas"]["Metadata"];
+            /** @description When the project was created. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When a field of the project last changed. */
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * ProjectList
+         * @description A page of projects, newest first.
+         */
+        ProjectList: {
+            /** @description The projects of this page. */
+            data: components["schemas"]["Project"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * ProjectCreateRequest
+         * @description A new project. Only `name` is required.
+         */
+        ProjectCreateRequest: {
+            name: components["schemas"]["ProjectName"];
+            description?: components["schemas"]["ProjectDescription"];
+            default_voice_id?: components["schemas"]["ProjectDefaultVoiceId"];
+            default_model?: components["schemas"]["ProjectDefaultModel"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * ProjectUpdateRequest
+         * @description The fields to change; at least one. The others keep their values. `null` clears `description`, `default_voice_id`
+         *     or `default_model`; `metadata` replaces the whole map (send `{}` to clear it). Changing a default does not change
+         *     what was created in the project before.
+         */
+        ProjectUpdateRequest: {
+            name?: components["schemas"]["ProjectName"];
+            description?: components["schemas"]["ProjectDescription"];
+            default_voice_id?: components["schemas"]["ProjectDefaultVoiceId"];
+            default_model?: components["schemas"]["ProjectDefaultModel"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
          * AuditLogAction
          * @description What was done, as `<resource>.<verb>` in snake_case. New actions are added as features are; treat an unknown
          *     action as an opaque string. Known actions:
@@ -2361,6 +2526,9 @@ export type components = {
          *     | `api_key.expired` | An API key reached its `expires_at` (actor `system`). |
          *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`. |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
+         *     | `project.created` | A project was created. `details`: `name`. |
+         *     | `project.updated` | A project's name, description, defaults or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
+         *     | `project.deleted` | A project was deleted; what belonged to it stays, without a project. `details`: `name`. |
          *     | `webhook_endpoint.created` | A webhook endpoint was created. `details`: `url`. |
          *     | `webhook_endpoint.updated` | A webhook endpoint's URL, event types or status changed. |
          *     | `webhook_endpoint.deleted` | A webhook endpoint was deleted. |
@@ -2731,16 +2899,6 @@ export type components = {
                  */
                 strict?: boolean | null;
             };
-        };
-        /**
-         * Metadata
-         * @description Up to 20 string key-value pairs of your own (keys up to 40 characters, values up to 500), returned as given.
-         * @example {
-         *       "campaign": "black-friday-2026"
-         *     }
-         */
-        Metadata: {
-            [key: string]: string;
         };
         /**
          * ChatCompletionRequest
@@ -8205,6 +8363,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Another project of the workspace already has this name, ignoring case (`project_name_taken`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
+        ProjectConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The body of the chat completion request is not valid JSON (`invalid_json`). */
         ChatBadRequest: {
             headers: {
@@ -8841,6 +9011,11 @@ export type components = {
          */
         MemberId: string;
         /**
+         * @description The project's identifier.
+         * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+         */
+        ProjectId: string;
+        /**
          * @description The model's identifier.
          * @example gpt-4o-mini
          */
@@ -9461,6 +9636,222 @@ export interface operations {
             409: components["responses"]["MemberLastOwner"];
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listProjects: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The opaque `next_cursor` of the previous page. Omit it for the first page (newest items first).
+                 * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only projects whose name contains this text, ignoring case.
+                 * @example campaign
+                 */
+                name?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The project was created. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["ProjectConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's identifier.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's identifier.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project was deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The project's identifier.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated project. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ProjectConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
