@@ -462,7 +462,7 @@ export type paths = {
         /**
          * List documents
          * @description Lists the workspace's documents, newest first, without their content (get a document for its content).
-         *     Filter by title, brand voice or creation time.
+         *     Filter by title, brand voice, project, status, visibility or creation time.
          */
         get: operations["listDocuments"];
         put?: never;
@@ -614,6 +614,80 @@ export type paths = {
          *     `document.version.created`), attributed to `user_id` when given. The body is optional.
          */
         post: operations["createDocumentEditToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/documents/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a document
+         * @description Marks the document `published` and sets its `visibility`: `private` (the default for a draft) publishes it inside
+         *     the workspace; `public` also serves it, read-only and without an API key, at its `public_url`
+         *     (`GET /v1/public/documents/{id}`). Readers always get the current version: later edits show at once.
+         *
+         *     Publishing a draft sets `published_at`. Publishing a published document changes only its visibility (or nothing,
+         *     answering the document as it is). `document.published` is sent when the document becomes `published`, and when a
+         *     published document becomes `public`, in the transaction of the change; never when nothing changed or when a
+         *     document becomes `private`.
+         */
+        post: operations["publishDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/documents/{id}/unpublish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpublish a document
+         * @description Makes the document a `private` `draft` again: `published_at` and `public_url` become `null` and its public
+         *     address answers `404` at once. Unpublishing a draft changes nothing and answers the document as it is. The
+         *     document keeps its content and versions; publish it again with `POST /v1/documents/{id}/publish` (its public
+         *     address is the same).
+         */
+        post: operations["unpublishDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/public/documents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a public document
+         * @description The read-only public address of a document that is `published` and `public` (its `public_url`): anyone can read
+         *     it, without an API key. It answers the title and the current version's content, as JSON (Markdown and rendered
+         *     HTML) or, for `Accept: text/html`, as a complete HTML page. A draft, a private document and an unknown id are
+         *     all `404 not_found`, alike. Served by the base URL of the document's region only; limited to 600 requests a
+         *     minute per client IP address.
+         */
+        get: operations["getPublicDocument"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -853,7 +927,7 @@ export type paths = {
         };
         /**
          * List chatbots
-         * @description Lists the chatbots of the workspace, newest first, with their settings and embed keys.
+         * @description Lists the chatbots of the workspace, newest first, with their settings and embed keys. Filter by status or project.
          */
         get: operations["listChatbots"];
         put?: never;
@@ -1124,7 +1198,7 @@ export type paths = {
         };
         /**
          * List workflows
-         * @description Lists the workflows of the workspace, newest first, each with its current definition and run statistics.
+         * @description Lists the workflows of the workspace, newest first, each with its current definition and run statistics. Filter by project.
          */
         get: operations["listWorkflows"];
         put?: never;
@@ -2433,7 +2507,8 @@ export type components = {
         ProjectDescription: string | null;
         /**
          * ProjectDefaultVoiceId
-         * @description The brand voice that the project's new documents, chatbots and workflow steps use when they name none, or `null`.
+         * @description The brand voice given to documents and chatbots created in the project without a `voice_id`, and used by the
+         *     project's workflow steps that name none; `null` for none.
          *     Only the identifier's shape is checked today; once brand voices are served, a voice that is not in the workspace is
          *     `404 not_found`.
          * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
@@ -2441,8 +2516,8 @@ export type components = {
         ProjectDefaultVoiceId: string | null;
         /**
          * ProjectDefaultModel
-         * @description The model (an `id` of `GET /v1/models`) that the project's new chatbots and workflow steps use when they name none,
-         *     or `null`. Only the identifier's shape is checked today; once the catalogue is served, a model that is not in it
+         * @description The model (an `id` of `GET /v1/models`) used by the AI commands of the project's documents and by its workflow
+         *     steps when they name none (a chatbot always names its model); `null` for the service's default. Only the identifier's shape is checked today; once the catalogue is served, a model that is not in it
          *     is `404 model_not_found`.
          * @example gpt-4o-mini
          */
@@ -3436,6 +3511,54 @@ export type components = {
             messages: components["schemas"]["ChatMessage"][];
         };
         /**
+         * DocumentStatus
+         * @description `draft` until the document is published (`POST /v1/documents/{id}/publish`); `published` after, until it is
+         *     unpublished (`POST /v1/documents/{id}/unpublish`). A published document can still be edited: its readers see the
+         *     current version.
+         * @example published
+         * @enum {string}
+         */
+        DocumentStatus: "draft" | "published";
+        /**
+         * DocumentVisibility
+         * @description Who can read the document. `private`: the workspace's API keys only. `public`: also anyone with its `public_url`,
+         *     without a key. Only a published document can be `public`; it is set when publishing, and unpublishing makes the
+         *     document `private` again.
+         * @example public
+         * @enum {string}
+         */
+        DocumentVisibility: "private" | "public";
+        /**
+         * ProjectReference
+         * @description The project the resource belongs to, or `null` when it belongs to none. A project only groups resources and gives
+         *     them defaults; it changes nobody's access. When the project is deleted, the resource stays and this becomes `null`.
+         * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+         */
+        ProjectReference: string | null;
+        /**
+         * DocumentAuthor
+         * @description The workspace member who created the document (`usr_…`): the member the creating API key acts for. `null` when a
+         *     workspace service key, which acts for no member, created it.
+         * @example usr_01JD0B2C3D4E5F6G7H8J9K0M1N
+         */
+        DocumentAuthor: string | null;
+        /**
+         * DocumentPublishedAt
+         * Format: date-time
+         * @description When the document was published (the moment its `status` became `published`); `null` while it is a draft.
+         * @example 2026-11-20T11:15:03.871Z
+         */
+        DocumentPublishedAt: string | null;
+        /**
+         * DocumentPublicUrl
+         * Format: uri
+         * @description The public, read-only address of the document (`GET /v1/public/documents/{id}` on the workspace's regional base
+         *     URL), which answers without an API key; `null` unless the document is `published` and `public`. The address stays
+         *     the same across edits, unpublishing and publishing again.
+         * @example https://eu.content-service.example/v1/public/documents/doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+         */
+        DocumentPublicUrl: string | null;
+        /**
          * DocumentVersionSourceKind
          * @description What created a version: `create` (the content given to `POST /v1/documents`), `edit` (a `PATCH` of the content),
          *     `realtime` (a real-time editing session), `command` (an AI command) or `restore` (a copy of an earlier version).
@@ -3548,6 +3671,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            project_id: components["schemas"]["ProjectReference"];
+            status: components["schemas"]["DocumentStatus"];
+            visibility: components["schemas"]["DocumentVisibility"];
+            author: components["schemas"]["DocumentAuthor"];
+            published_at: components["schemas"]["DocumentPublishedAt"];
+            public_url: components["schemas"]["DocumentPublicUrl"];
             metadata: components["schemas"]["Metadata"];
             current_version: components["schemas"]["DocumentVersionSummary"];
             /**
@@ -3558,7 +3687,7 @@ export type components = {
             version_count: number;
             /** @description When the document was created. */
             created_at: components["schemas"]["Timestamp"];
-            /** @description When the title, content, voice or metadata last changed. */
+            /** @description When the title, content, voice, project, metadata, status or visibility last changed. */
             updated_at: components["schemas"]["Timestamp"];
         };
         /**
@@ -3593,6 +3722,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id?: string | null;
+            /**
+             * @description The project the document belongs to (`404 not_found` when it is not in the workspace). When `voice_id` is
+             *     omitted, the project's `default_voice_id` is used. A new document is a private draft whatever its project.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             metadata?: components["schemas"]["Metadata"];
         };
         /**
@@ -3665,6 +3800,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            project_id: components["schemas"]["ProjectReference"];
+            status: components["schemas"]["DocumentStatus"];
+            visibility: components["schemas"]["DocumentVisibility"];
+            author: components["schemas"]["DocumentAuthor"];
+            published_at: components["schemas"]["DocumentPublishedAt"];
+            public_url: components["schemas"]["DocumentPublicUrl"];
             metadata: components["schemas"]["Metadata"];
             current_version: components["schemas"]["DocumentVersionSummary"];
             /**
@@ -3712,6 +3853,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            project_id: components["schemas"]["ProjectReference"];
+            status: components["schemas"]["DocumentStatus"];
+            visibility: components["schemas"]["DocumentVisibility"];
+            author: components["schemas"]["DocumentAuthor"];
+            published_at: components["schemas"]["DocumentPublishedAt"];
+            public_url: components["schemas"]["DocumentPublicUrl"];
             metadata: components["schemas"]["Metadata"];
             current_version: components["schemas"]["DocumentVersionSummary"];
             /**
@@ -3722,13 +3869,14 @@ export type components = {
             version_count: number;
             /** @description When the document was created. */
             created_at: components["schemas"]["Timestamp"];
-            /** @description When the title, content, voice or metadata last changed. */
+            /** @description When the title, content, voice, project, metadata, status or visibility last changed. */
             updated_at: components["schemas"]["Timestamp"];
         };
         /**
          * DocumentUpdateRequest
          * @description The fields to change; at least one. A changed `content` creates a new version (source `edit`); the other fields
-         *     are not versioned. The whole request body may be at most 1 MB (`413 payload_too_large`).
+         *     are not versioned. `status` and `visibility` change only through `POST /v1/documents/{id}/publish` and
+         *     `POST /v1/documents/{id}/unpublish`. The whole request body may be at most 1 MB (`413 payload_too_large`).
          */
         DocumentUpdateRequest: {
             /**
@@ -3748,6 +3896,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id?: string | null;
+            /**
+             * @description Moves the document to this project (`404 not_found` when it is not in the workspace); `null` takes it out of
+             *     its project. The document's `voice_id` does not change.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             /** @description The new metadata; it replaces the whole map (send `{}` to clear it). */
             metadata?: components["schemas"]["Metadata"];
             /**
@@ -4202,6 +4356,55 @@ export type components = {
              * @example usr_01JD0B2C3D4E5F6G7H8J9K0M1N
              */
             user_id?: string | null;
+        };
+        /**
+         * DocumentPublishRequest
+         * @description How to publish. Without `visibility`, a draft is published `private` and a published document keeps its
+         *     visibility.
+         */
+        DocumentPublishRequest: {
+            visibility?: components["schemas"]["DocumentVisibility"];
+        };
+        /**
+         * PublicDocument
+         * @description A published, public document as anyone can read it at its `public_url`: its title and the content of its current
+         *     version, as Markdown and rendered to HTML. Nothing else of the document (metadata, versions, author, project) is
+         *     shown.
+         */
+        PublicDocument: {
+            /**
+             * @description The document's identifier.
+             * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+             */
+            id: string;
+            /**
+             * @description Always `public_document`.
+             * @constant
+             */
+            object: "public_document";
+            /**
+             * @description The title.
+             * @example Spring sale launch post
+             */
+            title: string;
+            /**
+             * @description The content of the current version, in Markdown.
+             * @example # Spring sale
+             *
+             *     Every plan is 20% off until Sunday.
+             */
+            content: string;
+            /**
+             * @description The content rendered to HTML (CommonMark with GitHub tables). Raw HTML in the Markdown is escaped and links get
+             *     `rel="nofollow noopener"`, so the HTML is safe to insert into a page.
+             * @example <h1>Spring sale</h1>
+             *     <p>Every plan is 20% off until Sunday.</p>
+             */
+            html: string;
+            /** @description When the document was published. */
+            published_at: components["schemas"]["Timestamp"];
+            /** @description When the document last changed. */
+            updated_at: components["schemas"]["Timestamp"];
         };
         /**
          * VoiceStatus
@@ -5339,6 +5542,7 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            project_id: components["schemas"]["ProjectReference"];
             escalation: components["schemas"]["ChatbotEscalationSettings"];
             widget: components["schemas"]["ChatbotWidget"];
             /**
@@ -5477,10 +5681,16 @@ export type components = {
              */
             knowledge_base_ids?: string[];
             /**
-             * @description A brand voice of the workspace (it must have finished training), or `null` for none.
-             * @default null
+             * @description A brand voice of the workspace (it must have finished training), or `null` for none. When omitted, the
+             *     project's `default_voice_id`, or none.
              */
             voice_id?: string | null;
+            /**
+             * @description The project the chatbot belongs to (`404 not_found` when it is not in the workspace), or `null` for none
+             *     (the default).
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             escalation?: components["schemas"]["ChatbotEscalationSettingsInput"];
             widget?: components["schemas"]["ChatbotWidgetInput"];
             /**
@@ -5498,7 +5708,7 @@ export type components = {
         /**
          * ChatbotUpdateRequest
          * @description The fields to change; the others keep their values. `escalation` and `widget` are merged field by field; arrays
-         *     and `metadata` are replaced as a whole. `null` clears `description`, `voice_id` and `widget.avatar_url`.
+         *     and `metadata` are replaced as a whole. `null` clears `description`, `voice_id`, `project_id` and `widget.avatar_url`.
          */
         ChatbotUpdateRequest: {
             /** @description The chatbot's name, shown in the widget's header. */
@@ -5517,6 +5727,12 @@ export type components = {
             knowledge_base_ids?: string[];
             /** @description A brand voice that has finished training, or `null` to stop using one. */
             voice_id?: string | null;
+            /**
+             * @description Moves the chatbot to this project (`404 not_found` when it is not in the workspace); `null` takes it out of
+             *     its project. Its `voice_id` does not change.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             escalation?: components["schemas"]["ChatbotEscalationSettingsInput"];
             widget?: components["schemas"]["ChatbotWidgetInput"];
             /** @description The web origins the widget answers on; replaces the whole list. */
@@ -6654,6 +6870,14 @@ export type components = {
              * @example drafts a post in the brand voice and waits for an editor's approval.
              */
             description?: string;
+            /**
+             * @description The project the workflow belongs to; omitted or `null` for none. It must be a project of the workspace (checked
+             *     like `voice_id`: `422 invalid_workflow_definition` with a pointer to `/project_id`). Its `default_voice_id` and
+             *     `default_model` apply to the steps that name no voice or model. Like every field of the definition, a `PUT`
+             *     without it takes the workflow out of its project.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             /** @description The inputs a run takes, by name (a lowercase letter, then lowercase letters, digits or underscores). */
             inputs?: {
                 [key: string]: components["schemas"]["WorkflowInputDefinition"];
@@ -6738,6 +6962,8 @@ export type components = {
              * @example drafts a post in the brand voice and waits for an editor's approval.
              */
             description: string | null;
+            /** @description The definition's `project_id`, `null` when the workflow belongs to no project. */
+            project_id: components["schemas"]["ProjectReference"];
             /**
              * Format: int32
              * @description The version of the definition, 1 for the first and one more for each change.
@@ -8532,7 +8758,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The document, or a voice or workspace member named in the body, does not exist in the key's workspace (`not_found`). */
+        /** @description The document, or a voice, project or workspace member named in the body, does not exist in the key's workspace (`not_found`). */
         DocumentReferenceNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8598,6 +8824,43 @@ export type components = {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No public document has this id (`not_found`): it does not exist, is a draft, or is private. The answer is the same in each case, so it tells nothing about documents that are not public. */
+        PublicDocumentNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The id is not a document id, or the request has a query parameter the operation does not take (`validation_failed`, one entry per parameter in `errors`). */
+        PublicDocumentInvalidRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description More than 600 requests in 60 seconds from this client IP address to public documents (`rate_limited`). Wait `Retry-After` seconds. */
+        PublicDocumentTooManyRequests: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -8676,7 +8939,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The chatbot (on update), or something the body refers to, does not exist: the `model` is not in the catalogue (`model_not_found`), or a knowledge base or the voice is not in the workspace (`not_found`). */
+        /** @description The chatbot (on update), or something the body refers to, does not exist: the `model` is not in the catalogue (`model_not_found`), or a knowledge base, the voice or the project is not in the workspace (`not_found`). */
         ChatbotReferenceNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -10283,6 +10546,21 @@ export interface operations {
                  */
                 voice_id?: string;
                 /**
+                 * @description Only documents of this project.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                project_id?: string;
+                /**
+                 * @description Only drafts (`draft`) or only published documents (`published`).
+                 * @example published
+                 */
+                status?: components["schemas"]["DocumentStatus"];
+                /**
+                 * @description Only private (`private`) or only public (`public`) documents.
+                 * @example public
+                 */
+                visibility?: components["schemas"]["DocumentVisibility"];
+                /**
                  * @description Only documents created at or after this instant (RFC 3339).
                  * @example 2026-11-01T00:00:00Z
                  */
@@ -10745,6 +11023,142 @@ export interface operations {
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    publishDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The document's identifier (`doc_…`).
+                 * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DocumentPublishRequest"];
+            };
+        };
+        responses: {
+            /** @description The published document. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DocumentNotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    unpublishDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The document's identifier (`doc_…`).
+                 * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document, a private draft. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DocumentNotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPublicDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The document's identifier (`doc_…`).
+                 * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public document. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicDocument"];
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["PublicDocumentNotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["PublicDocumentInvalidRequest"];
+            429: components["responses"]["PublicDocumentTooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -11451,6 +11865,11 @@ export interface operations {
                  * @example true
                  */
                 enabled?: boolean;
+                /**
+                 * @description Only chatbots of this project.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                project_id?: string;
             };
             header?: never;
             path?: never;
@@ -12139,6 +12558,11 @@ export interface operations {
                  * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only workflows of this project.
+                 * @example prj_01JCW3E5G7J9K1M3N5P7Q9R1S3
+                 */
+                project_id?: string;
             };
             header?: never;
             path?: never;

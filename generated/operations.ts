@@ -43,6 +43,7 @@ export const operationTable = {
   getModel: {"method":"get","path":"/v1/models/{id}","tag":"Models","summary":"Get a model","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getOpenApiDocument: {"method":"get","path":"/v1/openapi.json","tag":"Service","summary":"Get the OpenAPI document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500]},
   getProject: {"method":"get","path":"/v1/projects/{id}","tag":"Projects","summary":"Get a project","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
+  getPublicDocument: {"method":"get","path":"/v1/public/documents/{id}","tag":"Documents","summary":"Read a public document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,404,421,422,429,500]},
   getReadiness: {"method":"get","path":"/readyz","tag":"Service","summary":"Check readiness","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500,503]},
   getVoice: {"method":"get","path":"/v1/voices/{id}","tag":"Voices","summary":"Get a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getWebhookDelivery: {"method":"get","path":"/v1/webhooks/deliveries/{id}","tag":"Webhooks","summary":"Get a webhook delivery","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500]},
@@ -70,6 +71,7 @@ export const operationTable = {
   listWebhookEndpoints: {"method":"get","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"List webhook endpoints","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   listWorkflowRuns: {"method":"get","path":"/v1/workflows/{id}/runs","tag":"Workflows","summary":"List a workflow's runs","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   listWorkflows: {"method":"get","path":"/v1/workflows","tag":"Workflows","summary":"List workflows","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
+  publishDocument: {"method":"post","path":"/v1/documents/{id}/publish","tag":"Documents","summary":"Publish a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   recordChatbotConversationCsat: {"method":"post","path":"/v1/chatbots/{id}/conversations/{conversation_id}/csat","tag":"Chatbots","summary":"Record a conversation's CSAT rating","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   recordEmbedCsat: {"method":"post","path":"/v1/embed/csat","tag":"Embed","summary":"Record a visitor's rating from the widget","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   rejectWorkflowStep: {"method":"post","path":"/v1/workflows/{id}/runs/{run_id}/steps/{step_id}/reject","tag":"Workflows","summary":"Reject a step","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
@@ -88,6 +90,7 @@ export const operationTable = {
   sendEmbedMessage: {"method":"post","path":"/v1/embed/messages","tag":"Embed","summary":"Send a visitor message from the widget","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   sendWebhookEndpointTest: {"method":"post","path":"/v1/webhooks/endpoints/{id}/test","tag":"Webhooks","summary":"Send a test event to a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500]},
   startWorkflowRun: {"method":"post","path":"/v1/workflows/{id}/runs","tag":"Workflows","summary":"Start a run","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500]},
+  unpublishDocument: {"method":"post","path":"/v1/documents/{id}/unpublish","tag":"Documents","summary":"Unpublish a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,409,421,422,429,500]},
   updateChatbot: {"method":"patch","path":"/v1/chatbots/{id}","tag":"Chatbots","summary":"Update a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateDocument: {"method":"patch","path":"/v1/documents/{id}","tag":"Documents","summary":"Update a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateProject: {"method":"patch","path":"/v1/projects/{id}","tag":"Projects","summary":"Update a project","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
@@ -257,6 +260,9 @@ export type GetOpenApiDocumentResponse = OperationResponse<'getOpenApiDocument'>
 /** GET /v1/projects/{id}: Get a project */
 export type GetProjectRequest = OperationRequest<'getProject'>;
 export type GetProjectResponse = OperationResponse<'getProject'>;
+/** GET /v1/public/documents/{id}: Read a public document */
+export type GetPublicDocumentRequest = OperationRequest<'getPublicDocument'>;
+export type GetPublicDocumentResponse = OperationResponse<'getPublicDocument'>;
 /** GET /readyz: Check readiness */
 export type GetReadinessRequest = OperationRequest<'getReadiness'>;
 export type GetReadinessResponse = OperationResponse<'getReadiness'>;
@@ -338,6 +344,9 @@ export type ListWorkflowRunsResponse = OperationResponse<'listWorkflowRuns'>;
 /** GET /v1/workflows: List workflows */
 export type ListWorkflowsRequest = OperationRequest<'listWorkflows'>;
 export type ListWorkflowsResponse = OperationResponse<'listWorkflows'>;
+/** POST /v1/documents/{id}/publish: Publish a document */
+export type PublishDocumentRequest = OperationRequest<'publishDocument'>;
+export type PublishDocumentResponse = OperationResponse<'publishDocument'>;
 /** POST /v1/chatbots/{id}/conversations/{conversation_id}/csat: Record a conversation's CSAT rating */
 export type RecordChatbotConversationCsatRequest = OperationRequest<'recordChatbotConversationCsat'>;
 export type RecordChatbotConversationCsatResponse = OperationResponse<'recordChatbotConversationCsat'>;
@@ -392,6 +401,9 @@ export type SendWebhookEndpointTestResponse = OperationResponse<'sendWebhookEndp
 /** POST /v1/workflows/{id}/runs: Start a run */
 export type StartWorkflowRunRequest = OperationRequest<'startWorkflowRun'>;
 export type StartWorkflowRunResponse = OperationResponse<'startWorkflowRun'>;
+/** POST /v1/documents/{id}/unpublish: Unpublish a document */
+export type UnpublishDocumentRequest = OperationRequest<'unpublishDocument'>;
+export type UnpublishDocumentResponse = OperationResponse<'unpublishDocument'>;
 /** PATCH /v1/chatbots/{id}: Update a chatbot */
 export type UpdateChatbotRequest = OperationRequest<'updateChatbot'>;
 export type UpdateChatbotResponse = OperationResponse<'updateChatbot'>;

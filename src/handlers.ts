@@ -33,6 +33,9 @@ export const notImplemented = [
   'getDocumentVersion',
   'restoreDocumentVersion',
   'createDocumentEditToken',
+  'publishDocument',
+  'unpublishDocument',
+  'getPublicDocument',
   // Voices
   'listVoices',
   'createVoice',
