@@ -31,9 +31,13 @@ function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** Serialises the workspace's creations and renames (the name rule), then refuses a name another project has. */
-async function claimName(trx: Transaction<Database>, workspaceId: string, name: string, exceptProjectId?: string): Promise<void> {
+/** Serialises the workspace's creations and renames, so that the name check below holds until the commit. */
+async function lockNames(trx: Transaction<Database>, workspaceId: string): Promise<void> {
   await forUpdate(trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId), trx).execute();
+}
+
+/** Refuses a name that another project of the workspace has, ignoring case. Call after lockNames. */
+async function refuseTakenName(trx: Transaction<Database>, workspaceId: string, name: string, exceptProjectId?: string): Promise<void> {
   let holder = projectsOf(trx, workspaceId).where('name_key', '=', projectNameKey(name));
   if (exceptProjectId) holder = holder.where('id', '!=', exceptProjectId);
   const taken = await holder.executeTakeFirst();
@@ -58,7 +62,8 @@ export const projectHandlers = {
     const { name, description = null, default_voice_id = null, default_model = null, metadata = {} } = request.body;
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      await claimName(trx, workspaceId, name);
+      await lockNames(trx, workspaceId);
+      await refuseTakenName(trx, workspaceId, name);
       const values = {
         id: newId('prj', context.now),
         workspace_id: workspaceId,
@@ -88,9 +93,10 @@ export const projectHandlers = {
     const changes = request.body;
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      if (changes.name !== undefined) await claimName(trx, workspaceId, changes.name, request.path.id);
+      if (changes.name !== undefined) await lockNames(trx, workspaceId);
       const existing = await forUpdate(projectsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
       if (!existing) throw notFound('project', request.path.id);
+      if (changes.name !== undefined) await refuseTakenName(trx, workspaceId, changes.name, existing.id);
       const updated = {
         ...existing,
         ...(changes.name !== undefined ? { name: changes.name, name_key: projectNameKey(changes.name) } : {}),
