@@ -2507,8 +2507,8 @@ export type components = {
         ProjectDescription: string | null;
         /**
          * ProjectDefaultVoiceId
-         * @description The brand voice given to documents and chatbots created in the project without a `voice_id`, and used by the
-         *     project's workflow steps that name none; `null` for none.
+         * @description The brand voice given to documents and chatbots created in the project without a `voice_id` (copied at creation:
+         *     changing it later changes none of them); `null` for none.
          *     Only the identifier's shape is checked today; once brand voices are served, a voice that is not in the workspace is
          *     `404 not_found`.
          * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
@@ -2516,8 +2516,9 @@ export type components = {
         ProjectDefaultVoiceId: string | null;
         /**
          * ProjectDefaultModel
-         * @description The model (an `id` of `GET /v1/models`) used by the AI commands of the project's documents and by its workflow
-         *     steps when they name none (a chatbot always names its model); `null` for the service's default. Only the identifier's shape is checked today; once the catalogue is served, a model that is not in it
+         * @description The model (an `id` of `GET /v1/models`) that AI commands on the project's documents use when they name none
+         *     (chatbots and `generate` workflow steps always name theirs); `null` for the service's default (`gpt-4o-mini`).
+         *     Only the identifier's shape is checked today; once the catalogue is served, a model that is not in it
          *     is `404 model_not_found`.
          * @example gpt-4o-mini
          */
@@ -3949,7 +3950,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -3995,7 +3996,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4040,7 +4041,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4086,7 +4087,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4130,7 +4131,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4172,7 +4173,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -6645,7 +6646,7 @@ export type components = {
          */
         WorkflowDocumentCommandOptions: {
             /**
-             * @description The model that runs the command; the workspace's default document model when omitted.
+             * @description The model that runs the command; when omitted, the `default_model` of the document's project, else `gpt-4o-mini` (as for `POST /v1/documents/{id}/commands`).
              * @example gpt-4o-mini
              */
             model?: string;
@@ -6872,9 +6873,8 @@ export type components = {
             description?: string;
             /**
              * @description The project the workflow belongs to; omitted or `null` for none. It must be a project of the workspace (checked
-             *     like `voice_id`: `422 invalid_workflow_definition` with a pointer to `/project_id`). Its `default_voice_id` and
-             *     `default_model` apply to the steps that name no voice or model. Like every field of the definition, a `PUT`
-             *     without it takes the workflow out of its project.
+             *     like `voice_id`: `422 invalid_workflow_definition` with a pointer to `/project_id`). Like every field of the
+             *     definition, a `PUT` without it takes the workflow out of its project.
              * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
              */
             project_id?: string | null;
