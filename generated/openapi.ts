@@ -224,6 +224,68 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List projects
+         * @description Lists the workspace's projects, newest first. Filter by `name` (a part of the name, ignoring case). Every key of
+         *     the workspace sees every project: a project groups resources, it does not restrict access to them.
+         */
+        get: operations["listProjects"];
+        put?: never;
+        /**
+         * Create a project
+         * @description Creates a project. Its `name` must be unique in the workspace, ignoring case (`409 project_name_taken`). The
+         *     defaults (`default_voice_id`, `default_model`) apply to what is created in the project later and name no voice
+         *     or model: only their shape is checked until brand voices and the model catalogue are served, after which an
+         *     unknown voice is `404 not_found` and an unknown model `404 model_not_found`.
+         */
+        post: operations["createProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a project
+         * @description Returns one project of the workspace.
+         */
+        get: operations["getProject"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a project
+         * @description Deletes the project at once. What belonged to it stays: its documents, workflows and chatbots are kept, with
+         *     `project_id` set to `null` in the same transaction, so nothing is lost and nothing is blocked by a project that is
+         *     still in use. Events recorded earlier keep the project's id. Move resources to another project first (their
+         *     `project_id`) to keep them grouped.
+         */
+        delete: operations["deleteProject"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a project
+         * @description Changes the fields given; the others keep their values. `null` clears `description`, `default_voice_id` or
+         *     `default_model`; `metadata` replaces the whole map. A new `name` must be unique in the workspace, ignoring case
+         *     (`409 project_name_taken`); renaming a project to its own name in another case is allowed. New defaults apply to
+         *     what is created in the project from now on; nothing created before changes.
+         */
+        patch: operations["updateProject"];
+        trace?: never;
+    };
     "/v1/audit-logs": {
         parameters: {
             query?: never;
@@ -400,7 +462,7 @@ export type paths = {
         /**
          * List documents
          * @description Lists the workspace's documents, newest first, without their content (get a document for its content).
-         *     Filter by title, brand voice or creation time.
+         *     Filter by title, brand voice, project, status, visibility or creation time.
          */
         get: operations["listDocuments"];
         put?: never;
@@ -552,6 +614,80 @@ export type paths = {
          *     `document.version.created`), attributed to `user_id` when given. The body is optional.
          */
         post: operations["createDocumentEditToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/documents/{id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a document
+         * @description Marks the document `published` and sets its `visibility`: `private` (the default for a draft) publishes it inside
+         *     the workspace; `public` also serves it, read-only and without an API key, at its `public_url`
+         *     (`GET /v1/public/documents/{id}`). Readers always get the current version: later edits show at once.
+         *
+         *     Publishing a draft sets `published_at`. Publishing a published document changes only its visibility (or nothing,
+         *     answering the document as it is). `document.published` is sent when the document becomes `published`, and when a
+         *     published document becomes `public`, in the transaction of the change; never when nothing changed or when a
+         *     document becomes `private`.
+         */
+        post: operations["publishDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/documents/{id}/unpublish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpublish a document
+         * @description Makes the document a `private` `draft` again: `published_at` and `public_url` become `null` and its public
+         *     address answers `404` at once. Unpublishing a draft changes nothing and answers the document as it is. The
+         *     document keeps its content and versions; publish it again with `POST /v1/documents/{id}/publish` (its public
+         *     address is the same).
+         */
+        post: operations["unpublishDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/public/documents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a public document
+         * @description The read-only public address of a document that is `published` and `public` (its `public_url`): anyone can read
+         *     it, without an API key. It answers the title and the current version's content, as JSON (Markdown and rendered
+         *     HTML) or, for `Accept: text/html`, as a complete HTML page. A draft, a private document and an unknown id are
+         *     all `404 not_found`, alike. Served by the base URL of the document's region only; limited to 600 requests a
+         *     minute per client IP address.
+         */
+        get: operations["getPublicDocument"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -791,7 +927,7 @@ export type paths = {
         };
         /**
          * List chatbots
-         * @description Lists the chatbots of the workspace, newest first, with their settings and embed keys.
+         * @description Lists the chatbots of the workspace, newest first, with their settings and embed keys. Filter by status or project.
          */
         get: operations["listChatbots"];
         put?: never;
@@ -1062,7 +1198,7 @@ export type paths = {
         };
         /**
          * List workflows
-         * @description Lists the workflows of the workspace, newest first, each with its current definition and run statistics.
+         * @description Lists the workflows of the workspace, newest first, each with its current definition and run statistics. Filter by project.
          */
         get: operations["listWorkflows"];
         put?: never;
@@ -1836,6 +1972,7 @@ export type components = {
          *     | `voice_not_ready` | 409 | The brand voice is still training or failed training. |
          *     | `member_already_exists` | 409 | The person is already a member of the workspace. |
          *     | `last_owner` | 409 | The last owner of a workspace cannot be removed. |
+         *     | `project_name_taken` | 409 | Another project of the workspace has this name (names are compared ignoring case). |
          *     | `conversation_already_escalated` | 409 | The conversation was escalated already. |
          *     | `conversation_full` | 409 | The conversation holds 1,000 messages; start a new one. |
          *     | `run_not_cancellable` | 409 | The workflow run has already finished. |
@@ -1864,7 +2001,7 @@ export type components = {
          *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
+        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -2349,6 +2486,110 @@ export type components = {
             name?: string | null;
         };
         /**
+         * ProjectId
+         * @description The identifier of a project.
+         * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+         */
+        ProjectId: string;
+        /**
+         * ProjectName
+         * @description The project's name, unique in the workspace regardless of case (`Spring Campaign` and `spring campaign` are the
+         *     same name: `409 project_name_taken`). No leading or trailing spaces.
+         * @example Spring campaign 2027
+         */
+        ProjectName: string;
+        /**
+         * ProjectDescription
+         * @description A note about the project for the people of the workspace, or `null`.
+         * @example Launch posts
+         * @example landing pages and the support bot for the spring e-bike range.
+         */
+        ProjectDescription: string | null;
+        /**
+         * ProjectDefaultVoiceId
+         * @description The brand voice given to documents and chatbots created in the project without a `voice_id` (copied at creation:
+         *     changing it later changes none of them); `null` for none.
+         *     Only the identifier's shape is checked today; once brand voices are served, a voice that is not in the workspace is
+         *     `404 not_found`.
+         * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
+         */
+        ProjectDefaultVoiceId: string | null;
+        /**
+         * ProjectDefaultModel
+         * @description The model (an `id` of `GET /v1/models`) that AI commands on the project's documents use when they name none
+         *     (chatbots and `generate` workflow steps always name theirs); `null` for the service's default (`gpt-4o-mini`).
+         *     Only the identifier's shape is checked today; once the catalogue is served, a model that is not in it
+         *     is `404 model_not_found`.
+         * @example gpt-4o-mini
+         */
+        ProjectDefaultModel: string | null;
+        /**
+         * Metadata
+         * @description Up to 20 string key-value pairs of your own (keys up to 40 characters, values up to 500), returned as given.
+         * @example {
+         *       "campaign": "black-friday-2026"
+         *     }
+         */
+        Metadata: {
+            [key: string]: string;
+        };
+        /**
+         * Project
+         * @description A project of the workspace: a named group of documents, workflows and chatbots (their `project_id`) with defaults
+         *     for what is created in it. A project changes nobody's access: every key of the workspace sees every project.
+         *     Deleting a project keeps what belonged to it; their `project_id` becomes `null`.
+         */
+        Project: {
+            id: components["schemas"]["ProjectId"];
+            /**
+             * @description Always `project`.
+             * @constant
+             */
+            object: "project";
+            name: components["schemas"]["ProjectName"];
+            description: components["schemas"]["ProjectDescription"];
+            default_voice_id: components["schemas"]["ProjectDefaultVoiceId"];
+            default_model: components["schemas"]["ProjectDefaultModel"];
+            metadata: components["schemas"]["Metadata"];
+            /** @description When the project was created. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When a field of the project last changed. */
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * ProjectList
+         * @description A page of projects, newest first.
+         */
+        ProjectList: {
+            /** @description The projects of this page. */
+            data: components["schemas"]["Project"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * ProjectCreateRequest
+         * @description A new project. Only `name` is required.
+         */
+        ProjectCreateRequest: {
+            name: components["schemas"]["ProjectName"];
+            description?: components["schemas"]["ProjectDescription"];
+            default_voice_id?: components["schemas"]["ProjectDefaultVoiceId"];
+            default_model?: components["schemas"]["ProjectDefaultModel"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * ProjectUpdateRequest
+         * @description The fields to change; at least one. The others keep their values. `null` clears `description`, `default_voice_id`
+         *     or `default_model`; `metadata` replaces the whole map (send `{}` to clear it). Changing a default does not change
+         *     what was created in the project before.
+         */
+        ProjectUpdateRequest: {
+            name?: components["schemas"]["ProjectName"];
+            description?: components["schemas"]["ProjectDescription"];
+            default_voice_id?: components["schemas"]["ProjectDefaultVoiceId"];
+            default_model?: components["schemas"]["ProjectDefaultModel"];
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
          * AuditLogAction
          * @description What was done, as `<resource>.<verb>` in snake_case. New actions are added as features are; treat an unknown
          *     action as an opaque string. Known actions:
@@ -2361,6 +2602,9 @@ export type components = {
          *     | `api_key.expired` | An API key reached its `expires_at` (actor `system`). |
          *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`. |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
+         *     | `project.created` | A project was created. `details`: `name`. |
+         *     | `project.updated` | A project's name, description, defaults or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
+         *     | `project.deleted` | A project was deleted; what belonged to it stays, without a project. `details`: `name`. |
          *     | `webhook_endpoint.created` | A webhook endpoint was created. `details`: `url`. |
          *     | `webhook_endpoint.updated` | A webhook endpoint's URL, event types or status changed. |
          *     | `webhook_endpoint.deleted` | A webhook endpoint was deleted. |
@@ -2731,16 +2975,6 @@ export type components = {
                  */
                 strict?: boolean | null;
             };
-        };
-        /**
-         * Metadata
-         * @description Up to 20 string key-value pairs of your own (keys up to 40 characters, values up to 500), returned as given.
-         * @example {
-         *       "campaign": "black-friday-2026"
-         *     }
-         */
-        Metadata: {
-            [key: string]: string;
         };
         /**
          * ChatCompletionRequest
@@ -3278,6 +3512,54 @@ export type components = {
             messages: components["schemas"]["ChatMessage"][];
         };
         /**
+         * DocumentStatus
+         * @description `draft` until the document is published (`POST /v1/documents/{id}/publish`); `published` after, until it is
+         *     unpublished (`POST /v1/documents/{id}/unpublish`). A published document can still be edited: its readers see the
+         *     current version.
+         * @example published
+         * @enum {string}
+         */
+        DocumentStatus: "draft" | "published";
+        /**
+         * DocumentVisibility
+         * @description Who can read the document. `private`: the workspace's API keys only. `public`: also anyone with its `public_url`,
+         *     without a key. Only a published document can be `public`; it is set when publishing, and unpublishing makes the
+         *     document `private` again.
+         * @example public
+         * @enum {string}
+         */
+        DocumentVisibility: "private" | "public";
+        /**
+         * ProjectReference
+         * @description The project the resource belongs to, or `null` when it belongs to none. A project only groups resources and gives
+         *     them defaults; it changes nobody's access. When the project is deleted, the resource stays and this becomes `null`.
+         * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+         */
+        ProjectReference: string | null;
+        /**
+         * DocumentAuthor
+         * @description The workspace member who created the document (`usr_…`): the member the creating API key acts for. `null` when a
+         *     workspace service key, which acts for no member, created it.
+         * @example usr_01JD0B2C3D4E5F6G7H8J9K0M1N
+         */
+        DocumentAuthor: string | null;
+        /**
+         * DocumentPublishedAt
+         * Format: date-time
+         * @description When the document was published (the moment its `status` became `published`); `null` while it is a draft.
+         * @example 2026-11-20T11:15:03.871Z
+         */
+        DocumentPublishedAt: string | null;
+        /**
+         * DocumentPublicUrl
+         * Format: uri
+         * @description The public, read-only address of the document (`GET /v1/public/documents/{id}` on the workspace's regional base
+         *     URL), which answers without an API key; `null` unless the document is `published` and `public`. The address stays
+         *     the same across edits, unpublishing and publishing again.
+         * @example https://eu.content-service.example/v1/public/documents/doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+         */
+        DocumentPublicUrl: string | null;
+        /**
          * DocumentVersionSourceKind
          * @description What created a version: `create` (the content given to `POST /v1/documents`), `edit` (a `PATCH` of the content),
          *     `realtime` (a real-time editing session), `command` (an AI command) or `restore` (a copy of an earlier version).
@@ -3390,6 +3672,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            project_id: components["schemas"]["ProjectReference"];
+            status: components["schemas"]["DocumentStatus"];
+            visibility: components["schemas"]["DocumentVisibility"];
+            author: components["schemas"]["DocumentAuthor"];
+            published_at: components["schemas"]["DocumentPublishedAt"];
+            public_url: components["schemas"]["DocumentPublicUrl"];
             metadata: components["schemas"]["Metadata"];
             current_version: components["schemas"]["DocumentVersionSummary"];
             /**
@@ -3400,7 +3688,7 @@ export type components = {
             version_count: number;
             /** @description When the document was created. */
             created_at: components["schemas"]["Timestamp"];
-            /** @description When the title, content, voice or metadata last changed. */
+            /** @description When the title, content, voice, project, metadata, status or visibility last changed. */
             updated_at: components["schemas"]["Timestamp"];
         };
         /**
@@ -3435,6 +3723,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id?: string | null;
+            /**
+             * @description The project the document belongs to (`404 not_found` when it is not in the workspace). When `voice_id` is
+             *     omitted, the project's `default_voice_id` is used. A new document is a private draft whatever its project.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             metadata?: components["schemas"]["Metadata"];
         };
         /**
@@ -3507,6 +3801,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            project_id: components["schemas"]["ProjectReference"];
+            status: components["schemas"]["DocumentStatus"];
+            visibility: components["schemas"]["DocumentVisibility"];
+            author: components["schemas"]["DocumentAuthor"];
+            published_at: components["schemas"]["DocumentPublishedAt"];
+            public_url: components["schemas"]["DocumentPublicUrl"];
             metadata: components["schemas"]["Metadata"];
             current_version: components["schemas"]["DocumentVersionSummary"];
             /**
@@ -3554,6 +3854,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            project_id: components["schemas"]["ProjectReference"];
+            status: components["schemas"]["DocumentStatus"];
+            visibility: components["schemas"]["DocumentVisibility"];
+            author: components["schemas"]["DocumentAuthor"];
+            published_at: components["schemas"]["DocumentPublishedAt"];
+            public_url: components["schemas"]["DocumentPublicUrl"];
             metadata: components["schemas"]["Metadata"];
             current_version: components["schemas"]["DocumentVersionSummary"];
             /**
@@ -3564,13 +3870,14 @@ export type components = {
             version_count: number;
             /** @description When the document was created. */
             created_at: components["schemas"]["Timestamp"];
-            /** @description When the title, content, voice or metadata last changed. */
+            /** @description When the title, content, voice, project, metadata, status or visibility last changed. */
             updated_at: components["schemas"]["Timestamp"];
         };
         /**
          * DocumentUpdateRequest
          * @description The fields to change; at least one. A changed `content` creates a new version (source `edit`); the other fields
-         *     are not versioned. The whole request body may be at most 1 MB (`413 payload_too_large`).
+         *     are not versioned. `status` and `visibility` change only through `POST /v1/documents/{id}/publish` and
+         *     `POST /v1/documents/{id}/unpublish`. The whole request body may be at most 1 MB (`413 payload_too_large`).
          */
         DocumentUpdateRequest: {
             /**
@@ -3590,6 +3897,12 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id?: string | null;
+            /**
+             * @description Moves the document to this project (`404 not_found` when it is not in the workspace); `null` takes it out of
+             *     its project. The document's `voice_id` does not change.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             /** @description The new metadata; it replaces the whole map (send `{}` to clear it). */
             metadata?: components["schemas"]["Metadata"];
             /**
@@ -3637,7 +3950,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -3683,7 +3996,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -3728,7 +4041,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -3774,7 +4087,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -3818,7 +4131,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -3860,7 +4173,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4044,6 +4357,55 @@ export type components = {
              * @example usr_01JD0B2C3D4E5F6G7H8J9K0M1N
              */
             user_id?: string | null;
+        };
+        /**
+         * DocumentPublishRequest
+         * @description How to publish. Without `visibility`, a draft is published `private` and a published document keeps its
+         *     visibility.
+         */
+        DocumentPublishRequest: {
+            visibility?: components["schemas"]["DocumentVisibility"];
+        };
+        /**
+         * PublicDocument
+         * @description A published, public document as anyone can read it at its `public_url`: its title and the content of its current
+         *     version, as Markdown and rendered to HTML. Nothing else of the document (metadata, versions, author, project) is
+         *     shown.
+         */
+        PublicDocument: {
+            /**
+             * @description The document's identifier.
+             * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+             */
+            id: string;
+            /**
+             * @description Always `public_document`.
+             * @constant
+             */
+            object: "public_document";
+            /**
+             * @description The title.
+             * @example Spring sale launch post
+             */
+            title: string;
+            /**
+             * @description The content of the current version, in Markdown.
+             * @example # Spring sale
+             *
+             *     Every plan is 20% off until Sunday.
+             */
+            content: string;
+            /**
+             * @description The content rendered to HTML (CommonMark with GitHub tables). Raw HTML in the Markdown is escaped and links get
+             *     `rel="nofollow noopener"`, so the HTML is safe to insert into a page.
+             * @example <h1>Spring sale</h1>
+             *     <p>Every plan is 20% off until Sunday.</p>
+             */
+            html: string;
+            /** @description When the document was published. */
+            published_at: components["schemas"]["Timestamp"];
+            /** @description When the document last changed. */
+            updated_at: components["schemas"]["Timestamp"];
         };
         /**
          * VoiceStatus
@@ -5181,6 +5543,7 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            project_id: components["schemas"]["ProjectReference"];
             escalation: components["schemas"]["ChatbotEscalationSettings"];
             widget: components["schemas"]["ChatbotWidget"];
             /**
@@ -5319,10 +5682,16 @@ export type components = {
              */
             knowledge_base_ids?: string[];
             /**
-             * @description A brand voice of the workspace (it must have finished training), or `null` for none.
-             * @default null
+             * @description A brand voice of the workspace (it must have finished training), or `null` for none. When omitted, the
+             *     project's `default_voice_id`, or none.
              */
             voice_id?: string | null;
+            /**
+             * @description The project the chatbot belongs to (`404 not_found` when it is not in the workspace), or `null` for none
+             *     (the default).
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             escalation?: components["schemas"]["ChatbotEscalationSettingsInput"];
             widget?: components["schemas"]["ChatbotWidgetInput"];
             /**
@@ -5340,7 +5709,7 @@ export type components = {
         /**
          * ChatbotUpdateRequest
          * @description The fields to change; the others keep their values. `escalation` and `widget` are merged field by field; arrays
-         *     and `metadata` are replaced as a whole. `null` clears `description`, `voice_id` and `widget.avatar_url`.
+         *     and `metadata` are replaced as a whole. `null` clears `description`, `voice_id`, `project_id` and `widget.avatar_url`.
          */
         ChatbotUpdateRequest: {
             /** @description The chatbot's name, shown in the widget's header. */
@@ -5359,6 +5728,12 @@ export type components = {
             knowledge_base_ids?: string[];
             /** @description A brand voice that has finished training, or `null` to stop using one. */
             voice_id?: string | null;
+            /**
+             * @description Moves the chatbot to this project (`404 not_found` when it is not in the workspace); `null` takes it out of
+             *     its project. Its `voice_id` does not change.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             escalation?: components["schemas"]["ChatbotEscalationSettingsInput"];
             widget?: components["schemas"]["ChatbotWidgetInput"];
             /** @description The web origins the widget answers on; replaces the whole list. */
@@ -6271,7 +6646,7 @@ export type components = {
          */
         WorkflowDocumentCommandOptions: {
             /**
-             * @description The model that runs the command; the workspace's default document model when omitted.
+             * @description The model that runs the command; when omitted, the `default_model` of the document's project, else `gpt-4o-mini` (as for `POST /v1/documents/{id}/commands`).
              * @example gpt-4o-mini
              */
             model?: string;
@@ -6496,6 +6871,13 @@ export type components = {
              * @example drafts a post in the brand voice and waits for an editor's approval.
              */
             description?: string;
+            /**
+             * @description The project the workflow belongs to; omitted or `null` for none. It must be a project of the workspace (checked
+             *     like `voice_id`: `422 invalid_workflow_definition` with a pointer to `/project_id`). Like every field of the
+             *     definition, a `PUT` without it takes the workflow out of its project.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id?: string | null;
             /** @description The inputs a run takes, by name (a lowercase letter, then lowercase letters, digits or underscores). */
             inputs?: {
                 [key: string]: components["schemas"]["WorkflowInputDefinition"];
@@ -6580,6 +6962,8 @@ export type components = {
              * @example drafts a post in the brand voice and waits for an editor's approval.
              */
             description: string | null;
+            /** @description The definition's `project_id`, `null` when the workflow belongs to no project. */
+            project_id: components["schemas"]["ProjectReference"];
             /**
              * Format: int32
              * @description The version of the definition, 1 for the first and one more for each change.
@@ -8205,6 +8589,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description Another project of the workspace already has this name, ignoring case (`project_name_taken`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
+        ProjectConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The body of the chat completion request is not valid JSON (`invalid_json`). */
         ChatBadRequest: {
             headers: {
@@ -8362,7 +8758,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The document, or a voice or workspace member named in the body, does not exist in the key's workspace (`not_found`). */
+        /** @description The document, or a voice, project or workspace member named in the body, does not exist in the key's workspace (`not_found`). */
         DocumentReferenceNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8428,6 +8824,43 @@ export type components = {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No public document has this id (`not_found`): it does not exist, is a draft, or is private. The answer is the same in each case, so it tells nothing about documents that are not public. */
+        PublicDocumentNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The id is not a document id, or the request has a query parameter the operation does not take (`validation_failed`, one entry per parameter in `errors`). */
+        PublicDocumentInvalidRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description More than 600 requests in 60 seconds from this client IP address to public documents (`rate_limited`). Wait `Retry-After` seconds. */
+        PublicDocumentTooManyRequests: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -8506,7 +8939,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The chatbot (on update), or something the body refers to, does not exist: the `model` is not in the catalogue (`model_not_found`), or a knowledge base or the voice is not in the workspace (`not_found`). */
+        /** @description The chatbot (on update), or something the body refers to, does not exist: the `model` is not in the catalogue (`model_not_found`), or a knowledge base, the voice or the project is not in the workspace (`not_found`). */
         ChatbotReferenceNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8840,6 +9273,11 @@ export type components = {
          * @example usr_01KY51922251RZN0J0KZDFGA75
          */
         MemberId: string;
+        /**
+         * @description The project's identifier.
+         * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+         */
+        ProjectId: string;
         /**
          * @description The model's identifier.
          * @example gpt-4o-mini
@@ -9465,6 +9903,222 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listProjects: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The opaque `next_cursor` of the previous page. Omit it for the first page (newest items first).
+                 * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only projects whose name contains this text, ignoring case.
+                 * @example campaign
+                 */
+                name?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of projects. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The project was created. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["ProjectConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's identifier.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's identifier.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project was deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The project's identifier.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                id: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated project. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ProjectConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listAuditLogs: {
         parameters: {
             query?: {
@@ -9891,6 +10545,21 @@ export interface operations {
                  * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
                  */
                 voice_id?: string;
+                /**
+                 * @description Only documents of this project.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                project_id?: string;
+                /**
+                 * @description Only drafts (`draft`) or only published documents (`published`).
+                 * @example published
+                 */
+                status?: components["schemas"]["DocumentStatus"];
+                /**
+                 * @description Only private (`private`) or only public (`public`) documents.
+                 * @example public
+                 */
+                visibility?: components["schemas"]["DocumentVisibility"];
                 /**
                  * @description Only documents created at or after this instant (RFC 3339).
                  * @example 2026-11-01T00:00:00Z
@@ -10354,6 +11023,142 @@ export interface operations {
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    publishDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The document's identifier (`doc_…`).
+                 * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DocumentPublishRequest"];
+            };
+        };
+        responses: {
+            /** @description The published document. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DocumentNotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    unpublishDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The document's identifier (`doc_…`).
+                 * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document, a private draft. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Document"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DocumentNotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPublicDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The document's identifier (`doc_…`).
+                 * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
+                 */
+                id: components["parameters"]["DocumentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public document. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicDocument"];
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["PublicDocumentNotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["PublicDocumentInvalidRequest"];
+            429: components["responses"]["PublicDocumentTooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -11060,6 +11865,11 @@ export interface operations {
                  * @example true
                  */
                 enabled?: boolean;
+                /**
+                 * @description Only chatbots of this project.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                project_id?: string;
             };
             header?: never;
             path?: never;
@@ -11748,6 +12558,11 @@ export interface operations {
                  * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only workflows of this project.
+                 * @example prj_01JCW3E5G7J9K1M3N5P7Q9R1S3
+                 */
+                project_id?: string;
             };
             header?: never;
             path?: never;

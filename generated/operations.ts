@@ -15,6 +15,7 @@ export const operationTable = {
   createDocument: {"method":"post","path":"/v1/documents","tag":"Documents","summary":"Create a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocumentEditToken: {"method":"post","path":"/v1/documents/{id}/edit-token","tag":"Documents","summary":"Create a real-time edit token","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases","tag":"Knowledge bases","summary":"Create a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
+  createProject: {"method":"post","path":"/v1/projects","tag":"Projects","summary":"Create a project","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createVoice: {"method":"post","path":"/v1/voices","tag":"Voices","summary":"Create a voice","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,409,413,415,421,422,429,500]},
   createWebhookEndpoint: {"method":"post","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"Create a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createWorkflow: {"method":"post","path":"/v1/workflows","tag":"Workflows","summary":"Create a workflow","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json","application/yaml"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
@@ -22,6 +23,7 @@ export const operationTable = {
   deleteChatThread: {"method":"delete","path":"/v1/chat/threads/{id}","tag":"Chat","summary":"Delete a chat thread","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteDocument: {"method":"delete","path":"/v1/documents/{id}","tag":"Documents","summary":"Delete a document","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteKnowledgeBase: {"method":"delete","path":"/v1/knowledge-bases/{id}","tag":"Knowledge bases","summary":"Delete a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
+  deleteProject: {"method":"delete","path":"/v1/projects/{id}","tag":"Projects","summary":"Delete a project","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteVoice: {"method":"delete","path":"/v1/voices/{id}","tag":"Voices","summary":"Delete a voice","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
   deleteWebhookEndpoint: {"method":"delete","path":"/v1/webhooks/endpoints/{id}","tag":"Webhooks","summary":"Delete a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteWorkflow: {"method":"delete","path":"/v1/workflows/{id}","tag":"Workflows","summary":"Delete a workflow","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
@@ -40,6 +42,8 @@ export const operationTable = {
   getMember: {"method":"get","path":"/v1/members/{id}","tag":"Workspace","summary":"Get a member","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getModel: {"method":"get","path":"/v1/models/{id}","tag":"Models","summary":"Get a model","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getOpenApiDocument: {"method":"get","path":"/v1/openapi.json","tag":"Service","summary":"Get the OpenAPI document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500]},
+  getProject: {"method":"get","path":"/v1/projects/{id}","tag":"Projects","summary":"Get a project","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
+  getPublicDocument: {"method":"get","path":"/v1/public/documents/{id}","tag":"Documents","summary":"Read a public document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,404,421,422,429,500]},
   getReadiness: {"method":"get","path":"/readyz","tag":"Service","summary":"Check readiness","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500,503]},
   getVoice: {"method":"get","path":"/v1/voices/{id}","tag":"Voices","summary":"Get a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getWebhookDelivery: {"method":"get","path":"/v1/webhooks/deliveries/{id}","tag":"Webhooks","summary":"Get a webhook delivery","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500]},
@@ -60,12 +64,14 @@ export const operationTable = {
   listKnowledgeBaseSources: {"method":"get","path":"/v1/knowledge-bases/{id}/sources","tag":"Knowledge bases","summary":"List the sources of a knowledge base","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   listMembers: {"method":"get","path":"/v1/members","tag":"Workspace","summary":"List members","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listModels: {"method":"get","path":"/v1/models","tag":"Models","summary":"List models","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
+  listProjects: {"method":"get","path":"/v1/projects","tag":"Projects","summary":"List projects","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listRequestLogs: {"method":"get","path":"/v1/request-logs","tag":"Logs","summary":"List request log entries","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   listVoices: {"method":"get","path":"/v1/voices","tag":"Voices","summary":"List voices","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listWebhookDeliveries: {"method":"get","path":"/v1/webhooks/deliveries","tag":"Webhooks","summary":"List webhook deliveries","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   listWebhookEndpoints: {"method":"get","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"List webhook endpoints","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   listWorkflowRuns: {"method":"get","path":"/v1/workflows/{id}/runs","tag":"Workflows","summary":"List a workflow's runs","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   listWorkflows: {"method":"get","path":"/v1/workflows","tag":"Workflows","summary":"List workflows","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
+  publishDocument: {"method":"post","path":"/v1/documents/{id}/publish","tag":"Documents","summary":"Publish a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   recordChatbotConversationCsat: {"method":"post","path":"/v1/chatbots/{id}/conversations/{conversation_id}/csat","tag":"Chatbots","summary":"Record a conversation's CSAT rating","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   recordEmbedCsat: {"method":"post","path":"/v1/embed/csat","tag":"Embed","summary":"Record a visitor's rating from the widget","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   rejectWorkflowStep: {"method":"post","path":"/v1/workflows/{id}/runs/{run_id}/steps/{step_id}/reject","tag":"Workflows","summary":"Reject a step","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
@@ -84,8 +90,10 @@ export const operationTable = {
   sendEmbedMessage: {"method":"post","path":"/v1/embed/messages","tag":"Embed","summary":"Send a visitor message from the widget","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   sendWebhookEndpointTest: {"method":"post","path":"/v1/webhooks/endpoints/{id}/test","tag":"Webhooks","summary":"Send a test event to a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500]},
   startWorkflowRun: {"method":"post","path":"/v1/workflows/{id}/runs","tag":"Workflows","summary":"Start a run","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500]},
+  unpublishDocument: {"method":"post","path":"/v1/documents/{id}/unpublish","tag":"Documents","summary":"Unpublish a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,409,421,422,429,500]},
   updateChatbot: {"method":"patch","path":"/v1/chatbots/{id}","tag":"Chatbots","summary":"Update a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateDocument: {"method":"patch","path":"/v1/documents/{id}","tag":"Documents","summary":"Update a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
+  updateProject: {"method":"patch","path":"/v1/projects/{id}","tag":"Projects","summary":"Update a project","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateVoice: {"method":"patch","path":"/v1/voices/{id}","tag":"Voices","summary":"Update a voice","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,202,400,401,403,404,409,413,415,421,422,429,500]},
   updateWebhookEndpoint: {"method":"patch","path":"/v1/webhooks/endpoints/{id}","tag":"Webhooks","summary":"Update a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   validateWorkflow: {"method":"post","path":"/v1/workflows/validate","tag":"Workflows","summary":"Validate a workflow definition","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":["application/json","application/yaml"],"responseStatuses":[200,400,401,409,413,415,421,422,429,500]},
@@ -168,6 +176,9 @@ export type CreateDocumentEditTokenResponse = OperationResponse<'createDocumentE
 /** POST /v1/knowledge-bases: Create a knowledge base */
 export type CreateKnowledgeBaseRequest = OperationRequest<'createKnowledgeBase'>;
 export type CreateKnowledgeBaseResponse = OperationResponse<'createKnowledgeBase'>;
+/** POST /v1/projects: Create a project */
+export type CreateProjectRequest = OperationRequest<'createProject'>;
+export type CreateProjectResponse = OperationResponse<'createProject'>;
 /** POST /v1/voices: Create a voice */
 export type CreateVoiceRequest = OperationRequest<'createVoice'>;
 export type CreateVoiceResponse = OperationResponse<'createVoice'>;
@@ -189,6 +200,9 @@ export type DeleteDocumentResponse = OperationResponse<'deleteDocument'>;
 /** DELETE /v1/knowledge-bases/{id}: Delete a knowledge base */
 export type DeleteKnowledgeBaseRequest = OperationRequest<'deleteKnowledgeBase'>;
 export type DeleteKnowledgeBaseResponse = OperationResponse<'deleteKnowledgeBase'>;
+/** DELETE /v1/projects/{id}: Delete a project */
+export type DeleteProjectRequest = OperationRequest<'deleteProject'>;
+export type DeleteProjectResponse = OperationResponse<'deleteProject'>;
 /** DELETE /v1/voices/{id}: Delete a voice */
 export type DeleteVoiceRequest = OperationRequest<'deleteVoice'>;
 export type DeleteVoiceResponse = OperationResponse<'deleteVoice'>;
@@ -243,6 +257,12 @@ export type GetModelResponse = OperationResponse<'getModel'>;
 /** GET /v1/openapi.json: Get the OpenAPI document */
 export type GetOpenApiDocumentRequest = OperationRequest<'getOpenApiDocument'>;
 export type GetOpenApiDocumentResponse = OperationResponse<'getOpenApiDocument'>;
+/** GET /v1/projects/{id}: Get a project */
+export type GetProjectRequest = OperationRequest<'getProject'>;
+export type GetProjectResponse = OperationResponse<'getProject'>;
+/** GET /v1/public/documents/{id}: Read a public document */
+export type GetPublicDocumentRequest = OperationRequest<'getPublicDocument'>;
+export type GetPublicDocumentResponse = OperationResponse<'getPublicDocument'>;
 /** GET /readyz: Check readiness */
 export type GetReadinessRequest = OperationRequest<'getReadiness'>;
 export type GetReadinessResponse = OperationResponse<'getReadiness'>;
@@ -303,6 +323,9 @@ export type ListMembersResponse = OperationResponse<'listMembers'>;
 /** GET /v1/models: List models */
 export type ListModelsRequest = OperationRequest<'listModels'>;
 export type ListModelsResponse = OperationResponse<'listModels'>;
+/** GET /v1/projects: List projects */
+export type ListProjectsRequest = OperationRequest<'listProjects'>;
+export type ListProjectsResponse = OperationResponse<'listProjects'>;
 /** GET /v1/request-logs: List request log entries */
 export type ListRequestLogsRequest = OperationRequest<'listRequestLogs'>;
 export type ListRequestLogsResponse = OperationResponse<'listRequestLogs'>;
@@ -321,6 +344,9 @@ export type ListWorkflowRunsResponse = OperationResponse<'listWorkflowRuns'>;
 /** GET /v1/workflows: List workflows */
 export type ListWorkflowsRequest = OperationRequest<'listWorkflows'>;
 export type ListWorkflowsResponse = OperationResponse<'listWorkflows'>;
+/** POST /v1/documents/{id}/publish: Publish a document */
+export type PublishDocumentRequest = OperationRequest<'publishDocument'>;
+export type PublishDocumentResponse = OperationResponse<'publishDocument'>;
 /** POST /v1/chatbots/{id}/conversations/{conversation_id}/csat: Record a conversation's CSAT rating */
 export type RecordChatbotConversationCsatRequest = OperationRequest<'recordChatbotConversationCsat'>;
 export type RecordChatbotConversationCsatResponse = OperationResponse<'recordChatbotConversationCsat'>;
@@ -375,12 +401,18 @@ export type SendWebhookEndpointTestResponse = OperationResponse<'sendWebhookEndp
 /** POST /v1/workflows/{id}/runs: Start a run */
 export type StartWorkflowRunRequest = OperationRequest<'startWorkflowRun'>;
 export type StartWorkflowRunResponse = OperationResponse<'startWorkflowRun'>;
+/** POST /v1/documents/{id}/unpublish: Unpublish a document */
+export type UnpublishDocumentRequest = OperationRequest<'unpublishDocument'>;
+export type UnpublishDocumentResponse = OperationResponse<'unpublishDocument'>;
 /** PATCH /v1/chatbots/{id}: Update a chatbot */
 export type UpdateChatbotRequest = OperationRequest<'updateChatbot'>;
 export type UpdateChatbotResponse = OperationResponse<'updateChatbot'>;
 /** PATCH /v1/documents/{id}: Update a document */
 export type UpdateDocumentRequest = OperationRequest<'updateDocument'>;
 export type UpdateDocumentResponse = OperationResponse<'updateDocument'>;
+/** PATCH /v1/projects/{id}: Update a project */
+export type UpdateProjectRequest = OperationRequest<'updateProject'>;
+export type UpdateProjectResponse = OperationResponse<'updateProject'>;
 /** PATCH /v1/voices/{id}: Update a voice */
 export type UpdateVoiceRequest = OperationRequest<'updateVoice'>;
 export type UpdateVoiceResponse = OperationResponse<'updateVoice'>;

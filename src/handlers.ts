@@ -1,6 +1,7 @@
 // The one map from operationId to handler. The compiler checks it against the contract: every operation is either
 // implemented here or listed in `notImplemented` (answered 501 not_implemented), never both, never neither.
 import type { Handlers, OperationId } from '../generated/operations.ts';
+import { projectHandlers } from './features/projects/projects.ts';
 import { serviceHandlers } from './features/service/handlers.ts';
 import { deliveryHandlers } from './features/webhooks/deliveries.ts';
 import { endpointHandlers } from './features/webhooks/endpoints.ts';
@@ -32,6 +33,9 @@ export const notImplemented = [
   'getDocumentVersion',
   'restoreDocumentVersion',
   'createDocumentEditToken',
+  'publishDocument',
+  'unpublishDocument',
+  'getPublicDocument',
   // Voices
   'listVoices',
   'createVoice',
@@ -91,4 +95,5 @@ export const handlers: Pick<Handlers<RequestContext>, Implemented> = {
   ...endpointHandlers,
   ...deliveryHandlers,
   ...eventHandlers,
+  ...projectHandlers,
 };

@@ -169,6 +169,21 @@ export interface WebhookAttemptsTable {
   error: 'timeout' | 'dns' | 'connection_refused' | 'connection_reset' | 'tls' | 'address_blocked' | null;
 }
 
+export interface ProjectsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** The name as compared for uniqueness in the workspace (projectNameKey); unique per workspace. */
+  name_key: string;
+  description: string | null;
+  default_voice_id: string | null;
+  default_model: string | null;
+  /** JSON object. */
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -181,4 +196,5 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  projects: ProjectsTable;
 }

@@ -88,6 +88,17 @@ async function freshEvent(target: FixtureTarget): Promise<string> {
   return event.id;
 }
 
+/** The spec's example project with a name no other project of the workspace has (names are unique). */
+function newProjectBody(): Record<string, unknown> {
+  const example = exampleRequest('createProject').body as Record<string, unknown>;
+  return { ...example, name: `${String(example.name)} ${unique()}` };
+}
+
+async function freshProject(target: FixtureTarget): Promise<RequestOverrides> {
+  const project = await post(target, '/v1/projects', newProjectBody());
+  return { path: { id: String(project.id) } };
+}
+
 // createApiKey has none: key names need not be unique, so the spec's example succeeds as it is.
 export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> = {
   getApiKey: freshKey,
@@ -108,6 +119,13 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
     if (delivery.status !== 202) throw new Error(`fixture: test delivery answered ${delivery.status}: ${await delivery.text()}`);
     return { path: { id: String(((await delivery.json()) as { id: string }).id) } };
   },
+  createProject: async () => ({ body: newProjectBody() }),
+  getProject: freshProject,
+  updateProject: async (target) => {
+    const example = exampleRequest('updateProject').body as Record<string, unknown>;
+    return { ...(await freshProject(target)), body: { ...example, name: `${String(example.name)} ${unique()}` } };
+  },
+  deleteProject: freshProject,
   getEvent: async (target) => ({ path: { id: await freshEvent(target) } }),
   replayWebhookEvents: async (target) => {
     const { path } = await freshEndpoint(target);

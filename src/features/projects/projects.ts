@@ -1,0 +1,129 @@
+// Projects: named groups of a workspace's documents, workflows and chatbots, with defaults (a brand voice, a model)
+// for what is created in them. A project restricts nobody's access. Names are unique in the workspace ignoring case
+// (409 project_name_taken): creations and renames take the workspace's row lock, so two concurrent requests cannot
+// both take one name, and a unique index on (workspace_id, name_key) backs the rule. Deleting a project keeps what
+// belonged to it: their `project_id` references projects with `on delete set null` (migration 004's rule for the
+// features that add one), so they are detached in the delete's own statement.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Handlers } from '../../../generated/operations.ts';
+import { recordAudit } from '../../platform/audit.ts';
+import { iso } from '../../platform/clock.ts';
+import type { RequestContext } from '../../platform/context.ts';
+import { newId } from '../../platform/ids.ts';
+import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { notFound, Problem } from '../../platform/problems.ts';
+import { forUpdate } from '../../storage/locks.ts';
+import type { Database } from '../../storage/schema.ts';
+import { presentProject } from './presenters.ts';
+
+/** The name as compared for uniqueness and searched by the `name` filter: one Unicode form, lower case. */
+export function projectNameKey(name: string): string {
+  return name.normalize('NFC').toLowerCase();
+}
+
+/** The projects of one workspace: every query of this feature starts here, so no key reads another's. */
+export function projectsOf(db: Kysely<Database> | Transaction<Database>, workspaceId: string) {
+  return db.selectFrom('projects').selectAll().where('workspace_id', '=', workspaceId);
+}
+
+/** `%`, `_` and `\` match themselves in a LIKE pattern written with `escape '\'`. */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Serialises the workspace's creations and renames, so that the name check below holds until the commit. */
+async function lockNames(trx: Transaction<Database>, workspaceId: string): Promise<void> {
+  await forUpdate(trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId), trx).execute();
+}
+
+/** Refuses a name that another project of the workspace has, ignoring case. Call after lockNames. */
+async function refuseTakenName(trx: Transaction<Database>, workspaceId: string, name: string, exceptProjectId?: string): Promise<void> {
+  let holder = projectsOf(trx, workspaceId).where('name_key', '=', projectNameKey(name));
+  if (exceptProjectId) holder = holder.where('id', '!=', exceptProjectId);
+  const taken = await holder.executeTakeFirst();
+  if (taken) throw new Problem('project_name_taken', `Project ${taken.id} is already named "${taken.name}"; choose another name.`);
+}
+
+export const projectHandlers = {
+  async listProjects(request, context) {
+    const page = pageRequest(request.query);
+    let query = projectsOf(context.platform.db, context.caller.workspace.id);
+    if (request.query.name !== undefined) {
+      const pattern = `%${likeLiteral(projectNameKey(request.query.name))}%`;
+      // An explicit escape character: PostgreSQL's default is `\`, SQLite has none.
+      query = query.where(sql<boolean>`name_key like ${pattern} escape '\\'`);
+    }
+    const rows = await paginate(query, { id: 'id' }, page).execute();
+    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), presentProject, context.url);
+    return { status: 200, contentType: 'application/json', body, headers };
+  },
+
+  async createProject(request, context) {
+    const { name, description = null, default_voice_id = null, default_model = null, metadata = {} } = request.body;
+    const workspaceId = context.caller.workspace.id;
+    const row = await context.platform.db.transaction().execute(async (trx) => {
+      await lockNames(trx, workspaceId);
+      await refuseTakenName(trx, workspaceId, name);
+      const values = {
+        id: newId('prj', context.now),
+        workspace_id: workspaceId,
+        name,
+        name_key: projectNameKey(name),
+        description,
+        default_voice_id,
+        default_model,
+        metadata: JSON.stringify(metadata),
+        created_at: iso(context.now),
+        updated_at: iso(context.now),
+      };
+      await trx.insertInto('projects').values(values).execute();
+      await recordAudit(trx, context, { action: 'project.created', target: { type: 'project', id: values.id, display_name: name }, details: { name } });
+      return values;
+    });
+    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/projects/${row.id}` }, body: presentProject(row) };
+  },
+
+  async getProject(request, context) {
+    const row = await projectsOf(context.platform.db, context.caller.workspace.id).where('id', '=', request.path.id).executeTakeFirst();
+    if (!row) throw notFound('project', request.path.id);
+    return { status: 200, contentType: 'application/json', body: presentProject(row) };
+  },
+
+  async updateProject(request, context) {
+    const changes = request.body;
+    const workspaceId = context.caller.workspace.id;
+    const row = await context.platform.db.transaction().execute(async (trx) => {
+      if (changes.name !== undefined) await lockNames(trx, workspaceId);
+      const existing = await forUpdate(projectsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
+      if (!existing) throw notFound('project', request.path.id);
+      if (changes.name !== undefined) await refuseTakenName(trx, workspaceId, changes.name, existing.id);
+      const updated = {
+        ...existing,
+        ...(changes.name !== undefined ? { name: changes.name, name_key: projectNameKey(changes.name) } : {}),
+        ...(changes.description !== undefined ? { description: changes.description } : {}),
+        ...(changes.default_voice_id !== undefined ? { default_voice_id: changes.default_voice_id } : {}),
+        ...(changes.default_model !== undefined ? { default_model: changes.default_model } : {}),
+        ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
+        updated_at: iso(context.now),
+      };
+      await trx.updateTable('projects').set(updated).where('id', '=', existing.id).execute();
+      await recordAudit(trx, context, {
+        action: 'project.updated',
+        target: { type: 'project', id: existing.id, display_name: updated.name },
+        details: { changed: Object.keys(changes).sort().join(','), name: updated.name },
+      });
+      return updated;
+    });
+    return { status: 200, contentType: 'application/json', body: presentProject(row) };
+  },
+
+  async deleteProject(request, context) {
+    await context.platform.db.transaction().execute(async (trx) => {
+      const existing = await forUpdate(projectsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      if (!existing) throw notFound('project', request.path.id);
+      await trx.deleteFrom('projects').where('id', '=', existing.id).execute();
+      await recordAudit(trx, context, { action: 'project.deleted', target: { type: 'project', id: existing.id, display_name: existing.name }, details: { name: existing.name } });
+    });
+    return { status: 204 };
+  },
+} satisfies Pick<Handlers<RequestContext>, 'listProjects' | 'createProject' | 'getProject' | 'updateProject' | 'deleteProject'>;
