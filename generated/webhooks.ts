@@ -7,7 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from './openapi.ts';
 
 /** Every event type the service emits. */
-export const EVENT_TYPES = ["chat.thread.deleted","chatbot.conversation.escalated","chatbot.conversation.rated","document.version.created","voice.training.completed","voice.training.failed","workflow.run.awaiting_approval","workflow.run.completed","workflow.run.failed","workspace.member.added","workspace.member.removed"] as const;
+export const EVENT_TYPES = ["audit.policy.violation","chat.message.created","chat.thread.deleted","chatbot.conversation.escalated","chatbot.csat.received","document.published","voice.trained","voice.training_failed","workflow.run.approval_required","workflow.run.completed","workspace.member.added","workspace.member.removed"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event as delivered: the envelope with its typed `data`. */
