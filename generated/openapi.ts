@@ -109,6 +109,11 @@ export type paths = {
          *     store it at once; the service keeps only its SHA-256 hash. The new key's role can be at most the calling key's
          *     role, and only an owner key can create an owner key (otherwise `403 insufficient_role`). Records the audit entry
          *     `api_key.created`.
+         *
+         *     A key acts on behalf of a member or is a service key (`user_id`). Without `user_id` the new key belongs to the
+         *     same member as the calling key (a service key when the calling key is one); with a member's id it belongs to that
+         *     member, whose role it may not exceed (`422 role_above_member`; `422 user_not_member` for an id that is not a member
+         *     of the workspace); with `null` it is a service key. Removing the member revokes the key.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -214,9 +219,11 @@ export type paths = {
         /**
          * Remove a member
          * @description Removes the person from the workspace at once. The workspace's last owner cannot be removed
-         *     (`409 last_owner`), and only an owner key can remove an owner. API keys belong to the workspace, not to a person,
-         *     so no key is revoked; revoke keys separately if needed. Emits the event `workspace.member.removed` and records the
-         *     audit entry `member.removed`.
+         *     (`409 last_owner`), and only an owner key can remove an owner. The API keys that act on behalf of the member
+         *     (their `user_id`) are revoked in the same transaction, so the member's access ends with the removal; service keys
+         *     (`user_id: null`) are not touched. Emits the event `workspace.member.removed`, whose `removed_by` is the acting
+         *     member (or the service key), and records the audit entries `member.removed` and, for each revoked key,
+         *     `api_key.revoked` (with `details.reason` `member_removed`).
          */
         delete: operations["removeMember"];
         options?: never;
@@ -1884,6 +1891,8 @@ export type components = {
          *     | `event_too_old` | 422 | The event is older than the 30-day replay window. |
          *     | `context_length_exceeded` | 422 | The messages and `max_tokens` exceed the model's context window. |
          *     | `selection_out_of_range` | 422 | The `selection` of a document command lies beyond the version's content. |
+         *     | `user_not_member` | 422 | The `user_id` of a new API key is not a member of the workspace. |
+         *     | `role_above_member` | 422 | The new API key's `role` is above the role of the member it would belong to. |
          *     | `rate_limited` | 429 | More than 600 requests in 60 seconds with this key; see `Retry-After`. |
          *     | `internal_error` | 500 | An unexpected error on our side. |
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
@@ -1891,7 +1900,7 @@ export type components = {
          *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
+        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -2142,6 +2151,11 @@ export type components = {
             api_key_name: string;
             /** @description The role of the calling API key; it decides which operations the key may call. */
             role: components["schemas"]["Role"];
+            /**
+             * @description The member the calling key acts on behalf of (its `user_id`); `null` for a service key.
+             * @example usr_01JCZ8Q3W4E5R6T7Y8V9X0Z1A2
+             */
+            user_id: string | null;
         };
         /**
          * Workspace
@@ -2191,6 +2205,10 @@ export type components = {
          * ApiKey
          * @description An API key of the workspace. The secret is stored hashed and is never returned again after creation or rotation;
          *     `redacted_value` and `last4` let you recognise a key.
+         *
+         *     A key either acts on behalf of a member (`user_id` is the member's `usr_…` id) or is a service key of the workspace
+         *     that belongs to no person (`user_id` is `null`). What a member's key does is attributed to the member: events that
+         *     name a user (`author`, `user_id`, `removed_by`) name them. Removing the member revokes their keys at once.
          */
         ApiKey: {
             /**
@@ -2210,6 +2228,12 @@ export type components = {
             name: string;
             /** @description The key's role; it decides which operations the key may call. */
             role: components["schemas"]["Role"];
+            /**
+             * @description The member the key acts on behalf of (`usr_…`, as in `/v1/members/{id}`); `null` for a service key, which belongs
+             *     to no person. The key's `role` is never above that member's role. Set when the key is created; rotation keeps it.
+             * @example usr_01JCZ8Q3W4E5R6T7Y8V9X0Z1A2
+             */
+            user_id: string | null;
             status: components["schemas"]["ApiKeyStatus"];
             /**
              * @description The secret with all but its prefix and last four characters hidden, as shown in dashboards.
@@ -2295,6 +2319,14 @@ export type components = {
              * @example 2027-05-31T00:00:00Z
              */
             expires_at?: string | null;
+            /**
+             * @description The member the key acts on behalf of. Omitted, the key belongs to the same member as the calling key (a service
+             *     key when the calling key is one). A member's `usr_…` id gives the key to that member: they must be a member of
+             *     the workspace (else `422 user_not_member`) and `role` may not be above their role (else
+             *     `422 role_above_member`). `null` makes a service key, which belongs to no person.
+             * @example usr_01JD9EE0ZBGJ09TQM83XSSSS6Y
+             */
+            user_id?: string | null;
         };
         /**
          * ApiKeySecret
@@ -8308,8 +8340,8 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the request is well-formed but cannot be carried out, for example an `Idempotency-Key` reused with a different request (`idempotency_key_reused`). */
-        UnprocessableEntity: {
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); the `user_id` is not a member of the workspace (`user_not_member`); the new key's `role` is above the role of the member it would belong to (`role_above_member`); or an `Idempotency-Key` was reused with a different request (`idempotency_key_reused`). */
+        ApiKeyUnprocessable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8334,6 +8366,18 @@ export type components = {
         };
         /** @description The key is revoked or expired and cannot be rotated (`api_key_inactive`; create a new key instead), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         ApiKeyConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the request is well-formed but cannot be carried out, for example an `Idempotency-Key` reused with a different request (`idempotency_key_reused`). */
+        UnprocessableEntity: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -9352,7 +9396,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ApiKeyUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
