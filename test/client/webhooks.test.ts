@@ -75,7 +75,7 @@ describe('verifyWebhook', () => {
     expect(failure(() => verifyWebhook(rawBody, {}, secret, { now: () => now }))).toBe('missing_header');
     const bad = { ...headersFor(rawBody), 'service-timestamp': 'yesterday' };
     expect(failure(() => verifyWebhook(rawBody, bad, secret, { now: () => now }))).toBe('invalid_timestamp');
-    for (const notEvent of ['{"hello":"world"}', '{"id":"evt_1","type":"voice.training.completed","data":null}', 'not json']) {
+    for (const notEvent of ['{"hello":"world"}', '{"id":"evt_1","type":"voice.trained","data":null}', 'not json']) {
       const notEventHeaders = { ...headersFor(notEvent), 'service-event-id': undefined };
       expect(failure(() => verifyWebhook(notEvent, notEventHeaders, secret, { now: () => now }))).toBe('invalid_payload');
     }
