@@ -1598,33 +1598,6 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
-    "voice.training_failed": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Voice training failed
-         * @description A brand voice could not be trained: its status is `failed` and `failure_reason` says why. Send a new sample with
-         *     `PATCH /v1/voices/{id}`. (Not in the original specification: without it, a client waiting for `voice.trained` would
-         *     wait forever.)
-         *
-         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
-         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
-         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
-         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
-         */
-        post: operations["voiceTrainingFailed"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "chatbot.conversation.escalated": {
         parameters: {
             query?: never;
@@ -1826,6 +1799,33 @@ export type webhooks = {
          *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
          */
         post: operations["chatThreadDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "voice.training_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Voice training failed
+         * @description A brand voice could not be trained: its status is `failed` and `failure_reason` says why. Send a new sample with
+         *     `PATCH /v1/voices/{id}`. (Not in the original specification: without it, a client waiting for `voice.trained` would
+         *     wait forever.)
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["voiceTrainingFailed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7031,7 +7031,6 @@ export type components = {
          *     | `chat.message.created` | A message was saved in a chat thread. |
          *     | `document.published` | A document was marked published or set to public. |
          *     | `voice.trained` | A brand voice finished training and is `ready`. |
-         *     | `voice.training_failed` | A brand voice could not be trained. |
          *     | `chatbot.conversation.escalated` | A visitor was handed off to a human. |
          *     | `chatbot.csat.received` | A visitor rated a chatbot conversation. |
          *     | `workflow.run.completed` | A workflow run finished, in success or in failure. |
@@ -7040,9 +7039,10 @@ export type components = {
          *     | `workspace.member.removed` | A user was removed from the workspace. |
          *     | `audit.policy.violation` | An output was blocked by a brand-voice or compliance rule. |
          *     | `chat.thread.deleted` | A chat thread and its messages were deleted. |
+         *     | `voice.training_failed` | A brand voice could not be trained. |
          * @enum {string}
          */
-        EventType: "chat.message.created" | "document.published" | "voice.trained" | "voice.training_failed" | "chatbot.conversation.escalated" | "chatbot.csat.received" | "workflow.run.completed" | "workflow.run.approval_required" | "workspace.member.added" | "workspace.member.removed" | "audit.policy.violation" | "chat.thread.deleted";
+        EventType: "chat.message.created" | "document.published" | "voice.trained" | "chatbot.conversation.escalated" | "chatbot.csat.received" | "workflow.run.completed" | "workflow.run.approval_required" | "workspace.member.added" | "workspace.member.removed" | "audit.policy.violation" | "chat.thread.deleted" | "voice.training_failed";
         /**
          * EventTypeFilter
          * @description A pattern that selects event types: an exact type (`voice.trained`), a wildcard over the types that start with a
@@ -7457,59 +7457,6 @@ export type components = {
             sequence: components["schemas"]["EventSequence"];
             test: components["schemas"]["EventTestFlag"];
             data: components["schemas"]["VoiceTrainedEventData"];
-        };
-        /**
-         * VoiceTrainingFailedEventData
-         * @description The `data` of a `voice.training_failed` event. Every key is always present (`null` where it does not apply); more keys may be
-         *     added in minor versions.
-         */
-        VoiceTrainingFailedEventData: {
-            /**
-             * @description The voice's identifier (as in `/v1/voices/{id}`).
-             * @example voc_01JDYP57RCYBVN5SXS5AA819X9
-             */
-            voice_id: string;
-            /** @description Why training failed (the voice's `failure_reason`). */
-            failure_reason: components["schemas"]["VoiceFailureReason"];
-            /**
-             * @description A human-readable explanation of `failure_reason` (the voice's `failure_message`).
-             * @example The sample mixes five unrelated styles; send about 300 words of typical copy in one style.
-             */
-            failure_message: string;
-            /**
-             * Format: int32
-             * @description The number of words of the sample that could not be trained from.
-             * @example 214
-             */
-            sample_word_count: number;
-            /** @description The voice's name. */
-            name: components["schemas"]["VoiceName"];
-        };
-        /**
-         * VoiceTrainingFailedEvent
-         * @description A brand voice could not be trained: its status is `failed` and `failure_reason` says why. Send a new sample with
-         *     `PATCH /v1/voices/{id}`. (Not in the original specification: without it, a client waiting for `voice.trained` would
-         *     wait forever.) The envelope fields are those of
-         *     `EventEnvelope`.
-         */
-        VoiceTrainingFailedEvent: {
-            id: components["schemas"]["EventId"];
-            /**
-             * @description Always `event`.
-             * @constant
-             */
-            object: "event";
-            /**
-             * @description Always `voice.training_failed`.
-             * @constant
-             */
-            type: "voice.training_failed";
-            /** @description When the event happened (the change was committed). */
-            created: components["schemas"]["Timestamp"];
-            workspace_id: components["schemas"]["EventWorkspaceId"];
-            sequence: components["schemas"]["EventSequence"];
-            test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["VoiceTrainingFailedEventData"];
         };
         /**
          * ChatbotConversationEscalatedEventData
@@ -7964,12 +7911,65 @@ export type components = {
             data: components["schemas"]["ChatThreadDeletedEventData"];
         };
         /**
+         * VoiceTrainingFailedEventData
+         * @description The `data` of a `voice.training_failed` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        VoiceTrainingFailedEventData: {
+            /**
+             * @description The voice's identifier (as in `/v1/voices/{id}`).
+             * @example voc_01JDYP57RCYBVN5SXS5AA819X9
+             */
+            voice_id: string;
+            /** @description Why training failed (the voice's `failure_reason`). */
+            failure_reason: components["schemas"]["VoiceFailureReason"];
+            /**
+             * @description A human-readable explanation of `failure_reason` (the voice's `failure_message`).
+             * @example The sample mixes five unrelated styles; send about 300 words of typical copy in one style.
+             */
+            failure_message: string;
+            /**
+             * Format: int32
+             * @description The number of words of the sample that could not be trained from.
+             * @example 214
+             */
+            sample_word_count: number;
+            /** @description The voice's name. */
+            name: components["schemas"]["VoiceName"];
+        };
+        /**
+         * VoiceTrainingFailedEvent
+         * @description A brand voice could not be trained: its status is `failed` and `failure_reason` says why. Send a new sample with
+         *     `PATCH /v1/voices/{id}`. (Not in the original specification: without it, a client waiting for `voice.trained` would
+         *     wait forever.) The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        VoiceTrainingFailedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `voice.training_failed`.
+             * @constant
+             */
+            type: "voice.training_failed";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["VoiceTrainingFailedEventData"];
+        };
+        /**
          * Event
          * @description An event of the workspace: the `EventEnvelope` and one of the event schemas, told apart by `type` (each schema
          *     fixes `type` with `const`, so the union is discriminated without a `discriminator` object). New types may be
          *     added in minor versions: read an event of a `type` you do not know as an `EventEnvelope`, and ignore it.
          */
-        Event: components["schemas"]["EventEnvelope"] & (components["schemas"]["ChatMessageCreatedEvent"] | components["schemas"]["DocumentPublishedEvent"] | components["schemas"]["VoiceTrainedEvent"] | components["schemas"]["VoiceTrainingFailedEvent"] | components["schemas"]["ChatbotConversationEscalatedEvent"] | components["schemas"]["ChatbotCsatReceivedEvent"] | components["schemas"]["WorkflowRunCompletedEvent"] | components["schemas"]["WorkflowRunApprovalRequiredEvent"] | components["schemas"]["WorkspaceMemberAddedEvent"] | components["schemas"]["WorkspaceMemberRemovedEvent"] | components["schemas"]["AuditPolicyViolationEvent"] | components["schemas"]["ChatThreadDeletedEvent"]);
+        Event: components["schemas"]["EventEnvelope"] & (components["schemas"]["ChatMessageCreatedEvent"] | components["schemas"]["DocumentPublishedEvent"] | components["schemas"]["VoiceTrainedEvent"] | components["schemas"]["ChatbotConversationEscalatedEvent"] | components["schemas"]["ChatbotCsatReceivedEvent"] | components["schemas"]["WorkflowRunCompletedEvent"] | components["schemas"]["WorkflowRunApprovalRequiredEvent"] | components["schemas"]["WorkspaceMemberAddedEvent"] | components["schemas"]["WorkspaceMemberRemovedEvent"] | components["schemas"]["AuditPolicyViolationEvent"] | components["schemas"]["ChatThreadDeletedEvent"] | components["schemas"]["VoiceTrainingFailedEvent"]);
         /**
          * WebhookDelivery
          * @description A delivery of one event to one endpoint with every attempt (oldest first) and the payload that was sent. A
@@ -13284,50 +13284,6 @@ export interface operations {
             default: components["responses"]["WebhookRetried"];
         };
     };
-    voiceTrainingFailed: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
-                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
-                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
-                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
-                 *     recent; answer `401` otherwise.
-                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
-                 */
-                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
-                /**
-                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
-                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
-                 *     replayed later.
-                 * @example 1795183407
-                 */
-                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
-                /**
-                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
-                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
-                 */
-                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
-                /**
-                 * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.completed
-                 */
-                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["VoiceTrainingFailedEvent"];
-            };
-        };
-        responses: {
-            "2XX": components["responses"]["WebhookDelivered"];
-            default: components["responses"]["WebhookRetried"];
-        };
-    };
     chatbotConversationEscalated: {
         parameters: {
             query?: never;
@@ -13673,6 +13629,50 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ChatThreadDeletedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    voiceTrainingFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VoiceTrainingFailedEvent"];
             };
         };
         responses: {
