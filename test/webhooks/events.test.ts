@@ -126,8 +126,8 @@ describe.each(databaseKinds)('events on %s', (kind) => {
       { id: ids.addedA, ...envelope, type: 'workspace.member.added', created: times.addedA, sequence: 1, data: added(a) },
     ]);
     // The data keys come in the specification's order, then the extra ones.
-    const raw = JSON.parse((await server.call('GET', `/v1/events/${ids.removedA}`, { key: workspace.key })).text);
-    expect(Object.keys(raw.data)).toEqual(['user_id', 'removed_at', 'removed_by', 'removed_by_api_key_id', 'email', 'role']);
+    const removedRaw = JSON.parse((await server.call('GET', `/v1/events/${ids.removedA}`, { key: workspace.key })).text);
+    expect(Object.keys(removedRaw.data)).toEqual(['user_id', 'removed_at', 'removed_by', 'removed_by_api_key_id', 'email', 'role']);
     for (const id of Object.values(ids)) expect(id).toMatch(EVENT_ID);
     for (const created of Object.values(times)) expect(created).toMatch(ISO_MS);
     // The envelope's fields come in the contract's order.
