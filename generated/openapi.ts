@@ -2416,7 +2416,7 @@ export type components = {
          *     |---|---|
          *     | `api_key.created` | An API key was created. `details`: `name`, `role`, `expires_at`. |
          *     | `api_key.rotated` | An API key's secret was rotated. `details`: `previous_secret_expires_at`. |
-         *     | `api_key.revoked` | An API key was revoked. |
+         *     | `api_key.revoked` | An API key was revoked; by the removal of its member, with `details`: `reason` (`member_removed`), `user_id`. |
          *     | `api_key.expired` | An API key reached its `expires_at` (actor `system`). |
          *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`. |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
