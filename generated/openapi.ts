@@ -8164,12 +8164,12 @@ export type components = {
             type: components["schemas"]["EventType"];
             /**
              * @description When events of this type happen and what their `data` holds.
-             * @example A brand voice finished training: its status is `ready` and documents, chatbots and workflows can use it.
+             * @example A visitor rated a chatbot conversation, in the widget (`POST /v1/embed/csat`) or through your server.
              */
             description: string;
             /**
              * @description The name of the event's schema in this API description (`components.schemas`) and in the AsyncAPI document.
-             * @example VoiceTrainingCompletedEvent
+             * @example VoiceTrainedEvent
              */
             schema_name: string;
             /** @description An example event of this type (the payload that a test delivery sends, with `test: true`). */
