@@ -317,6 +317,23 @@ describe.each(databaseKinds)('members on %s', (kind) => {
     for (const entry of revocations) expect(JSON.parse(entry.details)).toEqual({ reason: 'member_removed', user_id: person.id });
   });
 
+  test('a key created for a member while they are being removed ends revoked, or is refused: never a live key of a non-member', async () => {
+    const other = await createWorkspace(server.platform.db, { name: 'Racing removal', region: 'eu', now: clock.now() });
+    for (let round = 0; round < 5; round++) {
+      const person = await add('editor', email(`racing-${round}`), other.secret);
+      const [created, removed] = await Promise.all([
+        server.call('POST', '/v1/api-keys', { key: other.secret, body: { name: 'racing', role: 'editor', user_id: person.id } }),
+        server.call('DELETE', `/v1/members/${person.id}`, { key: other.secret }),
+      ]);
+      expect(removed.status).toBe(204);
+      if (created.status === 201) {
+        expectProblem(await server.call('GET', '/v1/workspace', { key: created.body.secret }), 401, 'unauthenticated');
+      } else {
+        expectProblem(created, 422, 'user_not_member');
+      }
+    }
+  });
+
   test('a member who removes themselves loses their key with the removal', async () => {
     const other = await createWorkspace(server.platform.db, { name: 'Self removal', region: 'eu', now: clock.now() });
     const person = await add('admin', email('self'), other.secret);
