@@ -7265,8 +7265,9 @@ export type components = {
         EventTestFlag: boolean;
         /**
          * EventEnvelope
-         * @description The fields every event shares. `type` says what happened and decides the shape of `data`, a compact snapshot of
-         *     the resources involved (their ids and the fields a receiver needs to act); fetch the resource for everything else.
+         * @description The fields every event shares. `type` says what happened and decides the keys of `data`: those of the original
+         *     specification for the type, at the top level and always present (`null` where one does not apply), then a few more
+         *     a receiver needs to act; fetch the resource for everything else.
          *     The same envelope is returned by `GET /v1/events` and delivered to webhook endpoints.
          */
         EventEnvelope: {
@@ -7282,7 +7283,7 @@ export type components = {
             workspace_id: components["schemas"]["EventWorkspaceId"];
             sequence: components["schemas"]["EventSequence"];
             test: components["schemas"]["EventTestFlag"];
-            /** @description The snapshot of the resources involved; its shape depends on `type` (see the schema of each event type). */
+            /** @description What happened, as the keys of the event's type (see the schema of each event type). */
             data: Record<string, never>;
         };
         /**
