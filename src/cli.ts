@@ -5,8 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
 import { ConfigError, loadConfig, type Config, type Region } from './config.ts';
-import { insertApiKey } from './features/workspace/api-keys.ts';
-import { atLeast } from './platform/context.ts';
+import { insertApiKey, keyOwner } from './features/workspace/api-keys.ts';
 import { presentApiKey } from './features/workspace/presenters.ts';
 import { createWorkspace, presentWorkspace } from './features/workspace/workspace.ts';
 import { iso } from './platform/clock.ts';
@@ -139,13 +138,13 @@ const commands: Record<string, Command> = {
             const member = await trx
               .selectFrom('members')
               .innerJoin('users', 'users.id', 'members.user_id')
-              .select(['members.user_id', 'members.role'])
+              .select('members.user_id')
               .where('members.workspace_id', '=', workspaceId)
               .where('users.email', '=', userEmail)
               .executeTakeFirst();
             if (!member) throw new Error(`${userEmail} is not a member of workspace ${workspaceId}`);
-            if (!atLeast(member.role, role)) throw new Error(`${userEmail} has the ${member.role} role; a key on their behalf can have at most that role, not ${role}`);
-            userId = member.user_id;
+            // The API's rule: the key's role may not be above the member's.
+            userId = await keyOwner(trx, workspaceId, member.user_id, role);
           }
           const created = await insertApiKey(trx, { workspaceId, name: keyName, role, expiresAt, createdBy: null, userId, now });
           // The operator is not an API key: the audit log names the service itself, and `via` says how.
