@@ -375,7 +375,7 @@ function emitDirect(server: RunningServer, workspaces: BenchWorkspace[]) {
         const workspace = workspaces[i % workspaces.length]!;
         const now = new Date();
         await server.platform.db.transaction().execute((trx) =>
-          recordEvent(trx, workspace.id, 'workspace.member.added', { member: { id: newId('usr', now), email: `direct${i}@bench.example`, role: 'viewer' } }, now),
+          recordEvent(trx, workspace.id, 'workspace.member.added', { user_id: newId('usr', now), email: `direct${i}@bench.example`, role: 'viewer', scim_source: null, name: null }, now),
         );
         expected += workspace.endpoints;
       }

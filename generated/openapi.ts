@@ -109,6 +109,11 @@ export type paths = {
          *     store it at once; the service keeps only its SHA-256 hash. The new key's role can be at most the calling key's
          *     role, and only an owner key can create an owner key (otherwise `403 insufficient_role`). Records the audit entry
          *     `api_key.created`.
+         *
+         *     A key acts on behalf of a member or is a service key (`user_id`). Without `user_id` the new key belongs to the
+         *     same member as the calling key (a service key when the calling key is one); with a member's id it belongs to that
+         *     member, whose role it may not exceed (`422 role_above_member`; `422 user_not_member` for an id that is not a member
+         *     of the workspace); with `null` it is a service key. Removing the member revokes the key.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -214,9 +219,11 @@ export type paths = {
         /**
          * Remove a member
          * @description Removes the person from the workspace at once. The workspace's last owner cannot be removed
-         *     (`409 last_owner`), and only an owner key can remove an owner. API keys belong to the workspace, not to a person,
-         *     so no key is revoked; revoke keys separately if needed. Emits the event `workspace.member.removed` and records the
-         *     audit entry `member.removed`.
+         *     (`409 last_owner`), and only an owner key can remove an owner. The API keys that act on behalf of the member
+         *     (their `user_id`) are revoked in the same transaction, so the member's access ends with the removal; service keys
+         *     (`user_id: null`) are not touched. Emits the event `workspace.member.removed`, whose `removed_by` is the acting
+         *     member (or the service key), and records the audit entries `member.removed` and, for each revoked key,
+         *     `api_key.revoked` (with `details.reason` `member_removed`).
          */
         delete: operations["removeMember"];
         options?: never;
@@ -469,8 +476,7 @@ export type paths = {
         /**
          * Create a document
          * @description Creates a document whose `content` becomes version 1 (source `create`), and returns it with a real-time edit
-         *     token valid for 15 minutes (get another with `POST /v1/documents/{id}/edit-token`). Emits
-         *     `document.version.created` for version 1. The body may be at most 1 MB (`413 payload_too_large`).
+         *     token valid for 15 minutes (get another with `POST /v1/documents/{id}/edit-token`). The body may be at most 1 MB (`413 payload_too_large`).
          */
         post: operations["createDocument"];
         delete?: never;
@@ -502,8 +508,8 @@ export type paths = {
         head?: never;
         /**
          * Update a document
-         * @description Changes the title, content, brand voice or metadata. A changed `content` creates a new version (source `edit`)
-         *     and emits `document.version.created`; the other fields are not versioned. Send `base_version_id` to refuse the
+         * @description Changes the title, content, brand voice or metadata. A changed `content` creates a new version (source `edit`);
+         *     the other fields are not versioned. Send `base_version_id` to refuse the
          *     change when someone else changed the content first (`409 version_conflict`); without it the last write wins.
          *     The body may be at most 1 MB (`413 payload_too_large`).
          */
@@ -525,7 +531,7 @@ export type paths = {
          *     `command`): `outline`, `expand`, `summarize`, `rewrite`, `cite` or `translate`, each with its own options.
          *     The command's output replaces the selection (or the whole content), or is put `before` or `after` it, as
          *     `placement` says. The brand voice is the document's unless `voice_id` says otherwise. The command runs while the
-         *     request waits (usually a few seconds, at most 120). Emits `document.version.created`. Send `base_version_id` to
+         *     request waits (usually a few seconds, at most 120). Send `base_version_id` to
          *     refuse the command when the content changed meanwhile (`409 version_conflict`).
          */
         post: operations["runDocumentCommand"];
@@ -587,7 +593,7 @@ export type paths = {
         /**
          * Restore a document version
          * @description Creates a new version whose content is that of `version_id` (source `restore`); the versions in between stay
-         *     in the history. The document's title, voice and metadata are not changed. Emits `document.version.created`.
+         *     in the history. The document's title, voice and metadata are not changed.
          *     Takes no body.
          */
         post: operations["restoreDocumentVersion"];
@@ -610,8 +616,8 @@ export type paths = {
          * Create a real-time edit token
          * @description Issues a fresh short-lived token for the document's real-time editor (15 minutes unless `ttl_seconds` says
          *     otherwise). Hand it to a browser, which opens `websocket_url` with the token as the `token` query parameter.
-         *     Edits made in the session are saved as versions with source `realtime` (each emits
-         *     `document.version.created`), attributed to `user_id` when given. The body is optional.
+         *     Edits made in the session are saved as versions with source `realtime`,
+         *     attributed to `user_id` when given. The body is optional.
          */
         post: operations["createDocumentEditToken"];
         delete?: never;
@@ -712,7 +718,7 @@ export type paths = {
          * @description Creates a brand voice from a writing sample of about 300 words (200 to 600) and starts training it. The answer is
          *     `202` with the voice in status `training`; training runs in the background, usually in under a minute, and ends
          *     in `ready` (with the inferred sliders, traits and style summary filled in) or `failed` (with `failure_reason`).
-         *     It emits the event `voice.training.completed` or `voice.training.failed`; poll `GET /v1/voices/{id}` or
+         *     It emits the event `voice.trained` or `voice.training_failed`; poll `GET /v1/voices/{id}` or
          *     subscribe to those events. Slider overrides and banned phrases given here apply as soon as the voice is ready.
          */
         post: operations["createVoice"];
@@ -752,7 +758,7 @@ export type paths = {
          *
          *     A new `sample_text` retrains the voice: the answer is `202` with the voice back in status `training` (also from
          *     `failed`, which is how a failed voice is trained again), and training ends with the event
-         *     `voice.training.completed` or `voice.training.failed`, as on creation. A training still running for an earlier
+         *     `voice.trained` or `voice.training_failed`, as on creation. A training still running for an earlier
          *     sample is abandoned. Until the new training completes the voice cannot be used (`voice_not_ready`); the learned
          *     fields keep describing the last successful training.
          */
@@ -1106,7 +1112,7 @@ export type paths = {
         /**
          * Record a conversation's CSAT rating
          * @description Records the visitor's satisfaction rating (1-5, with an optional comment) collected outside the widget, for
-         *     example in a follow-up email, and emits `chatbot.conversation.rated`. A conversation has one rating: a new one
+         *     example in a follow-up email, and emits `chatbot.csat.received`. A conversation has one rating: a new one
          *     replaces the previous one (from the widget or the API), updates `rated_at` and emits the event again, so the
          *     latest opinion of the visitor counts.
          */
@@ -1178,7 +1184,7 @@ export type paths = {
         /**
          * Record a visitor's rating from the widget
          * @description Records the visitor's 1-5 rating of their conversation, with an optional comment, and emits
-         *     `chatbot.conversation.rated`. Rating again replaces the earlier rating (and emits the event again). Only the
+         *     `chatbot.csat.received`. Rating again replaces the earlier rating (and emits the event again). Only the
          *     `visitor_id` that started the conversation can rate it. Authenticated with the embed key (`X-Embed-Key`), from
          *     the chatbot's `allowed_origins`, while it is enabled.
          */
@@ -1296,10 +1302,10 @@ export type paths = {
          * @description Starts a run of the workflow's current version with the given inputs, checked against the definition's inputs
          *     (`422 invalid_workflow_inputs` with a pointer per input otherwise). The run is stored, answered `202` in state
          *     `queued` and carried out in the background; follow it with `GET …/runs/{run_id}` or with webhooks:
-         *     `workflow.run.awaiting_approval` fires each time an approval step starts waiting, `workflow.run.completed` when
-         *     the run succeeds, and `workflow.run.failed` when it fails (a step failed after its retries, an approval was
-         *     rejected or timed out with `fail`, or the budget was exceeded); each carries a snapshot of the run (id, status,
-         *     cost, error, the step awaiting approval), and the run itself has the outputs. Cancelling a run fires no event.
+         *     `workflow.run.approval_required` fires each time an approval step starts waiting, and `workflow.run.completed`
+         *     when the run ends in `success` or in `failure` (a step failed after its retries, an approval was rejected or
+         *     timed out with `fail`, or the budget was exceeded), with its `status`, `duration_ms`, `cost_usd` and `error`;
+         *     the run itself has the outputs. Cancelling a run fires no event.
          *     There is no per-run callback URL, which would be one more outbound URL to guard against SSRF: subscribe a webhook
          *     endpoint to `workflow.run.*` and match runs by `id`.
          */
@@ -1367,7 +1373,7 @@ export type paths = {
          * Approve a step
          * @description Approves an approval step that is `awaiting_approval`. The key needs the editor role and at least the step's
          *     `approver_role` (`403 insufficient_role` otherwise). The decision, the comment and the deciding key are recorded
-         *     in the step's `approval` and `output`, the step `succeeded`, and the run continues in the background with the
+         *     in the step's `approval` and `output`, the step ends in `success`, and the run continues in the background with the
          *     steps that depend on it (the response shows the run `running`). A step that is not waiting, including one already
          *     decided, is `409 step_not_awaiting_approval`; a `step_id` that is not in the run's definition is `404`.
          */
@@ -1392,7 +1398,7 @@ export type paths = {
          * @description Rejects an approval step that is `awaiting_approval`; a comment saying why helps whoever reruns the workflow. The
          *     key needs the editor role and at least the step's `approver_role` (`403 insufficient_role` otherwise). The step
          *     becomes `rejected`. With the step's `on_reject: fail` (the default) the run fails at once with
-         *     `approval_rejected`, the steps not started are `cancelled` and `workflow.run.failed` fires; with
+         *     `approval_rejected`, the steps not started are `cancelled` and `workflow.run.completed` fires with `status: failure`; with
          *     `on_reject: continue` the run goes on and later steps can branch on `steps.<id>.output.decision`. A step that is
          *     not waiting is `409 step_not_awaiting_approval`; a `step_id` that is not in the run's definition is `404`.
          */
@@ -1650,6 +1656,188 @@ export type paths = {
     };
 };
 export type webhooks = {
+    "chat.message.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chat message created
+         * @description A new chat message was saved in a thread: each message of a `POST /v1/chat/completions` request with `store`, and the
+         *     answer the model wrote. `content` is the text of the message.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["chatMessageCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Document published
+         * @description A document was marked published or set to public (its `status` became `published` or its `visibility` `public`).
+         *     `author` is the member who wrote it.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["documentPublished"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "voice.trained": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Voice trained
+         * @description A brand voice finished training (`POST /v1/voices`, or a new sample through `PATCH /v1/voices/{id}`): its status is
+         *     `ready` and documents, chatbots and workflows can use it. `sliders` is the style it writes in.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["voiceTrained"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "chatbot.conversation.escalated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chatbot conversation escalated
+         * @description A chatbot conversation was handed off to a human, by the chatbot's escalation settings or through
+         *     `POST /v1/chatbots/{id}/conversations/{conversation_id}/escalate`. Read the conversation at `transcript_url`.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["chatbotConversationEscalated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "chatbot.csat.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chatbot CSAT received
+         * @description A visitor rated a chatbot conversation, in the widget (`POST /v1/embed/csat`) or through your server
+         *     (`POST /v1/chatbots/{id}/conversations/{conversation_id}/csat`). A new rating of the same conversation is a new event.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["chatbotCsatReceived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "workflow.run.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Workflow run completed
+         * @description A workflow run finished, in success or in failure: `status` tells which (`success` or `failure`, as in the run's
+         *     `status`), `error` says why a run failed. A cancelled run sends no event. Fetch the run for its outputs.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["workflowRunCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "workflow.run.approval_required": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Workflow run approval required
+         * @description A workflow run reached a human-approval step and is blocked at `step_id` until the step is approved or rejected:
+         *     `POST` to `approval_url` (or to `…/reject`) with a key of at least `approver_role`.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["workflowRunApprovalRequired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "workspace.member.added": {
         parameters: {
             query?: never;
@@ -1661,7 +1849,7 @@ export type webhooks = {
         put?: never;
         /**
          * Workspace member added
-         * @description A member was added to the workspace (`POST /v1/members`). `data.member` is the new member with their role.
+         * @description A new user joined the workspace (`POST /v1/members`), with the role `role`.
          *
          *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
          *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
@@ -1686,8 +1874,8 @@ export type webhooks = {
         put?: never;
         /**
          * Workspace member removed
-         * @description A member was removed from the workspace (`DELETE /v1/members/{id}`); their access ended at `created`.
-         *     `data.member` is the member as they were, with the role they had.
+         * @description A user was removed from the workspace (`DELETE /v1/members/{id}`): their access ended at `removed_at`, and the API
+         *     keys that belonged to them were revoked with the removal. `removed_by` says who removed them.
          *
          *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
          *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
@@ -1701,7 +1889,7 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
-    "voice.training.completed": {
+    "audit.policy.violation": {
         parameters: {
             query?: never;
             header?: never;
@@ -1711,197 +1899,16 @@ export type webhooks = {
         get?: never;
         put?: never;
         /**
-         * Voice training completed
-         * @description A brand voice finished training: its status is `ready` and documents, chatbots and workflows can use it.
+         * Audit policy violation
+         * @description An output was blocked by a brand-voice or compliance rule: `rule_id` names the rule, `reason` says what broke it,
+         *     `user_id` is the member whose key asked for the output.
          *
          *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
          *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
          *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
          *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
          */
-        post: operations["voiceTrainingCompleted"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "voice.training.failed": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Voice training failed
-         * @description A brand voice could not be trained: its status is `failed` and `data.voice.failure_reason` says why.
-         *
-         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
-         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
-         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
-         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
-         */
-        post: operations["voiceTrainingFailed"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "document.version.created": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Document version created
-         * @description A version of a document was saved: the document was created or its content replaced through the API, an edit
-         *     session saved, an AI command's result was applied, or an earlier version was restored (`data.version.source`).
-         *
-         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
-         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
-         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
-         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
-         */
-        post: operations["documentVersionCreated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "chatbot.conversation.escalated": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Chatbot conversation escalated
-         * @description A chatbot conversation was handed over to a human, by the chatbot's escalation settings or through `POST
-         *     /v1/chatbots/{id}/conversations/{conversation_id}/escalate`; `data.escalation` says how and why. Fetch the
-         *     conversation for its messages.
-         *
-         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
-         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
-         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
-         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
-         */
-        post: operations["chatbotConversationEscalated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "chatbot.conversation.rated": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Chatbot conversation rated
-         * @description A CSAT score was recorded for a chatbot conversation, by the visitor in the widget (`POST /v1/embed/csat`) or
-         *     by your server (`POST /v1/chatbots/{id}/conversations/{conversation_id}/csat`).
-         *
-         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
-         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
-         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
-         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
-         */
-        post: operations["chatbotConversationRated"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "workflow.run.completed": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Workflow run completed
-         * @description A workflow run finished successfully: `data.run.status` is `succeeded` and `cost_usd` is its total cost. Fetch
-         *     the run for its outputs.
-         *
-         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
-         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
-         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
-         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
-         */
-        post: operations["workflowRunCompleted"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "workflow.run.failed": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Workflow run failed
-         * @description A workflow run failed: a step failed after its retries or a reviewer rejected an approval step.
-         *     `data.run.error` says which step and why.
-         *
-         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
-         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
-         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
-         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
-         */
-        post: operations["workflowRunFailed"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "workflow.run.awaiting_approval": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Workflow run awaiting approval
-         * @description A workflow run reached a human approval step and is paused at `data.run.awaiting_step_id` until the step is
-         *     approved or rejected (`POST /v1/workflows/{id}/runs/{run_id}/steps/{step_id}/approve` or `/reject`).
-         *
-         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
-         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
-         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
-         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
-         */
-        post: operations["workflowRunAwaitingApproval"];
+        post: operations["auditPolicyViolation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1919,8 +1926,8 @@ export type webhooks = {
         put?: never;
         /**
          * Chat thread deleted
-         * @description A chat thread and all of its messages were deleted (`DELETE /v1/chat/threads/{id}`). Delete the copies you
-         *     keep: this event exists so that deletions reach every system that holds the data.
+         * @description A chat thread and all of its messages were deleted (`DELETE /v1/chat/threads/{id}`). Delete the copies you keep:
+         *     this event exists so that deletions reach every system that holds the data.
          *
          *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
          *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
@@ -1928,6 +1935,33 @@ export type webhooks = {
          *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
          */
         post: operations["chatThreadDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "voice.training_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Voice training failed
+         * @description A brand voice could not be trained: its status is `failed` and `failure_reason` says why. Send a new sample with
+         *     `PATCH /v1/voices/{id}`. (Not in the original specification: without it, a client waiting for `voice.trained` would
+         *     wait forever.)
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["voiceTrainingFailed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1994,6 +2028,8 @@ export type components = {
          *     | `event_too_old` | 422 | The event is older than the 30-day replay window. |
          *     | `context_length_exceeded` | 422 | The messages and `max_tokens` exceed the model's context window. |
          *     | `selection_out_of_range` | 422 | The `selection` of a document command lies beyond the version's content. |
+         *     | `user_not_member` | 422 | The `user_id` of a new API key is not a member of the workspace. |
+         *     | `role_above_member` | 422 | The new API key's `role` is above the role of the member it would belong to. |
          *     | `rate_limited` | 429 | More than 600 requests in 60 seconds with this key; see `Retry-After`. |
          *     | `internal_error` | 500 | An unexpected error on our side. |
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
@@ -2001,7 +2037,7 @@ export type components = {
          *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
+        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -2252,6 +2288,11 @@ export type components = {
             api_key_name: string;
             /** @description The role of the calling API key; it decides which operations the key may call. */
             role: components["schemas"]["Role"];
+            /**
+             * @description The member the calling key acts on behalf of (its `user_id`); `null` for a service key.
+             * @example usr_01JCZ8Q3W4E5R6T7Y8V9X0Z1A2
+             */
+            user_id: string | null;
         };
         /**
          * Workspace
@@ -2301,6 +2342,10 @@ export type components = {
          * ApiKey
          * @description An API key of the workspace. The secret is stored hashed and is never returned again after creation or rotation;
          *     `redacted_value` and `last4` let you recognise a key.
+         *
+         *     A key either acts on behalf of a member (`user_id` is the member's `usr_…` id) or is a service key of the workspace
+         *     that belongs to no person (`user_id` is `null`). What a member's key does is attributed to the member: events that
+         *     name a user (`author`, `user_id`, `removed_by`) name them. Removing the member revokes their keys at once.
          */
         ApiKey: {
             /**
@@ -2320,6 +2365,12 @@ export type components = {
             name: string;
             /** @description The key's role; it decides which operations the key may call. */
             role: components["schemas"]["Role"];
+            /**
+             * @description The member the key acts on behalf of (`usr_…`, as in `/v1/members/{id}`); `null` for a service key, which belongs
+             *     to no person. The key's `role` is never above that member's role. Set when the key is created; rotation keeps it.
+             * @example usr_01JCZ8Q3W4E5R6T7Y8V9X0Z1A2
+             */
+            user_id: string | null;
             status: components["schemas"]["ApiKeyStatus"];
             /**
              * @description The secret with all but its prefix and last four characters hidden, as shown in dashboards.
@@ -2405,6 +2456,14 @@ export type components = {
              * @example 2027-05-31T00:00:00Z
              */
             expires_at?: string | null;
+            /**
+             * @description The member the key acts on behalf of. Omitted, the key belongs to the same member as the calling key (a service
+             *     key when the calling key is one). A member's `usr_…` id gives the key to that member: they must be a member of
+             *     the workspace (else `422 user_not_member`) and `role` may not be above their role (else
+             *     `422 role_above_member`). `null` makes a service key, which belongs to no person.
+             * @example usr_01JD9EE0ZBGJ09TQM83XSSSS6Y
+             */
+            user_id?: string | null;
         };
         /**
          * ApiKeySecret
@@ -2598,7 +2657,7 @@ export type components = {
          *     |---|---|
          *     | `api_key.created` | An API key was created. `details`: `name`, `role`, `expires_at`. |
          *     | `api_key.rotated` | An API key's secret was rotated. `details`: `previous_secret_expires_at`. |
-         *     | `api_key.revoked` | An API key was revoked. |
+         *     | `api_key.revoked` | An API key was revoked; by the removal of its member, with `details`: `reason` (`member_removed`), `user_id`. |
          *     | `api_key.expired` | An API key reached its `expires_at` (actor `system`). |
          *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`. |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
@@ -6761,9 +6820,9 @@ export type components = {
         /**
          * WorkflowApprovalStep
          * @description A human approval gate. When it starts, the step renders `show`, becomes `awaiting_approval` and the event
-         *     `workflow.run.awaiting_approval` fires; the run waits until a key with at least `approver_role` calls
+         *     `workflow.run.approval_required` fires; the run waits until a key with at least `approver_role` calls
          *     `…/steps/{step_id}/approve` or `…/reject`, or until `timeout_ms` passes and `on_timeout` decides.
-         *     Approved, the step `succeeded`; rejected, the step is `rejected` and `on_reject` says whether the run fails.
+         *     Approved, the step ends in `success`; rejected, the step is `rejected` and `on_reject` says whether the run fails.
          *     Output: `{decision, comment, decided_by_key_id, timed_out}`, so later steps can branch on
          *     `steps.review.output.decision`. An approval step has no retry policy.
          */
@@ -6828,7 +6887,7 @@ export type components = {
          *
          *     **Order.** Steps run in list order: a step without `depends_on` waits for the step before it. `depends_on` lists the
          *     steps to wait for instead (`[]` to start at once), so independent steps run in parallel. A step starts when every
-         *     step it depends on has finished as `succeeded`, `skipped`, or `rejected` with `on_reject: continue`. A step whose
+         *     step it depends on has finished as `success`, `skipped`, or `rejected` with `on_reject: continue`. A step whose
          *     `when` is false is `skipped`: its output is `null` and the steps that depend on it still run, so two steps with
          *     opposite `when` make a branch and `??` joins it. A step that fails after its retries fails the run, and the steps
          *     that have not started are `cancelled`.
@@ -6886,7 +6945,7 @@ export type components = {
             steps: components["schemas"]["WorkflowStep"][];
             /**
              * @description The run's outputs, by name: each a template rendered when the run succeeds (so a single placeholder keeps its
-             *     JSON type). Without `outputs`, a succeeded run's `outputs` is `{}`.
+             *     JSON type). Without `outputs`, the `outputs` of a run that ended in `success` is `{}`.
              */
             outputs?: {
                 [key: string]: components["schemas"]["WorkflowTemplate"];
@@ -6917,16 +6976,16 @@ export type components = {
             active: number;
             /**
              * Format: int64
-             * @description Runs that `succeeded`.
+             * @description Runs that ended in `success`.
              * @example 37
              */
-            succeeded: number;
+            success: number;
             /**
              * Format: int64
-             * @description Runs that `failed`.
+             * @description Runs that ended in `failure`.
              * @example 3
              */
-            failed: number;
+            failure: number;
             /**
              * Format: int64
              * @description Runs that were `cancelled`.
@@ -7046,10 +7105,11 @@ export type components = {
          * WorkflowRunStatus
          * @description The state of a run: `queued` (accepted, not started yet), `running` (at least one step is running or about to),
          *     `awaiting_approval` (no step is running and at least one approval step waits for a decision), then one of the final
-         *     states `succeeded`, `failed` or `cancelled`.
+         *     states `success`, `failure` or `cancelled`. A run that ends in `success` or `failure` sends the event
+         *     `workflow.run.completed` with that `status`; a cancelled run sends none (its cancellation was an API call).
          * @enum {string}
          */
-        WorkflowRunStatus: "queued" | "running" | "awaiting_approval" | "succeeded" | "failed" | "cancelled";
+        WorkflowRunStatus: "queued" | "running" | "awaiting_approval" | "success" | "failure" | "cancelled";
         /**
          * WorkflowRunErrorCode
          * @description Why a step or a run failed:
@@ -7098,13 +7158,13 @@ export type components = {
         /**
          * WorkflowRunStepStatus
          * @description The state of a step in a run: `pending` (waiting for its dependencies), `running` (an attempt is running or a
-         *     retry is scheduled), `awaiting_approval` (an approval step waiting for a decision), then one of `succeeded`,
-         *     `failed` (after its last attempt, or an approval that timed out with `on_timeout: fail`), `skipped` (its `when` was
+         *     retry is scheduled), `awaiting_approval` (an approval step waiting for a decision), then one of `success`,
+         *     `failure` (after its last attempt, or an approval that timed out with `on_timeout: fail`), `skipped` (its `when` was
          *     false), `rejected` (an approval step that was rejected) or `cancelled` (the run ended before the step started or
          *     finished).
          * @enum {string}
          */
-        WorkflowRunStepStatus: "pending" | "running" | "awaiting_approval" | "succeeded" | "failed" | "skipped" | "rejected" | "cancelled";
+        WorkflowRunStepStatus: "pending" | "running" | "awaiting_approval" | "success" | "failure" | "skipped" | "rejected" | "cancelled";
         /**
          * WorkflowRunStepError
          * @description The error of a step's last attempt.
@@ -7210,11 +7270,11 @@ export type components = {
              */
             finished_at: string | null;
             /**
-             * @description What the step produced once `succeeded` (or `rejected`, for an approval step), shaped as its type documents;
+             * @description What the step produced once it ended in `success` (or `rejected`, for an approval step), shaped as its type documents;
              *     `null` before, and when skipped, failed or cancelled. At most 256 KB as JSON.
              */
             output: components["schemas"]["WorkflowValue"];
-            /** @description The error of the last attempt when the step `failed`, `null` otherwise. */
+            /** @description The error of the last attempt when the step ended in `failure`, `null` otherwise. */
             error: components["schemas"]["WorkflowRunStepError"] | null;
             /** @description For an approval step that has started, the decision; `null` for other steps and before it starts. */
             approval: components["schemas"]["WorkflowRunStepApproval"] | null;
@@ -7252,11 +7312,11 @@ export type components = {
             inputs: {
                 [key: string]: components["schemas"]["WorkflowValue"];
             };
-            /** @description The definition's `outputs` rendered, once the run `succeeded`; `null` before and in other final states. */
+            /** @description The definition's `outputs` rendered, once the run ended in `success`; `null` before and in other final states. */
             outputs: {
                 [key: string]: components["schemas"]["WorkflowValue"];
             } | null;
-            /** @description Why the run failed, when `failed`; `null` otherwise. */
+            /** @description Why the run failed, when its status is `failure`; `null` otherwise. */
             error: components["schemas"]["WorkflowRunError"] | null;
             metadata: components["schemas"]["Metadata"];
             /**
@@ -7346,33 +7406,35 @@ export type components = {
         WebhookEndpointDescription: string | null;
         /**
          * EventType
-         * @description The type of an event: `<resource>.<what happened>`. New types may be added in minor versions; a receiver ignores
-         *     (and answers `2xx` to) types it does not know.
+         * @description The type of an event: `<resource>.<what happened>`. The ten types of the original specification, `chat.thread.deleted`
+         *     for data deletion, and `voice.training_failed`. New types may be added in minor versions; a receiver ignores (and
+         *     answers `2xx` to) types it does not know.
          *
          *     | type | when |
          *     |---|---|
-         *     | `workspace.member.added` | A member was added to the workspace. |
-         *     | `workspace.member.removed` | A member was removed from the workspace. |
-         *     | `voice.training.completed` | A brand voice finished training and is `ready`. |
-         *     | `voice.training.failed` | A brand voice could not be trained. |
-         *     | `document.version.created` | A document version was saved. |
-         *     | `chatbot.conversation.escalated` | A chatbot conversation was handed over to a human. |
-         *     | `chatbot.conversation.rated` | A CSAT score was recorded for a chatbot conversation. |
-         *     | `workflow.run.completed` | A workflow run finished successfully. |
-         *     | `workflow.run.failed` | A workflow run failed. |
-         *     | `workflow.run.awaiting_approval` | A workflow run is paused at a human approval step. |
+         *     | `chat.message.created` | A message was saved in a chat thread. |
+         *     | `document.published` | A document was marked published or set to public. |
+         *     | `voice.trained` | A brand voice finished training and is `ready`. |
+         *     | `chatbot.conversation.escalated` | A visitor was handed off to a human. |
+         *     | `chatbot.csat.received` | A visitor rated a chatbot conversation. |
+         *     | `workflow.run.completed` | A workflow run finished, in success or in failure. |
+         *     | `workflow.run.approval_required` | A workflow run is blocked on a human-approval gate. |
+         *     | `workspace.member.added` | A new user joined the workspace. |
+         *     | `workspace.member.removed` | A user was removed from the workspace. |
+         *     | `audit.policy.violation` | An output was blocked by a brand-voice or compliance rule. |
          *     | `chat.thread.deleted` | A chat thread and its messages were deleted. |
+         *     | `voice.training_failed` | A brand voice could not be trained. |
          * @enum {string}
          */
-        EventType: "workspace.member.added" | "workspace.member.removed" | "voice.training.completed" | "voice.training.failed" | "document.version.created" | "chatbot.conversation.escalated" | "chatbot.conversation.rated" | "workflow.run.completed" | "workflow.run.failed" | "workflow.run.awaiting_approval" | "chat.thread.deleted";
+        EventType: "chat.message.created" | "document.published" | "voice.trained" | "chatbot.conversation.escalated" | "chatbot.csat.received" | "workflow.run.completed" | "workflow.run.approval_required" | "workspace.member.added" | "workspace.member.removed" | "audit.policy.violation" | "chat.thread.deleted" | "voice.training_failed";
         /**
          * EventTypeFilter
-         * @description A pattern that selects event types: an exact type (`voice.training.completed`), a wildcard over the types that
-         *     start with a prefix of whole segments (`chatbot.*`, `workflow.run.*`), or `*` for every type. Wildcards also match
-         *     the types that are added later under their prefix.
+         * @description A pattern that selects event types: an exact type (`voice.trained`), a wildcard over the types that start with a
+         *     prefix of whole segments (`chatbot.*`, `workflow.run.*`), or `*` for every type. Wildcards also match the types
+         *     that are added later under their prefix.
          * @example chatbot.*
          */
-        EventTypeFilter: components["schemas"]["EventType"] | ("*" | "workspace.*" | "workspace.member.*" | "voice.*" | "voice.training.*" | "document.*" | "document.version.*" | "chatbot.*" | "chatbot.conversation.*" | "workflow.*" | "workflow.run.*" | "chat.*" | "chat.thread.*");
+        EventTypeFilter: components["schemas"]["EventType"] | ("*" | "chat.*" | "chat.message.*" | "document.*" | "voice.*" | "chatbot.*" | "chatbot.conversation.*" | "chatbot.csat.*" | "workflow.*" | "workflow.run.*" | "workspace.*" | "workspace.member.*" | "audit.*" | "audit.policy.*" | "chat.thread.*");
         /**
          * WebhookEndpointEventTypes
          * @description The event types delivered to the endpoint, 1 to 50 filters: exact types, wildcards (`chatbot.*`) or `*` for all.
@@ -7587,8 +7649,9 @@ export type components = {
         EventTestFlag: boolean;
         /**
          * EventEnvelope
-         * @description The fields every event shares. `type` says what happened and decides the shape of `data`, a compact snapshot of
-         *     the resources involved (their ids and the fields a receiver needs to act); fetch the resource for everything else.
+         * @description The fields every event shares. `type` says what happened and decides the keys of `data`: those of the original
+         *     specification for the type, at the top level and always present (`null` where one does not apply), then a few more
+         *     a receiver needs to act; fetch the resource for everything else.
          *     The same envelope is returned by `GET /v1/events` and delivered to webhook endpoints.
          */
         EventEnvelope: {
@@ -7604,40 +7667,457 @@ export type components = {
             workspace_id: components["schemas"]["EventWorkspaceId"];
             sequence: components["schemas"]["EventSequence"];
             test: components["schemas"]["EventTestFlag"];
-            /** @description The snapshot of the resources involved; its shape depends on `type` (see the schema of each event type). */
+            /** @description What happened, as the keys of the event's type (see the schema of each event type). */
             data: Record<string, never>;
         };
         /**
-         * EventMemberSnapshot
-         * @description The member an event is about, as it was when the event happened.
+         * ChatMessageCreatedEventData
+         * @description The `data` of a `chat.message.created` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
          */
-        EventMemberSnapshot: {
+        ChatMessageCreatedEventData: {
             /**
-             * @description The member's user id (as in `/v1/members/{id}`).
+             * @description The thread the message belongs to (as in `/v1/chat/threads/{id}`).
+             * @example thr_01JDA4M7Q2X9F3K8N5P6R1S2T3
+             */
+            thread_id: string;
+            /**
+             * @description The message's identifier, as in the thread's `messages`.
+             * @example msg_01JDHQKB6Y3P8S1V4X7Z0C2E5G
+             */
+            message_id: string;
+            /**
+             * @description Who wrote the message (as in the message's `role`).
+             * @enum {string}
+             */
+            role: "system" | "developer" | "user" | "assistant";
+            /**
+             * @description The text of the message (text parts joined into one string); `null` for an assistant message that is a refusal.
+             * @example Spring is here, and so are our new single-origin roasts.
+             */
+            content: string | null;
+            /**
+             * @description The model of the completion that saved the message (the model named in the request, for every message of the request and its answer).
+             * @example gpt-4o-mini
+             */
+            model: string;
+            /**
+             * @description The brand voice the completion was written in, or `null` when the request named none.
+             * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
+             */
+            voice_id: string | null;
+        };
+        /**
+         * ChatMessageCreatedEvent
+         * @description A new chat message was saved in a thread: each message of a `POST /v1/chat/completions` request with `store`, and the
+         *     answer the model wrote. `content` is the text of the message. The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        ChatMessageCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `chat.message.created`.
+             * @constant
+             */
+            type: "chat.message.created";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["ChatMessageCreatedEventData"];
+        };
+        /**
+         * DocumentPublishedEventData
+         * @description The `data` of a `document.published` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        DocumentPublishedEventData: {
+            /**
+             * @description The document's identifier (as in `/v1/documents/{id}`).
+             * @example doc_01JD1F4G5H6J7K8M9N0P1Q2R3S
+             */
+            document_id: string;
+            /** @description When the document was published (its `published_at`). */
+            published_at: components["schemas"]["Timestamp"];
+            /**
+             * @description The member who wrote the document (its `author`): the user of the API key that created it, `usr_…`; `null` when a
+             *     service key (a key that belongs to no member) created it.
              * @example usr_01JCZ8Q3W4E5R6T7Y8V9X0Z1A2
              */
-            id: string;
+            author: string | null;
+            /**
+             * @description The project the document belongs to, or `null` when it belongs to none.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id: string | null;
+            /**
+             * @description The document's title when it was published.
+             * @example Spring launch announcement
+             */
+            title: string;
+        };
+        /**
+         * DocumentPublishedEvent
+         * @description A document was marked published or set to public (its `status` became `published` or its `visibility` `public`).
+         *     `author` is the member who wrote it. The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        DocumentPublishedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `document.published`.
+             * @constant
+             */
+            type: "document.published";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["DocumentPublishedEventData"];
+        };
+        /**
+         * VoiceTrainedEventData
+         * @description The `data` of a `voice.trained` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        VoiceTrainedEventData: {
+            /**
+             * @description The voice's identifier (as in `/v1/voices/{id}`).
+             * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
+             */
+            voice_id: string;
+            /**
+             * Format: int32
+             * @description The number of words of the sample the voice was trained from.
+             * @example 256
+             */
+            sample_word_count: number;
+            /** @description The effective style after training, the inferred sliders with your overrides applied. */
+            sliders: components["schemas"]["VoiceSliders"];
+            /** @description The words and phrases the voice never uses. */
+            banned_phrases: components["schemas"]["VoiceBannedPhrases"];
+            /** @description The voice's name. */
+            name: components["schemas"]["VoiceName"];
+            /**
+             * @description The language of the sample detected by training, as a BCP 47 tag.
+             * @example en-GB
+             */
+            language: string;
+            /** @description When the training finished (the voice's `trained_at`). */
+            trained_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * VoiceTrainedEvent
+         * @description A brand voice finished training (`POST /v1/voices`, or a new sample through `PATCH /v1/voices/{id}`): its status is
+         *     `ready` and documents, chatbots and workflows can use it. `sliders` is the style it writes in. The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        VoiceTrainedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `voice.trained`.
+             * @constant
+             */
+            type: "voice.trained";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["VoiceTrainedEventData"];
+        };
+        /**
+         * ChatbotConversationEscalatedEventData
+         * @description The `data` of a `chatbot.conversation.escalated` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        ChatbotConversationEscalatedEventData: {
+            /**
+             * @description The conversation's identifier (as in `/v1/chatbots/{id}/conversations/{conversation_id}`).
+             * @example conv_01JDQKFBF5KZNWJ47TAN9ZT24M
+             */
+            conversation_id: string;
+            /** @description The conversation's intent (as in the conversation's `intent`); `null` when no visitor message was classified yet. */
+            intent: components["schemas"]["ChatbotIntent"] | null;
+            /**
+             * Format: uri
+             * @description The conversation with all of its messages in the API (`GET /v1/chatbots/{id}/conversations/{conversation_id}` on
+             *     the workspace's base URL); read it with an API key of the workspace.
+             * @example https://eu.content-service.example/v1/chatbots/bot_01JDDJ8FSSZ5AWSH8VHTPRE95B/conversations/conv_01JDQKFBF5KZNWJ47TAN9ZT24M
+             */
+            transcript_url: string;
+            /**
+             * @description The person or team the visitor asked for, as the visitor named them in the conversation; `null` when the visitor
+             *     asked for nobody in particular.
+             * @example the billing team
+             */
+            requested_agent: string | null;
+            /**
+             * @description The chatbot the conversation belongs to.
+             * @example bot_01JDDJ8FSSZ5AWSH8VHTPRE95B
+             */
+            chatbot_id: string;
+            /** @description How the conversation was escalated. */
+            source: components["schemas"]["ChatbotEscalationSource"];
+            /** @description Why the conversation was escalated. */
+            reason: components["schemas"]["ChatbotEscalationReason"];
+            note: components["schemas"]["ChatbotEscalationNote"];
+        };
+        /**
+         * ChatbotConversationEscalatedEvent
+         * @description A chatbot conversation was handed off to a human, by the chatbot's escalation settings or through
+         *     `POST /v1/chatbots/{id}/conversations/{conversation_id}/escalate`. Read the conversation at `transcript_url`. The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        ChatbotConversationEscalatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `chatbot.conversation.escalated`.
+             * @constant
+             */
+            type: "chatbot.conversation.escalated";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["ChatbotConversationEscalatedEventData"];
+        };
+        /**
+         * ChatbotCsatReceivedEventData
+         * @description The `data` of a `chatbot.csat.received` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        ChatbotCsatReceivedEventData: {
+            /**
+             * @description The conversation's identifier (as in `/v1/chatbots/{id}/conversations/{conversation_id}`).
+             * @example conv_01JDNPZX45HY43KWJRP1XPA7Z3
+             */
+            conversation_id: string;
+            /**
+             * Format: int32
+             * @description From 1 (very dissatisfied) to 5 (very satisfied).
+             * @example 4
+             */
+            score: number;
+            /**
+             * @description What the visitor wrote with the rating; `null` if nothing.
+             * @example Quick answer, but I had to ask twice.
+             */
+            comment: string | null;
+            /**
+             * @description The visitor's language (BCP 47), given or detected from the browser; `null` if unknown.
+             * @example en-GB
+             */
+            language: string | null;
+            /**
+             * @description The chatbot the conversation belongs to.
+             * @example bot_01JDDJ8FSSZ5AWSH8VHTPRE95B
+             */
+            chatbot_id: string;
+            /** @description Who recorded the rating. */
+            source: components["schemas"]["ChatbotCsatSource"];
+        };
+        /**
+         * ChatbotCsatReceivedEvent
+         * @description A visitor rated a chatbot conversation, in the widget (`POST /v1/embed/csat`) or through your server
+         *     (`POST /v1/chatbots/{id}/conversations/{conversation_id}/csat`). A new rating of the same conversation is a new event. The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        ChatbotCsatReceivedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `chatbot.csat.received`.
+             * @constant
+             */
+            type: "chatbot.csat.received";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["ChatbotCsatReceivedEventData"];
+        };
+        /**
+         * WorkflowRunCompletedEventData
+         * @description The `data` of a `workflow.run.completed` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        WorkflowRunCompletedEventData: {
+            /**
+             * @description The workflow the run belongs to (as in `/v1/workflows/{id}`).
+             * @example wf_01JD3E28JT97KB6CQ643DZVMXX
+             */
+            workflow_id: string;
+            /**
+             * @description The run's identifier (as in `/v1/workflows/{id}/runs/{run_id}`).
+             * @example run_01JDRNJ47E65GH2BH8VGS9ZM5H
+             */
+            run_id: string;
+            /**
+             * @description How the run ended, as in the run's `status`.
+             * @enum {string}
+             */
+            status: "success" | "failure";
+            /**
+             * Format: int64
+             * @description How long the run took, from its start to its end (time awaiting approval included; the run's `latency_ms`).
+             * @example 5521034
+             */
+            duration_ms: number;
+            /**
+             * @description What the run cost in US dollars, all of its steps and retries.
+             * @example 0.0417
+             */
+            cost_usd: number;
+            /** @description Why the run failed, when `status` is `failure`; otherwise `null` (as in the run's `error`). */
+            error: components["schemas"]["WorkflowRunError"] | null;
+        };
+        /**
+         * WorkflowRunCompletedEvent
+         * @description A workflow run finished, in success or in failure: `status` tells which (`success` or `failure`, as in the run's
+         *     `status`), `error` says why a run failed. A cancelled run sends no event. Fetch the run for its outputs. The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        WorkflowRunCompletedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `workflow.run.completed`.
+             * @constant
+             */
+            type: "workflow.run.completed";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["WorkflowRunCompletedEventData"];
+        };
+        /**
+         * WorkflowRunApprovalRequiredEventData
+         * @description The `data` of a `workflow.run.approval_required` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        WorkflowRunApprovalRequiredEventData: {
+            /**
+             * @description The workflow the run belongs to (as in `/v1/workflows/{id}`).
+             * @example wf_01JD3E28JT97KB6CQ643DZVMXX
+             */
+            workflow_id: string;
+            /**
+             * @description The run's identifier (as in `/v1/workflows/{id}/runs/{run_id}`).
+             * @example run_01JDM9S346Q3D25VT4F5V37E3S
+             */
+            run_id: string;
+            /** @description The approval step the run waits at. */
+            step_id: components["schemas"]["WorkflowStepKey"];
+            /**
+             * Format: uri
+             * @description The operation that approves the step, `POST /v1/workflows/{id}/runs/{run_id}/steps/{step_id}/approve` on the
+             *     workspace's base URL; the same URL ending in `/reject` rejects it.
+             * @example https://eu.content-service.example/v1/workflows/wf_01JD3E28JT97KB6CQ643DZVMXX/runs/run_01JDM9S346Q3D25VT4F5V37E3S/steps/legal_review/approve
+             */
+            approval_url: string;
+            /**
+             * @description The lowest role that may decide (the step's `approver_role`).
+             * @enum {string}
+             */
+            approver_role: "editor" | "admin" | "owner";
+            /** @description When the step's `on_timeout` decides if nobody has. */
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * WorkflowRunApprovalRequiredEvent
+         * @description A workflow run reached a human-approval step and is blocked at `step_id` until the step is approved or rejected:
+         *     `POST` to `approval_url` (or to `…/reject`) with a key of at least `approver_role`. The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        WorkflowRunApprovalRequiredEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `workflow.run.approval_required`.
+             * @constant
+             */
+            type: "workflow.run.approval_required";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["WorkflowRunApprovalRequiredEventData"];
+        };
+        /**
+         * WorkspaceMemberAddedEventData
+         * @description The `data` of a `workspace.member.added` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        WorkspaceMemberAddedEventData: {
+            /**
+             * @description The member's user id (as in `/v1/members/{id}`).
+             * @example usr_01JD9EE0ZBGJ09TQM83XSSSS6Y
+             */
+            user_id: string;
             /**
              * Format: email
              * @description The member's email address.
              * @example priya.nair@acme-marketing.example
              */
             email: string;
-            /** @description The member's role in the workspace (for `workspace.member.removed`, the role the member had). */
+            /** @description The member's role in the workspace. */
             role: components["schemas"]["Role"];
-        };
-        /**
-         * WorkspaceMemberAddedEventData
-         * @description The `data` of a `workspace.member.added` event.
-         */
-        WorkspaceMemberAddedEventData: {
-            /** @description The member who was added. */
-            member: components["schemas"]["EventMemberSnapshot"];
+            /**
+             * @description The identity provider that provisioned the member through SCIM; `null` for a member added through the API
+             *     (today every member: SCIM provisioning is not available yet).
+             * @example okta
+             */
+            scim_source: string | null;
+            /**
+             * @description The member's name, or `null` when none is known.
+             * @example Priya Nair
+             */
+            name: string | null;
         };
         /**
          * WorkspaceMemberAddedEvent
-         * @description A member was added to the workspace (`POST /v1/members`). `data.member` is the new member with their role. The
-         *     envelope fields are those of `EventEnvelope`.
+         * @description A new user joined the workspace (`POST /v1/members`), with the role `role`. The envelope fields are those of
+         *     `EventEnvelope`.
          */
         WorkspaceMemberAddedEvent: {
             id: components["schemas"]["EventId"];
@@ -7660,16 +8140,41 @@ export type components = {
         };
         /**
          * WorkspaceMemberRemovedEventData
-         * @description The `data` of a `workspace.member.removed` event.
+         * @description The `data` of a `workspace.member.removed` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
          */
         WorkspaceMemberRemovedEventData: {
-            /** @description The member who was removed. */
-            member: components["schemas"]["EventMemberSnapshot"];
+            /**
+             * @description The removed member's user id (as it was in `/v1/members/{id}`).
+             * @example usr_01JD9GPQY77ZXYYK596NGYA1DQ
+             */
+            user_id: string;
+            /** @description When the member was removed. */
+            removed_at: components["schemas"]["Timestamp"];
+            /**
+             * @description Who removed the member: the acting member's user id (`usr_…`) when the API key that made the request belongs
+             *     to a member, else that API key's id (`key_…`, a service key).
+             * @example usr_01JCZ8Q3W4E5R6T7Y8V9X0Z1A2
+             */
+            removed_by: string;
+            /**
+             * @description The API key that made the request, whoever it belongs to.
+             * @example key_01JD1C2D3E4F5G6H7J8K9M0N1P
+             */
+            removed_by_api_key_id: string;
+            /**
+             * Format: email
+             * @description The removed member's email address.
+             * @example tom.becker@acme-marketing.example
+             */
+            email: string;
+            /** @description The role the member had. */
+            role: components["schemas"]["Role"];
         };
         /**
          * WorkspaceMemberRemovedEvent
-         * @description A member was removed from the workspace (`DELETE /v1/members/{id}`); their access ended at `created`.
-         *     `data.member` is the member as they were, with the role they had. The envelope fields are those of
+         * @description A user was removed from the workspace (`DELETE /v1/members/{id}`): their access ended at `removed_at`, and the API
+         *     keys that belonged to them were revoked with the removal. `removed_by` says who removed them. The envelope fields are those of
          *     `EventEnvelope`.
          */
         WorkspaceMemberRemovedEvent: {
@@ -7692,252 +8197,47 @@ export type components = {
             data: components["schemas"]["WorkspaceMemberRemovedEventData"];
         };
         /**
-         * EventVoiceSnapshot
-         * @description The brand voice an event is about, as it was when the event happened.
+         * AuditPolicyViolationEventData
+         * @description The `data` of a `audit.policy.violation` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
          */
-        EventVoiceSnapshot: {
+        AuditPolicyViolationEventData: {
             /**
-             * @description The voice's id (as in `/v1/voices/{id}`).
+             * @description The rule that blocked the output: `voice.banned_phrases` (a banned phrase of the brand voice in use) or the id of
+             *     a compliance rule of the workspace. Stable: branch on it.
+             * @example voice.banned_phrases
+             */
+            rule_id: string;
+            /**
+             * @description The project of the resource the output was for, or `null` when it belongs to none.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            project_id: string | null;
+            /**
+             * @description The member whose API key asked for the output, or `null` when a service key or a chatbot visitor (embed key) did.
+             * @example usr_01JCZ8Q3W4E5R6T7Y8V9X0Z1A2
+             */
+            user_id: string | null;
+            /** @description When the output was blocked. */
+            blocked_at: components["schemas"]["Timestamp"];
+            /**
+             * @description What broke the rule, in a sentence for people.
+             * @example The output used the banned phrase "world-class" of the voice Northwind house voice.
+             */
+            reason: string;
+            /**
+             * @description The brand voice whose rule blocked the output, or `null` for a compliance rule.
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
-            id: string;
-            /**
-             * @description The voice's name.
-             * @example Acme product marketing
-             */
-            name: string;
-            /**
-             * @description The voice's training status after the event; `ready` for `voice.training.completed`, `failed` for `voice.training.failed`.
-             * @enum {string}
-             */
-            status: "ready" | "failed";
-            /** @description Why training failed, when `status` is `failed`, else `null` (as in the voice's `failure_reason`). */
-            failure_reason: components["schemas"]["VoiceFailureReason"] | null;
+            voice_id: string | null;
         };
         /**
-         * VoiceTrainingCompletedEventData
-         * @description The `data` of a `voice.training.completed` event.
-         */
-        VoiceTrainingCompletedEventData: {
-            /** @description The voice, now `ready`. */
-            voice: components["schemas"]["EventVoiceSnapshot"];
-        };
-        /**
-         * VoiceTrainingCompletedEvent
-         * @description A brand voice finished training: its status is `ready` and documents, chatbots and workflows can use it. The
-         *     envelope fields are those of `EventEnvelope`.
-         */
-        VoiceTrainingCompletedEvent: {
-            id: components["schemas"]["EventId"];
-            /**
-             * @description Always `event`.
-             * @constant
-             */
-            object: "event";
-            /**
-             * @description Always `voice.training.completed`.
-             * @constant
-             */
-            type: "voice.training.completed";
-            /** @description When the event happened (the change was committed). */
-            created: components["schemas"]["Timestamp"];
-            workspace_id: components["schemas"]["EventWorkspaceId"];
-            sequence: components["schemas"]["EventSequence"];
-            test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["VoiceTrainingCompletedEventData"];
-        };
-        /**
-         * VoiceTrainingFailedEventData
-         * @description The `data` of a `voice.training.failed` event.
-         */
-        VoiceTrainingFailedEventData: {
-            /** @description The voice, now `failed`, with its `failure_reason`. */
-            voice: components["schemas"]["EventVoiceSnapshot"];
-        };
-        /**
-         * VoiceTrainingFailedEvent
-         * @description A brand voice could not be trained: its status is `failed` and `data.voice.failure_reason` says why. The envelope
-         *     fields are those of `EventEnvelope`.
-         */
-        VoiceTrainingFailedEvent: {
-            id: components["schemas"]["EventId"];
-            /**
-             * @description Always `event`.
-             * @constant
-             */
-            object: "event";
-            /**
-             * @description Always `voice.training.failed`.
-             * @constant
-             */
-            type: "voice.training.failed";
-            /** @description When the event happened (the change was committed). */
-            created: components["schemas"]["Timestamp"];
-            workspace_id: components["schemas"]["EventWorkspaceId"];
-            sequence: components["schemas"]["EventSequence"];
-            test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["VoiceTrainingFailedEventData"];
-        };
-        /**
-         * EventDocumentSnapshot
-         * @description The document an event is about, as it was when the event happened.
-         */
-        EventDocumentSnapshot: {
-            /**
-             * @description The document's id (as in `/v1/documents/{id}`).
-             * @example doc_01JD1F4G5H6J7K8M9N0P1Q2R3S
-             */
-            id: string;
-            /**
-             * @description The document's title.
-             * @example Spring launch announcement
-             */
-            title: string;
-        };
-        /**
-         * EventDocumentVersionSnapshot
-         * @description The document version an event is about.
-         */
-        EventDocumentVersionSnapshot: {
-            /**
-             * @description The version's id (as in `/v1/documents/{id}/versions/{version_id}`).
-             * @example ver_01JD2R8G9H0J1K2M3N4P5Q6R7S
-             */
-            id: string;
-            /**
-             * Format: int32
-             * @description The version's number within the document, 1 for the first version.
-             * @example 7
-             */
-            number: number;
-            /** @description What created the version (the `kind` and `command` of the version's own `source`). */
-            source: {
-                /** @description What created the version; for `command`, the AI command is named in `command`. */
-                kind: components["schemas"]["DocumentVersionSourceKind"];
-                /** @description For `command`, the AI command; otherwise `null`. */
-                command: components["schemas"]["DocumentCommandName"] | null;
-            };
-        };
-        /**
-         * DocumentVersionCreatedEventData
-         * @description The `data` of a `document.version.created` event.
-         */
-        DocumentVersionCreatedEventData: {
-            /** @description The document, with its title after this version. */
-            document: components["schemas"]["EventDocumentSnapshot"];
-            /** @description The version that was saved. */
-            version: components["schemas"]["EventDocumentVersionSnapshot"];
-        };
-        /**
-         * DocumentVersionCreatedEvent
-         * @description A version of a document was saved: the document was created or its content replaced through the API, an edit
-         *     session saved, an AI command's result was applied, or an earlier version was restored (`data.version.source`). The
-         *     envelope fields are those of `EventEnvelope`.
-         */
-        DocumentVersionCreatedEvent: {
-            id: components["schemas"]["EventId"];
-            /**
-             * @description Always `event`.
-             * @constant
-             */
-            object: "event";
-            /**
-             * @description Always `document.version.created`.
-             * @constant
-             */
-            type: "document.version.created";
-            /** @description When the event happened (the change was committed). */
-            created: components["schemas"]["Timestamp"];
-            workspace_id: components["schemas"]["EventWorkspaceId"];
-            sequence: components["schemas"]["EventSequence"];
-            test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["DocumentVersionCreatedEventData"];
-        };
-        /**
-         * EventConversationSnapshot
-         * @description The chatbot conversation an event is about.
-         */
-        EventConversationSnapshot: {
-            /**
-             * @description The conversation's id (as in `/v1/chatbots/{id}/conversations/{conversation_id}`).
-             * @example conv_01JD2S9H0J1K2M3N4P5Q6R7S8T
-             */
-            id: string;
-            /**
-             * @description The chatbot the conversation belongs to.
-             * @example bot_01JCY7P2Q3R4S5T6V7W8X9Y0Z1
-             */
-            chatbot_id: string;
-        };
-        /**
-         * ChatbotConversationEscalatedEventData
-         * @description The `data` of a `chatbot.conversation.escalated` event.
-         */
-        ChatbotConversationEscalatedEventData: {
-            /** @description The conversation that was escalated. */
-            conversation: components["schemas"]["EventConversationSnapshot"];
-            /** @description How and why it was escalated (as in the conversation's `escalation`). */
-            escalation: {
-                source: components["schemas"]["ChatbotEscalationSource"];
-                reason: components["schemas"]["ChatbotEscalationReason"];
-                note: components["schemas"]["ChatbotEscalationNote"];
-            };
-        };
-        /**
-         * ChatbotConversationEscalatedEvent
-         * @description A chatbot conversation was handed over to a human, by the chatbot's escalation settings or through
-         *     `POST /v1/chatbots/{id}/conversations/{conversation_id}/escalate`; `data.escalation` says how and why. Fetch the
-         *     conversation for its messages. The envelope fields are those of `EventEnvelope`.
-         */
-        ChatbotConversationEscalatedEvent: {
-            id: components["schemas"]["EventId"];
-            /**
-             * @description Always `event`.
-             * @constant
-             */
-            object: "event";
-            /**
-             * @description Always `chatbot.conversation.escalated`.
-             * @constant
-             */
-            type: "chatbot.conversation.escalated";
-            /** @description When the event happened (the change was committed). */
-            created: components["schemas"]["Timestamp"];
-            workspace_id: components["schemas"]["EventWorkspaceId"];
-            sequence: components["schemas"]["EventSequence"];
-            test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["ChatbotConversationEscalatedEventData"];
-        };
-        /**
-         * ChatbotConversationRatedEventData
-         * @description The `data` of a `chatbot.conversation.rated` event.
-         */
-        ChatbotConversationRatedEventData: {
-            /** @description The conversation that was rated. */
-            conversation: components["schemas"]["EventConversationSnapshot"];
-            /** @description The rating (as in the conversation's `csat`). A new rating of the same conversation is a new event. */
-            csat: {
-                /**
-                 * Format: int32
-                 * @description From 1 (very dissatisfied) to 5 (very satisfied).
-                 * @example 4
-                 */
-                score: number;
-                /**
-                 * @description What the visitor wrote with the rating; `null` if nothing.
-                 * @example Quick answer, but I had to ask twice.
-                 */
-                comment: string | null;
-                source: components["schemas"]["ChatbotCsatSource"];
-            };
-        };
-        /**
-         * ChatbotConversationRatedEvent
-         * @description A CSAT score was recorded for a chatbot conversation, by the visitor in the widget (`POST /v1/embed/csat`) or by
-         *     your server (`POST /v1/chatbots/{id}/conversations/{conversation_id}/csat`). The envelope fields are those of
+         * AuditPolicyViolationEvent
+         * @description An output was blocked by a brand-voice or compliance rule: `rule_id` names the rule, `reason` says what broke it,
+         *     `user_id` is the member whose key asked for the output. The envelope fields are those of
          *     `EventEnvelope`.
          */
-        ChatbotConversationRatedEvent: {
+        AuditPolicyViolationEvent: {
             id: components["schemas"]["EventId"];
             /**
              * @description Always `event`.
@@ -7945,175 +8245,30 @@ export type components = {
              */
             object: "event";
             /**
-             * @description Always `chatbot.conversation.rated`.
+             * @description Always `audit.policy.violation`.
              * @constant
              */
-            type: "chatbot.conversation.rated";
+            type: "audit.policy.violation";
             /** @description When the event happened (the change was committed). */
             created: components["schemas"]["Timestamp"];
             workspace_id: components["schemas"]["EventWorkspaceId"];
             sequence: components["schemas"]["EventSequence"];
             test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["ChatbotConversationRatedEventData"];
-        };
-        /**
-         * EventWorkflowRunSnapshot
-         * @description The workflow run an event is about, as it was when the event happened.
-         */
-        EventWorkflowRunSnapshot: {
-            /**
-             * @description The run's id (as in `/v1/workflows/{id}/runs/{run_id}`).
-             * @example run_01JD2T0J1K2M3N4P5Q6R7S8T9V
-             */
-            id: string;
-            /**
-             * @description The workflow the run belongs to.
-             * @example wf_01JCX6N1P2Q3R4S5T6V7W8X9Y0
-             */
-            workflow_id: string;
-            /**
-             * @description The run's status after the event (as in the run's `status`): `succeeded` for `workflow.run.completed`, `failed`
-             *     for `workflow.run.failed`, `awaiting_approval` for `workflow.run.awaiting_approval`.
-             * @enum {string}
-             */
-            status: "succeeded" | "failed" | "awaiting_approval";
-            /**
-             * @description What the run has cost so far, in US dollars (all of its steps and retries).
-             * @example 0.0417
-             */
-            cost_usd: number;
-            /** @description Why the run failed, when `status` is `failed`; otherwise `null`. */
-            error: {
-                /** @description The step that failed the run, or `null` when the run failed outside a step (`budget_exceeded` between steps, `internal_error`). */
-                step_id: components["schemas"]["WorkflowStepKey"] | null;
-                /** @description Why the run failed, as in the run's `error.code`. */
-                code: components["schemas"]["WorkflowRunErrorCode"];
-                /**
-                 * @description What went wrong, in a sentence for people.
-                 * @example Step legal_review was rejected: "The claims about pricing need a source."
-                 */
-                message: string;
-            } | null;
-            /** @description The approval step the run is waiting at, when `status` is `awaiting_approval`; otherwise `null`. */
-            awaiting_step_id: components["schemas"]["WorkflowStepKey"] | null;
-        };
-        /**
-         * WorkflowRunCompletedEventData
-         * @description The `data` of a `workflow.run.completed` event.
-         */
-        WorkflowRunCompletedEventData: {
-            /** @description The run, now `succeeded`. */
-            run: components["schemas"]["EventWorkflowRunSnapshot"];
-        };
-        /**
-         * WorkflowRunCompletedEvent
-         * @description A workflow run finished successfully: `data.run.status` is `succeeded` and `cost_usd` is its total cost. Fetch the
-         *     run for its outputs. The envelope fields are those of `EventEnvelope`.
-         */
-        WorkflowRunCompletedEvent: {
-            id: components["schemas"]["EventId"];
-            /**
-             * @description Always `event`.
-             * @constant
-             */
-            object: "event";
-            /**
-             * @description Always `workflow.run.completed`.
-             * @constant
-             */
-            type: "workflow.run.completed";
-            /** @description When the event happened (the change was committed). */
-            created: components["schemas"]["Timestamp"];
-            workspace_id: components["schemas"]["EventWorkspaceId"];
-            sequence: components["schemas"]["EventSequence"];
-            test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["WorkflowRunCompletedEventData"];
-        };
-        /**
-         * WorkflowRunFailedEventData
-         * @description The `data` of a `workflow.run.failed` event.
-         */
-        WorkflowRunFailedEventData: {
-            /** @description The run, now `failed`, with its `error`. */
-            run: components["schemas"]["EventWorkflowRunSnapshot"];
-        };
-        /**
-         * WorkflowRunFailedEvent
-         * @description A workflow run failed: a step failed after its retries or a reviewer rejected an approval step. `data.run.error`
-         *     says which step and why. The envelope fields are those of `EventEnvelope`.
-         */
-        WorkflowRunFailedEvent: {
-            id: components["schemas"]["EventId"];
-            /**
-             * @description Always `event`.
-             * @constant
-             */
-            object: "event";
-            /**
-             * @description Always `workflow.run.failed`.
-             * @constant
-             */
-            type: "workflow.run.failed";
-            /** @description When the event happened (the change was committed). */
-            created: components["schemas"]["Timestamp"];
-            workspace_id: components["schemas"]["EventWorkspaceId"];
-            sequence: components["schemas"]["EventSequence"];
-            test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["WorkflowRunFailedEventData"];
-        };
-        /**
-         * WorkflowRunAwaitingApprovalEventData
-         * @description The `data` of a `workflow.run.awaiting_approval` event.
-         */
-        WorkflowRunAwaitingApprovalEventData: {
-            /** @description The run, now `awaiting_approval`, with the step it waits at. */
-            run: components["schemas"]["EventWorkflowRunSnapshot"];
-        };
-        /**
-         * WorkflowRunAwaitingApprovalEvent
-         * @description A workflow run reached a human approval step and is paused at `data.run.awaiting_step_id` until the step is
-         *     approved or rejected (`POST /v1/workflows/{id}/runs/{run_id}/steps/{step_id}/approve` or `/reject`). The envelope
-         *     fields are those of `EventEnvelope`.
-         */
-        WorkflowRunAwaitingApprovalEvent: {
-            id: components["schemas"]["EventId"];
-            /**
-             * @description Always `event`.
-             * @constant
-             */
-            object: "event";
-            /**
-             * @description Always `workflow.run.awaiting_approval`.
-             * @constant
-             */
-            type: "workflow.run.awaiting_approval";
-            /** @description When the event happened (the change was committed). */
-            created: components["schemas"]["Timestamp"];
-            workspace_id: components["schemas"]["EventWorkspaceId"];
-            sequence: components["schemas"]["EventSequence"];
-            test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["WorkflowRunAwaitingApprovalEventData"];
-        };
-        /**
-         * EventChatThreadSnapshot
-         * @description The chat thread an event is about.
-         */
-        EventChatThreadSnapshot: {
-            /**
-             * @description The thread's id (as in `/v1/chat/threads/{id}`); it no longer resolves.
-             * @example thr_01JD2V1K2M3N4P5Q6R7S8T9V0W
-             */
-            id: string;
-            /** @description When the thread and its messages were deleted. */
-            deleted_at: components["schemas"]["Timestamp"];
+            data: components["schemas"]["AuditPolicyViolationEventData"];
         };
         /**
          * ChatThreadDeletedEventData
-         * @description The `data` of a `chat.thread.deleted` event.
+         * @description The `data` of a `chat.thread.deleted` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
          */
         ChatThreadDeletedEventData: {
-            /** @description The thread that was deleted. */
-            thread: components["schemas"]["EventChatThreadSnapshot"];
+            /**
+             * @description The deleted thread's identifier (as it was in `/v1/chat/threads/{id}`); it no longer resolves.
+             * @example thr_01JD804GVA35RJFJ2XBAHW0GQN
+             */
+            thread_id: string;
+            /** @description When the thread and its messages were deleted. */
+            deleted_at: components["schemas"]["Timestamp"];
         };
         /**
          * ChatThreadDeletedEvent
@@ -8141,12 +8296,65 @@ export type components = {
             data: components["schemas"]["ChatThreadDeletedEventData"];
         };
         /**
+         * VoiceTrainingFailedEventData
+         * @description The `data` of a `voice.training_failed` event. Every key is always present (`null` where it does not apply); more keys may be
+         *     added in minor versions.
+         */
+        VoiceTrainingFailedEventData: {
+            /**
+             * @description The voice's identifier (as in `/v1/voices/{id}`).
+             * @example voc_01JDYP57RCYBVN5SXS5AA819X9
+             */
+            voice_id: string;
+            /** @description Why training failed (the voice's `failure_reason`). */
+            failure_reason: components["schemas"]["VoiceFailureReason"];
+            /**
+             * @description A human-readable explanation of `failure_reason` (the voice's `failure_message`).
+             * @example The sample mixes five unrelated styles; send about 300 words of typical copy in one style.
+             */
+            failure_message: string;
+            /**
+             * Format: int32
+             * @description The number of words of the sample that could not be trained from.
+             * @example 214
+             */
+            sample_word_count: number;
+            /** @description The voice's name. */
+            name: components["schemas"]["VoiceName"];
+        };
+        /**
+         * VoiceTrainingFailedEvent
+         * @description A brand voice could not be trained: its status is `failed` and `failure_reason` says why. Send a new sample with
+         *     `PATCH /v1/voices/{id}`. (Not in the original specification: without it, a client waiting for `voice.trained` would
+         *     wait forever.) The envelope fields are those of
+         *     `EventEnvelope`.
+         */
+        VoiceTrainingFailedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `voice.training_failed`.
+             * @constant
+             */
+            type: "voice.training_failed";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["VoiceTrainingFailedEventData"];
+        };
+        /**
          * Event
          * @description An event of the workspace: the `EventEnvelope` and one of the event schemas, told apart by `type` (each schema
          *     fixes `type` with `const`, so the union is discriminated without a `discriminator` object). New types may be
          *     added in minor versions: read an event of a `type` you do not know as an `EventEnvelope`, and ignore it.
          */
-        Event: components["schemas"]["EventEnvelope"] & (components["schemas"]["WorkspaceMemberAddedEvent"] | components["schemas"]["WorkspaceMemberRemovedEvent"] | components["schemas"]["VoiceTrainingCompletedEvent"] | components["schemas"]["VoiceTrainingFailedEvent"] | components["schemas"]["DocumentVersionCreatedEvent"] | components["schemas"]["ChatbotConversationEscalatedEvent"] | components["schemas"]["ChatbotConversationRatedEvent"] | components["schemas"]["WorkflowRunCompletedEvent"] | components["schemas"]["WorkflowRunFailedEvent"] | components["schemas"]["WorkflowRunAwaitingApprovalEvent"] | components["schemas"]["ChatThreadDeletedEvent"]);
+        Event: components["schemas"]["EventEnvelope"] & (components["schemas"]["ChatMessageCreatedEvent"] | components["schemas"]["DocumentPublishedEvent"] | components["schemas"]["VoiceTrainedEvent"] | components["schemas"]["ChatbotConversationEscalatedEvent"] | components["schemas"]["ChatbotCsatReceivedEvent"] | components["schemas"]["WorkflowRunCompletedEvent"] | components["schemas"]["WorkflowRunApprovalRequiredEvent"] | components["schemas"]["WorkspaceMemberAddedEvent"] | components["schemas"]["WorkspaceMemberRemovedEvent"] | components["schemas"]["AuditPolicyViolationEvent"] | components["schemas"]["ChatThreadDeletedEvent"] | components["schemas"]["VoiceTrainingFailedEvent"]);
         /**
          * WebhookDelivery
          * @description A delivery of one event to one endpoint with every attempt (oldest first) and the payload that was sent. A
@@ -8341,12 +8549,12 @@ export type components = {
             type: components["schemas"]["EventType"];
             /**
              * @description When events of this type happen and what their `data` holds.
-             * @example A brand voice finished training: its status is `ready` and documents, chatbots and workflows can use it.
+             * @example A visitor rated a chatbot conversation, in the widget (`POST /v1/embed/csat`) or through your server.
              */
             description: string;
             /**
              * @description The name of the event's schema in this API description (`components.schemas`) and in the AsyncAPI document.
-             * @example VoiceTrainingCompletedEvent
+             * @example VoiceTrainedEvent
              */
             schema_name: string;
             /** @description An example event of this type (the payload that a test delivery sends, with `test: true`). */
@@ -8517,8 +8725,8 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the request is well-formed but cannot be carried out, for example an `Idempotency-Key` reused with a different request (`idempotency_key_reused`). */
-        UnprocessableEntity: {
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); the `user_id` is not a member of the workspace (`user_not_member`); the new key's `role` is above the role of the member it would belong to (`role_above_member`); or an `Idempotency-Key` was reused with a different request (`idempotency_key_reused`). */
+        ApiKeyUnprocessable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8543,6 +8751,18 @@ export type components = {
         };
         /** @description The key is revoked or expired and cannot be rotated (`api_key_inactive`; create a new key instead), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         ApiKeyConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the request is well-formed but cannot be carried out, for example an `Idempotency-Key` reused with a different request (`idempotency_key_reused`). */
+        UnprocessableEntity: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -8891,7 +9111,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The voice cannot be used yet: it is still training, or its last training failed (`voice_not_ready`; wait for `voice.training.completed`, or send a new sample). Also a request with the same `Idempotency-Key` that is still running (`idempotency_key_in_use`). */
+        /** @description The voice cannot be used yet: it is still training, or its last training failed (`voice_not_ready`; wait for `voice.trained`, or send a new sample). Also a request with the same `Idempotency-Key` that is still running (`idempotency_key_in_use`). */
         VoiceNotReady: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -9108,7 +9328,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The run has already finished (`succeeded`, `failed` or `cancelled`) and cannot be cancelled (`run_not_cancellable`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
+        /** @description The run has already finished (`success`, `failure` or `cancelled`) and cannot be cancelled (`run_not_cancellable`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         WorkflowRunNotCancellable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -9376,7 +9596,7 @@ export type components = {
         WebhookEventIdHeader: string;
         /**
          * @description The `type` of the event in the body, to route the request before parsing it.
-         * @example workflow.run.failed
+         * @example workflow.run.completed
          */
         WebhookEventTypeHeader: components["schemas"]["EventType"];
     };
@@ -9615,7 +9835,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ApiKeyUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13748,6 +13968,314 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    chatMessageCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatMessageCreatedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    documentPublished: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentPublishedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    voiceTrained: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VoiceTrainedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    chatbotConversationEscalated: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatbotConversationEscalatedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    chatbotCsatReceived: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatbotCsatReceivedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    workflowRunCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowRunCompletedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    workflowRunApprovalRequired: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkflowRunApprovalRequiredEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
     workspaceMemberAdded: {
         parameters: {
             query?: never;
@@ -13775,7 +14303,7 @@ export interface operations {
                 "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
                 /**
                  * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
+                 * @example workflow.run.completed
                  */
                 "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
             };
@@ -13819,7 +14347,7 @@ export interface operations {
                 "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
                 /**
                  * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
+                 * @example workflow.run.completed
                  */
                 "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
             };
@@ -13836,7 +14364,7 @@ export interface operations {
             default: components["responses"]["WebhookRetried"];
         };
     };
-    voiceTrainingCompleted: {
+    auditPolicyViolation: {
         parameters: {
             query?: never;
             header: {
@@ -13863,7 +14391,7 @@ export interface operations {
                 "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
                 /**
                  * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
+                 * @example workflow.run.completed
                  */
                 "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
             };
@@ -13872,315 +14400,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["VoiceTrainingCompletedEvent"];
-            };
-        };
-        responses: {
-            "2XX": components["responses"]["WebhookDelivered"];
-            default: components["responses"]["WebhookRetried"];
-        };
-    };
-    voiceTrainingFailed: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
-                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
-                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
-                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
-                 *     recent; answer `401` otherwise.
-                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
-                 */
-                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
-                /**
-                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
-                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
-                 *     replayed later.
-                 * @example 1795183407
-                 */
-                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
-                /**
-                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
-                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
-                 */
-                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
-                /**
-                 * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
-                 */
-                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["VoiceTrainingFailedEvent"];
-            };
-        };
-        responses: {
-            "2XX": components["responses"]["WebhookDelivered"];
-            default: components["responses"]["WebhookRetried"];
-        };
-    };
-    documentVersionCreated: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
-                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
-                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
-                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
-                 *     recent; answer `401` otherwise.
-                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
-                 */
-                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
-                /**
-                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
-                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
-                 *     replayed later.
-                 * @example 1795183407
-                 */
-                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
-                /**
-                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
-                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
-                 */
-                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
-                /**
-                 * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
-                 */
-                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["DocumentVersionCreatedEvent"];
-            };
-        };
-        responses: {
-            "2XX": components["responses"]["WebhookDelivered"];
-            default: components["responses"]["WebhookRetried"];
-        };
-    };
-    chatbotConversationEscalated: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
-                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
-                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
-                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
-                 *     recent; answer `401` otherwise.
-                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
-                 */
-                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
-                /**
-                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
-                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
-                 *     replayed later.
-                 * @example 1795183407
-                 */
-                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
-                /**
-                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
-                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
-                 */
-                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
-                /**
-                 * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
-                 */
-                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChatbotConversationEscalatedEvent"];
-            };
-        };
-        responses: {
-            "2XX": components["responses"]["WebhookDelivered"];
-            default: components["responses"]["WebhookRetried"];
-        };
-    };
-    chatbotConversationRated: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
-                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
-                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
-                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
-                 *     recent; answer `401` otherwise.
-                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
-                 */
-                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
-                /**
-                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
-                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
-                 *     replayed later.
-                 * @example 1795183407
-                 */
-                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
-                /**
-                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
-                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
-                 */
-                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
-                /**
-                 * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
-                 */
-                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChatbotConversationRatedEvent"];
-            };
-        };
-        responses: {
-            "2XX": components["responses"]["WebhookDelivered"];
-            default: components["responses"]["WebhookRetried"];
-        };
-    };
-    workflowRunCompleted: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
-                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
-                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
-                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
-                 *     recent; answer `401` otherwise.
-                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
-                 */
-                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
-                /**
-                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
-                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
-                 *     replayed later.
-                 * @example 1795183407
-                 */
-                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
-                /**
-                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
-                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
-                 */
-                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
-                /**
-                 * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
-                 */
-                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WorkflowRunCompletedEvent"];
-            };
-        };
-        responses: {
-            "2XX": components["responses"]["WebhookDelivered"];
-            default: components["responses"]["WebhookRetried"];
-        };
-    };
-    workflowRunFailed: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
-                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
-                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
-                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
-                 *     recent; answer `401` otherwise.
-                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
-                 */
-                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
-                /**
-                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
-                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
-                 *     replayed later.
-                 * @example 1795183407
-                 */
-                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
-                /**
-                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
-                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
-                 */
-                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
-                /**
-                 * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
-                 */
-                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WorkflowRunFailedEvent"];
-            };
-        };
-        responses: {
-            "2XX": components["responses"]["WebhookDelivered"];
-            default: components["responses"]["WebhookRetried"];
-        };
-    };
-    workflowRunAwaitingApproval: {
-        parameters: {
-            query?: never;
-            header: {
-                /**
-                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
-                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
-                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
-                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
-                 *     recent; answer `401` otherwise.
-                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
-                 */
-                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
-                /**
-                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
-                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
-                 *     replayed later.
-                 * @example 1795183407
-                 */
-                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
-                /**
-                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
-                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
-                 */
-                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
-                /**
-                 * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
-                 */
-                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WorkflowRunAwaitingApprovalEvent"];
+                "application/json": components["schemas"]["AuditPolicyViolationEvent"];
             };
         };
         responses: {
@@ -14215,7 +14435,7 @@ export interface operations {
                 "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
                 /**
                  * @description The `type` of the event in the body, to route the request before parsing it.
-                 * @example workflow.run.failed
+                 * @example workflow.run.completed
                  */
                 "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
             };
@@ -14225,6 +14445,50 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ChatThreadDeletedEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    voiceTrainingFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VoiceTrainingFailedEvent"];
             };
         };
         responses: {

@@ -7,12 +7,12 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from './openapi.ts';
 
 /** Every event type the service emits. */
-export const EVENT_TYPES = ["chat.thread.deleted","chatbot.conversation.escalated","chatbot.conversation.rated","document.version.created","voice.training.completed","voice.training.failed","workflow.run.awaiting_approval","workflow.run.completed","workflow.run.failed","workspace.member.added","workspace.member.removed"] as const;
+export const EVENT_TYPES = ["audit.policy.violation","chat.message.created","chat.thread.deleted","chatbot.conversation.escalated","chatbot.csat.received","document.published","voice.trained","voice.training_failed","workflow.run.approval_required","workflow.run.completed","workspace.member.added","workspace.member.removed"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event as delivered: the envelope with its typed `data`. */
 export type WebhookEvent = components['schemas']['Event'];
-/** The event of one type, e.g. `EventOf<'voice.training.completed'>`. */
+/** The event of one type, e.g. `EventOf<'voice.trained'>`. */
 export type EventOf<T extends EventType> = Extract<WebhookEvent, { type: T }>;
 
 /** Signatures older (or newer) than this are refused: a captured request cannot be replayed later. */
@@ -120,7 +120,7 @@ export function verifyWebhook(
   return e as WebhookEvent;
 }
 
-/** Narrows an event to one type: `if (isEventOf(event, 'voice.training.completed')) event.data…`. */
+/** Narrows an event to one type: `if (isEventOf(event, 'voice.trained')) event.data…`. */
 export function isEventOf<T extends EventType>(event: WebhookEvent, type: T): event is EventOf<T> {
   return event.type === type;
 }

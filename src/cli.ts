@@ -5,7 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
 import { ConfigError, loadConfig, type Config, type Region } from './config.ts';
-import { insertApiKey } from './features/workspace/api-keys.ts';
+import { insertApiKey, keyOwner } from './features/workspace/api-keys.ts';
 import { presentApiKey } from './features/workspace/presenters.ts';
 import { createWorkspace, presentWorkspace } from './features/workspace/workspace.ts';
 import { iso } from './platform/clock.ts';
@@ -19,12 +19,16 @@ export const USAGE = `Usage: content-service <command> [options]
 
 Commands:
   workspace create --name <name> --region eu|us [--owner-email <email>]
-      Creates a workspace with an owner API key (and, given an email, its first owner member).
+      Creates a workspace with an owner API key. Given an email, also its first owner member, on whose behalf
+      the key acts (its user_id); without one the key is a service key, which belongs to no person.
       Prints {"workspace": …, "api_key": …}; the key's secret is shown only this once.
 
   key create --workspace <ws_id> --role owner|admin|editor|viewer [--name <name>] [--expires-at <RFC 3339>]
-      Creates an API key in a workspace and prints it with its secret (shown only this once).
-      The workspace's audit log records it as api_key.created by the actor "system".
+             [--user-email <email>]
+      Creates an API key in a workspace and prints it with its secret (shown only this once). With
+      --user-email the key acts on behalf of that member of the workspace (its role may not be above theirs);
+      without it the key is a service key. The workspace's audit log records it as api_key.created by the
+      actor "system".
 
   migrate
       Applies the pending database migrations; prints {"applied": [names]}.
@@ -103,7 +107,13 @@ const commands: Record<string, Command> = {
 
   'key create': {
     prepare(args) {
-      const values = parse(args, { workspace: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } });
+      const values = parse(args, {
+        workspace: { type: 'string' },
+        role: { type: 'string' },
+        name: { type: 'string' },
+        'expires-at': { type: 'string' },
+        'user-email': { type: 'string' },
+      });
       if (values.help) return 'help';
       const workspaceId = required(values.workspace, 'workspace');
       const role = oneOf(required(values.role, 'role'), ROLES, 'role');
@@ -116,12 +126,27 @@ const commands: Record<string, Command> = {
         if (at.getTime() <= Date.now()) throw new UsageError(`--expires-at must be in the future, got ${raw}`);
         expiresAt = iso(at);
       }
+      const userEmail = values['user-email']?.toLowerCase();
+      if (userEmail !== undefined && (!EMAIL.test(userEmail) || userEmail.length > 254)) throw new UsageError(`--user-email is not an email address: ${userEmail}`);
       return async (db) => {
         const now = new Date();
         const { key, secret } = await db.transaction().execute(async (trx) => {
           const workspace = await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst();
           if (!workspace) throw new Error(`there is no workspace ${workspaceId} in this database`);
-          const created = await insertApiKey(trx, { workspaceId, name: keyName, role, expiresAt, createdBy: null, now });
+          let userId: string | null = null;
+          if (userEmail !== undefined) {
+            const member = await trx
+              .selectFrom('members')
+              .innerJoin('users', 'users.id', 'members.user_id')
+              .select('members.user_id')
+              .where('members.workspace_id', '=', workspaceId)
+              .where('users.email', '=', userEmail)
+              .executeTakeFirst();
+            if (!member) throw new Error(`${userEmail} is not a member of workspace ${workspaceId}`);
+            // The API's rule: the key's role may not be above the member's.
+            userId = await keyOwner(trx, workspaceId, member.user_id, role);
+          }
+          const created = await insertApiKey(trx, { workspaceId, name: keyName, role, expiresAt, createdBy: null, userId, now });
           // The operator is not an API key: the audit log names the service itself, and `via` says how.
           await trx
             .insertInto('audit_log_entries')

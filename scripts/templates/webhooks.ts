@@ -11,7 +11,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event as delivered: the envelope with its typed `data`. */
 export type WebhookEvent = components['schemas']['Event'];
-/** The event of one type, e.g. `EventOf<'voice.training.completed'>`. */
+/** The event of one type, e.g. `EventOf<'voice.trained'>`. */
 export type EventOf<T extends EventType> = Extract<WebhookEvent, { type: T }>;
 
 /** Signatures older (or newer) than this are refused: a captured request cannot be replayed later. */
@@ -119,7 +119,7 @@ export function verifyWebhook(
   return e as WebhookEvent;
 }
 
-/** Narrows an event to one type: `if (isEventOf(event, 'voice.training.completed')) event.data…`. */
+/** Narrows an event to one type: `if (isEventOf(event, 'voice.trained')) event.data…`. */
 export function isEventOf<T extends EventType>(event: WebhookEvent, type: T): event is EventOf<T> {
   return event.type === type;
 }

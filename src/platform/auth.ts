@@ -105,7 +105,7 @@ export function authenticate(platform: Platform) {
         extra: { region: workspace.region, base_url: baseUrl },
       });
     }
-    const caller: Caller = { workspace, apiKey: key, role: key.role };
+    const caller: Caller = { workspace, apiKey: key, role: key.role, userId: key.user_id };
     res.locals.caller = caller;
     touchLastUsed(platform, key, now);
     next();

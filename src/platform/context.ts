@@ -30,6 +30,8 @@ export interface Caller {
   workspace: WorkspaceRow;
   apiKey: ApiKeyRow;
   role: Role;
+  /** The member the key acts on behalf of (`usr_…`); null for a service key. */
+  userId: string | null;
 }
 
 export interface RequestContext {

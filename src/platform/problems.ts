@@ -47,6 +47,8 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   event_too_old: { status: 422, title: 'The event is too old to replay' },
   context_length_exceeded: { status: 422, title: "The request exceeds the model's context window" },
   selection_out_of_range: { status: 422, title: 'The selection is out of range' },
+  user_not_member: { status: 422, title: 'The user is not a member of the workspace' },
+  role_above_member: { status: 422, title: "The key's role is above its member's role" },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal error' },
   response_validation_failed: { status: 500, title: 'The server produced an invalid response' },

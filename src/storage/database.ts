@@ -7,6 +7,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, t
 import pg from 'pg';
 import { platform } from './migrations/001_platform.ts';
 import { webhooks } from './migrations/002_webhooks.ts';
+import { keyUsers } from './migrations/003_key_users.ts';
 import { projects } from './migrations/004_projects.ts';
 import type { Database } from './schema.ts';
 
@@ -19,7 +20,7 @@ export interface Storage {
 }
 
 /** Every migration, in order. A new feature appends its own. */
-export const migrations = { '001_platform': platform, '002_webhooks': webhooks, '004_projects': projects };
+export const migrations = { '001_platform': platform, '002_webhooks': webhooks, '003_key_users': keyUsers, '004_projects': projects };
 
 export interface StorageOptions {
   /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */

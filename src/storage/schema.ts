@@ -27,6 +27,8 @@ export interface ApiKeysTable {
   previous_secret_hash: string | null;
   previous_secret_expires_at: string | null;
   created_by_api_key_id: string | null;
+  /** The member the key acts on behalf of; null for a service key, which belongs to no person. */
+  user_id: string | null;
   created_at: string;
   updated_at: string;
   last_used_at: string | null;
@@ -114,7 +116,7 @@ export interface WebhookEndpointsTable {
   workspace_id: string;
   url: string;
   description: string | null;
-  /** JSON array of event type filters (`voice.training.completed`, `chatbot.*`, `*`). */
+  /** JSON array of event type filters (`voice.trained`, `chatbot.*`, `*`). */
   event_types: string;
   enabled: number;
   /** JSON object. */

@@ -75,7 +75,7 @@ describe('verifyWebhook', () => {
     expect(failure(() => verifyWebhook(rawBody, {}, secret, { now: () => now }))).toBe('missing_header');
     const bad = { ...headersFor(rawBody), 'service-timestamp': 'yesterday' };
     expect(failure(() => verifyWebhook(rawBody, bad, secret, { now: () => now }))).toBe('invalid_timestamp');
-    for (const notEvent of ['{"hello":"world"}', '{"id":"evt_1","type":"voice.training.completed","data":null}', 'not json']) {
+    for (const notEvent of ['{"hello":"world"}', '{"id":"evt_1","type":"voice.trained","data":null}', 'not json']) {
       const notEventHeaders = { ...headersFor(notEvent), 'service-event-id': undefined };
       expect(failure(() => verifyWebhook(notEvent, notEventHeaders, secret, { now: () => now }))).toBe('invalid_payload');
     }
@@ -91,7 +91,7 @@ describe('the event types of the contract', () => {
   test('the OpenAPI webhooks section lists every event type, and EVENT_TYPES is generated from it', () => {
     expect(webhooks.map(([type]) => type).sort()).toEqual([...EVENT_TYPES]);
     expect(EVENT_TYPES).toContain('chat.thread.deleted');
-    expect(EVENT_TYPES.length).toBe(11);
+    expect(EVENT_TYPES.length).toBe(12);
   });
 
   test.each(webhooks)('the example of %s is a valid event of that type', (type, item) => {

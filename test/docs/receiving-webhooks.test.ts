@@ -52,7 +52,7 @@ describe('the example receiver against a real server', () => {
     const answer = await server.call('POST', '/v1/members', { body: { email: `member-${++counter}@receiver.example`, role: 'editor' } });
     expect(answer.status).toBe(201);
     const events = await server.call('GET', '/v1/events?type=workspace.member.added&limit=100');
-    const event = (events.body.data as WebhookEvent[]).find((e) => e.type === 'workspace.member.added' && e.data.member.id === answer.body.id);
+    const event = (events.body.data as WebhookEvent[]).find((e) => e.type === 'workspace.member.added' && e.data.user_id === answer.body.id);
     expect(event, 'the event of the new member is listed').toBeDefined();
     return event!.id;
   }

@@ -4,14 +4,20 @@
 // - a key of another workspace sees none of this workspace's keys or members (404, not 403);
 // - secrets are shown once, match the documented format, and only their SHA-256 hash is stored;
 // - rotation keeps the previous secret valid for exactly 24 hours (a ManualClock moves time), and only one previous
-//   secret; revocation is immediate and idempotent; a key with `expires_at` stops working at that instant.
+//   secret; revocation is immediate and idempotent; a key with `expires_at` stops working at that instant;
+// - a key acts on behalf of a member (`user_id`) or is a service key (null): who it belongs to when created, the
+//   member's role as its ceiling, rotation keeping it, and migration 003 giving a workspace's first owner key to
+//   the owner member created with it.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { Kysely, Migrator } from 'kysely';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { migrate, migrations, openStorage } from '../../src/storage/database.ts';
+import type { Database } from '../../src/storage/schema.ts';
 import { handlers } from '../../src/handlers.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { databaseKinds, freshDatabase, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 
 type Role = 'owner' | 'admin' | 'editor' | 'viewer';
 /** DESIGN.md: owner > admin > editor > viewer. */
@@ -54,6 +60,12 @@ describe.each(databaseKinds)('access on %s', (kind) => {
   }
 
   const works = async (secret: string) => (await server.call('GET', '/v1/workspace', { key: secret })).status;
+
+  /** The member owner@test.example, whose key the test server's owner key is. */
+  async function ownerUserId(): Promise<string> {
+    const owners = await server.call('GET', '/v1/members?role=owner&limit=100');
+    return (owners.body.data as Array<{ id: string; email: string }>).find((m) => m.email === 'owner@test.example')!.id;
+  }
 
   describe('the role matrix', () => {
     /** A request that succeeds for any role the operation allows; targets are fresh (created with the owner key). */
@@ -150,7 +162,8 @@ describe.each(databaseKinds)('access on %s', (kind) => {
           request_log_retention_days: 30,
           audit_log_retention_days: 365,
         },
-        caller: { api_key_id: viewer.id, api_key_name: 'Dashboard viewer', role: 'viewer' },
+        // Created by the owner key, which acts on behalf of the owner member: so does this key.
+        caller: { api_key_id: viewer.id, api_key_name: 'Dashboard viewer', role: 'viewer', user_id: await ownerUserId() },
       });
     });
 
@@ -462,5 +475,122 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       const pointers = (answer.body.errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
       expect(pointers).toEqual(['/name', '/role']);
     });
+  });
+
+  describe('keys on behalf of members', () => {
+    const create = (body: Record<string, unknown>, key?: string) => server.call('POST', '/v1/api-keys', { key, body: { name: 'a key', role: 'viewer', ...body } });
+
+    test("without user_id a key belongs to the calling key's member; null makes a service key, whose keys are service keys too", async () => {
+      const owner = await ownerUserId();
+      const ownerKey = await server.call('GET', `/v1/api-keys/${server.ownerKeyId}`);
+      expect(ownerKey.body.user_id).toBe(owner);
+
+      const same = await create({});
+      expect(same.status).toBe(201);
+      expect(same.body.user_id).toBe(owner);
+      expect((await server.call('GET', '/v1/workspace', { key: same.body.secret })).body.caller.user_id).toBe(owner);
+
+      const service = await create({ user_id: null, role: 'admin' });
+      expect(service.status).toBe(201);
+      expect(service.body.user_id).toBeNull();
+      expect((await server.call('GET', '/v1/workspace', { key: service.body.secret })).body.caller.user_id).toBeNull();
+      const fromService = await create({}, service.body.secret);
+      expect(fromService.status).toBe(201);
+      expect(fromService.body.user_id).toBeNull();
+      // The list and GET show the same user_id as the creation.
+      expect((await server.call('GET', `/v1/api-keys/${fromService.body.id}`)).body.user_id).toBeNull();
+      const listed = (await server.call('GET', '/v1/api-keys?limit=100')).body.data as Array<{ id: string; user_id: string | null }>;
+      expect(listed.find((k) => k.id === same.body.id)!.user_id).toBe(owner);
+    });
+
+    test("a key for a member belongs to them, with at most the member's role", async () => {
+      const editor = await newMember('editor');
+      const forEditor = await create({ user_id: editor, role: 'editor' });
+      expect(forEditor.status).toBe(201);
+      expect(forEditor.body).toMatchObject({ user_id: editor, role: 'editor' });
+      expect((await create({ user_id: editor, role: 'viewer' })).body.user_id).toBe(editor);
+
+      const above = await create({ user_id: editor, role: 'admin' });
+      expectProblem(above, 422, 'role_above_member');
+      expect(above.body.errors).toEqual([expect.objectContaining({ pointer: '/role' })]);
+      // The caller's own ceiling still comes first: an admin key cannot make an owner key, for anyone.
+      const admin = await newKey('admin');
+      expectProblem(await create({ user_id: await ownerUserId(), role: 'owner' }, admin.secret), 403, 'insufficient_role');
+      // A key made by the member's key keeps to the member's role.
+      expectProblem(await create({ role: 'admin' }, forEditor.body.secret), 403, 'insufficient_role');
+    });
+
+    test('a user_id that is not a member of the workspace is 422 user_not_member; a malformed one 422 validation_failed', async () => {
+      const keysBefore = (await server.call('GET', '/v1/api-keys?limit=100')).body.data.length;
+      const unknown = await create({ user_id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M' });
+      expectProblem(unknown, 422, 'user_not_member');
+      expect(unknown.body.errors).toEqual([expect.objectContaining({ pointer: '/user_id' })]);
+      // A member of another workspace is not a member of this one.
+      const other = await createWorkspace(server.platform.db, { name: 'Elsewhere', region: 'eu', ownerEmail: uniqueEmail('elsewhere'), now: clock.now() });
+      const otherOwner = (await server.call('GET', '/v1/members', { key: other.secret })).body.data[0].id as string;
+      expectProblem(await create({ user_id: otherOwner }), 422, 'user_not_member');
+      // A removed member too.
+      const gone = await newMember('viewer');
+      expect((await server.call('DELETE', `/v1/members/${gone}`)).status).toBe(204);
+      expectProblem(await create({ user_id: gone }), 422, 'user_not_member');
+      expectProblem(await create({ user_id: server.ownerKeyId }), 422, 'validation_failed');
+      expect((await server.call('GET', '/v1/api-keys?limit=100')).body.data.length).toBe(keysBefore);
+    });
+
+    test('rotation keeps the key with its member', async () => {
+      const editor = await newMember('editor');
+      const key = await create({ user_id: editor, role: 'editor' });
+      const rotated = await server.call('POST', `/v1/api-keys/${key.body.id}/rotate`);
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.user_id).toBe(editor);
+      expect((await server.call('GET', '/v1/workspace', { key: rotated.body.secret })).body.caller.user_id).toBe(editor);
+      expect((await server.call('GET', '/v1/workspace', { key: key.body.secret })).body.caller.user_id).toBe(editor);
+    });
+  });
+});
+
+describe.each(databaseKinds)('migration 003_key_users on %s', (kind) => {
+  test("gives a workspace's first owner key to the owner member created with it, and leaves other keys service keys", async () => {
+    const database = await freshDatabase(kind);
+    const storage = openStorage(database.url);
+    try {
+      const db = storage.db;
+      const before = { '001_platform': migrations['001_platform'], '002_webhooks': migrations['002_webhooks'] };
+      const { error } = await new Migrator({ db, provider: { getMigrations: async () => before } }).migrateToLatest();
+      expect(error).toBeUndefined();
+      // As `workspace create --owner-email` wrote them before 003: the key and the member at the same instant, neither
+      // created by a key; then a key created by that key, a CLI key, and a workspace without an owner member.
+      const at = '2026-11-01T08:00:00.000Z';
+      const later = '2026-11-02T08:00:00.000Z';
+      const old = db as unknown as Kysely<any>;
+      await old.insertInto('workspaces').values([
+        { id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', name: 'With owner', region: 'eu', created_at: at, updated_at: at, event_sequence: 0 },
+        { id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0N', name: 'Without owner', region: 'eu', created_at: at, updated_at: at, event_sequence: 0 },
+      ]).execute();
+      await old.insertInto('users').values({ id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M', email: 'owner@migration.example', name: null, created_at: at }).execute();
+      await old.insertInto('members').values({ workspace_id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', user_id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M', role: 'owner', added_at: at, added_by_api_key_id: null }).execute();
+      const key = (id: string, workspace: string, role: string, createdBy: string | null, createdAt: string) => ({
+        id, workspace_id: workspace, name: id, role, secret_hash: `hash-${id}`, last4: 'abcd', previous_secret_hash: null, previous_secret_expires_at: null,
+        created_by_api_key_id: createdBy, created_at: createdAt, updated_at: createdAt, last_used_at: null, expires_at: null, rotated_at: null, revoked_at: null,
+      });
+      await old.insertInto('api_keys').values([
+        key('key_01JD0A1B2C3D4E5F6G7H8J9K01', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', 'owner', null, at),
+        key('key_01JD0A1B2C3D4E5F6G7H8J9K02', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', 'owner', 'key_01JD0A1B2C3D4E5F6G7H8J9K01', at),
+        key('key_01JD0A1B2C3D4E5F6G7H8J9K03', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', 'owner', null, later),
+        key('key_01JD0A1B2C3D4E5F6G7H8J9K04', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0N', 'owner', null, at),
+      ]).execute();
+
+      expect(await migrate(db)).toContain('003_key_users');
+      const users = await (db as Kysely<Database>).selectFrom('api_keys').select(['id', 'user_id']).orderBy('id').execute();
+      expect(users).toEqual([
+        { id: 'key_01JD0A1B2C3D4E5F6G7H8J9K01', user_id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M' },
+        { id: 'key_01JD0A1B2C3D4E5F6G7H8J9K02', user_id: null },
+        { id: 'key_01JD0A1B2C3D4E5F6G7H8J9K03', user_id: null },
+        { id: 'key_01JD0A1B2C3D4E5F6G7H8J9K04', user_id: null },
+      ]);
+    } finally {
+      await storage.close();
+      await database.drop();
+    }
   });
 });

@@ -55,6 +55,7 @@ describe('the CLI without a database', () => {
     ['an expiry that is not RFC 3339', ['key', 'create', '--workspace', 'ws_01KJPX9WK0EVBTHQARE1M6TSK1', '--role', 'viewer', '--expires-at', 'tomorrow']],
     ['an expiry in the past', ['key', 'create', '--workspace', 'ws_01KJPX9WK0EVBTHQARE1M6TSK1', '--role', 'viewer', '--expires-at', '2020-01-01T00:00:00Z']],
     ['an email that is not one', ['workspace', 'create', '--name', 'Acme', '--region', 'eu', '--owner-email', 'nobody']],
+    ['a user email that is not one', ['key', 'create', '--workspace', 'ws_01KJPX9WK0EVBTHQARE1M6TSK1', '--role', 'viewer', '--user-email', 'nobody']],
     ['a name that is too long', ['workspace', 'create', '--name', 'x'.repeat(101), '--region', 'eu']],
   ])('%s exits 2 with the usage text and writes nothing', async (_case, args) => {
     // An unusable DATABASE_URL proves that usage errors are found before the database is touched.
@@ -109,7 +110,7 @@ describe.each(databaseKinds)('the CLI on %s', (kind) => {
     expect(json(await cli(['migrate'], env))).toEqual({ applied: [] });
   }, TIMEOUT_MS);
 
-  test('workspace create prints a workspace and an owner key that works against the server', async () => {
+  test('workspace create prints a workspace and an owner key that works against the server, on behalf of the owner', async () => {
     const printed = json(await cli(['workspace', 'create', '--name', 'Acme Marketing', '--region', 'eu', '--owner-email', 'Owner@Acme.example'], env));
     expect(Object.keys(printed)).toEqual(['workspace', 'api_key']);
     expect(schemaErrors('/components/schemas/ApiKeyWithSecret', printed.api_key)).toEqual([]);
@@ -119,10 +120,16 @@ describe.each(databaseKinds)('the CLI on %s', (kind) => {
     expect(answer.status).toBe(200);
     const { caller, ...workspace } = answer.body;
     expect(printed.workspace).toEqual(workspace);
-    expect(caller).toEqual({ api_key_id: printed.api_key.id, api_key_name: printed.api_key.name, role: 'owner' });
-
     const members = await server.call('GET', '/v1/members', { key: printed.api_key.secret });
     expect(members.body.data).toEqual([expect.objectContaining({ email: 'owner@acme.example', role: 'owner' })]);
+    // The owner key acts on behalf of the owner member.
+    const ownerId = members.body.data[0].id as string;
+    expect(printed.api_key.user_id).toBe(ownerId);
+    expect(caller).toEqual({ api_key_id: printed.api_key.id, api_key_name: printed.api_key.name, role: 'owner', user_id: ownerId });
+
+    // Without an owner email the owner key is a service key.
+    const unowned = json(await cli(['workspace', 'create', '--name', 'No owner', '--region', 'eu'], env));
+    expect(unowned.api_key.user_id).toBeNull();
   }, TIMEOUT_MS);
 
   test('key create prints a key of the role, usable at once, audited as the system', async () => {
@@ -135,7 +142,7 @@ describe.each(databaseKinds)('the CLI on %s', (kind) => {
 
     const asViewer = await server.call('GET', '/v1/workspace', { key: key.secret });
     expect(asViewer.status).toBe(200);
-    expect(asViewer.body.caller).toEqual({ api_key_id: key.id, api_key_name: 'Read-only dashboard', role: 'viewer' });
+    expect(asViewer.body.caller).toEqual({ api_key_id: key.id, api_key_name: 'Read-only dashboard', role: 'viewer', user_id: null });
     expect((await server.call('POST', '/v1/api-keys', { key: key.secret, body: { name: 'x', role: 'viewer' } })).status).toBe(403);
 
     const audit = await server.call('GET', '/v1/audit-logs', { key: owner.secret });
@@ -155,6 +162,32 @@ describe.each(databaseKinds)('the CLI on %s', (kind) => {
     const unnamed = json(await cli(['key', 'create', '--workspace', workspaceId, '--role', 'admin'], env));
     expect(unnamed).toMatchObject({ role: 'admin', expires_at: null, name: expect.any(String) });
     expect((await server.call('GET', '/v1/workspace', { key: unnamed.secret })).body.caller.role).toBe('admin');
+  }, TIMEOUT_MS);
+
+  test('key create --user-email makes a key on behalf of that member, up to their role', async () => {
+    const owner = json(await cli(['workspace', 'create', '--name', 'Member keys', '--region', 'eu', '--owner-email', 'boss@keys.example'], env)).api_key;
+    const workspaceId = (await server.call('GET', '/v1/workspace', { key: owner.secret })).body.id as string;
+    const editor = await server.call('POST', '/v1/members', { key: owner.secret, body: { email: 'writer@keys.example', role: 'editor' } });
+    expect(editor.status).toBe(201);
+
+    const key = json(await cli(['key', 'create', '--workspace', workspaceId, '--role', 'editor', '--user-email', 'Writer@Keys.example'], env));
+    expect(schemaErrors('/components/schemas/ApiKeyWithSecret', key)).toEqual([]);
+    expect(key).toMatchObject({ role: 'editor', user_id: editor.body.id });
+    expect((await server.call('GET', '/v1/workspace', { key: key.secret })).body.caller.user_id).toBe(editor.body.id);
+
+    const count = async () => Number((await server.platform.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await count();
+    const above = await cli(['key', 'create', '--workspace', workspaceId, '--role', 'admin', '--user-email', 'writer@keys.example'], env);
+    expect(above.code).toBe(1);
+    expect(above.stderr).toContain('writer@keys.example has the editor role');
+    const stranger = await cli(['key', 'create', '--workspace', workspaceId, '--role', 'viewer', '--user-email', 'stranger@keys.example'], env);
+    expect(stranger.code).toBe(1);
+    expect(stranger.stderr).toContain(`stranger@keys.example is not a member of workspace ${workspaceId}`);
+    expect(await count()).toBe(before);
+
+    // Removing the member revokes the key the CLI made for them.
+    expect((await server.call('DELETE', `/v1/members/${editor.body.id}`, { key: owner.secret })).status).toBe(204);
+    expect((await server.call('GET', '/v1/workspace', { key: key.secret })).status).toBe(401);
   }, TIMEOUT_MS);
 
   test('key create for an unknown workspace exits 1 and creates nothing', async () => {

@@ -99,7 +99,8 @@ describe('npm start (src/main.ts)', () => {
     // What the printed curl command does.
     const response = await fetch(`${baseUrl}/v1/workspace`, { headers: { Authorization: `Bearer ${secret}` } });
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ object: 'workspace', name: 'Demo workspace', region: 'eu', caller: { role: 'owner' } });
+    // The demo's owner key acts on behalf of its owner member.
+    expect(await response.json()).toMatchObject({ object: 'workspace', name: 'Demo workspace', region: 'eu', caller: { role: 'owner', user_id: expect.stringMatching(/^usr_/) } });
     expect(await stop(first)).toBe(0);
     expect(first.output.stderr).toBe('');
 

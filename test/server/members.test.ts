@@ -2,7 +2,8 @@
 // Location, 409 for an email already there whatever its case), reading, listing with the role filter, removing
 // (204, then 404), the last owner that cannot be removed, and that only an owner removes an owner. Adding and
 // removing writes a `workspace.member.*` row to the event table with the workspace's next sequence, in the
-// transaction of the change: a refused removal writes none.
+// transaction of the change: a refused removal writes none. Removing a member revokes the API keys that act on their
+// behalf, in the same transaction, and names who removed them (`removed_by`: the acting member, or a service key).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
@@ -141,18 +142,16 @@ describe.each(databaseKinds)('members on %s', (kind) => {
   });
 
   test('removing the last two owners at the same time leaves one: one 204, one 409 last_owner', async () => {
-    const second = await add('owner');
-    const first = await ownerMember();
-    const answers = await Promise.all([server.call('DELETE', `/v1/members/${first.id}`), server.call('DELETE', `/v1/members/${second.id}`)]);
+    // A workspace of its own whose owner key is a service key: removing an owner revokes none of the keys in use.
+    const other = await createWorkspace(server.platform.db, { name: 'Two owners', region: 'eu', now: clock.now() });
+    const first = await add('owner', email('first-owner'), other.secret);
+    const second = await add('owner', email('second-owner'), other.secret);
+    const remove = (id: string) => server.call('DELETE', `/v1/members/${id}`, { key: other.secret });
+    const answers = await Promise.all([remove(first.id), remove(second.id)]);
     expect(answers.map((a) => a.status).sort()).toEqual([204, 409]);
     expect(answers.find((a) => a.status === 409)!.body.code).toBe('last_owner');
-    const owners = (await server.call('GET', '/v1/members?role=owner&limit=100')).body.data;
+    const owners = (await server.call('GET', '/v1/members?role=owner&limit=100', { key: other.secret })).body.data;
     expect(owners.length).toBe(1);
-    // Restore owner@test.example as the owner member if it was the one removed.
-    if (owners[0].email !== 'owner@test.example') {
-      await add('owner', 'owner@test.example');
-      expect((await server.call('DELETE', `/v1/members/${owners[0].id}`)).status).toBe(204);
-    }
   });
 
   test('adding the same email at the same time makes one member: one 201, one 409', async () => {
@@ -161,7 +160,7 @@ describe.each(databaseKinds)('members on %s', (kind) => {
       [address, address.toUpperCase(), address, address.toUpperCase()].map((variant) => server.call('POST', '/v1/members', { body: { email: variant, role: 'viewer' } })),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409]);
-    const added = (await events()).filter((e) => JSON.parse(e.data).member.email === address);
+    const added = (await events()).filter((e) => JSON.parse(e.data).email === address);
     expect(added.map((e) => e.type)).toEqual(['workspace.member.added']);
   });
 
@@ -172,7 +171,7 @@ describe.each(databaseKinds)('members on %s', (kind) => {
     const after = await events();
     expect(after.length).toBe(before.length + 6);
     expect(after.map((e) => Number(e.sequence))).toEqual(after.map((_, i) => i + 1));
-    expect(new Set(after.slice(before.length).map((e) => JSON.parse(e.data).member.id))).toEqual(new Set(answers.map((a) => a.body.id)));
+    expect(new Set(after.slice(before.length).map((e) => JSON.parse(e.data).user_id))).toEqual(new Set(answers.map((a) => a.body.id)));
   });
 
   test('an admin key cannot add an owner; an owner key can', async () => {
@@ -205,18 +204,36 @@ describe.each(databaseKinds)('members on %s', (kind) => {
     expect(answer.body.errors.map((e: { pointer: string }) => e.pointer)).toEqual(['/email']);
   });
 
-  test('adding and removing record workspace.member.* events with increasing sequence and the member', async () => {
+  test('adding and removing record workspace.member.* events with increasing sequence and the specification\'s keys', async () => {
     const before = await events();
     const lastSequence = before.length ? Number(before[before.length - 1]!.sequence) : 0;
 
-    const added = await add('editor', 'Events.Person@Members.Example');
-    expect((await server.call('DELETE', `/v1/members/${added.id}`)).status).toBe(204);
+    const added = await server.call('POST', '/v1/members', { body: { email: 'Events.Person@Members.Example', role: 'editor', name: 'Events Person' } });
+    expect(added.status).toBe(201);
+    expect((await server.call('DELETE', `/v1/members/${added.body.id}`)).status).toBe(204);
 
     const after = await events();
     const fresh = after.slice(before.length);
+    // The owner key of the test workspace acts on behalf of owner@test.example: the removal names that member.
+    const owner = await ownerMember();
     expect(fresh.map((e) => ({ type: e.type, sequence: Number(e.sequence), data: JSON.parse(e.data) }))).toEqual([
-      { type: 'workspace.member.added', sequence: lastSequence + 1, data: { member: { id: added.id, email: 'events.person@members.example', role: 'editor' } } },
-      { type: 'workspace.member.removed', sequence: lastSequence + 2, data: { member: { id: added.id, email: 'events.person@members.example', role: 'editor' } } },
+      {
+        type: 'workspace.member.added',
+        sequence: lastSequence + 1,
+        data: { user_id: added.body.id, email: 'events.person@members.example', role: 'editor', scim_source: null, name: 'Events Person' },
+      },
+      {
+        type: 'workspace.member.removed',
+        sequence: lastSequence + 2,
+        data: {
+          user_id: added.body.id,
+          removed_at: clock.now().toISOString(),
+          removed_by: owner.id,
+          removed_by_api_key_id: server.ownerKeyId,
+          email: 'events.person@members.example',
+          role: 'editor',
+        },
+      },
     ]);
     for (const event of fresh) {
       expect(event.id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
@@ -231,7 +248,7 @@ describe.each(databaseKinds)('members on %s', (kind) => {
     const member = await add('viewer', email('other'), other.secret);
     const otherEvents = await events(other.workspace.id);
     expect(otherEvents.map((e) => ({ type: e.type, sequence: Number(e.sequence) }))).toEqual([{ type: 'workspace.member.added', sequence: 1 }]);
-    expect(JSON.parse(otherEvents[0]!.data)).toEqual({ member: { id: member.id, email: member.email, role: 'viewer' } });
+    expect(JSON.parse(otherEvents[0]!.data)).toEqual({ user_id: member.id, email: member.email, role: 'viewer', scim_source: null, name: null });
     // The other workspace's member is not this workspace's.
     expectProblem(await server.call('GET', `/v1/members/${member.id}`), 404, 'not_found');
   });
@@ -246,5 +263,84 @@ describe.each(databaseKinds)('members on %s', (kind) => {
     expect((await server.call('GET', `/v1/members/${here.id}`, { key: other.secret })).body.role).toBe('admin');
     expect((await server.call('DELETE', `/v1/members/${here.id}`, { key: other.secret })).status).toBe(204);
     expect((await server.call('GET', `/v1/members/${here.id}`)).status).toBe(200);
+  });
+
+  test('a removal by a service key names the key in removed_by', async () => {
+    const other = await createWorkspace(server.platform.db, { name: 'Service key', region: 'eu', now: clock.now() });
+    const member = await add('viewer', email('by-service-key'), other.secret);
+    expect((await server.call('DELETE', `/v1/members/${member.id}`, { key: other.secret })).status).toBe(204);
+    const removed = (await events(other.workspace.id)).find((e) => e.type === 'workspace.member.removed')!;
+    expect(JSON.parse(removed.data)).toMatchObject({ user_id: member.id, removed_by: other.apiKey.id, removed_by_api_key_id: other.apiKey.id });
+  });
+
+  test("removing a member revokes their keys in the same change, and leaves other members' and service keys alone", async () => {
+    const other = await createWorkspace(server.platform.db, { name: 'Revocations', region: 'eu', ownerEmail: email('revoking-owner'), now: clock.now() });
+    const person = await add('admin', email('leaving'), other.secret);
+    const stayer = await add('editor', email('staying'), other.secret);
+    const createKey = async (body: Record<string, unknown>) => {
+      const answer = await server.call('POST', '/v1/api-keys', { key: other.secret, body: { name: 'key', role: 'editor', ...body } });
+      expect(answer.status, answer.text).toBe(201);
+      return answer.body as { id: string; secret: string; user_id: string | null };
+    };
+    const personKeys = [await createKey({ user_id: person.id }), await createKey({ user_id: person.id, role: 'admin' })];
+    const stayerKey = await createKey({ user_id: stayer.id });
+    const serviceKey = await createKey({ user_id: null });
+    // A key created by the person's own key belongs to the person too.
+    const derived = await server.call('POST', '/v1/api-keys', { key: personKeys[1]!.secret, body: { name: 'derived', role: 'viewer' } });
+    expect(derived.body.user_id).toBe(person.id);
+    personKeys.push(derived.body);
+    for (const key of personKeys) expect((await server.call('GET', '/v1/workspace', { key: key.secret })).body.caller.user_id).toBe(person.id);
+
+    clock.advance(1000);
+    const removal = await server.call('DELETE', `/v1/members/${person.id}`, { key: stayerKey.secret });
+    expectProblem(removal, 403, 'insufficient_role');
+    expect((await server.call('DELETE', `/v1/members/${person.id}`, { key: other.secret })).status).toBe(204);
+
+    for (const key of personKeys) {
+      expectProblem(await server.call('GET', '/v1/workspace', { key: key.secret }), 401, 'unauthenticated');
+      const read = await server.call('GET', `/v1/api-keys/${key.id}`, { key: other.secret });
+      expect(read.body).toMatchObject({ status: 'revoked', revoked_at: clock.now().toISOString(), user_id: person.id });
+    }
+    for (const key of [stayerKey, serviceKey]) expect((await server.call('GET', '/v1/workspace', { key: key.secret })).status).toBe(200);
+    // The owner key of the workspace belongs to its owner member, not to the person: still active.
+    expect((await server.call('GET', '/v1/workspace', { key: other.secret })).body.caller.user_id).not.toBe(person.id);
+
+    const audit = await server.platform.db
+      .selectFrom('audit_log_entries')
+      .select(['action', 'target_id', 'details'])
+      .where('workspace_id', '=', other.workspace.id)
+      .where('created_at', '=', clock.now().toISOString())
+      .execute();
+    expect(audit.filter((e) => e.action === 'member.removed').map((e) => e.target_id)).toEqual([person.id]);
+    const revocations = audit.filter((e) => e.action === 'api_key.revoked');
+    expect(new Set(revocations.map((e) => e.target_id))).toEqual(new Set(personKeys.map((k) => k.id)));
+    for (const entry of revocations) expect(JSON.parse(entry.details)).toEqual({ reason: 'member_removed', user_id: person.id });
+  });
+
+  test('a key created for a member while they are being removed ends revoked, or is refused: never a live key of a non-member', async () => {
+    const other = await createWorkspace(server.platform.db, { name: 'Racing removal', region: 'eu', now: clock.now() });
+    for (let round = 0; round < 5; round++) {
+      const person = await add('editor', email(`racing-${round}`), other.secret);
+      const [created, removed] = await Promise.all([
+        server.call('POST', '/v1/api-keys', { key: other.secret, body: { name: 'racing', role: 'editor', user_id: person.id } }),
+        server.call('DELETE', `/v1/members/${person.id}`, { key: other.secret }),
+      ]);
+      expect(removed.status).toBe(204);
+      if (created.status === 201) {
+        expectProblem(await server.call('GET', '/v1/workspace', { key: created.body.secret }), 401, 'unauthenticated');
+      } else {
+        expectProblem(created, 422, 'user_not_member');
+      }
+    }
+  });
+
+  test('a member who removes themselves loses their key with the removal', async () => {
+    const other = await createWorkspace(server.platform.db, { name: 'Self removal', region: 'eu', now: clock.now() });
+    const person = await add('admin', email('self'), other.secret);
+    const own = await server.call('POST', '/v1/api-keys', { key: other.secret, body: { name: 'own', role: 'admin', user_id: person.id } });
+    expect((await server.call('DELETE', `/v1/members/${person.id}`, { key: own.body.secret })).status).toBe(204);
+    const removed = (await events(other.workspace.id)).find((e) => e.type === 'workspace.member.removed')!;
+    expect(JSON.parse(removed.data)).toMatchObject({ removed_by: person.id, removed_by_api_key_id: own.body.id });
+    expectProblem(await server.call('GET', '/v1/workspace', { key: own.body.secret }), 401, 'unauthenticated');
   });
 });

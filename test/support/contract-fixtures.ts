@@ -83,7 +83,7 @@ async function freshEndpoint(target: FixtureTarget): Promise<RequestOverrides> {
 async function freshEvent(target: FixtureTarget): Promise<string> {
   const member = await post(target, '/v1/members', newMemberBody());
   const events = await get(target, '/v1/events?type=workspace.member.added&limit=20');
-  const event = (events.data as Array<{ id: string; data: { member: { id: string } } }>).find((e) => e.data.member.id === member.id);
+  const event = (events.data as Array<{ id: string; data: { user_id: string } }>).find((e) => e.data.user_id === member.id);
   if (!event) throw new Error(`fixture: no workspace.member.added event for ${String(member.id)}`);
   return event.id;
 }

@@ -5,6 +5,7 @@ import { recordAudit } from '../../platform/audit.ts';
 import { hashSecret, newSecret } from '../../platform/auth.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type ApiKeyRow, type RequestContext, type Role } from '../../platform/context.ts';
+import { forUpdate } from '../../storage/locks.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
@@ -19,7 +20,7 @@ const MAX_ROTATION_ATTEMPTS = 10;
 /** Inserts a key and returns it with its secret, which exists nowhere else afterwards. */
 export async function insertApiKey(
   db: Kysely<Database> | Transaction<Database>,
-  values: { workspaceId: string; name: string; role: Role; expiresAt: string | null; createdBy: string | null; now: Date },
+  values: { workspaceId: string; name: string; role: Role; expiresAt: string | null; createdBy: string | null; userId?: string | null; now: Date },
 ): Promise<{ key: ApiKeyRow; secret: string }> {
   const secret = newSecret();
   const key: ApiKeyRow = {
@@ -32,6 +33,7 @@ export async function insertApiKey(
     previous_secret_hash: null,
     previous_secret_expires_at: null,
     created_by_api_key_id: values.createdBy,
+    user_id: values.userId ?? null,
     created_at: iso(values.now),
     updated_at: iso(values.now),
     last_used_at: null,
@@ -52,6 +54,33 @@ async function findKey(context: RequestContext, id: string): Promise<ApiKeyRow> 
     .executeTakeFirst();
   if (!key) throw notFound('API key', id);
   return key;
+}
+
+/**
+ * The member a new key will act on behalf of, checked: a member of the workspace whose role is at least the key's.
+ * The member's row stays locked until commit, so that a removal running meanwhile revokes the new key too.
+ */
+export async function keyOwner(trx: Transaction<Database>, workspaceId: string, userId: string, role: Role): Promise<string> {
+  const member = await forUpdate(
+    trx
+      .selectFrom('members')
+      .innerJoin('users', 'users.id', 'members.user_id')
+      .select(['members.user_id', 'members.role', 'users.email'])
+      .where('members.workspace_id', '=', workspaceId)
+      .where('members.user_id', '=', userId),
+    trx,
+  ).executeTakeFirst();
+  if (!member) {
+    throw new Problem('user_not_member', `${userId} is not a member of this workspace; add them with POST /v1/members first.`, {
+      errors: [{ pointer: '/user_id', detail: 'is not a member of this workspace' }],
+    });
+  }
+  if (!atLeast(member.role, role)) {
+    throw new Problem('role_above_member', `${member.email} has the ${member.role} role; a key on their behalf can have at most that role, not ${role}.`, {
+      errors: [{ pointer: '/role', detail: `is above the member's role (${member.role})` }],
+    });
+  }
+  return member.user_id;
 }
 
 /** A key can manage keys up to its own role: only an owner key creates, rotates or revokes an owner key. */
@@ -92,13 +121,17 @@ export const apiKeyHandlers = {
       if (at <= context.now) throw validationFailed([{ pointer: '/expires_at', detail: 'must be in the future' }]);
       expiresAt = iso(at);
     }
+    // Omitted: the calling key's member (none for a service key); null: a service key; an id: that member.
+    const requestedUser = request.body.user_id === undefined ? context.caller.userId : request.body.user_id;
     const { key, secret } = await context.platform.db.transaction().execute(async (trx) => {
+      const userId = requestedUser === null ? null : await keyOwner(trx, context.caller.workspace.id, requestedUser, role);
       const created = await insertApiKey(trx, {
         workspaceId: context.caller.workspace.id,
         name,
         role,
         expiresAt,
         createdBy: context.caller.apiKey.id,
+        userId,
         now: context.now,
       });
       await recordAudit(trx, context, {

@@ -1,5 +1,5 @@
 // Members: the people of a workspace and their roles. Adding and removing one records a workspace.member.* event
-// and an audit entry in the transaction of the change.
+// and an audit entry in the transaction of the change; removing one also revokes the API keys that act on their behalf.
 import type { Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
 import { recordAudit } from '../../platform/audit.ts';
@@ -64,7 +64,8 @@ export const memberHandlers = {
         throw new Problem('member_already_exists', `${email} is already a member of this workspace.`);
       }
       const row = (await membersOf(trx, workspaceId).where('members.user_id', '=', userId).executeTakeFirstOrThrow()) as MemberRow;
-      await recordEvent(trx, workspaceId, 'workspace.member.added', { member: { id: userId, email, role } }, context.now);
+      // Members are added through the API only: no SCIM provisioning yet.
+      await recordEvent(trx, workspaceId, 'workspace.member.added', { user_id: userId, email, role, scim_source: null, name: row.name }, context.now);
       await recordAudit(trx, context, { action: 'member.added', target: { type: 'member', id: userId, display_name: email }, details: { email, role } });
       return row;
     });
@@ -85,7 +86,22 @@ export const memberHandlers = {
       requireRoleAtLeast(context, member.role, 'remove');
       // Recording the event first takes the workspace row's lock, so two removals of the last two owners cannot
       // both see another owner left.
-      await recordEvent(trx, workspaceId, 'workspace.member.removed', { member: { id: member.user_id, email: member.email, role: member.role } }, context.now);
+      const { apiKey, userId: actingUserId } = context.caller;
+      await recordEvent(
+        trx,
+        workspaceId,
+        'workspace.member.removed',
+        {
+          user_id: member.user_id,
+          removed_at: iso(context.now),
+          // The person who removed the member; a service key stands for itself.
+          removed_by: actingUserId ?? apiKey.id,
+          removed_by_api_key_id: apiKey.id,
+          email: member.email,
+          role: member.role,
+        },
+        context.now,
+      );
       if (member.role === 'owner') {
         const { owners } = await trx
           .selectFrom('members')
@@ -96,11 +112,27 @@ export const memberHandlers = {
         if (Number(owners) <= 1) throw new Problem('last_owner', `${member.email} is the workspace's last owner; add another owner first.`);
       }
       await trx.deleteFrom('members').where('workspace_id', '=', workspaceId).where('user_id', '=', member.user_id).execute();
+      // The member's access ends with the removal: the keys that act on their behalf are revoked with it.
+      const revoked = await trx
+        .updateTable('api_keys')
+        .set({ revoked_at: iso(context.now), updated_at: iso(context.now), previous_secret_hash: null, previous_secret_expires_at: null })
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', member.user_id)
+        .where('revoked_at', 'is', null)
+        .returning(['id', 'name'])
+        .execute();
       await recordAudit(trx, context, {
         action: 'member.removed',
         target: { type: 'member', id: member.user_id, display_name: member.email },
         details: { email: member.email, role: member.role },
       });
+      for (const key of revoked) {
+        await recordAudit(trx, context, {
+          action: 'api_key.revoked',
+          target: { type: 'api_key', id: key.id, display_name: key.name },
+          details: { reason: 'member_removed', user_id: member.user_id },
+        });
+      }
     });
     return { status: 204 };
   },

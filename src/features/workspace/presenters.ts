@@ -16,6 +16,7 @@ export function presentApiKey(key: ApiKeyRow, now: Date): Schemas['ApiKey'] {
     object: 'api_key',
     name: key.name,
     role: key.role,
+    user_id: key.user_id,
     status,
     redacted_value: `cs_live_…${key.last4}`,
     last4: key.last4,

@@ -19,7 +19,7 @@ export interface NewWorkspace {
   secret: string;
 }
 
-/** A workspace with one owner key (and, given an email, its first owner member), in one transaction. */
+/** A workspace with one owner key (and, given an email, its first owner member, whose key it is), in one transaction. */
 export async function createWorkspace(
   db: Kysely<Database>,
   input: { name: string; region: Region; ownerEmail?: string; keyName?: string; now?: Date },
@@ -28,11 +28,13 @@ export async function createWorkspace(
   return db.transaction().execute(async (trx) => {
     const workspace: WorkspaceRow = { id: newId('ws', now), name: input.name, region: input.region, created_at: iso(now), updated_at: iso(now), event_sequence: 0 };
     await trx.insertInto('workspaces').values(workspace).execute();
-    const { key, secret } = await insertApiKey(trx, { workspaceId: workspace.id, name: input.keyName ?? 'Owner key', role: 'owner', expiresAt: null, createdBy: null, now });
+    // Given an owner, the owner key is theirs; without one it is a service key.
+    let ownerId: string | null = null;
     if (input.ownerEmail) {
-      const userId = await userByEmail(trx, input.ownerEmail.toLowerCase(), null, now);
-      await trx.insertInto('members').values({ workspace_id: workspace.id, user_id: userId, role: 'owner', added_at: iso(now), added_by_api_key_id: null }).execute();
+      ownerId = await userByEmail(trx, input.ownerEmail.toLowerCase(), null, now);
+      await trx.insertInto('members').values({ workspace_id: workspace.id, user_id: ownerId, role: 'owner', added_at: iso(now), added_by_api_key_id: null }).execute();
     }
+    const { key, secret } = await insertApiKey(trx, { workspaceId: workspace.id, name: input.keyName ?? 'Owner key', role: 'owner', expiresAt: null, createdBy: null, userId: ownerId, now });
     return { workspace, apiKey: key, secret };
   });
 }
@@ -66,7 +68,7 @@ export const workspaceHandlers = {
       contentType: 'application/json',
       body: {
         ...presentWorkspace(workspace, context.platform.config),
-        caller: { api_key_id: apiKey.id, api_key_name: apiKey.name, role: apiKey.role },
+        caller: { api_key_id: apiKey.id, api_key_name: apiKey.name, role: apiKey.role, user_id: context.caller.userId },
       },
     };
   },
