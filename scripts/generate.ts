@@ -66,6 +66,8 @@ interface OperationInfo {
   successStatus: number;
   requestContentTypes: string[];
   responseStatuses: number[];
+  /** For an operation that can answer `text/event-stream`: the schema of each event's data (its `contentSchema`). */
+  streamEventSchema?: string;
 }
 
 function operationTable(spec: Json): OperationInfo[] {
@@ -89,6 +91,11 @@ function operationTable(spec: Json): OperationInfo[] {
       if (!op.operationId || success === undefined) {
         throw new Error(`${method.toUpperCase()} ${path} needs an operationId and a 2xx response`);
       }
+      const stream = Object.values<Json>(op.responses).map((r) => r.content?.['text/event-stream']).find(Boolean);
+      const streamRef: string | undefined = stream?.schema?.contentSchema?.$ref;
+      if (stream && !streamRef?.startsWith('#/components/schemas/')) {
+        throw new Error(`${method.toUpperCase()} ${path}: a text/event-stream response needs a schema with contentSchema: {$ref: <the event's schema>}`);
+      }
       ops.push({
         operationId: op.operationId,
         method,
@@ -100,6 +107,7 @@ function operationTable(spec: Json): OperationInfo[] {
         successStatus: success,
         requestContentTypes: Object.keys(op.requestBody?.content ?? {}),
         responseStatuses: statuses,
+        ...(streamRef ? { streamEventSchema: streamRef.replace('#/components/schemas/', '') } : {}),
       });
     }
   }
@@ -109,14 +117,18 @@ function operationTable(spec: Json): OperationInfo[] {
 /** The operation table and the typed request and response of every operation, for the server's handler map. */
 function operationsModule(ops: OperationInfo[]): string {
   const lines: string[] = [HEADER];
-  lines.push("import type { operations } from './openapi.ts';", '');
+  lines.push("import type { components, operations } from './openapi.ts';", '');
   lines.push('/** Every operation of the contract: how it is reached and who may call it. */');
   lines.push('export const operationTable = {');
   for (const o of ops) {
-    const { operationId, ...rest } = o;
+    const { operationId, streamEventSchema: _, ...rest } = o;
     lines.push(`  ${operationId}: ${JSON.stringify(rest)},`);
   }
   lines.push('} as const;', '');
+  lines.push('/** The data of each event of the operations that can answer `text/event-stream` (the schema\'s `contentSchema`). */');
+  lines.push('export interface StreamEventData {');
+  for (const o of ops) if (o.streamEventSchema) lines.push(`  ${o.operationId}: components['schemas']['${o.streamEventSchema}'];`);
+  lines.push('}', '');
   lines.push(`export type OperationId = keyof typeof operationTable;
 
 type Get<T, K> = K extends keyof T ? T[K] : never;
@@ -138,21 +150,41 @@ type RequestContentOf<K extends OperationId> = ContentOf<Defined<Get<operations[
 export type RequestContentTypeOf<K extends OperationId> = [RequestContentOf<K>] extends [never] ? undefined : keyof RequestContentOf<K>;
 export type RequestBodyOf<K extends OperationId> = [RequestContentOf<K>] extends [never] ? undefined : RequestContentOf<K>[keyof RequestContentOf<K>];
 
+/**
+ * One Server-Sent Event of a streamed answer. \`data\` is sent as JSON; \`text\` is sent as it is, for a sentinel that
+ * is not JSON (OpenAI's \`[DONE]\`). \`event\` and \`id\` become the event's \`event:\` and \`id:\` lines.
+ */
+export type ServerSentEvent<T> = { event?: string; id?: string } & ({ data: T; text?: undefined } | { text: string; data?: undefined });
+
+type StreamEventOf<K> = K extends keyof StreamEventData ? StreamEventData[K] : never;
+
 type ResponsesOf<K extends OperationId> = operations[K]['responses'];
-type ResponseVariant<R, S> = [ContentOf<R>] extends [never]
+type ResponseVariant<K, R, S> = [ContentOf<R>] extends [never]
   ? { status: S; headers?: Partial<HeadersOf<R>> & Record<string, string>; contentType?: undefined; body?: undefined }
   : {
-      [C in keyof ContentOf<R>]: {
-        status: S;
-        headers?: Partial<HeadersOf<R>> & Record<string, string>;
-        contentType: C;
-        body: ContentOf<R>[C];
-      };
+      [C in keyof ContentOf<R>]: C extends 'text/event-stream'
+        ? {
+            status: S;
+            headers?: Partial<HeadersOf<R>> & Record<string, string>;
+            contentType: C;
+            /** The events, sent as they come; the stream ends when the iterable does (see docs/server.md, Streams). */
+            events: AsyncIterable<ServerSentEvent<StreamEventOf<K>>>;
+            body?: undefined;
+          }
+        : {
+            status: S;
+            headers?: Partial<HeadersOf<R>> & Record<string, string>;
+            contentType: C;
+            body: ContentOf<R>[C];
+          };
     }[keyof ContentOf<R>];
 
-/** The union of every documented response of operation K: status, content type and typed body. */
+/**
+ * The union of every documented response of operation K: status, content type and typed body, or for
+ * \`text/event-stream\` the typed events.
+ */
 export type OperationResponse<K extends OperationId> = {
-  [S in keyof ResponsesOf<K>]: ResponseVariant<ResponsesOf<K>[S], S>;
+  [S in keyof ResponsesOf<K>]: ResponseVariant<K, ResponsesOf<K>[S], S>;
 }[keyof ResponsesOf<K>];
 
 /** One handler per operation; the compiler rejects a missing, extra or mistyped handler. */

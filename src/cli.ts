@@ -8,9 +8,9 @@ import { ConfigError, loadConfig, type Config, type Region } from './config.ts';
 import { insertApiKey } from './features/workspace/api-keys.ts';
 import { presentApiKey } from './features/workspace/presenters.ts';
 import { createWorkspace, presentWorkspace } from './features/workspace/workspace.ts';
+import { bySystem, recordAudit } from './platform/audit.ts';
 import { iso } from './platform/clock.ts';
 import type { Role } from './platform/context.ts';
-import { newId } from './platform/ids.ts';
 import { migrate, openStorage } from './storage/database.ts';
 import type { Database } from './storage/schema.ts';
 
@@ -123,26 +123,11 @@ const commands: Record<string, Command> = {
           if (!workspace) throw new Error(`there is no workspace ${workspaceId} in this database`);
           const created = await insertApiKey(trx, { workspaceId, name: keyName, role, expiresAt, createdBy: null, now });
           // The operator is not an API key: the audit log names the service itself, and `via` says how.
-          await trx
-            .insertInto('audit_log_entries')
-            .values({
-              id: newId('aud', now),
-              workspace_id: workspaceId,
-              action: 'api_key.created',
-              actor_type: 'system',
-              actor_api_key_id: null,
-              actor_api_key_name: null,
-              actor_role: null,
-              target_type: 'api_key',
-              target_id: created.key.id,
-              target_display_name: keyName,
-              details: JSON.stringify({ name: keyName, role, expires_at: expiresAt, via: 'cli' }),
-              ip: null,
-              user_agent: null,
-              request_id: null,
-              created_at: iso(now),
-            })
-            .execute();
+          await recordAudit(trx, bySystem(workspaceId, 'cli', now), {
+            action: 'api_key.created',
+            target: { type: 'api_key', id: created.key.id, display_name: keyName },
+            details: { name: keyName, role, expires_at: expiresAt },
+          });
           return created;
         });
         return { ...presentApiKey(key, now), secret };

@@ -11,7 +11,8 @@ import type { Clock } from '../../src/platform/clock.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
-export type DatabaseKind = 'sqlite' | 'postgres';
+import type { DatabaseKind } from '../../src/storage/database.ts';
+export type { DatabaseKind };
 
 const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -2,10 +2,10 @@
 // and an audit entry in the transaction of the change.
 import type { Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { recordAudit } from '../../platform/audit.ts';
+import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type RequestContext, type Role } from '../../platform/context.ts';
-import { recordEvent } from '../webhooks/events.ts';
+import { recordEvent } from '../webhooks/record-event.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
@@ -65,7 +65,7 @@ export const memberHandlers = {
       }
       const row = (await membersOf(trx, workspaceId).where('members.user_id', '=', userId).executeTakeFirstOrThrow()) as MemberRow;
       await recordEvent(trx, workspaceId, 'workspace.member.added', { member: { id: userId, email, role } }, context.now);
-      await recordAudit(trx, context, { action: 'member.added', target: { type: 'member', id: userId, display_name: email }, details: { email, role } });
+      await recordAudit(trx, byRequest(context), { action: 'member.added', target: { type: 'member', id: userId, display_name: email }, details: { email, role } });
       return row;
     });
     return { status: 201, contentType: 'application/json', headers: { Location: `/v1/members/${member.user_id}` }, body: presentMember(member) };
@@ -96,7 +96,7 @@ export const memberHandlers = {
         if (Number(owners) <= 1) throw new Problem('last_owner', `${member.email} is the workspace's last owner; add another owner first.`);
       }
       await trx.deleteFrom('members').where('workspace_id', '=', workspaceId).where('user_id', '=', member.user_id).execute();
-      await recordAudit(trx, context, {
+      await recordAudit(trx, byRequest(context), {
         action: 'member.removed',
         target: { type: 'member', id: member.user_id, display_name: member.email },
         details: { email: member.email, role: member.role },

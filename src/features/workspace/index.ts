@@ -1,0 +1,11 @@
+// The workspace feature: the workspace, its API keys and members, and the request and audit logs.
+import type { Feature } from '../../platform/feature.ts';
+import { apiKeyHandlers } from './api-keys.ts';
+import { logHandlers } from './logs.ts';
+import { memberHandlers } from './members.ts';
+import { workspaceHandlers } from './workspace.ts';
+
+export const workspaceFeature = {
+  name: 'workspace',
+  handlers: { ...workspaceHandlers, ...apiKeyHandlers, ...memberHandlers, ...logHandlers },
+} satisfies Feature;
