@@ -129,7 +129,12 @@ export class JobRunner implements BackgroundWorker {
   readonly #loop: ClaimLoop<Job>;
 
   constructor(options: JobRunnerOptions) {
-    this.#options = { concurrency: 10, leaseMs: DEFAULT_LEASE_MS, pollMs: DEFAULT_POLL_MS, ...options };
+    this.#options = {
+      ...options,
+      concurrency: options.concurrency ?? 10,
+      leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+      pollMs: options.pollMs ?? DEFAULT_POLL_MS,
+    };
     this.#kinds = Object.keys(options.definitions);
     this.#loop = new ClaimLoop<Job>({
       name: this.name,
