@@ -3,8 +3,6 @@
 // webhooks feature's events and deliveries, 30 days).
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-// The feature list is read when pruning runs, never while modules load (features import RETENTION_DAYS from here).
-import { features } from '../features/index.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Clock } from './clock.ts';
 import { iso } from './clock.ts';
@@ -20,6 +18,9 @@ export async function pruneExpired(db: Kysely<Database>, now: Date): Promise<voi
   await db.deleteFrom('request_log_entries').where('created_at', '<', daysBefore(now, RETENTION_DAYS.requestLog)).execute();
   await db.deleteFrom('audit_log_entries').where('created_at', '<', daysBefore(now, RETENTION_DAYS.auditLog)).execute();
   await db.deleteFrom('jobs').where('finished_at', '<', daysBefore(now, RETENTION_DAYS.finishedJobs)).execute();
+  // Imported when pruning runs: features import RETENTION_DAYS from here, so a static import would be a cycle that
+  // reads the feature list before it is built.
+  const { features } = await import('../features/index.ts');
   for (const feature of features as readonly Feature[]) await feature.retention?.(db, now);
 }
 

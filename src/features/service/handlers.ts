@@ -5,8 +5,6 @@ import type { RequestContext } from '../../platform/context.ts';
 import type { Feature } from '../../platform/feature.ts';
 import { openApiDocument } from '../../platform/spec.ts';
 import { problemBody, Problem } from '../../platform/problems.ts';
-// The feature list is read when a request comes, never while modules load (the list imports this file).
-import { features } from '../index.ts';
 
 type Check = components['schemas']['ServiceReadinessCheck'];
 
@@ -40,6 +38,8 @@ export const serviceHandlers = {
     const probes = [{ name: 'database', probe: () => platform.storage.ping() }];
     const store = platform.rateLimitStore;
     if (store.ping) probes.push({ name: 'rate_limit_store', probe: store.ping });
+    // Imported when a request comes: the feature list imports this file.
+    const { features } = await import('../index.ts');
     for (const feature of features as readonly Feature[]) probes.push(...(feature.readiness?.(platform) ?? []));
     const checks = await Promise.all(probes.map(({ name, probe }) => check(name, probe)));
     if (checks.every((c) => c.status === 'ok')) return { status: 200, contentType: 'application/json', body: { status: 'ready', checks } };
