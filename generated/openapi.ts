@@ -3017,7 +3017,8 @@ export type components = {
          *     event is one line `data: <chunk JSON>` followed by a blank line; the stream ends with `data: [DONE]`. The first
          *     chunk of a choice has `delta.role`, the following ones carry `delta.content`, the last one has `finish_reason`.
          *     With `stream_options.include_usage`, one more chunk with empty `choices` carries `usage` and `cost_usd`.
-         *     An error after the stream has started is sent as one event `data: {"error": {…}}` before the stream closes.
+         *     An error after the stream has started is sent as a last event `event: error` whose data is the problem document
+         *     (`ChatCompletionProblem`, with OpenAI's `error: {…}`), and the stream closes.
          */
         ChatCompletionChunk: {
             /**
@@ -8827,6 +8828,11 @@ export type components = {
          *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
          *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
          *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+         *
+         *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+         *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+         *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+         *     with the same key runs the request again.
          * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
          */
         IdempotencyKey: string;
@@ -9143,6 +9149,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9263,6 +9274,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9356,6 +9372,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9696,6 +9717,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9937,6 +9963,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10055,6 +10086,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10109,6 +10145,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10256,6 +10297,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10310,6 +10356,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10411,6 +10462,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10529,6 +10585,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10596,6 +10657,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10689,6 +10755,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10864,6 +10935,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10998,6 +11074,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11096,6 +11177,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11214,6 +11300,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11268,6 +11359,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11322,6 +11418,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11501,6 +11602,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11560,6 +11666,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11648,6 +11759,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11696,6 +11812,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11784,6 +11905,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11834,6 +11960,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11917,6 +12048,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12070,6 +12206,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12166,6 +12307,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12219,6 +12365,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12284,6 +12435,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12395,6 +12551,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12513,6 +12674,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12567,6 +12733,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12615,6 +12786,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12776,6 +12952,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
