@@ -4,13 +4,13 @@
 // `npm run -s cli -- …` or, inside the project, `npx content-service …` (both run on the pinned Node 24).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
-import { ConfigError, loadConfig, type Config, type Region } from './config.ts';
+import { ConfigError, loadConfig, REGIONS, type Config, type Region } from './config.ts';
 import { insertApiKey } from './features/workspace/api-keys.ts';
 import { presentApiKey } from './features/workspace/presenters.ts';
 import { createWorkspace, presentWorkspace } from './features/workspace/workspace.ts';
 import { bySystem, recordAudit } from './platform/audit.ts';
 import { iso } from './platform/clock.ts';
-import type { Role } from './platform/context.ts';
+import { ROLES, type Role } from './platform/context.ts';
 import { migrate, openStorage } from './storage/database.ts';
 import type { Database } from './storage/schema.ts';
 
@@ -42,8 +42,6 @@ Exit codes: 0 done, 1 failed (the reason is on stderr), 2 bad usage.
 /** A mistake in the command line: exit code 2 with the usage text. */
 export class UsageError extends Error {}
 
-const ROLES: readonly Role[] = ['owner', 'admin', 'editor', 'viewer'];
-const REGIONS: readonly Region[] = ['eu', 'us'];
 // The limits of the API's own fields (Workspace.name, ApiKeyCreateRequest.name), so that what the CLI writes the
 // API can show.
 const MAX_NAME_LENGTH = 100;

@@ -57,6 +57,8 @@ export interface RequestContext {
 }
 
 export const roleRank: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
+/** Every role, highest first (the keys of roleRank, which the compiler holds to the contract's Role). */
+export const ROLES = (Object.keys(roleRank) as Role[]).sort((a, b) => roleRank[b] - roleRank[a]);
 
 export function atLeast(role: Role, minimum: Role): boolean {
   return roleRank[role] >= roleRank[minimum];
