@@ -8,4 +8,6 @@ import { workspaceHandlers } from './workspace.ts';
 export const workspaceFeature = {
   name: 'workspace',
   handlers: { ...workspaceHandlers, ...apiKeyHandlers, ...memberHandlers, ...logHandlers },
+  // Its tables are in the platform's 001_platform; a migration of its own goes here, e.g.
+  // migrations: { '003_key_users': keyUsers },
 } satisfies Feature;
