@@ -47,7 +47,9 @@ export function bySystem(workspaceId: string, via: string, now: Date): AuditOrig
   return { workspaceId, actor: { type: 'system', via }, request: null, now };
 }
 
-export async function recordAudit(db: Kysely<Database> | Transaction<Database>, origin: AuditOrigin, entry: AuditEntry): Promise<void> {
+/** Writes the entry. A RequestContext is taken as byRequest(context). */
+export async function recordAudit(db: Kysely<Database> | Transaction<Database>, from: AuditOrigin | RequestContext, entry: AuditEntry): Promise<void> {
+  const origin = 'actor' in from ? from : byRequest(from);
   const { actor, request, now } = origin;
   const details = actor.type === 'system' ? { ...entry.details, via: actor.via } : (entry.details ?? {});
   await db
