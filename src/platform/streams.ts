@@ -50,7 +50,8 @@ export function formatEvent(event: Event): string {
 }
 
 function writeOrWait(res: Response, text: string): Promise<void> | undefined {
-  if (res.write(text)) return undefined;
+  // A closed connection sends no 'drain' nor another 'close': the caller sees the aborted signal and stops.
+  if (res.write(text) || res.destroyed) return undefined;
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);
