@@ -13,8 +13,7 @@ import type { Clock } from './clock.ts';
 import type { Platform, RequestContext } from './context.ts';
 import type { BackgroundWorker } from './jobs/claim-loop.ts';
 import type { JobDefinitions } from './jobs/runner.ts';
-import type { ProblemDocument } from './problems.ts';
-import type { Problem } from './problems.ts';
+import type { Problem, ProblemDocument } from './problems.ts';
 
 /** What a feature's background workers are built from, in a server and in `npm run worker` alike. */
 export interface WorkerServices {

@@ -1,9 +1,10 @@
 // The platform's job runner (src/platform/jobs/runner.ts) on real SQLite and PostgreSQL databases: a job exists only
 // with the transaction that enqueued it, runs once, retries with backoff and then fails, runs again when its lease
 // runs out, never runs twice at once under two runners on one PostgreSQL, and stop() waits for what is in flight.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { createLogger } from '../../src/platform/logging.ts';
 import { defaultRetryDelayMs, enqueueJob, JobRunner, type JobDefinitions, type NewJob } from '../../src/platform/jobs/runner.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { eventually } from '../support/expect.ts';
@@ -15,7 +16,17 @@ declare module '../../src/platform/jobs/runner.ts' {
   }
 }
 
-const logger = createLogger('silent');
+/** What the runners logged at warn and above, as parsed lines. */
+const logged: Array<{ msg: string; job_id?: string }> = [];
+const logger = pino(
+  { level: 'warn' },
+  new Writable({
+    write(chunk, _encoding, done) {
+      logged.push(JSON.parse(String(chunk)));
+      done();
+    },
+  }),
+);
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -162,7 +173,7 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
     expect(signals[0]!.aborted).toBe(true);
     // The first run ends now: its lease is gone, so it records nothing.
     hung.resolve();
-    await turns();
+    await eventually(async () => logged.filter((line) => line.job_id === id).map((line) => line.msg), (messages) => messages.includes('a job ended after its lease ran out; another runner owns it now'));
     expect(await job(id)).toMatchObject({ status: 'done', attempts: 2, last_error: null });
   });
 
