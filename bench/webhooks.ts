@@ -36,7 +36,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import { verifyWebhook } from '../generated/webhooks.ts';
 import { loadConfig } from '../src/config.ts';
-import { recordEvent } from '../src/features/webhooks/events.ts';
+import { recordEvent } from '../src/features/webhooks/record-event.ts';
 import { insertApiKey } from '../src/features/workspace/api-keys.ts';
 import { createWorkspace } from '../src/features/workspace/workspace.ts';
 import { newId } from '../src/platform/ids.ts';

@@ -3310,7 +3310,8 @@ export type components = {
          *     event is one line `data: <chunk JSON>` followed by a blank line; the stream ends with `data: [DONE]`. The first
          *     chunk of a choice has `delta.role`, the following ones carry `delta.content`, the last one has `finish_reason`.
          *     With `stream_options.include_usage`, one more chunk with empty `choices` carries `usage` and `cost_usd`.
-         *     An error after the stream has started is sent as one event `data: {"error": {…}}` before the stream closes.
+         *     An error after the stream has started is sent as a last event `event: error` whose data is the problem document
+         *     (`ChatCompletionProblem`, with OpenAI's `error: {…}`), and the stream closes.
          */
         ChatCompletionChunk: {
             /**
@@ -9480,6 +9481,11 @@ export type components = {
          *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
          *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
          *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+         *
+         *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+         *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+         *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+         *     with the same key runs the request again.
          * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
          */
         IdempotencyKey: string;
@@ -9801,6 +9807,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9921,6 +9932,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10014,6 +10030,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10177,6 +10198,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10294,6 +10320,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10570,6 +10601,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10826,6 +10862,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10944,6 +10985,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10998,6 +11044,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11145,6 +11196,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11199,6 +11255,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11255,6 +11316,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11309,6 +11375,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11436,6 +11507,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11554,6 +11630,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11621,6 +11702,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11714,6 +11800,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11889,6 +11980,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12023,6 +12119,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12126,6 +12227,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12244,6 +12350,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12298,6 +12409,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12352,6 +12468,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12531,6 +12652,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12590,6 +12716,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12678,6 +12809,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12726,6 +12862,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12819,6 +12960,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12869,6 +13015,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12952,6 +13103,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13105,6 +13261,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13201,6 +13362,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13254,6 +13420,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13319,6 +13490,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13430,6 +13606,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13548,6 +13729,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13602,6 +13788,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13650,6 +13841,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13811,6 +14007,11 @@ export interface operations {
                  *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
                  *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
                  *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
                  * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

@@ -6,10 +6,12 @@
 // Authentication comes before body parsing so that a caller without a valid key learns nothing about the body.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { operationTable, type OperationId } from '../generated/operations.ts';
+import { features } from './features/index.ts';
 import { handlers, notImplemented } from './handlers.ts';
 import { authenticate, identifyKey } from './platform/auth.ts';
-import { atLeast, type Caller, type Platform } from './platform/context.ts';
+import { atLeast, locals, type Platform } from './platform/context.ts';
 import { problemHandler } from './platform/errors.ts';
+import { collectByKey } from './platform/feature.ts';
 import { newId } from './platform/ids.ts';
 import { accessLog, accessRecord } from './platform/logging.ts';
 import { bindOperation, type OperationHandler } from './platform/operations.ts';
@@ -19,10 +21,11 @@ import { resolveOperation } from './platform/routes.ts';
 import { contractValidator } from './platform/validation.ts';
 
 /**
- * TEST SEAM, for tests only (main.ts never fills it): replacements for the handlers of implemented operations, looked
- * up on every request so that a test can set and remove one while the server runs (a handler that fails, that
- * breaks its response schema, or that waits). Everything around the handler (auth, rate limit, validation,
- * Idempotency-Key, problem documents) stays the real code.
+ * TEST SEAM, for tests only (main.ts never fills it): replacements for the handlers of operations, looked up on every
+ * request so that a test can set and remove one while the server runs (a handler that fails, that breaks its response
+ * schema, that waits, or that streams). An operation in `notImplemented` with a replacement is served by it instead of
+ * answering 501, so that the platform's seams for features not built yet (a streamed chat completion) can be tested.
+ * Everything around the handler (auth, rate limit, validation, Idempotency-Key, problem documents) stays the real code.
  */
 export type HandlerOverrides = Map<OperationId, OperationHandler>;
 
@@ -33,9 +36,11 @@ export interface AppOptions {
 }
 
 const notBuilt = new Set<OperationId>(notImplemented);
+const problemShapes = collectByKey(features, 'problemShapes');
+const authenticators = collectByKey(features, 'authenticators');
 
 function operationOf(res: Response): (typeof operationTable)[OperationId] {
-  return operationTable[res.locals.operationId as OperationId];
+  return operationTable[locals(res).operationId!];
 }
 
 export function createApp(platform: Platform, options: AppOptions = {}): express.Express {
@@ -46,21 +51,26 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
   app.set('query parser', 'simple');
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    res.locals.receivedAt = platform.clock.now();
-    res.locals.startedAt = process.hrtime.bigint();
-    res.locals.requestId = newId('req', res.locals.receivedAt as Date);
-    res.setHeader('X-Request-Id', res.locals.requestId as string);
+    const state = locals(res);
+    state.receivedAt = platform.clock.now();
+    state.startedAt = process.hrtime.bigint();
+    state.requestId = newId('req', state.receivedAt);
+    res.setHeader('X-Request-Id', state.requestId);
     res.on('close', () => platform.requestLog.add(accessRecord(req, res)));
     next();
   });
   app.use(accessLog(platform.logger));
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
-      resolveOperation(req, res, next);
+      resolveOperation(req, res, () => {});
     } catch (problem) {
       await identifyKey(platform, req, res);
       throw problem;
     }
+    // The feature's own problem shape for this operation (OpenAI's `error` on chat completions), for every problem
+    // answered from here on.
+    locals(res).problemShape = problemShapes[locals(res).operationId!];
+    next();
   });
   app.use((req: Request, res: Response, next: NextFunction) => {
     // Every answer to a request that carries an Idempotency-Key says whether it was replayed.
@@ -74,22 +84,25 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     const operation = operationOf(res);
     if (operation.auth === 'embedKey') {
-      // Embed keys belong to chatbots; until that feature is built there is no embed key to check.
-      if (!req.get('x-embed-key')) throw new Problem('invalid_embed_key', "Send the chatbot's embed key in the X-Embed-Key header.");
+      // The scheme's feature checks it (the chatbots feature: Feature.authenticators).
+      const authenticator = authenticators.embedKey;
+      if (!authenticator) throw new Problem('not_implemented', 'The embedKey security scheme is not available on this server yet.');
+      await authenticator(req, res, platform);
     } else if (operation.auth === 'bearer') {
       await auth(req, res, proceed);
       await limit(req, res, proceed);
     }
     next();
   });
+  const overrides = options.handlerOverrides;
   app.use((_req: Request, res: Response, next: NextFunction) => {
     const operation = operationOf(res);
-    const caller = res.locals.caller as Caller | undefined;
+    const { caller, operationId } = locals(res);
     if (caller && operation.minimumRole && !atLeast(caller.role, operation.minimumRole)) {
       throw new Problem('insufficient_role', `This operation needs the ${operation.minimumRole} role or higher; the key's role is ${caller.role}.`);
     }
-    if (notBuilt.has(res.locals.operationId as OperationId)) {
-      throw new Problem('not_implemented', `${res.locals.operationId as string} is specified but not available on this server yet.`);
+    if (notBuilt.has(operationId!) && !overrides?.has(operationId!)) {
+      throw new Problem('not_implemented', `${operationId!} is specified but not available on this server yet.`);
     }
     next();
   });
@@ -99,14 +112,21 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
   app.use(express.json({ strict: false, limit: platform.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator());
 
-  const overrides = options.handlerOverrides;
-  for (const [id, handler] of Object.entries(handlers) as Array<[OperationId, OperationHandler]>) {
+  const implemented = handlers as Partial<Record<OperationId, OperationHandler>>;
+  // The implemented operations first: their requests never walk past them to the routes of operations not built,
+  // which exist only for the test seam (the 501 above answers them otherwise).
+  const routed = [...Object.keys(implemented), ...(overrides ? notImplemented : [])] as OperationId[];
+  for (const id of routed) {
+    const handler = implemented[id];
     const operation = operationTable[id];
     const path = operation.path.replace(/\{([^}]+)\}/g, ':$1');
-    const bound: OperationHandler = overrides ? (request, context) => (overrides.get(id) ?? handler)(request, context) : handler;
+    const notBuiltYet: OperationHandler = async () => {
+      throw new Problem('not_implemented', `${id} is specified but not available on this server yet.`);
+    };
+    const bound: OperationHandler = overrides ? (request, context) => (overrides.get(id) ?? handler ?? notBuiltYet)(request, context) : handler!;
     // Express picks the first registered path that matches; the operation is the one resolveOperation chose (a
     // concrete path before a templated one), so a route of another operation passes the request on.
-    const ours = (_req: Request, res: Response, next: NextFunction) => (res.locals.operationId === id ? next() : next('route'));
+    const ours = (_req: Request, res: Response, next: NextFunction) => (locals(res).operationId === id ? next() : next('route'));
     app[operation.method](path, ours, bindOperation(platform, id, bound));
   }
 

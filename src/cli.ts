@@ -4,13 +4,13 @@
 // `npm run -s cli -- …` or, inside the project, `npx content-service …` (both run on the pinned Node 24).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
-import { ConfigError, loadConfig, type Config, type Region } from './config.ts';
+import { ConfigError, loadConfig, REGIONS, type Config, type Region } from './config.ts';
 import { insertApiKey, keyOwner } from './features/workspace/api-keys.ts';
 import { presentApiKey } from './features/workspace/presenters.ts';
 import { createWorkspace, presentWorkspace } from './features/workspace/workspace.ts';
+import { bySystem, recordAudit } from './platform/audit.ts';
 import { iso } from './platform/clock.ts';
-import type { Role } from './platform/context.ts';
-import { newId } from './platform/ids.ts';
+import { ROLES, type Role } from './platform/context.ts';
 import { migrate, openStorage } from './storage/database.ts';
 import type { Database } from './storage/schema.ts';
 
@@ -46,8 +46,6 @@ Exit codes: 0 done, 1 failed (the reason is on stderr), 2 bad usage.
 /** A mistake in the command line: exit code 2 with the usage text. */
 export class UsageError extends Error {}
 
-const ROLES: readonly Role[] = ['owner', 'admin', 'editor', 'viewer'];
-const REGIONS: readonly Region[] = ['eu', 'us'];
 // The limits of the API's own fields (Workspace.name, ApiKeyCreateRequest.name), so that what the CLI writes the
 // API can show.
 const MAX_NAME_LENGTH = 100;
@@ -148,26 +146,11 @@ const commands: Record<string, Command> = {
           }
           const created = await insertApiKey(trx, { workspaceId, name: keyName, role, expiresAt, createdBy: null, userId, now });
           // The operator is not an API key: the audit log names the service itself, and `via` says how.
-          await trx
-            .insertInto('audit_log_entries')
-            .values({
-              id: newId('aud', now),
-              workspace_id: workspaceId,
-              action: 'api_key.created',
-              actor_type: 'system',
-              actor_api_key_id: null,
-              actor_api_key_name: null,
-              actor_role: null,
-              target_type: 'api_key',
-              target_id: created.key.id,
-              target_display_name: keyName,
-              details: JSON.stringify({ name: keyName, role, expires_at: expiresAt, via: 'cli' }),
-              ip: null,
-              user_agent: null,
-              request_id: null,
-              created_at: iso(now),
-            })
-            .execute();
+          await recordAudit(trx, bySystem(workspaceId, 'cli', now), {
+            action: 'api_key.created',
+            target: { type: 'api_key', id: created.key.id, display_name: keyName },
+            details: { name: keyName, role, expires_at: expiresAt },
+          });
           return created;
         });
         return { ...presentApiKey(key, now), secret };

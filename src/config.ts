@@ -3,6 +3,8 @@ import type { components } from '../generated/openapi.ts';
 import { openApiDocument } from './platform/spec.ts';
 
 export type Region = components['schemas']['Region'];
+/** The contract's regions (the Region schema's enum). */
+export const REGIONS = (openApiDocument.components as { schemas: { Region: { enum: Region[] } } }).schemas.Region.enum;
 
 export interface Config {
   host: string;
@@ -73,7 +75,7 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const region = (env.REGION ?? 'eu') as Region;
-  if (region !== 'eu' && region !== 'us') throw new ConfigError(`REGION must be eu or us, got ${region}`);
+  if (!REGIONS.includes(region)) throw new ConfigError(`REGION must be ${REGIONS.join(' or ')}, got ${region}`);
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/content-service.db';
   if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be sqlite:PATH or postgres://…');
   const production = env.NODE_ENV === 'production';

@@ -1,16 +1,9 @@
-// The one map from operationId to handler. The compiler checks it against the contract: every operation is either
-// implemented here or listed in `notImplemented` (answered 501 not_implemented), never both, never neither.
+// The one map from operationId to handler, gathered from the features. The compiler checks it against the contract:
+// every operation is implemented by a feature or listed in `notImplemented` (answered 501), never both, never neither.
 import type { Handlers, OperationId } from '../generated/operations.ts';
-import { projectHandlers } from './features/projects/projects.ts';
-import { serviceHandlers } from './features/service/handlers.ts';
-import { deliveryHandlers } from './features/webhooks/deliveries.ts';
-import { endpointHandlers } from './features/webhooks/endpoints.ts';
-import { eventHandlers } from './features/webhooks/events.ts';
-import { apiKeyHandlers } from './features/workspace/api-keys.ts';
-import { logHandlers } from './features/workspace/logs.ts';
-import { memberHandlers } from './features/workspace/members.ts';
-import { workspaceHandlers } from './features/workspace/workspace.ts';
+import { features } from './features/index.ts';
 import type { RequestContext } from './platform/context.ts';
+import { collectByKey } from './platform/feature.ts';
 
 /** The operations whose feature is not built yet. Each later issue removes its own. */
 export const notImplemented = [
@@ -84,16 +77,15 @@ export const notImplemented = [
   'rejectWorkflowStep',
 ] as const satisfies readonly OperationId[];
 
-type Implemented = Exclude<OperationId, (typeof notImplemented)[number]>;
+type NotBuilt = (typeof notImplemented)[number];
+/** The operations the registered features implement (the keys of their `handlers`). */
+type ImplementedBy<F> = F extends { handlers: infer H } ? keyof H & OperationId : never;
+type Implemented = ImplementedBy<(typeof features)[number]>;
 
-export const handlers: Pick<Handlers<RequestContext>, Implemented> = {
-  ...serviceHandlers,
-  ...workspaceHandlers,
-  ...apiKeyHandlers,
-  ...memberHandlers,
-  ...logHandlers,
-  ...endpointHandlers,
-  ...deliveryHandlers,
-  ...eventHandlers,
-  ...projectHandlers,
-};
+// The compiler's check, naming the operation at fault: every operation is implemented by a feature or listed in
+// `notImplemented` ("Property 'x' is missing": neither), never both ("Property 'x' is missing": both).
+({}) satisfies Record<Exclude<OperationId, Implemented | NotBuilt>, never>;
+({}) satisfies Record<Extract<Implemented, NotBuilt>, never>;
+
+/** The handler of every implemented operation, from the features of src/features/index.ts. */
+export const handlers = collectByKey(features, 'handlers') as Pick<Handlers<RequestContext>, Implemented>;

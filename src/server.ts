@@ -9,8 +9,9 @@ import { createApp, type AppOptions, type HandlerOverrides } from './app.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
-import { DeliveryWorker } from './features/webhooks/delivery-worker.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
+import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
+import { startWorkers } from './platform/workers.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
 import { startRetention } from './platform/retention.ts';
 import { migrate, openStorage } from './storage/database.ts';
@@ -21,8 +22,8 @@ export interface RunningServer {
   server: Server;
   /** TEST SEAM (see HandlerOverrides in app.ts): set an operation's replacement handler here while the server runs. */
   handlerOverrides: HandlerOverrides;
-  /** The webhook delivery worker of this process; undefined with WEBHOOKS_WORKER=false. */
-  webhookWorker: DeliveryWorker | undefined;
+  /** The background workers of this process by name (`webhook-delivery`, `jobs`); none with WEBHOOKS_WORKER=false. */
+  workers: Map<string, BackgroundWorker>;
   /** Stops accepting connections, waits for in-flight requests, stops background work, closes the database. */
   close(): Promise<void>;
 }
@@ -56,10 +57,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const server = app.listen(config.port, config.host);
   await once(server, 'listening');
   const stopRetention = startRetention(storage.db, platform.clock, logger);
-  const webhookWorker = config.webhooksWorker
-    ? new DeliveryWorker({ db: storage.db, kind: storage.kind, databaseUrl: config.databaseUrl, clock: platform.clock, logger, allowLoopback: config.webhooksAllowLoopback })
-    : undefined;
-  await webhookWorker?.start();
+  const workers = config.webhooksWorker ? await startWorkers({ config, db: storage.db, kind: storage.kind, clock: platform.clock, logger }) : new Map<string, BackgroundWorker>();
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
@@ -88,12 +86,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await drained;
       clearTimeout(timeout);
       await stopRetention();
-      // Attempts in flight are finished and recorded (each within 15 s), so a restart sends none of them twice.
-      await webhookWorker?.stop();
+      // Work in flight is finished and recorded (a webhook attempt within 15 s), so a restart does none of it twice.
+      await Promise.all([...workers.values()].map((worker) => worker.stop()));
       await platform.requestLog.flush();
       await rateLimitStore.close();
       await storage.close();
     })());
 
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides, webhookWorker, close };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides, workers, close };
 }

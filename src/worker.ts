@@ -1,11 +1,11 @@
-// `npm run worker`: the webhook delivery worker as its own process, configured from the environment like the server
-// (DATABASE_URL, WEBHOOKS_ALLOW_LOOPBACK, LOG_LEVEL). Run any number of them beside servers started with
-// WEBHOOKS_WORKER=false (or not: workers in servers and on their own share the work the same way).
+// `npm run worker`: the background workers (webhook delivery, the job runner) as their own process, configured from
+// the environment like the server (DATABASE_URL, WEBHOOKS_ALLOW_LOOPBACK, LOG_LEVEL). Run any number of them beside
+// servers started with WEBHOOKS_WORKER=false (or not: workers in servers and on their own share the work the same way).
 import { ConfigError, loadConfig } from './config.ts';
-import { DeliveryWorker } from './features/webhooks/delivery-worker.ts';
 import { systemClock } from './platform/clock.ts';
 import { createLogger } from './platform/logging.ts';
 import { stopOnSignals } from './platform/signals.ts';
+import { startWorkers } from './platform/workers.ts';
 import { migrate, openStorage } from './storage/database.ts';
 
 async function main(): Promise<void> {
@@ -13,23 +13,15 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
   await migrate(storage.db);
-  const worker = new DeliveryWorker({
-    db: storage.db,
-    kind: storage.kind,
-    databaseUrl: config.databaseUrl,
-    clock: systemClock,
-    logger,
-    allowLoopback: config.webhooksAllowLoopback,
-  });
-  await worker.start();
-  // The worker's poll timer is unref'd (a server must be able to exit), and on SQLite nothing else holds the event
+  const workers = await startWorkers({ config, db: storage.db, kind: storage.kind, clock: systemClock, logger });
+  // The workers' poll timers are unref'd (a server must be able to exit), and on SQLite nothing else holds the event
   // loop: without this the process would exit as soon as it is idle. It runs until a signal.
   const keepAlive = setInterval(() => {}, 60_000);
-  logger.info({ database: storage.kind }, 'webhook delivery worker running');
+  logger.info({ database: storage.kind, workers: [...workers.keys()] }, 'background workers running');
 
-  stopOnSignals(logger, 'stopping: finishing the attempts in flight', async () => {
+  stopOnSignals(logger, 'stopping: finishing the work in flight', async () => {
     clearInterval(keepAlive);
-    await worker.stop();
+    await Promise.all([...workers.values()].map((worker) => worker.stop()));
     await storage.close();
   });
 }

@@ -159,6 +159,11 @@ export function createContentServiceClient(options: ContentServiceClientOptions 
     const events = text.pipeThrough(new EventSourceParserStream());
     for await (const event of events) {
       if (event.data === '[DONE]') return;
+      // A failure after the stream started: the last event is the problem document (docs/server.md, Streams).
+      if (event.event === 'error') {
+        const problem = JSON.parse(event.data) as Problem;
+        throw new ContentServiceError(problem.status, problem);
+      }
       yield JSON.parse(event.data) as ChatCompletionChunk;
     }
     throw new Error('The chat completion stream ended without `data: [DONE]`.');

@@ -1,16 +1,22 @@
-// What the platform hands every operation handler: the request's identity and the services it may use.
+// What the platform hands every operation handler: the request's identity and the services it may use; and the
+// typed state that the middleware keeps for one request (`locals(res)`).
+import type { Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { components } from '../../generated/openapi.ts';
+import type { OperationId } from '../../generated/operations.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Storage } from '../storage/database.ts';
 import type { Clock } from './clock.ts';
-import type { RequestLogWriter } from './logging.ts';
+import type { ProblemShaper } from './feature.ts';
+import type { AccessRecord, RequestLogWriter } from './logging.ts';
 import type { RateLimitStore } from './rate-limit.ts';
 import type { Selectable } from 'kysely';
 import type { ApiKeysTable, WorkspacesTable } from '../storage/schema.ts';
 
-export type Role = 'owner' | 'admin' | 'editor' | 'viewer';
+/** The contract's Role: owner > admin > editor > viewer. */
+export type Role = components['schemas']['Role'];
 export type WorkspaceRow = Selectable<WorkspacesTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
@@ -43,12 +49,47 @@ export interface RequestContext {
   url: URL;
   ip: string;
   userAgent: string | null;
+  /**
+   * Aborted when the client goes away before the answer is complete (it closed the connection, or the server is
+   * shutting down and closed it): long work, a streamed answer above all, stops when it fires.
+   */
+  signal: AbortSignal;
   /** Present on every operation that needs a key; reading it on a public operation is a bug and throws. */
   readonly caller: Caller;
 }
 
 export const roleRank: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
+/** Every role, highest first (the keys of roleRank, which the compiler holds to the contract's Role). */
+export const ROLES = (Object.keys(roleRank) as Role[]).sort((a, b) => roleRank[b] - roleRank[a]);
 
 export function atLeast(role: Role, minimum: Role): boolean {
   return roleRank[role] >= roleRank[minimum];
+}
+
+/**
+ * What the middleware knows of one request, kept on `res.locals` and read through `locals(res)`, so that every
+ * reader and writer agrees on the names and types (Express types `res.locals` as `Record<string, any>`).
+ */
+export interface RequestLocals {
+  receivedAt: Date;
+  startedAt: bigint;
+  requestId: string;
+  /** The operation routing resolved; unset for 404/405. */
+  operationId?: OperationId;
+  /** The feature's problem shape of that operation (Feature.problemShapes). */
+  problemShape?: ProblemShaper;
+  /** Set by authentication. */
+  caller?: Caller;
+  /** Known as soon as a key is recognised, even when it is then refused: the request log needs them. */
+  apiKeyId?: string;
+  workspaceId?: string;
+  /** The `code` of the problem answered, for the logs. */
+  errorCode?: string;
+  /** Set while a request holds an Idempotency-Key; the error handler calls it on a 5xx (operations.ts). */
+  releaseIdempotencyKey?: () => Promise<void>;
+  accessRecord?: AccessRecord;
+}
+
+export function locals(res: Response): RequestLocals {
+  return res.locals as RequestLocals;
 }

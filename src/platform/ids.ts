@@ -4,7 +4,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt' | 'whe' | 'dlv' | 'prj';
+export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt' | 'whe' | 'dlv' | 'prj' | 'job';
 
 export function newId(prefix: IdPrefix, now: Date = new Date()): string {
   return `${prefix}_${ulid(now.getTime())}`;

@@ -1,33 +1,55 @@
 // Binds the typed handler map to Express: builds each handler's typed request from the validated HTTP request,
-// applies Idempotency-Key around it, and sends its typed response (which the validator then checks).
+// applies Idempotency-Key around it, and sends its typed response (which the validator then checks): a JSON body, or
+// for `text/event-stream` its events as Server-Sent Events (streams.ts).
 import type { NextFunction, Request, Response } from 'express';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
-import type { Caller, Platform, RequestContext } from './context.ts';
+import { operationTable, type OperationId, type ServerSentEvent } from '../../generated/operations.ts';
+import { locals, type Caller, type Platform, type RequestContext } from './context.ts';
 import { beginIdempotentRequest, completeIdempotentRequest, releaseIdempotentRequest, requestFingerprint } from './idempotency.ts';
 import { clientIp } from './logging.ts';
 import { Problem, problemResponseBody, sendProblem } from './problems.ts';
 import { headerParameters } from './spec.ts';
+import { EVENT_STREAM, openStream, sendStream, type OpenedStream } from './streams.ts';
 
 export interface HandlerResult {
   status: number;
   headers?: Record<string, string | undefined>;
   contentType?: string;
   body?: unknown;
+  /** For `text/event-stream`: the events to send (see streams.ts). */
+  events?: AsyncIterable<ServerSentEvent<unknown>>;
 }
-/** A handler as the binding sees it: the typed request in, a status, headers and body out. */
+/** A handler as the binding sees it: the typed request in, a status, headers and body (or events) out. */
 export type OperationHandler = (request: any, context: RequestContext) => Promise<HandlerResult>;
 
 export function requestContext(platform: Platform, req: Request, res: Response): RequestContext {
-  const caller = res.locals.caller as Caller | undefined;
+  const state = locals(res);
+  const caller = state.caller;
+  let controller: AbortController | undefined;
   return {
     platform,
-    requestId: res.locals.requestId as string,
-    now: res.locals.receivedAt as Date,
+    requestId: state.requestId,
+    now: state.receivedAt,
     url: new URL(req.originalUrl, platform.config.publicBaseUrl + '/'),
     ip: clientIp(req),
     userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
+    // Made on first use, so that requests that never look at it pay nothing for it.
+    get signal(): AbortSignal {
+      if (!controller) {
+        const made = new AbortController();
+        controller = made;
+        const abort = () => made.abort(new Error('the client closed the connection'));
+        if (res.destroyed || res.writableFinished) {
+          if (!res.writableFinished) abort();
+        } else {
+          res.once('close', () => {
+            if (!res.writableFinished) abort();
+          });
+        }
+      }
+      return controller.signal;
+    },
     get caller(): Caller {
-      if (!caller) throw new Error(`operation ${String(res.locals.operationId)} read the caller of an unauthenticated request`);
+      if (!caller) throw new Error(`operation ${String(state.operationId)} read the caller of an unauthenticated request`);
       return caller;
     },
   };
@@ -54,6 +76,16 @@ function send(res: Response, result: HandlerResult): void {
   res.json(result.body);
 }
 
+/**
+ * Runs the handler; for a streamed answer also waits for its first event, so that a failure before anything was
+ * sent is still an ordinary problem document (and an ordinary stored or released Idempotency-Key).
+ */
+async function run(handler: OperationHandler, request: unknown, context: RequestContext): Promise<{ result: HandlerResult; stream?: OpenedStream }> {
+  const result = await handler(request, context);
+  if (!result.events) return { result };
+  return { result, stream: await openStream(result.events, context.signal) };
+}
+
 const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export function bindOperation(platform: Platform, id: OperationId, handler: OperationHandler) {
@@ -62,7 +94,9 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
     const request = typedRequest(id, req);
     const idempotencyKey = IDEMPOTENT_METHODS.has(req.method) ? req.get('idempotency-key') : undefined;
     if (!idempotencyKey) {
-      send(res, await handler(request, context));
+      const { result, stream } = await run(handler, request, context);
+      if (stream) await sendStream(res, result, stream, context);
+      else send(res, result);
       return;
     }
 
@@ -81,22 +115,29 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
         res.end();
         return;
       }
+      if (headers['content-type']?.startsWith(EVENT_STREAM)) {
+        // A stored stream is sent again as it was, at once.
+        res.setHeader('Cache-Control', 'no-cache');
+        res.end(body);
+        return;
+      }
       const parsed = JSON.parse(body) as { code?: unknown };
-      if (status >= 400 && typeof parsed.code === 'string') res.locals.errorCode = parsed.code;
+      if (status >= 400 && typeof parsed.code === 'string') locals(res).errorCode = parsed.code;
       res.json(parsed);
       return;
     }
     // From here the key's record is this request's. Any 5xx answer releases it, so that a retry with the key runs the
     // request again: a handler that throws, and also an answer that fails response validation after it was stored
     // (which used to stay stored and be "replayed" as another 500 for 24 hours). The error handler calls this.
-    res.locals.releaseIdempotencyKey = () => releaseIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
-    let result: HandlerResult;
+    const release = () => releaseIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
+    locals(res).releaseIdempotencyKey = release;
+    let ran: Awaited<ReturnType<typeof run>>;
     try {
-      result = await handler(request, context);
+      ran = await run(handler, request, context);
     } catch (error) {
       if (error instanceof Problem && error.status < 500) {
         // A problem the handler raised on purpose (404, 409, 422…) is this request's answer: keep it for the key.
-        const body = problemResponseBody(error, req.originalUrl, context.requestId, id);
+        const body = problemResponseBody(error, req.originalUrl, context.requestId, locals(res).problemShape);
         await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
           status: error.status,
           headers: { ...error.headers, 'content-type': 'application/problem+json' },
@@ -107,6 +148,17 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
       }
       // A failure on our side: the error handler releases the key before it answers.
       throw error;
+    }
+    const { result, stream } = ran;
+    if (stream) {
+      // The key is kept only for a stream that ended normally, with every event it sent; a stream cut by the client
+      // or failing midway is released, so that a retry runs anew (docs/server.md, Streams).
+      locals(res).releaseIdempotencyKey = undefined;
+      const sent = await sendStream(res, result, stream, context, (text) =>
+        completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, { status: result.status, headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` }, body: text }),
+      );
+      if (sent !== 'complete') await release().catch((error: unknown) => platform.logger.error({ err: error, request_id: context.requestId }, 'could not release the Idempotency-Key'));
+      return;
     }
     await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
       status: result.status,

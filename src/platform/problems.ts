@@ -2,6 +2,8 @@
 // gains or loses a code; test/server/problems.test.ts checks each status against the spec's table.
 import type { Response } from 'express';
 import type { components } from '../../generated/openapi.ts';
+import { locals } from './context.ts';
+import type { ProblemShaper } from './feature.ts';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type ProblemFieldError = components['schemas']['ProblemFieldError'];
@@ -116,40 +118,14 @@ export function uriReference(path: string, max: number): string {
   return escaped.slice(0, max).replace(/%[0-9A-Fa-f]?$/, '');
 }
 
-/** Operations wire-compatible with OpenAI: their problems also carry OpenAI's `error` object (ChatCompletionProblem). */
-const openAiCompatibleOperations = new Set(['createChatCompletion']);
-
-function openAiErrorType(status: number): components['schemas']['ChatCompletionError']['type'] {
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 429) return 'rate_limit_error';
-  if (status >= 500) return 'server_error';
-  return 'invalid_request_error';
-}
-
-/** `/messages/0/role` → `messages[0].role`, OpenAI's notation of the field at fault. */
-function openAiParam(problem: Problem): string | null {
-  const pointer = problem.errors?.[0]?.pointer;
-  if (!pointer?.startsWith('/')) return null;
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
-    .join('')
-    .slice(0, 256);
-}
-
-export function openAiError(problem: Problem): components['schemas']['ChatCompletionError'] {
-  return { message: problem.message.slice(0, 2000), type: openAiErrorType(problem.status), param: openAiParam(problem), code: problem.code };
-}
-
 /**
- * The body sendProblem sends for this operation: the problem document, with OpenAI's `error` object where the
- * operation is OpenAI-compatible. Idempotency-Key stores this same body, so that a replay is the answer sent.
+ * The body sendProblem sends: the problem document, reshaped by the operation's feature where it has a shape of its
+ * own (Feature.problemShapes: OpenAI's `error` object on chat completions). Idempotency-Key stores this same body,
+ * so that a replay is the answer sent.
  */
-export function problemResponseBody(problem: Problem, instance: string, requestId: string, operationId: string | undefined): ProblemDocument {
+export function problemResponseBody(problem: Problem, instance: string, requestId: string, shape: ProblemShaper | undefined): ProblemDocument {
   const body = problemBody(problem, instance, requestId);
-  return operationId !== undefined && openAiCompatibleOperations.has(operationId) ? { ...body, error: openAiError(problem) } as ProblemDocument : body;
+  return shape ? shape(problem, body) : body;
 }
 
 /** Answers with a problem document; `res.locals.errorCode` feeds the access and request logs. */
@@ -158,5 +134,6 @@ export function sendProblem(res: Response, problem: Problem): void {
   res.locals.errorCode = problem.code;
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
   res.status(problem.status).type('application/problem+json');
-  res.json(problemResponseBody(problem, req.originalUrl, res.locals.requestId as string, res.locals.operationId as string | undefined));
+  const { requestId, problemShape } = locals(res);
+  res.json(problemResponseBody(problem, req.originalUrl, requestId, problemShape));
 }

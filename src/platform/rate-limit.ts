@@ -3,7 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Caller } from './context.ts';
+import { locals } from './context.ts';
 import { Problem } from './problems.ts';
 
 export const RATE_LIMIT = { requests: 600, windowSeconds: 60 } as const;
@@ -59,7 +59,7 @@ const policy = `"default";q=${RATE_LIMIT.requests};w=${RATE_LIMIT.windowSeconds}
 
 export function rateLimit(store: RateLimitStore) {
   return async (_req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const caller = res.locals.caller as Caller;
+    const caller = locals(res).caller!;
     res.setHeader('RateLimit-Policy', policy);
     let outcome: RateLimiterRes;
     try {

@@ -1,23 +1,27 @@
-// Background pruning of what the API keeps only for a while: idempotency keys (24 h), request log (30 days),
-// audit log (365 days), events and webhook deliveries with their attempts (30 days).
+// Background pruning of what the API keeps only for a while: the platform's idempotency keys (24 h), request log
+// (30 days), audit log (365 days) and finished jobs (30 days), then each feature's own (Feature.retention: the
+// webhooks feature's events and deliveries, 30 days).
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../storage/schema.ts';
 import type { Clock } from './clock.ts';
 import { iso } from './clock.ts';
+import type { Feature } from './feature.ts';
 
-export const RETENTION_DAYS = { events: 30, requestLog: 30, auditLog: 365 } as const;
+export const RETENTION_DAYS = { events: 30, requestLog: 30, auditLog: 365, finishedJobs: 30 } as const;
 const DAY_MS = 86_400_000;
+
+const daysBefore = (now: Date, days: number) => iso(new Date(now.getTime() - days * DAY_MS));
 
 export async function pruneExpired(db: Kysely<Database>, now: Date): Promise<void> {
   await db.deleteFrom('idempotency_keys').where('expires_at', '<=', iso(now)).execute();
-  await db.deleteFrom('request_log_entries').where('created_at', '<', iso(new Date(now.getTime() - RETENTION_DAYS.requestLog * DAY_MS))).execute();
-  const eventsBefore = iso(new Date(now.getTime() - RETENTION_DAYS.events * DAY_MS));
-  await db.deleteFrom('events').where('created_at', '<', eventsBefore).execute();
-  // Attempts go with their delivery (on delete cascade). A delivery still pending (a long queue behind an endpoint
-  // that keeps failing) is kept until it ends: deleting it would lose the event and stall its endpoint's queue.
-  await db.deleteFrom('webhook_deliveries').where('created_at', '<', eventsBefore).where('status', '!=', 'pending').execute();
-  await db.deleteFrom('audit_log_entries').where('created_at', '<', iso(new Date(now.getTime() - RETENTION_DAYS.auditLog * DAY_MS))).execute();
+  await db.deleteFrom('request_log_entries').where('created_at', '<', daysBefore(now, RETENTION_DAYS.requestLog)).execute();
+  await db.deleteFrom('audit_log_entries').where('created_at', '<', daysBefore(now, RETENTION_DAYS.auditLog)).execute();
+  await db.deleteFrom('jobs').where('finished_at', '<', daysBefore(now, RETENTION_DAYS.finishedJobs)).execute();
+  // Imported when pruning runs: features import RETENTION_DAYS from here, so a static import would be a cycle that
+  // reads the feature list before it is built.
+  const { features } = await import('../features/index.ts');
+  for (const feature of features as readonly Feature[]) await feature.retention?.(db, now);
 }
 
 /** Runs `pruneExpired` now and then every `intervalMs`; the returned function stops it. */

@@ -2,6 +2,7 @@
 // 405 method_not_allowed with `Allow` for a known path with another method. Runs before authentication.
 import type { NextFunction, Request, Response } from 'express';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { locals } from './context.ts';
 import { Problem } from './problems.ts';
 
 interface Route {
@@ -60,6 +61,6 @@ export function resolveOperation(req: Request, res: Response, next: NextFunction
       headers: { Allow: match.allow.join(', ') },
     });
   }
-  res.locals.operationId = match.operationId;
+  locals(res).operationId = match.operationId;
   next();
 }

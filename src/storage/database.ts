@@ -1,26 +1,38 @@
 // Opens the database named by DATABASE_URL: SQLite through node:sqlite (built into Node 24, no native build) or
 // PostgreSQL through pg. Both are one Kysely<Database>; nothing above this file knows which.
+// It imports the feature list (for `migrations`): a feature module may import only types from this file, or the
+// import cycle would read the list before it is built.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
+import { features } from '../features/index.ts';
+import { collectMigrations } from '../platform/feature.ts';
 import { platform } from './migrations/001_platform.ts';
-import { webhooks } from './migrations/002_webhooks.ts';
-import { keyUsers } from './migrations/003_key_users.ts';
-import { projects } from './migrations/004_projects.ts';
+import { jobs } from './migrations/005_jobs.ts';
 import type { Database } from './schema.ts';
 
-export type DatabaseKind = 'sqlite' | 'postgres';
+/** The databases this service runs on, named as in DATABASE_URL's scheme. */
+export const databaseKinds = ['sqlite', 'postgres'] as const;
+export type DatabaseKind = (typeof databaseKinds)[number];
 
 export interface Storage {
   db: Kysely<Database>;
   kind: DatabaseKind;
+  /** Resolves when the database answers a trivial query (GET /readyz). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Every migration, in order. A new feature appends its own. */
-export const migrations = { '001_platform': platform, '002_webhooks': webhooks, '003_key_users': keyUsers, '004_projects': projects };
+/** The platform's own migrations; each feature brings its own (Feature.migrations). */
+const platformMigrations = { '001_platform': platform, '005_jobs': jobs };
+
+/**
+ * Every migration, the platform's and the features' (src/features/index.ts), sorted by name: the order they run in.
+ * Names never change once released (databases record them); a new one takes the next free number.
+ */
+export const migrations = collectMigrations(platformMigrations, features);
 
 export interface StorageOptions {
   /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */
@@ -30,7 +42,7 @@ export interface StorageOptions {
 export function openStorage(url: string, options: StorageOptions = {}): Storage {
   if (url.startsWith('sqlite:')) {
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(url.slice('sqlite:'.length)) }) });
-    return { db, kind: 'sqlite', close: () => db.destroy() };
+    return { db, kind: 'sqlite', ping: () => ping(db), close: () => db.destroy() };
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // Without a listener, an error on an idle connection (PostgreSQL restarted, the connection terminated by an
@@ -51,7 +63,7 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
     await db.destroy();
     await gone;
   };
-  return { db, kind: 'postgres', close };
+  return { db, kind: 'postgres', ping: () => ping(db), close };
 }
 
 export async function migrate(db: Kysely<Database>): Promise<string[]> {

@@ -2,13 +2,15 @@
 // PostgreSQL: ids and timestamps are text (ISO 8601 UTC with milliseconds, which sorts correctly as text),
 // JSON is text, booleans are integers 0/1.
 import type { Generated } from 'kysely';
+import type { components } from '../../generated/openapi.ts';
 
-type Role = 'owner' | 'admin' | 'editor' | 'viewer';
+type Role = components['schemas']['Role'];
+type Region = components['schemas']['Region'];
 
 export interface WorkspacesTable {
   id: string;
   name: string;
-  region: 'eu' | 'us';
+  region: Region;
   created_at: string;
   updated_at: string;
   /** The last `sequence` given to an event of this workspace. */
@@ -199,4 +201,27 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   projects: ProjectsTable;
+  jobs: JobsTable;
+}
+
+/** A leased job of the platform's job runner (src/platform/jobs/runner.ts). */
+export interface JobsTable {
+  id: string;
+  /** Which handler runs it: `<feature>.<what>` (`voices.train`). */
+  kind: string;
+  workspace_id: string | null;
+  /** JSON. */
+  payload: string;
+  /** `pending` until it succeeds (`done`) or has used its attempts (`failed`); leased while it runs. */
+  status: 'pending' | 'done' | 'failed';
+  /** Attempts started so far. */
+  attempts: number;
+  max_attempts: number;
+  /** When it is due: created, or the next retry. */
+  run_at: string;
+  leased_until: string | null;
+  lease_token: string | null;
+  last_error: string | null;
+  created_at: string;
+  finished_at: string | null;
 }

@@ -555,7 +555,7 @@ describe.each(databaseKinds)('migration 003_key_users on %s', (kind) => {
     const storage = openStorage(database.url);
     try {
       const db = storage.db;
-      const before = { '001_platform': migrations['001_platform'], '002_webhooks': migrations['002_webhooks'] };
+      const before = { '001_platform': migrations['001_platform']!, '002_webhooks': migrations['002_webhooks']! };
       const { error } = await new Migrator({ db, provider: { getMigrations: async () => before } }).migrateToLatest();
       expect(error).toBeUndefined();
       // As `workspace create --owner-email` wrote them before 003: the key and the member at the same instant, neither

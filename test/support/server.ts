@@ -11,7 +11,9 @@ import type { Clock } from '../../src/platform/clock.ts';
 import { createLogger } from '../../src/platform/logging.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
-export type DatabaseKind = 'sqlite' | 'postgres';
+import type { Role } from '../../src/platform/context.ts';
+import type { DatabaseKind } from '../../src/storage/database.ts';
+export type { DatabaseKind };
 
 const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -87,7 +89,7 @@ export interface TestServer extends RunningServer {
   /** fetch() against the server with an optional bearer key and JSON body. */
   call(method: string, path: string, options?: CallOptions): Promise<Answer>;
   /** A new key of the test workspace (or another one) with this role; returns its secret and id. */
-  createKey(role: 'owner' | 'admin' | 'editor' | 'viewer', options?: { key?: string }): Promise<{ secret: string; id: string }>;
+  createKey(role: Role, options?: { key?: string }): Promise<{ secret: string; id: string }>;
 }
 
 export interface CallOptions {

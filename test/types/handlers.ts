@@ -47,3 +47,25 @@ export const deleteAnswersNoBody: OperationResponse<'deleteVoice'> = { status: 2
 
 // @ts-expect-error a handler map must implement every operation of the contract.
 export const incomplete: Handlers<unknown> = { getModel };
+
+// A streamed answer: the events of createChatCompletion are typed by its text/event-stream contentSchema
+// (ChatCompletionChunk), plus `text` events for sentinels such as [DONE].
+export const streamed: OperationResponse<'createChatCompletion'> = {
+  status: 200,
+  contentType: 'text/event-stream',
+  events: (async function* () {
+    yield { text: '[DONE]' };
+  })(),
+};
+
+export const wrongEvent: OperationResponse<'createChatCompletion'> = {
+  status: 200,
+  contentType: 'text/event-stream',
+  // @ts-expect-error an event's data must be a ChatCompletionChunk.
+  events: (async function* () {
+    yield { data: { nope: true } };
+  })(),
+};
+
+// @ts-expect-error a JSON answer has a body, not events.
+export const eventsOnJson: OperationResponse<'getModel'> = { status: 200, contentType: 'application/json', events: (async function* () {})() };

@@ -121,7 +121,7 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
   /** Moves the clock to `at` and has the worker look for due deliveries now rather than at its next poll. */
   function moveClockTo(at: number): void {
     clock.set(new Date(at));
-    server.webhookWorker!.wake();
+    server.workers.get('webhook-delivery')!.wake();
   }
 
   function expectWaitWithinJitter(attempt: Delivery['attempts'][number], nextAttemptAt: string | null, attemptNumber: number): void {

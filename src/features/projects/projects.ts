@@ -6,7 +6,7 @@
 // features that add one), so they are detached in the delete's own statement.
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { recordAudit } from '../../platform/audit.ts';
+import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
@@ -77,7 +77,7 @@ export const projectHandlers = {
         updated_at: iso(context.now),
       };
       await trx.insertInto('projects').values(values).execute();
-      await recordAudit(trx, context, { action: 'project.created', target: { type: 'project', id: values.id, display_name: name }, details: { name } });
+      await recordAudit(trx, byRequest(context), { action: 'project.created', target: { type: 'project', id: values.id, display_name: name }, details: { name } });
       return values;
     });
     return { status: 201, contentType: 'application/json', headers: { Location: `/v1/projects/${row.id}` }, body: presentProject(row) };
@@ -107,7 +107,7 @@ export const projectHandlers = {
         updated_at: iso(context.now),
       };
       await trx.updateTable('projects').set(updated).where('id', '=', existing.id).execute();
-      await recordAudit(trx, context, {
+      await recordAudit(trx, byRequest(context), {
         action: 'project.updated',
         target: { type: 'project', id: existing.id, display_name: updated.name },
         details: { changed: Object.keys(changes).sort().join(','), name: updated.name },
@@ -122,7 +122,7 @@ export const projectHandlers = {
       const existing = await forUpdate(projectsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
       if (!existing) throw notFound('project', request.path.id);
       await trx.deleteFrom('projects').where('id', '=', existing.id).execute();
-      await recordAudit(trx, context, { action: 'project.deleted', target: { type: 'project', id: existing.id, display_name: existing.name }, details: { name: existing.name } });
+      await recordAudit(trx, byRequest(context), { action: 'project.deleted', target: { type: 'project', id: existing.id, display_name: existing.name }, details: { name: existing.name } });
     });
     return { status: 204 };
   },

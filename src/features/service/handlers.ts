@@ -1,11 +1,12 @@
 // Liveness, readiness and the contract itself: public, no key, no rate limit.
+import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
-import { ping } from '../../storage/database.ts';
+import type { Feature } from '../../platform/feature.ts';
 import { openApiDocument } from '../../platform/spec.ts';
 import { problemBody, Problem } from '../../platform/problems.ts';
 
-type Check = { name: string; status: 'ok' | 'failing'; duration_ms: number; detail: string | null };
+type Check = components['schemas']['ServiceReadinessCheck'];
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -34,9 +35,13 @@ export const serviceHandlers = {
 
   async getReadiness(_request, context) {
     const { platform } = context;
-    const checks = [await check('database', () => ping(platform.db))];
+    const probes = [{ name: 'database', probe: () => platform.storage.ping() }];
     const store = platform.rateLimitStore;
-    if (store.ping) checks.push(await check('rate_limit_store', store.ping));
+    if (store.ping) probes.push({ name: 'rate_limit_store', probe: store.ping });
+    // Imported when a request comes: the feature list imports this file.
+    const { features } = await import('../index.ts');
+    for (const feature of features as readonly Feature[]) probes.push(...(feature.readiness?.(platform) ?? []));
+    const checks = await Promise.all(probes.map(({ name, probe }) => check(name, probe)));
     if (checks.every((c) => c.status === 'ok')) return { status: 200, contentType: 'application/json', body: { status: 'ready', checks } };
     const failing = checks.filter((c) => c.status === 'failing').map((c) => c.name);
     const problem = new Problem('service_unavailable', `The ${failing.join(' and ')} check failed; this process cannot serve requests.`);

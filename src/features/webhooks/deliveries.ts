@@ -5,7 +5,7 @@ import type { Transaction } from 'kysely';
 import { decodeTime } from 'ulid';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
-import { recordAudit } from '../../platform/audit.ts';
+import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
@@ -13,7 +13,8 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
 import { parseInstant } from '../workspace/time.ts';
-import { EVENT_TYPE_ORDER, eventPayload, eventTypeCatalogue, eventWindowStart, filtersMatch, typesMatching } from './events.ts';
+import { EVENT_TYPE_ORDER, eventTypeCatalogue, eventWindowStart, typesMatching } from './events.ts';
+import { eventPayload, filtersMatch } from './record-event.ts';
 import { presentDelivery, presentDeliverySummary } from './presenters.ts';
 import { deliveriesCreated } from './signal.ts';
 
@@ -162,7 +163,7 @@ export const deliveryHandlers = {
         await trx.insertInto('webhook_deliveries').values(rows).execute();
         await deliveriesCreated(trx);
       }
-      await recordAudit(trx, context, {
+      await recordAudit(trx, byRequest(context), {
         action: 'webhook.replay_requested',
         target: endpoint_id ? { type: 'webhook_endpoint', id: endpoint_id, display_name: null } : { type: 'workspace', id: workspaceId, display_name: null },
         details: { event_count: event_ids.length, delivery_count: rows.length, endpoint_id: endpoint_id ?? null },

@@ -9,17 +9,21 @@
 //     this makes the next one due, and leases it to the same worker, which sends it at once. So the next event of an
 //     endpoint is never sent before the previous one ended.
 //   - Waking: at once when deliveries are created (signal.ts), and every POLL_MS for retries that fell due.
-import { randomUUID } from 'node:crypto';
+// The loop around this (claim, run, wake, poll, stop) is the platform's ClaimLoop, which the job runner runs too;
+// deliveries keep their own table and claim rather than being jobs, for their per-endpoint order and the handoff to
+// the queue's next delivery in the transaction that records an attempt (no extra round trip per delivery).
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { signWebhookPayload } from '../../../generated/webhooks.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { iso } from '../../platform/clock.ts';
+import type { DatabaseKind } from '../../storage/database.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../storage/schema.ts';
 import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
 import { sendAttempt, type AttemptOutcome } from './send.ts';
-import { listenForDeliveries } from './signal.ts';
+import { ClaimLoop, newLease, type BackgroundWorker, type Lease } from '../../platform/jobs/claim-loop.ts';
+import { DELIVERIES_CHANNEL } from './signal.ts';
 
 /** Longer than an attempt can take: a lease still running belongs to a live worker. */
 export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
@@ -32,7 +36,7 @@ type Delivery = Selectable<WebhookDeliveriesTable>;
 
 export interface DeliveryWorkerOptions {
   db: Kysely<Database>;
-  kind: 'sqlite' | 'postgres';
+  kind: DatabaseKind;
   databaseUrl: string;
   clock: Clock;
   logger: Logger;
@@ -42,70 +46,46 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
 }
 
-export class DeliveryWorker {
+export class DeliveryWorker implements BackgroundWorker {
+  readonly name = 'webhook-delivery';
   readonly #options: Required<DeliveryWorkerOptions>;
-  readonly #inFlight = new Set<Promise<void>>();
-  #cycle: Promise<void> | undefined;
-  #again = false;
-  #stopped = false;
-  #poll: NodeJS.Timeout | undefined;
-  #stopListening: (() => Promise<void>) | undefined;
+  readonly #loop: ClaimLoop<Handoff>;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = { concurrency: 100, ...options };
-  }
-
-  async start(): Promise<void> {
-    this.#stopListening = await listenForDeliveries(this.#options.kind, this.#options.databaseUrl, this.#options.logger, () => this.wake());
-    this.#poll = setInterval(() => this.wake(), POLL_MS);
-    this.#poll.unref();
-    this.wake();
-  }
-
-  /** Looks for due deliveries now (coalesced: a wake during a look makes it look once more). */
-  wake(): void {
-    if (this.#stopped) return;
-    if (this.#cycle) {
-      this.#again = true;
-      return;
-    }
-    this.#cycle = this.#run().finally(() => {
-      this.#cycle = undefined;
-      // A wake that came after the last look had decided to end is not lost.
-      if (this.#again) this.wake();
+    this.#loop = new ClaimLoop<Handoff>({
+      name: this.name,
+      kind: options.kind,
+      databaseUrl: options.databaseUrl,
+      channel: DELIVERIES_CHANNEL,
+      logger: options.logger,
+      concurrency: this.#options.concurrency,
+      pollMs: POLL_MS,
+      claim: (limit) => this.#claim(limit),
+      run: (item, stopping) => this.#attempt(item.delivery, item.endpoint, stopping),
+      describe: (item) => ({ delivery_id: item.delivery.id }),
     });
   }
 
+  start(): Promise<void> {
+    return this.#loop.start();
+  }
+
+  /** Looks for due deliveries now. */
+  wake(): void {
+    this.#loop.wake();
+  }
+
   /** Stops claiming, then waits for the attempts in flight to be sent and recorded (each ends within 15 s). */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    clearInterval(this.#poll);
-    await this.#stopListening?.();
-    await this.#cycle;
-    await Promise.all([...this.#inFlight]);
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
-  async #run(): Promise<void> {
-    try {
-      do {
-        this.#again = false;
-        const free = this.#options.concurrency - this.#inFlight.size;
-        if (free <= 0) return; // a finishing attempt wakes the worker
-        const claimed = await this.#claim(free);
-        if (claimed.length > 0) await this.#dispatchClaimed(claimed);
-        if (claimed.length === free) this.#again = true;
-      } while (this.#again && !this.#stopped);
-    } catch (error) {
-      this.#again = false; // not at once: the database may be down
-      this.#options.logger.error({ err: error }, 'claiming webhook deliveries failed; trying again at the next poll');
-    }
-  }
-
-  /** Leases up to `limit` due deliveries to this worker. */
-  async #claim(limit: number): Promise<Delivery[]> {
+  /** Leases up to `limit` due deliveries to this worker, and reads their endpoints in one query. */
+  async #claim(limit: number): Promise<Handoff[]> {
     const { db, clock, kind } = this.#options;
     const now = iso(clock.now());
-    const lease = newLease();
+    const lease = newLease(LEASE_MS);
     const due = db
       .selectFrom('webhook_deliveries')
       .select('id')
@@ -115,42 +95,19 @@ export class DeliveryWorker {
       .orderBy('next_attempt_at')
       .limit(limit);
     // One statement, so one round trip: its own transaction.
-    return db
+    const deliveries = await db
       .updateTable('webhook_deliveries')
       .set({ leased_until: lease.until, lease_token: lease.token })
       .where('id', 'in', kind === 'postgres' ? due.forUpdate().skipLocked() : due)
       .returningAll()
       .execute();
-  }
-
-  /** Sends the claimed deliveries, with their endpoints read in one query. */
-  async #dispatchClaimed(deliveries: Delivery[]): Promise<void> {
+    if (deliveries.length === 0) return [];
     const ids = [...new Set(deliveries.map((d) => d.endpoint_id))];
-    const endpoints = new Map(
-      (await this.#options.db.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', 'in', ids).execute()).map((e) => [e.id, e]),
-    );
-    for (const delivery of deliveries) this.#dispatch(delivery, endpoints.get(delivery.endpoint_id));
+    const endpoints = new Map((await db.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', 'in', ids).execute()).map((e) => [e.id, e]));
+    return deliveries.map((delivery) => ({ delivery, endpoint: endpoints.get(delivery.endpoint_id) }));
   }
 
-  #dispatch(delivery: Delivery, endpoint: EndpointTarget | undefined): void {
-    let handedOn = false;
-    const work = this.#attempt(delivery, endpoint)
-      .then((next) => {
-        // The endpoint's next delivery, already leased to this worker: it takes this one's place at once.
-        if (next) {
-          handedOn = true;
-          this.#dispatch(next.delivery, next.endpoint);
-        }
-      })
-      .catch((error: unknown) => this.#options.logger.error({ err: error, delivery_id: delivery.id }, 'a webhook attempt failed to run; its lease will run out and it is sent again'))
-      .finally(() => {
-        this.#inFlight.delete(work);
-        if (!handedOn) this.wake();
-      });
-    this.#inFlight.add(work);
-  }
-
-  async #attempt(delivery: Delivery, endpoint: EndpointTarget | undefined): Promise<Handoff | undefined> {
+  async #attempt(delivery: Delivery, endpoint: EndpointTarget | undefined, stopping: () => boolean): Promise<Handoff | undefined> {
     const { db, clock, allowLoopback } = this.#options;
     if (!endpoint) {
       // Deleted while this delivery was being claimed: deletion ends pending deliveries, nothing is sent.
@@ -180,7 +137,7 @@ export class DeliveryWorker {
       },
       allowLoopback,
     );
-    return this.#record(delivery, started, outcome);
+    return this.#record(delivery, started, outcome, stopping);
   }
 
   /**
@@ -188,7 +145,7 @@ export class DeliveryWorker {
    * becomes due and, unless the worker is stopping, is leased to this worker in the same transaction and returned,
    * with the endpoint as it is now (a changed URL applies to pending retries too, a rotated secret signs at once).
    */
-  async #record(delivery: Delivery, started: Date, outcome: AttemptOutcome): Promise<Handoff | undefined> {
+  async #record(delivery: Delivery, started: Date, outcome: AttemptOutcome, stopping: () => boolean): Promise<Handoff | undefined> {
     const { db, clock, logger } = this.#options;
     const ended = clock.now();
     const result = await db.transaction().execute(async (trx) => {
@@ -233,7 +190,7 @@ export class DeliveryWorker {
         .execute();
       const { status } = updated;
       if (status === 'pending' || !delivery.ordered) return undefined;
-      const next = await startNextInQueue(trx, delivery.endpoint_id, ended, this.#stopped || !endpoint ? undefined : newLease());
+      const next = await startNextInQueue(trx, delivery.endpoint_id, ended, stopping() || !endpoint ? undefined : newLease(LEASE_MS));
       return next && endpoint ? { delivery: next, endpoint } : undefined;
     });
     if (result === 'lease_lost') {
@@ -246,22 +203,10 @@ export class DeliveryWorker {
 
 const endpointTargetColumns = ['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'] as const;
 type EndpointTarget = Pick<Selectable<WebhookEndpointsTable>, (typeof endpointTargetColumns)[number]>;
+/** A claimed delivery with its endpoint as it is now (undefined: deleted meanwhile). */
 interface Handoff {
   delivery: Delivery;
-  endpoint: EndpointTarget;
-}
-
-interface Lease {
-  token: string;
-  until: string;
-  /** Leases that ended before this instant have run out. */
-  expired: string;
-}
-
-// Leases measure real elapsed time (is the worker still alive?), not the schedule's clock, which tests move.
-function newLease(): Lease {
-  const now = Date.now();
-  return { token: randomUUID(), until: iso(new Date(now + LEASE_MS)), expired: iso(new Date(now)) };
+  endpoint: EndpointTarget | undefined;
 }
 
 /**

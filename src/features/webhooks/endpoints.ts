@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { recordAudit } from '../../platform/audit.ts';
+import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
@@ -72,7 +72,7 @@ export const endpointHandlers = {
         updated_at: iso(context.now),
       };
       await trx.insertInto('webhook_endpoints').values(values).execute();
-      await recordAudit(trx, context, { action: 'webhook_endpoint.created', target: { type: 'webhook_endpoint', id: values.id, display_name: url }, details: { url } });
+      await recordAudit(trx, byRequest(context), { action: 'webhook_endpoint.created', target: { type: 'webhook_endpoint', id: values.id, display_name: url }, details: { url } });
       return values;
     });
     return { status: 201, contentType: 'application/json', headers: { Location: `/v1/webhooks/endpoints/${row.id}` }, body: presentEndpointWithSecret(row, context.now) };
@@ -101,7 +101,7 @@ export const endpointHandlers = {
       };
       await trx.updateTable('webhook_endpoints').set(updated).where('id', '=', existing.id).execute();
       if (existing.enabled === 1 && updated.enabled === 0) await failPendingDeliveries(trx, existing.id);
-      await recordAudit(trx, context, {
+      await recordAudit(trx, byRequest(context), {
         action: 'webhook_endpoint.updated',
         target: { type: 'webhook_endpoint', id: existing.id, display_name: updated.url },
         details: { changed: Object.keys(changes).sort().join(','), url: updated.url, enabled: updated.enabled === 1 },
@@ -117,7 +117,7 @@ export const endpointHandlers = {
       if (!existing) throw notFound('webhook endpoint', request.path.id);
       await failPendingDeliveries(trx, existing.id);
       await trx.deleteFrom('webhook_endpoints').where('id', '=', existing.id).execute();
-      await recordAudit(trx, context, { action: 'webhook_endpoint.deleted', target: { type: 'webhook_endpoint', id: existing.id, display_name: existing.url }, details: { url: existing.url } });
+      await recordAudit(trx, byRequest(context), { action: 'webhook_endpoint.deleted', target: { type: 'webhook_endpoint', id: existing.id, display_name: existing.url }, details: { url: existing.url } });
     });
     return { status: 204 };
   },
@@ -140,7 +140,7 @@ export const endpointHandlers = {
         .set({ secret: updated.secret, previous_secret: updated.previous_secret, previous_secret_expires_at: updated.previous_secret_expires_at, updated_at: updated.updated_at })
         .where('id', '=', existing.id)
         .execute();
-      await recordAudit(trx, context, { action: 'webhook_endpoint.secret_rotated', target: { type: 'webhook_endpoint', id: existing.id, display_name: existing.url } });
+      await recordAudit(trx, byRequest(context), { action: 'webhook_endpoint.secret_rotated', target: { type: 'webhook_endpoint', id: existing.id, display_name: existing.url } });
       return updated;
     });
     return { status: 200, contentType: 'application/json', body: presentEndpointWithSecret(row, context.now) };

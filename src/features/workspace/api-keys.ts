@@ -1,7 +1,7 @@
 // API keys: create (the secret shown once), list, get, rotate (the old secret keeps working 24 hours), revoke.
 import type { Kysely, Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { recordAudit } from '../../platform/audit.ts';
+import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { hashSecret, newSecret } from '../../platform/auth.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type ApiKeyRow, type RequestContext, type Role } from '../../platform/context.ts';
@@ -134,7 +134,7 @@ export const apiKeyHandlers = {
         userId,
         now: context.now,
       });
-      await recordAudit(trx, context, {
+      await recordAudit(trx, byRequest(context), {
         action: 'api_key.created',
         target: { type: 'api_key', id: created.key.id, display_name: name },
         details: { name, role, expires_at: expiresAt },
@@ -185,7 +185,7 @@ export const apiKeyHandlers = {
           .returningAll()
           .executeTakeFirst();
         if (!row) return undefined;
-        await recordAudit(trx, context, {
+        await recordAudit(trx, byRequest(context), {
           action: 'api_key.rotated',
           target: { type: 'api_key', id: current.id, display_name: current.name },
           details: { previous_secret_expires_at: graceEnds },
@@ -211,7 +211,7 @@ export const apiKeyHandlers = {
         .executeTakeFirst();
       // Revoked by a concurrent request: the answer is the same.
       if (!row) return undefined;
-      await recordAudit(trx, context, { action: 'api_key.revoked', target: { type: 'api_key', id: key.id, display_name: key.name } });
+      await recordAudit(trx, byRequest(context), { action: 'api_key.revoked', target: { type: 'api_key', id: key.id, display_name: key.name } });
       return row;
     });
     return { status: 200, contentType: 'application/json', body: presentApiKey(revoked ?? (await findKey(context, key.id)), context.now) };

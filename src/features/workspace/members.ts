@@ -2,10 +2,10 @@
 // and an audit entry in the transaction of the change; removing one also revokes the API keys that act on their behalf.
 import type { Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { recordAudit } from '../../platform/audit.ts';
+import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type RequestContext, type Role } from '../../platform/context.ts';
-import { recordEvent } from '../webhooks/events.ts';
+import { recordEvent } from '../webhooks/record-event.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
@@ -66,7 +66,7 @@ export const memberHandlers = {
       const row = (await membersOf(trx, workspaceId).where('members.user_id', '=', userId).executeTakeFirstOrThrow()) as MemberRow;
       // Members are added through the API only: no SCIM provisioning yet.
       await recordEvent(trx, workspaceId, 'workspace.member.added', { user_id: userId, email, role, scim_source: null, name: row.name }, context.now);
-      await recordAudit(trx, context, { action: 'member.added', target: { type: 'member', id: userId, display_name: email }, details: { email, role } });
+      await recordAudit(trx, byRequest(context), { action: 'member.added', target: { type: 'member', id: userId, display_name: email }, details: { email, role } });
       return row;
     });
     return { status: 201, contentType: 'application/json', headers: { Location: `/v1/members/${member.user_id}` }, body: presentMember(member) };
@@ -121,13 +121,13 @@ export const memberHandlers = {
         .where('revoked_at', 'is', null)
         .returning(['id', 'name'])
         .execute();
-      await recordAudit(trx, context, {
+      await recordAudit(trx, byRequest(context), {
         action: 'member.removed',
         target: { type: 'member', id: member.user_id, display_name: member.email },
         details: { email: member.email, role: member.role },
       });
       for (const key of revoked) {
-        await recordAudit(trx, context, {
+        await recordAudit(trx, byRequest(context), {
           action: 'api_key.revoked',
           target: { type: 'api_key', id: key.id, display_name: key.name },
           details: { reason: 'member_removed', user_id: member.user_id },

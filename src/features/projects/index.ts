@@ -1,0 +1,10 @@
+// The projects feature: named groups of a workspace's documents, workflows and chatbots, with their defaults.
+import type { Feature } from '../../platform/feature.ts';
+import { projects } from '../../storage/migrations/004_projects.ts';
+import { projectHandlers } from './projects.ts';
+
+export const projectsFeature = {
+  name: 'projects',
+  handlers: projectHandlers,
+  migrations: { '004_projects': projects },
+} satisfies Feature;

@@ -1,0 +1,27 @@
+// The webhooks feature: endpoints, events, deliveries and the delivery worker.
+import type { Feature } from '../../platform/feature.ts';
+import { iso } from '../../platform/clock.ts';
+import { RETENTION_DAYS } from '../../platform/retention.ts';
+import { webhooks } from '../../storage/migrations/002_webhooks.ts';
+import { deliveryHandlers } from './deliveries.ts';
+import { DeliveryWorker } from './delivery-worker.ts';
+import { endpointHandlers } from './endpoints.ts';
+import { eventHandlers } from './events.ts';
+
+const DAY_MS = 86_400_000;
+
+export const webhooksFeature = {
+  name: 'webhooks',
+  handlers: { ...endpointHandlers, ...deliveryHandlers, ...eventHandlers },
+  migrations: { '002_webhooks': webhooks },
+  async retention(db, now) {
+    const before = iso(new Date(now.getTime() - RETENTION_DAYS.events * DAY_MS));
+    await db.deleteFrom('events').where('created_at', '<', before).execute();
+    // Attempts go with their delivery (on delete cascade). A delivery still pending (a long queue behind an endpoint
+    // that keeps failing) is kept until it ends: deleting it would lose the event and stall its endpoint's queue.
+    await db.deleteFrom('webhook_deliveries').where('created_at', '<', before).where('status', '!=', 'pending').execute();
+  },
+  workers: ({ config, db, kind, clock, logger }) => [
+    new DeliveryWorker({ db, kind, databaseUrl: config.databaseUrl, clock, logger, allowLoopback: config.webhooksAllowLoopback }),
+  ],
+} satisfies Feature;

@@ -1,0 +1,101 @@
+// The shape of a feature: everything the platform needs from a folder under src/features/ to serve it. A feature
+// exports one `Feature` object and is listed once in src/features/index.ts; the server, `npm run worker`, the
+// migrations and the retention loop loop over that list, so a new feature edits no platform file.
+// docs/server.md ("Adding a feature") has the checklist.
+import type { Request, Response } from 'express';
+import type { Kysely, Migration } from 'kysely';
+import type { Logger } from 'pino';
+import type { Handlers, OperationId } from '../../generated/operations.ts';
+import type { Config } from '../config.ts';
+import type { DatabaseKind } from '../storage/database.ts';
+import type { Database } from '../storage/schema.ts';
+import type { Clock } from './clock.ts';
+import type { Platform, RequestContext } from './context.ts';
+import type { BackgroundWorker } from './jobs/claim-loop.ts';
+import type { JobDefinitions } from './jobs/runner.ts';
+import type { Problem, ProblemDocument } from './problems.ts';
+
+/** What a feature's background workers are built from, in a server and in `npm run worker` alike. */
+export interface WorkerServices {
+  config: Config;
+  db: Kysely<Database>;
+  kind: DatabaseKind;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** One dependency that GET /readyz checks (a name of the ServiceReadinessCheck schema, and how to probe it). */
+export interface ReadinessProbe {
+  name: string;
+  /** Resolves when the dependency answers; the check fails when it throws or takes over 2 s. */
+  probe(): Promise<void>;
+}
+
+/**
+ * Authenticates a request to an operation of a security scheme other than bearer keys (`embedKey`): throws a
+ * Problem to refuse it. Runs where bearer authentication runs (after routing, before the role and body checks).
+ */
+export type Authenticator = (req: Request, res: Response, platform: Platform) => Promise<void> | void;
+
+/** Reshapes the problem document of one of the feature's operations (OpenAI's `error` object on chat completions). */
+export type ProblemShaper = (problem: Problem, body: ProblemDocument) => ProblemDocument;
+
+export interface Feature {
+  /** The folder's name (`webhooks`); in logs. */
+  name: string;
+  /** The operations it implements, typed by the contract; src/handlers.ts checks them against `notImplemented`. */
+  handlers: Partial<Handlers<RequestContext>>;
+  /**
+   * Its migrations by name, `NNN_<what>`: NNN continues the one sequence of every migration (src/storage/database.ts
+   * `migrations` sorts them by name; a name, once released, never changes, since databases record it).
+   */
+  migrations?: Record<string, Migration>;
+  /** Deletes what the feature keeps only for a while; run at start-up and every 10 minutes (src/platform/retention.ts). */
+  retention?: (db: Kysely<Database>, now: Date) => Promise<void>;
+  /** Its background workers, started by every server (unless WEBHOOKS_WORKER=false) and by `npm run worker`. */
+  workers?: (services: WorkerServices) => BackgroundWorker[];
+  /** The handlers of its job kinds (src/platform/jobs/runner.ts); kinds are named `<feature>.<what>`. */
+  jobs?: JobDefinitions;
+  /** What GET /readyz checks besides the database and the rate-limit store. */
+  readiness?: (platform: Platform) => ReadinessProbe[];
+  /** Problem shapes of its operations. */
+  problemShapes?: Partial<Record<OperationId, ProblemShaper>>;
+  /** Authenticators of the security schemes its operations use, other than bearer keys. */
+  authenticators?: Partial<Record<'embedKey', Authenticator>>;
+}
+
+/** Every migration of the platform and the features, sorted by name (the order they run in); a duplicate name throws. */
+export function collectMigrations(platform: Record<string, Migration>, features: readonly Feature[]): Record<string, Migration> {
+  const all: Record<string, Migration> = { ...platform };
+  for (const feature of features) {
+    for (const [name, migration] of Object.entries(feature.migrations ?? {})) {
+      if (name in all) throw new Error(`migration ${name} of feature ${feature.name} is already defined`);
+      all[name] = migration;
+    }
+  }
+  return Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** The job definitions of every feature; a kind defined twice throws. */
+export function collectJobs(features: readonly Feature[]): JobDefinitions {
+  const all: JobDefinitions = {};
+  for (const feature of features) {
+    for (const [kind, definition] of Object.entries(feature.jobs ?? {})) {
+      if (kind in all) throw new Error(`job kind ${kind} of feature ${feature.name} is already defined`);
+      all[kind] = definition!;
+    }
+  }
+  return all;
+}
+
+/** One map from each feature's entries (handlers, problem shapes, authenticators); a key defined twice throws. */
+export function collectByKey<K extends 'handlers' | 'problemShapes' | 'authenticators'>(features: readonly Feature[], part: K): NonNullable<Feature[K]> {
+  const all: Record<string, unknown> = {};
+  for (const feature of features) {
+    for (const [key, value] of Object.entries(feature[part] ?? {})) {
+      if (key in all) throw new Error(`${part} ${key} of feature ${feature.name} is already defined by another feature`);
+      all[key] = value;
+    }
+  }
+  return all as NonNullable<Feature[K]>;
+}
