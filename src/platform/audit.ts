@@ -47,9 +47,8 @@ export function bySystem(workspaceId: string, via: string, now: Date): AuditOrig
   return { workspaceId, actor: { type: 'system', via }, request: null, now };
 }
 
-/** Writes the entry. A RequestContext is taken as byRequest(context). */
-export async function recordAudit(db: Kysely<Database> | Transaction<Database>, from: AuditOrigin | RequestContext, entry: AuditEntry): Promise<void> {
-  const origin = 'actor' in from ? from : byRequest(from);
+/** Writes the entry, from byRequest(context) or bySystem(…). */
+export async function recordAudit(db: Kysely<Database> | Transaction<Database>, origin: AuditOrigin, entry: AuditEntry): Promise<void> {
   const { actor, request, now } = origin;
   const details = actor.type === 'system' ? { ...entry.details, via: actor.via } : (entry.details ?? {});
   await db
