@@ -1820,6 +1820,7 @@ export type components = {
          *     | code | status | meaning |
          *     |---|---|---|
          *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted). |
+         *     | `malformed_request` | 400 | The request is not valid HTTP/1.1 (for example a NUL or raw non-ASCII byte in the path, the query or a header); it never reached an operation. |
          *     | `validation_failed` | 422 | A parameter or body field breaks the schema, or an unknown query parameter; see `errors[]`. |
          *     | `unauthenticated` | 401 | No API key, or a key that is unknown, revoked or past its grace period. |
          *     | `invalid_embed_key` | 401 | No embed key, or an unknown or rotated one. |
@@ -1843,9 +1844,11 @@ export type components = {
          *     | `thread_full` | 409 | The chat thread already holds 1,000 messages; start a new thread. |
          *     | `version_conflict` | 409 | `base_version_id` is no longer the document's current version. |
          *     | `workflow_has_active_runs` | 409 | The workflow has queued, running or awaiting-approval runs; cancel them first. |
+         *     | `request_timeout` | 408 | The request's headers or body did not arrive in time; the connection is closed. |
          *     | `payload_too_large` | 413 | The body is larger than the operation allows. |
          *     | `unsupported_media_type` | 415 | The `Content-Type` is not one the operation accepts. |
          *     | `wrong_region` | 421 | The workspace is homed in the other region; see `region` and `base_url`. |
+         *     | `headers_too_large` | 431 | The request's headers are larger than the server accepts (16 KiB in all). |
          *     | `idempotency_key_reused` | 422 | This `Idempotency-Key` was used with a different request. |
          *     | `voice_sample_too_short` | 422 | The voice sample has fewer than 200 words. |
          *     | `voice_sample_too_long` | 422 | The voice sample has more than 600 words. |
@@ -1864,7 +1867,7 @@ export type components = {
          *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "headers_too_large" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
