@@ -18,7 +18,7 @@ import { schemaErrors, spec } from '../support/spec.ts';
 import { encodeBody, requestFor, target, type FuzzRequest, type KnownIds } from './arbitraries.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 1500);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
 const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
 const errorCodes = new Set<string>(spec.components.schemas.ErrorCode.enum);
 const notBuilt = new Set<string>(notImplemented);

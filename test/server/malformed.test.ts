@@ -404,6 +404,17 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       }
     });
 
+    test('in a cursor the server did not write (found with the fuzz: the decoded id reached PostgreSQL, 500)', async () => {
+      const forged = (position: object) => Buffer.from(JSON.stringify({ v: 1, ...position })).toString('base64url');
+      for (const cursor of [forged({ id: 'usr_\u0000' }), forged({ id: 'usr_1', at: '2026-01-01T00:00:00.000Z\u0000' }), forged({ id: 'x'.repeat(2000) }), forged({ id: '\ud800' })]) {
+        for (const list of ['/v1/members', '/v1/api-keys', '/v1/events', '/v1/audit-logs', '/v1/webhooks/endpoints']) {
+          const answer = await server.call('GET', `${list}?cursor=${cursor}`);
+          expectProblem(answer, 422, 'validation_failed');
+          expect(pointers(answer), `${list} ${cursor}`).toEqual(['query/cursor']);
+        }
+      }
+    });
+
     test('in path parameters', async () => {
       const answer = await server.call('GET', '/v1/events/evt_%00');
       expectProblem(answer, 422, 'validation_failed');
