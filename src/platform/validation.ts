@@ -14,7 +14,28 @@ import { Problem, validationFailed, type ProblemFieldError } from './problems.ts
  * after it the NUL character in any string.
  */
 export function contractValidator(): RequestHandler[] {
-  return [checkBodyType, checkQueryNumbers, ...validator(), refuseNulCharacters];
+  return [checkBodyType, checkQueryNumbers, ...validator().map(asGetForHead), refuseNulCharacters];
+}
+
+/**
+ * The contract has no HEAD operations, so the validator let every HEAD request through unchecked (a malformed date
+ * reached the handler and answered 500). A HEAD is its GET without the body: it is validated as that GET.
+ */
+function asGetForHead(middleware: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    if (req.method !== 'HEAD') return middleware(req, res, next);
+    req.method = 'GET';
+    const restore = (error?: unknown) => {
+      req.method = 'HEAD';
+      next(error);
+    };
+    try {
+      return middleware(req, res, restore);
+    } catch (error) {
+      req.method = 'HEAD';
+      throw error;
+    }
+  };
 }
 
 function validator(): RequestHandler[] {

@@ -110,8 +110,14 @@ function deepNesting(depth: number): unknown {
   return value;
 }
 
-/** Query values as a client would write them: numbers at the edges, words, blanks. */
+/** A cursor as the server writes them (base64url of JSON), holding what the server never wrote. */
+const forgedCursor: fc.Arbitrary<string> = fc
+  .record({ v: fc.oneof(fc.constant(1), nastyValue), id: nastyValue, at: fc.option(nastyValue, { nil: undefined }) }, { requiredKeys: ['v', 'id'] })
+  .map((position) => Buffer.from(serialize(position), 'utf8').toString('base64url'));
+
+/** Query values as a client would write them: numbers at the edges, words, blanks, forged cursors. */
 const nastyQueryValue: fc.Arbitrary<string> = fc.oneof(
+  forgedCursor,
   fc.constantFrom('0', '-1', '1', '100', '101', '9007199254740993', '1e309', '-1e309', 'Infinity', 'NaN', '-0', '1.5', '0x10', '', ' ', 'true', 'false', 'null', '[]', 'a,b', '*', 'api_key.*'),
   nastyString,
 );
