@@ -8,8 +8,11 @@
 //     createChatCompletion's problems also carry OpenAI's `error` object (ChatCompletionProblem);
 //   - no success breaks the contract (the server validates its own answers; the harness reports any that does not);
 //   - the server is still ready after (GET /readyz 200).
+// A second property sends bytes that no HTTP client would (raw bytes in the request line and headers) over a socket:
+// each must still be answered with a problem document and an X-Request-Id (src/platform/client-errors.ts).
 // The seed is fixed so that CI runs the same cases; FUZZ_SEED and FUZZ_RUNS change them (README, Tests).
 import fc from 'fast-check';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { notImplemented } from '../../src/handlers.ts';
@@ -19,12 +22,52 @@ import { encodeBody, requestFor, target, type FuzzRequest, type KnownIds } from 
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
+const RAW_RUNS = Math.max(1, Math.round(RUNS / 5));
 const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
 const errorCodes = new Set<string>(spec.components.schemas.ErrorCode.enum);
 const notBuilt = new Set<string>(notImplemented);
 const operationIds = Object.keys(operationTable) as OperationId[];
 const built = operationIds.filter((id) => !notBuilt.has(id));
 const unbuilt = operationIds.filter((id) => notBuilt.has(id));
+
+interface RawAnswer {
+  head: string;
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+/** Writes bytes on a new connection and reads the answer until the server closes it. */
+function rawExchange(baseUrl: string, bytes: Buffer): Promise<RawAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(bytes));
+    socket.setTimeout(20_000, () => socket.destroy(new Error('no answer within 20 s')));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const all = Buffer.concat(chunks).toString('utf8');
+      const end = all.indexOf('\r\n\r\n');
+      const head = end < 0 ? all : all.slice(0, end);
+      const [statusLine, ...lines] = head.split('\r\n');
+      const headers = new Headers();
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+      }
+      const text = end < 0 ? '' : all.slice(end + 4);
+      let body: any = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON; the assertions say what was expected
+      }
+      resolve({ head, status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0), headers, text, body });
+    });
+  });
+}
 
 /** One fuzzed request as sent, for the failure message. */
 function describeRequest(request: FuzzRequest): string {
@@ -117,4 +160,52 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
     const ready = await server.call('GET', '/readyz', { key: null });
     expect(ready.status, ready.text).toBe(200);
   }, 180_000);
+
+  // Bytes no HTTP client sends (fetch refuses them): raw bytes in the request line and the headers, over a socket.
+  test(`${RAW_RUNS} raw requests with bytes outside HTTP: each answered with a problem document or a proper answer`, async () => {
+    const paths = operationIds.map((id) => operationTable[id].path.replace(/\{[^}]+\}/g, 'x'));
+    const bytes = fc.uint8Array({ minLength: 1, maxLength: 8 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          path: fc.constantFrom(...paths),
+          where: fc.constantFrom('path', 'query', 'header value', 'header name', 'method', 'version'),
+          bytes,
+          key: fc.boolean(),
+        }),
+        async ({ path, where, bytes: inserted, key }) => {
+          const b = Buffer.from(inserted);
+          const parts: Buffer[] = [
+            Buffer.from(where === 'method' ? 'G' : 'GET'),
+            where === 'method' ? b : Buffer.alloc(0),
+            Buffer.from(` ${path}`),
+            where === 'path' ? b : Buffer.alloc(0),
+            Buffer.from(where === 'query' ? '?q=' : ''),
+            where === 'query' ? b : Buffer.alloc(0),
+            Buffer.from(' HTTP/1.'),
+            where === 'version' ? b : Buffer.from('1'),
+            Buffer.from(`\r\nHost: fuzz\r\nConnection: close\r\n${key ? `Authorization: Bearer ${keys.owner[0]}\r\n` : ''}X-`),
+            where === 'header name' ? b : Buffer.alloc(0),
+            Buffer.from('Note: '),
+            where === 'header value' ? b : Buffer.alloc(0),
+            Buffer.from('\r\n\r\n'),
+          ];
+          const answer = await rawExchange(server.url, Buffer.concat(parts));
+          const where_ = `${where} ${JSON.stringify([...inserted])} on ${path}`;
+          expect(answer.status, `${where_}: ${answer.head}`).toBeGreaterThanOrEqual(200);
+          const notBuiltAnswer = answer.status === 501 && answer.body?.code === 'not_implemented';
+          expect(answer.status < 500 || notBuiltAnswer, `${where_}: ${answer.head} ${answer.text.slice(0, 300)}`).toBe(true);
+          expect(answer.headers.get('x-request-id'), where_).toMatch(REQUEST_ID);
+          if (answer.status >= 400) {
+            expect(answer.headers.get('content-type'), where_).toMatch(/^application\/problem\+json/);
+            expect(schemaErrors('/components/schemas/Problem', answer.body), where_).toEqual([]);
+            expect(answer.body.status, where_).toBe(answer.status);
+          }
+        },
+      ),
+      { seed: SEED, numRuns: RAW_RUNS, endOnFailure: true },
+    );
+    const ready = await server.call('GET', '/readyz', { key: null });
+    expect(ready.status, ready.text).toBe(200);
+  }, 120_000);
 });
