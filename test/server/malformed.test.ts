@@ -392,6 +392,19 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expect((await server.call('GET', '/v1/api-keys?limit=100')).body.data.length).toBe(before);
     });
 
+    test('a lone surrogate (not Unicode text) is refused the same way: both databases stored U+FFFD while the answer echoed it', async () => {
+      for (const rawBody of ['{"name":"a\\ud800b","role":"viewer"}', '{"name":"\\udfff","role":"viewer"}']) {
+        const answer = await server.call('POST', '/v1/api-keys', { rawBody, headers: { 'Content-Type': 'application/json' } });
+        expectProblem(answer, 422, 'validation_failed');
+        expect(pointers(answer)).toEqual(['/name']);
+      }
+      const pair = await server.call('POST', '/v1/api-keys', { rawBody: '{"name":"\\ud83d\\ude00","role":"viewer"}', headers: { 'Content-Type': 'application/json' } });
+      expect(pair.status).toBe(201);
+      expect(pair.body.name).toBe('😀');
+      const query = await server.call('GET', '/v1/audit-logs?action=api_key.%ED%A0%80');
+      expect(query.status).toBe(422);
+    });
+
     test('in query parameters', async () => {
       for (const [path, pointer] of [
         ['/v1/audit-logs?action=api_key.%00', 'query/action'],
