@@ -11,10 +11,10 @@ import { Problem, validationFailed, type ProblemFieldError } from './problems.ts
 
 /**
  * The validator, with before it the content type of an optional body and the numbers of the query string, and
- * after it the NUL character in any string.
+ * after it the strings no database keeps as sent (NUL, lone surrogates).
  */
 export function contractValidator(): RequestHandler[] {
-  return [checkBodyType, checkQueryNumbers, ...validator().map(asGetForHead), refuseNulCharacters];
+  return [checkBodyType, checkQueryNumbers, ...validator().map(asGetForHead), refuseUnstorableStrings];
 }
 
 /**
@@ -119,32 +119,37 @@ function checkBodyType(req: Request, res: Response, next: NextFunction): void {
 
 const escapePointer = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1');
 
-/** The JSON pointers, under `at`, of every string (value or member name) of `value` that holds U+0000. */
-function nulPointers(value: unknown, at: string, found: string[]): string[] {
+/** U+0000, or a lone surrogate (UTF-16 that is not Unicode text, so not UTF-8 either). */
+const unstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
+
+/** The JSON pointers, under `at`, of every string (value or member name) of `value` that is unstorable. */
+function unstorablePointers(value: unknown, at: string, found: string[]): string[] {
   if (found.length >= 100) return found;
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) found.push(at);
+    if (unstorable(value)) found.push(at);
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => nulPointers(item, `${at}/${i}`, found));
+    value.forEach((item, i) => unstorablePointers(item, `${at}/${i}`, found));
   } else if (value !== null && typeof value === 'object') {
     for (const [name, item] of Object.entries(value)) {
       const pointer = `${at}/${escapePointer(name)}`;
-      if (name.includes('\u0000')) found.push(pointer);
-      else nulPointers(item, pointer, found);
+      if (unstorable(name)) found.push(pointer);
+      else unstorablePointers(item, pointer, found);
     }
   }
   return found;
 }
 
 /**
- * U+0000 is refused in every string of a request: PostgreSQL cannot store it in text or jsonb (it answered 500)
- * while SQLite stored it, and no field of this API has a use for it. Headers cannot carry it (Node's parser refuses
- * them, see client-errors.ts); the body, the query and the path can.
+ * Strings that no database keeps as sent are refused in every part of a request, with 422 naming each: U+0000
+ * (PostgreSQL cannot store it in text or jsonb and answered 500, SQLite stored it) and lone surrogates (both
+ * databases stored U+FFFD while the answer echoed the surrogate). No field of this API has a use for either. Headers
+ * cannot carry them (Node's parser refuses NUL, see client-errors.ts, and reads bytes as Latin-1); the body, the
+ * query and the path can.
  */
-function refuseNulCharacters(req: Request, res: Response, next: NextFunction): void {
-  const pointers = nulPointers(req.body, '', []);
+function refuseUnstorableStrings(req: Request, res: Response, next: NextFunction): void {
+  const pointers = unstorablePointers(req.body, '', []);
   for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
-    if (name.includes('\u0000') || nulPointers(value, '', []).length > 0) pointers.push(`query/${name}`);
+    if (unstorable(name) || unstorablePointers(value, '', []).length > 0) pointers.push(`query/${name}`);
   }
   const template = operationTable[res.locals.operationId as OperationId]?.path.split('/') ?? [];
   req.path.split('/').forEach((segment, i) => {
@@ -152,7 +157,7 @@ function refuseNulCharacters(req: Request, res: Response, next: NextFunction): v
     if (name && /%00/.test(segment)) pointers.push(`path/${name}`);
   });
   if (pointers.length > 0) {
-    throw validationFailed(pointers.map((pointer) => ({ pointer: pointer.slice(0, POINTER_MAX), detail: 'must not contain the NUL character (U+0000)' })));
+    throw validationFailed(pointers.map((pointer) => ({ pointer: pointer.slice(0, POINTER_MAX), detail: 'must be Unicode text without the NUL character (U+0000) or lone surrogates' })));
   }
   next();
 }
