@@ -1848,7 +1848,6 @@ export type components = {
          *     | `payload_too_large` | 413 | The body is larger than the operation allows. |
          *     | `unsupported_media_type` | 415 | The `Content-Type` is not one the operation accepts. |
          *     | `wrong_region` | 421 | The workspace is homed in the other region; see `region` and `base_url`. |
-         *     | `headers_too_large` | 431 | The request's headers are larger than the server accepts (16 KiB in all). |
          *     | `idempotency_key_reused` | 422 | This `Idempotency-Key` was used with a different request. |
          *     | `voice_sample_too_short` | 422 | The voice sample has fewer than 200 words. |
          *     | `voice_sample_too_long` | 422 | The voice sample has more than 600 words. |
@@ -1861,13 +1860,14 @@ export type components = {
          *     | `context_length_exceeded` | 422 | The messages and `max_tokens` exceed the model's context window. |
          *     | `selection_out_of_range` | 422 | The `selection` of a document command lies beyond the version's content. |
          *     | `rate_limited` | 429 | More than 600 requests in 60 seconds with this key; see `Retry-After`. |
+         *     | `headers_too_large` | 431 | The request's headers are larger than the server accepts (16 KiB in all). |
          *     | `internal_error` | 500 | An unexpected error on our side. |
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
          *     | `not_implemented` | 501 | The operation is specified but not available on this server yet. |
          *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "headers_too_large" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.

@@ -1,7 +1,7 @@
 // express-openapi-validator checks every request and every JSON response against generated/openapi.json. Its
 // errors become our problem documents: a schema violation anywhere in the request is 422 validation_failed with
 // one `errors[]` entry per field; a response that breaks the contract is 500 response_validation_failed.
-// Around it, three checks of what it lets through (see contractValidator).
+// Around it, the checks of what it lets through (see contractValidator).
 import * as OpenApiValidator from 'express-openapi-validator';
 import './validator-route-cache.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -10,8 +10,8 @@ import { openApiDocument, openApiText } from './spec.ts';
 import { Problem, validationFailed, type ProblemFieldError } from './problems.ts';
 
 /**
- * The validator, with before it the content type of an optional body and the numbers of the query string, and
- * after it the strings no database keeps as sent (NUL, lone surrogates).
+ * The validator (which sees a HEAD as its GET), with before it the content type of an optional body and the numbers
+ * of the query string, and after it the strings no database keeps as sent (NUL, lone surrogates).
  */
 export function contractValidator(): RequestHandler[] {
   return [checkBodyType, checkQueryNumbers, ...validator().map(asGetForHead), refuseUnstorableStrings];
