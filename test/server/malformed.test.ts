@@ -513,6 +513,16 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expectRawProblem(await rawRequest(server.url, bytes), 400, 'malformed_request');
     });
 
+    test('after a pipelined request, the refusal follows its answer instead of cutting in before it', async () => {
+      const answer = await rawRequest(server.url, request('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n'));
+      expect(answer.status).toBe(200);
+      const second = answer.text.indexOf('HTTP/1.1 ');
+      expect(second, answer.text).toBeGreaterThan(0);
+      const rest = answer.text.slice(second);
+      expect(rest).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(rest.slice(rest.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400, code: 'malformed_request' });
+    });
+
     test('the server goes on answering after them', async () => {
       await rawRequest(server.url, request('HELLO\r\n\r\n'));
       expect((await server.call('GET', '/v1/workspace')).status).toBe(200);
