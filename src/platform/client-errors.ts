@@ -2,7 +2,7 @@
 // the request line or a header, a broken chunked body, a request that does not arrive in time. Node answered them
 // with a bare status line and an empty body. Here they get what every other error gets: a problem document with a
 // stable `code` and an `X-Request-Id`, written on the socket as raw HTTP/1.1 since there is no request object.
-import { maxHeaderSize, STATUS_CODES, type Server } from 'node:http';
+import { maxHeaderSize, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
@@ -38,13 +38,23 @@ export function answerClientErrors(server: Server, platform: { logger: Logger; c
       socket.destroy();
       return;
     }
-    // Never interleave with a response: Node's own answer is written only while nothing was written on the socket.
-    // After a finished response on a keep-alive connection (Node's `_httpMessage` is null again) one can follow.
-    const responding = (socket as Socket & { _httpMessage?: unknown })._httpMessage;
-    if (socket.bytesWritten > 0 && responding) {
+    // Never write into another response. The one in flight on this connection (Node's `_httpMessage`) is either
+    // the answer to an earlier, complete request (pipelining): this answer follows once it is sent; or the answer
+    // to the request that broke (a broken chunked body): this answer replaces it if none of it was written yet.
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (inFlight && inFlight.req.complete && !inFlight.writableFinished) {
+      inFlight.once('finish', () => answer(error, socket));
+      return;
+    }
+    if (inFlight && inFlight.headersSent && !inFlight.writableFinished) {
       socket.destroy();
       return;
     }
+    answer(error, socket);
+  });
+
+  function answer(error: ParserError, socket: Socket): void {
+    if (!socket.writable) return void socket.destroy();
     const requestId = newId('req', platform.clock.now());
     const problem = problemFor(error, (server as Server & { maxHeaderSize?: number }).maxHeaderSize ?? maxHeaderSize);
     // No `instance`: the parser refused the request before its path could be read.
@@ -62,5 +72,5 @@ export function answerClientErrors(server: Server, platform: { logger: Logger; c
     );
     // A client error: the client's fault, logged like any other refusal (logging.ts, accessLogLevel).
     platform.logger.info({ access: { request_id: requestId, status: problem.status, error_code: problem.code, ip: socket.remoteAddress ?? null }, reason: error.code }, `refused by the HTTP parser: ${problem.status}`);
-  });
+  }
 }
