@@ -1367,7 +1367,8 @@ export type paths = {
          * Send a test event to a webhook endpoint
          * @description Sends the example event of `event_type` (see `GET /v1/event-types`) to the endpoint, with a new event `id`,
          *     the current time as `created` and `test: true`, signed like any delivery. Without a body, the type is the first
-         *     one that the endpoint's `event_types` match. The endpoint may be disabled and need not subscribe to the type.
+         *     one that the endpoint's `event_types` match; a body, when sent, must be `application/json` (anything else is
+         *     `415`). The endpoint may be disabled and need not subscribe to the type.
          *
          *     The answer is `202` with the delivery, `pending`: the single attempt starts at once, outside the endpoint's ordered
          *     queue, and is not retried. Read its outcome with `GET /v1/webhooks/deliveries/{id}`. Test events are not listed
