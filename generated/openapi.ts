@@ -1509,7 +1509,8 @@ export type paths = {
          * Send a test event to a webhook endpoint
          * @description Sends the example event of `event_type` (see `GET /v1/event-types`) to the endpoint, with a new event `id`,
          *     the current time as `created` and `test: true`, signed like any delivery. Without a body, the type is the first
-         *     one that the endpoint's `event_types` match. The endpoint may be disabled and need not subscribe to the type.
+         *     one that the endpoint's `event_types` match; a body, when sent, must be `application/json` (anything else is
+         *     `415`). The endpoint may be disabled and need not subscribe to the type.
          *
          *     The answer is `202` with the delivery, `pending`: the single attempt starts at once, outside the endpoint's ordered
          *     queue, and is not retried. Read its outcome with `GET /v1/webhooks/deliveries/{id}`. Test events are not listed
@@ -1990,6 +1991,7 @@ export type components = {
          *     | code | status | meaning |
          *     |---|---|---|
          *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted). |
+         *     | `malformed_request` | 400 | The request is not valid HTTP/1.1 (for example a NUL or raw non-ASCII byte in the path, the query or a header); it never reached an operation. |
          *     | `validation_failed` | 422 | A parameter or body field breaks the schema, or an unknown query parameter; see `errors[]`. |
          *     | `unauthenticated` | 401 | No API key, or a key that is unknown, revoked or past its grace period. |
          *     | `invalid_embed_key` | 401 | No embed key, or an unknown or rotated one. |
@@ -2014,6 +2016,7 @@ export type components = {
          *     | `thread_full` | 409 | The chat thread already holds 1,000 messages; start a new thread. |
          *     | `version_conflict` | 409 | `base_version_id` is no longer the document's current version. |
          *     | `workflow_has_active_runs` | 409 | The workflow has queued, running or awaiting-approval runs; cancel them first. |
+         *     | `request_timeout` | 408 | The request's headers or body did not arrive in time; the connection is closed. |
          *     | `payload_too_large` | 413 | The body is larger than the operation allows. |
          *     | `unsupported_media_type` | 415 | The `Content-Type` is not one the operation accepts. |
          *     | `wrong_region` | 421 | The workspace is homed in the other region; see `region` and `base_url`. |
@@ -2031,13 +2034,14 @@ export type components = {
          *     | `user_not_member` | 422 | The `user_id` of a new API key is not a member of the workspace. |
          *     | `role_above_member` | 422 | The new API key's `role` is above the role of the member it would belong to. |
          *     | `rate_limited` | 429 | More than 600 requests in 60 seconds with this key; see `Retry-After`. |
+         *     | `headers_too_large` | 431 | The request's headers are larger than the server accepts (16 KiB in all). |
          *     | `internal_error` | 500 | An unexpected error on our side. |
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
          *     | `not_implemented` | 501 | The operation is specified but not available on this server yet. |
          *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.

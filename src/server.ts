@@ -7,6 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp, type AppOptions, type HandlerOverrides } from './app.ts';
 import type { Config } from './config.ts';
+import { answerClientErrors } from './platform/client-errors.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
@@ -55,6 +56,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const handlerOverrides: HandlerOverrides = options.handlerOverrides ?? new Map();
   const app = createApp(platform, { ...options, handlerOverrides });
   const server = app.listen(config.port, config.host);
+  answerClientErrors(server, platform);
   await once(server, 'listening');
   const stopRetention = startRetention(storage.db, platform.clock, logger);
   const workers = config.webhooksWorker ? await startWorkers({ config, db: storage.db, kind: storage.kind, clock: platform.clock, logger }) : new Map<string, BackgroundWorker>();

@@ -45,6 +45,16 @@ export function clientIp(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? '0.0.0.0';
 }
 
+/**
+ * Whose fault an answer is decides its level: a client error (4xx) is the client's and is `info`, like a success;
+ * `501 not_implemented` is an operation of the contract this server does not have yet, a known gap rather than a
+ * failure, and is `warn`; any other 5xx is ours and is `error`.
+ */
+export function accessLogLevel(status: number): 'info' | 'warn' | 'error' {
+  if (status === 501) return 'warn';
+  return status >= 500 ? 'error' : 'info';
+}
+
 export function accessLog(logger: Logger) {
   return pinoHttp({
     logger,
@@ -52,8 +62,9 @@ export function accessLog(logger: Logger) {
     // The access record replaces pino-http's default req/res dumps, which would include headers.
     serializers: { req: () => undefined, res: () => undefined },
     customSuccessObject: (req, res) => ({ access: accessRecord(req as Request, res as Response) }),
-    customErrorObject: (req, res, error) => ({ access: accessRecord(req as Request, res as Response), err: error }),
-    customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+    // pino-http hands every 5xx an error of its own ("failed with status code 501"); a 501 is not a failure.
+    customErrorObject: (req, res, error) => ({ access: accessRecord(req as Request, res as Response), ...(res.statusCode === 501 ? {} : { err: error }) }),
+    customLogLevel: (_req, res) => accessLogLevel(res.statusCode),
     customSuccessMessage: (req, res) => `${req.method} ${(req as Request).path} ${res.statusCode}`,
     customErrorMessage: (req, res) => `${req.method} ${(req as Request).path} ${res.statusCode}`,
   });

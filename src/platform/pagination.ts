@@ -21,12 +21,20 @@ export function encodeCursor(position: Position): string {
   return Buffer.from(JSON.stringify({ v: CURSOR_VERSION, ...position })).toString('base64url');
 }
 
+/**
+ * A cursor is opaque but not trusted: its decoded id and time go into the list's query. Ours hold an id or an ISO
+ * timestamp, short visible ASCII; a forged one with U+0000 answered 500 on PostgreSQL.
+ */
+function isPositionPart(value: unknown): value is string {
+  return typeof value === 'string' && /^[\x21-\x7e]{1,64}$/.test(value);
+}
+
 export function pageRequest(query: { limit?: number; cursor?: string }): PageRequest {
   const limit = query.limit ?? 20;
   if (query.cursor === undefined) return { limit, after: undefined };
   try {
     const decoded = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8')) as { v?: unknown; id?: unknown; at?: unknown };
-    if (decoded.v === CURSOR_VERSION && typeof decoded.id === 'string' && (decoded.at === undefined || typeof decoded.at === 'string')) {
+    if (decoded.v === CURSOR_VERSION && isPositionPart(decoded.id) && (decoded.at === undefined || isPositionPart(decoded.at))) {
       return { limit, after: { id: decoded.id, ...(decoded.at === undefined ? {} : { at: decoded.at }) } };
     }
   } catch {

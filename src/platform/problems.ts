@@ -11,6 +11,7 @@ export type ProblemDocument = components['schemas']['Problem'];
 
 export const problemCatalogue: Record<ErrorCode, { status: number; title: string }> = {
   invalid_json: { status: 400, title: 'The body is not valid JSON' },
+  malformed_request: { status: 400, title: 'The request is not valid HTTP' },
   validation_failed: { status: 422, title: 'The request is not valid' },
   unauthenticated: { status: 401, title: 'Authentication required' },
   invalid_embed_key: { status: 401, title: 'The embed key is not valid' },
@@ -35,6 +36,7 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   thread_full: { status: 409, title: 'The chat thread is full' },
   version_conflict: { status: 409, title: 'The document has a newer version' },
   workflow_has_active_runs: { status: 409, title: 'The workflow has active runs' },
+  request_timeout: { status: 408, title: 'The request did not arrive in time' },
   payload_too_large: { status: 413, title: 'The body is too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported content type' },
   wrong_region: { status: 421, title: 'The workspace is homed in another region' },
@@ -52,6 +54,7 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   user_not_member: { status: 422, title: 'The user is not a member of the workspace' },
   role_above_member: { status: 422, title: "The key's role is above its member's role" },
   rate_limited: { status: 429, title: 'Too many requests' },
+  headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'Internal error' },
   response_validation_failed: { status: 500, title: 'The server produced an invalid response' },
   not_implemented: { status: 501, title: 'Not implemented' },

@@ -1,13 +1,44 @@
 // express-openapi-validator checks every request and every JSON response against generated/openapi.json. Its
 // errors become our problem documents: a schema violation anywhere in the request is 422 validation_failed with
 // one `errors[]` entry per field; a response that breaks the contract is 500 response_validation_failed.
+// Around it, the checks of what it lets through (see contractValidator).
 import * as OpenApiValidator from 'express-openapi-validator';
 import './validator-route-cache.ts';
-import type { RequestHandler } from 'express';
-import { openApiText } from './spec.ts';
-import { Problem, type ProblemFieldError } from './problems.ts';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { openApiDocument, openApiText } from './spec.ts';
+import { Problem, validationFailed, type ProblemFieldError } from './problems.ts';
 
+/**
+ * The validator (which sees a HEAD as its GET), with before it the content type of an optional body and the numbers
+ * of the query string, and after it the strings no database keeps as sent (NUL, lone surrogates).
+ */
 export function contractValidator(): RequestHandler[] {
+  return [checkBodyType, checkQueryNumbers, ...validator().map(asGetForHead), refuseUnstorableStrings];
+}
+
+/**
+ * The contract has no HEAD operations, so the validator let every HEAD request through unchecked (a malformed date
+ * reached the handler and answered 500). A HEAD is its GET without the body: it is validated as that GET.
+ */
+function asGetForHead(middleware: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    if (req.method !== 'HEAD') return middleware(req, res, next);
+    req.method = 'GET';
+    const restore = (error?: unknown) => {
+      req.method = 'HEAD';
+      next(error);
+    };
+    try {
+      return middleware(req, res, restore);
+    } catch (error) {
+      req.method = 'HEAD';
+      throw error;
+    }
+  };
+}
+
+function validator(): RequestHandler[] {
   return OpenApiValidator.middleware({
     // A fresh copy: the validator rewrites the document it is given.
     apiSpec: JSON.parse(openApiText),
@@ -21,6 +52,114 @@ export function contractValidator(): RequestHandler[] {
     // Problem documents and our own 404/405 answers are checked by the tests; routing happens before.
     ignoreUndocumented: true,
   }) as RequestHandler[];
+}
+
+type Json = Record<string, any>;
+
+function deref(node: unknown): Json | undefined {
+  let current = node as Json | undefined;
+  for (let hops = 0; typeof current?.$ref === 'string' && hops < 20; hops++) {
+    current = (current.$ref as string).replace(/^#\//, '').split('/').reduce<any>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
+  }
+  return current;
+}
+
+/** The query parameters of each operation whose schema is a number or an integer. */
+const numericQueryParameters = new Map<string, string[]>();
+for (const item of Object.values(openApiDocument.paths)) {
+  for (const operation of Object.values(item)) {
+    if (!operation.operationId) continue;
+    const names = (operation.parameters ?? [])
+      .map((p) => deref(p))
+      .filter((p) => p?.in === 'query' && ['integer', 'number'].includes(deref(p.schema)?.type))
+      .map((p) => p!.name as string);
+    if (names.length > 0) numericQueryParameters.set(operation.operationId, names);
+  }
+}
+
+/** A decimal number as JSON writes it (leading zeros allowed): not hex, binary, `Infinity`, `NaN` or blanks. */
+const DECIMAL = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+
+/**
+ * The validator turns a query string into a number with `+value`, so `0x10` was 16, and `1e309` and `Infinity` were
+ * Infinity, which Ajv then let past `minimum` and `maximum`: `?limit=1e309` reached the database and answered 500.
+ */
+function checkQueryNumbers(req: Request, res: Response, next: NextFunction): void {
+  const names = numericQueryParameters.get(res.locals.operationId as string);
+  if (names) {
+    const query = req.query as Record<string, unknown>;
+    const errors: ProblemFieldError[] = [];
+    for (const name of names) {
+      if (!(name in query)) continue;
+      const values = ([] as unknown[]).concat(query[name]);
+      if (values.some((value) => typeof value !== 'string' || !DECIMAL.test(value) || !Number.isFinite(Number(value)))) {
+        errors.push({ pointer: `query/${name}`, detail: 'must be a finite decimal number' });
+      }
+    }
+    if (errors.length > 0) throw validationFailed(errors);
+  }
+  next();
+}
+
+/**
+ * A body must be of a content type its operation accepts, also where the body is optional: the validator checks
+ * the type only of a required body, so a body of another type (or without one) was ignored and the operation ran
+ * as if none had been sent. No body at all stays fine.
+ */
+function checkBodyType(req: Request, res: Response, next: NextFunction): void {
+  const operation = operationTable[res.locals.operationId as OperationId];
+  const accepted = operation?.requestContentTypes as readonly string[] | undefined;
+  // req.is is false for a body of another type or without a Content-Type; it counts `Content-Length: 0` as a body.
+  const hasBody = req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
+  if (accepted && accepted.length > 0 && hasBody && req.is([...accepted]) === false) {
+    throw new Problem('unsupported_media_type', `${req.get('content-type') ? `Content-Type ${req.get('content-type')!.slice(0, 100)} is not accepted` : 'The body has no Content-Type'}; send ${accepted.join(' or ')}.`);
+  }
+  next();
+}
+
+const escapePointer = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1');
+
+/** U+0000, or a lone surrogate (UTF-16 that is not Unicode text, so not UTF-8 either). */
+const unstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
+
+/** The JSON pointers, under `at`, of every string (value or member name) of `value` that is unstorable. */
+function unstorablePointers(value: unknown, at: string, found: string[]): string[] {
+  if (found.length >= 100) return found;
+  if (typeof value === 'string') {
+    if (unstorable(value)) found.push(at);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => unstorablePointers(item, `${at}/${i}`, found));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [name, item] of Object.entries(value)) {
+      const pointer = `${at}/${escapePointer(name)}`;
+      if (unstorable(name)) found.push(pointer);
+      else unstorablePointers(item, pointer, found);
+    }
+  }
+  return found;
+}
+
+/**
+ * Strings that no database keeps as sent are refused in every part of a request, with 422 naming each: U+0000
+ * (PostgreSQL cannot store it in text or jsonb and answered 500, SQLite stored it) and lone surrogates (both
+ * databases stored U+FFFD while the answer echoed the surrogate). No field of this API has a use for either. Headers
+ * cannot carry them (Node's parser refuses NUL, see client-errors.ts, and reads bytes as Latin-1); the body, the
+ * query and the path can.
+ */
+function refuseUnstorableStrings(req: Request, res: Response, next: NextFunction): void {
+  const pointers = unstorablePointers(req.body, '', []);
+  for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
+    if (unstorable(name) || unstorablePointers(value, '', []).length > 0) pointers.push(`query/${name}`);
+  }
+  const template = operationTable[res.locals.operationId as OperationId]?.path.split('/') ?? [];
+  req.path.split('/').forEach((segment, i) => {
+    const name = /^\{(.+)\}$/.exec(template[i] ?? '')?.[1];
+    if (name && /%00/.test(segment)) pointers.push(`path/${name}`);
+  });
+  if (pointers.length > 0) {
+    throw validationFailed(pointers.map((pointer) => ({ pointer: pointer.slice(0, POINTER_MAX), detail: 'must be Unicode text without the NUL character (U+0000) or lone surrogates' })));
+  }
+  next();
 }
 
 interface ValidatorError {

@@ -9,6 +9,9 @@ import { exampleRequest, schemaErrors } from '../support/spec.ts';
 const streaming = (notImplemented as readonly string[]).includes('createChatCompletion') ? ['mock'] : ['mock', 'server'];
 const targets = inject('contractTargets').filter((target) => streaming.includes(target.name));
 
+// A file without tests fails the run: against a server without chat completions alone (CONTRACT_BASE_URL), say why.
+if (targets.length === 0) test.skip('no target streams chat completions (the server answers 501 until the feature is built)', () => {});
+
 describe.each(targets.map((target) => [target.name, target] as const))('against the %s', (_name, target) => {
   test('streamChatCompletion yields schema-valid chunks until [DONE]', async () => {
     const client = createContentServiceClient({ baseUrl: target.baseUrl, apiKey: target.apiKey, maxRetries: 0 });

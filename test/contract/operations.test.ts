@@ -4,11 +4,11 @@
 //   - the server: a real server with an empty workspace (or the server named by CONTRACT_BASE_URL, alone). Its
 //     implemented operations are called with requests that really succeed (test/support/contract-fixtures.ts);
 //     the operations of `notImplemented` must answer 501 not_implemented.
-import { describe, expect, inject, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createContentServiceClient } from '../../generated/client.ts';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { handlers, notImplemented } from '../../src/handlers.ts';
-import { successRequest, type ImplementedOperationId } from '../support/contract-fixtures.ts';
+import { removeFixtureResources, successRequest, type ImplementedOperationId } from '../support/contract-fixtures.ts';
 import type { ContractTarget } from '../support/global-setup.ts';
 import { exampleRequest, invalidRequest, responseContentTypes, responsePointer, schemaErrors, type ExampleRequest } from '../support/spec.ts';
 
@@ -88,6 +88,14 @@ function expectNotImplemented(answer: Answer): void {
   expect(schemaErrors('/components/schemas/Problem', answer.body)).toEqual([]);
   expect(answer.body).toMatchObject({ status: 501, code: 'not_implemented', request_id: expect.any(String) });
   expectRequestId(answer);
+}
+
+// What the fixtures create is removed before (leftovers of a run that stopped early) and after the run, so that any
+// number of runs against one long-lived server (CONTRACT_BASE_URL) stay within the workspace's limits.
+const server = targets.find((target) => target.name === 'server');
+if (server) {
+  beforeAll(() => removeFixtureResources(server));
+  afterAll(() => removeFixtureResources(server));
 }
 
 const operations = Object.entries(operationTable).map(([id, op]) => ({ id: id as OperationId, ...op }));

@@ -3,12 +3,17 @@
 // 500, never HTML, and every answer carries an X-Request-Id.
 //   invalid JSON 400 · body over 1 MiB 413 · wrong or missing content type 415 · unknown route 404 · wrong method
 //   405 with Allow · schema violations 422 with one JSON pointer per field (body, query, path, header) · missing,
-//   garbled or unknown credentials 401.
+//   garbled or unknown credentials 401 · numbers that are not finite 422 · a NUL character in any string 422 (both
+//   databases alike) · a body of the wrong type on an operation whose body is optional 415 · requests that Node's HTTP
+//   parser refuses (431, 400), answered with a problem document over a raw socket.
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { notImplemented } from '../../src/handlers.ts';
 import { problemCatalogue, problemTypeBase, type ErrorCode } from '../../src/platform/problems.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { schemaErrors } from '../support/spec.ts';
+import { deref, operation, schemaErrors } from '../support/spec.ts';
 
 const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -30,13 +35,67 @@ function expectProblem(answer: Answer, status: number, code: ErrorCode): void {
   expect(answer.text).not.toMatch(/<html|<!DOCTYPE|\n\s+at /i);
 }
 
+/** Operations this server implements (the others answer 501 before they look at their input). */
+const implemented = (Object.keys(operationTable) as OperationId[]).filter((id) => !(notImplemented as readonly string[]).includes(id));
+
+/** The query parameters of an operation whose schema is a number or an integer. */
+function numericQueryParameters(id: OperationId): string[] {
+  return (operation(id).parameters ?? [])
+    .map((p: unknown) => deref<{ in: string; name: string; schema?: unknown }>(p))
+    .filter((p: { in: string; schema?: unknown }) => p.in === 'query' && ['integer', 'number'].includes(deref<{ type?: string }>(p.schema)?.type ?? ''))
+    .map((p: { name: string }) => p.name);
+}
+
+/** A path of the operation with every parameter filled with a well-formed id of its kind that does not exist. */
+const samplePath = (id: OperationId) =>
+  operationTable[id].path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const parameter = (operation(id).parameters ?? []).map((p: unknown) => deref<{ in: string; name: string; schema?: unknown; example?: string }>(p)).find((p: { in: string; name: string }) => p.in === 'path' && p.name === name);
+    return encodeURIComponent(String(parameter?.example ?? 'x'));
+  });
+
+/** An answer read from a raw socket: the status line, the headers and the body, as the server wrote them. */
+interface RawAnswer extends Answer {
+  head: string;
+}
+
+/** Sends bytes as they are (no client library would send them) and reads the answer until the server closes. */
+function rawRequest(baseUrl: string, bytes: Buffer): Promise<RawAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const end = text.indexOf('\r\n\r\n');
+      const head = end < 0 ? text : text.slice(0, end);
+      const [statusLine, ...lines] = head.split('\r\n');
+      const headers = new Headers();
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+      }
+      const bodyText = end < 0 ? '' : text.slice(end + 4);
+      let body: unknown = bodyText;
+      try {
+        body = JSON.parse(bodyText);
+      } catch {
+        // left as text; the assertions say what was expected
+      }
+      resolve({ head, status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0), headers, body, text: bodyText });
+    });
+  });
+}
+
 /** The pointers of a validation_failed problem, sorted. */
 const pointers = (answer: Answer): string[] => (answer.body.errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
 
 describe.each(databaseKinds)('malformed input on %s', (kind) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ database: kind });
+    // Loopback webhook URLs: an endpoint that can exist without a receiver (nothing listens on port 9).
+    server = await startTestServer({ database: kind, env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
   });
   afterAll(async () => {
     await server?.close();
@@ -253,27 +312,220 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
   });
 
   test('every answer carries an X-Request-Id, distinct per request, and no answer here is a 500 or HTML', async () => {
-    const requests: Array<[string, string, Parameters<TestServer['call']>[2]]> = [
-      ['GET', '/healthz', { key: null }],
-      ['GET', '/v1/workspace', {}],
-      ['GET', '/nowhere', {}],
-      ['DELETE', '/v1/workspace', {}],
-      ['POST', '/v1/api-keys', { rawBody: '{', headers: { 'Content-Type': 'application/json' } }],
-      ['POST', '/v1/api-keys', { rawBody: 'x', headers: { 'Content-Type': 'application/xml' } }],
-      ['GET', '/v1/api-keys/%E0%A4%A', {}],
-      ['GET', '/v1/api-keys?limit=abc', {}],
-      ['GET', '/v1/workspace', { key: 'nope' }],
+    // The expected answer of each request: its status, and the problem's code for a refusal.
+    const requests: Array<[string, string, Parameters<TestServer['call']>[2], number, ErrorCode | undefined]> = [
+      ['GET', '/healthz', { key: null }, 200, undefined],
+      ['GET', '/v1/workspace', {}, 200, undefined],
+      ['GET', '/nowhere', {}, 404, 'route_not_found'],
+      ['DELETE', '/v1/workspace', {}, 405, 'method_not_allowed'],
+      ['POST', '/v1/api-keys', { rawBody: '{', headers: { 'Content-Type': 'application/json' } }, 400, 'invalid_json'],
+      ['POST', '/v1/api-keys', { rawBody: 'x', headers: { 'Content-Type': 'application/xml' } }, 415, 'unsupported_media_type'],
+      ['GET', '/v1/api-keys/%E0%A4%A', {}, 422, 'validation_failed'],
+      ['GET', '/v1/api-keys?limit=abc', {}, 422, 'validation_failed'],
+      ['GET', '/v1/workspace', { key: 'nope' }, 401, 'unauthenticated'],
     ];
     const ids = new Set<string>();
-    for (const [method, path, options] of requests) {
+    for (const [method, path, options, status, code] of requests) {
       const answer = await server.call(method, path, options);
       const id = answer.headers.get('x-request-id');
       expect(id, `${method} ${path}`).toMatch(REQUEST_ID);
       ids.add(id!);
-      expect(answer.status, `${method} ${path}`).toBeLessThan(500);
       expect(answer.headers.get('content-type'), `${method} ${path}`).toMatch(/^application\/(problem\+)?json/);
-      if (answer.status >= 400) expectProblem(answer, answer.status, answer.body.code);
+      if (code) expectProblem(answer, status, code);
+      else expect(answer.status, `${method} ${path}`).toBe(status);
     }
     expect(ids.size).toBe(requests.length);
+  });
+
+  describe('numbers', () => {
+    // Ajv coerces "1e309" to Infinity and then skips minimum and maximum for it: the list reached the database with
+    // LIMIT Infinity and answered 500.
+    const notNumbers = ['1e309', 'Infinity', '-Infinity', '1e400', '-1e400', 'NaN', '0x10', '0b1', '1_0', ' 5', '5 ', ''];
+
+    test('every numeric query parameter of every operation refuses values that are not finite decimal numbers (422 query/<name>)', async () => {
+      const cases = implemented.flatMap((id) => numericQueryParameters(id).map((name) => ({ id, name })));
+      expect(cases.map((c) => c.id)).toContain('listMembers');
+      for (const { id, name } of cases) {
+        for (const value of notNumbers) {
+          const answer = await server.call(operationTable[id].method.toUpperCase(), `${samplePath(id)}?${name}=${encodeURIComponent(value)}`);
+          expect({ id, value, status: answer.status }).toEqual({ id, value, status: 422 });
+          expectProblem(answer, 422, 'validation_failed');
+          expect(pointers(answer), `${id} ${name}=${value}`).toEqual([`query/${name}`]);
+        }
+      }
+    });
+
+    test('a limit written as a finite decimal number is still read as one', async () => {
+      for (const value of ['1', '100', '1e2', '20.0']) {
+        const answer = await server.call('GET', `/v1/members?limit=${value}`);
+        expect(answer.status, value).toBe(200);
+      }
+    });
+  });
+
+  describe('a NUL character is refused in every string, on both databases (422 naming the field)', () => {
+    // PostgreSQL cannot store U+0000 in text or jsonb (a 500); SQLite stored it. Refusing it everywhere keeps the two alike.
+    test('in body fields, nested fields and the names of metadata keys', async () => {
+      const key = await server.call('POST', '/v1/api-keys', { body: { name: 'a\u0000b', role: 'viewer' } });
+      expectProblem(key, 422, 'validation_failed');
+      expect(pointers(key)).toEqual(['/name']);
+
+      const member = await server.call('POST', '/v1/members', { body: { email: 'nul@test.example', role: 'viewer', name: '\u0000' } });
+      expectProblem(member, 422, 'validation_failed');
+      expect(pointers(member)).toEqual(['/name']);
+
+      const endpoint = await server.call('POST', '/v1/webhooks/endpoints', {
+        body: { url: 'https://hooks.test.example/in', event_types: ['*'], description: 'ok', metadata: { campaign: 'x\u0000y' } },
+      });
+      expectProblem(endpoint, 422, 'validation_failed');
+      expect(pointers(endpoint)).toEqual(['/metadata/campaign']);
+
+      const types = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: 'https://hooks.test.example/in', event_types: ['workspace.member.added', 'x\u0000'] } });
+      expectProblem(types, 422, 'validation_failed');
+      expect(pointers(types)).toContain('/event_types/1');
+    });
+
+    test('with an Idempotency-Key, the refusal is not stored and nothing is created', async () => {
+      const before = (await server.call('GET', '/v1/api-keys?limit=100')).body.data.length;
+      const answer = await server.call('POST', '/v1/api-keys', { body: { name: 'nul\u0000', role: 'viewer' }, headers: { 'Idempotency-Key': 'nul-body-1' } });
+      expectProblem(answer, 422, 'validation_failed');
+      expect((await server.call('GET', '/v1/api-keys?limit=100')).body.data.length).toBe(before);
+    });
+
+    test('a lone surrogate (not Unicode text) is refused the same way: both databases stored U+FFFD while the answer echoed it', async () => {
+      for (const rawBody of ['{"name":"a\\ud800b","role":"viewer"}', '{"name":"\\udfff","role":"viewer"}']) {
+        const answer = await server.call('POST', '/v1/api-keys', { rawBody, headers: { 'Content-Type': 'application/json' } });
+        expectProblem(answer, 422, 'validation_failed');
+        expect(pointers(answer)).toEqual(['/name']);
+      }
+      const pair = await server.call('POST', '/v1/api-keys', { rawBody: '{"name":"\\ud83d\\ude00","role":"viewer"}', headers: { 'Content-Type': 'application/json' } });
+      expect(pair.status).toBe(201);
+      expect(pair.body.name).toBe('😀');
+      const query = await server.call('GET', '/v1/audit-logs?action=api_key.%ED%A0%80');
+      expect(query.status).toBe(422);
+    });
+
+    test('in query parameters', async () => {
+      for (const [path, pointer] of [
+        ['/v1/audit-logs?action=api_key.%00', 'query/action'],
+        ['/v1/request-logs?path_prefix=%2Fv1%00', 'query/path_prefix'],
+        ['/v1/members?cursor=%00', 'query/cursor'],
+      ] as const) {
+        const answer = await server.call('GET', path);
+        expectProblem(answer, 422, 'validation_failed');
+        expect(pointers(answer), path).toEqual([pointer]);
+      }
+    });
+
+    test('in a cursor the server did not write (found with the fuzz: the decoded id reached PostgreSQL, 500)', async () => {
+      const forged = (position: object) => Buffer.from(JSON.stringify({ v: 1, ...position })).toString('base64url');
+      for (const cursor of [forged({ id: 'usr_\u0000' }), forged({ id: 'usr_1', at: '2026-01-01T00:00:00.000Z\u0000' }), forged({ id: 'x'.repeat(2000) }), forged({ id: '\ud800' })]) {
+        for (const list of ['/v1/members', '/v1/api-keys', '/v1/events', '/v1/audit-logs', '/v1/webhooks/endpoints']) {
+          const answer = await server.call('GET', `${list}?cursor=${cursor}`);
+          expectProblem(answer, 422, 'validation_failed');
+          expect(pointers(answer), `${list} ${cursor}`).toEqual(['query/cursor']);
+        }
+      }
+    });
+
+    test('in path parameters', async () => {
+      const answer = await server.call('GET', '/v1/events/evt_%00');
+      expectProblem(answer, 422, 'validation_failed');
+      expect(pointers(answer)).toEqual(['path/id']);
+    });
+  });
+
+  describe('HEAD', () => {
+    // Found by the fuzz: the validator knows no HEAD operations and let every HEAD request through unchecked, so a
+    // malformed date reached the handler (500) and unknown parameters were ignored.
+    test('is validated like the GET of every operation: 422 for what GET refuses, with a problem content type and no body', async () => {
+      const gets = implemented.filter((id) => operationTable[id].method === 'get');
+      expect(gets.length).toBeGreaterThan(10);
+      for (const id of gets) {
+        const path = `${samplePath(id)}?colour=blue`;
+        const get = await server.call('GET', path);
+        const head = await server.call('HEAD', path);
+        expect({ id, get: get.status, head: head.status }).toEqual({ id, get: 422, head: 422 });
+        expect(head.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(head.headers.get('x-request-id')).toMatch(REQUEST_ID);
+        expect(head.text).toBe('');
+      }
+      const date = await server.call('HEAD', '/v1/request-logs?created_before=not-a-date');
+      expect(date.status).toBe(422);
+      expect((await server.call('HEAD', '/v1/workspace')).status).toBe(200);
+    });
+  });
+
+  describe('operations whose request body is optional', () => {
+    const optional = implemented.filter((id) => operationTable[id].requestContentTypes.length > 0 && deref(operation(id).requestBody)?.required !== true);
+
+    test('a body of another content type, or without one, is 415 as on every other operation; no body at all is fine', async () => {
+      expect(optional).toContain('sendWebhookEndpointTest');
+      const endpoint = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/optional', event_types: ['*'], enabled: false } });
+      expect(endpoint.status).toBe(201);
+      const paths: Partial<Record<OperationId, string>> = { sendWebhookEndpointTest: `/v1/webhooks/endpoints/${endpoint.body.id as string}/test` };
+      for (const id of optional) {
+        const path = paths[id] ?? samplePath(id);
+        const method = operationTable[id].method.toUpperCase();
+        const wrongType = await server.call(method, path, { rawBody: '{"event_type":"workspace.member.added"}', headers: { 'Content-Type': 'text/plain' } });
+        expectProblem(wrongType, 415, 'unsupported_media_type');
+        const response = await fetch(server.url + path, { method, headers: { Authorization: `Bearer ${server.ownerKey}` }, body: new TextEncoder().encode('{"event_type":"workspace.member.added"}') });
+        const text = await response.text();
+        expectProblem({ status: response.status, headers: response.headers, text, body: JSON.parse(text) }, 415, 'unsupported_media_type');
+      }
+      const none = await server.call('POST', paths.sendWebhookEndpointTest!);
+      expect(none.status).toBe(202);
+    });
+  });
+
+  describe("requests that Node's HTTP parser refuses get a problem document too", () => {
+    function expectRawProblem(answer: RawAnswer, status: number, code: ErrorCode): void {
+      expect(answer.head, answer.head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
+      expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
+      const requestId = answer.headers.get('x-request-id');
+      expect(requestId).toMatch(REQUEST_ID);
+      expect(answer.body).toMatchObject({ type: problemTypeBase + code, title: problemCatalogue[code].title, status, code, request_id: requestId, detail: expect.any(String) });
+      expect(schemaErrors('/components/schemas/Problem', answer.body)).toEqual([]);
+      expect(answer.headers.get('connection')).toBe('close');
+      expect(Number(answer.headers.get('content-length'))).toBe(Buffer.byteLength(answer.text));
+      // The parser refused the request line or a header: there is no path to name.
+      expect(answer.body.instance).toBeUndefined();
+    }
+    const request = (...parts: Array<string | number[]>) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));
+
+    test('headers over 16 KiB are 431 headers_too_large', async () => {
+      const answer = await rawRequest(server.url, request(`GET /v1/workspace HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+      expectRawProblem(answer, 431, 'headers_too_large');
+    });
+
+    test.each([
+      ['a NUL in a header value', request('GET /v1/workspace HTTP/1.1\r\nHost: x\r\nX-Note: a\u0000b\r\n\r\n')],
+      ['a raw non-ASCII byte in a header name', request('GET /v1/workspace HTTP/1.1\r\nHost: x\r\nX-', [0xe9], ': a\r\n\r\n')],
+      ['a raw non-ASCII byte in the path', request('GET /v1/', [0xff], ' HTTP/1.1\r\nHost: x\r\n\r\n')],
+      ['a NUL in the path', request('GET /v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n')],
+      ['a NUL in the query', request('GET /v1/members?a=\u0000 HTTP/1.1\r\nHost: x\r\n\r\n')],
+      ['raw UTF-8 in the query', request('GET /v1/members?a=', [0xc3, 0xa9], ' HTTP/1.1\r\nHost: x\r\n\r\n')],
+      ['a request line that is not HTTP', request('HELLO\r\n\r\n')],
+      ['a broken chunked body', request('POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n')],
+      ['both Content-Length and Transfer-Encoding', request('POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')],
+    ])('%s is 400 malformed_request', async (_what, bytes) => {
+      expectRawProblem(await rawRequest(server.url, bytes), 400, 'malformed_request');
+    });
+
+    test('after a pipelined request, the refusal follows its answer instead of cutting in before it', async () => {
+      const answer = await rawRequest(server.url, request('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n'));
+      expect(answer.status).toBe(200);
+      const second = answer.text.indexOf('HTTP/1.1 ');
+      expect(second, answer.text).toBeGreaterThan(0);
+      const rest = answer.text.slice(second);
+      expect(rest).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(rest.slice(rest.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400, code: 'malformed_request' });
+    });
+
+    test('the server goes on answering after them', async () => {
+      await rawRequest(server.url, request('HELLO\r\n\r\n'));
+      expect((await server.call('GET', '/v1/workspace')).status).toBe(200);
+    });
   });
 });

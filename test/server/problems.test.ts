@@ -3,14 +3,21 @@
 // - a handler whose answer breaks its schema is answered 500 response_validation_failed and reported; a handler that
 //   throws is 500 internal_error without a stack trace (both through the handlerOverrides test seam);
 // - a workspace homed in the other region is 421 wrong_region naming that region's base URL;
-// - a specified but unbuilt operation is 501 not_implemented, after authentication (401) and the role check (403).
-import { readFileSync } from 'node:fs';
+// - a specified but unbuilt operation is 501 not_implemented, after authentication (401) and the role check (403);
+// - the access log's level says whose fault an answer is: 2xx–4xx info, 501 warn, other 5xx error.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { loadConfig } from '../../src/config.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { notImplemented } from '../../src/handlers.ts';
 import { problemCatalogue, problemTypeBase, type ErrorCode } from '../../src/platform/problems.ts';
+import { startServer } from '../../src/server.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
 
@@ -174,5 +181,49 @@ describe.each(databaseKinds)('problems on %s', (kind) => {
         expectProblem(await server.call(method.toUpperCase(), pathOf(id), { key: null, headers: { 'X-Embed-Key': 'emb_test' } }), 501, 'not_implemented');
       }
     });
+  });
+});
+
+describe('the level of the access log line', () => {
+  test('a client error is info, 501 not_implemented is warn, a failure of ours is error', async () => {
+    const lines: Array<{ level: number; msg: string; access?: { status: number }; err?: unknown }> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString('utf8').split('\n')) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'content-service-log-levels-'));
+    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'test.db')}`, LOG_LEVEL: 'info', NODE_ENV: 'test', WEBHOOKS_WORKER: 'false' });
+    const running = await startServer(config, { logger: pino({ level: 'info' }, sink), rateLimitKeyPrefix: `test:${Math.random()}` });
+    try {
+      const { secret } = await createWorkspace(running.platform.db, { name: 'Logs', region: 'eu' });
+      const get = (path: string, key: string | null = secret) => fetch(running.url + path, { headers: key ? { Authorization: `Bearer ${key}` } : {} }).then((r) => r.status);
+      running.handlerOverrides.set('getWorkspace', async () => {
+        throw new Error('provoked');
+      });
+      expect(await get('/v1/workspace')).toBe(500);
+      running.handlerOverrides.clear();
+      expect(await get('/v1/workspace')).toBe(200);
+      expect(await get('/v1/workspace', null)).toBe(401);
+      expect(await get('/v1/nowhere')).toBe(404);
+      expect(await get('/v1/members?limit=0')).toBe(422);
+      expect(await get('/v1/voices')).toBe(501);
+      await running.close();
+      const levelOf = (status: number) => lines.filter((line) => line.access?.status === status && /^GET /.test(line.msg)).map((line) => pino.levels.labels[line.level]);
+      expect({ 200: levelOf(200), 401: levelOf(401), 404: levelOf(404), 422: levelOf(422), 501: levelOf(501), 500: levelOf(500) }).toEqual({
+        200: ['info'],
+        401: ['info'],
+        404: ['info'],
+        422: ['info'],
+        501: ['warn'],
+        500: ['error'],
+      });
+      // A 501 is an answer, not an error: no synthetic error object in its line.
+      expect(lines.find((line) => line.access?.status === 501)?.err).toBeUndefined();
+    } finally {
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

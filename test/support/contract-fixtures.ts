@@ -21,6 +21,9 @@ export type RequestOverrides = Partial<Pick<ExampleRequest, 'path' | 'query' | '
 
 export type Fixture = (target: FixtureTarget) => Promise<RequestOverrides>;
 
+/** The resources the fixtures created (`/v1/members/usr_…`), removed by removeFixtureResources. */
+const createdByFixtures: string[] = [];
+
 let counter = 0;
 /** Unique within the run and across runs against one long-lived external server. */
 export function unique(): string {
@@ -35,7 +38,9 @@ async function post(target: FixtureTarget, path: string, body: unknown): Promise
   });
   const text = await response.text();
   if (response.status !== 201) throw new Error(`fixture POST ${path} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as Record<string, any>;
+  const created = JSON.parse(text) as Record<string, any>;
+  createdByFixtures.push(`${path}/${String(created.id)}`);
+  return created;
 }
 
 /** The spec's example member with an email no other member of the workspace has. */
@@ -146,3 +151,44 @@ export async function successRequest(id: ImplementedOperationId, target: Fixture
     ...('body' in overrides ? { body: overrides.body } : {}),
   };
 }
+
+// Cleanup. A workspace has at most 20 webhook endpoints, so endpoints left behind made the third run against one
+// long-lived server (CONTRACT_BASE_URL) fail with webhook_endpoint_limit_reached.
+
+/** The fixtures' endpoint URLs and member emails, also of the resources the tested operations created from them. */
+const FIXTURE_ENDPOINT_URL = /^http:\/\/127\.0\.0\.1:9\/contract-/;
+const FIXTURE_MEMBER_EMAIL = /^contract-.+@test\.example$/;
+
+async function remove(target: FixtureTarget, path: string): Promise<void> {
+  const response = await fetch(target.baseUrl + path, { method: 'DELETE', headers: { Authorization: `Bearer ${target.apiKey}` } });
+  await response.body?.cancel();
+  // 404: the tested operation deleted it already (deleteWebhookEndpoint, removeMember).
+  if (response.status >= 300 && response.status !== 404) throw new Error(`fixture cleanup: DELETE ${path} answered ${response.status}`);
+}
+
+/** Every item of a list operation, page by page. */
+async function listAll(target: FixtureTarget, path: string): Promise<Array<Record<string, any>>> {
+  const items: Array<Record<string, any>> = [];
+  let cursor: string | null = null;
+  do {
+    const page: Record<string, any> = await get(target, `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    items.push(...(page.data as Array<Record<string, any>>));
+    cursor = page.next_cursor as string | null;
+  } while (cursor);
+  return items;
+}
+
+/**
+ * Removes what the fixtures created on the target: their keys (revoked), and every webhook endpoint and member
+ * made from a fixture's body, including those of the operations under test and of earlier runs that stopped early.
+ */
+export async function removeFixtureResources(target: FixtureTarget): Promise<void> {
+  const endpoints = (await listAll(target, '/v1/webhooks/endpoints')).filter((e) => FIXTURE_ENDPOINT_URL.test(String(e.url)));
+  const members = (await listAll(target, '/v1/members')).filter((m) => FIXTURE_MEMBER_EMAIL.test(String(m.email)));
+  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/'));
+  createdByFixtures.length = 0;
+  for (const path of [...endpoints.map((e) => `/v1/webhooks/endpoints/${String(e.id)}`), ...members.map((m) => `/v1/members/${String(m.id)}`), ...keys]) {
+    await remove(target, path);
+  }
+}
+
