@@ -2464,7 +2464,10 @@ export type components = {
              * @description The member the key acts on behalf of. Omitted, the key belongs to the same member as the calling key (a service
              *     key when the calling key is one). A member's `usr_…` id gives the key to that member: they must be a member of
              *     the workspace (else `422 user_not_member`) and `role` may not be above their role (else
-             *     `422 role_above_member`). `null` makes a service key, which belongs to no person.
+             *     `422 role_above_member`). `null` makes a service key, which belongs to no person. Only an owner key may give
+             *     the new key to anyone other than its own member, or make a service key from a member's key (else
+             *     `403 insufficient_role`): otherwise an admin could leave behind keys that outlive their own removal, or act in
+             *     another member's name.
              * @example usr_01JD9EE0ZBGJ09TQM83XSSSS6Y
              */
             user_id?: string | null;
@@ -2689,7 +2692,7 @@ export type components = {
         AuditLogAction: string;
         /**
          * AuditLogActor
-         * @description Who did it. Every change made through the API is made by an API key; `system` is the service itself (for example a key expiring).
+         * @description Who did it. Every change made through the API is made by an API key; `system` is the service itself (the command-line tool, a background worker or job), and the entry's `details.via` then names which (`cli`, or the worker's or job kind's name).
          */
         AuditLogActor: {
             /**

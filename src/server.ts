@@ -88,9 +88,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await drained;
       clearTimeout(timeout);
       await stopRetention();
+      // No request runs any more: the log's last rows go in before the workers, which may take their grace to stop.
+      await platform.requestLog.flush();
       // Work in flight is finished and recorded (a webhook attempt within 15 s), so a restart does none of it twice.
       await Promise.all([...workers.values()].map((worker) => worker.stop()));
-      await platform.requestLog.flush();
       await rateLimitStore.close();
       await storage.close();
     })());

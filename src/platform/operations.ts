@@ -154,10 +154,19 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
       // The key is kept only for a stream that ended normally, with every event it sent; a stream cut by the client
       // or failing midway is released, so that a retry runs anew (docs/server.md, Streams).
       locals(res).releaseIdempotencyKey = undefined;
-      const sent = await sendStream(res, result, stream, context, (text) =>
-        completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, { status: result.status, headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` }, body: text }),
-      );
-      if (sent !== 'complete') await release().catch((error: unknown) => platform.logger.error({ err: error, request_id: context.requestId }, 'could not release the Idempotency-Key'));
+      const releaseKey = () => release().catch((error: unknown) => platform.logger.error({ err: error, request_id: context.requestId }, 'could not release the Idempotency-Key'));
+      let sent: Awaited<ReturnType<typeof sendStream>>;
+      try {
+        sent = await sendStream(res, result, stream, context, (text) =>
+          completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, { status: result.status, headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` }, body: text }),
+        );
+      } catch (error) {
+        // Storing the finished stream failed (the database went away): a key neither stored nor released would answer
+        // 409 to every retry until it is abandoned.
+        await releaseKey();
+        throw error;
+      }
+      if (sent !== 'complete') await releaseKey();
       return;
     }
     await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {

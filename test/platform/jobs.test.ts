@@ -62,9 +62,9 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
     await database.drop();
   });
 
-  async function startRunner(definitions: JobDefinitions, options: { leaseMs?: number; pollMs?: number; on?: Storage } = {}): Promise<JobRunner> {
+  async function startRunner(definitions: JobDefinitions, options: { leaseMs?: number; pollMs?: number; stopGraceMs?: number; on?: Storage } = {}): Promise<JobRunner> {
     const on = options.on ?? storage;
-    const runner = new JobRunner({ db: on.db, kind, databaseUrl: database.url, clock, logger, definitions, leaseMs: options.leaseMs, pollMs: options.pollMs ?? 50 });
+    const runner = new JobRunner({ db: on.db, kind, databaseUrl: database.url, clock, logger, definitions, leaseMs: options.leaseMs, pollMs: options.pollMs ?? 50, stopGraceMs: options.stopGraceMs });
     runners.push(runner);
     await runner.start();
     return runner;
@@ -201,6 +201,30 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
     expect((await job(id)).status).toBe('done');
     // Enqueued after stop(): left for another runner.
     expect(await job(later)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  test('stop() aborts a job still running after its grace; the job is handed back, its attempt not counted, and runs again', async () => {
+    const started = deferred();
+    const runner = await startRunner(
+      {
+        'test.work': {
+          // A long job that honours its signal.
+          run: async (j) => {
+            started.resolve();
+            await new Promise<void>((_resolve, reject) => j.signal.addEventListener('abort', () => reject(j.signal.reason), { once: true }));
+          },
+        },
+      },
+      { stopGraceMs: 50 },
+    );
+    const id = await enqueue();
+    await started.promise;
+    await runner.stop();
+    expect(await job(id)).toMatchObject({ status: 'pending', attempts: 0, leased_until: null, lease_token: null, run_at: clock.now().toISOString() });
+    const ran = deferred();
+    await startRunner({ 'test.work': { run: async () => ran.resolve() } });
+    await ran.promise;
+    expect(await eventually(() => job(id), (row) => row.status === 'done')).toMatchObject({ status: 'done', attempts: 1 });
   });
 
   test.runIf(kind === 'postgres')('two runners on one PostgreSQL database never run a job twice, nor at the same time', async () => {

@@ -537,6 +537,23 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expect((await server.call('GET', '/v1/api-keys?limit=100')).body.data.length).toBe(keysBefore);
     });
 
+    test("only an owner key gives a key to another member or makes a service key from a member's key", async () => {
+      const adminUser = await newMember('admin');
+      const editor = await newMember('editor');
+      const adminKey = (await create({ user_id: adminUser, role: 'admin' })).body.secret as string;
+      const keysBefore = (await server.call('GET', '/v1/api-keys?limit=100')).body.data.length;
+      expectProblem(await create({ user_id: null }, adminKey), 403, 'insufficient_role');
+      expectProblem(await create({ user_id: editor }, adminKey), 403, 'insufficient_role');
+      expect((await server.call('GET', '/v1/api-keys?limit=100')).body.data.length).toBe(keysBefore);
+      // Its own keys it makes, named or not.
+      expect((await create({}, adminKey)).body.user_id).toBe(adminUser);
+      expect((await create({ user_id: adminUser }, adminKey)).body.user_id).toBe(adminUser);
+      // An admin service key makes service keys, and no key for a person.
+      const serviceAdmin = (await create({ user_id: null, role: 'admin' })).body.secret as string;
+      expect((await create({}, serviceAdmin)).body.user_id).toBeNull();
+      expectProblem(await create({ user_id: editor }, serviceAdmin), 403, 'insufficient_role');
+    });
+
     test('rotation keeps the key with its member', async () => {
       const editor = await newMember('editor');
       const key = await create({ user_id: editor, role: 'editor' });

@@ -123,6 +123,11 @@ export const apiKeyHandlers = {
     }
     // Omitted: the calling key's member (none for a service key); null: a service key; an id: that member.
     const requestedUser = request.body.user_id === undefined ? context.caller.userId : request.body.user_id;
+    // A key for someone else (or a service key made from a person's key) would outlive its creator's removal and act
+    // in another's name: only an owner may hand out such keys.
+    if (requestedUser !== context.caller.userId && context.caller.role !== 'owner') {
+      throw new Problem('insufficient_role', `Only an owner key can create a key for another member or a service key; this ${context.caller.role} key creates keys for ${context.caller.userId ?? 'no member (it is a service key)'} only.`);
+    }
     const { key, secret } = await context.platform.db.transaction().execute(async (trx) => {
       const userId = requestedUser === null ? null : await keyOwner(trx, context.caller.workspace.id, requestedUser, role);
       const created = await insertApiKey(trx, {

@@ -24,6 +24,8 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
 export const DEFAULT_LEASE_MS = 5 * 60_000;
 /** How often an idle runner looks for retries that fell due, run-out leases and other SQLite processes' jobs. */
 export const DEFAULT_POLL_MS = 500;
+/** How long stop() lets running jobs finish before it aborts their signals (see JobRunner.stop). */
+export const DEFAULT_STOP_GRACE_MS = 10_000;
 
 /**
  * The payload type of every job kind. A feature declares its kinds by merging into this interface:
@@ -120,6 +122,14 @@ export interface JobRunnerOptions {
   concurrency?: number;
   leaseMs?: number;
   pollMs?: number;
+  stopGraceMs?: number;
+}
+
+/** The abort reason of a job whose runner is stopping: the attempt is handed back, not counted as failed. */
+class RunnerStopping extends Error {
+  constructor() {
+    super('the job runner is stopping');
+  }
 }
 
 export class JobRunner implements BackgroundWorker {
@@ -127,6 +137,8 @@ export class JobRunner implements BackgroundWorker {
   readonly #options: Required<JobRunnerOptions>;
   readonly #kinds: string[];
   readonly #loop: ClaimLoop<Job>;
+  /** The abort controllers of the jobs running now. */
+  readonly #running = new Set<AbortController>();
 
   constructor(options: JobRunnerOptions) {
     this.#options = {
@@ -134,6 +146,7 @@ export class JobRunner implements BackgroundWorker {
       concurrency: options.concurrency ?? 10,
       leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
       pollMs: options.pollMs ?? DEFAULT_POLL_MS,
+      stopGraceMs: options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS,
     };
     this.#kinds = Object.keys(options.definitions);
     this.#loop = new ClaimLoop<Job>({
@@ -161,8 +174,21 @@ export class JobRunner implements BackgroundWorker {
     this.#loop.wake();
   }
 
-  stop(): Promise<void> {
-    return this.#loop.stop();
+  /**
+   * Claims nothing more and waits for the running jobs. Those still running after `stopGraceMs` have their signal
+   * aborted: a job that stops then is handed back at once (its attempt not counted) for another runner or the next
+   * start, so a shutdown neither waits on a long job for minutes nor leaves it leased until the lease runs out.
+   */
+  async stop(): Promise<void> {
+    const stopped = this.#loop.stop();
+    const grace = setTimeout(() => {
+      for (const controller of this.#running) controller.abort(new RunnerStopping());
+    }, this.#options.stopGraceMs);
+    try {
+      await stopped;
+    } finally {
+      clearTimeout(grace);
+    }
   }
 
   /** Leases up to `limit` due jobs of the known kinds, counting the attempt, in one statement. */
@@ -197,6 +223,7 @@ export class JobRunner implements BackgroundWorker {
       return;
     }
     const controller = new AbortController();
+    this.#running.add(controller);
     let timer = setTimeout(() => controller.abort(new Error('the job lease ran out')), leaseMs);
     timer.unref();
     let error: unknown;
@@ -225,8 +252,14 @@ export class JobRunner implements BackgroundWorker {
       error = failure ?? new Error('the job failed');
     } finally {
       clearTimeout(timer);
+      this.#running.delete(controller);
     }
     const now = clock.now();
+    if (controller.signal.reason instanceof RunnerStopping) {
+      await ours(updateJob(db)).set({ run_at: iso(now), leased_until: null, lease_token: null, attempts: job.attempts - 1 }).execute();
+      logger.warn({ job_id: job.id, job_kind: job.kind }, 'a job was interrupted by the shutdown; it is handed back to run again');
+      return;
+    }
     const lastError = error === undefined ? null : String((error as Error)?.message ?? error).slice(0, 1000);
     const retry = error !== undefined && job.attempts < job.max_attempts;
     const result = await ours(updateJob(db))
