@@ -3,6 +3,7 @@ import type { Feature } from '../../platform/feature.ts';
 import { iso } from '../../platform/clock.ts';
 import { RETENTION_DAYS } from '../../platform/retention.ts';
 import { webhooks } from '../../storage/migrations/002_webhooks.ts';
+import { eventCatalogue } from '../../storage/migrations/006_event_catalogue.ts';
 import { deliveryHandlers } from './deliveries.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { endpointHandlers } from './endpoints.ts';
@@ -13,7 +14,7 @@ const DAY_MS = 86_400_000;
 export const webhooksFeature = {
   name: 'webhooks',
   handlers: { ...endpointHandlers, ...deliveryHandlers, ...eventHandlers },
-  migrations: { '002_webhooks': webhooks },
+  migrations: { '002_webhooks': webhooks, '006_event_catalogue': eventCatalogue },
   async retention(db, now) {
     const before = iso(new Date(now.getTime() - RETENTION_DAYS.events * DAY_MS));
     await db.deleteFrom('events').where('created_at', '<', before).execute();
