@@ -15,6 +15,8 @@ export default {
   // On top of the test's time without the mutant: a mutant that makes a test wait (a loop that never ends, a timer
   // never cleared) counts as detected once this much longer has passed.
   timeoutMS: 10_000,
+  // The first run, all tests once with coverage, takes several minutes on two cores.
+  dryRunTimeoutMinutes: 40,
   reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
