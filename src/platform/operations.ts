@@ -97,7 +97,7 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
       if (error instanceof Problem && error.status < 500) {
         // A problem the handler raised on purpose (404, 409, 422…) is this request's answer: keep it for the key.
         const body = problemResponseBody(error, req.originalUrl, context.requestId, id);
-        await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
+        await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, {
           status: error.status,
           headers: { ...error.headers, 'content-type': 'application/problem+json' },
           body: JSON.stringify(body),
@@ -108,7 +108,7 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
       // A failure on our side: the error handler releases the key before it answers.
       throw error;
     }
-    await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
+    await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, {
       status: result.status,
       headers: { ...result.headers, 'content-type': result.contentType },
       body: result.body === undefined ? null : JSON.stringify(result.body),

@@ -3,7 +3,8 @@
 // - the path is part of the request: the same key and the same (empty) body on another key's rotate URL is 422
 //   idempotency_key_reused, never the first rotation's answer with that key's new secret;
 // - a request still running holds its key (409 idempotency_key_in_use) until 5 minutes after it started, to the
-//   millisecond; then the key is free and a retry runs the request.
+//   millisecond; then the key is free and a retry runs the request. When the request that was cut off ends after
+//   all, its answer does not replace the retry's: the key keeps replaying the retry's answer.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { handlers } from '../../src/handlers.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
@@ -43,18 +44,23 @@ describe.each(databaseKinds)('Idempotency-Key records on %s', (kind) => {
   });
 
   test('a request cut off mid-way holds its key for 5 minutes from its start, then a retry runs', async () => {
-    // The first createApiKey waits forever, as a request of a process that died would: its record stays "running".
+    // The first createApiKey waits until the test lets it go, as a request of a process that hangs would: its
+    // record stays "running".
     let entered!: () => void;
     const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
     let calls = 0;
-    server.handlerOverrides.set('createApiKey', (request, context) => {
-      if (++calls > 1) return (handlers.createApiKey as OperationHandler)(request, context);
-      entered();
-      return new Promise(() => {});
+    server.handlerOverrides.set('createApiKey', async (request, context) => {
+      if (++calls === 1) {
+        entered();
+        await gate;
+      }
+      return (handlers.createApiKey as OperationHandler)(request, context);
     });
     const started = clock.now().getTime();
     const post = () => server.call('POST', '/v1/api-keys', { body: { name: `cut off ${kind}`, role: 'viewer' }, headers: { 'Idempotency-Key': `cut-off-${kind}` } });
-    void post().catch(() => {}); // never answered; its connection ends when the server closes
+    const cutOff = post();
     await inHandler;
 
     expectProblem(await post(), 409, 'idempotency_key_in_use');
@@ -72,5 +78,14 @@ describe.each(databaseKinds)('Idempotency-Key records on %s', (kind) => {
     const replayed = await post();
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(replayed.body.id).toBe(retried.body.id);
+
+    // The request that was cut off ends after all: its answer goes to its client, not into the key's record.
+    release();
+    const late = await cutOff;
+    expect(late.status).toBe(201);
+    expect(late.body.id).not.toBe(retried.body.id);
+    const afterLate = await post();
+    expect(afterLate.headers.get('idempotent-replayed')).toBe('true');
+    expect(afterLate.body.id).toBe(retried.body.id);
   });
 });
