@@ -102,7 +102,19 @@ export async function beginIdempotentRequest(db: Kysely<Database>, workspaceId: 
   throw new Problem('idempotency_key_in_use', 'A request with this Idempotency-Key is being processed; retry in a moment.', { headers: { 'Retry-After': '1' } });
 }
 
-export async function completeIdempotentRequest(db: Kysely<Database>, workspaceId: string, clientKey: string, response: { status: number; headers: Record<string, string | number | string[] | undefined>; body: string | null }): Promise<void> {
+/**
+ * Stores the answer in the record this request made (its fingerprint and start). A request that was cut off (see
+ * IDEMPOTENCY_LEASE_MS) and ends after all finds another request's record, or none: it stores nothing, so the key
+ * keeps replaying the answer of the request that took it over.
+ */
+export async function completeIdempotentRequest(
+  db: Kysely<Database>,
+  workspaceId: string,
+  clientKey: string,
+  fingerprint: string,
+  startedAt: Date,
+  response: { status: number; headers: Record<string, string | number | string[] | undefined>; body: string | null },
+): Promise<void> {
   const key = storedKey(clientKey);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(response.headers)) {
@@ -113,6 +125,8 @@ export async function completeIdempotentRequest(db: Kysely<Database>, workspaceI
     .set({ state: 'completed', response_status: response.status, response_headers: JSON.stringify(headers), response_body: response.body === null ? null : sealAnswer(workspaceId, clientKey, response.body) })
     .where('workspace_id', '=', workspaceId)
     .where('key', '=', key)
+    .where('fingerprint', '=', fingerprint)
+    .where('created_at', '=', iso(startedAt))
     .execute();
 }
 

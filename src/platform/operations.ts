@@ -138,7 +138,7 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
       if (error instanceof Problem && error.status < 500) {
         // A problem the handler raised on purpose (404, 409, 422…) is this request's answer: keep it for the key.
         const body = problemResponseBody(error, req.originalUrl, context.requestId, locals(res).problemShape);
-        await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
+        await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, {
           status: error.status,
           headers: { ...error.headers, 'content-type': 'application/problem+json' },
           body: JSON.stringify(body),
@@ -158,7 +158,7 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
       let sent: Awaited<ReturnType<typeof sendStream>>;
       try {
         sent = await sendStream(res, result, stream, context, (text) =>
-          completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, { status: result.status, headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` }, body: text }),
+          completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, { status: result.status, headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` }, body: text }),
         );
       } catch (error) {
         // Storing the finished stream failed (the database went away): a key neither stored nor released would answer
@@ -169,7 +169,7 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
       if (sent !== 'complete') await releaseKey();
       return;
     }
-    await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, {
+    await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, {
       status: result.status,
       headers: { ...result.headers, 'content-type': result.contentType },
       body: result.body === undefined ? null : JSON.stringify(result.body),
