@@ -6,6 +6,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import './validator-route-cache.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { locals } from './context.ts';
 import { openApiDocument, openApiText } from './spec.ts';
 import { Problem, validationFailed, type ProblemFieldError } from './problems.ts';
 
@@ -85,7 +86,7 @@ const DECIMAL = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
  * Infinity, which Ajv then let past `minimum` and `maximum`: `?limit=1e309` reached the database and answered 500.
  */
 function checkQueryNumbers(req: Request, res: Response, next: NextFunction): void {
-  const names = numericQueryParameters.get(res.locals.operationId as string);
+  const names = numericQueryParameters.get(locals(res).operationId!);
   if (names) {
     const query = req.query as Record<string, unknown>;
     const errors: ProblemFieldError[] = [];
@@ -107,7 +108,7 @@ function checkQueryNumbers(req: Request, res: Response, next: NextFunction): voi
  * as if none had been sent. No body at all stays fine.
  */
 function checkBodyType(req: Request, res: Response, next: NextFunction): void {
-  const operation = operationTable[res.locals.operationId as OperationId];
+  const operation = operationTable[locals(res).operationId!];
   const accepted = operation?.requestContentTypes as readonly string[] | undefined;
   // req.is is false for a body of another type or without a Content-Type; it counts `Content-Length: 0` as a body.
   const hasBody = req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
@@ -151,7 +152,7 @@ function refuseUnstorableStrings(req: Request, res: Response, next: NextFunction
   for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
     if (unstorable(name) || unstorablePointers(value, '', []).length > 0) pointers.push(`query/${name}`);
   }
-  const template = operationTable[res.locals.operationId as OperationId]?.path.split('/') ?? [];
+  const template = operationTable[locals(res).operationId!]?.path.split('/') ?? [];
   req.path.split('/').forEach((segment, i) => {
     const name = /^\{(.+)\}$/.exec(template[i] ?? '')?.[1];
     if (name && /%00/.test(segment)) pointers.push(`path/${name}`);
