@@ -20,7 +20,8 @@ import { resolveOperation } from './platform/routes.ts';
 import { contractValidator } from './platform/validation.ts';
 
 /**
- * TEST SEAM, for tests only (main.ts never fills it): replacements for the handlers of operations, looked up on every
+ * TEST SEAM, for tests only (test/support/server.ts passes one when a test asks; main.ts never does, and without it
+ * every handler is bound directly and an operation not built answers 501 before anything else): replacements for the handlers of operations, looked up on every
  * request so that a test can set and remove one while the server runs (a handler that fails, that breaks its response
  * schema, that waits, or that streams). An operation in `notImplemented` with a replacement is served by it instead of
  * answering 501, so that the platform's seams for features not built yet (a streamed chat completion) can be tested.

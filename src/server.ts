@@ -22,8 +22,11 @@ export interface RunningServer {
   url: string;
   platform: Platform;
   server: Server;
-  /** TEST SEAM (see HandlerOverrides in app.ts): set an operation's replacement handler here while the server runs. */
-  handlerOverrides: HandlerOverrides;
+  /**
+   * TEST SEAM (see HandlerOverrides in app.ts): the map given in the options, if any, where a test sets an operation's
+   * replacement handler while the server runs. Without one (main.ts), the handlers are bound directly.
+   */
+  handlerOverrides?: HandlerOverrides;
   /** The background workers of this process by name (`webhook-delivery`, `jobs`); none with WEBHOOKS_WORKER=false. */
   workers: Map<string, BackgroundWorker>;
   /** Stops accepting connections, waits for in-flight requests, stops background work, closes the database. */
@@ -55,8 +58,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     requestLog: new RequestLogWriter(storage.db, logger),
     features,
   };
-  const handlerOverrides: HandlerOverrides = options.handlerOverrides ?? new Map();
-  const app = createApp(platform, { ...options, handlerOverrides });
+  const app = createApp(platform, options);
   const server = app.listen(config.port, config.host);
   answerClientErrors(server, platform);
   await once(server, 'listening');
@@ -97,5 +99,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await storage.close();
     })());
 
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides, workers, close };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides: options.handlerOverrides, workers, close };
 }

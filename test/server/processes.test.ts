@@ -230,7 +230,7 @@ describe('shutdown', () => {
   test('a request in flight when close() is called completes with 200; new connections are refused', { timeout: 20_000 }, async () => {
     // Neither the shutdown timeout nor the keep-alive timeout may end the drain: close() must finish because the
     // request did (it used to wait for the timeout, with the finished request's connection kept alive).
-    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '600000' } });
+    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '600000' }, handlerOverrides: true });
     server.server.keepAliveTimeout = 600_000;
     let entered!: () => void;
     const inHandler = new Promise<void>((resolve) => (entered = resolve));
