@@ -19,8 +19,8 @@ export function contractValidator(): RequestHandler[] {
 }
 
 /**
- * The contract has no HEAD operations, so the validator let every HEAD request through unchecked (a malformed date
- * reached the handler and answered 500). A HEAD is its GET without the body: it is validated as that GET.
+ * The contract has no HEAD operations, so the validator would let every HEAD request through unchecked, and a
+ * malformed parameter (a date) would reach the handler. A HEAD is its GET without the body: it is validated as that GET.
  */
 function asGetForHead(middleware: RequestHandler): RequestHandler {
   return (req, res, next) => {
@@ -82,8 +82,9 @@ for (const item of Object.values(openApiDocument.paths)) {
 const DECIMAL = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 
 /**
- * The validator turns a query string into a number with `+value`, so `0x10` was 16, and `1e309` and `Infinity` were
- * Infinity, which Ajv then let past `minimum` and `maximum`: `?limit=1e309` reached the database and answered 500.
+ * The validator turns a query string into a number with `+value`: `0x10` would be 16, and `1e309` and `Infinity`
+ * would be Infinity, which Ajv lets past `minimum` and `maximum`, so a limit would reach the database as Infinity.
+ * Only finite decimal numbers, as JSON writes them, are numbers here.
  */
 function checkQueryNumbers(req: Request, res: Response, next: NextFunction): void {
   const names = numericQueryParameters.get(locals(res).operationId!);
@@ -142,8 +143,8 @@ function unstorablePointers(value: unknown, at: string, found: string[]): string
 
 /**
  * Strings that no database keeps as sent are refused in every part of a request, with 422 naming each: U+0000
- * (PostgreSQL cannot store it in text or jsonb and answered 500, SQLite stored it) and lone surrogates (both
- * databases stored U+FFFD while the answer echoed the surrogate). No field of this API has a use for either. Headers
+ * (PostgreSQL cannot store it in text or jsonb, SQLite can: refusing it on both keeps them alike) and lone surrogates
+ * (both databases would store U+FFFD while the answer echoed the surrogate). No field of this API has a use for either. Headers
  * cannot carry them (Node's parser refuses NUL, see client-errors.ts, and reads bytes as Latin-1); the body, the
  * query and the path can.
  */
