@@ -20,6 +20,7 @@ import autocannon from 'autocannon';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import { insertApiKey } from '../src/features/workspace/api-keys.ts';
 import { createWorkspace } from '../src/features/workspace/workspace.ts';
+import { features } from '../src/features/index.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -131,7 +132,7 @@ async function startProcess(name: string, command: string, args: string[], env: 
 async function seed(databaseUrl: string): Promise<string[]> {
   const storage = openStorage(databaseUrl);
   try {
-    await migrate(storage.db);
+    await migrate(storage.db, features);
     const { workspace, secret } = await createWorkspace(storage.db, { name: 'Benchmark workspace', region: 'eu', ownerEmail: 'owner@bench.example', keyName: 'Benchmark owner' });
     const secrets = [secret];
     await storage.db.transaction().execute(async (trx) => {

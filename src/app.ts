@@ -6,8 +6,7 @@
 // Authentication comes before body parsing so that a caller without a valid key learns nothing about the body.
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { operationTable, type OperationId } from '../generated/operations.ts';
-import { features } from './features/index.ts';
-import { handlers, notImplemented } from './handlers.ts';
+import { notImplemented } from './handlers.ts';
 import { authenticate, identifyKey } from './platform/auth.ts';
 import { atLeast, locals, type Platform } from './platform/context.ts';
 import { problemHandler } from './platform/errors.ts';
@@ -21,7 +20,8 @@ import { resolveOperation } from './platform/routes.ts';
 import { contractValidator } from './platform/validation.ts';
 
 /**
- * TEST SEAM, for tests only (main.ts never fills it): replacements for the handlers of operations, looked up on every
+ * TEST SEAM, for tests only (test/support/server.ts passes one when a test asks; main.ts never does, and without it
+ * every handler is bound directly and an operation not built answers 501 before anything else): replacements for the handlers of operations, looked up on every
  * request so that a test can set and remove one while the server runs (a handler that fails, that breaks its response
  * schema, that waits, or that streams). An operation in `notImplemented` with a replacement is served by it instead of
  * answering 501, so that the platform's seams for features not built yet (a streamed chat completion) can be tested.
@@ -36,14 +36,14 @@ export interface AppOptions {
 }
 
 const notBuilt = new Set<OperationId>(notImplemented);
-const problemShapes = collectByKey(features, 'problemShapes');
-const authenticators = collectByKey(features, 'authenticators');
 
 function operationOf(res: Response): (typeof operationTable)[OperationId] {
   return operationTable[locals(res).operationId!];
 }
 
 export function createApp(platform: Platform, options: AppOptions = {}): express.Express {
+  const problemShapes = collectByKey(platform.features, 'problemShapes');
+  const authenticators = collectByKey(platform.features, 'authenticators');
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -112,7 +112,7 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
   app.use(express.json({ strict: false, limit: platform.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator());
 
-  const implemented = handlers as Partial<Record<OperationId, OperationHandler>>;
+  const implemented = collectByKey(platform.features, 'handlers') as Partial<Record<OperationId, OperationHandler>>;
   // The implemented operations first: their requests never walk past them to the routes of operations not built,
   // which exist only for the test seam (the 501 above answers them otherwise).
   const routed = [...Object.keys(implemented), ...(overrides ? notImplemented : [])] as OperationId[];

@@ -5,6 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
 import { ConfigError, loadConfig, REGIONS, type Config, type Region } from './config.ts';
+import { features } from './features/index.ts';
 import { insertApiKey, keyOwner } from './features/workspace/api-keys.ts';
 import { presentApiKey } from './features/workspace/presenters.ts';
 import { createWorkspace, presentWorkspace } from './features/workspace/workspace.ts';
@@ -213,7 +214,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env, 
   }
   const storage = openStorage(config.databaseUrl);
   try {
-    const applied = await migrate(storage.db);
+    const applied = await migrate(storage.db, features);
     const result = await work(storage.db, config, applied);
     out.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;

@@ -24,7 +24,10 @@ export interface Config {
   /** Express's `trust proxy`: which proxies may set X-Forwarded-For. */
   trustProxy: boolean | number | string;
   shutdownTimeoutMs: number;
-  /** Run the webhook delivery worker inside this process (WEBHOOKS_WORKER, default true). */
+  /**
+   * Run every background worker inside this process (WEBHOOKS_WORKER, default true): the webhook delivery worker and
+   * the job runner (src/platform/workers.ts). `false` leaves them to `npm run worker` processes.
+   */
   webhooksWorker: boolean;
   /** Development only: webhook URLs may be http and point at loopback or private addresses. */
   webhooksAllowLoopback: boolean;

@@ -1,9 +1,8 @@
-// The one map from operationId to handler, gathered from the features. The compiler checks it against the contract:
-// every operation is implemented by a feature or listed in `notImplemented` (answered 501), never both, never neither.
-import type { Handlers, OperationId } from '../generated/operations.ts';
-import { features } from './features/index.ts';
-import type { RequestContext } from './platform/context.ts';
-import { collectByKey } from './platform/feature.ts';
+// The operations not built yet (answered 501), and the compiler's check against the contract: every operation is
+// implemented by a registered feature or listed in `notImplemented`, never both, never neither. Only the feature list's
+// type is imported: the app binds the handlers of `Platform.features`, which the entry point hands down.
+import type { OperationId } from '../generated/operations.ts';
+import type { features } from './features/index.ts';
 
 /** The operations whose feature is not built yet. Each later issue removes its own. */
 export const notImplemented = [
@@ -86,6 +85,3 @@ type Implemented = ImplementedBy<(typeof features)[number]>;
 // `notImplemented` ("Property 'x' is missing": neither), never both ("Property 'x' is missing": both).
 ({}) satisfies Record<Exclude<OperationId, Implemented | NotBuilt>, never>;
 ({}) satisfies Record<Extract<Implemented, NotBuilt>, never>;
-
-/** The handler of every implemented operation, from the features of src/features/index.ts. */
-export const handlers = collectByKey(features, 'handlers') as Pick<Handlers<RequestContext>, Implemented>;

@@ -7,6 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp, type AppOptions, type HandlerOverrides } from './app.ts';
 import type { Config } from './config.ts';
+import { features } from './features/index.ts';
 import { answerClientErrors } from './platform/client-errors.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
@@ -21,8 +22,11 @@ export interface RunningServer {
   url: string;
   platform: Platform;
   server: Server;
-  /** TEST SEAM (see HandlerOverrides in app.ts): set an operation's replacement handler here while the server runs. */
-  handlerOverrides: HandlerOverrides;
+  /**
+   * TEST SEAM (see HandlerOverrides in app.ts): the map given in the options, if any, where a test sets an operation's
+   * replacement handler while the server runs. Without one (main.ts), the handlers are bound directly.
+   */
+  handlerOverrides?: HandlerOverrides;
   /** The background workers of this process by name (`webhook-delivery`, `jobs`); none with WEBHOOKS_WORKER=false. */
   workers: Map<string, BackgroundWorker>;
   /** Stops accepting connections, waits for in-flight requests, stops background work, closes the database. */
@@ -39,7 +43,7 @@ export interface StartOptions extends AppOptions {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
-  await migrate(storage.db);
+  await migrate(storage.db, features);
   const rateLimitStore = createRateLimitStore(config.redisUrl, options.rateLimitKeyPrefix);
   // Without this wait the first requests after start were counted in this process only (Redis still connecting) and
   // /readyz answered 503. An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
@@ -52,14 +56,14 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger,
     rateLimitStore,
     requestLog: new RequestLogWriter(storage.db, logger),
+    features,
   };
-  const handlerOverrides: HandlerOverrides = options.handlerOverrides ?? new Map();
-  const app = createApp(platform, { ...options, handlerOverrides });
+  const app = createApp(platform, options);
   const server = app.listen(config.port, config.host);
   answerClientErrors(server, platform);
   await once(server, 'listening');
-  const stopRetention = startRetention(storage.db, platform.clock, logger);
-  const workers = config.webhooksWorker ? await startWorkers({ config, db: storage.db, kind: storage.kind, clock: platform.clock, logger }) : new Map<string, BackgroundWorker>();
+  const stopRetention = startRetention(storage.db, platform.clock, logger, features);
+  const workers = config.webhooksWorker ? await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: platform.clock, logger }) : new Map<string, BackgroundWorker>();
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
@@ -96,5 +100,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await storage.close();
     })());
 
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides, workers, close };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides: options.handlerOverrides, workers, close };
 }

@@ -2,6 +2,7 @@
 // the environment like the server (DATABASE_URL, WEBHOOKS_ALLOW_LOOPBACK, LOG_LEVEL). Run any number of them beside
 // servers started with WEBHOOKS_WORKER=false (or not: workers in servers and on their own share the work the same way).
 import { ConfigError, loadConfig } from './config.ts';
+import { features } from './features/index.ts';
 import { systemClock } from './platform/clock.ts';
 import { createLogger } from './platform/logging.ts';
 import { stopOnSignals } from './platform/signals.ts';
@@ -12,8 +13,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
-  await migrate(storage.db);
-  const workers = await startWorkers({ config, db: storage.db, kind: storage.kind, clock: systemClock, logger });
+  await migrate(storage.db, features);
+  const workers = await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: systemClock, logger });
   // The workers' poll timers are unref'd (a server must be able to exit), and on SQLite nothing else holds the event
   // loop: without this the process would exit as soon as it is idle. It runs until a signal.
   const keepAlive = setInterval(() => {}, 60_000);

@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import { iso } from './clock.ts';
-import type { ApiKeyRow, Caller, Platform, WorkspaceRow } from './context.ts';
+import { locals, type ApiKeyRow, type Caller, type Platform, type WorkspaceRow } from './context.ts';
 import { Problem } from './problems.ts';
 
 const SECRET_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -76,26 +76,27 @@ const BEARER = /^Bearer[ \t]+([\x21-\x7E]{1,512})[ \t]*$/i;
 export async function identifyKey(platform: Platform, req: Request, res: Response): Promise<void> {
   const match = BEARER.exec(req.get('authorization') ?? '');
   if (!match) return;
-  const found = await findKeyBySecret(platform.db, match[1]!, res.locals.receivedAt as Date);
+  const found = await findKeyBySecret(platform.db, match[1]!, locals(res).receivedAt);
   if (!found) return;
-  res.locals.apiKeyId = found.key.id;
-  res.locals.workspaceId = found.workspace.id;
+  locals(res).apiKeyId = found.key.id;
+  locals(res).workspaceId = found.workspace.id;
 }
 
 /**
- * Authenticates the request and checks its workspace's region. Sets `res.locals.caller`; also `apiKeyId` and
+ * Authenticates the request and checks its workspace's region. Sets `locals(res).caller`; also `apiKeyId` and
  * `workspaceId` as soon as the key is known, so that even a refused request of a known key reaches its request log.
  */
 export function authenticate(platform: Platform) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const match = BEARER.exec(req.get('authorization') ?? '');
     if (!match) throw new Problem('unauthenticated', 'Send a valid API key as Authorization: Bearer <key>.');
-    const now = res.locals.receivedAt as Date;
+    const state = locals(res);
+    const now = state.receivedAt;
     const found = await findKeyBySecret(platform.db, match[1]!, now);
     if (!found) throw new Problem('unauthenticated', 'The API key is not valid.');
     const { key, workspace } = found;
-    res.locals.apiKeyId = key.id;
-    res.locals.workspaceId = workspace.id;
+    state.apiKeyId = key.id;
+    state.workspaceId = workspace.id;
     const status = keyStatus(key, now);
     if (status !== 'active') throw new Problem('unauthenticated', `The API key is ${status}.`);
     if (!found.secretValid) throw new Problem('unauthenticated', "The secret was rotated and its 24-hour grace period is over; use the key's new secret.");
@@ -106,7 +107,7 @@ export function authenticate(platform: Platform) {
       });
     }
     const caller: Caller = { workspace, apiKey: key, role: key.role, userId: key.user_id };
-    res.locals.caller = caller;
+    state.caller = caller;
     touchLastUsed(platform, key, now);
     next();
   };

@@ -9,7 +9,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Storage } from '../storage/database.ts';
 import type { Clock } from './clock.ts';
-import type { ProblemShaper } from './feature.ts';
+import type { Feature, ProblemShaper } from './feature.ts';
 import type { AccessRecord, RequestLogWriter } from './logging.ts';
 import type { RateLimitStore } from './rate-limit.ts';
 import type { Selectable } from 'kysely';
@@ -29,6 +29,8 @@ export interface Platform {
   logger: Logger;
   rateLimitStore: RateLimitStore;
   requestLog: RequestLogWriter;
+  /** The registered features (src/features/index.ts), handed down by the entry point that built this platform. */
+  features: readonly Feature[];
 }
 
 /** The API key that made the request, and its workspace. */

@@ -1,7 +1,8 @@
 // The last middleware: every error becomes an RFC 9457 problem document, never a stack trace.
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { operationTable } from '../../generated/operations.ts';
+import { locals } from './context.ts';
 import { Problem, sendProblem } from './problems.ts';
 import { validatorProblem } from './validation.ts';
 
@@ -39,23 +40,24 @@ export interface ErrorHandlerOptions {
 
 export function problemHandler(options: ErrorHandlerOptions) {
   return async (error: unknown, req: Request, res: Response, _next: NextFunction): Promise<void> => {
-    const operationId = res.locals.operationId as OperationId | undefined;
+    const state = locals(res);
+    const { operationId, requestId } = state;
     const request = { path: req.path, template: operationId ? operationTable[operationId]?.path : undefined };
     let problem = error instanceof Problem ? error : (validatorProblem(error, request) ?? bodyParserProblem(error as object));
     if (problem?.code === 'response_validation_failed') {
-      options.logger.error({ err: error, operation_id: res.locals.operationId, request_id: res.locals.requestId }, 'response breaks the contract');
-      options.onResponseValidationError?.({ operationId: res.locals.operationId as string | undefined, error });
+      options.logger.error({ err: error, operation_id: operationId, request_id: requestId }, 'response breaks the contract');
+      options.onResponseValidationError?.({ operationId, error });
     }
     if (!problem) {
-      options.logger.error({ err: error, operation_id: res.locals.operationId, request_id: res.locals.requestId }, 'unhandled error');
-      problem = new Problem('internal_error', `An unexpected error occurred. Quote request id ${String(res.locals.requestId)} when contacting support.`);
+      options.logger.error({ err: error, operation_id: operationId, request_id: requestId }, 'unhandled error');
+      problem = new Problem('internal_error', `An unexpected error occurred. Quote request id ${String(requestId)} when contacting support.`);
     }
     // A 5xx answer to a request that holds an Idempotency-Key releases the key before the client hears of the
     // failure, so that its retry runs again (operations.ts).
-    const release = res.locals.releaseIdempotencyKey as (() => Promise<void>) | undefined;
-    res.locals.releaseIdempotencyKey = undefined;
+    const release = state.releaseIdempotencyKey;
+    state.releaseIdempotencyKey = undefined;
     if (release && problem.status >= 500) {
-      await release().catch((releaseError: unknown) => options.logger.error({ err: releaseError, request_id: res.locals.requestId }, 'could not release the Idempotency-Key'));
+      await release().catch((releaseError: unknown) => options.logger.error({ err: releaseError, request_id: requestId }, 'could not release the Idempotency-Key'));
     }
     if (res.headersSent) {
       res.destroy();

@@ -1,6 +1,7 @@
 // The shape of a feature: everything the platform needs from a folder under src/features/ to serve it. A feature
-// exports one `Feature` object and is listed once in src/features/index.ts; the server, `npm run worker`, the
-// migrations and the retention loop loop over that list, so a new feature edits no platform file.
+// exports one `Feature` object and is listed once in src/features/index.ts; the entry points hand that list to the
+// app (Platform.features), the workers, the migrations and the retention loop, which loop over it, so a new feature
+// edits no platform file.
 // docs/server.md ("Adding a feature") has the checklist.
 import type { Request, Response } from 'express';
 import type { Kysely, Migration } from 'kysely';
@@ -47,7 +48,7 @@ export interface Feature {
   handlers: Partial<Handlers<RequestContext>>;
   /**
    * Its migrations by name, `NNN_<what>`: NNN continues the one sequence of every migration (src/storage/database.ts
-   * `migrations` sorts them by name; a name, once released, never changes, since databases record it).
+   * `allMigrations` sorts them by name; a name, once released, never changes, since databases record it).
    */
   migrations?: Record<string, Migration>;
   /** Deletes what the feature keeps only for a while; run at start-up and every 10 minutes (src/platform/retention.ts). */

@@ -8,6 +8,7 @@ import { pinoHttp } from 'pino-http';
 import type { Insertable } from 'kysely';
 import type { Database, RequestLogEntriesTable } from '../storage/schema.ts';
 import { iso } from './clock.ts';
+import { locals } from './context.ts';
 
 export function createLogger(level: string): Logger {
   return pino({ level, base: { service: 'content-service' }, timestamp: pino.stdTimeFunctions.isoTime });
@@ -21,23 +22,23 @@ export type AccessRecord = Omit<RequestLogEntriesTable, 'id' | 'api_key_id' | 'w
 };
 
 export function accessRecord(req: Request, res: Response): AccessRecord {
-  if (res.locals.accessRecord) return res.locals.accessRecord as AccessRecord;
-  const started = res.locals.startedAt as bigint;
+  const state = locals(res);
+  if (state.accessRecord) return state.accessRecord;
   const record: AccessRecord = {
-    request_id: res.locals.requestId as string,
+    request_id: state.requestId,
     method: req.method,
     path: req.path.slice(0, 2048),
-    operation_id: (res.locals.operationId as string | undefined) ?? null,
+    operation_id: state.operationId ?? null,
     status: res.statusCode,
-    error_code: (res.locals.errorCode as string | undefined) ?? null,
-    duration_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
+    error_code: state.errorCode ?? null,
+    duration_ms: Math.round(Number(process.hrtime.bigint() - state.startedAt) / 1e6),
     ip: clientIp(req),
     user_agent: req.get('user-agent')?.slice(0, 512) ?? null,
-    api_key_id: (res.locals.apiKeyId as string | undefined) ?? null,
-    workspace_id: (res.locals.workspaceId as string | undefined) ?? null,
-    created_at: iso(res.locals.receivedAt as Date),
+    api_key_id: state.apiKeyId ?? null,
+    workspace_id: state.workspaceId ?? null,
+    created_at: iso(state.receivedAt),
   };
-  res.locals.accessRecord = record;
+  state.accessRecord = record;
   return record;
 }
 
@@ -58,7 +59,7 @@ export function accessLogLevel(status: number): 'info' | 'warn' | 'error' {
 export function accessLog(logger: Logger) {
   return pinoHttp({
     logger,
-    genReqId: (_req, res) => (res as Response).locals.requestId as string ?? randomUUID(),
+    genReqId: (_req, res) => locals(res as Response).requestId ?? randomUUID(),
     // The access record replaces pino-http's default req/res dumps, which would include headers.
     serializers: { req: () => undefined, res: () => undefined },
     customSuccessObject: (req, res) => ({ access: accessRecord(req as Request, res as Response) }),

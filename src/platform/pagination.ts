@@ -23,7 +23,8 @@ export function encodeCursor(position: Position): string {
 
 /**
  * A cursor is opaque but not trusted: its decoded id and time go into the list's query. Ours hold an id or an ISO
- * timestamp, short visible ASCII; a forged one with U+0000 answered 500 on PostgreSQL.
+ * timestamp, short visible ASCII; anything else (U+0000, which PostgreSQL refuses in a text parameter) is refused here,
+ * before it reaches a query.
  */
 function isPositionPart(value: unknown): value is string {
   return typeof value === 'string' && /^[\x21-\x7e]{1,64}$/.test(value);

@@ -131,10 +131,10 @@ export function problemResponseBody(problem: Problem, instance: string, requestI
   return shape ? shape(problem, body) : body;
 }
 
-/** Answers with a problem document; `res.locals.errorCode` feeds the access and request logs. */
+/** Answers with a problem document; `locals(res).errorCode` feeds the access and request logs. */
 export function sendProblem(res: Response, problem: Problem): void {
   const req = res.req;
-  res.locals.errorCode = problem.code;
+  locals(res).errorCode = problem.code;
   for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
   res.status(problem.status).type('application/problem+json');
   const { requestId, problemShape } = locals(res);

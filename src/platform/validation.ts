@@ -6,6 +6,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import './validator-route-cache.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { locals } from './context.ts';
 import { openApiDocument, openApiText } from './spec.ts';
 import { Problem, validationFailed, type ProblemFieldError } from './problems.ts';
 
@@ -18,8 +19,8 @@ export function contractValidator(): RequestHandler[] {
 }
 
 /**
- * The contract has no HEAD operations, so the validator let every HEAD request through unchecked (a malformed date
- * reached the handler and answered 500). A HEAD is its GET without the body: it is validated as that GET.
+ * The contract has no HEAD operations, so the validator would let every HEAD request through unchecked, and a
+ * malformed parameter (a date) would reach the handler. A HEAD is its GET without the body: it is validated as that GET.
  */
 function asGetForHead(middleware: RequestHandler): RequestHandler {
   return (req, res, next) => {
@@ -81,11 +82,12 @@ for (const item of Object.values(openApiDocument.paths)) {
 const DECIMAL = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 
 /**
- * The validator turns a query string into a number with `+value`, so `0x10` was 16, and `1e309` and `Infinity` were
- * Infinity, which Ajv then let past `minimum` and `maximum`: `?limit=1e309` reached the database and answered 500.
+ * The validator turns a query string into a number with `+value`: `0x10` would be 16, and `1e309` and `Infinity`
+ * would be Infinity, which Ajv lets past `minimum` and `maximum`, so a limit would reach the database as Infinity.
+ * Only finite decimal numbers, as JSON writes them, are numbers here.
  */
 function checkQueryNumbers(req: Request, res: Response, next: NextFunction): void {
-  const names = numericQueryParameters.get(res.locals.operationId as string);
+  const names = numericQueryParameters.get(locals(res).operationId!);
   if (names) {
     const query = req.query as Record<string, unknown>;
     const errors: ProblemFieldError[] = [];
@@ -107,7 +109,7 @@ function checkQueryNumbers(req: Request, res: Response, next: NextFunction): voi
  * as if none had been sent. No body at all stays fine.
  */
 function checkBodyType(req: Request, res: Response, next: NextFunction): void {
-  const operation = operationTable[res.locals.operationId as OperationId];
+  const operation = operationTable[locals(res).operationId!];
   const accepted = operation?.requestContentTypes as readonly string[] | undefined;
   // req.is is false for a body of another type or without a Content-Type; it counts `Content-Length: 0` as a body.
   const hasBody = req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
@@ -141,8 +143,8 @@ function unstorablePointers(value: unknown, at: string, found: string[]): string
 
 /**
  * Strings that no database keeps as sent are refused in every part of a request, with 422 naming each: U+0000
- * (PostgreSQL cannot store it in text or jsonb and answered 500, SQLite stored it) and lone surrogates (both
- * databases stored U+FFFD while the answer echoed the surrogate). No field of this API has a use for either. Headers
+ * (PostgreSQL cannot store it in text or jsonb, SQLite can: refusing it on both keeps them alike) and lone surrogates
+ * (both databases would store U+FFFD while the answer echoed the surrogate). No field of this API has a use for either. Headers
  * cannot carry them (Node's parser refuses NUL, see client-errors.ts, and reads bytes as Latin-1); the body, the
  * query and the path can.
  */
@@ -151,7 +153,7 @@ function refuseUnstorableStrings(req: Request, res: Response, next: NextFunction
   for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
     if (unstorable(name) || unstorablePointers(value, '', []).length > 0) pointers.push(`query/${name}`);
   }
-  const template = operationTable[res.locals.operationId as OperationId]?.path.split('/') ?? [];
+  const template = operationTable[locals(res).operationId!]?.path.split('/') ?? [];
   req.path.split('/').forEach((segment, i) => {
     const name = /^\{(.+)\}$/.exec(template[i] ?? '')?.[1];
     if (name && /%00/.test(segment)) pointers.push(`path/${name}`);

@@ -1,14 +1,11 @@
 // Opens the database named by DATABASE_URL: SQLite through node:sqlite (built into Node 24, no native build) or
 // PostgreSQL through pg. Both are one Kysely<Database>; nothing above this file knows which.
-// It imports the feature list (for `migrations`): a feature module may import only types from this file, or the
-// import cycle would read the list before it is built.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, type Migration, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
-import { features } from '../features/index.ts';
-import { collectMigrations } from '../platform/feature.ts';
+import { collectMigrations, type Feature } from '../platform/feature.ts';
 import { platform } from './migrations/001_platform.ts';
 import { jobs } from './migrations/005_jobs.ts';
 import type { Database } from './schema.ts';
@@ -29,10 +26,13 @@ export interface Storage {
 const platformMigrations = { '001_platform': platform, '005_jobs': jobs };
 
 /**
- * Every migration, the platform's and the features' (src/features/index.ts), sorted by name: the order they run in.
- * Names never change once released (databases record them); a new one takes the next free number.
+ * Every migration, the platform's and the given features' (the entry points pass src/features/index.ts), sorted by
+ * name: the order they run in. Names never change once released (databases record them); a new one takes the next
+ * free number.
  */
-export const migrations = collectMigrations(platformMigrations, features);
+export function allMigrations(features: readonly Feature[]): Record<string, Migration> {
+  return collectMigrations(platformMigrations, features);
+}
 
 export interface StorageOptions {
   /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */
@@ -66,7 +66,9 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
   return { db, kind: 'postgres', ping: () => ping(db), close };
 }
 
-export async function migrate(db: Kysely<Database>): Promise<string[]> {
+/** Applies the pending migrations of the platform and of `features`; returns the names applied. */
+export async function migrate(db: Kysely<Database>, features: readonly Feature[]): Promise<string[]> {
+  const migrations = allMigrations(features);
   const run = async (target: Kysely<Database>) => {
     const migrator = new Migrator({ db: target, provider: { getMigrations: async () => migrations } });
     const { error, results } = await migrator.migrateToLatest();

@@ -3,15 +3,15 @@
 import { describe, expect, test } from 'vitest';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { features } from '../../src/features/index.ts';
-import { handlers, notImplemented } from '../../src/handlers.ts';
+import { notImplemented } from '../../src/handlers.ts';
 import { collectByKey, collectJobs, collectMigrations, type Feature } from '../../src/platform/feature.ts';
-import { migrations } from '../../src/storage/database.ts';
+import { allMigrations } from '../../src/storage/database.ts';
 
 const noop = { async up() {} };
 
 describe('features', () => {
   test('migrations keep their released names and run in name order', () => {
-    const names = Object.keys(migrations);
+    const names = Object.keys(allMigrations(features));
     expect(names).toEqual([...names].sort());
     expect(names).toEqual(expect.arrayContaining(['001_platform', '002_webhooks', '005_jobs']));
     expect(names.indexOf('001_platform')).toBe(0);
@@ -28,7 +28,7 @@ describe('features', () => {
   });
 
   test('every operation is implemented by exactly one feature or listed as not built', () => {
-    const implemented = Object.keys(handlers) as OperationId[];
+    const implemented = Object.keys(collectByKey(features, 'handlers')) as OperationId[];
     const built = new Set(features.flatMap((feature) => Object.keys(feature.handlers)));
     expect(new Set(implemented)).toEqual(built);
     for (const id of Object.keys(operationTable) as OperationId[]) {

@@ -4,6 +4,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { features } from '../../src/features/index.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { defaultRetryDelayMs, enqueueJob, JobRunner, type JobDefinitions, type NewJob } from '../../src/platform/jobs/runner.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
@@ -50,7 +51,7 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
   beforeEach(async () => {
     database = await freshDatabase(kind);
     storage = openStorage(database.url);
-    await migrate(storage.db);
+    await migrate(storage.db, features);
     clock = new ManualClock('2026-01-01T00:00:00.000Z');
   });
 

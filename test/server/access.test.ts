@@ -13,9 +13,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { Kysely, Migrator } from 'kysely';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
-import { migrate, migrations, openStorage } from '../../src/storage/database.ts';
+import { features } from '../../src/features/index.ts';
+import { allMigrations, migrate, openStorage } from '../../src/storage/database.ts';
 import type { Database } from '../../src/storage/schema.ts';
-import { handlers } from '../../src/handlers.ts';
+import { collectByKey } from '../../src/platform/feature.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { databaseKinds, freshDatabase, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 
@@ -85,7 +86,7 @@ describe.each(databaseKinds)('access on %s', (kind) => {
     };
 
     test('covers every implemented workspace and logs operation', () => {
-      const implemented = Object.keys(handlers).filter((id) => ['Workspace', 'Logs'].includes(operationTable[id as OperationId].tag));
+      const implemented = Object.keys(collectByKey(features, 'handlers')).filter((id) => ['Workspace', 'Logs'].includes(operationTable[id as OperationId].tag));
       expect(Object.keys(requests).sort()).toEqual(implemented.sort());
     });
 
@@ -572,6 +573,7 @@ describe.each(databaseKinds)('migration 003_key_users on %s', (kind) => {
     const storage = openStorage(database.url);
     try {
       const db = storage.db;
+      const migrations = allMigrations(features);
       const before = { '001_platform': migrations['001_platform']!, '002_webhooks': migrations['002_webhooks']! };
       const { error } = await new Migrator({ db, provider: { getMigrations: async () => before } }).migrateToLatest();
       expect(error).toBeUndefined();
@@ -597,7 +599,7 @@ describe.each(databaseKinds)('migration 003_key_users on %s', (kind) => {
         key('key_01JD0A1B2C3D4E5F6G7H8J9K04', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0N', 'owner', null, at),
       ]).execute();
 
-      expect(await migrate(db)).toContain('003_key_users');
+      expect(await migrate(db, features)).toContain('003_key_users');
       const users = await (db as Kysely<Database>).selectFrom('api_keys').select(['id', 'user_id']).orderBy('id').execute();
       expect(users).toEqual([
         { id: 'key_01JD0A1B2C3D4E5F6G7H8J9K01', user_id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M' },

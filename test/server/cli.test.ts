@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { projectRoot } from '../support/prism.ts';
 import { databaseKinds, freshDatabase, startTestServer, type TestDatabase, type TestServer } from '../support/server.ts';
-import { migrations } from '../../src/storage/database.ts';
+import { features } from '../../src/features/index.ts';
+import { allMigrations } from '../../src/storage/database.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 interface Run {
@@ -96,7 +97,7 @@ describe.each(databaseKinds)('the CLI on %s', (kind) => {
   beforeAll(async () => {
     database = await freshDatabase(kind);
     const migrated = json(await cli(['migrate'], { DATABASE_URL: database.url }));
-    expect(migrated).toEqual({ applied: Object.keys(migrations) });
+    expect(migrated).toEqual({ applied: Object.keys(allMigrations(features)) });
     server = await startTestServer({ databaseUrl: database.url, workspace: false });
     // The CLI computes base_url as the server does; give it this server's URL.
     env = { DATABASE_URL: database.url, PUBLIC_BASE_URL: server.url };

@@ -30,7 +30,7 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
   const clock = new ManualClock('2026-03-01T10:00:00.000Z');
 
   beforeAll(async () => {
-    server = await startTestServer({ database: kind, clock });
+    server = await startTestServer({ database: kind, clock, handlerOverrides: true });
   });
   afterAll(async () => {
     server?.handlerOverrides.clear();

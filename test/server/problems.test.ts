@@ -15,6 +15,7 @@ import { parse } from 'yaml';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import type { HandlerOverrides } from '../../src/app.ts';
 import { notImplemented } from '../../src/handlers.ts';
 import { problemCatalogue, problemTypeBase, type ErrorCode } from '../../src/platform/problems.ts';
 import { startServer } from '../../src/server.ts';
@@ -59,7 +60,7 @@ describe('the error catalogue', () => {
 describe.each(databaseKinds)('problems on %s', (kind) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ database: kind });
+    server = await startTestServer({ database: kind, handlerOverrides: true });
   });
   afterAll(async () => {
     server?.handlerOverrides.clear();
@@ -195,15 +196,16 @@ describe('the level of the access log line', () => {
     });
     const dir = mkdtempSync(join(tmpdir(), 'content-service-log-levels-'));
     const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'test.db')}`, LOG_LEVEL: 'info', NODE_ENV: 'test', WEBHOOKS_WORKER: 'false' });
-    const running = await startServer(config, { logger: pino({ level: 'info' }, sink), rateLimitKeyPrefix: `test:${Math.random()}` });
+    const overrides: HandlerOverrides = new Map();
+    const running = await startServer(config, { logger: pino({ level: 'info' }, sink), rateLimitKeyPrefix: `test:${Math.random()}`, handlerOverrides: overrides });
     try {
       const { secret } = await createWorkspace(running.platform.db, { name: 'Logs', region: 'eu' });
       const get = (path: string, key: string | null = secret) => fetch(running.url + path, { headers: key ? { Authorization: `Bearer ${key}` } : {} }).then((r) => r.status);
-      running.handlerOverrides.set('getWorkspace', async () => {
+      overrides.set('getWorkspace', async () => {
         throw new Error('provoked');
       });
       expect(await get('/v1/workspace')).toBe(500);
-      running.handlerOverrides.clear();
+      overrides.clear();
       expect(await get('/v1/workspace')).toBe(200);
       expect(await get('/v1/workspace', null)).toBe(401);
       expect(await get('/v1/nowhere')).toBe(404);

@@ -12,10 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
-import { handlers } from '../../src/handlers.ts';
+import { features } from '../../src/features/index.ts';
+import { collectByKey } from '../../src/platform/feature.ts';
 import type { OperationHandler } from '../../src/platform/operations.ts';
-import { migrate, migrations, openStorage, type Storage } from '../../src/storage/database.ts';
+import { allMigrations, migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { freshDatabase, postgresUrl, REDIS_URL, redisAvailable, startTestServer, type TestDatabase } from '../support/server.ts';
+
+const migrations = allMigrations(features);
+const handlers = collectByKey(features, 'handlers');
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const LIMIT = 600;
@@ -114,7 +118,7 @@ describe.skipIf(!postgresUrl || !redisAvailable)('two server processes on one Po
     b = startProcess(env, portB);
     await Promise.all([waitUntilReady(a), waitUntilReady(b)]);
     storage = openStorage(database.url);
-    await migrate(storage.db);
+    await migrate(storage.db, features);
     ownerKey = (await createWorkspace(storage.db, { name: 'Two processes', region: 'eu', ownerEmail: 'owner@processes.example' })).secret;
   });
 
@@ -188,7 +192,7 @@ describe.skipIf(!postgresUrl)('migrating one PostgreSQL database from several co
       const database = await freshDatabase('postgres');
       const storages = Array.from({ length: 4 }, () => openStorage(database.url));
       try {
-        const applied = await Promise.all(storages.map((storage) => migrate(storage.db)));
+        const applied = await Promise.all(storages.map((storage) => migrate(storage.db, features)));
         expect(applied.flat()).toEqual(Object.keys(migrations));
         const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(storages[0]!.db);
         expect(rows.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
@@ -226,7 +230,7 @@ describe('shutdown', () => {
   test('a request in flight when close() is called completes with 200; new connections are refused', { timeout: 20_000 }, async () => {
     // Neither the shutdown timeout nor the keep-alive timeout may end the drain: close() must finish because the
     // request did (it used to wait for the timeout, with the finished request's connection kept alive).
-    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '600000' } });
+    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '600000' }, handlerOverrides: true });
     server.server.keepAliveTimeout = 600_000;
     let entered!: () => void;
     const inHandler = new Promise<void>((resolve) => (entered = resolve));

@@ -63,7 +63,7 @@ describe.each(databaseKinds)('streamed answers on %s', (kind) => {
   let server: TestServer;
 
   beforeEach(async () => {
-    server = await startTestServer({ database: kind });
+    server = await startTestServer({ database: kind, handlerOverrides: true });
   });
 
   afterEach(async () => {

@@ -9,6 +9,9 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import type { Clock } from '../../src/platform/clock.ts';
 import { createLogger } from '../../src/platform/logging.ts';
+import type { OperationId } from '../../generated/operations.ts';
+import type { HandlerOverrides } from '../../src/app.ts';
+import type { OperationHandler } from '../../src/platform/operations.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
 import type { Role } from '../../src/platform/context.ts';
@@ -79,6 +82,8 @@ export async function freshDatabase(kind: DatabaseKind): Promise<TestDatabase> {
 }
 
 export interface TestServer extends RunningServer {
+  /** The test seam, when started with `handlerOverrides: true`; otherwise a map that refuses replacements. */
+  handlerOverrides: HandlerOverrides;
   /** The secret of the workspace's owner key. */
   ownerKey: string;
   workspaceId: string;
@@ -115,6 +120,18 @@ export interface TestServerOptions {
   rateLimitKeyPrefix?: string;
   env?: Record<string, string>;
   workspace?: boolean;
+  /**
+   * Starts the server with the handlerOverrides test seam (src/app.ts), so that the test can replace handlers while
+   * it runs; servers started without it bind the handlers directly, as in production.
+   */
+  handlerOverrides?: boolean;
+}
+
+/** Stands in for the seam of a server started without it: a replacement set there would silently change nothing. */
+class NoHandlerOverrides extends Map<OperationId, OperationHandler> {
+  override set(): this {
+    throw new Error('start the test server with { handlerOverrides: true } to replace handlers');
+  }
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -137,6 +154,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logger: createLogger(config.logLevel),
     rateLimitKeyPrefix: options.rateLimitKeyPrefix ?? `test:${Math.random().toString(36).slice(2)}`,
     onResponseValidationError: (details) => responseValidationErrors.push(details),
+    handlerOverrides: options.handlerOverrides ? new Map() : undefined,
   });
   // The base URL is known only after listening; links in responses must point at this server.
   running.platform.config.publicBaseUrl = running.url;
@@ -187,5 +205,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     }
   };
 
-  return { ...running, close, ownerKey, workspaceId, ownerKeyId, database, responseValidationErrors, call, createKey };
+  const handlerOverrides = running.handlerOverrides ?? new NoHandlerOverrides();
+  return { ...running, handlerOverrides, close, ownerKey, workspaceId, ownerKeyId, database, responseValidationErrors, call, createKey };
 }

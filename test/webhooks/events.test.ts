@@ -8,6 +8,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../generated/webhooks.ts';
+import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { pruneExpired } from '../../src/platform/retention.ts';
@@ -321,7 +322,7 @@ describe.each(databaseKinds)('event retention on %s', (kind) => {
       expect(visible.map((e) => e.data.email)).toEqual(['new@retention.example']);
       expectProblem(await server.call('GET', `/v1/events/${oldEventId}`), 404, 'not_found');
 
-      await pruneExpired(db, clock.now());
+      await pruneExpired(db, clock.now(), features);
 
       const events = await db.selectFrom('events').select(['id', 'created_at']).where('workspace_id', '=', server.workspaceId).execute();
       expect(events.map((e) => e.id)).toEqual([visible[0]!.id]);

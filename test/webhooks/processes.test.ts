@@ -11,6 +11,7 @@ import http from 'node:http';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
+import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
@@ -164,7 +165,7 @@ async function setUp(kind: DatabaseKind, keepStorage = false): Promise<Setup> {
   const database = await freshDatabase(kind);
   const storage = openStorage(database.url);
   try {
-    await migrate(storage.db);
+    await migrate(storage.db, features);
     const { secret } = await createWorkspace(storage.db, { name: 'Webhook processes', region: 'eu', ownerEmail: 'owner@processes.example' });
     if (keepStorage) return { database, ownerKey: secret, storage };
     return { database, ownerKey: secret };

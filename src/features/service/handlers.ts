@@ -2,7 +2,6 @@
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
-import type { Feature } from '../../platform/feature.ts';
 import { openApiDocument } from '../../platform/spec.ts';
 import { problemBody, Problem } from '../../platform/problems.ts';
 
@@ -38,9 +37,7 @@ export const serviceHandlers = {
     const probes = [{ name: 'database', probe: () => platform.storage.ping() }];
     const store = platform.rateLimitStore;
     if (store.ping) probes.push({ name: 'rate_limit_store', probe: store.ping });
-    // Imported when a request comes: the feature list imports this file.
-    const { features } = await import('../index.ts');
-    for (const feature of features as readonly Feature[]) probes.push(...(feature.readiness?.(platform) ?? []));
+    for (const feature of platform.features) probes.push(...(feature.readiness?.(platform) ?? []));
     const checks = await Promise.all(probes.map(({ name, probe }) => check(name, probe)));
     if (checks.every((c) => c.status === 'ok')) return { status: 200, contentType: 'application/json', body: { status: 'ready', checks } };
     const failing = checks.filter((c) => c.status === 'failing').map((c) => c.name);

@@ -9,6 +9,7 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { notifyOnCommit } from '../../platform/jobs/notify.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
@@ -16,7 +17,7 @@ import { parseInstant } from '../workspace/time.ts';
 import { EVENT_TYPE_ORDER, eventTypeCatalogue, eventWindowStart, typesMatching } from './events.ts';
 import { eventPayload, filtersMatch } from './record-event.ts';
 import { presentDelivery, presentDeliverySummary } from './presenters.ts';
-import { deliveriesCreated } from './signal.ts';
+import { DELIVERIES_CHANNEL } from './delivery-worker.ts';
 
 type Schemas = components['schemas'];
 const utc = (value: string) => iso(parseInstant(value));
@@ -92,7 +93,7 @@ export const deliveryHandlers = {
       const payload = eventPayload({ ...event, created_at: iso(context.now), workspace_id: workspace.id, data: JSON.stringify(example.data) }, true);
       const row = manualDelivery(context.now, workspace.id, endpoint.id, event, payload, true);
       await trx.insertInto('webhook_deliveries').values(row).execute();
-      await deliveriesCreated(trx);
+      await notifyOnCommit(trx, DELIVERIES_CHANNEL);
       return row;
     });
     return { status: 202, contentType: 'application/json', body: presentDelivery(delivery, []) };
@@ -161,7 +162,7 @@ export const deliveryHandlers = {
       }
       if (rows.length > 0) {
         await trx.insertInto('webhook_deliveries').values(rows).execute();
-        await deliveriesCreated(trx);
+        await notifyOnCommit(trx, DELIVERIES_CHANNEL);
       }
       await recordAudit(trx, byRequest(context), {
         action: 'webhook.replay_requested',

@@ -8,7 +8,8 @@
 //     wait with null. When the head ends (delivered, or its attempts are exhausted), the transaction that records
 //     this makes the next one due, and leases it to the same worker, which sends it at once. So the next event of an
 //     endpoint is never sent before the previous one ended.
-//   - Waking: at once when deliveries are created (signal.ts), and every POLL_MS for retries that fell due.
+//   - Waking: at once when deliveries are created (their transaction calls notifyOnCommit on DELIVERIES_CHANNEL),
+//     and every POLL_MS for retries that fell due.
 // The loop around this (claim, run, wake, poll, stop) is the platform's ClaimLoop, which the job runner runs too;
 // deliveries keep their own table and claim rather than being jobs, for their per-endpoint order and the handoff to
 // the queue's next delivery in the transaction that records an attempt (no extra round trip per delivery).
@@ -23,7 +24,12 @@ import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '..
 import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
 import { sendAttempt, type AttemptOutcome } from './send.ts';
 import { ClaimLoop, newLease, type BackgroundWorker, type Lease } from '../../platform/jobs/claim-loop.ts';
-import { DELIVERIES_CHANNEL } from './signal.ts';
+
+/**
+ * The channel that wakes delivery workers: a transaction that creates deliveries (or makes some due) calls
+ * `notifyOnCommit(trx, DELIVERIES_CHANNEL)` (`pg_notify` on commit on PostgreSQL, an in-process signal on SQLite).
+ */
+export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
 /** Longer than an attempt can take: a lease still running belongs to a live worker. */
 export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;

@@ -8,9 +8,10 @@ import type { components } from '../../../generated/openapi.ts';
 import type { EventType } from '../../../generated/webhooks.ts';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
+import { notifyOnCommit } from '../../platform/jobs/notify.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database, EventsTable } from '../../storage/schema.ts';
-import { deliveriesCreated } from './signal.ts';
+import { DELIVERIES_CHANNEL } from './delivery-worker.ts';
 
 export type { EventType };
 
@@ -93,7 +94,7 @@ export async function recordEvent<T extends EventType>(trx: Transaction<Database
       })),
     )
     .execute();
-  await deliveriesCreated(trx);
+  await notifyOnCommit(trx, DELIVERIES_CHANNEL);
   return event.id;
 }
 

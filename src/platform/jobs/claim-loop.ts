@@ -55,11 +55,6 @@ export class ClaimLoop<Item> implements BackgroundWorker {
     this.#options = options;
   }
 
-  /** Items being run now. */
-  get inFlight(): number {
-    return this.#inFlight.size;
-  }
-
   async start(): Promise<void> {
     const { kind, databaseUrl, channel, logger, pollMs } = this.#options;
     this.#stopListening = await listenForWork(kind, databaseUrl, channel, logger, () => this.wake());

@@ -1,5 +1,6 @@
 // The platform's leased jobs (src/platform/jobs/runner.ts): background work of any feature, driven from this table.
-// Numbered 005 so that it sorts after the migrations other work of issue 9 adds (003_key_users, 004_projects).
+// The platform's and the features' migrations share one numbered sequence, run in name order; this one takes the
+// number after the features' 003_key_users and 004_projects.
 import { sql, type Kysely, type Migration } from 'kysely';
 
 export const jobs: Migration = {
