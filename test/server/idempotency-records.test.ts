@@ -6,7 +6,8 @@
 //   millisecond; then the key is free and a retry runs the request. When the request that was cut off ends after
 //   all, its answer does not replace the retry's: the key keeps replaying the retry's answer.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { handlers } from '../../src/handlers.ts';
+import { features } from '../../src/features/index.ts';
+import { collectByKey } from '../../src/platform/feature.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import type { OperationHandler } from '../../src/platform/operations.ts';
 import { expectProblem } from '../support/expect.ts';
@@ -19,7 +20,7 @@ describe.each(databaseKinds)('Idempotency-Key records on %s', (kind) => {
   const clock = new ManualClock('2026-04-01T08:00:00.000Z');
 
   beforeAll(async () => {
-    server = await startTestServer({ database: kind, clock });
+    server = await startTestServer({ database: kind, clock, handlerOverrides: true });
   });
   afterAll(async () => {
     server?.handlerOverrides.clear();
@@ -56,7 +57,7 @@ describe.each(databaseKinds)('Idempotency-Key records on %s', (kind) => {
         entered();
         await gate;
       }
-      return (handlers.createApiKey as OperationHandler)(request, context);
+      return (collectByKey(features, 'handlers').createApiKey as OperationHandler)(request, context);
     });
     const started = clock.now().getTime();
     const post = () => server.call('POST', '/v1/api-keys', { body: { name: `cut off ${kind}`, role: 'viewer' }, headers: { 'Idempotency-Key': `cut-off-${kind}` } });

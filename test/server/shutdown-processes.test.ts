@@ -13,6 +13,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { features } from '../../src/features/index.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
 import { freshDatabase, type TestDatabase } from '../support/server.ts';
 
@@ -143,7 +144,7 @@ describe('SIGTERM to a server process with work in flight', () => {
     database = await freshDatabase('sqlite');
     const storage = openStorage(database.url);
     try {
-      await migrate(storage.db);
+      await migrate(storage.db, features);
       return (await createWorkspace(storage.db, { name: 'Shutdown', region: 'eu', ownerEmail: 'owner@shutdown.example' })).secret;
     } finally {
       await storage.close();

@@ -48,7 +48,7 @@ describe('shutdown', () => {
   }
 
   test('a request still running at SHUTDOWN_TIMEOUT_MS has its connection closed, and close() finishes', { timeout: 20_000 }, async () => {
-    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '300' } });
+    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '300' }, handlerOverrides: true });
     let entered!: () => void;
     const inHandler = new Promise<void>((resolve) => (entered = resolve));
     server.handlerOverrides.set('getWorkspace', () => {

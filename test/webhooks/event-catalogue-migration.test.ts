@@ -6,7 +6,8 @@ import { Kysely, Migrator } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import { eventTypeCatalogue } from '../../src/features/webhooks/events.ts';
 import { recordEvent } from '../../src/features/webhooks/record-event.ts';
-import { migrations, openStorage } from '../../src/storage/database.ts';
+import { features } from '../../src/features/index.ts';
+import { allMigrations, openStorage } from '../../src/storage/database.ts';
 import type { Database } from '../../src/storage/schema.ts';
 import { databaseKinds, freshDatabase, startTestServer } from '../support/server.ts';
 
@@ -34,6 +35,7 @@ describe.each(databaseKinds)('migration 006_event_catalogue on %s', (kind) => {
     const storage = openStorage(database.url);
     try {
       const old = storage.db as unknown as Kysely<any>;
+      const migrations = allMigrations(features);
       const before = { '001_platform': migrations['001_platform']!, '002_webhooks': migrations['002_webhooks']! };
       const { error } = await new Migrator({ db: old, provider: { getMigrations: async () => before } }).migrateToLatest();
       expect(error).toBeUndefined();
