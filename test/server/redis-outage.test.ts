@@ -5,22 +5,13 @@
 // - when Redis is back, /readyz is 200 again and requests are counted in Redis again: the budget all processes share.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { freePort } from '../support/prism.ts';
 
 const redisServerInstalled = spawnSync('redis-server', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** Polls `check` every 50 ms until it is true, at most `timeoutMs`. */
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {

@@ -9,25 +9,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import http from 'node:http';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { features } from '../../src/features/index.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
 import { freshDatabase, type TestDatabase } from '../support/server.ts';
+import { freePort } from '../support/prism.ts';
+import { holdingReceiver } from '../support/receiver.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 function tryConnect(port: number): Promise<string> {
   return new Promise((resolve) => {
@@ -108,32 +100,6 @@ async function slowRequest(port: number, secret: string) {
     ].join('\r\n'),
   );
   return { inFlight, answer, finish: () => socket.write(body) };
-}
-
-/** A webhook receiver that holds every request until `release()`. */
-async function holdingReceiver() {
-  let arrived!: () => void;
-  const arrival = new Promise<void>((resolve) => (arrived = resolve));
-  const held: http.ServerResponse[] = [];
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      held.push(res);
-      arrived();
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    arrival,
-    release: () => held.splice(0).forEach((res) => res.writeHead(200).end('ok')),
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
 }
 
 describe('SIGTERM to a server process with work in flight', () => {

@@ -3,38 +3,10 @@
 // - the request log rows of the last requests are written before the database is closed;
 // - a webhook attempt in flight is finished and recorded before the database is closed.
 // test/server/shutdown-processes.test.ts does the same with SIGTERM to a real server process.
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { openStorage } from '../../src/storage/database.ts';
 import { freshDatabase, startTestServer, type TestDatabase } from '../support/server.ts';
-
-/** A webhook receiver that holds every request until `release()`. */
-async function holdingReceiver() {
-  let arrived!: () => void;
-  const arrival = new Promise<void>((resolve) => (arrived = resolve));
-  const held: http.ServerResponse[] = [];
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      held.push(res);
-      arrived();
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    arrival,
-    release: () => held.splice(0).forEach((res) => res.writeHead(200).end('ok')),
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
-}
+import { holdingReceiver } from '../support/receiver.ts';
 
 describe('shutdown', () => {
   const databases: TestDatabase[] = [];

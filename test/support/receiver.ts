@@ -95,3 +95,29 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return receiver;
 }
+
+/** A webhook receiver that holds every request until `release()`. */
+export async function holdingReceiver() {
+  let arrived!: () => void;
+  const arrival = new Promise<void>((resolve) => (arrived = resolve));
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      held.push(res);
+      arrived();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    arrival,
+    release: () => held.splice(0).forEach((res) => res.writeHead(200).end('ok')),
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}

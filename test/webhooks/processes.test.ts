@@ -16,6 +16,7 @@ import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseKinds, freshDatabase, postgresUrl, type DatabaseKind, type TestDatabase } from '../support/server.ts';
+import { freePort } from '../support/prism.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const WORKER = fileURLToPath(new URL('../../src/worker.ts', import.meta.url));
@@ -27,16 +28,6 @@ const children = new Set<ChildProcess>();
 afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 interface NodeProcess {
   child: ChildProcess;
