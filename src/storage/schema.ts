@@ -173,21 +173,11 @@ export interface WebhookAttemptsTable {
   error: 'timeout' | 'dns' | 'connection_refused' | 'connection_reset' | 'tls' | 'address_blocked' | null;
 }
 
-export interface ProjectsTable {
-  id: string;
-  workspace_id: string;
-  name: string;
-  /** The name as compared for uniqueness in the workspace (projectNameKey); unique per workspace. */
-  name_key: string;
-  description: string | null;
-  default_voice_id: string | null;
-  default_model: string | null;
-  /** JSON object. */
-  metadata: string;
-  created_at: string;
-  updated_at: string;
-}
-
+/**
+ * The tables of the platform and of the features that keep theirs here. A feature may instead declare its own tables
+ * beside its code by merging into this interface (`declare module '../../storage/schema.ts' { interface Database { … } }`,
+ * as src/features/projects/schema.ts does), so that adding a feature edits no file of the platform.
+ */
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -200,7 +190,6 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
-  projects: ProjectsTable;
   jobs: JobsTable;
 }
 

@@ -1,6 +1,6 @@
 // The projects feature: named groups of a workspace's documents, workflows and chatbots, with their defaults.
 import type { Feature } from '../../platform/feature.ts';
-import { projects } from '../../storage/migrations/004_projects.ts';
+import { projects } from './migrations/004_projects.ts';
 import { projectHandlers } from './projects.ts';
 
 export const projectsFeature = {

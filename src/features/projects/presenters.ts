@@ -1,7 +1,7 @@
 // Project rows as the API shows them (the shape is the spec's, through the generated types).
 import type { Selectable } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
-import type { ProjectsTable } from '../../storage/schema.ts';
+import type { ProjectsTable } from './schema.ts';
 
 type Schemas = components['schemas'];
 
