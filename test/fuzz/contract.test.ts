@@ -12,11 +12,11 @@
 // each must still be answered with a problem document and an X-Request-Id (src/platform/client-errors.ts).
 // The seed is fixed so that CI runs the same cases; FUZZ_SEED and FUZZ_RUNS change them (README, Tests).
 import fc from 'fast-check';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { notImplemented } from '../../src/handlers.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { rawRequest } from '../support/raw-http.ts';
 import { schemaErrors, spec } from '../support/spec.ts';
 import { encodeBody, requestFor, target, type FuzzRequest, type KnownIds } from './arbitraries.ts';
 
@@ -29,45 +29,6 @@ const notBuilt = new Set<string>(notImplemented);
 const operationIds = Object.keys(operationTable) as OperationId[];
 const built = operationIds.filter((id) => !notBuilt.has(id));
 const unbuilt = operationIds.filter((id) => notBuilt.has(id));
-
-interface RawAnswer {
-  head: string;
-  status: number;
-  headers: Headers;
-  text: string;
-  body: any;
-}
-
-/** Writes bytes on a new connection and reads the answer until the server closes it. */
-function rawExchange(baseUrl: string, bytes: Buffer): Promise<RawAnswer> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(bytes));
-    socket.setTimeout(20_000, () => socket.destroy(new Error('no answer within 20 s')));
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const all = Buffer.concat(chunks).toString('utf8');
-      const end = all.indexOf('\r\n\r\n');
-      const head = end < 0 ? all : all.slice(0, end);
-      const [statusLine, ...lines] = head.split('\r\n');
-      const headers = new Headers();
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
-      }
-      const text = end < 0 ? '' : all.slice(end + 4);
-      let body: any = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // not JSON; the assertions say what was expected
-      }
-      resolve({ head, status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0), headers, text, body });
-    });
-  });
-}
 
 /** One fuzzed request as sent, for the failure message. */
 function describeRequest(request: FuzzRequest): string {
@@ -190,7 +151,7 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
             where === 'header value' ? b : Buffer.alloc(0),
             Buffer.from('\r\n\r\n'),
           ];
-          const answer = await rawExchange(server.url, Buffer.concat(parts));
+          const answer = await rawRequest(server.url, Buffer.concat(parts));
           const where_ = `${where} ${JSON.stringify([...inserted])} on ${path}`;
           expect(answer.status, `${where_}: ${answer.head}`).toBeGreaterThanOrEqual(200);
           const notBuiltAnswer = answer.status === 501 && answer.body?.code === 'not_implemented';

@@ -6,13 +6,13 @@
 //   garbled or unknown credentials 401 · numbers that are not finite 422 · a NUL character in any string 422 (both
 //   databases alike) · a body of the wrong type on an operation whose body is optional 415 · requests that Node's HTTP
 //   parser refuses (431, 400), answered with a problem document over a raw socket.
-import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { notImplemented } from '../../src/handlers.ts';
 import { problemCatalogue, problemTypeBase, type ErrorCode } from '../../src/platform/problems.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { rawRequest, type RawAnswer } from '../support/raw-http.ts';
 import { deref, operation, schemaErrors } from '../support/spec.ts';
 
 const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -52,41 +52,6 @@ const samplePath = (id: OperationId) =>
     const parameter = (operation(id).parameters ?? []).map((p: unknown) => deref<{ in: string; name: string; schema?: unknown; example?: string }>(p)).find((p: { in: string; name: string }) => p.in === 'path' && p.name === name);
     return encodeURIComponent(String(parameter?.example ?? 'x'));
   });
-
-/** An answer read from a raw socket: the status line, the headers and the body, as the server wrote them. */
-interface RawAnswer extends Answer {
-  head: string;
-}
-
-/** Sends bytes as they are (no client library would send them) and reads the answer until the server closes. */
-function rawRequest(baseUrl: string, bytes: Buffer): Promise<RawAnswer> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: hostname, port: Number(port) }, () => socket.write(bytes));
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const end = text.indexOf('\r\n\r\n');
-      const head = end < 0 ? text : text.slice(0, end);
-      const [statusLine, ...lines] = head.split('\r\n');
-      const headers = new Headers();
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
-      }
-      const bodyText = end < 0 ? '' : text.slice(end + 4);
-      let body: unknown = bodyText;
-      try {
-        body = JSON.parse(bodyText);
-      } catch {
-        // left as text; the assertions say what was expected
-      }
-      resolve({ head, status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0), headers, body, text: bodyText });
-    });
-  });
-}
 
 /** The pointers of a validation_failed problem, sorted. */
 const pointers = (answer: Answer): string[] => (answer.body.errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
