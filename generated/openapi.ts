@@ -346,8 +346,9 @@ export type paths = {
         };
         /**
          * List models
-         * @description Lists the models of the catalogue that can be used in this workspace's region, newest first. Filter by provider
-         *     or capability. The catalogue is the same for every workspace of a region.
+         * @description Lists the catalogue: every model that can be used in this workspace's region, with its limits, capabilities,
+         *     prices and whether this server can call it (`available`). The whole list comes in one answer, as OpenAI's does,
+         *     so OpenAI SDKs' `models.list()` sees every model; filter by provider, capability or availability.
          */
         get: operations["listModels"];
         put?: never;
@@ -370,6 +371,31 @@ export type paths = {
          * @description Returns one model of the catalogue, with its context window, capabilities, pricing and regions.
          */
         get: operations["getModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get usage and spend
+         * @description Reports the workspace's model usage over a range of days (UTC): calls, prompt, cached and completion tokens, and
+         *     cost in US dollars, grouped by any of day, model, feature and API key, with the totals of the range. Every
+         *     feature's model calls count (chat completions, document commands, voices, chatbots, workflow steps), the part of a
+         *     stream generated before its client disconnected included. The range is at most 366 days; without dates, the last
+         *     30 days up to today. A grouping that would answer more than 10,000 buckets is a `422`: narrow the range or group
+         *     by fewer dimensions.
+         */
+        get: operations["getUsage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2029,19 +2055,23 @@ export type components = {
          *     | `invalid_source_url` | 422 | The knowledge base source URL is not http(s) or resolves to a private, loopback or link-local address. |
          *     | `webhook_endpoint_limit_reached` | 422 | The workspace already has 20 webhook endpoints. |
          *     | `event_too_old` | 422 | The event is older than the 30-day replay window. |
+         *     | `model_unavailable` | 422 | The `model` is in the catalogue but its provider is not configured on this server; the detail names the environment variable to set. |
          *     | `context_length_exceeded` | 422 | The messages and `max_tokens` exceed the model's context window. |
          *     | `selection_out_of_range` | 422 | The `selection` of a document command lies beyond the version's content. |
          *     | `user_not_member` | 422 | The `user_id` of a new API key is not a member of the workspace. |
          *     | `role_above_member` | 422 | The new API key's `role` is above the role of the member it would belong to. |
          *     | `rate_limited` | 429 | More than 600 requests in 60 seconds with this key; see `Retry-After`. |
+         *     | `upstream_rate_limited` | 429 | The model's provider refused the request for its own rate limit or quota; see `Retry-After` when the provider gave one. |
          *     | `headers_too_large` | 431 | The request's headers are larger than the server accepts (16 KiB in all). |
          *     | `internal_error` | 500 | An unexpected error on our side. |
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
+         *     | `upstream_error` | 502 | The model's provider answered with an error this service could not recover from (for example, the provider rejected the server's own API key). Safe to retry later. |
          *     | `not_implemented` | 501 | The operation is specified but not available on this server yet. |
          *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
+         *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "context_length_exceeded" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "not_implemented" | "service_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -2856,8 +2886,29 @@ export type components = {
             next_cursor: components["schemas"]["NextCursor"];
         };
         /**
+         * ModelProvider
+         * @description The provider that serves a model on this server. Each is enabled by its key in the server's environment
+         *     (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GOOGLE_GENERATIVE_AI_API_KEY`, `MISTRAL_API_KEY`, `GROQ_API_KEY`,
+         *     `TOGETHER_API_KEY`, `DEEPSEEK_API_KEY`, `OPENROUTER_API_KEY`) or, for self-hosted servers, by their base URL
+         *     (`OLLAMA_BASE_URL`, `VLLM_BASE_URL`, `LMSTUDIO_BASE_URL`). `sandbox` is built in: deterministic models that need
+         *     no key and no network, derived from the input by documented rules, for development and tests.
+         * @enum {string}
+         */
+        ModelProvider: "openai" | "anthropic" | "google" | "mistral" | "groq" | "together" | "deepseek" | "openrouter" | "ollama" | "vllm" | "lmstudio" | "sandbox";
+        /**
+         * ModelCapability
+         * @description What a model can do: `chat` (chat completions), `streaming` (`stream: true`), `vision` (image input at its
+         *     provider; this API accepts text only), `tools` (function calling at its provider), `json_mode`
+         *     (`response_format: json_object`), `json_schema` (`response_format: json_schema`), `reasoning` (thinks before it
+         *     answers; honours `reasoning_effort`), `long_context` (a context window of 200,000 tokens or more), `embeddings`.
+         * @enum {string}
+         */
+        ModelCapability: "chat" | "streaming" | "vision" | "tools" | "json_mode" | "json_schema" | "reasoning" | "long_context" | "embeddings";
+        /**
          * ModelPricing
-         * @description What the model costs, in US dollars per million tokens.
+         * @description What the model costs, in US dollars per million tokens. `cost_usd` of a request is prompt tokens (less the cached
+         *     ones) at `input_per_million_usd`, cached prompt tokens at `cached_input_per_million_usd`, and completion tokens at
+         *     `output_per_million_usd`. The prices of `sandbox` models are notional: they show the arithmetic, nothing is charged.
          */
         ModelPricing: {
             /**
@@ -2865,6 +2916,11 @@ export type components = {
              * @example 0.15
              */
             input_per_million_usd: number;
+            /**
+             * @description The price of one million prompt tokens read from the provider's prompt cache, or `null` when the provider has no such price (cached tokens are then priced as input).
+             * @example 0.075
+             */
+            cached_input_per_million_usd: number | null;
             /**
              * @description The price of one million completion tokens.
              * @example 0.6
@@ -2893,7 +2949,7 @@ export type components = {
              */
             created: number;
             /**
-             * @description The organisation that publishes the model (as in OpenAI's API).
+             * @description The organisation that publishes the model (as in OpenAI's API); `provider` is who serves it here.
              * @example openai
              */
             owned_by: string;
@@ -2902,11 +2958,13 @@ export type components = {
              * @example GPT-4o mini
              */
             name: string;
+            provider: components["schemas"]["ModelProvider"];
             /**
-             * @description The provider that serves the model.
-             * @enum {string}
+             * @description `true` when this server can call the model: its provider is configured here (the provider's API key, or base
+             *     URL for self-hosted providers, is set in the server's environment). Calling a model that is not available is a
+             *     `422 model_unavailable` naming the variable to set. The `sandbox` models are always available.
              */
-            provider: "openai" | "anthropic" | "google" | "mistral" | "meta" | "cohere" | "deepseek" | "xai" | "alibaba" | "amazon";
+            available: boolean;
             /**
              * Format: int32
              * @description The maximum number of tokens of the prompt and the completion together.
@@ -2920,7 +2978,7 @@ export type components = {
              */
             max_output_tokens: number;
             /** @description What the model can do. */
-            capabilities: ("chat" | "streaming" | "vision" | "tools" | "json_mode" | "reasoning" | "long_context" | "embeddings")[];
+            capabilities: components["schemas"]["ModelCapability"][];
             pricing: components["schemas"]["ModelPricing"];
             /** @description The regions in which the model can be used. */
             regions: components["schemas"]["Region"][];
@@ -2931,16 +2989,172 @@ export type components = {
              * @description The day after which the model is no longer served, when `deprecated`.
              * @example 2027-03-31
              */
-            deprecation_date?: string | null;
+            deprecation_date: string | null;
         };
         /**
          * ModelList
-         * @description A page of models.
+         * @description The whole catalogue (after the filters), in one list object as OpenAI's `GET /v1/models` answers it, so that
+         *     OpenAI SDKs' `models.list()` sees every model: the catalogue is small and is not paginated (`next_cursor` is
+         *     always `null`).
          */
         ModelList: {
-            /** @description The models of this page. */
+            /**
+             * @description Always `list` (as in OpenAI's API).
+             * @constant
+             */
+            object: "list";
+            /** @description The models, sandbox models first, then by provider, newest first. */
             data: components["schemas"]["Model"][];
-            next_cursor: components["schemas"]["NextCursor"];
+            /** @description Always `null`; the list is never paginated. */
+            next_cursor: null;
+        };
+        /**
+         * UsageDimension
+         * @description A dimension to group usage by.
+         * @enum {string}
+         */
+        UsageDimension: "day" | "model" | "feature" | "api_key";
+        /**
+         * UsageFeature
+         * @description The feature that made a model call: `chat` (chat completions), `documents` (document commands), `voices` (voice training and checks), `chatbots` (chatbot replies), `workflows` (workflow steps).
+         * @enum {string}
+         */
+        UsageFeature: "chat" | "documents" | "voices" | "chatbots" | "workflows";
+        /**
+         * Format: int64
+         * @description Model calls (a chat completion with `n` choices is `n` calls).
+         * @example 42
+         */
+        requests: number;
+        /**
+         * Format: int64
+         * @description Prompt tokens, the cached ones included.
+         * @example 51230
+         */
+        input_tokens: number;
+        /**
+         * Format: int64
+         * @description Prompt tokens read from the provider's prompt cache.
+         * @example 2048
+         */
+        cached_input_tokens: number;
+        /**
+         * Format: int64
+         * @description Completion tokens.
+         * @example 9120
+         */
+        output_tokens: number;
+        /**
+         * Format: int64
+         * @description `input_tokens` plus `output_tokens`.
+         * @example 60350
+         */
+        total_tokens: number;
+        /**
+         * @description What the calls cost in US dollars, from the tokens and the model's pricing at the time of each call.
+         * @example 0.0131
+         */
+        cost_usd: number;
+        /**
+         * UsageBucket
+         * @description The usage of one combination of the `group_by` dimensions. A dimension that is not grouped by is `null`.
+         */
+        UsageBucket: {
+            /**
+             * Format: date
+             * @description The day (UTC) with `group_by=day`, else `null`.
+             * @example 2026-11-23
+             */
+            date: string | null;
+            /**
+             * @description The model (an `id` of `GET /v1/models`) with `group_by=model`, else `null`.
+             * @example gpt-4o-mini
+             */
+            model: string | null;
+            /** @description The feature with `group_by=feature`, else `null`. */
+            feature: components["schemas"]["UsageFeature"] | null;
+            /**
+             * @description The API key that made the calls with `group_by=api_key`, else `null`.
+             * @example key_01KJWVH9HXMK84N844C76ZG76G
+             */
+            api_key_id: string | null;
+            requests: components["schemas"]["requests"];
+            input_tokens: components["schemas"]["input_tokens"];
+            cached_input_tokens: components["schemas"]["cached_input_tokens"];
+            output_tokens: components["schemas"]["output_tokens"];
+            total_tokens: components["schemas"]["total_tokens"];
+            cost_usd: components["schemas"]["cost_usd"];
+        };
+        /**
+         * UsageCounts
+         * @description Model calls and their tokens and cost.
+         */
+        UsageCounts: {
+            /**
+             * Format: int64
+             * @description Model calls (a chat completion with `n` choices is `n` calls).
+             * @example 42
+             */
+            requests: number;
+            /**
+             * Format: int64
+             * @description Prompt tokens, the cached ones included.
+             * @example 51230
+             */
+            input_tokens: number;
+            /**
+             * Format: int64
+             * @description Prompt tokens read from the provider's prompt cache.
+             * @example 2048
+             */
+            cached_input_tokens: number;
+            /**
+             * Format: int64
+             * @description Completion tokens.
+             * @example 9120
+             */
+            output_tokens: number;
+            /**
+             * Format: int64
+             * @description `input_tokens` plus `output_tokens`.
+             * @example 60350
+             */
+            total_tokens: number;
+            /**
+             * @description What the calls cost in US dollars, from the tokens and the model's pricing at the time of each call.
+             * @example 0.0131
+             */
+            cost_usd: number;
+        };
+        /**
+         * UsageReport
+         * @description The workspace's model usage and spend over a range of days, in buckets of the `group_by` dimensions, with the
+         *     totals of the range. Every model call of every feature counts, streamed or not, including the part of a stream
+         *     generated before the client disconnected.
+         */
+        UsageReport: {
+            /**
+             * @description Always `usage_report`.
+             * @constant
+             */
+            object: "usage_report";
+            /**
+             * Format: date
+             * @description The first day of the range (UTC), included.
+             * @example 2026-11-01
+             */
+            start_date: string;
+            /**
+             * Format: date
+             * @description The last day of the range (UTC), included.
+             * @example 2026-11-24
+             */
+            end_date: string;
+            /** @description The dimensions of the buckets, as requested. */
+            group_by: components["schemas"]["UsageDimension"][];
+            /** @description The buckets that have usage, by date (oldest first), then by cost (highest first). */
+            data: components["schemas"]["UsageBucket"][];
+            totals: components["schemas"]["UsageCounts"];
         };
         /**
          * ChatCompletionContentPartText
@@ -3061,7 +3275,9 @@ export type components = {
          */
         ChatCompletionRequest: {
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. A model that is not in the catalogue of the region is a `404 model_not_found`.
+             * @description The model to use, an `id` of `GET /v1/models`. A model that is not in the catalogue of the region is a
+             *     `404 model_not_found`; one whose provider is not configured on this server (`available: false`) is a
+             *     `422 model_unavailable`. The sandbox models (`sandbox-writer`, `sandbox-echo`) are always available.
              * @example gpt-4o-mini
              */
             model: string;
@@ -3228,6 +3444,15 @@ export type components = {
              * @example 1455
              */
             total_tokens: number;
+            /** @description The prompt tokens read from the provider's prompt cache (`cached_tokens`), as in OpenAI's API; priced at the model's cached input price. */
+            prompt_tokens_details?: {
+                /**
+                 * Format: int32
+                 * @description Prompt tokens served from the provider's cache.
+                 * @example 0
+                 */
+                cached_tokens: number;
+            };
         };
         /**
          * ChatCompletion
@@ -8925,7 +9150,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), the model's provider is not configured on this server (`model_unavailable`, naming the variable to set), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         ChatUnprocessableEntity: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8937,7 +9162,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description More than 600 requests in 60 seconds with this API key (`rate_limited`). Wait `Retry-After` seconds. */
+        /** @description More than 600 requests in 60 seconds with this API key (`rate_limited`), or the model's provider is rate limiting this service (`upstream_rate_limited`). Wait `Retry-After` seconds (present when the provider gave one). */
         ChatTooManyRequests: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -8956,6 +9181,31 @@ export type components = {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The model's provider answered with an error this service could not recover from (`upstream_error`), for example when it rejected the server's own provider key. Safe to retry later with the same `Idempotency-Key`. */
+        ChatBadGateway: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`). Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
+        ChatServiceUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -10518,25 +10768,20 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many items to return, 1 to 100.
-                 * @example 20
-                 */
-                limit?: components["parameters"]["Limit"];
-                /**
-                 * @description The opaque `next_cursor` of the previous page. Omit it for the first page (newest items first).
-                 * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
-                 */
-                cursor?: components["parameters"]["Cursor"];
-                /**
                  * @description Only models of this provider.
                  * @example anthropic
                  */
-                provider?: "openai" | "anthropic" | "google" | "mistral" | "meta" | "cohere" | "deepseek" | "xai" | "alibaba" | "amazon";
+                provider?: components["schemas"]["ModelProvider"];
                 /**
                  * @description Only models with this capability.
                  * @example vision
                  */
-                capability?: "chat" | "streaming" | "vision" | "tools" | "json_mode" | "reasoning" | "long_context" | "embeddings";
+                capability?: components["schemas"]["ModelCapability"];
+                /**
+                 * @description `true`: only the models this server can call now; `false`: only those whose provider is not configured.
+                 * @example true
+                 */
+                available?: boolean;
             };
             header?: never;
             path?: never;
@@ -10544,13 +10789,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of models. */
+            /** @description The models. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "X-Request-Id": components["headers"]["RequestId"];
-                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10593,6 +10837,69 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The first day (UTC) of the range, included. Default 29 days before `end_date`.
+                 * @example 2026-11-01
+                 */
+                start_date?: string;
+                /**
+                 * @description The last day (UTC) of the range, included. Default today.
+                 * @example 2026-11-24
+                 */
+                end_date?: string;
+                /**
+                 * @description The dimensions of the buckets, repeated for several (`group_by=day&group_by=model`). Default `day` and `model`.
+                 * @example [
+                 *       "day",
+                 *       "model"
+                 *     ]
+                 */
+                group_by?: components["schemas"]["UsageDimension"][];
+                /**
+                 * @description Only the calls of this model.
+                 * @example gpt-4o-mini
+                 */
+                model?: string;
+                /**
+                 * @description Only the calls of this feature.
+                 * @example chat
+                 */
+                feature?: components["schemas"]["UsageFeature"];
+                /**
+                 * @description Only the calls made with this API key.
+                 * @example key_01KJWVH9HXMK84N844C76ZG76G
+                 */
+                api_key_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage report. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
@@ -10654,6 +10961,8 @@ export interface operations {
             422: components["responses"]["ChatUnprocessableEntity"];
             429: components["responses"]["ChatTooManyRequests"];
             500: components["responses"]["ChatInternalError"];
+            502: components["responses"]["ChatBadGateway"];
+            503: components["responses"]["ChatServiceUnavailable"];
         };
     };
     listChatThreads: {

@@ -11,7 +11,7 @@ export const operationTable = {
   checkVoice: {"method":"post","path":"/v1/voices/{id}/check","tag":"Voices","summary":"Check a text against a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,404,409,413,415,421,422,429,500]},
   createApiKey: {"method":"post","path":"/v1/api-keys","tag":"Workspace","summary":"Create an API key","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createChatbot: {"method":"post","path":"/v1/chatbots","tag":"Chatbots","summary":"Create a chatbot","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
-  createChatCompletion: {"method":"post","path":"/v1/chat/completions","tag":"Chat","summary":"Create a chat completion","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
+  createChatCompletion: {"method":"post","path":"/v1/chat/completions","tag":"Chat","summary":"Create a chat completion","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
   createDocument: {"method":"post","path":"/v1/documents","tag":"Documents","summary":"Create a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocumentEditToken: {"method":"post","path":"/v1/documents/{id}/edit-token","tag":"Documents","summary":"Create a real-time edit token","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases","tag":"Knowledge bases","summary":"Create a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
@@ -45,6 +45,7 @@ export const operationTable = {
   getProject: {"method":"get","path":"/v1/projects/{id}","tag":"Projects","summary":"Get a project","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getPublicDocument: {"method":"get","path":"/v1/public/documents/{id}","tag":"Documents","summary":"Read a public document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,404,421,422,429,500]},
   getReadiness: {"method":"get","path":"/readyz","tag":"Service","summary":"Check readiness","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500,503]},
+  getUsage: {"method":"get","path":"/v1/usage","tag":"Usage","summary":"Get usage and spend","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   getVoice: {"method":"get","path":"/v1/voices/{id}","tag":"Voices","summary":"Get a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getWebhookDelivery: {"method":"get","path":"/v1/webhooks/deliveries/{id}","tag":"Webhooks","summary":"Get a webhook delivery","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500]},
   getWebhookEndpoint: {"method":"get","path":"/v1/webhooks/endpoints/{id}","tag":"Webhooks","summary":"Get a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500]},
@@ -291,6 +292,9 @@ export type GetPublicDocumentResponse = OperationResponse<'getPublicDocument'>;
 /** GET /readyz: Check readiness */
 export type GetReadinessRequest = OperationRequest<'getReadiness'>;
 export type GetReadinessResponse = OperationResponse<'getReadiness'>;
+/** GET /v1/usage: Get usage and spend */
+export type GetUsageRequest = OperationRequest<'getUsage'>;
+export type GetUsageResponse = OperationResponse<'getUsage'>;
 /** GET /v1/voices/{id}: Get a voice */
 export type GetVoiceRequest = OperationRequest<'getVoice'>;
 export type GetVoiceResponse = OperationResponse<'getVoice'>;

@@ -9,6 +9,8 @@ export const notImplemented = [
   // Models
   'listModels',
   'getModel',
+  // Usage
+  'getUsage',
   // Chat
   'createChatCompletion',
   'listChatThreads',

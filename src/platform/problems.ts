@@ -49,16 +49,20 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   invalid_source_url: { status: 422, title: 'The source URL is not allowed' },
   webhook_endpoint_limit_reached: { status: 422, title: 'Too many webhook endpoints' },
   event_too_old: { status: 422, title: 'The event is too old to replay' },
+  model_unavailable: { status: 422, title: "The model's provider is not configured on this server" },
   context_length_exceeded: { status: 422, title: "The request exceeds the model's context window" },
   selection_out_of_range: { status: 422, title: 'The selection is out of range' },
   user_not_member: { status: 422, title: 'The user is not a member of the workspace' },
   role_above_member: { status: 422, title: "The key's role is above its member's role" },
   rate_limited: { status: 429, title: 'Too many requests' },
+  upstream_rate_limited: { status: 429, title: "The model's provider is rate limiting" },
   headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'Internal error' },
   response_validation_failed: { status: 500, title: 'The server produced an invalid response' },
+  upstream_error: { status: 502, title: "The model's provider failed" },
   not_implemented: { status: 501, title: 'Not implemented' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  upstream_unavailable: { status: 503, title: "The model's provider is unavailable" },
 };
 
 export const problemTypeBase = 'https://docs.content-service.example/problems/';

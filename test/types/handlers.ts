@@ -27,12 +27,14 @@ export async function getModel(request: GetModelRequest): Promise<GetModelRespon
       owned_by: 'openai',
       name: 'GPT-4o mini',
       provider: 'openai',
+      available: true,
       context_window: 128000,
       max_output_tokens: 16384,
       capabilities: ['chat'],
-      pricing: { input_per_million_usd: 0.15, output_per_million_usd: 0.6 },
+      pricing: { input_per_million_usd: 0.15, cached_input_per_million_usd: 0.075, output_per_million_usd: 0.6 },
       regions: ['eu'],
       deprecated: false,
+      deprecation_date: null,
     },
   };
 }
