@@ -3357,7 +3357,7 @@ export type components = {
              */
             logprobs?: false | null;
             /**
-             * @description An identifier of your end user (hash it), recorded in the request log to trace abuse.
+             * @description An identifier of your end user, accepted for compatibility with OpenAI's SDKs; it is not stored or passed to the provider.
              * @example user-7f3a9c
              */
             user?: string | null;

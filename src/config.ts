@@ -1,5 +1,6 @@
 // The server's configuration, read once from environment variables. The README has the table.
 import type { components } from '../generated/openapi.ts';
+import { loadProvidersConfig, type ProvidersConfig } from './features/engine/providers.ts';
 import { openApiDocument } from './platform/spec.ts';
 
 export type Region = components['schemas']['Region'];
@@ -31,6 +32,8 @@ export interface Config {
   webhooksWorker: boolean;
   /** Development only: webhook URLs may be http and point at loopback or private addresses. */
   webhooksAllowLoopback: boolean;
+  /** The AI providers enabled by their keys or base URLs (src/features/engine/providers.ts). */
+  providers: ProvidersConfig;
 }
 
 export class ConfigError extends Error {}
@@ -105,5 +108,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     webhooksWorker: flag(env, 'WEBHOOKS_WORKER', true),
     webhooksAllowLoopback,
+    providers: loadProvidersConfig(env, (message) => {
+      throw new ConfigError(message);
+    }),
   };
 }

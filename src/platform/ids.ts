@@ -4,8 +4,9 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt' | 'whe' | 'dlv' | 'prj' | 'job';
+export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt' | 'whe' | 'dlv' | 'prj' | 'job' | 'use' | 'thr' | 'msg' | 'chatcmpl';
 
 export function newId(prefix: IdPrefix, now: Date = new Date()): string {
-  return `${prefix}_${ulid(now.getTime())}`;
+  // OpenAI's completion ids are `chatcmpl-…`; ours keep that form for its SDKs' sake.
+  return `${prefix}${prefix === 'chatcmpl' ? '-' : '_'}${ulid(now.getTime())}`;
 }

@@ -1,10 +1,14 @@
-// The chat feature (the content engine's chat completions and threads). Not built yet: its operations are listed in
-// `notImplemented` (src/handlers.ts); what exists is the OpenAI shape of its problem documents.
+// The chat feature: chat completions through the content engine (OpenAI's wire format, streamed or not) and the
+// saved threads they write.
 import type { Feature } from '../../platform/feature.ts';
+import { completionHandlers } from './completions.ts';
+import { chatThreads } from './migrations/008_chat_threads.ts';
 import { withOpenAiError } from './openai-errors.ts';
+import { threadHandlers } from './threads.ts';
 
 export const chatFeature = {
   name: 'chat',
-  handlers: {},
+  handlers: { ...completionHandlers, ...threadHandlers },
+  migrations: { '008_chat_threads': chatThreads },
   problemShapes: { createChatCompletion: withOpenAiError },
 } satisfies Feature;

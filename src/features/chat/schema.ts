@@ -1,0 +1,39 @@
+// The chat feature's tables, declared beside the feature and merged into the platform's Database interface.
+declare module '../../storage/schema.ts' {
+  interface Database {
+    chat_threads: ChatThreadsTable;
+    chat_messages: ChatMessagesTable;
+  }
+}
+
+export interface ChatThreadsTable {
+  id: string;
+  workspace_id: string;
+  title: string;
+  /** The model and voice of the latest completion saved to the thread. */
+  model: string;
+  voice_id: string | null;
+  message_count: number;
+  /** JSON object. */
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChatMessagesTable {
+  id: string;
+  thread_id: string;
+  workspace_id: string;
+  /** 0, 1, 2… in the thread: the order of the conversation (ids of one request share an instant). */
+  position: number;
+  role: 'system' | 'developer' | 'user' | 'assistant';
+  content: string | null;
+  refusal: string | null;
+  name: string | null;
+  /** Assistant messages: the model, the request's usage (JSON of ChatCompletionUsage), cost and finish reason. */
+  model: string | null;
+  usage: string | null;
+  cost_usd: number | null;
+  finish_reason: 'stop' | 'length' | 'content_filter' | null;
+  created_at: string;
+}

@@ -1,0 +1,344 @@
+// The content engine: the one way a feature generates text. `engine.stream(request)` picks the model from the
+// catalogue, refuses what cannot work before any call (unknown or unavailable model, a prompt over the context
+// window), applies the brand voice, calls the provider through the AI SDK (with its retries of what the provider calls
+// retryable), streams the text of each of the `n` choices, and records the usage of every call, priced from the
+// catalogue, when it ends: finished, failed or abandoned by its client (billed for what was generated).
+// Features never call a provider SDK; they read the events below.
+import type { JSONSchema7 } from '@ai-sdk/provider';
+import { APICallError, jsonSchema, Output, RetryError, streamText, type ModelMessage } from 'ai';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Platform } from '../../platform/context.ts';
+import type { components } from '../../../generated/openapi.ts';
+import { iso } from '../../platform/clock.ts';
+import { newId } from '../../platform/ids.ts';
+import { Problem } from '../../platform/problems.ts';
+import type { Database } from '../../storage/schema.ts';
+import { Catalogue, type CatalogueEntry } from './catalogue.ts';
+import { languageModel, type ProvidersConfig } from './providers.ts';
+import { countPromptTokens, countTokens } from './tokens.ts';
+import { voiceInstructions } from './voice.ts';
+
+export type UsageFeature = components['schemas']['UsageFeature'];
+export type FinishReason = 'stop' | 'length' | 'content_filter';
+
+export interface EngineMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface GenerationRequest {
+  workspaceId: string;
+  /** The API key the call is made with (usage by key); null for work no key started. */
+  apiKeyId: string | null;
+  feature: UsageFeature;
+  /** A catalogue id. */
+  model: string;
+  messages: EngineMessage[];
+  voiceId?: string | null;
+  /** Defaults to what is left of the context window, at most the model's output limit. */
+  maxOutputTokens?: number | null;
+  temperature?: number | null;
+  topP?: number | null;
+  presencePenalty?: number | null;
+  frequencyPenalty?: number | null;
+  seed?: number | null;
+  stop?: string[];
+  responseFormat?: { type: 'text' } | { type: 'json'; schema?: JSONSchema7; name?: string; description?: string };
+  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | null;
+  /** Alternative answers: the provider is called once for each. */
+  n?: number;
+  signal: AbortSignal;
+  now: Date;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+}
+
+export type GenerationEvent =
+  | { type: 'text'; choice: number; text: string }
+  | { type: 'finish'; choice: number; finishReason: FinishReason }
+  /** The last event: the usage of every call together, and its cost. */
+  | { type: 'usage'; usage: TokenUsage; costUsd: number };
+
+export interface Generated {
+  model: CatalogueEntry;
+  choices: { text: string; finishReason: FinishReason }[];
+  usage: TokenUsage;
+  costUsd: number;
+}
+
+/** The cost of a call in US dollars, from the model's prices per million tokens. */
+export function priceOf(model: CatalogueEntry, usage: TokenUsage): number {
+  const { input_per_million_usd: input, cached_input_per_million_usd: cached, output_per_million_usd: output } = model.pricing;
+  const uncached = Math.max(0, usage.inputTokens - usage.cachedInputTokens);
+  const dollars = (uncached * input + usage.cachedInputTokens * (cached ?? input) + usage.outputTokens * output) / 1_000_000;
+  // Rounded to a billionth of a cent, so that sums do not show binary floating-point noise.
+  return Math.round(dollars * 1e11) / 1e11;
+}
+
+function finishReasonOf(reason: string): FinishReason {
+  if (reason === 'length') return 'length';
+  if (reason === 'content-filter') return 'content_filter';
+  return 'stop';
+}
+
+/** Seconds to wait that the provider asked for (`retry-after`, `retry-after-ms`), if it did. */
+function retryAfterSeconds(headers: Record<string, string> | undefined): string | undefined {
+  if (!headers) return undefined;
+  const ms = Number(headers['retry-after-ms']);
+  if (Number.isFinite(ms) && ms >= 0) return String(Math.ceil(ms / 1000));
+  const raw = headers['retry-after'];
+  if (raw === undefined) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return String(Math.ceil(seconds));
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : String(Math.max(0, Math.ceil((date - Date.now()) / 1000)));
+}
+
+/** A provider's failure as our problem: rate limits and outages keep their `Retry-After`; never a 500. */
+export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut: boolean): Problem {
+  const cause = RetryError.isInstance(error) ? error.lastError : error;
+  const who = `The provider of ${model.id} (${model.provider})`;
+  if (timedOut) return new Problem('upstream_unavailable', `${who} did not answer in time.`);
+  if (!APICallError.isInstance(cause)) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    return new Problem('upstream_unavailable', `${who} could not be reached: ${message}`.slice(0, 2000));
+  }
+  const status = cause.statusCode;
+  const retryAfter = retryAfterSeconds(cause.responseHeaders);
+  const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
+  const wait = retryAfter === undefined ? '' : `; retry in ${retryAfter} seconds`;
+  if (status === 429) return new Problem('upstream_rate_limited', `${who} is rate limiting this service${wait}.`, { headers });
+  if (status === undefined || status >= 500 || status === 408) {
+    return new Problem('upstream_unavailable', `${who} is unavailable (${status ?? 'no answer'})${wait}.`, { headers });
+  }
+  return new Problem('upstream_error', `${who} failed: ${status} ${cause.message}`.slice(0, 2000));
+}
+
+/** Merges the events of several producers in the order they come. */
+async function* merge<T>(sources: AsyncIterable<T>[]): AsyncGenerator<T> {
+  if (sources.length === 1) return yield* sources[0]!;
+  const iterators = sources.map((source) => source[Symbol.asyncIterator]());
+  const pending = new Map<number, Promise<{ index: number; step: IteratorResult<T> }>>();
+  const pull = (index: number) => pending.set(index, iterators[index]!.next().then((step) => ({ index, step })));
+  iterators.forEach((_, index) => pull(index));
+  try {
+    while (pending.size > 0) {
+      const { index, step } = await Promise.race(pending.values());
+      if (step.done) pending.delete(index);
+      else {
+        pull(index);
+        yield step.value;
+      }
+    }
+  } finally {
+    await Promise.allSettled(iterators.map((iterator) => iterator.return?.()));
+  }
+}
+
+export class Engine {
+  readonly catalogue: Catalogue;
+  readonly #config: ProvidersConfig;
+  readonly #db: Kysely<Database>;
+  readonly #logger: Logger;
+
+  constructor(config: ProvidersConfig, db: Kysely<Database>, logger: Logger) {
+    this.#config = config;
+    this.#db = db;
+    this.#logger = logger;
+    this.catalogue = new Catalogue(config);
+  }
+
+  /** The model of a request, or the problem of an unknown or unavailable one. */
+  model(id: string): CatalogueEntry {
+    const model = this.catalogue.get(id);
+    if (!model) throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer: '/model', detail: 'is not a model of the catalogue' }] });
+    if (!this.catalogue.available(model)) {
+      throw new Problem(
+        'model_unavailable',
+        `The model ${id} is served by ${model.provider}, which is not configured on this server: set ${this.catalogue.enablingVariable(model)}, or use an available model (GET /v1/models?available=true).`,
+        { errors: [{ pointer: '/model', detail: `its provider ${model.provider} is not configured on this server` }] },
+      );
+    }
+    return model;
+  }
+
+  /**
+   * Checks the request and returns its events: text and finish events of each choice as they come, then one usage
+   * event. What can be refused without a call (the model, the voice, the context window) throws here; a provider's
+   * failure throws from the iteration, before the first event when the call fails at once.
+   */
+  async stream(request: GenerationRequest): Promise<AsyncGenerator<GenerationEvent>> {
+    const model = this.model(request.model);
+    const messages = [...request.messages];
+    if (request.voiceId) messages.unshift({ role: 'system', content: await voiceInstructions(this.#db, request.workspaceId, request.voiceId) });
+    const promptTokens = countPromptTokens(messages);
+    const room = model.context_window - promptTokens;
+    const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
+    if (room < 1 || maxOutputTokens > room) {
+      throw new Problem(
+        'context_length_exceeded',
+        `This model's maximum context length is ${model.context_window} tokens; the messages and max_completion_tokens need ${promptTokens + Math.max(1, request.maxOutputTokens ?? 1)}.`,
+        { errors: [{ pointer: '/messages', detail: `are ${promptTokens} tokens long` }] },
+      );
+    }
+    const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, messages, { ...request, maxOutputTokens: Math.min(maxOutputTokens, model.max_output_tokens) }, choice, promptTokens));
+    return this.#withUsage(model, request, choices);
+  }
+
+  /** The whole answer at once (the events of `stream`, collected). */
+  async generate(request: GenerationRequest): Promise<Generated> {
+    const model = this.model(request.model);
+    const choices = Array.from({ length: request.n ?? 1 }, () => ({ text: '', finishReason: 'stop' as FinishReason }));
+    let usage: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+    let costUsd = 0;
+    for await (const event of await this.stream(request)) {
+      if (event.type === 'text') choices[event.choice]!.text += event.text;
+      else if (event.type === 'finish') choices[event.choice]!.finishReason = event.finishReason;
+      else ({ usage, costUsd } = event);
+    }
+    return { model, choices, usage, costUsd };
+  }
+
+  /** Runs the calls of every choice, then records each call's usage (whatever happened) and sends the sum. */
+  async *#withUsage(model: CatalogueEntry, request: GenerationRequest, calls: CallRun[]): AsyncGenerator<GenerationEvent> {
+    let completed = false;
+    try {
+      yield* merge(calls.map((call) => call.events));
+      completed = true;
+    } finally {
+      const usages = calls.map((call) => call.usage());
+      const total = usages.reduce<TokenUsage>(
+        (sum, u) => ({ inputTokens: sum.inputTokens + u.inputTokens, cachedInputTokens: sum.cachedInputTokens + u.cachedInputTokens, outputTokens: sum.outputTokens + u.outputTokens }),
+        { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
+      );
+      const costs = usages.map((u) => priceOf(model, u));
+      await this.#record(model, request, usages, costs);
+      if (completed) yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
+    }
+  }
+
+  async #record(model: CatalogueEntry, request: GenerationRequest, usages: TokenUsage[], costs: number[]): Promise<void> {
+    // A call that never reached the provider (refused before it) costs nothing and is not a call.
+    const rows = usages
+      .map((usage, i) => ({ usage, cost: costs[i]! }))
+      .filter(({ usage }) => usage.inputTokens + usage.outputTokens > 0)
+      .map(({ usage, cost }) => ({
+        id: newId('use', request.now),
+        workspace_id: request.workspaceId,
+        api_key_id: request.apiKeyId,
+        model: model.id,
+        feature: request.feature,
+        day: iso(request.now).slice(0, 10),
+        input_tokens: usage.inputTokens,
+        cached_input_tokens: usage.cachedInputTokens,
+        output_tokens: usage.outputTokens,
+        cost_usd: cost,
+        created_at: iso(request.now),
+      }));
+    if (rows.length === 0) return;
+    try {
+      await this.#db.insertInto('usage_records').values(rows).execute();
+    } catch (error) {
+      // The answer is not withheld for its bookkeeping; the log keeps what was not recorded.
+      this.#logger.error({ err: error, usage: rows }, 'the usage of a model call could not be recorded');
+    }
+  }
+
+  #call(model: CatalogueEntry, messages: EngineMessage[], request: GenerationRequest & { maxOutputTokens: number }, choice: number, promptTokens: number): CallRun {
+    const timeout = AbortSignal.timeout(this.#config.timeoutMs);
+    const signal = AbortSignal.any([request.signal, timeout]);
+    let reported: TokenUsage | undefined;
+    let generated = '';
+    let started = false;
+    let refused = false;
+    const format = request.responseFormat;
+    const output =
+      format?.type === 'json'
+        ? format.schema
+          ? Output.object({ schema: jsonSchema(format.schema), name: format.name, description: format.description })
+          : Output.json({ name: format.name, description: format.description })
+        : undefined;
+    const config = this.#config;
+    const events = (async function* (): AsyncGenerator<GenerationEvent> {
+      started = true;
+      const result = streamText({
+        model: languageModel(config, model.provider, model.upstream_id),
+        messages: messages as ModelMessage[],
+        allowSystemInMessages: true,
+        maxOutputTokens: request.maxOutputTokens,
+        temperature: request.temperature ?? undefined,
+        topP: request.topP ?? undefined,
+        presencePenalty: request.presencePenalty ?? undefined,
+        frequencyPenalty: request.frequencyPenalty ?? undefined,
+        seed: request.seed ?? undefined,
+        stopSequences: request.stop,
+        ...(output ? { output } : {}),
+        providerOptions: {
+          sandbox: { choice },
+          ...(request.reasoningEffort ? { openai: { reasoningEffort: request.reasoningEffort } } : {}),
+        },
+        maxRetries: config.maxRetries,
+        abortSignal: signal,
+        // Errors are read from the stream below; the SDK's default logs them to the console.
+        onError: () => {},
+      });
+      try {
+        for await (const part of result.fullStream) {
+          if (part.type === 'text-delta') {
+            if (part.text === '') continue;
+            generated += part.text;
+            yield { type: 'text', choice, text: part.text };
+          } else if (part.type === 'finish') {
+            const usage = part.totalUsage;
+            if (usage.inputTokens !== undefined || usage.outputTokens !== undefined) {
+              reported = {
+                inputTokens: usage.inputTokens ?? promptTokens,
+                cachedInputTokens: usage.inputTokenDetails?.cacheReadTokens ?? 0,
+                outputTokens: usage.outputTokens ?? countTokens(generated),
+              };
+            }
+            yield { type: 'finish', choice, finishReason: finishReasonOf(part.finishReason) };
+          } else if (part.type === 'error') {
+            throw part.error;
+          } else if (part.type === 'abort') {
+            if (request.signal.aborted) return;
+            throw new Problem('upstream_unavailable', `The provider of ${model.id} (${model.provider}) did not answer in time.`);
+          }
+        }
+      } catch (error) {
+        if (request.signal.aborted) return;
+        refused = generated === '';
+        if (error instanceof Problem) throw error;
+        throw upstreamProblem(error, model, timeout.aborted);
+      }
+    })();
+    return {
+      events,
+      // What the provider reported; else, for a call cut short, the prompt and what was generated, counted here. A call
+      // never made, or that the provider refused before it generated anything, costs nothing.
+      usage: () => reported ?? (started && !refused ? { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }),
+    };
+  }
+}
+
+interface CallRun {
+  events: AsyncGenerator<GenerationEvent>;
+  usage(): TokenUsage;
+}
+
+const engines = new WeakMap<Platform, Engine>();
+
+/** The engine of a running server: one per platform, built on first use from its configuration. */
+export function engineOf(platform: Platform): Engine {
+  let engine = engines.get(platform);
+  if (!engine) {
+    engine = new Engine(platform.config.providers, platform.db, platform.logger);
+    engines.set(platform, engine);
+  }
+  return engine;
+}
