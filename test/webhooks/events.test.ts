@@ -2,17 +2,13 @@
 // workspace sequence without gaps, time, the specification's data keys), GET /v1/events (order, pages, type filters, time
 // filters, roles, workspaces), GET /v1/event-types, that every event matches its message in the AsyncAPI
 // document, and the 30-day retention of events and deliveries.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EVENT_TYPES } from '../../generated/webhooks.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { pruneExpired } from '../../src/platform/retention.ts';
-import { projectRoot } from '../support/prism.ts';
+import { asyncapi, asyncApiErrors, messageFor } from '../support/asyncapi.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { schemaErrors, spec } from '../support/spec.ts';
@@ -23,26 +19,6 @@ type Json = Record<string, any>;
 const DAY_MS = 86_400_000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const EVENT_ID = /^evt_[0-9A-HJKMNP-TV-Z]{26}$/;
-
-// The AsyncAPI document is bundled with every reference resolved: a message's payload is a complete schema.
-const asyncapi: Json = JSON.parse(readFileSync(join(projectRoot, 'generated', 'asyncapi.json'), 'utf8'));
-const asyncAjv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
-addFormats.default(asyncAjv);
-
-/** The AsyncAPI message whose payload is the event of this type (its `type` is a `const`). */
-function messageFor(type: string): Json | undefined {
-  return Object.values<Json>(asyncapi.components.messages).find((message) => message.payload?.properties?.type?.const === type);
-}
-
-const payloadValidators = new Map<string, ValidateFunction>();
-function asyncApiErrors(event: Json): string[] {
-  const message = messageFor(event.type);
-  if (!message) return [`no AsyncAPI message for ${event.type}`];
-  let validate = payloadValidators.get(event.type);
-  if (!validate) payloadValidators.set(event.type, (validate = asyncAjv.compile(message.payload)));
-  if (validate(event)) return [];
-  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
-}
 
 describe('the AsyncAPI document', () => {
   test('has a message for every event type, whose payload is that type and whose channel lists it', () => {

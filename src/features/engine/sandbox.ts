@@ -125,7 +125,7 @@ function valueOf(schema: JSONSchema7 | boolean | undefined, text: string, terms:
       return null;
     default: {
       const term = terms.length > 0 ? terms[index % terms.length]! : text;
-      const short = /name|title|label|tag|term|keyword|topic|heading/i.test(name);
+      const short = /name|title|headline|heading|label|tag|term|keyword|topic/i.test(name);
       let value = short ? capitalise(term) : (sentences(text)[index % Math.max(1, sentences(text).length)] ?? text);
       if (schema.maxLength !== undefined) value = [...value].slice(0, schema.maxLength).join('');
       if (schema.minLength !== undefined) value = value.padEnd(schema.minLength, '.');
