@@ -104,6 +104,25 @@ async function freshProject(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: String(project.id) } };
 }
 
+/** The spec's example completion on a sandbox model, which every server can call (no provider key needed). */
+function sandboxCompletionBody(): Record<string, unknown> {
+  return { ...(exampleRequest('createChatCompletion').body as Record<string, unknown>), model: 'sandbox-writer' };
+}
+
+/** A new saved thread (a sandbox completion with `store: true`). */
+async function freshThread(target: FixtureTarget): Promise<RequestOverrides> {
+  const response = await fetch(`${target.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ ...sandboxCompletionBody(), store: true, metadata: { source: 'contract-fixture' } }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`fixture: a stored completion answered ${response.status}: ${text}`);
+  const threadId = String((JSON.parse(text) as { thread_id: string }).thread_id);
+  createdByFixtures.push(`/v1/chat/threads/${threadId}`);
+  return { path: { id: threadId } };
+}
+
 // createApiKey has none: key names need not be unique, so the spec's example succeeds as it is.
 export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> = {
   getApiKey: freshKey,
@@ -124,6 +143,9 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
     if (delivery.status !== 202) throw new Error(`fixture: test delivery answered ${delivery.status}: ${await delivery.text()}`);
     return { path: { id: String(((await delivery.json()) as { id: string }).id) } };
   },
+  createChatCompletion: async () => ({ body: sandboxCompletionBody() }),
+  getChatThread: freshThread,
+  deleteChatThread: freshThread,
   createProject: async () => ({ body: newProjectBody() }),
   getProject: freshProject,
   updateProject: async (target) => {
@@ -179,13 +201,13 @@ async function listAll(target: FixtureTarget, path: string): Promise<Array<Recor
 }
 
 /**
- * Removes what the fixtures created on the target: their keys (revoked), and every webhook endpoint and member
+ * Removes what the fixtures created on the target: their keys (revoked) and threads, and every webhook endpoint and member
  * made from a fixture's body, including those of the operations under test and of earlier runs that stopped early.
  */
 export async function removeFixtureResources(target: FixtureTarget): Promise<void> {
   const endpoints = (await listAll(target, '/v1/webhooks/endpoints')).filter((e) => FIXTURE_ENDPOINT_URL.test(String(e.url)));
   const members = (await listAll(target, '/v1/members')).filter((m) => FIXTURE_MEMBER_EMAIL.test(String(m.email)));
-  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/'));
+  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/'));
   createdByFixtures.length = 0;
   for (const path of [...endpoints.map((e) => `/v1/webhooks/endpoints/${String(e.id)}`), ...members.map((m) => `/v1/members/${String(m.id)}`), ...keys]) {
     await remove(target, path);
