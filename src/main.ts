@@ -22,6 +22,11 @@ async function seedDemo(running: RunningServer): Promise<void> {
       '',
       `    curl -s ${base}/v1/workspace -H 'Authorization: Bearer ${secret}'`,
       '',
+      '  and a chat completion on the built-in sandbox model (no provider key needed):',
+      '',
+      `    curl -s ${base}/v1/chat/completions -H 'Authorization: Bearer ${secret}' -H 'Content-Type: application/json' \\`,
+      `      -d '{"model": "sandbox-writer", "messages": [{"role": "user", "content": "Announce our spring sale on coffee roasts"}]}'`,
+      '',
       '',
     ].join('\n'),
   );

@@ -101,6 +101,12 @@ describe('npm start (src/main.ts)', () => {
     expect(response.status).toBe(200);
     // The demo's owner key acts on behalf of its owner member.
     expect(await response.json()).toMatchObject({ object: 'workspace', name: 'Demo workspace', region: 'eu', caller: { role: 'owner', user_id: expect.stringMatching(/^usr_/) } });
+    // The printed chat completion answers at once on the sandbox model, with no provider key.
+    const chatBody = /-d '(\{"model": "sandbox-writer".*\})'/.exec(first.output.stdout)?.[1];
+    expect(chatBody, 'the printed chat completion').toBeDefined();
+    const chat = await fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' }, body: chatBody });
+    expect(chat.status).toBe(200);
+    expect(await chat.json()).toMatchObject({ object: 'chat.completion', model: 'sandbox-writer', choices: [{ message: { content: 'Draft on announce, spring and sale. Announce: “Announce our spring sale”. Spring: “Announce our spring sale on coffee”. Sale: “Announce our spring sale on coffee roasts”. Coffee: “spring sale on coffee roasts”. Roasts: “sale on coffee roasts”. In short: announce and spring.' } }] });
     expect(await stop(first)).toBe(0);
     expect(first.output.stderr).toBe('');
 
