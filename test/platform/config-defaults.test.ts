@@ -23,6 +23,8 @@ const settings: Array<[string, (config: Config) => unknown]> = [
   ['SHUTDOWN_TIMEOUT_MS', (config) => config.shutdownTimeoutMs],
   ['WEBHOOKS_WORKER', (config) => config.webhooksWorker],
   ['WEBHOOKS_ALLOW_LOOPBACK', (config) => config.webhooksAllowLoopback],
+  ['PROVIDER_TIMEOUT_MS', (config) => config.providers.timeoutMs],
+  ['PROVIDER_MAX_RETRIES', (config) => config.providers.maxRetries],
 ];
 
 describe('configuration defaults', () => {
@@ -36,5 +38,21 @@ describe('configuration defaults', () => {
     const config = loadConfig({});
     expect(config.trustProxy).toBe(false);
     expect(config.redisUrl).toBeUndefined();
+  });
+
+  test('no AI provider is enabled by default (only the built-in sandbox models are available)', () => {
+    expect(loadConfig({}).providers.enabled).toEqual({});
+  });
+
+  test('a provider is enabled by its key; a self-hosted one by its base URL, with the models it names', () => {
+    const { enabled } = loadConfig({ OPENAI_API_KEY: 'sk-test', OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'llama3.2:3b, Qwen/Qwen2.5-7B' }).providers;
+    expect(Object.keys(enabled).sort()).toEqual(['ollama', 'openai']);
+    expect(enabled.ollama).toMatchObject({ models: ['llama3.2:3b', 'Qwen/Qwen2.5-7B'], contextWindow: 8192 });
+  });
+
+  test('a provider variable that does not parse stops the start with a configuration error', () => {
+    expect(() => loadConfig({ OPENAI_BASE_URL: 'ftp://example.com' })).toThrow(/OPENAI_BASE_URL must be an http or https URL/);
+    expect(() => loadConfig({ PROVIDER_MAX_RETRIES: '-1' })).toThrow(/PROVIDER_MAX_RETRIES/);
+    expect(() => loadConfig({ OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'bad model' })).toThrow(/OLLAMA_MODELS/);
   });
 });
