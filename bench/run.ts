@@ -10,20 +10,14 @@
 // BENCH_CONNECTIONS (20), BENCH_KEYS (size of the key pool, 1000), BENCH_POSTGRES_URL
 // (postgres://postgres@127.0.0.1:5432/test; a fresh database is created next to it and dropped after),
 // BENCH_TARGETS (comma-separated subset of sqlite,postgres,bare,prism).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
-import { insertApiKey } from '../src/features/workspace/api-keys.ts';
-import { createWorkspace } from '../src/features/workspace/workspace.ts';
-import { features } from '../src/features/index.ts';
-import { migrate, openStorage } from '../src/storage/database.ts';
+import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
-const root = join(import.meta.dirname, '..');
 const DURATION = positive('BENCH_DURATION', 10);
 const WARMUP = positive('BENCH_WARMUP', 2, true);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 20);
@@ -35,14 +29,6 @@ const ROUTES = [
   { name: 'GET /v1/workspace', path: '/v1/workspace' },
   { name: 'GET /v1/api-keys?limit=20', path: '/v1/api-keys?limit=20' },
 ] as const;
-
-function positive(name: string, fallback: number, zeroAllowed = false): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || (!zeroAllowed && value === 0)) throw new Error(`${name} must be a positive number, got ${raw}`);
-  return value;
-}
 
 interface Measurement {
   target: string;
@@ -66,89 +52,10 @@ interface Target {
   stop(): Promise<void>;
 }
 
-// ---------------------------------------------------------------------------------------------------- processes
-
-const children = new Set<ChildProcess>();
-/** Undone at the end, also after a failure or Ctrl-C: the temporary directory and the PostgreSQL database. */
-const cleanups: Array<() => Promise<void>> = [];
-
-async function cleanUp(): Promise<void> {
-  for (const child of children) child.kill('SIGKILL');
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${String(error)}\n`));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
-/** Starts a child process and waits (bounded) until `readyPath` answers 2xx. */
-async function startProcess(name: string, command: string, args: string[], env: Record<string, string>, url: string, readyPath: string, headers: Record<string, string> = {}): Promise<() => Promise<void>> {
-  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  children.add(child);
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it answered:\n${stderr}`);
-    try {
-      const response = await fetch(url + readyPath, { headers });
-      await response.body?.cancel();
-      if (response.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${name} did not answer ${readyPath} within 90 s:\n${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve(void children.delete(child));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        children.delete(child);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-}
-
 // ------------------------------------------------------------------------------------------------------ targets
 
-/**
- * A workspace with KEYS keys (so every list page is full and has a next cursor); returns their secrets. The pool is
- * the owner key and admin keys: both routes are open to admins (listing keys needs admin).
- */
-async function seed(databaseUrl: string): Promise<string[]> {
-  const storage = openStorage(databaseUrl);
-  try {
-    await migrate(storage.db, features);
-    const { workspace, secret } = await createWorkspace(storage.db, { name: 'Benchmark workspace', region: 'eu', ownerEmail: 'owner@bench.example', keyName: 'Benchmark owner' });
-    const secrets = [secret];
-    await storage.db.transaction().execute(async (trx) => {
-      for (let i = 1; i < KEYS; i++) {
-        const created = await insertApiKey(trx, { workspaceId: workspace.id, name: `Benchmark key ${i}`, role: 'admin', expiresAt: null, createdBy: null, now: new Date() });
-        secrets.push(created.secret);
-      }
-    });
-    return secrets;
-  } finally {
-    await storage.close();
-  }
-}
-
 async function realServer(name: string, databaseUrl: string): Promise<Target> {
-  const secrets = await seed(databaseUrl);
+  const secrets = await seedWorkspace(databaseUrl, KEYS, 'admin');
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const stop = await startProcess(name, process.execPath, ['src/main.ts'], {

@@ -421,7 +421,14 @@ export type paths = {
          *
          *     **Streaming.** With `stream: true` the answer is `text/event-stream`: one `data: <ChatCompletionChunk>` event per
          *     piece of text, each followed by a blank line, and a final `data: [DONE]`. Errors found before the stream starts
-         *     are ordinary problem responses; an error during the stream is sent as one `data: {"error": {…}}` event.
+         *     are ordinary problem responses (the stream's status is sent with its first chunk, so a provider's refusal before
+         *     the first token, such as its rate limit, keeps its status); an error during the stream is sent as a last event
+         *     `event: error` whose data is the problem document with OpenAI's `error` object, and the stream closes.
+         *
+         *     **Providers.** The model's provider is called through the server's content engine. Its rate limit is a
+         *     `429 upstream_rate_limited`, its outage a `503 upstream_unavailable` (both with its `Retry-After` when it gave
+         *     one), any other refusal a `502 upstream_error`. A client that disconnects mid-stream stops the generation and is
+         *     billed only for the tokens generated until then.
          *
          *     **Brand voice.** `voice_id` adds the voice's guidelines as a system instruction; the voice must be `ready`.
          *

@@ -201,6 +201,7 @@ export class Engine {
       else if (event.type === 'finish') choices[event.choice]!.finishReason = event.finishReason;
       else ({ usage, costUsd } = event);
     }
+    if (request.signal.aborted) throw new Problem('internal_error', 'The client closed the connection before the answer was complete; nothing was saved.');
     return { model, choices, usage, costUsd };
   }
 
@@ -218,7 +219,8 @@ export class Engine {
       );
       const costs = usages.map((u) => priceOf(model, u));
       await this.#record(model, request, usages, costs);
-      if (completed) yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
+      // A generation its client abandoned ends without a usage event: what it cost is recorded, nothing else follows.
+      if (completed && !request.signal.aborted) yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
     }
   }
 

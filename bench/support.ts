@@ -1,0 +1,99 @@
+// What the benchmarks share: settings from the environment, child processes that are stopped at the end (also after a
+// failure or Ctrl-C), free loopback ports, and a seeded workspace with a pool of API keys.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { Role } from '../src/platform/context.ts';
+import { insertApiKey } from '../src/features/workspace/api-keys.ts';
+import { createWorkspace } from '../src/features/workspace/workspace.ts';
+import { features } from '../src/features/index.ts';
+import { migrate, openStorage } from '../src/storage/database.ts';
+
+export const root = join(import.meta.dirname, '..');
+
+export function positive(name: string, fallback: number, zeroAllowed = false): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (!zeroAllowed && value === 0)) throw new Error(`${name} must be a positive number, got ${raw}`);
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------------- processes
+
+export const children = new Set<ChildProcess>();
+/** Undone at the end, also after a failure or Ctrl-C: the temporary directory and the PostgreSQL database. */
+export const cleanups: Array<() => Promise<void>> = [];
+
+export async function cleanUp(): Promise<void> {
+  for (const child of children) child.kill('SIGKILL');
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${String(error)}\n`));
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Starts a child process and waits (bounded) until `readyPath` answers 2xx. */
+export async function startProcess(name: string, command: string, args: string[], env: Record<string, string>, url: string, readyPath: string, headers: Record<string, string> = {}): Promise<() => Promise<void>> {
+  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it answered:\n${stderr}`);
+    try {
+      const response = await fetch(url + readyPath, { headers });
+      await response.body?.cancel();
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} did not answer ${readyPath} within 90 s:\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(void children.delete(child));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.once('exit', () => {
+        clearTimeout(timer);
+        children.delete(child);
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+}
+
+/**
+ * A workspace with `keys` keys: its owner key and `keys - 1` keys of `role`; returns their secrets. Benchmarks rotate
+ * over them so that no key nears its 600 requests a minute.
+ */
+export async function seedWorkspace(databaseUrl: string, keys: number, role: Role): Promise<string[]> {
+  const storage = openStorage(databaseUrl);
+  try {
+    await migrate(storage.db, features);
+    const { workspace, secret } = await createWorkspace(storage.db, { name: 'Benchmark workspace', region: 'eu', ownerEmail: 'owner@bench.example', keyName: 'Benchmark owner' });
+    const secrets = [secret];
+    await storage.db.transaction().execute(async (trx) => {
+      for (let i = 1; i < keys; i++) {
+        const created = await insertApiKey(trx, { workspaceId: workspace.id, name: `Benchmark key ${i}`, role, expiresAt: null, createdBy: null, now: new Date() });
+        secrets.push(created.secret);
+      }
+    });
+    return secrets;
+  } finally {
+    await storage.close();
+  }
+}
