@@ -151,7 +151,10 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     const unavailable = await complete({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, key);
     expectProblem(unavailable, 422, 'model_unavailable');
     expect(unavailable.body.detail).toContain('OPENAI_API_KEY');
-    const tooLong = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 128_000 }, key);
+    const overLimit = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 16_385 }, key);
+    expectProblem(overLimit, 422, 'validation_failed');
+    expect(overLimit.body.error.param).toBe('max_completion_tokens');
+    const tooLong = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'word '.repeat(120_000) }], max_completion_tokens: 16_000 }, key);
     expectProblem(tooLong, 422, 'context_length_exceeded');
     expect(tooLong.body.error.param).toBe('messages');
     expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'word '.repeat(130_000) }] }, key), 422, 'context_length_exceeded');

@@ -12,7 +12,7 @@ import type { Platform } from '../../platform/context.ts';
 import type { components } from '../../../generated/openapi.ts';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
-import { Problem } from '../../platform/problems.ts';
+import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
 import { languageModel, type ProvidersConfig } from './providers.ts';
@@ -176,6 +176,9 @@ export class Engine {
     const model = this.model(request.model);
     const messages = [...request.messages];
     if (request.voiceId) messages.unshift({ role: 'system', content: await voiceInstructions(this.#db, request.workspaceId, request.voiceId) });
+    if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) {
+      throw validationFailed([{ pointer: '/max_completion_tokens', detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}` }]);
+    }
     const promptTokens = countPromptTokens(messages);
     const room = model.context_window - promptTokens;
     const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
@@ -186,7 +189,7 @@ export class Engine {
         { errors: [{ pointer: '/messages', detail: `are ${promptTokens} tokens long` }] },
       );
     }
-    const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, messages, { ...request, maxOutputTokens: Math.min(maxOutputTokens, model.max_output_tokens) }, choice, promptTokens));
+    const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, messages, { ...request, maxOutputTokens }, choice, promptTokens));
     return this.#withUsage(model, request, choices);
   }
 
