@@ -1,13 +1,15 @@
 // What the benchmarks share: settings from the environment, child processes that are stopped at the end (also after a
 // failure or Ctrl-C), free loopback ports, and a seeded workspace with a pool of API keys.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { Role } from '../src/platform/context.ts';
 import { insertApiKey } from '../src/features/workspace/api-keys.ts';
 import { createWorkspace } from '../src/features/workspace/workspace.ts';
 import { features } from '../src/features/index.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
+import { freePort } from '../test/support/prism.ts';
+
+export { freePort };
 
 export const root = join(import.meta.dirname, '..');
 
@@ -28,17 +30,6 @@ export const cleanups: Array<() => Promise<void>> = [];
 export async function cleanUp(): Promise<void> {
   for (const child of children) child.kill('SIGKILL');
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${String(error)}\n`));
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** Starts a child process and waits (bounded) until `readyPath` answers 2xx. */
