@@ -151,6 +151,9 @@ export class Engine {
     this.#db = db;
     this.#logger = logger;
     this.catalogue = new Catalogue(config);
+    // The AI SDK reports what a provider ignores (a parameter it lacks) on the console; our log keeps it instead.
+    (globalThis as { AI_SDK_LOG_WARNINGS?: unknown }).AI_SDK_LOG_WARNINGS = (options: { warnings: unknown[]; provider?: string; model?: string }) =>
+      logger.debug({ warnings: options.warnings, provider: options.provider, model: options.model }, 'the provider ignored part of a request');
   }
 
   /** The model of a request, or the problem of an unknown or unavailable one. */
@@ -276,10 +279,12 @@ export class Engine {
         messages: messages as ModelMessage[],
         allowSystemInMessages: true,
         maxOutputTokens: request.maxOutputTokens,
+        // The validator fills in OpenAI's defaults (top_p 1, penalties 0): they mean "unset", and sent as values they
+        // make providers without them (Anthropic) warn on every call.
         temperature: request.temperature ?? undefined,
-        topP: request.topP ?? undefined,
-        presencePenalty: request.presencePenalty ?? undefined,
-        frequencyPenalty: request.frequencyPenalty ?? undefined,
+        topP: request.topP === 1 ? undefined : (request.topP ?? undefined),
+        presencePenalty: request.presencePenalty || undefined,
+        frequencyPenalty: request.frequencyPenalty || undefined,
         seed: request.seed ?? undefined,
         stopSequences: request.stop,
         ...(output ? { output } : {}),
