@@ -10,7 +10,8 @@
 // SSE adapter and the usage record. Requests rotate over a pool of keys, so no key nears its 600 a minute.
 //
 // Cases: direct (client → fake) and server (client → server → fake), each at 1 and at BENCH_CONNECTIONS (20)
-// concurrent streams, BENCH_DURATION seconds (10) after BENCH_WARMUP seconds (2). Time to first token: from the
+// concurrent streams, BENCH_DURATION seconds (10) after BENCH_WARMUP seconds (2); BENCH_NODE_ARGS adds Node options
+// to the server (`--cpu-prof --cpu-prof-dir=DIR` profiles it). Time to first token: from the
 // request being written to the first chunk with content read; throughput: completions read to `[DONE]` per second.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -130,7 +131,9 @@ async function main(): Promise<void> {
     const secrets = await seedWorkspace(databaseUrl, KEYS, 'editor');
     const port = await freePort();
     const serverUrl = `http://127.0.0.1:${port}`;
-    const stop = await startProcess('server', process.execPath, ['src/main.ts'], {
+    // BENCH_NODE_ARGS: extra Node options for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const stop = await startProcess('server', process.execPath, [...nodeArgs, 'src/main.ts'], {
       HOST: '127.0.0.1',
       PORT: String(port),
       PUBLIC_BASE_URL: serverUrl,
@@ -142,7 +145,6 @@ async function main(): Promise<void> {
       OPENAI_BASE_URL: fakeUrl,
       PROVIDER_MAX_RETRIES: '0',
     }, serverUrl, '/readyz');
-    cleanups.push(stop);
 
     const targets: Target[] = [
       { name: 'direct (fake upstream)', url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'] },
@@ -157,6 +159,9 @@ async function main(): Promise<void> {
         process.stdout.write(`${target.name}, ${connections} connection(s): ${result.completions_per_second}/s, first token p50 ${result.ttft_ms.p50} ms p99 ${result.ttft_ms.p99} ms, ${result.failures} failures\n`);
       }
     }
+
+    // Stopped with SIGTERM, so that it exits as in production (and writes its profile with BENCH_NODE_ARGS).
+    await stop();
 
     const rows: string[] = ['| connections | target | completions/s | TTFT p50 ms | TTFT p99 ms | failures |', '|--:|---|--:|--:|--:|--:|'];
     const verdicts: string[] = [];
