@@ -3,8 +3,10 @@
 // at least 50 % of the direct throughput.
 //
 // The upstream is the tests' fake OpenAI (test/support/fake-providers.ts) in a worker thread of this process: it
-// streams its default answer ("You said: " and the prompt, one chunk per word: 32 chunks here) with no delay, and the
-// usage chunk. The server runs as `npm start` does in production (NODE_ENV=production, LOG_LEVEL=warn, SQLite, its
+// streams its default answer ("You said: " and the prompt, one chunk per word) and the usage chunk, in two passes:
+// with no delay between chunks (an upstream that costs nothing, so the ratio shows our whole cost) and 2 ms apart (a
+// paced upstream, still faster than real models, which stream some 50 to 200 tokens a second). BENCH_CHUNK_DELAYS
+// ("0,2") sets the passes. The server runs as `npm start` does in production (NODE_ENV=production, LOG_LEVEL=warn, SQLite, its
 // own process) with OPENAI_BASE_URL pointing at the fake, so the real path is measured: authentication, rate limit,
 // validation, the engine (catalogue, token count of the prompt, the AI SDK's OpenAI provider and streamText), our
 // SSE adapter and the usage record. Requests rotate over a pool of keys, so no key nears its 600 a minute.
@@ -18,7 +20,7 @@ import http from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { isMainThread, parentPort, Worker } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { startFakeOpenAi } from '../test/support/fake-providers.ts';
 import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
@@ -28,10 +30,14 @@ const CONNECTIONS = positive('BENCH_CONNECTIONS', 20);
 const KEYS = positive('BENCH_KEYS', 200);
 const TTFT_OVERHEAD_TARGET_MS = 5;
 const THROUGHPUT_TARGET = 0.5;
+/** Milliseconds between the upstream's chunks, one pass each: 0 (an upstream that costs nothing) and a paced one. */
+const CHUNK_DELAYS = (process.env.BENCH_CHUNK_DELAYS ?? '0,2').split(',').map(Number);
 const PROMPT = 'Write a short launch announcement for our spring sale on single-origin coffee roasts, with one line on shipping and one on the loyalty discount for members.';
+/** The fake's answer is "You said: " and the prompt, one chunk per word. */
+const CHUNKS = 2 + PROMPT.split(' ').length;
 
 if (!isMainThread) {
-  const fake = await startFakeOpenAi();
+  const fake = await startFakeOpenAi({ chunkDelayMs: workerData as number });
   parentPort!.postMessage(fake.url);
 } else {
   await main();
@@ -46,6 +52,7 @@ interface Target {
 
 interface Result {
   target: string;
+  chunk_delay_ms?: number;
   connections: number;
   completions_per_second: number;
   ttft_ms: { p50: number; p99: number };
@@ -75,7 +82,8 @@ function streamOnce(agent: http.Agent, target: Target, secret: string): Promise<
         }
         response.setEncoding('utf8');
         response.on('data', (text: string) => {
-          if (Number.isNaN(firstToken) && text.includes('"content":"')) firstToken = performance.now() - started;
+          // The first text: a content that is not empty (OpenAI's first chunk names the role with an empty content).
+          if (Number.isNaN(firstToken) && /"content":"[^"]/.test(text)) firstToken = performance.now() - started;
           tail = (tail + text).slice(-64);
         });
         response.on('end', () => (tail.includes('data: [DONE]') ? resolve(firstToken) : reject(new Error('the stream ended without [DONE]'))));
@@ -118,34 +126,27 @@ async function load(target: Target, connections: number, seconds: number): Promi
   };
 }
 
-async function main(): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'content-service-bench-chat-'));
-  cleanups.push(async () => rmSync(work, { recursive: true, force: true }));
-  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
+/** One pass: an upstream pacing its chunks `chunkDelayMs` apart, a server in front of it, every case. */
+async function pass(chunkDelayMs: number, databaseUrl: string, secrets: string[]): Promise<Result[]> {
+  const worker = new Worker(new URL(import.meta.url), { workerData: chunkDelayMs });
+  const fakeUrl = await new Promise<string>((resolve, reject) => worker.once('message', resolve).once('error', reject));
+  const port = await freePort();
+  const serverUrl = `http://127.0.0.1:${port}`;
+  // BENCH_NODE_ARGS: extra Node options for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const stop = await startProcess('server', process.execPath, [...nodeArgs, 'src/main.ts'], {
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    PUBLIC_BASE_URL: serverUrl,
+    DATABASE_URL: databaseUrl,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    REDIS_URL: '',
+    OPENAI_API_KEY: 'sk-bench',
+    OPENAI_BASE_URL: fakeUrl,
+    PROVIDER_MAX_RETRIES: '0',
+  }, serverUrl, '/readyz');
   try {
-    const worker = new Worker(new URL(import.meta.url));
-    cleanups.push(() => worker.terminate().then(() => undefined));
-    const fakeUrl = await new Promise<string>((resolve, reject) => worker.once('message', resolve).once('error', reject));
-
-    const databaseUrl = `sqlite:${join(work, 'bench.db')}`;
-    const secrets = await seedWorkspace(databaseUrl, KEYS, 'editor');
-    const port = await freePort();
-    const serverUrl = `http://127.0.0.1:${port}`;
-    // BENCH_NODE_ARGS: extra Node options for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
-    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const stop = await startProcess('server', process.execPath, [...nodeArgs, 'src/main.ts'], {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_BASE_URL: serverUrl,
-      DATABASE_URL: databaseUrl,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      REDIS_URL: '',
-      OPENAI_API_KEY: 'sk-bench',
-      OPENAI_BASE_URL: fakeUrl,
-      PROVIDER_MAX_RETRIES: '0',
-    }, serverUrl, '/readyz');
-
     const targets: Target[] = [
       { name: 'direct (fake upstream)', url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'] },
       { name: 'server → fake upstream', url: `${serverUrl}/v1/chat/completions`, secrets },
@@ -154,31 +155,47 @@ async function main(): Promise<void> {
     for (const connections of [...new Set([1, CONNECTIONS])]) {
       for (const target of targets) {
         if (WARMUP > 0) await load(target, connections, WARMUP);
-        const result = await load(target, connections, DURATION);
+        const result = { ...(await load(target, connections, DURATION)), chunk_delay_ms: chunkDelayMs };
         results.push(result);
-        process.stdout.write(`${target.name}, ${connections} connection(s): ${result.completions_per_second}/s, first token p50 ${result.ttft_ms.p50} ms p99 ${result.ttft_ms.p99} ms, ${result.failures} failures\n`);
+        process.stdout.write(`${chunkDelayMs} ms between chunks, ${target.name}, ${connections} connection(s): ${result.completions_per_second}/s, first token p50 ${result.ttft_ms.p50} ms p99 ${result.ttft_ms.p99} ms, ${result.failures} failures\n`);
       }
     }
-
+    return results;
+  } finally {
     // Stopped with SIGTERM, so that it exits as in production (and writes its profile with BENCH_NODE_ARGS).
     await stop();
+    await worker.terminate();
+  }
+}
 
-    const rows: string[] = ['| connections | target | completions/s | TTFT p50 ms | TTFT p99 ms | failures |', '|--:|---|--:|--:|--:|--:|'];
+async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'content-service-bench-chat-'));
+  cleanups.push(async () => rmSync(work, { recursive: true, force: true }));
+  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
+  try {
+    const databaseUrl = `sqlite:${join(work, 'bench.db')}`;
+    const secrets = await seedWorkspace(databaseUrl, KEYS, 'editor');
+    const results: Result[] = [];
+    for (const delay of CHUNK_DELAYS) results.push(...(await pass(delay, databaseUrl, secrets)));
+
+    const rows: string[] = ['| ms between chunks | connections | target | completions/s | TTFT p50 ms | TTFT p99 ms | failures |', '|--:|--:|---|--:|--:|--:|--:|'];
     const verdicts: string[] = [];
-    for (const connections of [...new Set([1, CONNECTIONS])]) {
-      const [direct, server] = results.filter((r) => r.connections === connections);
-      for (const r of [direct!, server!]) rows.push(`| ${connections} | ${r.target} | ${r.completions_per_second} | ${r.ttft_ms.p50} | ${r.ttft_ms.p99} | ${r.failures} |`);
-      const overhead = server!.ttft_ms.p50 - direct!.ttft_ms.p50;
-      const share = server!.completions_per_second / direct!.completions_per_second;
-      verdicts.push(
-        `${connections} connection(s): TTFT overhead p50 ${overhead.toFixed(2)} ms (target < ${TTFT_OVERHEAD_TARGET_MS}: ${overhead < TTFT_OVERHEAD_TARGET_MS ? 'met' : 'NOT met'}), ` +
-          `p99 ${(server!.ttft_ms.p99 - direct!.ttft_ms.p99).toFixed(2)} ms; throughput ${(share * 100).toFixed(0)} % of direct (target ≥ ${THROUGHPUT_TARGET * 100} %: ${share >= THROUGHPUT_TARGET ? 'met' : 'NOT met'})`,
-      );
+    for (const delay of CHUNK_DELAYS) {
+      for (const connections of [...new Set([1, CONNECTIONS])]) {
+        const [direct, server] = results.filter((r) => r.connections === connections && r.chunk_delay_ms === delay);
+        for (const r of [direct!, server!]) rows.push(`| ${delay} | ${connections} | ${r.target} | ${r.completions_per_second} | ${r.ttft_ms.p50} | ${r.ttft_ms.p99} | ${r.failures} |`);
+        const overhead = server!.ttft_ms.p50 - direct!.ttft_ms.p50;
+        const share = server!.completions_per_second / direct!.completions_per_second;
+        verdicts.push(
+          `${delay} ms between chunks, ${connections} connection(s): TTFT overhead p50 ${overhead.toFixed(2)} ms (target < ${TTFT_OVERHEAD_TARGET_MS}: ${overhead < TTFT_OVERHEAD_TARGET_MS ? 'met' : 'NOT met'}), ` +
+            `p99 ${(server!.ttft_ms.p99 - direct!.ttft_ms.p99).toFixed(2)} ms; throughput ${(share * 100).toFixed(0)} % of direct (target ≥ ${THROUGHPUT_TARGET * 100} %: ${share >= THROUGHPUT_TARGET ? 'met' : 'NOT met'})`,
+        );
+      }
     }
     const report = [
       `# bench:chat, ${new Date().toISOString()}`,
       '',
-      `Node ${process.version}, ${cpus().length} cores, load average before ${loadavg()[0]!.toFixed(2)}; ${DURATION} s per case after ${WARMUP} s of warm-up; 32 chunks per completion.`,
+      `Node ${process.version}, ${cpus().length} cores, load average before ${loadavg()[0]!.toFixed(2)}; ${DURATION} s per case after ${WARMUP} s of warm-up; ${CHUNKS} chunks per completion.`,
       '',
       ...rows,
       '',

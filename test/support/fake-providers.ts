@@ -123,7 +123,7 @@ function promptLength(body: any): number {
 
 const defaultErrorType: Record<number, string> = { 401: 'authentication_error', 429: 'rate_limit_error', 529: 'overloaded_error' };
 
-async function startFake(wire: Wire): Promise<FakeProvider> {
+async function startFake(wire: Wire, defaults: Pick<FakeReply, 'chunkDelayMs'>): Promise<FakeProvider> {
   const queue: FakeReply[] = [];
   const requests: ReceivedRequest[] = [];
   let disconnects = 0;
@@ -148,7 +148,7 @@ async function startFake(wire: Wire): Promise<FakeProvider> {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(wire.error(404, 'not_found_error', `no route ${req.method} ${req.url}`)));
       return;
     }
-    const reply = queue.shift() ?? { text: `You said: ${lastUserText(body)}` };
+    const reply = queue.shift() ?? { ...defaults, text: `You said: ${lastUserText(body)}` };
     if (reply.error) {
       const { status, headers = {}, type = defaultErrorType[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message = `fake ${status}` } = reply.error;
       res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(wire.error(status, type, message)));
@@ -215,10 +215,11 @@ async function startFake(wire: Wire): Promise<FakeProvider> {
   };
 }
 
-export function startFakeOpenAi(): Promise<FakeProvider> {
-  return startFake(openAiWire);
+/** `defaults` apply to the default (echo) reply: `chunkDelayMs` paces it like a model generating tokens. */
+export function startFakeOpenAi(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
+  return startFake(openAiWire, defaults);
 }
 
-export function startFakeAnthropic(): Promise<FakeProvider> {
-  return startFake(anthropicWire);
+export function startFakeAnthropic(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
+  return startFake(anthropicWire, defaults);
 }
