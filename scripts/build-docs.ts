@@ -1,6 +1,6 @@
 // Renders the docs portal into docs/site/ (or the directory given as the first argument): the OpenAPI reference
-// (Redocly, webhooks included), the AsyncAPI reference (the AsyncAPI React component) and the guide "Receiving
-// webhooks" (Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
+// (Redocly, webhooks included), the AsyncAPI reference (the AsyncAPI React component) and the guides of docs/guides/
+// ("Chat completions", "Receiving webhooks"; Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
 // static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -10,6 +10,23 @@ import { Marked } from 'marked';
 import { scheduleTable } from '../src/features/webhooks/schedule.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The guides, each rendered to `<name>.html` with the portal's navigation. */
+const guides = [
+  { name: 'chat', title: 'Chat completions' },
+  { name: 'receiving-webhooks', title: 'Receiving webhooks' },
+];
+
+/** The portal's navigation line, with the current page as plain text. */
+function navigation(current: string): string {
+  const pages = [
+    { file: 'index.html', title: 'HTTP API reference' },
+    { file: 'asyncapi.html', title: 'Webhooks (AsyncAPI)' },
+    ...guides.map((g) => ({ file: `${g.name}.html`, title: g.title })),
+  ];
+  return pages.map((p) => (p.file === current ? p.title : `<a href="${p.file}">${p.title}</a>`)).join(' · ');
+}
+
 const site = resolve(process.argv[2] ?? join(root, 'docs', 'site'));
 mkdirSync(site, { recursive: true });
 
@@ -37,7 +54,7 @@ writeFileSync(
 <style>${style}</style>
 </head>
 <body>
-<p style="padding:8px 16px;margin:0;font-family:sans-serif"><a href="index.html">HTTP API reference</a> · Webhooks (AsyncAPI) · <a href="receiving-webhooks.html">Receiving webhooks</a></p>
+<p style="padding:8px 16px;margin:0;font-family:sans-serif">${navigation('asyncapi.html')}</p>
 <div id="asyncapi"></div>
 <script>${safe(script)}</script>
 <script>
@@ -97,26 +114,28 @@ const markdown = new Marked({
     },
   },
 });
-const guide = expandIncludes(readFileSync(join(root, 'docs', 'guides', 'receiving-webhooks.md'), 'utf8'));
-writeFileSync(
-  join(site, 'receiving-webhooks.html'),
-  `<!doctype html>
+for (const { name, title } of guides) {
+  const guide = expandIncludes(readFileSync(join(root, 'docs', 'guides', `${name}.md`), 'utf8'));
+  writeFileSync(
+    join(site, `${name}.html`),
+    `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Receiving webhooks · content-service</title>
+<title>${title} · content-service</title>
 <style>${guideStyle}</style>
 </head>
 <body>
-<p style="padding:8px 16px;margin:0;font-family:sans-serif"><a href="index.html">HTTP API reference</a> · <a href="asyncapi.html">Webhooks (AsyncAPI)</a> · Receiving webhooks</p>
+<p style="padding:8px 16px;margin:0;font-family:sans-serif">${navigation(`${name}.html`)}</p>
 <main>
 ${markdown.parse(guide, { async: false })}
 </main>
 </body>
 </html>
 `,
-);
+  );
+}
 
 for (const file of ['openapi.json', 'asyncapi.json']) copyFileSync(join(root, 'generated', file), join(site, file));
-console.log(`Docs written to ${site}: index.html (OpenAPI), asyncapi.html (AsyncAPI), receiving-webhooks.html (guide), openapi.json, asyncapi.json.`);
+console.log(`Docs written to ${site}: index.html (OpenAPI), asyncapi.html (AsyncAPI), ${guides.map((g) => `${g.name}.html`).join(', ')} (guides), openapi.json, asyncapi.json.`);

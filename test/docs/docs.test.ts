@@ -1,5 +1,5 @@
 // Renders the docs portal (`npm run docs`) and opens it in headless Chromium: every tag shows all of its
-// operations (webhooks included), and the AsyncAPI page shows every event message.
+// operations (webhooks included), the AsyncAPI page shows every event message, and the chat guide renders.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -99,6 +99,22 @@ describe('the AsyncAPI reference', () => {
     const text = await page.locator('#asyncapi').innerText();
     expect(text).not.toMatch(/Error/);
     for (const type of Object.keys(spec.webhooks ?? {})) expect(text, `${type} is rendered`).toContain(type);
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the chat guide', () => {
+  test('renders every section, its examples, and links to the other pages', async () => {
+    const { page, failedRequests } = await open('chat.html');
+    const text = await page.locator('main').innerText();
+    for (const heading of ['Your first completion, with no provider key', 'With the OpenAI SDK', 'Streaming', 'Models', 'Threads', 'Parameters', 'Errors', 'Usage and spend']) {
+      expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    }
+    expect(text).toContain('"model": "sandbox-writer"');
+    expect(text).toContain('upstream_rate_limited');
+    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
