@@ -1,9 +1,17 @@
 // Fake AI provider upstreams on loopback that speak the providers' real wire formats, so that tests (and
 // `npm run bench:chat`) run the real provider code (@ai-sdk/openai, @ai-sdk/anthropic, @ai-sdk/openai-compatible)
-// against them: OpenAI's Chat Completions (`POST /v1/chat/completions`, JSON or `data:` chunks, the usage chunk with
-// `stream_options.include_usage`, `data: [DONE]`, errors as `{error: {message, type, param, code}}`) and Anthropic's
-// Messages API (`POST /v1/messages`, JSON or its named events, errors as `{type: 'error', error: {type, message}}`).
-// Each reply is scripted by the test (enqueue), or echoes the last user message.
+// against them (test/engine/fake-providers.test.ts proves it with the AI SDK):
+// - OpenAI's Chat Completions, `POST /v1/chat/completions` (what `createOpenAI().chat(id)` and every
+//   `createOpenAICompatible()` model call): a `chat.completion` JSON, or `data:` chunks (the first with the role, then
+//   the content, then the finish reason, the usage chunk with `choices: []` when `stream_options.include_usage`, then
+//   `data: [DONE]`);
+// - OpenAI's Responses API, `POST /v1/responses` (what `createOpenAI()(id)` calls): a `response` JSON, or its named
+//   events (`response.created` … `response.output_text.delta` … `response.completed`);
+// - Anthropic's Messages API, `POST /v1/messages`: a `message` JSON, or its named events (`message_start`,
+//   `content_block_start`, `ping`, `content_block_delta`, `content_block_stop`, `message_delta`, `message_stop`).
+// Errors are the provider's: `{error: {message, type, param, code}}` for OpenAI, `{type: 'error', error: {type,
+// message}}` for Anthropic, with the status and headers (`retry-after`…) the test asks for. Each reply is scripted by
+// the test (enqueue), or echoes the last user message.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -11,7 +19,11 @@ export interface FakeReply {
   /** The text to answer; streamed one word per chunk (spaces kept) unless `chunks` is given. */
   text?: string;
   chunks?: string[];
-  /** Reported usage (default: prompt = characters of the messages / 4, rounded up; completion = chunks). */
+  /**
+   * Reported usage; `input` counts all the prompt's tokens, cached ones included (as OpenAI's `prompt_tokens`; the
+   * Anthropic fake reports `input - cachedInput` as `input_tokens` and the rest as `cache_read_input_tokens`).
+   * Default: prompt = characters of the request's messages (and system prompt) / 4, rounded up; completion = words.
+   */
   usage?: { input: number; output: number; cachedInput?: number };
   finishReason?: 'stop' | 'length';
   /** Answer this error instead: status, headers (`retry-after`…), and the provider's error type and message. */
@@ -23,173 +35,388 @@ export interface FakeReply {
 }
 
 export interface ReceivedRequest {
+  /** The request's path and query, e.g. `/v1/chat/completions`. */
   path: string;
   headers: http.IncomingHttpHeaders;
+  /** The parsed JSON body (null when it was not JSON). */
   body: any;
 }
 
 export interface FakeProvider {
-  /** The base URL to give the provider package (`…/v1`). */
+  /** The base URL to give the provider package (`http://127.0.0.1:PORT/v1`). */
   url: string;
+  /** Every request received, in order. */
   requests: ReceivedRequest[];
   /** Replies used in order, one per request; then the default reply, "You said: <last user message>". */
   enqueue(...replies: FakeReply[]): void;
   /** Streamed answers the client abandoned before their end. */
   readonly disconnects: number;
-  /** Resolves at the next disconnect of a client from a streamed answer. */
+  /**
+   * Resolves at a client's disconnect from a streamed answer: each call claims one disconnect, so one that happened
+   * before the call (and no earlier call claimed) resolves it at once. Rejects after `timeoutMs` (default 10 s).
+   */
   waitForDisconnect(timeoutMs?: number): Promise<void>;
+  /** Stops listening and cuts every connection, keep-alive and streaming ones included. */
   close(): Promise<void>;
 }
 
-type Wire = {
-  path: string;
-  json(reply: Required<Pick<FakeReply, 'finishReason'>> & { text: string; usage: NonNullable<FakeReply['usage']> }, body: any): unknown;
-  /** The SSE frames of a stream: before the text, one per chunk, and after it. */
-  start(body: any, usage: NonNullable<FakeReply['usage']>): string[];
-  chunk(text: string, body: any): string;
-  end(finishReason: 'stop' | 'length', usage: NonNullable<FakeReply['usage']>, body: any): string[];
-  error(status: number, type: string, message: string): unknown;
-};
-
-const openAiWire: Wire = {
-  path: '/v1/chat/completions',
-  json: (reply, body) => ({
-    id: 'chatcmpl-fake',
-    object: 'chat.completion',
-    created: 1795132800,
-    model: body.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: reply.text, refusal: null }, logprobs: null, finish_reason: reply.finishReason }],
-    usage: openAiUsage(reply.usage),
-  }),
-  start: (body) => [sse({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1795132800, model: body.model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] })],
-  chunk: (text, body) => sse({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1795132800, model: body.model, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }),
-  end: (finishReason, usage, body) => [
-    sse({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1795132800, model: body.model, choices: [{ index: 0, delta: {}, finish_reason: finishReason }] }),
-    ...(body.stream_options?.include_usage ? [sse({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1795132800, model: body.model, choices: [], usage: openAiUsage(usage) })] : []),
-    'data: [DONE]\n\n',
-  ],
-  error: (status, type, message) => ({ error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : status === 429 ? 'rate_limit_exceeded' : null } }),
-};
-
-function openAiUsage(usage: NonNullable<FakeReply['usage']>) {
-  return { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output, prompt_tokens_details: { cached_tokens: usage.cachedInput ?? 0 } };
+type Usage = NonNullable<FakeReply['usage']>;
+type FinishReason = NonNullable<FakeReply['finishReason']>;
+interface Answer {
+  text: string;
+  usage: Usage;
+  finishReason: FinishReason;
 }
 
-const anthropicStop = { stop: 'end_turn', length: 'max_tokens' } as const;
+/** The SSE frames of one streamed answer; stateful (sequence numbers, the text so far). */
+interface WireStream {
+  start(): string[];
+  chunk(text: string): string;
+  end(finishReason: FinishReason): string[];
+}
 
-const anthropicWire: Wire = {
-  path: '/v1/messages',
-  json: (reply, body) => ({
-    id: 'msg_fake',
-    type: 'message',
-    role: 'assistant',
-    model: body.model,
-    content: [{ type: 'text', text: reply.text }],
-    stop_reason: anthropicStop[reply.finishReason],
-    stop_sequence: null,
-    usage: { input_tokens: reply.usage.input - (reply.usage.cachedInput ?? 0), output_tokens: reply.usage.output, cache_read_input_tokens: reply.usage.cachedInput ?? 0, cache_creation_input_tokens: 0 },
-  }),
-  start: (body, usage) => [
-    sse(
-      { type: 'message_start', message: { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input - (usage.cachedInput ?? 0), output_tokens: 1, cache_read_input_tokens: usage.cachedInput ?? 0, cache_creation_input_tokens: 0 } } },
-      'message_start',
-    ),
-    sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
-    sse({ type: 'ping' }, 'ping'),
-  ],
-  chunk: (text) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta'),
-  end: (finishReason, usage) => [
-    sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
-    sse({ type: 'message_delta', delta: { stop_reason: anthropicStop[finishReason], stop_sequence: null }, usage: { output_tokens: usage.output } }, 'message_delta'),
-    sse({ type: 'message_stop' }, 'message_stop'),
-  ],
-  error: (_status, type, message) => ({ type: 'error', error: { type, message } }),
-};
+/** One API of a provider: its JSON answer and its stream. */
+interface Api {
+  json(answer: Answer, body: any): unknown;
+  stream(body: any, usage: Usage): WireStream;
+}
+
+/** A provider: its APIs by path, and its error format. */
+interface Dialect {
+  apis: Record<string, Api>;
+  /** The error body for a status; `type` and `message` default to what the provider answers for that status. */
+  error(status: number, type?: string, message?: string): unknown;
+  /** The header naming the request, as the provider sends it. */
+  requestIdHeader: string;
+}
+
+let serial = 0;
+const nextId = () => `${Date.now().toString(36)}${(++serial).toString(36).padStart(4, '0')}`;
+const now = () => Math.floor(Date.now() / 1000);
 
 function sse(data: unknown, event?: string): string {
   return `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`;
 }
 
-/** The text of the last user message of an OpenAI or Anthropic request. */
+// --- OpenAI ---------------------------------------------------------------------------------------------------
+
+function chatUsage(usage: Usage) {
+  return {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+    prompt_tokens_details: { cached_tokens: usage.cachedInput ?? 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+const chatCompletions: Api = {
+  json: (answer, body) => ({
+    id: `chatcmpl-${nextId()}`,
+    object: 'chat.completion',
+    created: now(),
+    model: body.model,
+    choices: [{ index: 0, message: { role: 'assistant', content: answer.text, refusal: null, annotations: [] }, logprobs: null, finish_reason: answer.finishReason }],
+    usage: chatUsage(answer.usage),
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake',
+  }),
+  stream: (body, usage) => {
+    const includeUsage = body.stream_options?.include_usage === true;
+    const head = { id: `chatcmpl-${nextId()}`, object: 'chat.completion.chunk', created: now(), model: body.model, service_tier: 'default', system_fingerprint: 'fp_fake' };
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => sse({ ...head, choices, ...(includeUsage ? { usage: null } : {}), ...extra });
+    return {
+      start: () => [chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }])],
+      chunk: (text) => chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]),
+      end: (finishReason) => [
+        chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]),
+        ...(includeUsage ? [chunk([], { usage: chatUsage(usage) })] : []),
+        'data: [DONE]\n\n',
+      ],
+    };
+  },
+};
+
+function responsesUsage(usage: Usage) {
+  return {
+    input_tokens: usage.input,
+    input_tokens_details: { cached_tokens: usage.cachedInput ?? 0 },
+    output_tokens: usage.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.input + usage.output,
+  };
+}
+
+function responseObject(id: string, body: any, state: { status: 'in_progress' | 'completed' | 'incomplete'; output: unknown[]; usage: Usage | null; createdAt: number }) {
+  return {
+    id,
+    object: 'response',
+    created_at: state.createdAt,
+    status: state.status,
+    error: null,
+    incomplete_details: state.status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    model: body.model,
+    output: state.output,
+    parallel_tool_calls: true,
+    previous_response_id: body.previous_response_id ?? null,
+    service_tier: 'default',
+    store: body.store ?? true,
+    temperature: body.temperature ?? 1,
+    text: { format: { type: 'text' } },
+    tool_choice: 'auto',
+    tools: [],
+    top_p: body.top_p ?? 1,
+    truncation: 'disabled',
+    usage: state.usage ? responsesUsage(state.usage) : null,
+    user: null,
+    metadata: {},
+  };
+}
+
+function messageItem(id: string, text: string, status: 'in_progress' | 'completed' | 'incomplete') {
+  return { id, type: 'message', status, content: status === 'in_progress' ? [] : [{ type: 'output_text', annotations: [], logprobs: [], text }], role: 'assistant' };
+}
+
+const responses: Api = {
+  json: (answer, body) => {
+    const status = answer.finishReason === 'length' ? 'incomplete' : 'completed';
+    return responseObject(`resp_${nextId()}`, body, { status, output: [messageItem(`msg_${nextId()}`, answer.text, status)], usage: answer.usage, createdAt: now() });
+  },
+  stream: (body, usage) => {
+    const id = `resp_${nextId()}`;
+    const itemId = `msg_${nextId()}`;
+    const createdAt = now();
+    let sequence = 0;
+    let text = '';
+    const event = (type: string, data: Record<string, unknown>) => sse({ type, sequence_number: sequence++, ...data }, type);
+    const part = (partText: string) => ({ type: 'output_text', annotations: [], logprobs: [], text: partText });
+    const at = { item_id: itemId, output_index: 0, content_index: 0 };
+    return {
+      start: () => [
+        event('response.created', { response: responseObject(id, body, { status: 'in_progress', output: [], usage: null, createdAt }) }),
+        event('response.in_progress', { response: responseObject(id, body, { status: 'in_progress', output: [], usage: null, createdAt }) }),
+        event('response.output_item.added', { output_index: 0, item: messageItem(itemId, '', 'in_progress') }),
+        event('response.content_part.added', { ...at, part: part('') }),
+      ],
+      chunk: (delta) => {
+        text += delta;
+        return event('response.output_text.delta', { ...at, delta, logprobs: [] });
+      },
+      end: (finishReason) => {
+        const status = finishReason === 'length' ? 'incomplete' : 'completed';
+        const item = messageItem(itemId, text, status);
+        return [
+          event('response.output_text.done', { ...at, text, logprobs: [] }),
+          event('response.content_part.done', { ...at, part: part(text) }),
+          event('response.output_item.done', { output_index: 0, item }),
+          event(`response.${status}`, { response: responseObject(id, body, { status, output: [item], usage, createdAt }) }),
+        ];
+      },
+    };
+  },
+};
+
+/** What OpenAI answers for a status: type, code and message (its 429 is the rate limit on requests). */
+const openAiErrors: Record<number, { type: string; code: string | null; message: string }> = {
+  400: { type: 'invalid_request_error', code: null, message: 'Invalid request.' },
+  401: { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided: sk-fa***ke. You can find your API key at https://platform.openai.com/account/api-keys.' },
+  403: { type: 'invalid_request_error', code: 'unsupported_country_region_territory', message: 'Country, region, or territory not supported' },
+  404: { type: 'invalid_request_error', code: 'model_not_found', message: 'The model does not exist or you do not have access to it.' },
+  429: { type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.' },
+  500: { type: 'server_error', code: null, message: 'The server had an error while processing your request. Sorry about that!' },
+  503: { type: 'server_error', code: null, message: 'The engine is currently overloaded, please try again later.' },
+};
+
+const openAi: Dialect = {
+  apis: { '/v1/chat/completions': chatCompletions, '/v1/responses': responses },
+  error: (status, type, message) => {
+    const known = openAiErrors[status] ?? (status >= 500 ? openAiErrors[500]! : openAiErrors[400]!);
+    const code = type === 'insufficient_quota' ? 'insufficient_quota' : type === undefined || type === known.type ? known.code : null;
+    return { error: { message: message ?? known.message, type: type ?? known.type, param: null, code } };
+  },
+  requestIdHeader: 'x-request-id',
+};
+
+// --- Anthropic ------------------------------------------------------------------------------------------------
+
+const anthropicStop = { stop: 'end_turn', length: 'max_tokens' } as const;
+
+function anthropicUsage(usage: Usage, outputTokens: number) {
+  return { input_tokens: usage.input - (usage.cachedInput ?? 0), cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cachedInput ?? 0, output_tokens: outputTokens, service_tier: 'standard' };
+}
+
+const messages: Api = {
+  json: (answer, body) => ({
+    id: `msg_${nextId()}`,
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content: [{ type: 'text', text: answer.text }],
+    stop_reason: anthropicStop[answer.finishReason],
+    stop_sequence: null,
+    usage: anthropicUsage(answer.usage, answer.usage.output),
+  }),
+  stream: (body, usage) => ({
+    start: () => [
+      sse({ type: 'message_start', message: { id: `msg_${nextId()}`, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(usage, 1) } }, 'message_start'),
+      sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
+      sse({ type: 'ping' }, 'ping'),
+    ],
+    chunk: (text) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta'),
+    end: (finishReason) => [
+      sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
+      sse({ type: 'message_delta', delta: { stop_reason: anthropicStop[finishReason], stop_sequence: null }, usage: { output_tokens: usage.output } }, 'message_delta'),
+      sse({ type: 'message_stop' }, 'message_stop'),
+    ],
+  }),
+};
+
+/** Anthropic's error type for a status (https://docs.anthropic.com/en/api/errors). */
+const anthropicErrors: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+const anthropic: Dialect = {
+  apis: { '/v1/messages': messages },
+  error: (status, type, message) => {
+    const errorType = type ?? anthropicErrors[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+    return { type: 'error', error: { type: errorType, message: message ?? `fake ${errorType}` }, request_id: `req_${nextId()}` };
+  },
+  requestIdHeader: 'request-id',
+};
+
+// --- The requests' text ---------------------------------------------------------------------------------------
+
+/** The text of a message's content: a string, or parts with `text` (`text`, `input_text`, `output_text`…). */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('');
+  return '';
+}
+
+/** The messages of a Chat Completions, Messages or Responses request. */
+function messagesOf(body: any): any[] {
+  if (Array.isArray(body.messages)) return body.messages;
+  if (typeof body.input === 'string') return [{ role: 'user', content: body.input }];
+  return Array.isArray(body.input) ? body.input : [];
+}
+
 function lastUserText(body: any): string {
-  const user = [...(body.messages ?? [])].reverse().find((m: any) => m.role === 'user');
-  if (!user) return '';
-  return typeof user.content === 'string' ? user.content : user.content.map((part: any) => part.text ?? '').join('');
+  const user = messagesOf(body).findLast((m) => m?.role === 'user');
+  return user ? textOf(user.content) : '';
 }
 
-function promptLength(body: any): number {
-  return Math.ceil(JSON.stringify([body.system ?? '', body.messages ?? []]).length / 4);
+function promptChars(body: any): number {
+  return [body.system, body.instructions, ...messagesOf(body).map((m) => m?.content)].reduce((sum: number, content) => sum + textOf(content).length, 0);
 }
 
-const defaultErrorType: Record<number, string> = { 401: 'authentication_error', 429: 'rate_limit_error', 529: 'overloaded_error' };
+const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
-async function startFake(wire: Wire, defaults: Pick<FakeReply, 'chunkDelayMs'>): Promise<FakeProvider> {
+// --- The server -----------------------------------------------------------------------------------------------
+
+async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelayMs'>): Promise<FakeProvider> {
   const queue: FakeReply[] = [];
   const requests: ReceivedRequest[] = [];
   let disconnects = 0;
-  let waiters: Array<() => void> = [];
+  let claimed = 0;
+  let closed = false;
+  const waiters = new Set<{ settle: (error?: Error) => void }>();
+
+  function wake(): void {
+    for (const waiter of waiters) {
+      if (claimed >= disconnects) return;
+      claimed += 1;
+      waiter.settle();
+    }
+  }
 
   const server = http.createServer((req, res) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (raw += chunk));
-    req.on('end', () => void answer(req, res, raw));
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => void answer(req, res, Buffer.concat(parts).toString('utf8')));
   });
 
+  function sendJson(res: http.ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
+    res.writeHead(status, { 'content-type': 'application/json', [dialect.requestIdHeader]: `req_${nextId()}`, ...headers }).end(JSON.stringify(payload));
+  }
+
   async function answer(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
-    let body: any;
+    let body: any = null;
     try {
       body = JSON.parse(raw);
     } catch {
-      body = null;
+      // Recorded as null, answered 400.
     }
     requests.push({ path: req.url ?? '', headers: req.headers, body });
-    if (req.method !== 'POST' || req.url !== wire.path || !body) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(wire.error(404, 'not_found_error', `no route ${req.method} ${req.url}`)));
+    const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    const api = dialect.apis[path];
+    if (req.method !== 'POST' || !api) {
+      sendJson(res, 404, dialect.error(404, undefined, `Unknown route: ${req.method} ${req.url}`));
+      return;
+    }
+    if (typeof body !== 'object' || body === null) {
+      sendJson(res, 400, dialect.error(400, undefined, 'The body of the request is not valid JSON.'));
       return;
     }
     const reply = queue.shift() ?? { ...defaults, text: `You said: ${lastUserText(body)}` };
     if (reply.error) {
-      const { status, headers = {}, type = defaultErrorType[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message = `fake ${status}` } = reply.error;
-      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(wire.error(status, type, message)));
+      const { status, headers = {}, type, message } = reply.error;
+      sendJson(res, status, dialect.error(status, type, message), headers);
       return;
     }
     const chunks = reply.chunks ?? (reply.text ?? '').match(/\S+\s*|\s+/g) ?? [];
     const text = chunks.join('');
-    const usage = reply.usage ?? { input: promptLength(body), output: chunks.length };
+    const usage = reply.usage ?? { input: Math.ceil(promptChars(body) / 4), output: words(text) };
     const finishReason = reply.finishReason ?? 'stop';
-    if (!body.stream) {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(wire.json({ text, usage, finishReason }, body)));
+    if (body.stream !== true) {
+      sendJson(res, 200, api.json({ text, usage, finishReason }, body));
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', [dialect.requestIdHeader]: `req_${nextId()}` });
     let gone = false;
     res.on('close', () => {
       if (res.writableFinished) return;
       gone = true;
       disconnects += 1;
-      for (const wake of waiters.splice(0)) wake();
+      wake();
     });
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    for (const frame of wire.start(body, usage)) res.write(frame);
+    const stream = api.stream(body, usage);
+    res.write(stream.start().join(''));
     if (reply.endless) {
-      // Bounded all the same: a test that forgot to disconnect ends after 60 s.
-      for (let i = 0; i < 60_000 / (reply.chunkDelayMs ?? 5) && !gone; i++) {
-        await pause(reply.chunkDelayMs ?? 5);
-        if (!gone) res.write(wire.chunk(`word${i} `, body));
+      const delay = Math.max(1, reply.chunkDelayMs ?? 5);
+      // Bounded all the same: a test that never disconnects sees its stream stop after a minute.
+      for (let i = 0; i < 60_000 / delay; i++) {
+        await pause(delay);
+        if (gone || closed) return;
+        res.write(stream.chunk(`word${i} `));
       }
-    } else {
-      for (const chunk of chunks) {
-        if (reply.chunkDelayMs) await pause(reply.chunkDelayMs);
-        if (gone) return;
-        res.write(wire.chunk(chunk, body));
-      }
+      if (!gone) res.end();
+      return;
     }
-    if (!gone) res.end(wire.end(finishReason, usage, body).join(''));
+    for (const chunk of chunks) {
+      if (reply.chunkDelayMs) await pause(reply.chunkDelayMs);
+      if (gone || closed) return;
+      res.write(stream.chunk(chunk));
+    }
+    if (!gone) res.end(stream.end(finishReason).join(''));
   }
 
   server.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,
@@ -200,26 +427,42 @@ async function startFake(wire: Wire, defaults: Pick<FakeReply, 'chunkDelayMs'>):
     },
     waitForDisconnect: (timeoutMs = 10_000) =>
       new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no client disconnected within ${timeoutMs} ms`)), timeoutMs);
-        waiters.push(() => {
-          clearTimeout(timer);
+        if (claimed < disconnects) {
+          claimed += 1;
           resolve();
-        });
+          return;
+        }
+        const waiter = {
+          settle: (error?: Error) => {
+            clearTimeout(timer);
+            waiters.delete(waiter);
+            if (error) reject(error);
+            else resolve();
+          },
+        };
+        const timer = setTimeout(() => waiter.settle(new Error(`no client disconnected from a stream within ${timeoutMs} ms (${disconnects} so far)`)), timeoutMs);
+        waiters.add(waiter);
       }),
     close: () =>
       new Promise<void>((resolve) => {
-        waiters = [];
+        closed = true;
+        for (const waiter of waiters) waiter.settle(new Error('the fake provider was closed'));
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
 }
 
-/** `defaults` apply to the default (echo) reply: `chunkDelayMs` paces it like a model generating tokens. */
+/**
+ * A fake OpenAI: Chat Completions (`POST /v1/chat/completions`, also what OpenAI-compatible providers such as Groq
+ * call) and the Responses API (`POST /v1/responses`). `defaults` apply to the default (echo) reply: `chunkDelayMs`
+ * paces it like a model generating tokens.
+ */
 export function startFakeOpenAi(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
-  return startFake(openAiWire, defaults);
+  return startFake(openAi, defaults);
 }
 
+/** A fake Anthropic: the Messages API (`POST /v1/messages`). */
 export function startFakeAnthropic(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
-  return startFake(anthropicWire, defaults);
+  return startFake(anthropic, defaults);
 }
