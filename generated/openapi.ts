@@ -2897,11 +2897,12 @@ export type components = {
          * @description The provider that serves a model on this server. Each is enabled by its key in the server's environment
          *     (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GOOGLE_GENERATIVE_AI_API_KEY`, `MISTRAL_API_KEY`, `GROQ_API_KEY`,
          *     `TOGETHER_API_KEY`, `DEEPSEEK_API_KEY`, `OPENROUTER_API_KEY`) or, for self-hosted servers, by their base URL
-         *     (`OLLAMA_BASE_URL`, `VLLM_BASE_URL`, `LMSTUDIO_BASE_URL`). `sandbox` is built in: deterministic models that need
-         *     no key and no network, derived from the input by documented rules, for development and tests.
+         *     (`OLLAMA_BASE_URL`, `VLLM_BASE_URL`, `LMSTUDIO_BASE_URL`). Two are built in: `sandbox`, deterministic models that
+         *     need no key and no network, derived from the input by documented rules, for development and tests; and `local`, a
+         *     GGUF model file that the operator names (`LOCAL_MODEL_PATH`), run inside the server on its CPU, fully offline.
          * @enum {string}
          */
-        ModelProvider: "openai" | "anthropic" | "google" | "mistral" | "groq" | "together" | "deepseek" | "openrouter" | "ollama" | "vllm" | "lmstudio" | "sandbox";
+        ModelProvider: "openai" | "anthropic" | "google" | "mistral" | "groq" | "together" | "deepseek" | "openrouter" | "ollama" | "vllm" | "lmstudio" | "sandbox" | "local";
         /**
          * ModelCapability
          * @description What a model can do: `chat` (chat completions), `streaming` (`stream: true`), `vision` (image input at its

@@ -1,6 +1,8 @@
 // The defaults of the configuration are the ones the README's Configuration table promises (a default timeout or
 // limit that drifted by a factor of 1,000 would otherwise pass every test that sets its own value).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.ts';
 
@@ -42,6 +44,24 @@ describe('configuration defaults', () => {
 
   test('no AI provider is enabled by default (only the built-in sandbox models are available)', () => {
     expect(loadConfig({}).providers.enabled).toEqual({});
+    expect(loadConfig({}).providers.local).toBeUndefined();
+  });
+
+  test('LOCAL_MODEL_PATH enables the local provider: its name from the file, its context size and threads as documented', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'config-local-'));
+    try {
+      const path = join(dir, 'Tiny-Llama.Q4.gguf');
+      writeFileSync(path, 'GGUF');
+      expect(documentedDefault('LOCAL_MODEL_CONTEXT_SIZE')).toBe('4096');
+      expect(loadConfig({ LOCAL_MODEL_PATH: path }).providers.local).toEqual({ modelPath: path, name: 'tiny-llama.q4', contextSize: 4096, threads: undefined });
+      expect(loadConfig({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_NAME: 'tiny', LOCAL_MODEL_CONTEXT_SIZE: '512', LOCAL_MODEL_THREADS: '2' }).providers.local).toEqual({ modelPath: path, name: 'tiny', contextSize: 512, threads: 2 });
+      expect(() => loadConfig({ LOCAL_MODEL_PATH: join(dir, 'missing.gguf') })).toThrow(/LOCAL_MODEL_PATH must name a GGUF model file/);
+      expect(() => loadConfig({ LOCAL_MODEL_PATH: dir })).toThrow(/LOCAL_MODEL_PATH/);
+      expect(() => loadConfig({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_NAME: 'Has Spaces' })).toThrow(/LOCAL_MODEL_NAME/);
+      expect(() => loadConfig({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_CONTEXT_SIZE: '100' })).toThrow(/LOCAL_MODEL_CONTEXT_SIZE must be at least 256/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a provider is enabled by its key; a self-hosted one by its base URL, with the models it names', () => {

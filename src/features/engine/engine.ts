@@ -20,6 +20,7 @@ import { newId } from '../../platform/ids.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
+import { LocalContextExceeded } from './local.ts';
 import { languageModel, type ProvidersConfig } from './providers.ts';
 import { countPromptTokens, countTokens } from './tokens.ts';
 import { voiceInstructions } from './voice.ts';
@@ -109,6 +110,11 @@ export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut:
   const cause = error;
   const who = `The provider of ${model.id} (${model.provider})`;
   if (timedOut) return new Problem('upstream_unavailable', `${who} did not answer in time.`);
+  if (cause instanceof LocalContextExceeded) {
+    return new Problem('context_length_exceeded', `This model's maximum context length is ${cause.contextSize} tokens; the messages alone are ${cause.promptTokens}.`, {
+      errors: [{ pointer: '/messages', detail: `are ${cause.promptTokens} tokens long` }],
+    });
+  }
   if (!APICallError.isInstance(cause)) {
     const message = cause instanceof Error ? cause.message : String(cause);
     return new Problem('upstream_unavailable', `${who} could not be reached: ${message}`.slice(0, 2000));

@@ -2,6 +2,8 @@
 // AI SDK language model of a catalogue entry. A provider is enabled by its key (or, for self-hosted servers, by its
 // base URL); every base URL can be overridden, which is how tests put a fake upstream on loopback in front of the
 // real provider code. Features never build a model themselves: the engine does, through here.
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createMistral } from '@ai-sdk/mistral';
@@ -9,6 +11,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { components } from '../../../generated/openapi.ts';
+import { localModel } from './local.ts';
 import { sandboxModel } from './sandbox.ts';
 
 export type ProviderName = components['schemas']['ModelProvider'];
@@ -44,7 +47,7 @@ export const providerTable = {
   ollama: { kind: 'self-hosted', baseUrlVariable: 'OLLAMA_BASE_URL', keyVariable: 'OLLAMA_API_KEY', modelsVariable: 'OLLAMA_MODELS', contextWindowVariable: 'OLLAMA_CONTEXT_WINDOW' },
   vllm: { kind: 'self-hosted', baseUrlVariable: 'VLLM_BASE_URL', keyVariable: 'VLLM_API_KEY', modelsVariable: 'VLLM_MODELS', contextWindowVariable: 'VLLM_CONTEXT_WINDOW' },
   lmstudio: { kind: 'self-hosted', baseUrlVariable: 'LMSTUDIO_BASE_URL', keyVariable: 'LMSTUDIO_API_KEY', modelsVariable: 'LMSTUDIO_MODELS', contextWindowVariable: 'LMSTUDIO_CONTEXT_WINDOW' },
-} as const satisfies Record<Exclude<ProviderName, 'sandbox'>, HostedProvider | SelfHostedProvider>;
+} as const satisfies Record<Exclude<ProviderName, 'sandbox' | 'local'>, HostedProvider | SelfHostedProvider>;
 
 type ConfigurableProvider = keyof typeof providerTable;
 
@@ -57,9 +60,22 @@ export interface ProviderSettings {
   contextWindow: number;
 }
 
+/** The `local` provider: one GGUF file, run in this process by node-llama-cpp. */
+export interface LocalSettings {
+  modelPath: string;
+  /** The model's catalogue id is `local:<name>`. */
+  name: string;
+  /** The largest context (prompt and answer) of a call, in tokens: the catalogue's context window. */
+  contextSize: number;
+  /** CPU threads per call; undefined lets llama.cpp choose (every core). */
+  threads: number | undefined;
+}
+
 export interface ProvidersConfig {
   /** The configured providers; a provider absent here is not available. */
   enabled: Partial<Record<ConfigurableProvider, ProviderSettings>>;
+  /** The local model, when `LOCAL_MODEL_PATH` names one. */
+  local: LocalSettings | undefined;
   /** How long one model call may take in all before it is abandoned (`upstream_unavailable`). */
   timeoutMs: number;
   /** How often a call the provider calls retryable (429, 5xx, connection errors) is tried again. */
@@ -69,6 +85,7 @@ export interface ProvidersConfig {
 /** The variable a user sets to make a provider available (the `model_unavailable` problem names it). */
 export function enablingVariable(provider: ProviderName): string | null {
   if (provider === 'sandbox') return null;
+  if (provider === 'local') return 'LOCAL_MODEL_PATH';
   const entry = providerTable[provider];
   return entry.kind === 'self-hosted' ? `${entry.baseUrlVariable} and ${entry.modelsVariable}` : entry.keyVariable;
 }
@@ -116,14 +133,38 @@ export function loadProvidersConfig(env: NodeJS.ProcessEnv, fail: (message: stri
   }
   return {
     enabled,
+    local: loadLocalSettings(env, fail),
     timeoutMs: positiveInteger(env, 'PROVIDER_TIMEOUT_MS', 300_000, 3_600_000, fail) || 300_000,
     maxRetries: positiveInteger(env, 'PROVIDER_MAX_RETRIES', 2, 10, fail),
   };
 }
 
+function loadLocalSettings(env: NodeJS.ProcessEnv, fail: (message: string) => never): LocalSettings | undefined {
+  const modelPath = env.LOCAL_MODEL_PATH;
+  if (!modelPath) return undefined;
+  // Checked at start: a mistyped path is a configuration error now, not a 503 at the first call.
+  let isFile = false;
+  try {
+    isFile = statSync(modelPath).isFile();
+  } catch {
+    // not there, or not readable: the same message
+  }
+  if (!isFile) fail(`LOCAL_MODEL_PATH must name a GGUF model file, got ${modelPath}`);
+  const name = env.LOCAL_MODEL_NAME || basename(modelPath).replace(/\.gguf$/i, '').toLowerCase();
+  if (!/^[a-z0-9][a-z0-9._-]{0,80}$/.test(name)) fail(`LOCAL_MODEL_NAME must be lower-case letters, digits, . _ - (from the file name when unset), got ${name}`);
+  const contextSize = positiveInteger(env, 'LOCAL_MODEL_CONTEXT_SIZE', 4096, 1_048_576, fail);
+  if (contextSize < 256) fail(`LOCAL_MODEL_CONTEXT_SIZE must be at least 256, got ${contextSize}`);
+  const threads = positiveInteger(env, 'LOCAL_MODEL_THREADS', 0, 256, fail);
+  return { modelPath, name, contextSize, threads: threads || undefined };
+}
+
 /** The AI SDK model that serves `upstreamId` at `provider`; the provider must be enabled (or be the sandbox). */
 export function languageModel(config: ProvidersConfig, provider: ProviderName, upstreamId: string): LanguageModelV4 {
   if (provider === 'sandbox') return sandboxModel(upstreamId);
+  if (provider === 'local') {
+    if (!config.local) throw new Error('the local provider is not configured');
+    return localModel(config.local.modelPath, upstreamId, { contextSize: config.local.contextSize, threads: config.local.threads });
+  }
   const settings = config.enabled[provider];
   if (!settings) throw new Error(`provider ${provider} is not configured`);
   const { apiKey, baseUrl } = settings;
