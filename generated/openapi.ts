@@ -277,7 +277,7 @@ export type paths = {
          * Delete a project
          * @description Deletes the project at once. What belonged to it stays: its documents, workflows and chatbots are kept, with
          *     `project_id` set to `null` in the same transaction, so nothing is lost and nothing is blocked by a project that is
-         *     still in use. Events recorded earlier keep the project's id. Move resources to another project first (their
+         *     still in use. Its compliance rules, which would apply to nothing, are deleted with it. Events recorded earlier keep the project's id. Move resources to another project first (their
          *     `project_id`) to keep them grouped.
          */
         delete: operations["deleteProject"];
@@ -303,7 +303,8 @@ export type paths = {
         /**
          * List audit log entries
          * @description Lists the audit log of the workspace, newest first: every change to its API keys, members and configuration, with
-         *     who made it (the API key), what was changed, and from which IP address and user agent. Filters combine with AND.
+         *     who made it (the API key), what was changed, and from which IP address and user agent, and every output blocked
+         *     by a compliance rule or a voice's banned phrase (`policy.violation`). Filters combine with AND.
          *     Entries are kept 365 days.
          */
         get: operations["listAuditLogs"];
@@ -423,7 +424,10 @@ export type paths = {
          *     piece of text, each followed by a blank line, and a final `data: [DONE]`. Errors found before the stream starts
          *     are ordinary problem responses (the stream's status is sent with its first chunk, so a provider's refusal before
          *     the first token, such as its rate limit, keeps its status); an error during the stream is sent as a last event
-         *     `event: error` whose data is the problem document with OpenAI's `error` object, and the stream closes.
+         *     `event: error` whose data is the problem document with OpenAI's `error` object, and the stream closes. Text is
+         *     sent only once it has been checked against the output policy (below), so nothing of a blocked phrase is ever
+         *     sent: a stream blocked by the policy ends, after the text that was checked, with an `event: error` whose
+         *     problem is `policy_violation`.
          *
          *     **Providers.** The model's provider is called through the server's content engine. Its rate limit is a
          *     `429 upstream_rate_limited`, its outage a `503 upstream_unavailable` (both with its `Retry-After` when it gave
@@ -431,6 +435,11 @@ export type paths = {
          *     billed only for the tokens generated until then.
          *
          *     **Brand voice.** `voice_id` adds the voice's guidelines as a system instruction; the voice must be `ready`.
+         *
+         *     **Output policy.** The answer is checked against the workspace-wide compliance rules (a completion belongs to no
+         *     project) and the banned phrases of the voice: matches of a `redact` rule are replaced, and a match of a `block`
+         *     rule or of a banned phrase withholds the answer (`422 policy_violation` with `rule_id`; it is kept in the audit
+         *     log and `audit.policy.violation` is emitted).
          *
          *     **Threads.** Nothing is saved unless asked: `store: true` saves the request's messages and the first choice as a
          *     new thread, and `thread_id` continues a saved thread (its messages are sent before `messages`, and the new
@@ -565,7 +574,8 @@ export type paths = {
          *     The command's output replaces the selection (or the whole content), or is put `before` or `after` it, as
          *     `placement` says. The brand voice is the document's unless `voice_id` says otherwise. The command runs while the
          *     request waits (usually a few seconds, at most 120). Send `base_version_id` to
-         *     refuse the command when the content changed meanwhile (`409 version_conflict`).
+         *     refuse the command when the content changed meanwhile (`409 version_conflict`). An output that breaks a
+         *     compliance rule or a banned phrase of the voice is withheld and no version is saved (`422 policy_violation`).
          */
         post: operations["runDocumentCommand"];
         delete?: never;
@@ -811,7 +821,8 @@ export type paths = {
          * Check a text against a voice
          * @description Measures how well a text matches the voice: a conformance score from 0 to 100, the deviation on each slider,
          *     every banned phrase found (with its position) and rewrite suggestions for the passages furthest off. Nothing is
-         *     stored and nothing changes; the check uses a model and its tokens are billed to the workspace (see `usage`).
+         *     stored and nothing changes. The server computes the check itself, without a model (`model` is `null` and `usage`
+         *     zero); a check that calls a model bills its tokens to the workspace (see `usage`).
          *     The minimum role is `viewer`, like search, so that read-only keys (a CMS plugin, a reviewer) can check drafts;
          *     the rate limit bounds the spend. The voice must be `ready`: while it trains, or after a failed training, the
          *     answer is `409` `voice_not_ready`.
@@ -821,6 +832,68 @@ export type paths = {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/compliance-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List compliance rules
+         * @description Lists the workspace's compliance rules, newest first, enabled or not. Filter by kind, by whether they are
+         *     enabled, or by project (`project_id` lists only the rules limited to that project, not the workspace-wide ones).
+         */
+        get: operations["listComplianceRules"];
+        put?: never;
+        /**
+         * Create a compliance rule
+         * @description Creates a compliance rule. It applies at once (unless `enabled` is `false`) to every output generated from then
+         *     on, in the whole workspace or, with `project_id`, for that project's resources; outputs generated before are not
+         *     checked again. Each `kind` needs its own fields (see `ComplianceRuleCreateRequest`); a missing or foreign field,
+         *     or a `pattern` that does not compile as RE2 or matches the empty string, is `422 validation_failed`. A
+         *     `project_id` that is not in the workspace is `404 not_found`. Recorded in the audit log (`compliance_rule.created`).
+         */
+        post: operations["createComplianceRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/compliance-rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a compliance rule
+         * @description Returns one compliance rule of the workspace.
+         */
+        get: operations["getComplianceRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a compliance rule
+         * @description Deletes the rule at once: outputs generated from then on are no longer checked against it. Audit log entries and
+         *     events that name it keep its id. To stop applying a rule but keep it, set `enabled` to `false` instead.
+         *     Recorded in the audit log (`compliance_rule.deleted`).
+         */
+        delete: operations["deleteComplianceRule"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a compliance rule
+         * @description Changes the fields given; the others keep their values. `kind` cannot change: delete the rule and create another.
+         *     The rule that results must meet the requirements of its kind (`422 validation_failed` otherwise); a `project_id`
+         *     that is not in the workspace is `404 not_found`. The change applies to outputs generated from then on. Recorded
+         *     in the audit log (`compliance_rule.updated`).
+         */
+        patch: operations["updateComplianceRule"];
         trace?: never;
     };
     "/v1/knowledge-bases": {
@@ -1060,7 +1133,8 @@ export type paths = {
          *     The chatbot escalates by its `escalation` settings (confidence below the threshold, a keyword, or the visitor
          *     asking for a person): the answer is then the `handoff_message`, `escalated` is `true`, and
          *     `chatbot.conversation.escalated` is emitted. Always `200`: the answer is not a resource of its own; both messages
-         *     are stored in the conversation (`GET …/conversations/{conversation_id}`).
+         *     are stored in the conversation (`GET …/conversations/{conversation_id}`). An answer that breaks a compliance
+         *     rule or a banned phrase of the chatbot's voice is withheld (`422 policy_violation`).
          */
         post: operations["sendChatbotMessage"];
         delete?: never;
@@ -1196,7 +1270,8 @@ export type paths = {
          *     Without `conversation_id` a new `embed` conversation starts for `visitor_id`; only the same `visitor_id` can
          *     continue it. Escalation works as for server-side messages and emits `chatbot.conversation.escalated`.
          *     Authenticated with the embed key (`X-Embed-Key`), from the chatbot's `allowed_origins`, while it is enabled;
-         *     limited to 30 requests per minute per visitor and 3,000 per embed key.
+         *     limited to 30 requests per minute per visitor and 3,000 per embed key. An answer that breaks a compliance rule
+         *     or a banned phrase of the chatbot's voice is withheld (`422 policy_violation`).
          */
         post: operations["sendEmbedMessage"];
         delete?: never;
@@ -2064,6 +2139,7 @@ export type components = {
          *     | `event_too_old` | 422 | The event is older than the 30-day replay window. |
          *     | `model_unavailable` | 422 | The `model` is in the catalogue but its provider is not configured on this server; the detail names the environment variable to set. |
          *     | `context_length_exceeded` | 422 | The messages and `max_tokens` exceed the model's context window. |
+         *     | `policy_violation` | 422 | A generated output broke a compliance rule of the workspace or a banned phrase of the brand voice in use; the output is withheld (it is kept in the audit log) and `rule_id` names the rule (`voice.banned_phrases` or a `rul_…` id). The event `audit.policy.violation` is emitted. |
          *     | `selection_out_of_range` | 422 | The `selection` of a document command lies beyond the version's content. |
          *     | `user_not_member` | 422 | The `user_id` of a new API key is not a member of the workspace. |
          *     | `role_above_member` | 422 | The new API key's `role` is above the role of the member it would belong to. |
@@ -2078,7 +2154,7 @@ export type components = {
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -2105,7 +2181,8 @@ export type components = {
         /**
          * Problem
          * @description An RFC 9457 problem document. Every error of the API is one, served as `application/problem+json`.
-         *     Extension members (`code`, `request_id`, `errors`, and for `wrong_region` `region` and `base_url`) are ours.
+         *     Extension members (`code`, `request_id`, `errors`, for `wrong_region` `region` and `base_url`, and for
+         *     `policy_violation` `rule_id`) are ours.
          */
         Problem: {
             /**
@@ -2152,6 +2229,11 @@ export type components = {
              * @example https://us.content-service.example
              */
             base_url?: string;
+            /**
+             * @description With `policy_violation`: the rule that blocked the output (`voice.banned_phrases` or the `rul_…` id of a compliance rule).
+             * @example voice.banned_phrases
+             */
+            rule_id?: string;
         };
         /**
          * ServiceReadinessCheck
@@ -2708,6 +2790,10 @@ export type components = {
          *     | `project.created` | A project was created. `details`: `name`. |
          *     | `project.updated` | A project's name, description, defaults or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `project.deleted` | A project was deleted; what belonged to it stays, without a project. `details`: `name`. |
+         *     | `compliance_rule.created` | A compliance rule was created. `details`: `name`, `kind`, `action`. |
+         *     | `compliance_rule.updated` | A compliance rule's fields changed. `details`: `changed` (the fields, comma-separated), `name`. |
+         *     | `compliance_rule.deleted` | A compliance rule was deleted. `details`: `name`. |
+         *     | `policy.violation` | An output was blocked by a compliance rule (target type `compliance_rule`) or a banned phrase of a brand voice (target type `voice`). `details`: `rule_id`, `reason`, `feature`, `model`, `matched_text`, `blocked_output` (the withheld output, up to 4,000 characters). |
          *     | `webhook_endpoint.created` | A webhook endpoint was created. `details`: `url`. |
          *     | `webhook_endpoint.updated` | A webhook endpoint's URL, event types or status changed. |
          *     | `webhook_endpoint.deleted` | A webhook endpoint was deleted. |
@@ -2756,7 +2842,7 @@ export type components = {
          */
         AuditLogTarget: {
             /**
-             * @description The kind of resource, in snake_case (`api_key`, `member`, `webhook_endpoint`, `document`, …); the `object` of that resource.
+             * @description The kind of resource, in snake_case (`api_key`, `member`, `webhook_endpoint`, `document`, `compliance_rule`, …); the `object` of that resource.
              * @example api_key
              */
             type: string;
@@ -2785,8 +2871,9 @@ export type components = {
         LogUserAgent: string | null;
         /**
          * AuditLogEntry
-         * @description One change to the workspace's access or configuration: who did what to which resource, from where. Entries are
-         *     written in the same transaction as the change and cannot be edited or deleted; they are kept 365 days.
+         * @description One change to the workspace's access or configuration, or one output blocked by a policy rule (`policy.violation`):
+         *     who did what to which resource, from where. Entries are written in the same transaction as the change and cannot
+         *     be edited or deleted; they are kept 365 days.
          */
         AuditLogEntry: {
             /**
@@ -2804,6 +2891,9 @@ export type components = {
             target: components["schemas"]["AuditLogTarget"];
             /** @description Facts about the change that depend on the `action` (see `AuditLogAction`). Never a secret. */
             details: {
+                /** @description With `policy.violation`, the output that was withheld (its first 4,000 characters). */
+                blocked_output?: string;
+            } & {
                 [key: string]: string | number | boolean | null;
             };
             /** @description The client's IP address; `null` for `system`. */
@@ -3295,7 +3385,7 @@ export type components = {
              */
             messages: components["schemas"]["ChatCompletionRequestMessage"][];
             /**
-             * @description `true` to receive the completion as server-sent events (`text/event-stream`) of `ChatCompletionChunk` objects, ending with `data: [DONE]`.
+             * @description `true` to receive the completion as server-sent events (`text/event-stream`) of `ChatCompletionChunk` objects, ending with `data: [DONE]`, or with an `event: error` after an error during the stream (such as `policy_violation`, whose blocked text is never sent).
              * @default false
              */
             stream?: boolean | null;
@@ -3551,7 +3641,10 @@ export type components = {
          *     chunk of a choice has `delta.role`, the following ones carry `delta.content`, the last one has `finish_reason`.
          *     With `stream_options.include_usage`, one more chunk with empty `choices` carries `usage` and `cost_usd`.
          *     An error after the stream has started is sent as a last event `event: error` whose data is the problem document
-         *     (`ChatCompletionProblem`, with OpenAI's `error: {…}`), and the stream closes.
+         *     (`ChatCompletionProblem`, with OpenAI's `error: {…}`), and the stream closes. Text is sent only once it has been
+         *     checked against the compliance rules and the voice's banned phrases: a stream blocked by them ends, after the
+         *     text that was checked, with an `event: error` whose problem is `policy_violation` (nothing of a blocked phrase
+         *     is ever sent).
          */
         ChatCompletionChunk: {
             /**
@@ -3658,6 +3751,11 @@ export type components = {
              * @example https://us.content-service.example
              */
             base_url?: string;
+            /**
+             * @description With `policy_violation`: the rule that blocked the output (`voice.banned_phrases` or the `rul_…` id of a compliance rule).
+             * @example voice.banned_phrases
+             */
+            rule_id?: string;
             error: components["schemas"]["ChatCompletionError"];
         };
         /**
@@ -5084,18 +5182,19 @@ export type components = {
         };
         /**
          * VoiceCheckUsage
-         * @description The tokens the check used and what they cost; billed to the workspace like any other model usage.
+         * @description The tokens the check used and what they cost; billed to the workspace like any other model usage. All zero when
+         *     no model was called (`model` is `null`).
          */
         VoiceCheckUsage: {
             /**
              * Format: int32
-             * @description Tokens of the text, the voice profile and the instructions.
+             * @description Tokens of the text, the voice profile and the instructions sent to the model; 0 when none was called.
              * @example 1184
              */
             prompt_tokens: number;
             /**
              * Format: int32
-             * @description Tokens of the measurement and the suggestions.
+             * @description Tokens of the suggestions the model wrote; 0 when none was called.
              * @example 412
              */
             completion_tokens: number;
@@ -5106,7 +5205,7 @@ export type components = {
              */
             total_tokens: number;
             /**
-             * @description The cost of the check in US dollars.
+             * @description The cost of the check in US dollars; 0 when no model was called.
              * @example 0.00042
              */
             cost_usd: number;
@@ -5150,11 +5249,211 @@ export type components = {
             /** @description Rewrites of the most off-voice passages, in order of position, at most `max_suggestions`. */
             suggestions: components["schemas"]["VoiceCheckSuggestion"][];
             /**
-             * @description The model of the catalogue that ran the check.
+             * @description The model of the catalogue that wrote the suggestions, or `null` when none was called: the measurements and
+             *     the rule-based suggestions are computed by the server itself (always so today).
              * @example gpt-4o-mini
              */
-            model: string;
+            model: string | null;
             usage: components["schemas"]["VoiceCheckUsage"];
+        };
+        /**
+         * ComplianceRuleKind
+         * @description What the rule looks for; it cannot change once the rule exists.
+         *
+         *     | kind | matches | its fields |
+         *     |---|---|---|
+         *     | `banned_phrase` | Any of `phrases`, ignoring case, on word boundaries. | `phrases` |
+         *     | `regex` | The regular expression `pattern`. | `pattern`, `case_sensitive` |
+         *     | `personal_data` | Personal data of the `personal_data_types`. | `personal_data_types` |
+         * @enum {string}
+         */
+        ComplianceRuleKind: "banned_phrase" | "regex" | "personal_data";
+        /**
+         * ComplianceRuleId
+         * @description The identifier of a compliance rule.
+         * @example rul_01JDC4R7T2V5W8X1Y3Z6A9B2C5
+         */
+        ComplianceRuleId: string;
+        /**
+         * ComplianceRuleName
+         * @description The rule's name, shown in the audit log and in the `reason` of a violation. Names need not be unique. No leading
+         *     or trailing spaces.
+         * @example Superlatives and guarantees
+         */
+        ComplianceRuleName: string;
+        /**
+         * ComplianceRuleDescription
+         * @description A note about the rule for the people of the workspace (why it exists, who asked for it), or `null`.
+         * @example Legal asked us to avoid unprovable claims in customer-facing copy.
+         */
+        ComplianceRuleDescription: string | null;
+        /**
+         * ComplianceRulePhrases
+         * @description The phrases of a `banned_phrase` rule, up to 200, each up to 100 characters; `[]` for the other kinds. A phrase
+         *     matches ignoring case, after Unicode normalisation (NFKC), on word boundaries, and any run of whitespace, hyphens
+         *     or dashes counts as one separator: `Game-Changer` and `game  changer` both match `game-changer`.
+         * @example [
+         *       "game-changer",
+         *       "guaranteed results",
+         *       "risk-free",
+         *       "clinically proven"
+         *     ]
+         */
+        ComplianceRulePhrases: string[];
+        /**
+         * ComplianceRulePattern
+         * @description The regular expression of a `regex` rule, in RE2 syntax (a linear-time engine: no backreferences, no lookahead
+         *     or lookbehind); `null` for the other kinds. It must compile and must not match the empty string.
+         * @example \bACME-\d{4,}\b
+         */
+        ComplianceRulePattern: string | null;
+        /**
+         * ComplianceRulePersonalDataType
+         * @description A kind of personal data a `personal_data` rule finds: `email` (email addresses), `phone` (phone numbers, national
+         *     or international), `payment_card` (payment card numbers that pass the Luhn check, with or without separators).
+         * @enum {string}
+         */
+        ComplianceRulePersonalDataType: "email" | "phone" | "payment_card";
+        /**
+         * ComplianceRulePersonalDataTypes
+         * @description The kinds of personal data a `personal_data` rule finds, at least one; `[]` for the other kinds.
+         * @example [
+         *       "email",
+         *       "payment_card"
+         *     ]
+         */
+        ComplianceRulePersonalDataTypes: components["schemas"]["ComplianceRulePersonalDataType"][];
+        /**
+         * ComplianceRuleAction
+         * @description What happens to an output that matches. `block`: the output is withheld and the request fails with
+         *     `422 policy_violation` (a stream ends with an `event: error`). `redact`: each match is replaced by `replacement`
+         *     and the output goes on.
+         * @enum {string}
+         */
+        ComplianceRuleAction: "block" | "redact";
+        /**
+         * ComplianceRuleReplacement
+         * @description The text that replaces each match of a `redact` rule (`[redacted]` unless given); `null` for a `block` rule.
+         * @example [redacted]
+         */
+        ComplianceRuleReplacement: string | null;
+        /**
+         * ComplianceRuleProjectId
+         * @description The project the rule is limited to: it then applies only to outputs for resources of that project (`404
+         *     not_found` when the project is not in the workspace). `null` applies it to the whole workspace, chat completions
+         *     included (they belong to no project). A project's rules are deleted with the project.
+         * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+         */
+        ComplianceRuleProjectId: string | null;
+        /**
+         * ComplianceRule
+         * @description A compliance rule of the workspace: what no generated output may contain. Every enabled rule that applies (the
+         *     workspace's, and those of the output's project) is checked against each output of chat completions, document
+         *     commands and chatbot answers (server-side and in the widget), together with the banned phrases of the brand
+         *     voice in use. If a `block` rule matches, the output is withheld (`422 policy_violation`, an `audit.policy.violation`
+         *     event and a `policy.violation` audit log entry that keeps the output); otherwise each `redact` rule's matches are
+         *     replaced. Only the fields of the rule's `kind` are set; the others are empty (`[]`, `null`, `false`).
+         */
+        ComplianceRule: {
+            id: components["schemas"]["ComplianceRuleId"];
+            /**
+             * @description Always `compliance_rule`.
+             * @constant
+             */
+            object: "compliance_rule";
+            name: components["schemas"]["ComplianceRuleName"];
+            description: components["schemas"]["ComplianceRuleDescription"];
+            kind: components["schemas"]["ComplianceRuleKind"];
+            phrases: components["schemas"]["ComplianceRulePhrases"];
+            pattern: components["schemas"]["ComplianceRulePattern"];
+            /** @description Whether the `pattern` of a `regex` rule tells upper from lower case; always `false` for the other kinds. */
+            case_sensitive: boolean;
+            personal_data_types: components["schemas"]["ComplianceRulePersonalDataTypes"];
+            action: components["schemas"]["ComplianceRuleAction"];
+            replacement: components["schemas"]["ComplianceRuleReplacement"];
+            project_id: components["schemas"]["ComplianceRuleProjectId"];
+            /** @description Whether outputs are checked against the rule. A disabled rule is kept but never applied. */
+            enabled: boolean;
+            metadata: components["schemas"]["Metadata"];
+            /** @description When the rule was created. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When a field of the rule last changed. */
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * ComplianceRuleList
+         * @description A page of compliance rules, newest first.
+         */
+        ComplianceRuleList: {
+            /** @description The rules of this page. */
+            data: components["schemas"]["ComplianceRule"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * ComplianceRuleCreateRequest
+         * @description A new compliance rule. `name` and `kind` are required, and each kind needs its own fields:
+         *
+         *     - `banned_phrase`: `phrases`, at least one.
+         *     - `regex`: `pattern`, which must compile as RE2 and must not match the empty string; `case_sensitive` optionally.
+         *     - `personal_data`: `personal_data_types`, at least one.
+         *
+         *     `replacement` only goes with `action: redact`. A missing field of the kind, or a field that does not belong to it
+         *     (other than its empty value: `[]`, `null`, `false`), is `422 validation_failed` with the field's pointer.
+         */
+        ComplianceRuleCreateRequest: {
+            name: components["schemas"]["ComplianceRuleName"];
+            description?: components["schemas"]["ComplianceRuleDescription"];
+            kind: components["schemas"]["ComplianceRuleKind"];
+            phrases?: components["schemas"]["ComplianceRulePhrases"];
+            pattern?: components["schemas"]["ComplianceRulePattern"];
+            /**
+             * @description With `regex`, whether the `pattern` tells upper from lower case.
+             * @default false
+             */
+            case_sensitive?: boolean;
+            personal_data_types?: components["schemas"]["ComplianceRulePersonalDataTypes"];
+            /**
+             * @description `block` withholds a matching output (`422 policy_violation`); `redact` replaces each match with `replacement`
+             *     and lets the output go on.
+             * @default block
+             * @enum {string}
+             */
+            action?: "block" | "redact";
+            /**
+             * @description With `redact`, the text that replaces each match; omitted or `null`, `[redacted]`.
+             * @example [ticket]
+             */
+            replacement?: string | null;
+            project_id?: components["schemas"]["ComplianceRuleProjectId"];
+            /**
+             * @description `false` creates the rule disabled: nothing is checked against it until it is enabled.
+             * @default true
+             */
+            enabled?: boolean;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * ComplianceRuleUpdateRequest
+         * @description The fields to change; at least one. The others keep their values. `kind` cannot change: delete the rule and create
+         *     another. `null` removes `description`; `project_id: null` makes the rule apply to the whole workspace; `metadata`
+         *     replaces the whole map. The rule that results must still meet the requirements of its kind (see
+         *     `ComplianceRuleCreateRequest`), or the request is `422 validation_failed`. Changing `action` to `block` clears
+         *     `replacement`; changing it to `redact` without a `replacement` sets `[redacted]`.
+         */
+        ComplianceRuleUpdateRequest: {
+            name?: components["schemas"]["ComplianceRuleName"];
+            description?: components["schemas"]["ComplianceRuleDescription"];
+            phrases?: components["schemas"]["ComplianceRulePhrases"];
+            pattern?: components["schemas"]["ComplianceRulePattern"];
+            /** @description With `regex`, whether the `pattern` tells upper from lower case. */
+            case_sensitive?: boolean;
+            personal_data_types?: components["schemas"]["ComplianceRulePersonalDataTypes"];
+            action?: components["schemas"]["ComplianceRuleAction"];
+            replacement?: components["schemas"]["ComplianceRuleReplacement"];
+            project_id?: components["schemas"]["ComplianceRuleProjectId"];
+            /** @description `false` stops checking outputs against the rule; `true` starts again. */
+            enabled?: boolean;
+            metadata?: components["schemas"]["Metadata"];
         };
         /**
          * KnowledgeBaseName
@@ -9158,7 +9457,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), the model's provider is not configured on this server (`model_unavailable`, naming the variable to set), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), the model's provider is not configured on this server (`model_unavailable`, naming the variable to set), the answer broke a compliance rule of the workspace or a banned phrase of the voice and was withheld (`policy_violation`, with `rule_id`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         ChatUnprocessableEntity: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -9292,7 +9591,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the command cannot run: the `selection` lies beyond the content (`selection_out_of_range`), the text and instructions do not fit the model's context window (`context_length_exceeded`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the command cannot run: the `selection` lies beyond the content (`selection_out_of_range`), the text and instructions do not fit the model's context window (`context_length_exceeded`), the output broke a compliance rule of the workspace or a banned phrase of the voice and was withheld (`policy_violation`, with `rule_id`; the document does not change), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         DocumentCommandRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -9485,6 +9784,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); the answer broke a compliance rule of the workspace or a banned phrase of the chatbot's voice and was withheld (`policy_violation`, with `rule_id`); or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        ChatbotMessageRejected: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The conversation was escalated already, automatically or through the API (`conversation_already_escalated`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         ChatbotConversationAlreadyEscalated: {
             headers: {
@@ -9548,6 +9859,18 @@ export type components = {
         };
         /** @description The conversation holds 1,000 messages already (`conversation_full`): the widget should start a new one. Or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         EmbedConversationFull: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A field breaks the schema (`validation_failed`, one entry per field in `errors`); the answer broke a compliance rule of the workspace or a banned phrase of the chatbot's voice and was withheld (`policy_violation`, with `rule_id`); or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        EmbedMessageRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -9794,6 +10117,11 @@ export type components = {
          * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
          */
         VoiceId: string;
+        /**
+         * @description The compliance rule's identifier.
+         * @example rul_01JDC4R7T2V5W8X1Y3Z6A9B2C5
+         */
+        ComplianceRuleId: string;
         /**
          * @description The knowledge base's identifier (`kb_…`).
          * @example kb_01JDF8V9KWCZJMY6E7SWTX52WM
@@ -12075,6 +12403,243 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listComplianceRules: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The opaque `next_cursor` of the previous page. Omit it for the first page (newest items first).
+                 * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only rules of this kind.
+                 * @example banned_phrase
+                 */
+                kind?: components["schemas"]["ComplianceRuleKind"];
+                /**
+                 * @description Only enabled (`true`) or only disabled (`false`) rules.
+                 * @example true
+                 */
+                enabled?: boolean;
+                /**
+                 * @description Only the rules limited to this project.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                project_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of compliance rules. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceRuleList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createComplianceRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComplianceRuleCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The rule was created. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getComplianceRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The compliance rule's identifier.
+                 * @example rul_01JDC4R7T2V5W8X1Y3Z6A9B2C5
+                 */
+                id: components["parameters"]["ComplianceRuleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The compliance rule. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceRule"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteComplianceRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The compliance rule's identifier.
+                 * @example rul_01JDC4R7T2V5W8X1Y3Z6A9B2C5
+                 */
+                id: components["parameters"]["ComplianceRuleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule was deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateComplianceRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The compliance rule's identifier.
+                 * @example rul_01JDC4R7T2V5W8X1Y3Z6A9B2C5
+                 */
+                id: components["parameters"]["ComplianceRuleId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComplianceRuleUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated compliance rule. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listKnowledgeBases: {
         parameters: {
             query?: {
@@ -12837,7 +13402,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["ChatbotMessageRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13172,7 +13737,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["EmbedMessageRejected"];
             429: components["responses"]["EmbedTooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -12,6 +12,7 @@ export const operationTable = {
   createApiKey: {"method":"post","path":"/v1/api-keys","tag":"Workspace","summary":"Create an API key","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createChatbot: {"method":"post","path":"/v1/chatbots","tag":"Chatbots","summary":"Create a chatbot","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createChatCompletion: {"method":"post","path":"/v1/chat/completions","tag":"Chat","summary":"Create a chat completion","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
+  createComplianceRule: {"method":"post","path":"/v1/compliance-rules","tag":"Compliance rules","summary":"Create a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocument: {"method":"post","path":"/v1/documents","tag":"Documents","summary":"Create a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocumentEditToken: {"method":"post","path":"/v1/documents/{id}/edit-token","tag":"Documents","summary":"Create a real-time edit token","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases","tag":"Knowledge bases","summary":"Create a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
@@ -21,6 +22,7 @@ export const operationTable = {
   createWorkflow: {"method":"post","path":"/v1/workflows","tag":"Workflows","summary":"Create a workflow","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json","application/yaml"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   deleteChatbot: {"method":"delete","path":"/v1/chatbots/{id}","tag":"Chatbots","summary":"Delete a chatbot","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteChatThread: {"method":"delete","path":"/v1/chat/threads/{id}","tag":"Chat","summary":"Delete a chat thread","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
+  deleteComplianceRule: {"method":"delete","path":"/v1/compliance-rules/{id}","tag":"Compliance rules","summary":"Delete a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteDocument: {"method":"delete","path":"/v1/documents/{id}","tag":"Documents","summary":"Delete a document","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteKnowledgeBase: {"method":"delete","path":"/v1/knowledge-bases/{id}","tag":"Knowledge bases","summary":"Delete a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
   deleteProject: {"method":"delete","path":"/v1/projects/{id}","tag":"Projects","summary":"Delete a project","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
@@ -32,6 +34,7 @@ export const operationTable = {
   getChatbot: {"method":"get","path":"/v1/chatbots/{id}","tag":"Chatbots","summary":"Get a chatbot","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getChatbotConversation: {"method":"get","path":"/v1/chatbots/{id}/conversations/{conversation_id}","tag":"Chatbots","summary":"Get a conversation","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getChatThread: {"method":"get","path":"/v1/chat/threads/{id}","tag":"Chat","summary":"Get a chat thread","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
+  getComplianceRule: {"method":"get","path":"/v1/compliance-rules/{id}","tag":"Compliance rules","summary":"Get a compliance rule","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getDocument: {"method":"get","path":"/v1/documents/{id}","tag":"Documents","summary":"Get a document","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getDocumentVersion: {"method":"get","path":"/v1/documents/{id}/versions/{version_id}","tag":"Documents","summary":"Get a document version","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getEmbedConfig: {"method":"get","path":"/v1/embed/config","tag":"Embed","summary":"Get the widget configuration","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
@@ -57,6 +60,7 @@ export const operationTable = {
   listChatbotConversations: {"method":"get","path":"/v1/chatbots/{id}/conversations","tag":"Chatbots","summary":"List a chatbot's conversations","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   listChatbots: {"method":"get","path":"/v1/chatbots","tag":"Chatbots","summary":"List chatbots","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listChatThreads: {"method":"get","path":"/v1/chat/threads","tag":"Chat","summary":"List chat threads","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
+  listComplianceRules: {"method":"get","path":"/v1/compliance-rules","tag":"Compliance rules","summary":"List compliance rules","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listDocuments: {"method":"get","path":"/v1/documents","tag":"Documents","summary":"List documents","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listDocumentVersions: {"method":"get","path":"/v1/documents/{id}/versions","tag":"Documents","summary":"List a document's versions","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   listEvents: {"method":"get","path":"/v1/events","tag":"Events","summary":"List events","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
@@ -93,6 +97,7 @@ export const operationTable = {
   startWorkflowRun: {"method":"post","path":"/v1/workflows/{id}/runs","tag":"Workflows","summary":"Start a run","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500]},
   unpublishDocument: {"method":"post","path":"/v1/documents/{id}/unpublish","tag":"Documents","summary":"Unpublish a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,409,421,422,429,500]},
   updateChatbot: {"method":"patch","path":"/v1/chatbots/{id}","tag":"Chatbots","summary":"Update a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
+  updateComplianceRule: {"method":"patch","path":"/v1/compliance-rules/{id}","tag":"Compliance rules","summary":"Update a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateDocument: {"method":"patch","path":"/v1/documents/{id}","tag":"Documents","summary":"Update a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateProject: {"method":"patch","path":"/v1/projects/{id}","tag":"Projects","summary":"Update a project","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateVoice: {"method":"patch","path":"/v1/voices/{id}","tag":"Voices","summary":"Update a voice","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,202,400,401,403,404,409,413,415,421,422,429,500]},
@@ -193,6 +198,9 @@ export type CreateChatbotResponse = OperationResponse<'createChatbot'>;
 /** POST /v1/chat/completions: Create a chat completion */
 export type CreateChatCompletionRequest = OperationRequest<'createChatCompletion'>;
 export type CreateChatCompletionResponse = OperationResponse<'createChatCompletion'>;
+/** POST /v1/compliance-rules: Create a compliance rule */
+export type CreateComplianceRuleRequest = OperationRequest<'createComplianceRule'>;
+export type CreateComplianceRuleResponse = OperationResponse<'createComplianceRule'>;
 /** POST /v1/documents: Create a document */
 export type CreateDocumentRequest = OperationRequest<'createDocument'>;
 export type CreateDocumentResponse = OperationResponse<'createDocument'>;
@@ -220,6 +228,9 @@ export type DeleteChatbotResponse = OperationResponse<'deleteChatbot'>;
 /** DELETE /v1/chat/threads/{id}: Delete a chat thread */
 export type DeleteChatThreadRequest = OperationRequest<'deleteChatThread'>;
 export type DeleteChatThreadResponse = OperationResponse<'deleteChatThread'>;
+/** DELETE /v1/compliance-rules/{id}: Delete a compliance rule */
+export type DeleteComplianceRuleRequest = OperationRequest<'deleteComplianceRule'>;
+export type DeleteComplianceRuleResponse = OperationResponse<'deleteComplianceRule'>;
 /** DELETE /v1/documents/{id}: Delete a document */
 export type DeleteDocumentRequest = OperationRequest<'deleteDocument'>;
 export type DeleteDocumentResponse = OperationResponse<'deleteDocument'>;
@@ -253,6 +264,9 @@ export type GetChatbotConversationResponse = OperationResponse<'getChatbotConver
 /** GET /v1/chat/threads/{id}: Get a chat thread */
 export type GetChatThreadRequest = OperationRequest<'getChatThread'>;
 export type GetChatThreadResponse = OperationResponse<'getChatThread'>;
+/** GET /v1/compliance-rules/{id}: Get a compliance rule */
+export type GetComplianceRuleRequest = OperationRequest<'getComplianceRule'>;
+export type GetComplianceRuleResponse = OperationResponse<'getComplianceRule'>;
 /** GET /v1/documents/{id}: Get a document */
 export type GetDocumentRequest = OperationRequest<'getDocument'>;
 export type GetDocumentResponse = OperationResponse<'getDocument'>;
@@ -328,6 +342,9 @@ export type ListChatbotsResponse = OperationResponse<'listChatbots'>;
 /** GET /v1/chat/threads: List chat threads */
 export type ListChatThreadsRequest = OperationRequest<'listChatThreads'>;
 export type ListChatThreadsResponse = OperationResponse<'listChatThreads'>;
+/** GET /v1/compliance-rules: List compliance rules */
+export type ListComplianceRulesRequest = OperationRequest<'listComplianceRules'>;
+export type ListComplianceRulesResponse = OperationResponse<'listComplianceRules'>;
 /** GET /v1/documents: List documents */
 export type ListDocumentsRequest = OperationRequest<'listDocuments'>;
 export type ListDocumentsResponse = OperationResponse<'listDocuments'>;
@@ -436,6 +453,9 @@ export type UnpublishDocumentResponse = OperationResponse<'unpublishDocument'>;
 /** PATCH /v1/chatbots/{id}: Update a chatbot */
 export type UpdateChatbotRequest = OperationRequest<'updateChatbot'>;
 export type UpdateChatbotResponse = OperationResponse<'updateChatbot'>;
+/** PATCH /v1/compliance-rules/{id}: Update a compliance rule */
+export type UpdateComplianceRuleRequest = OperationRequest<'updateComplianceRule'>;
+export type UpdateComplianceRuleResponse = OperationResponse<'updateComplianceRule'>;
 /** PATCH /v1/documents/{id}: Update a document */
 export type UpdateDocumentRequest = OperationRequest<'updateDocument'>;
 export type UpdateDocumentResponse = OperationResponse<'updateDocument'>;

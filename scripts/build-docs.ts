@@ -1,6 +1,6 @@
 // Renders the docs portal into docs/site/ (or the directory given as the first argument): the OpenAPI reference
 // (Redocly, webhooks included), the AsyncAPI reference (the AsyncAPI React component) and the guides of docs/guides/
-// ("Chat completions", "Receiving webhooks"; Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
+// ("Chat completions", "Receiving webhooks", "Brand voices"; Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
 // static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -15,6 +15,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const guides = [
   { name: 'chat', title: 'Chat completions' },
   { name: 'receiving-webhooks', title: 'Receiving webhooks' },
+  { name: 'voices', title: 'Brand voices' },
 ];
 
 /** The portal's navigation line, with the current page as plain text. */

@@ -20,13 +20,6 @@ export const notImplemented = [
   'publishDocument',
   'unpublishDocument',
   'getPublicDocument',
-  // Voices
-  'listVoices',
-  'createVoice',
-  'getVoice',
-  'updateVoice',
-  'deleteVoice',
-  'checkVoice',
   // Knowledge bases
   'listKnowledgeBases',
   'createKnowledgeBase',

@@ -114,7 +114,22 @@ describe('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html']);
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the brand voices guide', () => {
+  test('shows a voice trained from a sample, its sliders, and a blocked output with its event', async () => {
+    const { page, failedRequests } = await open('voices.html');
+    const text = await page.locator('main').innerText();
+    for (const heading of ['Train a voice from a sample', 'What training measures', 'Tune it', 'Write in the voice', 'Check a text against the voice', 'Banned phrases and compliance rules', 'A blocked output']) {
+      expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    }
+    for (const shown of ['"status": "ready"', '"formality": 1', 'policy_violation', '"type": "audit.policy.violation"', 'event: error']) expect(text).toContain(shown);
+    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });

@@ -104,6 +104,41 @@ async function freshProject(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: String(project.id) } };
 }
 
+/**
+ * The spec's example compliance rule, disabled and for the whole workspace (the example's project does not exist on
+ * the target): a fixture's rule never checks the outputs of the other tests, which run concurrently. Its name
+ * ends with the fixture marker, by which removeFixtureResources finds it.
+ */
+function newComplianceRuleBody(): Record<string, unknown> {
+  const { project_id: _project, ...example } = exampleRequest('createComplianceRule').body as Record<string, unknown>;
+  return { ...example, name: `${String(example.name)} contract-${unique()}`, enabled: false };
+}
+
+async function freshComplianceRule(target: FixtureTarget): Promise<RequestOverrides> {
+  const rule = await post(target, '/v1/compliance-rules', newComplianceRuleBody());
+  return { path: { id: String(rule.id) } };
+}
+
+/** A voice trained from the spec's example sample, once it is ready (training is a background job of seconds). */
+async function freshVoice(target: FixtureTarget): Promise<RequestOverrides> {
+  const response = await fetch(`${target.baseUrl}/v1/voices`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify(exampleRequest('createVoice').body),
+  });
+  const text = await response.text();
+  if (response.status !== 202) throw new Error(`fixture POST /v1/voices answered ${response.status}: ${text}`);
+  const id = String((JSON.parse(text) as { id: string }).id);
+  createdByFixtures.push(`/v1/voices/${id}`);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const voice = (await (await fetch(`${target.baseUrl}/v1/voices/${id}`, { headers: { Authorization: `Bearer ${target.apiKey}` } })).json()) as { status: string };
+    if (voice.status === 'ready') return { path: { id } };
+    if (voice.status === 'failed') throw new Error(`fixture: the example voice failed training: ${JSON.stringify(voice)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('fixture: the example voice did not finish training in 20 s');
+}
+
 /** The spec's example completion on a sandbox model, which every server can call (no provider key needed). */
 function sandboxCompletionBody(): Record<string, unknown> {
   return { ...(exampleRequest('createChatCompletion').body as Record<string, unknown>), model: 'sandbox-writer' };
@@ -153,6 +188,17 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
     return { ...(await freshProject(target)), body: { ...example, name: `${String(example.name)} ${unique()}` } };
   },
   deleteProject: freshProject,
+  getVoice: freshVoice,
+  updateVoice: freshVoice,
+  deleteVoice: freshVoice,
+  checkVoice: freshVoice,
+  createComplianceRule: async () => ({ body: newComplianceRuleBody() }),
+  getComplianceRule: freshComplianceRule,
+  updateComplianceRule: async (target) => ({
+    ...(await freshComplianceRule(target)),
+    body: { ...(exampleRequest('updateComplianceRule').body as Record<string, unknown>), enabled: false },
+  }),
+  deleteComplianceRule: freshComplianceRule,
   getEvent: async (target) => ({ path: { id: await freshEvent(target) } }),
   replayWebhookEvents: async (target) => {
     const { path } = await freshEndpoint(target);
@@ -180,6 +226,7 @@ export async function successRequest(id: ImplementedOperationId, target: Fixture
 /** The fixtures' endpoint URLs and member emails, also of the resources the tested operations created from them. */
 const FIXTURE_ENDPOINT_URL = /^http:\/\/127\.0\.0\.1:9\/contract-/;
 const FIXTURE_MEMBER_EMAIL = /^contract-.+@test\.example$/;
+const FIXTURE_RULE_NAME = / contract-[0-9a-z]+$/;
 
 async function remove(target: FixtureTarget, path: string): Promise<void> {
   const response = await fetch(target.baseUrl + path, { method: 'DELETE', headers: { Authorization: `Bearer ${target.apiKey}` } });
@@ -200,16 +247,30 @@ async function listAll(target: FixtureTarget, path: string): Promise<Array<Recor
   return items;
 }
 
+/** Every item of a list operation, or none when the target does not serve it yet (501 not_implemented). */
+async function listAllIfServed(target: FixtureTarget, path: string): Promise<Array<Record<string, any>>> {
+  const probe = await fetch(`${target.baseUrl}${path}?limit=1`, { headers: { Authorization: `Bearer ${target.apiKey}`, Accept: 'application/json' } });
+  await probe.body?.cancel();
+  return probe.status === 501 ? [] : listAll(target, path);
+}
+
 /**
- * Removes what the fixtures created on the target: their keys (revoked) and threads, and every webhook endpoint and member
- * made from a fixture's body, including those of the operations under test and of earlier runs that stopped early.
+ * Removes what the fixtures created on the target: their keys (revoked) and threads, and every webhook endpoint,
+ * member and compliance rule made from a fixture's body, including those of the operations under test and of earlier
+ * runs that stopped early.
  */
 export async function removeFixtureResources(target: FixtureTarget): Promise<void> {
   const endpoints = (await listAll(target, '/v1/webhooks/endpoints')).filter((e) => FIXTURE_ENDPOINT_URL.test(String(e.url)));
   const members = (await listAll(target, '/v1/members')).filter((m) => FIXTURE_MEMBER_EMAIL.test(String(m.email)));
+  const rules = (await listAllIfServed(target, '/v1/compliance-rules')).filter((r) => FIXTURE_RULE_NAME.test(String(r.name)));
   const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/'));
   createdByFixtures.length = 0;
-  for (const path of [...endpoints.map((e) => `/v1/webhooks/endpoints/${String(e.id)}`), ...members.map((m) => `/v1/members/${String(m.id)}`), ...keys]) {
+  for (const path of [
+    ...endpoints.map((e) => `/v1/webhooks/endpoints/${String(e.id)}`),
+    ...members.map((m) => `/v1/members/${String(m.id)}`),
+    ...rules.map((r) => `/v1/compliance-rules/${String(r.id)}`),
+    ...keys,
+  ]) {
     await remove(target, path);
   }
 }

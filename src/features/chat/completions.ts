@@ -7,6 +7,7 @@ import type { Handlers, ServerSentEvent } from '../../../generated/operations.ts
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
+import { byRequest } from '../../platform/audit.ts';
 import { engineOf, type EngineMessage, type GenerationRequest, type TokenUsage } from '../engine/engine.ts';
 import { saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, type Exchange, type SavedMessage } from './threads.ts';
 
@@ -66,6 +67,8 @@ export const completionHandlers = {
     const generation: GenerationRequest = {
       workspaceId,
       apiKeyId: context.caller.apiKey.id,
+      userId: context.caller.userId,
+      origin: byRequest(context),
       feature: 'chat',
       model: model.id,
       messages: [...history, ...messages.map((m) => ({ role: engineRole(m.role), content: m.content }))],

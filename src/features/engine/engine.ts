@@ -17,13 +17,15 @@ import type { Platform } from '../../platform/context.ts';
 import type { components } from '../../../generated/openapi.ts';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
+import { bySystem, type AuditOrigin } from '../../platform/audit.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
+import { enforcePolicy, outputPolicy, recordViolation } from '../policy/enforce.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
 import { LocalContextExceeded } from './local.ts';
 import { languageModel, type ProvidersConfig } from './providers.ts';
 import { countPromptTokens, countTokens } from './tokens.ts';
-import { voiceInstructions } from './voice.ts';
+import { appliedVoice } from './voice.ts';
 
 export type UsageFeature = components['schemas']['UsageFeature'];
 export type FinishReason = 'stop' | 'length' | 'content_filter';
@@ -42,6 +44,12 @@ export interface GenerationRequest {
   model: string;
   messages: EngineMessage[];
   voiceId?: string | null;
+  /** The project the output is for (its compliance rules apply too); null for none. */
+  projectId?: string | null;
+  /** The member who asked (the audit.policy.violation event's `user_id`); null for a service key or a visitor. */
+  userId?: string | null;
+  /** Who asked, for the audit entry of a blocked output; the engine itself (`system`) when not given. */
+  origin?: AuditOrigin;
   /** Defaults to what is left of the context window, at most the model's output limit. */
   maxOutputTokens?: number | null;
   temperature?: number | null;
@@ -187,7 +195,9 @@ export class Engine {
   async stream(request: GenerationRequest): Promise<AsyncGenerator<GenerationEvent>> {
     const model = this.model(request.model);
     const messages = [...request.messages];
-    if (request.voiceId) messages.unshift({ role: 'system', content: await voiceInstructions(this.#db, request.workspaceId, request.voiceId) });
+    const voice = request.voiceId ? await appliedVoice(this.#db, request.workspaceId, request.voiceId) : null;
+    if (voice) messages.unshift({ role: 'system', content: voice.instructions });
+    const policy = await outputPolicy(this.#db, { workspaceId: request.workspaceId, projectId: request.projectId ?? null, voice });
     if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) {
       throw validationFailed([{ pointer: '/max_completion_tokens', detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}` }]);
     }
@@ -202,7 +212,11 @@ export class Engine {
       );
     }
     const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, messages, { ...request, maxOutputTokens }, choice, promptTokens));
-    return this.#withUsage(model, request, choices);
+    const events = this.#withUsage(model, request, choices);
+    if (!policy) return events;
+    const origin = request.origin ?? bySystem(request.workspaceId, 'engine', request.now);
+    const facts = { origin, userId: request.userId ?? null, projectId: request.projectId ?? null, voiceId: voice?.id ?? null, feature: request.feature, model: model.id };
+    return enforcePolicy(events, policy, (violation) => recordViolation(this.#db, violation, facts));
   }
 
   /** The whole answer at once (the events of `stream`, collected). */

@@ -9,12 +9,18 @@
 //                    "Draft on <t1>, <t2> and <t3>." then, for each term, "<Term>: “<context>”." where the context is
 //                    the term's first occurrence with up to three words either side, then "In short: <t1> and <t2>."
 //                    A message without key terms is answered "Nothing to draft from: <message>".
+//                    With a brand voice (the engine's system instruction, whose "Slider targets (0-100): …" line
+//                    src/features/voices/instructions.ts writes), the draft is then rewritten toward the voice's
+//                    sliders by the rules of src/features/voices/style.ts (`rewriteToward`: contractions, exclamation
+//                    marks, hedges, plain or technical words, "you", split sentences).
 //
 // Choices and seeds: choice i of `n` (and `seed` s) rotate the key terms by i + s, so choices differ and a seed gives
 // the same answer every time. Temperature and the penalties change nothing: the models are deterministic.
 // JSON: `json_object` answers {"reply": <the text>, "key_terms": [...]}; `json_schema` answers a value of the schema
 // built from the same text (docs/engine.md: strings from the terms and sentences, numbers from the word count, …).
 import type { JSONSchema7, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
+import { slidersInInstructions } from '../voices/instructions.ts';
+import { rewriteToward } from '../voices/style.ts';
 import { countPromptTokens, countTokens, truncateTokens } from './tokens.ts';
 
 const STOP_WORDS = new Set(
@@ -26,11 +32,14 @@ interface SandboxInput {
   message: string;
   /** Every message as text, for the prompt's token count. */
   all: { content: string }[];
+  /** The system messages, joined. */
+  system: string;
 }
 
 function readPrompt(options: LanguageModelV4CallOptions): SandboxInput {
   const all: { content: string }[] = [];
   let message = '';
+  let system = '';
   for (const entry of options.prompt) {
     const text =
       typeof entry.content === 'string'
@@ -41,8 +50,9 @@ function readPrompt(options: LanguageModelV4CallOptions): SandboxInput {
             .join('');
     all.push({ content: text });
     if (entry.role === 'user') message = text;
+    if (entry.role === 'system') system += `${text}\n`;
   }
-  return { message, all };
+  return { message, all, system };
 }
 
 /** The key terms of a text, as the model's rules define them. */
@@ -138,7 +148,9 @@ function valueOf(schema: JSONSchema7 | boolean | undefined, text: string, terms:
 function answer(modelId: string, options: LanguageModelV4CallOptions, input: SandboxInput): string {
   const sandbox = (options.providerOptions?.sandbox ?? {}) as { choice?: number };
   const rotation = (sandbox.choice ?? 0) + (options.seed ?? 0);
-  const { text, terms } = modelId === 'sandbox-echo' ? { text: input.message, terms: keyTerms(input.message) } : writerText(input.message, rotation);
+  const written = modelId === 'sandbox-echo' ? { text: input.message, terms: keyTerms(input.message) } : writerText(input.message, rotation);
+  const sliders = modelId === 'sandbox-echo' ? null : slidersInInstructions(input.system);
+  const { text, terms } = sliders ? { ...written, text: rewriteToward(written.text, sliders) } : written;
   const format = options.responseFormat;
   if (format?.type !== 'json') return text;
   if (!format.schema) return JSON.stringify({ reply: text, key_terms: terms });

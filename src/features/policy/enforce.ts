@@ -1,0 +1,99 @@
+// The output policy as the engine applies it to every generation: the banned phrases of the voice in use and the
+// workspace's enabled compliance rules (those of the whole workspace and those of the request's project). Each
+// choice's text goes through a StreamGuard, which holds back only as much text as a match could still span: what
+// is released has been checked, and nothing of a blocking match is ever released. A block ends the generation with
+// `policy_violation`; the blocked output goes to the audit log (never to the caller) and `audit.policy.violation`
+// is emitted.
+import type { Kysely } from 'kysely';
+import { recordAudit, type AuditOrigin } from '../../platform/audit.ts';
+import { iso } from '../../platform/clock.ts';
+import { Problem } from '../../platform/problems.ts';
+import type { Database } from '../../storage/schema.ts';
+import type { GenerationEvent } from '../engine/engine.ts';
+import { bannedPhrasesRule, VOICE_RULE_ID } from '../voices/voice-policy.ts';
+import { recordEvent } from '../webhooks/record-event.ts';
+import { compilePolicy, StreamGuard, type Policy, type PolicyMatch, type PolicyRule } from './match.ts';
+import { ruleOf } from './rules.ts';
+
+/** How much of a blocked output the audit entry keeps. */
+const KEPT_OUTPUT_CHARS = 4000;
+
+export interface PolicyScope {
+  workspaceId: string;
+  projectId: string | null;
+  voice: { id: string; name: string; banned_phrases: string[] } | null;
+}
+
+/** The policy of a generation, or null when no rule applies (the text then streams untouched). */
+export async function outputPolicy(db: Kysely<Database>, scope: PolicyScope): Promise<Policy | null> {
+  const rows = await db
+    .selectFrom('compliance_rules')
+    .selectAll()
+    .where('workspace_id', '=', scope.workspaceId)
+    .where('enabled', '=', 1)
+    .where((eb) => (scope.projectId ? eb.or([eb('project_id', 'is', null), eb('project_id', '=', scope.projectId)]) : eb('project_id', 'is', null)))
+    .orderBy('id')
+    .execute();
+  const rules: PolicyRule[] = rows.map(ruleOf);
+  if (scope.voice && scope.voice.banned_phrases.length > 0) rules.unshift(bannedPhrasesRule(scope.voice.name, scope.voice.banned_phrases));
+  return rules.length === 0 ? null : compilePolicy(rules);
+}
+
+export interface Violation {
+  match: PolicyMatch;
+  rule: PolicyRule;
+  output: string;
+}
+
+/** The events with every choice's text checked; a blocking match calls `onBlock` and throws what it returns. */
+export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, policy: Policy, onBlock: (violation: Violation) => Promise<Problem>): AsyncGenerator<GenerationEvent> {
+  const guards = new Map<number, StreamGuard>();
+  const outputs = new Map<number, string>();
+  const guardOf = (choice: number) => guards.get(choice) ?? guards.set(choice, new StreamGuard(policy)).get(choice)!;
+  const block = async (choice: number, match: PolicyMatch) => {
+    const rule = policy.rules.find((r) => r.id === match.ruleId)!;
+    return onBlock({ match, rule, output: outputs.get(choice) ?? '' });
+  };
+  for await (const event of events) {
+    if (event.type === 'text') {
+      outputs.set(event.choice, (outputs.get(event.choice) ?? '') + event.text);
+      const { release, blocked } = guardOf(event.choice).push(event.text);
+      if (blocked) throw await block(event.choice, blocked);
+      if (release) yield { ...event, text: release };
+    } else if (event.type === 'finish') {
+      const { release, blocked } = guardOf(event.choice).end();
+      if (blocked) throw await block(event.choice, blocked);
+      if (release) yield { type: 'text', choice: event.choice, text: release };
+      yield event;
+    } else {
+      yield event;
+    }
+  }
+}
+
+/** Writes the violation (audit entry with the blocked output, event) and returns the problem for the caller. */
+export async function recordViolation(
+  db: Kysely<Database>,
+  violation: Violation,
+  facts: { origin: AuditOrigin; userId: string | null; projectId: string | null; voiceId: string | null; feature: string; model: string },
+): Promise<Problem> {
+  const { match, rule, output } = violation;
+  const fromVoice = rule.id === VOICE_RULE_ID;
+  const reason = `The output contained ${match.what}, which ${rule.label} does not allow.`.slice(0, 1000);
+  const now = facts.origin.now;
+  await db.transaction().execute(async (trx) => {
+    await recordAudit(trx, facts.origin, {
+      action: 'policy.violation',
+      target: fromVoice ? { type: 'voice', id: facts.voiceId!, display_name: null } : { type: 'compliance_rule', id: rule.id, display_name: null },
+      details: { rule_id: rule.id, reason, feature: facts.feature, model: facts.model, blocked_output: output.slice(0, KEPT_OUTPUT_CHARS), matched_text: match.matchedText.slice(0, 200) },
+    });
+    await recordEvent(
+      trx,
+      facts.origin.workspaceId,
+      'audit.policy.violation',
+      { rule_id: rule.id, project_id: facts.projectId, user_id: facts.userId, blocked_at: iso(now), reason, voice_id: fromVoice ? facts.voiceId : null },
+      now,
+    );
+  });
+  return new Problem('policy_violation', `${reason} The output was withheld; the audit log keeps it.`, { extra: { rule_id: rule.id } });
+}

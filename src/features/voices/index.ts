@@ -1,0 +1,14 @@
+// The voices feature: brand voices trained from a writing sample in the background, tuned with sliders and banned
+// phrases, applied by the engine (src/features/engine/voice.ts) and measured against a text by `check`.
+import type { Feature } from '../../platform/feature.ts';
+import { voices } from './migrations/009_voices.ts';
+import './schema.ts';
+import { voiceJobs } from './training.ts';
+import { voiceHandlers } from './voices.ts';
+
+export const voicesFeature = {
+  name: 'voices',
+  handlers: voiceHandlers,
+  migrations: { '009_voices': voices },
+  jobs: voiceJobs,
+} satisfies Feature;

@@ -1,0 +1,48 @@
+// What a ready voice tells the model: its style summary, traits, slider targets, banned phrases and a few sentences
+// of the sample as reference. The slider line has a fixed form ("Slider targets (0-100): formality 20, …") that the
+// sandbox models read (src/features/engine/sandbox.ts), so that a voice changes their output by documented rules.
+import type { Sliders } from './presenters.ts';
+import { SLIDER_NAMES } from './style.ts';
+
+export const SLIDER_LINE = 'Slider targets (0-100): ';
+
+/** The sliders of a slider line, or null when the text has none. */
+export function slidersInInstructions(text: string): Sliders | null {
+  const line = text.split('\n').find((l) => l.startsWith(SLIDER_LINE));
+  if (!line) return null;
+  const sliders: Partial<Sliders> = {};
+  for (const part of line.slice(SLIDER_LINE.length).split(',')) {
+    const [name, value] = part.trim().split(' ');
+    if ((SLIDER_NAMES as readonly string[]).includes(name!) && /^\d+$/.test(value ?? '')) sliders[name as keyof Sliders] = Number(value);
+  }
+  return SLIDER_NAMES.every((name) => sliders[name] !== undefined) ? (sliders as Sliders) : null;
+}
+
+const SLIDER_WORDS: Record<keyof Sliders, [low: string, high: string]> = {
+  formality: ['casual and conversational, with contractions', 'formal, without contractions or slang'],
+  warmth: ['neutral and detached', 'warm and personal, speaking to the reader as "you"'],
+  humor: ['serious', 'playful, with light humour'],
+  enthusiasm: ['calm and understated, no exclamation marks', 'energetic, with the odd exclamation mark'],
+  conciseness: ['expansive, with detail', 'terse: short sentences, no filler'],
+  complexity: ['plain everyday words', 'precise technical vocabulary and longer sentences'],
+  assertiveness: ['tentative and hedged', 'direct and confident, no hedging'],
+};
+
+export function voiceInstructions(voice: { name: string; style_summary: string | null; traits: string[]; sliders: Sliders; banned_phrases: string[]; sample_text: string }): string {
+  const lean = (Object.keys(SLIDER_WORDS) as (keyof Sliders)[])
+    .filter((name) => Math.abs(voice.sliders[name] - 50) >= 15)
+    .map((name) => SLIDER_WORDS[name][voice.sliders[name] < 50 ? 0 : 1]);
+  // A few whole sentences of the sample: enough to show the rhythm, not so many that the model copies them.
+  const reference = (voice.sample_text.match(/[^.!?]+[.!?]+/g) ?? [voice.sample_text]).slice(0, 3).join(' ').trim().slice(0, 600);
+  return [
+    `Write in the brand voice "${voice.name}".`,
+    voice.style_summary ? `Style: ${voice.style_summary}` : null,
+    voice.traits.length > 0 ? `Traits: ${voice.traits.join('; ')}.` : null,
+    lean.length > 0 ? `Be ${lean.join('; ')}.` : null,
+    `${SLIDER_LINE}${SLIDER_NAMES.map((name) => `${name} ${voice.sliders[name]}`).join(', ')}`,
+    voice.banned_phrases.length > 0 ? `Never use these phrases: ${voice.banned_phrases.map((p) => `"${p}"`).join(', ')}.` : null,
+    `Reference sentences of the voice: ${reference}`,
+  ]
+    .filter((line): line is string => line !== null)
+    .join('\n');
+}

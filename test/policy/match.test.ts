@@ -1,0 +1,384 @@
+// The output policy matcher (src/features/policy/match.ts): banned phrases on normalised text with word boundaries,
+// RE2 regexes, personal data (email, phone, Luhn-checked cards), code-point offsets, block and redact, and the
+// StreamGuard, which must release exactly what `apply` gives for the whole text, however the text is chunked.
+import { describe, expect, test } from 'vitest';
+import { compilePolicy, normalizeForMatching, PolicyRuleError, StreamGuard, type Policy, type PolicyMatch, type PolicyRule } from '../../src/features/policy/match.ts';
+
+const phrases = (list: string[], action: PolicyRule['action'] = 'block', extra: Partial<PolicyRule> = {}): PolicyRule => ({
+  id: 'voice.banned_phrases',
+  kind: 'banned_phrase',
+  phrases: list,
+  action,
+  label: 'the banned phrases of the voice Northwind',
+  ...extra,
+});
+const regex = (pattern: string, action: PolicyRule['action'] = 'block', extra: Partial<PolicyRule> = {}): PolicyRule => ({ id: 'rul_regex', kind: 'regex', pattern, action, label: 'the rule "tickets"', ...extra });
+const personal = (types: PolicyRule['types'], action: PolicyRule['action'] = 'redact', extra: Partial<PolicyRule> = {}): PolicyRule => ({ id: 'rul_pii', kind: 'personal_data', types, action, label: 'the rule "pii"', ...extra });
+
+/** [start, end, matchedText] of each match, for compact expectations. */
+const spans = (matches: PolicyMatch[]) => matches.map((m) => [m.start, m.end, m.matchedText]);
+const cpLength = (s: string) => Array.from(s).length;
+
+describe('normalizeForMatching', () => {
+  test('NFKC, lower case, separator runs as one space, and a map back to original code points', () => {
+    expect(normalizeForMatching('ﬁne')).toEqual({ normalized: 'fine', map: [0, 0, 1, 2] });
+    expect(normalizeForMatching('ＧＡＭＥ')).toEqual({ normalized: 'game', map: [0, 1, 2, 3] });
+    expect(normalizeForMatching('a - –\n b')).toEqual({ normalized: 'a b', map: [0, 1, 7] });
+    // An emoji is one code point (two UTF-16 units): offsets after it shift by one, not two.
+    expect(normalizeForMatching('😀A')).toEqual({ normalized: '😀a', map: [0, 1] });
+    // Invisible characters are dropped; a combining mark composes with its base and maps to it.
+    expect(normalizeForMatching('ba\u00ADd cafe\u0301')).toEqual({ normalized: 'bad café', map: [0, 1, 3, 4, 5, 6, 7, 8] });
+  });
+
+  test('Turkish dotted and dotless I do not crash, and each normalised code point maps into the original', () => {
+    const text = 'İSTANBUL ıi İ';
+    const { normalized, map } = normalizeForMatching(text);
+    expect(normalized).toBe('i̇stanbul ıi i̇');
+    expect(map).toHaveLength(Array.from(normalized).length);
+    for (const i of map) expect(i).toBeLessThan(cpLength(text));
+  });
+});
+
+describe('banned phrases', () => {
+  test('case, dashes and whitespace runs: every spelling matches both the hyphenated and the spaced phrase', () => {
+    for (const phrase of ['game-changer', 'game changer', 'Game – Changer']) {
+      const policy = compilePolicy([phrases([phrase])]);
+      for (const text of ['Game-Changer', 'game  changer', 'GAME–CHANGER', 'game\nchanger', 'game — changer', 'game‐changer']) {
+        expect(spans(policy.scan(`A ${text}!`)), `${phrase} in ${text}`).toEqual([[2, 2 + cpLength(text), text]]);
+      }
+      expect(policy.scan('gamechanger game, changer')).toEqual([]);
+    }
+  });
+
+  test('word boundaries: no match inside a word, a match next to punctuation', () => {
+    const policy = compilePolicy([phrases(['art', 'artisanal'])]);
+    expect(spans(policy.scan('Artisanal, smart art-deco; ART.'))).toEqual([
+      [0, 9, 'Artisanal'],
+      [17, 20, 'art'],
+      [27, 30, 'ART'],
+    ]);
+    expect(policy.scan('artisan smartest partisanal')).toEqual([]);
+    // A phrase that starts or ends with punctuation needs no boundary on that side.
+    expect(spans(compilePolicy([phrases(['#1'])]).scan('We are #1!'))).toEqual([[7, 9, '#1']]);
+  });
+
+  test('the longest phrase at a position wins, and a match names the phrase as configured', () => {
+    const policy = compilePolicy([phrases(['world', 'World-Class'])]);
+    const [match] = policy.scan('simply world class coffee');
+    expect(match).toEqual({ start: 7, end: 18, matchedText: 'world class', what: 'the phrase "World-Class"', phrase: 'World-Class', ruleId: 'voice.banned_phrases', kind: 'banned_phrase', action: 'block' });
+  });
+
+  test('Unicode: NFKC forms, full-width letters, emoji before a match, combining marks, invisible characters', () => {
+    const policy = compilePolicy([phrases(['fine dining', 'café', 'game changer'])]);
+    expect(spans(policy.scan('😀😀 ﬁne  DINING'))).toEqual([[3, 14, 'ﬁne  DINING']]);
+    expect(spans(policy.scan('ＧＡＭＥ ＣＨＡＮＧＥＲ'))).toEqual([[0, 12, 'ＧＡＭＥ ＣＨＡＮＧＥＲ']]);
+    expect(spans(policy.scan('👩‍👩‍👧 a cafe\u0301.'))).toEqual([[8, 13, 'cafe\u0301']]);
+    expect(spans(policy.scan('game\u200B changer'))).toEqual([[0, 13, 'game\u200B changer']]);
+    expect(policy.scan('café\u0301s')).toEqual([]);
+    expect(() => compilePolicy([phrases(['İstanbul'])]).scan('İSTANBUL ıstanbul')).not.toThrow();
+    expect(spans(compilePolicy([phrases(['İstanbul'])]).scan('in İSTANBUL'))).toEqual([[3, 11, 'İSTANBUL']]);
+  });
+
+  test('a phrase that normalises to nothing, or a rule without phrases, is a PolicyRuleError naming the rule', () => {
+    expect(() => compilePolicy([phrases(['ok', ' – \u200B '])])).toThrow(PolicyRuleError);
+    expect(() => compilePolicy([phrases(['ok', ' – '])])).toThrow(/voice\.banned_phrases.*empty once normalised/);
+    expect(() => compilePolicy([phrases([])])).toThrow(/at least one phrase/);
+  });
+
+  test('200 phrases over 20,000 characters scan (no timing assertion: the scan is a trie walk)', () => {
+    const list = Array.from({ length: 200 }, (_, i) => `phrase number ${i} here`);
+    const words = ['phrase', 'number', 'here', 'text', 'of', 'the', 'output', '7'];
+    let text = '';
+    for (let i = 0; text.length < 20_000; i++) text += `${words[(i * 7) % words.length]} `;
+    text += 'phrase number 42 here';
+    const matches = compilePolicy([phrases(list)]).scan(text);
+    expect(matches.at(-1)).toMatchObject({ matchedText: 'phrase number 42 here', end: cpLength(text) });
+  });
+});
+
+describe('regex rules', () => {
+  test('case-insensitive unless caseSensitive, on the original text, offsets in code points', () => {
+    expect(spans(compilePolicy([regex('\\bACME-\\d{4,}\\b')]).scan('😀 see acme-12345, ACME-1'))).toEqual([[6, 16, 'acme-12345']]);
+    expect(compilePolicy([regex('ACME-\\d+', 'block', { caseSensitive: true })]).scan('acme-12')).toEqual([]);
+    // Matched against the original: no NFKC, no separator folding.
+    expect(compilePolicy([regex('game changer')]).scan('game-changer ｇａｍｅ changer')).toEqual([]);
+    const [match] = compilePolicy([regex('x+y')]).scan('xxy');
+    expect(match).toMatchObject({ what: 'a match of the regex /x+y/', kind: 'regex', ruleId: 'rul_regex' });
+  });
+
+  test('a catastrophic-backtracking pattern runs in linear time', () => {
+    const policy = compilePolicy([regex('(a+)+$')]);
+    expect(policy.scan('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!')).toEqual([]);
+    expect(policy.scan(`${'a'.repeat(50_000)}!`)).toEqual([]);
+    expect(spans(policy.scan('baaa'))).toEqual([[1, 4, 'aaa']]);
+  });
+
+  test('bad syntax, a pattern that can match the empty string, or no pattern: PolicyRuleError naming the rule', () => {
+    for (const bad of ['a(', '(?<=a)b', '\\1', 'a{2000}', 'a++']) {
+      expect(() => compilePolicy([regex(bad)]), bad).toThrow(PolicyRuleError);
+      expect(() => compilePolicy([regex(bad)]), bad).toThrow(/rule rul_regex: the pattern .* is not valid RE2 syntax/);
+    }
+    for (const empty of ['a*', 'x?', '(?:)', 'a|', '\\b', '^$', '\\bfoo|\\b', '(?:ab)*c?']) {
+      expect(() => compilePolicy([regex(empty)]), empty).toThrow(/rul_regex: the pattern .* can match the empty string/);
+    }
+    expect(() => compilePolicy([regex('')])).toThrow(/needs a pattern/);
+    const error = (() => {
+      try {
+        compilePolicy([phrases(['fine']), regex('(')]);
+      } catch (e) {
+        return e as PolicyRuleError;
+      }
+    })();
+    expect(error).toMatchObject({ name: 'PolicyRuleError', ruleId: 'rul_regex', reason: expect.stringContaining('not valid RE2 syntax') });
+  });
+});
+
+describe('personal data', () => {
+  const policy = compilePolicy([personal(['email', 'phone', 'payment_card'])]);
+  const found = (text: string) => policy.scan(text).map((m) => [m.matchedText, m.what]);
+
+  test('email addresses', () => {
+    expect(found('Write to Jane.Doe+news@mail.example.co.uk, please.')).toEqual([['Jane.Doe+news@mail.example.co.uk', 'an email address']]);
+    expect(found('user@localhost and @handle and a@b.c')).toEqual([]);
+  });
+
+  test('phone numbers, international and national; not years, prices, order numbers, dates or addresses', () => {
+    // Greedy candidates that run into a neighbouring number are tried span by span.
+    expect(found('Call 555-123-4567 2 times')).toEqual([['555-123-4567', 'a phone number']]);
+    expect(found('Ref 1234567 555-123-4567')).toEqual([['555-123-4567', 'a phone number']]);
+    for (const phone of ['+1 (555) 123-4567', '+44 20 7946 0958', '+4915112345678', '(555) 123-4567', '555-123-4567', '555.123.4567', '030 1234567', '1-800-555-1234']) {
+      expect(found(`Call ${phone}.`), phone).toEqual([[phone, 'a phone number']]);
+    }
+    for (const text of ['2026', 'in 2026.', '$1,299.00', 'costs $1 299 000', 'Order 12345', 'Order 1234567', '2019-2026', '1000-2000 words', '2026-11-24', '24.11.2026', '192.168.1.1', '12345.67', 'v1.2.3.4.5.6.7', '978-3-16-148410-0', '50%']) {
+      expect(found(text), text).toEqual([]);
+    }
+  });
+
+  test('payment cards: 13–19 digits with single space or hyphen separators, Luhn-valid, not part of a longer number', () => {
+    for (const card of ['4111 1111 1111 1111', '4111-1111-1111-1111', '4111111111111111', '378282246310005', '6011 0009 9013 9424']) {
+      expect(found(`card ${card} ok`), card).toEqual([[card, 'a payment card number']]);
+    }
+    for (const text of ['4111 1111 1111 1112', '4111  1111 1111 1111', '41111111111111110000', '4111 1111 1111 1111 5', '1 4111 1111 1111 1111']) {
+      expect(found(text).filter(([, what]) => what === 'a payment card number'), text).toEqual([]);
+    }
+  });
+
+  test('an unknown type or no type is a PolicyRuleError', () => {
+    expect(() => compilePolicy([personal(['email', 'passport' as never])])).toThrow(/rul_pii: unknown personal data type "passport"/);
+    expect(() => compilePolicy([personal([])])).toThrow(PolicyRuleError);
+  });
+});
+
+describe('scan and apply', () => {
+  test('scan: sorted by start then longer first, overlaps removed (earlier, then longer, kept)', () => {
+    const policy = compilePolicy([phrases(['beta gamma'], 'redact'), regex('alpha beta', 'redact', { id: 'r1' }), regex('gamma delta', 'redact', { id: 'r2' }), regex('delta', 'redact', { id: 'r3' })]);
+    expect(policy.scan('alpha beta gamma delta').map((m) => [m.ruleId, m.start, m.end])).toEqual([
+      ['r1', 0, 10],
+      ['r2', 11, 22],
+    ]);
+  });
+
+  test('apply redacts right to left with each rule’s replacement (default [redacted]), offsets of the original', () => {
+    const policy = compilePolicy([personal(['email', 'payment_card']), phrases(['world-class'], 'redact', { replacement: '***' })]);
+    const text = '😀 Write to jane.doe@example.com or pay with 4111 1111 1111 1111; world–class!';
+    const result = policy.apply(text);
+    expect(result.text).toBe('😀 Write to [redacted] or pay with [redacted]; ***!');
+    expect(result.blocked).toBeNull();
+    expect(result.redactions.map((m) => [m.start, m.matchedText])).toEqual([
+      [11, 'jane.doe@example.com'],
+      [44, '4111 1111 1111 1111'],
+      [65, 'world–class'],
+    ]);
+    expect(compilePolicy([]).apply(text)).toEqual({ text, blocked: null, redactions: [] });
+  });
+
+  test('apply: any match of a block rule blocks (the first one), even one overlapping a redaction', () => {
+    const policy = compilePolicy([regex('secret \\w+', 'redact'), phrases(['project falcon', 'launch date'])]);
+    const result = policy.apply('The secret project falcon has a launch date.');
+    expect(result.blocked).toMatchObject({ matchedText: 'project falcon', start: 11, action: 'block', ruleId: 'voice.banned_phrases' });
+    expect(result.redactions).toEqual([]);
+  });
+});
+
+describe('holdback', () => {
+  test('per kind, and the maximum over the rules', () => {
+    expect(compilePolicy([]).holdback).toBe(0);
+    expect(compilePolicy([phrases(['game-changer', 'art'])]).holdback).toBe(2 * 12 + 8);
+    expect(compilePolicy([personal(['payment_card'])]).holdback).toBe(19 + 18 + 2);
+    expect(compilePolicy([personal(['phone'])]).holdback).toBe(37);
+    expect(compilePolicy([personal(['email'])]).holdback).toBe(347);
+    // A bounded regex: its longest match plus one (an assertion after it reads one more); unbounded: 256.
+    expect(compilePolicy([regex('ACME-\\d{4}')]).holdback).toBe(10);
+    expect(compilePolicy([regex('\\bACME-(?:\\d{4}|[a-z]{2,6})\\b')]).holdback).toBe(12);
+    expect(compilePolicy([regex('\\bACME-\\d+')]).holdback).toBe(256);
+    expect(compilePolicy([regex('ACME-\\d{4}'), phrases(['x'])]).holdback).toBe(10);
+  });
+});
+
+/** Feeds the chunks; returns what was released and the block, checking that nothing follows a block. */
+function stream(policy: Policy, chunks: string[]): { released: string; blocked: PolicyMatch | null; releases: string[] } {
+  const guard = new StreamGuard(policy);
+  const releases: string[] = [];
+  for (const chunk of chunks) {
+    const { release, blocked } = guard.push(chunk);
+    if (blocked) {
+      expect(release).toBe('');
+      expect(guard.push('more')).toEqual({ release: '', blocked });
+      return { released: releases.join(''), blocked, releases };
+    }
+    releases.push(release);
+  }
+  const { release, blocked } = guard.end();
+  releases.push(release);
+  return { released: releases.join(''), blocked, releases };
+}
+
+/** A seeded PRNG (mulberry32): the same chunkings on every run. */
+function prng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Random chunks of 1 to `max` UTF-16 units: a chunk may split a surrogate pair, as a careless producer might. */
+function chunk(text: string, random: () => number, max: number): string[] {
+  const chunks: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    const size = 1 + Math.floor(random() * max);
+    chunks.push(text.slice(at, at + size));
+    at += size;
+  }
+  return chunks;
+}
+
+describe('StreamGuard', () => {
+  test('a phrase delivered one code point per delta is blocked before any of it is released', () => {
+    const policy = compilePolicy([phrases(['world-class'])]);
+    const text = 'Our beans are roasted every Tuesday in Leeds and they are simply world–class, you will taste it at once.';
+    const { released, blocked } = stream(policy, Array.from(text));
+    expect(blocked).toEqual(policy.apply(text).blocked);
+    expect(blocked).toMatchObject({ start: 65, matchedText: 'world–class' });
+    expect(text.startsWith(released)).toBe(true);
+    expect(released.length).toBeGreaterThan(0);
+    expect(released.length).toBeLessThanOrEqual(65);
+  });
+
+  test('releases as early as the holdback allows, and everything at the end', () => {
+    const policy = compilePolicy([phrases(['game-changer'])]);
+    const guard = new StreamGuard(policy);
+    const text = 'xyz '.repeat(250);
+    let released = '';
+    for (let at = 0; at < text.length; at += 10) {
+      released += guard.push(text.slice(at, at + 10)).release;
+      expect(released.length).toBe(Math.max(0, at + 10 - policy.holdback));
+    }
+    expect(released + guard.end().release).toBe(text);
+    // No rule: nothing is held.
+    expect(new StreamGuard(compilePolicy([])).push('abc')).toEqual({ release: 'abc', blocked: null });
+  });
+
+  test('a phrase in progress is held even beyond the holdback: a long whitespace run cannot smuggle it out', () => {
+    const policy = compilePolicy([phrases(['game changer'])]);
+    const text = `It is a game${' '.repeat(200)}changer, truly.`;
+    const { released, blocked } = stream(policy, Array.from(text));
+    expect(blocked).toMatchObject({ start: 8, matchedText: `game${' '.repeat(200)}changer` });
+    expect(released).toBe('It is a ');
+  });
+
+  test('a redaction is never split across releases, and a word boundary across a release point is respected', () => {
+    const policy = compilePolicy([phrases(['art'], 'redact'), personal(['email'])]);
+    const text = `${'x'.repeat(400)}art ${'y'.repeat(400)} mail jane@example.com now ${'z'.repeat(400)}`;
+    for (const size of [1, 7, 50, 333]) {
+      const { released, releases } = stream(policy, chunk(text, () => (size - 1) / size, size));
+      expect(released).toBe(policy.apply(text).text);
+      expect(releases.some((r) => r.includes('[redacted]') && r.includes('jane'))).toBe(false);
+    }
+    expect(policy.apply(text).text).toContain('mail [redacted] now');
+  });
+
+  // Long enough for many release points (a few times the holdback), with near misses: a card followed by a digit, a
+  // phone number followed by a decimal, a phrase hit that hides an overlapping regex candidate ('two 11').
+  const filler = (n: number) => 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(n);
+  const texts = [
+    `Honestly, this roast is a GAME  changer for mornings; artisanal art, smart-art and ART. 😀 Call +44 20 7946 0958 or (555) 123-4567. ${filler(1)}zero one two 11 22 33, then xart and art. ${filler(1)}Call 555-123-4567 2 times, not 555-123-4567.8 nor 4111 1111 1111 1111 5.`,
+    `👩‍👩‍👧 Write to jane.doe@example.com or pay with 4111 1111 1111 1111 today; order 2026 ships soon. Not a card: 4111 1111 1111 1112. ${filler(2)}Ref 1234567 555-123-4567 and 378282246310005. the end`,
+    `ﬁne dining at the café\u0301 — see ACME-1234 and acme-98765, xart, ACME-12, world–class, world class, world-class-ish, Ｗｏｒｌｄ Ｃｌａｓｓ. ${filler(2)}one two 3 one two three 44 55 66 77 ACME-12345.`,
+    `Long: game${' '.repeat(70)}-${' '.repeat(5)}changer. Also 378282246310005 and 2019-2026 and $1,299.00 and İSTANBUL, ıi. ${filler(2)}The end`,
+    `${filler(6)} art`,
+    // Near misses first (so a block policy reaches them): each needs its last characters to be ruled out.
+    `Not 555-123-4567.8, not 4111 1111 1111 1111 5, not 4111-1111-1111-1111-2, not 1-800-555-1234x. ${filler(3)}A long card: 6011 0009 9013 9424 124. The end`,
+  ];
+  const policies: Record<string, Policy> = {
+    'redact everything': compilePolicy([
+      phrases(['game-changer', 'art', 'world class', 'fine dining', 'café', 'one two'], 'redact', { replacement: '<voice>' }),
+      regex('\\bACME-\\d{4}\\b', 'redact', { replacement: '<ticket>' }),
+      regex('\\w{1,8} \\d{1,4}', 'redact', { id: 'rul_words' }),
+      personal(['phone', 'payment_card']),
+    ]),
+    'block phrases, redact the rest': compilePolicy([phrases(['game-changer', 'world-class', 'istanbul']), regex('acme-\\d{4,6}', 'redact'), personal(['phone', 'payment_card'])]),
+    'block only': compilePolicy([phrases(['ship', 'the end']), regex('ACME-\\d{5}'), personal(['phone', 'payment_card'], 'block')]),
+  };
+
+  test('the fixtures are long compared with the holdbacks', () => {
+    for (const policy of Object.values(policies)) expect(policy.holdback).toBeLessThan(40);
+    expect(Math.min(...texts.map(cpLength))).toBeGreaterThan(7 * 39);
+  });
+
+  test('200 random chunkings with emails and an unbounded regex (holdback 347) equal apply', () => {
+    const policy = compilePolicy([personal(['email']), regex('\\bACME-\\d+', 'redact'), phrases(['art'], 'redact')]);
+    const text = `${texts.join(' mail jane.doe@example.com ')} last: ops@acme.example.org`;
+    const expected = policy.apply(text).text;
+    expect(expected.match(/\[redacted\]/g)).toHaveLength(7 + 4 + 5); // emails, tickets, 'art'
+    const random = prng(7);
+    for (let run = 0; run < 200; run++) {
+      const chunks = chunk(text, random, 1 + Math.floor(random() * 60));
+      expect(stream(policy, chunks).released, `run ${run}`).toBe(expected);
+    }
+  });
+
+  test('a surrogate pair split between deltas is released whole', () => {
+    expect(stream(compilePolicy([]), ['a\uD83D', '\uDE00b']).released).toBe('a😀b');
+    const guard = new StreamGuard(compilePolicy([]));
+    expect(guard.push('a\uD83D').release).toBe('a');
+    expect(guard.push('\uDE00b').release).toBe('😀b');
+  });
+
+  describe.each(Object.entries(policies))('200 random chunkings equal apply on the whole text: %s', (_, policy) => {
+    test.each(texts.map((text, i) => [i, text] as const))('text %i', (i, text) => {
+      const expected = policy.apply(text);
+      const blockOnly = policy.rules.every((r) => r.action === 'block');
+      const random = prng(1000 + i);
+      for (let run = 0; run < 200; run++) {
+        const chunks = chunk(text, random, 1 + Math.floor(random() * 40));
+        const { released, blocked } = stream(policy, chunks);
+        expect(blocked, `run ${run}: ${JSON.stringify(chunks)}`).toEqual(expected.blocked);
+        if (!blocked) {
+          expect(released, `run ${run}: ${JSON.stringify(chunks)}`).toBe(expected.text);
+        } else if (blockOnly) {
+          // Nothing of the blocked match (or after it) was released: only text before its start.
+          expect(text.startsWith(released)).toBe(true);
+          expect(cpLength(released)).toBeLessThanOrEqual(blocked.start);
+        } else {
+          expect(compilePolicy(policy.rules.filter((r) => r.action === 'redact')).apply(text).text.startsWith(released), `run ${run}`).toBe(true);
+          expect(released).not.toContain(blocked.matchedText);
+        }
+      }
+    });
+  });
+
+  test('the fixtures exercise both outcomes', () => {
+    const outcomes = Object.values(policies).flatMap((policy) => texts.map((text) => policy.apply(text)));
+    expect(outcomes.some((o) => o.blocked)).toBe(true);
+    expect(outcomes.some((o) => !o.blocked && o.redactions.length > 2)).toBe(true);
+  });
+
+  test('push after end() throws; a StreamGuard needs a compiled policy', () => {
+    const guard = new StreamGuard(compilePolicy([]));
+    guard.end();
+    expect(() => guard.push('x')).toThrow(/after end/);
+    expect(() => new StreamGuard({ rules: [], holdback: 0, scan: () => [], apply: (text) => ({ text, blocked: null, redactions: [] }) })).toThrow(TypeError);
+  });
+});
