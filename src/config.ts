@@ -1,5 +1,6 @@
 // The server's configuration, read once from environment variables. The README has the table.
 import type { components } from '../generated/openapi.ts';
+import { Catalogue } from './features/engine/catalogue.ts';
 import { loadProvidersConfig, type ProvidersConfig } from './features/engine/providers.ts';
 import { openApiDocument } from './platform/spec.ts';
 
@@ -34,6 +35,8 @@ export interface Config {
   webhooksAllowLoopback: boolean;
   /** The AI providers enabled by their keys or base URLs (src/features/engine/providers.ts). */
   providers: ProvidersConfig;
+  /** The model that writes a voice's style summary and traits at training; null: they are derived from the measurements. */
+  voiceTrainingModel: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -92,6 +95,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.US_BASE_URL) regionBaseUrls.us = env.US_BASE_URL.replace(/\/$/, '');
   const webhooksAllowLoopback = flag(env, 'WEBHOOKS_ALLOW_LOOPBACK', false);
   if (webhooksAllowLoopback && production) throw new ConfigError('WEBHOOKS_ALLOW_LOOPBACK is a development setting; it cannot be true with NODE_ENV=production');
+  const providers = loadProvidersConfig(env, (message) => {
+    throw new ConfigError(message);
+  });
   return {
     host: env.HOST || '0.0.0.0',
     port,
@@ -108,8 +114,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     webhooksWorker: flag(env, 'WEBHOOKS_WORKER', true),
     webhooksAllowLoopback,
-    providers: loadProvidersConfig(env, (message) => {
-      throw new ConfigError(message);
-    }),
+    providers,
+    voiceTrainingModel: voiceTrainingModel(env, providers),
   };
+}
+
+/** VOICE_TRAINING_MODEL: an available model of the catalogue other than the sandbox's, or unset. */
+function voiceTrainingModel(env: NodeJS.ProcessEnv, providers: ProvidersConfig): string | null {
+  const id = env.VOICE_TRAINING_MODEL;
+  if (!id) return null;
+  const catalogue = new Catalogue(providers);
+  const model = catalogue.get(id);
+  if (!model) throw new ConfigError(`VOICE_TRAINING_MODEL: no model ${id} in the catalogue (GET /v1/models lists them)`);
+  if (!catalogue.available(model)) throw new ConfigError(`VOICE_TRAINING_MODEL: ${id} is served by ${model.provider}, which is not configured: set ${catalogue.enablingVariable(model)}`);
+  if (model.provider === 'sandbox') throw new ConfigError('VOICE_TRAINING_MODEL: the sandbox models do not write summaries; leave it unset to derive them from the measurements');
+  return id;
 }

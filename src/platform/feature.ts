@@ -55,8 +55,9 @@ export interface Feature {
   retention?: (db: Kysely<Database>, now: Date) => Promise<void>;
   /** Its background workers, started by every server (unless WEBHOOKS_WORKER=false) and by `npm run worker`. */
   workers?: (services: WorkerServices) => BackgroundWorker[];
-  /** The handlers of its job kinds (src/platform/jobs/runner.ts); kinds are named `<feature>.<what>`. */
-  jobs?: JobDefinitions;
+  /** The handlers of its job kinds (src/platform/jobs/runner.ts), built once per job runner from the process's
+   *  services; kinds are named `<feature>.<what>`. */
+  jobs?: (services: WorkerServices) => JobDefinitions;
   /** What GET /readyz checks besides the database and the rate-limit store. */
   readiness?: (platform: Platform) => ReadinessProbe[];
   /** Problem shapes of its operations. */
@@ -78,10 +79,10 @@ export function collectMigrations(platform: Record<string, Migration>, features:
 }
 
 /** The job definitions of every feature; a kind defined twice throws. */
-export function collectJobs(features: readonly Feature[]): JobDefinitions {
+export function collectJobs(features: readonly Feature[], services: WorkerServices): JobDefinitions {
   const all: JobDefinitions = {};
   for (const feature of features) {
-    for (const [kind, definition] of Object.entries(feature.jobs ?? {})) {
+    for (const [kind, definition] of Object.entries(feature.jobs?.(services) ?? {})) {
       if (kind in all) throw new Error(`job kind ${kind} of feature ${feature.name} is already defined`);
       all[kind] = definition!;
     }

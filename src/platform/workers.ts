@@ -7,7 +7,7 @@ import { JobRunner } from './jobs/runner.ts';
 
 export function createWorkers(features: readonly Feature[], services: WorkerServices): BackgroundWorker[] {
   const workers = features.flatMap((feature) => feature.workers?.(services) ?? []);
-  const definitions = collectJobs(features);
+  const definitions = collectJobs(features, services);
   if (Object.keys(definitions).length > 0) {
     const { config, db, kind, clock, logger } = services;
     workers.push(new JobRunner({ db, kind, databaseUrl: config.databaseUrl, clock, logger, definitions }));

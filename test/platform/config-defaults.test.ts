@@ -70,6 +70,14 @@ describe('configuration defaults', () => {
     expect(enabled.ollama).toMatchObject({ models: ['llama3.2:3b', 'Qwen/Qwen2.5-7B'], contextWindow: 8192 });
   });
 
+  test('VOICE_TRAINING_MODEL names an available model other than the sandbox’s, or stops the start', () => {
+    expect(loadConfig({}).voiceTrainingModel).toBeNull();
+    expect(loadConfig({ OPENAI_API_KEY: 'sk-test', VOICE_TRAINING_MODEL: 'gpt-4o-mini' }).voiceTrainingModel).toBe('gpt-4o-mini');
+    expect(() => loadConfig({ VOICE_TRAINING_MODEL: 'gpt-4o-mini' })).toThrow(/set OPENAI_API_KEY/);
+    expect(() => loadConfig({ VOICE_TRAINING_MODEL: 'nope' })).toThrow(/no model nope/);
+    expect(() => loadConfig({ VOICE_TRAINING_MODEL: 'sandbox-writer' })).toThrow(/sandbox/);
+  });
+
   test('a provider variable that does not parse stops the start with a configuration error', () => {
     expect(() => loadConfig({ OPENAI_BASE_URL: 'ftp://example.com' })).toThrow(/OPENAI_BASE_URL must be an http or https URL/);
     expect(() => loadConfig({ PROVIDER_MAX_RETRIES: '-1' })).toThrow(/PROVIDER_MAX_RETRIES/);

@@ -18,11 +18,11 @@ describe('features', () => {
   });
 
   test('a migration, an operation or a job kind defined twice is refused at start-up', () => {
-    const a: Feature = { name: 'a', handlers: {}, migrations: { '009_x': noop }, jobs: { 'a.work': { run: async () => {} } } };
-    const b: Feature = { name: 'b', handlers: {}, migrations: { '009_x': noop }, jobs: { 'a.work': { run: async () => {} } } };
+    const a: Feature = { name: 'a', handlers: {}, migrations: { '009_x': noop }, jobs: () => ({ 'a.work': { run: async () => {} } }) };
+    const b: Feature = { name: 'b', handlers: {}, migrations: { '009_x': noop }, jobs: () => ({ 'a.work': { run: async () => {} } }) };
     expect(() => collectMigrations({}, [a, b])).toThrow('migration 009_x of feature b is already defined');
     expect(() => collectMigrations({ '009_x': noop }, [a])).toThrow('already defined');
-    expect(() => collectJobs([a, b])).toThrow('job kind a.work of feature b is already defined');
+    expect(() => collectJobs([a, b], {} as never)).toThrow('job kind a.work of feature b is already defined');
     const handler = async () => ({ status: 200 }) as never;
     expect(() => collectByKey([{ name: 'a', handlers: { getHealth: handler } }, { name: 'b', handlers: { getHealth: handler } }], 'handlers')).toThrow('handlers getHealth of feature b');
   });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
+import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
@@ -169,5 +170,49 @@ describe.each(databaseKinds)('voices on %s', (kind) => {
     expectProblem(await server.call('GET', `/v1/voices/${voice.id}`, { key }), 404, 'not_found');
     const audit = await server.call('GET', '/v1/audit-logs', { key });
     expect(audit.body.data.map((entry: { action: string }) => entry.action)).toEqual(expect.arrayContaining(['voice.created', 'voice.deleted']));
+  });
+});
+
+describe('a voice described by a model (VOICE_TRAINING_MODEL)', () => {
+  let server: TestServer;
+  let openai: FakeProvider;
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAi();
+    server = await startTestServer({ env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url, VOICE_TRAINING_MODEL: 'gpt-4o-mini', PROVIDER_MAX_RETRIES: '0' } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await openai?.close();
+  });
+
+  test('the model writes the summary and traits from the sample and its measurements, billed as voices', async () => {
+    const description = { style_summary: 'Chatty and warm, with short sentences and the odd joke.', traits: ['short sentences', 'second person'] };
+    openai.enqueue({ text: JSON.stringify(description), usage: { input: 900, output: 40 } });
+    const created = await server.call('POST', '/v1/voices', { body: { name: 'Described', sample_text: sample('casual-coffee') } });
+    expect(created.status, created.text).toBe(202);
+    const voice = await eventually(
+      () => server.call('GET', `/v1/voices/${created.body.id}`),
+      (answer) => answer.body.status !== 'training',
+    );
+    expect(voice.body).toMatchObject({ status: 'ready', ...description });
+    const request = openai.requests.at(-1)!;
+    expect(request.body.model).toBe('gpt-4o-mini');
+    expect(request.body.response_format?.type).toBe('json_schema');
+    expect(JSON.stringify(request.body.messages)).toContain('Measurements:');
+    const usage = await server.call('GET', '/v1/usage?group_by=feature');
+    expect(usage.body.data).toEqual([expect.objectContaining({ feature: 'voices', requests: 1, input_tokens: 900, output_tokens: 40 })]);
+  });
+
+  test('a provider that fails leaves the summary and traits derived from the measurements', async () => {
+    openai.enqueue({ error: { status: 500, type: 'server_error', message: 'boom' } });
+    const created = await server.call('POST', '/v1/voices', { body: { name: 'Fallback', sample_text: sample('formal-bank') } });
+    const voice = await eventually(
+      () => server.call('GET', `/v1/voices/${created.body.id}`),
+      (answer) => answer.body.status !== 'training',
+    );
+    expect(voice.body.status).toBe('ready');
+    expect(voice.body.style_summary.length).toBeGreaterThan(20);
+    expect(voice.body.traits.length).toBeGreaterThan(0);
   });
 });

@@ -1,61 +1,123 @@
 // The `voices.train` job: measures the sample (style.ts), infers the sliders, traits and summary, and ends the
 // training in `ready` (event voice.trained) or `failed` (event voice.training_failed) with a reason a user can act
-// on. It runs at least once per training: a job for a sample that has since been replaced, or for a voice deleted
+// on. The summary and traits are derived from the measurements; with VOICE_TRAINING_MODEL set, that model writes them
+// from the sample and the measurements instead (through the engine, billed to the workspace as `voices`), and a
+// provider's failure falls back to the derived ones rather than failing the training. It runs at least once per training: a job for a sample that has since been replaced, or for a voice deleted
 // meanwhile, finds no voice with its training_id and ends without writing anything or emitting an event.
+import type { JSONSchema7 } from '@ai-sdk/provider';
 import { iso } from '../../platform/clock.ts';
+import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions } from '../../platform/jobs/runner.ts';
+import { Engine } from '../engine/engine.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
 import { effectiveSliders } from './presenters.ts';
-import { measure, slidersFrom, summaryFrom, traitsFrom, trainingVerdict } from './style.ts';
+import { measure, slidersFrom, summaryFrom, traitsFrom, trainingVerdict, type Measurements, type Sliders } from './style.ts';
 
-export const voiceJobs: JobDefinitions = {
-  'voices.train': {
-    async run(job) {
-      const { voice_id: voiceId, training_id: trainingId } = job.payload as { voice_id: string; training_id: string };
-      const sample = await job.db.selectFrom('voices').select(['sample_text']).where('id', '=', voiceId).where('training_id', '=', trainingId).executeTakeFirst();
-      if (!sample) return;
-      const measurements = measure(sample.sample_text);
-      const verdict = trainingVerdict(measurements);
-      const now = job.clock.now();
-      await job.db.transaction().execute(async (trx) => {
-        const voice = await forUpdate(trx.selectFrom('voices').selectAll().where('id', '=', voiceId).where('training_id', '=', trainingId), trx).executeTakeFirst();
-        if (!voice || voice.status !== 'training') return; // replaced, deleted, or already ended by an earlier attempt
-        if (!verdict.ok) {
-          await trx.updateTable('voices').set({ status: 'failed', failure_reason: verdict.reason, failure_message: verdict.message, updated_at: iso(now) }).where('id', '=', voiceId).execute();
-          await recordEvent(trx, voice.workspace_id, 'voice.training_failed', { voice_id: voiceId, failure_reason: verdict.reason, failure_message: verdict.message, sample_word_count: voice.sample_word_count, name: voice.name }, now);
-          return;
-        }
-        const sliders = slidersFrom(measurements);
-        const trained = {
-          status: 'ready' as const,
-          failure_reason: null,
-          failure_message: null,
-          language: measurements.language,
-          inferred_sliders: JSON.stringify(sliders),
-          traits: JSON.stringify(traitsFrom(measurements, sliders)),
-          style_summary: summaryFrom(measurements, sliders),
-          measurements: JSON.stringify(measurements),
-          trained_at: iso(now),
-          updated_at: iso(now),
-        };
-        await trx.updateTable('voices').set(trained).where('id', '=', voiceId).execute();
-        await recordEvent(
-          trx,
-          voice.workspace_id,
-          'voice.trained',
-          {
-            voice_id: voiceId,
-            sample_word_count: voice.sample_word_count,
-            sliders: effectiveSliders({ inferred_sliders: trained.inferred_sliders, slider_overrides: voice.slider_overrides })!,
-            banned_phrases: JSON.parse(voice.banned_phrases) as string[],
-            name: voice.name,
-            language: measurements.language!,
-            trained_at: trained.trained_at,
-          },
-          now,
-        );
-      });
-    },
+/** The summary and traits a model writes, as JSON of this schema. */
+const DESCRIPTION_SCHEMA: JSONSchema7 = {
+  type: 'object',
+  properties: {
+    style_summary: { type: 'string', maxLength: 1000 },
+    traits: { type: 'array', maxItems: 12, items: { type: 'string', maxLength: 60 } },
   },
+  required: ['style_summary', 'traits'],
+  additionalProperties: false,
 };
+
+type Description = { style_summary: string; traits: string[] };
+
+/** The model's summary and traits of a sample, or null when it failed or answered something else. */
+async function modelDescription(engine: Engine, model: string, workspaceId: string, sample: string, measurements: Measurements, sliders: Sliders, now: Date, signal: AbortSignal): Promise<Description | null> {
+  const generated = await engine.generate({
+    workspaceId,
+    apiKeyId: null,
+    feature: 'voices',
+    model,
+    messages: [
+      {
+        role: 'system',
+        content:
+          'You describe the writing style of a brand from a sample of its copy, for a writer who must imitate it. Answer JSON: style_summary (2 to 4 sentences, under 1000 characters, about tone, rhythm, person and word choice, not the topic) and traits (up to 12 short phrases, most characteristic first, each under 60 characters).',
+      },
+      { role: 'user', content: `Measurements: ${JSON.stringify(measurements)}
+Sliders (0-100): ${JSON.stringify(sliders)}
+
+Sample:
+${sample}` },
+    ],
+    maxOutputTokens: 800,
+    responseFormat: { type: 'json', schema: DESCRIPTION_SCHEMA, name: 'voice_description' },
+    signal,
+    now,
+  });
+  const parsed = JSON.parse(generated.choices[0]!.text) as Partial<Description>;
+  if (typeof parsed.style_summary !== 'string' || !Array.isArray(parsed.traits)) return null;
+  return {
+    style_summary: parsed.style_summary.trim().slice(0, 1000),
+    traits: parsed.traits.filter((t): t is string => typeof t === 'string' && t.trim() !== '').map((t) => t.trim().slice(0, 60)).slice(0, 12),
+  };
+}
+
+export function voiceJobs(services: WorkerServices): JobDefinitions {
+  const model = services.config.voiceTrainingModel;
+  const engine = model ? new Engine(services.config.providers, services.db, services.logger) : null;
+  return {
+    'voices.train': {
+      async run(job) {
+        const { voice_id: voiceId, training_id: trainingId } = job.payload as { voice_id: string; training_id: string };
+        const sample = await job.db.selectFrom('voices').select(['sample_text']).where('id', '=', voiceId).where('training_id', '=', trainingId).executeTakeFirst();
+        if (!sample) return;
+        const measurements = measure(sample.sample_text);
+        const verdict = trainingVerdict(measurements);
+        const sliders = slidersFrom(measurements);
+        let description: Description = { style_summary: summaryFrom(measurements, sliders), traits: traitsFrom(measurements, sliders) };
+        if (verdict.ok && engine && model && job.workspaceId) {
+          try {
+            description = (await modelDescription(engine, model, job.workspaceId, sample.sample_text, measurements, sliders, job.clock.now(), job.signal)) ?? description;
+          } catch (error) {
+            job.logger.warn({ err: error, voice_id: voiceId, model }, 'the training model did not describe the voice; the summary and traits are derived from the measurements');
+          }
+        }
+        const now = job.clock.now();
+        await job.db.transaction().execute(async (trx) => {
+          const voice = await forUpdate(trx.selectFrom('voices').selectAll().where('id', '=', voiceId).where('training_id', '=', trainingId), trx).executeTakeFirst();
+          if (!voice || voice.status !== 'training') return; // replaced, deleted, or already ended by an earlier attempt
+          if (!verdict.ok) {
+            await trx.updateTable('voices').set({ status: 'failed', failure_reason: verdict.reason, failure_message: verdict.message, updated_at: iso(now) }).where('id', '=', voiceId).execute();
+            await recordEvent(trx, voice.workspace_id, 'voice.training_failed', { voice_id: voiceId, failure_reason: verdict.reason, failure_message: verdict.message, sample_word_count: voice.sample_word_count, name: voice.name }, now);
+            return;
+          }
+          const trained = {
+            status: 'ready' as const,
+            failure_reason: null,
+            failure_message: null,
+            language: measurements.language,
+            inferred_sliders: JSON.stringify(sliders),
+            traits: JSON.stringify(description.traits),
+            style_summary: description.style_summary,
+            measurements: JSON.stringify(measurements),
+            trained_at: iso(now),
+            updated_at: iso(now),
+          };
+          await trx.updateTable('voices').set(trained).where('id', '=', voiceId).execute();
+          await recordEvent(
+            trx,
+            voice.workspace_id,
+            'voice.trained',
+            {
+              voice_id: voiceId,
+              sample_word_count: voice.sample_word_count,
+              sliders: effectiveSliders({ inferred_sliders: trained.inferred_sliders, slider_overrides: voice.slider_overrides })!,
+              banned_phrases: JSON.parse(voice.banned_phrases) as string[],
+              name: voice.name,
+              language: measurements.language!,
+              trained_at: trained.trained_at,
+            },
+            now,
+          );
+        });
+      },
+    },
+  };
+}
