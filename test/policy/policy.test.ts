@@ -146,6 +146,29 @@ describe.each(databaseKinds)('output policy on %s', (kind) => {
     expect(answer.text).not.toContain('[DONE]');
   });
 
+  test('a long regex match is blocked even beyond what a stream holds back; the kept output has redact rules applied', async () => {
+    const { key } = await newWorkspace();
+    await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No emails', kind: 'personal_data', personal_data_types: ['email'], action: 'redact' } });
+    // A long pattern makes a long reason: the audit entry keeps what its schema allows, and the log stays readable.
+    const pattern = `secret(?:${Array.from({ length: 60 }, (_, i) => `x${i}`).join('|')}|[^.]*)word`;
+    const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'Secret words', kind: 'regex', pattern } });
+    expect(rule.status, rule.text).toBe(201);
+    const said = `Mail sam@corner.example: the secret ${'is very long and goes on '.repeat(14)}word.`;
+    const blocked = await echo(key, said);
+    expectProblem(blocked, 422, 'policy_violation');
+    expect(blocked.body.rule_id).toBe(rule.body.id);
+    const audit = await server.call('GET', '/v1/audit-logs?action=policy.violation', { key });
+    expect(audit.status, audit.text).toBe(200);
+    expect(audit.body.data[0].details.blocked_output).toBe(said.replace('sam@corner.example', '[redacted]'));
+  });
+
+  test('a voice’s banned phrase that can match nothing is refused, not a 500 on every later use', async () => {
+    const { key } = await newWorkspace();
+    const created = await server.call('POST', '/v1/voices', { key, body: { name: 'Dashes', sample_text: SAMPLE, banned_phrases: ['fine', ' — '] } });
+    expectProblem(created, 422, 'validation_failed');
+    expect(created.body.errors).toEqual([{ pointer: '/banned_phrases/1', detail: expect.any(String) }]);
+  });
+
   test('workspace rules: personal data is redacted (stream and not), a regex blocks, a project’s rule applies only to it', async () => {
     const { key } = await newWorkspace();
     const pii = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No personal data', kind: 'personal_data', personal_data_types: ['email', 'payment_card'], action: 'redact' } });

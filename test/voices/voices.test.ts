@@ -142,6 +142,7 @@ describe.each(databaseKinds)('voices on %s', (kind) => {
     expect(banned.body.suggestions).toEqual([]);
     expect(banned.body).toMatchObject({ model: null, usage: { total_tokens: 0, cost_usd: 0 } });
     expectProblem(await server.call('POST', '/v1/voices/voc_01JD2Q7F8X3M4N5P6R7S8T9V0W/check', { key, body: { text: 'x' } }), 404, 'not_found');
+    expectProblem(await server.call('POST', `/v1/voices/${casual.id}/check`, { key, body: { text: '  \n ' } }), 422, 'validation_failed');
   });
 
   test('a voice applied to the sandbox writer makes its output score better against that voice', async () => {

@@ -15,7 +15,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Platform } from '../../platform/context.ts';
 import type { components } from '../../../generated/openapi.ts';
-import { iso } from '../../platform/clock.ts';
+import { iso, systemClock, type Clock } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import { bySystem, type AuditOrigin } from '../../platform/audit.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
@@ -164,12 +164,14 @@ export class Engine {
   readonly #config: ProvidersConfig;
   readonly #db: Kysely<Database>;
   readonly #logger: Logger;
+  readonly #clock: Clock;
   readonly #models = new Map<string, LanguageModelV4>();
 
-  constructor(config: ProvidersConfig, db: Kysely<Database>, logger: Logger) {
+  constructor(config: ProvidersConfig, db: Kysely<Database>, logger: Logger, clock: Clock = systemClock) {
     this.#config = config;
     this.#db = db;
     this.#logger = logger;
+    this.#clock = clock;
     this.catalogue = new Catalogue(config);
   }
 
@@ -194,13 +196,12 @@ export class Engine {
    */
   async stream(request: GenerationRequest): Promise<AsyncGenerator<GenerationEvent>> {
     const model = this.model(request.model);
-    const messages = [...request.messages];
-    const voice = request.voiceId ? await appliedVoice(this.#db, request.workspaceId, request.voiceId) : null;
-    if (voice) messages.unshift({ role: 'system', content: voice.instructions });
-    const policy = await outputPolicy(this.#db, { workspaceId: request.workspaceId, projectId: request.projectId ?? null, voice });
     if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) {
       throw validationFailed([{ pointer: '/max_completion_tokens', detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}` }]);
     }
+    const messages = [...request.messages];
+    const voice = request.voiceId ? await appliedVoice(this.#db, request.workspaceId, request.voiceId) : null;
+    if (voice) messages.unshift({ role: 'system', content: voice.instructions });
     const promptTokens = countPromptTokens(messages);
     const room = model.context_window - promptTokens;
     const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
@@ -211,12 +212,13 @@ export class Engine {
         { errors: [{ pointer: '/messages', detail: `are ${promptTokens} tokens long` }] },
       );
     }
+    const policy = await outputPolicy(this.#db, { workspaceId: request.workspaceId, projectId: request.projectId ?? null, voice });
     const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, messages, { ...request, maxOutputTokens }, choice, promptTokens));
     const events = this.#withUsage(model, request, choices);
     if (!policy) return events;
     const origin = request.origin ?? bySystem(request.workspaceId, 'engine', request.now);
     const facts = { origin, userId: request.userId ?? null, projectId: request.projectId ?? null, voiceId: voice?.id ?? null, feature: request.feature, model: model.id };
-    return enforcePolicy(events, policy, (violation) => recordViolation(this.#db, violation, facts));
+    return enforcePolicy(events, policy, (violation) => recordViolation(this.#db, this.#logger, violation, { ...facts, blockedAt: this.#clock.now() }));
   }
 
   /** The whole answer at once (the events of `stream`, collected). */
@@ -396,7 +398,7 @@ const engines = new WeakMap<Platform, Engine>();
 export function engineOf(platform: Platform): Engine {
   let engine = engines.get(platform);
   if (!engine) {
-    engine = new Engine(platform.config.providers, platform.db, platform.logger);
+    engine = new Engine(platform.config.providers, platform.db, platform.logger, platform.clock);
     engines.set(platform, engine);
   }
   return engine;

@@ -5,15 +5,16 @@
 // `policy_violation`; the blocked output goes to the audit log (never to the caller) and `audit.policy.violation`
 // is emitted.
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import { recordAudit, type AuditOrigin } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { GenerationEvent } from '../engine/engine.ts';
-import { bannedPhrasesRule, VOICE_RULE_ID } from '../voices/voice-policy.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
 import { compilePolicy, StreamGuard, type Policy, type PolicyMatch, type PolicyRule } from './match.ts';
 import { ruleOf } from './rules.ts';
+import { bannedPhrasesRule, VOICE_RULE_ID } from './voice-rule.ts';
 
 /** How much of a blocked output the audit entry keeps. */
 const KEPT_OUTPUT_CHARS = 4000;
@@ -42,17 +43,21 @@ export async function outputPolicy(db: Kysely<Database>, scope: PolicyScope): Pr
 export interface Violation {
   match: PolicyMatch;
   rule: PolicyRule;
+  /** The blocked output, with the matches of the redact rules redacted (the audit log keeps no more than a caller would have seen). */
   output: string;
 }
 
 /** The events with every choice's text checked; a blocking match calls `onBlock` and throws what it returns. */
 export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, policy: Policy, onBlock: (violation: Violation) => Promise<Problem>): AsyncGenerator<GenerationEvent> {
+  const redactRules = policy.rules.filter((rule) => rule.action === 'redact');
+  const redactor = redactRules.length > 0 ? compilePolicy(redactRules) : null;
   const guards = new Map<number, StreamGuard>();
   const outputs = new Map<number, string>();
   const guardOf = (choice: number) => guards.get(choice) ?? guards.set(choice, new StreamGuard(policy)).get(choice)!;
   const block = async (choice: number, match: PolicyMatch) => {
     const rule = policy.rules.find((r) => r.id === match.ruleId)!;
-    return onBlock({ match, rule, output: outputs.get(choice) ?? '' });
+    const output = outputs.get(choice) ?? '';
+    return onBlock({ match, rule, output: redactor ? redactor.apply(output).text : output });
   };
   for await (const event of events) {
     if (event.type === 'text') {
@@ -63,6 +68,11 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
     } else if (event.type === 'finish') {
       const { release, blocked } = guardOf(event.choice).end();
       if (blocked) throw await block(event.choice, blocked);
+      // The whole answer once more: a regular expression without a length bound can match more than the guard held
+      // back. Such a match is blocked here, late for a stream (its start may have been sent) but in time for a
+      // complete answer, which is only returned after this.
+      const whole = policy.apply(outputs.get(event.choice) ?? '');
+      if (whole.blocked) throw await block(event.choice, whole.blocked);
       if (release) yield { type: 'text', choice: event.choice, text: release };
       yield event;
     } else {
@@ -74,26 +84,34 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
 /** Writes the violation (audit entry with the blocked output, event) and returns the problem for the caller. */
 export async function recordViolation(
   db: Kysely<Database>,
+  logger: Logger,
   violation: Violation,
-  facts: { origin: AuditOrigin; userId: string | null; projectId: string | null; voiceId: string | null; feature: string; model: string },
+  facts: { origin: AuditOrigin; userId: string | null; projectId: string | null; voiceId: string | null; feature: string; model: string; blockedAt: Date },
 ): Promise<Problem> {
   const { match, rule, output } = violation;
   const fromVoice = rule.id === VOICE_RULE_ID;
   const reason = `The output contained ${match.what}, which ${rule.label} does not allow.`.slice(0, 1000);
-  const now = facts.origin.now;
-  await db.transaction().execute(async (trx) => {
-    await recordAudit(trx, facts.origin, {
-      action: 'policy.violation',
-      target: fromVoice ? { type: 'voice', id: facts.voiceId!, display_name: null } : { type: 'compliance_rule', id: rule.id, display_name: null },
-      details: { rule_id: rule.id, reason, feature: facts.feature, model: facts.model, blocked_output: output.slice(0, KEPT_OUTPUT_CHARS), matched_text: match.matchedText.slice(0, 200) },
+  const now = facts.blockedAt;
+  const origin = { ...facts.origin, now };
+  try {
+    await db.transaction().execute(async (trx) => {
+      await recordAudit(trx, origin, {
+        action: 'policy.violation',
+        target: fromVoice ? { type: 'voice', id: facts.voiceId!, display_name: null } : { type: 'compliance_rule', id: rule.id, display_name: null },
+        // An audit detail holds at most 500 characters, the blocked output 4,000 (the contract's AuditLogEntry).
+        details: { rule_id: rule.id, reason: reason.slice(0, 500), feature: facts.feature, model: facts.model, blocked_output: output.slice(0, KEPT_OUTPUT_CHARS), matched_text: match.matchedText.slice(0, 200) },
+      });
+      await recordEvent(
+        trx,
+        origin.workspaceId,
+        'audit.policy.violation',
+        { rule_id: rule.id, project_id: facts.projectId, user_id: facts.userId, blocked_at: iso(now), reason, voice_id: fromVoice ? facts.voiceId : null },
+        now,
+      );
     });
-    await recordEvent(
-      trx,
-      facts.origin.workspaceId,
-      'audit.policy.violation',
-      { rule_id: rule.id, project_id: facts.projectId, user_id: facts.userId, blocked_at: iso(now), reason, voice_id: fromVoice ? facts.voiceId : null },
-      now,
-    );
-  });
+  } catch (error) {
+    // The output stays withheld and the caller still learns why; the log keeps what could not be recorded.
+    logger.error({ err: error, rule_id: rule.id, workspace_id: origin.workspaceId }, 'a policy violation could not be recorded');
+  }
   return new Problem('policy_violation', `${reason} The output was withheld; the audit log keeps it.`, { extra: { rule_id: rule.id } });
 }

@@ -77,7 +77,7 @@ function checkRule(fields: RuleFields): void {
       compilePolicy([ruleOf({ ...toColumns(fields), id: 'rul_new', name: 'new' } as Selectable<ComplianceRulesTable>)]);
     } catch (error) {
       if (!(error instanceof PolicyRuleError)) throw error;
-      errors.push({ pointer: kind === 'regex' ? '/pattern' : '/phrases', detail: error.message });
+      errors.push({ pointer: kind === 'regex' ? '/pattern' : '/phrases', detail: error.reason });
     }
   }
   if (errors.length > 0) throw validationFailed(errors);

@@ -61,7 +61,7 @@ ${sample}` },
 
 export function voiceJobs(services: WorkerServices): JobDefinitions {
   const model = services.config.voiceTrainingModel;
-  const engine = model ? new Engine(services.config.providers, services.db, services.logger) : null;
+  const engine = model ? new Engine(services.config.providers, services.db, services.logger, services.clock) : null;
   return {
     'voices.train': {
       async run(job) {

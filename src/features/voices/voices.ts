@@ -10,13 +10,13 @@ import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { enqueueJob } from '../../platform/jobs/runner.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
-import { notFound, Problem } from '../../platform/problems.ts';
+import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { compilePolicy } from '../policy/match.ts';
+import { compilePolicy, PolicyRuleError } from '../policy/match.ts';
+import { bannedPhrasesRule } from '../policy/voice-rule.ts';
 import { effectiveSliders, presentVoice, type SliderOverrides } from './presenters.ts';
 import { checkText, countWords } from './style.ts';
-import { bannedPhrasesRule } from './voice-policy.ts';
 
 type Schemas = components['schemas'];
 
@@ -31,10 +31,25 @@ export function voicesOf(db: Kysely<Database> | Transaction<Database>, workspace
 /** The sample's word count, or the problem of a sample out of bounds. */
 function sampleWords(sample: string): number {
   const words = countWords(sample);
-  const errors = [{ pointer: '/sample_text', detail: `has ${words} words` }];
-  if (words < MIN_SAMPLE_WORDS) throw new Problem('voice_sample_too_short', `The sample has ${words} words; a voice needs at least ${MIN_SAMPLE_WORDS} (about 300 works best).`, { errors });
+  const errors = [{ pointer: '/sample_text', detail: `has ${words} word${words === 1 ? '' : 's'}` }];
+  if (words < MIN_SAMPLE_WORDS) throw new Problem('voice_sample_too_short', `The sample has ${words} word${words === 1 ? '' : 's'}; a voice needs at least ${MIN_SAMPLE_WORDS} (about 300 works best).`, { errors });
   if (words > MAX_SAMPLE_WORDS) throw new Problem('voice_sample_too_long', `The sample has ${words} words; a voice takes at most ${MAX_SAMPLE_WORDS} (about 300 works best).`, { errors });
   return words;
+}
+
+/** Refuses a banned phrase that can match nothing (only spaces, dashes or invisible characters), each with its
+ *  pointer: the voice's policy would not compile, and every use of the voice would fail. */
+function checkBannedPhrases(phrases: string[] | undefined): void {
+  const errors = (phrases ?? []).flatMap((phrase, index) => {
+    try {
+      compilePolicy([bannedPhrasesRule('new', [phrase])]);
+      return [];
+    } catch (error) {
+      if (!(error instanceof PolicyRuleError)) throw error;
+      return [{ pointer: `/banned_phrases/${index}`, detail: error.reason }];
+    }
+  });
+  if (errors.length > 0) throw validationFailed(errors);
 }
 
 /** Overrides with the request's merged in: a number sets one, `null` removes it. */
@@ -64,6 +79,7 @@ export const voiceHandlers = {
   async createVoice(request, context) {
     const { name, description = null, sample_text, slider_overrides, banned_phrases = [], metadata = {} } = request.body;
     const words = sampleWords(sample_text);
+    checkBannedPhrases(banned_phrases);
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
       const values = {
@@ -106,6 +122,7 @@ export const voiceHandlers = {
   async updateVoice(request, context) {
     const changes = request.body;
     const words = changes.sample_text === undefined ? undefined : sampleWords(changes.sample_text);
+    checkBannedPhrases(changes.banned_phrases);
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
       const existing = await forUpdate(voicesOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
@@ -132,7 +149,8 @@ export const voiceHandlers = {
       });
       return { row: updated, retrain };
     });
-    return { status: row.retrain ? 202 : 200, contentType: 'application/json', body: presentVoice(row.row) } as never;
+    const body = presentVoice(row.row);
+    return row.retrain ? { status: 202, contentType: 'application/json', body } : { status: 200, contentType: 'application/json', body };
   },
 
   async deleteVoice(request, context) {
@@ -149,8 +167,9 @@ export const voiceHandlers = {
   async checkVoice(request, context) {
     const row = await readyVoice(context.platform.db, context.caller.workspace.id, request.path.id);
     const { text, max_suggestions = 10 } = request.body;
+    if (countWords(text) === 0) throw validationFailed([{ pointer: '/text', detail: 'has no words' }]);
     const banned = JSON.parse(row.banned_phrases) as string[];
-    const matches = banned.length === 0 ? [] : compilePolicy([bannedPhrasesRule(row.name, banned, 'block')]).scan(text);
+    const matches = banned.length === 0 ? [] : compilePolicy([bannedPhrasesRule(row.name, banned)]).scan(text);
     const result = checkText(text, effectiveSliders(row)!, { bannedMatches: matches.length, maxSuggestions: max_suggestions });
     const body: Schemas['VoiceCheckResult'] = {
       object: 'voice_check',
