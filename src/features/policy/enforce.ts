@@ -59,6 +59,19 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
     const output = outputs.get(choice) ?? '';
     return onBlock({ match, rule, output: redactor ? redactor.apply(output).text : output });
   };
+  const ended = new Set<number>();
+  /** The rest of a choice's text, once its answer is complete: the guard's held text, and the whole answer checked once more. */
+  async function* finish(choice: number): AsyncGenerator<GenerationEvent> {
+    ended.add(choice);
+    const { release, blocked } = guardOf(choice).end();
+    if (blocked) throw await block(choice, blocked);
+    // The whole answer once more: a regular expression without a length bound can match more than the guard held
+    // back. Such a match is blocked here, late for a stream (its start may have been sent) but in time for a
+    // complete answer, which is only returned after this.
+    const whole = policy.apply(outputs.get(choice) ?? '');
+    if (whole.blocked) throw await block(choice, whole.blocked);
+    if (release) yield { type: 'text', choice, text: release };
+  }
   for await (const event of events) {
     if (event.type === 'text') {
       outputs.set(event.choice, (outputs.get(event.choice) ?? '') + event.text);
@@ -66,16 +79,11 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
       if (blocked) throw await block(event.choice, blocked);
       if (release) yield { ...event, text: release };
     } else if (event.type === 'finish') {
-      const { release, blocked } = guardOf(event.choice).end();
-      if (blocked) throw await block(event.choice, blocked);
-      // The whole answer once more: a regular expression without a length bound can match more than the guard held
-      // back. Such a match is blocked here, late for a stream (its start may have been sent) but in time for a
-      // complete answer, which is only returned after this.
-      const whole = policy.apply(outputs.get(event.choice) ?? '');
-      if (whole.blocked) throw await block(event.choice, whole.blocked);
-      if (release) yield { type: 'text', choice: event.choice, text: release };
+      yield* finish(event.choice);
       yield event;
     } else {
+      // The usage event comes after every call ended: a choice whose provider sent no finish is completed here.
+      for (const choice of guards.keys()) if (!ended.has(choice)) yield* finish(choice);
       yield event;
     }
   }
