@@ -33,9 +33,16 @@ describe('normalizeForMatching', () => {
   test('Turkish dotted and dotless I do not crash, and each normalised code point maps into the original', () => {
     const text = 'İSTANBUL ıi İ';
     const { normalized, map } = normalizeForMatching(text);
-    expect(normalized).toBe('i̇stanbul ıi i̇');
+    // Case folding: İ is i (no combining dot left over); dotless ı stays itself.
+    expect(normalized).toBe('istanbul ıi i');
     expect(map).toHaveLength(Array.from(normalized).length);
     for (const i of map) expect(i).toBeLessThan(cpLength(text));
+  });
+
+  test('full case folding: ß and ẞ are ss, and both code points map to the one they came from', () => {
+    expect(normalizeForMatching('Straße')).toEqual({ normalized: 'strasse', map: [0, 1, 2, 3, 4, 4, 5] });
+    expect(normalizeForMatching('STRAẞE').normalized).toBe('strasse');
+    expect(normalizeForMatching('ΣΟΦΟΣ σοφος').normalized).toBe('σοφοσ σοφοσ');
   });
 });
 
@@ -79,6 +86,25 @@ describe('banned phrases', () => {
     expect(spans(compilePolicy([phrases(['İstanbul'])]).scan('in İSTANBUL'))).toEqual([[3, 11, 'İSTANBUL']]);
   });
 
+  test('case folding: ß matches ss and İ matches i, both ways, with offsets of the original', () => {
+    const strasse = compilePolicy([phrases(['strasse'])]);
+    for (const text of ['Straße', 'STRASSE', 'strasse', 'STRAẞE']) expect(spans(strasse.scan(`in der ${text}.`)), text).toEqual([[7, 7 + cpLength(text), text]]);
+    expect(spans(compilePolicy([phrases(['Straße'])]).scan('Strasse und STRASSE'))).toEqual([
+      [0, 7, 'Strasse'],
+      [12, 19, 'STRASSE'],
+    ]);
+    // Not inside a word, and the two letters of ß are not split.
+    expect(strasse.scan('Hauptstraße strassen straßenbahn')).toEqual([]);
+    expect(compilePolicy([phrases(['stras'])]).scan('Straße')).toEqual([]);
+    const istanbul = compilePolicy([phrases(['istanbul'])]);
+    for (const text of ['İSTANBUL', 'İstanbul', 'istanbul', 'ISTANBUL']) expect(spans(istanbul.scan(`to ${text}!`)), text).toEqual([[3, 11, text]]);
+    expect(spans(compilePolicy([phrases(['İstanbul'])]).scan('istanbul'))).toEqual([[0, 8, 'istanbul']]);
+    // Dotless ı is another letter (as in case folding), and a word boundary still applies.
+    expect(istanbul.scan('ıstanbul İstanbullu')).toEqual([]);
+    // The old neighbours: 'art' inside 'artisanal' still does not match.
+    expect(compilePolicy([phrases(['art'])]).scan('artisanal ＡＲＴＩＳＡＮ')).toEqual([]);
+  });
+
   test('a phrase that normalises to nothing, or a rule without phrases, is a PolicyRuleError naming the rule', () => {
     expect(() => compilePolicy([phrases(['ok', ' – \u200B '])])).toThrow(PolicyRuleError);
     expect(() => compilePolicy([phrases(['ok', ' – '])])).toThrow(/voice\.banned_phrases.*empty once normalised/);
@@ -97,13 +123,41 @@ describe('banned phrases', () => {
 });
 
 describe('regex rules', () => {
-  test('case-insensitive unless caseSensitive, on the original text, offsets in code points', () => {
+  test('case-insensitive unless caseSensitive, on the regex view, offsets in code points', () => {
     expect(spans(compilePolicy([regex('\\bACME-\\d{4,}\\b')]).scan('😀 see acme-12345, ACME-1'))).toEqual([[6, 16, 'acme-12345']]);
     expect(compilePolicy([regex('ACME-\\d+', 'block', { caseSensitive: true })]).scan('acme-12')).toEqual([]);
-    // Matched against the original: no NFKC, no separator folding.
-    expect(compilePolicy([regex('game changer')]).scan('game-changer ｇａｍｅ changer')).toEqual([]);
+    // NFKC, but no separator folding: a hyphen is not a space.
+    expect(spans(compilePolicy([regex('game changer')]).scan('game-changer ｇａｍｅ changer'))).toEqual([[13, 25, 'ｇａｍｅ changer']]);
     const [match] = compilePolicy([regex('x+y')]).scan('xxy');
     expect(match).toMatchObject({ what: 'a match of the regex /x+y/', kind: 'regex', ruleId: 'rul_regex' });
+  });
+
+  test('full-width forms, invisible characters inside a match and Unicode spaces: matched, covering the original', () => {
+    const policy = compilePolicy([regex('\\bACME-\\d{4}\\b')]);
+    for (const text of ['ＡＣＭＥ－１２３４', 'ａｃｍｅ-1234', 'AC\u200bME-1234', 'ACME\u00ad-1234', 'A\u200cC\u200dM\u2060E-12\ufeff34', 'ACME-１２３４']) {
+      expect(spans(policy.scan(`😀 ref ${text}.`)), JSON.stringify(text)).toEqual([[6, 6 + cpLength(text), text]]);
+    }
+    // Invisible characters at the edges are not part of the match.
+    expect(spans(policy.scan('\u200bACME-1234\u200b'))).toEqual([[1, 10, 'ACME-1234']]);
+    expect(spans(compilePolicy([regex('no smoking')]).scan('No\u00a0smoking, no\u202fsmoking, no\u3000smoking'))).toEqual([
+      [0, 10, 'No\u00a0smoking'],
+      [12, 22, 'no\u202fsmoking'],
+      [24, 34, 'no\u3000smoking'],
+    ]);
+    // Still not: a longer number, a space for the hyphen, a word around it.
+    expect(policy.scan('ＡＣＭＥ－１２３４５ ACME 1234 XACME-1234 ACME-1234\u200b5')).toEqual([]);
+    // caseSensitive keeps case, but NFKC and invisible characters apply.
+    const exact = compilePolicy([regex('ACME-\\d{4}', 'block', { caseSensitive: true })]);
+    expect(spans(exact.scan('ＡＣＭＥ－１２３４ AC\u200bME-4321'))).toEqual([
+      [0, 9, 'ＡＣＭＥ－１２３４'],
+      [10, 20, 'AC\u200bME-4321'],
+    ]);
+    expect(exact.scan('ａｃｍｅ－１２３４ ac\u200bme-1234')).toEqual([]);
+  });
+
+  test('redact replaces the original span, invisible characters inside it included', () => {
+    const policy = compilePolicy([regex('\\bACME-\\d{4}\\b', 'redact', { replacement: '<ticket>' })]);
+    expect(policy.apply('see AC\u200bME-1234\u200b and ＡＣＭＥ－１２３４.').text).toBe('see <ticket>\u200b and <ticket>.');
   });
 
   test('a catastrophic-backtracking pattern runs in linear time', () => {
@@ -160,6 +214,26 @@ describe('personal data', () => {
     }
     for (const text of ['4111 1111 1111 1112', '4111  1111 1111 1111', '41111111111111110000', '4111 1111 1111 1111 5', '1 4111 1111 1111 1111']) {
       expect(found(text).filter(([, what]) => what === 'a payment card number'), text).toEqual([]);
+    }
+  });
+
+  test('invisible characters, no-break spaces and full-width digits do not hide personal data', () => {
+    expect(found('mail foo\u200b@bar.com, or ＪＡＮＥ＠ＥＸＡＭＰＬＥ．ＣＯＭ.')).toEqual([
+      ['foo\u200b@bar.com', 'an email address'],
+      ['ＪＡＮＥ＠ＥＸＡＭＰＬＥ．ＣＯＭ', 'an email address'],
+    ]);
+    for (const card of ['4111\u00a01111\u00a01111\u00a01111', '4111\u202f1111\u20071111\u20091111', '4111\u200b1111\u00ad1111\ufeff1111', '４１１１ １１１１ １１１１ １１１１', '4111-1111-\u200b1111-1111']) {
+      expect(found(`card ${card} ok`), JSON.stringify(card)).toEqual([[card, 'a payment card number']]);
+    }
+    for (const phone of ['+44\u00a020\u00a07946\u00a00958', '555-123-\u200b4567', '（555） 123-4567', '５５５-１２３-４５６７']) {
+      expect(found(`Call ${phone}.`), JSON.stringify(phone)).toEqual([[phone, 'a phone number']]);
+    }
+    const [card] = policy.scan('pay 4111\u00a01111\u00a01111\u00a01111 now');
+    expect(card).toMatchObject({ start: 4, end: 23 });
+    expect(policy.apply('pay 4111\u00a01111\u00a01111\u00a01111 now, mail foo\u200b@bar.com.').text).toBe('pay [redacted] now, mail [redacted].');
+    // Still not: years, prices, a bad checksum, two separators, a digit after an invisible character.
+    for (const text of ['２０２６', 'in\u00a02026.', '＄1,299.00', '$1,299.00', '$1\u00a0299\u00a0000', '4111\u00a01111\u00a01111\u00a01112', '4111\u00a0\u00a01111 1111 1111', '4111 1111 1111 1111\u200b5', '4111 1111 1111 1111\u00a05', 'user\u200b@localhost']) {
+      expect(found(text), JSON.stringify(text)).toEqual([]);
     }
   });
 
@@ -288,6 +362,27 @@ describe('StreamGuard', () => {
     expect(released).toBe('It is a ');
   });
 
+  test('invisible characters do not count towards the holdback: a match with many of them inside is still caught', () => {
+    const policy = compilePolicy([regex('ACME-\\d{4}'), personal(['payment_card'], 'redact')]);
+    const hidden = `AC${'\u200b'.repeat(300)}ME-12\u2060\u2060\u206034`;
+    const text = `ticket ${hidden} today, and more text after it to go past the holdback.`;
+    const { released, blocked } = stream(policy, Array.from(text));
+    expect(blocked).toEqual(policy.apply(text).blocked);
+    expect(blocked).toMatchObject({ start: 7, end: 7 + cpLength(hidden), matchedText: hidden });
+    expect(released).toBe('ticket ');
+    // The holdback counts code points of the regex view: invisible characters before it are released.
+    const guard = new StreamGuard(compilePolicy([regex('ACME-\\d{4}')]));
+    expect(guard.push(`ab${'\u200b'.repeat(50)}cdefghijkl`).release).toBe(`ab${'\u200b'.repeat(50)}`);
+  });
+
+  test('a card number with no-break spaces, one code point per delta, is redacted whole', () => {
+    const policy = compilePolicy([personal(['payment_card', 'email']), phrases(['strasse'], 'redact')]);
+    const text = `${'x '.repeat(30)}pay 4111\u00a01111\u202f1111\u00a01111 at the Straße, foo\u200b@bar.com ${'y '.repeat(200)}`;
+    const expected = policy.apply(text).text;
+    expect(expected).toBe(`${'x '.repeat(30)}pay [redacted] at the [redacted], [redacted] ${'y '.repeat(200)}`);
+    expect(stream(policy, Array.from(text)).released).toBe(expected);
+  });
+
   test('a redaction is never split across releases, and a word boundary across a release point is respected', () => {
     const policy = compilePolicy([phrases(['art'], 'redact'), personal(['email'])]);
     const text = `${'x'.repeat(400)}art ${'y'.repeat(400)} mail jane@example.com now ${'z'.repeat(400)}`;
@@ -310,16 +405,24 @@ describe('StreamGuard', () => {
     `${filler(6)} art`,
     // Near misses first (so a block policy reaches them): each needs its last characters to be ruled out.
     `Not 555-123-4567.8, not 4111 1111 1111 1111 5, not 4111-1111-1111-1111-2, not 1-800-555-1234x. ${filler(3)}A long card: 6011 0009 9013 9424 124. The end`,
+    // The normalised view: full-width forms, invisible characters inside matches (and around them), no-break spaces,
+    // ß and İ; and near misses that only a dropped character or the one after it rules out.
+    `Ｆｕｌｌ ａｃｍｅ－１２３４ and A\u200bCME-98\u200b765; hidden ac\u200bme-1234, acme\u00ad-\u200b1234\u200b, ACME-1234\u200b5 and ＡＣＭＥ－１２３４５. ${filler(1)}Then A\u200b\u200b\u200bCME-9876. Pay 4111\u00a01111\u00a01111\u00a01111 or ４１１１ １１１１ １１１１ １１１１, not 4111\u00a01111\u00a01111\u00a01111\u200b5; call +44\u00a020\u00a07946\u00a00958 or 555-123-\u200b4567. ${filler(1)}Die STRASSE, die Straße, Hauptstraße; İSTANBUL, İstanbul, ıstanbul; mail foo\u200b@bar.com. ${filler(1)}ﬁ\u200bne dining, GAME\u200b-\u00a0CHANGER, \u200b\u200b\u200b the end`,
   ];
   const policies: Record<string, Policy> = {
     'redact everything': compilePolicy([
-      phrases(['game-changer', 'art', 'world class', 'fine dining', 'café', 'one two'], 'redact', { replacement: '<voice>' }),
+      phrases(['game-changer', 'art', 'world class', 'fine dining', 'café', 'one two', 'strasse'], 'redact', { replacement: '<voice>' }),
       regex('\\bACME-\\d{4}\\b', 'redact', { replacement: '<ticket>' }),
       regex('\\w{1,8} \\d{1,4}', 'redact', { id: 'rul_words' }),
       personal(['phone', 'payment_card']),
     ]),
     'block phrases, redact the rest': compilePolicy([phrases(['game-changer', 'world-class', 'istanbul']), regex('acme-\\d{4,6}', 'redact'), personal(['phone', 'payment_card'])]),
     'block only': compilePolicy([phrases(['ship', 'the end']), regex('ACME-\\d{5}'), personal(['phone', 'payment_card'], 'block')]),
+    'redact on the normalised views': compilePolicy([
+      regex('ACME-\\d{4}\\b', 'redact', { caseSensitive: true, id: 'rul_exact', replacement: '<ACME>' }),
+      phrases(['strasse', 'istanbul', 'fine dining', 'game changer'], 'redact', { replacement: '<voice>' }),
+      personal(['phone', 'payment_card']),
+    ]),
   };
 
   test('the fixtures are long compared with the holdbacks', () => {
@@ -331,7 +434,9 @@ describe('StreamGuard', () => {
     const policy = compilePolicy([personal(['email']), regex('\\bACME-\\d+', 'redact'), phrases(['art'], 'redact')]);
     const text = `${texts.join(' mail jane.doe@example.com ')} last: ops@acme.example.org`;
     const expected = policy.apply(text).text;
-    expect(expected.match(/\[redacted\]/g)).toHaveLength(7 + 4 + 5); // emails, tickets, 'art'
+    // Emails (2 in the last fixture: a join and foo<ZWSP>@bar.com), tickets (7 in the last fixture, all full-width or
+    // with invisible characters inside), 'art'.
+    expect(expected.match(/\[redacted\]/g)).toHaveLength(7 + 2 + (4 + 7) + 5);
     const random = prng(7);
     for (let run = 0; run < 200; run++) {
       const chunks = chunk(text, random, 1 + Math.floor(random() * 60));

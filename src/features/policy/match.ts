@@ -3,16 +3,25 @@
 // only when no match can still start or grow in it. Offsets count code points of the original text, never UTF-16 units.
 //
 // How matches are found, so that a stream and the whole text agree:
-// - Banned phrases are found on a normalised copy of the text (NFKC, lower case, separator runs as one space) by a
-//   trie walk from every position. The result at a position does not depend on where the scan began.
-// - Regexes (the rule's own, and those that find personal data) run on RE2 (re2js: linear time, no backtracking),
-//   each as a leftmost-first search that resumes where its last candidate ended. A stream keeps, per detector, where
+// - Banned phrases are found on a normalised copy of the text (NFKC, case folded, invisible characters dropped,
+//   separator runs as one space) by a trie walk from every position. The result at a position does not depend on
+//   where the scan began.
+// - Regexes (the rule's own, and those that find personal data) run on RE2 (re2js: linear time, no backtracking) over
+//   another normalised copy, the "regex view": NFKC, invisible characters dropped (zero-width spaces and joiners,
+//   U+2060, U+FEFF, the soft hyphen, …), Unicode spaces as a plain space, case kept (RE2's flag ignores case unless
+//   the rule is case sensitive). So `ＡＣＭＥ－１２３４`, `AC<U+200B>ME-1234` and a card number with no-break spaces
+//   match as their plain spellings do. A match covers the original characters, invisible ones inside it included.
+//   Each search is leftmost-first and resumes where its last candidate ended. A stream keeps, per detector, where
 //   that search must resume, so it goes through exactly the candidates that a scan of the whole text goes through.
-// - A detector decides a match from at most `holdback` code points after the match's start: its longest match, plus
-//   the characters after it that its check reads. So a match that starts `holdback` code points before the end of
-//   what has arrived is settled. An RE2 pattern of unbounded length (`a+`, `\s*`) gets 256, and in a stream a
-//   longer match of it may be missed. A banned phrase is exact whatever its length, because the guard also holds
-//   text from the start of any phrase still in progress at the end of the buffer (`game<100 spaces>changer`).
+// - Both copies normalise each character with the combining marks after it (a "segment") on its own, so a segment
+//   normalises the same in a stream's window as in the whole text; only the last one may still grow.
+// - A detector decides a match from at most `holdback` code points of the regex view after the match's start: its
+//   longest match, plus the characters after it that its check reads. Dropped invisible characters do not count, so
+//   the guard counts the holdback on the regex view (up to the last segment, which may still grow), and a match that
+//   starts `holdback` such code points before the end of what has arrived is settled however many invisible
+//   characters it holds. An RE2 pattern of unbounded length (`a+`, `\s*`) gets 256, and in a stream a longer match of
+//   it may be missed. A banned phrase is exact whatever its length, because the guard also holds text from the start
+//   of any phrase still in progress at the end of the buffer (`game<100 spaces>changer`).
 // - A block rule wins: any of its matches blocks, even one that overlaps a redaction.
 import { RE2JS } from 're2js';
 
@@ -58,6 +67,10 @@ export interface Policy {
   readonly rules: readonly PolicyRule[];
   scan(text: string): PolicyMatch[];
   apply(text: string): { text: string; blocked: PolicyMatch | null; redactions: PolicyMatch[] };
+  /**
+   * How many code points a stream holds back, counted on the regex view (see the header): invisible characters do not
+   * count, so no margin for them is needed, and a match with any number of them inside is settled in time.
+   */
   readonly holdback: number;
 }
 
@@ -66,12 +79,15 @@ const UNBOUNDED_REGEX_HOLDBACK = 256;
 /**
  * How many released code points a stream keeps as left context: word boundaries and NFKC read what comes before,
  * and a phone candidate that straddles the release point is searched again from its start (see #step): that needs
- * the longest phone candidate (35) and the 2 characters its check reads before it.
+ * the longest phone candidate (35) and the 2 characters its check reads before it. The context holds at least this
+ * many code points of the regex view too (invisible characters in it do not count), but at most MAX_CONTEXT code
+ * points of the original: a phone candidate with hundreds of invisible characters inside may be missed in a stream.
  */
 const CONTEXT = 64;
+const MAX_CONTEXT = 1024;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Normalisation for banned phrases
+// Normalisation for banned phrases, and the regex view
 
 const SEPARATOR = /^[\s\-\u2010-\u2015]$/u;
 const ASCII_SEPARATOR = /^[\s-]$/;
@@ -80,6 +96,7 @@ const IGNORABLE = /^\p{Default_Ignorable_Code_Point}$/u;
 // A combining mark (or a Hangul vowel/final jamo) belongs to the character before it: NFKC may compose them.
 const JOINS_PREVIOUS = /^[\p{M}\u1160-\u11FF]$/u;
 const WORD = /^[\p{L}\p{N}\p{M}_]$/u;
+const SPACE = /^\p{Zs}$/u;
 /** On normalised (so lower-case) text. */
 const isWord = (ch: string) => (ch < '\x80' ? (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch === '_' : WORD.test(ch));
 
@@ -91,10 +108,22 @@ interface Normalized {
   ends: number[];
 }
 
-function normalizeCps(cps: readonly string[]): Normalized {
+const joinsPrevious = (ch: string) => ch >= '\u0300' && JOINS_PREVIOUS.test(ch);
+
+/**
+ * Full case folding where it is cheap: toLowerCase (locale-independent, unlike toLocaleLowerCase), with `ß` (and
+ * `ẞ`) as `ss`, `İ` as `i` (toLowerCase would add U+0307), and final sigma as sigma.
+ */
+const fold = (s: string) => s.replace(/\u0130/g, 'i').toLowerCase().replace(/ß/g, 'ss').replace(/ς/g, 'σ');
+
+/**
+ * Normalises segment by segment (a code point and the combining marks after it): `convert` gives the code points a
+ * segment's text stands for (none for an invisible one). A space that follows a space is merged with `collapse`.
+ */
+function normalizeSegments(cps: readonly string[], ascii: (ch: string) => string, convert: (segment: string) => Iterable<string>, collapse: boolean): Normalized {
   const out: Normalized = { cps: [], map: [], ends: [] };
   const emit = (ch: string, i: number, j: number) => {
-    if (ch === ' ' && out.cps.at(-1) === ' ') out.ends[out.ends.length - 1] = j;
+    if (collapse && ch === ' ' && out.cps.at(-1) === ' ') out.ends[out.ends.length - 1] = j;
     else {
       out.cps.push(ch);
       out.map.push(i);
@@ -103,24 +132,56 @@ function normalizeCps(cps: readonly string[]): Normalized {
   };
   for (let i = 0; i < cps.length; ) {
     let j = i + 1;
-    while (j < cps.length && cps[j]! >= '\u0300' && JOINS_PREVIOUS.test(cps[j]!)) j++;
+    while (j < cps.length && joinsPrevious(cps[j]!)) j++;
     const first = cps[i]!;
-    if (j === i + 1 && first < '\x80') {
-      // ASCII is its own NFKC form and has no invisible characters: skip the costly calls for the common case.
-      emit(ASCII_SEPARATOR.test(first) ? ' ' : first.toLowerCase(), i, j);
-    } else {
-      // toLowerCase is locale-independent (unlike toLocaleLowerCase); final sigma folds to sigma as case folding does.
-      for (const ch of (j === i + 1 ? first : cps.slice(i, j).join('')).normalize('NFKC').toLowerCase()) {
-        if (!IGNORABLE.test(ch)) emit(SEPARATOR.test(ch) ? ' ' : ch === 'ς' ? 'σ' : ch, i, j);
-      }
-    }
+    // ASCII is its own NFKC form and has no invisible characters: skip the costly calls for the common case.
+    if (j === i + 1 && first < '\x80') emit(ascii(first), i, j);
+    else for (const ch of convert(j === i + 1 ? first : cps.slice(i, j).join(''))) emit(ch, i, j);
     i = j;
   }
   return out;
 }
 
+const phraseAscii = (ch: string) => (ASCII_SEPARATOR.test(ch) ? ' ' : ch.toLowerCase());
+function* phraseConvert(segment: string): Iterable<string> {
+  for (const ch of fold(segment.normalize('NFKC'))) if (!IGNORABLE.test(ch)) yield SEPARATOR.test(ch) ? ' ' : ch;
+}
+const normalizeCps = (cps: readonly string[]) => normalizeSegments(cps, phraseAscii, phraseConvert, true);
+
+function* regexConvert(segment: string): Iterable<string> {
+  for (const ch of segment.normalize('NFKC')) if (!IGNORABLE.test(ch)) yield SPACE.test(ch) ? ' ' : ch;
+}
+const identity = (ch: string) => ch;
+
+/** The regex view of a text (see the header), indexed for RE2. */
+interface View extends Normalized {
+  text: string;
+  cpToU16: Int32Array;
+  u16ToCp: Int32Array;
+  /** For each original code point (and the end), the first code point of the view that maps to it or later. */
+  at: Int32Array;
+}
+
+function regexView(original: readonly string[]): View {
+  const n = normalizeSegments(original, identity, regexConvert, false);
+  // Indexed from the array, not by splitting the joined text: two lone surrogates may meet once what was between
+  // them is dropped.
+  const cpToU16 = new Int32Array(n.cps.length + 1);
+  let u = 0;
+  for (let i = 0; i < n.cps.length; u += n.cps[i++]!.length) cpToU16[i] = u;
+  cpToU16[n.cps.length] = u;
+  const u16ToCp = new Int32Array(u + 1);
+  for (let i = 0; i <= n.cps.length; i++) u16ToCp[cpToU16[i]!] = i;
+  const at = new Int32Array(original.length + 1);
+  for (let i = 0, k = 0; i <= original.length; i++) {
+    while (k < n.map.length && n.map[k]! < i) k++;
+    at[i] = k;
+  }
+  return { ...n, text: n.cps.join(''), cpToU16, u16ToCp, at };
+}
+
 /**
- * The text as banned phrases are matched: NFKC, lower case, invisible characters dropped, and every run of
+ * The text as banned phrases are matched: NFKC, case folded, invisible characters dropped, and every run of
  * whitespace and dashes as one space. `map[i]` is the index (in code points) of the original code point that
  * normalised code point `i` came from.
  */
@@ -139,8 +200,9 @@ interface TrieNode {
 }
 
 type Span = [start: number, end: number];
-type Candidate = [start: number, end: number, matchStart: number];
-/** What of a regex's candidate is a match (null: none). A refused candidate still moves the search on. */
+/** A regex's candidate: its start and the start of the match found in it (-1: none) in the original, and its span on the view. */
+type Candidate = [start: number, matchStart: number, viewStart: number, viewEnd: number];
+/** What of a regex's candidate (on the regex view) is a match (null: none). A refused candidate still moves the search on. */
 type Accept = (cps: readonly string[], start: number, end: number) => Span | null;
 type Detector = { type: 'phrases'; rule: PolicyRule; trie: TrieNode } | { type: 'regex'; rule: PolicyRule; re: RE2JS; what: string; accept?: Accept };
 
@@ -290,27 +352,15 @@ function compileRegex(pattern: string, flags: number, fail: (why: string) => nev
 // ---------------------------------------------------------------------------------------------------------------
 // Scanning
 
-/** A text by code points, with the UTF-16 offsets RE2 works in. */
+/** A text by code points, with its regex view (made when first needed). */
 interface Indexed {
   text: string;
   cps: string[];
-  cpToU16: Int32Array;
-  u16ToCp: Int32Array;
+  view?: View;
 }
 
-function indexText(text: string): Indexed {
-  const cps = Array.from(text);
-  const cpToU16 = new Int32Array(cps.length + 1);
-  const u16ToCp = new Int32Array(text.length + 1);
-  let u = 0;
-  for (let i = 0; i < cps.length; u += cps[i++]!.length) {
-    cpToU16[i] = u;
-    u16ToCp[u] = i; // the second half of a pair is never a match boundary
-  }
-  cpToU16[cps.length] = u;
-  u16ToCp[u] = cps.length;
-  return { text, cps, cpToU16, u16ToCp };
-}
+const indexText = (text: string): Indexed => ({ text, cps: Array.from(text) });
+const viewOf = (w: Indexed): View => (w.view ??= regexView(w.cps));
 
 /** A match in the coordinates of the scanned text, found by detector `d`. */
 interface Hit {
@@ -383,9 +433,9 @@ class CompiledPolicy implements Policy {
 
   /**
    * Every match in `w` that starts at `from` or later, sorted (start, longer first, block first, rule order). Regex
-   * detector `d` starts its search at `resume[d]`; `candidates[d]` are the candidates its search went through, each
-   * with the start of the match found in it (-1: none). With `final` false the end of `w` is not the end of the
-   * text: `pending` is where the first phrase that reaches it starts.
+   * detector `d` starts its search at `resume[d]` (a code point of the regex view); `candidates[d]` are the candidates
+   * its search went through. With `final` false the end of `w` is not the end of the text: `pending` is where the
+   * first phrase that reaches it starts.
    */
   scanIndexed(w: Indexed, from: number, resume: readonly number[] | null, final: boolean): { hits: Hit[]; candidates: Candidate[][]; pending: number } {
     const hits: Hit[] = [];
@@ -402,17 +452,20 @@ class CompiledPolicy implements Policy {
         pending = Math.min(pending, findPhrases(detector.trie, norm, words, from, final, (start, end, phrase) => hits.push({ d, start, end, what: `the phrase "${phrase}"`, phrase })));
         return;
       }
+      const v = viewOf(w);
       // test() runs on RE2's DFA and costs a fraction of a search that reports positions; most texts hold no match.
-      if (!detector.re.test(w.text)) return;
-      const m = detector.re.matcher(w.text);
-      if (!m.find(w.cpToU16[resume?.[d] ?? from])) return;
+      if (!detector.re.test(v.text)) return;
+      const m = detector.re.matcher(v.text);
+      if (!m.find(v.cpToU16[Math.min(resume?.[d] ?? v.at[from]!, v.cps.length)])) return;
       do {
-        const candidate: Span = [w.u16ToCp[m.start()]!, w.u16ToCp[m.end()]!];
+        const candidate: Span = [v.u16ToCp[m.start()]!, v.u16ToCp[m.end()]!];
         if (candidate[1] === candidate[0]) continue; // refused at compile time; never a zero-width redaction
-        const span = detector.accept ? detector.accept(w.cps, ...candidate) : candidate;
-        candidates[d]!.push([...candidate, span?.[0] ?? -1]);
+        const span = detector.accept ? detector.accept(v.cps, ...candidate) : candidate;
+        // In the original: from the start of the first segment to the end of the last (invisible ones between included).
+        const start = span ? v.map[span[0]]! : -1;
+        candidates[d]!.push([v.map[candidate[0]]!, start, ...candidate]);
         // A match before `from` was decided (released or dropped) when it was settled.
-        if (span && span[0] >= from) hits.push({ d, start: span[0], end: span[1], what: detector.what });
+        if (span && start >= from) hits.push({ d, start, end: v.ends[span[1] - 1]!, what: detector.what });
       } while (m.find());
     });
     const order = (h: Hit) => (this.detectors[h.d]!.rule.action === 'block' ? 0 : 1);
@@ -505,14 +558,16 @@ export class StreamGuard {
   #contextLength = 0;
   #buffer = '';
   #released = 0; // code points released so far: the offset of the buffer in the whole text
-  readonly #resume: number[]; // per regex detector, where its search resumes (whole-text offsets)
+  // Per regex detector, where its search resumes: a whole-text offset of the original, and how many code points of
+  // the view into the segment there (a search may stop inside what one character expands to: `ﬁ`).
+  readonly #resume: [at: number, into: number][];
   #blocked: PolicyMatch | null = null;
   #ended = false;
 
   constructor(policy: Policy) {
     if (!(policy instanceof CompiledPolicy)) throw new TypeError('StreamGuard needs a policy made by compilePolicy');
     this.#policy = policy;
-    this.#resume = policy.detectors.map(() => 0);
+    this.#resume = policy.detectors.map(() => [0, 0]);
   }
 
   push(delta: string): { release: string; blocked: PolicyMatch | null } {
@@ -531,13 +586,24 @@ export class StreamGuard {
   #step(final: boolean): { release: string; blocked: PolicyMatch | null } {
     const policy = this.#policy;
     const w = indexText(this.#context + this.#buffer);
+    const v = viewOf(w);
     const from = this.#contextLength;
     const offset = this.#released - from; // window offset + offset = whole-text offset
     // A resume point before the window: no candidate starts between it and `from` (it would have been seen).
-    const resume = this.#resume.map((r) => (r < offset ? from : r - offset));
+    const resume = this.#resume.map(([at, into]) => (at < offset ? v.at[from]! : v.at[at - offset]! + into));
     const { hits, candidates, pending } = policy.scanIndexed(w, from, resume, final);
     let cut = w.cps.length;
-    if (!final) cut = Math.min(cut - policy.holdback, pending, /[\uD800-\uDBFF]$/.test(w.text) ? cut - 1 : cut); // nor half a surrogate pair
+    if (!final && policy.holdback > 0) {
+      // The holdback counts code points of the view, up to the last segment (a combining mark may still join it).
+      let last = w.cps.length - 1;
+      while (last > 0 && joinsPrevious(w.cps[last]!)) last--;
+      const stable = v.at[Math.max(last, 0)]!;
+      // A match that starts at view position p reads [p, p + holdback): settled if that is all stable. Text before
+      // the first view code point from `from` on is invisible and goes out (nothing can start in it).
+      const first = Math.max(stable - policy.holdback + 1, v.at[from]!);
+      cut = Math.min(first < stable ? v.map[first]! : Math.max(last, 0), pending);
+    }
+    if (!final && /[\uD800-\uDBFF]$/.test(w.text)) cut = Math.min(cut, w.cps.length - 1); // nor half a surrogate pair
     cut = Math.max(cut, from);
     // A match that starts before the cut is settled: everything that decides it has arrived.
     const settled = hits.filter((h) => h.start < cut);
@@ -549,16 +615,21 @@ export class StreamGuard {
     const release = policy.redact(w, from, cut, kept.filter((h) => h.end <= cut)); // prettier-ignore
     // Each search resumes after its candidates that start before the cut, but at the start of one whose match (a
     // phone number inside a longer candidate) starts after the cut: that match is not settled, so it is found again.
+    const position = (n: number): [number, number] =>
+      n < v.cps.length ? [v.map[n]! + offset, n - v.at[v.map[n]!]!] : [(v.cps.length ? v.ends[v.cps.length - 1]! : 0) + offset, 0];
     candidates.forEach((list, d) => {
-      for (const [start, end, matchStart] of list) {
+      for (const [start, matchStart, viewStart, viewEnd] of list) {
         if (start >= cut) break;
-        this.#resume[d] = (matchStart >= cut ? start : end) + offset;
+        this.#resume[d] = position(matchStart >= cut ? viewStart : viewEnd);
         if (matchStart >= cut) break;
       }
     });
     this.#released += cut - from;
-    this.#contextLength = Math.min(cut, CONTEXT);
-    this.#context = w.cps.slice(cut - this.#contextLength, cut).join('');
+    // CONTEXT code points of the original and of the view, within MAX_CONTEXT.
+    const viewCut = v.at[cut]!;
+    const contextStart = Math.max(0, cut - MAX_CONTEXT, Math.min(cut - CONTEXT, viewCut >= CONTEXT ? v.map[viewCut - CONTEXT]! : 0));
+    this.#contextLength = cut - contextStart;
+    this.#context = w.cps.slice(contextStart, cut).join('');
     this.#buffer = w.cps.slice(cut).join('');
     return { release, blocked: null };
   }
