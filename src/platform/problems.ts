@@ -92,7 +92,8 @@ export class Problem extends Error {
 }
 
 export function validationFailed(errors: ProblemFieldError[]): Problem {
-  const n = errors.length;
+  // Fields, not errors: one field can break several rules of its schema (a type and a bound), each an entry of `errors`.
+  const n = new Set(errors.map((error) => error.pointer)).size;
   return new Problem('validation_failed', `The request has ${n} invalid field${n === 1 ? '' : 's'}.`, { errors });
 }
 

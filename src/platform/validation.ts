@@ -233,8 +233,7 @@ export function validatorProblem(error: unknown, request?: { path: string; templ
       pointer: request && item.path === request.path && /malformed uri/.test(item.message ?? '') ? malformedPathPointer(request.path, request.template) : pointerOf(item.path),
       detail: (item.message ?? 'is not valid').slice(0, 1000),
     }));
-    const n = errors.length;
-    return new Problem('validation_failed', `The request has ${n} invalid field${n === 1 ? '' : 's'}.`, { errors });
+    return validationFailed(errors);
   }
   // With security validation off, only the response validator raises InternalServerError. Not only errors under
   // `/response`: an undocumented status ("no schema defined for status code") carries the request path, and was

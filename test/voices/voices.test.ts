@@ -118,6 +118,10 @@ describe.each(databaseKinds)('voices on %s', (kind) => {
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body).toMatchObject({ status: 'ready', name: 'Bank voice', slider_overrides: { enthusiasm: 5 }, banned_phrases: ['synergy'] });
     expect(patched.body.sliders).toEqual({ ...voice.inferred_sliders, enthusiasm: 5 });
+    // One field that breaks two rules of its schema (integer, or null) is one invalid field.
+    const fractional = await server.call('PATCH', `/v1/voices/${voice.id}`, { key, body: { slider_overrides: { humor: 12.5 } } });
+    expectProblem(fractional, 422, 'validation_failed');
+    expect(fractional.body.detail).toBe('The request has 1 invalid field.');
     const listed = await server.call('GET', '/v1/voices?status=ready', { key });
     expect(listed.body.data.map((v: { id: string }) => v.id)).toEqual([voice.id]);
   });
@@ -142,6 +146,9 @@ describe.each(databaseKinds)('voices on %s', (kind) => {
     expect(banned.body.suggestions).toEqual([]);
     expect(banned.body).toMatchObject({ model: null, usage: { total_tokens: 0, cost_usd: 0 } });
     expectProblem(await server.call('POST', '/v1/voices/voc_01JD2Q7F8X3M4N5P6R7S8T9V0W/check', { key, body: { text: 'x' } }), 404, 'not_found');
+    const unknown = await server.call('POST', '/v1/chat/completions', { key, body: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], voice_id: 'voc_01JD2Q7F8X3M4N5P6R7S8T9V0W' } });
+    expectProblem(unknown, 404, 'not_found');
+    expect(unknown.body.error).toMatchObject({ param: 'voice_id', code: 'not_found' });
     expectProblem(await server.call('POST', `/v1/voices/${casual.id}/check`, { key, body: { text: '  \n ' } }), 422, 'validation_failed');
   });
 

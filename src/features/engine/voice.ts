@@ -15,7 +15,7 @@ export interface AppliedVoice {
 }
 
 export async function appliedVoice(db: Kysely<Database>, workspaceId: string, voiceId: string): Promise<AppliedVoice> {
-  const row = await readyVoice(db, workspaceId, voiceId);
+  const row = await readyVoice(db, workspaceId, voiceId, '/voice_id');
   const banned = JSON.parse(row.banned_phrases) as string[];
   const instructions = voiceInstructions({
     name: row.name,

@@ -187,10 +187,16 @@ export const voiceHandlers = {
   },
 } satisfies Pick<Handlers<RequestContext>, 'listVoices' | 'createVoice' | 'getVoice' | 'updateVoice' | 'deleteVoice' | 'checkVoice'>;
 
-/** A voice of the workspace that can be applied: 404 when there is none, 409 `voice_not_ready` while it trains or after a failed training. */
-export async function readyVoice(db: Kysely<Database>, workspaceId: string, voiceId: string) {
+/**
+ * A voice of the workspace that can be applied: 404 when there is none, 409 `voice_not_ready` while it trains or
+ * after a failed training. `field` names the request's field that gave the id (`/voice_id`), for the problem's pointer.
+ */
+export async function readyVoice(db: Kysely<Database>, workspaceId: string, voiceId: string, field?: string) {
   const row = await voicesOf(db, workspaceId).where('id', '=', voiceId).executeTakeFirst();
-  if (!row) throw notFound('voice', voiceId);
+  if (!row) {
+    if (!field) throw notFound('voice', voiceId);
+    throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, { errors: [{ pointer: field, detail: 'is not a voice of this workspace' }] });
+  }
   if (row.status !== 'ready') {
     const why = row.status === 'training' ? 'is still training (usually under a minute)' : `failed training (${row.failure_reason}): send a new sample_text`;
     throw new Problem('voice_not_ready', `The voice ${voiceId} ${why}; it can be used once its status is ready.`);
