@@ -2793,7 +2793,7 @@ export type components = {
          *     | `compliance_rule.created` | A compliance rule was created. `details`: `name`, `kind`, `action`. |
          *     | `compliance_rule.updated` | A compliance rule's fields changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `compliance_rule.deleted` | A compliance rule was deleted. `details`: `name`. |
-         *     | `policy.violation` | An output was blocked by a compliance rule (target type `compliance_rule`) or a banned phrase of a brand voice (target type `voice`). `details`: `rule_id`, `reason`, `feature`, `model`, `matched_text`, `blocked_output` (the withheld output, up to 4,000 characters). |
+         *     | `policy.violation` | An output was blocked by a compliance rule (target type `compliance_rule`) or a banned phrase of a brand voice (target type `voice`). `details`: `rule_id`, `reason`, `feature`, `model`, `matched_text`, `blocked_output` (the withheld output, up to 4,000 characters, with the matches of redact rules redacted). |
          *     | `webhook_endpoint.created` | A webhook endpoint was created. `details`: `url`. |
          *     | `webhook_endpoint.updated` | A webhook endpoint's URL, event types or status changed. |
          *     | `webhook_endpoint.deleted` | A webhook endpoint was deleted. |
@@ -2802,7 +2802,9 @@ export type components = {
          *     | `chatbot.embed_key_rotated` | A chatbot's embed key was rotated. |
          *     | `chat_thread.deleted` | A chat thread and its messages were deleted. |
          *     | `document.deleted` | A document and its versions were deleted. |
-         *     | `voice.deleted` | A brand voice was deleted. |
+         *     | `voice.created` | A brand voice was created (its training starts). `details`: `name`, `sample_word_count`. |
+         *     | `voice.updated` | A brand voice's name, description, sliders, banned phrases, sample or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
+         *     | `voice.deleted` | A brand voice was deleted. `details`: `name`. |
          *     | `knowledge_base.deleted` | A knowledge base and its sources were deleted. |
          *     | `chatbot.deleted` | A chatbot was deleted. |
          *     | `workflow.deleted` | A workflow was deleted. |
@@ -5438,7 +5440,8 @@ export type components = {
          *     another. `null` removes `description`; `project_id: null` makes the rule apply to the whole workspace; `metadata`
          *     replaces the whole map. The rule that results must still meet the requirements of its kind (see
          *     `ComplianceRuleCreateRequest`), or the request is `422 validation_failed`. Changing `action` to `block` clears
-         *     `replacement`; changing it to `redact` without a `replacement` sets `[redacted]`.
+         *     `replacement`; changing it to `redact` without a `replacement` sets `[redacted]`, as does `replacement: null` on a
+         *     `redact` rule.
          */
         ComplianceRuleUpdateRequest: {
             name?: components["schemas"]["ComplianceRuleName"];

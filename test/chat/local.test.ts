@@ -12,14 +12,7 @@ import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
-
-/** The `data:` payloads of a `text/event-stream` answer. */
-function dataOf(text: string): string[] {
-  return text
-    .split('\n\n')
-    .map((block) => block.split('\n').find((line) => line.startsWith('data: '))?.slice(6))
-    .filter((data): data is string => data !== undefined);
-}
+import { parseEvents } from '../support/sse.ts';
 
 describe('the local provider through the API', () => {
   let dir: string;
@@ -74,7 +67,7 @@ describe('the local provider through the API', () => {
   test('a stream sends the tokens as chunks, then the usage chunk and [DONE]', async () => {
     const answer = await server.call('POST', '/v1/chat/completions', { body: { model: 'local:tiny', messages: [{ role: 'user', content: 'Go on' }], max_tokens: 12, stream: true, stream_options: { include_usage: true } } });
     expect(answer.status, answer.text).toBe(200);
-    const data = dataOf(answer.text);
+    const data = parseEvents(answer.text).map((event) => event.data);
     expect(data.at(-1)).toBe('[DONE]');
     const chunks = data.slice(0, -1).map((payload) => JSON.parse(payload));
     for (const chunk of chunks) expect(schemaErrors('/components/schemas/ChatCompletionChunk', chunk)).toEqual([]);

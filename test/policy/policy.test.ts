@@ -12,19 +12,9 @@ import { eventually, expectProblem } from '../support/expect.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
+import { parseEvents } from '../support/sse.ts';
 
 const SAMPLE = readFileSync(new URL('../voices/samples/casual-coffee.txt', import.meta.url), 'utf8');
-
-/** The `data:` payloads of a `text/event-stream` answer, with the event name of each. */
-function sse(text: string): { event: string | null; data: string }[] {
-  return text
-    .split('\n\n')
-    .filter((block) => block.trim() !== '')
-    .map((block) => {
-      const lines = block.split('\n');
-      return { event: lines.find((l) => l.startsWith('event: '))?.slice(7) ?? null, data: lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n') };
-    });
-}
 
 describe.each(databaseKinds)('output policy on %s', (kind) => {
   let server: TestServer;
@@ -73,6 +63,7 @@ describe.each(databaseKinds)('output policy on %s', (kind) => {
     expect(updated.status, updated.text).toBe(200);
     expect(updated.body).toMatchObject({ enabled: false, action: 'redact', replacement: '***', kind: 'banned_phrase' });
     expect((await server.call('GET', '/v1/compliance-rules?enabled=false', { key })).body.data).toHaveLength(1);
+    expect((await server.call('PATCH', `/v1/compliance-rules/${id}`, { key, body: { replacement: null } })).body.replacement).toBe('[redacted]');
     expect((await server.call('DELETE', `/v1/compliance-rules/${id}`, { key })).status).toBe(204);
     expectProblem(await server.call('GET', `/v1/compliance-rules/${id}`, { key }), 404, 'not_found');
 
@@ -131,12 +122,12 @@ describe.each(databaseKinds)('output policy on %s', (kind) => {
     const said = 'Our beans are roasted every Tuesday in Leeds and they are simply world–class, you will taste it at once.';
     const answer = await echo(key, said, { voice_id: voiceId, stream: true });
     expect(answer.status).toBe(200);
-    const events = sse(answer.text);
+    const events = parseEvents(answer.text);
     const last = events.at(-1)!;
     expect(last.event).toBe('error');
     expect(JSON.parse(last.data)).toMatchObject({ code: 'policy_violation', rule_id: 'voice.banned_phrases' });
     const sent = events
-      .filter((e) => e.event === null && e.data !== '[DONE]')
+      .filter((e) => e.event === undefined && e.data !== '[DONE]')
       .map((e) => JSON.parse(e.data).choices[0]?.delta?.content ?? '')
       .join('');
     // What was sent is a prefix of the text before the phrase, and not a letter of the phrase itself.
@@ -176,8 +167,8 @@ describe.each(databaseKinds)('output policy on %s', (kind) => {
     const said = 'Write to jane.doe@example.com or pay with 4111 1111 1111 1111 today; order 2026 ships soon.';
     const expected = 'Write to [redacted] or pay with [redacted] today; order 2026 ships soon.';
     expect((await echo(key, said)).body.choices[0].message.content).toBe(expected);
-    const streamed = sse((await echo(key, said, { stream: true })).text)
-      .filter((e) => e.event === null && e.data !== '[DONE]')
+    const streamed = parseEvents((await echo(key, said, { stream: true })).text)
+      .filter((e) => e.event === undefined && e.data !== '[DONE]')
       .map((e) => JSON.parse(e.data).choices[0]?.delta?.content ?? '')
       .join('');
     expect(streamed).toBe(expected);

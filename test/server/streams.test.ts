@@ -3,7 +3,6 @@
 // Idempotency-Key replays a completed stream and releases a cut one, and a failure before the first event is an
 // ordinary problem document (with OpenAI's `error`, the chat feature's problem shape), one after it a last
 // `event: error`.
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createContentServiceClient, ContentServiceError } from '../../generated/client.ts';
 import type { components } from '../../generated/openapi.ts';
@@ -12,6 +11,7 @@ import type { RequestContext } from '../../src/platform/context.ts';
 import { Problem } from '../../src/platform/problems.ts';
 import { expectProblem } from '../support/expect.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { parseEvents } from '../support/sse.ts';
 
 type Chunk = components['schemas']['ChatCompletionChunk'];
 type StreamHandler = Handlers<RequestContext>['createChatCompletion'];
@@ -35,13 +35,6 @@ function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => voi
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-function parseEvents(text: string): EventSourceMessage[] {
-  const events: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (event) => events.push(event) });
-  parser.feed(text);
-  return events;
 }
 
 /** A stream of `words` as chunks, then [DONE]. */

@@ -25,11 +25,11 @@ export class Catalogue {
 
   constructor(config: ProvidersConfig) {
     this.#config = config;
-    const selfHosted: CatalogueEntry[] = [];
+    const configured: CatalogueEntry[] = [];
     for (const provider of ['ollama', 'vllm', 'lmstudio'] as const) {
       const settings = config.enabled[provider];
       for (const model of settings?.models ?? []) {
-        selfHosted.push({
+        configured.push({
           id: selfHostedId(provider, model),
           provider,
           upstream_id: model,
@@ -48,7 +48,7 @@ export class Catalogue {
     }
     if (config.local) {
       const { name, contextSize } = config.local;
-      selfHosted.push({
+      configured.push({
         id: `local:${name}`,
         provider: 'local',
         upstream_id: name,
@@ -65,7 +65,7 @@ export class Catalogue {
         deprecation_date: null,
       });
     }
-    this.entries = [...committed, ...selfHosted];
+    this.entries = [...committed, ...configured];
     for (const entry of this.entries) this.#byId.set(entry.id, entry);
   }
 

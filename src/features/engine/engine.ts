@@ -20,12 +20,12 @@ import { newId } from '../../platform/ids.ts';
 import { bySystem, type AuditOrigin } from '../../platform/audit.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import { enforcePolicy, outputPolicy, recordViolation } from '../policy/enforce.ts';
+import { appliedVoice } from '../voices/instructions.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
 import { LocalContextExceeded } from './local.ts';
 import { languageModel, type ProvidersConfig } from './providers.ts';
 import { countPromptTokens, countTokens } from './tokens.ts';
-import { appliedVoice } from './voice.ts';
 
 export type UsageFeature = components['schemas']['UsageFeature'];
 export type FinishReason = 'stop' | 'length' | 'content_filter';

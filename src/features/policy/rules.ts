@@ -169,8 +169,9 @@ export const ruleHandlers = {
         case_sensitive: changes.case_sensitive ?? current.case_sensitive,
         personal_data_types: changes.personal_data_types ?? current.personal_data_types,
         action,
-        // A rule that becomes a redact rule gets the default replacement; one that becomes a block rule loses it.
-        replacement: action === 'block' ? (changes.replacement ?? null) : (changes.replacement ?? current.replacement ?? '[redacted]'),
+        // A rule that becomes a redact rule gets the default replacement, as does `replacement: null` on one; a rule
+        // that becomes a block rule loses it.
+        replacement: action === 'block' ? (changes.replacement ?? null) : changes.replacement === undefined ? (current.replacement ?? '[redacted]') : (changes.replacement ?? '[redacted]'),
       };
       checkRule(fields);
       if (changes.project_id !== undefined) await refuseUnknownProject(trx, workspaceId, changes.project_id);

@@ -1,5 +1,5 @@
 // The voices feature: brand voices trained from a writing sample in the background, tuned with sliders and banned
-// phrases, applied by the engine (src/features/engine/voice.ts) and measured against a text by `check`.
+// phrases, applied by the engine (appliedVoice, instructions.ts) and measured against a text by `check`.
 import type { Feature } from '../../platform/feature.ts';
 import { voices } from './migrations/009_voices.ts';
 import './schema.ts';

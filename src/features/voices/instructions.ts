@@ -1,8 +1,11 @@
 // What a ready voice tells the model: its style summary, traits, slider targets, banned phrases and a few sentences
 // of the sample as reference. The slider line has a fixed form ("Slider targets (0-100): formality 20, …") that the
 // sandbox models read (src/features/engine/sandbox.ts), so that a voice changes their output by documented rules.
-import type { Sliders } from './presenters.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../storage/schema.ts';
+import { effectiveSliders, type Sliders } from './presenters.ts';
 import { SLIDER_NAMES } from './style.ts';
+import { readyVoice } from './voices.ts';
 
 export const SLIDER_LINE = 'Slider targets (0-100): ';
 
@@ -45,4 +48,27 @@ export function voiceInstructions(voice: { name: string; style_summary: string |
   ]
     .filter((line): line is string => line !== null)
     .join('\n');
+}
+
+/** A voice as the engine applies it: its instructions for the model, and what the output policy needs. */
+export interface AppliedVoice {
+  id: string;
+  name: string;
+  banned_phrases: string[];
+  instructions: string;
+}
+
+/** The ready voice `voiceId` of the workspace, named by the request's `voice_id` (404 or 409 voice_not_ready else). */
+export async function appliedVoice(db: Kysely<Database>, workspaceId: string, voiceId: string): Promise<AppliedVoice> {
+  const row = await readyVoice(db, workspaceId, voiceId, '/voice_id');
+  const banned = JSON.parse(row.banned_phrases) as string[];
+  const instructions = voiceInstructions({
+    name: row.name,
+    style_summary: row.style_summary,
+    traits: JSON.parse(row.traits) as string[],
+    sliders: effectiveSliders(row)!,
+    banned_phrases: banned,
+    sample_text: row.sample_text,
+  });
+  return { id: row.id, name: row.name, banned_phrases: banned, instructions };
 }

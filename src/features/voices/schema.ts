@@ -34,8 +34,6 @@ export interface VoicesTable {
   /** JSON array of strings. */
   traits: string;
   style_summary: string | null;
-  /** JSON: the measurements of the last successful training (kept to explain the sliders; not in the API). */
-  measurements: string | null;
   trained_at: string | null;
   /** JSON object. */
   metadata: string;

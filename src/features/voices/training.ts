@@ -96,7 +96,6 @@ export function voiceJobs(services: WorkerServices): JobDefinitions {
             inferred_sliders: JSON.stringify(sliders),
             traits: JSON.stringify(description.traits),
             style_summary: description.style_summary,
-            measurements: JSON.stringify(measurements),
             trained_at: iso(now),
             updated_at: iso(now),
           };

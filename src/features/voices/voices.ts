@@ -99,7 +99,6 @@ export const voiceHandlers = {
         banned_phrases: JSON.stringify(banned_phrases),
         traits: '[]',
         style_summary: null,
-        measurements: null,
         trained_at: null,
         metadata: JSON.stringify(metadata),
         created_at: iso(context.now),

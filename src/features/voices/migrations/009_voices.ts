@@ -21,7 +21,6 @@ export const voices: Migration = {
       .addColumn('banned_phrases', 'text', (c) => c.notNull())
       .addColumn('traits', 'text', (c) => c.notNull())
       .addColumn('style_summary', 'text')
-      .addColumn('measurements', 'text')
       .addColumn('trained_at', 'text')
       .addColumn('metadata', 'text', (c) => c.notNull())
       .addColumn('created_at', 'text', (c) => c.notNull())
