@@ -658,9 +658,11 @@ export type paths = {
         /**
          * Create a real-time edit token
          * @description Issues a fresh short-lived token for the document's real-time editor (15 minutes unless `ttl_seconds` says
-         *     otherwise). Hand it to a browser, which opens `websocket_url` with the token as the `token` query parameter.
-         *     Edits made in the session are saved as versions with source `realtime`,
-         *     attributed to `user_id` when given. The body is optional.
+         *     otherwise), to `edit` it or only to `read` it live (`permission`). Hand it to a browser, which opens
+         *     `websocket_url` with the token as the `token` query parameter, or in the Hocuspocus authentication message (the
+         *     AsyncAPI document describes the channel), or opens the reference editor page `/editor/{id}#token=…`.
+         *     Edits made in the session are saved as versions with source `realtime`, attributed to `user_id` when given.
+         *     A `viewer` key can create `read` tokens only. The body is optional.
          */
         post: operations["createDocumentEditToken"];
         delete?: never;
@@ -4132,6 +4134,13 @@ export type components = {
             metadata?: components["schemas"]["Metadata"];
         };
         /**
+         * DocumentEditPermission
+         * @description What a real-time session opened with the token may do: `edit` the document, or only `read` it (see every change
+         *     live; its changes are refused and never reach the document or other editors).
+         * @enum {string}
+         */
+        DocumentEditPermission: "edit" | "read";
+        /**
          * DocumentEditToken
          * @description A short-lived token for the real-time editor of one document. Open `websocket_url` with the token as the `token`
          *     query parameter before `expires_at`; an open session outlives the token. The token is shown only here and
@@ -4148,14 +4157,17 @@ export type components = {
              * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
              */
             document_id: string;
+            permission: components["schemas"]["DocumentEditPermission"];
             /**
-             * @description The secret token (`edt_` and 43 URL-safe characters). Treat it as a credential.
-             * @example edt_q7X2mK9vR4tW8yZ1bN6cP3dF5gH0jL2sA9eU4iO7rT1
+             * @description The secret token: `edt_` and a signed JWT (HS256) that names the document, the workspace, the permission and
+             *     the expiry. Treat it as a credential; its content is not an interface and may change.
+             * @example edt_eyJhbGciOiJIUzI1NiJ9.eyJ3c3AiOiJ3c3BfMDFKRDBBMUIyQzNENEU1RjZHN0g4SjlLME0iLCJwZXJtIjoiZWRpdCIsImtleSI6ImtleV8wMUpEMEMzRDRFNUY2RzdIOEo5SzBNMU4yUCIsInVzciI6InVzcl8wMUpEMEIyQzNENEU1RjZHN0g4SjlLME0xTiIsInN1YiI6ImRvY18wMUpEQjJDM0Q0RTVGNkc3SDhKOUswTTFOMiIsImlhdCI6MTc5NTE3NTEwMCwiZXhwIjoxNzk1MTc1NzAwfQ.UB-9Z1UcRnDy8ZkLap4_qBnUFfbYypuV-oGKLfMM8n0
              */
             token: string;
             /**
              * Format: uri
-             * @description The WebSocket endpoint of the document's real-time session, in the workspace's region.
+             * @description The WebSocket endpoint of the document's real-time session, in the workspace's region: `wss://`, or `ws://`
+             *     when the server is reached without TLS (local development).
              * @example wss://eu.content-service.example/v1/documents/doc_01JDB2C3D4E5F6G7H8J9K0M1N2/realtime
              */
             websocket_url: string;
@@ -4742,9 +4754,15 @@ export type components = {
         };
         /**
          * DocumentEditTokenCreateRequest
-         * @description Options of a new edit token. The body is optional; without it the token lives 15 minutes and names no member.
+         * @description Options of a new edit token. The body is optional; without it the token edits, lives 15 minutes and names no member.
          */
         DocumentEditTokenCreateRequest: {
+            /**
+             * @description `edit` (the default) or `read`. A key with the `viewer` role can create only `read` tokens
+             *     (`403 insufficient_role` for `edit`).
+             * @default edit
+             */
+            permission?: components["schemas"]["DocumentEditPermission"];
             /**
              * Format: int32
              * @description How long the token can be used to open a session, 60 seconds to 1 hour.

@@ -60,6 +60,7 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
     next();
   });
   app.use(accessLog(platform.logger));
+  for (const feature of platform.features) if (feature.pages) app.use(feature.pages(platform));
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
       resolveOperation(req, res, () => {});

@@ -4,6 +4,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { createApp, type AppOptions, type HandlerOverrides } from './app.ts';
 import type { Config } from './config.ts';
@@ -61,6 +62,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const app = createApp(platform, options);
   const server = app.listen(config.port, config.host);
   answerClientErrors(server, platform);
+  const upgrades = platform.features.flatMap((feature) => feature.upgrades?.(platform) ?? []);
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    const endpoint = upgrades.find((candidate) => candidate.matches(pathname));
+    if (endpoint && !draining) return endpoint.handle(req, socket, head);
+    socket.end(`HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  });
   await once(server, 'listening');
   const stopRetention = startRetention(storage.db, platform.clock, logger, features);
   const workers = config.webhooksWorker ? await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: platform.clock, logger }) : new Map<string, BackgroundWorker>();
@@ -83,6 +91,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const close = () =>
     (closing ??= (async () => {
       draining = true;
+      // Upgraded sockets are not the HTTP server's any more: their sessions are saved and closed here, first.
+      await Promise.all(upgrades.map((endpoint) => endpoint.close()));
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timeout = setTimeout(() => {

@@ -3,7 +3,9 @@
 // app (Platform.features), the workers, the migrations and the retention loop, which loop over it, so a new feature
 // edits no platform file.
 // docs/server.md ("Adding a feature") has the checklist.
-import type { Request, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Request, Response, Router } from 'express';
 import type { Kysely, Migration } from 'kysely';
 import type { Logger } from 'pino';
 import type { Handlers, OperationId } from '../../generated/operations.ts';
@@ -41,6 +43,16 @@ export type Authenticator = (req: Request, res: Response, platform: Platform) =>
 /** Reshapes the problem document of one of the feature's operations (OpenAI's `error` object on chat completions). */
 export type ProblemShaper = (problem: Problem, body: ProblemDocument) => ProblemDocument;
 
+/** A WebSocket endpoint on the API's own HTTP port (the documents' real-time sessions). */
+export interface UpgradeEndpoint {
+  /** Whether an upgrade request for this path is this endpoint's. */
+  matches(pathname: string): boolean;
+  /** Takes over the upgrade request: completes the handshake or refuses it on the socket. */
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Closes its connections (saving what they hold); called at shutdown, before the database closes. */
+  close(): Promise<void>;
+}
+
 export interface Feature {
   /** The folder's name (`webhooks`); in logs. */
   name: string;
@@ -64,6 +76,13 @@ export interface Feature {
   problemShapes?: Partial<Record<OperationId, ProblemShaper>>;
   /** Authenticators of the security schemes its operations use, other than bearer keys. */
   authenticators?: Partial<Record<'embedKey', Authenticator>>;
+  /**
+   * Pages outside the contract that a browser opens (the reference editor), with their assets: mounted before the
+   * contract's routes, so a path they do not answer falls through to the contract's 404.
+   */
+  pages?: (platform: Platform) => Router;
+  /** Its WebSocket endpoints, built once per server (src/server.ts routes upgrade requests to them). */
+  upgrades?: (platform: Platform) => UpgradeEndpoint[];
 }
 
 /** Every migration of the platform and the features, sorted by name (the order they run in); a duplicate name throws. */
