@@ -37,6 +37,8 @@ export interface Config {
   providers: ProvidersConfig;
   /** The model that writes a voice's style summary and traits at training; null: they are derived from the measurements. */
   voiceTrainingModel: string | null;
+  /** A real-time editing session saves a version after this long without changes (REALTIME_VERSION_IDLE_MS). */
+  realtimeVersionIdleMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -116,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooksAllowLoopback,
     providers,
     voiceTrainingModel: voiceTrainingModel(env, providers),
+    realtimeVersionIdleMs: integer(env, 'REALTIME_VERSION_IDLE_MS', 30_000, 100, 3_600_000),
   };
 }
 

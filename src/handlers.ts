@@ -7,19 +7,7 @@ import type { features } from './features/index.ts';
 /** The operations whose feature is not built yet. Each later issue removes its own. */
 export const notImplemented = [
   // Documents
-  'listDocuments',
-  'createDocument',
-  'getDocument',
-  'updateDocument',
-  'deleteDocument',
   'runDocumentCommand',
-  'listDocumentVersions',
-  'getDocumentVersion',
-  'restoreDocumentVersion',
-  'createDocumentEditToken',
-  'publishDocument',
-  'unpublishDocument',
-  'getPublicDocument',
   // Knowledge bases
   'listKnowledgeBases',
   'createKnowledgeBase',

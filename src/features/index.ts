@@ -6,6 +6,7 @@
 import type { Feature } from '../platform/feature.ts';
 import { chatFeature } from './chat/index.ts';
 import { chatbotsFeature } from './chatbots/index.ts';
+import { documentsFeature } from './documents/index.ts';
 import { engineFeature } from './engine/index.ts';
 import { policyFeature } from './policy/index.ts';
 import { projectsFeature } from './projects/index.ts';
@@ -14,4 +15,4 @@ import { voicesFeature } from './voices/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
 import { workspaceFeature } from './workspace/index.ts';
 
-export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, chatbotsFeature] as const satisfies readonly Feature[];
+export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, documentsFeature, chatbotsFeature] as const satisfies readonly Feature[];

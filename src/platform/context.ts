@@ -51,6 +51,8 @@ export interface RequestContext {
   url: URL;
   ip: string;
   userAgent: string | null;
+  /** Content negotiation: the first of `types` that the request's Accept header prefers, or false (Express's req.accepts). */
+  accepts(...types: string[]): string | false;
   /**
    * Aborted when the client goes away before the answer is complete (it closed the connection, or the server is
    * shutting down and closed it): long work, a streamed answer above all, stops when it fires.

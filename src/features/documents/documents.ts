@@ -1,0 +1,307 @@
+// Documents: create (version 1 and an edit token), list, get, update (a changed content is a new version, with
+// optimistic concurrency), delete, publish and unpublish, the public page, and edit tokens. Every read and change
+// first settles the real-time session (realtime.ts), so the API sees every edit made over the socket, and every
+// change of content goes through the live Yjs document, so editors see it at once.
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { components } from '../../../generated/openapi.ts';
+import type { Handlers } from '../../../generated/operations.ts';
+import { byRequest, recordAudit } from '../../platform/audit.ts';
+import { iso } from '../../platform/clock.ts';
+import type { RequestContext } from '../../platform/context.ts';
+import { newId } from '../../platform/ids.ts';
+import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { notFound, Problem } from '../../platform/problems.ts';
+import { forUpdate } from '../../storage/locks.ts';
+import type { Database } from '../../storage/schema.ts';
+import { projectsOf } from '../projects/projects.ts';
+import { voicesOf } from '../voices/voices.ts';
+import { recordEvent } from '../webhooks/record-event.ts';
+import { signEditToken, type EditPermission } from './edit-tokens.ts';
+import { renderHtml } from './markdown.ts';
+import { realtimeOf } from './realtime.ts';
+import { documentsOf, presentDocument, presentSummary, saveVersion, versionsOf, type DocumentRow, type VersionRow } from './store.ts';
+
+type Schemas = components['schemas'];
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** A document of the caller's workspace with its current version, after its session's edits are settled; 404 otherwise. */
+export async function loadDocument(context: RequestContext, id: string, db: Db = context.platform.db): Promise<{ row: DocumentRow; current: VersionRow }> {
+  const realtime = realtimeOf(context.platform);
+  let row = await documentsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
+  if (row && realtime.unsettled(row)) {
+    await realtime.settle(id);
+    row = await documentsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
+  }
+  if (!row) throw notFound('document', id);
+  const current = await db.selectFrom('document_versions').selectAll().where('id', '=', row.current_version_id).executeTakeFirstOrThrow();
+  return { row, current };
+}
+
+/** Reads the document of a change after its session is settled (the lock is the caller's). */
+export async function lockDocument(trx: Transaction<Database>, context: RequestContext, id: string): Promise<DocumentRow> {
+  const row = await forUpdate(documentsOf(trx, context.caller.workspace.id).where('id', '=', id), trx).executeTakeFirst();
+  if (!row) throw notFound('document', id);
+  return row;
+}
+
+/** `409 version_conflict` when the change is based on a version that is no longer the current one. */
+export function checkBaseVersion(row: DocumentRow, baseVersionId: string | undefined): void {
+  if (baseVersionId !== undefined && baseVersionId !== row.current_version_id) {
+    throw new Problem('version_conflict', `The document's current version is ${row.current_version_id}, not ${baseVersionId}: someone changed it meanwhile. Get the document, merge, and send its current_version.id.`, {
+      errors: [{ pointer: '/base_version_id', detail: `is not the current version (${row.current_version_id})` }],
+    });
+  }
+}
+
+async function checkProject(db: Db, workspaceId: string, projectId: string) {
+  const project = await projectsOf(db, workspaceId).where('id', '=', projectId).executeTakeFirst();
+  if (!project) throw new Problem('not_found', `No project ${projectId} in this workspace.`, { errors: [{ pointer: '/project_id', detail: 'is not a project of this workspace' }] });
+  return project;
+}
+
+async function checkVoice(db: Db, workspaceId: string, voiceId: string): Promise<void> {
+  const voice = await voicesOf(db, workspaceId).where('id', '=', voiceId).executeTakeFirst();
+  if (!voice) throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, { errors: [{ pointer: '/voice_id', detail: 'is not a voice of this workspace' }] });
+}
+
+/** `%`, `_` and `\` match themselves in a LIKE pattern written with `escape '\'`. */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function websocketUrl(baseUrl: string, documentId: string): string {
+  return `${baseUrl.replace(/^http/, 'ws')}/v1/documents/${documentId}/realtime`;
+}
+
+async function issueEditToken(
+  context: RequestContext,
+  documentId: string,
+  options: { permission: EditPermission; ttlSeconds: number; userId: string | null },
+): Promise<Schemas['DocumentEditToken']> {
+  const expiresAt = new Date(context.now.getTime() + options.ttlSeconds * 1000);
+  const token = await signEditToken(
+    context.platform.db,
+    { documentId, workspaceId: context.caller.workspace.id, permission: options.permission, apiKeyId: context.caller.apiKey.id, userId: options.userId },
+    context.now,
+    expiresAt,
+  );
+  return {
+    object: 'document.edit_token',
+    document_id: documentId,
+    permission: options.permission,
+    token,
+    websocket_url: websocketUrl(context.platform.config.publicBaseUrl, documentId),
+    user_id: options.userId,
+    expires_at: iso(new Date(Math.floor(expiresAt.getTime() / 1000) * 1000)),
+    created_at: iso(context.now),
+  };
+}
+
+const PAGE_STYLE = 'body{max-width:46rem;margin:2rem auto;padding:0 1rem;font:16px/1.6 system-ui,sans-serif;color:#1d1d1f}pre{overflow:auto;background:#f5f5f7;padding:.75rem}code{font-family:ui-monospace,monospace}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem}img{max-width:100%}';
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export const documentHandlers = {
+  async listDocuments(request, context) {
+    const page = pageRequest(request.query);
+    const { title, voice_id, project_id, status, visibility, created_after, created_before } = request.query;
+    let query = documentsOf(context.platform.db, context.caller.workspace.id);
+    if (title !== undefined) query = query.where(sql<boolean>`lower(title) like ${`%${likeLiteral(title.toLowerCase())}%`} escape '\\'`);
+    if (voice_id !== undefined) query = query.where('voice_id', '=', voice_id);
+    if (project_id !== undefined) query = query.where('project_id', '=', project_id);
+    if (status !== undefined) query = query.where('status', '=', status);
+    if (visibility !== undefined) query = query.where('visibility', '=', visibility);
+    if (created_after !== undefined) query = query.where('created_at', '>=', iso(new Date(created_after)));
+    if (created_before !== undefined) query = query.where('created_at', '<', iso(new Date(created_before)));
+    const rows = await paginate(query, { id: 'id' }, page).execute();
+    const versionIds = rows.map((row) => row.current_version_id);
+    const versions = versionIds.length === 0 ? [] : await context.platform.db.selectFrom('document_versions').selectAll().where('id', 'in', versionIds).execute();
+    const byId = new Map(versions.map((version) => [version.id, version]));
+    const baseUrl = context.platform.config.publicBaseUrl;
+    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), (row) => presentSummary(row, byId.get(row.current_version_id)!, baseUrl), context.url);
+    return { status: 200, contentType: 'application/json', body, headers };
+  },
+
+  async createDocument(request, context) {
+    const { title, content = '', metadata = {} } = request.body;
+    const workspaceId = context.caller.workspace.id;
+    const db = context.platform.db;
+    const project = request.body.project_id ? await checkProject(db, workspaceId, request.body.project_id) : null;
+    const voiceId = request.body.voice_id !== undefined ? request.body.voice_id : (project?.default_voice_id ?? null);
+    if (request.body.voice_id) await checkVoice(db, workspaceId, request.body.voice_id);
+    const { row, version } = await db.transaction().execute(async (trx) => {
+      const draft: DocumentRow = {
+        id: newId('doc', context.now),
+        workspace_id: workspaceId,
+        project_id: project?.id ?? null,
+        title,
+        voice_id: voiceId,
+        status: 'draft',
+        visibility: 'private',
+        author: context.caller.userId,
+        published_at: null,
+        metadata: JSON.stringify(metadata),
+        content,
+        current_version_id: '',
+        version_count: 0,
+        yjs_state: null,
+        yjs_markdown: null,
+        yjs_version_markdown: null,
+        live_api_key_id: null,
+        live_user_id: null,
+        created_at: iso(context.now),
+        updated_at: iso(context.now),
+      };
+      await trx.insertInto('documents').values(draft).execute();
+      const saved = await saveVersion(trx, draft, content, { kind: 'create', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId }, context.now);
+      return { row: saved.document, version: saved.version };
+    });
+    const editToken = await issueEditToken(context, row.id, { permission: 'edit', ttlSeconds: 900, userId: context.caller.userId });
+    const body = { ...presentDocument(row, version, context.platform.config.publicBaseUrl), edit_token: editToken };
+    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/documents/${row.id}` }, body };
+  },
+
+  async getDocument(request, context) {
+    const { row, current } = await loadDocument(context, request.path.id);
+    return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
+  },
+
+  async updateDocument(request, context) {
+    const changes = request.body;
+    const workspaceId = context.caller.workspace.id;
+    const db = context.platform.db;
+    const { row: before } = await loadDocument(context, request.path.id);
+    checkBaseVersion(before, changes.base_version_id);
+    if (changes.project_id) await checkProject(db, workspaceId, changes.project_id);
+    if (changes.voice_id) await checkVoice(db, workspaceId, changes.voice_id);
+    const contentChanged = changes.content !== undefined && changes.content !== before.content;
+    const fields = {
+      ...(changes.title !== undefined ? { title: changes.title } : {}),
+      ...(changes.voice_id !== undefined ? { voice_id: changes.voice_id } : {}),
+      ...(changes.project_id !== undefined ? { project_id: changes.project_id } : {}),
+      ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
+    };
+    const update = async (trx: Transaction<Database>, apply?: (markdown: string) => { state: string; markdown: string }) => {
+      let row = await lockDocument(trx, context, before.id);
+      checkBaseVersion(row, changes.base_version_id);
+      if (Object.keys(fields).length > 0) {
+        await trx.updateTable('documents').set({ ...fields, updated_at: iso(context.now) }).where('id', '=', row.id).execute();
+        row = { ...row, ...fields, updated_at: iso(context.now) };
+      }
+      if (apply && changes.content !== row.content) {
+        row = (await saveVersion(trx, row, changes.content!, { kind: 'edit', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId }, context.now, apply(changes.content!))).document;
+      }
+      return row;
+    };
+    const row = contentChanged
+      ? await realtimeOf(context.platform).withLiveDocument(before.id, (apply) => db.transaction().execute((trx) => update(trx, apply)))
+      : await db.transaction().execute((trx) => update(trx));
+    const current = await db.selectFrom('document_versions').selectAll().where('id', '=', row.current_version_id).executeTakeFirstOrThrow();
+    return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
+  },
+
+  async deleteDocument(request, context) {
+    await context.platform.db.transaction().execute(async (trx) => {
+      const row = await lockDocument(trx, context, request.path.id);
+      await trx.deleteFrom('document_versions').where('document_id', '=', row.id).execute();
+      await trx.deleteFrom('documents').where('id', '=', row.id).execute();
+      await recordAudit(trx, byRequest(context), { action: 'document.deleted', target: { type: 'document', id: row.id, display_name: row.title }, details: { title: row.title, versions: row.version_count } });
+    });
+    realtimeOf(context.platform).closeDocument(request.path.id);
+    return { status: 204 };
+  },
+
+  async createDocumentEditToken(request, context) {
+    const { permission = 'edit', ttl_seconds = 900, user_id = null } = request.body ?? {};
+    if (permission === 'edit' && context.caller.role === 'viewer') {
+      throw new Problem('insufficient_role', "An edit token needs the editor role or higher; this key's role is viewer, which can create read tokens (permission: read).");
+    }
+    const { row } = await loadDocument(context, request.path.id);
+    if (user_id !== null) {
+      const member = await context.platform.db.selectFrom('members').select('user_id').where('workspace_id', '=', context.caller.workspace.id).where('user_id', '=', user_id).executeTakeFirst();
+      if (!member) throw new Problem('not_found', `No member ${user_id} in this workspace.`, { errors: [{ pointer: '/user_id', detail: 'is not a member of this workspace' }] });
+    }
+    const body = await issueEditToken(context, row.id, { permission, ttlSeconds: ttl_seconds, userId: user_id });
+    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/documents/${row.id}` }, body };
+  },
+
+  async publishDocument(request, context) {
+    const visibility = request.body?.visibility;
+    const db = context.platform.db;
+    const row = await db.transaction().execute(async (trx) => {
+      const row = await lockDocument(trx, context, request.path.id);
+      const next = {
+        status: 'published' as const,
+        visibility: visibility ?? (row.status === 'draft' ? 'private' : row.visibility),
+        published_at: row.status === 'draft' ? iso(context.now) : row.published_at,
+      };
+      if (next.status === row.status && next.visibility === row.visibility) return row;
+      const updated = { ...row, ...next, updated_at: iso(context.now) };
+      await trx.updateTable('documents').set({ ...next, updated_at: updated.updated_at }).where('id', '=', row.id).execute();
+      // Sent when the document becomes published, or a published one becomes public; never on becoming private.
+      if (row.status === 'draft' || next.visibility === 'public') {
+        await recordEvent(trx, row.workspace_id, 'document.published', { document_id: row.id, published_at: updated.published_at!, author: row.author, project_id: row.project_id, title: row.title }, context.now);
+      }
+      return updated;
+    });
+    const { current } = await loadDocument(context, row.id);
+    return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
+  },
+
+  async unpublishDocument(request, context) {
+    const row = await context.platform.db.transaction().execute(async (trx) => {
+      const row = await lockDocument(trx, context, request.path.id);
+      if (row.status === 'draft' && row.visibility === 'private') return row;
+      const next = { status: 'draft' as const, visibility: 'private' as const, published_at: null, updated_at: iso(context.now) };
+      await trx.updateTable('documents').set(next).where('id', '=', row.id).execute();
+      return { ...row, ...next };
+    });
+    const { current } = await loadDocument(context, row.id);
+    return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
+  },
+
+  async getPublicDocument(request, context) {
+    const limit = await consumePublicBudget(context);
+    const notPublic = () => new Problem('not_found', `No public document ${request.path.id}.`, { headers: limit });
+    let row = await context.platform.db.selectFrom('documents').selectAll().where('id', '=', request.path.id).executeTakeFirst();
+    if (!row || row.status !== 'published' || row.visibility !== 'public') throw notPublic();
+    if (realtimeOf(context.platform).unsettled(row)) {
+      await realtimeOf(context.platform).settle(row.id);
+      row = await context.platform.db.selectFrom('documents').selectAll().where('id', '=', request.path.id).executeTakeFirst();
+      if (!row || row.status !== 'published' || row.visibility !== 'public') throw notPublic();
+    }
+    const html = renderHtml(row.content);
+    const body: Schemas['PublicDocument'] = { id: row.id, object: 'public_document', title: row.title, content: row.content, html, published_at: row.published_at!, updated_at: row.updated_at };
+    if (context.accepts('application/json', 'text/html') === 'text/html') {
+      const page = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(row.title)}</title><style>${PAGE_STYLE}</style></head>\n<body><article><h1>${escapeHtml(row.title)}</h1>\n${html}</article></body></html>\n`;
+      return {
+        status: 200,
+        contentType: 'text/html',
+        // The page runs no script and loads nothing but its own inline style and images the author linked.
+        headers: { ...limit, 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; frame-ancestors *", 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' },
+        body: page,
+      };
+    }
+    return { status: 200, contentType: 'application/json', headers: limit, body };
+  },
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'listDocuments' | 'createDocument' | 'getDocument' | 'updateDocument' | 'deleteDocument' | 'createDocumentEditToken' | 'publishDocument' | 'unpublishDocument' | 'getPublicDocument'
+>;
+
+/** The public address's budget: 600 requests a minute per client IP, in the store that counts API keys. */
+async function consumePublicBudget(context: RequestContext): Promise<Record<string, string>> {
+  const policy = '"default";q=600;w=60';
+  try {
+    const outcome = await context.platform.rateLimitStore.limiter.consume(`public-ip:${context.ip}`);
+    return { 'RateLimit-Policy': policy, RateLimit: `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}` };
+  } catch (rejection) {
+    if (!(rejection && typeof rejection === 'object' && 'msBeforeNext' in rejection)) throw rejection;
+    const seconds = Math.max(1, Math.ceil((rejection as { msBeforeNext: number }).msBeforeNext / 1000));
+    throw new Problem('rate_limited', `More than 600 requests in 60 seconds from this address; retry in ${seconds} s.`, {
+      headers: { 'Retry-After': String(seconds), 'RateLimit-Policy': policy, RateLimit: `"default";r=0;t=${seconds}` },
+    });
+  }
+}

@@ -1,0 +1,61 @@
+// The document's two forms: Markdown (what the API reads and writes, and what versions store) and the Yjs document
+// that real-time sessions edit (Tiptap's ProseMirror content in the XmlFragment `default`, of the schema in
+// extensions.ts, which the reference editor shares). Tiptap's MarkdownManager converts between Markdown and ProseMirror JSON; y-prosemirror
+// between ProseMirror and Yjs. Public pages render Markdown to HTML with markdown-it, raw HTML escaped.
+import { getSchema } from '@tiptap/core';
+import { MarkdownManager } from '@tiptap/markdown';
+import { Node as ProseMirrorNode } from '@tiptap/pm/model';
+import MarkdownIt from 'markdown-it';
+import { prosemirrorJSONToYXmlFragment, updateYFragment, yXmlFragmentToProseMirrorRootNode } from 'y-prosemirror';
+import * as Y from 'yjs';
+import { documentExtensions } from './extensions.ts';
+
+/** The XmlFragment of the Yjs document that holds the content (Tiptap's Collaboration extension's default field). */
+export const FIELD = 'default';
+
+const extensions = documentExtensions;
+const schema = getSchema(extensions);
+const markdown = new MarkdownManager({ extensions });
+
+/** Markdown → ProseMirror document of the editor's schema. */
+function parse(text: string): ProseMirrorNode {
+  const json = markdown.parse(text);
+  return ProseMirrorNode.fromJSON(schema, json.content?.length ? json : { type: 'doc', content: [{ type: 'paragraph' }] });
+}
+
+/** The Markdown of a Yjs document's content. */
+export function renderMarkdown(doc: Y.Doc): string {
+  const node = yXmlFragmentToProseMirrorRootNode(doc.getXmlFragment(FIELD), schema);
+  return markdown.serialize(node.toJSON()).replace(/\s+$/, '');
+}
+
+/** A new Yjs document holding this Markdown. */
+export function yDocFromMarkdown(text: string): Y.Doc {
+  const doc = new Y.Doc();
+  prosemirrorJSONToYXmlFragment(schema, parse(text).toJSON(), doc.getXmlFragment(FIELD));
+  return doc;
+}
+
+/**
+ * Makes a live Yjs document hold this Markdown, changing only the blocks that differ (y-prosemirror's diff), so that
+ * editors keep their place in the parts that did not change. `origin` marks the transaction (not an editor's).
+ */
+export function replaceContent(doc: Y.Doc, text: string, origin: unknown): void {
+  doc.transact(() => updateYFragment(doc, doc.getXmlFragment(FIELD), parse(text), { mapping: new Map(), isOMark: new Map() }), origin);
+}
+
+const html = new MarkdownIt({ html: false, linkify: true, typographer: false });
+// Links leave the page for another site: no referrer to follow, no window.opener, no ranking credit.
+html.renderer.rules.link_open = (tokens, index, options, _env, self) => {
+  tokens[index]!.attrSet('rel', 'nofollow noopener');
+  return self.renderToken(tokens, index, options);
+};
+
+/** Markdown → HTML that is safe to insert into a page: raw HTML is escaped, and markdown-it refuses
+ *  `javascript:`, `vbscript:`, `file:` and non-image `data:` links. */
+export function renderHtml(text: string): string {
+  return html.render(text);
+}
+
+/** Words, as the voices feature counts them. */
+export { countWords } from '../voices/style.ts';

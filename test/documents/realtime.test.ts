@@ -1,0 +1,181 @@
+// Real-time editing through real Hocuspocus clients on the server's own port: two editors converge; a read-only
+// client sees every change and can make none; expired, foreign and tampered tokens are refused; socket edits become
+// `realtime` versions (a burst is one) that GET sees at once; API updates and restores reach connected editors;
+// deleting a document ends its sessions; and two server processes on one PostgreSQL database, joined by Redis,
+// serve the same document.
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { signEditToken } from '../../src/features/documents/edit-tokens.ts';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { eventually } from '../support/expect.ts';
+import { appendParagraph, connectEditor, typeInto, type Editor } from '../support/realtime.ts';
+import { databaseKinds, freshDatabase, postgresUrl, REDIS_URL, redisAvailable, startTestServer, type TestServer } from '../support/server.ts';
+
+const IDLE_MS = 300;
+const until = <T>(read: () => T | Promise<T>, check: (value: T) => boolean) => eventually(async () => read(), check, 10_000);
+
+describe.each(databaseKinds)('real-time documents on %s', (kind) => {
+  let server: TestServer;
+  const editors: Editor[] = [];
+  const open = (id: string, token: string, options?: { tokenIn?: 'query' | 'message' }) => {
+    const editor = connectEditor(server.url, id, token, options);
+    editors.push(editor);
+    return editor;
+  };
+
+  beforeAll(async () => {
+    server = await startTestServer({ database: kind, env: { REALTIME_VERSION_IDLE_MS: String(IDLE_MS) } });
+  });
+  afterAll(async () => {
+    for (const editor of editors) editor.close();
+    await server?.close();
+  });
+
+  async function newDocument(content = '# Launch\n\nFirst paragraph.') {
+    const created = await server.call('POST', '/v1/documents', { body: { title: 'Launch post', content } });
+    expect(created.status).toBe(201);
+    return created.body as { id: string; current_version: { id: string }; edit_token: { token: string; websocket_url: string; permission: string } };
+  }
+
+  async function token(id: string, body: Record<string, unknown> = {}, key?: string) {
+    const answer = await server.call('POST', `/v1/documents/${id}/edit-token`, { body, ...(key ? { key } : {}) });
+    expect(answer.status, answer.text).toBe(201);
+    return answer.body.token as string;
+  }
+
+  test('two editors converge, a read-only client sees the changes and cannot make any', async () => {
+    const document = await newDocument();
+    expect(document.edit_token.websocket_url).toBe(`${server.url.replace('http', 'ws')}/v1/documents/${document.id}/realtime`);
+    const a = open(document.id, document.edit_token.token);
+    const b = open(document.id, await token(document.id), { tokenIn: 'query' });
+    const viewerKey = await server.createKey('viewer');
+    const reader = open(document.id, await token(document.id, { permission: 'read' }, viewerKey.secret));
+    expect(await a.ready).toBe('read-write');
+    expect(await b.ready).toBe('read-write');
+    expect(await reader.ready).toBe('readonly');
+    expect(a.text()).toBe('# Launch\n\nFirst paragraph.');
+
+    appendParagraph(a.doc, 'Written by A.');
+    appendParagraph(b.doc, 'Written by B.');
+    await until(() => [a.text(), b.text(), reader.text()], (texts) => texts.every((text) => text.includes('Written by A.') && text.includes('Written by B.')));
+    expect(a.text()).toBe(b.text());
+
+    appendParagraph(reader.doc, 'Written by the reader.');
+    appendParagraph(a.doc, 'After the reader.');
+    await until(() => [b.text(), reader.text()], ([text]) => text!.includes('After the reader.'));
+    expect(b.text()).not.toContain('Written by the reader.');
+    const got = await server.call('GET', `/v1/documents/${document.id}`);
+    expect(got.body.content).toContain('After the reader.');
+    expect(got.body.content).not.toContain('Written by the reader.');
+  });
+
+  test('a viewer key cannot get an edit token', async () => {
+    const document = await newDocument();
+    const viewer = await server.createKey('viewer');
+    const answer = await server.call('POST', `/v1/documents/${document.id}/edit-token`, { key: viewer.secret, body: {} });
+    expect(answer.status).toBe(403);
+    expect(answer.body.code).toBe('insufficient_role');
+  });
+
+  test('expired, foreign, tampered and deleted-document tokens are refused', async () => {
+    const document = await newDocument();
+    const other = await newDocument();
+    const past = new Date(Date.now() - 3_600_000);
+    const expired = await signEditToken(server.platform.db, { documentId: document.id, workspaceId: server.workspaceId, permission: 'edit', apiKeyId: server.ownerKeyId, userId: null }, past, new Date(past.getTime() + 60_000));
+    await expect(open(document.id, expired).ready).rejects.toThrow('token_expired');
+    await expect(open(document.id, other.edit_token.token).ready).rejects.toThrow('token_wrong_document');
+    const valid = await token(document.id);
+    const tampered = valid.slice(0, -2) + (valid.endsWith('AA') ? 'BB' : 'AA');
+    await expect(open(document.id, tampered).ready).rejects.toThrow('token_invalid');
+    await expect(open(document.id, 'not-a-token').ready).rejects.toThrow('token_invalid');
+    // A token of another workspace's signing names a document this workspace does not have.
+    const foreign = await createWorkspace(server.platform.db, { name: 'Foreign', region: server.platform.config.region, ownerEmail: 'foreign@test.example', now: new Date() });
+    const foreignToken = await signEditToken(server.platform.db, { documentId: document.id, workspaceId: foreign.workspace.id, permission: 'edit', apiKeyId: foreign.apiKey.id, userId: null }, new Date(), new Date(Date.now() + 60_000));
+    await expect(open(document.id, foreignToken).ready).rejects.toThrow('document_not_found');
+  });
+
+  test('socket edits are realtime versions: a burst is one, and GET sees an edit at once', async () => {
+    const document = await newDocument();
+    const editor = open(document.id, document.edit_token.token);
+    await editor.ready;
+    appendParagraph(editor.doc, '');
+    typeInto(editor.doc, 'A burst of typing, one character at a time.');
+    // Nothing reads the document meanwhile: the session saves one version once it has been idle.
+    const versionCount = async () => Number((await server.platform.db.selectFrom('document_versions').select((eb) => eb.fn.countAll().as('n')).where('document_id', '=', document.id).executeTakeFirstOrThrow()).n);
+    await until(versionCount, (n) => n === 2);
+    const got = await server.call('GET', `/v1/documents/${document.id}`);
+    expect(got.body.version_count).toBe(2);
+    expect(got.body.content).toBe('# Launch\n\nFirst paragraph.\n\nA burst of typing, one character at a time.');
+    expect(got.body.current_version.source).toMatchObject({ kind: 'realtime', api_key_id: server.ownerKeyId, user_id: expect.stringMatching(/^usr_/) });
+
+    // A read does not wait for the session to save: it makes the version at once.
+    typeInto(editor.doc, ' More.');
+    const read = await until(() => server.call('GET', `/v1/documents/${document.id}`), (answer) => answer.body.content.endsWith('More.'));
+    expect(read.body.version_count).toBe(3);
+    const versions = await server.call('GET', `/v1/documents/${document.id}/versions?source_kind=realtime`);
+    expect(versions.body.data.map((version: { number: number }) => version.number)).toEqual([3, 2]);
+  });
+
+  test('an API update, a restore and a delete reach connected editors', async () => {
+    const document = await newDocument();
+    const editor = open(document.id, document.edit_token.token);
+    await editor.ready;
+    const updated = await server.call('PATCH', `/v1/documents/${document.id}`, { body: { content: '# Launch\n\nRewritten through the API.', base_version_id: document.current_version.id } });
+    expect(updated.status, updated.text).toBe(200);
+    expect(updated.body.current_version.source.kind).toBe('edit');
+    await until(() => editor.text(), (text) => text === '# Launch\n\nRewritten through the API.');
+    const stale = await server.call('PATCH', `/v1/documents/${document.id}`, { body: { content: 'Stale.', base_version_id: document.current_version.id } });
+    expect(stale.status).toBe(409);
+    expect(stale.body.code).toBe('version_conflict');
+
+    const restored = await server.call('POST', `/v1/documents/${document.id}/versions/${document.current_version.id}/restore`);
+    expect(restored.status).toBe(201);
+    expect(restored.body).toMatchObject({ number: 3, source: { kind: 'restore', restored_from_version_number: 1 } });
+    await until(() => editor.text(), (text) => text === '# Launch\n\nFirst paragraph.');
+    // The API's changes are not made versions again by the session.
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS * 3));
+    expect((await server.call('GET', `/v1/documents/${document.id}`)).body.version_count).toBe(3);
+
+    const closed = new Promise<void>((resolve) => editor.provider.on('close', () => resolve()));
+    expect((await server.call('DELETE', `/v1/documents/${document.id}`)).status).toBe(204);
+    await closed;
+    await expect(open(document.id, await signEditToken(server.platform.db, { documentId: document.id, workspaceId: server.workspaceId, permission: 'edit', apiKeyId: server.ownerKeyId, userId: null }, new Date(), new Date(Date.now() + 60_000))).ready).rejects.toThrow('document_not_found');
+  });
+});
+
+describe.runIf(postgresUrl && redisAvailable)('two server processes on one PostgreSQL database, joined by Redis', () => {
+  let first: TestServer;
+  let second: TestServer;
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  const editors: Editor[] = [];
+
+  beforeAll(async () => {
+    database = await freshDatabase('postgres');
+    first = await startTestServer({ databaseUrl: database.url, redisUrl: REDIS_URL, env: { REALTIME_VERSION_IDLE_MS: String(IDLE_MS) } });
+    second = await startTestServer({ databaseUrl: database.url, redisUrl: REDIS_URL, workspace: false, env: { REALTIME_VERSION_IDLE_MS: String(IDLE_MS) } });
+  });
+  afterAll(async () => {
+    for (const editor of editors) editor.close();
+    await second?.close();
+    await first?.close();
+    await database?.drop();
+  });
+
+  test('editors on different processes converge, and an API update on one reaches the other', async () => {
+    const created = await first.call('POST', '/v1/documents', { body: { title: 'Shared', content: 'Start.' } });
+    const id = created.body.id as string;
+    const onFirst = connectEditor(first.url, id, created.body.edit_token.token);
+    editors.push(onFirst);
+    await onFirst.ready;
+    const secondToken = (await first.call('POST', `/v1/documents/${id}/edit-token`, { body: {} })).body.token;
+    const onSecond = connectEditor(second.url, id, secondToken);
+    editors.push(onSecond);
+    await onSecond.ready;
+    appendParagraph(onFirst.doc, 'From the first process.');
+    appendParagraph(onSecond.doc, 'From the second process.');
+    await until(() => [onFirst.text(), onSecond.text()], (texts) => texts.every((text) => text.includes('From the first process.') && text.includes('From the second process.')));
+
+    const patched = await second.call('PATCH', `/v1/documents/${id}`, { key: first.ownerKey, body: { title: 'Shared', content: 'Replaced on the second process.' } });
+    expect(patched.status, patched.text).toBe(200);
+    await until(() => onFirst.text(), (text) => text === 'Replaced on the second process.');
+  });
+});

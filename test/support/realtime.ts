@@ -1,0 +1,65 @@
+// Real Hocuspocus clients for the realtime tests and the benchmark: a provider per editor on the server's
+// WebSocket endpoint, and helpers that edit the Yjs document the way the editor does (paragraphs in `default`).
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import * as Y from 'yjs';
+import { renderMarkdown } from '../../src/features/documents/markdown.ts';
+
+export interface Editor {
+  provider: HocuspocusProvider;
+  doc: Y.Doc;
+  /** Resolves once authenticated and synced, with the scope the server granted; rejects with the refusal's reason. */
+  ready: Promise<'readonly' | 'read-write'>;
+  text(): string;
+  close(): void;
+}
+
+export function connectEditor(baseUrl: string, documentId: string, token: string, options: { tokenIn?: 'query' | 'message' } = {}): Editor {
+  const base = `${baseUrl.replace(/^http/, 'ws')}/v1/documents/${documentId}/realtime`;
+  const url = options.tokenIn === 'query' ? `${base}?token=${encodeURIComponent(token)}` : base;
+  const websocketProvider = new HocuspocusProviderWebsocket({ url, maxAttempts: 1 });
+  let scope: 'readonly' | 'read-write' | undefined;
+  let settle: { resolve: (scope: 'readonly' | 'read-write') => void; reject: (error: Error) => void };
+  const ready = new Promise<'readonly' | 'read-write'>((resolve, reject) => (settle = { resolve, reject }));
+  const provider = new HocuspocusProvider({
+    websocketProvider,
+    name: documentId,
+    token: options.tokenIn === 'query' ? '' : token,
+    onAuthenticated: ({ scope: granted }) => {
+      scope = granted as 'readonly' | 'read-write';
+    },
+    onAuthenticationFailed: ({ reason }) => settle.reject(new Error(reason)),
+    onSynced: ({ state }) => {
+      if (state && scope) settle.resolve(scope);
+    },
+  });
+  provider.attach();
+  ready.catch(() => {});
+  return {
+    provider,
+    doc: provider.document,
+    ready,
+    text: () => renderMarkdown(provider.document),
+    close: () => {
+      provider.destroy();
+      websocketProvider.destroy();
+    },
+  };
+}
+
+/** Appends a paragraph, as typing a line in the editor does. */
+export function appendParagraph(doc: Y.Doc, text: string): void {
+  doc.transact(() => {
+    const paragraph = new Y.XmlElement('paragraph');
+    paragraph.insert(0, [new Y.XmlText(text)]);
+    const fragment = doc.getXmlFragment('default');
+    fragment.insert(fragment.length, [paragraph]);
+  });
+}
+
+/** Types into the last paragraph, one character per transaction, as a keyboard does. */
+export function typeInto(doc: Y.Doc, text: string): void {
+  const fragment = doc.getXmlFragment('default');
+  const last = fragment.get(fragment.length - 1) as Y.XmlElement;
+  const textNode = last.get(0) as Y.XmlText;
+  for (const char of text) doc.transact(() => textNode.insert(textNode.length, char));
+}
