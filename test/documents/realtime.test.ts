@@ -81,7 +81,10 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     const other = await newDocument();
     const past = new Date(Date.now() - 3_600_000);
     const expired = await signEditToken(server.platform.db, { documentId: document.id, workspaceId: server.workspaceId, permission: 'edit', apiKeyId: server.ownerKeyId, userId: null }, past, new Date(past.getTime() + 60_000));
-    await expect(open(document.id, expired).ready).rejects.toThrow('token_expired');
+    const refused = open(document.id, expired);
+    await expect(refused.ready).rejects.toThrow('token_expired');
+    // One socket serves one document: after the refusal the server closes it.
+    expect(await refused.closed).toBe(4403);
     await expect(open(document.id, other.edit_token.token).ready).rejects.toThrow('token_wrong_document');
     const valid = await token(document.id);
     const tampered = valid.slice(0, -2) + (valid.endsWith('AA') ? 'BB' : 'AA');

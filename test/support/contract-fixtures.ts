@@ -104,6 +104,25 @@ async function freshProject(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: String(project.id) } };
 }
 
+/** The spec's example document without its project and voice (they do not exist on the target). */
+function newDocumentBody(): Record<string, unknown> {
+  const { project_id: _project, voice_id: _voice, ...example } = exampleRequest('createDocument').body as Record<string, unknown>;
+  return example;
+}
+
+async function freshDocument(target: FixtureTarget): Promise<Record<string, any>> {
+  return post(target, '/v1/documents', newDocumentBody());
+}
+
+async function freshDocumentPath(target: FixtureTarget): Promise<RequestOverrides> {
+  return { path: { id: String((await freshDocument(target)).id) } };
+}
+
+async function freshDocumentVersion(target: FixtureTarget): Promise<RequestOverrides> {
+  const document = await freshDocument(target);
+  return { path: { id: String(document.id), version_id: String(document.current_version.id) } };
+}
+
 /**
  * The spec's example compliance rule, disabled and for the whole workspace (the example's project does not exist on
  * the target): a fixture's rule never checks the outputs of the other tests, which run concurrently. Its name
@@ -199,6 +218,26 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
     body: { ...(exampleRequest('updateComplianceRule').body as Record<string, unknown>), enabled: false },
   }),
   deleteComplianceRule: freshComplianceRule,
+  createDocument: async () => ({ body: newDocumentBody() }),
+  getDocument: freshDocumentPath,
+  updateDocument: async (target) => ({ ...(await freshDocumentPath(target)), body: { title: `Contract ${unique()}`, content: '# Updated\n\nBy the contract test.' } }),
+  deleteDocument: freshDocumentPath,
+  createDocumentEditToken: async (target) => ({ ...(await freshDocumentPath(target)), body: { ttl_seconds: 600 } }),
+  publishDocument: freshDocumentPath,
+  unpublishDocument: freshDocumentPath,
+  listDocumentVersions: freshDocumentPath,
+  getDocumentVersion: freshDocumentVersion,
+  restoreDocumentVersion: freshDocumentVersion,
+  getPublicDocument: async (target) => {
+    const { path } = await freshDocumentPath(target);
+    const published = await fetch(`${target.baseUrl}/v1/documents/${String(path!.id)}/publish`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ visibility: 'public' }),
+    });
+    if (published.status !== 200) throw new Error(`fixture: publishing answered ${published.status}: ${await published.text()}`);
+    return { path };
+  },
   getEvent: async (target) => ({ path: { id: await freshEvent(target) } }),
   replayWebhookEvents: async (target) => {
     const { path } = await freshEndpoint(target);
@@ -263,7 +302,7 @@ export async function removeFixtureResources(target: FixtureTarget): Promise<voi
   const endpoints = (await listAll(target, '/v1/webhooks/endpoints')).filter((e) => FIXTURE_ENDPOINT_URL.test(String(e.url)));
   const members = (await listAll(target, '/v1/members')).filter((m) => FIXTURE_MEMBER_EMAIL.test(String(m.email)));
   const rules = (await listAllIfServed(target, '/v1/compliance-rules')).filter((r) => FIXTURE_RULE_NAME.test(String(r.name)));
-  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/'));
+  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/') || path.startsWith('/v1/documents/'));
   createdByFixtures.length = 0;
   for (const path of [
     ...endpoints.map((e) => `/v1/webhooks/endpoints/${String(e.id)}`),

@@ -9,6 +9,8 @@ export interface Editor {
   doc: Y.Doc;
   /** Resolves once authenticated and synced, with the scope the server granted; rejects with the refusal's reason. */
   ready: Promise<'readonly' | 'read-write'>;
+  /** Resolves with the close code when the server closes the socket. */
+  closed: Promise<number>;
   text(): string;
   close(): void;
 }
@@ -33,11 +35,13 @@ export function connectEditor(baseUrl: string, documentId: string, token: string
     },
   });
   provider.attach();
+  const closed = new Promise<number>((resolve) => websocketProvider.on('close', ({ event }: { event: { code: number } }) => resolve(event.code)));
   ready.catch(() => {});
   return {
     provider,
     doc: provider.document,
     ready,
+    closed,
     text: () => renderMarkdown(provider.document),
     close: () => {
       provider.destroy();

@@ -34,6 +34,8 @@ const API_ORIGIN = 'content-service:api';
 
 interface SessionContext {
   pathDocumentId: string;
+  /** Closes the WebSocket (after a refusal: one socket serves one document, so a refused one is done). */
+  closeSocket?: (reason: string) => void;
   claims?: EditClaims;
 }
 
@@ -96,14 +98,25 @@ export class Realtime {
     this.#sockets.handleUpgrade(req, socket, head, (ws) => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-      const connection = this.hocuspocus.handleConnection(ws, new Request(new URL(url.pathname + url.search, this.#platform.config.publicBaseUrl), { headers }), { pathDocumentId });
+      // The Auth message with the refusal is sent first; the close frame follows it.
+      const closeSocket = (reason: string) => setImmediate(() => ws.close(4403, reason));
+      const connection = this.hocuspocus.handleConnection(ws, new Request(new URL(url.pathname + url.search, this.#platform.config.publicBaseUrl), { headers }), { pathDocumentId, closeSocket });
       ws.on('message', (data: Buffer) => connection.handleMessage(new Uint8Array(data)));
       ws.on('close', (code, reason) => connection.handleClose({ code, reason: reason.toString() }));
       ws.on('error', () => ws.terminate());
     });
   }
 
-  async #authenticate({ token, documentName, requestParameters, connectionConfig, context }: { token: string; documentName: string; requestParameters: URLSearchParams; connectionConfig: { readOnly: boolean }; context: SessionContext }) {
+  async #authenticate(payload: { token: string; documentName: string; requestParameters: URLSearchParams; connectionConfig: { readOnly: boolean }; context: SessionContext }) {
+    try {
+      return await this.#authorise(payload);
+    } catch (error) {
+      if (error instanceof Refusal) payload.context.closeSocket?.(error.reason);
+      throw error;
+    }
+  }
+
+  async #authorise({ token, documentName, requestParameters, connectionConfig, context }: { token: string; documentName: string; requestParameters: URLSearchParams; connectionConfig: { readOnly: boolean }; context: SessionContext }) {
     // The URL names the document; the Hocuspocus messages name it too, and must name the same one.
     if (documentName !== context.pathDocumentId) throw new Refusal('token_wrong_document');
     let claims: EditClaims;
