@@ -4362,7 +4362,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini` where OpenAI is configured, else the built-in `sandbox-writer`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4408,7 +4408,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini` where OpenAI is configured, else the built-in `sandbox-writer`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4453,7 +4453,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini` where OpenAI is configured, else the built-in `sandbox-writer`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4499,7 +4499,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini` where OpenAI is configured, else the built-in `sandbox-writer`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4543,7 +4543,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini` where OpenAI is configured, else the built-in `sandbox-writer`.
              * @example gpt-4o-mini
              */
             model?: string;
@@ -4585,7 +4585,7 @@ export type components = {
              */
             placement?: "replace" | "before" | "after";
             /**
-             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini`.
+             * @description The model to use, an `id` of `GET /v1/models`. Defaults to the `default_model` of the document's project, else `gpt-4o-mini` where OpenAI is configured, else the built-in `sandbox-writer`.
              * @example gpt-4o-mini
              */
             model?: string;

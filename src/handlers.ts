@@ -6,8 +6,6 @@ import type { features } from './features/index.ts';
 
 /** The operations whose feature is not built yet. Each later issue removes its own. */
 export const notImplemented = [
-  // Documents
-  'runDocumentCommand',
   // Knowledge bases
   'listKnowledgeBases',
   'createKnowledgeBase',

@@ -74,7 +74,9 @@ function send(res: Response, result: HandlerResult): void {
     return;
   }
   if (result.contentType) res.type(result.contentType);
-  res.json(result.body);
+  // A text answer (the public document's HTML page) is sent as it is; everything else is JSON.
+  if (typeof result.body === 'string' && result.contentType && !/json/.test(result.contentType)) res.send(result.body);
+  else res.json(result.body);
 }
 
 /**

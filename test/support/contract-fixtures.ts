@@ -226,6 +226,8 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   publishDocument: freshDocumentPath,
   unpublishDocument: freshDocumentPath,
   listDocumentVersions: freshDocumentPath,
+  // The sandbox model: the example's model needs a provider key the target may not have.
+  runDocumentCommand: async (target) => ({ ...(await freshDocumentPath(target)), body: { command: 'summarize', model: 'sandbox-writer', length: 'short' } }),
   getDocumentVersion: freshDocumentVersion,
   restoreDocumentVersion: freshDocumentVersion,
   getPublicDocument: async (target) => {

@@ -1,7 +1,11 @@
 // The document schema: the Tiptap extensions that define what a document can hold. The server (Markdown ⇄ Yjs,
-// markdown.ts) and the reference editor (editor/client.ts) must use the same list, or content one of them does not
-// know is dropped: StarterKit (headings, lists, quotes, code, marks, links) and GitHub tables.
-import StarterKit from '@tiptap/starter-kit';
+// markdown.ts) and the reference editor (editor/client.ts) must use the same list: content that one side's schema
+// does not know is dropped by it, and an editor would delete it from the shared document. StarterKit (headings,
+// lists, quotes, code, marks, links) and GitHub tables.
 import { TableKit } from '@tiptap/extension-table';
+import StarterKit from '@tiptap/starter-kit';
 
-export const documentExtensions = [StarterKit, TableKit];
+/** `undoRedo: false` in an editor with the Collaboration extension, which keeps its own undo history. */
+export function documentExtensions(options: { undoRedo?: boolean } = {}) {
+  return [StarterKit.configure({ undoRedo: options.undoRedo === false ? false : undefined }), TableKit];
+}

@@ -2,6 +2,7 @@
 // API's own port (realtime.ts), AI commands through the engine (command-handler.ts), publishing with a public page,
 // and a reference editor page (editor/).
 import type { Feature } from '../../platform/feature.ts';
+import { commandHandlers } from './command-handler.ts';
 import { documentHandlers } from './documents.ts';
 import { editorPages } from './editor/page.ts';
 import { documents } from './migrations/011_documents.ts';
@@ -11,7 +12,7 @@ import { versionHandlers } from './versions.ts';
 
 export const documentsFeature = {
   name: 'documents',
-  handlers: { ...documentHandlers, ...versionHandlers },
+  handlers: { ...documentHandlers, ...versionHandlers, ...commandHandlers },
   migrations: { '011_documents': documents },
   pages: editorPages,
   upgrades: (platform) => [realtimeOf(platform).endpoint()],

@@ -7,8 +7,8 @@
 import { HocuspocusProvider, WebSocketStatus } from '@hocuspocus/provider';
 import { Editor } from '@tiptap/core';
 import { Collaboration } from '@tiptap/extension-collaboration';
-import { StarterKit } from '@tiptap/starter-kit';
 import * as Y from 'yjs';
+import { documentExtensions } from '../extensions.ts';
 
 declare global {
   interface Window {
@@ -53,8 +53,9 @@ if (!token) {
     // Editable once the server has accepted the token for editing.
     editable: false,
     extensions: [
-      // The collaboration extension keeps the undo history (of this browser's own changes only).
-      StarterKit.configure({ undoRedo: false }),
+      // The server's schema (tables included); the collaboration extension keeps the undo history (of this
+      // browser's own changes only).
+      ...documentExtensions({ undoRedo: false }),
       Collaboration.configure({ document: ydoc, field: 'default' }),
     ],
   });

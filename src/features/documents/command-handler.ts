@@ -1,0 +1,110 @@
+// POST /v1/documents/{id}/commands: runs an AI command (commands.ts) through the engine, with the document's or
+// the request's voice and the workspace's output policy, and saves the result as a new version (source `command`)
+// that connected editors receive at once. A policy violation withholds the output and saves nothing.
+import type { components } from '../../../generated/openapi.ts';
+import type { Handlers } from '../../../generated/operations.ts';
+import { byRequest } from '../../platform/audit.ts';
+import type { RequestContext } from '../../platform/context.ts';
+import { Problem } from '../../platform/problems.ts';
+import { engineOf } from '../engine/engine.ts';
+import { projectsOf } from '../projects/projects.ts';
+import { readyVoice } from '../voices/voices.ts';
+import { runCommand, selectionOf, type CitationSource } from './commands.ts';
+import { checkBaseVersion, loadDocument, lockDocument } from './documents.ts';
+import { realtimeOf } from './realtime.ts';
+import { fetchCitationSources } from './sources.ts';
+import { presentVersionSummary, saveVersion } from './store.ts';
+
+type Schemas = components['schemas'];
+
+/** The default model of a command: the project's, else gpt-4o-mini where OpenAI is configured, else the sandbox's. */
+function defaultModel(context: RequestContext, projectModel: string | null | undefined): string {
+  if (projectModel) return projectModel;
+  const engine = engineOf(context.platform);
+  const openai = engine.catalogue.get('gpt-4o-mini');
+  return openai && engine.catalogue.available(openai) ? 'gpt-4o-mini' : 'sandbox-writer';
+}
+
+/** The sources a `cite` may use: fetched https pages, and (once knowledge bases exist) passages of a knowledge base. */
+async function citationSources(context: RequestContext, sources: string[]): Promise<CitationSource[]> {
+  const kb = sources.findIndex((source) => source.startsWith('kb_'));
+  if (kb >= 0) {
+    // The seam for knowledge bases: their search will give the passages. Until the feature exists no id is one.
+    throw new Problem('not_found', `No knowledge base ${sources[kb]} in this workspace.`, { errors: [{ pointer: `/sources/${kb}`, detail: 'is not a knowledge base of this workspace' }] });
+  }
+  return fetchCitationSources(sources, { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback });
+}
+
+export const commandHandlers = {
+  async runDocumentCommand(request, context) {
+    const command = request.body;
+    const workspaceId = context.caller.workspace.id;
+    const db = context.platform.db;
+    const { row, current } = await loadDocument(context, request.path.id);
+    checkBaseVersion(row, command.base_version_id);
+    selectionOf(current.content, command.selection);
+    const project = row.project_id ? await projectsOf(db, workspaceId).where('id', '=', row.project_id).executeTakeFirst() : undefined;
+    const model = command.model ?? defaultModel(context, project?.default_model);
+    const voiceId = command.voice_id !== undefined ? command.voice_id : row.voice_id;
+    if (voiceId) await readyVoice(db, workspaceId, voiceId, command.voice_id !== undefined ? '/voice_id' : undefined);
+    const sources = command.command === 'cite' ? await citationSources(context, command.sources) : undefined;
+
+    const engine = engineOf(context.platform);
+    const usage = { prompt: 0, completion: 0, cost: 0, ms: 0 };
+    let modelId = model;
+    const outcome = await runCommand(
+      command,
+      { title: row.title, content: current.content },
+      async (messages) => {
+        const started = performance.now();
+        const result = await engine.generate({
+          workspaceId,
+          apiKeyId: context.caller.apiKey.id,
+          feature: 'documents',
+          model,
+          messages,
+          voiceId,
+          projectId: row.project_id,
+          userId: context.caller.userId,
+          origin: byRequest(context),
+          signal: context.signal,
+          now: context.now,
+        });
+        usage.ms += performance.now() - started;
+        usage.prompt += result.usage.inputTokens;
+        usage.completion += result.usage.outputTokens;
+        usage.cost += result.costUsd;
+        modelId = result.model.id;
+        return result.choices[0]!.text;
+      },
+      sources,
+      context.now,
+    );
+
+    const version = await realtimeOf(context.platform).withLiveDocument(row.id, (apply) =>
+      db.transaction().execute(async (trx) => {
+        const locked = await lockDocument(trx, context, row.id);
+        // The command worked on `current`; a change meanwhile (API or socket) would be overwritten.
+        if (locked.current_version_id !== current.id || (locked.yjs_markdown !== null && locked.yjs_markdown !== locked.yjs_version_markdown)) {
+          throw new Problem('version_conflict', `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version.`);
+        }
+        const source = { kind: 'command' as const, apiKeyId: context.caller.apiKey.id, userId: context.caller.userId, command: command.command };
+        return (await saveVersion(trx, locked, outcome.content, source, context.now, apply(outcome.content))).version;
+      }),
+    );
+    const body: Schemas['DocumentCommandResult'] = {
+      object: 'document.command_result',
+      document_id: row.id,
+      command: command.command,
+      model: modelId,
+      voice_id: voiceId,
+      version: presentVersionSummary(version),
+      output: outcome.output,
+      output_range: outcome.outputRange,
+      usage: { prompt_tokens: usage.prompt, completion_tokens: usage.completion, total_tokens: usage.prompt + usage.completion },
+      cost_usd: Math.round(usage.cost * 1e9) / 1e9,
+      duration_ms: Math.round(usage.ms),
+    };
+    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/documents/${row.id}/versions/${version.id}` }, body };
+  },
+} satisfies Pick<Handlers<RequestContext>, 'runDocumentCommand'>;

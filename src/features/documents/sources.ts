@@ -1,0 +1,235 @@
+// The web pages a `cite` command cites: each URL fetched once, best effort (5 s, 2 MB), through the webhooks' SSRF
+// guard (url-policy.ts: https only and public addresses only, every address checked at connect time), for its title
+// and a plain-text excerpt the model cites from. A page that cannot be read is still a source: its reference is the
+// URL itself, titled by its host and path, with no excerpt.
+import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
+import { guardedLookup, literalHostBlocked } from '../webhooks/url-policy.ts';
+import type { CitationSource } from './commands.ts';
+
+export interface SourceFetchOptions {
+  /** The development setting of the webhooks (WEBHOOKS_ALLOW_LOOPBACK): also http, and loopback or private hosts. */
+  allowPrivateNetworks: boolean;
+  /** For the whole of each URL, redirects included. Default 5 s. */
+  timeoutMs?: number;
+  /** At most this much of each page is read (its start: the title is in the head). Default 2 MB. */
+  maxBytes?: number;
+  /**
+   * Replaces the guarded transport (tests). The scheme and IP-literal checks still apply; the check of the
+   * addresses a host name resolves to is the guarded transport's, so a replacement must do its own.
+   */
+  fetch?: typeof fetch;
+}
+
+const EXCERPT_CHARS = 1500;
+const MAX_REDIRECTS = 5;
+const lookups = { true: guardedLookup(true), false: guardedLookup(false) };
+
+/** The sources, numbered from 1 in the order of `urls`, fetched in parallel. Never throws. */
+export async function fetchCitationSources(urls: string[], options: SourceFetchOptions): Promise<CitationSource[]> {
+  return Promise.all(urls.map((url, i) => fetchSource(url, i + 1, options)));
+}
+
+/** What a source is called when its page gives no title: its host and path. */
+export function fallbackTitle(raw: string): string {
+  try {
+    const url = new URL(raw);
+    return `${url.hostname}${url.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return raw;
+  }
+}
+
+async function fetchSource(url: string, n: number, options: SourceFetchOptions): Promise<CitationSource> {
+  const source: CitationSource = { n, url, title: fallbackTitle(url), excerpt: '' };
+  try {
+    const page = await fetchPage(url, options);
+    if (!page) return source;
+    if (page.html) {
+      const { title, excerpt } = readHtml(page.text);
+      return { ...source, title: title || source.title, excerpt };
+    }
+    return { ...source, excerpt: excerptOf(page.text) };
+  } catch {
+    // Refused, unreachable, too slow, broken: the reference is still the URL.
+    return source;
+  }
+}
+
+/** A `fetch` that connects only to addresses the URL policy allows (node:http, as webhook deliveries do). */
+function guardedFetch(allowPrivateNetworks: boolean): typeof fetch {
+  return (input, init) =>
+    new Promise<Response>((resolve, reject) => {
+      const url = new URL(String(input));
+      const transport = url.protocol === 'https:' ? https : http;
+      const request = transport.request(url, {
+        method: 'GET',
+        // A fresh connection each time, not kept alive: these are one-off fetches of other people's servers.
+        agent: false,
+        lookup: lookups[`${allowPrivateNetworks}`] as never,
+        headers: Object.fromEntries(new Headers(init?.headers).entries()),
+        signal: init?.signal ?? undefined,
+      });
+      request.on('error', reject);
+      request.on('response', (response) => {
+        const status = response.statusCode ?? 0;
+        if (status < 200 || status > 599) {
+          response.destroy();
+          return reject(new Error(`not an HTTP status: ${status}`));
+        }
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+        const empty = status === 204 || status === 205 || status === 304;
+        if (empty) response.resume();
+        resolve(new Response(empty ? null : (Readable.toWeb(response) as unknown as ReadableStream<Uint8Array>), { status, headers }));
+      });
+      request.end();
+    });
+}
+
+/** The page's text (at most `maxBytes` of it), whether it is HTML; null for an answer that is not a readable page. */
+async function fetchPage(raw: string, options: SourceFetchOptions): Promise<{ text: string; html: boolean } | null> {
+  const allow = options.allowPrivateNetworks;
+  const doFetch = options.fetch ?? guardedFetch(allow);
+  const signal = AbortSignal.timeout(options.timeoutMs ?? 5000);
+  let url = new URL(raw);
+  for (let redirects = 0; ; redirects++) {
+    // Each hop is checked as the first: a redirect to http or to a private address is refused just the same.
+    if (url.protocol !== 'https:' && !(allow && url.protocol === 'http:')) return null;
+    if (url.username || url.password || literalHostBlocked(url, allow)) return null;
+    const response = await doFetch(url.href, {
+      redirect: 'manual',
+      signal,
+      headers: {
+        accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1',
+        'accept-encoding': 'identity',
+        'user-agent': 'content-service/0.1 (citation sources)',
+      },
+    });
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location) {
+      await response.body?.cancel();
+      if (redirects >= MAX_REDIRECTS) return null;
+      url = new URL(location, url);
+      continue;
+    }
+    const type = (response.headers.get('content-type') ?? 'text/html').toLowerCase();
+    const html = /html|xml/.test(type);
+    if (!response.ok || !response.body || !(html || type.startsWith('text/plain'))) {
+      await response.body?.cancel();
+      return null;
+    }
+    const bytes = await readAtMost(response.body, options.maxBytes ?? 2 * 1024 * 1024);
+    return { text: decode(bytes, type, html), html };
+  }
+}
+
+/** The first `max` bytes of a body; the rest is not downloaded. */
+async function readAtMost(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value.subarray(0, max - size));
+    size += Math.min(value.length, max - size);
+  }
+  await reader.cancel().catch(() => {});
+  return Buffer.concat(chunks);
+}
+
+/** The body as text, in the charset of its Content-Type or its `<meta charset>`, else UTF-8. */
+function decode(bytes: Uint8Array, type: string, html: boolean): string {
+  let charset = /charset=["']?([\w.:-]+)/.exec(type)?.[1];
+  if (!charset && html) {
+    const head = Buffer.from(bytes.subarray(0, 2048)).toString('latin1');
+    charset = /<meta[^<>]*charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1];
+  }
+  try {
+    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+const ENTITIES: Record<string, string> = {
+  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ndash: '–', mdash: '—', hellip: '…', lsquo: '‘', rsquo: '’',
+  ldquo: '“', rdquo: '”', laquo: '«', raquo: '»', middot: '·', bull: '•', copy: '©', reg: '®', trade: '™', euro: '€',
+};
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (entity, name: string) => {
+    if (name[0] !== '#') return ENTITIES[name.toLowerCase()] ?? entity;
+    const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : Number(name.slice(1));
+    return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : entity;
+  });
+}
+
+function collapse(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** The first ~1,500 characters of plain text, cut at a space, with an ellipsis when cut. */
+function excerptOf(text: string): string {
+  const plain = collapse(text);
+  if (plain.length <= EXCERPT_CHARS) return plain;
+  let cut = plain.lastIndexOf(' ', EXCERPT_CHARS);
+  if (cut < EXCERPT_CHARS - 300) cut = EXCERPT_CHARS;
+  const code = plain.charCodeAt(cut - 1);
+  if (code >= 0xd800 && code <= 0xdbff) cut--;
+  return `${plain.slice(0, cut)}…`;
+}
+
+/**
+ * HTML without these elements (and comments). Linear: each opening tag found is closed by the first closing tag
+ * after it, looked up from there. An element never closed takes the rest of the page with it when `unclosed` is
+ * `rest` (a script's text runs to the end), else only its opening tag goes (HTML may leave out `</head>`).
+ */
+function withoutElements(html: string, names: string[], unclosed: 'rest' | 'tag'): string {
+  const open = new RegExp(`<!--|<(${names.join('|')})(?=[\\s/>])`, 'gi');
+  let out = '';
+  let from = 0;
+  for (let match = open.exec(html); match; match = open.exec(html)) {
+    out += `${html.slice(from, match.index)} `;
+    const close = match[0] === '<!--' ? /-->/g : new RegExp(`</${match[1]}\\s*>`, 'gi');
+    close.lastIndex = open.lastIndex;
+    const end = close.exec(html);
+    if (!end && unclosed === 'rest') return out;
+    const tagEnd = html.indexOf('>', open.lastIndex);
+    from = open.lastIndex = end ? end.index + end[0].length : tagEnd < 0 ? html.length : tagEnd + 1;
+  }
+  return out + html.slice(from);
+}
+
+function attributes(tag: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const m of tag.matchAll(/([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) found.set(m[1]!.toLowerCase(), m[2] ?? m[3] ?? m[4] ?? '');
+  return found;
+}
+
+/** The title of a page (`<title>`, else `og:title`) and the start of its text. */
+export function readHtml(html: string): { title: string; excerpt: string } {
+  const page = withoutElements(html, ['script', 'style', 'noscript', 'template', 'svg'], 'rest');
+  let title = /<title\b[^<>]*>([^<]*)<\/title\s*>/i.exec(page)?.[1] ?? '';
+  if (!collapse(title)) {
+    for (const [tag] of page.matchAll(/<meta\b[^<>]*>/gi)) {
+      const attrs = attributes(tag);
+      if ((attrs.get('property') ?? attrs.get('name')) === 'og:title') title = attrs.get('content') ?? '';
+      if (collapse(title)) break;
+    }
+  }
+  // The text of the main part of the page when it says which that is; navigation and the like are not the source.
+  let body = withoutElements(page, ['head', 'title', 'nav', 'footer', 'aside', 'form', 'iframe', 'button', 'select'], 'tag');
+  for (const name of ['main', 'article']) {
+    const start = new RegExp(`<${name}\\b[^<>]*>`, 'i').exec(body);
+    if (!start) continue;
+    let end = -1;
+    for (const close of body.matchAll(new RegExp(`</${name}\\s*>`, 'gi'))) end = close.index;
+    body = body.slice(start.index + start[0].length, end > start.index ? end : undefined);
+    break;
+  }
+  const text = decodeEntities(body.replace(/<[^<>]*>/g, ' '));
+  return { title: collapse(decodeEntities(title)).slice(0, 300), excerpt: excerptOf(text) };
+}
