@@ -49,6 +49,9 @@ describe.each(databaseKinds)('documents on %s', (kind) => {
     expect((await server.call('GET', '/v1/documents?status=published')).body.data.map((item: { id: string }) => item.id)).not.toContain(document.id);
 
     expectProblem(await server.call('POST', '/v1/documents', { body: { title: 'x', project_id: 'prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A' } }), 404, 'not_found');
+    // Deleting the project keeps its documents, out of any project.
+    expect((await server.call('DELETE', `/v1/projects/${project.body.id}`)).status).toBe(204);
+    expect((await server.call('GET', `/v1/documents/${document.id}`)).body.project_id).toBeNull();
     expectProblem(await server.call('POST', '/v1/documents', { body: { title: 'x', voice_id: 'voc_01JD2Q7F8X3M4N5P6R7S8T9V0W' } }), 404, 'not_found');
     expectProblem(await server.call('GET', '/v1/documents/doc_01JDB2C3D4E5F6G7H8J9K0M1N2'), 404, 'not_found');
   });

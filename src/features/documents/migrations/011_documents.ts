@@ -8,7 +8,8 @@ export const documents: Migration = {
       .createTable('documents')
       .addColumn('id', 'text', (c) => c.primaryKey())
       .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-      .addColumn('project_id', 'text')
+      // A deleted project leaves its documents, out of any project (the contract's deleteProject).
+      .addColumn('project_id', 'text', (c) => c.references('projects.id').onDelete('set null'))
       .addColumn('title', 'text', (c) => c.notNull())
       .addColumn('voice_id', 'text')
       .addColumn('status', 'text', (c) => c.notNull())
