@@ -27,6 +27,7 @@ const settings: Array<[string, (config: Config) => unknown]> = [
   ['WEBHOOKS_ALLOW_LOOPBACK', (config) => config.webhooksAllowLoopback],
   ['PROVIDER_TIMEOUT_MS', (config) => config.providers.timeoutMs],
   ['PROVIDER_MAX_RETRIES', (config) => config.providers.maxRetries],
+  ['REALTIME_VERSION_IDLE_MS', (config) => config.realtimeVersionIdleMs],
 ];
 
 describe('configuration defaults', () => {
