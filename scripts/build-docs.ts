@@ -1,6 +1,6 @@
 // Renders the docs portal into docs/site/ (or the directory given as the first argument): the OpenAPI reference
 // (Redocly, webhooks included), the AsyncAPI reference (the AsyncAPI React component) and the guides of docs/guides/
-// ("Chat completions", "Receiving webhooks", "Brand voices"; Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
+// ("Chat completions", "Receiving webhooks", "Brand voices", "Documents"; Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
 // static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -16,6 +16,7 @@ const guides = [
   { name: 'chat', title: 'Chat completions' },
   { name: 'receiving-webhooks', title: 'Receiving webhooks' },
   { name: 'voices', title: 'Brand voices' },
+  { name: 'documents', title: 'Documents' },
 ];
 
 /** The portal's navigation line, with the current page as plain text. */

@@ -1,5 +1,6 @@
 // Renders the docs portal (`npm run docs`) and opens it in headless Chromium: every tag shows all of its
-// operations (webhooks included), the AsyncAPI page shows every event message, and the chat guide renders.
+// operations (webhooks included), the AsyncAPI page shows every event message, and the chat, brand voices and
+// documents guides render.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -114,7 +115,7 @@ describe('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -129,7 +130,46 @@ describe('the brand voices guide', () => {
     }
     for (const shown of ['"status": "ready"', '"formality": 1', 'policy_violation', '"type": "audit.policy.violation"', 'event: error']) expect(text).toContain(shown);
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html']);
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the documents guide', () => {
+  test('shows documents, real-time editing, versions, every AI command and publishing, with their examples', async () => {
+    const { page, failedRequests } = await open('documents.html');
+    const text = await page.locator('main').innerText();
+    for (const heading of ['Create a document', 'List and get documents', 'Update a document', 'Edit in real time', 'How the socket and the API agree', 'Versions', 'AI commands', 'Publishing', 'Delete a document']) {
+      expect(await page.locator('h2', { hasText: new RegExp(`^${heading}$`) }).count(), heading).toBe(1);
+    }
+    for (const command of ['outline', 'expand', 'summarize', 'rewrite', 'cite', 'translate']) {
+      expect(await page.locator('h3', { hasText: new RegExp(`^${command}$`) }).count(), command).toBe(1);
+      expect(text, `an example runs ${command}`).toContain(`"command": "${command}"`);
+    }
+    for (const shown of [
+      '"kind": "create"',
+      'version_conflict',
+      '"object": "document.edit_token"',
+      'new HocuspocusProvider',
+      'token_wrong_document',
+      '4403',
+      '"kind": "realtime"',
+      '"restored_from_version_number": 1',
+      '"model": "sandbox-echo"',
+      'selection_out_of_range',
+      'policy_violation',
+      '## References',
+      '"type": "document.published"',
+      'rel="nofollow noopener"',
+      'Content-Security-Policy',
+    ]) {
+      expect(text, shown).toContain(shown);
+    }
+    // Headings get ids, so the guide's sections can be linked to.
+    expect(await page.locator('h2#how-the-socket-and-the-api-agree').count()).toBe(1);
+    const links = await page.locator('body > p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });

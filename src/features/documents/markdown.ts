@@ -6,7 +6,7 @@ import { getSchema } from '@tiptap/core';
 import { MarkdownManager } from '@tiptap/markdown';
 import { Node as ProseMirrorNode } from '@tiptap/pm/model';
 import MarkdownIt from 'markdown-it';
-import { prosemirrorJSONToYXmlFragment, updateYFragment, yXmlFragmentToProseMirrorRootNode } from 'y-prosemirror';
+import { prosemirrorJSONToYXmlFragment, updateYFragment, yXmlFragmentToProsemirrorJSON } from 'y-prosemirror';
 import * as Y from 'yjs';
 import { documentExtensions } from './extensions.ts';
 
@@ -23,10 +23,43 @@ function parse(text: string): ProseMirrorNode {
   return ProseMirrorNode.fromJSON(schema, json.content?.length ? json : { type: 'doc', content: [{ type: 'paragraph' }] });
 }
 
+interface JsonNode {
+  type: string;
+  content?: JsonNode[];
+  text?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Keeps of a ProseMirror JSON tree what the schema knows, so that anything a client put into the shared document
+ * (a bare text at the top, an element of another editor's schema) cannot stop the document from rendering: unknown
+ * nodes give their text, a bare top-level text becomes a paragraph.
+ */
+function known(node: JsonNode, top: boolean): JsonNode[] {
+  if (node.type === 'text') return typeof node.text === 'string' && node.text !== '' ? (top ? [{ type: 'paragraph', content: [node] }] : [node]) : [];
+  const children = (node.content ?? []).flatMap((child) => known(child, false));
+  if (!schema.nodes[node.type]) return top ? children.map((child) => (child.type === 'text' ? { type: 'paragraph', content: [child] } : child)) : children;
+  return [{ ...node, ...(node.content ? { content: children } : {}) }];
+}
+
 /** The Markdown of a Yjs document's content. */
 export function renderMarkdown(doc: Y.Doc): string {
-  const node = yXmlFragmentToProseMirrorRootNode(doc.getXmlFragment(FIELD), schema);
+  const json = yXmlFragmentToProsemirrorJSON(doc.getXmlFragment(FIELD)) as JsonNode;
+  const content = (json.content ?? []).flatMap((node) => known(node, true));
+  let node: ProseMirrorNode;
+  try {
+    node = ProseMirrorNode.fromJSON(schema, { type: 'doc', content });
+    node.check();
+  } catch {
+    // Still not a valid document (a table without rows, a list item at the top…): its text, one paragraph a block.
+    const blocks = content.map((block) => textOf(block)).filter((text) => text !== '');
+    node = ProseMirrorNode.fromJSON(schema, { type: 'doc', content: blocks.map((text) => ({ type: 'paragraph', content: [{ type: 'text', text }] })) });
+  }
   return markdown.serialize(node.toJSON()).replace(/\s+$/, '');
+}
+
+function textOf(node: JsonNode): string {
+  return node.type === 'text' ? (node.text ?? '') : (node.content ?? []).map(textOf).join(' ');
 }
 
 /** A new Yjs document holding this Markdown. */
