@@ -106,6 +106,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await platform.requestLog.flush();
       // Work in flight is finished and recorded (a webhook attempt within 15 s), so a restart does none of it twice.
       await Promise.all([...workers.values()].map((worker) => worker.stop()));
+      await Promise.all(upgrades.map((endpoint) => endpoint.dispose?.()));
       await rateLimitStore.close();
       await storage.close();
     })());

@@ -49,8 +49,11 @@ export interface UpgradeEndpoint {
   matches(pathname: string): boolean;
   /** Takes over the upgrade request: completes the handshake or refuses it on the socket. */
   handle(req: IncomingMessage, socket: Duplex, head: Buffer): void;
-  /** Closes its connections (saving what they hold); called at shutdown, before the database closes. */
+  /** Closes its connections (saving what they hold); called at shutdown, before the HTTP server drains. */
   close(): Promise<void>;
+  /** Releases what requests still running may have used (connections to other services); after the drain, before
+   *  the database closes. */
+  dispose?(): Promise<void>;
 }
 
 export interface Feature {

@@ -177,6 +177,14 @@ describe.each(databaseKinds)('documents on %s', (kind) => {
     expect(usage.body.data).toEqual(expect.arrayContaining([expect.objectContaining({ feature: 'documents' })]));
   });
 
+  test('a command whose result would make the document too long is refused and saves nothing', async () => {
+    const document = await create();
+    openai.enqueue({ text: 'x'.repeat(1_000_001), usage: { input: 10, output: 10 } });
+    const answer = await server.call('POST', `/v1/documents/${document.id}/commands`, { body: { command: 'expand', model: 'gpt-4o-mini' } });
+    expectProblem(answer, 422, 'validation_failed');
+    expect((await server.call('GET', `/v1/documents/${document.id}`)).body.version_count).toBe(1);
+  });
+
   test('bad commands: out-of-range selection, stale base version, a policy violation saves nothing', async () => {
     const document = await create();
     const out = await server.call('POST', `/v1/documents/${document.id}/commands`, { body: { command: 'rewrite', model: 'sandbox-writer', selection: { start: 0, end: CONTENT.length + 1 } } });

@@ -5,6 +5,8 @@
 // serve the same document.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { signEditToken } from '../../src/features/documents/edit-tokens.ts';
+import { renderMarkdown } from '../../src/features/documents/markdown.ts';
+import { realtimeOf } from '../../src/features/documents/realtime.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually } from '../support/expect.ts';
 import { appendParagraph, connectEditor, typeInto, type Editor } from '../support/realtime.ts';
@@ -94,6 +96,45 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     const foreign = await createWorkspace(server.platform.db, { name: 'Foreign', region: server.platform.config.region, ownerEmail: 'foreign@test.example', now: new Date() });
     const foreignToken = await signEditToken(server.platform.db, { documentId: document.id, workspaceId: foreign.workspace.id, permission: 'edit', apiKeyId: foreign.apiKey.id, userId: null }, new Date(), new Date(Date.now() + 60_000));
     await expect(open(document.id, foreignToken).ready).rejects.toThrow('document_not_found');
+    // A token is only as good as its key.
+    const editorKey = await server.createKey('editor');
+    const revocable = await token(document.id, {}, editorKey.secret);
+    expect((await server.call('DELETE', `/v1/api-keys/${editorKey.id}`)).status).toBe(200);
+    await expect(open(document.id, revocable).ready).rejects.toThrow('token_revoked');
+  });
+
+  test('typing the session has not saved yet is never overwritten by the API', async () => {
+    const document = await newDocument();
+    const editor = open(document.id, document.edit_token.token);
+    await editor.ready;
+    const live = () => realtimeOf(server.platform).hocuspocus.documents.get(document.id);
+    appendParagraph(editor.doc, 'Typed just now.');
+    await until(() => (live() ? renderMarkdown(live()!) : ''), (text) => text.includes('Typed just now.'));
+    // Based on version 1, the update conflicts with the typing (saved or not).
+    expect((await server.call('PATCH', `/v1/documents/${document.id}`, { body: { content: 'Replaced.', base_version_id: document.current_version.id } })).status).toBe(409);
+    appendParagraph(editor.doc, 'And a second line.');
+    await until(() => renderMarkdown(live()!), (text) => text.includes('And a second line.'));
+    // Without a base the last write wins, and the typing is a version first.
+    const replaced = await server.call('PATCH', `/v1/documents/${document.id}`, { body: { content: 'Replaced.' } });
+    expect(replaced.status).toBe(200);
+    const versions = await server.call('GET', `/v1/documents/${document.id}/versions`);
+    const kinds = versions.body.data.map((version: { source: { kind: string } }) => version.source.kind);
+    expect(kinds[0]).toBe('edit');
+    const typed = await server.call('GET', `/v1/documents/${document.id}/versions/${versions.body.data[1].id}`);
+    expect(typed.body).toMatchObject({ source: { kind: 'realtime' } });
+    expect(typed.body.content).toContain('And a second line.');
+    await until(() => editor.text(), (text) => text === 'Replaced.');
+  });
+
+  test('a session cannot make a document longer than 1,000,000 characters', async () => {
+    const document = await newDocument();
+    const editor = open(document.id, document.edit_token.token);
+    await editor.ready;
+    appendParagraph(editor.doc, 'x'.repeat(1_000_001));
+    expect(await editor.closed).toBe(4413);
+    const got = await server.call('GET', `/v1/documents/${document.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body.content).toBe('# Launch\n\nFirst paragraph.');
   });
 
   test('socket edits are realtime versions: a burst is one, and GET sees an edit at once', async () => {
@@ -138,9 +179,8 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS * 3));
     expect((await server.call('GET', `/v1/documents/${document.id}`)).body.version_count).toBe(3);
 
-    const closed = new Promise<void>((resolve) => editor.provider.on('close', () => resolve()));
     expect((await server.call('DELETE', `/v1/documents/${document.id}`)).status).toBe(204);
-    await closed;
+    expect(await editor.closed).toBe(4404);
     await expect(open(document.id, await signEditToken(server.platform.db, { documentId: document.id, workspaceId: server.workspaceId, permission: 'edit', apiKeyId: server.ownerKeyId, userId: null }, new Date(), new Date(Date.now() + 60_000))).ready).rejects.toThrow('document_not_found');
   });
 });
@@ -180,5 +220,9 @@ describe.runIf(postgresUrl && redisAvailable)('two server processes on one Postg
     const patched = await second.call('PATCH', `/v1/documents/${id}`, { key: first.ownerKey, body: { title: 'Shared', content: 'Replaced on the second process.' } });
     expect(patched.status, patched.text).toBe(200);
     await until(() => onFirst.text(), (text) => text === 'Replaced on the second process.');
+
+    // Deleted through the first process: the sessions on the second end too.
+    expect((await first.call('DELETE', `/v1/documents/${id}`)).status).toBe(204);
+    expect(await onSecond.closed).toBe(4404);
   });
 });

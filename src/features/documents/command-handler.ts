@@ -11,11 +11,14 @@ import { projectsOf } from '../projects/projects.ts';
 import { readyVoice } from '../voices/voices.ts';
 import { runCommand, selectionOf, type CitationSource } from './commands.ts';
 import { checkBaseVersion, loadDocument, lockDocument } from './documents.ts';
-import { realtimeOf } from './realtime.ts';
+import { Realtime, realtimeOf } from './realtime.ts';
 import { fetchCitationSources } from './sources.ts';
 import { presentVersionSummary, saveVersion } from './store.ts';
 
 type Schemas = components['schemas'];
+
+/** The most a document may hold (the contract's `content` maxLength, in code points). */
+const MAX_CHARACTERS = 1_000_000;
 
 /** The default model of a command: the project's, else gpt-4o-mini where OpenAI is configured, else the sandbox's. */
 function defaultModel(context: RequestContext, projectModel: string | null | undefined): string {
@@ -81,15 +84,21 @@ export const commandHandlers = {
       context.now,
     );
 
-    const version = await realtimeOf(context.platform).withLiveDocument(row.id, (apply) =>
+    if (outcome.content.length > MAX_CHARACTERS && [...outcome.content].length > MAX_CHARACTERS) {
+      throw new Problem('validation_failed', `The command's result would make the document longer than ${MAX_CHARACTERS.toLocaleString('en')} characters; run it on a selection.`, {
+        errors: [{ pointer: '/selection', detail: 'makes the document too long' }],
+      });
+    }
+    const version = await realtimeOf(context.platform).withLiveDocument(row.id, (live) =>
       db.transaction().execute(async (trx) => {
         const locked = await lockDocument(trx, context, row.id);
-        // The command worked on `current`; a change meanwhile (API or socket) would be overwritten.
-        if (locked.current_version_id !== current.id || (locked.yjs_markdown !== null && locked.yjs_markdown !== locked.yjs_version_markdown)) {
+        // The command worked on `current`; a change meanwhile, through the API or by an editor (saved or still only
+        // in the live document), would be overwritten.
+        if (locked.current_version_id !== current.id || Realtime.hasLiveEdits(locked, live)) {
           throw new Problem('version_conflict', `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version.`);
         }
         const source = { kind: 'command' as const, apiKeyId: context.caller.apiKey.id, userId: context.caller.userId, command: command.command };
-        return (await saveVersion(trx, locked, outcome.content, source, context.now, apply(outcome.content))).version;
+        return (await saveVersion(trx, locked, outcome.content, source, context.now, live.apply(outcome.content))).version;
       }),
     );
     const body: Schemas['DocumentCommandResult'] = {

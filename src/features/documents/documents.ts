@@ -18,14 +18,15 @@ import { voicesOf } from '../voices/voices.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
 import { signEditToken, type EditPermission } from './edit-tokens.ts';
 import { renderHtml } from './markdown.ts';
-import { realtimeOf } from './realtime.ts';
+import { Realtime, realtimeOf, type LiveDocument } from './realtime.ts';
 import { documentsOf, presentDocument, presentSummary, saveVersion, versionsOf, type DocumentRow, type VersionRow } from './store.ts';
 
 type Schemas = components['schemas'];
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** A document of the caller's workspace with its current version, after its session's edits are settled; 404 otherwise. */
-export async function loadDocument(context: RequestContext, id: string, db: Db = context.platform.db): Promise<{ row: DocumentRow; current: VersionRow }> {
+export async function loadDocument(context: RequestContext, id: string): Promise<{ row: DocumentRow; current: VersionRow }> {
+  const db = context.platform.db;
   const realtime = realtimeOf(context.platform);
   let row = await documentsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
   if (row && realtime.unsettled(row)) {
@@ -33,15 +34,22 @@ export async function loadDocument(context: RequestContext, id: string, db: Db =
     row = await documentsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
   }
   if (!row) throw notFound('document', id);
-  const current = await db.selectFrom('document_versions').selectAll().where('id', '=', row.current_version_id).executeTakeFirstOrThrow();
+  const current = await db.selectFrom('document_versions').selectAll().where('id', '=', row.current_version_id).executeTakeFirst();
+  // Deleted between the two reads.
+  if (!current) throw notFound('document', id);
   return { row, current };
 }
 
-/** Reads the document of a change after its session is settled (the lock is the caller's). */
+/** The document of a change, its row locked for the caller's transaction; 404 when there is none. */
 export async function lockDocument(trx: Transaction<Database>, context: RequestContext, id: string): Promise<DocumentRow> {
   const row = await forUpdate(documentsOf(trx, context.caller.workspace.id).where('id', '=', id), trx).executeTakeFirst();
   if (!row) throw notFound('document', id);
   return row;
+}
+
+/** `409 version_conflict` for a change based on text that editors have changed since (not saved as a version yet). */
+export function changedMeanwhile(row: DocumentRow): Problem {
+  return new Problem('version_conflict', `Editors changed the document meanwhile (their changes become the version after ${row.current_version_id}); get the document and try again.`);
 }
 
 /** `409 version_conflict` when the change is based on a version that is no longer the current one. */
@@ -183,20 +191,24 @@ export const documentHandlers = {
       ...(changes.project_id !== undefined ? { project_id: changes.project_id } : {}),
       ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
     };
-    const update = async (trx: Transaction<Database>, apply?: (markdown: string) => { state: string; markdown: string }) => {
+    const update = async (trx: Transaction<Database>, live?: LiveDocument) => {
       let row = await lockDocument(trx, context, before.id);
       checkBaseVersion(row, changes.base_version_id);
       if (Object.keys(fields).length > 0) {
         await trx.updateTable('documents').set({ ...fields, updated_at: iso(context.now) }).where('id', '=', row.id).execute();
         row = { ...row, ...fields, updated_at: iso(context.now) };
       }
-      if (apply && changes.content !== row.content) {
-        row = (await saveVersion(trx, row, changes.content!, { kind: 'edit', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId }, context.now, apply(changes.content!))).document;
+      if (live && changes.content !== row.content) {
+        // An editor's typing of the last second is not a version yet: with base_version_id it is a conflict, without
+        // it the typing becomes a version first, so the last write wins without losing it.
+        if (changes.base_version_id !== undefined && Realtime.hasLiveEdits(row, live)) throw changedMeanwhile(row);
+        row = await realtimeOf(context.platform).keepLiveEdits(trx, row, live, context.now);
+        row = (await saveVersion(trx, row, changes.content!, { kind: 'edit', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId }, context.now, live.apply(changes.content!))).document;
       }
       return row;
     };
     const row = contentChanged
-      ? await realtimeOf(context.platform).withLiveDocument(before.id, (apply) => db.transaction().execute((trx) => update(trx, apply)))
+      ? await realtimeOf(context.platform).withLiveDocument(before.id, (live) => db.transaction().execute((trx) => update(trx, live)))
       : await db.transaction().execute((trx) => update(trx));
     const current = await db.selectFrom('document_versions').selectAll().where('id', '=', row.current_version_id).executeTakeFirstOrThrow();
     return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
@@ -209,7 +221,7 @@ export const documentHandlers = {
       await trx.deleteFrom('documents').where('id', '=', row.id).execute();
       await recordAudit(trx, byRequest(context), { action: 'document.deleted', target: { type: 'document', id: row.id, display_name: row.title }, details: { title: row.title, versions: row.version_count } });
     });
-    realtimeOf(context.platform).closeDocument(request.path.id);
+    await realtimeOf(context.platform).documentDeleted(request.path.id);
     return { status: 204 };
   },
 

@@ -17,7 +17,8 @@ import type { Duplex } from 'node:stream';
 import { Redis as RedisExtension } from '@hocuspocus/extension-redis';
 import { type Document, Hocuspocus } from '@hocuspocus/server';
 import { Redis as IORedis } from 'ioredis';
-import type { Kysely } from 'kysely';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import type { Kysely, Transaction } from 'kysely';
 import { WebSocketServer } from 'ws';
 import * as Y from 'yjs';
 import type { Platform } from '../../platform/context.ts';
@@ -26,16 +27,28 @@ import type { Database } from '../../storage/schema.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import { TokenRefused, verifyEditToken, type EditClaims } from './edit-tokens.ts';
 import { renderMarkdown, replaceContent, yDocFromMarkdown } from './markdown.ts';
-import { saveVersion } from './store.ts';
+import { saveVersion, type DocumentRow } from './store.ts';
 
 const PATH = /^\/v1\/documents\/(doc_[0-9A-HJKMNP-TV-Z]{26})\/realtime$/;
+/** The most a document may hold (the contract's `content` maxLength, in code points). */
+const MAX_CHARACTERS = 1_000_000;
+/** The Redis channel on which a process says it deleted a document, so that every process ends its sessions. */
+const DELETIONS_CHANNEL = 'content-service:documents:deleted';
 /** The origin of the transactions the API makes on a live document (not an editor's). */
 const API_ORIGIN = 'content-service:api';
 
+/** The live document as the API sees it inside withLiveDocument. */
+export interface LiveDocument {
+  /** The Markdown the live document renders to now. */
+  markdown(): string;
+  /** Makes the live document hold this content; returns the state and Markdown to save with the version. */
+  apply(markdown: string): { state: string; markdown: string };
+}
+
 interface SessionContext {
   pathDocumentId: string;
-  /** Closes the WebSocket (after a refusal: one socket serves one document, so a refused one is done). */
-  closeSocket?: (reason: string) => void;
+  /** Closes the WebSocket (one socket serves one document: a refused, deleted or oversized one is done). */
+  closeSocket?: (code: number, reason: string) => void;
   claims?: EditClaims;
 }
 
@@ -52,20 +65,30 @@ export class Realtime {
   readonly hocuspocus: Hocuspocus<SessionContext>;
   readonly #db: Kysely<Database>;
   readonly #platform: Platform;
-  readonly #sockets = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
+  // A message carries at most an edit's update or the whole state of a 1 MB document.
+  readonly #sockets = new WebSocketServer({ noServer: true, maxPayload: 4 * 1024 * 1024 });
   readonly #idle = new Map<string, NodeJS.Timeout>();
   /** Per document, the editor whose change the next save records (the last one to change it). */
   readonly #editors = new Map<string, EditClaims>();
   /** The documents changed by an editor since this process last saved them. */
   readonly #dirty = new Set<string>();
+  readonly #redis: { publisher: IORedis; subscriber: IORedis } | undefined;
   #closed = false;
 
   constructor(platform: Platform) {
     this.#platform = platform;
     this.#db = platform.db;
-    const extensions = platform.config.redisUrl ? [new RedisExtension({ redis: new IORedis(platform.config.redisUrl, { lazyConnect: false }), prefix: 'content-service:documents' } as never)] : [];
+    const redisUrl = platform.config.redisUrl;
+    const extensions = redisUrl ? [new RedisExtension({ createClient: () => new IORedis(redisUrl), prefix: 'content-service:documents' })] : [];
+    if (redisUrl) {
+      this.#redis = { publisher: new IORedis(redisUrl), subscriber: new IORedis(redisUrl) };
+      this.#redis.subscriber.subscribe(DELETIONS_CHANNEL).catch((error) => platform.logger.warn({ err: error }, 'cannot hear document deletions from other processes'));
+      this.#redis.subscriber.on('message', (_channel, documentId: string) => this.closeDocument(documentId));
+    }
     this.hocuspocus = new Hocuspocus<SessionContext>({
       quiet: true,
+      // What a socket may send before its token is checked.
+      maxUnauthenticatedQueueSize: 64 * 1024,
       // The Yjs state is saved a second after a change (at most every 5 s while typing); versions wait for idleness.
       debounce: 1000,
       maxDebounce: 5000,
@@ -89,17 +112,38 @@ export class Realtime {
       matches: (pathname) => PATH.test(pathname),
       handle: (req, socket, head) => this.#upgrade(req, socket, head),
       close: () => this.close(),
+      dispose: () => this.dispose(),
     };
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Opening sessions counts against the client address's budget of the rate-limit store (600 a minute).
+    this.#platform.rateLimitStore.limiter.consume(`realtime-ip:${req.socket.remoteAddress ?? 'unknown'}`).then(
+      () => this.#accept(req, socket, head),
+      (rejection: unknown) => {
+        if (!(rejection instanceof RateLimiterRes)) {
+          this.#platform.logger.error({ err: rejection }, 'the rate-limit store failed; a real-time session was refused');
+          socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+          return;
+        }
+        const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+        socket.end(`HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${seconds}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      },
+    );
+  }
+
+  #accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.#closed) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const pathDocumentId = PATH.exec(url.pathname)![1]!;
     this.#sockets.handleUpgrade(req, socket, head, (ws) => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
       // The Auth message with the refusal is sent first; the close frame follows it.
-      const closeSocket = (reason: string) => setImmediate(() => ws.close(4403, reason));
+      const closeSocket = (code: number, reason: string) => setImmediate(() => ws.close(code, reason));
       const connection = this.hocuspocus.handleConnection(ws, new Request(new URL(url.pathname + url.search, this.#platform.config.publicBaseUrl), { headers }), { pathDocumentId, closeSocket });
       ws.on('message', (data: Buffer) => connection.handleMessage(new Uint8Array(data)));
       ws.on('close', (code, reason) => connection.handleClose({ code, reason: reason.toString() }));
@@ -111,7 +155,7 @@ export class Realtime {
     try {
       return await this.#authorise(payload);
     } catch (error) {
-      if (error instanceof Refusal) payload.context.closeSocket?.(error.reason);
+      if (error instanceof Refusal) payload.context.closeSocket?.(4403, error.reason);
       throw error;
     }
   }
@@ -128,7 +172,12 @@ export class Realtime {
     }
     const row = await this.#db.selectFrom('documents').select('id').where('id', '=', documentName).where('workspace_id', '=', claims.workspaceId).executeTakeFirst();
     if (!row) throw new Refusal('document_not_found');
-    connectionConfig.readOnly = claims.permission === 'read';
+    // A token is only as good as the key that asked for it: revoked or expired, the key's tokens open nothing; a key
+    // that has become a viewer's opens read-only sessions.
+    const key = await this.#db.selectFrom('api_keys').select(['role', 'revoked_at', 'expires_at']).where('id', '=', claims.apiKeyId).where('workspace_id', '=', claims.workspaceId).executeTakeFirst();
+    const now = this.#platform.clock.now().toISOString();
+    if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) throw new Refusal('token_revoked');
+    connectionConfig.readOnly = claims.permission === 'read' || key.role === 'viewer';
     return { claims };
   }
 
@@ -150,23 +199,39 @@ export class Realtime {
     return saved?.yjs_state ? Buffer.from(saved.yjs_state, 'base64') : null;
   }
 
-  /** Saves the live state and its Markdown; the version waits for idleness or the last editor leaving. */
+  /**
+   * Saves the live state and its Markdown; the version waits for idleness or the last editor leaving. The state is
+   * taken under the row's lock, so a save that waited for an API change never writes the state from before it.
+   */
   async #store(documentId: string, document: Document): Promise<void> {
     const editor = this.#editors.get(documentId);
     this.#editors.delete(documentId);
     this.#dirty.delete(documentId);
-    const result = await this.#db
-      .updateTable('documents')
-      .set({
-        yjs_state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'),
-        yjs_markdown: renderMarkdown(document),
-        ...(editor ? { live_api_key_id: editor.apiKeyId, live_user_id: editor.userId } : {}),
-      })
-      .where('id', '=', documentId)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) {
+    const outcome = await this.#db.transaction().execute(async (trx) => {
+      const row = await forUpdate(trx.selectFrom('documents').select('id').where('id', '=', documentId), trx).executeTakeFirst();
+      if (!row) return 'deleted' as const;
+      const markdown = renderMarkdown(document);
+      if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
+      await trx
+        .updateTable('documents')
+        .set({
+          yjs_state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'),
+          yjs_markdown: markdown,
+          ...(editor ? { live_api_key_id: editor.apiKeyId, live_user_id: editor.userId } : {}),
+        })
+        .where('id', '=', documentId)
+        .execute();
+      return 'saved' as const;
+    });
+    if (outcome === 'deleted') {
       // Deleted meanwhile (by another process): its sessions end here too.
-      this.hocuspocus.closeConnections(documentId);
+      this.closeDocument(documentId);
+      return;
+    }
+    if (outcome === 'too_large') {
+      // Not saved: the sessions end, saying why (their last changes are lost, not the document).
+      this.#platform.logger.warn({ document_id: documentId }, 'a real-time session made the document larger than 1,000,000 characters; its sessions are closed unsaved');
+      this.#closeSockets(documentId, 4413, 'document_too_large');
       return;
     }
     clearTimeout(this.#idle.get(documentId));
@@ -207,7 +272,8 @@ export class Realtime {
    */
   async settle(documentId: string): Promise<void> {
     const live = this.hocuspocus.documents.get(documentId);
-    if (live && !live.isLoading && this.#dirty.has(documentId)) await this.#store(documentId, live);
+    // Under the document's save lock, which Hocuspocus's own saves take too: saves never overlap.
+    if (live && !live.isLoading && this.#dirty.has(documentId)) await live.saveMutex.runExclusive(() => this.#store(documentId, live));
     await this.checkpoint(documentId);
   }
 
@@ -219,44 +285,87 @@ export class Realtime {
 
   /**
    * Runs `change` with the document's live Yjs document (loaded for the purpose when no session holds it): the
-   * API's way to change content so that connected editors see it. `change` returns what it wrote, and may throw to
-   * change nothing; the Yjs change must be made with `apply` inside it, after its checks.
+   * API's way to change content so that connected editors see it. `change` gets what the live document holds now
+   * (`markdown`: editors' changes not yet saved included) and `apply`, which makes the live document hold a new
+   * content and returns the state to save with its version; it must be called after the change's checks, inside
+   * its transaction. `change` may throw to change nothing.
    */
-  async withLiveDocument<T>(documentId: string, change: (apply: (markdown: string) => { state: string; markdown: string }) => Promise<T>): Promise<T> {
+  async withLiveDocument<T>(documentId: string, change: (live: LiveDocument) => Promise<T>): Promise<T> {
     const connection = await this.hocuspocus.openDirectConnection(documentId, { pathDocumentId: documentId });
     try {
       const document = connection.document!;
-      return await change((markdown) => {
-        replaceContent(document, markdown, API_ORIGIN);
-        return { state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'), markdown: renderMarkdown(document) };
+      return await change({
+        markdown: () => renderMarkdown(document),
+        apply: (markdown) => {
+          replaceContent(document, markdown, API_ORIGIN);
+          return { state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'), markdown: renderMarkdown(document) };
+        },
       });
     } finally {
       await connection.disconnect();
     }
   }
 
+  /**
+   * Before an API change replaces the content: the live document's text that is not a version yet (an editor typed
+   * in the last second) becomes a `realtime` version, so that the change overwrites nothing unrecorded. Returns the
+   * row as it is after.
+   */
+  async keepLiveEdits(trx: Transaction<Database>, row: DocumentRow, live: LiveDocument, now: Date): Promise<DocumentRow> {
+    const markdown = live.markdown();
+    if (markdown === row.yjs_version_markdown || markdown === row.content) return row;
+    const editor = this.#editors.get(row.id);
+    const source = { kind: 'realtime' as const, apiKeyId: editor?.apiKeyId ?? row.live_api_key_id ?? (await creatorKey(trx, row.id)), userId: editor ? editor.userId : row.live_user_id };
+    return (await saveVersion(trx, row, markdown, source, now)).document;
+  }
+
+  /** Whether the live document holds text that is not in the current version (an editor's unsaved typing). */
+  static hasLiveEdits(row: DocumentRow, live: LiveDocument): boolean {
+    const markdown = live.markdown();
+    return markdown !== row.yjs_version_markdown && markdown !== row.content;
+  }
+
   /** Ends the document's sessions on this process (it was deleted). */
   closeDocument(documentId: string): void {
     clearTimeout(this.#idle.get(documentId));
     this.#idle.delete(documentId);
-    this.hocuspocus.closeConnections(documentId);
+    this.#closeSockets(documentId, 4404, 'document_deleted');
   }
 
+  /** Closes the WebSockets of the document's sessions on this process with a close code and reason. */
+  #closeSockets(documentId: string, code: number, reason: string): void {
+    this.hocuspocus.documents.get(documentId)?.connections.forEach((_clients, connection) => (connection.context as SessionContext).closeSocket?.(code, reason));
+  }
+
+  /** Ends the sessions of a deleted document on every process (through Redis when there are several). */
+  async documentDeleted(documentId: string): Promise<void> {
+    this.closeDocument(documentId);
+    await this.#redis?.publisher.publish(DELETIONS_CHANNEL, documentId).catch((error) => this.#platform.logger.warn({ err: error, document_id: documentId }, 'could not tell the other processes of a deleted document'));
+  }
+
+  /**
+   * At shutdown, before the HTTP server drains: no new session, no more input from editors (their sockets are
+   * closed first), then every open document is saved and its version made. Requests still running may still use
+   * live documents (withLiveDocument) until dispose().
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const timer of this.#idle.values()) clearTimeout(timer);
-    const names = [...this.hocuspocus.documents.keys()];
-    // Saves each open document and makes its version before the database closes.
-    for (const name of names) {
-      const document = this.hocuspocus.documents.get(name);
-      if (document && !document.isLoading) await this.#store(name, document).catch(() => {});
-      await this.checkpoint(name).catch(() => {});
-    }
-    this.hocuspocus.closeConnections();
+    const open = [...this.hocuspocus.documents.entries()];
     for (const ws of this.#sockets.clients) ws.terminate();
+    for (const [name, document] of open) {
+      // Under the save lock: a save that Hocuspocus started when the sockets closed finishes first.
+      if (!document.isLoading) await document.saveMutex.runExclusive(() => this.#store(name, document)).catch((error) => this.#platform.logger.error({ err: error, document_id: name }, 'saving a document at shutdown failed'));
+      await this.checkpoint(name).catch((error) => this.#platform.logger.error({ err: error, document_id: name }, 'saving a real-time version at shutdown failed'));
+    }
     this.#sockets.close();
-    for (const extension of this.hocuspocus.configuration.extensions) await (extension as { onDestroy?: (payload: unknown) => Promise<void> }).onDestroy?.({ instance: this.hocuspocus });
+  }
+
+  /** After the HTTP server drained, before the database closes: the Redis connections. */
+  async dispose(): Promise<void> {
+    for (const extension of this.hocuspocus.configuration.extensions) await extension.onDestroy?.({ instance: this.hocuspocus });
+    if (this.#redis) await Promise.all([this.#redis.publisher.quit(), this.#redis.subscriber.quit()]).catch(() => {});
   }
 }
 

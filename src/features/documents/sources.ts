@@ -185,17 +185,24 @@ function excerptOf(text: string): string {
 /**
  * HTML without these elements (and comments). Linear: each opening tag found is closed by the first closing tag
  * after it, looked up from there. An element never closed takes the rest of the page with it when `unclosed` is
- * `rest` (a script's text runs to the end), else only its opening tag goes (HTML may leave out `</head>`).
+ * `rest` (a script's text runs to the end), else only its opening tag goes (HTML may leave out `</head>`). A closing
+ * tag looked for in vain is not looked for again: `<nav>` repeated without `</nav>` made the search quadratic.
  */
 function withoutElements(html: string, names: string[], unclosed: 'rest' | 'tag'): string {
   const open = new RegExp(`<!--|<(${names.join('|')})(?=[\\s/>])`, 'gi');
+  const neverClosed = new Set<string>();
   let out = '';
   let from = 0;
   for (let match = open.exec(html); match; match = open.exec(html)) {
     out += `${html.slice(from, match.index)} `;
-    const close = match[0] === '<!--' ? /-->/g : new RegExp(`</${match[1]}\\s*>`, 'gi');
-    close.lastIndex = open.lastIndex;
-    const end = close.exec(html);
+    const name = match[0] === '<!--' ? '--' : match[1]!.toLowerCase();
+    let end: RegExpExecArray | null = null;
+    if (!neverClosed.has(name)) {
+      const close = name === '--' ? /-->/g : new RegExp(`</${name}\\s*>`, 'gi');
+      close.lastIndex = open.lastIndex;
+      end = close.exec(html);
+      if (!end) neverClosed.add(name);
+    }
     if (!end && unclosed === 'rest') return out;
     const tagEnd = html.indexOf('>', open.lastIndex);
     from = open.lastIndex = end ? end.index + end[0].length : tagEnd < 0 ? html.length : tagEnd + 1;
@@ -210,7 +217,9 @@ function attributes(tag: string): Map<string, string> {
 }
 
 /** The title of a page (`<title>`, else `og:title`) and the start of its text. */
-export function readHtml(html: string): { title: string; excerpt: string } {
+export function readHtml(whole: string): { title: string; excerpt: string } {
+  // The title and the excerpt are at the start: the rest of a large page is not read.
+  const html = whole.slice(0, 512 * 1024);
   const page = withoutElements(html, ['script', 'style', 'noscript', 'template', 'svg'], 'rest');
   let title = /<title\b[^<>]*>([^<]*)<\/title\s*>/i.exec(page)?.[1] ?? '';
   if (!collapse(title)) {
