@@ -126,6 +126,20 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     await until(() => editor.text(), (text) => text === 'Replaced.');
   });
 
+  test('the public address shows saved session edits without making them a version', async () => {
+    const document = await newDocument();
+    expect((await server.call('POST', `/v1/documents/${document.id}/publish`, { body: { visibility: 'public' } })).status).toBe(200);
+    const editor = open(document.id, document.edit_token.token);
+    await editor.ready;
+    appendParagraph(editor.doc, 'Live on the public page.');
+    const saved = async () => (await server.platform.db.selectFrom('documents').select('yjs_markdown').where('id', '=', document.id).executeTakeFirstOrThrow()).yjs_markdown ?? '';
+    await until(saved, (markdown) => markdown.includes('Live on the public page.'));
+    const page = await server.call('GET', `/v1/public/documents/${document.id}`, { key: null });
+    expect(page.body.content).toContain('Live on the public page.');
+    const versions = await server.platform.db.selectFrom('document_versions').select('id').where('document_id', '=', document.id).execute();
+    expect(versions).toHaveLength(1);
+  });
+
   test('a session cannot make a document longer than 1,000,000 characters', async () => {
     const document = await newDocument();
     const editor = open(document.id, document.edit_token.token);

@@ -277,15 +277,12 @@ export const documentHandlers = {
   async getPublicDocument(request, context) {
     const limit = await consumePublicBudget(context);
     const notPublic = () => new Problem('not_found', `No public document ${request.path.id}.`, { headers: limit });
-    let row = await context.platform.db.selectFrom('documents').selectAll().where('id', '=', request.path.id).executeTakeFirst();
+    const row = await context.platform.db.selectFrom('documents').selectAll().where('id', '=', request.path.id).executeTakeFirst();
     if (!row || row.status !== 'published' || row.visibility !== 'public') throw notPublic();
-    if (realtimeOf(context.platform).unsettled(row)) {
-      await realtimeOf(context.platform).settle(row.id);
-      row = await context.platform.db.selectFrom('documents').selectAll().where('id', '=', request.path.id).executeTakeFirst();
-      if (!row || row.status !== 'published' || row.visibility !== 'public') throw notPublic();
-    }
-    const html = renderHtml(row.content);
-    const body: Schemas['PublicDocument'] = { id: row.id, object: 'public_document', title: row.title, content: row.content, html, published_at: row.published_at!, updated_at: row.updated_at };
+    // What editors saved and is not a version yet is shown too, without making it one: readers do not cut versions.
+    const content = row.yjs_markdown !== null && row.yjs_markdown !== row.yjs_version_markdown ? row.yjs_markdown : row.content;
+    const html = renderHtml(content);
+    const body: Schemas['PublicDocument'] = { id: row.id, object: 'public_document', title: row.title, content, html, published_at: row.published_at!, updated_at: row.updated_at };
     if (context.accepts('application/json', 'text/html') === 'text/html') {
       const page = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(row.title)}</title><style>${PAGE_STYLE}</style></head>\n<body><article><h1>${escapeHtml(row.title)}</h1>\n${html}</article></body></html>\n`;
       return {

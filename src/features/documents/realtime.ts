@@ -99,9 +99,11 @@ export class Realtime {
         if (state) Y.applyUpdate(document, state);
       },
       onChange: async ({ documentName, context, transactionOrigin }) => {
-        if (transactionOrigin === API_ORIGIN) return;
+        // An editor's change on this process (the API's own, and those another process relays through Redis, are
+        // saved by whoever made them).
+        if (transactionOrigin === API_ORIGIN || !context?.claims) return;
         this.#dirty.add(documentName);
-        if (context?.claims) this.#editors.set(documentName, context.claims);
+        this.#editors.set(documentName, context.claims);
       },
       onStoreDocument: async ({ documentName, document }) => this.#store(documentName, document),
     });
