@@ -576,6 +576,8 @@ export type paths = {
          *     request waits (usually a few seconds, at most 120). Send `base_version_id` to
          *     refuse the command when the content changed meanwhile (`409 version_conflict`). An output that breaks a
          *     compliance rule or a banned phrase of the voice is withheld and no version is saved (`422 policy_violation`).
+         *     When the model's provider fails, nothing is saved either: `429 upstream_rate_limited` (with `Retry-After`),
+         *     `502 upstream_error` or `503 upstream_unavailable`.
          */
         post: operations["runDocumentCommand"];
         delete?: never;
@@ -9624,6 +9626,31 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The model's provider answered with an error this service could not recover from (`upstream_error`), for example when it rejected the server's own provider key. Nothing was saved and nothing was billed; safe to retry later with the same `Idempotency-Key`. */
+        UpstreamBadGateway: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`). Nothing was saved. Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
+        UpstreamUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The document, or the version of this document, does not exist in the key's workspace (`not_found`). */
         DocumentVersionNotFound: {
             headers: {
@@ -11766,6 +11793,8 @@ export interface operations {
             422: components["responses"]["DocumentCommandRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            502: components["responses"]["UpstreamBadGateway"];
+            503: components["responses"]["UpstreamUnavailable"];
         };
     };
     listDocumentVersions: {

@@ -177,6 +177,20 @@ describe.each(databaseKinds)('documents on %s', (kind) => {
     expect(usage.body.data).toEqual(expect.arrayContaining([expect.objectContaining({ feature: 'documents' })]));
   });
 
+  test('a provider failure during a command is its problem (429, 502, 503), and nothing is saved', async () => {
+    const document = await create();
+    const run = () => server.call('POST', `/v1/documents/${document.id}/commands`, { body: { command: 'rewrite', model: 'gpt-4o-mini' } });
+    openai.enqueue({ error: { status: 429, headers: { 'retry-after': '7' }, message: 'Slow down' } });
+    const limited = await run();
+    expectProblem(limited, 429, 'upstream_rate_limited');
+    expect(limited.headers.get('retry-after')).toBe('7');
+    openai.enqueue({ error: { status: 401, message: 'Incorrect API key provided' } });
+    expectProblem(await run(), 502, 'upstream_error');
+    openai.enqueue({ error: { status: 503, message: 'Overloaded' } });
+    expectProblem(await run(), 503, 'upstream_unavailable');
+    expect((await server.call('GET', `/v1/documents/${document.id}`)).body.version_count).toBe(1);
+  });
+
   test('a command whose result would make the document too long is refused and saves nothing', async () => {
     const document = await create();
     openai.enqueue({ text: 'x'.repeat(1_000_001), usage: { input: 10, output: 10 } });
