@@ -36,9 +36,33 @@ export interface AppOptions {
 }
 
 const notBuilt = new Set<OperationId>(notImplemented);
+/** Operations whose contract accepts bodies up to 7 MB (BODY_LIMIT_BYTES applies to the others). */
+const LARGE_BODY_OPERATIONS = new Set<OperationId>(['addKnowledgeBaseSource']);
+const LARGE_BODY_BYTES = 7 * 1024 * 1024;
 
 function operationOf(res: Response): (typeof operationTable)[OperationId] {
   return operationTable[locals(res).operationId!];
+}
+
+/** Headers a browser may send and read across origins: the API's own (keys travel as headers, never cookies). */
+const CORS_REQUEST_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Embed-Key, Accept';
+const CORS_EXPOSED_HEADERS = 'Location, Link, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id, Idempotent-Replayed';
+
+/**
+ * CORS (the contract's introduction): every answer may be read from any origin, since credentials are API keys sent
+ * as headers, never cookies; a preflight (`OPTIONS` with `Access-Control-Request-Method`) is answered 204 here.
+ */
+function cors(req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS);
+  if (req.method === 'OPTIONS' && req.get('access-control-request-method')) {
+    res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE');
+    res.setHeader('Access-Control-Allow-Headers', CORS_REQUEST_HEADERS);
+    res.setHeader('Access-Control-Max-Age', '86400');
+    res.status(204).end();
+    return;
+  }
+  next();
 }
 
 export function createApp(platform: Platform, options: AppOptions = {}): express.Express {
@@ -60,6 +84,7 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
     next();
   });
   app.use(accessLog(platform.logger));
+  app.use(cors);
   for (const feature of platform.features) if (feature.pages) app.use(feature.pages(platform));
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
@@ -110,6 +135,10 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
 
   // strict: false parses any JSON value. With strict, well-formed JSON that is not an object or array (`42`, `null`)
   // was 400 invalid_json ("not well-formed JSON"), which it is not; now the validator answers 422 "must be object".
+  // The operations the contract lets take larger bodies (a knowledge-base file of 5 MB, base64: 7 MB) parse theirs
+  // here; express.json leaves a body already parsed alone.
+  const largeJson = express.json({ strict: false, limit: Math.max(platform.config.bodyLimitBytes, LARGE_BODY_BYTES), type: ['application/json', 'application/*+json'] });
+  app.use((req: Request, res: Response, next: NextFunction) => (LARGE_BODY_OPERATIONS.has(locals(res).operationId!) ? largeJson(req, res, next) : next()));
   app.use(express.json({ strict: false, limit: platform.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
   app.use(contractValidator());
 
