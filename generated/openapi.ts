@@ -1022,10 +1022,14 @@ export type paths = {
         put?: never;
         /**
          * Search a knowledge base
-         * @description Finds the chunks of the knowledge base closest in meaning to a query, as a chatbot would, and returns them ranked
+         * @description Finds the chunks of the knowledge base that best match a query, as a chatbot would, and returns them ranked
          *     with their source, title, URL and a relevance score from 0 to 1. Only `ready` sources (and the ready part of
-         *     sources being processed) are searched. Nothing is stored; embedding the query uses a few tokens, billed to the
-         *     workspace (see `usage`). An empty knowledge base answers an empty `data`.
+         *     sources being processed) are searched. An empty knowledge base answers an empty `data`.
+         *
+         *     This server ranks by full-text search: the query's words (any of them, stemmed, case and accents ignored) against
+         *     each chunk's title and text, BM25 on SQLite (FTS5) and `ts_rank_cd` on PostgreSQL, the score being
+         *     `rank / (1 + rank)`. Vector search with the knowledge base's `embedding_model` is not enabled yet, so `usage` is
+         *     zero and nothing is billed.
          */
         post: operations["searchKnowledgeBase"];
         delete?: never;

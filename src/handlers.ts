@@ -6,16 +6,6 @@ import type { features } from './features/index.ts';
 
 /** The operations whose feature is not built yet. Each later issue removes its own. */
 export const notImplemented = [
-  // Knowledge bases
-  'listKnowledgeBases',
-  'createKnowledgeBase',
-  'getKnowledgeBase',
-  'deleteKnowledgeBase',
-  'listKnowledgeBaseSources',
-  'addKnowledgeBaseSource',
-  'getKnowledgeBaseSource',
-  'removeKnowledgeBaseSource',
-  'searchKnowledgeBase',
   // Chatbots
   'listChatbots',
   'createChatbot',

@@ -8,6 +8,7 @@ import { chatFeature } from './chat/index.ts';
 import { chatbotsFeature } from './chatbots/index.ts';
 import { documentsFeature } from './documents/index.ts';
 import { engineFeature } from './engine/index.ts';
+import { knowledgeFeature } from './knowledge/index.ts';
 import { policyFeature } from './policy/index.ts';
 import { projectsFeature } from './projects/index.ts';
 import { serviceFeature } from './service/index.ts';
@@ -15,4 +16,4 @@ import { voicesFeature } from './voices/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
 import { workspaceFeature } from './workspace/index.ts';
 
-export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, documentsFeature, chatbotsFeature] as const satisfies readonly Feature[];
+export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, knowledgeFeature, documentsFeature, chatbotsFeature] as const satisfies readonly Feature[];

@@ -210,7 +210,7 @@ describe('the level of the access log line', () => {
       expect(await get('/v1/workspace', null)).toBe(401);
       expect(await get('/v1/nowhere')).toBe(404);
       expect(await get('/v1/members?limit=0')).toBe(422);
-      expect(await get('/v1/knowledge-bases')).toBe(501);
+      expect(await get('/v1/chatbots')).toBe(501);
       await running.close();
       const levelOf = (status: number) => lines.filter((line) => line.access?.status === status && /^GET /.test(line.msg)).map((line) => pino.levels.labels[line.level]);
       expect({ 200: levelOf(200), 401: levelOf(401), 404: levelOf(404), 422: levelOf(422), 501: levelOf(501), 500: levelOf(500) }).toEqual({

@@ -118,6 +118,22 @@ async function freshDocumentPath(target: FixtureTarget): Promise<RequestOverride
   return { path: { id: String((await freshDocument(target)).id) } };
 }
 
+async function freshKnowledgeBase(target: FixtureTarget): Promise<RequestOverrides> {
+  const base = await post(target, '/v1/knowledge-bases', { name: `Contract ${unique()}` });
+  return { path: { id: String(base.id) } };
+}
+
+async function freshKnowledgeSource(target: FixtureTarget): Promise<RequestOverrides> {
+  const { path } = await freshKnowledgeBase(target);
+  const response = await fetch(`${target.baseUrl}/v1/knowledge-bases/${String(path!.id)}/sources`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ type: 'text', title: 'Refunds', content: 'Refunds are paid within 14 days of a return.' }),
+  });
+  if (response.status !== 202) throw new Error(`fixture: adding a source answered ${response.status}: ${await response.text()}`);
+  return { path: { id: String(path!.id), source_id: String(((await response.json()) as { id: string }).id) } };
+}
+
 async function freshDocumentVersion(target: FixtureTarget): Promise<RequestOverrides> {
   const document = await freshDocument(target);
   return { path: { id: String(document.id), version_id: String(document.current_version.id) } };
@@ -240,6 +256,15 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
     if (published.status !== 200) throw new Error(`fixture: publishing answered ${published.status}: ${await published.text()}`);
     return { path };
   },
+  createKnowledgeBase: async () => ({ body: { name: `Contract ${unique()}`, description: 'Made by the contract tests.' } }),
+  getKnowledgeBase: freshKnowledgeBase,
+  deleteKnowledgeBase: freshKnowledgeBase,
+  listKnowledgeBaseSources: freshKnowledgeBase,
+  // A text source: the example's URL does not resolve on the target's network.
+  addKnowledgeBaseSource: async (target) => ({ ...(await freshKnowledgeBase(target)), body: { type: 'text', title: 'Shipping', content: 'Orders ship within two working days.' } }),
+  getKnowledgeBaseSource: freshKnowledgeSource,
+  removeKnowledgeBaseSource: freshKnowledgeSource,
+  searchKnowledgeBase: async (target) => ({ ...(await freshKnowledgeBase(target)), body: { query: 'How long do refunds take?', top_k: 5 } }),
   getEvent: async (target) => ({ path: { id: await freshEvent(target) } }),
   replayWebhookEvents: async (target) => {
     const { path } = await freshEndpoint(target);
@@ -304,7 +329,7 @@ export async function removeFixtureResources(target: FixtureTarget): Promise<voi
   const endpoints = (await listAll(target, '/v1/webhooks/endpoints')).filter((e) => FIXTURE_ENDPOINT_URL.test(String(e.url)));
   const members = (await listAll(target, '/v1/members')).filter((m) => FIXTURE_MEMBER_EMAIL.test(String(m.email)));
   const rules = (await listAllIfServed(target, '/v1/compliance-rules')).filter((r) => FIXTURE_RULE_NAME.test(String(r.name)));
-  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/') || path.startsWith('/v1/documents/'));
+  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/') || path.startsWith('/v1/documents/') || path.startsWith('/v1/knowledge-bases/'));
   createdByFixtures.length = 0;
   for (const path of [
     ...endpoints.map((e) => `/v1/webhooks/endpoints/${String(e.id)}`),

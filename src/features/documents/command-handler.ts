@@ -7,6 +7,8 @@ import { byRequest } from '../../platform/audit.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
 import { engineOf } from '../engine/engine.ts';
+import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
+import { searchChunks } from '../knowledge/search.ts';
 import { projectsOf } from '../projects/projects.ts';
 import { readyVoice } from '../voices/voices.ts';
 import { runCommand, selectionOf, type CitationSource } from './commands.ts';
@@ -28,14 +30,27 @@ function defaultModel(context: RequestContext, projectModel: string | null | und
   return openai && engine.catalogue.available(openai) ? 'gpt-4o-mini' : 'sandbox-writer';
 }
 
-/** The sources a `cite` may use: fetched https pages, and (once knowledge bases exist) passages of a knowledge base. */
-async function citationSources(context: RequestContext, sources: string[]): Promise<CitationSource[]> {
-  const kb = sources.findIndex((source) => source.startsWith('kb_'));
-  if (kb >= 0) {
-    // The seam for knowledge bases: their search will give the passages. Until the feature exists no id is one.
-    throw new Problem('not_found', `No knowledge base ${sources[kb]} in this workspace.`, { errors: [{ pointer: `/sources/${kb}`, detail: 'is not a knowledge base of this workspace' }] });
+/**
+ * The sources a `cite` may use, numbered in the request's order: a fetched https page is one source; a knowledge base
+ * of the workspace gives its passages that best match the text being cited (up to three, each a source of its own).
+ */
+async function citationSources(context: RequestContext, sources: string[], text: string): Promise<CitationSource[]> {
+  const db = context.platform.db;
+  const urls = sources.filter((source) => !source.startsWith('kb_'));
+  const fetched = new Map((await fetchCitationSources(urls, { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback })).map((source) => [source.url, source]));
+  const numbered: CitationSource[] = [];
+  for (const [index, source] of sources.entries()) {
+    if (!source.startsWith('kb_')) {
+      numbered.push({ ...fetched.get(source)!, n: numbered.length + 1 });
+      continue;
+    }
+    const base = await knowledgeBasesOf(db, context.caller.workspace.id).where('id', '=', source).executeTakeFirst();
+    if (!base) throw new Problem('not_found', `No knowledge base ${source} in this workspace.`, { errors: [{ pointer: `/sources/${index}`, detail: 'is not a knowledge base of this workspace' }] });
+    for (const hit of await searchChunks(db, base.id, text, { topK: 3, minScore: 0 })) {
+      numbered.push({ n: numbered.length + 1, url: hit.url, title: hit.title ?? base.name, excerpt: hit.text.slice(0, 1500), knowledgeBaseId: base.id });
+    }
   }
-  return fetchCitationSources(sources, { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback });
+  return numbered;
 }
 
 export const commandHandlers = {
@@ -45,12 +60,12 @@ export const commandHandlers = {
     const db = context.platform.db;
     const { row, current } = await loadDocument(context, request.path.id);
     checkBaseVersion(row, command.base_version_id);
-    selectionOf(current.content, command.selection);
     const project = row.project_id ? await projectsOf(db, workspaceId).where('id', '=', row.project_id).executeTakeFirst() : undefined;
     const model = command.model ?? defaultModel(context, project?.default_model);
     const voiceId = command.voice_id !== undefined ? command.voice_id : row.voice_id;
     if (voiceId) await readyVoice(db, workspaceId, voiceId, command.voice_id !== undefined ? '/voice_id' : undefined);
-    const sources = command.command === 'cite' ? await citationSources(context, command.sources) : undefined;
+    const range = selectionOf(current.content, command.selection);
+    const sources = command.command === 'cite' ? await citationSources(context, command.sources, current.content.slice(range.start, range.end)) : undefined;
 
     const engine = engineOf(context.platform);
     const usage = { prompt: 0, completion: 0, cost: 0, ms: 0 };

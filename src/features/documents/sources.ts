@@ -5,7 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
-import { guardedLookup, literalHostBlocked } from '../webhooks/url-policy.ts';
+import { BlockedAddressError, guardedLookup, literalHostBlocked } from '../webhooks/url-policy.ts';
 import type { CitationSource } from './commands.ts';
 
 export interface SourceFetchOptions {
@@ -88,60 +88,130 @@ function guardedFetch(allowPrivateNetworks: boolean): typeof fetch {
     });
 }
 
-/** The page's text (at most `maxBytes` of it), whether it is HTML; null for an answer that is not a readable page. */
-async function fetchPage(raw: string, options: SourceFetchOptions): Promise<{ text: string; html: boolean } | null> {
+export interface GuardedFetchOptions extends SourceFetchOptions {
+  /** Also `http` to public hosts. Default: only when private networks are allowed (https only otherwise). */
+  allowHttp?: boolean;
+  /** Request headers (accept, user-agent); `accept-encoding: identity` is always sent. */
+  headers?: Record<string, string>;
+  /** Whether to read the body of a 2xx answer of this Content-Type (lower case, `''` when none). Default: always. */
+  readBody?: (contentType: string) => boolean;
+}
+
+export interface GuardedResponse {
+  /** The status of the last answer: a 3xx only when the redirects ran out. */
+  status: number;
+  /** Its Content-Type, lower case; `''` when it has none. */
+  contentType: string;
+  /** The start (at most `maxBytes`) of the body of a 2xx answer that `readBody` wanted; empty otherwise. */
+  bytes: Uint8Array;
+  /** Whether the body was longer than `maxBytes`. */
+  truncated: boolean;
+  /** The URL that answered, after the redirects. */
+  finalUrl: string;
+}
+
+/** The URL policy refused a URL or a hop of its redirects: scheme, credentials, or a private, loopback or link-local address. */
+export class UrlNotAllowedError extends Error {
+  readonly url: string;
+  constructor(url: string, reason: string) {
+    super(`${url} ${reason}`);
+    this.url = url;
+  }
+}
+
+/**
+ * One GET through the SSRF guard: redirects followed by hand (at most 5), each hop checked as the first; the
+ * timeout covers the whole of it, redirects and body included. Throws `UrlNotAllowedError` when the policy refuses
+ * a hop, the signal's `TimeoutError` when the time is up, and the transport's error (unreachable, reset) otherwise.
+ * Any status is returned.
+ */
+export async function fetchGuarded(raw: string, options: GuardedFetchOptions): Promise<GuardedResponse> {
   const allow = options.allowPrivateNetworks;
+  const allowHttp = options.allowHttp ?? allow;
   const doFetch = options.fetch ?? guardedFetch(allow);
   const signal = AbortSignal.timeout(options.timeoutMs ?? 5000);
   let url = new URL(raw);
   for (let redirects = 0; ; redirects++) {
     // Each hop is checked as the first: a redirect to http or to a private address is refused just the same.
-    if (url.protocol !== 'https:' && !(allow && url.protocol === 'http:')) return null;
-    if (url.username || url.password || literalHostBlocked(url, allow)) return null;
-    const response = await doFetch(url.href, {
-      redirect: 'manual',
-      signal,
-      headers: {
-        accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1',
-        'accept-encoding': 'identity',
-        'user-agent': 'content-service/0.1 (citation sources)',
-      },
-    });
+    if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) throw new UrlNotAllowedError(url.href, `is not ${allowHttp ? 'an http or https' : 'an https'} URL`);
+    if (url.username || url.password) throw new UrlNotAllowedError(url.href, 'contains credentials');
+    const literal = literalHostBlocked(url, allow);
+    if (literal) throw new UrlNotAllowedError(url.href, `points at ${literal}, a private, loopback or link-local address`);
+    let response: Response;
+    try {
+      response = await doFetch(url.href, {
+        redirect: 'manual',
+        signal,
+        headers: { ...options.headers, 'accept-encoding': 'identity' },
+      });
+    } catch (error) {
+      // The guarded lookup refused the addresses the host resolves to.
+      if (error instanceof BlockedAddressError || (error as { code?: unknown })?.code === 'EADDRBLOCKED') throw new UrlNotAllowedError(url.href, `is refused: ${(error as Error).message}`);
+      throw signal.aborted ? signal.reason : error;
+    }
     const location = response.headers.get('location');
-    if (response.status >= 300 && response.status < 400 && location) {
+    if (response.status >= 300 && response.status < 400 && location && redirects < MAX_REDIRECTS) {
       await response.body?.cancel();
-      if (redirects >= MAX_REDIRECTS) return null;
       url = new URL(location, url);
       continue;
     }
-    const type = (response.headers.get('content-type') ?? 'text/html').toLowerCase();
-    const html = /html|xml/.test(type);
-    if (!response.ok || !response.body || !(html || type.startsWith('text/plain'))) {
+    const contentType = (response.headers.get('content-type') ?? '').toLowerCase();
+    const result: GuardedResponse = { status: response.status, contentType, bytes: new Uint8Array(0), truncated: false, finalUrl: url.href };
+    if (!response.ok || !response.body || !(options.readBody?.(contentType) ?? true)) {
       await response.body?.cancel();
-      return null;
+      return result;
     }
-    const bytes = await readAtMost(response.body, options.maxBytes ?? 2 * 1024 * 1024);
-    return { text: decode(bytes, type, html), html };
+    // A body cut off by the timeout fails as the timeout (the transport only says `aborted`).
+    const { bytes, truncated } = await readAtMost(response.body, options.maxBytes ?? 2 * 1024 * 1024).catch((error: unknown) => {
+      throw signal.aborted ? signal.reason : error;
+    });
+    return { ...result, bytes, truncated };
   }
 }
 
-/** The first `max` bytes of a body; the rest is not downloaded. */
-async function readAtMost(body: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array> {
+/** The page's text (at most `maxBytes` of it), whether it is HTML; null for an answer that is not a readable page. */
+async function fetchPage(raw: string, options: SourceFetchOptions): Promise<{ text: string; html: boolean } | null> {
+  const readable = (type: string) => /html|xml/.test(type || 'text/html') || type.startsWith('text/plain');
+  let page: GuardedResponse;
+  try {
+    page = await fetchGuarded(raw, {
+      ...options,
+      headers: {
+        accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1',
+        'user-agent': 'content-service/0.1 (citation sources)',
+      },
+      readBody: readable,
+    });
+  } catch (error) {
+    if (error instanceof UrlNotAllowedError) return null;
+    throw error;
+  }
+  const type = page.contentType || 'text/html';
+  if (page.status < 200 || page.status > 299 || !readable(type)) return null;
+  const html = /html|xml/.test(type);
+  return { text: decode(page.bytes, type, html), html };
+}
+
+/** The first `max` bytes of a body, and whether there was more; the rest is not downloaded. */
+export async function readAtMost(body: ReadableStream<Uint8Array>, max: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  while (size < max) {
+  let truncated = false;
+  for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    if (value.length > max - size) truncated = true;
     chunks.push(value.subarray(0, max - size));
     size += Math.min(value.length, max - size);
+    if (size >= max) break;
   }
   await reader.cancel().catch(() => {});
-  return Buffer.concat(chunks);
+  return { bytes: Buffer.concat(chunks), truncated };
 }
 
-/** The body as text, in the charset of its Content-Type or its `<meta charset>`, else UTF-8. */
-function decode(bytes: Uint8Array, type: string, html: boolean): string {
+/** The body as text, in the charset of its Content-Type or (HTML) its `<meta charset>`, else UTF-8. */
+export function decode(bytes: Uint8Array, type: string, html: boolean): string {
   let charset = /charset=["']?([\w.:-]+)/.exec(type)?.[1];
   if (!charset && html) {
     const head = Buffer.from(bytes.subarray(0, 2048)).toString('latin1');

@@ -1,0 +1,14 @@
+// The knowledge feature: knowledge bases whose sources (texts, files, crawled web pages) are processed in the
+// background into chunks that full-text search ranks; documents cite from them, chatbots will answer from them.
+import type { Feature } from '../../platform/feature.ts';
+import { knowledgeJobs } from './ingest.ts';
+import { knowledgeBaseHandlers } from './knowledge-bases.ts';
+import { knowledge } from './migrations/012_knowledge.ts';
+import './schema.ts';
+
+export const knowledgeFeature = {
+  name: 'knowledge',
+  handlers: knowledgeBaseHandlers,
+  migrations: { '012_knowledge': knowledge },
+  jobs: knowledgeJobs,
+} satisfies Feature;
