@@ -3,9 +3,11 @@
 // source removed meanwhile, or added again (another processing_id), stops the job at its next write. A failure the
 // source itself explains (a page that answers 404, a damaged file) fails the source with its code; anything else is
 // retried, and the last attempt fails it as `internal_error`.
+import { sql } from 'kysely';
 import { iso } from '../../platform/clock.ts';
 import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions, RunningJob } from '../../platform/jobs/runner.ts';
+import { isPostgres } from '../../storage/locks.ts';
 import type { KnowledgeSourcesTable } from './schema.ts';
 import { chunkText } from './chunk.ts';
 import { crawl, CrawlError } from './crawl.ts';
@@ -86,6 +88,9 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
             if (result.skipped.length > 0) job.logger.info({ source_id: sourceId, skipped: result.skipped.length }, 'a crawl skipped pages');
           }
           await update({ status: 'ready', payload: null, processed_at: iso(job.clock.now()) });
+          // PostgreSQL plans searches from the table's statistics: without them (autovacuum off or behind) it scanned
+          // every chunk of the knowledge base instead of using the text-search index (bench:knowledge).
+          if (isPostgres(db) && chunkIndex >= 100) await sql`analyze knowledge_chunks`.execute(db);
         } catch (error) {
           if (error instanceof SourceGone) return;
           const known = error instanceof ExtractionError || error instanceof CrawlError ? error : null;

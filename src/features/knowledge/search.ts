@@ -18,10 +18,18 @@ export interface SearchHit {
   score: number;
 }
 
-/** The words of a query, lower case, at most 64: nothing of FTS5's or tsquery's syntax gets through. */
+/** English words too common to tell passages apart ("how", "the", "is"): matching them made a question match nearly
+ *  every chunk, and SQLite rank all of them (its FTS5 keeps no stop-word list; PostgreSQL's `english` does). */
+const STOP_WORDS = new Set(
+  'a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only or other our ours out over own same she should so some such than that the their them then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours'.split(' '),
+);
+
+/** The words of a query, lower case, at most 64, without stop words unless it has nothing else: nothing of FTS5's or
+ *  tsquery's syntax gets through. */
 export function queryWords(query: string): string[] {
-  const words = query.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set(words)].slice(0, 64);
+  const words = [...new Set(query.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+  const telling = words.filter((word) => !STOP_WORDS.has(word));
+  return (telling.length > 0 ? telling : words).slice(0, 64);
 }
 
 export async function searchChunks(
