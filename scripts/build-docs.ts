@@ -92,7 +92,7 @@ body { margin: 0; font: 16px/1.55 system-ui, sans-serif; color: #1f2328; }
 main { max-width: 52rem; margin: 0 auto; padding: 8px 16px 48px; }
 h1, h2, h3 { line-height: 1.25; margin-top: 1.8em; }
 code { font: 0.9em ui-monospace, monospace; background: #f3f4f6; padding: 0.1em 0.3em; border-radius: 4px; }
-pre { background: #f6f8fa; padding: 12px 16px; overflow-x: auto; border-radius: 6px; line-height: 1.4; }
+pre { background: #f6f8fa; padding: 12px 16px; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; border-radius: 6px; line-height: 1.4; }
 pre code { background: none; padding: 0; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; vertical-align: top; }
