@@ -79,9 +79,20 @@ export class Realtime {
     this.#platform = platform;
     this.#db = platform.db;
     const redisUrl = platform.config.redisUrl;
-    const extensions = redisUrl ? [new RedisExtension({ createClient: () => new IORedis(redisUrl), prefix: 'content-service:documents' })] : [];
+    // ioredis reconnects by itself; while Redis is down each connection says so once, not at every retry.
+    const connect = () => {
+      const client = new IORedis(redisUrl!);
+      let warned = false;
+      client.on('error', (error) => {
+        if (!warned) platform.logger.warn({ err: error }, 'a Redis connection of the real-time sessions failed; it reconnects');
+        warned = true;
+      });
+      client.on('ready', () => (warned = false));
+      return client;
+    };
+    const extensions = redisUrl ? [new RedisExtension({ createClient: connect, prefix: 'content-service:documents' })] : [];
     if (redisUrl) {
-      this.#redis = { publisher: new IORedis(redisUrl), subscriber: new IORedis(redisUrl) };
+      this.#redis = { publisher: connect(), subscriber: connect() };
       this.#redis.subscriber.subscribe(DELETIONS_CHANNEL).catch((error) => platform.logger.warn({ err: error }, 'cannot hear document deletions from other processes'));
       this.#redis.subscriber.on('message', (_channel, documentId: string) => this.closeDocument(documentId));
     }
