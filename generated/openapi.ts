@@ -972,7 +972,7 @@ export type paths = {
          * @description Adds a web page (`url`, optionally crawled up to 3 links deep on the same host), a text (`text`) or a file
          *     (`file`, base64, up to 5 MB: PDF, DOCX, plain text, Markdown, HTML or CSV) to a knowledge base. The answer is
          *     `202` with the source `pending`; in the background it moves to `processing` (fetched or decoded, cut into chunks,
-         *     embedded) and then to `ready`, when its chunks become searchable, or `failed`, with `error`. Follow it with
+         *     indexed) and then to `ready`, when its chunks become searchable, or `failed`, with `error`. Follow it with
          *     `GET /v1/knowledge-bases/{id}/sources`. A URL is checked before it is accepted (`invalid_source_url`), and a URL
          *     that is already a source of the knowledge base is a `409` `conflict`: remove the old source to fetch it again.
          *     This operation accepts bodies up to 7 MB.
@@ -5507,7 +5507,7 @@ export type components = {
         KnowledgeBaseEmbeddingModel: "text-embedding-3-small" | "text-embedding-3-large" | "embed-multilingual-v3.0";
         /**
          * KnowledgeBaseChunking
-         * @description How sources are cut into chunks before they are embedded, fixed at creation. Smaller chunks give more precise search
+         * @description How sources are cut into chunks before they are indexed, fixed at creation. Smaller chunks give more precise search
          *     hits; larger chunks give chatbots more context per hit.
          */
         KnowledgeBaseChunking: {
@@ -5558,8 +5558,8 @@ export type components = {
         };
         /**
          * KnowledgeBase
-         * @description A collection of sources (web pages, text, files), cut into chunks and embedded, that chatbots answer from and that
-         *     `search` ranks by meaning. The counts and sizes cover the sources that are `ready`.
+         * @description A collection of sources (web pages, text, files), cut into chunks and indexed, that chatbots answer from and that
+         *     `search` ranks (full-text today; see `POST /v1/knowledge-bases/{id}/search`). The counts and sizes cover the sources that are `ready`.
          */
         KnowledgeBase: {
             /**
@@ -5639,7 +5639,7 @@ export type components = {
         /**
          * KnowledgeBaseSourceStatus
          * @description Where a source is in its processing: `pending` (accepted, waiting for a worker), `processing` (being fetched or
-         *     decoded, chunked and embedded), `ready` (its chunks are searchable), `failed` (see `error`; remove it and add it again).
+         *     decoded, chunked and indexed), `ready` (its chunks are searchable), `failed` (see `error`; remove it and add it again).
          * @enum {string}
          */
         KnowledgeBaseSourceStatus: "pending" | "processing" | "ready" | "failed";
@@ -5885,7 +5885,7 @@ export type components = {
         KnowledgeBaseSourceCreateRequest: components["schemas"]["KnowledgeBaseSourceUrlCreateRequest"] | components["schemas"]["KnowledgeBaseSourceTextCreateRequest"] | components["schemas"]["KnowledgeBaseSourceFileCreateRequest"];
         /**
          * KnowledgeBaseSearchRequest
-         * @description A search by meaning over the ready chunks of the knowledge base.
+         * @description A search over the ready chunks of the knowledge base (full-text today: the query's words).
          */
         KnowledgeBaseSearchRequest: {
             /**

@@ -1,7 +1,5 @@
 // Knowledge bases and their sources: create, list, get, delete; add a source (a text, a file, a web page and the
 // pages it links to), processed in the background (ingest.ts); remove one; and search the chunks (search.ts).
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import type { Kysely, Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
@@ -13,7 +11,7 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { addressAllowed } from '../webhooks/url-policy.ts';
+import { checkPublicUrl } from '../webhooks/url-policy.ts';
 import { presentKnowledgeBase, presentSource, type BaseTotals } from './presenters.ts';
 import type { KnowledgeSourcesTable, SourceStatus } from './schema.ts';
 import { searchChunks } from './search.ts';
@@ -51,27 +49,6 @@ async function loadBase(db: Db, context: RequestContext, id: string) {
   const row = await knowledgeBasesOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
   if (!row) throw notFound('knowledge base', id);
   return row;
-}
-
-/** A source URL as it is added: http or https, no credentials, and no private, loopback or link-local address
- *  (allowed with WEBHOOKS_ALLOW_LOOPBACK, the development setting, as for webhook endpoints). */
-async function checkSourceUrl(raw: string, allowPrivate: boolean): Promise<string> {
-  const refuse = (detail: string) => new Problem('invalid_source_url', `The source URL ${detail}.`, { errors: [{ pointer: '/url', detail }] });
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw refuse('is not an absolute URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse('must use http or https');
-  if (url.username || url.password) throw refuse('must not contain credentials');
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const addresses = isIP(host) ? [host] : await lookup(host, { all: true, verbatim: true }).then((all) => all.map((a) => a.address), () => null);
-  if (!addresses) throw refuse(`host ${host} does not resolve`);
-  const blocked = addresses.find((address) => !addressAllowed(address, allowPrivate));
-  if (blocked) throw refuse(`points at ${blocked}, a private, loopback or link-local address`);
-  url.hash = '';
-  return url.toString();
 }
 
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
@@ -175,7 +152,11 @@ export const knowledgeBaseHandlers = {
       if (bytes.length > MAX_FILE_BYTES) throw new Problem('payload_too_large', `The file has ${bytes.length} bytes; a file source may have at most ${MAX_FILE_BYTES} (5 MB).`);
       Object.assign(source, { title: body.title ?? null, given_title: body.title ?? null, file_name: body.name, media_type: body.media_type, payload: bytes.toString('base64'), size_bytes: bytes.length });
     } else {
-      const url = await checkSourceUrl(body.url, context.platform.config.webhooksAllowLoopback);
+      // http or https, no credentials, no private, loopback or link-local address (allowed with WEBHOOKS_ALLOW_LOOPBACK,
+      // the development setting, as for webhook endpoints).
+      const checked = await checkPublicUrl(body.url, { allowLoopback: context.platform.config.webhooksAllowLoopback, allowHttp: true, pointer: '/url', code: 'invalid_source_url', what: 'source URL' });
+      checked.hash = '';
+      const url = checked.toString();
       Object.assign(source, { url, crawl_depth: body.crawl_depth ?? 0, max_pages: body.max_pages ?? 50 });
     }
     await context.platform.db.transaction().execute(async (trx) => {

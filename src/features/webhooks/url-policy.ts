@@ -42,25 +42,29 @@ function hostOf(url: URL): string {
 }
 
 /**
- * Checks a webhook URL as it is set: the scheme, no credentials, and every address of the host. Throws a 422
- * `invalid_webhook_url` problem that says what is wrong.
+ * Checks a URL as it is set (a webhook endpoint's, a knowledge-base source's): the scheme, no credentials, and every
+ * address of the host. Throws a 422 problem with `code` that says what is wrong. `http` is allowed with `allowHttp`.
  */
-export async function checkWebhookUrl(raw: string, allowLoopback: boolean, pointer = '/url'): Promise<void> {
-  const refuse = (detail: string) => new Problem('invalid_webhook_url', `The webhook URL ${detail}.`, { errors: [{ pointer, detail }] });
+export async function checkPublicUrl(
+  raw: string,
+  options: { allowLoopback: boolean; allowHttp: boolean; pointer: string; code: 'invalid_webhook_url' | 'invalid_source_url'; what: string },
+): Promise<URL> {
+  const { allowLoopback, pointer } = options;
+  const refuse = (detail: string) => new Problem(options.code, `The ${options.what} ${detail}.`, { errors: [{ pointer, detail }] });
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw refuse('is not an absolute URL');
   }
-  if (url.protocol !== 'https:' && !(allowLoopback && url.protocol === 'http:')) {
-    throw refuse(allowLoopback ? 'must use https or http' : 'must use https');
+  if (url.protocol !== 'https:' && !(options.allowHttp && url.protocol === 'http:')) {
+    throw refuse(options.allowHttp ? 'must use https or http' : 'must use https');
   }
   if (url.username || url.password) throw refuse('must not contain credentials');
   const host = hostOf(url);
   if (isIP(host)) {
     if (!addressAllowed(host, allowLoopback)) throw refuse(`points at ${host}, a private, loopback or link-local address`);
-    return;
+    return url;
   }
   let addresses: LookupAddress[];
   try {
@@ -70,6 +74,12 @@ export async function checkWebhookUrl(raw: string, allowLoopback: boolean, point
   }
   const blocked = addresses.find((a) => !addressAllowed(a.address, allowLoopback));
   if (blocked) throw refuse(`host ${host} resolves to ${blocked.address}, a private, loopback or link-local address`);
+  return url;
+}
+
+/** A webhook endpoint's URL: https (http too with the development setting that allows loopback). */
+export async function checkWebhookUrl(raw: string, allowLoopback: boolean, pointer = '/url'): Promise<void> {
+  await checkPublicUrl(raw, { allowLoopback, allowHttp: allowLoopback, pointer, code: 'invalid_webhook_url', what: 'webhook URL' });
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
