@@ -1238,6 +1238,33 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/public/transcripts/{conversation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an escalated conversation's transcript
+         * @description The transcript of a chatbot conversation behind the `transcript_url` of a `chatbot.conversation.escalated` event:
+         *     a signed link that needs no API key, so that the person who takes over (in a helpdesk, or from the escalation
+         *     email) can read the conversation without access to the workspace. The link is valid for 7 days after the
+         *     escalation; after that, or with a changed `expires` or `signature`, it answers `404 not_found` (read the
+         *     conversation with an API key instead: `GET /v1/chatbots/{id}/conversations/{conversation_id}`).
+         *
+         *     It answers the conversation with its messages as JSON, or, for `Accept: text/html`, as a complete HTML page.
+         *     Limited to 600 requests a minute per client IP address.
+         */
+        get: operations["getPublicTranscript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/embed/config": {
         parameters: {
             query?: never;
@@ -1278,8 +1305,15 @@ export type paths = {
          *     Without `conversation_id` a new `embed` conversation starts for `visitor_id`; only the same `visitor_id` can
          *     continue it. Escalation works as for server-side messages and emits `chatbot.conversation.escalated`.
          *     Authenticated with the embed key (`X-Embed-Key`), from the chatbot's `allowed_origins`, while it is enabled;
-         *     limited to 30 requests per minute per visitor and 3,000 per embed key. An answer that breaks a compliance rule
-         *     or a banned phrase of the chatbot's voice is withheld (`422 policy_violation`).
+         *     limited to 30 requests per minute per visitor, 120 per client IP address and 3,000 per embed key. An answer that
+         *     breaks a compliance rule or a banned phrase of the chatbot's voice is withheld (`422 policy_violation`).
+         *
+         *     **Streaming.** With `stream: true` the answer is `text/event-stream`: `event: delta` events whose data is
+         *     `{"content": "<the next piece of text>"}`, then one `event: reply` whose data is the `EmbedReply` (the whole
+         *     answer, with its citations), and the stream closes. Text is sent only once it has been checked against the output
+         *     policy; an error after the stream started (a policy violation, the provider failing) is a last `event: error`
+         *     whose data is the problem document, and nothing of that answer is stored. Errors found before the stream starts
+         *     are ordinary problem responses.
          */
         post: operations["sendEmbedMessage"];
         delete?: never;
@@ -2807,14 +2841,17 @@ export type components = {
          *     | `webhook_endpoint.deleted` | A webhook endpoint was deleted. |
          *     | `webhook_endpoint.secret_rotated` | A webhook endpoint's signing secret was rotated. |
          *     | `webhook.replay_requested` | Past events were queued for re-delivery. |
-         *     | `chatbot.embed_key_rotated` | A chatbot's embed key was rotated. |
+         *     | `chatbot.created` | A chatbot was created. `details`: `name`, `model`. |
+         *     | `chatbot.updated` | A chatbot's settings changed. `details`: `changed` (the fields, comma-separated), `name`. |
+         *     | `chatbot.embed_key_rotated` | A chatbot's embed key was rotated. `details`: `grace_period_seconds`. |
          *     | `chat_thread.deleted` | A chat thread and its messages were deleted. |
          *     | `document.deleted` | A document and its versions were deleted. |
          *     | `voice.created` | A brand voice was created (its training starts). `details`: `name`, `sample_word_count`. |
          *     | `voice.updated` | A brand voice's name, description, sliders, banned phrases, sample or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `voice.deleted` | A brand voice was deleted. `details`: `name`. |
          *     | `knowledge_base.deleted` | A knowledge base and its sources were deleted. |
-         *     | `chatbot.deleted` | A chatbot was deleted. |
+         *     | `chatbot.deleted` | A chatbot and its conversations were deleted. `details`: `name`. |
+         *     | `chatbot_conversation.escalated` | A person escalated a chatbot conversation through the API. `details`: `reason`. |
          *     | `workflow.deleted` | A workflow was deleted. |
          * @example api_key.created
          * @example api_key.rotated
@@ -6877,6 +6914,12 @@ export type components = {
              * @description The page the visitor is on; stored with a new conversation and given to the chatbot as context.
              */
             page_url?: string;
+            /**
+             * @description `true` to receive the answer as it is written, as Server-Sent Events (`text/event-stream`): `delta` events with
+             *     the next piece of text, then one `reply` event with the whole `EmbedReply`. The widget streams.
+             * @default false
+             */
+            stream?: boolean;
         };
         /**
          * EmbedCitation
@@ -6950,6 +6993,23 @@ export type components = {
              */
             escalated: boolean;
         };
+        /**
+         * EmbedDelta
+         * @description The data of a `delta` event of a streamed answer (`stream: true`): the next piece of the answer's text.
+         */
+        EmbedDelta: {
+            /**
+             * @description The text that follows what was sent so far.
+             * @example Orders placed before 2 pm ship the same day
+             */
+            content: string;
+        };
+        /**
+         * EmbedStreamEvent
+         * @description The data of one event of a streamed answer: an `EmbedDelta` (`event: delta`), then the `EmbedReply`
+         *     (`event: reply`), which ends the stream.
+         */
+        EmbedStreamEvent: components["schemas"]["EmbedDelta"] | components["schemas"]["EmbedReply"];
         /**
          * EmbedCsatRequest
          * @description A visitor's rating of their conversation. Rating again replaces the earlier rating.
@@ -8425,9 +8485,10 @@ export type components = {
             intent: components["schemas"]["ChatbotIntent"] | null;
             /**
              * Format: uri
-             * @description The conversation with all of its messages in the API (`GET /v1/chatbots/{id}/conversations/{conversation_id}` on
-             *     the workspace's base URL); read it with an API key of the workspace.
-             * @example https://eu.content-service.example/v1/chatbots/bot_01JDDJ8FSSZ5AWSH8VHTPRE95B/conversations/conv_01JDQKFBF5KZNWJ47TAN9ZT24M
+             * @description Where the person who takes over reads the conversation with all of its messages, without an API key: a signed
+             *     link to `GET /v1/public/transcripts/{conversation_id}` on the workspace's base URL, valid for 7 days (JSON, or an
+             *     HTML page in a browser). After that, read it with an API key at `GET /v1/chatbots/{id}/conversations/{conversation_id}`.
+             * @example https://eu.content-service.example/v1/public/transcripts/conv_01JDQKFBF5KZNWJ47TAN9ZT24M?expires=1795781706&signature=Jf3kQ9x2LmN7pR4tV8wY1zA5bC6dE0gH2iK3lM4nO5p
              */
             transcript_url: string;
             /**
@@ -9860,6 +9921,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The link does not open a transcript (`not_found`): it expired, its signature does not match, or the conversation was deleted. The answer says which when the signature is right. */
+        PublicTranscriptNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No `X-Embed-Key` header, or a key that is unknown, belongs to a deleted chatbot, or was rotated and is past its grace period (`invalid_embed_key`). The widget should stop and show itself as unavailable. */
         EmbedUnauthorized: {
             headers: {
@@ -9884,7 +9957,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Over the widget's limits (`rate_limited`): 30 requests per minute per visitor (per `visitor_id`, or per IP address where there is none) and 3,000 per minute per embed key. `RateLimit` and `RateLimit-Policy` describe the limit that is closest to running out. Wait `Retry-After` seconds. */
+        /** @description Over the widget's limits (`rate_limited`): 30 messages and ratings per minute per visitor (`visitor_id`), 120 requests per minute per client IP address (so that a new `visitor_id` for each message does not lift the limit; reading the configuration counts here), and 3,000 per minute per embed key. `RateLimit` and `RateLimit-Policy` describe the limit that ran out. Wait `Retry-After` seconds. */
         EmbedTooManyRequests: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -13714,6 +13787,52 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getPublicTranscript: {
+        parameters: {
+            query: {
+                /**
+                 * @description When the link stops working, in seconds since the Unix epoch (part of what is signed).
+                 * @example 1795781201
+                 */
+                expires: number;
+                /**
+                 * @description The link's signature (HMAC-SHA256 of the conversation id and `expires`, base64url).
+                 * @example 3q2-7wAbCdEfGhIjKlMnOpQrStUvWxYz0123456789a
+                 */
+                signature: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The conversation's identifier.
+                 * @example conv_01JD6B2C3D4E5F6G7H8J9K0M1N
+                 */
+                conversation_id: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation with its messages. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatbotConversation"];
+                    "text/html": string;
+                };
+            };
+            404: components["responses"]["PublicTranscriptNotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getEmbedConfig: {
         parameters: {
             query?: never;
@@ -13770,7 +13889,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The chatbot's answer. */
+            /** @description The chatbot's answer (`application/json`), or with `stream: true` a stream of events (`text/event-stream`). */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13781,6 +13900,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EmbedReply"];
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -47,6 +47,7 @@ export const operationTable = {
   getOpenApiDocument: {"method":"get","path":"/v1/openapi.json","tag":"Service","summary":"Get the OpenAPI document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500]},
   getProject: {"method":"get","path":"/v1/projects/{id}","tag":"Projects","summary":"Get a project","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getPublicDocument: {"method":"get","path":"/v1/public/documents/{id}","tag":"Documents","summary":"Read a public document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,404,421,422,429,500]},
+  getPublicTranscript: {"method":"get","path":"/v1/public/transcripts/{conversation_id}","tag":"Chatbots","summary":"Read an escalated conversation's transcript","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,404,421,422,429,500]},
   getReadiness: {"method":"get","path":"/readyz","tag":"Service","summary":"Check readiness","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500,503]},
   getUsage: {"method":"get","path":"/v1/usage","tag":"Usage","summary":"Get usage and spend","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   getVoice: {"method":"get","path":"/v1/voices/{id}","tag":"Voices","summary":"Get a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
@@ -108,6 +109,7 @@ export const operationTable = {
 /** The data of each event of the operations that can answer `text/event-stream` (the schema's `contentSchema`). */
 export interface StreamEventData {
   createChatCompletion: components['schemas']['ChatCompletionChunk'];
+  sendEmbedMessage: components['schemas']['EmbedStreamEvent'];
 }
 
 export type OperationId = keyof typeof operationTable;
@@ -303,6 +305,9 @@ export type GetProjectResponse = OperationResponse<'getProject'>;
 /** GET /v1/public/documents/{id}: Read a public document */
 export type GetPublicDocumentRequest = OperationRequest<'getPublicDocument'>;
 export type GetPublicDocumentResponse = OperationResponse<'getPublicDocument'>;
+/** GET /v1/public/transcripts/{conversation_id}: Read an escalated conversation's transcript */
+export type GetPublicTranscriptRequest = OperationRequest<'getPublicTranscript'>;
+export type GetPublicTranscriptResponse = OperationResponse<'getPublicTranscript'>;
 /** GET /readyz: Check readiness */
 export type GetReadinessRequest = OperationRequest<'getReadiness'>;
 export type GetReadinessResponse = OperationResponse<'getReadiness'>;

@@ -6,22 +6,6 @@ import type { features } from './features/index.ts';
 
 /** The operations whose feature is not built yet. Each later issue removes its own. */
 export const notImplemented = [
-  // Chatbots
-  'listChatbots',
-  'createChatbot',
-  'getChatbot',
-  'updateChatbot',
-  'deleteChatbot',
-  'rotateChatbotEmbedKey',
-  'sendChatbotMessage',
-  'listChatbotConversations',
-  'getChatbotConversation',
-  'escalateChatbotConversation',
-  'recordChatbotConversationCsat',
-  // Embed (public widget)
-  'getEmbedConfig',
-  'sendEmbedMessage',
-  'recordEmbedCsat',
   // Workflows
   'listWorkflows',
   'createWorkflow',

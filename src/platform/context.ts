@@ -42,6 +42,12 @@ export interface Caller {
   userId: string | null;
 }
 
+/** The chatbot whose embed key authenticated a request of the public widget (the `embedKey` scheme). */
+export interface EmbedCaller {
+  workspace: WorkspaceRow;
+  chatbotId: string;
+}
+
 export interface RequestContext {
   platform: Platform;
   requestId: string;
@@ -60,6 +66,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Present on every operation that needs a key; reading it on a public operation is a bug and throws. */
   readonly caller: Caller;
+  /** Present on the widget's operations (embed key); reading it elsewhere is a bug and throws. */
+  readonly embed: EmbedCaller;
 }
 
 export const roleRank: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
@@ -84,6 +92,8 @@ export interface RequestLocals {
   problemShape?: ProblemShaper;
   /** Set by authentication. */
   caller?: Caller;
+  /** Set by the embed key's authentication (the chatbots feature). */
+  embed?: EmbedCaller;
   /** Known as soon as a key is recognised, even when it is then refused: the request log needs them. */
   apiKeyId?: string;
   workspaceId?: string;

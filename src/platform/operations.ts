@@ -3,7 +3,7 @@
 // for `text/event-stream` its events as Server-Sent Events (streams.ts).
 import type { NextFunction, Request, Response } from 'express';
 import { operationTable, type OperationId, type ServerSentEvent } from '../../generated/operations.ts';
-import { locals, type Caller, type Platform, type RequestContext } from './context.ts';
+import { locals, type Caller, type EmbedCaller, type Platform, type RequestContext } from './context.ts';
 import { beginIdempotentRequest, completeIdempotentRequest, releaseIdempotentRequest, requestFingerprint } from './idempotency.ts';
 import { clientIp } from './logging.ts';
 import { Problem, problemResponseBody, sendProblem } from './problems.ts';
@@ -52,6 +52,10 @@ export function requestContext(platform: Platform, req: Request, res: Response):
     get caller(): Caller {
       if (!caller) throw new Error(`operation ${String(state.operationId)} read the caller of an unauthenticated request`);
       return caller;
+    },
+    get embed(): EmbedCaller {
+      if (!state.embed) throw new Error(`operation ${String(state.operationId)} read the embed caller of a request without an embed key`);
+      return state.embed;
     },
   };
 }
@@ -103,11 +107,13 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
       return;
     }
 
-    const workspaceId = context.caller.workspace.id;
+    // A widget request (embed key) is keyed to its chatbot, an API request to its key.
+    const embed = locals(res).embed;
+    const workspaceId = embed ? embed.workspace.id : context.caller.workspace.id;
     // The calling API key is part of "the same request": keys are scoped to the workspace, but a replay must not hand
     // one key the answer of another (an admin key replaying an owner key's createApiKey got the new owner secret,
     // past the handler's role check, which a replay does not run).
-    const fingerprint = requestFingerprint(req.method, req.path, req.body, context.caller.apiKey.id);
+    const fingerprint = requestFingerprint(req.method, req.path, req.body, embed ? `embed:${embed.chatbotId}` : context.caller.apiKey.id);
     const outcome = await beginIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
     if (outcome.kind === 'replay') {
       const { status, headers, body } = outcome.response;

@@ -10,6 +10,11 @@ export const RATE_LIMIT = { requests: 600, windowSeconds: 60 } as const;
 
 export interface RateLimitStore {
   limiter: RateLimiterAbstract;
+  /**
+   * A limiter of other limits in the same store (the widget's per-visitor and per-embed-key limits), made once per
+   * name; with Redis it shares this store's connection.
+   */
+  limiterFor(name: string, limits: { points: number; duration: number }): RateLimiterAbstract;
   /** Answers when the store can count requests (for /readyz); undefined for memory. */
   ping?: () => Promise<void>;
   /**
@@ -23,7 +28,15 @@ export interface RateLimitStore {
 
 export function createRateLimitStore(redisUrl: string | undefined, keyPrefix = 'cs:rl'): RateLimitStore {
   const options = { points: RATE_LIMIT.requests, duration: RATE_LIMIT.windowSeconds, keyPrefix };
-  if (!redisUrl) return { limiter: new RateLimiterMemory(options), close: async () => {} };
+  const made = new Map<string, RateLimiterAbstract>();
+  const once = (name: string, make: () => RateLimiterAbstract) => made.get(name) ?? made.set(name, make()).get(name)!;
+  if (!redisUrl) {
+    return {
+      limiter: new RateLimiterMemory(options),
+      limiterFor: (name, limits) => once(name, () => new RateLimiterMemory({ ...limits, keyPrefix: `${keyPrefix}:${name}` })),
+      close: async () => {},
+    };
+  }
   const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
   redis.on('error', () => {}); // reconnects on its own; a request meanwhile is counted by the insurance limiter
   const limiter = new RateLimiterRedis({
@@ -34,6 +47,8 @@ export function createRateLimitStore(redisUrl: string | undefined, keyPrefix = '
   });
   return {
     limiter,
+    limiterFor: (name, limits) =>
+      once(name, () => new RateLimiterRedis({ ...limits, keyPrefix: `${keyPrefix}:${name}`, storeClient: redis, insuranceLimiter: new RateLimiterMemory({ ...limits, keyPrefix: `${keyPrefix}:${name}` }) })),
     ping: async () => {
       await redis.ping();
     },
@@ -75,4 +90,28 @@ export function rateLimit(store: RateLimitStore) {
     res.setHeader('RateLimit', `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}`);
     next();
   };
+}
+
+/**
+ * Counts one request against a budget of `limit.points` requests per `limit.window` seconds under `key`, and answers
+ * the RateLimit headers; over budget, a `rate_limited` problem with Retry-After. `who` ends the problem's sentence
+ * ("from this address").
+ */
+export async function consumeBudget(limiter: RateLimiterAbstract, key: string, limit: { points: number; window: number; who: string }): Promise<Record<string, string>> {
+  const policy = `"default";q=${limit.points};w=${limit.window}`;
+  try {
+    const outcome = await limiter.consume(key);
+    return { 'RateLimit-Policy': policy, RateLimit: `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}` };
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+    throw new Problem('rate_limited', `More than ${limit.points} requests in ${limit.window} seconds ${limit.who}; retry in ${seconds} s.`, {
+      headers: { 'Retry-After': String(seconds), 'RateLimit-Policy': policy, RateLimit: `"default";r=0;t=${seconds}` },
+    });
+  }
+}
+
+/** The budget of the public addresses (public documents, transcript links): 600 requests a minute per client IP. */
+export function consumePublicBudget(store: RateLimitStore, ip: string): Promise<Record<string, string>> {
+  return consumeBudget(store.limiter, `public-ip:${ip}`, { points: RATE_LIMIT.requests, window: RATE_LIMIT.windowSeconds, who: 'from this address' });
 }

@@ -10,7 +10,7 @@ import { operationTable, type OperationId } from '../../generated/operations.ts'
 import { features } from '../../src/features/index.ts';
 import { notImplemented } from '../../src/handlers.ts';
 import { collectByKey } from '../../src/platform/feature.ts';
-import { removeFixtureResources, successRequest, type ImplementedOperationId } from '../support/contract-fixtures.ts';
+import { embedHeaders, removeFixtureResources, successRequest, type ImplementedOperationId } from '../support/contract-fixtures.ts';
 import type { ContractTarget } from '../support/global-setup.ts';
 import { exampleRequest, invalidRequest, responseContentTypes, responsePointer, schemaErrors, type ExampleRequest } from '../support/spec.ts';
 
@@ -40,7 +40,7 @@ async function call(target: ContractTarget, id: OperationId, request: ExampleReq
     ...(credentials && op.auth === 'bearer' ? { apiKey: target.apiKey } : {}),
   });
   const headers: Record<string, string> = { ...request.header, Accept: 'application/json, application/problem+json' };
-  if (credentials && op.auth === 'embedKey') headers['X-Embed-Key'] = embedKey;
+  if (credentials && op.auth === 'embedKey') Object.assign(headers, target.name === 'server' ? await embedHeaders(target) : { 'X-Embed-Key': embedKey });
   if (request.contentType) headers['Content-Type'] = request.contentType;
   // The table is dynamic, so the typed signature of the client cannot be used here.
   await (client.request as any)(op.method.toUpperCase(), op.path, {

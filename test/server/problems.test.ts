@@ -172,16 +172,6 @@ describe.each(databaseKinds)('problems on %s', (kind) => {
         else expectProblem(answer, 501, 'not_implemented');
       }
     });
-
-    test('the embed operations need an embed key (401 invalid_embed_key), then are 501', async () => {
-      const embed = notImplemented.filter((id) => operationTable[id].auth === 'embedKey');
-      expect(embed.length).toBeGreaterThan(0);
-      for (const id of embed) {
-        const { method } = operationTable[id];
-        expectProblem(await server.call(method.toUpperCase(), pathOf(id), { key: null }), 401, 'invalid_embed_key');
-        expectProblem(await server.call(method.toUpperCase(), pathOf(id), { key: null, headers: { 'X-Embed-Key': 'emb_test' } }), 501, 'not_implemented');
-      }
-    });
   });
 });
 
@@ -210,7 +200,7 @@ describe('the level of the access log line', () => {
       expect(await get('/v1/workspace', null)).toBe(401);
       expect(await get('/v1/nowhere')).toBe(404);
       expect(await get('/v1/members?limit=0')).toBe(422);
-      expect(await get('/v1/chatbots')).toBe(501);
+      expect(await get('/v1/workflows')).toBe(501);
       await running.close();
       const levelOf = (status: number) => lines.filter((line) => line.access?.status === status && /^GET /.test(line.msg)).map((line) => pino.levels.labels[line.level]);
       expect({ 200: levelOf(200), 401: levelOf(401), 404: levelOf(404), 422: levelOf(422), 501: levelOf(501), 500: levelOf(500) }).toEqual({

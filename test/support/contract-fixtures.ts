@@ -193,6 +193,47 @@ async function freshThread(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: threadId } };
 }
 
+/** The origin the contract suite's chatbots allow (the widget's operations are called from it). */
+export const CONTRACT_ORIGIN = 'https://contract.test.example';
+
+function newChatbotBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: `Contract ${unique()}`, model: 'sandbox-writer', instructions: 'Made by the contract tests.', allowed_origins: [CONTRACT_ORIGIN], ...extra };
+}
+
+async function freshChatbot(target: FixtureTarget, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
+  return post(target, '/v1/chatbots', newChatbotBody(extra));
+}
+
+async function freshChatbotPath(target: FixtureTarget): Promise<RequestOverrides> {
+  return { path: { id: String((await freshChatbot(target)).id) } };
+}
+
+/** A chatbot's conversation with one exchange (server-side), or the reply of a message that escalated it. */
+async function freshConversation(target: FixtureTarget, content = 'Hello, where is my parcel?', extra: Record<string, unknown> = {}): Promise<{ id: string; conversationId: string }> {
+  const chatbot = await freshChatbot(target, extra);
+  const response = await fetch(`${target.baseUrl}/v1/chatbots/${String(chatbot.id)}/messages`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ content }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`fixture: a chatbot message answered ${response.status}: ${text}`);
+  return { id: String(chatbot.id), conversationId: String((JSON.parse(text) as { conversation_id: string }).conversation_id) };
+}
+
+async function freshConversationPath(target: FixtureTarget): Promise<RequestOverrides> {
+  const { id, conversationId } = await freshConversation(target);
+  return { path: { id, conversation_id: conversationId } };
+}
+
+const embedKeys = new Map<string, Promise<string>>();
+/** The headers of the widget's operations on the target: the embed key of a chatbot made once per target, and its allowed origin. */
+export async function embedHeaders(target: FixtureTarget): Promise<Record<string, string>> {
+  let key = embedKeys.get(target.baseUrl);
+  if (!key) embedKeys.set(target.baseUrl, (key = freshChatbot(target).then((chatbot) => String(chatbot.embed.key))));
+  return { 'X-Embed-Key': await key, Origin: CONTRACT_ORIGIN };
+}
+
 // createApiKey has none: key names need not be unique, so the spec's example succeeds as it is.
 export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> = {
   getApiKey: freshKey,
@@ -265,6 +306,37 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   getKnowledgeBaseSource: freshKnowledgeSource,
   removeKnowledgeBaseSource: freshKnowledgeSource,
   searchKnowledgeBase: async (target) => ({ ...(await freshKnowledgeBase(target)), body: { query: 'How long do refunds take?', top_k: 5 } }),
+  createChatbot: async () => ({ body: newChatbotBody() }),
+  getChatbot: freshChatbotPath,
+  updateChatbot: freshChatbotPath,
+  deleteChatbot: freshChatbotPath,
+  rotateChatbotEmbedKey: freshChatbotPath,
+  sendChatbotMessage: async (target) => ({ ...(await freshChatbotPath(target)), body: exampleRequest('sendChatbotMessage').body }),
+  listChatbotConversations: freshChatbotPath,
+  getChatbotConversation: freshConversationPath,
+  escalateChatbotConversation: freshConversationPath,
+  recordChatbotConversationCsat: freshConversationPath,
+  getPublicTranscript: async (target) => {
+    const { conversationId } = await freshConversation(target, 'I want a refund', { escalation: { mode: 'webhook', keywords: ['refund'] } });
+    const events = await get(target, '/v1/events?type=chatbot.conversation.escalated&limit=100');
+    const event = (events.data as Array<{ data: { conversation_id: string; transcript_url: string } }>).find((e) => e.data.conversation_id === conversationId);
+    if (!event) throw new Error('fixture: the escalation event was not found');
+    const link = new URL(event.data.transcript_url);
+    return { path: { conversation_id: conversationId }, query: { expires: Number(link.searchParams.get('expires')), signature: String(link.searchParams.get('signature')) } };
+  },
+  // The widget's: the embed key and origin come from embedHeaders.
+  recordEmbedCsat: async (target) => {
+    const visitor = `contract-${unique()}-visitor`;
+    const response = await fetch(`${target.baseUrl}/v1/embed/messages`, {
+      method: 'POST',
+      headers: { ...(await embedHeaders(target)), 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ content: 'Hello there', visitor_id: visitor }),
+    });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`fixture: a widget message answered ${response.status}: ${text}`);
+    return { body: { conversation_id: (JSON.parse(text) as { conversation_id: string }).conversation_id, visitor_id: visitor, score: 5 } };
+  },
+  sendEmbedMessage: async () => ({ body: { content: 'Hi, where is my order?', visitor_id: `contract-${unique()}-visitor` } }),
   getEvent: async (target) => ({ path: { id: await freshEvent(target) } }),
   replayWebhookEvents: async (target) => {
     const { path } = await freshEndpoint(target);
@@ -329,7 +401,7 @@ export async function removeFixtureResources(target: FixtureTarget): Promise<voi
   const endpoints = (await listAll(target, '/v1/webhooks/endpoints')).filter((e) => FIXTURE_ENDPOINT_URL.test(String(e.url)));
   const members = (await listAll(target, '/v1/members')).filter((m) => FIXTURE_MEMBER_EMAIL.test(String(m.email)));
   const rules = (await listAllIfServed(target, '/v1/compliance-rules')).filter((r) => FIXTURE_RULE_NAME.test(String(r.name)));
-  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/') || path.startsWith('/v1/documents/') || path.startsWith('/v1/knowledge-bases/'));
+  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/') || path.startsWith('/v1/documents/') || path.startsWith('/v1/knowledge-bases/') || path.startsWith('/v1/chatbots/'));
   createdByFixtures.length = 0;
   for (const path of [
     ...endpoints.map((e) => `/v1/webhooks/endpoints/${String(e.id)}`),

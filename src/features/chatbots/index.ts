@@ -1,15 +1,16 @@
-// The chatbots feature, with the public widget's operations (`embedKey` scheme). Not built yet: its operations are
-// listed in `notImplemented` (src/handlers.ts). Until chatbots exist there is no embed key to check a header against,
-// so a request without one is refused (401) and one with one gets the 501 of an operation not built.
+// The chatbots feature: chatbots answering from knowledge bases in a brand voice (chatbots.ts, replies.ts), their
+// conversations with escalation and ratings (conversations.ts), and the website widget: its public operations
+// authenticated with the embed key (embed.ts) and its pages (widget/pages.ts).
 import type { Feature } from '../../platform/feature.ts';
-import { Problem } from '../../platform/problems.ts';
+import { chatbotHandlers } from './chatbots.ts';
+import { conversationHandlers } from './conversations.ts';
+import { embedHandlers, embedKeyAuthenticator } from './embed.ts';
+import { chatbots } from './migrations/013_chatbots.ts';
+import './schema.ts';
 
 export const chatbotsFeature = {
   name: 'chatbots',
-  handlers: {},
-  authenticators: {
-    embedKey(req) {
-      if (!req.get('x-embed-key')) throw new Problem('invalid_embed_key', "Send the chatbot's embed key in the X-Embed-Key header.");
-    },
-  },
+  handlers: { ...chatbotHandlers, ...conversationHandlers, ...embedHandlers },
+  migrations: { '013_chatbots': chatbots },
+  authenticators: { embedKey: embedKeyAuthenticator },
 } satisfies Feature;

@@ -11,6 +11,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
+import { consumePublicBudget } from '../../platform/rate-limit.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { projectsOf } from '../projects/projects.ts';
@@ -275,7 +276,7 @@ export const documentHandlers = {
   },
 
   async getPublicDocument(request, context) {
-    const limit = await consumePublicBudget(context);
+    const limit = await consumePublicBudget(context.platform.rateLimitStore, context.ip);
     const notPublic = () => new Problem('not_found', `No public document ${request.path.id}.`, { headers: limit });
     const row = await context.platform.db.selectFrom('documents').selectAll().where('id', '=', request.path.id).executeTakeFirst();
     if (!row || row.status !== 'published' || row.visibility !== 'public') throw notPublic();
@@ -299,18 +300,3 @@ export const documentHandlers = {
   Handlers<RequestContext>,
   'listDocuments' | 'createDocument' | 'getDocument' | 'updateDocument' | 'deleteDocument' | 'createDocumentEditToken' | 'publishDocument' | 'unpublishDocument' | 'getPublicDocument'
 >;
-
-/** The public address's budget: 600 requests a minute per client IP, in the store that counts API keys. */
-async function consumePublicBudget(context: RequestContext): Promise<Record<string, string>> {
-  const policy = '"default";q=600;w=60';
-  try {
-    const outcome = await context.platform.rateLimitStore.limiter.consume(`public-ip:${context.ip}`);
-    return { 'RateLimit-Policy': policy, RateLimit: `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}` };
-  } catch (rejection) {
-    if (!(rejection && typeof rejection === 'object' && 'msBeforeNext' in rejection)) throw rejection;
-    const seconds = Math.max(1, Math.ceil((rejection as { msBeforeNext: number }).msBeforeNext / 1000));
-    throw new Problem('rate_limited', `More than 600 requests in 60 seconds from this address; retry in ${seconds} s.`, {
-      headers: { 'Retry-After': String(seconds), 'RateLimit-Policy': policy, RateLimit: `"default";r=0;t=${seconds}` },
-    });
-  }
-}

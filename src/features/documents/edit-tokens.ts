@@ -30,23 +30,28 @@ export class TokenRefused extends Error {
 
 const PREFIX = 'edt_';
 const KEY_ID = 'edit-token';
-const keys = new WeakMap<Kysely<Database>, Promise<Uint8Array>>();
+const keys = new WeakMap<Kysely<Database>, Map<string, Promise<Uint8Array>>>();
 
-/** The signing key of this database, created on first use (a race between processes keeps the first row). */
-function signingKey(db: Kysely<Database>, now: Date): Promise<Uint8Array> {
-  let key = keys.get(db);
+/**
+ * A signing key of this database by purpose (`edit-token`; the chatbots' `transcript-link`), created on first use (a
+ * race between processes keeps the first row). The table is the documents feature's, named for its first purpose.
+ */
+export function storedSigningKey(db: Kysely<Database>, id: string, now: Date): Promise<Uint8Array> {
+  let ofDb = keys.get(db);
+  if (!ofDb) keys.set(db, (ofDb = new Map()));
+  let key = ofDb.get(id);
   if (!key) {
     key = (async () => {
       await db
         .insertInto('document_token_keys')
-        .values({ id: KEY_ID, secret: randomBytes(32).toString('base64url'), created_at: iso(now) })
+        .values({ id, secret: randomBytes(32).toString('base64url'), created_at: iso(now) })
         .onConflict((conflict) => conflict.column('id').doNothing())
         .execute();
-      const row = await db.selectFrom('document_token_keys').select('secret').where('id', '=', KEY_ID).executeTakeFirstOrThrow();
+      const row = await db.selectFrom('document_token_keys').select('secret').where('id', '=', id).executeTakeFirstOrThrow();
       return new Uint8Array(Buffer.from(row.secret, 'base64url'));
     })();
-    key.catch(() => keys.delete(db));
-    keys.set(db, key);
+    key.catch(() => ofDb.delete(id));
+    ofDb.set(id, key);
   }
   return key;
 }
@@ -57,7 +62,7 @@ export async function signEditToken(db: Kysely<Database>, claims: EditClaims, no
     .setSubject(claims.documentId)
     .setIssuedAt(Math.floor(now.getTime() / 1000))
     .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
-    .sign(await signingKey(db, now));
+    .sign(await storedSigningKey(db, KEY_ID, now));
   return PREFIX + jwt;
 }
 
@@ -66,7 +71,7 @@ export async function verifyEditToken(db: Kysely<Database>, token: string, docum
   if (!token.startsWith(PREFIX)) throw new TokenRefused('token_invalid');
   let payload;
   try {
-    ({ payload } = await jwtVerify(token.slice(PREFIX.length), await signingKey(db, now), { algorithms: ['HS256'], currentDate: now }));
+    ({ payload } = await jwtVerify(token.slice(PREFIX.length), await storedSigningKey(db, KEY_ID, now), { algorithms: ['HS256'], currentDate: now }));
   } catch (error) {
     if (error instanceof errors.JWTExpired) throw new TokenRefused('token_expired');
     if (error instanceof errors.JOSEError) throw new TokenRefused('token_invalid');

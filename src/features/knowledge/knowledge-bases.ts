@@ -94,6 +94,10 @@ export const knowledgeBaseHandlers = {
     await context.platform.db.transaction().execute(async (trx) => {
       const row = await forUpdate(knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
       if (!row) throw notFound('knowledge base', request.path.id);
+      const users = await trx.selectFrom('chatbot_knowledge_bases').select('chatbot_id').where('knowledge_base_id', '=', row.id).execute();
+      if (users.length > 0) {
+        throw new Problem('conflict', `The knowledge base ${row.id} is used by ${users.length === 1 ? 'the chatbot' : 'the chatbots'} ${users.map((u) => u.chatbot_id).join(', ')}; remove it from their knowledge_base_ids first.`);
+      }
       // Chunks and sources go with it (foreign keys); a job still running finds no source and stops.
       await trx.deleteFrom('knowledge_chunks').where('knowledge_base_id', '=', row.id).execute();
       await trx.deleteFrom('knowledge_sources').where('knowledge_base_id', '=', row.id).execute();

@@ -126,6 +126,10 @@ export const voiceHandlers = {
     const row = await context.platform.db.transaction().execute(async (trx) => {
       const existing = await forUpdate(voicesOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
       if (!existing) throw notFound('voice', request.path.id);
+      const users = await trx.selectFrom('chatbots').select('id').where('voice_id', '=', existing.id).execute();
+      if (users.length > 0) {
+        throw new Problem('conflict', `The voice ${existing.id} is the brand voice of ${users.length === 1 ? 'the chatbot' : 'the chatbots'} ${users.map((u) => u.id).join(', ')}; change their voice_id first.`);
+      }
       const retrain = changes.sample_text !== undefined;
       const updated = {
         ...existing,

@@ -1,0 +1,323 @@
+// A chatbot's answer to one visitor message, shared by server-side messages and the widget:
+//   1. the message's intent, by the rules of intents.ts;
+//   2. retrieval: the chatbot's knowledge bases are searched with the message, the best passages kept (at most 5);
+//   3. confidence: how much of the message the passages cover (below), computed before any model call;
+//   4. escalation, when the chatbot's settings say so: a keyword, the visitor asking for a person, or confidence under
+//      the threshold. The answer is then the handoff message and no model is called;
+//   5. otherwise the model answers from the numbered passages only, citing them `[n]`, in the chatbot's voice and
+//      through the output policy (the engine applies both); small talk (`greeting`) is answered with the chatbot's
+//      greeting, without a model call. With no relevant passage the model is told to say that it does not know;
+//   6. the visitor's message and the answer are stored together, the conversation's counters, intent, cost and
+//      escalation updated, and `chatbot.conversation.escalated` emitted, in one transaction. An answer withheld by
+//      the policy (or a failed call) stores nothing, so the visitor can send the message again.
+//
+// Confidence (0-1, two decimals) is the share of the message's search words (stop words left out; a word matches
+// its plural and -ed/-ing forms) found in the passages: half for the best passage alone, half for the best three
+// together. It measures support by the knowledge base, whichever model answers, and is the same on both databases.
+import type { Kysely } from 'kysely';
+import type { components } from '../../../generated/openapi.ts';
+import type { AuditOrigin } from '../../platform/audit.ts';
+import { iso } from '../../platform/clock.ts';
+import type { Platform, WorkspaceRow } from '../../platform/context.ts';
+import { newId } from '../../platform/ids.ts';
+import { Problem } from '../../platform/problems.ts';
+import { forUpdate } from '../../storage/locks.ts';
+import type { Database } from '../../storage/schema.ts';
+import { engineOf, type EngineMessage, type TokenUsage } from '../engine/engine.ts';
+import { queryWords, searchChunks } from '../knowledge/search.ts';
+import { knowledgeBaseIdsOf, type ChatbotRow } from './chatbots.ts';
+import { escalate, messagesOf, transcriptUrl, type ConversationRow, type Escalation, type MessageRow } from './conversations.ts';
+import { classifyIntent, matchKeyword, type Intent } from './intents.ts';
+
+type Schemas = components['schemas'];
+
+/** A conversation holds at most this many messages (the contract's). */
+export const MAX_MESSAGES = 1000;
+const MAX_PASSAGES = 5;
+/** Earlier messages sent to the model with the new one. */
+const HISTORY_MESSAGES = 20;
+
+export interface NewVisitor {
+  id: string | null;
+  externalId: string | null;
+  name: string | null;
+  email: string | null;
+  locale: string | null;
+  metadata: Record<string, unknown>;
+}
+
+export interface ReplyRequest {
+  platform: Platform;
+  workspace: WorkspaceRow;
+  chatbot: ChatbotRow;
+  channel: 'api' | 'embed';
+  content: string;
+  /** The conversation to continue; a new one otherwise. */
+  conversationId?: string;
+  /** For a new conversation. */
+  visitor: NewVisitor;
+  pageUrl: string | null;
+  /** The API key (server-side messages); null for the widget. */
+  apiKeyId: string | null;
+  userId: string | null;
+  origin: AuditOrigin;
+  /** The base URL of the workspace's region (the transcript link). */
+  baseUrl: string;
+  signal: AbortSignal;
+  now: Date;
+}
+
+export interface Reply {
+  conversation: ConversationRow;
+  created: boolean;
+  visitorMessage: MessageRow;
+  message: MessageRow;
+  intent: Intent;
+  confidence: number;
+  escalated: boolean;
+  escalationReason: 'low_confidence' | 'keyword' | 'visitor_request' | null;
+  model: string;
+  usage: TokenUsage;
+  costUsd: number;
+  latencyMs: number;
+}
+
+/** A prepared answer: its text as it is written, then `finish()` stores it. */
+export interface PreparedReply {
+  text: AsyncGenerator<string>;
+  finish(): Promise<Reply>;
+}
+
+type Citation = Schemas['ChatbotCitation'];
+
+/** A word's stem for matching: lower case without a plural or -ed/-ing ending. */
+function stem(word: string): string {
+  return word.replace(/(?:ies)$/, 'y').replace(/(?:es|s|ed|ing)$/, '');
+}
+
+function coverage(words: string[], texts: string[]): number {
+  if (words.length === 0) return 0;
+  const found = new Set((texts.join(' ').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map(stem));
+  return words.filter((word) => found.has(stem(word))).length / words.length;
+}
+
+export function confidenceOf(message: string, passages: string[]): number {
+  const words = queryWords(message);
+  if (passages.length === 0) return 0;
+  return Math.round((0.5 * coverage(words, passages.slice(0, 1)) + 0.5 * coverage(words, passages.slice(0, 3))) * 100) / 100;
+}
+
+async function retrieve(db: Kysely<Database>, chatbotId: string, message: string): Promise<Citation[]> {
+  const bases = (await knowledgeBaseIdsOf(db, [chatbotId])).get(chatbotId)!;
+  const hits = (await Promise.all(bases.map(async (base) => (await searchChunks(db, base, message, { topK: MAX_PASSAGES, minScore: 0 })).map((hit) => ({ ...hit, base })))))
+    .flat()
+    .sort((a, b) => b.score - a.score)
+    .slice(0, MAX_PASSAGES);
+  return hits.map((hit) => ({
+    knowledge_base_id: hit.base,
+    source_id: hit.source_id,
+    title: (hit.title ?? 'Untitled').slice(0, 300),
+    url: hit.url,
+    excerpt: hit.text.length > 1000 ? `${hit.text.slice(0, 999)}…` : hit.text,
+    score: Math.round(hit.score * 1000) / 1000,
+  }));
+}
+
+/** The system prompt: the chatbot's instructions, the rules of grounding, and the passages in the block the sandbox
+ *  models read (docs/engine.md). */
+function systemPrompt(chatbot: ChatbotRow, passages: Citation[], locale: string | null, pageUrl: string | null): string {
+  const block = passages.map((passage, index) => `[${index + 1}] ${passage.title}\n${passage.excerpt}`).join('\n\n');
+  return [
+    chatbot.instructions,
+    '',
+    "Answer the visitor's last message using only the knowledge passages below. After each statement taken from a passage, cite it with its number in square brackets, like [1]. " +
+      'If the passages do not contain the answer, say that you do not know and offer to pass the question on to the team; never invent facts, prices, dates or policies.',
+    locale ? `Answer in the visitor's language (${locale}) unless they write in another one.` : "Answer in the visitor's language.",
+    pageUrl ? `The visitor is on the page ${pageUrl}.` : '',
+    '',
+    'Knowledge passages:',
+    ...(block ? [block] : []),
+    'End of passages.',
+  ]
+    .filter((line, index, lines) => line !== '' || lines[index - 1] !== '')
+    .join('\n');
+}
+
+/** The passages the answer cites with `[n]`, in the order of their numbers. */
+function citedPassages(answer: string, passages: Citation[]): Citation[] {
+  const numbers = new Set([...answer.matchAll(/\[(\d{1,2})\]/g)].map((match) => Number(match[1])));
+  return passages.filter((_, index) => numbers.has(index + 1));
+}
+
+async function loadConversation(db: Kysely<Database>, request: ReplyRequest): Promise<ConversationRow | undefined> {
+  if (!request.conversationId) return undefined;
+  const row = await db.selectFrom('chatbot_conversations').selectAll().where('id', '=', request.conversationId).where('chatbot_id', '=', request.chatbot.id).executeTakeFirst();
+  // Another visitor's conversation is as unknown as one that does not exist.
+  if (!row || (request.channel === 'embed' && (row.channel !== 'embed' || row.visitor_id !== request.visitor.id))) {
+    throw new Problem('not_found', `No conversation ${request.conversationId} of this ${request.channel === 'embed' ? 'visitor' : 'chatbot'}.`, {
+      errors: [{ pointer: '/conversation_id', detail: 'is not a conversation you can continue' }],
+    });
+  }
+  if (request.channel === 'api' && row.channel === 'embed') {
+    throw new Problem('conflict', `The conversation ${row.id} takes place in the website widget; only its visitor continues it.`);
+  }
+  checkRoom(row);
+  return row;
+}
+
+function checkRoom(row: ConversationRow): void {
+  if (row.message_count + 2 > MAX_MESSAGES) throw new Problem('conversation_full', `The conversation ${row.id} holds ${row.message_count} messages, the most it can; start a new one.`);
+}
+
+function decideEscalation(chatbot: ChatbotRow, conversation: ConversationRow | undefined, content: string, intent: ReturnType<typeof classifyIntent>, confidence: number): Escalation | null {
+  const settings = JSON.parse(chatbot.escalation) as Schemas['ChatbotEscalationSettings'];
+  if (settings.mode === 'disabled' || conversation?.escalation_status === 'escalated') return null;
+  const keyword = matchKeyword(content, settings.keywords);
+  if (keyword !== null) return { source: 'automatic', reason: 'keyword', note: keyword, requestedAgent: null };
+  if (settings.on_visitor_request && intent.asksForPerson) return { source: 'automatic', reason: 'visitor_request', note: null, requestedAgent: intent.requestedAgent };
+  if (intent.intent !== 'greeting' && confidence < settings.confidence_threshold) return { source: 'automatic', reason: 'low_confidence', note: null, requestedAgent: null };
+  return null;
+}
+
+/** The visitor's language as given, else as the widget's browser said. */
+function historyOf(rows: MessageRow[]): EngineMessage[] {
+  return rows.slice(-HISTORY_MESSAGES).map((row) => ({ role: row.role === 'visitor' ? 'user' : 'assistant', content: row.content }));
+}
+
+export async function prepareReply(request: ReplyRequest): Promise<PreparedReply> {
+  const { platform, chatbot, now } = request;
+  const db = platform.db;
+  const started = performance.now();
+  const existing = await loadConversation(db, request);
+  const classification = classifyIntent(request.content);
+  const smallTalk = classification.intent === 'greeting';
+  const passages = smallTalk ? [] : await retrieve(db, chatbot.id, request.content);
+  const confidence = smallTalk ? 1 : confidenceOf(request.content, passages.map((passage) => `${passage.title} ${passage.excerpt}`));
+  const escalation = decideEscalation(chatbot, existing, request.content, classification, confidence);
+  const settings = JSON.parse(chatbot.escalation) as Schemas['ChatbotEscalationSettings'];
+
+  let usage: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+  let costUsd = 0;
+  let answer = '';
+  let text: AsyncGenerator<string>;
+  if (escalation || smallTalk) {
+    answer = escalation ? settings.handoff_message : chatbot.greeting;
+    text = (async function* () {
+      yield answer;
+    })();
+  } else {
+    const history = existing ? historyOf(await messagesOf(db, existing.id).execute()) : [];
+    const locale = existing?.visitor_locale ?? request.visitor.locale;
+    const events = await engineOf(platform).stream({
+      workspaceId: request.workspace.id,
+      apiKeyId: request.apiKeyId,
+      feature: 'chatbots',
+      model: chatbot.model,
+      messages: [{ role: 'system', content: systemPrompt(chatbot, passages, locale, existing?.page_url ?? request.pageUrl) }, ...history, { role: 'user', content: request.content }],
+      voiceId: chatbot.voice_id,
+      projectId: chatbot.project_id,
+      userId: request.userId,
+      origin: request.origin,
+      temperature: chatbot.temperature,
+      maxOutputTokens: 1000,
+      signal: request.signal,
+      now,
+    });
+    text = (async function* () {
+      for await (const event of events) {
+        if (event.type === 'text') {
+          answer += event.text;
+          yield event.text;
+        } else if (event.type === 'usage') ({ usage, costUsd } = event);
+      }
+    })();
+  }
+
+  return {
+    text,
+    async finish(): Promise<Reply> {
+      if (request.signal.aborted) throw new Problem('internal_error', 'The client closed the connection before the answer was complete; nothing was saved.');
+      const content = answer.trim().slice(0, 8000) || "I'm sorry, I have no answer to that.";
+      const citations = escalation || smallTalk ? [] : citedPassages(content, passages);
+      const conversationId = existing?.id ?? newId('conv', now);
+      const transcript = escalation ? await transcriptUrl(db, request.baseUrl, conversationId, now) : '';
+      const stored = await db.transaction().execute(async (trx) => {
+        let conversation: ConversationRow;
+        if (existing) {
+          conversation = (await forUpdate(trx.selectFrom('chatbot_conversations').selectAll().where('id', '=', existing.id), trx).executeTakeFirst())!;
+          if (!conversation) throw new Problem('not_found', `The conversation ${existing.id} was deleted.`);
+          checkRoom(conversation);
+        } else {
+          conversation = {
+            id: conversationId,
+            chatbot_id: chatbot.id,
+            workspace_id: request.workspace.id,
+            channel: request.channel,
+            visitor_id: request.visitor.id,
+            visitor_external_id: request.visitor.externalId,
+            visitor_name: request.visitor.name,
+            visitor_email: request.visitor.email,
+            visitor_locale: request.visitor.locale,
+            visitor_metadata: JSON.stringify(request.visitor.metadata),
+            page_url: request.pageUrl,
+            started_at: iso(now),
+            last_message_at: iso(now),
+            message_count: 0,
+            intent: classification.intent,
+            escalation_status: 'none',
+            escalation_source: null,
+            escalation_reason: null,
+            escalation_note: null,
+            escalated_at: null,
+            csat_score: null,
+            csat_comment: null,
+            csat_source: null,
+            rated_at: null,
+            cost_usd: 0,
+          };
+          await trx.insertInto('chatbot_conversations').values(conversation).execute();
+        }
+        const answeredAt = new Date(Math.max(now.getTime(), platform.clock.now().getTime()));
+        const visitorMessage: MessageRow = { id: newId('msg', now), conversation_id: conversation.id, role: 'visitor', content: request.content, citations: '[]', confidence: null, intent: classification.intent, created_at: iso(now) };
+        const message: MessageRow = {
+          id: newId('msg', answeredAt),
+          conversation_id: conversation.id,
+          role: 'assistant',
+          content,
+          citations: JSON.stringify(citations),
+          confidence,
+          intent: null,
+          created_at: iso(answeredAt),
+        };
+        await trx.insertInto('chatbot_messages').values([visitorMessage, message]).execute();
+        const changes = {
+          message_count: conversation.message_count + 2,
+          last_message_at: message.created_at,
+          // The conversation's intent is its first visitor message's that is not small talk.
+          intent: conversation.intent === 'greeting' ? classification.intent : conversation.intent,
+          cost_usd: Math.round((conversation.cost_usd + costUsd) * 1e11) / 1e11,
+        };
+        await trx.updateTable('chatbot_conversations').set(changes).where('id', '=', conversation.id).execute();
+        conversation = { ...conversation, ...changes };
+        // A conversation escalated meanwhile (by hand, or by another message) is not escalated twice.
+        const escalates = escalation !== null && conversation.escalation_status === 'none';
+        if (escalates) conversation = await escalate(trx, conversation, escalation, transcript, now);
+        return { conversation, visitorMessage, message, escalates };
+      });
+      return {
+        conversation: stored.conversation,
+        created: !existing,
+        visitorMessage: stored.visitorMessage,
+        message: stored.message,
+        intent: classification.intent,
+        confidence,
+        escalated: stored.escalates,
+        escalationReason: stored.escalates ? (escalation!.reason as Reply['escalationReason']) : null,
+        model: chatbot.model,
+        usage,
+        costUsd,
+        latencyMs: Math.round(performance.now() - started),
+      };
+    },
+  };
+}
