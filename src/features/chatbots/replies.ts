@@ -1,5 +1,6 @@
 // A chatbot's answer to one visitor message, shared by server-side messages and the widget:
-//   1. the message's intent, by the rules of intents.ts;
+//   1. the message's intent: classified by the chatbot's model (a short JSON call, whose cost counts with the
+//      answer's), or by the documented rules of intents.ts on the sandbox models and whenever that call fails;
 //   2. retrieval: the chatbot's knowledge bases are searched with the message, the best passages kept (at most 5);
 //   3. confidence: how much of the message the passages cover (below), computed before any model call;
 //   4. escalation, when the chatbot's settings say so: a keyword, the visitor asking for a person, or confidence under
@@ -27,7 +28,7 @@ import { engineOf, type EngineMessage, type TokenUsage } from '../engine/engine.
 import { queryWords, searchChunks } from '../knowledge/search.ts';
 import { knowledgeBaseIdsOf, type ChatbotRow } from './chatbots.ts';
 import { escalate, messagesOf, transcriptUrl, type ConversationRow, type Escalation, type MessageRow } from './conversations.ts';
-import { classifyIntent, matchKeyword, type Intent } from './intents.ts';
+import { classifyIntent, INTENTS, matchKeyword, type Classification, type Intent } from './intents.ts';
 
 type Schemas = components['schemas'];
 
@@ -180,6 +181,64 @@ function decideEscalation(chatbot: ChatbotRow, conversation: ConversationRow | u
 }
 
 /** The visitor's language as given, else as the widget's browser said. */
+const NO_USAGE: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
+
+const CLASSIFIER_PROMPT =
+  "Classify the customer's message to a support chatbot. intent is one of: product_question (features, compatibility, choosing), pricing, " +
+  'order_status (delivery, tracking), billing (invoices, payments, refunds), technical_support (something does not work), account (login, settings), ' +
+  'complaint, feedback, sales_lead (buying intent, quotes, demos), human_handoff (asks for a person), greeting (small talk only), other. ' +
+  'confidence is how sure you are of the intent, 0 to 1. asks_for_person is true when the customer asks to talk to a person. ' +
+  'requested_agent is the person or team they named ("the billing team", "Anna"), or null when they named nobody in particular.';
+
+const CLASSIFICATION_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['intent', 'confidence', 'asks_for_person', 'requested_agent'],
+  properties: {
+    intent: { type: 'string', enum: [...INTENTS] },
+    confidence: { type: 'number' },
+    asks_for_person: { type: 'boolean' },
+    requested_agent: { type: ['string', 'null'] },
+  },
+} as const;
+
+/** The intent by the chatbot's model, or by the rules (sandbox models, or when the call or its JSON fails). */
+async function classify(request: ReplyRequest): Promise<{ classification: Classification; usage: TokenUsage; costUsd: number }> {
+  const rules = { classification: classifyIntent(request.content), usage: NO_USAGE, costUsd: 0 };
+  const engine = engineOf(request.platform);
+  const model = engine.catalogue.get(request.chatbot.model);
+  if (!model || model.provider === 'sandbox' || !engine.catalogue.available(model)) return rules;
+  try {
+    const result = await engine.generate({
+      workspaceId: request.workspace.id,
+      apiKeyId: request.apiKeyId,
+      feature: 'chatbots',
+      model: model.id,
+      messages: [
+        { role: 'system', content: CLASSIFIER_PROMPT },
+        { role: 'user', content: request.content },
+      ],
+      responseFormat: { type: 'json', schema: CLASSIFICATION_SCHEMA as never, name: 'intent' },
+      temperature: 0,
+      maxOutputTokens: 100,
+      origin: request.origin,
+      signal: request.signal,
+      now: request.now,
+    });
+    const answer = JSON.parse(result.choices[0]!.text) as { intent?: unknown; confidence?: unknown; asks_for_person?: unknown; requested_agent?: unknown };
+    const intent = INTENTS.find((name) => name === answer.intent);
+    if (!intent) throw new Error(`the model answered the intent ${String(answer.intent)}`);
+    const confidence = typeof answer.confidence === 'number' ? Math.min(1, Math.max(0, Math.round(answer.confidence * 100) / 100)) : 0.5;
+    const asksForPerson = answer.asks_for_person === true || intent === 'human_handoff';
+    const requestedAgent = asksForPerson && typeof answer.requested_agent === 'string' && answer.requested_agent.trim() ? answer.requested_agent.trim().slice(0, 200) : null;
+    return { classification: { intent, confidence, asksForPerson, requestedAgent }, usage: result.usage, costUsd: result.costUsd };
+  } catch (error) {
+    if (request.signal.aborted) throw error;
+    request.platform.logger.warn({ err: error, chatbot_id: request.chatbot.id }, 'intent classification by the model failed; the rules classified the message');
+    return rules;
+  }
+}
+
 function historyOf(rows: MessageRow[]): EngineMessage[] {
   return rows.slice(-HISTORY_MESSAGES).map((row) => ({ role: row.role === 'visitor' ? 'user' : 'assistant', content: row.content }));
 }
@@ -189,15 +248,16 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
   const db = platform.db;
   const started = performance.now();
   const existing = await loadConversation(db, request);
-  const classification = classifyIntent(request.content);
+  const [classified, found] = await Promise.all([classify(request), retrieve(db, chatbot.id, request.content)]);
+  const { classification } = classified;
   const smallTalk = classification.intent === 'greeting';
-  const passages = smallTalk ? [] : await retrieve(db, chatbot.id, request.content);
+  const passages = smallTalk ? [] : found;
   const confidence = smallTalk ? 1 : confidenceOf(request.content, passages.map((passage) => `${passage.title} ${passage.excerpt}`));
   const escalation = decideEscalation(chatbot, existing, request.content, classification, confidence);
   const settings = JSON.parse(chatbot.escalation) as Schemas['ChatbotEscalationSettings'];
 
-  let usage: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
-  let costUsd = 0;
+  let usage: TokenUsage = classified.usage;
+  let costUsd = classified.costUsd;
   let answer = '';
   let text: AsyncGenerator<string>;
   if (escalation || smallTalk) {
@@ -228,7 +288,10 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
         if (event.type === 'text') {
           answer += event.text;
           yield event.text;
-        } else if (event.type === 'usage') ({ usage, costUsd } = event);
+        } else if (event.type === 'usage') {
+          usage = { inputTokens: usage.inputTokens + event.usage.inputTokens, cachedInputTokens: usage.cachedInputTokens + event.usage.cachedInputTokens, outputTokens: usage.outputTokens + event.usage.outputTokens };
+          costUsd += event.costUsd;
+        }
       }
     })();
   }
