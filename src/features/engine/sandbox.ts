@@ -14,6 +14,16 @@
 //                    sliders by the rules of src/features/voices/style.ts (`rewriteToward`: contractions, exclamation
 //                    marks, hedges, plain or technical words, "you", split sentences).
 //
+//                    Grounded answers: when the system messages hold a passages block (the chatbots' prompt, in
+//                    src/features/chatbots/replies.ts) — a line `Knowledge passages:`, entries each starting with a line
+//                    `[n] <title>` followed by the passage's text, and a line `End of passages.` — sandbox-writer answers
+//                    from the passages instead: each sentence of a passage scores the number of the last user message's
+//                    key terms it contains (a term also matches its plural and -ed/-ing forms); the best sentence, and
+//                    the second best if it scores too, are the answer (score, then passage number, then position),
+//                    each followed by its passage's number before its final punctuation: "Delivery inside the EU takes
+//                    three to five days [1]." With no sentence scoring (or no passage, or no key term) the answer is
+//                    "I could not find an answer to that in my sources." The voice rewrite does not apply to it.
+//
 // Choices and seeds: choice i of `n` (and `seed` s) rotate the key terms by i + s, so choices differ and a seed gives
 // the same answer every time. Temperature and the penalties change nothing: the models are deterministic.
 // JSON: `json_object` answers {"reply": <the text>, "key_terms": [...]}; `json_schema` answers a value of the schema
@@ -144,12 +154,63 @@ function valueOf(schema: JSONSchema7 | boolean | undefined, text: string, terms:
   }
 }
 
+const NOT_IN_SOURCES = 'I could not find an answer to that in my sources.';
+
+interface Passage {
+  n: number;
+  text: string;
+}
+
+/** The passages block of the system messages, or null when there is none. */
+function passagesIn(system: string): Passage[] | null {
+  const lines = system.split('\n');
+  const start = lines.indexOf('Knowledge passages:');
+  const end = lines.indexOf('End of passages.', start + 1);
+  if (start < 0 || end < 0) return null;
+  const passages: Passage[] = [];
+  for (const line of lines.slice(start + 1, end)) {
+    const entry = /^\[(\d+)\] /.exec(line);
+    if (entry) passages.push({ n: Number(entry[1]), text: '' });
+    else if (passages.length > 0) passages[passages.length - 1]!.text += `${line}\n`;
+  }
+  return passages;
+}
+
+/** A word without a plural or -ed/-ing ending, so that "takes" matches "take". */
+function stem(word: string): string {
+  return word.replace(/ies$/, 'y').replace(/(?:es|s|ed|ing)$/, '');
+}
+
+/** The grounded answer: the one or two passage sentences that share the most key terms with the message. */
+function groundedText(message: string, passages: Passage[]): string {
+  const terms = new Set(keyTerms(message).map(stem));
+  const scored = passages
+    .flatMap((passage) =>
+      sentences(passage.text).map((sentence, position) => {
+        const words = new Set((sentence.toLowerCase().match(/\p{L}[\p{L}\p{N}'-]*/gu) ?? []).map(stem));
+        return { sentence, n: passage.n, position, score: [...terms].filter((term) => words.has(term)).length };
+      }),
+    )
+    .filter((candidate) => candidate.score > 0)
+    .sort((a, b) => b.score - a.score || a.n - b.n || a.position - b.position)
+    .slice(0, 2);
+  if (scored.length === 0) return NOT_IN_SOURCES;
+  return scored
+    .map(({ sentence, n }) => {
+      const [, body, end] = /^(.*?)([.!?]*)$/s.exec(sentence)!;
+      return `${body!.trim()} [${n}]${end || '.'}`;
+    })
+    .join(' ');
+}
+
 /** What the model answers to this call, before `stop` and `max_tokens`. */
 function answer(modelId: string, options: LanguageModelV4CallOptions, input: SandboxInput): string {
   const sandbox = (options.providerOptions?.sandbox ?? {}) as { choice?: number };
   const rotation = (sandbox.choice ?? 0) + (options.seed ?? 0);
-  const written = modelId === 'sandbox-echo' ? { text: input.message, terms: keyTerms(input.message) } : writerText(input.message, rotation);
-  const sliders = modelId === 'sandbox-echo' ? null : slidersInInstructions(input.system);
+  const passages = modelId === 'sandbox-echo' ? null : passagesIn(input.system);
+  const written =
+    modelId === 'sandbox-echo' ? { text: input.message, terms: keyTerms(input.message) } : passages ? { text: groundedText(input.message, passages), terms: keyTerms(input.message) } : writerText(input.message, rotation);
+  const sliders = modelId === 'sandbox-echo' || passages ? null : slidersInInstructions(input.system);
   const { text, terms } = sliders ? { ...written, text: rewriteToward(written.text, sliders) } : written;
   const format = options.responseFormat;
   if (format?.type !== 'json') return text;
