@@ -4,13 +4,19 @@
 import type { Feature } from '../../platform/feature.ts';
 import { chatbotHandlers } from './chatbots.ts';
 import { conversationHandlers } from './conversations.ts';
-import { embedHandlers, embedKeyAuthenticator } from './embed.ts';
+import { chatbotByEmbedKey, embedHandlers, embedKeyAuthenticator } from './embed.ts';
 import { chatbots } from './migrations/013_chatbots.ts';
 import './schema.ts';
+import { widgetPages } from './widget/pages.ts';
 
 export const chatbotsFeature = {
   name: 'chatbots',
   handlers: { ...chatbotHandlers, ...conversationHandlers, ...embedHandlers },
   migrations: { '013_chatbots': chatbots },
   authenticators: { embedKey: embedKeyAuthenticator },
+  pages: (platform) =>
+    widgetPages(platform, async (key) => {
+      const row = await chatbotByEmbedKey(platform, key, platform.clock.now());
+      return row && { chatbotId: row.id, name: row.name, enabled: Boolean(row.enabled), allowedOrigins: JSON.parse(row.allowed_origins) as string[] };
+    }),
 } satisfies Feature;

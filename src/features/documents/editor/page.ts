@@ -4,58 +4,12 @@
 //
 // The page does not check the token: the browser reads it from the URL fragment, which never reaches the server (nor
 // its logs), and sends it in the Hocuspocus authentication message of /v1/documents/{id}/realtime, which checks it.
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { Router, type Request, type Response } from 'express';
+import { bundleScript, once, sendAsset, stylesheet, type Asset } from '../../../platform/assets.ts';
 import type { Platform } from '../../../platform/context.ts';
 
 const DOCUMENT_ID = /^doc_[0-9A-HJKMNP-TV-Z]{26}$/;
 const ASSETS = '/editor/assets';
-
-interface Asset {
-  body: Buffer;
-  etag: string;
-  contentType: string;
-}
-
-function asset(body: Buffer | string, contentType: string): Asset {
-  const bytes = Buffer.from(body);
-  return { body: bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`, contentType };
-}
-
-/** The browser bundle of client.ts: Tiptap, Yjs and the Hocuspocus provider in one minified ES module. */
-async function bundleClient(): Promise<Asset> {
-  const result = await build({
-    entryPoints: [fileURLToPath(new URL('./client.ts', import.meta.url))],
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    target: 'es2022',
-    platform: 'browser',
-    write: false,
-    logLevel: 'silent',
-    legalComments: 'none',
-  });
-  return asset(Buffer.from(result.outputFiles[0]!.contents), 'text/javascript; charset=utf-8');
-}
-
-async function stylesheet(): Promise<Asset> {
-  return asset(await readFile(new URL('./editor.css', import.meta.url)), 'text/css; charset=utf-8');
-}
-
-/** Builds an asset once per process, on its first request; a failed build is tried again on the next one. */
-function once(make: () => Promise<Asset>): () => Promise<Asset> {
-  let pending: Promise<Asset> | undefined;
-  return () => {
-    pending ??= make().catch((error: unknown) => {
-      pending = undefined;
-      throw error;
-    });
-    return pending;
-  };
-}
 
 /**
  * The page's policy: its own script and stylesheet only, no inline code, and connections only to its own origin (the
@@ -106,21 +60,10 @@ function page(documentId: string): string {
 `;
 }
 
-function send(req: Request, res: Response, { body, etag, contentType }: Asset): void {
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('ETag', etag);
-  res.setHeader('Cache-Control', 'no-cache');
-  if (req.get('if-none-match')?.split(/\s*,\s*/).some((tag) => tag === etag || tag === '*')) {
-    res.status(304).end();
-    return;
-  }
-  res.end(body);
-}
-
 export function editorPages(platform: Platform): Router {
   const router = Router();
-  const script = once(bundleClient);
-  const style = once(stylesheet);
+  const script = once(() => bundleScript(new URL('./client.ts', import.meta.url)));
+  const style = once(() => stylesheet(new URL('./editor.css', import.meta.url)));
 
   router.use('/editor', (_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -130,7 +73,7 @@ export function editorPages(platform: Platform): Router {
 
   const serve = (load: () => Promise<Asset>, what: string) => async (req: Request, res: Response) => {
     try {
-      send(req, res, await load());
+      sendAsset(req, res, await load());
     } catch (error) {
       platform.logger.error({ err: error }, `the editor's ${what} could not be built`);
       res.status(500).type('text/plain').setHeader('Cache-Control', 'no-store').send(`The editor's ${what} could not be built.\n`);
