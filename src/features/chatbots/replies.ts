@@ -12,6 +12,7 @@
 //      escalation updated, and `chatbot.conversation.escalated` emitted, in one transaction. An answer withheld by
 //      the policy (or a failed call) stores nothing, so the visitor can send the message again.
 //
+// A citation's `score` is the share of the message's search words its passage holds.
 // Confidence (0-1, two decimals) is the share of the message's search words (stop words left out; a word matches
 // its plural and -ed/-ing forms) found in the passages: half for the best passage alone, half for the best three
 // together. It measures support by the knowledge base, whichever model answers, and is the same on both databases.
@@ -93,7 +94,8 @@ type Citation = Schemas['ChatbotCitation'];
 
 /** A word's stem for matching: lower case without a plural or -ed/-ing ending. */
 function stem(word: string): string {
-  return word.replace(/(?:ies)$/, 'y').replace(/(?:es|s|ed|ing)$/, '');
+  if (word.length <= 3) return word;
+  return word.replace(/ies$/, 'y').replace(/(?:ing|ed)$/, '').replace(/([^s])s$/, '$1');
 }
 
 function coverage(words: string[], texts: string[]): number {
@@ -120,7 +122,9 @@ async function retrieve(db: Kysely<Database>, chatbotId: string, message: string
     title: (hit.title ?? 'Untitled').slice(0, 300),
     url: hit.url,
     excerpt: hit.text.length > 1000 ? `${hit.text.slice(0, 999)}…` : hit.text,
-    score: Math.round(hit.score * 1000) / 1000,
+    // The share of the message's words the passage holds: the search engines' ranks are comparable only within
+    // one search (and near 0 in a small knowledge base), this is not.
+    score: Math.round(coverage(queryWords(message), [`${hit.title ?? ''} ${hit.text}`]) * 100) / 100,
   }));
 }
 

@@ -178,7 +178,8 @@ function passagesIn(system: string): Passage[] | null {
 
 /** A word without a plural or -ed/-ing ending, so that "takes" matches "take". */
 function stem(word: string): string {
-  return word.replace(/ies$/, 'y').replace(/(?:es|s|ed|ing)$/, '');
+  if (word.length <= 3) return word;
+  return word.replace(/ies$/, 'y').replace(/(?:ing|ed)$/, '').replace(/([^s])s$/, '$1');
 }
 
 /** The grounded answer: the one or two passage sentences that share the most key terms with the message. */
