@@ -17,6 +17,7 @@ const guides = [
   { name: 'receiving-webhooks', title: 'Receiving webhooks' },
   { name: 'voices', title: 'Brand voices' },
   { name: 'documents', title: 'Documents' },
+  { name: 'chatbots', title: 'Add a chatbot to your site' },
 ];
 
 /** The portal's navigation line, with the current page as plain text. */

@@ -115,7 +115,7 @@ describe('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -130,7 +130,7 @@ describe('the brand voices guide', () => {
     }
     for (const shown of ['"status": "ready"', '"formality": 1', 'policy_violation', '"type": "audit.policy.violation"', 'event: error']) expect(text).toContain(shown);
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html', 'chatbots.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -169,7 +169,22 @@ describe('the documents guide', () => {
     // Headings get ids, so the guide's sections can be linked to.
     expect(await page.locator('h2#how-the-socket-and-the-api-agree').count()).toBe(1);
     const links = await page.locator('body > p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html', 'chatbots.html']);
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the chatbots guide', () => {
+  test('walks from a knowledge base to the widget on a site, with escalation, ratings and conversations', async () => {
+    const { page, failedRequests } = await open('chatbots.html');
+    const text = await page.locator('main').innerText();
+    for (const heading of ['1. A knowledge base to answer from', '2. Create the chatbot', '3. Ask it from your server', '4. Hand over to a person', '5. Put it on your website', '6. Ratings and conversations']) {
+      expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    }
+    for (const shown of ['"object": "chatbot.reply"', '"citations"', '[1].', '"escalation_reason": "keyword"', 'transcript_url', 'frame-ancestors', '/widget.js', "widget does not answer the origin", 'csat_max=2', '"source": "api"']) {
+      expect(text, shown).toContain(shown);
+    }
     expect(failedRequests).toEqual([]);
     await page.close();
   });
