@@ -1026,10 +1026,13 @@ export type paths = {
          *     with their source, title, URL and a relevance score from 0 to 1. Only `ready` sources (and the ready part of
          *     sources being processed) are searched. An empty knowledge base answers an empty `data`.
          *
-         *     This server ranks by full-text search: the query's words (any of them, stemmed, case and accents ignored) against
-         *     each chunk's title and text, BM25 on SQLite (FTS5) and `ts_rank_cd` on PostgreSQL, the score being
-         *     `rank / (1 + rank)`. Vector search with the knowledge base's `embedding_model` is not enabled yet, so `usage` is
-         *     zero and nothing is billed.
+         *     Full-text search ranks the query's words (any of them, stemmed, case and accents ignored) against each chunk's
+         *     title and text, BM25 on SQLite (FTS5) and `ts_rank_cd` on PostgreSQL, the score being `rank / (1 + rank)`.
+         *     When the knowledge base's `embedding_model` has a provider on the server (OpenAI's models with an OpenAI key), its
+         *     chunks are embedded as they are processed and the search is hybrid: the query is embedded too, and each candidate
+         *     of either ranking scores `0.5 × full-text score + 0.5 × cosine similarity`, so a passage that shares no word with
+         *     the query (a synonym, a typo) can be found; `usage` is the query's embedding. Without a provider the search is
+         *     full-text only and `usage` is zero.
          */
         post: operations["searchKnowledgeBase"];
         delete?: never;

@@ -323,6 +323,25 @@ const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
 // --- The server -----------------------------------------------------------------------------------------------
 
+/**
+ * The fake OpenAI's embedding of a text (`POST /v1/embeddings`): its letter trigrams (of each word padded with
+ * spaces) hashed into 256 dimensions. Texts that share words, or most of a word's letters (a typo), are similar; it
+ * knows nothing of meaning.
+ */
+export function fakeEmbedding(text: string): number[] {
+  const vector = new Array<number>(256).fill(0);
+  for (const word of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
+    const padded = ` ${word} `;
+    for (let i = 0; i + 3 <= padded.length; i++) {
+      let hash = 2166136261;
+      for (const char of padded.slice(i, i + 3)) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619);
+      vector[(hash >>> 0) % 256]! += 1;
+    }
+  }
+  const norm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0)) || 1;
+  return vector.map((value) => value / norm);
+}
+
 async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelayMs'>): Promise<FakeProvider> {
   const queue: FakeReply[] = [];
   const requests: ReceivedRequest[] = [];
@@ -358,6 +377,13 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
     }
     requests.push({ path: req.url ?? '', headers: req.headers, body });
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
+    if (path === '/v1/embeddings' && dialect.apis['/v1/chat/completions'] && req.method === 'POST' && body) {
+      // Embeddings do not take a scripted reply: each input gets its fakeEmbedding.
+      const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
+      const tokens = inputs.reduce((sum, input) => sum + words(input), 0);
+      sendJson(res, 200, { object: 'list', model: body.model, data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(input) })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
+      return;
+    }
     const api = dialect.apis[path];
     if (req.method !== 'POST' || !api) {
       sendJson(res, 404, dialect.error(404, undefined, `Unknown route: ${req.method} ${req.url}`));

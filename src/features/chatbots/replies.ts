@@ -26,7 +26,7 @@ import { Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { engineOf, type EngineMessage, type TokenUsage } from '../engine/engine.ts';
-import { queryWords, searchChunks } from '../knowledge/search.ts';
+import { queryWords, searchKnowledge, type SearchUsage } from '../knowledge/search.ts';
 import { knowledgeBaseIdsOf, type ChatbotRow } from './chatbots.ts';
 import { escalate, messagesOf, transcriptUrl, type ConversationRow, type Escalation, type MessageRow } from './conversations.ts';
 import { classifyIntent, INTENTS, matchKeyword, type Classification, type Intent } from './intents.ts';
@@ -110,13 +110,19 @@ export function confidenceOf(message: string, passages: string[]): number {
   return Math.round((0.5 * coverage(words, passages.slice(0, 1)) + 0.5 * coverage(words, passages.slice(0, 3))) * 100) / 100;
 }
 
-async function retrieve(db: Kysely<Database>, chatbotId: string, message: string): Promise<Citation[]> {
-  const bases = (await knowledgeBaseIdsOf(db, [chatbotId])).get(chatbotId)!;
-  const hits = (await Promise.all(bases.map(async (base) => (await searchChunks(db, base, message, { topK: MAX_PASSAGES, minScore: 0 })).map((hit) => ({ ...hit, base })))))
-    .flat()
+/** The best passages of the chatbot's knowledge bases for the message, and what embedding the query cost. */
+async function retrieve(request: ReplyRequest): Promise<{ passages: Citation[]; usage: SearchUsage }> {
+  const { db, config } = request.platform;
+  const message = request.content;
+  const ids = (await knowledgeBaseIdsOf(db, [request.chatbot.id])).get(request.chatbot.id)!;
+  const bases = ids.length === 0 ? [] : await db.selectFrom('knowledge_bases').select(['id', 'embedding_model']).where('id', 'in', ids).execute();
+  const searched = await Promise.all(bases.map(async (base) => ({ base: base.id, ...(await searchKnowledge(db, config.providers, base, message, { topK: MAX_PASSAGES, minScore: 0 }, request.signal)) })));
+  const usage = searched.reduce<SearchUsage>((sum, one) => ({ tokens: sum.tokens + one.usage.tokens, costUsd: sum.costUsd + one.usage.costUsd }), { tokens: 0, costUsd: 0 });
+  const hits = searched
+    .flatMap((one) => one.hits.map((hit) => ({ ...hit, base: one.base })))
     .sort((a, b) => b.score - a.score)
     .slice(0, MAX_PASSAGES);
-  return hits.map((hit) => ({
+  const passages = hits.map((hit) => ({
     knowledge_base_id: hit.base,
     source_id: hit.source_id,
     title: (hit.title ?? 'Untitled').slice(0, 300),
@@ -126,6 +132,7 @@ async function retrieve(db: Kysely<Database>, chatbotId: string, message: string
     // one search (and near 0 in a small knowledge base), this is not.
     score: Math.round(coverage(queryWords(message), [`${hit.title ?? ''} ${hit.text}`]) * 100) / 100,
   }));
+  return { passages, usage };
 }
 
 /** The system prompt: the chatbot's instructions, the rules of grounding, and the passages in the block the sandbox
@@ -252,16 +259,17 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
   const db = platform.db;
   const started = performance.now();
   const existing = await loadConversation(db, request);
-  const [classified, found] = await Promise.all([classify(request), retrieve(db, chatbot.id, request.content)]);
+  const [classified, found] = await Promise.all([classify(request), retrieve(request)]);
   const { classification } = classified;
   const smallTalk = classification.intent === 'greeting';
-  const passages = smallTalk ? [] : found;
+  const passages = smallTalk ? [] : found.passages;
   const confidence = smallTalk ? 1 : confidenceOf(request.content, passages.map((passage) => `${passage.title} ${passage.excerpt}`));
   const escalation = decideEscalation(chatbot, existing, request.content, classification, confidence);
   const settings = JSON.parse(chatbot.escalation) as Schemas['ChatbotEscalationSettings'];
 
-  let usage: TokenUsage = classified.usage;
-  let costUsd = classified.costUsd;
+  // The query's embedding counts as prompt tokens of the answer ("retrieval included").
+  let usage: TokenUsage = { ...classified.usage, inputTokens: classified.usage.inputTokens + found.usage.tokens };
+  let costUsd = classified.costUsd + found.usage.costUsd;
   let answer = '';
   let text: AsyncGenerator<string>;
   if (escalation || smallTalk) {

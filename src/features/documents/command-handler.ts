@@ -8,7 +8,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
 import { engineOf } from '../engine/engine.ts';
 import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
-import { searchChunks } from '../knowledge/search.ts';
+import { searchKnowledge } from '../knowledge/search.ts';
 import { projectsOf } from '../projects/projects.ts';
 import { readyVoice } from '../voices/voices.ts';
 import { runCommand, selectionOf, type CitationSource } from './commands.ts';
@@ -46,7 +46,7 @@ async function citationSources(context: RequestContext, sources: string[], text:
     }
     const base = await knowledgeBasesOf(db, context.caller.workspace.id).where('id', '=', source).executeTakeFirst();
     if (!base) throw new Problem('not_found', `No knowledge base ${source} in this workspace.`, { errors: [{ pointer: `/sources/${index}`, detail: 'is not a knowledge base of this workspace' }] });
-    for (const hit of await searchChunks(db, base.id, text, { topK: 3, minScore: 0 })) {
+    for (const hit of (await searchKnowledge(db, context.platform.config.providers, base, text, { topK: 3, minScore: 0 }, context.signal)).hits) {
       numbered.push({ n: numbered.length + 1, url: hit.url, title: hit.title ?? base.name, excerpt: hit.text.slice(0, 1500), knowledgeBaseId: base.id });
     }
   }

@@ -4,6 +4,7 @@
 // source itself explains (a page that answers 404, a damaged file) fails the source with its code; anything else is
 // retried, and the last attempt fails it as `internal_error`.
 import { sql } from 'kysely';
+import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
 import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions, RunningJob } from '../../platform/jobs/runner.ts';
@@ -12,6 +13,7 @@ import type { KnowledgeSourcesTable } from './schema.ts';
 import { chunkText } from './chunk.ts';
 import { crawl, CrawlError } from './crawl.ts';
 import { extractText, ExtractionError } from './extract.ts';
+import { embedderFor, vectorBlob, type Embedder } from './vectors.ts';
 
 interface Page {
   title: string | null;
@@ -22,6 +24,19 @@ interface Page {
 
 class SourceGone extends Error {}
 
+/**
+ * The chunks' vectors, or none when the provider fails: the chunks are then searched by full text only, which is
+ * better than failing a source that full-text search serves well (the failure is logged).
+ */
+async function embedChunks(embedder: Embedder, texts: string[], logger: Logger, sourceId: string): Promise<Float32Array[] | null> {
+  try {
+    return (await embedder.embed(texts)).vectors;
+  } catch (error) {
+    logger.warn({ err: error, source_id: sourceId, model: embedder.model }, 'embedding a knowledge source failed; its chunks are searched by full text only');
+    return null;
+  }
+}
+
 export function knowledgeJobs(services: WorkerServices): JobDefinitions {
   return {
     'knowledge.ingest': {
@@ -30,7 +45,7 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
         const db = job.db;
         const source = await db.selectFrom('knowledge_sources').selectAll().where('id', '=', sourceId).where('processing_id', '=', processingId).executeTakeFirst();
         if (!source || source.status === 'ready' || source.status === 'failed') return;
-        const base = await db.selectFrom('knowledge_bases').select(['max_chunk_tokens', 'overlap_tokens']).where('id', '=', source.knowledge_base_id).executeTakeFirst();
+        const base = await db.selectFrom('knowledge_bases').select(['max_chunk_tokens', 'overlap_tokens', 'embedding_model']).where('id', '=', source.knowledge_base_id).executeTakeFirst();
         if (!base) return;
         const update = async (values: Partial<KnowledgeSourcesTable>) => {
           const result = await db
@@ -50,14 +65,17 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
         let bytes = source.type === 'url' ? 0 : source.size_bytes;
         let pages = 0;
         let title = source.given_title;
+        const embedder = embedderFor(services.config.providers, base.embedding_model);
         const index = async (page: Page) => {
           const chunks = await chunkText(page.text, { maxChunkTokens: base.max_chunk_tokens, overlapTokens: base.overlap_tokens });
+          const vectors = embedder && chunks.length > 0 ? await embedChunks(embedder, chunks.map((chunk) => `${page.title ?? title ?? ''}\n${chunk.text}`), job.logger, sourceId) : null;
           if (!(await job.extendLease())) throw new SourceGone();
           await db.transaction().execute(async (trx) => {
             const still = await trx.selectFrom('knowledge_sources').select('id').where('id', '=', sourceId).where('processing_id', '=', processingId).executeTakeFirst();
             if (!still) throw new SourceGone();
-            for (const chunk of chunks) {
-              await trx.insertInto('knowledge_chunks').values({ knowledge_base_id: source.knowledge_base_id, source_id: sourceId, chunk_index: chunkIndex++, title: page.title ?? title, url: page.url, text: chunk.text, tokens: chunk.tokens }).execute();
+            for (const [i, chunk] of chunks.entries()) {
+              const embedding = vectors ? vectorBlob(vectors[i]!) : null;
+              await trx.insertInto('knowledge_chunks').values({ knowledge_base_id: source.knowledge_base_id, source_id: sourceId, chunk_index: chunkIndex++, title: page.title ?? title, url: page.url, text: chunk.text, tokens: chunk.tokens, embedding }).execute();
             }
             pages++;
             characters += page.text.length;

@@ -14,7 +14,7 @@ import type { Database } from '../../storage/schema.ts';
 import { checkPublicUrl } from '../webhooks/url-policy.ts';
 import { presentKnowledgeBase, presentSource, type BaseTotals } from './presenters.ts';
 import type { KnowledgeSourcesTable, SourceStatus } from './schema.ts';
-import { searchChunks } from './search.ts';
+import { searchKnowledge } from './search.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -205,11 +205,11 @@ export const knowledgeBaseHandlers = {
       const errors = source_ids.flatMap((id, index) => (known.has(id) ? [] : [{ pointer: `/source_ids/${index}`, detail: 'is not a source of this knowledge base' }]));
       if (errors.length > 0) throw validationFailed(errors);
     }
-    const hits = await searchChunks(context.platform.db, base.id, query, { topK: top_k, minScore: min_score, ...(source_ids ? { sourceIds: source_ids } : {}) });
+    const { hits, usage } = await searchKnowledge(context.platform.db, context.platform.config.providers, base, query, { topK: top_k, minScore: min_score, ...(source_ids ? { sourceIds: source_ids } : {}) }, context.signal);
     return {
       status: 200,
       contentType: 'application/json',
-      body: { object: 'knowledge_base_search_result', knowledge_base_id: base.id, query, embedding_model: base.embedding_model as never, data: hits, usage: { embedding_tokens: 0, cost_usd: 0 } },
+      body: { object: 'knowledge_base_search_result', knowledge_base_id: base.id, query, embedding_model: base.embedding_model as never, data: hits, usage: { embedding_tokens: usage.tokens, cost_usd: usage.costUsd } },
     };
   },
 } satisfies Pick<

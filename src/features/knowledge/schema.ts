@@ -71,4 +71,6 @@ export interface KnowledgeChunksTable {
   url: string | null;
   text: string;
   tokens: number;
+  /** The chunk's vector (float32 little-endian), when the base's embedding model has a provider. */
+  embedding: Buffer | null;
 }

@@ -3,10 +3,17 @@
 // (a question's words rarely all occur in one passage), so a chunk with more and rarer words ranks higher.
 // Scores are mapped into 0–1 with x / (1 + x), x the engine's rank: comparable within one search, not across
 // databases.
+//
+// Hybrid: when the knowledge base's embedding model has a provider and its chunks have vectors (vectors.ts), the
+// query is embedded too, and the candidates of both rankings (the best max(4 × top_k, 50) of each) are scored
+// 0.5 × the full-text score + 0.5 × the cosine similarity (below 0 counts as 0). A chunk that shares no word with
+// the query (a synonym, a typo) can then be found.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
 import { isPostgres } from '../../storage/locks.ts';
+import type { ProvidersConfig } from '../engine/providers.ts';
 import type { SourceType } from './schema.ts';
+import { embedderFor, hasVectors, nearestChunks } from './vectors.ts';
 
 export interface SearchHit {
   source_id: string;
@@ -61,4 +68,55 @@ export async function searchChunks(
       return { ...hit, chunk_index: Number(hit.chunk_index), score: Math.round((x / (1 + x)) * 1e6) / 1e6 };
     })
     .filter((hit) => hit.score >= options.minScore);
+}
+
+export interface SearchUsage {
+  tokens: number;
+  costUsd: number;
+}
+
+type HitRow = Omit<SearchHit, 'score'> & { id: number };
+
+/** Full-text search, or hybrid search where the knowledge base has vectors and its embedding model a provider. */
+export async function searchKnowledge(
+  db: Kysely<Database>,
+  providers: ProvidersConfig,
+  base: { id: string; embedding_model: string },
+  query: string,
+  options: { topK: number; minScore: number; sourceIds?: string[] },
+  signal?: AbortSignal,
+): Promise<{ hits: SearchHit[]; usage: SearchUsage }> {
+  const embedder = embedderFor(providers, base.embedding_model);
+  if (!embedder || queryWords(query).length === 0 || !(await hasVectors(db, base.id))) {
+    return { hits: await searchChunks(db, base.id, query, options), usage: { tokens: 0, costUsd: 0 } };
+  }
+  const pool = Math.max(options.topK * 4, 50);
+  const [textHits, embedded] = await Promise.all([searchChunks(db, base.id, query, { ...options, topK: pool, minScore: 0 }), embedder.embed([query], signal)]);
+  const near = await nearestChunks(db, base.id, embedded.vectors[0]!, pool, options.sourceIds);
+  const key = (hit: { source_id: string; chunk_index: number }) => `${hit.source_id}:${hit.chunk_index}`;
+  const candidates = new Map<string, { hit: Omit<SearchHit, 'score'>; text: number; similarity: number }>();
+  for (const { score, ...hit } of textHits) candidates.set(key(hit), { hit, text: score, similarity: 0 });
+  if (near.length > 0) {
+    const rows = (await db
+      .selectFrom('knowledge_chunks as c')
+      .innerJoin('knowledge_sources as s', 's.id', 'c.source_id')
+      .select(['c.id', 'c.source_id', 's.type as source_type', 'c.title', 'c.url', 'c.chunk_index', 'c.text'])
+      .where('c.id', 'in', near.map((hit) => hit.chunkId))
+      .execute()) as HitRow[];
+    const byId = new Map(rows.map((row) => [Number(row.id), row]));
+    for (const { chunkId, similarity } of near) {
+      const row = byId.get(chunkId);
+      if (!row) continue;
+      const { id: _, ...hit } = row;
+      const candidate = candidates.get(key(hit)) ?? { hit: { ...hit, chunk_index: Number(hit.chunk_index) }, text: 0, similarity: 0 };
+      candidate.similarity = Math.max(0, similarity);
+      candidates.set(key(hit), candidate);
+    }
+  }
+  const hits = [...candidates.values()]
+    .map(({ hit, text, similarity }) => ({ ...hit, score: Math.round((0.5 * text + 0.5 * similarity) * 1e6) / 1e6 }))
+    .filter((hit) => hit.score >= options.minScore)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, options.topK);
+  return { hits, usage: { tokens: embedded.tokens, costUsd: embedded.costUsd } };
 }
