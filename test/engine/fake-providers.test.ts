@@ -180,12 +180,24 @@ describe('the fakes themselves', () => {
   });
 
   test('an unknown route is a 404 in the provider’s error format', async () => {
-    const missing = await fetch(`${openai.url}/embeddings`, { method: 'POST', body: '{}' });
+    const missing = await fetch(`${openai.url}/moderations`, { method: 'POST', body: '{}' });
     expect(missing.status).toBe(404);
     expect((await missing.json()).error).toMatchObject({ type: 'invalid_request_error', param: null });
     const wrong = await fetch(`${anthropic.url}/complete`, { method: 'POST', body: '{}' });
     expect(wrong.status).toBe(404);
     expect(await wrong.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+  });
+
+  test('OpenAI’s embeddings: one normalised vector per input, similar for texts that share letters; a bad input is 400', async () => {
+    const answer = await fetch(`${openai.url}/embeddings`, { method: 'POST', body: JSON.stringify({ model: 'text-embedding-3-small', input: ['refunds', 'refnds', 'shipping'] }) });
+    expect(answer.status).toBe(200);
+    const body = await answer.json();
+    expect(body).toMatchObject({ object: 'list', usage: { prompt_tokens: 3 } });
+    const [a, b, c] = body.data.map((item: { embedding: number[] }) => item.embedding);
+    const dot = (x: number[], y: number[]) => x.reduce((sum, value, i) => sum + value * y[i]!, 0);
+    expect(dot(a, a)).toBeCloseTo(1);
+    expect(dot(a, b)).toBeGreaterThan(dot(a, c));
+    expect((await fetch(`${openai.url}/embeddings`, { method: 'POST', body: '{}' })).status).toBe(400);
   });
 
   test('OpenAI’s stream is data-only chunks: role first, then content, then the finish reason, the usage chunk and [DONE]', async () => {

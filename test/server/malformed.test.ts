@@ -406,10 +406,15 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
     test('is validated like the GET of every operation: 422 for what GET refuses, with a problem content type and no body', async () => {
       const gets = implemented.filter((id) => operationTable[id].method === 'get');
       expect(gets.length).toBeGreaterThan(10);
+      // The widget's operations authenticate with a chatbot's embed key, from one of its origins.
+      const origin = 'https://malformed.test.example';
+      const chatbot = await server.call('POST', '/v1/chatbots', { body: { name: 'HEAD', model: 'sandbox-writer', instructions: 'x', allowed_origins: [origin] } });
+      const embed = { 'X-Embed-Key': chatbot.body.embed.key as string, Origin: origin };
       for (const id of gets) {
         const path = `${samplePath(id)}?colour=blue`;
-        const get = await server.call('GET', path);
-        const head = await server.call('HEAD', path);
+        const headers = operationTable[id].auth === 'embedKey' ? embed : undefined;
+        const get = await server.call('GET', path, { headers });
+        const head = await server.call('HEAD', path, { headers });
         expect({ id, get: get.status, head: head.status }).toEqual({ id, get: 422, head: 422 });
         expect(head.headers.get('content-type')).toMatch(/^application\/problem\+json/);
         expect(head.headers.get('x-request-id')).toMatch(REQUEST_ID);

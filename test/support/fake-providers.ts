@@ -379,7 +379,11 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (path === '/v1/embeddings' && dialect.apis['/v1/chat/completions'] && req.method === 'POST' && body) {
       // Embeddings do not take a scripted reply: each input gets its fakeEmbedding.
-      const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
+      const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
+      if (!inputs.every((input): input is string => typeof input === 'string')) {
+        sendJson(res, 400, dialect.error(400, undefined, "'input' must be a string or an array of strings."));
+        return;
+      }
       const tokens = inputs.reduce((sum, input) => sum + words(input), 0);
       sendJson(res, 200, { object: 'list', model: body.model, data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(input) })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
       return;
