@@ -39,6 +39,10 @@ export interface Config {
   voiceTrainingModel: string | null;
   /** A real-time editing session saves a version after this long without changes (REALTIME_VERSION_IDLE_MS). */
   realtimeVersionIdleMs: number;
+  /** Where email goes out (SMTP_URL, `smtp://` or `smtps://`); null: no email is sent. */
+  smtpUrl: string | null;
+  /** The sender of the emails (MAIL_FROM). */
+  mailFrom: string;
 }
 
 export class ConfigError extends Error {}
@@ -119,7 +123,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providers,
     voiceTrainingModel: voiceTrainingModel(env, providers),
     realtimeVersionIdleMs: integer(env, 'REALTIME_VERSION_IDLE_MS', 30_000, 100, 3_600_000),
+    smtpUrl: smtpUrl(env.SMTP_URL),
+    mailFrom: env.MAIL_FROM || 'content-service <no-reply@content-service.example>',
   };
+}
+
+/** SMTP_URL: `smtp://[user:password@]host[:port]` or `smtps://…`, or unset. */
+function smtpUrl(value: string | undefined): string | null {
+  if (!value) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`SMTP_URL must be smtp://host:port or smtps://host:port, got ${value}`);
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must be smtp://host:port or smtps://host:port, got ${url.protocol}`);
+  return value;
 }
 
 /** VOICE_TRAINING_MODEL: an available model of the catalogue other than the sandbox's, or unset. */

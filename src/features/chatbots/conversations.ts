@@ -15,7 +15,8 @@ import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { storedSigningKey } from '../documents/edit-tokens.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
-import { loadChatbot, regionBaseUrl } from './chatbots.ts';
+import { loadChatbot, regionBaseUrl, type ChatbotRow } from './chatbots.ts';
+import { enqueueEscalationEmail } from './escalation-email.ts';
 import type { ChatbotConversationsTable, ChatbotMessagesTable } from './schema.ts';
 
 type Schemas = components['schemas'];
@@ -81,12 +82,12 @@ function conversationNotFound(chatbotId: string, id: string): Problem {
   return new Problem('not_found', `No conversation ${id} of chatbot ${chatbotId}.`);
 }
 
-/** A conversation of a chatbot of the caller's workspace, locked for the transaction. */
-async function lockConversation(trx: Transaction<Database>, context: RequestContext, chatbotId: string, id: string): Promise<ConversationRow> {
-  await loadChatbot(trx, context, chatbotId);
+/** A conversation of a chatbot of the caller's workspace, locked for the transaction, with its chatbot. */
+async function lockConversation(trx: Transaction<Database>, context: RequestContext, chatbotId: string, id: string): Promise<{ chatbot: ChatbotRow; conversation: ConversationRow }> {
+  const chatbot = await loadChatbot(trx, context, chatbotId);
   const row = await forUpdate(trx.selectFrom('chatbot_conversations').selectAll().where('id', '=', id).where('chatbot_id', '=', chatbotId), trx).executeTakeFirst();
   if (!row) throw conversationNotFound(chatbotId, id);
-  return row;
+  return { chatbot, conversation: row };
 }
 
 async function transcriptSignature(db: Kysely<Database>, conversationId: string, expires: number, now: Date): Promise<Buffer> {
@@ -112,7 +113,7 @@ export interface Escalation {
  * transaction, so that the event exists exactly when the escalation does. `transcript` is its transcriptUrl, made
  * before the transaction (the signing key may need a write of its own).
  */
-export async function escalate(trx: Transaction<Database>, conversation: ConversationRow, escalation: Escalation, transcript: string, now: Date): Promise<ConversationRow> {
+export async function escalate(trx: Transaction<Database>, chatbot: Pick<ChatbotRow, 'escalation'>, conversation: ConversationRow, escalation: Escalation, transcript: string, now: Date): Promise<ConversationRow> {
   const changes = {
     escalation_status: 'escalated' as const,
     escalation_source: escalation.source,
@@ -137,6 +138,8 @@ export async function escalate(trx: Transaction<Database>, conversation: Convers
     },
     now,
   );
+  const settings = JSON.parse(chatbot.escalation) as Schemas['ChatbotEscalationSettings'];
+  if (settings.mode === 'email' && settings.email_recipients.length > 0) await enqueueEscalationEmail(trx, conversation, settings.email_recipients, transcript, now);
   return { ...conversation, ...changes };
 }
 
@@ -218,11 +221,11 @@ export const conversationHandlers = {
     const db = context.platform.db;
     const transcript = await transcriptUrl(db, regionBaseUrl(context.platform, context.caller.workspace), request.path.conversation_id, context.now);
     const row = await db.transaction().execute(async (trx) => {
-      const conversation = await lockConversation(trx, context, request.path.id, request.path.conversation_id);
+      const { chatbot, conversation } = await lockConversation(trx, context, request.path.id, request.path.conversation_id);
       if (conversation.escalation_status === 'escalated') {
         throw new Problem('conversation_already_escalated', `The conversation ${conversation.id} was escalated at ${conversation.escalated_at} (${conversation.escalation_source}, ${conversation.escalation_reason}); an escalation is final.`);
       }
-      const escalated = await escalate(trx, conversation, { source: 'manual', reason: request.body.reason, note: request.body.note ?? null, requestedAgent: null }, transcript, context.now);
+      const escalated = await escalate(trx, chatbot, conversation, { source: 'manual', reason: request.body.reason, note: request.body.note ?? null, requestedAgent: null }, transcript, context.now);
       await recordAudit(trx, byRequest(context), { action: 'chatbot_conversation.escalated', target: { type: 'chatbot_conversation', id: conversation.id, display_name: null }, details: { reason: request.body.reason } });
       return escalated;
     });
@@ -231,7 +234,7 @@ export const conversationHandlers = {
 
   async recordChatbotConversationCsat(request, context) {
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const conversation = await lockConversation(trx, context, request.path.id, request.path.conversation_id);
+      const { conversation } = await lockConversation(trx, context, request.path.id, request.path.conversation_id);
       return rate(trx, conversation, { score: request.body.score, comment: request.body.comment ?? null, source: 'api' }, context.now);
     });
     return { status: 200, contentType: 'application/json', body: presentConversationSummary(row) };

@@ -5,6 +5,7 @@ import type { Feature } from '../../platform/feature.ts';
 import { chatbotHandlers } from './chatbots.ts';
 import { conversationHandlers } from './conversations.ts';
 import { chatbotByEmbedKey, embedHandlers, embedKeyAuthenticator } from './embed.ts';
+import { escalationEmailJobs } from './escalation-email.ts';
 import { chatbots } from './migrations/013_chatbots.ts';
 import './schema.ts';
 import { widgetPages } from './widget/pages.ts';
@@ -14,6 +15,7 @@ export const chatbotsFeature = {
   handlers: { ...chatbotHandlers, ...conversationHandlers, ...embedHandlers },
   migrations: { '013_chatbots': chatbots },
   authenticators: { embedKey: embedKeyAuthenticator },
+  jobs: escalationEmailJobs,
   pages: (platform) =>
     widgetPages(platform, async (key) => {
       const row = await chatbotByEmbedKey(platform, key, platform.clock.now());

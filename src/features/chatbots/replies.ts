@@ -376,7 +376,7 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
         conversation = { ...conversation, ...changes };
         // A conversation escalated meanwhile (by hand, or by another message) is not escalated twice.
         const escalates = escalation !== null && conversation.escalation_status === 'none';
-        if (escalates) conversation = await escalate(trx, conversation, escalation, transcript, now);
+        if (escalates) conversation = await escalate(trx, chatbot, conversation, escalation, transcript, now);
         return { conversation, visitorMessage, message, escalates };
       });
       return {
