@@ -52,7 +52,8 @@ describe('escalation emails', () => {
     const [mail] = await eventually(async () => mails.filter((m) => m.data.includes(reply.body.conversation_id)), (found) => found.length === 1, 15_000);
     expect(mail!.from).toBe('bot@shop.example');
     expect(mail!.to.sort()).toEqual(['lead@shop.example', 'support@shop.example']);
-    const body = mail!.data.replace(/=\r?\n/g, '');
+    // Quoted-printable soft line breaks and folded header lines, undone.
+    const body = mail!.data.replace(/=\r?\n/g, '').replace(/\r?\n[ \t]+/g, ' ');
     expect(body).toMatch(/Subject: \[Shop help\] Conversation escalated: keyword: refund/);
     expect(body).toContain('I want a refund for order 1042');
     expect(body).toContain('Jonas Weber');
@@ -64,6 +65,7 @@ describe('escalation emails', () => {
     const escalated = await server.call('POST', `/v1/chatbots/${bot}/conversations/${reply.body.conversation_id}/escalate`, { body: { reason: 'sales_opportunity', note: 'Wants 30 bikes' } });
     expect(escalated.status, escalated.text).toBe(200);
     const [mail] = await eventually(async () => mails.filter((m) => m.data.includes(reply.body.conversation_id)), (found) => found.length === 1, 15_000);
-    expect(mail!.data.replace(/=\r?\n/g, '')).toMatch(/Conversation escalated: sales_opportunity: Wants 30 bikes/);
+    // Header lines fold: unfold them before matching.
+    expect(mail!.data.replace(/\r?\n[ \t]+/g, ' ')).toMatch(/Subject: \[Shop help\] Conversation escalated: sales_opportunity: Wants 30 bikes/);
   });
 });
