@@ -181,7 +181,7 @@ function checkRoom(row: ConversationRow): void {
   if (row.message_count + 2 > MAX_MESSAGES) throw new Problem('conversation_full', `The conversation ${row.id} holds ${row.message_count} messages, the most it can; start a new one.`);
 }
 
-function decideEscalation(chatbot: ChatbotRow, conversation: ConversationRow | undefined, content: string, intent: ReturnType<typeof classifyIntent>, confidence: number): Escalation | null {
+function decideEscalation(chatbot: ChatbotRow, conversation: ConversationRow | undefined, content: string, intent: Classification, confidence: number): Escalation | null {
   const settings = JSON.parse(chatbot.escalation) as Schemas['ChatbotEscalationSettings'];
   if (settings.mode === 'disabled' || conversation?.escalation_status === 'escalated') return null;
   const keyword = matchKeyword(content, settings.keywords);
@@ -191,7 +191,6 @@ function decideEscalation(chatbot: ChatbotRow, conversation: ConversationRow | u
   return null;
 }
 
-/** The visitor's language as given, else as the widget's browser said. */
 const NO_USAGE: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
 
 const CLASSIFIER_PROMPT =
@@ -291,7 +290,8 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
       userId: request.userId,
       origin: request.origin,
       temperature: chatbot.temperature,
-      maxOutputTokens: 1000,
+      // An answer is short (at most 8,000 characters are kept); a model with a smaller limit keeps its own.
+      maxOutputTokens: Math.min(1000, engineOf(platform).catalogue.get(chatbot.model)?.max_output_tokens ?? 1000),
       signal: request.signal,
       now,
     });
