@@ -35,7 +35,14 @@
 // autovacuum has analysed them meanwhile, which it does within a minute or so of the inserts when it is on, never
 // when it is off), then after an ANALYZE of the knowledge tables, as autovacuum leaves them.
 //
-// Settings: BENCH_PAGES (500, at most 500), BENCH_DURATION (10), BENCH_WARMUP (2), BENCH_CONNECTIONS (10),
+// Hybrid search (BENCH_HYBRID=true): the servers get an OpenAI key and base URL pointing at the tests' fake OpenAI
+// upstream in this process (test/support/fake-providers.ts), so every chunk is embedded as it is ingested and every
+// search embeds its query and fuses the full-text ranking with the cosine similarities computed in the server. The
+// fake's vectors have 256 dimensions (text-embedding-3-small's have 1,536: six times the arithmetic per chunk) and
+// answer at once (a real provider adds its own latency to ingestion and to each search); the figures are the
+// server's own share.
+//
+// Settings: BENCH_HYBRID (false), BENCH_PAGES (500, at most 500), BENCH_DURATION (10), BENCH_WARMUP (2), BENCH_CONNECTIONS (10),
 // BENCH_KEYS (300), BENCH_DATABASES ("sqlite,postgres"), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test;
 // a fresh database is created next to it and dropped after), BENCH_NODE_ARGS (Node options for the servers:
 // `--cpu-prof --cpu-prof-dir=DIR` profiles them).
@@ -46,6 +53,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { startFakeOpenAi, type FakeProvider } from '../test/support/fake-providers.ts';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
@@ -55,6 +63,9 @@ const WARMUP = positive('BENCH_WARMUP', 2, true);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 10);
 const KEYS = positive('BENCH_KEYS', 300);
 const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim()).filter(Boolean);
+const HYBRID = process.env.BENCH_HYBRID === 'true';
+/** The fake OpenAI upstream of hybrid runs. */
+let embeddings: FakeProvider | undefined;
 const P99_TARGET_MS = 50;
 const CORPUS_TARGET_CHUNKS = 10_000;
 const CHUNKING = { max_chunk_tokens: 200, overlap_tokens: 25 };
@@ -514,6 +525,7 @@ async function startServer(databaseUrl: string, mode: 'crawl' | 'production'): P
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: 'warn',
     REDIS_URL: '',
+    ...(embeddings ? { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: embeddings.url } : {}),
     // The crawl reads a loopback site: a development setting, refused with NODE_ENV=production.
     ...(mode === 'crawl' ? { NODE_ENV: 'development', WEBHOOKS_ALLOW_LOOPBACK: 'true', SEED_DEMO: 'false' } : { NODE_ENV: 'production', WEBHOOKS_ALLOW_LOOPBACK: 'false' }),
   };
@@ -597,6 +609,11 @@ async function main(): Promise<void> {
     const characters = pages.reduce((sum, page) => sum + page.characters, 0);
     const site = await startSite(pages);
     cleanups.push(() => site.close());
+    if (HYBRID) {
+      const fake = await startFakeOpenAi();
+      embeddings = fake;
+      cleanups.push(() => fake.close());
+    }
     process.stdout.write(`${pages.length} pages, ${characters} characters of text (${Math.round(characters / pages.length)} a page), ${vocabulary} words of vocabulary; site at ${site.url}\n`);
 
     const results: DatabaseResult[] = [];
@@ -636,7 +653,7 @@ async function main(): Promise<void> {
       }
     }
     const report = [
-      `# bench:knowledge, ${new Date().toISOString()}`,
+      `# bench:knowledge${HYBRID ? ' (hybrid: full text and vectors)' : ''}, ${new Date().toISOString()}`,
       '',
       `Node ${process.version}, ${cpus().length} cores, load average before ${load.toFixed(2)}; ${pages.length} pages of ~${Math.round(characters / pages.length)} characters, ` +
         `chunking ${CHUNKING.max_chunk_tokens} tokens with an overlap of ${CHUNKING.overlap_tokens}; searches: top_k ${TOP_K}, ${DURATION} s per case after ${WARMUP} s of warm-up, ` +
@@ -655,7 +672,7 @@ async function main(): Promise<void> {
     ].join('\n');
     process.stdout.write(`\n${report}`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-    const file = join(root, 'bench', 'results', `knowledge-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
+    const file = join(root, 'bench', 'results', `knowledge${HYBRID ? '-hybrid' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
     writeFileSync(file, report);
     process.stdout.write(`Written to ${file}\n`);
   } finally {

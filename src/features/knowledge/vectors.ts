@@ -79,13 +79,13 @@ interface LoadedVectors {
 
 const loaded = new WeakMap<Kysely<Database>, Map<string, LoadedVectors>>();
 
-/** The knowledge base's embedded chunks, from this process's copy while their count and newest id are unchanged. */
+/** The knowledge base's embedded chunks, from this process's copy while its chunks' count and newest id are unchanged. */
 async function vectorsOf(db: Kysely<Database>, knowledgeBaseId: string): Promise<LoadedVectors | null> {
   const shape = await db
     .selectFrom('knowledge_chunks')
     .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('id').as('newest')])
+    // Every chunk of the base, not only those with a vector: the index answers it without reading the rows.
     .where('knowledge_base_id', '=', knowledgeBaseId)
-    .where('embedding', 'is not', null)
     .executeTakeFirst();
   if (!shape || Number(shape.n) === 0) return null;
   const signature = `${shape.n}:${shape.newest}`;
@@ -94,6 +94,7 @@ async function vectorsOf(db: Kysely<Database>, knowledgeBaseId: string): Promise
   const cached = ofDb.get(knowledgeBaseId);
   if (cached?.signature === signature) return cached;
   const rows = await db.selectFrom('knowledge_chunks').select(['id', 'source_id', 'embedding']).where('knowledge_base_id', '=', knowledgeBaseId).where('embedding', 'is not', null).orderBy('id').execute();
+  if (rows.length === 0) return null;
   const first = vectorOf(rows[0]!.embedding!);
   const dimensions = first.length;
   const matrix = new Float32Array(rows.length * dimensions);
@@ -108,20 +109,27 @@ export interface VectorHit {
   similarity: number;
 }
 
-/** The `limit` chunks most similar to the (normalised) query vector, by cosine similarity. */
+/** The `limit` chunks most similar to the (normalised) query vector, by cosine similarity, most similar first. */
 export async function nearestChunks(db: Kysely<Database>, knowledgeBaseId: string, query: Float32Array, limit: number, sourceIds?: string[]): Promise<VectorHit[]> {
   const vectors = await vectorsOf(db, knowledgeBaseId);
-  if (!vectors || vectors.dimensions !== query.length) return [];
+  if (!vectors || vectors.dimensions !== query.length || limit < 1) return [];
   const allowed = sourceIds ? new Set(sourceIds) : null;
-  const hits: VectorHit[] = [];
-  for (let i = 0; i < vectors.ids.length; i++) {
+  const { matrix, dimensions, ids } = vectors;
+  // The best `limit` so far, most similar first: a chunk enters only when it beats the last one, so the common case
+  // (it does not) costs a comparison, and nothing is allocated per chunk.
+  const best: VectorHit[] = [];
+  for (let i = 0; i < ids.length; i++) {
     if (allowed && !allowed.has(vectors.sourceIds[i]!)) continue;
     let dot = 0;
-    const offset = i * vectors.dimensions;
-    for (let d = 0; d < vectors.dimensions; d++) dot += vectors.matrix[offset + d]! * query[d]!;
-    hits.push({ chunkId: vectors.ids[i]!, similarity: dot });
+    const offset = i * dimensions;
+    for (let d = 0; d < dimensions; d++) dot += matrix[offset + d]! * query[d]!;
+    if (best.length === limit && dot <= best[limit - 1]!.similarity) continue;
+    let at = best.length === limit ? limit - 1 : best.length;
+    while (at > 0 && best[at - 1]!.similarity < dot) at--;
+    best.splice(at, 0, { chunkId: ids[i]!, similarity: dot });
+    if (best.length > limit) best.pop();
   }
-  return hits.sort((a, b) => b.similarity - a.similarity).slice(0, limit);
+  return best;
 }
 
 /** Whether any chunk of the knowledge base has a vector (a base indexed before a provider was configured has none). */
