@@ -47,6 +47,7 @@ const CASES: Array<[string, Intent]> = [
   ['Is it compatible with Shimano pedals?', 'product_question'],
   ['Which size should I pick?', 'product_question'],
   ['What is the difference between the S and the M model?', 'product_question'],
+  ['Do you sell espresso machines?', 'product_question'],
   ['Can I talk to a human?', 'human_handoff'],
   ['I want to speak with someone in billing about my invoice', 'human_handoff'],
   ['Please connect me to an agent', 'human_handoff'],

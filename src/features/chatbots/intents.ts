@@ -69,7 +69,7 @@ const PATTERNS: Record<Exclude<Intent, 'greeting' | 'human_handoff' | 'other'>, 
     [b('idea|improve|like (?:your|the)|amazing|awesome|excellent'), 1],
   ],
   product_question: [
-    [b('does (?:it|the \\w+) (?:have|support|fit|work with)|is (?:it|the \\w+) compatible|which (?:one|model|size)|difference between|recommend'), 2],
+    [b('does (?:it|the \\w+) (?:have|support|fit|work with)|is (?:it|the \\w+) compatible|which (?:one|model|size)|difference between|recommend|do you (?:sell|have|offer|carry|stock|make)'), 2],
     [b('compatible|size|sizes|colou?r|model|features?|specs?|specifications|available|in stock|material|weight|fit|works with|support'), 1],
   ],
 };
