@@ -2,7 +2,9 @@
 // other areas. Where they can, they reference the resource's own schema; where an event deliberately allows only some
 // of its values, or repeats an id's pattern, this suite checks the copy against its source in the bundle
 // (generated/openapi.json), so that the two cannot drift. It also holds the catalogue to the specification's words.
+import { createHmac } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
+import { asyncapi } from '../support/asyncapi.ts';
 import { deref, spec } from '../support/spec.ts';
 
 type Json = Record<string, any>;
@@ -241,5 +243,17 @@ describe('the event catalogue is the specification\'s', () => {
     expect(schemas.WorkflowRunStepStatus.enum).toEqual(expect.arrayContaining(['success', 'failure', 'cancelled']));
     expect(schemas.WorkflowRunStepStatus.enum).not.toContain('succeeded');
     expect(schemas.WorkflowRunStepStatus.enum).not.toContain('failed');
+  });
+});
+
+describe('the AsyncAPI examples', () => {
+  // The document says its examples are real deliveries signed with this secret; a changed payload needs a new signature.
+  const secret = 'whsec_Q2h7vN4kR9pX1mT6sW3yB8cF5gJ0dL2eH7aK4nP9rUz';
+  const examples = Object.values(asyncapi.components.messages as Record<string, Json>).flatMap((message) =>
+    (message.examples ?? []).filter((example: Json) => example.headers?.['Service-Signature']).map((example: Json) => ({ name: `${message.name}: ${example.name}`, example })),
+  );
+  test.each(examples)('$name is signed with the example secret', ({ example }) => {
+    const expected = createHmac('sha256', secret).update(`${example.headers['Service-Timestamp']}.${JSON.stringify(example.payload)}`).digest('hex');
+    expect(example.headers['Service-Signature']).toBe(expected);
   });
 });
