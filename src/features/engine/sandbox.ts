@@ -16,16 +16,24 @@
 //
 //                    Grounded answers: when the system messages hold a passages block (the chatbots' prompt, in
 //                    src/features/chatbots/replies.ts) — a line `Knowledge passages:`, entries each starting with a line
-//                    `[n] <title>` followed by the passage's text, and a line `End of passages.` — sandbox-writer answers
-//                    from the passages instead: each sentence of a passage scores the number of the last user message's
-//                    key terms it contains (a term also matches its plural and -ed/-ing forms); the best sentence, and
-//                    the second best if it scores too, are the answer (score, then passage number, then position),
-//                    each followed by its passage's number before its final punctuation: "Delivery inside the EU takes
-//                    three to five days [1]." With no sentence scoring (or no passage, or no key term) the answer is
-//                    "I could not find an answer to that in my sources." The voice rewrite does not apply to it.
+//                    `[n] <title>` followed by the passage's text (up to the next entry), and a line `End of passages.`
+//                    (the last such block counts; it may have no entry) — sandbox-writer answers from the passages
+//                    instead. Each sentence of a passage's text scores the number of distinct key terms of the last user
+//                    message it contains, in any case (a term also matches its singular or plural: -s, -es, -ies/-y,
+//                    and its -ed and -ing forms). The best sentence, and the next best if it scores too and is not the
+//                    same sentence again, are the answer, by score, then passage number, then position, joined by a
+//                    space; each is written without its final . ! or ?, then " [n]" (its passage's number), then that
+//                    punctuation ("." if it had none):
+//                      "Delivery inside the EU takes three to five days [1]. Pause or cancel deliveries at any time [2]."
+//                    With no sentence scoring (or no passage, or no key term) the answer is exactly
+//                    "I could not find an answer to that in my sources." The voice rewrite does not apply to grounded
+//                    answers: it may move text around a marker (a humorous "(yes, really)" goes before the final
+//                    punctuation, a long sentence is split away from its marker), and the sentences quote the sources.
+//                    Choices and seeds do not change a grounded answer: every choice is the same text.
 //
-// Choices and seeds: choice i of `n` (and `seed` s) rotate the key terms by i + s, so choices differ and a seed gives
-// the same answer every time. Temperature and the penalties change nothing: the models are deterministic.
+// Choices and seeds: choice i of `n` (and `seed` s) rotate the key terms by i + s, so drafts (and JSON schema values)
+// differ and a seed gives the same answer every time. Temperature and the penalties change nothing: the models are
+// deterministic.
 // JSON: `json_object` answers {"reply": <the text>, "key_terms": [...]}; `json_schema` answers a value of the schema
 // built from the same text (docs/engine.md: strings from the terms and sentences, numbers from the word count, …).
 import type { JSONSchema7, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
@@ -161,42 +169,64 @@ interface Passage {
   text: string;
 }
 
-/** The passages block of the system messages, or null when there is none. */
+/** The passages block of the system messages, or null when there is none. The last block counts: the chatbots'
+ *  prompt ends with it, after the chatbot's own instructions (which could quote the marker lines). */
 function passagesIn(system: string): Passage[] | null {
-  const lines = system.split('\n');
-  const start = lines.indexOf('Knowledge passages:');
-  const end = lines.indexOf('End of passages.', start + 1);
-  if (start < 0 || end < 0) return null;
+  const lines = system.split('\n').map((line) => line.replace(/\r$/, ''));
+  const end = lines.lastIndexOf('End of passages.');
+  const start = end < 0 ? -1 : lines.lastIndexOf('Knowledge passages:', end);
+  if (start < 0) return null;
   const passages: Passage[] = [];
   for (const line of lines.slice(start + 1, end)) {
-    const entry = /^\[(\d+)\] /.exec(line);
+    const entry = /^\[(\d+)\](?: |$)/.exec(line);
     if (entry) passages.push({ n: Number(entry[1]), text: '' });
     else if (passages.length > 0) passages[passages.length - 1]!.text += `${line}\n`;
   }
   return passages;
 }
 
-/** A word without a plural or -ed/-ing ending, so that "takes" matches "take". */
-function stem(word: string): string {
-  if (word.length <= 3) return word;
-  return word.replace(/ies$/, 'y').replace(/(?:ing|ed)$/, '').replace(/([^s])s$/, '$1');
+/** The forms a word is matched by: itself, without a plural ending (-s, -es, -ies → -y), and those without an -ed or
+ *  -ing ending (with or without a final e, and a doubled consonant undone). Two words match when their forms meet, so
+ *  "cookie" matches "cookies", "setting" "settings", "delivery" "deliveries", "take" "takes" and "taking". */
+function forms(word: string): Set<string> {
+  const out = new Set([word]);
+  if ([...word].length < 4) return out;
+  const bases = [word];
+  if (/[^s]s$/.test(word)) bases.push(word.slice(0, -1));
+  if (/(?:s|x|z|ch|sh)es$/.test(word)) bases.push(word.slice(0, -2));
+  if (/[^aeiou]ies$/.test(word)) bases.push(`${word.slice(0, -3)}y`);
+  for (const base of bases) {
+    out.add(base);
+    const verb = /^(.{3,}?)(?:ing|ed)$/.exec(base)?.[1];
+    if (!verb) continue;
+    out.add(verb);
+    out.add(`${verb}e`);
+    if (/([^aeiou])\1$/.test(verb)) out.add(verb.slice(0, -1));
+  }
+  return out;
 }
+
+const meets = (a: Set<string>, b: Set<string>) => [...a].some((form) => b.has(form));
 
 /** The grounded answer: the one or two passage sentences that share the most key terms with the message. */
 function groundedText(message: string, passages: Passage[]): string {
-  const terms = new Set(keyTerms(message).map(stem));
+  // Distinct terms: "delivery" and "deliveries" in one message are one term.
+  const terms: Set<string>[] = [];
+  for (const term of keyTerms(message).map(forms)) if (!terms.some((seen) => meets(seen, term))) terms.push(term);
   const scored = passages
     .flatMap((passage) =>
       sentences(passage.text).map((sentence, position) => {
-        const words = new Set((sentence.toLowerCase().match(/\p{L}[\p{L}\p{N}'-]*/gu) ?? []).map(stem));
-        return { sentence, n: passage.n, position, score: [...terms].filter((term) => words.has(term)).length };
+        const words = (sentence.toLowerCase().match(/\p{L}[\p{L}\p{N}'-]*/gu) ?? []).map(forms);
+        return { sentence, n: passage.n, position, score: terms.filter((term) => words.some((word) => meets(term, word))).length };
       }),
     )
     .filter((candidate) => candidate.score > 0)
-    .sort((a, b) => b.score - a.score || a.n - b.n || a.position - b.position)
-    .slice(0, 2);
-  if (scored.length === 0) return NOT_IN_SOURCES;
-  return scored
+    .sort((a, b) => b.score - a.score || a.n - b.n || a.position - b.position);
+  // The best sentence and the next one that says something else (overlapping passages repeat sentences).
+  const same = (a: string, b: string) => a.toLowerCase().replace(/\s+/g, ' ') === b.toLowerCase().replace(/\s+/g, ' ');
+  const chosen = scored.filter((candidate, index) => !scored.slice(0, index).some((earlier) => same(earlier.sentence, candidate.sentence))).slice(0, 2);
+  if (chosen.length === 0) return NOT_IN_SOURCES;
+  return chosen
     .map(({ sentence, n }) => {
       const [, body, end] = /^(.*?)([.!?]*)$/s.exec(sentence)!;
       return `${body!.trim()} [${n}]${end || '.'}`;
