@@ -1978,7 +1978,7 @@ export type webhooks = {
         /**
          * Workflow run approval required
          * @description A workflow run reached a human-approval step and is blocked at `step_id` until the step is approved or rejected:
-         *     `POST` to `approval_url` (or to `…/reject`) with a key of at least `approver_role`.
+         *     `approval_url` opens its approval page; programs `POST` to `…/steps/{step_id}/approve` (or `/reject`) with a key of at least `approver_role`.
          *
          *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
          *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
@@ -2855,7 +2855,12 @@ export type components = {
          *     | `knowledge_base.deleted` | A knowledge base and its sources were deleted. |
          *     | `chatbot.deleted` | A chatbot and its conversations were deleted. `details`: `name`. |
          *     | `chatbot_conversation.escalated` | A person escalated a chatbot conversation through the API. `details`: `reason`. |
-         *     | `workflow.deleted` | A workflow was deleted. |
+         *     | `workflow.created` | A workflow was created. `details`: `name`. |
+         *     | `workflow.updated` | A workflow's definition changed. `details`: `version` (the new one). |
+         *     | `workflow.deleted` | A workflow and its runs were deleted. `details`: `name`. |
+         *     | `workflow_run.cancelled` | A workflow run was cancelled (target type `workflow_run`). `details`: `workflow_id`. |
+         *     | `workflow_step.approved` | An approval step was approved (target type `workflow_run`). `details`: `step_id`, `comment`. |
+         *     | `workflow_step.rejected` | An approval step was rejected (target type `workflow_run`). `details`: `step_id`, `comment`. |
          * @example api_key.created
          * @example api_key.rotated
          * @example api_key.revoked
@@ -8676,9 +8681,12 @@ export type components = {
             step_id: components["schemas"]["WorkflowStepKey"];
             /**
              * Format: uri
-             * @description The operation that approves the step, `POST /v1/workflows/{id}/runs/{run_id}/steps/{step_id}/approve` on the
-             *     workspace's base URL; the same URL ending in `/reject` rejects it.
-             * @example https://eu.content-service.example/v1/workflows/wf_01JD3E28JT97KB6CQ643DZVMXX/runs/run_01JDM9S346Q3D25VT4F5V37E3S/steps/legal_review/approve
+             * @description The approval page of the step, served by this API on the workspace's base URL: a signed link that works until
+             *     the step's `expires_at` and shows the step's instructions and content to review. Deciding on the page takes an
+             *     API key with the step's `approver_role` (or higher), entered there and sent only to this API; the link alone
+             *     approves nothing. Programs decide with `POST /v1/workflows/{id}/runs/{run_id}/steps/{step_id}/approve` (or
+             *     `/reject`).
+             * @example https://eu.content-service.example/approvals/run_01JDM9S346Q3D25VT4F5V37E3S/legal_review?expires=1764892800&signature=3q2-7wAAAAA0Zm9vYmFyYmF6cXV4cXV1eHh5enp5
              */
             approval_url: string;
             /**
@@ -8692,7 +8700,7 @@ export type components = {
         /**
          * WorkflowRunApprovalRequiredEvent
          * @description A workflow run reached a human-approval step and is blocked at `step_id` until the step is approved or rejected:
-         *     `POST` to `approval_url` (or to `…/reject`) with a key of at least `approver_role`. The envelope fields are those of
+         *     `approval_url` opens its approval page; programs `POST` to `…/steps/{step_id}/approve` (or `/reject`) with a key of at least `approver_role`. The envelope fields are those of
          *     `EventEnvelope`.
          */
         WorkflowRunApprovalRequiredEvent: {

@@ -16,6 +16,7 @@ import { accessLog, accessRecord } from './platform/logging.ts';
 import { bindOperation, type OperationHandler } from './platform/operations.ts';
 import { Problem } from './platform/problems.ts';
 import { rateLimit } from './platform/rate-limit.ts';
+import { yamlBody } from './platform/yaml-body.ts';
 import { resolveOperation } from './platform/routes.ts';
 import { contractValidator } from './platform/validation.ts';
 
@@ -140,6 +141,7 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
   const largeJson = express.json({ strict: false, limit: Math.max(platform.config.bodyLimitBytes, LARGE_BODY_BYTES), type: ['application/json', 'application/*+json'] });
   app.use((req: Request, res: Response, next: NextFunction) => (LARGE_BODY_OPERATIONS.has(locals(res).operationId!) ? largeJson(req, res, next) : next()));
   app.use(express.json({ strict: false, limit: platform.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(yamlBody(platform.config.bodyLimitBytes));
   app.use(contractValidator());
 
   const implemented = collectByKey(platform.features, 'handlers') as Partial<Record<OperationId, OperationHandler>>;

@@ -31,6 +31,8 @@ export interface Config {
    * the job runner (src/platform/workers.ts). `false` leaves them to `npm run worker` processes.
    */
   webhooksWorker: boolean;
+  /** How many workflow runs one server executes at a time (WORKFLOW_CONCURRENCY). */
+  workflowConcurrency: number;
   /** Development only: webhook URLs may be http and point at loopback or private addresses. */
   webhooksAllowLoopback: boolean;
   /** The AI providers enabled by their keys or base URLs (src/features/engine/providers.ts). */
@@ -119,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     webhooksWorker: flag(env, 'WEBHOOKS_WORKER', true),
+    workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 10, 1, 1000),
     webhooksAllowLoopback,
     providers,
     voiceTrainingModel: voiceTrainingModel(env, providers),

@@ -70,6 +70,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     socket.end(`HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   });
   await once(server, 'listening');
+  const runtimes = platform.features.flatMap((feature) => (feature.runtime ? [feature.runtime(platform)] : []));
+  await Promise.all(runtimes.map((runtime) => runtime.start()));
   const stopRetention = startRetention(storage.db, platform.clock, logger, features);
   const workers = config.webhooksWorker ? await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: platform.clock, logger }) : new Map<string, BackgroundWorker>();
   const { port } = server.address() as AddressInfo;
@@ -91,6 +93,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const close = () =>
     (closing ??= (async () => {
       draining = true;
+      // Work in flight of the features' runtimes (a workflow step) ends first: it may still use the live documents.
+      await Promise.all(runtimes.map((runtime) => runtime.stop()));
       // Upgraded sockets are not the HTTP server's any more: their sessions are saved and closed here, first.
       await Promise.all(upgrades.map((endpoint) => endpoint.close()));
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -107,6 +111,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // Work in flight is finished and recorded (a webhook attempt within 15 s), so a restart does none of it twice.
       await Promise.all([...workers.values()].map((worker) => worker.stop()));
       await Promise.all(upgrades.map((endpoint) => endpoint.dispose?.()));
+      await Promise.all(runtimes.map((runtime) => runtime.dispose()));
       await rateLimitStore.close();
       await storage.close();
     })());

@@ -14,6 +14,7 @@ import { projectsFeature } from './projects/index.ts';
 import { serviceFeature } from './service/index.ts';
 import { voicesFeature } from './voices/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
+import { workflowsFeature } from './workflows/index.ts';
 import { workspaceFeature } from './workspace/index.ts';
 
-export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, knowledgeFeature, documentsFeature, chatbotsFeature] as const satisfies readonly Feature[];
+export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, knowledgeFeature, documentsFeature, chatbotsFeature, workflowsFeature] as const satisfies readonly Feature[];

@@ -14,6 +14,7 @@ import type { AccessRecord, RequestLogWriter } from './logging.ts';
 import type { RateLimitStore } from './rate-limit.ts';
 import type { Selectable } from 'kysely';
 import type { ApiKeysTable, WorkspacesTable } from '../storage/schema.ts';
+import type { YamlBody } from './yaml-body.ts';
 
 /** The contract's Role: owner > admin > editor > viewer. */
 export type Role = components['schemas']['Role'];
@@ -66,6 +67,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Present on every operation that needs a key; reading it on a public operation is a bug and throws. */
   readonly caller: Caller;
+  /** The request's body when it was sent as YAML, with the places of its nodes (yaml-body.ts). */
+  readonly yamlBody?: YamlBody;
   /** Present on the widget's operations (embed key); reading it elsewhere is a bug and throws. */
   readonly embed: EmbedCaller;
 }
@@ -102,6 +105,8 @@ export interface RequestLocals {
   /** Set while a request holds an Idempotency-Key; the error handler calls it on a 5xx (operations.ts). */
   releaseIdempotencyKey?: () => Promise<void>;
   accessRecord?: AccessRecord;
+  /** A body sent as YAML, parsed (yaml-body.ts): errors about its fields say where they are in the text. */
+  yamlBody?: YamlBody;
 }
 
 export function locals(res: Response): RequestLocals {

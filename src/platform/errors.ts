@@ -5,6 +5,7 @@ import { operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
 import { Problem, sendProblem } from './problems.ts';
 import { validatorProblem } from './validation.ts';
+import { withYamlPositions } from './yaml-body.ts';
 
 // body-parser's error types (https://github.com/expressjs/body-parser#errors).
 function bodyParserProblem(error: { type?: string; status?: number; limit?: number; expose?: boolean }): Problem | undefined {
@@ -44,6 +45,10 @@ export function problemHandler(options: ErrorHandlerOptions) {
     const { operationId, requestId } = state;
     const request = { path: req.path, template: operationId ? operationTable[operationId]?.path : undefined };
     let problem = error instanceof Problem ? error : (validatorProblem(error, request) ?? bodyParserProblem(error as object));
+    // A field of a YAML body is also named by its line and column (the client wrote text, not a JSON value).
+    if (problem?.code === 'validation_failed' && problem.errors && state.yamlBody) {
+      problem = new Problem(problem.code, problem.message, { errors: withYamlPositions(state.yamlBody, problem.errors), extra: problem.extra, headers: problem.headers });
+    }
     if (problem?.code === 'response_validation_failed') {
       options.logger.error({ err: error, operation_id: operationId, request_id: requestId }, 'response breaks the contract');
       options.onResponseValidationError?.({ operationId, error });

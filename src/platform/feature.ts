@@ -56,6 +56,18 @@ export interface UpgradeEndpoint {
   dispose?(): Promise<void>;
 }
 
+/**
+ * A long-lived part of a feature in a server (the workflows' durable engine): started once the server listens,
+ * stopped at shutdown in two steps, like an UpgradeEndpoint's close and dispose.
+ */
+export interface FeatureRuntime {
+  start(): Promise<void>;
+  /** Takes no more work and finishes what is in flight; before the HTTP server drains. */
+  stop(): Promise<void>;
+  /** Releases its connections; after the drain (no request uses it any more), before the database closes. */
+  dispose(): Promise<void>;
+}
+
 export interface Feature {
   /** The folder's name (`webhooks`); in logs. */
   name: string;
@@ -84,6 +96,8 @@ export interface Feature {
    * contract's routes, so a path they do not answer falls through to the contract's 404.
    */
   pages?: (platform: Platform) => Router;
+  /** Its long-lived part in a server, built once per server from the platform (src/server.ts starts and stops it). */
+  runtime?: (platform: Platform) => FeatureRuntime;
   /** Its WebSocket endpoints, built once per server (src/server.ts routes upgrade requests to them). */
   upgrades?: (platform: Platform) => UpgradeEndpoint[];
 }

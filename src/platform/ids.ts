@@ -4,7 +4,7 @@ import { monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
-export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt' | 'whe' | 'dlv' | 'prj' | 'job' | 'use' | 'thr' | 'msg' | 'chatcmpl' | 'voc' | 'trn' | 'rul' | 'doc' | 'ver' | 'kb' | 'src' | 'bot' | 'conv';
+export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt' | 'whe' | 'dlv' | 'prj' | 'job' | 'use' | 'thr' | 'msg' | 'chatcmpl' | 'voc' | 'trn' | 'rul' | 'doc' | 'ver' | 'kb' | 'src' | 'bot' | 'conv' | 'wf' | 'run';
 
 export function newId(prefix: IdPrefix, now: Date = new Date()): string {
   // OpenAI's completion ids are `chatcmpl-…`; ours keep that form for its SDKs' sake.

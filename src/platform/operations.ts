@@ -33,6 +33,7 @@ export function requestContext(platform: Platform, req: Request, res: Response):
     ip: clientIp(req),
     userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
     accepts: (...types: string[]) => req.accepts(types),
+    yamlBody: state.yamlBody,
     // Made on first use, so that requests that never look at it pay nothing for it.
     get signal(): AbortSignal {
       if (!controller) {

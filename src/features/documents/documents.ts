@@ -7,7 +7,7 @@ import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
-import type { RequestContext } from '../../platform/context.ts';
+import type { Platform, RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
@@ -26,7 +26,13 @@ type Schemas = components['schemas'];
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** A document of the caller's workspace with its current version, after its session's edits are settled; 404 otherwise. */
-export async function loadDocument(context: RequestContext, id: string): Promise<{ row: DocumentRow; current: VersionRow }> {
+/** Where a document is looked up: a request's context, or the same parts from a workflow step. */
+export interface DocumentScope {
+  platform: Platform;
+  caller: { workspace: { id: string } };
+}
+
+export async function loadDocument(context: DocumentScope, id: string): Promise<{ row: DocumentRow; current: VersionRow }> {
   const db = context.platform.db;
   const realtime = realtimeOf(context.platform);
   let row = await documentsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
@@ -42,7 +48,7 @@ export async function loadDocument(context: RequestContext, id: string): Promise
 }
 
 /** The document of a change, its row locked for the caller's transaction; 404 when there is none. */
-export async function lockDocument(trx: Transaction<Database>, context: RequestContext, id: string): Promise<DocumentRow> {
+export async function lockDocument(trx: Transaction<Database>, context: DocumentScope, id: string): Promise<DocumentRow> {
   const row = await forUpdate(documentsOf(trx, context.caller.workspace.id).where('id', '=', id), trx).executeTakeFirst();
   if (!row) throw notFound('document', id);
   return row;

@@ -1,0 +1,501 @@
+// Runs are carried out on a durable engine, openworkflow, behind this file: everything else sees only
+// `WorkflowRuntime` (enqueue, cancel, wake), so another engine (DBOS on PostgreSQL, say) could replace it here.
+//
+// openworkflow keeps each run's history of steps in its own tables (a SQLite file beside the service's database, or
+// the schema `openworkflow` of its PostgreSQL database) and replays a run's function after a crash or a wait: a step
+// that finished is not run again, its recorded result is returned. Our tables (store.ts) are what the API answers;
+// each step writes its state there as it goes, and the changes that must happen once (a document version, an event)
+// are written in the same transaction as the step's success, so that a replay finds them done.
+//
+//   - Steps run when the steps they depend on have ended (`success`, `skipped`, or `rejected` with on_reject
+//     continue), independent ones at the same time; `when` false skips a step.
+//   - A failed attempt whose code is in the step's `retry_on` is retried by the engine with the step's backoff (the run
+//     is put back in the queue for later, nothing waits in memory); other errors and the last attempt fail the step,
+//     which fails the run: the steps not started are `cancelled`.
+//   - An approval step records its request and the event `workflow.run.approval_required` once, then waits for a
+//     signal (sent when someone decides) or for its timeout: the server can restart meanwhile.
+//   - The run's cost is checked after each step against `max_cost_usd`.
+//   - The end (status, outputs, `workflow.run.completed`) is one transaction.
+import { OpenWorkflow, defineWorkflowSpec, type Worker } from 'openworkflow';
+import { BackendPostgres } from 'openworkflow/postgres';
+import { BackendSqlite } from 'openworkflow/sqlite';
+import type { Transaction } from 'kysely';
+import { iso } from '../../platform/clock.ts';
+import type { Platform } from '../../platform/context.ts';
+import type { FeatureRuntime } from '../../platform/feature.ts';
+import type { Database } from '../../storage/schema.ts';
+import { Engine } from '../engine/engine.ts';
+import { recordEvent } from '../webhooks/record-event.ts';
+import type { Definition } from './definition.ts';
+import { asText, parseExpression, truthy, evaluate, type Scope, type Value } from './expressions.ts';
+import { approvalUrl } from './approvals.ts';
+import { failureOf, renderTemplate, runAttempt, StepFailure, type Step } from './steps.ts';
+import { cancelOpenSteps, FINAL_RUN_STATUSES, refreshRunStatus, roundCost, versionDefinition, type Approval, type RunError, type RunRow, type StepRow } from './store.ts';
+
+type Backend = BackendSqlite | BackendPostgres;
+
+/** The one engine workflow: its input names the run in our tables, which hold everything else. */
+const RUN = defineWorkflowSpec<{ runId: string }, null>({
+  name: 'content-service.workflow-run',
+  // An error outside a step (the database gone, the server stopping) puts the run back in the queue.
+  retryPolicy: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '60s', maximumAttempts: 50 },
+});
+
+/** How often stray work is looked for: runs accepted but not handed to the engine, decisions whose signal was lost. */
+const RECONCILE_MS = 2000;
+
+/** Thrown at the start of a step while the server stops: the run goes back to the queue for the next worker. */
+class Stopping extends Error {}
+
+/** The outcome of one step within an execution. */
+interface Outcome {
+  status: 'success' | 'failure' | 'skipped' | 'rejected' | 'cancelled';
+  output: Value;
+}
+
+const signalName = (runId: string, stepId: string) => `approval:${runId}:${stepId}`;
+
+/** The SQLite file of the engine beside the service's database (`data/x.db` → `data/x.workflows.db`). */
+function engineDatabasePath(path: string): string {
+  if (path === ':memory:' || path === '') return ':memory:';
+  return /\.db$/.test(path) ? path.replace(/\.db$/, '.workflows.db') : `${path}.workflows`;
+}
+
+export class WorkflowRuntime implements FeatureRuntime {
+  readonly #platform: Platform;
+  /** Our own engine instance: a step's retries are the workflow's, so the provider calls are not retried inside it. */
+  readonly #engine: Engine;
+  #backend: Backend | undefined;
+  #client: OpenWorkflow | undefined;
+  #worker: Worker | undefined;
+  #stopping = false;
+  #reconciler: NodeJS.Timeout | undefined;
+
+  constructor(platform: Platform) {
+    this.#platform = platform;
+    const { config, db, logger, clock } = platform;
+    this.#engine = new Engine({ ...config.providers, maxRetries: 0 }, db, logger, clock);
+  }
+
+  async start(): Promise<void> {
+    const { config } = this.#platform;
+    const url = config.databaseUrl;
+    this.#backend = url.startsWith('sqlite:') ? BackendSqlite.connect(engineDatabasePath(url.slice('sqlite:'.length))) : await BackendPostgres.connect(url, { schema: 'openworkflow' });
+    this.#client = new OpenWorkflow({ backend: this.#backend });
+    this.#client.implementWorkflow(RUN, ({ input, step }) => this.#execute(input.runId, step));
+    if (config.webhooksWorker) {
+      this.#worker = this.#client.newWorker({ concurrency: config.workflowConcurrency });
+      await this.#worker.start();
+      this.#reconciler = setInterval(() => void this.#reconcile().catch((error: unknown) => this.#platform.logger.warn({ err: error }, 'workflow reconciliation failed')), RECONCILE_MS);
+      this.#reconciler.unref();
+      void this.#reconcile().catch(() => {});
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    clearInterval(this.#reconciler);
+    await this.#worker?.stop();
+  }
+
+  async dispose(): Promise<void> {
+    await this.#backend?.stop();
+  }
+
+  /** Hands an accepted run to the engine; the run's id is the idempotency key, so handing it twice starts it once. */
+  async enqueue(runId: string): Promise<void> {
+    await this.#client!.runWorkflow(RUN, { runId }, { idempotencyKey: runId });
+  }
+
+  /** Stops the engine's run of a cancelled run (the run's state is already ours). */
+  async cancel(runId: string): Promise<void> {
+    const run = await this.#engineRun(runId);
+    if (run && ['pending', 'running', 'sleeping'].includes(run.status)) await this.#client!.cancelWorkflowRun(run.id).catch(() => {});
+  }
+
+  /** Wakes a run whose approval step was decided (the decision is in our tables already). */
+  async wake(runId: string, stepId: string): Promise<boolean> {
+    const { workflowRunIds } = await this.#client!.sendSignal({ signal: signalName(runId, stepId), data: { decided: true } });
+    return workflowRunIds.length > 0;
+  }
+
+  async #engineRun(runId: string) {
+    const backend = this.#backend!;
+    // The engine knows runs by its own id; ours is its idempotency key, kept in the input.
+    for (let after: string | undefined; ; ) {
+      const page = await backend.listWorkflowRuns({ limit: 100, ...(after ? { after } : {}) });
+      const found = page.data.find((run) => (run.input as { runId?: string } | null)?.runId === runId);
+      if (found || !page.pagination.next) return found;
+      after = page.pagination.next;
+    }
+  }
+
+  /**
+   * Runs accepted and committed but never handed to the engine (the process died in between) are handed now;
+   * decided approval steps whose run still sleeps (the signal came before the run waited, or got lost) are woken.
+   */
+  async #reconcile(): Promise<void> {
+    const db = this.#platform.db;
+    const stale = iso(new Date(Date.now() - RECONCILE_MS));
+    const queued = await db.selectFrom('workflow_runs').select('id').where('status', '=', 'queued').where('created_at', '<', stale).limit(50).execute();
+    for (const run of queued) await this.enqueue(run.id);
+    const decided = await db
+      .selectFrom('workflow_run_steps as s')
+      .innerJoin('workflow_runs as r', 'r.id', 's.run_id')
+      .select(['s.run_id', 's.step_id'])
+      .where('s.type', '=', 'approval')
+      .where('s.status', 'in', ['success', 'rejected'])
+      .where('s.finished_at', '<', stale)
+      .where('r.status', 'in', ['running', 'awaiting_approval'])
+      .limit(50)
+      .execute();
+    for (const step of decided) await this.wake(step.run_id, step.step_id);
+  }
+
+  // ------------------------------------------------------------------------------------------------- one run
+
+  async #execute(runId: string, step: StepApi): Promise<null> {
+    const db = this.#platform.db;
+    const run = await db.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirst();
+    // Deleted with its workflow, or already ended (cancelled while queued): nothing to do.
+    if (!run || FINAL_RUN_STATUSES.includes(run.status as never)) return null;
+    const definition = await versionDefinition(db, run.workflow_id, run.workflow_version);
+    const workflow = await db.selectFrom('workflows').select('project_id').where('id', '=', run.workflow_id).executeTakeFirst();
+    await step.run({ name: 'start' }, async () => {
+      await db.updateTable('workflow_runs').set({ status: 'running', started_at: iso(new Date()) }).where('id', '=', runId).where('status', '=', 'queued').execute();
+      return null;
+    });
+
+    const scope: Scope = {
+      inputs: JSON.parse(run.inputs) as Record<string, Value>,
+      steps: {},
+      run: { id: run.id },
+      workflow: { id: run.workflow_id, version: run.workflow_version },
+    };
+    const byId = new Map(definition.steps.map((item) => [item.id, item]));
+    const outcomes = new Map<string, Promise<Outcome>>();
+    // Why the run fails, once something failed it: no further step starts.
+    let failure: RunError | null = null;
+
+    const outcomeOf = (id: string): Promise<Outcome> => {
+      let outcome = outcomes.get(id);
+      if (!outcome) {
+        outcome = (async () => {
+          const item = byId.get(id)!;
+          const before = await Promise.all((item.depends_on ?? []).map(outcomeOf));
+          // A rejection with on_reject `fail` has set `failure`; with `continue`, the steps after it run.
+          const blocked = before.some((previous) => previous.status === 'failure' || previous.status === 'cancelled');
+          const result = blocked || failure || (await this.#cancelled(runId)) ? { status: 'cancelled' as const, output: null } : await this.#step(run, item, scope, workflow?.project_id ?? null, step);
+          scope.steps[id] = { status: result.status, output: result.output };
+          if (result.status === 'failure' && !failure) failure = await this.#stepError(runId, id);
+          if (result.status === 'rejected' && item.type === 'approval' && (item.on_reject ?? 'fail') === 'fail' && !failure) {
+            failure = { step_id: id, code: 'approval_rejected', message: `The approval step ${id} was rejected.` };
+          }
+          if (!failure && definition.max_cost_usd !== undefined && result.status === 'success') {
+            const cost = await this.#runCost(runId);
+            if (cost > definition.max_cost_usd) failure = { step_id: null, code: 'budget_exceeded', message: `The run cost $${roundCost(cost)}, more than the budget of $${definition.max_cost_usd} (max_cost_usd).` };
+          }
+          return result;
+        })();
+        outcomes.set(id, outcome);
+      }
+      return outcome;
+    };
+
+    // Every branch runs to its end before a wait or a retry parks the run, so that independent work is not dropped.
+    const settled = await Promise.allSettled(definition.steps.map((item) => outcomeOf(item.id)));
+    const thrown = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (thrown) throw thrown.reason;
+
+    await step.run({ name: 'finish' }, async () => {
+      await this.#finish(run, definition, scope, failure);
+      return null;
+    });
+    return null;
+  }
+
+  async #cancelled(runId: string): Promise<boolean> {
+    if (this.#stopping) throw new Stopping('the server is stopping; the run continues on the next start');
+    const row = await this.#platform.db.selectFrom('workflow_runs').select('status').where('id', '=', runId).executeTakeFirst();
+    return !row || row.status === 'cancelled';
+  }
+
+  async #runCost(runId: string): Promise<number> {
+    const row = await this.#platform.db.selectFrom('workflow_run_steps').select((eb) => eb.fn.sum<number>('cost_usd').as('cost')).where('run_id', '=', runId).executeTakeFirst();
+    return Number(row?.cost ?? 0);
+  }
+
+  async #stepError(runId: string, stepId: string): Promise<RunError> {
+    const row = await this.#platform.db.selectFrom('workflow_run_steps').select('error').where('run_id', '=', runId).where('step_id', '=', stepId).executeTakeFirst();
+    const error = row?.error ? (JSON.parse(row.error) as { code: RunError['code']; message: string }) : { code: 'internal_error' as const, message: 'The step failed.' };
+    return { step_id: stepId, ...error };
+  }
+
+  async #step(run: RunRow, item: Step, scope: Scope, projectId: string | null, step: StepApi): Promise<Outcome> {
+    const db = this.#platform.db;
+    const recorded = await stepRow(db, run.id, item.id);
+    if (recorded && isFinal(recorded.status)) return { status: recorded.status as Outcome['status'], output: parseOutput(recorded) };
+    if (item.when !== undefined) {
+      let go: boolean;
+      try {
+        go = truthy(evaluate(parseExpression(item.when), scope));
+      } catch (error) {
+        await this.#fail(run.id, item.id, 'template_error', (error as Error).message);
+        return { status: 'failure', output: null };
+      }
+      if (!go) {
+        await db.transaction().execute(async (trx) => {
+          await trx.updateTable('workflow_run_steps').set({ status: 'skipped', finished_at: iso(new Date()) }).where('run_id', '=', run.id).where('step_id', '=', item.id).where('status', '=', 'pending').execute();
+          await refreshRunStatus(trx, run.id);
+        });
+        return { status: 'skipped', output: null };
+      }
+    }
+    if (item.type === 'approval') return this.#approval(run, item, scope, step);
+    const retry = item.retry ?? {};
+    const maxAttempts = retry.max_attempts ?? 3;
+    const retryOn = retry.retry_on ?? ['timeout', 'rate_limited', 'provider_error'];
+    // One engine step per workflow step: the engine retries it (a thrown error) with the step's backoff, and replays
+    // its result once it has one. A failure that is not retried is a result too: the step's `failure`.
+    const result = await step.run(
+      {
+        name: `step:${item.id}`,
+        retryPolicy: {
+          maximumAttempts: maxAttempts,
+          initialInterval: `${retry.initial_ms ?? 1000}ms`,
+          backoffCoefficient: retry.multiplier ?? 2,
+          maximumInterval: `${retry.max_ms ?? 30_000}ms`,
+        },
+      },
+      async (): Promise<Outcome> => {
+        const current = await stepRow(db, run.id, item.id);
+        // A replay after a crash that came between our commit and the engine's: the step is done.
+        if (current && isFinal(current.status)) return { status: current.status as Outcome['status'], output: parseOutput(current) };
+        if (await this.#cancelled(run.id)) return { status: 'cancelled', output: null };
+        const attempts = (current?.attempts ?? 0) + 1;
+        const startedAt = current?.started_at ?? iso(new Date());
+        await db.transaction().execute(async (trx) => {
+          await trx.updateTable('workflow_run_steps').set({ status: 'running', attempts, started_at: startedAt }).where('run_id', '=', run.id).where('step_id', '=', item.id).execute();
+          await refreshRunStatus(trx, run.id);
+        });
+        const timeout = AbortSignal.timeout(item.timeout_ms ?? 120_000);
+        try {
+          const outcome = await runAttempt(item, {
+            platform: this.#platform,
+            engine: this.#engine,
+            run,
+            projectId,
+            scope,
+            signal: timeout,
+            now: new Date(),
+            // A document version and the step's success are one transaction.
+            recordSuccess: (trx, output, costUsd) => this.#succeed(trx, run.id, item.id, output, costUsd),
+          });
+          if (!outcome.recorded) await db.transaction().execute((trx) => this.#succeed(trx, run.id, item.id, outcome.output, outcome.costUsd));
+          return { status: 'success', output: outcome.output };
+        } catch (error) {
+          const failure = failureOf(error, timeout.aborted);
+          const cost = (error as { costUsd?: number }).costUsd ?? 0;
+          const last = attempts >= maxAttempts || !(retryOn as string[]).includes(failure.code);
+          if (last) {
+            await this.#fail(run.id, item.id, failure.code, failure.message, cost);
+            return { status: 'failure', output: null };
+          }
+          // Recorded, then thrown: the engine schedules the next attempt after the step's backoff.
+          await db.transaction().execute(async (trx) => {
+            await trx
+              .updateTable('workflow_run_steps')
+              .set((eb) => ({ cost_usd: eb('cost_usd', '+', cost), error: JSON.stringify({ code: failure.code, message: failure.message }) }))
+              .where('run_id', '=', run.id)
+              .where('step_id', '=', item.id)
+              .execute();
+          });
+          throw failure;
+        }
+      },
+    );
+    return result;
+  }
+
+  /** The step's success and its cost, in our tables. */
+  async #succeed(trx: Transaction<Database>, runId: string, stepId: string, output: Value, costUsd: number): Promise<void> {
+    await trx
+      .updateTable('workflow_run_steps')
+      .set((eb) => ({ status: 'success', output: JSON.stringify(output), error: null, finished_at: iso(new Date()), cost_usd: eb('cost_usd', '+', costUsd) }))
+      .where('run_id', '=', runId)
+      .where('step_id', '=', stepId)
+      .where('status', '=', 'running')
+      .execute();
+    await trx.updateTable('workflow_runs').set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd) })).where('id', '=', runId).execute();
+    await refreshRunStatus(trx, runId);
+  }
+
+  async #fail(runId: string, stepId: string, code: StepFailure['code'], message: string, costUsd = 0): Promise<void> {
+    await this.#platform.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('workflow_run_steps')
+        .set((eb) => ({ status: 'failure', error: JSON.stringify({ code, message: message.slice(0, 2000) }), finished_at: iso(new Date()), cost_usd: eb('cost_usd', '+', costUsd) }))
+        .where('run_id', '=', runId)
+        .where('step_id', '=', stepId)
+        .where('status', 'in', ['pending', 'running', 'awaiting_approval'])
+        .execute();
+      await trx.updateTable('workflow_runs').set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd) })).where('id', '=', runId).execute();
+      await refreshRunStatus(trx, runId);
+    });
+  }
+
+  async #approval(run: RunRow, item: Extract<Step, { type: 'approval' }>, scope: Scope, step: StepApi): Promise<Outcome> {
+    const db = this.#platform.db;
+    const { expiresAt } = await step.run({ name: `request:${item.id}` }, async () => {
+      const now = new Date();
+      const expires = new Date(now.getTime() + (item.timeout_ms ?? 604_800_000));
+      let content: string | null = null;
+      if (item.show !== undefined) {
+        try {
+          content = [...asText(renderTemplate(item.show, scope))].slice(0, 100_000).join('');
+        } catch (error) {
+          await this.#fail(run.id, item.id, 'template_error', (error as Error).message);
+          return { expiresAt: null };
+        }
+      }
+      const approval: Approval = {
+        approver_role: item.approver_role ?? 'editor',
+        instructions: item.instructions,
+        content,
+        requested_at: iso(now),
+        expires_at: iso(expires),
+        on_timeout: item.on_timeout ?? 'fail',
+        decision: null,
+        decided_at: null,
+        decided_by_key_id: null,
+        comment: null,
+        timed_out: false,
+      };
+      const workspace = await db.selectFrom('workspaces').selectAll().where('id', '=', run.workspace_id).executeTakeFirstOrThrow();
+      const url = await approvalUrl(this.#platform, workspace, run.id, item.id, expires);
+      await db.transaction().execute(async (trx) => {
+        const changed = await trx
+          .updateTable('workflow_run_steps')
+          .set({ status: 'awaiting_approval', started_at: iso(now), attempts: 1, approval: JSON.stringify(approval) })
+          .where('run_id', '=', run.id)
+          .where('step_id', '=', item.id)
+          .where('status', '=', 'pending')
+          .executeTakeFirst();
+        if (Number(changed.numUpdatedRows) === 0) return;
+        await refreshRunStatus(trx, run.id);
+        await recordEvent(
+          trx,
+          run.workspace_id,
+          'workflow.run.approval_required',
+          { workflow_id: run.workflow_id, run_id: run.id, step_id: item.id, approval_url: url, approver_role: approval.approver_role, expires_at: approval.expires_at },
+          now,
+        );
+      });
+      return { expiresAt: approval.expires_at };
+    });
+    if (expiresAt === null) return { status: 'failure', output: null };
+
+    let row = await stepRow(db, run.id, item.id);
+    if (row?.status === 'awaiting_approval') {
+      // Woken by the decision's signal, or by the timeout; our table says which.
+      await step.waitForSignal({ name: `decision:${item.id}`, signal: signalName(run.id, item.id), timeout: new Date(expiresAt) });
+      row = await stepRow(db, run.id, item.id);
+      if (row?.status === 'awaiting_approval') row = await this.#timeOut(run.id, item);
+    }
+    if (!row) return { status: 'cancelled', output: null };
+    return { status: row.status as Outcome['status'], output: parseOutput(row) };
+  }
+
+  /** Nobody decided in time: `on_timeout` decides (approve, reject) or fails the step. A decision that came at the last moment stands. */
+  async #timeOut(runId: string, item: Extract<Step, { type: 'approval' }>): Promise<StepRow | undefined> {
+    const db = this.#platform.db;
+    const onTimeout = item.on_timeout ?? 'fail';
+    await db.transaction().execute(async (trx) => {
+      const row = await stepRow(trx, runId, item.id);
+      if (!row || row.status !== 'awaiting_approval') return;
+      const now = iso(new Date());
+      const approval = { ...(JSON.parse(row.approval!) as Approval), timed_out: true, decided_at: onTimeout === 'fail' ? null : now, decision: onTimeout === 'fail' ? null : onTimeout };
+      const output = onTimeout === 'fail' ? null : { decision: onTimeout, comment: null, decided_by_key_id: null, timed_out: true };
+      await trx
+        .updateTable('workflow_run_steps')
+        .set({
+          status: onTimeout === 'approve' ? 'success' : onTimeout === 'reject' ? 'rejected' : 'failure',
+          approval: JSON.stringify(approval),
+          output: output === null ? null : JSON.stringify(output),
+          error: onTimeout === 'fail' ? JSON.stringify({ code: 'approval_timed_out', message: `Nobody decided on ${item.id} by ${approval.expires_at}.` }) : null,
+          finished_at: now,
+        })
+        .where('run_id', '=', runId)
+        .where('step_id', '=', item.id)
+        .where('status', '=', 'awaiting_approval')
+        .execute();
+      await refreshRunStatus(trx, runId);
+    });
+    return stepRow(db, runId, item.id);
+  }
+
+  /** The run's end: its status, outputs or error, the steps left `cancelled`, and `workflow.run.completed`, at once. */
+  async #finish(run: RunRow, definition: Definition, scope: Scope, failure: RunError | null): Promise<void> {
+    const now = new Date();
+    let outputs: Record<string, Value> | null = null;
+    if (!failure) {
+      try {
+        outputs = Object.fromEntries(Object.entries(definition.outputs ?? {}).map(([name, template]) => [name, renderTemplate(template, scope)]));
+      } catch (error) {
+        failure = { step_id: null, code: 'template_error', message: `The outputs could not be rendered: ${(error as Error).message}` };
+      }
+    }
+    await this.#platform.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('workflow_runs').selectAll().where('id', '=', run.id).executeTakeFirst();
+      if (!current || FINAL_RUN_STATUSES.includes(current.status as never)) return;
+      const status = failure ? 'failure' : 'success';
+      const startedAt = current.started_at ?? iso(now);
+      await cancelOpenSteps(trx, run.id, now);
+      await trx
+        .updateTable('workflow_runs')
+        .set({ status, outputs: outputs === null ? null : JSON.stringify(outputs), error: failure ? JSON.stringify(failure) : null, finished_at: iso(now), started_at: startedAt })
+        .where('id', '=', run.id)
+        .execute();
+      await recordEvent(
+        trx,
+        run.workspace_id,
+        'workflow.run.completed',
+        {
+          workflow_id: run.workflow_id,
+          run_id: run.id,
+          status,
+          duration_ms: Math.max(0, now.getTime() - Date.parse(startedAt)),
+          cost_usd: roundCost(current.cost_usd),
+          error: failure,
+        },
+        now,
+      );
+    });
+  }
+}
+
+type StepApi = Parameters<Parameters<OpenWorkflow['implementWorkflow']>[1]>[0]['step'];
+
+async function stepRow(db: Platform['db'] | Transaction<Database>, runId: string, stepId: string): Promise<StepRow | undefined> {
+  return db.selectFrom('workflow_run_steps').selectAll().where('run_id', '=', runId).where('step_id', '=', stepId).executeTakeFirst();
+}
+
+function isFinal(status: string): boolean {
+  return ['success', 'failure', 'skipped', 'rejected', 'cancelled'].includes(status);
+}
+
+function parseOutput(row: StepRow): Value {
+  return row.output === null ? null : (JSON.parse(row.output) as Value);
+}
+
+const runtimes = new WeakMap<Platform, WorkflowRuntime>();
+
+/** The runtime of a running server (src/server.ts starts it through the feature's `runtime`). */
+export function runtimeOf(platform: Platform): WorkflowRuntime {
+  let runtime = runtimes.get(platform);
+  if (!runtime) {
+    runtime = new WorkflowRuntime(platform);
+    runtimes.set(platform, runtime);
+  }
+  return runtime;
+}
