@@ -39,10 +39,33 @@ function asGetForHead(middleware: RequestHandler): RequestHandler {
   };
 }
 
+/**
+ * The document the validator is given: a fresh copy (the validator rewrites it), without the `default`s of the
+ * workflow definition's schemas. The validator's ajv fills in defaults (useDefaults, not configurable), also while it
+ * tries each branch of a oneOf: generate's `temperature` was written into a transform step, whose branch then refused
+ * it as an additional property. A definition is also stored as it was sent; its defaults are filled in when it is
+ * normalized (src/features/workflows/definition.ts).
+ */
+function validatorDocument(): Record<string, any> {
+  const document = JSON.parse(openApiText) as Record<string, any>;
+  const strip = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(strip);
+    if (node === null || typeof node !== 'object') return;
+    const schema = node as Record<string, unknown>;
+    delete schema.default;
+    for (const [keyword, value] of Object.entries(schema)) {
+      // The members of `properties` are field names (the input definition has a field `default`), not keywords.
+      if (keyword === 'properties' && value && typeof value === 'object') Object.values(value).forEach(strip);
+      else if (keyword !== 'examples' && keyword !== 'enum' && keyword !== 'const') strip(value);
+    }
+  };
+  for (const [name, schema] of Object.entries(document.components.schemas as Record<string, unknown>)) if (name.startsWith('Workflow')) strip(schema);
+  return document;
+}
+
 function validator(): RequestHandler[] {
   return OpenApiValidator.middleware({
-    // A fresh copy: the validator rewrites the document it is given.
-    apiSpec: JSON.parse(openApiText),
+    apiSpec: validatorDocument() as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
     // true, a body field of the wrong type was silently converted (`"name": false` became "false") instead of 422.
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
