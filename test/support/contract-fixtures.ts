@@ -193,6 +193,43 @@ async function freshThread(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: threadId } };
 }
 
+/** A workflow on the sandbox model that waits for a review: its runs reach `awaiting_approval` at step `review`. */
+function newWorkflowBody(): Record<string, unknown> {
+  return {
+    name: `Contract workflow ${unique()}`,
+    inputs: { topic: { required: true } },
+    steps: [
+      { id: 'draft', type: 'generate', model: 'sandbox-writer', prompt: 'Write two sentences about {{ inputs.topic }}.' },
+      { id: 'review', type: 'approval', instructions: 'Check the draft.', show: '{{ steps.draft.output.text }}' },
+    ],
+    outputs: { text: '{{ steps.draft.output.text }}' },
+  };
+}
+
+async function freshWorkflowPath(target: FixtureTarget): Promise<RequestOverrides> {
+  return { path: { id: String((await post(target, '/v1/workflows', newWorkflowBody())).id) } };
+}
+
+/** A run of a fresh workflow; with `awaiting`, once it waits at its review (runs are carried out in the background). */
+async function freshRunPath(target: FixtureTarget, awaiting = false): Promise<RequestOverrides> {
+  const workflowId = String((await post(target, '/v1/workflows', newWorkflowBody())).id);
+  const response = await fetch(`${target.baseUrl}/v1/workflows/${workflowId}/runs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ inputs: { topic: 'release notes' } }),
+  });
+  const text = await response.text();
+  if (response.status !== 202) throw new Error(`fixture: starting a run answered ${response.status}: ${text}`);
+  const runId = String((JSON.parse(text) as { id: string }).id);
+  for (let i = 0; awaiting && i < 300; i++) {
+    const run = await get(target, `/v1/workflows/${workflowId}/runs/${runId}`);
+    if (run.status === 'awaiting_approval') break;
+    if (i === 299) throw new Error(`fixture: the run ${runId} did not reach its review (${String(run.status)})`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { path: { id: workflowId, run_id: runId, step_id: 'review' } };
+}
+
 /** The origin the contract suite's chatbots allow (the widget's operations are called from it). */
 export const CONTRACT_ORIGIN = 'https://contract.test.example';
 
@@ -306,6 +343,16 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   getKnowledgeBaseSource: freshKnowledgeSource,
   removeKnowledgeBaseSource: freshKnowledgeSource,
   searchKnowledgeBase: async (target) => ({ ...(await freshKnowledgeBase(target)), body: { query: 'How long do refunds take?', top_k: 5 } }),
+  createWorkflow: async () => ({ body: newWorkflowBody() }),
+  getWorkflow: freshWorkflowPath,
+  replaceWorkflow: async (target) => ({ ...(await freshWorkflowPath(target)), body: newWorkflowBody() }),
+  deleteWorkflow: freshWorkflowPath,
+  listWorkflowRuns: freshWorkflowPath,
+  startWorkflowRun: async (target) => ({ ...(await freshWorkflowPath(target)), body: { inputs: { topic: 'release notes' } } }),
+  getWorkflowRun: (target) => freshRunPath(target),
+  cancelWorkflowRun: (target) => freshRunPath(target),
+  approveWorkflowStep: (target) => freshRunPath(target, true),
+  rejectWorkflowStep: (target) => freshRunPath(target, true),
   createChatbot: async () => ({ body: newChatbotBody() }),
   getChatbot: freshChatbotPath,
   updateChatbot: freshChatbotPath,
