@@ -296,7 +296,7 @@ export class WorkflowRuntime implements FeatureRuntime {
         } catch (error) {
           const failure = failureOf(error, timeout.aborted);
           const cost = (error as { costUsd?: number }).costUsd ?? 0;
-          const last = attempts >= maxAttempts || !(retryOn as string[]).includes(failure.code);
+          const last = attempts >= maxAttempts || !failure.retryable || !(retryOn as string[]).includes(failure.code);
           if (last) {
             await this.#fail(run.id, item.id, failure.code, failure.message, cost);
             return { status: 'failure', output: null };

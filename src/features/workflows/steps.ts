@@ -24,9 +24,12 @@ export type ErrorCode = Schemas['WorkflowRunErrorCode'];
 /** A failed attempt, with the contract's code for it. */
 export class StepFailure extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string) {
+  /** False for an error that an identical attempt would meet again (the provider refused the request: a 4xx). */
+  readonly retryable: boolean;
+  constructor(code: ErrorCode, message: string, retryable = true) {
     super(message.slice(0, 2000));
     this.code = code;
+    this.retryable = retryable;
   }
 }
 
@@ -71,8 +74,10 @@ export function failureOf(error: unknown, timedOut: boolean): StepFailure {
       case 'upstream_rate_limited':
         return new StepFailure('rate_limited', error.message);
       case 'upstream_unavailable':
-      case 'upstream_error':
         return new StepFailure('provider_error', error.message);
+      // The provider refused the request itself (4xx): `provider_error`, but retrying it would be refused again.
+      case 'upstream_error':
+        return new StepFailure('provider_error', error.message, false);
       case 'context_length_exceeded':
         return new StepFailure('context_length_exceeded', error.message);
       case 'not_found':
