@@ -1,7 +1,9 @@
 // Runs of workflows on the real server, SQLite and PostgreSQL: every step kind on the sandbox models, parallel
 // branches, a skipped step, approvals (approved, rejected, timed out), cancel, the run's budget, and the events.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 
@@ -66,11 +68,37 @@ outputs:
 
 describe.each(databaseKinds)('workflow runs on %s', (database) => {
   let server: TestServer;
+  let receiver: Receiver;
   beforeAll(async () => {
-    server = await startTestServer({ database });
+    [server, receiver] = await Promise.all([startTestServer({ database, env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } }), startReceiver()]);
+    const endpoint = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: `${receiver.url}/workflows`, event_types: ['workflow.run.*'] } });
+    expect(endpoint.status).toBe(201);
   });
   afterAll(async () => {
-    await server?.close();
+    await Promise.all([server?.close(), receiver?.close()]);
+  });
+
+  test('the events of a run with an approval are delivered, signed, and match their AsyncAPI messages', async () => {
+    const id = await createWorkflow(server, {
+      name: 'Delivered',
+      steps: [
+        { id: 'draft', type: 'generate', model: 'sandbox-writer', prompt: 'Say hello.' },
+        { id: 'review', type: 'approval', instructions: 'Read it.', show: '{{ steps.draft.output.text }}' },
+      ],
+    });
+    const runId = (await start(server, id)).body.id;
+    await waitForRun(server, id, runId, (run) => run.status === 'awaiting_approval');
+    expect((await server.call('POST', `/v1/workflows/${id}/runs/${runId}/steps/review/approve`)).status).toBe(200);
+    await waitForRun(server, id, runId);
+    const delivered = async () => receiver.requests.filter((request) => request.body?.data?.run_id === runId);
+    for (let i = 0; i < 200 && (await delivered()).length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const events = await delivered();
+    expect(events.map((request) => request.body.type)).toEqual(['workflow.run.approval_required', 'workflow.run.completed']);
+    for (const event of events) {
+      expect(asyncApiErrors(event.body)).toEqual([]);
+      expect(event.headers['service-signature']).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(events[1]!.body.data).toMatchObject({ workflow_id: id, run_id: runId, status: 'success', error: null });
   });
 
   test('a run of generate and transform steps: parallel branches, a skipped step, outputs, costs', async () => {
