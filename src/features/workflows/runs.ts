@@ -148,6 +148,7 @@ export const runHandlers = {
         cost_usd: 0,
         api_key_id: context.caller.apiKey.id,
         user_id: context.caller.userId,
+        engine_run_id: null,
         created_at: now,
         started_at: null,
         finished_at: null,

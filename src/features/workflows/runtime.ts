@@ -104,30 +104,22 @@ export class WorkflowRuntime implements FeatureRuntime {
 
   /** Hands an accepted run to the engine; the run's id is the idempotency key, so handing it twice starts it once. */
   async enqueue(runId: string): Promise<void> {
-    await this.#client!.runWorkflow(RUN, { runId }, { idempotencyKey: runId });
+    const handle = await this.#client!.runWorkflow(RUN, { runId }, { idempotencyKey: runId });
+    await this.#platform.db.updateTable('workflow_runs').set({ engine_run_id: handle.workflowRun.id }).where('id', '=', runId).execute();
   }
 
-  /** Stops the engine's run of a cancelled run (the run's state is already ours). */
+  /** Stops the engine's run of a cancelled run (the run's state is already ours): a run parked on an approval or a retry. */
   async cancel(runId: string): Promise<void> {
-    const run = await this.#engineRun(runId);
-    if (run && ['pending', 'running', 'sleeping'].includes(run.status)) await this.#client!.cancelWorkflowRun(run.id).catch(() => {});
+    const row = await this.#platform.db.selectFrom('workflow_runs').select('engine_run_id').where('id', '=', runId).executeTakeFirst();
+    if (!row?.engine_run_id) return;
+    const run = await this.#backend!.getWorkflowRun({ workflowRunId: row.engine_run_id });
+    if (run && ['pending', 'running', 'sleeping'].includes(run.status)) await this.#client!.cancelWorkflowRun(run.id);
   }
 
   /** Wakes a run whose approval step was decided (the decision is in our tables already). */
   async wake(runId: string, stepId: string): Promise<boolean> {
     const { workflowRunIds } = await this.#client!.sendSignal({ signal: signalName(runId, stepId), data: { decided: true } });
     return workflowRunIds.length > 0;
-  }
-
-  async #engineRun(runId: string) {
-    const backend = this.#backend!;
-    // The engine knows runs by its own id; ours is its idempotency key, kept in the input.
-    for (let after: string | undefined; ; ) {
-      const page = await backend.listWorkflowRuns({ limit: 100, ...(after ? { after } : {}) });
-      const found = page.data.find((run) => (run.input as { runId?: string } | null)?.runId === runId);
-      if (found || !page.pagination.next) return found;
-      after = page.pagination.next;
-    }
   }
 
   /**
@@ -137,7 +129,7 @@ export class WorkflowRuntime implements FeatureRuntime {
   async #reconcile(): Promise<void> {
     const db = this.#platform.db;
     const stale = iso(new Date(Date.now() - RECONCILE_MS));
-    const queued = await db.selectFrom('workflow_runs').select('id').where('status', '=', 'queued').where('created_at', '<', stale).limit(50).execute();
+    const queued = await db.selectFrom('workflow_runs').select('id').where('status', '=', 'queued').where('engine_run_id', 'is', null).where('created_at', '<', stale).limit(50).execute();
     for (const run of queued) await this.enqueue(run.id);
     const decided = await db
       .selectFrom('workflow_run_steps as s')
@@ -185,6 +177,8 @@ export class WorkflowRuntime implements FeatureRuntime {
           const before = await Promise.all((item.depends_on ?? []).map(outcomeOf));
           // A rejection with on_reject `fail` has set `failure`; with `continue`, the steps after it run.
           const blocked = before.some((previous) => previous.status === 'failure' || previous.status === 'cancelled');
+          // A server that stops starts no further step: the run goes back to the queue (an error outside a step).
+          if (this.#stopping) throw new Stopping('the server is stopping; the run goes on in the next worker');
           const result = blocked || failure || (await this.#cancelled(runId)) ? { status: 'cancelled' as const, output: null } : await this.#step(run, item, scope, workflow?.project_id ?? null, step);
           scope.steps[id] = { status: result.status, output: result.output };
           if (result.status === 'failure' && !failure) failure = await this.#stepError(runId, id);
@@ -215,7 +209,6 @@ export class WorkflowRuntime implements FeatureRuntime {
   }
 
   async #cancelled(runId: string): Promise<boolean> {
-    if (this.#stopping) throw new Stopping('the server is stopping; the run continues on the next start');
     const row = await this.#platform.db.selectFrom('workflow_runs').select('status').where('id', '=', runId).executeTakeFirst();
     return !row || row.status === 'cancelled';
   }

@@ -49,6 +49,8 @@ export interface WorkflowRunsTable {
   /** The key that started the run: its model calls are counted against it. */
   api_key_id: string;
   user_id: string | null;
+  /** The durable engine's id of the run, once it was handed over. */
+  engine_run_id: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;

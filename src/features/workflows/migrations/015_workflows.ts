@@ -39,11 +39,14 @@ export const workflows: Migration = {
       .addColumn('cost_usd', 'double precision', (c) => c.notNull())
       .addColumn('api_key_id', 'text', (c) => c.notNull())
       .addColumn('user_id', 'text')
+      /** The durable engine's id of the run, once it was handed over (runtime.ts). */
+      .addColumn('engine_run_id', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('started_at', 'text')
       .addColumn('finished_at', 'text')
       .execute();
     await db.schema.createIndex('workflow_runs_workflow').on('workflow_runs').columns(['workflow_id', 'id']).execute();
+    await db.schema.createIndex('workflow_runs_status').on('workflow_runs').columns(['status', 'created_at']).execute();
     await db.schema
       .createTable('workflow_run_steps')
       .addColumn('run_id', 'text', (c) => c.notNull().references('workflow_runs.id').onDelete('cascade'))
