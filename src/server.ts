@@ -93,12 +93,13 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const close = () =>
     (closing ??= (async () => {
       draining = true;
-      // Work in flight of the features' runtimes (a workflow step) ends first: it may still use the live documents.
-      await Promise.all(runtimes.map((runtime) => runtime.stop()));
-      // Upgraded sockets are not the HTTP server's any more: their sessions are saved and closed here, first.
-      await Promise.all(upgrades.map((endpoint) => endpoint.close()));
+      // No new connection from here on (resolves once the connections still open have ended).
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Work in flight of the features' runtimes (a workflow step) ends next: it may still use the live documents.
+      await Promise.all(runtimes.map((runtime) => runtime.stop()));
+      // Upgraded sockets are not the HTTP server's any more: their sessions are saved and closed here.
+      await Promise.all(upgrades.map((endpoint) => endpoint.close()));
       const timeout = setTimeout(() => {
         logger.warn({ timeout_ms: config.shutdownTimeoutMs }, 'requests still running at the shutdown timeout; closing their connections');
         server.closeAllConnections();

@@ -19,7 +19,7 @@
 import { OpenWorkflow, defineWorkflowSpec, type Worker } from 'openworkflow';
 import { BackendPostgres } from 'openworkflow/postgres';
 import { BackendSqlite } from 'openworkflow/sqlite';
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { iso } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/context.ts';
 import type { FeatureRuntime } from '../../platform/feature.ts';
@@ -80,7 +80,7 @@ export class WorkflowRuntime implements FeatureRuntime {
   async start(): Promise<void> {
     const { config } = this.#platform;
     const url = config.databaseUrl;
-    this.#backend = url.startsWith('sqlite:') ? BackendSqlite.connect(engineDatabasePath(url.slice('sqlite:'.length))) : await BackendPostgres.connect(url, { schema: 'openworkflow' });
+    this.#backend = await this.#connect(url);
     this.#client = new OpenWorkflow({ backend: this.#backend });
     this.#client.implementWorkflow(RUN, ({ input, step }) => this.#execute(input.runId, step));
     if (config.webhooksWorker) {
@@ -90,6 +90,27 @@ export class WorkflowRuntime implements FeatureRuntime {
       this.#reconciler.unref();
       void this.#reconcile().catch(() => {});
     }
+  }
+
+  /**
+   * The engine's backend, its tables migrated. Processes starting together on one database migrated at the same
+   * time and one failed ("duplicate key value violates unique constraint"): the migration runs under a lock of the
+   * service's database, an advisory lock on PostgreSQL, the write lock of the service's file on SQLite.
+   */
+  async #connect(url: string): Promise<Backend> {
+    const db = this.#platform.db;
+    if (url.startsWith('sqlite:')) {
+      const path = engineDatabasePath(url.slice('sqlite:'.length));
+      return db.transaction().execute(async () => BackendSqlite.connect(path));
+    }
+    return db.connection().execute(async (connection) => {
+      await sql`select pg_advisory_lock(hashtext('content-service:openworkflow-migrations'))`.execute(connection);
+      try {
+        return await BackendPostgres.connect(url, { schema: 'openworkflow' });
+      } finally {
+        await sql`select pg_advisory_unlock(hashtext('content-service:openworkflow-migrations'))`.execute(connection);
+      }
+    });
   }
 
   async stop(): Promise<void> {
