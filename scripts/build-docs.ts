@@ -18,6 +18,7 @@ const guides = [
   { name: 'voices', title: 'Brand voices' },
   { name: 'documents', title: 'Documents' },
   { name: 'chatbots', title: 'Add a chatbot to your site' },
+  { name: 'workflows', title: 'Write a workflow' },
 ];
 
 /** The portal's navigation line, with the current page as plain text. */

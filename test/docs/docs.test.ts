@@ -115,7 +115,7 @@ describe('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -130,7 +130,7 @@ describe('the brand voices guide', () => {
     }
     for (const shown of ['"status": "ready"', '"formality": 1', 'policy_violation', '"type": "audit.policy.violation"', 'event: error']) expect(text).toContain(shown);
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html', 'chatbots.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html', 'chatbots.html', 'workflows.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -169,7 +169,7 @@ describe('the documents guide', () => {
     // Headings get ids, so the guide's sections can be linked to.
     expect(await page.locator('h2#how-the-socket-and-the-api-agree').count()).toBe(1);
     const links = await page.locator('body > p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html', 'chatbots.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html', 'chatbots.html', 'workflows.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -183,6 +183,21 @@ describe('the chatbots guide', () => {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     }
     for (const shown of ['"object": "chatbot.reply"', '"citations"', '[1].', '"escalation_reason": "keyword"', 'transcript_url', 'frame-ancestors', '/widget.js', "widget does not answer the origin", 'csat_max=2', '"source": "api"']) {
+      expect(text, shown).toContain(shown);
+    }
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the workflows guide', () => {
+  test('is in the portal: the definition, its checks, a run, the approval and the result', async () => {
+    const { page, failedRequests } = await open('workflows.html');
+    const text = await page.locator('main').innerText();
+    for (const heading of ['1. The definition', '2. Check it and save it', '3. Run it', '4. Approve it', '5. The result', 'Where runs are carried out']) {
+      expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    }
+    for (const shown of ['type: approval', 'Content-Type: application/yaml', 'invalid_workflow_definition', 'approval_url', 'workflow.run.completed', 'WORKFLOW_CONCURRENCY']) {
       expect(text, shown).toContain(shown);
     }
     expect(failedRequests).toEqual([]);
