@@ -1,0 +1,109 @@
+// The approval page in headless Chromium (Debian's, or CHROMIUM_PATH): the event's approval_url shows the step's
+// instructions and content; a key below the approver role is refused with the problem's detail and the run still
+// waits; an admin key approves with a comment and the run goes on; the page then shows the decision. A tampered or
+// expired link shows nothing of the run.
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { approvalUrl } from '../../src/features/workflows/approvals.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+async function waitForRun(server: TestServer, path: string, done: (run: any) => boolean): Promise<any> {
+  for (let waited = 0, delay = 25; waited < 20_000; waited += delay, delay = Math.min(delay * 1.3, 500)) {
+    const run = (await server.call('GET', path)).body;
+    if (done(run)) return run;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+  throw new Error(`${path} did not get there in time`);
+}
+
+describe('the approval page', () => {
+  let server: TestServer;
+  let browser: Browser;
+  beforeAll(async () => {
+    server = await startTestServer();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  async function waitingRun(role: 'editor' | 'admin') {
+    const workflow = await server.call('POST', '/v1/workflows', {
+      body: {
+        name: 'Press release',
+        steps: [
+          { id: 'draft', type: 'generate', model: 'sandbox-writer', prompt: 'Announce our <b>spring</b> sale.' },
+          { id: 'legal', type: 'approval', instructions: 'Check the claims.', show: '# Draft\n\n{{ steps.draft.output.text }}', approver_role: role },
+        ],
+      },
+    });
+    const run = await server.call('POST', `/v1/workflows/${workflow.body.id}/runs`, { body: {} });
+    const path = `/v1/workflows/${workflow.body.id}/runs/${run.body.id}`;
+    const waiting = await waitForRun(server, path, (current) => current.status === 'awaiting_approval');
+    const events = await server.call('GET', '/v1/events?type=workflow.run.approval_required&limit=100');
+    const url = events.body.data.find((event: any) => event.data.run_id === run.body.id).data.approval_url as string;
+    return { path, waiting, url: url.replace(/^https?:\/\/[^/]+/, server.url) };
+  }
+
+  test('shows the review; a key below the role is refused; an admin approves and the run goes on', async () => {
+    const { path, waiting, url } = await waitingRun('admin');
+    const page = await browser.newPage();
+    const failed: string[] = [];
+    page.on('requestfailed', (request) => failed.push(request.url()));
+    page.on('console', (message) => message.type() === 'error' && failed.push(message.text()));
+    const response = await page.goto(url);
+    expect(response!.status()).toBe(200);
+    expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
+    expect(await page.locator('h1').innerText()).toBe('Press release');
+    expect(await page.locator('[data-part="instructions"]').innerText()).toBe('Check the claims.');
+    // The content is text: markup in it is shown, never run.
+    expect(await page.locator('[data-part="content"]').innerText()).toBe(waiting.steps[1].approval.content);
+    expect(await page.locator('[data-part="content"] b').count()).toBe(0);
+
+    const editor = await server.createKey('editor');
+    await page.getByLabel('API key (admin role or higher)').fill(editor.secret);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => page.locator('[data-part="error"]').innerText()).toMatch(/^The API key's role does not allow this: .*admin role or higher/);
+    expect((await server.call('GET', path)).body.status).toBe('awaiting_approval');
+
+    const admin = await server.createKey('admin');
+    await page.getByLabel('API key (admin role or higher)').fill(admin.secret);
+    await page.getByLabel('Comment (optional)').fill('Claims checked.');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => page.locator('[data-part="state"]').innerText()).toBe('Approved. The run goes on.');
+    const done = await waitForRun(server, path, (run) => run.status === 'success' || run.status === 'failure');
+    expect(done.status).toBe('success');
+    expect(done.steps[1].approval).toMatchObject({ decision: 'approve', comment: 'Claims checked.', decided_by_key_id: admin.id });
+
+    await page.reload();
+    expect(await page.locator('[data-part="state"]').innerText()).toMatch(new RegExp(`^Approved at .* by ${admin.id}: “Claims checked.”$`));
+    expect(await page.locator('form').count()).toBe(0);
+    expect(failed.filter((entry) => !/401|403/.test(entry)), failed.join('\n')).toEqual([]);
+    await page.close();
+  });
+
+  test('rejects from the page; a tampered or expired link shows nothing of the run', async () => {
+    const { path, url } = await waitingRun('editor');
+    const page = await browser.newPage();
+    await page.goto(url);
+    await page.getByLabel('API key (editor role or higher)').fill(server.ownerKey);
+    await page.getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(() => page.locator('[data-part="state"]').innerText()).toBe('Rejected.');
+    expect((await waitForRun(server, path, (run) => run.status === 'failure')).error.code).toBe('approval_rejected');
+
+    const tampered = url.replace(/signature=.(.*)$/, 'signature=A$1');
+    const refused = await page.goto(tampered);
+    expect(refused!.status()).toBe(403);
+    expect(await page.locator('body').innerText()).not.toContain('Press release');
+    const [, runId, stepId] = /\/approvals\/([^/]+)\/([^?]+)/.exec(url)!;
+    const expired = (await approvalUrl(server.platform, { region: 'eu' }, runId!, stepId!, new Date(Date.now() - 1000))).replace(/^https?:\/\/[^/]+/, server.url);
+    expect((await page.goto(expired))!.status()).toBe(403);
+    await page.close();
+  });
+});
