@@ -6,6 +6,7 @@
 import type { Feature } from '../platform/feature.ts';
 import { chatFeature } from './chat/index.ts';
 import { chatbotsFeature } from './chatbots/index.ts';
+import { dashboardFeature } from './dashboard/index.ts';
 import { documentsFeature } from './documents/index.ts';
 import { engineFeature } from './engine/index.ts';
 import { knowledgeFeature } from './knowledge/index.ts';
@@ -17,4 +18,4 @@ import { webhooksFeature } from './webhooks/index.ts';
 import { workflowsFeature } from './workflows/index.ts';
 import { workspaceFeature } from './workspace/index.ts';
 
-export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, knowledgeFeature, documentsFeature, chatbotsFeature, workflowsFeature] as const satisfies readonly Feature[];
+export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, knowledgeFeature, documentsFeature, chatbotsFeature, workflowsFeature, dashboardFeature] as const satisfies readonly Feature[];

@@ -1,0 +1,116 @@
+// The dashboard app: sign in with an API key, then the workspace, its API keys, and its webhooks. Each page shows
+// what the key's role allows (the contract's minimum role of each operation) and hides the controls it does not.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { clientFor, saveKey, savedKey, unwrap, type Schemas } from './api.ts';
+import { KeysPage } from './keys.tsx';
+import { ProblemMessage } from './ui.tsx';
+import { WebhooksPage } from './webhooks.tsx';
+import { WorkspacePage } from './workspace.tsx';
+import type { Session } from './session.ts';
+
+const PAGES = [
+  { path: 'workspace', title: 'Workspace' },
+  { path: 'keys', title: 'API keys' },
+  { path: 'webhooks', title: 'Webhooks' },
+] as const;
+type PagePath = (typeof PAGES)[number]['path'];
+
+function currentPage(): PagePath {
+  const path = window.location.hash.replace(/^#\/?/, '').split('/')[0];
+  return (PAGES.find((page) => page.path === path)?.path ?? 'workspace') as PagePath;
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <main class="signin">
+      <h1>content-service dashboard</h1>
+      <p>Sign in with an API key of your workspace. It is kept for this browser tab only and sent only to the API.</p>
+      <form
+        data-part="signin"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setBusy(true);
+          setError(null);
+          try {
+            const client = clientFor(key.trim());
+            const workspace = await unwrap<Schemas['Workspace']>(client.GET('/v1/workspace'));
+            saveKey(key.trim());
+            onSignedIn({ client, workspace, role: workspace.caller.role });
+          } catch (caught) {
+            setError(caught);
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <label for="api-key">API key</label>
+        <input id="api-key" type="password" autocomplete="off" spellcheck={false} required value={key} onInput={(event) => setKey((event.target as HTMLInputElement).value)} />
+        <button type="submit" disabled={busy || !key.trim()}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      <ProblemMessage error={error} />
+    </main>
+  );
+}
+
+function App() {
+  const [session, setSession] = useState<Session | null>(null);
+  const [restoring, setRestoring] = useState(Boolean(savedKey()));
+  const [page, setPage] = useState<PagePath>(currentPage());
+  useEffect(() => {
+    const onHash = () => setPage(currentPage());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  useEffect(() => {
+    const key = savedKey();
+    if (!key) return;
+    const client = clientFor(key);
+    unwrap<Schemas['Workspace']>(client.GET('/v1/workspace'))
+      .then((workspace) => setSession({ client, workspace, role: workspace.caller.role }))
+      .catch(() => saveKey(null))
+      .finally(() => setRestoring(false));
+  }, []);
+  if (restoring) return <p class="loading">Signing in…</p>;
+  if (!session) return <SignIn onSignedIn={setSession} />;
+  return (
+    <>
+      <header class="top">
+        <strong>{session.workspace.name}</strong>
+        <span class="muted">
+          {' '}
+          {session.workspace.region.toUpperCase()} · signed in as <span data-part="role">{session.role}</span> ({session.workspace.caller.api_key_name})
+        </span>
+        <nav aria-label="Dashboard">
+          {PAGES.map((item) => (
+            <a key={item.path} href={`#/${item.path}`} aria-current={page === item.path ? 'page' : undefined}>
+              {item.title}
+            </a>
+          ))}
+        </nav>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => {
+            saveKey(null);
+            setSession(null);
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <main>
+        {page === 'workspace' ? <WorkspacePage session={session} /> : null}
+        {page === 'keys' ? <KeysPage session={session} /> : null}
+        {page === 'webhooks' ? <WebhooksPage session={session} /> : null}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,94 @@
+// Small pieces the pages share: a problem shown as it came, loading and empty states, a page of a list with a
+// "more" button, copy to clipboard, dates.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, type Problem } from './api.ts';
+
+export function ProblemMessage({ error }: { error: unknown }) {
+  if (!error) return null;
+  const problem: Partial<Problem> = error instanceof ApiError ? error.problem : { title: 'Something went wrong', detail: String((error as Error)?.message ?? error) };
+  return (
+    <div class="problem" role="alert" data-part="problem">
+      <strong>{problem.title}</strong>
+      {problem.detail ? <span> {problem.detail}</span> : null}
+      {problem.errors?.length ? (
+        <ul>
+          {problem.errors.map((item) => (
+            <li key={item.pointer}>
+              <code>{item.pointer}</code> {item.detail}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="muted" role="status" data-part="loading">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return (
+    <p class="empty" data-part="empty">
+      {children}
+    </p>
+  );
+}
+
+export const when = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '—');
+
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      class="secondary"
+      onClick={async () => {
+        await navigator.clipboard?.writeText(text).catch(() => {});
+        setCopied(true);
+      }}
+    >
+      {copied ? 'Copied' : label}
+    </button>
+  );
+}
+
+/** A list read page by page (`next_cursor`): the first page on mount and whenever `deps` change, more on demand. */
+export function usePages<T>(load: (cursor: string | undefined) => Promise<{ data: T[]; next_cursor: string | null }>, deps: unknown[]) {
+  const [items, setItems] = useState<T[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const fetchPage = async (from: string | undefined, replace: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const page = await load(from);
+      setItems((current) => (replace || !current ? page.data : [...current, ...page.data]));
+      setCursor(page.next_cursor);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => {
+    setItems(null);
+    void fetchPage(undefined, true);
+  }, deps);
+  return { items, error, busy, more: cursor ? () => fetchPage(cursor, false) : null, reload: () => fetchPage(undefined, true) };
+}
+
+export function MoreButton({ more, busy }: { more: (() => void) | null; busy: boolean }) {
+  if (!more) return null;
+  return (
+    <button type="button" class="secondary" disabled={busy} onClick={more} data-part="more">
+      {busy ? 'Loading…' : 'Load more'}
+    </button>
+  );
+}

@@ -1,0 +1,47 @@
+// GET /dashboard: the dashboard's page and its assets (app/main.tsx bundled by esbuild on first request, kept in
+// memory, sent with an ETag). The page holds no data: its script signs in with an API key and calls the API.
+// `<meta name="api-base">` is where the script sends its requests: this server, or (scripts/dashboard.ts) the mock.
+import { Router, type Response } from 'express';
+import { bundleScript, once, sendAsset, stylesheet } from '../../platform/assets.ts';
+import type { Platform } from '../../platform/context.ts';
+
+const ASSETS = '/dashboard/assets';
+const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** The HTML of the dashboard, its assets under `assets`, calling the API at `apiBase` ('' for the same origin). */
+export function dashboardHtml(assets: string, apiBase: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<meta name="api-base" content="${apiBase.replace(/[&<>"']/g, '')}">
+<link rel="icon" href="data:,">
+<title>content-service dashboard</title>
+<link rel="stylesheet" href="${assets}/dashboard.css">
+</head>
+<body>
+<div id="app"><p class="loading">Loading the dashboard…</p></div>
+<script type="module" src="${assets}/dashboard.js"></script>
+</body>
+</html>`;
+}
+
+export const dashboardScript = once(() => bundleScript(new URL('./app/main.tsx', import.meta.url)));
+export const dashboardStylesheet = once(() => stylesheet(new URL('./dashboard.css', import.meta.url)));
+
+function sendPage(res: Response): void {
+  res.setHeader('Content-Security-Policy', POLICY);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.type('html').send(dashboardHtml(ASSETS, ''));
+}
+
+export function dashboardPages(_platform: Platform): Router {
+  const router = Router();
+  router.get(`${ASSETS}/dashboard.js`, async (req, res) => sendAsset(req, res, await dashboardScript()));
+  router.get(`${ASSETS}/dashboard.css`, async (req, res) => sendAsset(req, res, await dashboardStylesheet()));
+  router.get(['/dashboard', '/dashboard/'], (_req, res) => sendPage(res));
+  return router;
+}
