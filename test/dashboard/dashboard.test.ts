@@ -2,12 +2,16 @@
 // API keys (a secret shown once, rotation with its grace, revocation after a confirmation), what a viewer key sees,
 // and webhooks (an endpoint on a loopback receiver, a test event, its delivery and attempts, a replay that the
 // receiver gets again).
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PAGES = ['Workspace', 'API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage'];
 
 describe('the dashboard', () => {
   let server: TestServer;
@@ -25,8 +29,9 @@ describe('the dashboard', () => {
     await Promise.all([server?.close(), receiver?.close()]);
   });
 
-  async function signIn(key: string): Promise<{ page: Page; problems: string[] }> {
-    const page = await browser.newPage();
+  async function signIn(key: string, options: { width?: number; axe?: boolean } = {}): Promise<{ page: Page; problems: string[] }> {
+    // axe-core is put into the page by the test, which the page's policy would refuse: only that test bypasses it.
+    const page = await browser.newPage({ viewport: { width: options.width ?? 1280, height: 900 }, bypassCSP: options.axe ?? false });
     // A control that never appears fails the test with its place instead of hanging it.
     page.setDefaultTimeout(10_000);
     const problems: string[] = [];
@@ -129,5 +134,65 @@ describe('the dashboard', () => {
     expect(again!.body.id).toBe(completed!.body.id);
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  test('members, projects, logs with filters, events and usage', async () => {
+    await server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello there' }] } });
+    const { page, problems } = await signIn(server.ownerKey);
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByLabel('Email').fill('ana@example.com');
+    await page.getByLabel('Role').selectOption('viewer');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await expect.poll(() => page.locator('[data-part="members"]').innerText()).toContain('ana@example.com');
+    await page.getByRole('button', { name: 'Add member' }).waitFor();
+    await page.getByLabel('Email').fill('ana@example.com');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    // A problem document is shown as it came: its title and detail.
+    await expect.poll(() => page.locator('[data-part="problem"]').count()).toBe(1);
+    await page.getByRole('button', { name: 'Remove ana@example.com' }).click();
+    await expect.poll(() => page.locator('[data-part="members"]').innerText()).not.toContain('ana@example.com');
+
+    await page.getByRole('link', { name: 'Projects' }).click();
+    await page.getByLabel('Name').fill('Spring campaign');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await expect.poll(() => page.locator('[data-part="projects"]').innerText()).toContain('Spring campaign');
+
+    await page.getByRole('link', { name: 'Logs' }).click();
+    await expect.poll(() => page.locator('[data-part="audit log"]').innerText()).toContain('project.created');
+    await page.getByLabel('Action').fill('member.removed');
+    await page.getByLabel('Action').press('Enter');
+    await expect.poll(async () => (await page.locator('[data-part="audit log"] tbody tr').allInnerTexts()).every((row) => row.includes('member.removed'))).toBe(true);
+    await page.getByLabel('Path starts with').fill('/v1/projects');
+    await page.getByLabel('Path starts with').press('Enter');
+    await expect.poll(async () => (await page.locator('[data-part="request log"] tbody tr').allInnerTexts()).every((row) => row.includes('/v1/projects'))).toBe(true);
+
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await expect.poll(() => page.locator('[data-part="usage"]').innerText()).toContain('sandbox-writer');
+    expect(await page.locator('[data-part="usage-chart"]').count()).toBe(1);
+    await page.getByRole('link', { name: 'Events' }).click();
+    await expect.poll(() => page.locator('[data-part="events"] li').count()).toBeGreaterThan(0);
+    expect(problems.filter((problem) => !/409|Conflict/.test(problem))).toEqual([]);
+    await page.close();
+  });
+
+  test('axe-core finds no serious or critical violation on any page, wide or narrow', async () => {
+    for (const width of [1280, 380]) {
+      const { page } = await signIn(server.ownerKey, { width, axe: true });
+      await page.addScriptTag({ content: AXE });
+      for (const name of PAGES) {
+        await page.getByRole('link', { name, exact: true }).click();
+        await page.locator('[data-part="loading"]').first().waitFor({ state: 'detached' }).catch(() => {});
+        const violations = await page.evaluate(async () => {
+          const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+          return result.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+        });
+        expect(violations, `${name} at ${width}px`).toEqual([]);
+      }
+      // The sign-in page too.
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      const signInViolations = await page.evaluate(async () => (await (window as any).axe.run(document)).violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => v.id));
+      expect(signInViolations, `sign-in at ${width}px`).toEqual([]);
+      await page.close();
+    }
   });
 });

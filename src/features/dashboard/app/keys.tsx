@@ -190,7 +190,7 @@ export function KeysPage({ session }: { session: Session }) {
       ) : pages.items.length === 0 ? (
         <Empty>No keys yet.</Empty>
       ) : (
-        <div class="table">
+        <div class="table" tabIndex={0} role="region" aria-label="API keys">
           <table data-part="keys">
             <caption class="visually-hidden">The workspace's API keys</caption>
             <thead>

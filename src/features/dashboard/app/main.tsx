@@ -1,9 +1,12 @@
-// The dashboard app: sign in with an API key, then the workspace, its API keys, and its webhooks. Each page shows
+// The dashboard app: sign in with an API key, then the workspace, its API keys, members and projects, its webhooks
+// and events, the audit and request logs, and the usage. Each page shows
 // what the key's role allows (the contract's minimum role of each operation) and hides the controls it does not.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { clientFor, saveKey, savedKey, unwrap, type Schemas } from './api.ts';
 import { KeysPage } from './keys.tsx';
+import { EventsPage, LogsPage, MembersPage, ProjectsPage } from './settings.tsx';
+import { UsagePage } from './usage.tsx';
 import { ProblemMessage } from './ui.tsx';
 import { WebhooksPage } from './webhooks.tsx';
 import { WorkspacePage } from './workspace.tsx';
@@ -12,7 +15,12 @@ import type { Session } from './session.ts';
 const PAGES = [
   { path: 'workspace', title: 'Workspace' },
   { path: 'keys', title: 'API keys' },
+  { path: 'members', title: 'Members' },
+  { path: 'projects', title: 'Projects' },
   { path: 'webhooks', title: 'Webhooks' },
+  { path: 'events', title: 'Events' },
+  { path: 'logs', title: 'Logs' },
+  { path: 'usage', title: 'Usage' },
 ] as const;
 type PagePath = (typeof PAGES)[number]['path'];
 
@@ -107,7 +115,12 @@ function App() {
       <main>
         {page === 'workspace' ? <WorkspacePage session={session} /> : null}
         {page === 'keys' ? <KeysPage session={session} /> : null}
+        {page === 'members' ? <MembersPage session={session} /> : null}
+        {page === 'projects' ? <ProjectsPage session={session} /> : null}
         {page === 'webhooks' ? <WebhooksPage session={session} /> : null}
+        {page === 'events' ? <EventsPage session={session} /> : null}
+        {page === 'logs' ? <LogsPage session={session} /> : null}
+        {page === 'usage' ? <UsagePage session={session} /> : null}
       </main>
     </>
   );

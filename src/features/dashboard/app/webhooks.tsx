@@ -299,7 +299,7 @@ export function WebhooksPage({ session }: { session: Session }) {
       ) : pages.items.length === 0 ? (
         <Empty>No endpoints yet: add one above to receive events.</Empty>
       ) : (
-        <div class="table">
+        <div class="table" tabIndex={0} role="region" aria-label="Webhook endpoints">
           <table data-part="endpoints">
             <caption class="visually-hidden">Webhook endpoints</caption>
             <thead>

@@ -1,0 +1,307 @@
+// The rest of the workspace's settings: members (add, remove), projects (create, delete), the audit log and the
+// request log with their filters, and the events list. Controls follow the contract's minimum roles.
+import { useState } from 'preact/hooks';
+import { allows, unwrap, type Role, type Schemas } from './api.ts';
+import type { Session } from './session.ts';
+import { Empty, Loading, MoreButton, ProblemMessage, usePages, when } from './ui.tsx';
+
+type Page<T> = { data: T[]; next_cursor: string | null };
+const cursorOf = (cursor: string | undefined) => (cursor ? { cursor } : {});
+
+function NotAllowed({ session, what }: { session: Session; what: string }) {
+  return <p data-part="not-allowed">A {session.role} key cannot see {what}; sign in with an admin or owner key.</p>;
+}
+
+function Table<T>({ label, columns, rows }: { label: string; columns: string[]; rows: { key: string; cells: preact.ComponentChildren[] }[] }) {
+  return (
+    <div class="table" tabIndex={0} role="region" aria-label={label}>
+      <table data-part={label}>
+        <caption class="visually-hidden">{label}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column} scope="col">
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.key}>
+              {row.cells.map((cell, index) => (
+                <td key={index}>{cell}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function List<T>({ pages, what, children }: { pages: ReturnType<typeof usePages<T>>; what: string; children: (items: T[]) => preact.ComponentChildren }) {
+  return (
+    <>
+      <ProblemMessage error={pages.error} />
+      {pages.items === null ? <Loading what={what} /> : pages.items.length === 0 ? <Empty>Nothing here yet.</Empty> : children(pages.items)}
+      <MoreButton more={pages.more} busy={pages.busy} />
+    </>
+  );
+}
+
+export function MembersPage({ session }: { session: Session }) {
+  const [version, setVersion] = useState(0);
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('editor');
+  const [error, setError] = useState<unknown>(null);
+  const pages = usePages<Schemas['Member']>(async (cursor) => unwrap(session.client.GET('/v1/members', { params: { query: { limit: 20, ...cursorOf(cursor) } } })) as Promise<Page<Schemas['Member']>>, [version]);
+  return (
+    <section aria-labelledby="members-title">
+      <h1 id="members-title">Members</h1>
+      {allows(session.role, 'addMember') ? (
+        <form
+          class="card"
+          data-part="add-member"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setError(null);
+            try {
+              await unwrap(session.client.POST('/v1/members', { body: { email: email.trim(), role } }));
+              setEmail('');
+              setVersion((n) => n + 1);
+            } catch (caught) {
+              setError(caught);
+            }
+          }}
+        >
+          <h2>Add a member</h2>
+          <label for="member-email">Email</label>
+          <input id="member-email" type="email" required value={email} onInput={(event) => setEmail((event.target as HTMLInputElement).value)} />
+          <label for="member-role">Role</label>
+          <select id="member-role" value={role} onChange={(event) => setRole((event.target as HTMLSelectElement).value as Role)}>
+            {(['viewer', 'editor', 'admin', 'owner'] as Role[]).map((item) => (
+              <option key={item} value={item}>
+                {item}
+              </option>
+            ))}
+          </select>
+          <div class="actions">
+            <button type="submit" disabled={!email.trim()}>
+              Add member
+            </button>
+          </div>
+          <ProblemMessage error={error} />
+        </form>
+      ) : null}
+      <List pages={pages} what="the members">
+        {(items) => (
+          <Table
+            label="members"
+            columns={['Email', 'Name', 'Role', 'Added', '']}
+            rows={items.map((member) => ({
+              key: member.id,
+              cells: [
+                member.email,
+                member.name ?? '—',
+                member.role,
+                when(member.added_at),
+                allows(session.role, 'removeMember') ? (
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-label={`Remove ${member.email}`}
+                    onClick={async () => {
+                      setError(null);
+                      try {
+                        await unwrap(session.client.DELETE('/v1/members/{id}', { params: { path: { id: member.id } } }));
+                        setVersion((n) => n + 1);
+                      } catch (caught) {
+                        setError(caught);
+                      }
+                    }}
+                  >
+                    Remove
+                  </button>
+                ) : null,
+              ],
+            }))}
+          />
+        )}
+      </List>
+    </section>
+  );
+}
+
+export function ProjectsPage({ session }: { session: Session }) {
+  const [version, setVersion] = useState(0);
+  const [name, setName] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const pages = usePages<Schemas['Project']>(async (cursor) => unwrap(session.client.GET('/v1/projects', { params: { query: { limit: 20, ...cursorOf(cursor) } } })) as Promise<Page<Schemas['Project']>>, [version]);
+  return (
+    <section aria-labelledby="projects-title">
+      <h1 id="projects-title">Projects</h1>
+      {allows(session.role, 'createProject') ? (
+        <form
+          class="card"
+          data-part="create-project"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setError(null);
+            try {
+              await unwrap(session.client.POST('/v1/projects', { body: { name: name.trim() } }));
+              setName('');
+              setVersion((n) => n + 1);
+            } catch (caught) {
+              setError(caught);
+            }
+          }}
+        >
+          <h2>New project</h2>
+          <label for="project-name">Name</label>
+          <input id="project-name" required maxLength={100} value={name} onInput={(event) => setName((event.target as HTMLInputElement).value)} />
+          <div class="actions">
+            <button type="submit" disabled={!name.trim()}>
+              Create project
+            </button>
+          </div>
+          <ProblemMessage error={error} />
+        </form>
+      ) : null}
+      <List pages={pages} what="the projects">
+        {(items) => (
+          <Table
+            label="projects"
+            columns={['Name', 'Default model', 'Created', '']}
+            rows={items.map((project) => ({
+              key: project.id,
+              cells: [
+                project.name,
+                project.default_model ?? '—',
+                when(project.created_at),
+                allows(session.role, 'deleteProject') ? (
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-label={`Delete ${project.name}`}
+                    onClick={async () => {
+                      setError(null);
+                      try {
+                        await unwrap(session.client.DELETE('/v1/projects/{id}', { params: { path: { id: project.id } } }));
+                        setVersion((n) => n + 1);
+                      } catch (caught) {
+                        setError(caught);
+                      }
+                    }}
+                  >
+                    Delete
+                  </button>
+                ) : null,
+              ],
+            }))}
+          />
+        )}
+      </List>
+    </section>
+  );
+}
+
+export function LogsPage({ session }: { session: Session }) {
+  const [action, setAction] = useState('');
+  const [status, setStatus] = useState('');
+  const [pathPrefix, setPathPrefix] = useState('');
+  const canRead = allows(session.role, 'listAuditLogs');
+  const audit = usePages<Schemas['AuditLogEntry']>(
+    async (cursor) => (canRead ? unwrap(session.client.GET('/v1/audit-logs', { params: { query: { limit: 20, ...cursorOf(cursor), ...(action ? { action } : {}) } } })) : { data: [], next_cursor: null }) as Promise<Page<Schemas['AuditLogEntry']>>,
+    [action],
+  );
+  const requests = usePages<Schemas['RequestLogEntry']>(
+    async (cursor) =>
+      (canRead
+        ? unwrap(session.client.GET('/v1/request-logs', { params: { query: { limit: 20, ...cursorOf(cursor), ...(status ? { status } : {}), ...(pathPrefix ? { path_prefix: pathPrefix } : {}) } } }))
+        : { data: [], next_cursor: null }) as Promise<Page<Schemas['RequestLogEntry']>>,
+    [status, pathPrefix],
+  );
+  if (!canRead) {
+    return (
+      <section aria-labelledby="logs-title">
+        <h1 id="logs-title">Logs</h1>
+        <NotAllowed session={session} what="the logs" />
+      </section>
+    );
+  }
+  return (
+    <section aria-labelledby="logs-title">
+      <h1 id="logs-title">Logs</h1>
+      <h2>Audit log</h2>
+      <div class="filters">
+        <label for="audit-action">Action</label>
+        <input id="audit-action" placeholder="api_key.created" value={action} onChange={(event) => setAction((event.target as HTMLInputElement).value.trim())} />
+      </div>
+      <List pages={audit} what="the audit log">
+        {(items) => (
+          <Table
+            label="audit log"
+            columns={['When', 'Action', 'Actor', 'Target']}
+            rows={items.map((entry) => ({
+              key: entry.id,
+              cells: [when(entry.created_at), <code>{entry.action}</code>, JSON.stringify(entry.actor), entry.target ? `${entry.target.type} ${entry.target.id}` : '—'],
+            }))}
+          />
+        )}
+      </List>
+      <h2>Request log</h2>
+      <div class="filters">
+        <label for="request-status">Status</label>
+        <input id="request-status" inputMode="numeric" placeholder="404" value={status} onChange={(event) => setStatus((event.target as HTMLInputElement).value.trim())} />
+        <label for="request-path">Path starts with</label>
+        <input id="request-path" placeholder="/v1/workflows" value={pathPrefix} onChange={(event) => setPathPrefix((event.target as HTMLInputElement).value.trim())} />
+      </div>
+      <List pages={requests} what="the request log">
+        {(items) => (
+          <Table
+            label="request log"
+            columns={['When', 'Request', 'Status', 'Duration', 'Key']}
+            rows={items.map((entry) => ({
+              key: entry.id,
+              cells: [when(entry.created_at), `${entry.method} ${entry.path}`, `${entry.status}${entry.error_code ? ` ${entry.error_code}` : ''}`, `${entry.duration_ms} ms`, entry.api_key_id ?? '—'],
+            }))}
+          />
+        )}
+      </List>
+    </section>
+  );
+}
+
+export function EventsPage({ session }: { session: Session }) {
+  const [type, setType] = useState('');
+  const pages = usePages<{ id: string; type: string; created: string; data: unknown }>(
+    async (cursor) => unwrap(session.client.GET('/v1/events', { params: { query: { limit: 20, ...cursorOf(cursor), ...(type ? { type: type as never } : {}) } } })) as Promise<Page<{ id: string; type: string; created: string; data: unknown }>>,
+    [type],
+  );
+  return (
+    <section aria-labelledby="events-title">
+      <h1 id="events-title">Events</h1>
+      <div class="filters">
+        <label for="event-type">Type</label>
+        <input id="event-type" placeholder="workflow.run.completed" value={type} onChange={(event) => setType((event.target as HTMLInputElement).value.trim())} />
+      </div>
+      <List pages={pages} what="the events">
+        {(items) => (
+          <ul class="deliveries" data-part="events">
+            {items.map((event) => (
+              <li key={event.id}>
+                <details>
+                  <summary>
+                    {event.type} · {when(event.created)} · <code>{event.id}</code>
+                  </summary>
+                  <pre>{JSON.stringify(event.data, null, 2)}</pre>
+                </details>
+              </li>
+            ))}
+          </ul>
+        )}
+      </List>
+    </section>
+  );
+}
