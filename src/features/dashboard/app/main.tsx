@@ -126,4 +126,7 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+// Preact adds to what the element holds: the page's "Loading" line goes first.
+const root = document.getElementById('app')!;
+root.textContent = '';
+render(<App />, root);
