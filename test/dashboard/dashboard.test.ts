@@ -132,6 +132,14 @@ describe('the dashboard', () => {
     await expect.poll(() => page.locator('[data-part="delivery"]').innerText()).toContain('Queued again for this endpoint');
     const [, , again] = await receiver.waitFor(3, 10_000);
     expect(again!.body.id).toBe(completed!.body.id);
+
+    // A selection of events, replayed from the events list to every subscribed endpoint.
+    await page.getByRole('link', { name: 'Events' }).click();
+    await page.getByLabel(`Select workflow.run.completed ${completed!.body.id}`).check();
+    await page.getByRole('button', { name: 'Replay selected (1)' }).click();
+    await expect.poll(() => page.locator('[data-part="note"]').innerText()).toBe('1 event(s) queued again for every subscribed endpoint.');
+    const [, , , fourth] = await receiver.waitFor(4, 10_000);
+    expect(fourth!.body.id).toBe(completed!.body.id);
     expect(problems).toEqual([]);
     await page.close();
   });

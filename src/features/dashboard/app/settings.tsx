@@ -275,6 +275,10 @@ export function LogsPage({ session }: { session: Session }) {
 
 export function EventsPage({ session }: { session: Session }) {
   const [type, setType] = useState('');
+  const [selected, setSelected] = useState<string[]>([]);
+  const [note, setNote] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const canReplay = allows(session.role, 'replayWebhookEvents');
   const pages = usePages<{ id: string; type: string; created: string; data: unknown }>(
     async (cursor) => unwrap(session.client.GET('/v1/events', { params: { query: { limit: 20, ...cursorOf(cursor), ...(type ? { type: type as never } : {}) } } })) as Promise<Page<{ id: string; type: string; created: string; data: unknown }>>,
     [type],
@@ -285,12 +289,45 @@ export function EventsPage({ session }: { session: Session }) {
       <div class="filters">
         <label for="event-type">Type</label>
         <input id="event-type" placeholder="workflow.run.completed" value={type} onChange={(event) => setType((event.target as HTMLInputElement).value.trim())} />
+        {canReplay ? (
+          <button
+            type="button"
+            disabled={selected.length === 0}
+            onClick={async () => {
+              setError(null);
+              setNote('');
+              try {
+                await unwrap(session.client.POST('/v1/webhooks/replay', { body: { event_ids: selected } }));
+                setNote(`${selected.length} event(s) queued again for every subscribed endpoint.`);
+                setSelected([]);
+              } catch (caught) {
+                setError(caught);
+              }
+            }}
+          >
+            Replay selected ({selected.length})
+          </button>
+        ) : null}
       </div>
+      {note ? (
+        <p role="status" data-part="note">
+          {note}
+        </p>
+      ) : null}
+      <ProblemMessage error={error} />
       <List pages={pages} what="the events">
         {(items) => (
           <ul class="deliveries" data-part="events">
             {items.map((event) => (
               <li key={event.id}>
+                {canReplay ? (
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${event.type} ${event.id}`}
+                    checked={selected.includes(event.id)}
+                    onChange={(change) => setSelected((current) => ((change.target as HTMLInputElement).checked ? [...current, event.id] : current.filter((id) => id !== event.id)))}
+                  />
+                ) : null}
                 <details>
                   <summary>
                     {event.type} · {when(event.created)} · <code>{event.id}</code>
