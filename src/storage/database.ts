@@ -105,14 +105,32 @@ function bindable(value: unknown): SQLInputValue {
   return value as SQLInputValue;
 }
 
+/**
+ * Two processes switching one new file to WAL at the same moment can deadlock on its locks; SQLite then answers one of
+ * them "database is locked" at once, without waiting busy_timeout (two processes of the CI's test started together
+ * did). The other one finishes its switch in a few milliseconds, so the loser tries again, for up to five seconds.
+ */
+function switchToWal(database: DatabaseSync): void {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      database.exec('PRAGMA journal_mode = WAL;');
+      return;
+    } catch (error) {
+      if (!/database is locked/.test(String((error as Error).message)) || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
 /** Adapts node:sqlite's DatabaseSync to the interface Kysely's SqliteDialect expects (better-sqlite3's). */
 function openSqlite(path: string): SqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new DatabaseSync(path);
-  // WAL lets readers run beside the writer; busy_timeout lets several processes share one file. busy_timeout comes
-  // first: switching a new file to WAL takes a lock, and without the timeout a second process starting at the same
-  // moment failed at once with "database is locked".
-  database.exec('PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
+  // WAL lets readers run beside the writer; busy_timeout lets several processes share one file.
+  database.exec('PRAGMA busy_timeout = 5000;');
+  switchToWal(database);
+  database.exec('PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
   // Preparing costs more than running a small query; the server runs the same few statements over and over.
   const statements = new Map<string, StatementSync>();
   const prepare = (text: string): StatementSync => {
