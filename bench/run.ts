@@ -1,38 +1,65 @@
 // `npm run bench`: load on loopback with autocannon against the real server (SQLite, and PostgreSQL when reachable),
-// a bare Express 5 app that answers the same routes with the same bodies, and the Prism mock. Not part of `npm test`.
+// a bare Express 5 app that answers the same routes with the same bodies, the steps of the per-request cost budget
+// between the two, and the Prism mock. Not part of `npm test`.
+//
+// The cost budget ("layers"): the same routes through Express with the platform's middleware added in turn
+// (bench/layered.ts: + contract validator, + auth, + rate limit, + logging and request log), then the real server (+
+// handlers and database). Each step's cost per request is 1/(its req/s) - 1/(the previous step's req/s), so each
+// layer's share of a request is visible in one run.
 //
 // Every target runs in its own child process, so autocannon (in this process) and the server do not share a core.
 // The real server runs as `npm start` would in production (NODE_ENV=production, LOG_LEVEL=warn, memory rate-limit
 // store). Its requests rotate over a pool of API keys so that the 600-per-minute limit of one key never answers
-// instead of the server (every key stays far below it); any non-2xx answer is counted and shown.
+// instead of the server (every key stays far below it); any non-2xx answer is counted and shown. Every case runs
+// BENCH_ROUNDS times, the targets taking turns within a round so that a slower minute of the machine falls on all of
+// them; the report gives the median and the spread (min–max), and the load average before each round.
+// The SQLite server's resident memory is read idle (after start and after the load) and at its peak under load.
 //
-// Settings: BENCH_DURATION (seconds per case, 10), BENCH_WARMUP (seconds of unmeasured load first, 2),
-// BENCH_CONNECTIONS (20), BENCH_KEYS (size of the key pool, 1000), BENCH_POSTGRES_URL
+// Settings: BENCH_DURATION (seconds per case, 5), BENCH_WARMUP (seconds of unmeasured load first, 1), BENCH_ROUNDS
+// (3), BENCH_CONNECTIONS (20), BENCH_KEYS (size of the key pool, 1000), BENCH_POSTGRES_URL
 // (postgres://postgres@127.0.0.1:5432/test; a fresh database is created next to it and dropped after),
-// BENCH_TARGETS (comma-separated subset of sqlite,postgres,bare,prism).
+// BENCH_TARGETS (comma-separated subset of sqlite,postgres,bare,layers,prism).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
-import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
+import { cleanUp, cleanups, freePort, positive, root, rssMegabytes, seedWorkspace, startProcess } from './support.ts';
 
-const DURATION = positive('BENCH_DURATION', 10);
-const WARMUP = positive('BENCH_WARMUP', 2, true);
+const DURATION = positive('BENCH_DURATION', 5);
+const WARMUP = positive('BENCH_WARMUP', 1, true);
+const ROUNDS = positive('BENCH_ROUNDS', 3);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 20);
 const KEYS = positive('BENCH_KEYS', 1000);
-const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'sqlite,postgres,bare,prism').split(',').map((t) => t.trim()));
+const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'sqlite,postgres,bare,layers,prism').split(',').map((t) => t.trim()));
 const P99_TARGET_MS = 10;
+/** The issue's floors: the full server's req/s as a share of bare Express, per route and database. */
+const FLOORS: Record<string, Record<string, number>> = {
+  'server (SQLite)': { 'GET /v1/workspace': 0.5, 'GET /v1/api-keys?limit=20': 0.4 },
+  'server (PostgreSQL)': { 'GET /v1/workspace': 0.35, 'GET /v1/api-keys?limit=20': 0.35 },
+};
+const IDLE_RSS_TARGET_MB = 150;
 
 const ROUTES = [
-  { name: 'GET /v1/workspace', path: '/v1/workspace' },
-  { name: 'GET /v1/api-keys?limit=20', path: '/v1/api-keys?limit=20' },
+  { name: 'GET /v1/workspace', path: '/v1/workspace', body: 'workspace' },
+  { name: 'GET /v1/api-keys?limit=20', path: '/v1/api-keys?limit=20', body: 'apiKeys' },
+  { name: 'GET /v1/api-keys?limit=100', path: '/v1/api-keys?limit=100', body: 'apiKeys100' },
+] as const;
+type Route = (typeof ROUTES)[number];
+
+/** The cost budget's steps between bare Express and the full server, each with the layers of bench/layered.ts. */
+const LAYER_STEPS = [
+  { name: '+ validator', layers: 'validator' },
+  { name: '+ auth', layers: 'validator,auth' },
+  { name: '+ rate limit', layers: 'validator,auth,ratelimit' },
+  { name: '+ logging', layers: 'validator,auth,ratelimit,logging' },
 ] as const;
 
 interface Measurement {
   target: string;
   route: string;
+  round: number;
   requests_per_second: number;
   latency_ms: { p50: number; p90: number; p99: number; max: number; mean: number };
   requests: number;
@@ -42,6 +69,8 @@ interface Measurement {
   errors: number;
   timeouts: number;
   load_average_before: number;
+  /** The target's peak resident memory during the case, in MB (the real servers only). */
+  rss_peak_mb?: number;
 }
 
 interface Target {
@@ -49,13 +78,13 @@ interface Target {
   url: string;
   /** Bearer secrets to rotate over; the mock takes any. */
   secrets: string[];
+  pid: number;
   stop(): Promise<void>;
 }
 
 // ------------------------------------------------------------------------------------------------------ targets
 
-async function realServer(name: string, databaseUrl: string): Promise<Target> {
-  const secrets = await seedWorkspace(databaseUrl, KEYS, 'admin');
+async function realServer(name: string, databaseUrl: string, secrets: string[]): Promise<Target> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const stop = await startProcess(name, process.execPath, ['src/main.ts'], {
@@ -67,14 +96,22 @@ async function realServer(name: string, databaseUrl: string): Promise<Target> {
     LOG_LEVEL: 'warn',
     REDIS_URL: '',
   }, url, '/readyz');
-  return { name, url, secrets, stop };
+  return { name, url, secrets, pid: stop.pid, stop };
 }
 
 async function bareExpress(bodiesFile: string): Promise<Target> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const stop = await startProcess('bare express', process.execPath, ['bench/bare.ts'], { PORT: String(port), BARE_BODIES: bodiesFile, NODE_ENV: 'production' }, url, '/v1/workspace');
-  return { name: 'bare express', url, secrets: ['unused'], stop };
+  return { name: 'bare express', url, secrets: ['unused'], pid: stop.pid, stop };
+}
+
+async function layeredExpress(step: (typeof LAYER_STEPS)[number], bodiesFile: string, databaseUrl: string, secrets: string[]): Promise<Target> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = { PORT: String(port), BARE_BODIES: bodiesFile, DATABASE_URL: databaseUrl, LAYERS: step.layers, NODE_ENV: 'production', LOG_LEVEL: 'warn', REDIS_URL: '' };
+  const stop = await startProcess(step.name, process.execPath, ['bench/layered.ts'], env, url, '/v1/workspace', { authorization: `Bearer ${secrets[0]}` });
+  return { name: step.name, url, secrets, pid: stop.pid, stop };
 }
 
 async function prismMock(): Promise<Target> {
@@ -82,7 +119,7 @@ async function prismMock(): Promise<Target> {
   const url = `http://127.0.0.1:${port}`;
   const prism = join(root, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
   const stop = await startProcess('prism mock', process.execPath, [prism, 'mock', join(root, 'generated', 'openapi.json'), '--host', '127.0.0.1', '--port', String(port)], {}, url, '/healthz');
-  return { name: 'prism mock', url, secrets: ['cs_live_benchmark'], stop };
+  return { name: 'prism mock', url, secrets: ['cs_live_benchmark'], pid: stop.pid, stop };
 }
 
 // ---------------------------------------------------------------------------------------------------- measuring
@@ -112,14 +149,18 @@ function load(target: Target, path: string, seconds: number): Promise<{ result: 
   });
 }
 
-async function measure(target: Target, route: (typeof ROUTES)[number]): Promise<Measurement> {
+async function measure(target: Target, route: Route, round: number, watchMemory: boolean): Promise<Measurement> {
   if (WARMUP > 0) await load(target, route.path, WARMUP);
   const loadAverage = loadavg()[0]!;
+  let rssPeak = 0;
+  const sampler = watchMemory ? setInterval(() => (rssPeak = Math.max(rssPeak, rssMegabytes(target.pid) ?? 0)), 250) : undefined;
   const { result, latency } = await load(target, route.path, DURATION);
+  clearInterval(sampler);
   const ms = (micros: number) => Math.round(micros) / 1000;
   const measurement: Measurement = {
     target: target.name,
     route: route.name,
+    round,
     requests_per_second: Math.round(result.requests.total / result.duration),
     latency_ms: { p50: ms(latency.percentile(50)), p90: ms(latency.percentile(90)), p99: ms(latency.percentile(99)), max: ms(latency.max), mean: ms(latency.mean) },
     requests: result.requests.total,
@@ -128,44 +169,112 @@ async function measure(target: Target, route: (typeof ROUTES)[number]): Promise<
     errors: result.errors,
     timeouts: result.timeouts,
     load_average_before: Math.round(loadAverage * 100) / 100,
+    ...(watchMemory ? { rss_peak_mb: rssPeak } : {}),
   };
-  process.stderr.write(`  ${target.name.padEnd(20)} ${route.name.padEnd(26)} ${String(measurement.requests_per_second).padStart(6)} req/s  p99 ${measurement.latency_ms.p99} ms\n`);
+  process.stderr.write(`  ${`round ${round}`.padEnd(8)} ${target.name.padEnd(20)} ${route.name.padEnd(27)} ${String(measurement.requests_per_second).padStart(6)} req/s  p99 ${measurement.latency_ms.p99} ms\n`);
   return measurement;
 }
 
-async function capture(target: Target): Promise<{ workspace: unknown; apiKeys: unknown }> {
+type Bodies = Record<Route['body'], unknown>;
+
+async function capture(target: Target): Promise<Bodies> {
   const get = async (path: string) => {
     const response = await fetch(target.url + path, { headers: { Authorization: `Bearer ${target.secrets[0]}` } });
     if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
     return response.json() as Promise<Record<string, unknown>>;
   };
-  const workspace = await get(ROUTES[0].path);
-  const apiKeys = await get(ROUTES[1].path);
-  if ((apiKeys.data as unknown[]).length !== 20 || !apiKeys.next_cursor) throw new Error('the key list page is not full');
-  return { workspace, apiKeys };
+  const bodies = Object.fromEntries(await Promise.all(ROUTES.map(async (route) => [route.body, await get(route.path)] as const))) as Bodies;
+  for (const [body, size] of [['apiKeys', 20], ['apiKeys100', 100]] as const) {
+    const page = bodies[body] as { data: unknown[]; next_cursor: unknown };
+    if (page.data.length !== size || !page.next_cursor) throw new Error(`the key list page of ${size} is not full`);
+  }
+  return bodies;
 }
 
 // ------------------------------------------------------------------------------------------------------- report
 
-function table(measurements: Measurement[]): string {
-  const bare = new Map(measurements.filter((m) => m.target === 'bare express').map((m) => [m.route, m.requests_per_second]));
-  const rows = measurements.map((m) => {
-    const floor = bare.get(m.route);
-    return [
-      m.target,
-      m.route,
-      String(m.requests_per_second),
-      m.latency_ms.p50.toFixed(2),
-      m.latency_ms.p99.toFixed(2),
-      floor ? `${((m.requests_per_second / floor) * 100).toFixed(0)}%` : '–',
-      m.latency_ms.p99 <= P99_TARGET_MS ? `yes (${m.latency_ms.p99.toFixed(1)} ≤ ${P99_TARGET_MS})` : `NO (${m.latency_ms.p99.toFixed(1)} > ${P99_TARGET_MS})`,
-      String(m.non_2xx + m.errors),
-    ];
+interface Summary {
+  target: string;
+  route: string;
+  rps: number;
+  rpsMin: number;
+  rpsMax: number;
+  p50: number;
+  p99: number;
+  failures: number;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+function summarize(measurements: Measurement[]): Summary[] {
+  const groups = new Map<string, Measurement[]>();
+  for (const m of measurements) groups.set(`${m.target}\0${m.route}`, [...(groups.get(`${m.target}\0${m.route}`) ?? []), m]);
+  return [...groups.values()].map((group) => {
+    const rps = group.map((m) => m.requests_per_second);
+    return {
+      target: group[0]!.target,
+      route: group[0]!.route,
+      rps: Math.round(median(rps)),
+      rpsMin: Math.min(...rps),
+      rpsMax: Math.max(...rps),
+      p50: median(group.map((m) => m.latency_ms.p50)),
+      p99: median(group.map((m) => m.latency_ms.p99)),
+      failures: group.reduce((sum, m) => sum + m.non_2xx + m.errors, 0),
+    };
   });
-  const header = ['target', 'route', 'req/s', 'p50 ms', 'p99 ms', 'vs bare', `p99 ≤ ${P99_TARGET_MS} ms`, 'non-2xx/errors'];
+}
+
+function markdown(header: string[], rows: string[][], numeric: (column: number) => boolean): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i >= 2 && i <= 5 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (i >= 2 && i <= 5 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n');
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (numeric(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  return [line(header), `|${widths.map((w, i) => (numeric(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+function targetsTable(summaries: Summary[]): string {
+  const bare = new Map(summaries.filter((s) => s.target === 'bare express').map((s) => [s.route, s.rps]));
+  const rows = summaries
+    .filter((s) => !s.target.startsWith('+'))
+    .map((s) => {
+      const floor = bare.get(s.route);
+      const share = floor ? s.rps / floor : undefined;
+      const goal = FLOORS[s.target]?.[s.route];
+      const target = goal === undefined || share === undefined ? '–' : `${share >= goal ? 'yes' : 'NO'} (≥ ${goal * 100}%)`;
+      return [
+        s.target,
+        s.route,
+        `${s.rps} (${s.rpsMin}–${s.rpsMax})`,
+        s.p50.toFixed(2),
+        s.p99.toFixed(2),
+        share === undefined ? '–' : `${(share * 100).toFixed(0)}%`,
+        target,
+        FLOORS[s.target] ? (s.p99 <= P99_TARGET_MS ? 'yes' : 'NO') : '–',
+        String(s.failures),
+      ];
+    });
+  return markdown(['target', 'route', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'vs bare', 'share target', `p99 ≤ ${P99_TARGET_MS} ms`, 'non-2xx/errors'], rows, (i) => i >= 2 && i <= 5);
+}
+
+/** The cost budget: per route, each step's req/s, its cost per request over the previous step, and its share of the full server's. */
+function layersTable(summaries: Summary[]): string {
+  const rows: string[][] = [];
+  for (const route of ROUTES) {
+    const steps = ['bare express', ...LAYER_STEPS.map((s) => s.name), 'server (SQLite)']
+      .map((name) => summaries.find((s) => s.target === name && s.route === route.name))
+      .filter((s): s is Summary => s !== undefined);
+    if (steps.length < 2) continue;
+    const micros = (s: Summary) => 1e6 / s.rps;
+    const total = micros(steps.at(-1)!) - micros(steps[0]!);
+    steps.forEach((step, i) => {
+      const cost = i === 0 ? micros(step) : micros(step) - micros(steps[i - 1]!);
+      const layer = i === 0 ? 'bare express' : step.target === 'server (SQLite)' ? '+ handlers and database (the server)' : step.target;
+      rows.push([route.name, layer, `${step.rps} (${step.rpsMin}–${step.rpsMax})`, step.p99.toFixed(2), cost.toFixed(0), i === 0 ? '–' : `${((cost / total) * 100).toFixed(0)}%`]);
+    });
+  }
+  return markdown(['route', 'step', 'req/s median (min–max)', 'p99 ms', 'µs per request', 'share of the added cost'], rows, (i) => i >= 2);
 }
 
 // --------------------------------------------------------------------------------------------------------- main
@@ -173,63 +282,80 @@ function table(measurements: Measurement[]): string {
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'content-service-bench-'));
   const measurements: Measurement[] = [];
+  const memory: { idle_after_start_mb?: number; idle_after_load_mb?: number; peak_under_load_mb?: number } = {};
   cleanups.push(async () => rmSync(work, { recursive: true, force: true }));
   process.stderr.write(
-    `content-service benchmark: ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per case, ${KEYS} keys, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}\n`,
+    `content-service benchmark: ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per case, ${ROUNDS} rounds, ${KEYS} keys, ${cpus().length} CPUs, load average ${loadavg()[0]!.toFixed(2)}\n`,
   );
+  const loadAverages: number[] = [];
   try {
-    // The bare app needs the real server's bodies; SQLite always runs first for them.
-    let bodies: { workspace: unknown; apiKeys: unknown } | undefined;
-    const sqlite = await realServer('server (SQLite)', `sqlite:${join(work, 'bench.db')}`);
-    try {
-      bodies = await capture(sqlite);
-      if (TARGETS.has('sqlite')) for (const route of ROUTES) measurements.push(await measure(sqlite, route));
-    } finally {
-      await sqlite.stop();
-    }
+    // The SQLite server always runs: its answers are the bare app's bodies, and its database the layers'.
+    const sqliteUrl = `sqlite:${join(work, 'bench.db')}`;
+    const sqliteSecrets = await seedWorkspace(sqliteUrl, KEYS, 'admin');
+    const targets: Target[] = [];
+    const sqlite = await realServer('server (SQLite)', sqliteUrl, sqliteSecrets);
+    cleanups.push(() => sqlite.stop());
+    // Settled: a few seconds after start, with its background work (webhook and job workers) polling.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    memory.idle_after_start_mb = rssMegabytes(sqlite.pid);
+    const bodies = await capture(sqlite);
+    const bodiesFile = join(work, 'bodies.json');
+    writeFileSync(bodiesFile, JSON.stringify(bodies));
+    if (TARGETS.has('sqlite')) targets.push(sqlite);
 
     if (TARGETS.has('postgres')) {
       const database = await freshPostgresDatabase('cs_bench');
       if (!database) process.stderr.write(`  PostgreSQL at ${POSTGRES_URL} does not answer: skipped\n`);
       else {
         cleanups.push(() => database.drop());
-        const server = await realServer('server (PostgreSQL)', database.url);
-        try {
-          await capture(server);
-          for (const route of ROUTES) measurements.push(await measure(server, route));
-        } finally {
-          await server.stop();
-        }
+        const server = await realServer('server (PostgreSQL)', database.url, await seedWorkspace(database.url, KEYS, 'admin'));
+        cleanups.push(() => server.stop());
+        await capture(server);
+        targets.push(server);
       }
     }
-
     if (TARGETS.has('bare')) {
-      const bodiesFile = join(work, 'bodies.json');
-      writeFileSync(bodiesFile, JSON.stringify(bodies));
       const bare = await bareExpress(bodiesFile);
-      try {
-        for (const route of ROUTES) measurements.push(await measure(bare, route));
-      } finally {
-        await bare.stop();
+      cleanups.push(() => bare.stop());
+      targets.push(bare);
+    }
+    if (TARGETS.has('layers')) {
+      for (const step of LAYER_STEPS) {
+        const layered = await layeredExpress(step, bodiesFile, sqliteUrl, sqliteSecrets);
+        cleanups.push(() => layered.stop());
+        targets.push(layered);
       }
     }
-
     if (TARGETS.has('prism')) {
       const prism = await prismMock();
-      try {
-        for (const route of ROUTES) measurements.push(await measure(prism, route));
-      } finally {
-        await prism.stop();
-      }
+      cleanups.push(() => prism.stop());
+      targets.push(prism);
     }
+
+    for (let round = 1; round <= ROUNDS; round++) {
+      loadAverages.push(Math.round(loadavg()[0]! * 100) / 100);
+      for (const target of targets) for (const route of ROUTES) measurements.push(await measure(target, route, round, target === sqlite));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    memory.idle_after_load_mb = rssMegabytes(sqlite.pid);
+    const peaks = measurements.flatMap((m) => (m.rss_peak_mb ? [m.rss_peak_mb] : []));
+    if (peaks.length > 0) memory.peak_under_load_mb = Math.max(...peaks);
   } finally {
     await cleanUp();
   }
 
-  const order = ['server (SQLite)', 'server (PostgreSQL)', 'bare express', 'prism mock'];
-  measurements.sort((a, b) => order.indexOf(a.target) - order.indexOf(b.target));
-  process.stdout.write(`\n${table(measurements)}\n\n`);
-  process.stdout.write('vs bare: req/s as a share of the bare Express app on the same route. Latency is client-side, per response.\n');
+  const order = ['server (SQLite)', 'server (PostgreSQL)', 'bare express', ...LAYER_STEPS.map((s) => s.name), 'prism mock'];
+  measurements.sort((a, b) => order.indexOf(a.target) - order.indexOf(b.target) || a.round - b.round);
+  const summaries = summarize(measurements);
+  process.stdout.write(`\n${targetsTable(summaries)}\n\n`);
+  process.stdout.write(`vs bare: req/s as a share of the bare Express app on the same route. Medians of ${ROUNDS} rounds; latency is client-side, per response.\n`);
+  process.stdout.write(`Load average (1 min) before each round: ${loadAverages.join(', ')}.\n\n`);
+  if (TARGETS.has('layers') && TARGETS.has('bare')) {
+    process.stdout.write(`The cost budget: the same route through each layer added in turn.\n\n${layersTable(summaries)}\n\n`);
+  }
+  process.stdout.write(
+    `Memory of the SQLite server (RSS): ${memory.idle_after_start_mb ?? '?'} MB idle after start, ${memory.peak_under_load_mb ?? '?'} MB at the peak under load, ${memory.idle_after_load_mb ?? '?'} MB idle after; target idle < ${IDLE_RSS_TARGET_MB} MB.\n`,
+  );
 
   const resultsDir = join(root, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
@@ -238,7 +364,10 @@ async function main(): Promise<void> {
     node: process.version,
     cpus: cpus().length,
     cpu_model: cpus()[0]?.model ?? null,
-    settings: { duration_s: DURATION, warmup_s: WARMUP, connections: CONNECTIONS, keys: KEYS, p99_target_ms: P99_TARGET_MS },
+    settings: { duration_s: DURATION, warmup_s: WARMUP, rounds: ROUNDS, connections: CONNECTIONS, keys: KEYS, p99_target_ms: P99_TARGET_MS },
+    load_average_before_rounds: loadAverages,
+    memory_mb: memory,
+    summary: summaries,
     results: measurements,
   };
   writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);

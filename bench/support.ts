@@ -1,6 +1,7 @@
 // What the benchmarks share: settings from the environment, child processes that are stopped at the end (also after a
 // failure or Ctrl-C), free loopback ports, and a seeded workspace with a pool of API keys.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Role } from '../src/platform/context.ts';
 import { insertApiKey } from '../src/features/workspace/api-keys.ts';
@@ -33,7 +34,7 @@ export async function cleanUp(): Promise<void> {
 }
 
 /** Starts a child process and waits (bounded) until `readyPath` answers 2xx. */
-export async function startProcess(name: string, command: string, args: string[], env: Record<string, string>, url: string, readyPath: string, headers: Record<string, string> = {}): Promise<() => Promise<void>> {
+export async function startProcess(name: string, command: string, args: string[], env: Record<string, string>, url: string, readyPath: string, headers: Record<string, string> = {}): Promise<(() => Promise<void>) & { pid: number }> {
   const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   let stderr = '';
@@ -54,7 +55,7 @@ export async function startProcess(name: string, command: string, args: string[]
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  return () =>
+  const stop = () =>
     new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve(void children.delete(child));
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
@@ -65,6 +66,17 @@ export async function startProcess(name: string, command: string, args: string[]
       });
       child.kill('SIGTERM');
     });
+  return Object.assign(stop, { pid: child.pid! });
+}
+
+/** The resident set size of a process, in MB (Linux: /proc/<pid>/status), or undefined where it cannot be read. */
+export function rssMegabytes(pid: number): number | undefined {
+  try {
+    const kilobytes = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kilobytes ? Math.round(Number(kilobytes) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
