@@ -3,7 +3,7 @@
 // one `errors[]` entry per field; a response that breaks the contract is 500 response_validation_failed.
 // Around it, the checks of what it lets through (see contractValidator).
 import * as OpenApiValidator from 'express-openapi-validator';
-import './validator-route-cache.ts';
+import './validator-route-table.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { locals } from './context.ts';
