@@ -1,8 +1,21 @@
 // Prefixed, time-sortable identifiers (`key_01J…`): a ULID after the prefix, so ordering by id is ordering by
 // creation time, which is what cursor pagination relies on.
+import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
-const ulid = monotonicFactory();
+// ulid's own source of randomness asks the operating system for one byte at a time, 16 times per id (3.6% of a
+// request's CPU in the server's profile): the same bytes from the same CSPRNG, drawn 4 KiB at a time.
+const pool = new Uint8Array(4096);
+let next = pool.length;
+function randomByteFraction(): number {
+  if (next === pool.length) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  return pool[next++]! / 256;
+}
+
+const ulid = monotonicFactory(randomByteFraction);
 
 export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt' | 'whe' | 'dlv' | 'prj' | 'job' | 'use' | 'thr' | 'msg' | 'chatcmpl' | 'voc' | 'trn' | 'rul' | 'doc' | 'ver' | 'kb' | 'src' | 'bot' | 'conv' | 'wf' | 'run';
 
