@@ -1,7 +1,7 @@
 // API keys: secrets, hashing, and the middleware that turns `Authorization: Bearer …` into a caller.
 import { createHash, randomBytes } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import { iso } from './clock.ts';
 import { locals, type ApiKeyRow, type Caller, type Platform, type WorkspaceRow } from './context.ts';
@@ -31,16 +31,13 @@ export function keyStatus(key: Pick<ApiKeyRow, 'revoked_at' | 'expires_at'>, now
 }
 
 /**
- * The key whose current or previous secret is `secret`, whatever its status. `secretValid` is false for a previous
- * secret past its grace period: the request is refused but still belongs to the key's request log.
+ * The query of findKeyBySecret, built and compiled once per database handle: every authenticated request runs it, and
+ * building it with Kysely, then looking its freshly made SQL text up among the prepared statements, cost more than
+ * running it. Its two parameters are both the secret's hash.
  */
-export async function findKeyBySecret(
-  db: Kysely<Database>,
-  secret: string,
-  now: Date,
-): Promise<{ key: ApiKeyRow; workspace: WorkspaceRow; secretValid: boolean } | undefined> {
-  const hash = hashSecret(secret);
-  const row = await db
+const keyLookups = new WeakMap<Kysely<Database>, ReturnType<typeof compileKeyLookup>>();
+function compileKeyLookup(db: Kysely<Database>) {
+  return db
     .selectFrom('api_keys')
     .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
     .selectAll('api_keys')
@@ -51,8 +48,27 @@ export async function findKeyBySecret(
       'workspaces.updated_at as workspace_updated_at',
       'workspaces.event_sequence as workspace_event_sequence',
     ])
-    .where((eb) => eb.or([eb('api_keys.secret_hash', '=', hash), eb('api_keys.previous_secret_hash', '=', hash)]))
-    .executeTakeFirst();
+    .where((eb) => eb.or([eb('api_keys.secret_hash', '=', ''), eb('api_keys.previous_secret_hash', '=', '')]))
+    .compile();
+}
+type KeyLookupRow = ReturnType<typeof compileKeyLookup> extends CompiledQuery<infer Row> ? Row : never;
+function keyLookup(db: Kysely<Database>): ReturnType<typeof compileKeyLookup> {
+  let compiled = keyLookups.get(db);
+  if (!compiled) keyLookups.set(db, (compiled = compileKeyLookup(db)));
+  return compiled;
+}
+
+/**
+ * The key whose current or previous secret is `secret`, whatever its status. `secretValid` is false for a previous
+ * secret past its grace period: the request is refused but still belongs to the key's request log.
+ */
+export async function findKeyBySecret(
+  db: Kysely<Database>,
+  secret: string,
+  now: Date,
+): Promise<{ key: ApiKeyRow; workspace: WorkspaceRow; secretValid: boolean } | undefined> {
+  const hash = hashSecret(secret);
+  const row = (await db.executeQuery<KeyLookupRow>({ ...keyLookup(db), parameters: [hash, hash] })).rows[0];
   if (!row) return undefined;
   const secretValid = row.secret_hash === hash || (row.previous_secret_expires_at !== null && row.previous_secret_expires_at > iso(now));
   const { workspace_name, workspace_region, workspace_created_at, workspace_updated_at, workspace_event_sequence, ...key } = row;

@@ -131,16 +131,18 @@ function openSqlite(path: string): SqliteDatabase {
   database.exec('PRAGMA busy_timeout = 5000;');
   switchToWal(database);
   database.exec('PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
-  // Preparing costs more than running a small query; the server runs the same few statements over and over.
-  const statements = new Map<string, StatementSync>();
-  const prepare = (text: string): StatementSync => {
-    let statement = statements.get(text);
-    if (!statement) {
-      statement = database.prepare(text);
+  // Preparing costs more than running a small query; the server runs the same few statements over and over. Whether
+  // a statement returns rows is kept with it: asking node:sqlite (columns()) built its column list on every query.
+  const statements = new Map<string, { statement: StatementSync; reader: boolean }>();
+  const prepare = (text: string) => {
+    let prepared = statements.get(text);
+    if (!prepared) {
+      const statement = database.prepare(text);
+      prepared = { statement, reader: statement.columns().length > 0 };
       if (statements.size > 500) statements.clear();
-      statements.set(text, statement);
+      statements.set(text, prepared);
     }
-    return statement;
+    return prepared;
   };
   return {
     close: () => database.close(),
@@ -149,10 +151,10 @@ function openSqlite(path: string): SqliteDatabase {
       // wrote meanwhile, fails with SQLITE_BUSY at once (busy_timeout does not apply to upgrading a stale snapshot): two
       // processes migrating one new file did. `begin immediate` takes the write lock first, waiting busy_timeout for it.
       // Within a process Kysely already runs one transaction at a time on its one connection, so this costs nothing.
-      const statement = prepare(text === 'begin' ? 'begin immediate' : text);
+      const { statement, reader } = prepare(text === 'begin' ? 'begin immediate' : text);
       const args = (parameters: ReadonlyArray<unknown>) => parameters.map(bindable);
       return {
-        reader: statement.columns().length > 0,
+        reader,
         all: (parameters) => statement.all(...args(parameters)),
         run: (parameters) => statement.run(...args(parameters)),
         iterate: (parameters) => statement.iterate(...args(parameters)),
