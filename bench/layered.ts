@@ -5,7 +5,7 @@
 //   validator  routing (resolveOperation) and the contract validator: request and JSON response validated
 //   auth       + the API key looked up in the database, region and role checks
 //   ratelimit  + the per-key rate limit (memory store, as in the benchmark's real server)
-//   logging    + the request id, the access log (pino-http) and the request log's batched rows
+//   logging    + the request id, the access log and the request log's batched rows
 //
 // The last step of the budget is the real server (`src/main.ts`), which adds the handlers and their database queries.
 // PORT, BARE_BODIES (as bench/bare.ts), DATABASE_URL (the seeded benchmark database) and LAYERS come from the
