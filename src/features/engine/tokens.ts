@@ -1,7 +1,19 @@
 // Token counting where a provider does not report it: before a call (the context-window check), for the sandbox
 // models, and for the part of a stream generated before its client went away. OpenAI's o200k_base encoding, exact
 // for current OpenAI models and a close estimate for the others (their own counts, when reported, are billed).
-import { decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
+
+type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
+let o200k: Encoding | undefined;
+/**
+ * The encoding, loaded on first use: its tables are 16 MB of heap, which a server that has counted no tokens yet
+ * (most of its idle life, and every process that serves no content) need not hold. Loading takes some 100 ms, once.
+ */
+function encoding(): Encoding {
+  return (o200k ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as Encoding);
+}
+const encode = (text: string) => encoding().encode(text);
+const decode = (tokens: number[]) => encoding().decode(tokens);
 
 export function countTokens(text: string): number {
   return text.length === 0 ? 0 : encode(text).length;

@@ -12,7 +12,8 @@
 // a Markdown heading repeats nothing: a new section needs no context from the end of the one before.
 //
 // Deterministic: the same text and options give the same chunks.
-import { RecursiveCharacterTextSplitter } from '@langchain/textsplitters';
+import { createRequire } from 'node:module';
+import type { RecursiveCharacterTextSplitter as SplitterClass } from '@langchain/textsplitters';
 import { countTokens, truncateTokens } from '../engine/tokens.ts';
 
 export interface ChunkOptions {
@@ -43,14 +44,23 @@ const SEPARATORS = ['\n# ', '\n## ', '\n### ', '\n#### ', '\n##### ', '\n###### 
 const SENTENCE_MARKERS = new Set(['. ', '? ', '! ', '。', '！', '？']);
 const CLAUSE_MARKERS = new Set(['; ', ', ']);
 
-class BoundarySplitter extends RecursiveCharacterTextSplitter {
-  protected override splitOnSeparator(text: string, separator: string): string[] {
-    if (SENTENCE_MARKERS.has(separator)) return text.split(SENTENCE_END).filter((piece) => piece !== '');
-    if (CLAUSE_MARKERS.has(separator)) return text.split(CLAUSE_END).filter((piece) => piece !== '');
-    // By code point, not by UTF-16 unit: a character outside the BMP is never cut in two.
-    if (separator === '') return Array.from(text);
-    return super.splitOnSeparator(text, separator);
-  }
+type BoundarySplitter = SplitterClass;
+let BoundarySplitterClass: typeof SplitterClass | undefined;
+
+/** The splitter class, made on first use: @langchain/textsplitters is 7.5 MB of heap that a server without knowledge bases need not hold. */
+function boundarySplitterClass(): typeof SplitterClass {
+  if (BoundarySplitterClass) return BoundarySplitterClass;
+  const { RecursiveCharacterTextSplitter } = createRequire(import.meta.url)('@langchain/textsplitters') as { RecursiveCharacterTextSplitter: typeof SplitterClass };
+  BoundarySplitterClass = class BoundarySplitter extends RecursiveCharacterTextSplitter {
+    protected override splitOnSeparator(text: string, separator: string): string[] {
+      if (SENTENCE_MARKERS.has(separator)) return text.split(SENTENCE_END).filter((piece) => piece !== '');
+      if (CLAUSE_MARKERS.has(separator)) return text.split(CLAUSE_END).filter((piece) => piece !== '');
+      // By code point, not by UTF-16 unit: a character outside the BMP is never cut in two.
+      if (separator === '') return Array.from(text);
+      return super.splitOnSeparator(text, separator);
+    }
+  };
+  return BoundarySplitterClass;
 }
 
 function splitter(chunkSize: number): BoundarySplitter {
@@ -64,6 +74,7 @@ function splitter(chunkSize: number): BoundarySplitter {
     }
     return tokens;
   };
+  const BoundarySplitter = boundarySplitterClass();
   return new BoundarySplitter({ chunkSize, chunkOverlap: 0, keepSeparator: true, separators: SEPARATORS, lengthFunction });
 }
 

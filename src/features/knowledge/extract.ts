@@ -8,11 +8,24 @@
 // The errors are the contract's KnowledgeBaseSourceError codes a file can cause: `unsupported_content` (a media type
 // we do not read), `unreadable_file` (damaged, encrypted, or not what its media type says) and `empty_content` (no
 // text, such as a scanned PDF without a text layer).
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
-import mammoth from 'mammoth';
-import TurndownService from 'turndown';
+import { createRequire } from 'node:module';
+import type { Readability as ReadabilityClass } from '@mozilla/readability';
+import type { parseHTML as ParseHtml } from 'linkedom';
+import type Mammoth from 'mammoth';
+import type TurndownService from 'turndown';
 import { extractText as extractPdfText, getDocumentProxy, getMeta } from 'unpdf';
+
+// The HTML and Word libraries (about 10 MB of heap) load when a source first needs them, not with every server.
+const load = createRequire(import.meta.url);
+let libraries: { parseHTML: typeof ParseHtml; Readability: typeof ReadabilityClass; mammoth: typeof Mammoth; turndown: TurndownService } | undefined;
+function htmlLibraries() {
+  return (libraries ??= {
+    parseHTML: (load('linkedom') as { parseHTML: typeof ParseHtml }).parseHTML,
+    Readability: (load('@mozilla/readability') as { Readability: typeof ReadabilityClass }).Readability,
+    mammoth: load('mammoth') as typeof Mammoth,
+    turndown: createTurndown(load('turndown') as typeof TurndownService),
+  });
+}
 
 export type ExtractionErrorCode = 'unsupported_content' | 'unreadable_file' | 'empty_content';
 
@@ -109,12 +122,13 @@ export async function extractText(bytes: Uint8Array, mediaType: string, options:
  * before Readability removes anything): absolute http(s) URLs resolved against `<base href>` and `url`, without
  * their fragment, each once, in document order. Relative links are left out when there is no `url` to resolve them.
  */
-export function htmlToMarkdown(html: string, url?: string): { title: string | null; text: string; links: string[] } {
-  const { document } = parseHTML(html);
+export function htmlToMarkdown(page: string, url?: string): { title: string | null; text: string; links: string[] } {
+  const { parseHTML, Readability } = htmlLibraries();
+  const { document } = parseHTML(page);
   const links = pageLinks(document, url);
   const pageTitle = document.querySelector('title')?.textContent ?? '';
 
-  let article: ReturnType<Readability['parse']> = null;
+  let article: ReturnType<ReadabilityClass['parse']> = null;
   try {
     article = new Readability(document as unknown as Document).parse();
   } catch {
@@ -122,7 +136,7 @@ export function htmlToMarkdown(html: string, url?: string): { title: string | nu
   }
   let text = article?.content && article.textContent?.trim() ? htmlFragmentToMarkdown(article.content) : '';
   if (text.trim() === '') {
-    const { document: fresh } = parseHTML(html);
+    const { document: fresh } = parseHTML(page);
     for (const node of fresh.querySelectorAll(NOISE)) node.remove();
     const body = fresh.querySelector('body');
     text = htmlFragmentToMarkdown(body ? body.innerHTML : fresh.toString());
@@ -189,8 +203,9 @@ async function extractDocx(bytes: Uint8Array, label: string): Promise<ExtractedT
   if (!startsWith(bytes, [0x50, 0x4b, 0x03, 0x04])) {
     throw new ExtractionError('unreadable_file', `${label} is not a Word (.docx) file.`);
   }
-  let html: string;
+  let converted: string;
   try {
+    const { mammoth } = htmlLibraries();
     const result = await mammoth.convertToHtml(
       { buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
       {
@@ -200,11 +215,11 @@ async function extractDocx(bytes: Uint8Array, label: string): Promise<ExtractedT
         externalFileAccess: false,
       },
     );
-    html = result.value;
+    converted = result.value;
   } catch (error) {
     throw new ExtractionError('unreadable_file', `${label} is not a readable Word (.docx) file (it is damaged or encrypted).`, { cause: error });
   }
-  return markdownDocument(htmlFragmentToMarkdown(html));
+  return markdownDocument(htmlFragmentToMarkdown(converted));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -213,10 +228,8 @@ async function extractDocx(bytes: Uint8Array, label: string): Promise<ExtractedT
 /** What is never text in a page, removed when Readability finds no article. */
 const NOISE = 'script, style, noscript, template, iframe, object, embed, svg, canvas, nav, header, footer, aside, form, dialog';
 
-const turndown = createTurndown();
-
-function createTurndown(): TurndownService {
-  const service = new TurndownService({
+function createTurndown(Turndown: typeof TurndownService): TurndownService {
+  const service = new Turndown({
     headingStyle: 'atx',
     hr: '---',
     bulletListMarker: '-',
@@ -262,11 +275,11 @@ function createTurndown(): TurndownService {
   return service;
 }
 
-function htmlFragmentToMarkdown(html: string): string {
-  return turndown.turndown(html);
+function htmlFragmentToMarkdown(fragment: string): string {
+  return htmlLibraries().turndown.turndown(fragment);
 }
 
-function pageLinks(document: ReturnType<typeof parseHTML>['document'], url: string | undefined): string[] {
+function pageLinks(document: ReturnType<typeof ParseHtml>['document'], url: string | undefined): string[] {
   let base: URL | undefined;
   try {
     base = url ? new URL(url) : undefined;
