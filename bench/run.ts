@@ -4,8 +4,9 @@
 //
 // The cost budget ("layers"): the same routes through Express with the platform's middleware added in turn
 // (bench/layered.ts: + contract validator, + auth, + rate limit, + logging and request log), then the real server (+
-// handlers and database). Each step's cost per request is 1/(its req/s) - 1/(the previous step's req/s), so each
-// layer's share of a request is visible in one run.
+// handlers and database). Each step's cost is the CPU time its process spends per request (from /proc: steadier than
+// req/s when autocannon and the target share two cores); a layer's cost is its step's less the previous step's, so
+// each layer's share of a request is visible in one run.
 //
 // Every target runs in its own child process, so autocannon (in this process) and the server do not share a core.
 // The real server runs as `npm start` would in production (NODE_ENV=production, LOG_LEVEL=warn, memory rate-limit
@@ -25,13 +26,14 @@ import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
-import { cleanUp, cleanups, freePort, positive, root, rssMegabytes, seedWorkspace, startProcess } from './support.ts';
+import { cleanUp, cleanups, cpuMicros, freePort, positive, root, rssMegabytes, seedWorkspace, startProcess } from './support.ts';
 
 const DURATION = positive('BENCH_DURATION', 5);
 const WARMUP = positive('BENCH_WARMUP', 1, true);
 const ROUNDS = positive('BENCH_ROUNDS', 3);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 20);
 const KEYS = positive('BENCH_KEYS', 1000);
+if (KEYS <= 100) throw new Error('BENCH_KEYS must be over 100: the 100-item page of keys must be full and have a next page');
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'sqlite,postgres,bare,layers,prism').split(',').map((t) => t.trim()));
 const P99_TARGET_MS = 10;
 /** The issue's floors: the full server's req/s as a share of bare Express, per route and database. */
@@ -69,6 +71,11 @@ interface Measurement {
   errors: number;
   timeouts: number;
   load_average_before: number;
+  /**
+   * The target process's CPU time per answered request, in µs (user and system, from /proc): what a request costs
+   * the server, steadier than req/s on a machine where autocannon and other work take turns with it.
+   */
+  cpu_us_per_request?: number;
   /** The target's peak resident memory during the case, in MB (the real servers only). */
   rss_peak_mb?: number;
 }
@@ -154,7 +161,9 @@ async function measure(target: Target, route: Route, round: number, watchMemory:
   const loadAverage = loadavg()[0]!;
   let rssPeak = 0;
   const sampler = watchMemory ? setInterval(() => (rssPeak = Math.max(rssPeak, rssMegabytes(target.pid) ?? 0)), 250) : undefined;
+  const cpuBefore = cpuMicros(target.pid);
   const { result, latency } = await load(target, route.path, DURATION);
+  const cpuAfter = cpuMicros(target.pid);
   clearInterval(sampler);
   const ms = (micros: number) => Math.round(micros) / 1000;
   const measurement: Measurement = {
@@ -169,9 +178,10 @@ async function measure(target: Target, route: Route, round: number, watchMemory:
     errors: result.errors,
     timeouts: result.timeouts,
     load_average_before: Math.round(loadAverage * 100) / 100,
+    ...(cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0 ? { cpu_us_per_request: Math.round((cpuAfter - cpuBefore) / result.requests.total) } : {}),
     ...(watchMemory ? { rss_peak_mb: rssPeak } : {}),
   };
-  process.stderr.write(`  ${`round ${round}`.padEnd(8)} ${target.name.padEnd(20)} ${route.name.padEnd(27)} ${String(measurement.requests_per_second).padStart(6)} req/s  p99 ${measurement.latency_ms.p99} ms\n`);
+  process.stderr.write(`  ${`round ${round}`.padEnd(8)} ${target.name.padEnd(20)} ${route.name.padEnd(27)} ${String(measurement.requests_per_second).padStart(6)} req/s  p99 ${measurement.latency_ms.p99} ms  ${measurement.cpu_us_per_request ?? '?'} µs CPU/request\n`);
   return measurement;
 }
 
@@ -201,6 +211,8 @@ interface Summary {
   rpsMax: number;
   p50: number;
   p99: number;
+  /** Median CPU µs per request of the target process. */
+  cpu: number | undefined;
   failures: number;
 }
 
@@ -223,6 +235,7 @@ function summarize(measurements: Measurement[]): Summary[] {
       rpsMax: Math.max(...rps),
       p50: median(group.map((m) => m.latency_ms.p50)),
       p99: median(group.map((m) => m.latency_ms.p99)),
+      cpu: group.every((m) => m.cpu_us_per_request !== undefined) ? Math.round(median(group.map((m) => m.cpu_us_per_request!))) : undefined,
       failures: group.reduce((sum, m) => sum + m.non_2xx + m.errors, 0),
     };
   });
@@ -250,31 +263,34 @@ function targetsTable(summaries: Summary[]): string {
         s.p50.toFixed(2),
         s.p99.toFixed(2),
         share === undefined ? '–' : `${(share * 100).toFixed(0)}%`,
+        s.cpu === undefined ? '–' : String(s.cpu),
         target,
         FLOORS[s.target] ? (s.p99 <= P99_TARGET_MS ? 'yes' : 'NO') : '–',
         String(s.failures),
       ];
     });
-  return markdown(['target', 'route', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'vs bare', 'share target', `p99 ≤ ${P99_TARGET_MS} ms`, 'non-2xx/errors'], rows, (i) => i >= 2 && i <= 5);
+  return markdown(['target', 'route', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'vs bare', 'CPU µs/request', 'share target', `p99 ≤ ${P99_TARGET_MS} ms`, 'non-2xx/errors'], rows, (i) => i >= 2 && i <= 6);
 }
 
-/** The cost budget: per route, each step's req/s, its cost per request over the previous step, and its share of the full server's. */
+/**
+ * The cost budget: per route, each step's req/s and its process's CPU time per request; a layer's cost is its step's
+ * CPU per request less the previous step's, and its share is that of the CPU the full server adds to bare Express.
+ */
 function layersTable(summaries: Summary[]): string {
   const rows: string[][] = [];
   for (const route of ROUTES) {
     const steps = ['bare express', ...LAYER_STEPS.map((s) => s.name), 'server (SQLite)']
       .map((name) => summaries.find((s) => s.target === name && s.route === route.name))
-      .filter((s): s is Summary => s !== undefined);
+      .filter((s): s is Summary => s !== undefined && s.cpu !== undefined);
     if (steps.length < 2) continue;
-    const micros = (s: Summary) => 1e6 / s.rps;
-    const total = micros(steps.at(-1)!) - micros(steps[0]!);
+    const added = steps.at(-1)!.cpu! - steps[0]!.cpu!;
     steps.forEach((step, i) => {
-      const cost = i === 0 ? micros(step) : micros(step) - micros(steps[i - 1]!);
+      const cost = i === 0 ? step.cpu! : step.cpu! - steps[i - 1]!.cpu!;
       const layer = i === 0 ? 'bare express' : step.target === 'server (SQLite)' ? '+ handlers and database (the server)' : step.target;
-      rows.push([route.name, layer, `${step.rps} (${step.rpsMin}–${step.rpsMax})`, step.p99.toFixed(2), cost.toFixed(0), i === 0 ? '–' : `${((cost / total) * 100).toFixed(0)}%`]);
+      rows.push([route.name, layer, `${step.rps} (${step.rpsMin}–${step.rpsMax})`, step.p99.toFixed(2), String(step.cpu), i === 0 ? String(cost) : `${cost >= 0 ? '+' : ''}${cost}`, i === 0 ? '–' : `${((cost / added) * 100).toFixed(0)}%`]);
     });
   }
-  return markdown(['route', 'step', 'req/s median (min–max)', 'p99 ms', 'µs per request', 'share of the added cost'], rows, (i) => i >= 2);
+  return markdown(['route', 'step', 'req/s median (min–max)', 'p99 ms', 'CPU µs/request', 'layer µs', 'share of the added CPU'], rows, (i) => i >= 2);
 }
 
 // --------------------------------------------------------------------------------------------------------- main
@@ -348,7 +364,9 @@ async function main(): Promise<void> {
   measurements.sort((a, b) => order.indexOf(a.target) - order.indexOf(b.target) || a.round - b.round);
   const summaries = summarize(measurements);
   process.stdout.write(`\n${targetsTable(summaries)}\n\n`);
-  process.stdout.write(`vs bare: req/s as a share of the bare Express app on the same route. Medians of ${ROUNDS} rounds; latency is client-side, per response.\n`);
+  process.stdout.write(
+    `vs bare: req/s as a share of the bare Express app on the same route. Medians of ${ROUNDS} rounds; latency is client-side, per response; CPU is the target process's own (PostgreSQL's is not in it).\n`,
+  );
   process.stdout.write(`Load average (1 min) before each round: ${loadAverages.join(', ')}.\n\n`);
   if (TARGETS.has('layers') && TARGETS.has('bare')) {
     process.stdout.write(`The cost budget: the same route through each layer added in turn.\n\n${layersTable(summaries)}\n\n`);

@@ -69,6 +69,21 @@ export async function startProcess(name: string, command: string, args: string[]
   return Object.assign(stop, { pid: child.pid! });
 }
 
+/**
+ * The CPU time a process has used so far (user and system), in microseconds, from /proc/<pid>/stat (in clock ticks
+ * of 10 ms), or undefined where it cannot be read.
+ */
+export function cpuMicros(pid: number): number | undefined {
+  try {
+    // The fields after the command name (which is in parentheses and may hold spaces): utime and stime are the 12th
+    // and 13th of them.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The resident set size of a process, in MB (Linux: /proc/<pid>/status), or undefined where it cannot be read. */
 export function rssMegabytes(pid: number): number | undefined {
   try {

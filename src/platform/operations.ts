@@ -25,11 +25,15 @@ export function requestContext(platform: Platform, req: Request, res: Response):
   const state = locals(res);
   const caller = state.caller;
   let controller: AbortController | undefined;
+  let url: URL | undefined;
   return {
     platform,
     requestId: state.requestId,
     now: state.receivedAt,
-    url: new URL(req.originalUrl, platform.config.publicBaseUrl + '/'),
+    // Parsed on first use: most handlers never read it.
+    get url(): URL {
+      return (url ??= new URL(req.originalUrl, platform.config.publicBaseUrl + '/'));
+    },
     ip: clientIp(req),
     userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
     accepts: (...types: string[]) => req.accepts(types),
