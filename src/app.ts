@@ -145,22 +145,27 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
   app.use(contractValidator());
 
   const implemented = collectByKey(platform.features, 'handlers') as Partial<Record<OperationId, OperationHandler>>;
-  // The implemented operations first: their requests never walk past them to the routes of operations not built,
-  // which exist only for the test seam (the 501 above answers them otherwise).
-  const routed = [...Object.keys(implemented), ...(overrides ? notImplemented : [])] as OperationId[];
-  for (const id of routed) {
+  // Routing already chose the operation (resolveOperation), so one dispatcher hands the request to its handler: with
+  // an Express route per operation, every request was matched against the routes before its own, one by one.
+  // Operations not built get a handler only for the test seam (the 501 above answers them otherwise).
+  const bound = new Map<OperationId, ReturnType<typeof bindOperation>>();
+  for (const id of [...Object.keys(implemented), ...(overrides ? notImplemented : [])] as OperationId[]) {
     const handler = implemented[id];
-    const operation = operationTable[id];
-    const path = operation.path.replace(/\{([^}]+)\}/g, ':$1');
     const notBuiltYet: OperationHandler = async () => {
       throw new Problem('not_implemented', `${id} is specified but not available on this server yet.`);
     };
-    const bound: OperationHandler = overrides ? (request, context) => (overrides.get(id) ?? handler ?? notBuiltYet)(request, context) : handler!;
-    // Express picks the first registered path that matches; the operation is the one resolveOperation chose (a
-    // concrete path before a templated one), so a route of another operation passes the request on.
-    const ours = (_req: Request, res: Response, next: NextFunction) => (locals(res).operationId === id ? next() : next('route'));
-    app[operation.method](path, ours, bindOperation(platform, id, bound));
+    bound.set(id, bindOperation(platform, id, overrides ? (request, context) => (overrides.get(id) ?? handler ?? notBuiltYet)(request, context) : handler!));
   }
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const { operationId, pathParams } = locals(res);
+    const handler = bound.get(operationId!);
+    if (!handler) return next();
+    // Decoded here, after the contract validator has refused a malformed percent-encoding.
+    const params: Record<string, string> = {};
+    for (const [name, value] of Object.entries(pathParams ?? {})) params[name] = decodeURIComponent(value);
+    req.params = params;
+    return handler(req, res, next);
+  });
 
   app.use(problemHandler({ logger: platform.logger, onResponseValidationError: options.onResponseValidationError }));
   return app;

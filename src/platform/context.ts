@@ -91,6 +91,8 @@ export interface RequestLocals {
   requestId: string;
   /** The operation routing resolved; unset for 404/405. */
   operationId?: OperationId;
+  /** Its path parameters by name, as sent (percent-encoded): the contract validator refuses a malformed one first. */
+  pathParams?: Record<string, string>;
   /** The feature's problem shape of that operation (Feature.problemShapes). */
   problemShape?: ProblemShaper;
   /** Set by authentication. */

@@ -7,6 +7,8 @@ import { Problem } from './problems.ts';
 
 interface Route {
   pattern: RegExp;
+  /** The names of the path's parameters, in the order of the pattern's groups. */
+  names: string[];
   methods: Map<string, OperationId>;
 }
 
@@ -20,7 +22,7 @@ function compile(path: string): RegExp {
 
 const routes = new Map<string, Route>();
 for (const [id, operation] of Object.entries(operationTable) as Array<[OperationId, (typeof operationTable)[OperationId]]>) {
-  const route = routes.get(operation.path) ?? { pattern: compile(operation.path), methods: new Map() };
+  const route = routes.get(operation.path) ?? { pattern: compile(operation.path), names: [...operation.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!), methods: new Map() };
   route.methods.set(operation.method.toUpperCase(), id);
   routes.set(operation.path, route);
 }
@@ -41,11 +43,16 @@ const ordered = [...routes.entries()]
   })
   .map(([, route]) => route);
 
-export function matchOperation(method: string, path: string): { operationId: OperationId } | { allow: string[] } | undefined {
+export function matchOperation(method: string, path: string): { operationId: OperationId; pathParams: Record<string, string> } | { allow: string[] } | undefined {
   for (const route of ordered) {
-    if (!route.pattern.test(path)) continue;
+    const match = route.pattern.exec(path);
+    if (!match) continue;
     const id = route.methods.get(method === 'HEAD' ? 'GET' : method);
-    if (id) return { operationId: id };
+    if (id) {
+      const pathParams: Record<string, string> = {};
+      route.names.forEach((name, i) => (pathParams[name] = match[i + 1]!));
+      return { operationId: id, pathParams };
+    }
     const allow = [...route.methods.keys()];
     if (allow.includes('GET')) allow.push('HEAD');
     return { allow };
@@ -62,5 +69,6 @@ export function resolveOperation(req: Request, res: Response, next: NextFunction
     });
   }
   locals(res).operationId = match.operationId;
+  locals(res).pathParams = match.pathParams;
   next();
 }
