@@ -20,6 +20,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { iso } from '../../platform/clock.ts';
 import type { DatabaseKind } from '../../storage/database.ts';
 import { forUpdate } from '../../storage/locks.ts';
+import { ONE, PENDING } from '../../storage/partial-indexes.ts';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../storage/schema.ts';
 import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
 import { sendAttempt, type AttemptOutcome } from './send.ts';
@@ -95,7 +96,7 @@ export class DeliveryWorker implements BackgroundWorker {
     const due = db
       .selectFrom('webhook_deliveries')
       .select('id')
-      .where('status', '=', 'pending')
+      .where('status', '=', PENDING)
       .where('next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', lease.expired)]))
       .orderBy('next_attempt_at')
@@ -150,61 +151,156 @@ export class DeliveryWorker implements BackgroundWorker {
    * Records the attempt and the delivery's next state. When the delivery ended, the endpoint's next queued delivery
    * becomes due and, unless the worker is stopping, is leased to this worker in the same transaction and returned,
    * with the endpoint as it is now (a changed URL applies to pending retries too, a rotated secret signs at once).
+   *
+   * Attempts that end while a recording transaction runs wait for it and are recorded together in the next one
+   * (group commit): under load one commit serves many attempts (a commit was the largest cost of a delivery), and an
+   * attempt that ends alone is recorded at once, without waiting for company.
    */
-  async #record(delivery: Delivery, started: Date, outcome: AttemptOutcome, stopping: () => boolean): Promise<Handoff | undefined> {
-    const { db, clock, logger } = this.#options;
-    const ended = clock.now();
-    const result = await db.transaction().execute(async (trx) => {
-      // The endpoint's lock first (see recordEvent): a delivery queued meanwhile is visible to the search below.
-      const endpoint = await forUpdate(trx.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', '=', delivery.endpoint_id), trx).executeTakeFirst();
-      const number = delivery.attempt_count + 1;
-      const succeeded = outcome.status === 'succeeded';
-      const retryAt = succeeded || delivery.test ? null : nextAttemptAt(number, ended);
-      // Only while this worker still holds the lease. A delivery ended meanwhile (its endpoint disabled or deleted)
-      // stays failed unless this attempt succeeded; `status` in the expressions is the value before this update.
-      const updated = await trx
-        .updateTable('webhook_deliveries')
-        .set({
-          status: succeeded ? 'delivered' : retryAt ? sql<'pending' | 'failed'>`case when status = 'pending' then 'pending' else 'failed' end` : 'failed',
-          next_attempt_at: retryAt ? sql<string | null>`case when status = 'pending' then ${iso(retryAt)} else null end` : null,
-          attempt_count: number,
-          last_attempt_at: iso(started),
-          last_response_status_code: outcome.responseStatusCode,
-          delivered_at: succeeded ? iso(ended) : null,
-          leased_until: null,
-          lease_token: null,
-        })
-        .where('id', '=', delivery.id)
-        .where('lease_token', '=', delivery.lease_token)
-        .returning('status')
-        .executeTakeFirst();
-      if (!updated) return 'lease_lost' as const;
-      await trx
-        .insertInto('webhook_attempts')
-        .values({
+  #record(delivery: Delivery, started: Date, outcome: AttemptOutcome, stopping: () => boolean): Promise<Handoff | undefined> {
+    return new Promise((resolve, reject) => {
+      this.#unrecorded.push({ delivery, started, ended: this.#options.clock.now(), outcome, stopping, resolve, reject });
+      // After the event loop's I/O phase, so that the attempts whose answers came in the same phase go together (a
+      // SQLite transaction runs on microtasks alone: no other answer can come in while it runs).
+      if (!this.#recordScheduled && this.#recorders < (this.#options.kind === 'postgres' ? POSTGRES_RECORDERS : 1)) {
+        this.#recordScheduled = true;
+        setImmediate(() => void this.#recordWaiting());
+      }
+    });
+  }
+
+  readonly #unrecorded: Ended[] = [];
+  #recordScheduled = false;
+  /** Recording transactions running now: one on SQLite (one writer anyway), a few on PostgreSQL's pool. */
+  #recorders = 0;
+
+  async #recordWaiting(): Promise<void> {
+    this.#recordScheduled = false;
+    this.#recorders++;
+    try {
+      while (this.#unrecorded.length > 0) {
+        const batch = this.#unrecorded.splice(0, MAX_RECORDED_TOGETHER);
+        let results: Array<Handoff | undefined | 'lease_lost'>;
+        try {
+          results = await this.#options.db.transaction().execute((trx) => recordAttempts(trx, batch));
+        } catch (error) {
+          if (batch.length === 1) {
+            batch[0]!.reject(error);
+            continue;
+          }
+          // One attempt's failure must not cost the others their record: each alone, in its own transaction.
+          for (const ended of batch) {
+            this.#options.db
+              .transaction()
+              .execute((trx) => recordAttempts(trx, [ended]))
+              .then(([result]) => this.#settle(ended, result), ended.reject);
+          }
+          continue;
+        }
+        batch.forEach((ended, index) => this.#settle(ended, results[index]));
+      }
+    } finally {
+      this.#recorders--;
+    }
+  }
+
+  #settle(ended: Ended, result: Handoff | undefined | 'lease_lost'): void {
+    if (result !== 'lease_lost') return ended.resolve(result);
+    this.#options.logger.warn({ delivery_id: ended.delivery.id }, 'a webhook attempt ended after its lease ran out; another worker owns the delivery now');
+    ended.resolve(undefined);
+  }
+}
+
+/** Attempts recorded in one transaction at most. */
+const MAX_RECORDED_TOGETHER = 100;
+/** Recording transactions at once on PostgreSQL, where each waits on its round trips and its commit's flush. */
+const POSTGRES_RECORDERS = 3;
+
+/** An attempt that ended and waits to be recorded, with the promise of its handoff. */
+interface Ended {
+  delivery: Delivery;
+  started: Date;
+  ended: Date;
+  outcome: AttemptOutcome;
+  stopping: () => boolean;
+  resolve(handoff: Handoff | undefined): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Records the attempts of `batch` in the caller's transaction, in a few statements whatever its size (on PostgreSQL
+ * each statement is a round trip while the endpoints stay locked); per attempt, the handoff or that the lease was lost.
+ */
+async function recordAttempts(trx: Transaction<Database>, batch: Ended[]): Promise<Array<Handoff | undefined | 'lease_lost'>> {
+  // The endpoints' locks first (see recordEvent), in id order as recordEvent takes them (two transactions locking
+  // the same endpoints in different orders could deadlock on PostgreSQL): a delivery queued meanwhile is visible to
+  // the queue's search below.
+  const endpointIds = [...new Set(batch.map((ended) => ended.delivery.endpoint_id))].sort();
+  const endpoints = new Map(
+    (await forUpdate(trx.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', 'in', endpointIds).orderBy('id'), trx).execute()).map((e) => [e.id, e]),
+  );
+
+  // Every delivery's next state in one statement, only while this worker still holds its lease. A delivery ended
+  // meanwhile (its endpoint disabled or deleted) stays failed unless this attempt succeeded; `d.status` is the value
+  // before this update. (Values come as text from the VALUES list, hence the casts; SQLite's `returning` takes no
+  // table names, so the list's columns are named unlike the table's.)
+  const rows = batch.map(({ delivery, started, ended, outcome }) => {
+    const number = delivery.attempt_count + 1;
+    const succeeded = outcome.status === 'succeeded';
+    const retryAt = succeeded || delivery.test ? null : nextAttemptAt(number, ended);
+    const next = succeeded ? 'delivered' : retryAt ? 'retry' : 'failed';
+    return sql`(${delivery.id}, ${delivery.lease_token}, ${next}, ${retryAt && iso(retryAt)}, ${String(number)}, ${iso(started)}, ${outcome.responseStatusCode === null ? null : String(outcome.responseStatusCode)}, ${succeeded ? iso(ended) : null})`;
+  });
+  const { rows: updated } = await sql<{ id: string; status: Delivery['status'] }>`
+    with v (delivery_id, held_lease, next, retry_at, attempt_number, started_at, code, ended_at) as (values ${sql.join(rows)})
+    update webhook_deliveries as d set
+      status = case v.next when 'delivered' then 'delivered' when 'retry' then (case when d.status = 'pending' then 'pending' else 'failed' end) else 'failed' end,
+      next_attempt_at = case when v.next = 'retry' and d.status = 'pending' then v.retry_at else null end,
+      attempt_count = cast(v.attempt_number as integer),
+      last_attempt_at = v.started_at,
+      last_response_status_code = cast(v.code as integer),
+      delivered_at = v.ended_at,
+      leased_until = null,
+      lease_token = null
+    from v
+    where d.id = v.delivery_id and d.lease_token = v.held_lease
+    returning id, status`.execute(trx);
+  const statusOf = new Map(updated.map((row) => [row.id, row.status]));
+
+  const recorded = batch.filter(({ delivery }) => statusOf.has(delivery.id));
+  if (recorded.length > 0) {
+    await trx
+      .insertInto('webhook_attempts')
+      .values(
+        recorded.map(({ delivery, started, outcome }) => ({
           delivery_id: delivery.id,
-          number,
+          number: delivery.attempt_count + 1,
           workspace_id: delivery.workspace_id,
-          trigger: number === 1 && delivery.manual ? 'manual' : 'scheduled',
+          trigger: delivery.attempt_count === 0 && delivery.manual ? ('manual' as const) : ('scheduled' as const),
           started_at: iso(started),
           status: outcome.status,
           response_status_code: outcome.responseStatusCode,
           response_body: outcome.responseBody,
           duration_ms: outcome.durationMs,
           error: outcome.error,
-        })
-        .execute();
-      const { status } = updated;
-      if (status === 'pending' || !delivery.ordered) return undefined;
-      const next = await startNextInQueue(trx, delivery.endpoint_id, ended, stopping() || !endpoint ? undefined : newLease(LEASE_MS));
-      return next && endpoint ? { delivery: next, endpoint } : undefined;
-    });
-    if (result === 'lease_lost') {
-      logger.warn({ delivery_id: delivery.id }, 'a webhook attempt ended after its lease ran out; another worker owns the delivery now');
-      return undefined;
-    }
-    return result;
+        })),
+      )
+      .execute();
   }
+
+  // The queues whose head ended move on; their next deliveries are leased to this worker unless it is stopping.
+  const movedOn = recorded.filter(({ delivery }) => delivery.ordered && statusOf.get(delivery.id) !== 'pending');
+  const now = new Date(Math.max(...batch.map(({ ended }) => ended.getTime())));
+  const leased = movedOn.filter(({ delivery, stopping }) => !stopping() && endpoints.has(delivery.endpoint_id)).map(({ delivery }) => delivery.endpoint_id);
+  const unleased = movedOn.map(({ delivery }) => delivery.endpoint_id).filter((id) => !leased.includes(id));
+  const nextOf = new Map((await startNextInQueues(trx, leased, now, newLease(LEASE_MS))).map((next) => [next.endpoint_id, next]));
+  await startNextInQueues(trx, unleased, now);
+
+  return batch.map(({ delivery }) => {
+    if (!statusOf.has(delivery.id)) return 'lease_lost';
+    const next = delivery.ordered ? nextOf.get(delivery.endpoint_id) : undefined;
+    const endpoint = endpoints.get(delivery.endpoint_id);
+    return next && endpoint ? { delivery: next, endpoint } : undefined;
+  });
 }
 
 const endpointTargetColumns = ['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'] as const;
@@ -216,25 +312,32 @@ interface Handoff {
 }
 
 /**
- * Makes the oldest waiting delivery of the endpoint's queue due, unless the queue still has a pending head. With a
- * lease, also leases it and returns it, for the caller to send at once.
+ * Makes the oldest waiting delivery of each endpoint's queue due, unless the queue still has a pending head. With a
+ * lease, also leases them and returns them, for the caller to send at once.
  */
-export async function startNextInQueue(trx: Transaction<Database>, endpointId: string, now: Date, lease?: Lease): Promise<Delivery | undefined> {
-  const head = trx
-    .selectFrom('webhook_deliveries')
-    .select('id')
-    .where('endpoint_id', '=', endpointId)
-    .where('status', '=', 'pending')
-    .where('ordered', '=', 1)
-    .orderBy('sequence')
-    .limit(1);
-  return trx
+export async function startNextInQueues(trx: Transaction<Database>, endpointIds: string[], now: Date, lease?: Lease): Promise<Delivery[]> {
+  if (endpointIds.length === 0) return [];
+  const heads = trx
+    .selectFrom('webhook_endpoints as e')
+    .select((eb) =>
+      eb
+        .selectFrom('webhook_deliveries as head')
+        .select('head.id')
+        .whereRef('head.endpoint_id', '=', 'e.id')
+        .where('head.status', '=', PENDING)
+        .where('head.ordered', '=', ONE)
+        .orderBy('head.sequence')
+        .limit(1)
+        .as('id'),
+    )
+    .where('e.id', 'in', endpointIds);
+  const rows = await trx
     .updateTable('webhook_deliveries')
     .set({ next_attempt_at: iso(now), ...(lease ? { leased_until: lease.until, lease_token: lease.token } : {}) })
-    .where('id', '=', head)
+    .where('id', 'in', heads as never)
     // A head that is already due is the queue's current attempt, not one waiting behind it.
     .where('next_attempt_at', 'is', null)
     .returningAll()
-    .executeTakeFirst()
-    .then((row) => (lease ? row : undefined));
+    .execute();
+  return lease ? rows : [];
 }

@@ -3,13 +3,14 @@
 // sends them. Every feature calls it as
 //
 //     await recordEvent(trx, workspaceId, 'document.published', { ...the data of the contract's event schema }, now);
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { EventType } from '../../../generated/webhooks.ts';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import { notifyOnCommit } from '../../platform/jobs/notify.ts';
 import { forUpdate } from '../../storage/locks.ts';
+import { ONE, PENDING } from '../../storage/partial-indexes.ts';
 import type { Database, EventsTable } from '../../storage/schema.ts';
 import { DELIVERIES_CHANNEL } from './delivery-worker.ts';
 
@@ -47,25 +48,27 @@ export async function recordEvent<T extends EventType>(trx: Transaction<Database
   await trx.insertInto('events').values(event).execute();
 
   // The endpoints' rows are locked until commit: the worker, finishing an endpoint's queue head, takes the same lock
-  // before it looks for the next one, so it cannot miss a delivery that this transaction queues behind the head.
+  // before it looks for the next one, so it cannot miss a delivery that this transaction queues behind the head. In id
+  // order, as the worker takes them (two transactions locking the same rows in different orders could deadlock).
   const endpoints = await forUpdate(
-    trx.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('workspace_id', '=', workspaceId).where('enabled', '=', 1),
+    trx.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('workspace_id', '=', workspaceId).where('enabled', '=', 1).orderBy('id'),
     trx,
   ).execute();
   const subscribed = endpoints.filter((endpoint) => filtersMatch(JSON.parse(endpoint.event_types) as string[], type)).map((e) => e.id);
   if (subscribed.length === 0) return event.id;
   // Per endpoint, a delivery waits (next_attempt_at null) while an earlier one of the queue is still pending.
+  // One probe of the queue index per endpoint (a `distinct` over the pending deliveries read every one of them).
   const busy = new Set(
     (
       await trx
-        .selectFrom('webhook_deliveries')
-        .select('endpoint_id')
-        .distinct()
-        .where('endpoint_id', 'in', subscribed)
-        .where('status', '=', 'pending')
-        .where('ordered', '=', 1)
+        .selectFrom('webhook_endpoints as e')
+        .select('e.id')
+        .where('e.id', 'in', subscribed)
+        .where(({ exists, selectFrom }) =>
+          exists(selectFrom('webhook_deliveries as d').select(sql.lit(1).as('one')).whereRef('d.endpoint_id', '=', 'e.id').where('d.status', '=', PENDING).where('d.ordered', '=', ONE)),
+        )
         .execute()
-    ).map((row) => row.endpoint_id),
+    ).map((row) => row.id),
   );
   const payload = eventPayload(event);
   await trx

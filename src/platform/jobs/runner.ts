@@ -11,6 +11,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { DatabaseKind } from '../../storage/database.ts';
+import { PENDING } from '../../storage/partial-indexes.ts';
 import type { Database, JobsTable } from '../../storage/schema.ts';
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
@@ -199,7 +200,7 @@ export class JobRunner implements BackgroundWorker {
     const due = db
       .selectFrom('jobs')
       .select('id')
-      .where('status', '=', 'pending')
+      .where('status', '=', PENDING)
       .where('run_at', '<=', iso(clock.now()))
       .where('kind', 'in', this.#kinds)
       .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', lease.expired)]))
