@@ -225,8 +225,15 @@ export class JobRunner implements BackgroundWorker {
     }
     const controller = new AbortController();
     this.#running.add(controller);
-    let timer = setTimeout(() => controller.abort(new Error('the job lease ran out')), leaseMs);
-    timer.unref();
+    // The signal aborts when the lease recorded in the database runs out, not `leaseMs` after this line: from then on
+    // another runner may claim the job, and this run must already know it lost it (the claim came first on a loaded
+    // machine, and the second attempt had ended before the first one's signal said so).
+    const abortAt = (until: number) => {
+      const timer = setTimeout(() => controller.abort(new Error('the job lease ran out')), Math.max(0, until - Date.now()));
+      timer.unref();
+      return timer;
+    };
+    let timer = abortAt(job.leased_until ? Date.parse(job.leased_until) : Date.now() + leaseMs);
     let error: unknown;
     try {
       await definition.run({
@@ -238,11 +245,11 @@ export class JobRunner implements BackgroundWorker {
         maxAttempts: job.max_attempts,
         signal: controller.signal,
         extendLease: async () => {
-          const result = await ours(updateJob(db)).set({ leased_until: iso(new Date(Date.now() + leaseMs)) }).where('status', '=', 'pending').executeTakeFirst();
+          const until = Date.now() + leaseMs;
+          const result = await ours(updateJob(db)).set({ leased_until: iso(new Date(until)) }).where('status', '=', 'pending').executeTakeFirst();
           if (Number(result.numUpdatedRows) !== 1) return false;
           clearTimeout(timer);
-          timer = setTimeout(() => controller.abort(new Error('the job lease ran out')), leaseMs);
-          timer.unref();
+          timer = abortAt(until);
           return true;
         },
         db,
