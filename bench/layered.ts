@@ -14,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { loadConfig } from '../src/config.ts';
 import { features } from '../src/features/index.ts';
-import { authenticate } from '../src/platform/auth.ts';
+import { authenticate, type KeyCacheOfPlatform } from '../src/platform/auth.ts';
+import { KeyCache } from '../src/platform/key-cache.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { locals, type Platform } from '../src/platform/context.ts';
 import { problemHandler } from '../src/platform/errors.ts';
@@ -29,7 +30,9 @@ const layers = new Set((process.env.LAYERS ?? '').split(',').filter(Boolean));
 for (const layer of layers) if (!['validator', 'auth', 'ratelimit', 'logging'].includes(layer)) throw new Error(`unknown layer ${layer}`);
 const bodies = JSON.parse(readFileSync(process.env.BARE_BODIES ?? '', 'utf8')) as { workspace: unknown; apiKeys: unknown; apiKeys100: unknown };
 const config = loadConfig();
-const storage = openStorage(config.databaseUrl);
+const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
+const storage = openStorage(config.databaseUrl, { plugins: [keyCache.plugin] });
+await keyCache.watch(storage, config.databaseUrl, createLogger(config.logLevel));
 const logger = createLogger(config.logLevel);
 const platform: Platform = {
   config,
@@ -39,6 +42,7 @@ const platform: Platform = {
   logger,
   rateLimitStore: createRateLimitStore(undefined),
   requestLog: new RequestLogWriter(storage.db, logger),
+  keyCache,
   features,
 };
 

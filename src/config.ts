@@ -26,6 +26,8 @@ export interface Config {
   /** Express's `trust proxy`: which proxies may set X-Forwarded-For. */
   trustProxy: boolean | number | string;
   shutdownTimeoutMs: number;
+  /** How long an authenticated key is remembered (AUTH_CACHE_MS; 0: every request reads the database). */
+  authCacheMs: number;
   /**
    * Run every background worker inside this process (WEBHOOKS_WORKER, default true): the webhook delivery worker and
    * the job runner (src/platform/workers.ts). `false` leaves them to `npm run worker` processes.
@@ -120,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     trustProxy: trustProxy(env.TRUST_PROXY),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    authCacheMs: integer(env, 'AUTH_CACHE_MS', 5000, 0, 60_000),
     webhooksWorker: flag(env, 'WEBHOOKS_WORKER', true),
     workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 10, 1, 1000),
     webhooksAllowLoopback,

@@ -15,6 +15,8 @@ import type { Platform } from './platform/context.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
 import { startWorkers } from './platform/workers.ts';
+import type { KeyCacheOfPlatform } from './platform/auth.ts';
+import { KeyCache } from './platform/key-cache.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
 import { startRetention } from './platform/retention.ts';
 import { migrate, openStorage } from './storage/database.ts';
@@ -43,8 +45,13 @@ export interface StartOptions extends AppOptions {
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
+  const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
+  const storage = openStorage(config.databaseUrl, {
+    onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
+    plugins: [keyCache.plugin],
+  });
   await migrate(storage.db, features);
+  const stopWatchingKeys = await keyCache.watch(storage, config.databaseUrl, logger);
   const rateLimitStore = createRateLimitStore(config.redisUrl, options.rateLimitKeyPrefix);
   // Without this wait the first requests after start were counted in this process only (Redis still connecting) and
   // /readyz answered 503. An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
@@ -57,6 +64,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger,
     rateLimitStore,
     requestLog: new RequestLogWriter(storage.db, logger),
+    keyCache,
     features,
   };
   const app = createApp(platform, options);
@@ -114,6 +122,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await Promise.all(upgrades.map((endpoint) => endpoint.dispose?.()));
       await Promise.all(runtimes.map((runtime) => runtime.dispose()));
       await rateLimitStore.close();
+      await stopWatchingKeys();
       await storage.close();
     })());
 

@@ -5,6 +5,7 @@ import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import { iso } from './clock.ts';
 import { locals, type ApiKeyRow, type Caller, type Platform, type WorkspaceRow } from './context.ts';
+import type { KeyCache } from './key-cache.ts';
 import { Problem } from './problems.ts';
 
 const SECRET_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -58,29 +59,47 @@ function keyLookup(db: Kysely<Database>): ReturnType<typeof compileKeyLookup> {
   return compiled;
 }
 
+/** A key as authentication finds it: the key with its workspace. What the key cache remembers. */
+export interface FoundKey {
+  key: ApiKeyRow;
+  workspace: WorkspaceRow;
+}
+
+/** What the platform's key cache (src/platform/key-cache.ts) remembers by a secret's hash. */
+export type KeyCacheOfPlatform = KeyCache<FoundKey>;
+
 /**
- * The key whose current or previous secret is `secret`, whatever its status. `secretValid` is false for a previous
- * secret past its grace period: the request is refused but still belongs to the key's request log.
+ * The key whose current or previous secret is `secret`, whatever its status, from the cache when it remembers it.
+ * `secretValid` is false for a previous secret past its grace period: the request is refused but still belongs to the
+ * key's request log. It is decided here, at `now`, also for a remembered key.
  */
 export async function findKeyBySecret(
   db: Kysely<Database>,
   secret: string,
   now: Date,
-): Promise<{ key: ApiKeyRow; workspace: WorkspaceRow; secretValid: boolean } | undefined> {
+  cache?: KeyCacheOfPlatform,
+): Promise<(FoundKey & { secretValid: boolean }) | undefined> {
   const hash = hashSecret(secret);
-  const row = (await db.executeQuery<KeyLookupRow>({ ...keyLookup(db), parameters: [hash, hash] })).rows[0];
-  if (!row) return undefined;
-  const secretValid = row.secret_hash === hash || (row.previous_secret_expires_at !== null && row.previous_secret_expires_at > iso(now));
-  const { workspace_name, workspace_region, workspace_created_at, workspace_updated_at, workspace_event_sequence, ...key } = row;
-  const workspace: WorkspaceRow = {
-    id: row.workspace_id,
-    name: workspace_name,
-    region: workspace_region,
-    created_at: workspace_created_at,
-    updated_at: workspace_updated_at,
-    event_sequence: workspace_event_sequence,
-  };
-  return { key, workspace, secretValid };
+  let found = cache?.get(hash);
+  if (!found) {
+    const token = cache?.token();
+    const row = (await db.executeQuery<KeyLookupRow>({ ...keyLookup(db), parameters: [hash, hash] })).rows[0];
+    if (!row) return undefined;
+    const { workspace_name, workspace_region, workspace_created_at, workspace_updated_at, workspace_event_sequence, ...key } = row;
+    const workspace: WorkspaceRow = {
+      id: row.workspace_id,
+      name: workspace_name,
+      region: workspace_region,
+      created_at: workspace_created_at,
+      updated_at: workspace_updated_at,
+      event_sequence: workspace_event_sequence,
+    };
+    found = { key, workspace };
+    cache?.set(hash, found, token!);
+  }
+  const { key } = found;
+  const secretValid = key.secret_hash === hash || (key.previous_secret_expires_at !== null && key.previous_secret_expires_at > iso(now));
+  return { ...found, secretValid };
 }
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7E]{1,512})[ \t]*$/i;
@@ -92,7 +111,7 @@ const BEARER = /^Bearer[ \t]+([\x21-\x7E]{1,512})[ \t]*$/i;
 export async function identifyKey(platform: Platform, req: Request, res: Response): Promise<void> {
   const match = BEARER.exec(req.get('authorization') ?? '');
   if (!match) return;
-  const found = await findKeyBySecret(platform.db, match[1]!, locals(res).receivedAt);
+  const found = await findKeyBySecret(platform.db, match[1]!, locals(res).receivedAt, platform.keyCache);
   if (!found) return;
   locals(res).apiKeyId = found.key.id;
   locals(res).workspaceId = found.workspace.id;
@@ -108,7 +127,7 @@ export function authenticate(platform: Platform) {
     if (!match) throw new Problem('unauthenticated', 'Send a valid API key as Authorization: Bearer <key>.');
     const state = locals(res);
     const now = state.receivedAt;
-    const found = await findKeyBySecret(platform.db, match[1]!, now);
+    const found = await findKeyBySecret(platform.db, match[1]!, now, platform.keyCache);
     if (!found) throw new Problem('unauthenticated', 'The API key is not valid.');
     const { key, workspace } = found;
     state.apiKeyId = key.id;
@@ -129,10 +148,13 @@ export function authenticate(platform: Platform) {
   };
 }
 
-// `last_used_at` is kept to the minute, so a busy key costs one write a minute, not one per request.
+// `last_used_at` is kept to the minute, so a busy key costs one write a minute, not one per request. The key may be
+// the cache's: it is told the minute too (the only change of a remembered key that does not drop the cache), so that
+// its next requests in that minute write nothing.
 function touchLastUsed(platform: Platform, key: ApiKeyRow, now: Date): void {
   const minute = iso(new Date(Math.floor(now.getTime() / 60_000) * 60_000));
-  if (key.last_used_at === minute) return;
+  if (key.last_used_at !== null && key.last_used_at >= minute) return;
+  key.last_used_at = minute;
   platform.db
     .updateTable('api_keys')
     .set({ last_used_at: minute })

@@ -10,6 +10,7 @@ import type { Database } from '../storage/schema.ts';
 import type { Storage } from '../storage/database.ts';
 import type { Clock } from './clock.ts';
 import type { Feature, ProblemShaper } from './feature.ts';
+import type { KeyCacheOfPlatform } from './auth.ts';
 import type { AccessRecord, RequestLogWriter } from './logging.ts';
 import type { RateLimitStore } from './rate-limit.ts';
 import type { Selectable } from 'kysely';
@@ -30,6 +31,8 @@ export interface Platform {
   logger: Logger;
   rateLimitStore: RateLimitStore;
   requestLog: RequestLogWriter;
+  /** The keys that authenticated lately (src/platform/key-cache.ts); its plugin must be on `db`. */
+  keyCache: KeyCacheOfPlatform;
   /** The registered features (src/features/index.ts), handed down by the entry point that built this platform. */
   features: readonly Feature[];
 }

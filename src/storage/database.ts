@@ -3,11 +3,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { Kysely, Migrator, type Migration, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, type KyselyPlugin, Migrator, type Migration, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { collectMigrations, type Feature } from '../platform/feature.ts';
 import { platform } from './migrations/001_platform.ts';
 import { jobs } from './migrations/005_jobs.ts';
+import { keyChanges } from './migrations/016_key_changes.ts';
 import type { Database } from './schema.ts';
 
 /** The databases this service runs on, named as in DATABASE_URL's scheme. */
@@ -19,11 +20,13 @@ export interface Storage {
   kind: DatabaseKind;
   /** Resolves when the database answers a trivial query (GET /readyz). */
   ping(): Promise<void>;
+  /** SQLite: `PRAGMA data_version`, which changes when another connection (another process) commits. */
+  dataVersion?: () => number;
   close(): Promise<void>;
 }
 
 /** The platform's own migrations; each feature brings its own (Feature.migrations). */
-const platformMigrations = { '001_platform': platform, '005_jobs': jobs };
+const platformMigrations = { '001_platform': platform, '005_jobs': jobs, '016_key_changes': keyChanges };
 
 /**
  * Every migration, the platform's and the given features' (the entry points pass src/features/index.ts), sorted by
@@ -37,18 +40,21 @@ export function allMigrations(features: readonly Feature[]): Record<string, Migr
 export interface StorageOptions {
   /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */
   onIdleError?: (error: Error) => void;
+  /** Kysely plugins of the database handle (the key cache's, src/platform/key-cache.ts). */
+  plugins?: KyselyPlugin[];
 }
 
 export function openStorage(url: string, options: StorageOptions = {}): Storage {
   if (url.startsWith('sqlite:')) {
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(url.slice('sqlite:'.length)) }) });
-    return { db, kind: 'sqlite', ping: () => ping(db), close: () => db.destroy() };
+    const database = openSqlite(url.slice('sqlite:'.length));
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), plugins: options.plugins });
+    return { db, kind: 'sqlite', ping: () => ping(db), close: () => db.destroy(), dataVersion: database.dataVersion };
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // Without a listener, an error on an idle connection (PostgreSQL restarted, the connection terminated by an
   // administrator) is an unhandled 'error' event that kills the process. The pool drops that connection by itself.
   pool.on('error', (error) => options.onIdleError?.(error));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: options.plugins });
   const close = async () => {
     // pool.end() resolves when it has asked its connections to end, not when they have: wait for each to be gone, so
     // that after close() nothing of ours is connected (dropping the database right after close() must not hit us).
@@ -124,7 +130,7 @@ function switchToWal(database: DatabaseSync): void {
 }
 
 /** Adapts node:sqlite's DatabaseSync to the interface Kysely's SqliteDialect expects (better-sqlite3's). */
-function openSqlite(path: string): SqliteDatabase {
+function openSqlite(path: string): SqliteDatabase & { dataVersion: () => number } {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new DatabaseSync(path);
   // WAL lets readers run beside the writer; busy_timeout lets several processes share one file.
@@ -144,7 +150,9 @@ function openSqlite(path: string): SqliteDatabase {
     }
     return prepared;
   };
+  const dataVersion = database.prepare('PRAGMA data_version');
   return {
+    dataVersion: () => (dataVersion.get() as { data_version: number }).data_version,
     close: () => database.close(),
     prepare(text) {
       // Kysely begins every transaction with a deferred `begin`. One that reads and then writes, while another process

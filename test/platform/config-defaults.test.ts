@@ -23,6 +23,7 @@ const settings: Array<[string, (config: Config) => unknown]> = [
   ['SEED_DEMO', (config) => config.seedDemo],
   ['BODY_LIMIT_BYTES', (config) => config.bodyLimitBytes],
   ['SHUTDOWN_TIMEOUT_MS', (config) => config.shutdownTimeoutMs],
+  ['AUTH_CACHE_MS', (config) => config.authCacheMs],
   ['WEBHOOKS_WORKER', (config) => config.webhooksWorker],
   ['WEBHOOKS_ALLOW_LOOPBACK', (config) => config.webhooksAllowLoopback],
   ['PROVIDER_TIMEOUT_MS', (config) => config.providers.timeoutMs],

@@ -24,8 +24,11 @@ export async function notifyOnCommit(trx: Kysely<Database>, channel: string): Pr
   }
 }
 
-/** Calls `wake` whenever work may have been committed on `channel`; returns the function that stops listening. */
-export async function listenForWork(kind: DatabaseKind, databaseUrl: string, channel: string, logger: Logger, wake: () => void): Promise<() => Promise<void>> {
+/**
+ * Calls `wake` whenever work may have been committed on `channel` (and when listening starts); `lost` when a
+ * PostgreSQL listening connection fails, until it is back. Returns the function that stops listening.
+ */
+export async function listenForWork(kind: DatabaseKind, databaseUrl: string, channel: string, logger: Logger, wake: () => void, lost: () => void = () => {}): Promise<() => Promise<void>> {
   if (kind === 'sqlite') {
     local.on(channel, wake);
     return async () => {
@@ -40,6 +43,7 @@ export async function listenForWork(kind: DatabaseKind, databaseUrl: string, cha
     next.on('notification', wake);
     next.on('error', (error) => {
       logger.warn({ err: error, channel }, 'the notification connection failed; reconnecting');
+      lost();
       next.end().catch(() => {});
       if (client === next) client = undefined;
       if (!stopped) retry = setTimeout(() => void connect().catch(() => {}), 1000);
