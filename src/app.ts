@@ -86,7 +86,11 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
   });
   app.use(accessLog(platform.logger));
   app.use(cors);
-  for (const feature of platform.features) if (feature.pages) app.use(feature.pages(platform));
+  // The features' pages (dashboard, editor, widget, approvals) are all outside /v1/: the API's requests skip their
+  // routers instead of being matched against every page's route.
+  const pages = express.Router();
+  for (const feature of platform.features) if (feature.pages) pages.use(feature.pages(platform));
+  app.use((req: Request, res: Response, next: NextFunction) => (req.path.startsWith('/v1/') ? next() : pages(req, res, next)));
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
       resolveOperation(req, res, () => {});
