@@ -31,7 +31,7 @@ for (const layer of layers) if (!['validator', 'auth', 'ratelimit', 'logging'].i
 const bodies = JSON.parse(readFileSync(process.env.BARE_BODIES ?? '', 'utf8')) as { workspace: unknown; apiKeys: unknown; apiKeys100: unknown };
 const config = loadConfig();
 const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
-const storage = openStorage(config.databaseUrl, { plugins: [keyCache.plugin] });
+const storage = openStorage(config.databaseUrl, { wrapDialect: (dialect) => keyCache.wrapDialect(dialect) });
 await keyCache.watch(storage, config.databaseUrl, createLogger(config.logLevel));
 const logger = createLogger(config.logLevel);
 const platform: Platform = {

@@ -48,7 +48,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
   const storage = openStorage(config.databaseUrl, {
     onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
-    plugins: [keyCache.plugin],
+    wrapDialect: (dialect) => keyCache.wrapDialect(dialect),
   });
   await migrate(storage.db, features);
   const stopWatchingKeys = await keyCache.watch(storage, config.databaseUrl, logger);

@@ -77,12 +77,12 @@ export async function findKeyBySecret(
   db: Kysely<Database>,
   secret: string,
   now: Date,
-  cache?: KeyCacheOfPlatform,
+  cache?: { keys: KeyCacheOfPlatform; requestBegan: bigint },
 ): Promise<(FoundKey & { secretValid: boolean }) | undefined> {
   const hash = hashSecret(secret);
-  let found = cache?.get(hash);
+  let found = cache?.keys.get(hash, cache.requestBegan);
   if (!found) {
-    const token = cache?.token();
+    const token = cache?.keys.token();
     const row = (await db.executeQuery<KeyLookupRow>({ ...keyLookup(db), parameters: [hash, hash] })).rows[0];
     if (!row) return undefined;
     const { workspace_name, workspace_region, workspace_created_at, workspace_updated_at, workspace_event_sequence, ...key } = row;
@@ -95,7 +95,7 @@ export async function findKeyBySecret(
       event_sequence: workspace_event_sequence,
     };
     found = { key, workspace };
-    cache?.set(hash, found, token!);
+    cache?.keys.set(hash, found, token!);
   }
   const { key } = found;
   const secretValid = key.secret_hash === hash || (key.previous_secret_expires_at !== null && key.previous_secret_expires_at > iso(now));
@@ -111,7 +111,8 @@ const BEARER = /^Bearer[ \t]+([\x21-\x7E]{1,512})[ \t]*$/i;
 export async function identifyKey(platform: Platform, req: Request, res: Response): Promise<void> {
   const match = BEARER.exec(req.get('authorization') ?? '');
   if (!match) return;
-  const found = await findKeyBySecret(platform.db, match[1]!, locals(res).receivedAt, platform.keyCache);
+  const state = locals(res);
+  const found = await findKeyBySecret(platform.db, match[1]!, state.receivedAt, { keys: platform.keyCache, requestBegan: state.startedAt });
   if (!found) return;
   locals(res).apiKeyId = found.key.id;
   locals(res).workspaceId = found.workspace.id;
@@ -127,7 +128,7 @@ export function authenticate(platform: Platform) {
     if (!match) throw new Problem('unauthenticated', 'Send a valid API key as Authorization: Bearer <key>.');
     const state = locals(res);
     const now = state.receivedAt;
-    const found = await findKeyBySecret(platform.db, match[1]!, now, platform.keyCache);
+    const found = await findKeyBySecret(platform.db, match[1]!, now, { keys: platform.keyCache, requestBegan: state.startedAt });
     if (!found) throw new Problem('unauthenticated', 'The API key is not valid.');
     const { key, workspace } = found;
     state.apiKeyId = key.id;

@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { Kysely, type KyselyPlugin, Migrator, type Migration, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, type Dialect, Migrator, type Migration, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { collectMigrations, type Feature } from '../platform/feature.ts';
 import { platform } from './migrations/001_platform.ts';
@@ -40,21 +40,22 @@ export function allMigrations(features: readonly Feature[]): Record<string, Migr
 export interface StorageOptions {
   /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */
   onIdleError?: (error: Error) => void;
-  /** Kysely plugins of the database handle (the key cache's, src/platform/key-cache.ts). */
-  plugins?: KyselyPlugin[];
+  /** Wraps the dialect of the database handle (the key cache watches its writes: src/platform/key-cache.ts). */
+  wrapDialect?: (dialect: Dialect) => Dialect;
 }
 
 export function openStorage(url: string, options: StorageOptions = {}): Storage {
+  const wrap = options.wrapDialect ?? ((dialect: Dialect) => dialect);
   if (url.startsWith('sqlite:')) {
     const database = openSqlite(url.slice('sqlite:'.length));
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), plugins: options.plugins });
+    const db = new Kysely<Database>({ dialect: wrap(new SqliteDialect({ database })) });
     return { db, kind: 'sqlite', ping: () => ping(db), close: () => db.destroy(), dataVersion: database.dataVersion };
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // Without a listener, an error on an idle connection (PostgreSQL restarted, the connection terminated by an
   // administrator) is an unhandled 'error' event that kills the process. The pool drops that connection by itself.
   pool.on('error', (error) => options.onIdleError?.(error));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: options.plugins });
+  const db = new Kysely<Database>({ dialect: wrap(new PostgresDialect({ pool })) });
   const close = async () => {
     // pool.end() resolves when it has asked its connections to end, not when they have: wait for each to be gone, so
     // that after close() nothing of ours is connected (dropping the database right after close() must not hit us).

@@ -1,7 +1,7 @@
 // The key cache (src/platform/key-cache.ts): a key that authenticated is remembered, and a change of it (revocation,
 // a new role, its workspace) is seen at its very next request, on this server and on another server of the same
 // database. The rest of the suite runs with the cache on too (its default), so every test of keys exercises it.
-import { Kysely, PostgresAdapter, DummyDriver, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import { Kysely, sql, PostgresAdapter, DummyDriver, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { hashSecret } from '../../src/platform/auth.ts';
@@ -15,7 +15,7 @@ describe('which statements change a caller', () => {
   const db = new Kysely<Database>({
     dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (k) => new PostgresIntrospector(k), createQueryCompiler: () => new PostgresQueryCompiler() },
   });
-  const changes = (query: { toOperationNode(): unknown }) => changesCallers(query.toOperationNode() as never);
+  const changes = (query: { compile(): { query: unknown; sql: string } }) => changesCallers(query.compile() as never);
 
   test('a key revoked, rotated, renamed or deleted, a workspace renamed or deleted: yes', () => {
     expect(changes(db.updateTable('api_keys').set({ revoked_at: 'x', updated_at: 'x' }).where('id', '=', 'k'))).toBe(true);
@@ -24,6 +24,10 @@ describe('which statements change a caller', () => {
     expect(changes(db.deleteFrom('api_keys').where('id', '=', 'k'))).toBe(true);
     expect(changes(db.updateTable('workspaces').set({ name: 'x' }))).toBe(true);
     expect(changes(db.deleteFrom('workspaces'))).toBe(true);
+    // Through an alias, an upsert, or SQL that Kysely did not build.
+    expect(changes(db.updateTable('api_keys as k').set({ revoked_at: 'x' }))).toBe(true);
+    expect(changes(db.insertInto('api_keys').values({} as never).onConflict((oc) => oc.column('id').doUpdateSet({ role: 'viewer' })))).toBe(true);
+    expect(changesCallers({ query: sql`update api_keys set role = 'viewer'`.toOperationNode() as never, sql: "update api_keys set role = 'viewer'" })).toBe(true);
   });
 
   test("a key's last use, a workspace's event sequence, another table, a read or an insert: no", () => {
@@ -33,6 +37,7 @@ describe('which statements change a caller', () => {
     expect(changes(db.deleteFrom('members'))).toBe(false);
     expect(changes(db.selectFrom('api_keys').selectAll())).toBe(false);
     expect(changes(db.insertInto('api_keys').values({} as never))).toBe(false);
+    expect(changesCallers({ query: sql`select 1 from api_keys`.toOperationNode() as never, sql: 'select 1 from api_keys' })).toBe(false);
   });
 });
 
@@ -50,7 +55,7 @@ describe.each(databaseKinds)('the key cache on %s', (kind) => {
     await server?.close();
   });
 
-  const remembered = (on: TestServer, secret: string) => on.platform.keyCache.get(hashSecret(secret)) !== undefined;
+  const remembered = (on: TestServer, secret: string) => on.platform.keyCache.get(hashSecret(secret), process.hrtime.bigint()) !== undefined;
 
   /**
    * Uses the key until the server remembers it (bounded): after any write to the keys the cache stays unused for a
@@ -112,7 +117,7 @@ describe.each(databaseKinds)('the key cache on %s', (kind) => {
 
   test('a rotation on one server: the other takes the new secret at once and ends the old one with its grace', async () => {
     const key = await server.createKey('editor');
-    expect((await other.call('GET', '/v1/workspace', { key: key.secret })).status).toBe(200);
+    await useUntilRemembered(other, key.secret);
     const rotated = await server.call('POST', `/v1/api-keys/${key.id}/rotate`);
     expect(rotated.status).toBe(200);
     if (kind === 'postgres') await forgotten(other, key.secret);
@@ -131,5 +136,25 @@ describe.each(databaseKinds)('the key cache on %s', (kind) => {
     }
     expectProblem(await other.call('GET', '/v1/workspace', { key: key.secret }), 401, 'unauthenticated');
     expect((await other.call('GET', '/v1/workspace', { key: rotated.body.secret })).status).toBe(200);
+  });
+
+  test.runIf(kind === 'postgres')('while a transaction that changes a key is open, the key is read from the database and not remembered', async () => {
+    const key = await server.createKey('admin');
+    await useUntilRemembered(server, key.secret);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const transaction = server.platform.db.transaction().execute(async (trx) => {
+      await trx.updateTable('api_keys').set({ role: 'viewer' }).where('id', '=', key.id).execute();
+      await held;
+    });
+    try {
+      // Uncommitted: the request reads the admin row on another connection, and must not keep it past the commit.
+      expect((await server.call('GET', '/v1/api-keys', { key: key.secret })).status).toBe(200);
+      expect(remembered(server, key.secret)).toBe(false);
+    } finally {
+      release();
+      await transaction;
+    }
+    expectProblem(await server.call('POST', '/v1/api-keys', { key: key.secret, body: { name: 'no', role: 'viewer' } }), 403, 'insufficient_role');
   });
 });
