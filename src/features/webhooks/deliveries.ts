@@ -13,6 +13,7 @@ import { notifyOnCommit } from '../../platform/jobs/notify.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
+import { isPostgres } from '../../storage/locks.ts';
 import { parseInstant } from '../workspace/time.ts';
 import { EVENT_TYPE_ORDER, eventTypeCatalogue, eventWindowStart, typesMatching } from './events.ts';
 import { eventPayload, filtersMatch } from './record-event.ts';
@@ -116,10 +117,17 @@ export const deliveryHandlers = {
 
   async getWebhookDelivery(request, context) {
     const { db } = context.platform;
-    const row = await deliveriesOf(db, context.caller.workspace.id, context.now).where('id', '=', request.path.id).executeTakeFirst();
-    if (!row) throw notFound('webhook delivery', request.path.id);
-    const attempts = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', row.id).orderBy('number').execute();
-    return { status: 200, contentType: 'application/json', body: presentDelivery(row, attempts) };
+    // One snapshot for both reads: the worker records an attempt and the delivery's new state in one transaction, and
+    // two reads apart could straddle it (PostgreSQL's read committed showed an attempt while attempt_count was still 0).
+    const transaction = isPostgres(db) ? db.transaction().setIsolationLevel('repeatable read') : db.transaction();
+    const found = await transaction.execute(async (trx) => {
+      const row = await deliveriesOf(trx, context.caller.workspace.id, context.now).where('id', '=', request.path.id).executeTakeFirst();
+      if (!row) return undefined;
+      const attempts = await trx.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', row.id).orderBy('number').execute();
+      return { row, attempts };
+    });
+    if (!found) throw notFound('webhook delivery', request.path.id);
+    return { status: 200, contentType: 'application/json', body: presentDelivery(found.row, found.attempts) };
   },
 
   async replayWebhookEvents(request, context) {
