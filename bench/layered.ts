@@ -32,8 +32,8 @@ const bodies = JSON.parse(readFileSync(process.env.BARE_BODIES ?? '', 'utf8')) a
 const config = loadConfig();
 const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
 const storage = openStorage(config.databaseUrl, { wrapDialect: (dialect) => keyCache.wrapDialect(dialect) });
-await keyCache.watch(storage, config.databaseUrl, createLogger(config.logLevel));
 const logger = createLogger(config.logLevel);
+await keyCache.watch(storage, config.databaseUrl, logger);
 const platform: Platform = {
   config,
   storage,
