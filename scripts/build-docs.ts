@@ -1,6 +1,6 @@
 // Renders the docs portal into docs/site/ (or the directory given as the first argument): the OpenAPI reference
 // (Redocly, webhooks included), the AsyncAPI reference (the AsyncAPI React component) and the guides of docs/guides/
-// ("Chat completions", "Receiving webhooks", "Brand voices", "Documents"; Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
+// and the changelog (Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
 // static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
@@ -12,13 +12,15 @@ import { scheduleTable } from '../src/features/webhooks/schedule.ts';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The guides, each rendered to `<name>.html` with the portal's navigation. */
-const guides = [
+const guides: Array<{ name: string; title: string; source?: string }> = [
   { name: 'chat', title: 'Chat completions' },
   { name: 'receiving-webhooks', title: 'Receiving webhooks' },
   { name: 'voices', title: 'Brand voices' },
   { name: 'documents', title: 'Documents' },
   { name: 'chatbots', title: 'Add a chatbot to your site' },
   { name: 'workflows', title: 'Write a workflow' },
+  // What changed in the contract, written by `npm run contract:publish`.
+  { name: 'changelog', title: 'Changelog', source: join(root, 'docs', 'changelog.md') },
 ];
 
 /** The portal's navigation line, with the current page as plain text. */
@@ -118,8 +120,8 @@ const markdown = new Marked({
     },
   },
 });
-for (const { name, title } of guides) {
-  const guide = expandIncludes(readFileSync(join(root, 'docs', 'guides', `${name}.md`), 'utf8'));
+for (const { name, title, source } of guides) {
+  const guide = expandIncludes(readFileSync(source ?? join(root, 'docs', 'guides', `${name}.md`), 'utf8'));
   writeFileSync(
     join(site, `${name}.html`),
     `<!doctype html>

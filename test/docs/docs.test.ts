@@ -126,7 +126,7 @@ describe('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -141,7 +141,7 @@ describe('the brand voices guide', () => {
     }
     for (const shown of ['"status": "ready"', '"formality": 1', 'policy_violation', '"type": "audit.policy.violation"', 'event: error']) expect(text).toContain(shown);
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html', 'chatbots.html', 'workflows.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -180,7 +180,7 @@ describe('the documents guide', () => {
     // Headings get ids, so the guide's sections can be linked to.
     expect(await page.locator('h2#how-the-socket-and-the-api-agree').count()).toBe(1);
     const links = await page.locator('body > p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html', 'chatbots.html', 'workflows.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -211,6 +211,21 @@ describe('the workflows guide', () => {
     for (const shown of ['type: approval', 'Content-Type: application/yaml', 'invalid_workflow_definition', 'approval_url', 'workflow.run.completed', 'WORKFLOW_CONCURRENCY']) {
       expect(text, shown).toContain(shown);
     }
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the changelog', () => {
+  test('is in the portal: the entries that contract:publish wrote, newest first', async () => {
+    const { page, failedRequests } = await open('changelog.html');
+    expect(await page.locator('h1').innerText()).toBe('Changelog');
+    const text = await page.locator('main').innerText();
+    expect(text).toContain('npm run check:breaking');
+    expect(text).toContain('First published edition of v1');
+    const dates = await page.locator('h2').allInnerTexts();
+    expect(dates.length).toBeGreaterThan(0);
+    expect([...dates].sort().reverse()).toEqual(dates);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
