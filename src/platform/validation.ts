@@ -63,8 +63,16 @@ function validatorDocument(): Record<string, any> {
   return document;
 }
 
+/**
+ * The validator's middleware, made once per process and shared by every app of it. The validator compiles the Ajv
+ * validators of an operation when its first request arrives and keeps them in the middleware; the contract and the
+ * options are the same for every app, so a second app (tests start many servers in one process) reuses them instead
+ * of compiling every operation again.
+ */
+let sharedValidator: RequestHandler[] | undefined;
+
 function validator(): RequestHandler[] {
-  return OpenApiValidator.middleware({
+  sharedValidator ??= OpenApiValidator.middleware({
     apiSpec: validatorDocument() as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
     // true, a body field of the wrong type was silently converted (`"name": false` became "false") instead of 422.
@@ -76,6 +84,7 @@ function validator(): RequestHandler[] {
     // Problem documents and our own 404/405 answers are checked by the tests; routing happens before.
     ignoreUndocumented: true,
   }) as RequestHandler[];
+  return sharedValidator;
 }
 
 type Json = Record<string, any>;
