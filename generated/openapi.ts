@@ -248,9 +248,11 @@ export type paths = {
         /**
          * Create a project
          * @description Creates a project. Its `name` must be unique in the workspace, ignoring case (`409 project_name_taken`). The
-         *     defaults (`default_voice_id`, `default_model`) apply to what is created in the project later and name no voice
-         *     or model: only their shape is checked until brand voices and the model catalogue are served, after which an
-         *     unknown voice is `404 not_found` and an unknown model `404 model_not_found`.
+         *     defaults (`default_voice_id`, `default_model`) apply to what is created in the project later.
+         *     `default_voice_id` must name a voice of the workspace (one still training is accepted): another workspace's
+         *     voice or an unknown one is `404 not_found` with the pointer `/default_voice_id`, as for the `voice_id` of a
+         *     document or a chatbot. Only the shape of `default_model` is checked until the model catalogue is served, after
+         *     which an unknown model is `404 model_not_found`.
          */
         post: operations["createProject"];
         delete?: never;
@@ -288,7 +290,8 @@ export type paths = {
          * @description Changes the fields given; the others keep their values. `null` clears `description`, `default_voice_id` or
          *     `default_model`; `metadata` replaces the whole map. A new `name` must be unique in the workspace, ignoring case
          *     (`409 project_name_taken`); renaming a project to its own name in another case is allowed. New defaults apply to
-         *     what is created in the project from now on; nothing created before changes.
+         *     what is created in the project from now on; nothing created before changes. A `default_voice_id` that is not a
+         *     voice of the workspace is `404 not_found` with the pointer `/default_voice_id`.
          */
         patch: operations["updateProject"];
         trace?: never;
@@ -2739,8 +2742,8 @@ export type components = {
          * ProjectDefaultVoiceId
          * @description The brand voice given to documents and chatbots created in the project without a `voice_id` (copied at creation:
          *     changing it later changes none of them); `null` for none.
-         *     Only the identifier's shape is checked today; once brand voices are served, a voice that is not in the workspace is
-         *     `404 not_found`.
+         *     It must be a voice of the workspace, checked when the project is saved: another workspace's voice or an unknown
+         *     one is `404 not_found` (pointer `/default_voice_id`). A voice still training is accepted.
          * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
          */
         ProjectDefaultVoiceId: string | null;
@@ -9448,6 +9451,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The project (on update), or the voice named by `default_voice_id`, does not exist in the key's workspace (`not_found`; for the voice with the pointer `/default_voice_id`). A resource of another workspace is reported the same way. */
+        ProjectReferenceNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Another project of the workspace already has this name, ignoring case (`project_name_taken`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         ProjectConflict: {
             headers: {
@@ -10962,6 +10977,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["ProjectReferenceNotFound"];
             409: components["responses"]["ProjectConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -11089,7 +11105,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ProjectReferenceNotFound"];
             409: components["responses"]["ProjectConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
