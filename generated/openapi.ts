@@ -1370,8 +1370,8 @@ export type paths = {
          *     both take the same schema. A YAML body is parsed first (YAML 1.2, a single document, custom tags rejected, at most
          *     100 aliases) into the same JSON value, then validated exactly like JSON. A body that does not parse is `400 invalid_json`; one that breaks
          *     the schema is `422 validation_failed`; one that is well-formed but not valid as a whole (an unknown step or input
-         *     reference, a cycle, a duplicate step id, an unknown model, voice or knowledge base) is
-         *     `422 invalid_workflow_definition` with a pointer per error. `POST /v1/workflows/validate` runs the same checks
+         *     reference, a cycle, a duplicate step id, an unknown model, voice or knowledge base, a literal `document_id` that
+         *     is not a document of the workspace) is `422 invalid_workflow_definition` with a pointer per error. `POST /v1/workflows/validate` runs the same checks
          *     without saving. The workflow starts at `version` 1. The body is at most 256 KB.
          */
         post: operations["createWorkflow"];
@@ -7397,6 +7397,9 @@ export type components = {
             /**
              * @description The document, a template that renders to a `doc_…` id: a literal id or a reference such as
              *     `{{ inputs.document_id }}`. A document that does not exist when the step runs is a `resource_not_found` error.
+             *     A literal id (a template that refers to no input or step) is checked when the workflow is saved or validated:
+             *     one that is not a document of the workspace (another workspace's, or none) is an error of
+             *     `422 invalid_workflow_definition` at `/steps/{index}/document_id`.
              * @example {{ inputs.document_id }}
              */
             document_id: string;
@@ -10032,7 +10035,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the workflow definition is well-formed but not valid as a whole (`invalid_workflow_definition`): a duplicate step id, an unknown step or input reference, a dependency cycle, an expression that does not parse, or a model, voice or knowledge base that does not exist. `errors` has one JSON Pointer into the definition per problem. Also `idempotency_key_reused`. */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the workflow definition is well-formed but not valid as a whole (`invalid_workflow_definition`): a duplicate step id, an unknown step or input reference, a dependency cycle, an expression that does not parse, or a model, voice or knowledge base that does not exist, or a literal `document_id` that is not a document of the workspace. `errors` has one JSON Pointer into the definition per problem. Also `idempotency_key_reused`. */
         WorkflowDefinitionInvalid: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
