@@ -2841,7 +2841,7 @@ export type components = {
          *     | `compliance_rule.created` | A compliance rule was created. `details`: `name`, `kind`, `action`. |
          *     | `compliance_rule.updated` | A compliance rule's fields changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `compliance_rule.deleted` | A compliance rule was deleted. `details`: `name`. |
-         *     | `policy.violation` | An output was blocked by a compliance rule (target type `compliance_rule`) or a banned phrase of a brand voice (target type `voice`). `details`: `rule_id`, `reason`, `feature`, `model`, `matched_text`, `blocked_output` (the withheld output, up to 4,000 characters, with the matches of redact rules redacted). |
+         *     | `policy.violation` | An output was blocked by a compliance rule (target type `compliance_rule`) or a banned phrase of a brand voice (target type `voice`). `details`: `rule_id`, `reason`, `feature`, `model` (`null` for text that a workflow built from its steps' outputs, which no model wrote as it stands), `matched_text`, `blocked_output` (the withheld output, up to 4,000 characters, with the matches of redact rules redacted). |
          *     | `webhook_endpoint.created` | A webhook endpoint was created. `details`: `url`. |
          *     | `webhook_endpoint.updated` | A webhook endpoint's URL, event types or status changed. |
          *     | `webhook_endpoint.deleted` | A webhook endpoint was deleted. |
@@ -5424,7 +5424,9 @@ export type components = {
          * @description A compliance rule of the workspace: what no generated output may contain. Every enabled rule that applies (the
          *     workspace's, and those of the output's project) is checked against each output of chat completions, document
          *     commands and chatbot answers (server-side and in the widget), together with the banned phrases of the brand
-         *     voice in use. If a `block` rule matches, the output is withheld (`422 policy_violation`, an `audit.policy.violation`
+         *     voice in use. In workflow runs, it is checked against generate steps' text and also against what a run builds
+         *     from its steps' outputs: transform outputs, the content an approval step shows and the run's `outputs` (a block
+         *     there fails the step or the run with `invalid_output`). If a `block` rule matches, the output is withheld (`422 policy_violation`, an `audit.policy.violation`
          *     event and a `policy.violation` audit log entry that keeps the output); otherwise each `redact` rule's matches are
          *     replaced. Only the fields of the rule's `kind` are set; the others are empty (`[]`, `null`, `false`).
          */
@@ -7295,6 +7297,12 @@ export type components = {
          *     | `truncate` | the text `value` cut at a word boundary to at most `max_length` characters, with `…` when cut | `max_length` |
          *
          *     A value of the wrong type, or `extract_json` finding no JSON, is an `invalid_output` error.
+         *
+         *     The output is checked against the output policy as generated text is (the enabled compliance rules of the
+         *     workspace and of the workflow's project), every text in it: a `redact` rule's matches are replaced; a `block`
+         *     rule's match withholds the output and fails the step with `invalid_output` (the audit log keeps the output and
+         *     `audit.policy.violation` is emitted). So joining or changing texts that passed one by one (`upper(…)`, a template
+         *     of two steps' outputs) cannot hand out what a rule bans.
          */
         WorkflowTransformStep: {
             id: components["schemas"]["WorkflowStepKey"];
@@ -7486,7 +7494,12 @@ export type components = {
              * @example Check the facts against the release notes and the tone against the brand voice.
              */
             instructions: string;
-            /** @description The content to review, a template (Markdown); rendered into the run's `approval.content`. */
+            /**
+             * @description The content to review, a template (Markdown); rendered into the run's `approval.content` and shown by the
+             *     approval page. The rendered content is checked against the output policy as a transform step's output is: a
+             *     `redact` rule's matches are replaced; a `block` rule's match fails the step with `invalid_output` before it
+             *     waits (no `workflow.run.approval_required`, nothing shown).
+             */
             show?: components["schemas"]["WorkflowTemplate"];
             /**
              * @description The lowest role that may decide; a key with a lower role gets `403 insufficient_role`.
@@ -7586,7 +7599,9 @@ export type components = {
             steps: components["schemas"]["WorkflowStep"][];
             /**
              * @description The run's outputs, by name: each a template rendered when the run succeeds (so a single placeholder keeps its
-             *     JSON type). Without `outputs`, the `outputs` of a run that ended in `success` is `{}`.
+             *     JSON type). Without `outputs`, the `outputs` of a run that ended in `success` is `{}`. The rendered outputs are
+             *     checked against the output policy as a transform step's output is: a `redact` rule's matches are replaced; a
+             *     `block` rule's match withholds them and the run ends in `failure` with `invalid_output` (`step_id` null).
              */
             outputs?: {
                 [key: string]: components["schemas"]["WorkflowTemplate"];
@@ -7760,7 +7775,7 @@ export type components = {
          *     | `timeout` | An attempt took longer than the step's `timeout_ms`. |
          *     | `rate_limited` | The model provider throttled the call. |
          *     | `provider_error` | The model provider answered with an error or dropped the connection. |
-         *     | `invalid_output` | The output could not be used: no valid JSON for `response_format: json` or `extract_json`, a value of the wrong type for a transform. |
+         *     | `invalid_output` | The output could not be used: no valid JSON for `response_format: json` or `extract_json`, a value of the wrong type for a transform; or it broke a `block` rule of the output policy (a compliance rule of the workspace or the workflow's project, or a banned phrase of a generate step's voice) and was withheld, as a `422 policy_violation` withholds it elsewhere (the audit log keeps it; `audit.policy.violation` is emitted). |
          *     | `template_error` | A template or expression could not be evaluated with the run's data (for example `[3]` of a list of two). |
          *     | `resource_not_found` | A document, voice or knowledge base the step uses no longer exists, or a voice is not ready. |
          *     | `context_length_exceeded` | The rendered prompt and `max_tokens` exceed the model's context window. |
