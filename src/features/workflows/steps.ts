@@ -1,7 +1,8 @@
 // What each kind of step does once it runs (the approval step is the runtime's: it waits): generate through the
 // content engine (voice and output policy included), transform with a built-in function (its output checked against
-// the output policy too: output-policy.ts), a document command, a knowledge search. An attempt either returns the step's output and cost, or throws a StepFailure whose `code` is the
-// contract's WorkflowRunErrorCode (the retry policy's `retry_on` names those codes).
+// the output policy too: output-policy.ts), a document command, a knowledge search. An attempt either returns the
+// step's output and cost, or throws a StepFailure whose `code` is the contract's WorkflowRunErrorCode (the retry
+// policy's `retry_on` names those codes).
 import { query as jsonPath } from 'jsonpath-rfc9535';
 import type { components } from '../../../generated/openapi.ts';
 import { bySystem } from '../../platform/audit.ts';
