@@ -248,9 +248,11 @@ export type paths = {
         /**
          * Create a project
          * @description Creates a project. Its `name` must be unique in the workspace, ignoring case (`409 project_name_taken`). The
-         *     defaults (`default_voice_id`, `default_model`) apply to what is created in the project later and name no voice
-         *     or model: only their shape is checked until brand voices and the model catalogue are served, after which an
-         *     unknown voice is `404 not_found` and an unknown model `404 model_not_found`.
+         *     defaults (`default_voice_id`, `default_model`) apply to what is created in the project later.
+         *     `default_voice_id` must name a voice of the workspace (one still training is accepted): another workspace's
+         *     voice or an unknown one is `404 not_found` with the pointer `/default_voice_id`, as for the `voice_id` of a
+         *     document or a chatbot. Only the shape of `default_model` is checked until the model catalogue is served, after
+         *     which an unknown model is `404 model_not_found`.
          */
         post: operations["createProject"];
         delete?: never;
@@ -288,7 +290,8 @@ export type paths = {
          * @description Changes the fields given; the others keep their values. `null` clears `description`, `default_voice_id` or
          *     `default_model`; `metadata` replaces the whole map. A new `name` must be unique in the workspace, ignoring case
          *     (`409 project_name_taken`); renaming a project to its own name in another case is allowed. New defaults apply to
-         *     what is created in the project from now on; nothing created before changes.
+         *     what is created in the project from now on; nothing created before changes. A `default_voice_id` that is not a
+         *     voice of the workspace is `404 not_found` with the pointer `/default_voice_id`.
          */
         patch: operations["updateProject"];
         trace?: never;
@@ -1367,8 +1370,8 @@ export type paths = {
          *     both take the same schema. A YAML body is parsed first (YAML 1.2, a single document, custom tags rejected, at most
          *     100 aliases) into the same JSON value, then validated exactly like JSON. A body that does not parse is `400 invalid_json`; one that breaks
          *     the schema is `422 validation_failed`; one that is well-formed but not valid as a whole (an unknown step or input
-         *     reference, a cycle, a duplicate step id, an unknown model, voice or knowledge base) is
-         *     `422 invalid_workflow_definition` with a pointer per error. `POST /v1/workflows/validate` runs the same checks
+         *     reference, a cycle, a duplicate step id, an unknown model, voice or knowledge base, a literal `document_id` that
+         *     is not a document of the workspace) is `422 invalid_workflow_definition` with a pointer per error. `POST /v1/workflows/validate` runs the same checks
          *     without saving. The workflow starts at `version` 1. The body is at most 256 KB.
          */
         post: operations["createWorkflow"];
@@ -2739,8 +2742,8 @@ export type components = {
          * ProjectDefaultVoiceId
          * @description The brand voice given to documents and chatbots created in the project without a `voice_id` (copied at creation:
          *     changing it later changes none of them); `null` for none.
-         *     Only the identifier's shape is checked today; once brand voices are served, a voice that is not in the workspace is
-         *     `404 not_found`.
+         *     It must be a voice of the workspace, checked when the project is saved: another workspace's voice or an unknown
+         *     one is `404 not_found` (pointer `/default_voice_id`). A voice still training is accepted.
          * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
          */
         ProjectDefaultVoiceId: string | null;
@@ -2838,7 +2841,7 @@ export type components = {
          *     | `compliance_rule.created` | A compliance rule was created. `details`: `name`, `kind`, `action`. |
          *     | `compliance_rule.updated` | A compliance rule's fields changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `compliance_rule.deleted` | A compliance rule was deleted. `details`: `name`. |
-         *     | `policy.violation` | An output was blocked by a compliance rule (target type `compliance_rule`) or a banned phrase of a brand voice (target type `voice`). `details`: `rule_id`, `reason`, `feature`, `model`, `matched_text`, `blocked_output` (the withheld output, up to 4,000 characters, with the matches of redact rules redacted). |
+         *     | `policy.violation` | An output was blocked by a compliance rule (target type `compliance_rule`) or a banned phrase of a brand voice (target type `voice`). `details`: `rule_id`, `reason`, `feature`, `model` (`null` for text that a workflow built from its steps' outputs, which no model wrote as it stands), `matched_text`, `blocked_output` (the withheld output, up to 4,000 characters, with the matches of redact rules redacted). |
          *     | `webhook_endpoint.created` | A webhook endpoint was created. `details`: `url`. |
          *     | `webhook_endpoint.updated` | A webhook endpoint's URL, event types or status changed. |
          *     | `webhook_endpoint.deleted` | A webhook endpoint was deleted. |
@@ -5421,7 +5424,9 @@ export type components = {
          * @description A compliance rule of the workspace: what no generated output may contain. Every enabled rule that applies (the
          *     workspace's, and those of the output's project) is checked against each output of chat completions, document
          *     commands and chatbot answers (server-side and in the widget), together with the banned phrases of the brand
-         *     voice in use. If a `block` rule matches, the output is withheld (`422 policy_violation`, an `audit.policy.violation`
+         *     voice in use. In workflow runs, it is checked against generate steps' text and also against what a run builds
+         *     from its steps' outputs: transform outputs, the content an approval step shows and the run's `outputs` (a block
+         *     there fails the step or the run with `invalid_output`). If a `block` rule matches, the output is withheld (`422 policy_violation`, an `audit.policy.violation`
          *     event and a `policy.violation` audit log entry that keeps the output); otherwise each `redact` rule's matches are
          *     replaced. Only the fields of the rule's `kind` are set; the others are empty (`[]`, `null`, `false`).
          */
@@ -7292,6 +7297,12 @@ export type components = {
          *     | `truncate` | the text `value` cut at a word boundary to at most `max_length` characters, with `…` when cut | `max_length` |
          *
          *     A value of the wrong type, or `extract_json` finding no JSON, is an `invalid_output` error.
+         *
+         *     The output is checked against the output policy as generated text is (the enabled compliance rules of the
+         *     workspace and of the workflow's project), every text in it: a `redact` rule's matches are replaced; a `block`
+         *     rule's match withholds the output and fails the step with `invalid_output` (the audit log keeps the output and
+         *     `audit.policy.violation` is emitted). So joining or changing texts that passed one by one (`upper(…)`, a template
+         *     of two steps' outputs) cannot hand out what a rule bans.
          */
         WorkflowTransformStep: {
             id: components["schemas"]["WorkflowStepKey"];
@@ -7394,6 +7405,9 @@ export type components = {
             /**
              * @description The document, a template that renders to a `doc_…` id: a literal id or a reference such as
              *     `{{ inputs.document_id }}`. A document that does not exist when the step runs is a `resource_not_found` error.
+             *     A literal id (a template that refers to no input or step) is checked when the workflow is saved or validated:
+             *     one that is not a document of the workspace (another workspace's, or none) is an error of
+             *     `422 invalid_workflow_definition` at `/steps/{index}/document_id`.
              * @example {{ inputs.document_id }}
              */
             document_id: string;
@@ -7480,7 +7494,12 @@ export type components = {
              * @example Check the facts against the release notes and the tone against the brand voice.
              */
             instructions: string;
-            /** @description The content to review, a template (Markdown); rendered into the run's `approval.content`. */
+            /**
+             * @description The content to review, a template (Markdown); rendered into the run's `approval.content` and shown by the
+             *     approval page. The rendered content is checked against the output policy as a transform step's output is: a
+             *     `redact` rule's matches are replaced; a `block` rule's match fails the step with `invalid_output` before it
+             *     waits (no `workflow.run.approval_required`, nothing shown).
+             */
             show?: components["schemas"]["WorkflowTemplate"];
             /**
              * @description The lowest role that may decide; a key with a lower role gets `403 insufficient_role`.
@@ -7580,7 +7599,9 @@ export type components = {
             steps: components["schemas"]["WorkflowStep"][];
             /**
              * @description The run's outputs, by name: each a template rendered when the run succeeds (so a single placeholder keeps its
-             *     JSON type). Without `outputs`, the `outputs` of a run that ended in `success` is `{}`.
+             *     JSON type). Without `outputs`, the `outputs` of a run that ended in `success` is `{}`. The rendered outputs are
+             *     checked against the output policy as a transform step's output is: a `redact` rule's matches are replaced; a
+             *     `block` rule's match withholds them and the run ends in `failure` with `invalid_output` (`step_id` null).
              */
             outputs?: {
                 [key: string]: components["schemas"]["WorkflowTemplate"];
@@ -7754,7 +7775,7 @@ export type components = {
          *     | `timeout` | An attempt took longer than the step's `timeout_ms`. |
          *     | `rate_limited` | The model provider throttled the call. |
          *     | `provider_error` | The model provider answered with an error or dropped the connection. |
-         *     | `invalid_output` | The output could not be used: no valid JSON for `response_format: json` or `extract_json`, a value of the wrong type for a transform. |
+         *     | `invalid_output` | The output could not be used: no valid JSON for `response_format: json` or `extract_json`, a value of the wrong type for a transform; or it broke a `block` rule of the output policy (a compliance rule of the workspace or the workflow's project, or a banned phrase of a generate step's voice) and was withheld, as a `422 policy_violation` withholds it elsewhere (the audit log keeps it; `audit.policy.violation` is emitted). |
          *     | `template_error` | A template or expression could not be evaluated with the run's data (for example `[3]` of a list of two). |
          *     | `resource_not_found` | A document, voice or knowledge base the step uses no longer exists, or a voice is not ready. |
          *     | `context_length_exceeded` | The rendered prompt and `max_tokens` exceed the model's context window. |
@@ -9448,6 +9469,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The project (on update), or the voice named by `default_voice_id`, does not exist in the key's workspace (`not_found`; for the voice with the pointer `/default_voice_id`). A resource of another workspace is reported the same way. */
+        ProjectReferenceNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Another project of the workspace already has this name, ignoring case (`project_name_taken`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         ProjectConflict: {
             headers: {
@@ -10017,7 +10050,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the workflow definition is well-formed but not valid as a whole (`invalid_workflow_definition`): a duplicate step id, an unknown step or input reference, a dependency cycle, an expression that does not parse, or a model, voice or knowledge base that does not exist. `errors` has one JSON Pointer into the definition per problem. Also `idempotency_key_reused`. */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the workflow definition is well-formed but not valid as a whole (`invalid_workflow_definition`): a duplicate step id, an unknown step or input reference, a dependency cycle, an expression that does not parse, or a model, voice or knowledge base that does not exist, or a literal `document_id` that is not a document of the workspace. `errors` has one JSON Pointer into the definition per problem. Also `idempotency_key_reused`. */
         WorkflowDefinitionInvalid: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -10962,6 +10995,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["ProjectReferenceNotFound"];
             409: components["responses"]["ProjectConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -11089,7 +11123,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["ProjectReferenceNotFound"];
             409: components["responses"]["ProjectConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

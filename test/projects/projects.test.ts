@@ -1,8 +1,9 @@
 // The project API against the real server on SQLite and PostgreSQL: create (defaults, Location), get, list (newest
 // first, pages through next_cursor and Link, the `name` filter with LIKE's special characters), update (only the
 // fields given; `null` clears), delete, the name rule (409 project_name_taken ignoring case, also under concurrent
-// requests), roles, workspaces (another workspace's project is 404), validation problems, Idempotency-Key and the
-// audit entries written with each change.
+// requests), roles, workspaces (another workspace's project is 404), the default voice (a voice of the workspace, or
+// 404 with a pointer), validation problems, Idempotency-Key and the audit entries written with each change.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
@@ -10,7 +11,9 @@ import { expectProblem } from '../support/expect.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 
 const PROJECT_ID = /^prj_[0-9A-HJKMNP-TV-Z]{26}$/;
-const VOICE_ID = 'voc_01JD2Q7F8X3M4N5P6R7S8T9V0W';
+/** A well-formed voice id that names no voice. */
+const UNKNOWN_VOICE_ID = 'voc_01JD2Q7F8X3M4N5P6R7S8T9V0W';
+const SAMPLE = readFileSync(new URL('../voices/samples/casual-coffee.txt', import.meta.url), 'utf8');
 
 describe.each(databaseKinds)('projects on %s', (kind) => {
   let server: TestServer;
@@ -34,6 +37,13 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     const answer = await server.call('POST', '/v1/projects', { key, body });
     expect(answer.status, answer.text).toBe(201);
     return answer.body as { id: string; name: string; [field: string]: unknown };
+  }
+
+  /** A voice of the key's workspace; a project takes it as its default while it trains. */
+  async function newVoice(key: string): Promise<string> {
+    const answer = await server.call('POST', '/v1/voices', { key, body: { name: 'House voice', sample_text: SAMPLE } });
+    expect(answer.status, answer.text).toBe(202);
+    return answer.body.id as string;
   }
 
   async function listIds(key: string, query = ''): Promise<string[]> {
@@ -71,7 +81,7 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
 
   test('create takes every field as given', async () => {
     const { key } = await newWorkspace();
-    const body = { name: 'Spring campaign 2027', description: 'Spring range', default_voice_id: VOICE_ID, default_model: 'gpt-4o-mini', metadata: { team: 'growth' } };
+    const body = { name: 'Spring campaign 2027', description: 'Spring range', default_voice_id: await newVoice(key), default_model: 'gpt-4o-mini', metadata: { team: 'growth' } };
     expect(await create(key, body)).toMatchObject(body);
   });
 
@@ -119,7 +129,7 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
 
   test('update changes only the fields given; null clears a nullable field; metadata is replaced', async () => {
     const { key } = await newWorkspace();
-    const project = await create(key, { name: 'Launch', description: 'All launch work', default_voice_id: VOICE_ID, default_model: 'gpt-4o-mini', metadata: { a: '1', b: '2' } });
+    const project = await create(key, { name: 'Launch', description: 'All launch work', default_voice_id: await newVoice(key), default_model: 'gpt-4o-mini', metadata: { a: '1', b: '2' } });
     clock.advance(1000);
     const answer = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { description: null, default_model: 'claude-3-5-haiku-latest', metadata: { c: '3' } } });
     expect(answer.status, answer.text).toBe(200);
@@ -135,6 +145,34 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
 
     const renamed = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { name: 'Launch 2027', default_voice_id: null } });
     expect(renamed.body).toMatchObject({ name: 'Launch 2027', default_voice_id: null, default_model: 'claude-3-5-haiku-latest', metadata: { c: '3' } });
+  });
+
+  test("default_voice_id must be a voice of the workspace: another workspace's or an unknown one is 404 with a pointer", async () => {
+    const { key } = await newWorkspace();
+    const other = await newWorkspace();
+    const othersVoice = await newVoice(other.key);
+    const ownVoice = await newVoice(key);
+    for (const voiceId of [othersVoice, UNKNOWN_VOICE_ID]) {
+      const refused = await server.call('POST', '/v1/projects', { key, body: { name: 'Borrowed voice', default_voice_id: voiceId } });
+      expectProblem(refused, 404, 'not_found');
+      expect(refused.body.errors).toEqual([{ pointer: '/default_voice_id', detail: 'is not a voice of this workspace' }]);
+    }
+    expect(await listIds(key)).toEqual([]);
+
+    const project = await create(key, { name: 'Own voice', default_voice_id: ownVoice });
+    expect(project.default_voice_id).toBe(ownVoice);
+    for (const voiceId of [othersVoice, UNKNOWN_VOICE_ID]) {
+      const refused = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_voice_id: voiceId } });
+      expectProblem(refused, 404, 'not_found');
+      expect(refused.body.errors).toEqual([{ pointer: '/default_voice_id', detail: 'is not a voice of this workspace' }]);
+    }
+    expect((await server.call('GET', `/v1/projects/${project.id}`, { key })).body.default_voice_id).toBe(ownVoice);
+    const cleared = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_voice_id: null } });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.body.default_voice_id).toBeNull();
+    const set = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_voice_id: ownVoice } });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body.default_voice_id).toBe(ownVoice);
   });
 
   test('delete answers 204; the project is gone and its name is free again', async () => {

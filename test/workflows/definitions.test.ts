@@ -1,8 +1,10 @@
 // Workflow definitions over HTTP: JSON and YAML bodies alike, their errors placed (JSON Pointer; and line and column
-// in YAML), validation without saving, versions on replace, and what the YAML parser refuses.
+// in YAML), validation without saving, versions on replace, what the YAML parser refuses, and (on SQLite and
+// PostgreSQL) the documents that document_command steps name.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { expectProblem } from '../support/expect.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 const asYaml = (text: string) => ({ rawBody: text, headers: { 'Content-Type': 'application/yaml' } });
 
@@ -134,5 +136,55 @@ steps:
       ]),
     );
     expect((await server.call('GET', `/v1/workflows/${created.id}/runs`)).body.data).toEqual([]);
+  });
+});
+
+describe.each(databaseKinds)('document_command steps name documents of the workspace, on %s', (database) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ database });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const summarize = (documentId: string) => ({
+    name: 'Summarize',
+    inputs: { document_id: {} },
+    steps: [{ id: 'summary', type: 'document_command', document_id: documentId, command: 'summarize' }],
+  });
+
+  async function newDocument(key?: string): Promise<string> {
+    const answer = await server.call('POST', '/v1/documents', { ...(key && { key }), body: { title: 'Notes', content: 'Our export button ships today.' } });
+    expect(answer.status, answer.text).toBe(201);
+    return answer.body.id;
+  }
+
+  test("another workspace's document or a made-up id is refused on create, replace and validate; the workspace's own is saved", async () => {
+    const other = await createWorkspace(server.platform.db, { name: 'Other', region: server.platform.config.region, now: new Date() });
+    const othersDocument = await newDocument(other.secret);
+    const madeUp = 'doc_01JDB2C3D4E5F6G7H8J9K0M1N2';
+    const own = await newDocument();
+    for (const documentId of [othersDocument, madeUp, `{{ '${othersDocument}' }}`]) {
+      const named = documentId.startsWith('{{') ? othersDocument : documentId;
+      const expected = [{ pointer: '/steps/0/document_id', detail: `${named} is not a document of this workspace` }];
+      const created = await server.call('POST', '/v1/workflows', { body: summarize(documentId) });
+      expectProblem(created, 422, 'invalid_workflow_definition');
+      expect(created.body.errors).toEqual(expected);
+      const validated = await server.call('POST', '/v1/workflows/validate', { body: summarize(documentId) });
+      expect(validated.body).toMatchObject({ valid: false, errors: expected, definition: null });
+    }
+
+    const saved = await server.call('POST', '/v1/workflows', { body: summarize(own) });
+    expect(saved.status, saved.text).toBe(201);
+    const replaced = await server.call('PUT', `/v1/workflows/${saved.body.id}`, { body: summarize(othersDocument) });
+    expectProblem(replaced, 422, 'invalid_workflow_definition');
+    expect(replaced.body.errors).toEqual([{ pointer: '/steps/0/document_id', detail: `${othersDocument} is not a document of this workspace` }]);
+    const unchanged = await server.call('GET', `/v1/workflows/${saved.body.id}`);
+    expect(unchanged.body).toMatchObject({ version: 1, definition: { steps: [{ document_id: own }] } });
+
+    // A document named by the run's inputs is looked up when the step runs.
+    const fromInputs = await server.call('POST', '/v1/workflows', { body: summarize('{{ inputs.document_id }}') });
+    expect(fromInputs.status, fromInputs.text).toBe(201);
   });
 });

@@ -3,7 +3,8 @@
 // choice's text goes through a StreamGuard, which holds back only as much text as a match could still span: what
 // is released has been checked, and nothing of a blocking match is ever released. A block ends the generation with
 // `policy_violation`; the blocked output goes to the audit log (never to the caller) and `audit.policy.violation`
-// is emitted.
+// is emitted. Text that is handed out whole without a generation (what a workflow builds from its steps' outputs)
+// goes through `enforcePolicyOnTexts`, with the same outcome.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { recordAudit, type AuditOrigin } from '../../platform/audit.ts';
@@ -40,6 +41,13 @@ export async function outputPolicy(db: Kysely<Database>, scope: PolicyScope): Pr
   return rules.length === 0 ? null : compilePolicy(rules);
 }
 
+/** The blocked output as the audit log keeps it: with the matches of the policy's redact rules redacted. */
+function auditedOutput(policy: Policy): (output: string) => string {
+  const redactRules = policy.rules.filter((rule) => rule.action === 'redact');
+  const redactor = redactRules.length > 0 ? compilePolicy(redactRules) : null;
+  return (output) => (redactor ? redactor.apply(output).text : output);
+}
+
 export interface Violation {
   match: PolicyMatch;
   rule: PolicyRule;
@@ -49,15 +57,14 @@ export interface Violation {
 
 /** The events with every choice's text checked; a blocking match calls `onBlock` and throws what it returns. */
 export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, policy: Policy, onBlock: (violation: Violation) => Promise<Problem>): AsyncGenerator<GenerationEvent> {
-  const redactRules = policy.rules.filter((rule) => rule.action === 'redact');
-  const redactor = redactRules.length > 0 ? compilePolicy(redactRules) : null;
+  const audited = auditedOutput(policy);
   const guards = new Map<number, StreamGuard>();
   const outputs = new Map<number, string>();
   const guardOf = (choice: number) => guards.get(choice) ?? guards.set(choice, new StreamGuard(policy)).get(choice)!;
   const block = async (choice: number, match: PolicyMatch) => {
     const rule = policy.rules.find((r) => r.id === match.ruleId)!;
     const output = outputs.get(choice) ?? '';
-    return onBlock({ match, rule, output: redactor ? redactor.apply(output).text : output });
+    return onBlock({ match, rule, output: audited(output) });
   };
   const ended = new Set<number>();
   /** The rest of a choice's text, once its answer is complete: the guard's held text, and the whole answer checked once more. */
@@ -89,13 +96,34 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
   }
 }
 
+/**
+ * Complete texts checked at once, each returned with the redact rules applied. A blocking match in any of them is
+ * recorded as a generation's is (recordViolation) and its problem thrown: nothing of the texts is handed out.
+ */
+export async function enforcePolicyOnTexts(db: Kysely<Database>, logger: Logger, policy: Policy, texts: readonly string[], facts: ViolationFacts): Promise<string[]> {
+  const results = texts.map((text) => policy.apply(text));
+  const first = results.findIndex((result) => result.blocked !== null);
+  if (first >= 0) {
+    const match = results[first]!.blocked!;
+    const rule = policy.rules.find((r) => r.id === match.ruleId)!;
+    throw await recordViolation(db, logger, { match, rule, output: auditedOutput(policy)(texts[first]!) }, facts);
+  }
+  return results.map((result) => result.text);
+}
+
+/** Who asked for a blocked output, and what made it (`model` is null for text that no model wrote). */
+export interface ViolationFacts {
+  origin: AuditOrigin;
+  userId: string | null;
+  projectId: string | null;
+  voiceId: string | null;
+  feature: string;
+  model: string | null;
+  blockedAt: Date;
+}
+
 /** Writes the violation (audit entry with the blocked output, event) and returns the problem for the caller. */
-export async function recordViolation(
-  db: Kysely<Database>,
-  logger: Logger,
-  violation: Violation,
-  facts: { origin: AuditOrigin; userId: string | null; projectId: string | null; voiceId: string | null; feature: string; model: string; blockedAt: Date },
-): Promise<Problem> {
+export async function recordViolation(db: Kysely<Database>, logger: Logger, violation: Violation, facts: ViolationFacts): Promise<Problem> {
   const { match, rule, output } = violation;
   const fromVoice = rule.id === VOICE_RULE_ID;
   const reason = `The output contained ${match.what}, which ${rule.label} does not allow.`.slice(0, 1000);

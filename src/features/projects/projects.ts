@@ -14,6 +14,7 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
+import { voicesOf } from '../voices/voices.ts';
 import { presentProject } from './presenters.ts';
 
 /** The name as compared for uniqueness and searched by the `name` filter: one Unicode form, lower case. */
@@ -44,6 +45,15 @@ async function refuseTakenName(trx: Transaction<Database>, workspaceId: string, 
   if (taken) throw new Problem('project_name_taken', `Project ${taken.id} is already named "${taken.name}"; choose another name.`);
 }
 
+/**
+ * Refuses a default voice that is not the workspace's, as documents and chatbots refuse their `voice_id`: what is
+ * created in the project later would fail with it. A voice still training is taken; it is the default once ready.
+ */
+async function checkDefaultVoice(db: Kysely<Database>, workspaceId: string, voiceId: string): Promise<void> {
+  const voice = await voicesOf(db, workspaceId).where('id', '=', voiceId).executeTakeFirst();
+  if (!voice) throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, { errors: [{ pointer: '/default_voice_id', detail: 'is not a voice of this workspace' }] });
+}
+
 export const projectHandlers = {
   async listProjects(request, context) {
     const page = pageRequest(request.query);
@@ -61,6 +71,7 @@ export const projectHandlers = {
   async createProject(request, context) {
     const { name, description = null, default_voice_id = null, default_model = null, metadata = {} } = request.body;
     const workspaceId = context.caller.workspace.id;
+    if (default_voice_id !== null) await checkDefaultVoice(context.platform.db, workspaceId, default_voice_id);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       await lockNames(trx, workspaceId);
       await refuseTakenName(trx, workspaceId, name);
@@ -92,6 +103,7 @@ export const projectHandlers = {
   async updateProject(request, context) {
     const changes = request.body;
     const workspaceId = context.caller.workspace.id;
+    if (changes.default_voice_id) await checkDefaultVoice(context.platform.db, workspaceId, changes.default_voice_id);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       if (changes.name !== undefined) await lockNames(trx, workspaceId);
       const existing = await forUpdate(projectsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();

@@ -15,6 +15,9 @@
 //   - An approval step records its request and the event `workflow.run.approval_required` once, then waits for a
 //     signal (sent when someone decides) or for its timeout: the server can restart meanwhile.
 //   - The run's cost is checked after each step against `max_cost_usd`.
+//   - What the run builds from its steps' outputs (transform outputs, the content an approval shows, the run's
+//     outputs) passes the output policy like generated text (output-policy.ts); a block fails the step or the run
+//     with `invalid_output`.
 //   - The end (status, outputs, `workflow.run.completed`) is one transaction.
 import { OpenWorkflow, defineWorkflowSpec, type Worker } from 'openworkflow';
 import { BackendPostgres } from 'openworkflow/postgres';
@@ -23,12 +26,14 @@ import { sql, type Transaction } from 'kysely';
 import { iso } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/context.ts';
 import type { FeatureRuntime } from '../../platform/feature.ts';
+import { Problem } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Engine } from '../engine/engine.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
 import type { Definition } from './definition.ts';
 import { asText, parseExpression, truthy, evaluate, type Scope, type Value } from './expressions.ts';
 import { approvalUrl } from './approvals.ts';
+import { withOutputPolicy } from './output-policy.ts';
 import { failureOf, renderTemplate, runAttempt, StepFailure, type Step } from './steps.ts';
 import { cancelOpenSteps, FINAL_RUN_STATUSES, refreshRunStatus, roundCost, versionDefinition, type Approval, type RunError, type RunRow, type StepRow } from './store.ts';
 
@@ -223,7 +228,7 @@ export class WorkflowRuntime implements FeatureRuntime {
     if (thrown) throw thrown.reason;
 
     await step.run({ name: 'finish' }, async () => {
-      await this.#finish(run, definition, scope, failure);
+      await this.#finish(run, definition, scope, workflow?.project_id ?? null, failure);
       return null;
     });
     return null;
@@ -265,7 +270,7 @@ export class WorkflowRuntime implements FeatureRuntime {
         return { status: 'skipped', output: null };
       }
     }
-    if (item.type === 'approval') return this.#approval(run, item, scope, step);
+    if (item.type === 'approval') return this.#approval(run, item, scope, projectId, step);
     const retry = item.retry ?? {};
     const maxAttempts = retry.max_attempts ?? 3;
     const retryOn = retry.retry_on ?? ['timeout', 'rate_limited', 'provider_error'];
@@ -358,7 +363,7 @@ export class WorkflowRuntime implements FeatureRuntime {
     });
   }
 
-  async #approval(run: RunRow, item: Extract<Step, { type: 'approval' }>, scope: Scope, step: StepApi): Promise<Outcome> {
+  async #approval(run: RunRow, item: Extract<Step, { type: 'approval' }>, scope: Scope, projectId: string | null, step: StepApi): Promise<Outcome> {
     const db = this.#platform.db;
     const { expiresAt } = await step.run({ name: `request:${item.id}` }, async () => {
       const now = new Date();
@@ -369,6 +374,14 @@ export class WorkflowRuntime implements FeatureRuntime {
           content = [...asText(renderTemplate(item.show, scope))].slice(0, 100_000).join('');
         } catch (error) {
           await this.#fail(run.id, item.id, 'template_error', (error as Error).message);
+          return { expiresAt: null };
+        }
+        try {
+          content = (await withOutputPolicy(content, { platform: this.#platform, run, projectId })) as string;
+        } catch (error) {
+          if (!isPolicyViolation(error)) throw error;
+          const failure = failureOf(error, false);
+          await this.#fail(run.id, item.id, failure.code, failure.message);
           return { expiresAt: null };
         }
       }
@@ -449,7 +462,7 @@ export class WorkflowRuntime implements FeatureRuntime {
   }
 
   /** The run's end: its status, outputs or error, the steps left `cancelled`, and `workflow.run.completed`, at once. */
-  async #finish(run: RunRow, definition: Definition, scope: Scope, failure: RunError | null): Promise<void> {
+  async #finish(run: RunRow, definition: Definition, scope: Scope, projectId: string | null, failure: RunError | null): Promise<void> {
     const now = new Date();
     let outputs: Record<string, Value> | null = null;
     if (!failure) {
@@ -457,6 +470,16 @@ export class WorkflowRuntime implements FeatureRuntime {
         outputs = Object.fromEntries(Object.entries(definition.outputs ?? {}).map(([name, template]) => [name, renderTemplate(template, scope)]));
       } catch (error) {
         failure = { step_id: null, code: 'template_error', message: `The outputs could not be rendered: ${(error as Error).message}` };
+      }
+    }
+    if (outputs) {
+      try {
+        outputs = (await withOutputPolicy(outputs, { platform: this.#platform, run, projectId })) as Record<string, Value>;
+      } catch (error) {
+        if (!isPolicyViolation(error)) throw error;
+        const withheld = failureOf(error, false);
+        failure = { step_id: null, code: withheld.code, message: withheld.message };
+        outputs = null;
       }
     }
     await this.#platform.db.transaction().execute(async (trx) => {
@@ -492,6 +515,10 @@ type StepApi = Parameters<Parameters<OpenWorkflow['implementWorkflow']>[1]>[0]['
 
 async function stepRow(db: Platform['db'] | Transaction<Database>, runId: string, stepId: string): Promise<StepRow | undefined> {
   return db.selectFrom('workflow_run_steps').selectAll().where('run_id', '=', runId).where('step_id', '=', stepId).executeTakeFirst();
+}
+
+function isPolicyViolation(error: unknown): boolean {
+  return error instanceof Problem && error.code === 'policy_violation';
 }
 
 function isFinal(status: string): boolean {

@@ -1,7 +1,8 @@
 // What each kind of step does once it runs (the approval step is the runtime's: it waits): generate through the
-// content engine (voice and output policy included), transform with a built-in function, a document command, a
-// knowledge search. An attempt either returns the step's output and cost, or throws a StepFailure whose `code` is the
-// contract's WorkflowRunErrorCode (the retry policy's `retry_on` names those codes).
+// content engine (voice and output policy included), transform with a built-in function (its output checked against
+// the output policy too: output-policy.ts), a document command, a knowledge search. An attempt either returns the
+// step's output and cost, or throws a StepFailure whose `code` is the contract's WorkflowRunErrorCode (the retry
+// policy's `retry_on` names those codes).
 import { query as jsonPath } from 'jsonpath-rfc9535';
 import type { components } from '../../../generated/openapi.ts';
 import { bySystem } from '../../platform/audit.ts';
@@ -15,6 +16,7 @@ import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
 import { searchKnowledge } from '../knowledge/search.ts';
 import type { Definition } from './definition.ts';
 import { asText, ExpressionError, parseTemplate, render, type Scope, type Value } from './expressions.ts';
+import { withOutputPolicy } from './output-policy.ts';
 import type { RunRow } from './store.ts';
 
 type Schemas = components['schemas'];
@@ -101,7 +103,7 @@ export async function runAttempt(step: Exclude<Step, { type: 'approval' }>, atte
     case 'generate':
       return generate(step, attempt);
     case 'transform':
-      return { output: transform(step, attempt.scope), costUsd: 0 };
+      return { output: await withOutputPolicy(transform(step, attempt.scope), attempt), costUsd: 0 };
     case 'document_command':
       return documentCommand(step, attempt);
     case 'knowledge_search':

@@ -13,10 +13,12 @@ import { notFound, Problem, type ProblemFieldError } from '../../platform/proble
 import { yamlPosition } from '../../platform/yaml-body.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
+import { documentsOf } from '../documents/store.ts';
 import { engineOf } from '../engine/engine.ts';
 import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
 import { projectsOf } from '../projects/projects.ts';
 import { checkDefinition, inputSchema, type Checked, type Definition } from './definition.ts';
+import { asText, ExpressionError, parseTemplate, referencesOf, render } from './expressions.ts';
 import type { WorkflowsTable } from './schema.ts';
 
 type Schemas = components['schemas'];
@@ -35,7 +37,22 @@ export async function loadWorkflow(db: Db, context: RequestContext, id: string):
   return row;
 }
 
-/** The definition checked as a whole against the caller's workspace (its models, ready voices, knowledge bases, projects). */
+/**
+ * The document a document_command step names whatever the run's data: its `document_id` template refers to nothing
+ * (`doc_…`, or `{{ 'doc_…' }}`). Undefined when it depends on the run, or does not parse (checkDefinition says so).
+ */
+function fixedDocumentId(template: string): string | undefined {
+  try {
+    const parts = parseTemplate(template);
+    if (referencesOf(parts).length > 0) return undefined;
+    return asText(render(parts, { inputs: {}, steps: {}, run: { id: '' }, workflow: { id: '', version: 0 } }));
+  } catch (error) {
+    if (error instanceof ExpressionError || error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
+
+/** The definition checked as a whole against the caller's workspace (its models, ready voices, knowledge bases, documents, projects). */
 async function check(context: RequestContext, definition: Definition): Promise<Checked> {
   const db = context.platform.db;
   const workspace = context.caller.workspace;
@@ -48,6 +65,10 @@ async function check(context: RequestContext, definition: Definition): Promise<C
     voiceIds.length === 0 ? [] : (await db.selectFrom('voices').select('id').where('workspace_id', '=', workspace.id).where('id', 'in', voiceIds).where('status', '=', 'ready').execute()).map((row) => row.id),
   );
   const bases = new Set(baseIds.length === 0 ? [] : (await knowledgeBasesOf(db, workspace.id).where('id', 'in', baseIds).execute()).map((row) => row.id));
+  // A document named by a run's data (`{{ inputs.document_id }}`) is looked up when the step runs.
+  const documentIds = new Map(definition.steps.flatMap((step, index) => (step.type === 'document_command' ? [[index, fixedDocumentId(step.document_id)] as const] : [])));
+  const named = [...new Set([...documentIds.values()].filter((id): id is string => id !== undefined))];
+  const documents = new Set(named.length === 0 ? [] : (await documentsOf(db, workspace.id).where('id', 'in', named).execute()).map((row) => row.id));
   const project = definition.project_id ? await projectsOf(db, workspace.id).where('id', '=', definition.project_id).executeTakeFirst() : undefined;
   const checked = checkDefinition(definition, {
     model: (id) => catalogue.get(id)?.regions.includes(workspace.region) ?? false,
@@ -55,10 +76,13 @@ async function check(context: RequestContext, definition: Definition): Promise<C
     knowledgeBase: (id) => bases.has(id),
     project: () => project !== undefined,
   });
-  // Document commands name their model and voice in `options`: the same checks.
+  // Document commands name their document, and their model and voice in `options`: the same checks.
   const extra: ProblemFieldError[] = [];
   definition.steps.forEach((step, index) => {
-    if (step.type !== 'document_command' || !step.options) return;
+    if (step.type !== 'document_command') return;
+    const documentId = documentIds.get(index);
+    if (documentId !== undefined && !documents.has(documentId)) extra.push({ pointer: `/steps/${index}/document_id`, detail: `${documentId.slice(0, 100)} is not a document of this workspace` });
+    if (!step.options) return;
     const { model, voice_id: voiceId, knowledge_base_id: baseId } = step.options;
     if (model && !catalogue.get(model)?.regions.includes(workspace.region)) extra.push({ pointer: `/steps/${index}/options/model`, detail: `${model} is not a model of the catalogue in this workspace's region` });
     if (voiceId && !readyVoices.has(voiceId)) extra.push({ pointer: `/steps/${index}/options/voice_id`, detail: `${voiceId} is not a ready voice of this workspace` });
