@@ -78,6 +78,45 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     expect(answer.body.code).toBe('insufficient_role');
   });
 
+  test("a key names its own member or none on a token; only an owner key names another member (403 insufficient_role)", async () => {
+    const document = await newDocument();
+    const members = await server.call('GET', '/v1/members');
+    const owner = members.body.data.find((member: { role: string }) => member.role === 'owner').id as string;
+    const member = async (email: string, role: string) => (await server.call('POST', '/v1/members', { body: { email, role } })).body.id as string;
+    const editor = await member('editor@tokens.example', 'editor');
+    const admin = await member('admin@tokens.example', 'admin');
+    const keyOf = async (role: string, user_id: string | null) => (await server.call('POST', '/v1/api-keys', { body: { name: `${role} of ${user_id}`, role, user_id } })).body.secret as string;
+    const editorKey = await keyOf('editor', editor);
+    const editorServiceKey = await keyOf('editor', null);
+    const adminKey = await keyOf('admin', admin);
+    const ownerServiceKey = await keyOf('owner', null);
+    const ask = (key: string, body: Record<string, unknown>) => server.call('POST', `/v1/documents/${document.id}/edit-token`, { key, body });
+
+    for (const [key, user_id] of [[editorKey, owner], [editorKey, admin], [editorServiceKey, owner], [adminKey, owner], [adminKey, editor]] as const) {
+      const refused = await ask(key, { user_id });
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body.code).toBe('insufficient_role');
+    }
+    const viewerKey = await keyOf('viewer', editor);
+    expect((await ask(viewerKey, { permission: 'read', user_id: admin })).status).toBe(403);
+
+    const allowed: Array<[string, Record<string, unknown>, string | null]> = [
+      [editorKey, { user_id: editor }, editor],
+      [editorKey, { user_id: null }, null],
+      [editorKey, {}, null],
+      [editorServiceKey, { user_id: null }, null],
+      [adminKey, { user_id: admin }, admin],
+      [viewerKey, { permission: 'read', user_id: editor }, editor],
+      [server.ownerKey, { user_id: editor }, editor],
+      [ownerServiceKey, { user_id: admin }, admin],
+    ];
+    for (const [key, body, named] of allowed) {
+      const answer = await ask(key, body);
+      expect(answer.status, answer.text).toBe(201);
+      expect(answer.body.user_id).toBe(named);
+    }
+  });
+
   test('expired, foreign, tampered and deleted-document tokens are refused', async () => {
     const document = await newDocument();
     const other = await newDocument();
