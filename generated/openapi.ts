@@ -1258,7 +1258,9 @@ export type paths = {
          *     a signed link that needs no API key, so that the person who takes over (in a helpdesk, or from the escalation
          *     email) can read the conversation without access to the workspace. The link is valid for 7 days after the
          *     escalation; after that, or with a changed `expires` or `signature`, it answers `404 not_found` (read the
-         *     conversation with an API key instead: `GET /v1/chatbots/{id}/conversations/{conversation_id}`).
+         *     conversation with an API key instead: `GET /v1/chatbots/{id}/conversations/{conversation_id}`). The link works
+         *     only as it was given: the same values spelled otherwise (`expires` with a leading zero or a fraction, the
+         *     signature with `=` padding or another last character) are a changed link.
          *
          *     It answers the conversation with its messages as JSON, or, for `Accept: text/html`, as a complete HTML page.
          *     Limited to 600 requests a minute per client IP address.

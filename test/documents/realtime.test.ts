@@ -11,6 +11,7 @@ import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually } from '../support/expect.ts';
 import { appendParagraph, connectEditor, typeInto, type Editor } from '../support/realtime.ts';
 import { databaseKinds, freshDatabase, postgresUrl, REDIS_URL, redisAvailable, startTestServer, type TestServer } from '../support/server.ts';
+import { signatureVariants } from '../support/signed-links.ts';
 
 const IDLE_MS = 300;
 const until = <T>(read: () => T | Promise<T>, check: (value: T) => boolean) => eventually(async () => read(), check, 10_000);
@@ -131,6 +132,12 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     const tampered = valid.slice(0, -2) + (valid.endsWith('AA') ? 'BB' : 'AA');
     await expect(open(document.id, tampered).ready).rejects.toThrow('token_invalid');
     await expect(open(document.id, 'not-a-token').ready).rejects.toThrow('token_invalid');
+    // The same signature spelled otherwise (jose decodes base64url leniently): only the server's spelling works.
+    const signed = await token(document.id);
+    for (const signature of signatureVariants(signed.split('.')[2]!)) {
+      await expect(open(document.id, signed.split('.').slice(0, 2).concat(signature).join('.')).ready).rejects.toThrow('token_invalid');
+    }
+    expect(await open(document.id, signed).ready).toBe('read-write');
     // A token of another workspace's signing names a document this workspace does not have.
     const foreign = await createWorkspace(server.platform.db, { name: 'Foreign', region: server.platform.config.region, ownerEmail: 'foreign@test.example', now: new Date() });
     const foreignToken = await signEditToken(server.platform.db, { documentId: document.id, workspaceId: foreign.workspace.id, permission: 'edit', apiKeyId: foreign.apiKey.id, userId: null }, new Date(), new Date(Date.now() + 60_000));
