@@ -668,6 +668,10 @@ export type paths = {
          *     AsyncAPI document describes the channel), or opens the reference editor page `/editor/{id}#token=…`.
          *     Edits made in the session are saved as versions with source `realtime`, attributed to `user_id` when given.
          *     A `viewer` key can create `read` tokens only. The body is optional.
+         *
+         *     A key acts for its own member: `user_id` may name the calling key's member, or no one (`null` or left out). Only
+         *     an owner key may name another member, as only an owner key may create an API key for another member; any other
+         *     key naming someone else gets `403 insufficient_role`.
          */
         post: operations["createDocumentEditToken"];
         delete?: never;
@@ -1257,7 +1261,9 @@ export type paths = {
          *     a signed link that needs no API key, so that the person who takes over (in a helpdesk, or from the escalation
          *     email) can read the conversation without access to the workspace. The link is valid for 7 days after the
          *     escalation; after that, or with a changed `expires` or `signature`, it answers `404 not_found` (read the
-         *     conversation with an API key instead: `GET /v1/chatbots/{id}/conversations/{conversation_id}`).
+         *     conversation with an API key instead: `GET /v1/chatbots/{id}/conversations/{conversation_id}`). The link works
+         *     only as it was given: the same values spelled otherwise (`expires` with a leading zero or a fraction, the
+         *     signature with `=` padding or another last character) are a changed link.
          *
          *     It answers the conversation with its messages as JSON, or, for `Accept: text/html`, as a complete HTML page.
          *     Limited to 600 requests a minute per client IP address.
@@ -4825,7 +4831,9 @@ export type components = {
              */
             ttl_seconds?: number;
             /**
-             * @description A member of the workspace to attribute the session's edits to (in each version's `source.user_id`).
+             * @description A member of the workspace to attribute the session's edits to (in each version's `source.user_id`). Any key may
+             *     name its own member (the `user_id` of the calling key) or no one; only an owner key may name another member
+             *     (`403 insufficient_role`).
              * @example usr_01JD0B2C3D4E5F6G7H8J9K0M1N
              */
             user_id?: string | null;
@@ -9772,6 +9780,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The calling key's role does not allow this token (`insufficient_role`): a `viewer` key asked for an `edit` token, or a key other than an owner key named a member other than its own in `user_id`. */
+        DocumentEditTokenForbidden: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No public document has this id (`not_found`): it does not exist, is a draft, or is private. The answer is the same in each case, so it tells nothing about documents that are not public. */
         PublicDocumentNotFound: {
             headers: {
@@ -12120,7 +12140,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["DocumentEditTokenForbidden"];
             404: components["responses"]["DocumentReferenceNotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];

@@ -11,7 +11,7 @@ type Ref = { $ref: string };
 export interface SpecDocument {
   openapi: string;
   servers?: Array<{ url: string; 'x-region'?: string }>;
-  paths: Record<string, Record<string, { operationId?: string; parameters?: Array<SpecParameter | Ref> }>>;
+  paths: Record<string, Record<string, { operationId?: string; parameters?: Array<SpecParameter | Ref>; requestBody?: unknown }>>;
   [key: string]: unknown;
 }
 

@@ -15,7 +15,7 @@ import { Problem, validationFailed, type ProblemFieldError } from './problems.ts
  * of the query string, and after it the strings no database keeps as sent (NUL, lone surrogates).
  */
 export function contractValidator(): RequestHandler[] {
-  return [checkBodyType, checkQueryNumbers, ...validator().map(asGetForHead), refuseUnstorableStrings];
+  return [checkBodyType, checkQueryNumbers, refuseNonObjectBody, ...validator().map(asGetForHead), refuseUnstorableStrings];
 }
 
 /**
@@ -108,6 +108,38 @@ for (const item of Object.values(openApiDocument.paths)) {
       .map((p) => p!.name as string);
     if (names.length > 0) numericQueryParameters.set(operation.operationId, names);
   }
+}
+
+/** Whether a schema accepts JSON objects only: `type: object`, a oneOf or anyOf of such schemas, or an allOf with one. */
+function objectsOnly(node: unknown): boolean {
+  const schema = deref(node);
+  if (schema?.type === 'object') return true;
+  const branches = schema?.oneOf ?? schema?.anyOf;
+  if (Array.isArray(branches)) return branches.length > 0 && branches.every(objectsOnly);
+  return Array.isArray(schema?.allOf) && schema.allOf.some(objectsOnly);
+}
+
+/** The operations whose body, in every content type they take, must be a JSON object. */
+const objectBodyOperations = new Set<string>();
+for (const item of Object.values(openApiDocument.paths)) {
+  for (const operation of Object.values(item)) {
+    const media = Object.values((deref(operation.requestBody)?.content ?? {}) as Record<string, Json>);
+    if (operation.operationId && media.length > 0 && media.every((type) => objectsOnly(type.schema))) objectBodyOperations.add(operation.operationId);
+  }
+}
+
+/**
+ * A parsed body that is not an object (`null`, `true`, `0`, `"text"`, an array) is refused where the operation takes an
+ * object, with the answer the validator gives it elsewhere: the validator's discriminator check reads the
+ * discriminating member of the body before it checks the body's schema, and cannot read a member of `null`.
+ */
+function refuseNonObjectBody(req: Request, res: Response, next: NextFunction): void {
+  const body: unknown = req.body;
+  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  if (body !== undefined && !isObject && objectBodyOperations.has(locals(res).operationId!)) {
+    throw validationFailed([{ pointer: '', detail: 'must be object' }]);
+  }
+  next();
 }
 
 /** A decimal number as JSON writes it (leading zeros allowed): not hex, binary, `Infinity`, `NaN` or blanks. */
@@ -261,10 +293,16 @@ export function validatorProblem(error: unknown, request?: { path: string; templ
   if (!isValidatorError) return undefined;
   if (e.status === 415) return new Problem('unsupported_media_type', `${e.message ?? 'Unsupported content type'}; send application/json.`);
   if (e.status === 400) {
-    const errors: ProblemFieldError[] = (e.errors ?? []).map((item) => ({
-      pointer: request && item.path === request.path && /malformed uri/.test(item.message ?? '') ? malformedPathPointer(request.path, request.template) : pointerOf(item.path),
-      detail: (item.message ?? 'is not valid').slice(0, 1000),
-    }));
+    const errors: ProblemFieldError[] = (e.errors ?? []).map((item) => {
+      const message = item.message ?? 'is not valid';
+      // The discriminator check reports a body without a known discriminating value at the request's path.
+      const discriminator = request && item.path === request.path ? /^'([^']+)' (must be equal to one of the allowed values: .*?)\.?$/.exec(message) : null;
+      if (discriminator) return { pointer: `/${escapePointer(discriminator[1]!)}`.slice(0, POINTER_MAX), detail: discriminator[2]!.slice(0, 1000) };
+      return {
+        pointer: request && item.path === request.path && /malformed uri/.test(message) ? malformedPathPointer(request.path, request.template) : pointerOf(item.path),
+        detail: message.slice(0, 1000),
+      };
+    });
     return validationFailed(errors);
   }
   // With security validation off, only the response validator raises InternalServerError. Not only errors under

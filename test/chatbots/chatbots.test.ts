@@ -8,6 +8,7 @@ import { asyncApiErrors } from '../support/asyncapi.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { expiresVariants, signatureVariants } from '../support/signed-links.ts';
 import { schemaErrors } from '../support/spec.ts';
 import { parseEvents } from '../support/sse.ts';
 
@@ -205,6 +206,30 @@ describe.each(databaseKinds)('chatbots on %s', (kind) => {
     expect(await ids(`started_after=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).toEqual([]);
     expect((await ids('started_before=2100-01-01T00:00:00Z')).length).toBe(4);
     expectProblem(await server.call('GET', `/v1/chatbots/${bot.id}/conversations?csat_min=5&csat_max=1`), 422, 'validation_failed');
+  });
+
+  test('a transcript link works only as the server wrote it: another spelling of its signature or expires does not', async () => {
+    const bot = await newChatbot({ escalation: { mode: 'webhook', keywords: ['refund'] } });
+    const reply = await say(bot.id, 'A refund, please.');
+    const events = await server.call('GET', '/v1/events?type=chatbot.conversation.escalated&limit=100');
+    const link = new URL(events.body.data.find((event: any) => event.data.conversation_id === reply.conversation_id).data.transcript_url);
+    const respelled = (name: string, value: string) => {
+      const url = new URL(link);
+      url.searchParams.set(name, value);
+      return url.pathname + url.search;
+    };
+    // What the contract's parameters refuse is 422 (a padded signature is longer than 43 characters; `+1…` and ` 1…`
+    // are not decimal numbers); every other spelling is a link that does not work.
+    for (const signature of signatureVariants(link.searchParams.get('signature')!)) {
+      const answer = await server.call('GET', respelled('signature', signature), { key: null });
+      expect({ signature, status: answer.status, code: answer.body.code }).toEqual({ signature, ...(signature.endsWith('=') ? { status: 422, code: 'validation_failed' } : { status: 404, code: 'not_found' }) });
+    }
+    for (const expires of expiresVariants(link.searchParams.get('expires')!)) {
+      const answer = await server.call('GET', respelled('expires', expires), { key: null });
+      expect({ expires, status: answer.status, code: answer.body.code }).toEqual({ expires, ...(/^\d/.test(expires) ? { status: 404, code: 'not_found' } : { status: 422, code: 'validation_failed' }) });
+    }
+    const canonical = await server.call('GET', link.pathname + link.search, { key: null });
+    expect(canonical.status, canonical.text).toBe(200);
   });
 
   test('the widget: origins, keys, a disabled chatbot, streamed replies, ratings and the visitor limit', async () => {

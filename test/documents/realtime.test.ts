@@ -11,6 +11,7 @@ import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually } from '../support/expect.ts';
 import { appendParagraph, connectEditor, typeInto, type Editor } from '../support/realtime.ts';
 import { databaseKinds, freshDatabase, postgresUrl, REDIS_URL, redisAvailable, startTestServer, type TestServer } from '../support/server.ts';
+import { signatureVariants } from '../support/signed-links.ts';
 
 const IDLE_MS = 300;
 const until = <T>(read: () => T | Promise<T>, check: (value: T) => boolean) => eventually(async () => read(), check, 10_000);
@@ -78,6 +79,45 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     expect(answer.body.code).toBe('insufficient_role');
   });
 
+  test("a key names its own member or none on a token; only an owner key names another member (403 insufficient_role)", async () => {
+    const document = await newDocument();
+    const members = await server.call('GET', '/v1/members');
+    const owner = members.body.data.find((member: { role: string }) => member.role === 'owner').id as string;
+    const member = async (email: string, role: string) => (await server.call('POST', '/v1/members', { body: { email, role } })).body.id as string;
+    const editor = await member('editor@tokens.example', 'editor');
+    const admin = await member('admin@tokens.example', 'admin');
+    const keyOf = async (role: string, user_id: string | null) => (await server.call('POST', '/v1/api-keys', { body: { name: `${role} of ${user_id}`, role, user_id } })).body.secret as string;
+    const editorKey = await keyOf('editor', editor);
+    const editorServiceKey = await keyOf('editor', null);
+    const adminKey = await keyOf('admin', admin);
+    const ownerServiceKey = await keyOf('owner', null);
+    const ask = (key: string, body: Record<string, unknown>) => server.call('POST', `/v1/documents/${document.id}/edit-token`, { key, body });
+
+    for (const [key, user_id] of [[editorKey, owner], [editorKey, admin], [editorServiceKey, owner], [adminKey, owner], [adminKey, editor]] as const) {
+      const refused = await ask(key, { user_id });
+      expect(refused.status, refused.text).toBe(403);
+      expect(refused.body.code).toBe('insufficient_role');
+    }
+    const viewerKey = await keyOf('viewer', editor);
+    expect((await ask(viewerKey, { permission: 'read', user_id: admin })).status).toBe(403);
+
+    const allowed: Array<[string, Record<string, unknown>, string | null]> = [
+      [editorKey, { user_id: editor }, editor],
+      [editorKey, { user_id: null }, null],
+      [editorKey, {}, null],
+      [editorServiceKey, { user_id: null }, null],
+      [adminKey, { user_id: admin }, admin],
+      [viewerKey, { permission: 'read', user_id: editor }, editor],
+      [server.ownerKey, { user_id: editor }, editor],
+      [ownerServiceKey, { user_id: admin }, admin],
+    ];
+    for (const [key, body, named] of allowed) {
+      const answer = await ask(key, body);
+      expect(answer.status, answer.text).toBe(201);
+      expect(answer.body.user_id).toBe(named);
+    }
+  });
+
   test('expired, foreign, tampered and deleted-document tokens are refused', async () => {
     const document = await newDocument();
     const other = await newDocument();
@@ -92,6 +132,12 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     const tampered = valid.slice(0, -2) + (valid.endsWith('AA') ? 'BB' : 'AA');
     await expect(open(document.id, tampered).ready).rejects.toThrow('token_invalid');
     await expect(open(document.id, 'not-a-token').ready).rejects.toThrow('token_invalid');
+    // The same signature spelled otherwise (jose decodes base64url leniently): only the server's spelling works.
+    const signed = await token(document.id);
+    for (const signature of signatureVariants(signed.split('.')[2]!)) {
+      await expect(open(document.id, signed.split('.').slice(0, 2).concat(signature).join('.')).ready).rejects.toThrow('token_invalid');
+    }
+    expect(await open(document.id, signed).ready).toBe('read-write');
     // A token of another workspace's signing names a document this workspace does not have.
     const foreign = await createWorkspace(server.platform.db, { name: 'Foreign', region: server.platform.config.region, ownerEmail: 'foreign@test.example', now: new Date() });
     const foreignToken = await signEditToken(server.platform.db, { documentId: document.id, workspaceId: foreign.workspace.id, permission: 'edit', apiKeyId: foreign.apiKey.id, userId: null }, new Date(), new Date(Date.now() + 60_000));

@@ -10,6 +10,7 @@
 //   - the server is still ready after (GET /readyz 200).
 // A second property sends bytes that no HTTP client would (raw bytes in the request line and headers) over a socket:
 // each must still be answered with a problem document and an X-Request-Id (src/platform/client-errors.ts).
+// A fixed set of requests sends every JSON scalar, and arrays, as the whole body of every operation that takes JSON.
 // The seed is fixed so that CI runs the same cases; FUZZ_SEED and FUZZ_RUNS change them (README, Tests).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -17,8 +18,8 @@ import { operationTable, type OperationId } from '../../generated/operations.ts'
 import { notImplemented } from '../../src/handlers.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { rawRequest } from '../support/raw-http.ts';
-import { schemaErrors, spec } from '../support/spec.ts';
-import { encodeBody, requestFor, target, type FuzzRequest, type KnownIds } from './arbitraries.ts';
+import { exampleRequest, schemaErrors, spec } from '../support/spec.ts';
+import { encodeBody, percentEncode, requestFor, target, type FuzzRequest, type KnownIds } from './arbitraries.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
@@ -82,6 +83,21 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
     return { response, text };
   }
 
+  /** An error answer is a problem document of a known code, with the answer's status and request id. */
+  function expectProblemDocument(request: FuzzRequest, response: Response, text: string) {
+    const where = describeRequest(request);
+    const status = response.status;
+    expect(response.headers.get('content-type'), `content type of ${status} for ${where}`).toMatch(/^application\/problem\+json(;|$)/);
+    const body = JSON.parse(text) as Record<string, unknown>;
+    expect(schemaErrors('/components/schemas/Problem', body), `Problem schema for ${where}`).toEqual([]);
+    expect({ status: body.status, request_id: body.request_id, known_code: errorCodes.has(String(body.code)) }, where).toEqual({ status, request_id: response.headers.get('x-request-id'), known_code: true });
+    if (status === 501) expect(body.code, where).toBe('not_implemented');
+    // Only requests that reached createChatCompletion carry OpenAI's error; a wrong method is another route.
+    if (request.id === 'createChatCompletion' && request.method === 'POST') {
+      expect(schemaErrors('/components/schemas/ChatCompletionProblem', body), `ChatCompletionProblem for ${where}`).toEqual([]);
+    }
+  }
+
   test(`${RUNS} requests across every operation: no 5xx, every error a problem document, ready after`, async () => {
     const failures: string[] = [];
     await fc.assert(
@@ -103,15 +119,7 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
             throw new Error(`the answer to ${where} broke the contract: ${failures.at(-1)}`);
           }
           if (status < 400 || request.method === 'HEAD') return;
-          expect(response.headers.get('content-type'), `content type of ${status} for ${where}`).toMatch(/^application\/problem\+json(;|$)/);
-          const body = JSON.parse(text) as Record<string, unknown>;
-          expect(schemaErrors('/components/schemas/Problem', body), `Problem schema for ${where}`).toEqual([]);
-          expect({ status: body.status, request_id: body.request_id, known_code: errorCodes.has(String(body.code)) }, where).toEqual({ status, request_id: requestId, known_code: true });
-          if (status === 501) expect(body.code, where).toBe('not_implemented');
-          // Only requests that reached createChatCompletion carry OpenAI's error; a wrong method is another route.
-          if (request.id === 'createChatCompletion' && request.method === 'POST') {
-            expect(schemaErrors('/components/schemas/ChatCompletionProblem', body), `ChatCompletionProblem for ${where}`).toEqual([]);
-          }
+          expectProblemDocument(request, response, text);
         },
       ),
       { seed: SEED, numRuns: RUNS, endOnFailure: true, verbose: 1 },
@@ -121,6 +129,36 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
     const ready = await server.call('GET', '/readyz', { key: null });
     expect(ready.status, ready.text).toBe(200);
   }, 180_000);
+
+  // The random requests damage a body's fields and rarely replace the whole body with a scalar: each JSON scalar, and
+  // arrays, are sent whole to every operation that takes JSON, with a well-formed path and an owner key.
+  test('JSON scalars and arrays as the whole body of every operation that takes JSON: a 4xx problem document each', async () => {
+    const wholeBodies = ['null', 'true', 'false', '0', '-12.5', '"text"', '[]', '[{}]'];
+    const takesJson = operationIds.filter((id) => (operationTable[id].requestContentTypes as readonly string[]).includes('application/json'));
+    for (const id of takesJson) {
+      const example = exampleRequest(id);
+      const requests = wholeBodies.map(
+        (bytes): FuzzRequest => ({
+          id,
+          method: operationTable[id].method.toUpperCase(),
+          path: Object.fromEntries(Object.entries(example.path).map(([name, value]) => [name, encodeURIComponent(value)])),
+          query: Object.entries(example.query).map(([name, value]) => [name, percentEncode(String(value))]),
+          headers: example.header,
+          body: { kind: 'bytes', bytes, contentType: 'application/json' },
+          caller: 'owner',
+        }),
+      );
+      await Promise.all(
+        requests.map(async (request) => {
+          const { response, text } = await send(request);
+          const where = describeRequest(request);
+          expect(response.status >= 400 && (response.status < 500 || (response.status === 501 && notBuilt.has(id))), `${response.status} for ${where}: ${text.slice(0, 500)}`).toBe(true);
+          expectProblemDocument(request, response, text);
+        }),
+      );
+    }
+    expect(server.responseValidationErrors).toEqual([]);
+  });
 
   // Bytes no HTTP client sends (fetch refuses them): raw bytes in the request line and the headers, over a socket.
   test(`${RAW_RUNS} raw requests with bytes outside HTTP: each answered with a problem document or a proper answer`, async () => {

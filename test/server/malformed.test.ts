@@ -108,10 +108,23 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
     });
 
     test('well-formed JSON that is not an object is 422 validation_failed at the empty pointer (the whole body)', async () => {
-      for (const rawBody of ['[]', '"text"', '42', 'null', 'true']) {
-        const answer = await server.call('POST', '/v1/api-keys', { rawBody, headers: { 'Content-Type': 'application/json' } });
-        expectProblem(answer, 422, 'validation_failed');
-        expect(pointers(answer), rawBody).toEqual(['']);
+      // The last two operations' bodies have a discriminator, which the validator reads before the schema.
+      for (const path of ['/v1/api-keys', samplePath('addKnowledgeBaseSource'), samplePath('runDocumentCommand')]) {
+        for (const rawBody of ['[]', '[{}]', '"text"', '42', '0', 'null', 'true', 'false']) {
+          const answer = await server.call('POST', path, { rawBody, headers: { 'Content-Type': 'application/json' } });
+          expectProblem(answer, 422, 'validation_failed');
+          expect(answer.body.errors, `${rawBody} to ${path}`).toEqual([{ pointer: '', detail: 'must be object' }]);
+        }
+      }
+    });
+
+    test('a body without a known value of its discriminator is 422 validation_failed at the discriminating member', async () => {
+      for (const [path, member] of [[samplePath('addKnowledgeBaseSource'), 'type'], [samplePath('runDocumentCommand'), 'command']] as const) {
+        for (const body of [{}, { [member]: 'unknown' }, { [member]: null }]) {
+          const answer = await server.call('POST', path, { body });
+          expectProblem(answer, 422, 'validation_failed');
+          expect(pointers(answer), `${JSON.stringify(body)} to ${path}`).toEqual([`/${member}`]);
+        }
       }
     });
 

@@ -6,6 +6,7 @@ import { expectProblem } from '../support/expect.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { expiresVariants, signatureVariants } from '../support/signed-links.ts';
 
 const yaml = (text: string) => ({ rawBody: text, headers: { 'Content-Type': 'application/yaml' } });
 
@@ -99,6 +100,25 @@ describe.each(databaseKinds)('workflow runs on %s', (database) => {
       expect(event.headers['service-signature']).toMatch(/^[0-9a-f]{64}$/);
     }
     expect(events[1]!.body.data).toMatchObject({ workflow_id: id, run_id: runId, status: 'success', error: null });
+  });
+
+  test('an approval link works only as the server wrote it: another spelling of its signature or expires is 403', async () => {
+    const id = await createWorkflow(server, { name: 'Linked', steps: [{ id: 'review', type: 'approval', instructions: 'Read it.', show: 'Some text.' }] });
+    const runId = (await start(server, id)).body.id;
+    await waitForRun(server, id, runId, (run) => run.status === 'awaiting_approval');
+    const events = await server.call('GET', '/v1/events?type=workflow.run.approval_required&limit=100');
+    const link = new URL(events.body.data.find((event: any) => event.data.run_id === runId).data.approval_url);
+    const open = (name?: string, value?: string) => {
+      const url = new URL(link);
+      if (name) url.searchParams.set(name, value!);
+      return server.call('GET', url.pathname + url.search, { key: null });
+    };
+    for (const signature of signatureVariants(link.searchParams.get('signature')!)) expect({ signature, status: (await open('signature', signature)).status }).toEqual({ signature, status: 403 });
+    for (const expires of expiresVariants(link.searchParams.get('expires')!)) expect({ expires, status: (await open('expires', expires)).status }).toEqual({ expires, status: 403 });
+    const canonical = await open();
+    expect(canonical.status).toBe(200);
+    expect(canonical.text).toContain('Read it.');
+    expect((await server.call('POST', `/v1/workflows/${id}/runs/${runId}/cancel`)).status).toBe(200);
   });
 
   test('a run of generate and transform steps: parallel branches, a skipped step, outputs, costs', async () => {

@@ -1,7 +1,7 @@
 // Conversations of a chatbot: list (filters), get with the transcript, escalate by hand, record a CSAT rating; the
 // escalation and the rating that the replies (replies.ts) and the widget (embed.ts) share; and the signed transcript
 // link of the `chatbot.conversation.escalated` event (GET /v1/public/transcripts/{conversation_id}).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
@@ -11,6 +11,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { Problem } from '../../platform/problems.ts';
 import { consumePublicBudget } from '../../platform/rate-limit.ts';
+import { isSignature, parseLinkExpires } from '../../platform/signed-links.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { storedSigningKey } from '../documents/edit-tokens.ts';
@@ -244,10 +245,9 @@ export const conversationHandlers = {
     const limit = await consumePublicBudget(context.platform.rateLimitStore, context.ip);
     const db = context.platform.db;
     const { conversation_id: id } = request.path;
-    const { expires, signature } = request.query;
-    const expected = await transcriptSignature(db, id, expires, context.now);
-    const given = Buffer.from(signature, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    // `expires` as written: the validator has made a number of the text, and `01796304246` is that number too.
+    const expires = parseLinkExpires(context.url.searchParams.get('expires'));
+    if (expires === undefined || !isSignature(request.query.signature, await transcriptSignature(db, id, expires, context.now))) {
       throw new Problem('not_found', 'No transcript at this link: check that it was copied whole.', { headers: limit });
     }
     const apiPath = (chatbotId: string) => `GET /v1/chatbots/${chatbotId}/conversations/${id}`;

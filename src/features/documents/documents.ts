@@ -237,6 +237,11 @@ export const documentHandlers = {
     if (permission === 'edit' && context.caller.role === 'viewer') {
       throw new Problem('insufficient_role', "An edit token needs the editor role or higher; this key's role is viewer, which can create read tokens (permission: read).");
     }
+    // Naming a member attributes the session's edits to them: as with API keys (createApiKey), a key acts for its own
+    // member, and only an owner may act in another's name.
+    if (user_id !== null && user_id !== context.caller.userId && context.caller.role !== 'owner') {
+      throw new Problem('insufficient_role', `Only an owner key can name another member on an edit token; this ${context.caller.role} key can name ${context.caller.userId ?? 'no member (it is a service key)'}${context.caller.userId ? ' or no one' : ''}.`);
+    }
     const { row } = await loadDocument(context, request.path.id);
     if (user_id !== null) {
       const member = await context.platform.db.selectFrom('members').select('user_id').where('workspace_id', '=', context.caller.workspace.id).where('user_id', '=', user_id).executeTakeFirst();

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import { iso } from '../../platform/clock.ts';
+import { isCanonicalBase64url } from '../../platform/signed-links.ts';
 import type { Database } from '../../storage/schema.ts';
 
 export type EditPermission = 'edit' | 'read';
@@ -68,7 +69,9 @@ export async function signEditToken(db: Kysely<Database>, claims: EditClaims, no
 
 /** The claims of a valid token for `documentId`; throws TokenRefused otherwise. */
 export async function verifyEditToken(db: Kysely<Database>, token: string, documentId: string, now: Date): Promise<EditClaims> {
-  if (!token.startsWith(PREFIX)) throw new TokenRefused('token_invalid');
+  // jose decodes the signature leniently; a token works only as the server wrote it (src/platform/signed-links.ts).
+  const signature = token.split('.')[2];
+  if (!token.startsWith(PREFIX) || signature === undefined || !isCanonicalBase64url(signature)) throw new TokenRefused('token_invalid');
   let payload;
   try {
     ({ payload } = await jwtVerify(token.slice(PREFIX.length), await storedSigningKey(db, KEY_ID, now), { algorithms: ['HS256'], currentDate: now }));
