@@ -5007,8 +5007,9 @@ export type components = {
         };
         /**
          * VoiceBannedPhrases
-         * @description Words and phrases the voice never uses, up to 200, each up to 100 characters. Matching ignores case and collapses
-         *     whitespace; generated text avoids them and `check` reports them with their positions.
+         * @description Words and phrases the voice never uses, up to 200, each up to 100 characters. Matching ignores case, collapses
+         *     whitespace and reads look-alike characters (a Cyrillic `о` for `o`) as what they imitate; generated text avoids
+         *     them and `check` reports them with their positions.
          * @example [
          *       "world-class",
          *       "synergy",
@@ -5205,7 +5206,7 @@ export type components = {
              */
             phrase: string;
             /**
-             * @description The text as it occurs (matching ignores case and collapses whitespace).
+             * @description The text as it occurs (matching ignores case, collapses whitespace and reads look-alike characters as what they imitate).
              * @example world-class
              */
             matched_text: string;
@@ -5373,7 +5374,9 @@ export type components = {
          * ComplianceRulePhrases
          * @description The phrases of a `banned_phrase` rule, up to 200, each up to 100 characters; `[]` for the other kinds. A phrase
          *     matches ignoring case, after Unicode normalisation (NFKC), on word boundaries, and any run of whitespace, hyphens
-         *     or dashes counts as one separator: `Game-Changer` and `game  changer` both match `game-changer`.
+         *     or dashes counts as one separator: `Game-Changer` and `game  changer` both match `game-changer`. It also matches
+         *     written with look-alike characters outside ASCII (Unicode's confusables, UTS #39): `gаme-changer` with a Cyrillic
+         *     `а` matches too. ASCII is matched as written: `modern` does not match `modem`.
          * @example [
          *       "game-changer",
          *       "guaranteed results",
@@ -5385,7 +5388,10 @@ export type components = {
         /**
          * ComplianceRulePattern
          * @description The regular expression of a `regex` rule, in RE2 syntax (a linear-time engine: no backreferences, no lookahead
-         *     or lookbehind); `null` for the other kinds. It must compile and must not match the empty string.
+         *     or lookbehind); `null` for the other kinds. It must compile and must not match the empty string. It is matched
+         *     against the output in NFKC form and also with look-alike characters outside ASCII read as the characters they
+         *     imitate (Unicode's confusables, UTS #39): `\bACME-\d{4}\b` matches `АCME‑1234` with a Cyrillic `А` and a
+         *     non-breaking hyphen.
          * @example \bACME-\d{4,}\b
          */
         ComplianceRulePattern: string | null;

@@ -99,8 +99,8 @@ describe('banned phrases', () => {
     const istanbul = compilePolicy([phrases(['istanbul'])]);
     for (const text of ['İSTANBUL', 'İstanbul', 'istanbul', 'ISTANBUL']) expect(spans(istanbul.scan(`to ${text}!`)), text).toEqual([[3, 11, text]]);
     expect(spans(compilePolicy([phrases(['İstanbul'])]).scan('istanbul'))).toEqual([[0, 8, 'istanbul']]);
-    // Dotless ı is another letter (as in case folding), and a word boundary still applies.
-    expect(istanbul.scan('ıstanbul İstanbullu')).toEqual([]);
+    // Dotless ı is a look-alike of i (its UTS #39 skeleton), and a word boundary still applies.
+    expect(spans(istanbul.scan('ıstanbul İstanbullu'))).toEqual([[0, 8, 'ıstanbul']]);
     // The old neighbours: 'art' inside 'artisanal' still does not match.
     expect(compilePolicy([phrases(['art'])]).scan('artisanal ＡＲＴＩＳＡＮ')).toEqual([]);
   });
@@ -184,6 +184,65 @@ describe('regex rules', () => {
       }
     })();
     expect(error).toMatchObject({ name: 'PolicyRuleError', ruleId: 'rul_regex', reason: expect.stringContaining('not valid RE2 syntax') });
+  });
+});
+
+describe('look-alike characters (the UTS #39 skeleton)', () => {
+  // Cyrillic о, Greek ο, dotless ı, Cyrillic Е, and Cyrillic о, і and е together.
+  const forbidden = ['f\u043Erbiddenword', 'f\u03BFrbiddenword', 'forb\u0131ddenword', 'FORBIDD\u0415NWORD', 'f\u043Erb\u0456dd\u0435nw\u043Erd'];
+
+  test('banned phrases match on the skeleton as well as the text, covering the original characters', () => {
+    const policy = compilePolicy([phrases(['forbiddenword'])]);
+    for (const text of forbidden) expect(spans(policy.scan(`😀 say ${text}!`)), text).toEqual([[6, 6 + cpLength(text), text]]);
+    // Word boundaries hold on the skeleton too.
+    expect(policy.scan('f\u043Erbiddenwords xf\u043Erbiddenword')).toEqual([]);
+    // Redaction replaces exactly the original characters, invisible ones inside included.
+    const redact = compilePolicy([phrases(['forbiddenword', 'world class'], 'redact', { replacement: '***' })]);
+    expect(redact.apply('a f\u043Erb\u200Bidd\u0435nword, w\u03BFrld\u2011class b').text).toBe('a ***, *** b');
+  });
+
+  test('ASCII is matched as written: "modern" does not trip "modem", nor "l00k" "look", "a11" "all" or "burn" "bum"', () => {
+    const policy = compilePolicy([phrases(['modem', 'look', 'all', 'bum'])]);
+    expect(policy.scan('A modern l00k at a11 of it: burn, Ill, rnodem.')).toEqual([]);
+    // Nor once a look-alike is near: only the characters outside ASCII are folded.
+    expect(policy.scan('A m\u043Edern l\u043E0k.')).toEqual([]);
+    expect(spans(policy.scan('A m\u043Edem, a b\u03C5m.'))).toEqual([
+      [2, 7, 'm\u043Edem'],
+      [11, 14, 'b\u03C5m'],
+    ]);
+  });
+
+  test('a phrase written with look-alikes matches its plain spelling too', () => {
+    expect(spans(compilePolicy([phrases(['P\u0430yP\u0430l'])]).scan('Pay with PayPal.'))).toEqual([[9, 15, 'PayPal']]);
+  });
+
+  test('regex rules run on the text and on its skeleton: Cyrillic Е, U+2011 and U+2013 are caught, an em dash is not', () => {
+    const policy = compilePolicy([regex('SECRET-[0-9]{4}')]);
+    for (const text of ['S\u0415CRET-1234', 'SECRET\u20111234', 'SECRET\u20131234', '\u0405\u0415\u0421RET\u20101234', 'S\u0415CR\u0415T\u22121234']) {
+      expect(spans(policy.scan(`😀 ref ${text}.`)), JSON.stringify(text)).toEqual([[6, 6 + cpLength(text), text]]);
+    }
+    // confusables.txt has no hyphen look-alike in the em dash (U+2014) or the horizontal bar (U+2015).
+    expect(policy.scan('SECRET\u20141234 SECRET\u20151234')).toEqual([]);
+    // Case is kept: Cyrillic Е is a capital E, е a small one.
+    const exact = compilePolicy([regex('SECRET-[0-9]{4}', 'block', { caseSensitive: true })]);
+    expect(spans(exact.scan('S\u0415CRET\u20131234'))).toEqual([[0, 11, 'S\u0415CRET\u20131234']]);
+    expect(exact.scan('s\u0435cret-1234 S\u0435CRET-1234')).toEqual([]);
+    // Redaction covers exactly the original characters.
+    const redact = compilePolicy([regex('SECRET-[0-9]{4}', 'redact', { replacement: '<secret>' })]);
+    expect(redact.apply('a S\u0415CRET\u20131234, b SECRET\u20111234.').text).toBe('a <secret>, b <secret>.');
+    // The text as written is still searched: a rule for Cyrillic words matches them.
+    expect(spans(compilePolicy([regex('пароль')]).scan('мой пароль'))).toEqual([[4, 10, 'пароль']]);
+  });
+
+  test('personal data with look-alikes inside is redacted whole', () => {
+    const policy = compilePolicy([personal(['email', 'phone'])]);
+    expect(policy.apply('mail j\u0430ne@\u0435xample.com or call 555\u2011123\u20114567.').text).toBe('mail [redacted] or call [redacted].');
+  });
+
+  test('a look-alike base with a combining mark matches the precomposed letter', () => {
+    // Cyrillic о and U+0302 have no precomposed form; their skeleton is ô.
+    expect(spans(compilePolicy([regex('\\br\u00F4le\\b')]).scan('a r\u043E\u0302le'))).toEqual([[2, 7, 'r\u043E\u0302le']]);
+    expect(spans(compilePolicy([phrases(['r\u00F4le'])]).scan('a r\u043E\u0302le'))).toEqual([[2, 7, 'r\u043E\u0302le']]);
   });
 });
 
@@ -449,6 +508,54 @@ describe('StreamGuard', () => {
     const guard = new StreamGuard(compilePolicy([]));
     expect(guard.push('a\uD83D').release).toBe('a');
     expect(guard.push('\uDE00b').release).toBe('😀b');
+  });
+
+  test('a look-alike phrase delivered one code point per delta is blocked before any of it is released', () => {
+    const policy = compilePolicy([phrases(['forbiddenword'])]);
+    const text = `${filler(1)}and then f\u043Erbiddenword, which goes on for a while after it.`;
+    const { released, blocked } = stream(policy, Array.from(text));
+    expect(blocked).toEqual(policy.apply(text).blocked);
+    expect(blocked).toMatchObject({ matchedText: 'f\u043Erbiddenword' });
+    expect(released.length).toBeGreaterThan(0);
+    expect(cpLength(released)).toBeLessThanOrEqual(blocked!.start);
+  });
+
+  test('the holdback counts on the skeleton too, which is shorter where a look-alike and its mark compose', () => {
+    // Cyrillic о and a combining circumflex are two code points of the regex view and one (ô) of its skeleton.
+    const policy = compilePolicy([regex('x(?:\u00F4{5}y)?', 'redact')]);
+    const text = `ab x${'\u043E\u0302'.repeat(5)}y cd`;
+    expect(policy.apply(text).text).toBe('ab [redacted] cd');
+    expect(stream(policy, Array.from(text)).released).toBe('ab [redacted] cd');
+  });
+
+  test('look-alikes: 200 random chunkings equal apply, for phrases, regexes and personal data on the skeleton', () => {
+    const text = `Say f\u043Erbiddenword or f\u03BFrbiddenword, forb\u0131ddenword; not forbiddenwords. ${filler(1)}Ref S\u0415CRET-1234, SECRET\u20115678 and SECRET\u20139012, not SECRET\u20143456. ${filler(1)}Call 555\u2011123\u20114567; a r\u043E\u0302le and a r\u00F4le, a modern modem, a m\u043Edem; pay with P\u0430yPal or PayPal. ${filler(1)}The end`;
+    const lookAlikePolicies = [
+      // A phrase written with a look-alike (P<Cyrillic а>yPal) also matches plain ASCII text.
+      compilePolicy([
+        phrases(['forbiddenword', 'modem', 'P\u0430yPal'], 'redact', { replacement: '<voice>' }),
+        regex('SECRET-\\d{4}', 'redact', { replacement: '<secret>' }),
+        regex('\\br\u00F4le\\b', 'redact', { id: 'rul_role' }),
+        personal(['phone']),
+      ]),
+      compilePolicy([phrases(['forbiddenword']), regex('SECRET-\\d{4}', 'redact')]),
+      compilePolicy([regex('SECRET-\\d{4}'), phrases(['paypal'], 'redact')]),
+    ];
+    expect(lookAlikePolicies[0]!.apply(text).text).toBe(
+      `Say <voice> or <voice>, <voice>; not forbiddenwords. ${filler(1)}Ref <secret>, <secret> and <secret>, not SECRET\u20143456. ${filler(1)}Call [redacted]; a [redacted] and a [redacted], a modern <voice>, a <voice>; pay with <voice> or <voice>. ${filler(1)}The end`,
+    );
+    lookAlikePolicies.forEach((policy, p) => {
+      const expected = policy.apply(text);
+      const random = prng(2000 + p);
+      for (let run = 0; run < 200; run++) {
+        const chunks = chunk(text, random, 1 + Math.floor(random() * 40));
+        const { released, blocked } = stream(policy, chunks);
+        expect(blocked, `policy ${p}, run ${run}: ${JSON.stringify(chunks)}`).toEqual(expected.blocked);
+        if (!blocked) expect(released, `policy ${p}, run ${run}: ${JSON.stringify(chunks)}`).toBe(expected.text);
+        else expect(cpLength(released)).toBeLessThanOrEqual(blocked.start);
+      }
+    });
+    expect(lookAlikePolicies.slice(1).map((policy) => policy.apply(text).blocked?.matchedText)).toEqual(['f\u043Erbiddenword', 'S\u0415CRET-1234']);
   });
 
   describe.each(Object.entries(policies))('200 random chunkings equal apply on the whole text: %s', (_, policy) => {

@@ -153,6 +153,40 @@ describe.each(databaseKinds)('output policy on %s', (kind) => {
     expect(audit.body.data[0].details.blocked_output).toBe(said.replace('sam@corner.example', '[redacted]'));
   });
 
+  test('look-alike characters do not slip past the policy, streamed or not, and ordinary English still passes', async () => {
+    const { key } = await newWorkspace();
+    const phrase = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'Forbidden words', kind: 'banned_phrase', phrases: ['forbiddenword', 'modem'] } });
+    expect(phrase.status, phrase.text).toBe(201);
+    const secret = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'Secrets', kind: 'regex', pattern: 'SECRET-[0-9]{4}', action: 'redact' } });
+    expect(secret.status, secret.text).toBe(201);
+    const sentOf = (text: string) =>
+      parseEvents(text)
+        .filter((e) => e.event === undefined && e.data !== '[DONE]')
+        .map((e) => JSON.parse(e.data).choices[0]?.delta?.content ?? '')
+        .join('');
+    const before = 'We roast our beans every Tuesday morning in Leeds, and then we say ';
+    // Cyrillic о, Greek ο, dotless ı.
+    for (const word of ['f\u043Erbiddenword', 'f\u03BFrbiddenword', 'forb\u0131ddenword']) {
+      const said = `${before}${word} to everyone.`;
+      const blocked = await echo(key, said);
+      expectProblem(blocked, 422, 'policy_violation');
+      expect(blocked.body.rule_id).toBe(phrase.body.id);
+      const streamed = await echo(key, said, { stream: true });
+      expect(streamed.status).toBe(200);
+      const events = parseEvents(streamed.text);
+      expect(events.at(-1)!.event).toBe('error');
+      expect(JSON.parse(events.at(-1)!.data)).toMatchObject({ code: 'policy_violation', rule_id: phrase.body.id });
+      const sent = sentOf(streamed.text);
+      expect(sent.length).toBeGreaterThan(0);
+      expect(before.startsWith(sent)).toBe(true);
+    }
+    // Cyrillic Е, a non-breaking hyphen (U+2011), an en dash (U+2013): redacted, streamed or not.
+    const said = 'Use S\u0415CRET-1234, SECRET\u20115678 or SECRET\u20139012 today, with the modern office printer.';
+    const expected = 'Use [redacted], [redacted] or [redacted] today, with the modern office printer.';
+    expect((await echo(key, said)).body.choices[0].message.content).toBe(expected);
+    expect(sentOf((await echo(key, said, { stream: true })).text)).toBe(expected);
+  });
+
   test('a voice’s banned phrase that can match nothing is refused, not a 500 on every later use', async () => {
     const { key } = await newWorkspace();
     const created = await server.call('POST', '/v1/voices', { key, body: { name: 'Dashes', sample_text: SAMPLE, banned_phrases: ['fine', ' — '] } });

@@ -13,17 +13,23 @@
 //   match as their plain spellings do. A match covers the original characters, invisible ones inside it included.
 //   Each search is leftmost-first and resumes where its last candidate ended. A stream keeps, per detector, where
 //   that search must resume, so it goes through exactly the candidates that a scan of the whole text goes through.
+// - Look-alike characters (skeleton.ts: Cyrillic `о`, dotless `ı`, an en dash for `-`, …) are folded in a second
+//   copy of each: banned phrases are also matched skeleton to skeleton (the phrase's on the text's), and each regex
+//   also runs on the skeleton of the regex view, as a detector of its own. A match on either copy counts. ASCII is
+//   not folded: in a text without look-alikes the skeletons are the copies themselves, and nothing is done twice.
 // - Both copies normalise each character with the combining marks after it (a "segment") on its own, so a segment
 //   normalises the same in a stream's window as in the whole text; only the last one may still grow.
-// - A detector decides a match from at most `holdback` code points of the regex view after the match's start: its
+// - A detector decides a match from at most `holdback` code points of its view after the match's start: its
 //   longest match, plus the characters after it that its check reads. Dropped invisible characters do not count, so
-//   the guard counts the holdback on the regex view (up to the last segment, which may still grow), and a match that
+//   the guard counts the holdback on the regex view and on its skeleton (up to the last segment, which may still
+//   grow; a skeleton may be shorter than the view where a look-alike and its marks compose), and a match that
 //   starts `holdback` such code points before the end of what has arrived is settled however many invisible
 //   characters it holds. An RE2 pattern of unbounded length (`a+`, `\s*`) gets 256, and in a stream a longer match of
 //   it may be missed. A banned phrase is exact whatever its length, because the guard also holds text from the start
 //   of any phrase still in progress at the end of the buffer (`game<100 spaces>changer`).
 // - A block rule wins: any of its matches blocks, even one that overlaps a redaction.
 import { RE2JS } from 're2js';
+import { skeleton } from './skeleton.ts';
 
 export type PersonalDataType = 'email' | 'phone' | 'payment_card';
 
@@ -68,8 +74,9 @@ export interface Policy {
   scan(text: string): PolicyMatch[];
   apply(text: string): { text: string; blocked: PolicyMatch | null; redactions: PolicyMatch[] };
   /**
-   * How many code points a stream holds back, counted on the regex view (see the header): invisible characters do not
-   * count, so no margin for them is needed, and a match with any number of them inside is settled in time.
+   * How many code points a stream holds back, counted on the regex view and on its skeleton (see the header):
+   * invisible characters do not count, so no margin for them is needed, and a match with any number of them inside is
+   * settled in time.
    */
   readonly holdback: number;
 }
@@ -85,6 +92,8 @@ const UNBOUNDED_REGEX_HOLDBACK = 256;
  */
 const CONTEXT = 64;
 const MAX_CONTEXT = 1024;
+/** How many segments each conversion keeps converted (a text may hold any number of distinct ones). */
+const MAX_CACHED_SEGMENTS = 65_536;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Normalisation for banned phrases, and the regex view
@@ -97,6 +106,7 @@ const IGNORABLE = /^\p{Default_Ignorable_Code_Point}$/u;
 const JOINS_PREVIOUS = /^[\p{M}\u1160-\u11FF]$/u;
 const WORD = /^[\p{L}\p{N}\p{M}_]$/u;
 const SPACE = /^\p{Zs}$/u;
+const ASCII_ONLY = /^[\x00-\x7F]*$/;
 /** On normalised (so lower-case) text. */
 const isWord = (ch: string) => (ch < '\x80' ? (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch === '_' : WORD.test(ch));
 
@@ -142,16 +152,54 @@ function normalizeSegments(cps: readonly string[], ascii: (ch: string) => string
   return out;
 }
 
-const phraseAscii = (ch: string) => (ASCII_SEPARATOR.test(ch) ? ' ' : ch.toLowerCase());
-function* phraseConvert(segment: string): Iterable<string> {
-  for (const ch of fold(segment.normalize('NFKC'))) if (!IGNORABLE.test(ch)) yield SEPARATOR.test(ch) ? ' ' : ch;
+/** `convert` with its results kept: a text repeats its characters, and converting one takes a few normalisations. */
+function cached<T>(convert: (segment: string) => T): (segment: string) => T {
+  const results = new Map<string, T>();
+  return (segment) => {
+    let result = results.get(segment);
+    if (result === undefined) {
+      result = convert(segment);
+      if (results.size < MAX_CACHED_SEGMENTS) results.set(segment, result);
+    }
+    return result;
+  };
 }
+
+const phraseAscii = (ch: string) => (ASCII_SEPARATOR.test(ch) ? ' ' : ch.toLowerCase());
+const phraseConvert = cached((segment) => {
+  const out: string[] = [];
+  for (const ch of fold(segment.normalize('NFKC'))) if (!IGNORABLE.test(ch)) out.push(SEPARATOR.test(ch) ? ' ' : ch);
+  return out;
+});
 const normalizeCps = (cps: readonly string[]) => normalizeSegments(cps, phraseAscii, phraseConvert, true);
 
-function* regexConvert(segment: string): Iterable<string> {
-  for (const ch of segment.normalize('NFKC')) if (!IGNORABLE.test(ch)) yield SPACE.test(ch) ? ' ' : ch;
-}
+const regexConvert = cached((segment) => {
+  const out: string[] = [];
+  for (const ch of segment.normalize('NFKC')) if (!IGNORABLE.test(ch)) out.push(SPACE.test(ch) ? ' ' : ch);
+  return out;
+});
 const identity = (ch: string) => ch;
+
+/** The skeleton of what phraseConvert gives, case folded again (a prototype may be a capital). */
+const phraseSkeletonConvert = cached((segment) => Array.from(fold(skeleton(phraseConvert(segment).join(''))), (ch) => (SEPARATOR.test(ch) ? ' ' : ch)));
+const skeletonCps = (cps: readonly string[]) => normalizeSegments(cps, phraseAscii, phraseSkeletonConvert, true);
+
+/** The skeleton of what regexConvert gives, case kept. */
+const regexSkeletonConvert = cached((segment) => Array.from(skeleton(regexConvert(segment).join(''))));
+
+/** Whether a segment's skeleton differs from what it is made from, in either copy. */
+const hasOwnSkeleton = cached((segment) => regexSkeletonConvert(segment).join('') !== regexConvert(segment).join('') || phraseSkeletonConvert(segment).join('') !== phraseConvert(segment).join(''));
+
+/** Whether a segment of the text has a skeleton of its own; if none has, each skeleton is the copy it is made from. */
+function hasLookAlikes(cps: readonly string[]): boolean {
+  for (let i = 0; i < cps.length; ) {
+    let j = i + 1;
+    while (j < cps.length && joinsPrevious(cps[j]!)) j++;
+    if ((j > i + 1 || cps[i]! >= '\x80') && hasOwnSkeleton(j === i + 1 ? cps[i]! : cps.slice(i, j).join(''))) return true;
+    i = j;
+  }
+  return false;
+}
 
 /** The regex view of a text (see the header), indexed for RE2. */
 interface View extends Normalized {
@@ -162,8 +210,8 @@ interface View extends Normalized {
   at: Int32Array;
 }
 
-function regexView(original: readonly string[]): View {
-  const n = normalizeSegments(original, identity, regexConvert, false);
+function regexView(original: readonly string[], convert: (segment: string) => Iterable<string>): View {
+  const n = normalizeSegments(original, identity, convert, false);
   // Indexed from the array, not by splitting the joined text: two lone surrogates may meet once what was between
   // them is dropped.
   const cpToU16 = new Int32Array(n.cps.length + 1);
@@ -204,7 +252,13 @@ type Span = [start: number, end: number];
 type Candidate = [start: number, matchStart: number, viewStart: number, viewEnd: number];
 /** What of a regex's candidate (on the regex view) is a match (null: none). A refused candidate still moves the search on. */
 type Accept = (cps: readonly string[], start: number, end: number) => Span | null;
-type Detector = { type: 'phrases'; rule: PolicyRule; trie: TrieNode } | { type: 'regex'; rule: PolicyRule; re: RE2JS; what: string; accept?: Accept };
+type Detector =
+  /** `skeletonDiffers`: some phrase is not its own skeleton, so the skeleton trie may match ASCII text that the trie does not. */
+  | { type: 'phrases'; rule: PolicyRule; trie: TrieNode; skeletonTrie: TrieNode; skeletonDiffers: boolean }
+  | { type: 'regex'; rule: PolicyRule; re: RE2JS; what: string; accept?: Accept; view: 'text' | 'skeleton' };
+
+/** Each regex runs on the regex view and on its skeleton. */
+const REGEX_VIEWS = ['text', 'skeleton'] as const;
 
 const isDigit = (ch: string | undefined) => ch !== undefined && ch >= '0' && ch <= '9';
 
@@ -352,15 +406,23 @@ function compileRegex(pattern: string, flags: number, fail: (why: string) => nev
 // ---------------------------------------------------------------------------------------------------------------
 // Scanning
 
-/** A text by code points, with its regex view (made when first needed). */
+/** A text by code points, with its regex view and that view's skeleton (made when first needed). */
 interface Indexed {
   text: string;
   cps: string[];
+  /** Whether some character has a skeleton of its own (never in ASCII text): else each skeleton is its copy. */
+  lookAlikes: boolean;
   view?: View;
+  skeleton?: View;
 }
 
-const indexText = (text: string): Indexed => ({ text, cps: Array.from(text) });
-const viewOf = (w: Indexed): View => (w.view ??= regexView(w.cps));
+function indexText(text: string): Indexed {
+  const cps = Array.from(text);
+  return { text, cps, lookAlikes: !ASCII_ONLY.test(text) && hasLookAlikes(cps) };
+}
+const viewOf = (w: Indexed): View => (w.view ??= regexView(w.cps, regexConvert));
+const skeletonViewOf = (w: Indexed): View => (w.skeleton ??= w.lookAlikes ? regexView(w.cps, regexSkeletonConvert) : viewOf(w));
+const viewFor = (detector: Detector, w: Indexed): View => (detector.type === 'regex' && detector.view === 'skeleton' ? skeletonViewOf(w) : viewOf(w));
 
 /** A match in the coordinates of the scanned text, found by detector `d`. */
 interface Hit {
@@ -394,26 +456,26 @@ class CompiledPolicy implements Policy {
       if (rule.kind === 'banned_phrase') {
         if (!rule.phrases?.length) fail('a banned_phrase rule needs at least one phrase');
         const trie: TrieNode = { next: new Map() };
+        const skeletonTrie: TrieNode = { next: new Map() };
+        let skeletonDiffers = false;
         let longest = 0;
         for (const phrase of rule.phrases!) {
-          const cps = normalizeCps(Array.from(phrase)).cps;
-          while (cps[0] === ' ') cps.shift();
-          while (cps.at(-1) === ' ') cps.pop();
+          const cps = trimmed(normalizeCps(Array.from(phrase)).cps);
           if (cps.length === 0) fail(`the phrase "${phrase}" is empty once normalised`);
           longest = Math.max(longest, cps.length);
-          let node = trie;
-          for (const ch of cps) node = node.next.get(ch) ?? node.next.set(ch, { next: new Map() }).get(ch)!;
-          node.phrase ??= phrase;
-          node.lastIsWord = isWord(cps.at(-1)!);
+          insert(trie, cps, phrase);
+          const folded = trimmed(skeletonCps(Array.from(phrase)).cps);
+          insert(skeletonTrie, folded, phrase);
+          skeletonDiffers ||= folded.join('') !== cps.join('');
         }
-        this.detectors.push({ type: 'phrases', rule, trie });
+        this.detectors.push({ type: 'phrases', rule, trie, skeletonTrie, skeletonDiffers });
         // Room for separator runs between the letters. The guard does not rely on it (it holds any phrase still in
         // progress), but it keeps a phrase from being released in pieces of a few letters each.
         holdback = Math.max(holdback, 2 * longest + 8);
       } else if (rule.kind === 'regex') {
         if (typeof rule.pattern !== 'string' || rule.pattern === '') fail('a regex rule needs a pattern');
         const { re, maxLen } = compileRegex(rule.pattern!, rule.caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE, fail);
-        this.detectors.push({ type: 'regex', rule, re, what: `a match of the regex /${rule.pattern}/` });
+        for (const view of REGEX_VIEWS) this.detectors.push({ type: 'regex', rule, re, what: `a match of the regex /${rule.pattern}/`, view });
         // One more code point: an assertion at the end of a match (`\b`, `$`) reads the character after it.
         holdback = Math.max(holdback, Number.isFinite(maxLen) ? maxLen + 1 : UNBOUNDED_REGEX_HOLDBACK);
       } else if (rule.kind === 'personal_data') {
@@ -421,7 +483,7 @@ class CompiledPolicy implements Policy {
         for (const type of new Set(rule.types)) {
           const spec = Object.hasOwn(PERSONAL_DATA, type) ? PERSONAL_DATA[type] : fail(`unknown personal data type "${String(type)}"`);
           const { re, maxLen } = compileRegex(spec.pattern, RE2JS.CASE_INSENSITIVE, fail);
-          this.detectors.push({ type: 'regex', rule, re, what: spec.what, accept: spec.accept });
+          for (const view of REGEX_VIEWS) this.detectors.push({ type: 'regex', rule, re, what: spec.what, accept: spec.accept, view });
           holdback = Math.max(holdback, maxLen + PERSONAL_DATA_LOOKAHEAD);
         }
       } else {
@@ -433,30 +495,44 @@ class CompiledPolicy implements Policy {
 
   /**
    * Every match in `w` that starts at `from` or later, sorted (start, longer first, block first, rule order). Regex
-   * detector `d` starts its search at `resume[d]` (a code point of the regex view); `candidates[d]` are the candidates
-   * its search went through. With `final` false the end of `w` is not the end of the text: `pending` is where the
-   * first phrase that reaches it starts.
+   * detector `d` starts its search at `resume[d]` (a code point of its view); `candidates[d]` are the candidates its
+   * search went through. With `final` false the end of `w` is not the end of the text: `pending` is where the first
+   * phrase that reaches it starts.
    */
   scanIndexed(w: Indexed, from: number, resume: readonly number[] | null, final: boolean): { hits: Hit[]; candidates: Candidate[][]; pending: number } {
     const hits: Hit[] = [];
     const candidates: Candidate[][] = this.detectors.map(() => []);
     let pending = Infinity;
-    let norm: Normalized | undefined; // one normalisation for all phrase rules
-    let words: boolean[] = [];
+    // One normalisation, and one skeleton of it, for all phrase rules.
+    let text: { n: Normalized; words: boolean[] } | undefined;
+    let folded: { n: Normalized; words: boolean[] } | undefined;
+    const withWords = (n: Normalized) => ({ n, words: n.cps.map(isWord) });
+    // A regex runs on each view it has. Without look-alikes both are one, and a search from where the other one's
+    // started goes through the same candidates and finds the same matches: it is not run again.
+    const searched = new Map<RE2JS, { view: View; start: number; candidates: Candidate[] }>();
     this.detectors.forEach((detector, d) => {
       if (detector.type === 'phrases') {
-        if (!norm) {
-          norm = normalizeCps(w.cps);
-          words = norm.cps.map(isWord);
-        }
-        pending = Math.min(pending, findPhrases(detector.trie, norm, words, from, final, (start, end, phrase) => hits.push({ d, start, end, what: `the phrase "${phrase}"`, phrase })));
+        const found = (start: number, end: number, phrase: string) => hits.push({ d, start, end, what: `the phrase "${phrase}"`, phrase });
+        text ??= withWords(normalizeCps(w.cps));
+        pending = Math.min(pending, findPhrases(detector.trie, text.n, text.words, from, final, found));
+        if (w.lookAlikes) folded ??= withWords(skeletonCps(w.cps));
+        else if (!detector.skeletonDiffers) return; // the skeleton trie would find what the trie found
+        const on = folded ?? text;
+        pending = Math.min(pending, findPhrases(detector.skeletonTrie, on.n, on.words, from, final, found));
         return;
       }
-      const v = viewOf(w);
+      const v = viewFor(detector, w);
+      const start = Math.min(resume?.[d] ?? v.at[from]!, v.cps.length);
+      const same = searched.get(detector.re);
+      if (same?.view === v && same.start === start) {
+        candidates[d] = same.candidates;
+        return;
+      }
+      searched.set(detector.re, { view: v, start, candidates: candidates[d]! });
       // test() runs on RE2's DFA and costs a fraction of a search that reports positions; most texts hold no match.
       if (!detector.re.test(v.text)) return;
       const m = detector.re.matcher(v.text);
-      if (!m.find(v.cpToU16[Math.min(resume?.[d] ?? v.at[from]!, v.cps.length)])) return;
+      if (!m.find(v.cpToU16[start])) return;
       do {
         const candidate: Span = [v.u16ToCp[m.start()]!, v.u16ToCp[m.end()]!];
         if (candidate[1] === candidate[0]) continue; // refused at compile time; never a zero-width redaction
@@ -540,6 +616,20 @@ function findPhrases(trie: TrieNode, n: Normalized, words: boolean[], from: numb
   return pending;
 }
 
+function trimmed(cps: string[]): string[] {
+  while (cps[0] === ' ') cps.shift();
+  while (cps.at(-1) === ' ') cps.pop();
+  return cps;
+}
+
+function insert(trie: TrieNode, cps: readonly string[], phrase: string): void {
+  if (cps.length === 0) return;
+  let node = trie;
+  for (const ch of cps) node = node.next.get(ch) ?? node.next.set(ch, { next: new Map() }).get(ch)!;
+  node.phrase ??= phrase;
+  node.lastIsWord = isWord(cps.at(-1)!);
+}
+
 export function compilePolicy(rules: PolicyRule[]): Policy {
   return new CompiledPolicy(rules);
 }
@@ -586,22 +676,26 @@ export class StreamGuard {
   #step(final: boolean): { release: string; blocked: PolicyMatch | null } {
     const policy = this.#policy;
     const w = indexText(this.#context + this.#buffer);
-    const v = viewOf(w);
+    const views = policy.detectors.map((detector) => viewFor(detector, w)); // each detector's
+    const counted = new Set([viewOf(w), ...views]); // the views that the holdback and the context count on
     const from = this.#contextLength;
     const offset = this.#released - from; // window offset + offset = whole-text offset
     // A resume point before the window: no candidate starts between it and `from` (it would have been seen).
-    const resume = this.#resume.map(([at, into]) => (at < offset ? v.at[from]! : v.at[at - offset]! + into));
+    const resume = this.#resume.map(([at, into], d) => (at < offset ? views[d]!.at[from]! : views[d]!.at[at - offset]! + into));
     const { hits, candidates, pending } = policy.scanIndexed(w, from, resume, final);
     let cut = w.cps.length;
     if (!final && policy.holdback > 0) {
-      // The holdback counts code points of the view, up to the last segment (a combining mark may still join it).
+      // The holdback counts code points of each view, up to the last segment (a combining mark may still join it).
       let last = w.cps.length - 1;
       while (last > 0 && joinsPrevious(w.cps[last]!)) last--;
-      const stable = v.at[Math.max(last, 0)]!;
-      // A match that starts at view position p reads [p, p + holdback): settled if that is all stable. Text before
-      // the first view code point from `from` on is invisible and goes out (nothing can start in it).
-      const first = Math.max(stable - policy.holdback + 1, v.at[from]!);
-      cut = Math.min(first < stable ? v.map[first]! : Math.max(last, 0), pending);
+      for (const v of counted) {
+        const stable = v.at[Math.max(last, 0)]!;
+        // A match that starts at view position p reads [p, p + holdback): settled if that is all stable. Text before
+        // the first view code point from `from` on is invisible and goes out (nothing can start in it).
+        const first = Math.max(stable - policy.holdback + 1, v.at[from]!);
+        cut = Math.min(cut, first < stable ? v.map[first]! : Math.max(last, 0));
+      }
+      cut = Math.min(cut, pending);
     }
     if (!final && /[\uD800-\uDBFF]$/.test(w.text)) cut = Math.min(cut, w.cps.length - 1); // nor half a surrogate pair
     cut = Math.max(cut, from);
@@ -615,19 +709,23 @@ export class StreamGuard {
     const release = policy.redact(w, from, cut, kept.filter((h) => h.end <= cut)); // prettier-ignore
     // Each search resumes after its candidates that start before the cut, but at the start of one whose match (a
     // phone number inside a longer candidate) starts after the cut: that match is not settled, so it is found again.
-    const position = (n: number): [number, number] =>
+    const position = (v: View, n: number): [number, number] =>
       n < v.cps.length ? [v.map[n]! + offset, n - v.at[v.map[n]!]!] : [(v.cps.length ? v.ends[v.cps.length - 1]! : 0) + offset, 0];
     candidates.forEach((list, d) => {
       for (const [start, matchStart, viewStart, viewEnd] of list) {
         if (start >= cut) break;
-        this.#resume[d] = position(matchStart >= cut ? viewStart : viewEnd);
+        this.#resume[d] = position(views[d]!, matchStart >= cut ? viewStart : viewEnd);
         if (matchStart >= cut) break;
       }
     });
     this.#released += cut - from;
-    // CONTEXT code points of the original and of the view, within MAX_CONTEXT.
-    const viewCut = v.at[cut]!;
-    const contextStart = Math.max(0, cut - MAX_CONTEXT, Math.min(cut - CONTEXT, viewCut >= CONTEXT ? v.map[viewCut - CONTEXT]! : 0));
+    // CONTEXT code points of the original and of each view, within MAX_CONTEXT.
+    let contextStart = cut - CONTEXT;
+    for (const v of counted) {
+      const viewCut = v.at[cut]!;
+      contextStart = Math.min(contextStart, viewCut >= CONTEXT ? v.map[viewCut - CONTEXT]! : 0);
+    }
+    contextStart = Math.max(0, cut - MAX_CONTEXT, contextStart);
     this.#contextLength = cut - contextStart;
     this.#context = w.cps.slice(contextStart, cut).join('');
     this.#buffer = w.cps.slice(cut).join('');
