@@ -2,6 +2,7 @@
 //   node scripts/contract.ts check                       exit 1, naming each change that breaks the published edition
 //   node scripts/contract.ts publish                     publish the current contract; refused when it breaks
 //   node scripts/contract.ts publish --breaking "<why>"  publish a break on purpose, with the reason in the changelog
+// publish also takes --note "<what changed in behaviour>": what the diff cannot tell (a new check, a new refusal).
 // Options for both: --published <dir> (default published/), --current <dir> (default generated/); for publish:
 // --changelog <file> (default docs/changelog.md), --date <YYYY-MM-DD> (default today, UTC).
 // The documents compared are the bundled ones (openapi.json, asyncapi.json), as `npm run generate` writes them.
@@ -30,6 +31,7 @@ const { values, positionals } = parseArgs({
     current: { type: 'string', default: join(root, 'generated') },
     changelog: { type: 'string', default: join(root, 'docs', 'changelog.md') },
     breaking: { type: 'string' },
+    note: { type: 'string' },
     date: { type: 'string', default: new Date().toISOString().slice(0, 10) },
   },
 });
@@ -72,7 +74,7 @@ if (command === 'check') {
     console.error('\nPublish them on purpose with `--breaking "<what breaks and why>"`; the reason goes into the changelog.');
     process.exit(1);
   }
-  const entry = first ? firstEntry(current, values.date) : changelogEntry(changes, current, values.date, values.breaking);
+  const entry = first ? firstEntry(current, values.date) : changelogEntry(changes, current, values.date, values.breaking, values.note);
   mkdirSync(values.published, { recursive: true });
   for (const file of FILES) copyFileSync(join(values.current, file), join(values.published, file));
   const changelog = existsSync(values.changelog) ? readFileSync(values.changelog, 'utf8') : CHANGELOG_HEAD;
@@ -94,8 +96,9 @@ function firstEntry(contract: Contract, date: string): string {
   return `## ${date}\n\nFirst published edition of v1 (${contract.openapi.info.version}): ${operations} operations and ${events} event types.\n`;
 }
 
-function changelogEntry(changes: Change[], contract: Contract, date: string, breakingReason: string | undefined): string {
+function changelogEntry(changes: Change[], contract: Contract, date: string, breakingReason: string | undefined, note: string | undefined): string {
   const sections: string[] = [`## ${date}\n`];
+  if (note) sections.push(`${note.trim()}\n`);
   const section = (title: string, lines: string[]) => {
     if (lines.length > 0) sections.push(`### ${title}\n\n${lines.map((line) => `- ${line}`).join('\n')}\n`);
   };
@@ -105,7 +108,7 @@ function changelogEntry(changes: Change[], contract: Contract, date: string, bre
   if (breaking.length > 0) {
     sections.push(`### Breaking\n\n${breakingReason}\n\n${breaking.map((line) => `- ${line}`).join('\n')}\n`);
   }
-  if (sections.length === 1) sections.push('Descriptions and examples only; no change to operations, fields or events.\n');
+  if (sections.length === (note ? 2 : 1)) sections.push('No change to operations, fields or events.\n');
   return sections.join('\n');
 }
 

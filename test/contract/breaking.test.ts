@@ -166,11 +166,12 @@ describe('npm run check:breaking and contract:publish', () => {
     expect(JSON.parse(readFileSync(join(published, 'openapi.json'), 'utf8')).paths['/v1/workspace'].get).toBeDefined();
 
     const reason = 'GET /v1/workspace is replaced by GET /v1/workspaces/{id}.';
-    const accepted = await contract('publish', '--published', published, '--current', next, '--changelog', changelog, '--breaking', reason, '--date', '2027-01-15');
+    const note = 'Workspaces are read by id.';
+    const accepted = await contract('publish', '--published', published, '--current', next, '--changelog', changelog, '--breaking', reason, '--note', note, '--date', '2027-01-15');
     expect(accepted.code).toBe(0);
     const log = readFileSync(changelog, 'utf8');
     expect(log).toContain('# Changelog');
-    expect(log).toContain(`## 2027-01-15\n\n### Breaking\n\n${reason}\n\n- GET /v1/workspace: operation removed`);
+    expect(log).toContain(`## 2027-01-15\n\n${note}\n\n### Breaking\n\n${reason}\n\n- GET /v1/workspace: operation removed`);
 
     const after = await contract('check', '--published', published, '--current', next);
     expect(after.code).toBe(0);
