@@ -251,8 +251,9 @@ export type paths = {
          *     defaults (`default_voice_id`, `default_model`) apply to what is created in the project later.
          *     `default_voice_id` must name a voice of the workspace (one still training is accepted): another workspace's
          *     voice or an unknown one is `404 not_found` with the pointer `/default_voice_id`, as for the `voice_id` of a
-         *     document or a chatbot. Only the shape of `default_model` is checked until the model catalogue is served, after
-         *     which an unknown model is `404 model_not_found`.
+         *     document or a chatbot. `default_model` must be a model of the catalogue (`GET /v1/models`): an unknown one is
+         *     `404 model_not_found` with the pointer `/default_model`. A model whose provider is not configured on this server is
+         *     accepted; what uses it answers `422 model_unavailable` until it is.
          */
         post: operations["createProject"];
         delete?: never;
@@ -291,7 +292,8 @@ export type paths = {
          *     `default_model`; `metadata` replaces the whole map. A new `name` must be unique in the workspace, ignoring case
          *     (`409 project_name_taken`); renaming a project to its own name in another case is allowed. New defaults apply to
          *     what is created in the project from now on; nothing created before changes. A `default_voice_id` that is not a
-         *     voice of the workspace is `404 not_found` with the pointer `/default_voice_id`.
+         *     voice of the workspace is `404 not_found` with the pointer `/default_voice_id`; a `default_model` that is not in the
+         *     catalogue is `404 model_not_found` with the pointer `/default_model`.
          */
         patch: operations["updateProject"];
         trace?: never;
@@ -2757,8 +2759,7 @@ export type components = {
          * ProjectDefaultModel
          * @description The model (an `id` of `GET /v1/models`) that AI commands on the project's documents use when they name none
          *     (chatbots and `generate` workflow steps always name theirs); `null` for the service's default (`gpt-4o-mini`).
-         *     Only the identifier's shape is checked today; once the catalogue is served, a model that is not in it
-         *     is `404 model_not_found`.
+         *     A model that is not in the catalogue is `404 model_not_found`.
          * @example gpt-4o-mini
          */
         ProjectDefaultModel: string | null;
@@ -9483,7 +9484,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The project (on update), or the voice named by `default_voice_id`, does not exist in the key's workspace (`not_found`; for the voice with the pointer `/default_voice_id`). A resource of another workspace is reported the same way. */
+        /** @description The project (on update), or the voice named by `default_voice_id`, does not exist in the key's workspace (`not_found`; for the voice with the pointer `/default_voice_id`). A resource of another workspace is reported the same way. A `default_model` that is not in the model catalogue is `model_not_found` with the pointer `/default_model`. */
         ProjectReferenceNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

@@ -175,6 +175,27 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     expect(set.body.default_voice_id).toBe(ownVoice);
   });
 
+  test('default_model must be a model of the catalogue: an unknown one is 404 model_not_found with a pointer', async () => {
+    const { key } = await newWorkspace();
+    const refused = await server.call('POST', '/v1/projects', { key, body: { name: 'Unknown model', default_model: 'gpt-9-turbo' } });
+    expectProblem(refused, 404, 'model_not_found');
+    expect(refused.body.errors).toEqual([{ pointer: '/default_model', detail: 'is not a model of the catalogue' }]);
+    expect(await listIds(key)).toEqual([]);
+
+    // A model of the catalogue is taken whether or not its provider is configured here (no OpenAI key in the tests).
+    const project = await create(key, { name: 'Known model', default_model: 'gpt-4o-mini' });
+    expect(project.default_model).toBe('gpt-4o-mini');
+    const unknown = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_model: 'gpt-9-turbo' } });
+    expectProblem(unknown, 404, 'model_not_found');
+    expect(unknown.body.errors).toEqual([{ pointer: '/default_model', detail: 'is not a model of the catalogue' }]);
+    expect((await server.call('GET', `/v1/projects/${project.id}`, { key })).body.default_model).toBe('gpt-4o-mini');
+    const sandbox = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_model: 'sandbox-writer' } });
+    expect(sandbox.status, sandbox.text).toBe(200);
+    expect(sandbox.body.default_model).toBe('sandbox-writer');
+    const cleared = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_model: null } });
+    expect(cleared.body.default_model).toBeNull();
+  });
+
   test('delete answers 204; the project is gone and its name is free again', async () => {
     const { key } = await newWorkspace();
     const project = await create(key, { name: 'Short-lived' });

@@ -14,6 +14,7 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
+import { engineOf } from '../engine/engine.ts';
 import { voicesOf } from '../voices/voices.ts';
 import { presentProject } from './presenters.ts';
 
@@ -54,6 +55,16 @@ async function checkDefaultVoice(db: Kysely<Database>, workspaceId: string, voic
   if (!voice) throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, { errors: [{ pointer: '/default_voice_id', detail: 'is not a voice of this workspace' }] });
 }
 
+/**
+ * Refuses a default model that is not in the catalogue, which the documents' AI commands would refuse at every use.
+ * A model whose provider is not configured here is taken: configuring it later makes it work.
+ */
+function checkDefaultModel(context: RequestContext, model: string): void {
+  if (!engineOf(context.platform).catalogue.get(model)) {
+    throw new Problem('model_not_found', `No model ${model} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer: '/default_model', detail: 'is not a model of the catalogue' }] });
+  }
+}
+
 export const projectHandlers = {
   async listProjects(request, context) {
     const page = pageRequest(request.query);
@@ -72,6 +83,7 @@ export const projectHandlers = {
     const { name, description = null, default_voice_id = null, default_model = null, metadata = {} } = request.body;
     const workspaceId = context.caller.workspace.id;
     if (default_voice_id !== null) await checkDefaultVoice(context.platform.db, workspaceId, default_voice_id);
+    if (default_model !== null) checkDefaultModel(context, default_model);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       await lockNames(trx, workspaceId);
       await refuseTakenName(trx, workspaceId, name);
@@ -104,6 +116,7 @@ export const projectHandlers = {
     const changes = request.body;
     const workspaceId = context.caller.workspace.id;
     if (changes.default_voice_id) await checkDefaultVoice(context.platform.db, workspaceId, changes.default_voice_id);
+    if (changes.default_model) checkDefaultModel(context, changes.default_model);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       if (changes.name !== undefined) await lockNames(trx, workspaceId);
       const existing = await forUpdate(projectsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
