@@ -212,6 +212,22 @@ describe('look-alike characters (the UTS #39 skeleton)', () => {
     ]);
   });
 
+  test('capital look-alikes are caught too, also those whose lower case has no prototype (Cyrillic В, Н, Т, М, К)', () => {
+    const policy = compilePolicy([phrases(['scam', 'bet', 'hot', 'test', 'kill', 'poker'])]);
+    for (const [text, phrase] of [
+      ['\u0405\u0421\u0410\u041C', 'scam'],
+      ['SCA\u041C', 'scam'],
+      ['\u0412et', 'bet'],
+      ['B\u0415\u0422', 'bet'],
+      ['\u041Dot', 'hot'],
+      ['\u0422est', 'test'],
+      ['\u041Aill', 'kill'],
+      ['\u0420\u041E\u041A\u0415R', 'poker'],
+    ] as const) {
+      expect(spans(policy.scan(`so ${text} now`)), `${text} for ${phrase}`).toEqual([[3, 3 + cpLength(text), text]]);
+    }
+  });
+
   test('a phrase written with look-alikes matches its plain spelling too', () => {
     expect(spans(compilePolicy([phrases(['P\u0430yP\u0430l'])]).scan('Pay with PayPal.'))).toEqual([[9, 15, 'PayPal']]);
   });

@@ -180,8 +180,14 @@ const regexConvert = cached((segment) => {
 });
 const identity = (ch: string) => ch;
 
-/** The skeleton of what phraseConvert gives, case folded again (a prototype may be a capital). */
-const phraseSkeletonConvert = cached((segment) => Array.from(fold(skeleton(phraseConvert(segment).join(''))), (ch) => (SEPARATOR.test(ch) ? ' ' : ch)));
+/**
+ * The skeleton taken before case folding and again after it, then folded: many capital look-alikes lower-case to
+ * letters that have no prototype (Cyrillic `В` to `в`, `Н` to `н`), while some lower-case ones have a prototype that
+ * their capital lacks.
+ */
+const phraseSkeletonConvert = cached((segment) =>
+  Array.from(fold(skeleton(phraseConvert(skeleton(segment.normalize('NFKC'))).join(''))), (ch) => (SEPARATOR.test(ch) ? ' ' : ch)),
+);
 const skeletonCps = (cps: readonly string[]) => normalizeSegments(cps, phraseAscii, phraseSkeletonConvert, true);
 
 /** The skeleton of what regexConvert gives, case kept. */
