@@ -196,6 +196,21 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     expect(cleared.body.default_model).toBeNull();
   });
 
+  test("a default voice of another workspace saved before the check is not copied to the project's documents and chatbots", async () => {
+    const { key } = await newWorkspace();
+    const other = await newWorkspace();
+    const othersVoice = await newVoice(other.key);
+    await server.platform.db.updateTable('voices').set({ status: 'ready' }).where('id', '=', othersVoice).execute();
+    const project = await create(key, { name: 'Legacy default' });
+    await server.platform.db.updateTable('projects').set({ default_voice_id: othersVoice }).where('id', '=', project.id).execute();
+    const document = await server.call('POST', '/v1/documents', { key, body: { title: 'Draft', project_id: project.id } });
+    expect(document.status, document.text).toBe(201);
+    expect(document.body.voice_id).toBeNull();
+    const chatbot = await server.call('POST', '/v1/chatbots', { key, body: { name: 'Helper', model: 'sandbox-writer', instructions: 'Answer briefly.', project_id: project.id } });
+    expect(chatbot.status, chatbot.text).toBe(201);
+    expect(chatbot.body.voice_id).toBeNull();
+  });
+
   test('delete answers 204; the project is gone and its name is free again', async () => {
     const { key } = await newWorkspace();
     const project = await create(key, { name: 'Short-lived' });

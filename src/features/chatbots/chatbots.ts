@@ -175,7 +175,8 @@ export const chatbotHandlers = {
     let voiceId: string | null = null;
     if (input.voice_id) voiceId = (await readyVoice(db, workspaceId, input.voice_id, '/voice_id')).id;
     else if (input.voice_id === undefined && project?.default_voice_id) {
-      voiceId = (await db.selectFrom('voices').select('id').where('id', '=', project.default_voice_id).where('status', '=', 'ready').executeTakeFirst())?.id ?? null;
+      voiceId =
+        (await db.selectFrom('voices').select('id').where('workspace_id', '=', workspaceId).where('id', '=', project.default_voice_id).where('status', '=', 'ready').executeTakeFirst())?.id ?? null;
     }
     const escalation = { ...DEFAULT_ESCALATION, ...input.escalation };
     checkEscalation(escalation);

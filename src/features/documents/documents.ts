@@ -74,6 +74,11 @@ async function checkProject(db: Db, workspaceId: string, projectId: string) {
   return project;
 }
 
+/** The voice's id if it is a voice of the workspace, else null. */
+async function ownVoiceId(db: Kysely<Database>, workspaceId: string, voiceId: string): Promise<string | null> {
+  return (await db.selectFrom('voices').select('id').where('workspace_id', '=', workspaceId).where('id', '=', voiceId).executeTakeFirst())?.id ?? null;
+}
+
 async function checkVoice(db: Db, workspaceId: string, voiceId: string): Promise<void> {
   const voice = await voicesOf(db, workspaceId).where('id', '=', voiceId).executeTakeFirst();
   if (!voice) throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, { errors: [{ pointer: '/voice_id', detail: 'is not a voice of this workspace' }] });
@@ -144,8 +149,11 @@ export const documentHandlers = {
     const workspaceId = context.caller.workspace.id;
     const db = context.platform.db;
     const project = request.body.project_id ? await checkProject(db, workspaceId, request.body.project_id) : null;
-    const voiceId = request.body.voice_id !== undefined ? request.body.voice_id : (project?.default_voice_id ?? null);
     if (request.body.voice_id) await checkVoice(db, workspaceId, request.body.voice_id);
+    // A project's default is checked when the project is saved; one saved before that check was made (or whose voice
+    // is gone) is not copied.
+    const defaultVoice = request.body.voice_id === undefined && project?.default_voice_id ? await ownVoiceId(db, workspaceId, project.default_voice_id) : null;
+    const voiceId = request.body.voice_id !== undefined ? request.body.voice_id : defaultVoice;
     const { row, version } = await db.transaction().execute(async (trx) => {
       const draft: DocumentRow = {
         id: newId('doc', context.now),
