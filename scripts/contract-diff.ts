@@ -5,7 +5,10 @@
 // as what they are to their readers: an event (a webhook, an AsyncAPI message the server sends) is a response whose
 // receiver is the client, so removing it, or a key of it, breaks; a message the server receives is a request body.
 // Enums marked `x-open-enum: true` (error codes, event types) promise that values may be added: api-smart-diff would
-// call an added response value breaking, so their values are compared here instead, and only a removal breaks.
+// call an added response value breaking, so their values are compared here instead, and only a removal breaks. A
+// union marked `x-open-union: true` (the event union) likewise takes new branches. Where api-smart-diff calls a change
+// harmless that narrows what a request may hold or widens what an answer may hold (a `const`, an `enum` or
+// `additionalProperties: false` added to a request, a `type` changed), the verdict is ours.
 import { apiCompare, type Diff } from 'api-smart-diff';
 
 type Json = Record<string, any>;
@@ -32,13 +35,15 @@ const MESSAGE_PREFIX = '/(asyncapi)/';
 /** Every change between two editions, breaking ones first. */
 export function compareContracts(before: Contract, after: Contract): Change[] {
   const views = { before: comparableView(before), after: comparableView(after) };
-  const { diffs } = apiCompare(views.before, views.after);
+  // api-smart-diff rewrites what it is given (it merges allOf, drops keys it does not know): it gets copies, so that
+  // the views still say what the documents say when a change is classified.
+  const { diffs } = apiCompare(structuredClone(views.before), structuredClone(views.after));
   const changes: Change[] = [];
   for (const found of diffs) {
     // A component is compared where it is used: its changes appear again under every path that refers to it.
     if (found.path[0] !== 'paths') continue;
-    const diff = wholeType(found, views);
-    changes.push({ kind: kindOf(diff), where: locate(diff.path), what: describe(diff) });
+    const diff = wholeEnum(wholeType(found, views), views);
+    changes.push({ kind: kindOf(diff, views), where: locate(diff.path), what: describe(diff, views.after) });
   }
   changes.push(...openEnumChanges(before.openapi, after.openapi));
   const order: ChangeKind[] = ['breaking', 'deprecated', 'added', 'other'];
@@ -58,22 +63,40 @@ function wholeType(diff: Diff, views: { before: Json; after: Json }): Diff {
 
 /** The value at a diff's path in a view, following `$ref`s the way api-smart-diff resolved them. */
 function valueAt(root: Json, path: Diff['path']): unknown {
-  let node: any = root;
-  for (const segment of path) {
-    while (node && typeof node === 'object' && typeof node.$ref === 'string' && !(segment in node)) {
+  const follow = (node: any, segment?: string | number): any => {
+    while (node && typeof node === 'object' && typeof node.$ref === 'string' && (segment === undefined || !(segment in node))) {
       node = node.$ref
         .slice(2)
         .split('/')
         .map((part: string) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
         .reduce((at: any, part: string) => at?.[part], root);
     }
-    node = node?.[segment];
-  }
-  return node;
+    return node;
+  };
+  let node: any = root;
+  for (const segment of path) node = follow(node, segment)?.[segment];
+  return follow(node);
 }
 
-function kindOf(diff: Diff): ChangeKind {
-  if (diff.action === 'replace' && diff.path.at(-1) === 'type') return typeChangeKind(diff);
+/** Whether a schema is a union marked open, itself or through an `allOf` member (api-smart-diff merges those). */
+function isOpenUnion(document: Json, schema: Json | undefined): boolean {
+  if (schema?.['x-open-union'] === true) return true;
+  return Array.isArray(schema?.allOf) && schema.allOf.some((member: Json) => isOpenUnion(document, resolve(document, member)));
+}
+
+function kindOf(diff: Diff, views: { before: Json; after: Json }): ChangeKind {
+  const last = diff.path.at(-1);
+  const read = diff.path.includes('responses');
+  if (diff.action === 'replace' && last === 'type') return typeChangeKind(diff);
+  if (last === 'const' && (diff.action === 'replace' || (read ? diff.action === 'remove' : diff.action === 'add'))) return 'breaking';
+  if (!read && diff.action === 'add' && last === 'enum') return 'breaking';
+  if (!read && last === 'additionalProperties' && diff.after === false) return 'breaking';
+  if (read && diff.action === 'add' && typeof last === 'number' && diff.path.at(-2) === 'oneOf') {
+    // api-smart-diff writes a `$ref` with a sibling `description` as an `allOf` of one member.
+    const parent = diff.path.slice(0, -2);
+    const places = parent.at(-2) === 'allOf' ? [parent, parent.slice(0, -2)] : [parent];
+    if (places.some((place) => isOpenUnion(views.after, valueAt(views.after, place) as Json | undefined))) return 'added';
+  }
   if (diff.type === 'breaking') return 'breaking';
   if (diff.type === 'deprecated') return 'deprecated';
   if (diff.type === 'non-breaking' && diff.action === 'add') return 'added';
@@ -107,18 +130,32 @@ export function comparableView(contract: Contract): Json {
   for (const [type, item] of Object.entries<Json>(view.webhooks ?? {})) {
     for (const method of METHODS) {
       const schema = item[method]?.requestBody?.content?.['application/json']?.schema;
-      if (schema) view.paths[`${WEBHOOK_PREFIX}${type}`] = { get: responseOf(schema, item[method].deprecated) };
+      if (!schema) continue;
+      // The delivery's headers (the signature, the timestamp) are what a receiver reads besides the body.
+      const headers: Json = {};
+      for (const parameter of (item[method].parameters ?? []).map((p: Json) => resolve(contract.openapi, p))) {
+        if (parameter?.in === 'header') headers[parameter.name] = { required: parameter.required ?? false, schema: parameter.schema };
+      }
+      view.paths[`${WEBHOOK_PREFIX}${type}`] = { get: responseOf(schema, item[method].deprecated, headers) };
     }
   }
   delete view.webhooks;
-  for (const [operationId, operation] of Object.entries<Json>(contract.asyncapi.operations ?? {})) {
+  // Keyed by what is on the wire (the direction, the channel's address, the message's name), not by the operation's
+  // id: renaming an operation breaks nobody, moving a channel breaks everyone.
+  for (const operation of Object.values<Json>(contract.asyncapi.operations ?? {})) {
+    const channel = operation.channel?.address ?? operation.channel?.title ?? 'webhook';
     for (const message of operation.messages ?? []) {
       const name = message.name ?? message.title;
       const schema = structuredClone(message.payload ?? {});
-      const path = `${MESSAGE_PREFIX}${operationId}/${name}`;
+      const headers: Json = {};
+      const headerSchema: Json = message.headers ?? {};
+      for (const [header, headerValue] of Object.entries<Json>(headerSchema.properties ?? {})) {
+        headers[header] = { required: (headerSchema.required ?? []).includes(header), schema: headerValue };
+      }
+      const path = `${MESSAGE_PREFIX}${operation.action}|${channel}|${name}`;
       view.paths[path] =
         operation.action === 'send'
-          ? { get: responseOf(schema, message.deprecated) }
+          ? { get: responseOf(schema, message.deprecated, headers) }
           : { post: { requestBody: { required: true, content: { 'application/json': { schema } } }, responses: { '204': { description: 'Received.' } } } };
     }
   }
@@ -126,11 +163,27 @@ export function comparableView(contract: Contract): Json {
   return view;
 }
 
-function responseOf(schema: Json, deprecated: boolean | undefined): Json {
+function responseOf(schema: Json, deprecated: boolean | undefined, headers: Json): Json {
   return {
     ...(deprecated ? { deprecated: true } : {}),
-    responses: { '200': { description: 'The event.', content: { 'application/json': { schema } } } },
+    responses: { '200': { description: 'The event.', headers, content: { 'application/json': { schema } } } },
   };
+}
+
+/** A `$ref` of the document followed to what it names. */
+function resolve(document: Json, node: Json): Json | undefined {
+  return typeof node?.$ref === 'string' ? (valueAt(document, node.$ref.slice(2).split('/')) as Json | undefined) : node;
+}
+
+/**
+ * A value added to an enum that did not exist before as the enum itself: api-smart-diff reports `enum.0` added, which
+ * reads as a widened enum, where a schema that took any value now takes only the listed ones.
+ */
+function wholeEnum(diff: Diff, views: { before: Json; after: Json }): Diff {
+  if (diff.action !== 'add' || diff.path.at(-2) !== 'enum' || typeof diff.path.at(-1) !== 'number') return diff;
+  const path = diff.path.slice(0, -1);
+  if (valueAt(views.before, path) !== undefined) return diff;
+  return { ...diff, path, before: undefined, after: valueAt(views.after, path) };
 }
 
 function stripOpenEnums(node: unknown): void {
@@ -167,8 +220,8 @@ function locate(path: Diff['path']): string {
   if (route === undefined) return 'paths';
   if (route.startsWith(WEBHOOK_PREFIX)) return `webhook ${route.slice(WEBHOOK_PREFIX.length)}`;
   if (route.startsWith(MESSAGE_PREFIX)) {
-    const [operationId, message] = route.slice(MESSAGE_PREFIX.length).split('/');
-    return `AsyncAPI ${operationId} message ${message}`;
+    const [action, channel, message] = route.slice(MESSAGE_PREFIX.length).split('|');
+    return `AsyncAPI message ${message} (${action === 'send' ? 'sent to the' : 'received on'} ${channel})`;
   }
   return method && METHODS.includes(method) ? `${method.toUpperCase()} ${route}` : route;
 }
@@ -177,7 +230,7 @@ function locate(path: Diff['path']): string {
  * What changed, said from the diff's path: api-smart-diff's own annotations are unreliable on documents with shared
  * components (some read "[Removed] annotation (5)").
  */
-function describe(diff: Diff): string {
+function describe(diff: Diff, after: Json): string {
   const route = String(diff.path[1] ?? '');
   const synthetic = route.startsWith(WEBHOOK_PREFIX) || route.startsWith(MESSAGE_PREFIX);
   const rest = diff.path.slice(3);
@@ -191,11 +244,20 @@ function describe(diff: Diff): string {
       const required = parameter.required && diff.action === 'add' ? 'required ' : '';
       return `${required}${parameter.in} parameter \`${parameter.name}\` ${verb}`;
     }
-    return `parameter ${String(second)}: ${schemaChange(rest.slice(2), diff, verb)}`;
+    const named = (valueAt(after, diff.path.slice(0, 5)) ?? {}) as Json;
+    const label = named.name ? `${named.in} parameter \`${named.name}\`` : `parameter ${String(second)}`;
+    if (rest[2] === 'required') return `${label} made ${diff.after ? 'required' : 'optional'}`;
+    return `${label}: ${schemaChange(afterSchema(rest.slice(1)), diff, verb)}`;
   }
   if (first === 'requestBody') return `${synthetic ? 'payload' : 'request body'}: ${schemaChange(afterSchema(rest), diff, verb)}`;
   if (first === 'responses') {
     if (rest.length === 2) return `response ${String(second)} ${verb}`;
+    if (rest[2] === 'headers') {
+      const header = `${synthetic ? '' : `response ${String(second)}: `}header \`${String(rest[3])}\``;
+      if (rest.length === 4) return `${header} ${verb}`;
+      if (rest[4] === 'required') return `${header} made ${diff.after ? 'required' : 'optional'}`;
+      return `${header}: ${schemaChange(afterSchema(rest.slice(3)), diff, verb)}`;
+    }
     return `${synthetic ? 'payload' : `response ${String(second)}`}: ${schemaChange(afterSchema(rest), diff, verb)}`;
   }
   if (first === 'deprecated') return diff.action === 'remove' ? 'no longer deprecated' : 'deprecated';
@@ -218,7 +280,7 @@ function schemaChange(path: Diff['path'], diff: Diff, verb: string): string {
       field += `${field ? '.' : ''}${String(path[++index])}`;
     } else if (segment === 'items') {
       field += '[]';
-    } else if (segment === 'additionalProperties') {
+    } else if (segment === 'additionalProperties' && index + 1 < path.length) {
       field += `${field ? '.' : ''}*`;
     } else if (segment === 'oneOf' || segment === 'anyOf' || segment === 'allOf') {
       index++;
@@ -234,7 +296,7 @@ function schemaChange(path: Diff['path'], diff: Diff, verb: string): string {
     const name = `${field ? `${field}.` : ''}${String(diff.after ?? diff.before)}`;
     return diff.action === 'add' ? `\`${name}\` made required` : diff.action === 'remove' ? `\`${name}\` no longer required` : `required of ${named} ${verb}`;
   }
-  if (attribute[0] === 'enum') {
+  if (attribute[0] === 'enum' && attribute.length > 1) {
     if (diff.action === 'add') return `value ${value(diff.after)} added to ${named}`;
     if (diff.action === 'remove') return `value ${value(diff.before)} removed from ${named}`;
   }

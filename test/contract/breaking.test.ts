@@ -53,6 +53,18 @@ describe('breaking changes are named, each kind', () => {
   const trainedData = trained.properties.data;
   delete trainedData.properties.banned_phrases;
   trainedData.required = without(trainedData.required, 'banned_phrases');
+  // A removed header of a delivery, in both documents.
+  const messageCreated = openapi.webhooks['chat.message.created'].post;
+  messageCreated.parameters = messageCreated.parameters.filter((p: any) => !String(p.$ref).endsWith('/WebhookSignatureHeader'));
+  const messageHeaders = asyncapi.operations.sendChatMessageCreated.messages[0].headers;
+  delete messageHeaders.properties['Service-Signature'];
+  messageHeaders.required = without(messageHeaders.required, 'Service-Signature');
+  // A changed constant of an answer: the type an event says it is.
+  schemas.DocumentPublishedEvent.properties.type.const = 'document.made_public';
+  // An enum where a request had none, a closed request body, a parameter made required.
+  schemas.VoiceName.enum = ['House voice'];
+  schemas.Metadata.additionalProperties = false;
+  openapi.components.parameters.Limit.required = true;
   // A changed error code.
   schemas.ErrorCode.enum = schemas.ErrorCode.enum.map((code: string) => (code === 'conflict' ? 'state_conflict' : code));
 
@@ -71,12 +83,18 @@ describe('breaking changes are named, each kind', () => {
     ['a widened response enum', 'GET /v1/voices/{id}: response 200: value `archived` added to `status`'],
     ['a widened response type', 'GET /v1/voices/{id}: response 200: type of `sample_word_count` changed from `integer` to ["integer","string"]'],
     ['a removed event type (OpenAPI webhooks)', 'webhook chat.thread.deleted: event removed'],
-    ['a removed event type (AsyncAPI)', 'AsyncAPI sendChatThreadDeleted message chat.thread.deleted: message removed'],
+    ['a removed event type (AsyncAPI)', 'AsyncAPI message chat.thread.deleted (sent to the Webhook endpoint): message removed'],
     ["a removed key of an event's data (OpenAPI webhooks)", 'webhook chat.message.created: payload: property `data.voice_id` removed'],
-    ["a removed key of an event's data (AsyncAPI)", 'AsyncAPI sendVoiceTrained message voice.trained: payload: property `data.banned_phrases` removed'],
+    ["a removed key of an event's data (AsyncAPI)", 'AsyncAPI message voice.trained (sent to the Webhook endpoint): payload: property `data.banned_phrases` removed'],
+    ['a removed header of a delivery (OpenAPI webhooks)', 'webhook chat.message.created: header `Service-Signature` removed'],
+    ['a removed header of a delivery (AsyncAPI)', 'AsyncAPI message chat.message.created (sent to the Webhook endpoint): header `Service-Signature` removed'],
+    ['a changed constant of an answer', 'webhook document.published: payload: const of `type` changed from `document.published` to `document.made_public`'],
+    ['an enum where a request had none', 'POST /v1/voices: request body: enum of `name` added'],
+    ['a request object closed to other fields', 'POST /v1/voices: request body: additionalProperties of `metadata` changed from {'],
+    ['a parameter made required', 'GET /v1/voices: query parameter `limit` made required'],
     ['a changed error code', 'schema ErrorCode: [Removed] value `conflict`'],
   ])('%s', (_kind, expected) => {
-    expect(breaking, `named:\n${breaking.join('\n')}`).toContain(expected);
+    expect(breaking.some((line) => line.startsWith(expected)), `${expected}\n\nnamed:\n${breaking.join('\n')}`).toBe(true);
   });
 });
 
@@ -103,8 +121,9 @@ describe('additive changes pass', () => {
   asyncapi.operations.sendDocumentArchived.messages[0].name = 'document.archived';
   schemas.ChatMessageCreatedEventData.properties.tokens = { type: 'integer' };
   schemas.ChatMessageCreatedEventData.required.push('tokens');
-  // A new error code.
+  // A new error code, and the new event in the union of events that lists and deliveries answer with.
   schemas.ErrorCode.enum.push('spend_limit_reached');
+  schemas.Event.oneOf.push({ $ref: '#/components/schemas/DocumentPublishedEvent' });
   // A deprecation with a sunset date.
   Object.assign(openapi.paths['/v1/voices/{id}/check'].post, { deprecated: true, 'x-sunset': '2027-06-30' });
 
@@ -120,10 +139,11 @@ describe('additive changes pass', () => {
     ['a new optional parameter', 'GET /v1/voices: query parameter `language` added'],
     ['a new response field', 'GET /v1/voices/{id}: response 200: property `usage_count` added'],
     ['a new event type', 'webhook document.archived: event added'],
-    ['a new event type (AsyncAPI)', 'AsyncAPI sendDocumentArchived message document.archived: message added'],
+    ['a new event type (AsyncAPI)', 'AsyncAPI message document.archived (sent to the Webhook endpoint): message added'],
     ['a new key of an event', 'webhook chat.message.created: payload: property `data.tokens` added'],
     ['a new event type value', 'schema EventType: [Added] value `document.archived`'],
     ['a new error code', 'schema ErrorCode: [Added] value `spend_limit_reached`'],
+    ['a new branch of the event union', 'GET /v1/events/{id}: response 200: property the body added'],
   ])('%s is listed as added', (_kind, expected) => {
     expect(lines(changes, 'added')).toContain(expected);
   });
@@ -148,7 +168,8 @@ describe('npm run check:breaking and contract:publish', () => {
       (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
     );
 
-  test('a removed operation fails the check, is refused by publish, and is published only on purpose', async () => {
+  // Four processes, each comparing the whole contract: on a loaded two-core machine they can outlast the default timeout.
+  test('a removed operation fails the check, is refused by publish, and is published only on purpose', { timeout: 120_000 }, async () => {
     const published = write('published', current);
     const changed = copy();
     delete changed.openapi.paths['/v1/workspace'].get;
