@@ -4,6 +4,7 @@
 // Around it, the checks of what it lets through (see contractValidator).
 import * as OpenApiValidator from 'express-openapi-validator';
 import './validator-route-table.ts';
+import './validator-schema-roots.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { locals } from './context.ts';

@@ -1,0 +1,65 @@
+// express-openapi-validator (5.x) compiles each operation's request and response schemas on the operation's first
+// request, each as a schema of its own that carries the whole document's `components` and `paths` beside it, so that
+// its `#/components/…` references resolve. Ajv walks every schema it is given to find its ids (the whole document, for
+// every operation, status and content type) and compiles each referenced component again under every such root, which
+// made the first request of each operation slow.
+//
+// This module puts in place of the validator's `useAjvCache` (middlewares/util.js, read at each call) one that adds
+// the document's `components` and `paths` to each Ajv instance once, under an id of their own, and gives Ajv the
+// operation's schema without them, its references pointing into that shared root. Ajv then walks the document once per
+// instance and compiles each component once, for every operation that uses it. What is validated, and how, is the
+// same: the same schemas, the same options, the same references, resolved against the same document.
+//
+// Like validator-route-table.ts, it must be imported before the validator's middleware is made (validation.ts does).
+import { createRequire } from 'node:module';
+
+type Json = Record<string, any>;
+
+interface Ajv {
+  getSchema(key: string): unknown;
+  addSchema(schema: Json, key?: string): unknown;
+}
+
+const require = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+const util = require('./middlewares/util.js') as { useAjvCache: (ajv: Ajv, schema: Json, key: string) => unknown };
+
+/** The id of each document's shared root in each Ajv instance (a validator may hand an instance more than one). */
+const roots = new WeakMap<Ajv, Map<Json, string>>();
+let rootCount = 0;
+
+function sharedRoot(ajv: Ajv, components: Json, paths: Json | undefined): string {
+  let byDocument = roots.get(ajv);
+  if (!byDocument) roots.set(ajv, (byDocument = new Map()));
+  let id = byDocument.get(components);
+  if (!id) {
+    id = `urn:content-service:openapi:${++rootCount}`;
+    ajv.addSchema({ $id: id, components, ...(paths ? { paths } : {}) });
+    byDocument.set(components, id);
+  }
+  return id;
+}
+
+/** A copy of the schema whose document-local references (`#/…`) point into the shared root instead. */
+function rebased(node: unknown, id: string): unknown {
+  if (Array.isArray(node)) return node.map((item) => rebased(item, id));
+  if (node === null || typeof node !== 'object') return node;
+  const copy: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    copy[key] = key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `${id}${value}` : rebased(value, id);
+  }
+  return copy;
+}
+
+function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
+  const cached = ajv.getSchema(key);
+  if (cached) return cached;
+  const { components, paths, ...own } = schema;
+  if (!components) {
+    ajv.addSchema(schema, key);
+  } else {
+    ajv.addSchema(rebased(own, sharedRoot(ajv, components, paths)) as Json, key);
+  }
+  return ajv.getSchema(key);
+}
+
+util.useAjvCache = useAjvCache;
