@@ -6,6 +6,9 @@
 // Options for both: --published <dir> (default published/), --current <dir> (default generated/); for publish:
 // --changelog <file> (default docs/changelog.md), --date <YYYY-MM-DD> (default today, UTC).
 // The documents compared are the bundled ones (openapi.json, asyncapi.json), as `npm run generate` writes them.
+// Each changelog entry records the digest of the edition it published, and check refuses a published/ that is not the
+// newest entry's: the edition changes only through publish, never by copying files into it.
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -42,11 +45,28 @@ function read(dir: string): Contract {
 }
 
 const where = (dir: string) => relative(process.cwd(), dir) || '.';
+
+/** The digest of a published edition: both documents, byte for byte. */
+function digestOf(dir: string): string {
+  const hash = createHash('sha256');
+  for (const file of FILES) hash.update(readFileSync(join(dir, file)));
+  return hash.digest('hex');
+}
+
+const DIGEST_LINE = /<!-- published sha256:([0-9a-f]{64}) -->/;
 const command = positionals[0];
 
 if (command === 'check') {
   if (!existsSync(join(values.published, FILES[0]))) {
     console.error(`check:breaking: no published contract in ${where(values.published)}; publish one with \`npm run contract:publish\`.`);
+    process.exit(1);
+  }
+  const recorded = existsSync(values.changelog) ? DIGEST_LINE.exec(readFileSync(values.changelog, 'utf8'))?.[1] : undefined;
+  if (recorded !== digestOf(values.published)) {
+    console.error(
+      `check:breaking: ${where(values.published)} is not the edition that the newest entry of ${where(values.changelog)} published; ` +
+        'it changes only through `npm run contract:publish` (restore it with git, then publish).',
+    );
     process.exit(1);
   }
   const changes = compareContracts(read(values.published), read(values.current));
@@ -65,6 +85,11 @@ if (command === 'check') {
   console.log(`check:breaking: no breaking change against the published contract (${added} added, ${deprecated} deprecated since).`);
 } else if (command === 'publish') {
   const first = !existsSync(join(values.published, FILES[0]));
+  const recorded = existsSync(values.changelog) ? DIGEST_LINE.exec(readFileSync(values.changelog, 'utf8'))?.[1] : undefined;
+  if (!first && recorded !== digestOf(values.published)) {
+    console.error(`contract:publish: refused, ${where(values.published)} is not the edition the newest entry of ${where(values.changelog)} published (restore it with git).`);
+    process.exit(1);
+  }
   const current = read(values.current);
   const changes = first ? [] : compareContracts(read(values.published), current);
   const breaking = summarize(changes, 'breaking');
@@ -77,9 +102,10 @@ if (command === 'check') {
   const entry = first ? firstEntry(current, values.date) : changelogEntry(changes, current, values.date, values.breaking, values.note);
   mkdirSync(values.published, { recursive: true });
   for (const file of FILES) copyFileSync(join(values.current, file), join(values.published, file));
+  const withDigest = `${entry}\n<!-- published sha256:${digestOf(values.published)} -->\n`;
   const changelog = existsSync(values.changelog) ? readFileSync(values.changelog, 'utf8') : CHANGELOG_HEAD;
   const at = changelog.search(/^## /m);
-  const next = at < 0 ? `${changelog.trimEnd()}\n\n${entry}` : `${changelog.slice(0, at)}${entry}\n${changelog.slice(at)}`;
+  const next = at < 0 ? `${changelog.trimEnd()}\n\n${withDigest}` : `${changelog.slice(0, at)}${withDigest}\n${changelog.slice(at)}`;
   mkdirSync(dirname(values.changelog), { recursive: true });
   writeFileSync(values.changelog, next);
   console.log(`contract:publish: published to ${where(values.published)}; ${where(values.changelog)} has the entry:\n\n${entry}`);

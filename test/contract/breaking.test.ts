@@ -169,32 +169,45 @@ describe('npm run check:breaking and contract:publish', () => {
     );
 
   // Four processes, each comparing the whole contract: on a loaded two-core machine they can outlast the default timeout.
-  test('a removed operation fails the check, is refused by publish, and is published only on purpose', { timeout: 120_000 }, async () => {
-    const published = write('published', current);
+  test('a removed operation fails the check, is refused by publish, and is published only on purpose; a hand-copied edition is refused', { timeout: 120_000 }, async () => {
+    const published = join(dir, 'published');
+    const changelog = join(dir, 'changelog.md');
+    const first = await contract('publish', '--published', published, '--current', write('first', current), '--changelog', changelog, '--date', '2027-01-01');
+    expect(first.code, first.stderr).toBe(0);
+    expect(readFileSync(changelog, 'utf8')).toMatch(/## 2027-01-01\n\nFirst published edition of v1 [^\n]+\n\n<!-- published sha256:[0-9a-f]{64} -->/);
     const changed = copy();
     delete changed.openapi.paths['/v1/workspace'].get;
     const next = write('next', changed);
-    const changelog = join(dir, 'changelog.md');
+    const paths = ['--published', published, '--current', next, '--changelog', changelog];
 
-    const check = await contract('check', '--published', published, '--current', next);
+    const check = await contract('check', ...paths);
     expect(check.code).toBe(1);
     expect(check.stderr).toContain('GET /v1/workspace: operation removed');
     expect(check.stderr).toContain('--breaking');
 
-    const refused = await contract('publish', '--published', published, '--current', next, '--changelog', changelog);
+    const refused = await contract('publish', ...paths);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('GET /v1/workspace: operation removed');
     expect(JSON.parse(readFileSync(join(published, 'openapi.json'), 'utf8')).paths['/v1/workspace'].get).toBeDefined();
 
+    // Copying the new documents into the published edition by hand does not pass for publishing them.
+    const saved = readFileSync(join(published, 'openapi.json'));
+    writeFileSync(join(published, 'openapi.json'), readFileSync(join(next, 'openapi.json')));
+    const copied = await contract('check', ...paths);
+    expect(copied.code).toBe(1);
+    expect(copied.stderr).toContain('changes only through `npm run contract:publish`');
+    writeFileSync(join(published, 'openapi.json'), saved);
+
     const reason = 'GET /v1/workspace is replaced by GET /v1/workspaces/{id}.';
     const note = 'Workspaces are read by id.';
-    const accepted = await contract('publish', '--published', published, '--current', next, '--changelog', changelog, '--breaking', reason, '--note', note, '--date', '2027-01-15');
+    const accepted = await contract('publish', ...paths, '--breaking', reason, '--note', note, '--date', '2027-01-15');
     expect(accepted.code).toBe(0);
     const log = readFileSync(changelog, 'utf8');
     expect(log).toContain('# Changelog');
     expect(log).toContain(`## 2027-01-15\n\n${note}\n\n### Breaking\n\n${reason}\n\n- GET /v1/workspace: operation removed`);
+    expect(log.indexOf('## 2027-01-15')).toBeLessThan(log.indexOf('## 2027-01-01'));
 
-    const after = await contract('check', '--published', published, '--current', next);
-    expect(after.code).toBe(0);
+    const after = await contract('check', ...paths);
+    expect(after.code, after.stderr).toBe(0);
   });
 });
