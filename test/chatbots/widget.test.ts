@@ -3,16 +3,14 @@
 // the answer stream in with its source, and rates the conversation (the rating and its event reach the API); a page
 // on another origin (http://127.0.0.1:<other port>) gets no launcher and a clear refusal in its console, and a frame
 // it embeds by hand is blocked by frame-ancestors. Also the pages over HTTP.
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventually } from '../support/expect.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 
 /** A customer's site on loopback: one page with the snippet (and, on request, a hand-made frame of the chat). */
 async function startSite(host: string, snippet: () => string) {
@@ -70,7 +68,7 @@ describe('the pages over HTTP', () => {
   });
 });
 
-describe.skipIf(!hasChromium)(hasChromium ? 'in Chromium' : `in Chromium: skipped, no browser at ${CHROMIUM} (set CHROMIUM_PATH)`, () => {
+describe.skipIf(!hasChromium)('in Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {

@@ -4,11 +4,11 @@
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { startStandaloneDashboard, type StandaloneDashboard } from '../../src/features/dashboard/standalone.ts';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const mock = inject('contractTargets').find((target) => target.name === 'mock');
 
-describe.skipIf(!mock)('the dashboard against the Prism mock', () => {
+describe.skipIf(!mock || !hasChromium)('the dashboard against the Prism mock', () => {
   let dashboard: StandaloneDashboard;
   let browser: Browser;
   beforeAll(async () => {

@@ -8,14 +8,16 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { spec } from '../support/spec.ts';
 import { projectRoot } from '../support/prism.ts';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
 const site = join(projectRoot, 'docs', 'site');
 let browser: Browser;
 
 beforeAll(async () => {
+  if (!hasChromium) return;
   execFileSync(process.execPath, [join(projectRoot, 'scripts', 'build-docs.ts')], { cwd: projectRoot, stdio: 'ignore' });
   browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: CHROMIUM,
     args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
   });
 });
@@ -47,7 +49,7 @@ function operationsOf(items: Record<string, Record<string, any>>): Operation[] {
   );
 }
 
-describe('the OpenAPI reference (Redocly)', () => {
+describe.skipIf(!hasChromium)('the OpenAPI reference (Redocly)', () => {
   const operations = [...operationsOf(spec.paths), ...operationsOf(spec.webhooks ?? {})];
   const tags = (spec.tags as { name: string }[]).map((t) => t.name);
   let page: Page;
@@ -104,7 +106,7 @@ describe('the OpenAPI reference (Redocly)', () => {
   });
 });
 
-describe('the AsyncAPI reference', () => {
+describe.skipIf(!hasChromium)('the AsyncAPI reference', () => {
   test('shows every event type as a message', async () => {
     const { page, failedRequests } = await open('asyncapi.html');
     await page.waitForSelector('#asyncapi .aui-root, #asyncapi [class*="aui"]', { timeout: 60_000 });
@@ -116,7 +118,7 @@ describe('the AsyncAPI reference', () => {
   });
 });
 
-describe('the chat guide', () => {
+describe.skipIf(!hasChromium)('the chat guide', () => {
   test('renders every section, its examples, and links to the other pages', async () => {
     const { page, failedRequests } = await open('chat.html');
     const text = await page.locator('main').innerText();
@@ -132,7 +134,7 @@ describe('the chat guide', () => {
   });
 });
 
-describe('the brand voices guide', () => {
+describe.skipIf(!hasChromium)('the brand voices guide', () => {
   test('shows a voice trained from a sample, its sliders, and a blocked output with its event', async () => {
     const { page, failedRequests } = await open('voices.html');
     const text = await page.locator('main').innerText();
@@ -147,7 +149,7 @@ describe('the brand voices guide', () => {
   });
 });
 
-describe('the documents guide', () => {
+describe.skipIf(!hasChromium)('the documents guide', () => {
   test('shows documents, real-time editing, versions, every AI command and publishing, with their examples', async () => {
     const { page, failedRequests } = await open('documents.html');
     const text = await page.locator('main').innerText();
@@ -186,7 +188,7 @@ describe('the documents guide', () => {
   });
 });
 
-describe('the chatbots guide', () => {
+describe.skipIf(!hasChromium)('the chatbots guide', () => {
   test('walks from a knowledge base to the widget on a site, with escalation, ratings and conversations', async () => {
     const { page, failedRequests } = await open('chatbots.html');
     const text = await page.locator('main').innerText();
@@ -201,7 +203,7 @@ describe('the chatbots guide', () => {
   });
 });
 
-describe('the workflows guide', () => {
+describe.skipIf(!hasChromium)('the workflows guide', () => {
   test('is in the portal: the definition, its checks, a run, the approval and the result', async () => {
     const { page, failedRequests } = await open('workflows.html');
     const text = await page.locator('main').innerText();
@@ -216,7 +218,7 @@ describe('the workflows guide', () => {
   });
 });
 
-describe('the changelog', () => {
+describe.skipIf(!hasChromium)('the changelog', () => {
   test('is in the portal: the entries that contract:publish wrote, newest first', async () => {
     const { page, failedRequests } = await open('changelog.html');
     expect(await page.locator('h1').innerText()).toBe('Changelog');

@@ -16,6 +16,7 @@ import { signWebhookPayload, verifyWebhook, type WebhookEvent } from '../../gene
 import { scheduleTable } from '../../src/features/webhooks/schedule.ts';
 import { projectRoot } from '../support/prism.ts';
 import { startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
 const examplePath = join(projectRoot, 'examples', 'webhook-receiver.ts');
 const guidePath = join(projectRoot, 'docs', 'guides', 'receiving-webhooks.md');
@@ -217,7 +218,7 @@ describe('the example receiver against a real server', () => {
   });
 });
 
-describe('the guide', () => {
+describe.skipIf(!hasChromium)('the guide', () => {
   const source = readFileSync(guidePath, 'utf8');
   const example = readFileSync(examplePath, 'utf8');
   const site = mkdtempSync(join(tmpdir(), 'content-service-docs-'));
@@ -229,7 +230,7 @@ describe('the guide', () => {
     execFileSync(process.execPath, [join(projectRoot, 'scripts', 'build-docs.ts'), site], { cwd: projectRoot, stdio: 'ignore' });
     page = readFileSync(join(site, 'receiving-webhooks.html'), 'utf8');
     browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      executablePath: CHROMIUM,
       args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
     });
   });

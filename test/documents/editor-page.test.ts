@@ -2,14 +2,12 @@
 // headless Chromium, real-time editing of one document: two browsers with an edit token type into it and each sees
 // the other's text, which the API then returns; a third with a read token sees it, says read-only, and cannot change
 // it; a page without a token says how to get one; a bad token is refused.
-import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventually } from '../support/expect.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
 
 let server: TestServer;
 let documentId: string;
@@ -90,7 +88,7 @@ describe('the page over HTTP', () => {
   });
 });
 
-describe.skipIf(!hasChromium)(hasChromium ? 'in Chromium' : `in Chromium: skipped, no browser at ${CHROMIUM} (set CHROMIUM_PATH)`, () => {
+describe.skipIf(!hasChromium)('in Chromium', () => {
   let browser: Browser;
   const contexts: BrowserContext[] = [];
   const first = 'Alpha typed in the first browser';

@@ -1,14 +1,13 @@
 // CORS as the contract's introduction promises: a page on another origin reads the API with a key in a header (the
 // browser's preflight is answered) and reads public documents, in a real browser; answers carry
 // `Access-Control-Allow-Origin: *` and expose the headers clients need.
-import { existsSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('CORS', () => {
   let server: TestServer;
@@ -37,7 +36,7 @@ describe('CORS', () => {
     expect(preflight.headers.get('access-control-allow-headers')).toContain('Idempotency-Key');
   });
 
-  describe.skipIf(!existsSync(CHROMIUM))('in a browser on another origin', () => {
+  describe.skipIf(!hasChromium)('in a browser on another origin', () => {
     let browser: Browser;
     let page: http.Server;
 

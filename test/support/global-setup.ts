@@ -3,6 +3,7 @@
 //     URLs on loopback allowed for the webhook fixtures);
 //   - or, when CONTRACT_BASE_URL is set, only that running server (with the owner key CONTRACT_API_KEY).
 import type { TestProject } from 'vitest/node';
+import { hasChromium, missingChromium } from './chromium.ts';
 import { startPrism, type RunningMock } from './prism.ts';
 import { startTestServer, type TestServer } from './server.ts';
 
@@ -26,6 +27,8 @@ let mock: RunningMock | undefined;
 let server: TestServer | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
+  // Once for the run, rather than once per browser test file (REQUIRE_CHROMIUM=1 makes it an error instead).
+  if (!hasChromium) console.warn(`\nThe browser tests (docs portal, dashboard, widget, editor, approval page, CORS) are skipped: ${missingChromium}.\n`);
   const external = process.env.CONTRACT_BASE_URL;
   if (external) {
     const target: ContractTarget = {

@@ -6,8 +6,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { approvalUrl } from '../../src/features/workflows/approvals.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 async function waitForRun(server: TestServer, path: string, done: (run: any) => boolean): Promise<any> {
   for (let waited = 0, delay = 25; waited < 20_000; waited += delay, delay = Math.min(delay * 1.3, 500)) {
@@ -18,7 +18,7 @@ async function waitForRun(server: TestServer, path: string, done: (run: any) => 
   throw new Error(`${path} did not get there in time`);
 }
 
-describe('the approval page', () => {
+describe.skipIf(!hasChromium)('the approval page', () => {
   let server: TestServer;
   let browser: Browser;
   beforeAll(async () => {
