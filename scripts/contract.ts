@@ -54,6 +54,11 @@ function digestOf(dir: string): string {
 }
 
 const DIGEST_LINE = /<!-- published sha256:([0-9a-f]{64}) -->/;
+
+/** The digest the newest changelog entry recorded (the first one in the file), if any. */
+function recordedDigest(): string | undefined {
+  return existsSync(values.changelog) ? DIGEST_LINE.exec(readFileSync(values.changelog, 'utf8'))?.[1] : undefined;
+}
 const command = positionals[0];
 
 if (command === 'check') {
@@ -61,8 +66,7 @@ if (command === 'check') {
     console.error(`check:breaking: no published contract in ${where(values.published)}; publish one with \`npm run contract:publish\`.`);
     process.exit(1);
   }
-  const recorded = existsSync(values.changelog) ? DIGEST_LINE.exec(readFileSync(values.changelog, 'utf8'))?.[1] : undefined;
-  if (recorded !== digestOf(values.published)) {
+  if (recordedDigest() !== digestOf(values.published)) {
     console.error(
       `check:breaking: ${where(values.published)} is not the edition that the newest entry of ${where(values.changelog)} published; ` +
         'it changes only through `npm run contract:publish` (restore it with git, then publish).',
@@ -85,8 +89,7 @@ if (command === 'check') {
   console.log(`check:breaking: no breaking change against the published contract (${added} added, ${deprecated} deprecated since).`);
 } else if (command === 'publish') {
   const first = !existsSync(join(values.published, FILES[0]));
-  const recorded = existsSync(values.changelog) ? DIGEST_LINE.exec(readFileSync(values.changelog, 'utf8'))?.[1] : undefined;
-  if (!first && recorded !== digestOf(values.published)) {
+  if (!first && recordedDigest() !== digestOf(values.published)) {
     console.error(`contract:publish: refused, ${where(values.published)} is not the edition the newest entry of ${where(values.changelog)} published (restore it with git).`);
     process.exit(1);
   }
@@ -97,6 +100,10 @@ if (command === 'check') {
     console.error('contract:publish: refused, these changes break the published contract:');
     for (const line of breaking) console.error(`  - ${line}`);
     console.error('\nPublish them on purpose with `--breaking "<what breaks and why>"`; the reason goes into the changelog.');
+    process.exit(1);
+  }
+  if (breaking.length === 0 && values.breaking) {
+    console.error('contract:publish: refused, --breaking was given but nothing breaks the published contract; leave it out (or use --note).');
     process.exit(1);
   }
   const entry = first ? firstEntry(current, values.date) : changelogEntry(changes, current, values.date, values.breaking, values.note);

@@ -209,5 +209,9 @@ describe('npm run check:breaking and contract:publish', () => {
 
     const after = await contract('check', ...paths);
     expect(after.code, after.stderr).toBe(0);
+    // Nothing breaks any more: a --breaking would put a false reason into the changelog.
+    const needless = await contract('publish', ...paths, '--breaking', 'again');
+    expect(needless.code).toBe(1);
+    expect(needless.stderr).toContain('nothing breaks');
   });
 });
