@@ -36,6 +36,38 @@
 // deterministic.
 // JSON: `json_object` answers {"reply": <the text>, "key_terms": [...]}; `json_schema` answers a value of the schema
 // built from the same text (docs/engine.md: strings from the terms and sentences, numbers from the word count, …).
+//
+// Tools (the rules of the arguments are in sandbox-tools.ts; docs/engine.md has them all with examples):
+//   Which tool: with function tools offered and `toolChoice` not `none`, a tool scores the number of distinct words
+//   of the key-term kind in the last user message (a word and its plural, -ed or -ing form being one) that its name
+//   (split on _ - . and camelCase) and description share. `auto` (the default): sandbox-writer calls the best-scoring
+//   tool when the prompt ends with a user message and the score is above 0 (equal scores: the first offered), else
+//   answers in text; sandbox-echo never calls. `required`: sandbox-writer calls the best tool (the first offered when
+//   none scores), sandbox-echo the first offered. `{type: 'tool'}`: that tool (a name not offered: no call).
+//   Provider tools are never called.
+//   Arguments: an object valid against the tool's input schema, read from the last user message (its text parts).
+//   Parallel calls: unless `providerOptions.sandbox.parallelToolCalls` is false, when the first required string
+//   property's value comes from a list ("in Paris and Berlin", quoted phrases joined by "," "and" "or"), one call per
+//   listed value (at most 4), the other arguments the same.
+//   Ids: `call_` and 24 letters and digits from the SHA-256 of (model, prompt length, message, tool name, position).
+//   A call is `finishReason` tool-calls (raw `tool_calls`), whole: `stop` and `max_tokens` cut text answers only, and
+//   a JSON response format applies only to a text answer. Choices and seeds do not change calls. doStream sends each
+//   call as tool-input-start, its arguments cut after each `:` and `,` (tool-input-delta), tool-input-end, tool-call.
+//   After results (the prompt ends with tool messages): no call unless `required` or a named tool; sandbox-writer
+//   answers "<tool name>: <result text>." for each result of the trailing tool messages, in order, joined by a space
+//   (no "." after . ! ?), sandbox-echo the last result's text. A result's text: text as it is, JSON compact,
+//   "error: …" for errors, "denied" or "denied: <reason>", the text items of content. No voice rewrite applies.
+//   Tokens: each tool definition adds the tokens of its name, description and compact JSON schema to the prompt; a
+//   call counts its name's and arguments' tokens as output; the prompt's calls and results count as their text.
+// Images (the last user message's `file` parts of media type image/*; other files are ignored): the bytes' header is
+//   read (image-info.ts: PNG, JPEG, GIF, WebP), never the media type; links and provider references are not fetched.
+//   sandbox-echo puts "[image: PNG, 640×480]" in the image's place ("[image: unreadable, N bytes]",
+//   "[image: <url>, not fetched]", "[image: provider reference, not read]"), a space apart from the text around it.
+//   sandbox-writer answers a sentence per image — "The image is a PNG of 640×480 pixels (landscape)." ("Image 1 is …"
+//   when there are several; "… is in no format the sandbox reads (N bytes).", "… is a link the sandbox does not fetch
+//   (<url>).") — before its draft, or alone when the text has no key term. Every user message's images count as
+//   tokens by OpenAI's tile rule at the part's `providerOptions.sandbox.imageDetail` or `.openai.imageDetail`
+//   (image-info.ts's imageTokens; an image of unknown size counts 85).
 import type {
   JSONSchema7,
   LanguageModelV4,
