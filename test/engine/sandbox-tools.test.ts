@@ -493,3 +493,35 @@ describe('through the AI SDK', () => {
     expect(link.text).toBe('The image is a link the sandbox does not fetch (https://images.example.invalid/cat.png).');
   });
 });
+
+describe('the worked examples of docs/engine.md', () => {
+  const docsWeather: LanguageModelV4FunctionTool = { ...weather, description: 'Get the current weather in a city' };
+
+  test('a call, parallel calls, the answer after a result, no call', async () => {
+    expect(await callsOf('sandbox-writer', options("What's the weather in Paris?", { tools: [docsWeather] }))).toMatchObject([{ args: { city: 'Paris' } }]);
+    const parts = await streamed('sandbox-writer', options("What's the weather in Paris and Berlin, in fahrenheit?", { tools: [docsWeather] }));
+    const calls = parts.filter((part) => part.type === 'tool-call').map((part) => part.input);
+    expect(calls).toEqual(['{"city":"Paris","unit":"fahrenheit"}', '{"city":"Berlin","unit":"fahrenheit"}']);
+    expect(parts.filter((part) => part.type === 'tool-input-delta').slice(0, 4).map((part) => part.delta)).toEqual(['{"city":', '"Paris",', '"unit":', '"fahrenheit"}']);
+    const prompt: LanguageModelV4Message[] = [
+      user("What's the weather in Paris?"),
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_1', toolName: 'get_weather', input: { city: 'Paris' } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'get_weather', output: { type: 'json', value: { temperature: 21, sky: 'clear' } } }] },
+    ];
+    expect(await textOf('sandbox-writer', options(prompt, { tools: [docsWeather] }))).toBe('get_weather: {"temperature":21,"sky":"clear"}.');
+    expect(await textOf('sandbox-writer', options('Write a poem about autumn leaves', { tools: [docsWeather] }))).toMatch(/^Draft on poem, autumn and leaves\./);
+  });
+
+  test('an image description', async () => {
+    const message: LanguageModelV4Message = {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Write a caption for this garden photo' },
+        { type: 'file', mediaType: 'image/png', data: { type: 'data', data: png(640, 480) } },
+      ],
+    };
+    expect(await textOf('sandbox-writer', options([message]))).toMatch(/^The image is a PNG of 640×480 pixels \(landscape\)\. Draft on caption, garden and photo\. /);
+    expect(await textOf('sandbox-echo', options([message]))).toBe('Write a caption for this garden photo [image: PNG, 640×480]');
+    expect(imageTokens({ width: 640, height: 480 })).toBe(425);
+  });
+});
