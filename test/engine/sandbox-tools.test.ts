@@ -399,6 +399,20 @@ describe('images', () => {
     expect(await textOf('sandbox-echo', options([several]))).toBe('[image: GIF, 3×2] then [image: WebP, 1×1] and [image: unreadable, 9 bytes] [image: https://example.com/cat.png, not fetched]');
   });
 
+  test('a provider reference is not read; the bare data forms of earlier interfaces are read too', async () => {
+    const odd: LanguageModelV4Message = {
+      role: 'user',
+      content: [
+        { type: 'file', mediaType: 'image/png', data: { type: 'reference', reference: { openai: 'file-abc' } } },
+        { type: 'file', mediaType: 'image/png', data: png(2, 2) as never },
+        { type: 'file', mediaType: 'image/gif', data: Buffer.from(gif(5, 4)).toString('base64') as never },
+        { type: 'file', mediaType: 'image/png', data: new URL('https://example.com/a.png') as never },
+        { type: 'file', mediaType: 'application/pdf', data: { type: 'data', data: new Uint8Array(4) } },
+      ],
+    };
+    expect(await textOf('sandbox-echo', options([odd]))).toBe('[image: provider reference, not read] [image: PNG, 2×2] [image: GIF, 5×4] [image: https://example.com/a.png, not fetched]');
+  });
+
   test('sandbox-writer describes each image before its draft, or alone', async () => {
     expect(await textOf('sandbox-writer', options([withImage('', png(640, 480))]))).toBe('The image is a PNG of 640×480 pixels (landscape).');
     expect(await textOf('sandbox-writer', options([withImage('What is this?', jpeg(600, 800), 'image/jpeg')]))).toBe('The image is a JPEG of 600×800 pixels (portrait).');

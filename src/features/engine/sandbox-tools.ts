@@ -262,34 +262,38 @@ function fill(name: string, definition: JSONSchema7Definition | undefined, sourc
     }
     case 'array': {
       const items = asSchema(Array.isArray(schema.items) ? schema.items[0] : schema.items);
-      const item = resolved(items);
-      const itemKind = kindOf(item);
-      let values: unknown[];
-      let found: boolean;
-      if (itemKind === 'string') {
-        const strings = stringValues(name, sources, true);
-        (values = strings.values.map((value) => fitted(value, item))), (found = strings.found);
-      } else if (itemKind === 'enum') {
-        const named = item.enum!.filter((value) => mentions(sources.message, String(value)));
-        (values = named.length > 0 ? named : [item.enum![0]]), (found = named.length > 0);
-      } else if (itemKind === 'number' || itemKind === 'integer') {
-        const left = sources.numbers.slice(sources.taken.numbers);
-        sources.taken.numbers = sources.numbers.length;
-        values = (left.length > 0 ? left : [item.minimum ?? 1]).map((value) => bounded(value, item, itemKind === 'integer'));
-        found = left.length > 0;
-      } else {
-        const one = fill(name, items, sources);
-        (values = [one.value]), (found = one.found);
-      }
-      values = values.slice(0, schema.maxItems ?? values.length);
-      while (values.length < (schema.minItems ?? 0)) values.push(values[values.length - 1] ?? fill(name, items, sources).value);
-      return { value: values, found };
+      const { values, found } = arrayItems(name, items, sources);
+      const kept = values.slice(0, schema.maxItems ?? values.length);
+      while (kept.length < (schema.minItems ?? 0)) kept.push(kept.length > 0 ? kept[kept.length - 1] : fill(name, items, sources).value);
+      return { value: kept, found };
     }
     case 'object': {
       const { value, found } = fillObject(schema, sources);
       return { value, found };
     }
   }
+}
+
+/** An array's items: a string list, the enum values named, the numbers left, or one item by the item's rule. */
+function arrayItems(name: string, items: Schema, sources: Sources): { values: unknown[]; found: boolean } {
+  const item = resolved(items);
+  const kind = kindOf(item);
+  if (kind === 'string') {
+    const { values, found } = stringValues(name, sources, true);
+    return { values: values.map((value) => fitted(value, item)), found };
+  }
+  if (kind === 'enum') {
+    const named = item.enum!.filter((value) => mentions(sources.message, String(value)));
+    return named.length > 0 ? { values: named, found: true } : { values: [item.enum![0]], found: false };
+  }
+  if (kind === 'number' || kind === 'integer') {
+    const left = sources.numbers.slice(sources.taken.numbers);
+    sources.taken.numbers = sources.numbers.length;
+    const values = (left.length > 0 ? left : [item.minimum ?? 1]).map((value) => bounded(value, item, kind === 'integer'));
+    return { values, found: left.length > 0 };
+  }
+  const one = fill(name, items, sources);
+  return { values: [one.value], found: one.found };
 }
 
 function fillObject(schema: Schema, sources: Sources): { value: Record<string, unknown>; found: boolean; filled: Map<string, Filled> } {

@@ -128,17 +128,24 @@ function imageNote(part: LanguageModelV4FilePart): ImageNote {
   const options = part.providerOptions as { sandbox?: { imageDetail?: unknown }; openai?: { imageDetail?: unknown } } | undefined;
   const asked = options?.sandbox?.imageDetail ?? options?.openai?.imageDetail;
   const detail = asked === 'low' || asked === 'high' ? asked : 'auto';
-  const data = part.data;
+  // The tagged file data of the v4 interface; the bare forms of earlier versions (bytes, base64, a URL) are read too.
+  const data = part.data as LanguageModelV4FilePart['data'] | Uint8Array | string | URL;
+  const bytesOf = (content: Uint8Array | string) => (typeof content === 'string' ? new Uint8Array(Buffer.from(content, 'base64')) : content);
+  if (data instanceof URL) return { info: null, bytes: 0, url: data.href, detail };
+  if (data instanceof Uint8Array || typeof data === 'string') {
+    const bytes = bytesOf(data);
+    return { info: imageInfo(bytes), bytes: bytes.length, detail };
+  }
   switch (data.type) {
     case 'data': {
-      const bytes = typeof data.data === 'string' ? new Uint8Array(Buffer.from(data.data, 'base64')) : data.data;
+      const bytes = bytesOf(data.data);
       return { info: imageInfo(bytes), bytes: bytes.length, detail };
     }
     case 'text':
       return { info: null, bytes: Buffer.byteLength(data.text), detail };
     case 'url':
       return { info: null, bytes: 0, url: data.originalUrl ?? data.url.href, detail };
-    case 'reference':
+    default:
       return { info: null, bytes: 0, reference: true, detail };
   }
 }
