@@ -8,7 +8,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
 import { byRequest } from '../../platform/audit.ts';
-import { engineOf, type EngineMessage, type GenerationRequest, type TokenUsage } from '../engine/engine.ts';
+import type { EngineMessage, GenerationRequest, TokenUsage } from '../engine/engine.ts';
 import { saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, type Exchange, type SavedMessage } from './threads.ts';
 
 type Schemas = components['schemas'];
@@ -48,7 +48,7 @@ function responseFormat(body: Request, capabilities: readonly string[], model: s
 export const completionHandlers = {
   async createChatCompletion(request, context) {
     const body = request.body;
-    const engine = engineOf(context.platform);
+    const engine = context.platform.services.engine;
     const { db } = context.platform;
     const workspaceId = context.caller.workspace.id;
     const model = engine.model(body.model);

@@ -16,7 +16,7 @@ import { Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
-import { engineOf, type EngineMessage, type FinishReason, type GenerationRequest, type TokenUsage } from '../engine/engine.ts';
+import type { EngineMessage, FinishReason, GenerationRequest, TokenUsage } from '../engine/engine.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
 import { THREAD_LIMIT, threadFull, threadsOf } from './threads.ts';
 
@@ -247,7 +247,7 @@ function listedItem(message: Selectable<ChatMessagesTable>): ListedItem {
 export const responseHandlers = {
   async createResponse(request, context) {
     const body = request.body;
-    const engine = engineOf(context.platform);
+    const engine = context.platform.services.engine;
     const { db } = context.platform;
     const workspaceId = context.caller.workspace.id;
     const model = engine.model(body.model);

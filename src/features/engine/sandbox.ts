@@ -9,13 +9,13 @@
 //                    "Draft on <t1>, <t2> and <t3>." then, for each term, "<Term>: “<context>”." where the context is
 //                    the term's first occurrence with up to three words either side, then "In short: <t1> and <t2>."
 //                    A message without key terms is answered "Nothing to draft from: <message>".
-//                    With a brand voice (the engine's system instruction, whose "Slider targets (0-100): …" line
-//                    src/features/voices/instructions.ts writes), the draft is then rewritten toward the voice's
-//                    sliders by the rules of src/features/voices/style.ts (`rewriteToward`: contractions, exclamation
-//                    marks, hedges, plain or technical words, "you", split sentences).
+//                    With sliders in `providerOptions.sandbox.sliders` (the seven sliders of style.ts, 0 to 100: the
+//                    voices feature's engine middleware passes a voice's), the draft is then rewritten toward them by
+//                    the rules of src/features/engine/style.ts (`rewriteToward`: contractions, exclamation marks,
+//                    hedges, plain or technical words, "you", split sentences).
 //
-//                    Grounded answers: when the system messages hold a passages block (the chatbots' prompt, in
-//                    src/features/chatbots/replies.ts) — a line `Knowledge passages:`, entries each starting with a line
+//                    Grounded answers: when the system messages hold a passages block (grounding.ts writes it for the
+//                    chatbots) — a line `Knowledge passages:`, entries each starting with a line
 //                    `[n] <title>` followed by the passage's text (up to the next entry), and a line `End of passages.`
 //                    (the last such block counts; it may have no entry) — sandbox-writer answers from the passages
 //                    instead. Each sentence of a passage's text scores the number of distinct key terms of the last user
@@ -37,8 +37,8 @@
 // JSON: `json_object` answers {"reply": <the text>, "key_terms": [...]}; `json_schema` answers a value of the schema
 // built from the same text (docs/engine.md: strings from the terms and sentences, numbers from the word count, …).
 import type { JSONSchema7, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
-import { slidersInInstructions } from '../voices/instructions.ts';
-import { rewriteToward } from '../voices/style.ts';
+import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
+import { rewriteToward, SLIDER_NAMES, type Sliders } from './style.ts';
 import { countPromptTokens, countTokens, truncateTokens } from './tokens.ts';
 
 const STOP_WORDS = new Set(
@@ -173,8 +173,8 @@ interface Passage {
  *  prompt ends with it, after the chatbot's own instructions (which could quote the marker lines). */
 function passagesIn(system: string): Passage[] | null {
   const lines = system.split('\n').map((line) => line.replace(/\r$/, ''));
-  const end = lines.lastIndexOf('End of passages.');
-  const start = end < 0 ? -1 : lines.lastIndexOf('Knowledge passages:', end);
+  const end = lines.lastIndexOf(PASSAGES_END);
+  const start = end < 0 ? -1 : lines.lastIndexOf(PASSAGES_START, end);
   if (start < 0) return null;
   const passages: Passage[] = [];
   for (const line of lines.slice(start + 1, end)) {
@@ -234,6 +234,14 @@ function groundedText(message: string, passages: Passage[]): string {
     .join(' ');
 }
 
+/** The voice's sliders the caller passed in `providerOptions.sandbox.sliders` (every slider, 0 to 100), or null. */
+function slidersOf(options: LanguageModelV4CallOptions): Sliders | null {
+  const given = (options.providerOptions?.sandbox as { sliders?: Record<string, unknown> } | undefined)?.sliders;
+  if (typeof given !== 'object' || given === null) return null;
+  const valid = SLIDER_NAMES.every((name) => Number.isInteger(given[name]) && (given[name] as number) >= 0 && (given[name] as number) <= 100);
+  return valid ? (given as Sliders) : null;
+}
+
 /** What the model answers to this call, before `stop` and `max_tokens`. */
 function answer(modelId: string, options: LanguageModelV4CallOptions, input: SandboxInput): string {
   const sandbox = (options.providerOptions?.sandbox ?? {}) as { choice?: number };
@@ -241,7 +249,7 @@ function answer(modelId: string, options: LanguageModelV4CallOptions, input: San
   const passages = modelId === 'sandbox-echo' ? null : passagesIn(input.system);
   const written =
     modelId === 'sandbox-echo' ? { text: input.message, terms: keyTerms(input.message) } : passages ? { text: groundedText(input.message, passages), terms: keyTerms(input.message) } : writerText(input.message, rotation);
-  const sliders = modelId === 'sandbox-echo' || passages ? null : slidersInInstructions(input.system);
+  const sliders = modelId === 'sandbox-echo' || passages ? null : slidersOf(options);
   const { text, terms } = sliders ? { ...written, text: rewriteToward(written.text, sliders) } : written;
   const format = options.responseFormat;
   if (format?.type !== 'json') return text;
