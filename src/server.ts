@@ -2,6 +2,7 @@
 // and a shutdown that drains in-flight requests before it closes anything. main.ts, the tests and the benchmark
 // all start the server through here.
 import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -15,6 +16,7 @@ import type { Platform } from './platform/context.ts';
 import { createServices } from './services.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
+import { warmUpValidator } from './platform/validator-warm-up.ts';
 import { startWorkers } from './platform/workers.ts';
 import type { KeyCacheOfPlatform } from './platform/auth.ts';
 import { KeyCache } from './platform/key-cache.ts';
@@ -68,6 +70,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     keyCache,
     features,
   });
+  if (config.validatorWarmUp) {
+    const started = performance.now();
+    const { operations, validated } = await warmUpValidator();
+    logger.info({ operations, validated, ms: Math.round(performance.now() - started) }, 'validators compiled');
+  }
   const app = createApp(platform, options);
   const server = app.listen(config.port, config.host);
   answerClientErrors(server, platform);
