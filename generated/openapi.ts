@@ -506,6 +506,97 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a response
+         * @description Generates the model's response to an input, wire-compatible with OpenAI's Responses API: point an official OpenAI
+         *     SDK's base URL at `https://<region>.content-service.example/v1` and call `responses.create`, or use the AI SDK's
+         *     OpenAI provider (it speaks this API). See `ResponseCreateRequest` for what is accepted.
+         *
+         *     **Conversation state.** With `store` (the default) the response is stored: its input items and output items are
+         *     saved as the messages of a chat thread (`thread_id`; a new thread for a new conversation), and
+         *     `previous_response_id` continues it - the conversation up to that response's output is sent before `input`.
+         *     Continuing a response that is not the last of its thread (answering it twice) starts a new thread with a copy of
+         *     the conversation up to it, so both branches keep their history. `instructions` apply to one response only.
+         *
+         *     **Tools.** Function tools only: the model's calls are `function_call` output items; send each result back as a
+         *     `function_call_output` item with the call's `call_id` (with `previous_response_id`, or with the calls
+         *     repeated in `input`).
+         *
+         *     **Streaming.** With `stream: true` the answer is `text/event-stream`: each event has an `event:` name equal to
+         *     its data's `type` and a `sequence_number` (see `ResponseStreamEvent`), ending with `response.completed`
+         *     (`response.incomplete` when the output was cut, `response.failed` when it failed after the stream began, such
+         *     as for an output policy violation: its text is never sent). Errors found before the stream starts are ordinary
+         *     problem responses.
+         *
+         *     **Providers, brand voice and output policy** are as for chat completions: the engine calls the provider,
+         *     `voice_id` applies a brand voice, and the output is checked against the compliance rules.
+         *
+         *     The body may be at most 4 MB. Errors are problem documents that also carry OpenAI's `error` object.
+         */
+        post: operations["createResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a response
+         * @description Returns a stored response, as it was answered. A response created with `store: false`, or deleted, is a `404`.
+         */
+        get: operations["getResponse"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a response
+         * @description Deletes a stored response: it can no longer be retrieved, listed or continued (`404`). The messages it saved stay
+         *     in its chat thread, which later responses of the conversation still replay; delete the thread
+         *     (`DELETE /v1/chat/threads/{id}`) to erase the conversation, which deletes its responses too.
+         */
+        delete: operations["deleteResponse"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{id}/input_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a response's input items
+         * @description The input items of a stored response - the items of its request's `input` (not those of the responses it
+         *     continues, nor its `instructions`) - as OpenAI lists them: `order` `desc` (the default, newest first) or
+         *     `asc`, `limit` items a page, and `after` an item id (the `last_id` of the previous page).
+         */
+        get: operations["listResponseInputItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/documents": {
         parameters: {
             query?: never;
@@ -3973,6 +4064,897 @@ export type components = {
             updated_at: components["schemas"]["Timestamp"];
             /** @description The thread's messages, oldest first. */
             messages: components["schemas"]["ChatMessage"][];
+        };
+        /**
+         * ResponseInputText
+         * @description A text part of an input message.
+         */
+        ResponseInputText: {
+            /**
+             * @description Always `input_text`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "input_text";
+            /**
+             * @description The text.
+             * @example Write a launch announcement for our spring sale.
+             */
+            text: string;
+        };
+        /**
+         * ResponseInputImage
+         * @description An image part of a user message, for models with the `vision` capability: `image_url` is an `https` URL (fetched by
+         *     the server) or a `data:image/…;base64,` URL. `file_id` (OpenAI's Files API) is not offered.
+         */
+        ResponseInputImage: {
+            /**
+             * @description Always `input_image`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "input_image";
+            /**
+             * @description The image, as an `https` URL or a base64 `data:` URL.
+             * @example https://cdn.example.com/products/roast-spring.jpg
+             */
+            image_url: string;
+            /**
+             * @description How closely the model looks at the image.
+             * @default auto
+             * @enum {string|null}
+             */
+            detail?: "auto" | "low" | "high" | null;
+        };
+        /**
+         * ResponseOutputText
+         * @description Text the model wrote, as a part of an output message (or of an assistant message given back as input).
+         */
+        ResponseOutputText: {
+            /**
+             * @description Always `output_text`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "output_text";
+            /**
+             * @description The text.
+             * @example Spring into savings: every roast is 20% off until Sunday.
+             */
+            text: string;
+            /** @description Citations of the text; always empty (no built-in tools cite sources here). */
+            annotations?: Record<string, never>[];
+            /** @description Log probabilities are not offered; empty when present. */
+            logprobs?: Record<string, never>[];
+        };
+        /**
+         * ResponseInputMessage
+         * @description A message of the input. `system` and `developer` messages instruct the model; `user` content may hold text and
+         *     image parts; `assistant` content (an earlier answer given back) is text or `output_text` parts.
+         */
+        ResponseInputMessage: {
+            /**
+             * @description Always `message` when given.
+             * @constant
+             */
+            type?: "message";
+            /**
+             * @description Who wrote the message.
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "system" | "developer";
+            /** @description The text, or a list of parts. */
+            content: string | (components["schemas"]["ResponseInputText"] | components["schemas"]["ResponseInputImage"] | components["schemas"]["ResponseOutputText"])[];
+            /**
+             * @description The item's id, when an output message is given back as it was received (`msg_…`); not used.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            id?: string;
+            /**
+             * @description The item's status, when an output message is given back as it was received; not used.
+             * @enum {string}
+             */
+            status?: "in_progress" | "completed" | "incomplete";
+        };
+        /**
+         * ResponseFunctionCall
+         * @description A call of one of the request's function tools by the model: an output item, and, given back in the next request's
+         *     `input` with its `function_call_output`, part of the conversation.
+         */
+        ResponseFunctionCall: {
+            /**
+             * @description Always `function_call`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "function_call";
+            /**
+             * @description The item's id (`fc_…`).
+             * @example fc_01JDA4M7Q4B5C6D7E8F9G0H1J4
+             */
+            id?: string;
+            /**
+             * @description The call's id, which its `function_call_output` names.
+             * @example call_01JDA4M7Q4B5C6D7E8F9G0H1J5
+             */
+            call_id: string;
+            /**
+             * @description The function's name.
+             * @example get_stock_level
+             */
+            name: string;
+            /**
+             * @description The arguments as the JSON text the model wrote.
+             * @example {"sku":"roast-spring-250g"}
+             */
+            arguments: string;
+            /**
+             * @description `completed` once the call is whole; `in_progress` while its arguments stream.
+             * @enum {string}
+             */
+            status?: "in_progress" | "completed" | "incomplete";
+        };
+        /**
+         * ResponseFunctionCallOutput
+         * @description What your code answered to a `function_call` of an earlier response.
+         */
+        ResponseFunctionCallOutput: {
+            /**
+             * @description Always `function_call_output`.
+             * @constant
+             */
+            type: "function_call_output";
+            /**
+             * @description The item's id, when given back as it was listed; not used.
+             * @example fco_01JDA4M7Q4B5C6D7E8F9G0H1J6
+             */
+            id?: string;
+            /**
+             * @description The `call_id` of the call this answers.
+             * @example call_01JDA4M7Q4B5C6D7E8F9G0H1J5
+             */
+            call_id: string;
+            /**
+             * @description The function's result, as text (JSON text, usually).
+             * @example {"sku":"roast-spring-250g","in_stock":412}
+             */
+            output: string;
+            /**
+             * @description The item's status, when given back as it was listed; not used.
+             * @enum {string}
+             */
+            status?: "in_progress" | "completed" | "incomplete";
+        };
+        /**
+         * ResponseItemReference
+         * @description An output item of an earlier stored response of the workspace, named by its id instead of repeated.
+         */
+        ResponseItemReference: {
+            /**
+             * @description Always `item_reference`.
+             * @constant
+             */
+            type: "item_reference";
+            /**
+             * @description The item's id (`msg_…`).
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            id: string;
+        };
+        /**
+         * ResponseInputItem
+         * @description One item of a request's `input`.
+         */
+        ResponseInputItem: components["schemas"]["ResponseInputMessage"] | components["schemas"]["ResponseFunctionCall"] | components["schemas"]["ResponseFunctionCallOutput"] | components["schemas"]["ResponseItemReference"];
+        /**
+         * ResponseFunctionTool
+         * @description A function the model may call (OpenAI's function tool). Only function tools are offered: built-in tools
+         *     (`web_search`, `file_search`, `computer_use_preview`, `code_interpreter`, `mcp`, …) are a `422` at `tools[n].type`.
+         */
+        ResponseFunctionTool: {
+            /**
+             * @description Always `function`.
+             * @constant
+             */
+            type: "function";
+            /**
+             * @description The function's name.
+             * @example get_stock_level
+             */
+            name: string;
+            /**
+             * @description What the function does; helps the model decide when to call it.
+             * @example Returns how many units of a product are in stock.
+             */
+            description?: string | null;
+            /** @description The JSON Schema of the arguments object; `null` or absent for none. */
+            parameters?: Record<string, never> | null;
+            /** @description `true` to make the model follow `parameters` exactly, where the model supports it. */
+            strict?: boolean | null;
+        };
+        /**
+         * ResponseToolChoice
+         * @description Which tool the model calls: `auto` (it decides; the default with tools), `none` (no call), `required` (at least one
+         *     call), or `{type: "function", name}` (that function).
+         */
+        ResponseToolChoice: ("none" | "auto" | "required") | {
+            /**
+             * @description Always `function`.
+             * @constant
+             */
+            type: "function";
+            /**
+             * @description The function to call.
+             * @example get_stock_level
+             */
+            name: string;
+        };
+        /**
+         * ResponseTextConfig
+         * @description The format of the text output: `text` (default), `json_object` (a JSON object; say so in the input too) or
+         *     `json_schema` (structured output following a JSON Schema). JSON formats need a model with the `json_mode` or
+         *     `json_schema` capability.
+         */
+        ResponseTextConfig: {
+            /** @description The output format. */
+            format?: {
+                /**
+                 * @description `text` or `json_object`.
+                 * @enum {string}
+                 */
+                type: "text" | "json_object";
+            } | {
+                /**
+                 * @description Always `json_schema`.
+                 * @constant
+                 */
+                type: "json_schema";
+                /**
+                 * @description A name of the output format.
+                 * @example product_blurb
+                 */
+                name: string;
+                /** @description What the output is for; helps the model. */
+                description?: string | null;
+                /** @description The JSON Schema of the output, up to 100 top-level keywords. */
+                schema: Record<string, never>;
+                /** @description `true` to make the model follow the schema exactly, where the model supports it. */
+                strict?: boolean | null;
+            };
+        };
+        /**
+         * ResponseId
+         * @description A response's identifier (`resp_…`).
+         * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+         */
+        ResponseId: string;
+        /**
+         * ResponseReasoning
+         * @description For models with the `reasoning` capability, how much reasoning to spend; ignored by other models.
+         */
+        ResponseReasoning: {
+            /**
+             * @description The reasoning effort.
+             * @enum {string|null}
+             */
+            effort?: "minimal" | "low" | "medium" | "high" | null;
+        };
+        /**
+         * ResponseCreateRequest
+         * @description A request of OpenAI's Responses API: the official OpenAI SDKs' `responses.create` and the AI SDK's OpenAI provider
+         *     work unchanged with their base URL pointing at this API.
+         *
+         *     **Accepted OpenAI parameters**: `model`, `input`, `instructions`, `tools` (function tools), `tool_choice`,
+         *     `parallel_tool_calls`, `text.format`, `previous_response_id`, `store`, `metadata`, `max_output_tokens`,
+         *     `temperature`, `top_p`, `stream`, `user`, `reasoning.effort`, and `background: false`, `truncation: "disabled"` and
+         *     an empty `include`, which are what OpenAI does without them.
+         *     **Not accepted** (a `422 validation_failed` naming the field): built-in tools, `background: true`,
+         *     `truncation: "auto"`, `include` values, `conversation`, `prompt`, `max_tool_calls`, `top_logprobs`,
+         *     `service_tier`, `stream_options` and any other field.
+         *
+         *     **Extension**: `voice_id` applies a brand voice, as in chat completions.
+         */
+        ResponseCreateRequest: {
+            /**
+             * @description The model to use, an `id` of `GET /v1/models` (`404 model_not_found` when it is not in the catalogue,
+             *     `422 model_unavailable` when its provider is not configured here).
+             * @example gpt-4o-mini
+             */
+            model: string;
+            /** @description The new input - a text (one user message), or a list of items. */
+            input: string | components["schemas"]["ResponseInputItem"][];
+            /**
+             * @description A system message put before everything else. It applies to this response only: a response that continues this
+             *     one with `previous_response_id` does not inherit it.
+             * @example You write for a specialty coffee roaster. Be warm and brief.
+             */
+            instructions?: string | null;
+            /** @description Functions the model may call, up to 128. */
+            tools?: components["schemas"]["ResponseFunctionTool"][];
+            tool_choice?: components["schemas"]["ResponseToolChoice"];
+            /**
+             * @description Whether the model may call several functions in one response.
+             * @default true
+             */
+            parallel_tool_calls?: boolean | null;
+            text?: components["schemas"]["ResponseTextConfig"];
+            /**
+             * @description Continues the conversation of a stored response: its input and output are sent before `input` (not its
+             *     `instructions`). Continuing a response that is not the last of its thread starts a new thread with the
+             *     conversation up to it. An unknown, deleted or `store: false` response is a `404`.
+             */
+            previous_response_id?: components["schemas"]["ResponseId"] | null;
+            /**
+             * @description `true` (the default, as OpenAI) stores the response: it can be retrieved, continued, and its input and output
+             *     are saved as the messages of a chat thread (`thread_id`). `false` saves nothing.
+             * @default true
+             */
+            store?: boolean | null;
+            metadata?: components["schemas"]["Metadata"] | null;
+            /**
+             * Format: int32
+             * @description The most tokens the output may have; defaults to the model's output limit.
+             * @example 1024
+             */
+            max_output_tokens?: number | null;
+            /**
+             * @description Sampling temperature, 0 to 2.
+             * @default 1
+             * @example 0.7
+             */
+            temperature?: number | null;
+            /**
+             * @description Nucleus sampling, 0 to 1.
+             * @default 1
+             */
+            top_p?: number | null;
+            /**
+             * @description `true` to receive the response as server-sent events (`text/event-stream`).
+             * @default false
+             */
+            stream?: boolean | null;
+            /**
+             * @description An identifier of your end user, accepted for compatibility; it is not stored or passed on.
+             * @example user-7f3a9c
+             */
+            user?: string | null;
+            reasoning?: components["schemas"]["ResponseReasoning"] | null;
+            /**
+             * @description Accepted only as `false` or `null`; responses are not run in the background.
+             * @enum {boolean|null}
+             */
+            background?: false | null;
+            /**
+             * @description Accepted only as `disabled` or `null`; an input over the context window is a `422 context_length_exceeded`.
+             * @enum {string|null}
+             */
+            truncation?: "disabled" | null;
+            /** @description Accepted only empty; no additional output data is offered. */
+            include?: string[] | null;
+            /**
+             * @description A brand voice (`voc_…`) of the workspace to write in; its guidelines become a system instruction.
+             * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
+             */
+            voice_id?: string | null;
+        };
+        /**
+         * ResponseOutputMessage
+         * @description The model's text answer, an output item.
+         */
+        ResponseOutputMessage: {
+            /**
+             * @description The item's id (`msg_…`), the id of the thread message it is saved as.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            id: string;
+            /**
+             * @description Always `message`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message";
+            /**
+             * @description Always `assistant`.
+             * @constant
+             */
+            role: "assistant";
+            /**
+             * @description `completed`, `in_progress` while it streams, or `incomplete` when the output was cut (`max_output_tokens`).
+             * @enum {string}
+             */
+            status: "in_progress" | "completed" | "incomplete";
+            /** @description The text, one `output_text` part (none until the first text of a stream). */
+            content: components["schemas"]["ResponseOutputText"][];
+        };
+        /**
+         * ResponseOutputItem
+         * @description An item the model produced - a message or a function call.
+         */
+        ResponseOutputItem: components["schemas"]["ResponseOutputMessage"] | components["schemas"]["ResponseFunctionCall"];
+        /**
+         * ResponseUsage
+         * @description The tokens of the request, as OpenAI counts them.
+         */
+        ResponseUsage: {
+            /**
+             * Format: int64
+             * @description Tokens of the input (the replayed conversation, the instructions and the new input).
+             * @example 38
+             */
+            input_tokens: number;
+            /** @description Details of the input tokens. */
+            input_tokens_details: {
+                /**
+                 * Format: int64
+                 * @description Input tokens the provider read from its prompt cache.
+                 * @example 0
+                 */
+                cached_tokens: number;
+            };
+            /**
+             * Format: int64
+             * @description Tokens of the output.
+             * @example 24
+             */
+            output_tokens: number;
+            /** @description Details of the output tokens. */
+            output_tokens_details: {
+                /**
+                 * Format: int64
+                 * @description Output tokens spent on reasoning; 0 where the provider does not report them.
+                 * @example 0
+                 */
+                reasoning_tokens: number;
+            };
+            /**
+             * Format: int64
+             * @description `input_tokens` plus `output_tokens`.
+             * @example 62
+             */
+            total_tokens: number;
+        };
+        /**
+         * ResponseError
+         * @description Why a response failed (`status: failed`): the problem's stable `code` (see `ErrorCode`: `policy_violation`,
+         *     `upstream_unavailable`, `upstream_rate_limited`, …) and its message.
+         */
+        ResponseError: {
+            code: components["schemas"]["ErrorCode"];
+            /**
+             * @description A human-readable message.
+             * @example The provider of gpt-4o-mini (openai) is unavailable (503).
+             */
+            message: string;
+        };
+        /**
+         * Response
+         * @description A response of OpenAI's Responses API, as OpenAI's `response` object, plus our `thread_id`, `voice_id` and
+         *     `cost_usd`. The request's parameters are echoed as OpenAI echoes them. (`output_text`, the text of every output
+         *     message joined, is computed by the OpenAI SDKs; it is not sent.)
+         */
+        Response: {
+            id: components["schemas"]["ResponseId"];
+            /**
+             * @description Always `response`.
+             * @constant
+             */
+            object: "response";
+            /**
+             * Format: int64
+             * @description When the response was created, in Unix seconds.
+             * @example 1795183407
+             */
+            created_at: number;
+            /**
+             * @description `completed`; `incomplete` when the output was cut (`incomplete_details.reason`); `failed` when it failed
+             *     during a stream (`error`); `in_progress` in the events before the last.
+             * @enum {string}
+             */
+            status: "completed" | "incomplete" | "failed" | "in_progress";
+            /**
+             * @description The model that answered.
+             * @example gpt-4o-mini
+             */
+            model: string;
+            /** @description The items the model produced - its message, and its function calls. */
+            output: components["schemas"]["ResponseOutputItem"][];
+            /** @description The tokens of the request; `null` until the response is complete. */
+            usage: components["schemas"]["ResponseUsage"] | null;
+            /** @description Why the response failed, or `null`. */
+            error: components["schemas"]["ResponseError"] | null;
+            /** @description Why the output is incomplete, or `null`. */
+            incomplete_details: {
+                /**
+                 * @description `max_output_tokens` (the output limit was reached) or `content_filter` (the provider withheld the rest).
+                 * @enum {string}
+                 */
+                reason: "max_output_tokens" | "content_filter";
+            } | null;
+            /**
+             * @description The request's `instructions`, or `null`.
+             * @example You write for a specialty coffee roaster. Be warm and brief.
+             */
+            instructions: string | null;
+            metadata: components["schemas"]["Metadata"];
+            /** @description The response this one continues, or `null`. */
+            previous_response_id: components["schemas"]["ResponseId"] | null;
+            /** @description The request's tools. */
+            tools: components["schemas"]["ResponseFunctionTool"][];
+            tool_choice: components["schemas"]["ResponseToolChoice"];
+            /** @description Whether the model could call several functions. */
+            parallel_tool_calls: boolean;
+            text: components["schemas"]["ResponseTextConfig"];
+            /** @description The request's `temperature`. */
+            temperature: number | null;
+            /** @description The request's `top_p`. */
+            top_p: number | null;
+            /**
+             * Format: int32
+             * @description The request's `max_output_tokens`, or `null`.
+             */
+            max_output_tokens: number | null;
+            /** @description The request's `reasoning`, or `null`. */
+            reasoning: components["schemas"]["ResponseReasoning"] | null;
+            /**
+             * @description Always `false`.
+             * @constant
+             */
+            background: false;
+            /**
+             * @description Always `disabled`.
+             * @constant
+             */
+            truncation: "disabled";
+            /** @description Whether the response is stored. */
+            store: boolean;
+            /** @description The request's `user`, or `null` (it is not stored). */
+            user: string | null;
+            /**
+             * @description Extension. The chat thread the response is saved in; `null` with `store` false.
+             * @example thr_01JDA4M7Q2X9F3K8N5P6R1S2T3
+             */
+            thread_id: string | null;
+            /**
+             * @description Extension. The brand voice applied, or `null`.
+             * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
+             */
+            voice_id: string | null;
+            /**
+             * @description Extension. What the request cost, in US dollars; `null` until the response is complete.
+             * @example 0.0000201
+             */
+            cost_usd: number | null;
+        };
+        /**
+         * ResponseStreamEvent
+         * @description One server-sent event of a streamed response, as OpenAI sends them: each has its `type` (also the SSE `event:`
+         *     name) and a `sequence_number` counting from 0. A text answer streams `response.created`, `response.in_progress`,
+         *     `response.output_item.added`, `response.content_part.added`, `response.output_text.delta` (one per piece of text),
+         *     `response.output_text.done`, `response.content_part.done`, `response.output_item.done`, then
+         *     `response.completed` with the whole response and its usage (`response.incomplete` when the output was cut). A
+         *     function call streams `response.output_item.added`, `response.function_call_arguments.delta` (the fragments of
+         *     its arguments), `response.function_call_arguments.done` and `response.output_item.done`. A failure during the
+         *     stream ends it with `response.failed`, whose response carries the `error`.
+         */
+        ResponseStreamEvent: {
+            /**
+             * @description Always `response.created`.
+             * @constant
+             */
+            type: "response.created";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.in_progress`.
+             * @constant
+             */
+            type: "response.in_progress";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.completed`.
+             * @constant
+             */
+            type: "response.completed";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.incomplete`.
+             * @constant
+             */
+            type: "response.incomplete";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.failed`.
+             * @constant
+             */
+            type: "response.failed";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.output_item.added`.
+             * @constant
+             */
+            type: "response.output_item.added";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            item: components["schemas"]["ResponseOutputItem"];
+        } | {
+            /**
+             * @description Always `response.output_item.done`.
+             * @constant
+             */
+            type: "response.output_item.done";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            item: components["schemas"]["ResponseOutputItem"];
+        } | {
+            /**
+             * @description Always `response.content_part.added`.
+             * @constant
+             */
+            type: "response.content_part.added";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /**
+             * Format: int32
+             * @description The part's position in the item's `content`.
+             */
+            content_index: number;
+            part: components["schemas"]["ResponseOutputText"];
+        } | {
+            /**
+             * @description Always `response.content_part.done`.
+             * @constant
+             */
+            type: "response.content_part.done";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /**
+             * Format: int32
+             * @description The part's position in the item's `content`.
+             */
+            content_index: number;
+            part: components["schemas"]["ResponseOutputText"];
+        } | {
+            /**
+             * @description Always `response.output_text.delta`.
+             * @constant
+             */
+            type: "response.output_text.delta";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /**
+             * Format: int32
+             * @description The part's position in the item's `content`.
+             */
+            content_index: number;
+            /** @description The next piece of text. */
+            delta: string;
+            /** @description Log probabilities are not offered; always empty. */
+            logprobs: Record<string, never>[];
+        } | {
+            /**
+             * @description Always `response.output_text.done`.
+             * @constant
+             */
+            type: "response.output_text.done";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /**
+             * Format: int32
+             * @description The part's position in the item's `content`.
+             */
+            content_index: number;
+            /** @description The whole text of the part. */
+            text: string;
+            /** @description Log probabilities are not offered; always empty. */
+            logprobs: Record<string, never>[];
+        } | {
+            /**
+             * @description Always `response.function_call_arguments.delta`.
+             * @constant
+             */
+            type: "response.function_call_arguments.delta";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /** @description The next piece of text. */
+            delta: string;
+        } | {
+            /**
+             * @description Always `response.function_call_arguments.done`.
+             * @constant
+             */
+            type: "response.function_call_arguments.done";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /** @description The whole arguments text. */
+            arguments: string;
+        };
+        /**
+         * ResponseDeleted
+         * @description The answer to a deletion, as OpenAI's.
+         */
+        ResponseDeleted: {
+            id: components["schemas"]["ResponseId"];
+            /**
+             * @description Always `response`.
+             * @constant
+             */
+            object: "response";
+            /**
+             * @description Always `true`.
+             * @constant
+             */
+            deleted: true;
+        };
+        /**
+         * ResponseItem
+         * @description An input item of a stored response, as listed, with its id.
+         */
+        ResponseItem: {
+            /**
+             * @description The item's id, the id of the thread message it is saved as.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
+             */
+            id: string;
+            /**
+             * @description Always `message`.
+             * @constant
+             */
+            type: "message";
+            /**
+             * @description Who wrote the message.
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "system" | "developer";
+            /**
+             * @description Always `completed`.
+             * @constant
+             */
+            status: "completed";
+            /** @description The message's parts. */
+            content: (components["schemas"]["ResponseInputText"] | components["schemas"]["ResponseInputImage"] | components["schemas"]["ResponseOutputText"])[];
+        } | (components["schemas"]["ResponseFunctionCall"] & unknown) | (components["schemas"]["ResponseFunctionCallOutput"] & unknown);
+        /**
+         * ResponseItemList
+         * @description A page of a response's input items, as OpenAI's list.
+         */
+        ResponseItemList: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /** @description The items of the page, in the requested order. */
+            data: components["schemas"]["ResponseItem"][];
+            /**
+             * @description The id of the page's first item, or `null` for an empty page.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
+             */
+            first_id: string | null;
+            /**
+             * @description The id of the page's last item (the `after` of the next page), or `null`.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
+             */
+            last_id: string | null;
+            /** @description Whether items follow the page. */
+            has_more: boolean;
         };
         /**
          * DocumentStatus
@@ -9678,6 +10660,30 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The `model` is not in the catalogue of this region (`model_not_found`), or the `previous_response_id` (unknown, deleted, or created with `store: false`), an `item_reference`, or the `voice_id` does not exist in the key's workspace (`not_found`). */
+        ResponsesNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description No stored response with this id in the key's workspace (never stored, created with `store: false`, or deleted). */
+        ResponseNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
         /** @description The document does not exist in the key's workspace, or was deleted (`not_found`). */
         DocumentNotFound: {
             headers: {
@@ -10298,6 +11304,11 @@ export type components = {
          * @example thr_01JDA4M7Q2X9F3K8N5P6R1S2T3
          */
         ThreadId: string;
+        /**
+         * @description The response's identifier (`resp_…`).
+         * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+         */
+        ResponseIdPath: string;
         /**
          * @description The document's identifier (`doc_…`).
          * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
@@ -11625,6 +12636,186 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    createResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResponseCreateRequest"];
+            };
+        };
+        responses: {
+            /**
+             * @description The response: a `response` object (`application/json`), or with `stream: true` its events
+             *     (`text/event-stream`).
+             */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["ChatBadRequest"];
+            401: components["responses"]["ChatUnauthorized"];
+            403: components["responses"]["ChatForbidden"];
+            404: components["responses"]["ResponsesNotFound"];
+            409: components["responses"]["ChatConflict"];
+            413: components["responses"]["ChatPayloadTooLarge"];
+            415: components["responses"]["ChatUnsupportedMediaType"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+            502: components["responses"]["ChatBadGateway"];
+            503: components["responses"]["ChatServiceUnavailable"];
+        };
+    };
+    getResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The response's identifier (`resp_…`).
+                 * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+                 */
+                id: components["parameters"]["ResponseIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            401: components["responses"]["ChatUnauthorized"];
+            404: components["responses"]["ResponseNotFound"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+        };
+    };
+    deleteResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The response's identifier (`resp_…`).
+                 * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+                 */
+                id: components["parameters"]["ResponseIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response is deleted. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseDeleted"];
+                };
+            };
+            401: components["responses"]["ChatUnauthorized"];
+            404: components["responses"]["ResponseNotFound"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+        };
+    };
+    listResponseInputItems: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description `desc` (newest first, the default) or `asc`.
+                 * @example asc
+                 */
+                order?: "asc" | "desc";
+                /**
+                 * @description An item id; the page starts after it.
+                 * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
+                 */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The response's identifier (`resp_…`).
+                 * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+                 */
+                id: components["parameters"]["ResponseIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the items. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseItemList"];
+                };
+            };
+            401: components["responses"]["ChatUnauthorized"];
+            404: components["responses"]["ResponseNotFound"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
         };
     };
     listDocuments: {

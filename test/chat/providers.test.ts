@@ -88,6 +88,31 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
     expect(chunks.at(-1).usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 3 });
   });
 
+  test('OpenAI: the Responses API front calls the provider with Chat Completions, the conversation replayed', async () => {
+    const key = await newWorkspace();
+    openai.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 40, output: 7 } });
+    const first = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', instructions: 'Be upbeat.', input: 'Announce the sale', max_output_tokens: 100 } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.output[0].content[0].text).toBe('Spring sale: 20% off.');
+    expect(first.body.usage).toMatchObject({ input_tokens: 40, output_tokens: 7, total_tokens: 47 });
+    expect(first.body.cost_usd).toBe(priceOf(catalogue().get('gpt-4o-mini')!, { inputTokens: 40, cachedInputTokens: 0, outputTokens: 7 }));
+    expect(openai.requests.at(-1)!.path).toMatch(/\/chat\/completions$/);
+    expect(openai.requests.at(-1)!.body.messages).toEqual([
+      { role: 'system', content: 'Be upbeat.' },
+      { role: 'user', content: 'Announce the sale' },
+    ]);
+    openai.enqueue({ chunks: ['Ends', ' Sunday.'], usage: { input: 30, output: 2 } });
+    const next = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', previous_response_id: first.body.id, input: 'When does it end?', stream: true } });
+    expect(next.status, next.text).toBe(200);
+    expect(next.text).toContain('event: response.completed');
+    // The instructions applied to the first response only; its input and output are replayed.
+    expect(openai.requests.at(-1)!.body.messages).toEqual([
+      { role: 'user', content: 'Announce the sale' },
+      { role: 'assistant', content: 'Spring sale: 20% off.' },
+      { role: 'user', content: 'When does it end?' },
+    ]);
+  });
+
   test('Anthropic and an OpenAI-compatible provider (Groq) answer through the same engine', async () => {
     const key = await newWorkspace();
     const claude = catalogue().entries.find((m) => m.provider === 'anthropic')!;
