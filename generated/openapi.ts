@@ -3900,12 +3900,18 @@ export type components = {
          *     model's `context_window` tokens (8,191 for OpenAI's models), and 300,000 tokens in all (OpenAI's limits); a
          *     request over one is a `422 validation_failed` pointing at the input (`/input/3`) or at `/input`. Tokens are
          *     counted with OpenAI's o200k_base encoding. OpenAI's other forms of `input`, arrays of token ids, are not
-         *     accepted (send the text): they are a `422 validation_failed` at `/input`.
+         *     accepted (send the text): they are a `422 validation_failed` at the first id (`/input/0`).
          */
         EmbeddingRequest: {
             /**
              * @description The text to embed, or an array of texts (each embedded on its own, answered in the same order). Empty
-             *     strings are refused (`422` at the input), as OpenAI does.
+             *     strings are refused (`422` at the input), as OpenAI does. Arrays of token ids are refused too: each id is
+             *     a `422` "must be string" at its place (`/input/0`).
+             * @example How long do refunds take?
+             * @example [
+             *       "Refunds are paid within 14 days.",
+             *       "Orders ship within two working days."
+             *     ]
              */
             input: string | string[];
             /**
