@@ -111,11 +111,11 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
   });
 
   test('a provider’s failure is our problem; the role is chat completions’ (editor)', async () => {
-    openai.enqueue({ error: { status: 429, headers: { 'retry-after': '12' } } });
+    openai.enqueueEmbeddings({ error: { status: 429, headers: { 'retry-after': '12' } } });
     const limited = await embeddings({ model: 'text-embedding-3-large', input: 'x' });
     expectOpenAiError(limited, 429, 'upstream_rate_limited', null);
     expect(limited.headers.get('retry-after')).toBe('12');
-    openai.enqueue({ error: { status: 500 } });
+    openai.enqueueEmbeddings({ error: { status: 500 } });
     expectOpenAiError(await embeddings({ model: 'text-embedding-3-large', input: 'x' }), 503, 'upstream_unavailable', null);
 
     const viewer = await server.createKey('viewer');

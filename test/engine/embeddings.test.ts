@@ -171,16 +171,16 @@ describe('engine.embed', () => {
 
   test('a provider failure: retried when retryable, then our problem; nothing is billed for a refused call', async () => {
     const rows = (await rowsOf('text-embedding-3-large')).length;
-    openai.enqueue({ error: { status: 503, headers: { 'retry-after': '0' } } });
+    openai.enqueueEmbeddings({ error: { status: 503, headers: { 'retry-after': '0' } } });
     const retried = await engine.embed(request({ model: 'text-embedding-3-large', inputs: ['again'] }));
     expect(retried.vectors).toHaveLength(1);
 
-    openai.enqueue({ error: { status: 429, headers: { 'retry-after': '0' } } }, { error: { status: 429, headers: { 'retry-after': '7' } } });
+    openai.enqueueEmbeddings({ error: { status: 429, headers: { 'retry-after': '0' } } }, { error: { status: 429, headers: { 'retry-after': '7' } } });
     const limited = await engine.embed(request({ model: 'text-embedding-3-large', inputs: ['x'] })).catch((error: unknown) => error as Problem);
     expect(limited).toMatchObject({ code: 'upstream_rate_limited', status: 429 });
     expect((limited as Problem).headers).toEqual({ 'Retry-After': '7' });
 
-    openai.enqueue({ error: { status: 401 } });
+    openai.enqueueEmbeddings({ error: { status: 401 } });
     expect(await engine.embed(request({ model: 'text-embedding-3-large', inputs: ['x'] })).catch((error: unknown) => (error as Problem).code)).toBe('upstream_error');
     // The call that succeeded after its retry is the one row.
     expect((await rowsOf('text-embedding-3-large')).length).toBe(rows + 1);

@@ -53,6 +53,8 @@ export interface FakeProvider {
   requests: ReceivedRequest[];
   /** Replies used in order, one per request; then the default reply, "You said: <last user message>". */
   enqueue(...replies: FakeReply[]): void;
+  /** Replies of embeddings requests, used in order (only their `error` counts); then each input's fakeEmbedding. */
+  enqueueEmbeddings(...replies: FakeReply[]): void;
   /** Streamed answers the client abandoned before their end. */
   readonly disconnects: number;
   /**
@@ -348,6 +350,7 @@ export function fakeEmbedding(text: string, dimensions = 256): number[] {
 
 async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelayMs'>): Promise<FakeProvider> {
   const queue: FakeReply[] = [];
+  const embeddingQueue: FakeReply[] = [];
   const requests: ReceivedRequest[] = [];
   let disconnects = 0;
   let claimed = 0;
@@ -383,7 +386,7 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (path === '/v1/embeddings' && dialect.apis['/v1/chat/completions'] && req.method === 'POST' && body) {
       // Each input gets its fakeEmbedding; a scripted reply counts only for its error.
-      const scripted = queue.shift();
+      const scripted = embeddingQueue.shift();
       if (scripted?.error) {
         const { status, headers = {}, type, message } = scripted.error;
         sendJson(res, status, dialect.error(status, type, message), headers);
@@ -463,6 +466,7 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     enqueue: (...replies) => void queue.push(...replies),
+    enqueueEmbeddings: (...replies) => void embeddingQueue.push(...replies),
     get disconnects() {
       return disconnects;
     },
@@ -552,6 +556,7 @@ export async function startFakeGoogle(): Promise<FakeProvider> {
     url: `http://127.0.0.1:${port}/v1beta`,
     requests,
     enqueue: (...replies) => void queue.push(...replies),
+    enqueueEmbeddings: (...replies) => void queue.push(...replies),
     disconnects: 0,
     waitForDisconnect: () => Promise.reject(new Error('the fake Google answers no stream')),
     close: () =>
