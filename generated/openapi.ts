@@ -459,6 +459,45 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create embeddings
+         * @description Turns texts into vectors (embeddings) with an embedding model of the catalogue
+         *     (`GET /v1/models?capability=embeddings`). Wire-compatible with OpenAI's Embeddings API: point an official OpenAI
+         *     SDK's base URL at `https://<region>.content-service.example/v1` and call `embeddings.create`; OpenAI SDKs ask for
+         *     `encoding_format: base64` and decode it, which this operation answers.
+         *
+         *     **The built-in model.** `sandbox-embedding` needs no provider key: it is always available, free, and
+         *     deterministic (hashed character trigrams and words, L2-normalised; 256 dimensions by default, `dimensions` from
+         *     1 to 4096). Texts that share words, or most of a word's letters, are near; it knows nothing of meaning.
+         *
+         *     **Limits.** At most 2,048 inputs, each at most the model's `context_window` tokens, and 300,000 tokens in all; no
+         *     empty input; `dimensions` within the model's `dimensions_range`. Each is a `422 validation_failed` that points
+         *     at the field. A model without the `embeddings` capability (a chat model) is a `422 validation_failed` at
+         *     `/model`; an embedding model given to chat completions is refused the same way.
+         *
+         *     **Providers and billing.** The model's provider is called through the server's content engine, as chat
+         *     completions are (its rate limit is a `429 upstream_rate_limited`, its outage a `503 upstream_unavailable`, any
+         *     other refusal a `502 upstream_error`). Each request records one usage row with the feature `embeddings`
+         *     (`GET /v1/usage`), priced at the model's input price; `cost_usd` is what it cost.
+         *
+         *     The body may be at most 7 MB. Errors are problem documents that also carry OpenAI's `error` object.
+         */
+        post: operations["createEmbedding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/threads": {
         parameters: {
             query?: never;
@@ -1017,7 +1056,9 @@ export type paths = {
          * Create a knowledge base
          * @description Creates an empty knowledge base. Its embedding model and chunking are fixed from now on (changing them would mean
          *     re-embedding every chunk); create a new knowledge base to change them. Add content with
-         *     `POST /v1/knowledge-bases/{id}/sources`, and attach it to a chatbot to let the chatbot answer from it.
+         *     `POST /v1/knowledge-bases/{id}/sources`, and attach it to a chatbot to let the chatbot answer from it. The
+         *     `embedding_model` defaults to `text-embedding-3-small` when the server has OpenAI configured, else to the built-in
+         *     `sandbox-embedding`; an `embedding_model` whose provider is not configured here is a `422 model_unavailable`.
          */
         post: operations["createKnowledgeBase"];
         delete?: never;
@@ -1128,11 +1169,13 @@ export type paths = {
          *
          *     Full-text search ranks the query's words (any of them, stemmed, case and accents ignored) against each chunk's
          *     title and text, BM25 on SQLite (FTS5) and `ts_rank_cd` on PostgreSQL, the score being `rank / (1 + rank)`.
-         *     When the knowledge base's `embedding_model` has a provider on the server (OpenAI's models with an OpenAI key), its
-         *     chunks are embedded as they are processed and the search is hybrid: the query is embedded too, and each candidate
-         *     of either ranking scores `0.5 × full-text score + 0.5 × cosine similarity`, so a passage that shares no word with
-         *     the query (a synonym, a typo) can be found; `usage` is the query's embedding. Without a provider the search is
-         *     full-text only and `usage` is zero.
+         *     When the knowledge base's `embedding_model` is available on the server (always for the built-in
+         *     `sandbox-embedding`, the default on a server without OpenAI; OpenAI's models with an OpenAI key), its chunks are
+         *     embedded as they are processed and the search is hybrid: the query is embedded too, and each candidate of either
+         *     ranking scores `0.5 × full-text score + 0.5 × cosine similarity`, so a passage that shares no word with the
+         *     query (a synonym with a real model, a typo with any) can be found; `usage` is the query's embedding, billed with
+         *     the usage feature `embeddings`. Without vectors (a model whose provider is gone, `embed-multilingual-v3.0`) the
+         *     search is full-text only and `usage` is zero.
          */
         post: operations["searchKnowledgeBase"];
         delete?: never;
@@ -3154,7 +3197,8 @@ export type components = {
          * @description What a model can do: `chat` (chat completions), `streaming` (`stream: true`), `vision` (image input at its
          *     provider; this API accepts text only), `tools` (function calling at its provider), `json_mode`
          *     (`response_format: json_object`), `json_schema` (`response_format: json_schema`), `reasoning` (thinks before it
-         *     answers; honours `reasoning_effort`), `long_context` (a context window of 200,000 tokens or more), `embeddings`.
+         *     answers; honours `reasoning_effort`), `long_context` (a context window of 200,000 tokens or more), `embeddings` (turns texts into vectors:
+         *     `POST /v1/embeddings` and knowledge bases; an embedding model has no other capability).
          * @enum {string}
          */
         ModelCapability: "chat" | "streaming" | "vision" | "tools" | "json_mode" | "json_schema" | "reasoning" | "long_context" | "embeddings";
@@ -3183,7 +3227,9 @@ export type components = {
         };
         /**
          * Model
-         * @description A language model of the catalogue. The `id` is what `model` takes in chat completions, document commands, chatbots and workflow steps.
+         * @description A model of the catalogue. The `id` of a language model (capability `chat`) is what `model` takes in chat
+         *     completions, document commands, chatbots and workflow steps; that of an embedding model (capability `embeddings`)
+         *     what `model` takes in `POST /v1/embeddings` and a knowledge base's `embedding_model`.
          */
         Model: {
             /**
@@ -3221,13 +3267,13 @@ export type components = {
             available: boolean;
             /**
              * Format: int32
-             * @description The maximum number of tokens of the prompt and the completion together.
+             * @description The maximum number of tokens of the prompt and the completion together; for an embedding model, of one input.
              * @example 128000
              */
             context_window: number;
             /**
              * Format: int32
-             * @description The maximum number of tokens of one completion.
+             * @description The maximum number of tokens of one completion; 0 for an embedding model, which generates none.
              * @example 16384
              */
             max_output_tokens: number;
@@ -3244,6 +3290,30 @@ export type components = {
              * @example 2027-03-31
              */
             deprecation_date: string | null;
+            /**
+             * Format: int32
+             * @description Extension, embedding models only. The length of a vector when a request leaves `dimensions` out.
+             * @example 1536
+             */
+            dimensions?: number;
+            /**
+             * @description Extension, embedding models only. The `dimensions` a request may ask for, from `min` to `max`; `null` when the
+             *     model's length is fixed (a request with `dimensions` is then a `422`).
+             */
+            dimensions_range?: {
+                /**
+                 * Format: int32
+                 * @description The shortest vector a request may ask for.
+                 * @example 1
+                 */
+                min: number;
+                /**
+                 * Format: int32
+                 * @description The longest vector a request may ask for (the model's own length for OpenAI's models).
+                 * @example 1536
+                 */
+                max: number;
+            } | null;
         };
         /**
          * ModelList
@@ -3270,10 +3340,10 @@ export type components = {
         UsageDimension: "day" | "model" | "feature" | "api_key";
         /**
          * UsageFeature
-         * @description The feature that made a model call: `chat` (chat completions), `documents` (document commands), `voices` (voice training and checks), `chatbots` (chatbot replies), `workflows` (workflow steps).
+         * @description The feature that made a model call: `chat` (chat completions), `documents` (document commands), `voices` (voice training and checks), `chatbots` (chatbot replies), `workflows` (workflow steps), `embeddings` (`POST /v1/embeddings`, and the embedding of knowledge-base chunks and search queries, whoever searched).
          * @enum {string}
          */
-        UsageFeature: "chat" | "documents" | "voices" | "chatbots" | "workflows";
+        UsageFeature: "chat" | "documents" | "voices" | "chatbots" | "workflows" | "embeddings";
         /**
          * Format: int64
          * @description Model calls (a chat completion with `n` choices is `n` calls).
@@ -3531,7 +3601,8 @@ export type components = {
             /**
              * @description The model to use, an `id` of `GET /v1/models`. A model that is not in the catalogue of the region is a
              *     `404 model_not_found`; one whose provider is not configured on this server (`available: false`) is a
-             *     `422 model_unavailable`. The sandbox models (`sandbox-writer`, `sandbox-echo`) are always available.
+             *     `422 model_unavailable`; an embedding model (no `chat` capability) is a `422 validation_failed` at `/model`. The
+             *     sandbox models (`sandbox-writer`, `sandbox-echo`) are always available.
              * @example gpt-4o-mini
              */
             model: string;
@@ -3859,7 +3930,7 @@ export type components = {
         };
         /**
          * ChatCompletionProblem
-         * @description The problem document of `POST /v1/chat/completions`: every member of `Problem` (RFC 9457, with our `code` and
+         * @description The problem document of `POST /v1/chat/completions` and `POST /v1/embeddings`: every member of `Problem` (RFC 9457, with our `code` and
          *     `request_id`), plus OpenAI's `error` object with the same information so that OpenAI SDKs read it.
          */
         ChatCompletionProblem: {
@@ -3913,6 +3984,121 @@ export type components = {
              */
             rule_id?: string;
             error: components["schemas"]["ChatCompletionError"];
+        };
+        /**
+         * EmbeddingRequest
+         * @description A request for embeddings, as OpenAI's `CreateEmbeddingRequest`. Limits: at most 2,048 inputs, each at most the
+         *     model's `context_window` tokens (8,191 for OpenAI's models), and 300,000 tokens in all (OpenAI's limits); a
+         *     request over one is a `422 validation_failed` pointing at the input (`/input/3`) or at `/input`. Tokens are
+         *     counted with OpenAI's o200k_base encoding. OpenAI's other forms of `input`, arrays of token ids, are not
+         *     accepted (send the text): they are a `422 validation_failed` at the first id (`/input/0`).
+         */
+        EmbeddingRequest: {
+            /**
+             * @description The text to embed, or an array of texts (each embedded on its own, answered in the same order). Empty
+             *     strings are refused (`422` at the input), as OpenAI does. Arrays of token ids are refused too: each id is
+             *     a `422` "must be string" at its place (`/input/0`).
+             * @example How long do refunds take?
+             * @example [
+             *       "Refunds are paid within 14 days.",
+             *       "Orders ship within two working days."
+             *     ]
+             */
+            input: string | string[];
+            /**
+             * @description An embedding model, an `id` of `GET /v1/models?capability=embeddings` (`text-embedding-3-small`,
+             *     `sandbox-embedding`, …). An unknown model is a `404 model_not_found`; a model without the `embeddings`
+             *     capability (a chat model) is a `422 validation_failed` at `/model`; one whose provider is not configured on
+             *     this server is a `422 model_unavailable`. `sandbox-embedding` is always available.
+             * @example text-embedding-3-small
+             */
+            model: string;
+            /**
+             * Format: int32
+             * @description The length of each vector, for models that let it be chosen: those whose `dimensions_range` in
+             *     `GET /v1/models` is not null (`text-embedding-3-small` and `-large`, `gemini-embedding-001`,
+             *     `sandbox-embedding`). Outside the model's range, or for a model whose length is fixed, it is a
+             *     `422 validation_failed` at `/dimensions`. Left out, the model's `dimensions`.
+             * @example 512
+             */
+            dimensions?: number;
+            /**
+             * @description `float` (the default): each `embedding` is an array of numbers. `base64`: each `embedding` is the base64 of
+             *     the vector's 32-bit floats, little-endian (what OpenAI's SDKs ask for and decode).
+             * @default float
+             * @enum {string}
+             */
+            encoding_format?: "float" | "base64";
+            /**
+             * @description An identifier of your end user, accepted for compatibility with OpenAI's SDKs; it is not stored or passed to the provider.
+             * @example user-7f3a9c
+             */
+            user?: string;
+        };
+        /**
+         * Embedding
+         * @description One input's vector, as OpenAI's `embedding` object.
+         */
+        Embedding: {
+            /**
+             * @description Always `embedding`.
+             * @constant
+             */
+            object: "embedding";
+            /**
+             * Format: int32
+             * @description The position of the input in `input` (0 for a single string).
+             * @example 0
+             */
+            index: number;
+            /**
+             * @description The vector: an array of numbers with `encoding_format: float`, or with `base64` the base64 of its 32-bit
+             *     floats, little-endian. The vectors of OpenAI's models and of `sandbox-embedding` have length 1, so cosine
+             *     similarity is their dot product.
+             */
+            embedding: number[] | string;
+        };
+        /**
+         * EmbeddingUsage
+         * @description The tokens of the inputs, as OpenAI's embedding `usage`; billing and `cost_usd` are based on them.
+         */
+        EmbeddingUsage: {
+            /**
+             * Format: int32
+             * @description Tokens of all the inputs, as the provider counted them (counted here with o200k_base when it reports none).
+             * @example 18
+             */
+            prompt_tokens: number;
+            /**
+             * Format: int32
+             * @description The same as `prompt_tokens` (embeddings generate no tokens).
+             * @example 18
+             */
+            total_tokens: number;
+        };
+        /**
+         * EmbeddingList
+         * @description The embeddings of a request, as OpenAI's `CreateEmbeddingResponse`, plus our `cost_usd`.
+         */
+        EmbeddingList: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /** @description One embedding per input, in the order of `input`. */
+            data: components["schemas"]["Embedding"][];
+            /**
+             * @description The catalogue id of the model that embedded the inputs.
+             * @example text-embedding-3-small
+             */
+            model: string;
+            usage: components["schemas"]["EmbeddingUsage"];
+            /**
+             * @description Extension. What the request cost, in US dollars, from `usage` and the model's input price (0 for `sandbox-embedding`).
+             * @example 3.6e-7
+             */
+            cost_usd: number;
         };
         /**
          * ChatThread
@@ -6545,13 +6731,19 @@ export type components = {
         KnowledgeBaseDescription: string | null;
         /**
          * KnowledgeBaseEmbeddingModel
-         * @description The embedding model of the catalogue that indexes the knowledge base's chunks and its search queries. It is fixed at
-         *     creation, since changing it would mean re-embedding every chunk: `text-embedding-3-small` (the default, fast and cheap,
-         *     good for most help centres), `text-embedding-3-large` (more precise on long or technical content),
-         *     `embed-multilingual-v3.0` (best when sources and questions mix languages).
+         * @description The embedding model of the catalogue (`GET /v1/models?capability=embeddings`) that indexes the knowledge base's
+         *     chunks and its search queries, through the content engine (each use is billed with the usage feature
+         *     `embeddings`). It is fixed at creation, since changing it would mean re-embedding every chunk.
+         *     `sandbox-embedding` is built in: always available and free, it matches shared words and near spellings (typos),
+         *     not meaning. `text-embedding-3-small` (fast and cheap, good for most help centres) and `text-embedding-3-large`
+         *     (more precise on long or technical content) need OpenAI, `gemini-embedding-001` Google and `mistral-embed`
+         *     Mistral on the server. A model whose provider is not configured is refused at creation (`422
+         *     model_unavailable`). `embed-multilingual-v3.0` is kept for knowledge bases created with it: no provider serves it
+         *     on this server, so they are searched by full text only, and a new knowledge base cannot choose it. New values may
+         *     be added as the catalogue grows.
          * @enum {string}
          */
-        KnowledgeBaseEmbeddingModel: "text-embedding-3-small" | "text-embedding-3-large" | "embed-multilingual-v3.0";
+        KnowledgeBaseEmbeddingModel: "sandbox-embedding" | "text-embedding-3-small" | "text-embedding-3-large" | "text-embedding-ada-002" | "gemini-embedding-001" | "mistral-embed" | "embed-multilingual-v3.0";
         /**
          * KnowledgeBaseChunking
          * @description How sources are cut into chunks before they are indexed, fixed at creation. Smaller chunks give more precise search
@@ -6677,7 +6869,11 @@ export type components = {
         KnowledgeBaseCreateRequest: {
             name: components["schemas"]["KnowledgeBaseName"];
             description?: components["schemas"]["KnowledgeBaseDescription"];
-            /** @description The embedding model; `text-embedding-3-small` when left out. It cannot be changed later. */
+            /**
+             * @description The embedding model. When left out: `text-embedding-3-small` if the server has OpenAI configured (the model is
+             *     `available` in `GET /v1/models`), else the built-in `sandbox-embedding`; the knowledge base's
+             *     `embedding_model` says which. It cannot be changed later.
+             */
             embedding_model?: components["schemas"]["KnowledgeBaseEmbeddingModel"];
             /** @description How to cut sources into chunks; the defaults when left out. It cannot be changed later. */
             chunking?: components["schemas"]["KnowledgeBaseChunking"];
@@ -10648,6 +10844,78 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
+        /** @description The body of the embeddings request is not valid JSON (`invalid_json`). */
+        EmbeddingBadRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The API key's role is below `editor`, the minimum role of embeddings (as of chat completions) (`insufficient_role`). */
+        EmbeddingForbidden: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The `model` is not in the catalogue of this region (`model_not_found`). */
+        EmbeddingNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description A request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
+        EmbeddingConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The body is larger than 7 MB, the limit of embeddings (`payload_too_large`). */
+        EmbeddingPayloadTooLarge: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description A field is invalid (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`): too many inputs, an empty input, an input over the model's `context_window` or all of them over 300,000 tokens, a token array, a `dimensions` outside the model's `dimensions_range` (or given for a model whose length is fixed), or a `model` without the `embeddings` capability. The model's provider is not configured on this server (`model_unavailable`, naming the variable to set), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        EmbeddingUnprocessableEntity: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
         /** @description The chat thread does not exist in the key's workspace, or was deleted (`not_found`). */
         ChatThreadNotFound: {
             headers: {
@@ -12503,6 +12771,61 @@ export interface operations {
             415: components["responses"]["ChatUnsupportedMediaType"];
             421: components["responses"]["ChatMisdirectedRequest"];
             422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+            502: components["responses"]["ChatBadGateway"];
+            503: components["responses"]["ChatServiceUnavailable"];
+        };
+    };
+    createEmbedding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmbeddingRequest"];
+            };
+        };
+        responses: {
+            /** @description One embedding per input, in the order of `input`, with the usage and its cost. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbeddingList"];
+                };
+            };
+            400: components["responses"]["EmbeddingBadRequest"];
+            401: components["responses"]["ChatUnauthorized"];
+            403: components["responses"]["EmbeddingForbidden"];
+            404: components["responses"]["EmbeddingNotFound"];
+            409: components["responses"]["EmbeddingConflict"];
+            413: components["responses"]["EmbeddingPayloadTooLarge"];
+            415: components["responses"]["ChatUnsupportedMediaType"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["EmbeddingUnprocessableEntity"];
             429: components["responses"]["ChatTooManyRequests"];
             500: components["responses"]["ChatInternalError"];
             502: components["responses"]["ChatBadGateway"];

@@ -15,6 +15,7 @@ export const operationTable = {
   createComplianceRule: {"method":"post","path":"/v1/compliance-rules","tag":"Compliance rules","summary":"Create a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocument: {"method":"post","path":"/v1/documents","tag":"Documents","summary":"Create a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocumentEditToken: {"method":"post","path":"/v1/documents/{id}/edit-token","tag":"Documents","summary":"Create a real-time edit token","auth":"bearer","minimumRole":"viewer","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
+  createEmbedding: {"method":"post","path":"/v1/embeddings","tag":"Embeddings","summary":"Create embeddings","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
   createKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases","tag":"Knowledge bases","summary":"Create a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createProject: {"method":"post","path":"/v1/projects","tag":"Projects","summary":"Create a project","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createResponse: {"method":"post","path":"/v1/responses","tag":"Chat","summary":"Create a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
@@ -214,6 +215,9 @@ export type CreateDocumentResponse = OperationResponse<'createDocument'>;
 /** POST /v1/documents/{id}/edit-token: Create a real-time edit token */
 export type CreateDocumentEditTokenRequest = OperationRequest<'createDocumentEditToken'>;
 export type CreateDocumentEditTokenResponse = OperationResponse<'createDocumentEditToken'>;
+/** POST /v1/embeddings: Create embeddings */
+export type CreateEmbeddingRequest = OperationRequest<'createEmbedding'>;
+export type CreateEmbeddingResponse = OperationResponse<'createEmbedding'>;
 /** POST /v1/knowledge-bases: Create a knowledge base */
 export type CreateKnowledgeBaseRequest = OperationRequest<'createKnowledgeBase'>;
 export type CreateKnowledgeBaseResponse = OperationResponse<'createKnowledgeBase'>;

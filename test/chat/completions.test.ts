@@ -248,9 +248,9 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     const models = list.body.data as Array<Record<string, any>>;
     expect(list.body).toMatchObject({ object: 'list', next_cursor: null });
     expect(models.length).toBe(new Catalogue(server.platform.config.providers).entries.length);
-    expect(models.filter((m) => m.available).map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo']);
+    expect(models.filter((m) => m.available).map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding']);
     const available = await server.call('GET', '/v1/models?available=true');
-    expect(available.body.data.map((m: { id: string }) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo']);
+    expect(available.body.data.map((m: { id: string }) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding']);
     const sandbox = await server.call('GET', '/v1/models?provider=sandbox&capability=json_schema');
     expect(sandbox.body.data).toHaveLength(2);
     const one = await server.call('GET', '/v1/models/sandbox-echo');

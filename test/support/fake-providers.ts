@@ -9,6 +9,10 @@
 //   events (`response.created` … `response.output_text.delta` … `response.completed`);
 // - Anthropic's Messages API, `POST /v1/messages`: a `message` JSON, or its named events (`message_start`,
 //   `content_block_start`, `ping`, `content_block_delta`, `content_block_stop`, `message_delta`, `message_stop`).
+// - OpenAI's embeddings, `POST /v1/embeddings` (what `createOpenAI().embedding(id)` calls, and Mistral's embeddings,
+//   which have the same shape): each input's fakeEmbedding, `dimensions` long when asked;
+// - Google's embeddings (startFakeGoogle), `POST /v1beta/models/<model>:embedContent` and `:batchEmbedContents`
+//   (what `createGoogleGenerativeAI().embeddingModel(id)` calls): the same vectors, without usage (as Google's).
 // Errors are the provider's: `{error: {message, type, param, code}}` for OpenAI, `{type: 'error', error: {type,
 // message}}` for Anthropic, with the status and headers (`retry-after`…) the test asks for. Each reply is scripted by
 // the test (enqueue), or echoes the last user message.
@@ -49,6 +53,8 @@ export interface FakeProvider {
   requests: ReceivedRequest[];
   /** Replies used in order, one per request; then the default reply, "You said: <last user message>". */
   enqueue(...replies: FakeReply[]): void;
+  /** Replies of embeddings requests, used in order (only their `error` counts); then each input's fakeEmbedding. */
+  enqueueEmbeddings(...replies: FakeReply[]): void;
   /** Streamed answers the client abandoned before their end. */
   readonly disconnects: number;
   /**
@@ -328,14 +334,14 @@ const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
  * spaces) hashed into 256 dimensions. Texts that share words, or most of a word's letters (a typo), are similar; it
  * knows nothing of meaning.
  */
-export function fakeEmbedding(text: string): number[] {
-  const vector = new Array<number>(256).fill(0);
+export function fakeEmbedding(text: string, dimensions = 256): number[] {
+  const vector = new Array<number>(dimensions).fill(0);
   for (const word of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
     const padded = ` ${word} `;
     for (let i = 0; i + 3 <= padded.length; i++) {
       let hash = 2166136261;
       for (const char of padded.slice(i, i + 3)) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619);
-      vector[(hash >>> 0) % 256]! += 1;
+      vector[(hash >>> 0) % dimensions]! += 1;
     }
   }
   const norm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0)) || 1;
@@ -344,6 +350,7 @@ export function fakeEmbedding(text: string): number[] {
 
 async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelayMs'>): Promise<FakeProvider> {
   const queue: FakeReply[] = [];
+  const embeddingQueue: FakeReply[] = [];
   const requests: ReceivedRequest[] = [];
   let disconnects = 0;
   let claimed = 0;
@@ -378,14 +385,21 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
     requests.push({ path: req.url ?? '', headers: req.headers, body });
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (path === '/v1/embeddings' && dialect.apis['/v1/chat/completions'] && req.method === 'POST' && body) {
-      // Embeddings do not take a scripted reply: each input gets its fakeEmbedding.
+      // Each input gets its fakeEmbedding; a scripted reply counts only for its error.
+      const scripted = embeddingQueue.shift();
+      if (scripted?.error) {
+        const { status, headers = {}, type, message } = scripted.error;
+        sendJson(res, status, dialect.error(status, type, message), headers);
+        return;
+      }
       const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
       if (!inputs.every((input): input is string => typeof input === 'string')) {
         sendJson(res, 400, dialect.error(400, undefined, "'input' must be a string or an array of strings."));
         return;
       }
+      const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 256;
       const tokens = inputs.reduce((sum, input) => sum + words(input), 0);
-      sendJson(res, 200, { object: 'list', model: body.model, data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(input) })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
+      sendJson(res, 200, { object: 'list', model: body.model, data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(input, dimensions) })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
       return;
     }
     const api = dialect.apis[path];
@@ -452,6 +466,7 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     enqueue: (...replies) => void queue.push(...replies),
+    enqueueEmbeddings: (...replies) => void embeddingQueue.push(...replies),
     get disconnects() {
       return disconnects;
     },
@@ -495,4 +510,59 @@ export function startFakeOpenAi(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}):
 /** A fake Anthropic: the Messages API (`POST /v1/messages`). */
 export function startFakeAnthropic(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
   return startFake(anthropic, defaults);
+}
+
+/** Google's error status name for an HTTP status (https://ai.google.dev/gemini-api/docs/troubleshooting). */
+const googleStatuses: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+
+/** A fake Google Gemini API's embeddings: `POST /v1beta/models/<model>:embedContent` and `:batchEmbedContents`. */
+export async function startFakeGoogle(): Promise<FakeProvider> {
+  const queue: FakeReply[] = [];
+  const requests: ReceivedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (part: Buffer) => parts.push(part));
+    req.on('end', () => {
+      let body: any = null;
+      try {
+        body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+      } catch {
+        // Recorded as null, answered 400.
+      }
+      requests.push({ path: req.url ?? '', headers: req.headers, body });
+      const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
+      const fail = (status: number, message: string, headers: Record<string, string> = {}) => send(status, { error: { code: status, message, status: googleStatuses[status] ?? 'UNKNOWN' } }, headers);
+      const route = /^\/v1beta\/models\/([^/:]+):(embedContent|batchEmbedContents)$/.exec(new URL(req.url ?? '/', 'http://fake').pathname);
+      if (req.method !== 'POST' || !route) return fail(404, `Method not found: ${req.method} ${req.url}`);
+      if (!body) return fail(400, 'Invalid JSON payload received.');
+      const scripted = queue.shift();
+      if (scripted?.error) return fail(scripted.error.status, scripted.error.message ?? `fake ${googleStatuses[scripted.error.status] ?? 'error'}`, scripted.error.headers);
+      const vector = (request: any) => {
+        const text = (request?.content?.parts ?? []).map((part: any) => part?.text ?? '').join('');
+        return { values: fakeEmbedding(text, typeof request?.outputDimensionality === 'number' ? request.outputDimensionality : 3072) };
+      };
+      if (route[2] === 'embedContent') return send(200, { embedding: vector(body) });
+      if (!Array.isArray(body.requests)) return fail(400, "Invalid value at 'requests'.");
+      return send(200, { embeddings: body.requests.map(vector) });
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1beta`,
+    requests,
+    enqueue: (...replies) => void queue.push(...replies),
+    enqueueEmbeddings: (...replies) => void queue.push(...replies),
+    disconnects: 0,
+    waitForDisconnect: () => Promise.reject(new Error('the fake Google answers no stream')),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }

@@ -1,7 +1,8 @@
 // The chat feature: chat completions and OpenAI's Responses API through the content engine (OpenAI's wire formats,
-// streamed or not) and the saved threads they write.
+// streamed or not), the saved threads they write, and embeddings (OpenAI's wire format too).
 import type { Feature } from '../../platform/feature.ts';
 import { completionHandlers } from './completions.ts';
+import { embeddingHandlers } from './embeddings.ts';
 import { chatThreads } from './migrations/008_chat_threads.ts';
 import { responses } from './migrations/018_responses.ts';
 import { withOpenAiError } from './openai-errors.ts';
@@ -10,7 +11,7 @@ import { threadHandlers } from './threads.ts';
 
 export const chatFeature = {
   name: 'chat',
-  handlers: { ...completionHandlers, ...threadHandlers, ...responseHandlers },
+  handlers: { ...completionHandlers, ...threadHandlers, ...responseHandlers, ...embeddingHandlers },
   migrations: { '008_chat_threads': chatThreads, '018_responses': responses },
   problemShapes: {
     createChatCompletion: withOpenAiError,
@@ -18,5 +19,6 @@ export const chatFeature = {
     getResponse: withOpenAiError,
     deleteResponse: withOpenAiError,
     listResponseInputItems: withOpenAiError,
+    createEmbedding: withOpenAiError,
   },
 } satisfies Feature;

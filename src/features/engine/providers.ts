@@ -1,5 +1,5 @@
 // The AI providers this server can call, read once from the environment (the README's configuration table), and the
-// AI SDK language model of a catalogue entry. A provider is enabled by its key (or, for self-hosted servers, by its
+// AI SDK language or embedding model of a catalogue entry. A provider is enabled by its key (or, for self-hosted servers, by its
 // base URL); every base URL can be overridden, which is how tests put a fake upstream on loopback in front of the
 // real provider code. Features never build a model themselves: the engine does, through here.
 import { statSync } from 'node:fs';
@@ -9,10 +9,11 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createMistral } from '@ai-sdk/mistral';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { EmbeddingModelV4, LanguageModelV4 } from '@ai-sdk/provider';
 import type { components } from '../../../generated/openapi.ts';
 import { localModel } from './local.ts';
 import { sandboxModel } from './sandbox.ts';
+import { sandboxEmbeddingModel } from './sandbox-embedding.ts';
 
 export type ProviderName = components['schemas']['ModelProvider'];
 
@@ -188,5 +189,28 @@ export function languageModel(config: ProvidersConfig, provider: ProviderName, u
         includeUsage: true,
         supportsStructuredOutputs: true,
       }).chatModel(upstreamId);
+  }
+}
+
+/** The AI SDK embedding model that serves `upstreamId` at `provider`; the provider must be enabled (or be the sandbox). */
+export function embeddingModel(config: ProvidersConfig, provider: ProviderName, upstreamId: string): EmbeddingModelV4 {
+  if (provider === 'sandbox') return sandboxEmbeddingModel(upstreamId);
+  if (provider === 'local') throw new Error('the local provider serves no embedding model');
+  const settings = config.enabled[provider];
+  if (!settings) throw new Error(`provider ${provider} is not configured`);
+  const { apiKey, baseUrl } = settings;
+  const entry: HostedProvider | SelfHostedProvider = providerTable[provider];
+  switch (entry.kind) {
+    case 'openai':
+      return createOpenAI({ apiKey, baseURL: baseUrl }).embedding(upstreamId);
+    case 'google':
+      return createGoogleGenerativeAI({ apiKey, baseURL: baseUrl }).embeddingModel(upstreamId);
+    case 'mistral':
+      return createMistral({ apiKey, baseURL: baseUrl }).embeddingModel(upstreamId);
+    case 'anthropic':
+      throw new Error('anthropic serves no embedding model');
+    case 'compatible':
+    case 'self-hosted':
+      return createOpenAICompatible({ name: provider, apiKey, baseURL: baseUrl ?? (entry.kind === 'compatible' ? entry.defaultBaseUrl : undefined) ?? '' }).embeddingModel(upstreamId);
   }
 }
