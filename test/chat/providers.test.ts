@@ -4,7 +4,6 @@
 // the provider's 429 and outages as our problems with its Retry-After, retries, and a client that cuts a stream:
 // the upstream call is aborted and only what was generated is billed. On SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
@@ -48,7 +47,7 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
     return server.call('POST', '/v1/chat/completions', { key, body });
   }
 
-  const catalogue = () => new Catalogue(server.platform.config.providers);
+  const catalogue = () => server.platform.services.engine.catalogue;
 
   test('the configured providers’ models are available; the others are not', async () => {
     const models = (await server.call('GET', '/v1/models?available=true')).body.data as Array<{ provider: string }>;

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
-import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { countPromptTokens } from '../../src/features/engine/tokens.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
@@ -58,7 +57,7 @@ describe.each(databaseKinds)('responses on %s', (kind) => {
     expect(usage.input_tokens).toBe(countPromptTokens([{ content: 'Spring sale starts Monday' }]));
     expect(usage.total_tokens).toBe(usage.input_tokens + usage.output_tokens);
     expect(usage).toMatchObject({ input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } });
-    const model = new Catalogue(server.platform.config.providers).get('sandbox-echo')!;
+    const model = server.platform.services.engine.catalogue.get('sandbox-echo')!;
     expect(body.cost_usd).toBe(priceOf(model, { inputTokens: usage.input_tokens, cachedInputTokens: 0, outputTokens: usage.output_tokens }));
     expect(body.thread_id).toMatch(THREAD_ID);
 
