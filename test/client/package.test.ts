@@ -15,7 +15,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 import { projectRoot } from '../support/prism.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { deref, firstExample, spec } from '../support/spec.ts';
 
 const run = promisify(execFile);
@@ -207,29 +207,6 @@ describe('from Node', () => {
     expect(result.chunks).toEqual(documentedChunks);
   });
 
-  test('against a real server: voices, a new document, and the streamed text of the non-streamed answer', async () => {
-    const voice = await server.call('POST', '/v1/voices', {
-      body: { ...(firstExample(deref(spec.paths['/v1/voices'].post.requestBody).content['application/json']) as object), name: 'Roastery' },
-    });
-    expect(voice.status).toBe(202);
-    const result = JSON.parse(await runInNode('node-runner.mjs', 'tour', server.url, server.ownerKey));
-    expect(result.voiceNames).toEqual(['Roastery']);
-    const document = await server.call('GET', `/v1/documents/${result.documentId}`);
-    expect(document.status).toBe(200);
-    expect(document.body).toMatchObject({ title: 'Spring sale launch post' });
-    const whole = await server.call('POST', '/v1/chat/completions', {
-      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Announce our spring sale on coffee roasts' }] },
-    });
-    expect(whole.status).toBe(200);
-    expect(result.text).toBe(whole.body.choices[0].message.content);
-    expect(result.chunks.at(-1).choices[0].finish_reason).toBe('stop');
-  });
-
-  test('against a real server: an error answer throws ContentServiceError with the problem', async () => {
-    const result = JSON.parse(await runInNode('node-runner.mjs', 'unknownModel', server.url, server.ownerKey));
-    expect(result).toMatchObject({ name: 'ContentServiceError', status: 404, problem: { code: 'model_not_found', status: 404 } });
-  });
-
   test('the README snippet, as written but for its base URL and key, against a real server', async () => {
     expect(readmeSnippet).toContain("baseUrl: 'http://localhost:8080', apiKey: 'cs_live_…'");
     // The root README shows the same snippet.
@@ -246,6 +223,39 @@ describe('from Node', () => {
     expect(lines[0]).toMatch(/^\d+ voices: \[/);
     expect(lines[1]).toMatch(/^created doc_[0-9A-Z]{26}$/);
     expect(lines.slice(2).join('\n')).toBe(whole.body.choices[0].message.content);
+  });
+});
+
+describe.each(databaseKinds)('from Node against a real server on %s', (kind) => {
+  let kindServer: TestServer;
+  beforeAll(async () => {
+    kindServer = await startTestServer({ database: kind });
+  });
+  afterAll(async () => {
+    await kindServer?.close();
+  });
+
+  test('voices, a new document, and the streamed text of the non-streamed answer', async () => {
+    const voice = await kindServer.call('POST', '/v1/voices', {
+      body: { ...(firstExample(deref(spec.paths['/v1/voices'].post.requestBody).content['application/json']) as object), name: 'Roastery' },
+    });
+    expect(voice.status).toBe(202);
+    const result = JSON.parse(await runInNode('node-runner.mjs', 'tour', kindServer.url, kindServer.ownerKey));
+    expect(result.voiceNames).toEqual(['Roastery']);
+    const document = await kindServer.call('GET', `/v1/documents/${result.documentId}`);
+    expect(document.status).toBe(200);
+    expect(document.body).toMatchObject({ title: 'Spring sale launch post' });
+    const whole = await kindServer.call('POST', '/v1/chat/completions', {
+      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Announce our spring sale on coffee roasts' }] },
+    });
+    expect(whole.status).toBe(200);
+    expect(result.text).toBe(whole.body.choices[0].message.content);
+    expect(result.chunks.at(-1).choices[0].finish_reason).toBe('stop');
+  });
+
+  test('an error answer throws ContentServiceError with the problem', async () => {
+    const result = JSON.parse(await runInNode('node-runner.mjs', 'unknownModel', kindServer.url, kindServer.ownerKey));
+    expect(result).toMatchObject({ name: 'ContentServiceError', status: 404, problem: { code: 'model_not_found', status: 404 } });
   });
 });
 
