@@ -3339,8 +3339,8 @@ export type components = {
          */
         ChatCompletionContentPartText: {
             /**
-             * @description Always `text`. (enum property replaced by openapi-typescript)
-             * @enum {string}
+             * @description Always `text`.
+             * @constant
              */
             type: "text";
             /**
@@ -3355,8 +3355,8 @@ export type components = {
          */
         ChatCompletionRequestSystemMessage: {
             /**
-             * @description Always `system`. (enum property replaced by openapi-typescript)
-             * @enum {string}
+             * @description Always `system`.
+             * @constant
              */
             role: "system";
             /** @description The instruction, as a string or as an array of text parts (joined in order). */
@@ -3373,8 +3373,8 @@ export type components = {
          */
         ChatCompletionRequestDeveloperMessage: {
             /**
-             * @description Always `developer`. (enum property replaced by openapi-typescript)
-             * @enum {string}
+             * @description Always `developer`.
+             * @constant
              */
             role: "developer";
             /** @description The instruction, as a string or as an array of text parts (joined in order). */
@@ -3391,8 +3391,8 @@ export type components = {
          */
         ChatCompletionContentPartImage: {
             /**
-             * @description Always `image_url`. (enum property replaced by openapi-typescript)
-             * @enum {string}
+             * @description Always `image_url`.
+             * @constant
              */
             type: "image_url";
             /** @description The image. */
@@ -3400,7 +3400,8 @@ export type components = {
                 /**
                  * @description An `https:` URL of the image, or a `data:` URL with the image itself, base64-encoded
                  *     (`data:image/png;base64,iVBORw0…`). The server fetches an `https:` URL itself before the call, with the
-                 *     same guard as webhooks: an address that resolves to a private, loopback or link-local network is refused,
+                 *     same guard as webhooks: an address that resolves to a private, loopback or link-local network is refused
+                 *     (`http:` and private addresses only on a development server with `WEBHOOKS_ALLOW_LOOPBACK`),
                  *     the answer must come within 10 seconds, be an `image/*` content type and at most 20 MB. Whichever the
                  *     form, the provider receives the image's bytes. An image that cannot be read (refused address, no answer,
                  *     not an image, too large, bad base64) is a `422 image_unreadable` naming the part. A `data:` URL counts
@@ -3427,8 +3428,8 @@ export type components = {
          */
         ChatCompletionRequestUserMessage: {
             /**
-             * @description Always `user`. (enum property replaced by openapi-typescript)
-             * @enum {string}
+             * @description Always `user`.
+             * @constant
              */
             role: "user";
             /**
@@ -3482,8 +3483,8 @@ export type components = {
          */
         ChatCompletionRequestAssistantMessage: {
             /**
-             * @description Always `assistant`. (enum property replaced by openapi-typescript)
-             * @enum {string}
+             * @description Always `assistant`.
+             * @constant
              */
             role: "assistant";
             /** @description The text, as a string or as an array of text parts (joined in order); `null` or absent when the message has `tool_calls`. */
@@ -3506,8 +3507,8 @@ export type components = {
          */
         ChatCompletionRequestToolMessage: {
             /**
-             * @description Always `tool`. (enum property replaced by openapi-typescript)
-             * @enum {string}
+             * @description Always `tool`.
+             * @constant
              */
             role: "tool";
             /**
@@ -3540,56 +3541,6 @@ export type components = {
              * @default false
              */
             include_usage?: boolean;
-        };
-        /**
-         * ChatCompletionResponseFormatText
-         * @description Plain text output (the default).
-         */
-        ChatCompletionResponseFormatText: {
-            /**
-             * @description Always `text`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            type: "text";
-        };
-        /**
-         * ChatCompletionResponseFormatJsonObject
-         * @description JSON mode: the output is one valid JSON object. Ask for JSON in a message too.
-         */
-        ChatCompletionResponseFormatJsonObject: {
-            /**
-             * @description Always `json_object`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            type: "json_object";
-        };
-        /**
-         * ChatCompletionResponseFormatJsonSchema
-         * @description Structured output following a JSON Schema.
-         */
-        ChatCompletionResponseFormatJsonSchema: {
-            /**
-             * @description Always `json_schema`. (enum property replaced by openapi-typescript)
-             * @enum {string}
-             */
-            type: "json_schema";
-            /** @description The schema the output follows. */
-            json_schema: {
-                /**
-                 * @description A name of the output format.
-                 * @example product_blurbs
-                 */
-                name: string;
-                /** @description What the output is for; helps the model. */
-                description?: string;
-                /** @description The JSON Schema (a subset of draft 2020-12) of the output, up to 100 top-level keywords. */
-                schema?: Record<string, never>;
-                /**
-                 * @description `true` to make the model follow the schema exactly, where the model supports it.
-                 * @default false
-                 */
-                strict?: boolean | null;
-            };
         };
         /**
          * ChatCompletionFunction
@@ -3675,6 +3626,56 @@ export type components = {
          *     function). Only with `tools`; a named function must be one of them.
          */
         ChatCompletionToolChoice: ("none" | "auto" | "required") | components["schemas"]["ChatCompletionNamedToolChoice"];
+        /**
+         * ChatCompletionResponseFormatText
+         * @description Plain text output (the default).
+         */
+        ChatCompletionResponseFormatText: {
+            /**
+             * @description Always `text`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "text";
+        };
+        /**
+         * ChatCompletionResponseFormatJsonObject
+         * @description JSON mode: the output is one valid JSON object. Ask for JSON in a message too.
+         */
+        ChatCompletionResponseFormatJsonObject: {
+            /**
+             * @description Always `json_object`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "json_object";
+        };
+        /**
+         * ChatCompletionResponseFormatJsonSchema
+         * @description Structured output following a JSON Schema.
+         */
+        ChatCompletionResponseFormatJsonSchema: {
+            /**
+             * @description Always `json_schema`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "json_schema";
+            /** @description The schema the output follows. */
+            json_schema: {
+                /**
+                 * @description A name of the output format.
+                 * @example product_blurbs
+                 */
+                name: string;
+                /** @description What the output is for; helps the model. */
+                description?: string;
+                /** @description The JSON Schema (a subset of draft 2020-12) of the output, up to 100 top-level keywords. */
+                schema?: Record<string, never>;
+                /**
+                 * @description `true` to make the model follow the schema exactly, where the model supports it.
+                 * @default false
+                 */
+                strict?: boolean | null;
+            };
+        };
         /**
          * ChatCompletionRequest
          * @description A chat completion request, wire-compatible with OpenAI's Chat Completions: the official OpenAI SDKs work unchanged
@@ -3766,17 +3767,6 @@ export type components = {
              */
             seed?: number | null;
             /**
-             * @description The format of the output: `text` (default), `json_object` (any valid JSON object; say so in a message too) or
-             *     `json_schema` (structured output following a JSON Schema). JSON formats need a model with the `json_mode`
-             *     capability.
-             */
-            response_format?: components["schemas"]["ChatCompletionResponseFormatText"] | components["schemas"]["ChatCompletionResponseFormatJsonObject"] | components["schemas"]["ChatCompletionResponseFormatJsonSchema"];
-            /**
-             * @description For models with the `reasoning` capability, how much reasoning to spend; ignored by other models.
-             * @enum {string|null}
-             */
-            reasoning_effort?: "minimal" | "low" | "medium" | "high" | null;
-            /**
              * @description Functions the model may call, at most 128, with unique names. The model answers with `tool_calls` (and
              *     `finish_reason: tool_calls`); your code runs them and sends each result back in a `tool` message. Needs a model
              *     with the `tools` capability.
@@ -3789,6 +3779,17 @@ export type components = {
              * @default true
              */
             parallel_tool_calls?: boolean | null;
+            /**
+             * @description The format of the output: `text` (default), `json_object` (any valid JSON object; say so in a message too) or
+             *     `json_schema` (structured output following a JSON Schema). JSON formats need a model with the `json_mode`
+             *     capability.
+             */
+            response_format?: components["schemas"]["ChatCompletionResponseFormatText"] | components["schemas"]["ChatCompletionResponseFormatJsonObject"] | components["schemas"]["ChatCompletionResponseFormatJsonSchema"];
+            /**
+             * @description For models with the `reasoning` capability, how much reasoning to spend; ignored by other models.
+             * @enum {string|null}
+             */
+            reasoning_effort?: "minimal" | "low" | "medium" | "high" | null;
             /**
              * @description Accepted for compatibility only as `false` or `null`; log probabilities are not offered.
              * @enum {boolean|null}

@@ -11,7 +11,7 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { checkPublicUrl } from '../webhooks/url-policy.ts';
+import { checkPublicUrl } from '../../platform/url-guard.ts';
 import { presentKnowledgeBase, presentSource, type BaseTotals } from './presenters.ts';
 import type { KnowledgeSourcesTable, SourceStatus } from './schema.ts';
 import { searchKnowledge } from './search.ts';
