@@ -248,7 +248,11 @@ export async function readAtMost(body: ReadableStream<Uint8Array>, max: number):
     if (value.length > max - size) truncated = true;
     chunks.push(value.subarray(0, max - size));
     size += Math.min(value.length, max - size);
-    if (size >= max) break;
+    if (size >= max) {
+      // A body of exactly `max` bytes is whole; one that goes on is not, even when a chunk ended at `max`.
+      if (!truncated) truncated = await reader.read().then(({ done, value: next }) => !done && next.length > 0);
+      break;
+    }
   }
   await reader.cancel().catch(() => {});
   return { bytes: Buffer.concat(chunks), truncated };

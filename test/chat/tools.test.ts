@@ -135,7 +135,8 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
       finish_reason: 'tool_calls',
     });
     const sent = openai.requests.at(-1)!.body;
-    expect(sent.tools).toEqual([{ type: 'function', function: WEATHER.function }]);
+    // `strict` is OpenAI's default, filled in by the request's validation.
+    expect(sent.tools).toEqual([{ type: 'function', function: { ...WEATHER.function, strict: false } }]);
     expect(sent.tool_choice).toBe('auto');
     expect(sent.parallel_tool_calls).toBe(true);
 
@@ -147,7 +148,7 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(second.body.choices[0].message.tool_calls).toBeUndefined();
     expect(openai.requests.at(-1)!.body.messages).toEqual([
       { role: 'user', content: ASK.content },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'call_weather1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }] },
       { role: 'tool', tool_call_id: 'call_weather1', content: result },
     ]);
   });
@@ -280,7 +281,8 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(call.function).toEqual({ name: 'get_weather', arguments: '{"city":"Lisbon"}' });
     expect(first.body.choices[0].finish_reason).toBe('tool_calls');
     const sent = google.requests.at(-1)!;
-    expect(sent.path).toMatch(/\/models\/gemini-2\.0-flash:generateContent$/);
+    // The engine streams every call (a whole answer is its stream, collected).
+    expect(sent.path).toMatch(/\/models\/gemini-2\.0-flash:streamGenerateContent\?alt=sse$/);
     expect(sent.body.tools).toEqual([{ functionDeclarations: [expect.objectContaining({ name: 'get_weather', description: WEATHER.function.description })] }]);
     expect(sent.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
 
@@ -296,7 +298,7 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     const answer = await complete(key, { model: 'gemini-2.0-flash', tools: [WEATHER], messages: [ASK, first.body.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '{"conditions":"showers"}' }] });
     expect(answer.body.choices[0].message.content).toBe('Showers: take an umbrella.');
     const contents = google.requests.at(-1)!.body.contents;
-    expect(contents[1]).toEqual({ role: 'model', parts: [expect.objectContaining({ functionCall: { name: 'get_weather', args: { city: 'Lisbon' } } })] });
+    expect(contents[1]).toEqual({ role: 'model', parts: [expect.objectContaining({ functionCall: expect.objectContaining({ name: 'get_weather', args: { city: 'Lisbon' } }) })] });
     expect(contents[2].parts[0].functionResponse).toMatchObject({ name: 'get_weather', response: { name: 'get_weather', content: '{"conditions":"showers"}' } });
   });
 
@@ -336,6 +338,7 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
       ['data:text/plain;base64,aGVsbG8=', 'base64-encoded image'],
     ] as const) {
       const answer = await ask(url);
+      expect(answer.status, `${url}: ${answer.text}`).toBe(422);
       expectProblem(answer, 422, 'image_unreadable');
       expect(answer.body.errors[0].pointer, url).toBe('/messages/1/content/1');
       expect(answer.body.errors[0].detail, url).toContain(detail);
@@ -368,7 +371,7 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(second.status, second.text).toBe(200);
     expect(openai.requests.at(-1)!.body.messages).toEqual([
       { role: 'user', content: `Is this bag waterproof, and will it rain in Lisbon? [image: image/png, not kept][image: ${images.url}/roast.png]` },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'call_t1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_t1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }] },
       { role: 'tool', tool_call_id: 'call_t1', content: '{"conditions":"rain"}' },
     ]);
     const thread = await server.call('GET', `/v1/chat/threads/${threadId}`, { key });
@@ -399,9 +402,11 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     openai.enqueue({ toolCalls: [{ name: 'search_prices', arguments: banned, chunks: ['{"query":"prices at Glo', 'bex Coffee","city":"Lisbon"}'] }] });
     const streamed = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Compare prices' }], tools: [search], stream: true });
     expect(streamed.status).toBe(200);
-    expect(streamed.text).toContain('event: error');
-    expect(streamed.text).toContain('policy_violation');
-    expect(streamed.text).not.toContain('Globex');
+    const [sentChunks, error] = streamed.text.split('event: error');
+    expect(JSON.parse(error!.replace(/^\s*data: /, '')).code).toBe('policy_violation');
+    // Nothing of the banned phrase went out in the call's fragments.
+    expect(sentChunks).toContain('search_prices');
+    expect(sentChunks).not.toContain('Globex');
 
     const redact = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'Ticket ids', kind: 'regex', pattern: 'ACME-\\d{4,}', action: 'redact', replacement: '"ticket"\\hidden' } });
     expect(redact.status, redact.text).toBe(201);
