@@ -17,7 +17,8 @@ import { features } from '../src/features/index.ts';
 import { authenticate, type KeyCacheOfPlatform } from '../src/platform/auth.ts';
 import { KeyCache } from '../src/platform/key-cache.ts';
 import { systemClock } from '../src/platform/clock.ts';
-import { locals, type Platform } from '../src/platform/context.ts';
+import { locals } from '../src/platform/context.ts';
+import { createServices } from '../src/services.ts';
 import { problemHandler } from '../src/platform/errors.ts';
 import { newId } from '../src/platform/ids.ts';
 import { accessLog, accessRecord, createLogger, RequestLogWriter } from '../src/platform/logging.ts';
@@ -34,7 +35,7 @@ const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
 const storage = openStorage(config.databaseUrl, { wrapDialect: (dialect) => keyCache.wrapDialect(dialect) });
 const logger = createLogger(config.logLevel);
 await keyCache.watch(storage, config.databaseUrl, logger);
-const platform: Platform = {
+const { platform } = createServices({
   config,
   storage,
   db: storage.db,
@@ -44,7 +45,7 @@ const platform: Platform = {
   requestLog: new RequestLogWriter(storage.db, logger),
   keyCache,
   features,
-};
+});
 
 const app = express();
 app.disable('x-powered-by');

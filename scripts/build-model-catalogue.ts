@@ -155,7 +155,7 @@ const SANDBOX: readonly CatalogueEntry[] = [
   created: 1795132800,
   context_window: 128_000,
   max_output_tokens: 16_384,
-  capabilities: ['chat', 'streaming', 'json_mode', 'json_schema'],
+  capabilities: ['chat', 'streaming', 'vision', 'tools', 'json_mode', 'json_schema'],
   pricing: { input_per_million_usd: 0.1, cached_input_per_million_usd: null, output_per_million_usd: 0.4 },
   regions: ['eu', 'us'],
   deprecated: false,

@@ -2,6 +2,7 @@
 // and a shutdown that drains in-flight requests before it closes anything. main.ts, the tests and the benchmark
 // all start the server through here.
 import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -12,8 +13,10 @@ import { features } from './features/index.ts';
 import { answerClientErrors } from './platform/client-errors.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
+import { createServices } from './services.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
+import { warmUpValidator } from './platform/validator-warm-up.ts';
 import { startWorkers } from './platform/workers.ts';
 import type { KeyCacheOfPlatform } from './platform/auth.ts';
 import { KeyCache } from './platform/key-cache.ts';
@@ -56,7 +59,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // Without this wait the first requests after start were counted in this process only (Redis still connecting) and
   // /readyz answered 503. An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
   await rateLimitStore.ready?.(5000);
-  const platform: Platform = {
+  const { platform, ...services } = createServices({
     config,
     storage,
     db: storage.db,
@@ -66,7 +69,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     requestLog: new RequestLogWriter(storage.db, logger),
     keyCache,
     features,
-  };
+  });
+  if (config.validatorWarmUp) {
+    const started = performance.now();
+    const { operations, validated } = await warmUpValidator();
+    logger.info({ operations, validated, ms: Math.round(performance.now() - started) }, 'validators compiled');
+  }
   const app = createApp(platform, options);
   const server = app.listen(config.port, config.host);
   answerClientErrors(server, platform);
@@ -78,10 +86,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     socket.end(`HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   });
   await once(server, 'listening');
-  const runtimes = platform.features.flatMap((feature) => (feature.runtime ? [feature.runtime(platform)] : []));
-  await Promise.all(runtimes.map((runtime) => runtime.start()));
+  await services.start();
   const stopRetention = startRetention(storage.db, platform.clock, logger, features);
-  const workers = config.webhooksWorker ? await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: platform.clock, logger }) : new Map<string, BackgroundWorker>();
+  const workers = config.webhooksWorker
+    ? await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: platform.clock, logger, engine: platform.services.engine })
+    : new Map<string, BackgroundWorker>();
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
@@ -104,10 +113,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // No new connection from here on (resolves once the connections still open have ended).
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      // Work in flight of the features' runtimes (a workflow step) ends next: it may still use the live documents.
-      await Promise.all(runtimes.map((runtime) => runtime.stop()));
-      // Upgraded sockets are not the HTTP server's any more: their sessions are saved and closed here.
-      await Promise.all(upgrades.map((endpoint) => endpoint.close()));
+      // Work in flight of the services (a workflow step) ends next, then the upgraded sockets, which are not the HTTP
+      // server's any more: their sessions are saved and closed.
+      await services.stop();
       const timeout = setTimeout(() => {
         logger.warn({ timeout_ms: config.shutdownTimeoutMs }, 'requests still running at the shutdown timeout; closing their connections');
         server.closeAllConnections();
@@ -119,8 +127,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await platform.requestLog.flush();
       // Work in flight is finished and recorded (a webhook attempt within 15 s), so a restart does none of it twice.
       await Promise.all([...workers.values()].map((worker) => worker.stop()));
-      await Promise.all(upgrades.map((endpoint) => endpoint.dispose?.()));
-      await Promise.all(runtimes.map((runtime) => runtime.dispose()));
+      await services.dispose();
       await rateLimitStore.close();
       await stopWatchingKeys();
       await storage.close();

@@ -7,6 +7,7 @@ import { systemClock } from './platform/clock.ts';
 import { createLogger } from './platform/logging.ts';
 import { stopOnSignals } from './platform/signals.ts';
 import { startWorkers } from './platform/workers.ts';
+import { createEngine } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
 
 async function main(): Promise<void> {
@@ -14,7 +15,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
   await migrate(storage.db, features);
-  const workers = await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: systemClock, logger });
+  const engine = createEngine({ config, db: storage.db, logger, clock: systemClock });
+  const workers = await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: systemClock, logger, engine });
   // The workers' poll timers are unref'd (a server must be able to exit), and on SQLite nothing else holds the event
   // loop: without this the process would exit as soon as it is idle. It runs until a signal.
   const keepAlive = setInterval(() => {}, 60_000);

@@ -23,6 +23,13 @@ export type WorkspaceRow = Selectable<WorkspacesTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
 /** The long-lived parts of the server, built once at start-up. */
+/**
+ * The long-lived services that features share: the content engine, the documents' real-time sessions, the workflows'
+ * runtime. The platform knows none of them: each feature declares its own here (`declare module`, as its tables on
+ * Database), and src/services.ts builds them once at start and releases them at shutdown.
+ */
+export interface Services {}
+
 export interface Platform {
   config: Config;
   storage: Storage;
@@ -35,6 +42,7 @@ export interface Platform {
   keyCache: KeyCacheOfPlatform;
   /** The registered features (src/features/index.ts), handed down by the entry point that built this platform. */
   features: readonly Feature[];
+  services: Services;
 }
 
 /** The API key that made the request, and its workspace. */

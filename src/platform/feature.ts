@@ -13,7 +13,7 @@ import type { Config } from '../config.ts';
 import type { DatabaseKind } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Clock } from './clock.ts';
-import type { Platform, RequestContext } from './context.ts';
+import type { Platform, RequestContext, Services } from './context.ts';
 import type { BackgroundWorker } from './jobs/claim-loop.ts';
 import type { JobDefinitions } from './jobs/runner.ts';
 import type { Problem, ProblemDocument } from './problems.ts';
@@ -25,6 +25,8 @@ export interface WorkerServices {
   kind: DatabaseKind;
   clock: Clock;
   logger: Logger;
+  /** The content engine of the process (src/services.ts). */
+  engine: Services['engine'];
 }
 
 /** One dependency that GET /readyz checks (a name of the ServiceReadinessCheck schema, and how to probe it). */
@@ -43,29 +45,13 @@ export type Authenticator = (req: Request, res: Response, platform: Platform) =>
 /** Reshapes the problem document of one of the feature's operations (OpenAI's `error` object on chat completions). */
 export type ProblemShaper = (problem: Problem, body: ProblemDocument) => ProblemDocument;
 
-/** A WebSocket endpoint on the API's own HTTP port (the documents' real-time sessions). */
+/** A WebSocket endpoint on the API's own HTTP port (the documents' real-time sessions); the service behind it is
+ *  started and stopped with the others (src/services.ts). */
 export interface UpgradeEndpoint {
   /** Whether an upgrade request for this path is this endpoint's. */
   matches(pathname: string): boolean;
   /** Takes over the upgrade request: completes the handshake or refuses it on the socket. */
   handle(req: IncomingMessage, socket: Duplex, head: Buffer): void;
-  /** Closes its connections (saving what they hold); called at shutdown, before the HTTP server drains. */
-  close(): Promise<void>;
-  /** Releases what requests still running may have used (connections to other services); after the drain, before
-   *  the database closes. */
-  dispose?(): Promise<void>;
-}
-
-/**
- * A long-lived part of a feature in a server (the workflows' durable engine): started once the server listens,
- * stopped at shutdown in two steps, like an UpgradeEndpoint's close and dispose.
- */
-export interface FeatureRuntime {
-  start(): Promise<void>;
-  /** Takes no more work and finishes what is in flight; before the HTTP server drains. */
-  stop(): Promise<void>;
-  /** Releases its connections; after the drain (no request uses it any more), before the database closes. */
-  dispose(): Promise<void>;
 }
 
 export interface Feature {
@@ -96,8 +82,6 @@ export interface Feature {
    * contract's routes, so a path they do not answer falls through to the contract's 404.
    */
   pages?: (platform: Platform) => Router;
-  /** Its long-lived part in a server, built once per server from the platform (src/server.ts starts and stops it). */
-  runtime?: (platform: Platform) => FeatureRuntime;
   /** Its WebSocket endpoints, built once per server (src/server.ts routes upgrade requests to them). */
   upgrades?: (platform: Platform) => UpgradeEndpoint[];
 }

@@ -16,7 +16,7 @@ import { Problem, validationFailed, type ProblemFieldError } from './problems.ts
  * of the query string, and after it the strings no database keeps as sent (NUL, lone surrogates).
  */
 export function contractValidator(): RequestHandler[] {
-  return [checkBodyType, checkQueryNumbers, refuseNonObjectBody, ...validator().map(asGetForHead), refuseUnstorableStrings];
+  return [checkBodyType, checkQueryNumbers, refuseNonObjectBody, ...sharedValidatorMiddleware().map(asGetForHead), refuseUnstorableStrings];
 }
 
 /**
@@ -72,7 +72,7 @@ function validatorDocument(): Record<string, any> {
  */
 let sharedValidator: RequestHandler[] | undefined;
 
-function validator(): RequestHandler[] {
+export function sharedValidatorMiddleware(): RequestHandler[] {
   sharedValidator ??= OpenApiValidator.middleware({
     apiSpec: validatorDocument() as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with

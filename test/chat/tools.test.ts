@@ -235,15 +235,18 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
 
   test('a model without the tools or vision capability is refused before any call, naming it', async () => {
     const key = await newWorkspace();
-    const tools = await complete(key, { model: 'sandbox-echo', messages: [ASK], tools: [WEATHER] });
+    const tools = await complete(key, { model: 'o1-mini', messages: [ASK], tools: [WEATHER] });
     expectProblem(tools, 422, 'validation_failed');
     expect(tools.body.error.param).toBe('tools');
     expect(tools.body.errors[0].detail).toContain('tools capability');
-    // tool_choice none asks for no call: the model answers without the tools.
-    const none = await complete(key, { model: 'sandbox-echo', messages: [ASK], tools: [WEATHER], tool_choice: 'none' });
+    // tool_choice none asks for no call: the model answers, and the provider gets no tools.
+    const calls = openai.requests.length;
+    const none = await complete(key, { model: 'o1-mini', messages: [ASK], tools: [WEATHER], tool_choice: 'none' });
     expect(none.status, none.text).toBe(200);
-    expect(none.body.choices[0].message.content).toBe(ASK.content);
-    const image = await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }] }] });
+    expect(none.body.choices[0].message.content).toBe(`You said: ${ASK.content}`);
+    expect(openai.requests.length).toBe(calls + 1);
+    expect(openai.requests.at(-1)!.body.tools).toBeUndefined();
+    const image = await complete(key, { model: 'o1-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }] }] });
     expectProblem(image, 422, 'validation_failed');
     expect(image.body.errors[0]).toEqual({ pointer: '/messages/0/content/1', detail: expect.stringContaining('vision capability') });
     expect((await server.call('GET', '/v1/usage', { key })).body.totals.requests).toBe(1);

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { signEditToken } from '../../src/features/documents/edit-tokens.ts';
 import { renderMarkdown } from '../../src/features/documents/markdown.ts';
-import { realtimeOf } from '../../src/features/documents/realtime.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually } from '../support/expect.ts';
 import { appendParagraph, connectEditor, typeInto, type Editor } from '../support/realtime.ts';
@@ -153,7 +152,7 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     const document = await newDocument();
     const editor = open(document.id, document.edit_token.token);
     await editor.ready;
-    const live = () => realtimeOf(server.platform).hocuspocus.documents.get(document.id);
+    const live = () => server.platform.services.realtime.hocuspocus.documents.get(document.id);
     appendParagraph(editor.doc, 'Typed just now.');
     await until(() => (live() ? renderMarkdown(live()!) : ''), (text) => text.includes('Typed just now.'));
     // Based on version 1, the update conflicts with the typing (saved or not).

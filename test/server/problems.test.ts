@@ -155,7 +155,7 @@ describe('the level of the access log line', () => {
       },
     });
     const dir = mkdtempSync(join(tmpdir(), 'content-service-log-levels-'));
-    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'test.db')}`, LOG_LEVEL: 'info', NODE_ENV: 'test', WEBHOOKS_WORKER: 'false' });
+    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'test.db')}`, LOG_LEVEL: 'info', NODE_ENV: 'test', WEBHOOKS_WORKER: 'false', VALIDATOR_WARM_UP: 'false' });
     const overrides: HandlerOverrides = new Map();
     const running = await startServer(config, { logger: pino({ level: 'info' }, sink), rateLimitKeyPrefix: `test:${Math.random()}`, handlerOverrides: overrides });
     try {

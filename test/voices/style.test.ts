@@ -1,4 +1,4 @@
-// The brand-voice style module (src/features/voices/style.ts) against five English samples written in clearly
+// The brand-voice style module (src/features/engine/style.ts) against five English samples written in clearly
 // different styles (test/voices/samples): measurements and sliders move in the expected direction between them, the
 // training verdict accepts them and rejects a German sample and a list, rewrites move text toward target sliders,
 // and checkText scores, rates and suggests with code-point offsets. Also measures how well check scores tell the
@@ -16,7 +16,7 @@ import {
   summaryFrom,
   traitsFrom,
   trainingVerdict,
-} from '../../src/features/voices/style.ts';
+} from '../../src/features/engine/style.ts';
 
 const sample = (name: string) => readFileSync(new URL(`./samples/${name}.txt`, import.meta.url), 'utf8');
 const NAMES = ['formal-bank', 'casual-coffee', 'technical-docs', 'warm-charity', 'hedged-consultancy'] as const;

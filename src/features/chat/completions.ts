@@ -8,7 +8,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
 import { byRequest } from '../../platform/audit.ts';
-import { engineOf, type EngineContentPart, type EngineMessage, type EngineTool, type EngineToolCall, type EngineToolChoice, type GenerationRequest, type TokenUsage } from '../engine/engine.ts';
+import type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, GenerationRequest, TokenUsage } from '../engine/engine.ts';
 import { IMAGE_LIMITS, readImage } from '../engine/images.ts';
 import type { CatalogueEntry } from '../engine/catalogue.ts';
 import { replayedMessage, saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, wireToolCalls, type Exchange, type SavedMessage } from './threads.ts';
@@ -149,7 +149,7 @@ function answerContent(text: string, toolCalls: EngineToolCall[]): string | null
 export const completionHandlers = {
   async createChatCompletion(request, context) {
     const body = request.body;
-    const engine = engineOf(context.platform);
+    const engine = context.platform.services.engine;
     const { db } = context.platform;
     const workspaceId = context.caller.workspace.id;
     const model = engine.model(body.model);

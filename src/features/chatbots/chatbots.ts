@@ -13,7 +13,6 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { engineOf } from '../engine/engine.ts';
 import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
 import { projectsOf } from '../projects/projects.ts';
 import { readyVoice } from '../voices/voices.ts';
@@ -118,7 +117,7 @@ export function presentChatbot(row: ChatbotRow, knowledgeBaseIds: string[], base
 
 /** A model of the catalogue that the workspace's region offers (the provider being configured is checked per message). */
 function checkModel(context: RequestContext, id: string): void {
-  const model = engineOf(context.platform).catalogue.get(id);
+  const model = context.platform.services.engine.catalogue.get(id);
   if (!model || !model.regions.includes(context.caller.workspace.region)) {
     const where = model ? ` in the ${context.caller.workspace.region} region` : '';
     throw new Problem('model_not_found', `No model ${id} in the catalogue${where}; GET /v1/models lists them.`, { errors: [{ pointer: '/model', detail: `is not a model of the catalogue${where}` }] });

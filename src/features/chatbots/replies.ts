@@ -25,7 +25,8 @@ import { newId } from '../../platform/ids.ts';
 import { Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { engineOf, type EngineMessage, type TokenUsage } from '../engine/engine.ts';
+import type { EngineMessage, TokenUsage } from '../engine/engine.ts';
+import { passagesBlock } from '../engine/grounding.ts';
 import { queryWords, searchKnowledge, type SearchUsage } from '../knowledge/search.ts';
 import { knowledgeBaseIdsOf, type ChatbotRow } from './chatbots.ts';
 import { escalate, messagesOf, transcriptUrl, type ConversationRow, type Escalation, type MessageRow } from './conversations.ts';
@@ -135,10 +136,8 @@ async function retrieve(request: ReplyRequest): Promise<{ passages: Citation[]; 
   return { passages, usage };
 }
 
-/** The system prompt: the chatbot's instructions, the rules of grounding, and the passages in the block the sandbox
- *  models read (docs/engine.md). */
+/** The system prompt: the chatbot's instructions, the rules of grounding, and the passages in the engine's block. */
 function systemPrompt(chatbot: ChatbotRow, passages: Citation[], locale: string | null, pageUrl: string | null): string {
-  const block = passages.map((passage, index) => `[${index + 1}] ${passage.title}\n${passage.excerpt}`).join('\n\n');
   return [
     chatbot.instructions,
     '',
@@ -147,9 +146,7 @@ function systemPrompt(chatbot: ChatbotRow, passages: Citation[], locale: string 
     locale ? `Answer in the visitor's language (${locale}) unless they write in another one.` : "Answer in the visitor's language.",
     pageUrl ? `The visitor is on the page ${pageUrl}.` : '',
     '',
-    'Knowledge passages:',
-    ...(block ? [block] : []),
-    'End of passages.',
+    ...passagesBlock(passages.map((passage) => ({ title: passage.title, text: passage.excerpt }))),
   ]
     .filter((line, index, lines) => line !== '' || lines[index - 1] !== '')
     .join('\n');
@@ -215,7 +212,7 @@ const CLASSIFICATION_SCHEMA = {
 /** The intent by the chatbot's model, or by the rules (sandbox models, or when the call or its JSON fails). */
 async function classify(request: ReplyRequest): Promise<{ classification: Classification; usage: TokenUsage; costUsd: number }> {
   const rules = { classification: classifyIntent(request.content), usage: NO_USAGE, costUsd: 0 };
-  const engine = engineOf(request.platform);
+  const engine = request.platform.services.engine;
   const model = engine.catalogue.get(request.chatbot.model);
   if (!model || model.provider === 'sandbox' || !engine.catalogue.available(model)) return rules;
   try {
@@ -279,7 +276,7 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
   } else {
     const history = existing ? historyOf(await messagesOf(db, existing.id).execute()) : [];
     const locale = existing?.visitor_locale ?? request.visitor.locale;
-    const events = await engineOf(platform).stream({
+    const events = await platform.services.engine.stream({
       workspaceId: request.workspace.id,
       apiKeyId: request.apiKeyId,
       feature: 'chatbots',
@@ -291,7 +288,7 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
       origin: request.origin,
       temperature: chatbot.temperature,
       // An answer is short (at most 8,000 characters are kept); a model with a smaller limit keeps its own.
-      maxOutputTokens: Math.min(1000, engineOf(platform).catalogue.get(chatbot.model)?.max_output_tokens ?? 1000),
+      maxOutputTokens: Math.min(1000, platform.services.engine.catalogue.get(chatbot.model)?.max_output_tokens ?? 1000),
       signal: request.signal,
       now,
     });

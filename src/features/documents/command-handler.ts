@@ -8,14 +8,14 @@ import { byRequest, type AuditOrigin } from '../../platform/audit.ts';
 import type { Platform, RequestContext } from '../../platform/context.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Problem } from '../../platform/problems.ts';
-import { engineOf, type UsageFeature } from '../engine/engine.ts';
+import type { UsageFeature } from '../engine/engine.ts';
 import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
 import { searchKnowledge } from '../knowledge/search.ts';
 import { projectsOf } from '../projects/projects.ts';
 import { readyVoice } from '../voices/voices.ts';
 import { runCommand, selectionOf, type CitationSource } from './commands.ts';
 import { checkBaseVersion, loadDocument, lockDocument } from './documents.ts';
-import { Realtime, realtimeOf } from './realtime.ts';
+import { Realtime } from './realtime.ts';
 import { fetchCitationSources } from './sources.ts';
 import { presentVersionSummary, saveVersion, type VersionRow } from './store.ts';
 
@@ -54,7 +54,7 @@ const MAX_CHARACTERS = 1_000_000;
 /** The default model of a command: the project's, else gpt-4o-mini where OpenAI is configured, else the sandbox's. */
 function defaultModel(platform: Platform, projectModel: string | null | undefined): string {
   if (projectModel) return projectModel;
-  const engine = engineOf(platform);
+  const engine = platform.services.engine;
   const openai = engine.catalogue.get('gpt-4o-mini');
   return openai && engine.catalogue.available(openai) ? 'gpt-4o-mini' : 'sandbox-writer';
 }
@@ -105,7 +105,7 @@ export async function commandOnDocument(
   const range = selectionOf(current.content, command.selection);
   const sources = command.command === 'cite' ? await citationSources(context, command.sources, current.content.slice(range.start, range.end)) : undefined;
 
-  const engine = engineOf(context.platform);
+  const engine = context.platform.services.engine;
   const usage = { prompt: 0, completion: 0, cost: 0, ms: 0 };
   let modelId = model;
   const outcome = await runCommand(
@@ -154,7 +154,7 @@ export async function commandOnDocument(
     version,
   });
   if (!options.apply) return result(null);
-  const version = await realtimeOf(context.platform).withLiveDocument(row.id, (live) =>
+  const version = await context.platform.services.realtime.withLiveDocument(row.id, (live) =>
     db.transaction().execute(async (trx) => {
       const locked = await lockDocument(trx, scope, row.id);
       // The command worked on `current`; a change meanwhile, through the API or by an editor (saved or still only

@@ -19,7 +19,7 @@ import { voicesOf } from '../voices/voices.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
 import { signEditToken, type EditPermission } from './edit-tokens.ts';
 import { renderHtml } from './markdown.ts';
-import { Realtime, realtimeOf, type LiveDocument } from './realtime.ts';
+import { Realtime, type LiveDocument } from './realtime.ts';
 import { documentsOf, presentDocument, presentSummary, saveVersion, versionsOf, type DocumentRow, type VersionRow } from './store.ts';
 
 type Schemas = components['schemas'];
@@ -34,7 +34,7 @@ export interface DocumentScope {
 
 export async function loadDocument(context: DocumentScope, id: string): Promise<{ row: DocumentRow; current: VersionRow }> {
   const db = context.platform.db;
-  const realtime = realtimeOf(context.platform);
+  const realtime = context.platform.services.realtime;
   let row = await documentsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
   if (row && realtime.unsettled(row)) {
     await realtime.settle(id);
@@ -217,13 +217,13 @@ export const documentHandlers = {
         // An editor's typing of the last second is not a version yet: with base_version_id it is a conflict, without
         // it the typing becomes a version first, so the last write wins without losing it.
         if (changes.base_version_id !== undefined && Realtime.hasLiveEdits(row, live)) throw changedMeanwhile(row);
-        row = await realtimeOf(context.platform).keepLiveEdits(trx, row, live, context.now);
+        row = await context.platform.services.realtime.keepLiveEdits(trx, row, live, context.now);
         row = (await saveVersion(trx, row, changes.content!, { kind: 'edit', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId }, context.now, live.apply(changes.content!))).document;
       }
       return row;
     };
     const row = contentChanged
-      ? await realtimeOf(context.platform).withLiveDocument(before.id, (live) => db.transaction().execute((trx) => update(trx, live)))
+      ? await context.platform.services.realtime.withLiveDocument(before.id, (live) => db.transaction().execute((trx) => update(trx, live)))
       : await db.transaction().execute((trx) => update(trx));
     const current = await db.selectFrom('document_versions').selectAll().where('id', '=', row.current_version_id).executeTakeFirstOrThrow();
     return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
@@ -236,7 +236,7 @@ export const documentHandlers = {
       await trx.deleteFrom('documents').where('id', '=', row.id).execute();
       await recordAudit(trx, byRequest(context), { action: 'document.deleted', target: { type: 'document', id: row.id, display_name: row.title }, details: { title: row.title, versions: row.version_count } });
     });
-    await realtimeOf(context.platform).documentDeleted(request.path.id);
+    await context.platform.services.realtime.documentDeleted(request.path.id);
     return { status: 204 };
   },
 

@@ -6,7 +6,6 @@ import { commandHandlers } from './command-handler.ts';
 import { documentHandlers } from './documents.ts';
 import { editorPages } from './editor/page.ts';
 import { documents } from './migrations/011_documents.ts';
-import { realtimeOf } from './realtime.ts';
 import './schema.ts';
 import { versionHandlers } from './versions.ts';
 
@@ -15,5 +14,5 @@ export const documentsFeature = {
   handlers: { ...documentHandlers, ...versionHandlers, ...commandHandlers },
   migrations: { '011_documents': documents },
   pages: editorPages,
-  upgrades: (platform) => [realtimeOf(platform).endpoint()],
+  upgrades: (platform) => [platform.services.realtime.endpoint()],
 } satisfies Feature;

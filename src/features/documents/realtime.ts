@@ -124,8 +124,6 @@ export class Realtime {
     return {
       matches: (pathname) => PATH.test(pathname),
       handle: (req, socket, head) => this.#upgrade(req, socket, head),
-      close: () => this.close(),
-      dispose: () => this.dispose(),
     };
   }
 
@@ -388,14 +386,9 @@ async function creatorKey(trx: Kysely<Database>, documentId: string): Promise<st
   return first.api_key_id;
 }
 
-const instances = new WeakMap<Platform, Realtime>();
-
-/** The real-time service of a server (one per Platform). */
-export function realtimeOf(platform: Platform): Realtime {
-  let realtime = instances.get(platform);
-  if (!realtime) {
-    realtime = new Realtime(platform);
-    instances.set(platform, realtime);
+declare module '../../platform/context.ts' {
+  interface Services {
+    /** The documents' real-time editing sessions. */
+    realtime: Realtime;
   }
-  return realtime;
 }

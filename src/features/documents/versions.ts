@@ -5,7 +5,6 @@ import type { RequestContext } from '../../platform/context.ts';
 import { pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound } from '../../platform/problems.ts';
 import { loadDocument, lockDocument } from './documents.ts';
-import { realtimeOf } from './realtime.ts';
 import { presentVersion, presentVersionSummary, saveVersion, versionsOf } from './store.ts';
 
 export const versionHandlers = {
@@ -35,7 +34,7 @@ export const versionHandlers = {
     const { row } = await loadDocument(context, request.path.id);
     const restored = await versionsOf(context.platform.db, context.caller.workspace.id, row.id).where('id', '=', request.path.version_id).executeTakeFirst();
     if (!restored) throw notFound('version', request.path.version_id);
-    const realtime = realtimeOf(context.platform);
+    const realtime = context.platform.services.realtime;
     const version = await realtime.withLiveDocument(row.id, (live) =>
       context.platform.db.transaction().execute(async (trx) => {
         // Typing of the last second becomes a version before the restore replaces it.

@@ -1,29 +1,27 @@
 // The content engine: the one way a feature generates text. `engine.stream(request)` picks the model from the
 // catalogue, refuses what cannot work before any call (unknown or unavailable model, a prompt over the context
-// window), applies the brand voice, calls the provider's AI SDK model (retrying what the provider calls retryable),
-// streams the text of each of the `n` choices, and records the usage of every call, priced from the catalogue, when it
-// ends: finished, failed or abandoned by its client (billed for what was generated).
-// Features never call a provider SDK; they read the events below.
+// window), runs the middleware that features registered (src/features/engine/middleware.ts: the brand voice, the
+// output policy), calls the provider's AI SDK model (retrying what the provider calls retryable), streams the text of
+// each of the `n` choices, and records the usage of every call, priced from the catalogue, when it ends: finished,
+// failed or abandoned by its client (billed for what was generated).
+// Features never call a provider SDK; they read the events below. The engine imports no feature.
 //
 // It calls the AI SDK's language models directly (`doStream`, the provider packages' own interface) rather than
-// through `streamText`: our calls are single text steps, and streamText's layers of web streams cost more than the
-// provider call itself (2.6 ms against 0.9 ms a call, in one process with the tests' fake upstream; through the
-// server, `npm run bench:chat` went from 133 to 305 completions a second on one connection).
+// through `streamText`: our calls are single steps, and streamText's layers of web streams cost more than the
+// provider call itself (`npm run bench:chat` measures the path).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { APICallError, type JSONSchema7, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Platform } from '../../platform/context.ts';
 import type { components } from '../../../generated/openapi.ts';
-import { iso, systemClock, type Clock } from '../../platform/clock.ts';
+import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
-import { bySystem, type AuditOrigin } from '../../platform/audit.ts';
+import type { AuditOrigin } from '../../platform/audit.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
-import { enforcePolicy, outputPolicy, recordViolation } from '../policy/enforce.ts';
-import { appliedVoice } from '../voices/instructions.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
 import { LocalContextExceeded } from './local.ts';
+import type { EngineMiddleware, PreparedGeneration } from './middleware.ts';
 import { languageModel, type ProvidersConfig } from './providers.ts';
 import { countPromptTokens, countTokens } from './tokens.ts';
 
@@ -92,6 +90,9 @@ export interface GenerationRequest {
   toolChoice?: EngineToolChoice;
   /** Whether the model may call several tools in one answer; default true. */
   parallelToolCalls?: boolean;
+  /** How often a call the provider calls retryable is tried again; the server's PROVIDER_MAX_RETRIES when not given
+   *  (a workflow step gives 0: its retries are the workflow's). */
+  maxRetries?: number;
   signal: AbortSignal;
   now: Date;
 }
@@ -223,20 +224,28 @@ async function* merge<T>(sources: AsyncIterable<T>[]): AsyncGenerator<T> {
   }
 }
 
+export interface EngineOptions {
+  providers: ProvidersConfig;
+  db: Kysely<Database>;
+  logger: Logger;
+  /** What features add to every generation (src/features/engine/middleware.ts), in the order they apply. */
+  middleware?: EngineMiddleware[];
+}
+
 export class Engine {
   readonly catalogue: Catalogue;
   readonly #config: ProvidersConfig;
   readonly #db: Kysely<Database>;
   readonly #logger: Logger;
-  readonly #clock: Clock;
+  readonly #middleware: EngineMiddleware[];
   readonly #models = new Map<string, LanguageModelV4>();
 
-  constructor(config: ProvidersConfig, db: Kysely<Database>, logger: Logger, clock: Clock = systemClock) {
-    this.#config = config;
-    this.#db = db;
-    this.#logger = logger;
-    this.#clock = clock;
-    this.catalogue = new Catalogue(config);
+  constructor(options: EngineOptions) {
+    this.#config = options.providers;
+    this.#db = options.db;
+    this.#logger = options.logger;
+    this.#middleware = options.middleware ?? [];
+    this.catalogue = new Catalogue(options.providers);
   }
 
   /** The model of a request, or the problem of an unknown or unavailable one. */
@@ -264,9 +273,9 @@ export class Engine {
       throw validationFailed([{ pointer: '/max_completion_tokens', detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}` }]);
     }
     checkCapabilities(model, request);
-    const messages = [...request.messages];
-    const voice = request.voiceId ? await appliedVoice(this.#db, request.workspaceId, request.voiceId) : null;
-    if (voice) messages.unshift({ role: 'system', content: voice.instructions });
+    let generation: PreparedGeneration = { request: { ...request, messages: [...request.messages] }, model, voice: null, providerOptions: {} };
+    for (const middleware of this.#middleware) if (middleware.transform) generation = await middleware.transform(generation);
+    const { messages } = generation.request;
     const tools = toolsOf(request, model);
     const promptTokens = countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) + imageTokens(messages) + (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0);
     const room = model.context_window - promptTokens;
@@ -278,13 +287,12 @@ export class Engine {
         { errors: [{ pointer: '/messages', detail: `are ${promptTokens} tokens long` }] },
       );
     }
-    const policy = await outputPolicy(this.#db, { workspaceId: request.workspaceId, projectId: request.projectId ?? null, voice });
-    const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, messages, { ...request, maxOutputTokens }, choice, promptTokens));
-    const events = this.#withUsage(model, request, choices);
-    if (!policy) return events;
-    const origin = request.origin ?? bySystem(request.workspaceId, 'engine', request.now);
-    const facts = { origin, userId: request.userId ?? null, projectId: request.projectId ?? null, voiceId: voice?.id ?? null, feature: request.feature, model: model.id };
-    return enforcePolicy(events, policy, (violation) => recordViolation(this.#db, this.#logger, violation, { ...facts, blockedAt: this.#clock.now() }));
+    const call = { ...generation.request, maxOutputTokens };
+    const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, promptTokens));
+    let events = this.#withUsage(model, request, choices);
+    // The first middleware is the outermost: it sees the events as the others left them.
+    for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
+    return events;
   }
 
   /** The whole answer at once (the events of `stream`, collected). */
@@ -356,7 +364,7 @@ export class Engine {
     return model;
   }
 
-  #call(model: CatalogueEntry, messages: EngineMessage[], request: GenerationRequest & { maxOutputTokens: number }, choice: number, promptTokens: number): CallRun {
+  #call(model: CatalogueEntry, request: GenerationRequest & { maxOutputTokens: number }, extra: PreparedGeneration['providerOptions'], choice: number, promptTokens: number): CallRun {
     const timeout = AbortSignal.timeout(this.#config.timeoutMs);
     const signal = AbortSignal.any([request.signal, timeout]);
     let reported: TokenUsage | undefined;
@@ -368,7 +376,7 @@ export class Engine {
     const parallelToolCalls = request.parallelToolCalls ?? true;
     const offersTools = tools.length > 0;
     const options: LanguageModelV4CallOptions = {
-      prompt: toPrompt(messages),
+      prompt: toPrompt(request.messages),
       maxOutputTokens: request.maxOutputTokens,
       // The validator fills in OpenAI's defaults (top_p 1, penalties 0): they mean "unset", and sent as values they
       // make providers without them (Anthropic) warn on every call.
@@ -382,16 +390,17 @@ export class Engine {
       tools: offersTools ? tools.map((tool) => ({ type: 'function' as const, name: tool.name, description: tool.description, inputSchema: tool.parameters, strict: tool.strict })) : undefined,
       toolChoice: offersTools ? toolChoiceOf(request.toolChoice ?? 'auto') : undefined,
       providerOptions: {
-        sandbox: { choice, ...(offersTools ? { parallelToolCalls } : {}) },
+        ...extra,
+        sandbox: { ...extra.sandbox, choice, ...(offersTools ? { parallelToolCalls } : {}) },
         ...(request.reasoningEffort || offersTools
-          ? { openai: { ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}), ...(offersTools ? { parallelToolCalls } : {}) } }
+          ? { openai: { ...extra.openai, ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}), ...(offersTools ? { parallelToolCalls } : {}) } }
           : {}),
-        ...(offersTools && !parallelToolCalls ? { anthropic: { disableParallelToolUse: true } } : {}),
+        ...(offersTools && !parallelToolCalls ? { anthropic: { ...extra.anthropic, disableParallelToolUse: true } } : {}),
       },
       abortSignal: signal,
     };
     const languageModel = this.#languageModel(model);
-    const { maxRetries } = this.#config;
+    const maxRetries = request.maxRetries ?? this.#config.maxRetries;
     const logger = this.#logger;
     const events = (async function* (): AsyncGenerator<GenerationEvent> {
       started = true;
@@ -558,14 +567,9 @@ interface CallRun {
   usage(): TokenUsage;
 }
 
-const engines = new WeakMap<Platform, Engine>();
-
-/** The engine of a running server: one per platform, built on first use from its configuration. */
-export function engineOf(platform: Platform): Engine {
-  let engine = engines.get(platform);
-  if (!engine) {
-    engine = new Engine(platform.config.providers, platform.db, platform.logger, platform.clock);
-    engines.set(platform, engine);
+declare module '../../platform/context.ts' {
+  interface Services {
+    /** The content engine: every generation of every feature goes through it. */
+    engine: Engine;
   }
-  return engine;
 }

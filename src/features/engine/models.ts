@@ -3,11 +3,10 @@
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
-import { engineOf } from './engine.ts';
 
 export const modelHandlers = {
   async listModels(request, context) {
-    const { catalogue } = engineOf(context.platform);
+    const { catalogue } = context.platform.services.engine;
     const { provider, capability, available } = request.query;
     const data = catalogue.entries
       .filter((entry) => provider === undefined || entry.provider === provider)
@@ -18,7 +17,7 @@ export const modelHandlers = {
   },
 
   async getModel(request, context) {
-    const { catalogue } = engineOf(context.platform);
+    const { catalogue } = context.platform.services.engine;
     const entry = catalogue.get(request.path.id);
     if (!entry) throw new Problem('model_not_found', `No model ${request.path.id} in the catalogue; GET /v1/models lists them.`);
     return { status: 200, contentType: 'application/json', body: catalogue.present(entry) };

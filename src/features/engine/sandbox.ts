@@ -9,13 +9,13 @@
 //                    "Draft on <t1>, <t2> and <t3>." then, for each term, "<Term>: “<context>”." where the context is
 //                    the term's first occurrence with up to three words either side, then "In short: <t1> and <t2>."
 //                    A message without key terms is answered "Nothing to draft from: <message>".
-//                    With a brand voice (the engine's system instruction, whose "Slider targets (0-100): …" line
-//                    src/features/voices/instructions.ts writes), the draft is then rewritten toward the voice's
-//                    sliders by the rules of src/features/voices/style.ts (`rewriteToward`: contractions, exclamation
-//                    marks, hedges, plain or technical words, "you", split sentences).
+//                    With sliders in `providerOptions.sandbox.sliders` (the seven sliders of style.ts, 0 to 100: the
+//                    voices feature's engine middleware passes a voice's), the draft is then rewritten toward them by
+//                    the rules of src/features/engine/style.ts (`rewriteToward`: contractions, exclamation marks,
+//                    hedges, plain or technical words, "you", split sentences).
 //
-//                    Grounded answers: when the system messages hold a passages block (the chatbots' prompt, in
-//                    src/features/chatbots/replies.ts) — a line `Knowledge passages:`, entries each starting with a line
+//                    Grounded answers: when the system messages hold a passages block (grounding.ts writes it for the
+//                    chatbots) — a line `Knowledge passages:`, entries each starting with a line
 //                    `[n] <title>` followed by the passage's text (up to the next entry), and a line `End of passages.`
 //                    (the last such block counts; it may have no entry) — sandbox-writer answers from the passages
 //                    instead. Each sentence of a passage's text scores the number of distinct key terms of the last user
@@ -36,57 +36,217 @@
 // deterministic.
 // JSON: `json_object` answers {"reply": <the text>, "key_terms": [...]}; `json_schema` answers a value of the schema
 // built from the same text (docs/engine.md: strings from the terms and sentences, numbers from the word count, …).
-import type { JSONSchema7, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
-import { slidersInInstructions } from '../voices/instructions.ts';
-import { rewriteToward } from '../voices/style.ts';
+//
+// Tools (the rules of the arguments are in sandbox-tools.ts; docs/engine.md has them all with examples):
+//   Which tool: with function tools offered and `toolChoice` not `none`, a tool scores the number of distinct words
+//   of the key-term kind in the last user message (a word and its plural, -ed or -ing form being one) that its name
+//   (split on _ - . and camelCase) and description share. `auto` (the default): sandbox-writer calls the best-scoring
+//   tool when the prompt ends with a user message and the score is above 0 (equal scores: the first offered), else
+//   answers in text; sandbox-echo never calls. `required`: sandbox-writer calls the best tool (the first offered when
+//   none scores), sandbox-echo the first offered. `{type: 'tool'}`: that tool (a name not offered: no call).
+//   Provider tools are never called.
+//   Arguments: an object valid against the tool's input schema, read from the last user message (its text parts).
+//   Parallel calls: unless `providerOptions.sandbox.parallelToolCalls` is false, when the first required string
+//   property's value comes from a list ("in Paris and Berlin", quoted phrases joined by "," "and" "or"), one call per
+//   listed value (at most 4), the other arguments the same.
+//   Ids: `call_` and 24 letters and digits from the SHA-256 of (model, prompt length, message, tool name, position).
+//   A call is `finishReason` tool-calls (raw `tool_calls`), whole: `stop` and `max_tokens` cut text answers only, and
+//   a JSON response format applies only to a text answer. Choices and seeds do not change calls. doStream sends each
+//   call as tool-input-start, its arguments cut after each `:` and `,` (tool-input-delta), tool-input-end, tool-call.
+//   After results (the prompt ends with tool messages): no call unless `required` or a named tool; sandbox-writer
+//   answers "<tool name>: <result text>." for each result of the trailing tool messages, in order, joined by a space
+//   (no "." after . ! ?), sandbox-echo the last result's text. A result's text: text as it is, JSON compact,
+//   "error: …" for errors, "denied" or "denied: <reason>", the text items of content. No voice rewrite applies.
+//   Tokens: each tool definition adds the tokens of its name, description and compact JSON schema to the prompt; a
+//   call counts its name's and arguments' tokens as output; the prompt's calls and results count as their text.
+// Images (the last user message's `file` parts of media type image/*; other files are ignored): the bytes' header is
+//   read (image-info.ts: PNG, JPEG, GIF, WebP), never the media type; links and provider references are not fetched.
+//   sandbox-echo puts "[image: PNG, 640×480]" in the image's place ("[image: unreadable, N bytes]",
+//   "[image: <url>, not fetched]", "[image: provider reference, not read]"), a space apart from the text around it.
+//   sandbox-writer answers a sentence per image — "The image is a PNG of 640×480 pixels (landscape)." ("Image 1 is …"
+//   when there are several; "… is in no format the sandbox reads (N bytes).", "… is a link the sandbox does not fetch
+//   (<url>).") — before its draft, or alone when the text has no key term. Every user message's images count as
+//   tokens by OpenAI's tile rule at the part's `providerOptions.sandbox.imageDetail` or `.openai.imageDetail`
+//   (image-info.ts's imageTokens; an image of unknown size counts 85).
+import type {
+  JSONSchema7,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4FilePart,
+  LanguageModelV4FunctionTool,
+  LanguageModelV4ProviderTool,
+  LanguageModelV4StreamPart,
+  LanguageModelV4ToolResultOutput,
+  LanguageModelV4Usage,
+} from '@ai-sdk/provider';
+import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
+import { type ImageInfo, imageInfo, imageTokens } from './image-info.ts';
+import { argumentFragments, type SandboxToolCall, toolCalls } from './sandbox-tools.ts';
+import { forms, keyTerms, meets } from './sandbox-words.ts';
+import { rewriteToward, SLIDER_NAMES, type Sliders } from './style.ts';
 import { countPromptTokens, countTokens, truncateTokens } from './tokens.ts';
 
-const STOP_WORDS = new Set(
-  'about above after again against also among because been before being below between both cannot could does doing down during each either every from further have having here hers herself himself into itself just like make more most much must myself neither never once only other ought ours ourselves over same shall should some such than that their theirs them themselves then there these they this those through under until upon very wants were what when where which while whom whose will with within without would write your yours yourself yourselves please tell give need want know'.split(' '),
-);
+export { keyTerms };
 
 interface SandboxInput {
-  /** The last user message. */
+  /** The last user message's text (its text parts, joined). */
   message: string;
+  /** The last user message as sandbox-echo repeats it: its text, each image a marker in its place. */
+  echo: string;
+  /** The last user message's images, in order. */
+  images: ImageNote[];
   /** Every message as text, for the prompt's token count. */
   all: { content: string }[];
+  /** The tokens of the images of every user message. */
+  imageTokens: number;
   /** The system messages, joined. */
   system: string;
+  /** Whether the prompt ends with a user message. */
+  endsWithUser: boolean;
+  /** The results the prompt ends with (the tool messages after the last assistant message), or null when it does
+   *  not end with a tool message. */
+  results: ToolResult[] | null;
 }
+
+interface ToolResult {
+  toolName: string;
+  /** The result as text: text as it is, JSON compact, an error as "error: …", a denial as "denied[: reason]". */
+  text: string;
+}
+
+/** What the sandbox knows of an image: its header (null when unreadable), its size in bytes, or the link or provider
+ *  reference it was given as (never fetched). */
+interface ImageNote {
+  info: ImageInfo | null;
+  bytes: number;
+  url?: string;
+  reference?: boolean;
+  detail: 'auto' | 'low' | 'high';
+}
+
+function imageNote(part: LanguageModelV4FilePart): ImageNote {
+  const options = part.providerOptions as { sandbox?: { imageDetail?: unknown }; openai?: { imageDetail?: unknown } } | undefined;
+  const asked = options?.sandbox?.imageDetail ?? options?.openai?.imageDetail;
+  const detail = asked === 'low' || asked === 'high' ? asked : 'auto';
+  // The tagged file data of the v4 interface; the bare forms of earlier versions (bytes, base64, a URL) are read too.
+  const data = part.data as LanguageModelV4FilePart['data'] | Uint8Array | string | URL;
+  const bytesOf = (content: Uint8Array | string) => (typeof content === 'string' ? new Uint8Array(Buffer.from(content, 'base64')) : content);
+  if (data instanceof URL) return { info: null, bytes: 0, url: data.href, detail };
+  if (data instanceof Uint8Array || typeof data === 'string') {
+    const bytes = bytesOf(data);
+    return { info: imageInfo(bytes), bytes: bytes.length, detail };
+  }
+  switch (data.type) {
+    case 'data': {
+      const bytes = bytesOf(data.data);
+      return { info: imageInfo(bytes), bytes: bytes.length, detail };
+    }
+    case 'text':
+      return { info: null, bytes: Buffer.byteLength(data.text), detail };
+    case 'url':
+      return { info: null, bytes: 0, url: data.originalUrl ?? data.url.href, detail };
+    default:
+      return { info: null, bytes: 0, reference: true, detail };
+  }
+}
+
+/** sandbox-echo's marker for an image: "[image: PNG, 640×480]". */
+function imageMarker(image: ImageNote): string {
+  if (image.info) return `[image: ${image.info.format}, ${image.info.width}×${image.info.height}]`;
+  if (image.url !== undefined) return `[image: ${image.url}, not fetched]`;
+  if (image.reference) return '[image: provider reference, not read]';
+  return `[image: unreadable, ${image.bytes} bytes]`;
+}
+
+/** sandbox-writer's sentence about an image: "The image is a PNG of 640×480 pixels (landscape)." */
+function imageSentence(image: ImageNote, index: number, count: number): string {
+  const subject = count === 1 ? 'The image' : `Image ${index + 1}`;
+  if (image.info) {
+    const { format, width, height } = image.info;
+    const shape = width > height ? 'landscape' : width < height ? 'portrait' : 'square';
+    return `${subject} is a ${format} of ${width}×${height} pixels (${shape}).`;
+  }
+  if (image.url !== undefined) return `${subject} is a link the sandbox does not fetch (${image.url}).`;
+  if (image.reference) return `${subject} is a file stored at a provider, which the sandbox does not read.`;
+  return `${subject} is in no format the sandbox reads (${image.bytes} bytes).`;
+}
+
+function resultText(output: LanguageModelV4ToolResultOutput): string {
+  switch (output.type) {
+    case 'text':
+      return output.value;
+    case 'json':
+      return JSON.stringify(output.value);
+    case 'error-text':
+      return `error: ${output.value}`;
+    case 'error-json':
+      return `error: ${JSON.stringify(output.value)}`;
+    case 'execution-denied':
+      return output.reason ? `denied: ${output.reason}` : 'denied';
+    case 'content':
+      return output.value
+        .flatMap((item) => (item.type === 'text' ? [item.text] : []))
+        .join(' ');
+  }
+}
+
+const isImage = (part: { type: string; mediaType?: string }): part is LanguageModelV4FilePart => part.type === 'file' && /^image(?:\/|$)/i.test(part.mediaType ?? '');
 
 function readPrompt(options: LanguageModelV4CallOptions): SandboxInput {
   const all: { content: string }[] = [];
   let message = '';
+  let echo = '';
+  let images: ImageNote[] = [];
+  let imageTokenCount = 0;
   let system = '';
   for (const entry of options.prompt) {
-    const text =
-      typeof entry.content === 'string'
-        ? entry.content
-        : entry.content
-            .filter((part): part is { type: 'text'; text: string } => part.type === 'text')
-            .map((part) => part.text)
-            .join('');
-    all.push({ content: text });
-    if (entry.role === 'user') message = text;
-    if (entry.role === 'system') system += `${text}\n`;
+    if (entry.role === 'system') {
+      all.push({ content: entry.content });
+      system += `${entry.content}\n`;
+    } else if (entry.role === 'user') {
+      const notes: ImageNote[] = [];
+      // sandbox-echo's text: each image's marker stands apart from the text around it by a space.
+      let marked = '';
+      let afterMarker = false;
+      for (const part of entry.content) {
+        if (part.type === 'text') {
+          marked += afterMarker && part.text !== '' && !/^\s/.test(part.text) ? ` ${part.text}` : part.text;
+          afterMarker = part.text === '' && afterMarker;
+        } else if (isImage(part)) {
+          const note = imageNote(part);
+          notes.push(note);
+          imageTokenCount += imageTokens(note.info, note.detail);
+          marked += `${marked === '' || /\s$/.test(marked) ? '' : ' '}${imageMarker(note)}`;
+          afterMarker = true;
+        }
+      }
+      echo = marked;
+      message = entry.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+      images = notes;
+      all.push({ content: message });
+    } else if (entry.role === 'assistant') {
+      const lines = entry.content.flatMap((part) => {
+        if (part.type === 'text') return [part.text];
+        if (part.type === 'tool-call') return [`${part.toolName} ${typeof part.input === 'string' ? part.input : JSON.stringify(part.input)}`];
+        return [];
+      });
+      all.push({ content: lines.join('\n') });
+    } else {
+      all.push({ content: entry.content.flatMap((part) => (part.type === 'tool-result' ? [resultText(part.output)] : [])).join('\n') });
+    }
   }
-  return { message, all, system };
-}
-
-/** The key terms of a text, as the model's rules define them. */
-export function keyTerms(text: string): string[] {
-  const counts = new Map<string, { count: number; first: number }>();
-  const words = text.toLowerCase().match(/\p{L}[\p{L}\p{N}'-]*/gu) ?? [];
-  words.forEach((word, index) => {
-    if ([...word].length < 4 || STOP_WORDS.has(word)) return;
-    const seen = counts.get(word);
-    if (seen) seen.count += 1;
-    else counts.set(word, { count: 1, first: index });
-  });
-  return [...counts.entries()]
-    .sort(([, a], [, b]) => b.count - a.count || a.first - b.first)
-    .slice(0, 5)
-    .map(([word]) => word);
+  const last = options.prompt[options.prompt.length - 1];
+  let results: ToolResult[] | null = null;
+  if (last?.role === 'tool') {
+    results = [];
+    for (let at = options.prompt.length - 1; at >= 0; at--) {
+      const entry = options.prompt[at]!;
+      if (entry.role !== 'tool') break;
+      const parts = entry.content.flatMap((part) => (part.type === 'tool-result' ? [{ toolName: part.toolName, text: resultText(part.output) }] : []));
+      results.unshift(...parts);
+    }
+  }
+  return { message, echo, images, all, imageTokens: imageTokenCount, system, endsWithUser: last?.role === 'user', results };
 }
 
 function sentences(text: string): string[] {
@@ -173,8 +333,8 @@ interface Passage {
  *  prompt ends with it, after the chatbot's own instructions (which could quote the marker lines). */
 function passagesIn(system: string): Passage[] | null {
   const lines = system.split('\n').map((line) => line.replace(/\r$/, ''));
-  const end = lines.lastIndexOf('End of passages.');
-  const start = end < 0 ? -1 : lines.lastIndexOf('Knowledge passages:', end);
+  const end = lines.lastIndexOf(PASSAGES_END);
+  const start = end < 0 ? -1 : lines.lastIndexOf(PASSAGES_START, end);
   if (start < 0) return null;
   const passages: Passage[] = [];
   for (const line of lines.slice(start + 1, end)) {
@@ -184,29 +344,6 @@ function passagesIn(system: string): Passage[] | null {
   }
   return passages;
 }
-
-/** The forms a word is matched by: itself, without a plural ending (-s, -es, -ies → -y), and those without an -ed or
- *  -ing ending (with or without a final e, and a doubled consonant undone). Two words match when their forms meet, so
- *  "cookie" matches "cookies", "setting" "settings", "delivery" "deliveries", "take" "takes" and "taking". */
-function forms(word: string): Set<string> {
-  const out = new Set([word]);
-  if ([...word].length < 4) return out;
-  const bases = [word];
-  if (/[^s]s$/.test(word)) bases.push(word.slice(0, -1));
-  if (/(?:s|x|z|ch|sh)es$/.test(word)) bases.push(word.slice(0, -2));
-  if (/[^aeiou]ies$/.test(word)) bases.push(`${word.slice(0, -3)}y`);
-  for (const base of bases) {
-    out.add(base);
-    const verb = /^(.{3,}?)(?:ing|ed)$/.exec(base)?.[1];
-    if (!verb) continue;
-    out.add(verb);
-    out.add(`${verb}e`);
-    if (/([^aeiou])\1$/.test(verb)) out.add(verb.slice(0, -1));
-  }
-  return out;
-}
-
-const meets = (a: Set<string>, b: Set<string>) => [...a].some((form) => b.has(form));
 
 /** The grounded answer: the one or two passage sentences that share the most key terms with the message. */
 function groundedText(message: string, passages: Passage[]): string {
@@ -234,31 +371,97 @@ function groundedText(message: string, passages: Passage[]): string {
     .join(' ');
 }
 
-/** What the model answers to this call, before `stop` and `max_tokens`. */
-function answer(modelId: string, options: LanguageModelV4CallOptions, input: SandboxInput): string {
-  const sandbox = (options.providerOptions?.sandbox ?? {}) as { choice?: number };
-  const rotation = (sandbox.choice ?? 0) + (options.seed ?? 0);
-  const passages = modelId === 'sandbox-echo' ? null : passagesIn(input.system);
-  const written =
-    modelId === 'sandbox-echo' ? { text: input.message, terms: keyTerms(input.message) } : passages ? { text: groundedText(input.message, passages), terms: keyTerms(input.message) } : writerText(input.message, rotation);
-  const sliders = modelId === 'sandbox-echo' || passages ? null : slidersInInstructions(input.system);
-  const { text, terms } = sliders ? { ...written, text: rewriteToward(written.text, sliders) } : written;
+/** The answer after tool results: sandbox-echo's is the last result's text; sandbox-writer's is
+ *  "<tool name>: <result text>." for each result, in order, joined by a space (no "." added after . ! or ?). */
+function resultsAnswer(modelId: string, results: ToolResult[]): string {
+  if (modelId === 'sandbox-echo') return results[results.length - 1]?.text ?? '';
+  if (results.length === 0) return 'No tool results.';
+  return results.map(({ toolName, text }) => `${toolName}: ${text}${/[.!?]$/.test(text) ? '' : '.'}`).join(' ');
+}
+
+/** sandbox-writer's sentences about the message's images, before its draft (or alone, when the message's text has
+ *  no key term). */
+function withImages(text: string, terms: string[], images: ImageNote[]): string {
+  if (images.length === 0) return text;
+  const about = images.map((image, index) => imageSentence(image, index, images.length)).join(' ');
+  return terms.length === 0 ? about : `${about} ${text}`;
+}
+
+/** The text in the response format asked for. */
+function formatted(options: LanguageModelV4CallOptions, text: string, terms: string[], rotation: number): string {
   const format = options.responseFormat;
   if (format?.type !== 'json') return text;
   if (!format.schema) return JSON.stringify({ reply: text, key_terms: terms });
   return JSON.stringify(valueOf(format.schema, text, terms, rotation, format.name ?? ''));
 }
 
+/** The voice's sliders the caller passed in `providerOptions.sandbox.sliders` (every slider, 0 to 100), or null. */
+function slidersOf(options: LanguageModelV4CallOptions): Sliders | null {
+  const given = (options.providerOptions?.sandbox as { sliders?: Record<string, unknown> } | undefined)?.sliders;
+  if (typeof given !== 'object' || given === null) return null;
+  const valid = SLIDER_NAMES.every((name) => Number.isInteger(given[name]) && (given[name] as number) >= 0 && (given[name] as number) <= 100);
+  return valid ? (given as Sliders) : null;
+}
+
+/** What the model answers to this call, before `stop` and `max_tokens`. */
+function answer(modelId: string, options: LanguageModelV4CallOptions, input: SandboxInput): string {
+  const sandbox = (options.providerOptions?.sandbox ?? {}) as { choice?: number };
+  const rotation = (sandbox.choice ?? 0) + (options.seed ?? 0);
+  if (input.results) {
+    const text = resultsAnswer(modelId, input.results);
+    return formatted(options, text, keyTerms(text), rotation);
+  }
+  const passages = modelId === 'sandbox-echo' ? null : passagesIn(input.system);
+  const written =
+    modelId === 'sandbox-echo' ? { text: input.echo, terms: keyTerms(input.message) } : passages ? { text: groundedText(input.message, passages), terms: keyTerms(input.message) } : writerText(input.message, rotation);
+  const sliders = modelId === 'sandbox-echo' || passages ? null : slidersOf(options);
+  const { text, terms } = sliders ? { ...written, text: rewriteToward(written.text, sliders) } : written;
+  return formatted(options, modelId === 'sandbox-echo' ? text : withImages(text, terms, input.images), terms, rotation);
+}
+
+type SandboxFinish = 'stop' | 'length' | 'tool-calls';
+
 interface SandboxOutput {
   text: string;
-  finish: 'stop' | 'length';
+  calls: SandboxToolCall[];
+  finish: SandboxFinish;
   usage: LanguageModelV4Usage;
+}
+
+const isFunctionTool = (tool: LanguageModelV4FunctionTool | LanguageModelV4ProviderTool): tool is LanguageModelV4FunctionTool => tool.type === 'function';
+
+/** A tool definition counts the tokens of its name, its description and its input schema as compact JSON. */
+const toolDefinitionTokens = (tools: LanguageModelV4FunctionTool[]) =>
+  tools.reduce((sum, tool) => sum + countTokens(tool.name) + countTokens(tool.description ?? '') + countTokens(JSON.stringify(tool.inputSchema)), 0);
+
+function usageOf(inputTokens: number, outputTokens: number): LanguageModelV4Usage {
+  return {
+    inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
+  };
 }
 
 function generate(modelId: string, options: LanguageModelV4CallOptions): SandboxOutput {
   const input = readPrompt(options);
+  const tools = (options.tools ?? []).filter(isFunctionTool);
+  const inputTokens = countPromptTokens(input.all) + input.imageTokens + toolDefinitionTokens(tools);
+  const sandbox = (options.providerOptions?.sandbox ?? {}) as { parallelToolCalls?: unknown };
+  const calls = toolCalls({
+    modelId,
+    tools,
+    toolChoice: options.toolChoice ?? { type: 'auto' },
+    message: input.message,
+    endsWithUser: input.endsWithUser,
+    parallel: sandbox.parallelToolCalls !== false,
+    promptLength: options.prompt.length,
+  });
+  // A tool call is always whole: `stop` and `max_tokens` apply to text answers only.
+  if (calls.length > 0) {
+    const outputTokens = calls.reduce((sum, call) => sum + countTokens(call.toolName) + countTokens(call.input), 0);
+    return { text: '', calls, finish: 'tool-calls', usage: usageOf(inputTokens, outputTokens) };
+  }
   let text = answer(modelId, options, input);
-  let finish: SandboxOutput['finish'] = 'stop';
+  let finish: SandboxFinish = 'stop';
   // `stop`: the output ends before the first stop sequence it contains (which is not returned).
   const cut = Math.min(...(options.stopSequences ?? []).map((s) => text.indexOf(s)).filter((i) => i >= 0));
   if (Number.isFinite(cut)) text = text.slice(0, cut);
@@ -267,21 +470,33 @@ function generate(modelId: string, options: LanguageModelV4CallOptions): Sandbox
     text = truncated.text;
     if (truncated.truncated) finish = 'length';
   }
-  const inputTokens = countPromptTokens(input.all);
-  const outputTokens = countTokens(text);
-  return {
-    text,
-    finish,
-    usage: {
-      inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: 0 },
-      outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
-    },
-  };
+  return { text, calls: [], finish, usage: usageOf(inputTokens, countTokens(text)) };
 }
+
+const finishReason = (finish: SandboxFinish) => ({ unified: finish, raw: finish === 'tool-calls' ? 'tool_calls' : finish });
 
 /** The chunks a sandbox answer streams in: one word each, with the space that follows it. */
 function chunks(text: string): string[] {
   return text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
+}
+
+/** A text answer streams one word a part; tool calls stream as OpenAI's do: each call's start, its arguments in
+ *  fragments (cut after each `:` and `,`), its end, then the whole call. */
+function streamParts(output: SandboxOutput): LanguageModelV4StreamPart[] {
+  const body: LanguageModelV4StreamPart[] =
+    output.calls.length > 0
+      ? output.calls.flatMap((call): LanguageModelV4StreamPart[] => [
+          { type: 'tool-input-start', id: call.toolCallId, toolName: call.toolName },
+          ...argumentFragments(call.input).map((delta): LanguageModelV4StreamPart => ({ type: 'tool-input-delta', id: call.toolCallId, delta })),
+          { type: 'tool-input-end', id: call.toolCallId },
+          { type: 'tool-call', toolCallId: call.toolCallId, toolName: call.toolName, input: call.input },
+        ])
+      : [
+          { type: 'text-start', id: '0' },
+          ...chunks(output.text).map((delta): LanguageModelV4StreamPart => ({ type: 'text-delta', id: '0', delta })),
+          { type: 'text-end', id: '0' },
+        ];
+  return [{ type: 'stream-start', warnings: [] }, ...body, { type: 'finish', usage: output.usage, finishReason: finishReason(output.finish) }];
 }
 
 export function sandboxModel(modelId: string): LanguageModelV4 {
@@ -289,27 +504,25 @@ export function sandboxModel(modelId: string): LanguageModelV4 {
     specificationVersion: 'v4',
     provider: 'sandbox',
     modelId,
-    supportedUrls: {},
+    // Image links reach the model as links (the AI SDK would otherwise download them first): the sandbox fetches
+    // nothing, and says so.
+    supportedUrls: { 'image/*': [/^https?:\/\//] },
     async doGenerate(options) {
       options.abortSignal?.throwIfAborted();
       const output = generate(modelId, options);
       return {
-        content: [{ type: 'text', text: output.text }],
-        finishReason: { unified: output.finish, raw: output.finish },
+        content:
+          output.calls.length > 0
+            ? output.calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.toolCallId, toolName: call.toolName, input: call.input }))
+            : [{ type: 'text', text: output.text }],
+        finishReason: finishReason(output.finish),
         usage: output.usage,
         warnings: [],
       };
     },
     async doStream(options) {
       options.abortSignal?.throwIfAborted();
-      const output = generate(modelId, options);
-      const parts: LanguageModelV4StreamPart[] = [
-        { type: 'stream-start', warnings: [] },
-        { type: 'text-start', id: '0' },
-        ...chunks(output.text).map((delta): LanguageModelV4StreamPart => ({ type: 'text-delta', id: '0', delta })),
-        { type: 'text-end', id: '0' },
-        { type: 'finish', usage: output.usage, finishReason: { unified: output.finish, raw: output.finish } },
-      ];
+      const parts = streamParts(generate(modelId, options));
       let next = 0;
       const stream = new ReadableStream<LanguageModelV4StreamPart>({
         pull(controller) {

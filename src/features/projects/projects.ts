@@ -14,7 +14,6 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { engineOf } from '../engine/engine.ts';
 import { voicesOf } from '../voices/voices.ts';
 import { presentProject } from './presenters.ts';
 
@@ -60,7 +59,7 @@ async function checkDefaultVoice(db: Kysely<Database>, workspaceId: string, voic
  * A model whose provider is not configured here is taken: configuring it later makes it work.
  */
 function checkDefaultModel(context: RequestContext, model: string): void {
-  if (!engineOf(context.platform).catalogue.get(model)) {
+  if (!context.platform.services.engine.catalogue.get(model)) {
     throw new Problem('model_not_found', `No model ${model} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer: '/default_model', detail: 'is not a model of the catalogue' }] });
   }
 }

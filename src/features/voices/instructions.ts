@@ -1,25 +1,12 @@
 // What a ready voice tells the model: its style summary, traits, slider targets, banned phrases and a few sentences
-// of the sample as reference. The slider line has a fixed form ("Slider targets (0-100): formality 20, …") that the
-// sandbox models read (src/features/engine/sandbox.ts), so that a voice changes their output by documented rules.
+// of the sample as reference. The sandbox models get the sliders themselves (middleware.ts), not this text.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
 import { effectiveSliders, type Sliders } from './presenters.ts';
-import { SLIDER_NAMES } from './style.ts';
+import { SLIDER_NAMES } from '../engine/style.ts';
 import { readyVoice } from './voices.ts';
 
-export const SLIDER_LINE = 'Slider targets (0-100): ';
-
-/** The sliders of a slider line, or null when the text has none. */
-export function slidersInInstructions(text: string): Sliders | null {
-  const line = text.split('\n').find((l) => l.startsWith(SLIDER_LINE));
-  if (!line) return null;
-  const sliders: Partial<Sliders> = {};
-  for (const part of line.slice(SLIDER_LINE.length).split(',')) {
-    const [name, value] = part.trim().split(' ');
-    if ((SLIDER_NAMES as readonly string[]).includes(name!) && /^\d+$/.test(value ?? '')) sliders[name as keyof Sliders] = Number(value);
-  }
-  return SLIDER_NAMES.every((name) => sliders[name] !== undefined) ? (sliders as Sliders) : null;
-}
+const SLIDER_LINE = 'Slider targets (0-100): ';
 
 const SLIDER_WORDS: Record<keyof Sliders, [low: string, high: string]> = {
   formality: ['casual and conversational, with contractions', 'formal, without contractions or slang'],
@@ -50,25 +37,27 @@ export function voiceInstructions(voice: { name: string; style_summary: string |
     .join('\n');
 }
 
-/** A voice as the engine applies it: its instructions for the model, and what the output policy needs. */
+/** A voice as the engine applies it: its instructions for the model, its sliders, and what the output policy needs. */
 export interface AppliedVoice {
   id: string;
   name: string;
   banned_phrases: string[];
   instructions: string;
+  sliders: Sliders;
 }
 
 /** The ready voice `voiceId` of the workspace, named by the request's `voice_id` (404 or 409 voice_not_ready else). */
 export async function appliedVoice(db: Kysely<Database>, workspaceId: string, voiceId: string): Promise<AppliedVoice> {
   const row = await readyVoice(db, workspaceId, voiceId, '/voice_id');
   const banned = JSON.parse(row.banned_phrases) as string[];
+  const sliders = effectiveSliders(row)!;
   const instructions = voiceInstructions({
     name: row.name,
     style_summary: row.style_summary,
     traits: JSON.parse(row.traits) as string[],
-    sliders: effectiveSliders(row)!,
+    sliders,
     banned_phrases: banned,
     sample_text: row.sample_text,
   });
-  return { id: row.id, name: row.name, banned_phrases: banned, instructions };
+  return { id: row.id, name: row.name, banned_phrases: banned, instructions, sliders };
 }

@@ -8,11 +8,11 @@ import type { JSONSchema7 } from '@ai-sdk/provider';
 import { iso } from '../../platform/clock.ts';
 import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions } from '../../platform/jobs/runner.ts';
-import { Engine } from '../engine/engine.ts';
+import type { Engine } from '../engine/engine.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
 import { effectiveSliders } from './presenters.ts';
-import { measure, slidersFrom, summaryFrom, traitsFrom, trainingVerdict, type Measurements, type Sliders } from './style.ts';
+import { measure, slidersFrom, summaryFrom, traitsFrom, trainingVerdict, type Measurements, type Sliders } from '../engine/style.ts';
 
 /** The summary and traits a model writes, as JSON of this schema. */
 const DESCRIPTION_SCHEMA: JSONSchema7 = {
@@ -61,7 +61,7 @@ ${sample}` },
 
 export function voiceJobs(services: WorkerServices): JobDefinitions {
   const model = services.config.voiceTrainingModel;
-  const engine = model ? new Engine(services.config.providers, services.db, services.logger, services.clock) : null;
+  const engine = model ? services.engine : null;
   return {
     'voices.train': {
       async run(job) {

@@ -16,7 +16,7 @@ import type { Database } from '../../storage/schema.ts';
 import { compilePolicy, PolicyRuleError } from '../policy/match.ts';
 import { bannedPhrasesRule } from '../policy/voice-rule.ts';
 import { effectiveSliders, presentVoice, type SliderOverrides } from './presenters.ts';
-import { checkText, countWords } from './style.ts';
+import { checkText, countWords } from '../engine/style.ts';
 
 type Schemas = components['schemas'];
 

@@ -5,7 +5,6 @@ import type { Feature } from '../../platform/feature.ts';
 import { approvalPages } from './approval-page.ts';
 import { workflows } from './migrations/015_workflows.ts';
 import { runHandlers } from './runs.ts';
-import { runtimeOf } from './runtime.ts';
 import './schema.ts';
 import { workflowHandlers } from './workflows.ts';
 
@@ -13,6 +12,5 @@ export const workflowsFeature = {
   name: 'workflows',
   handlers: { ...workflowHandlers, ...runHandlers },
   migrations: { '015_workflows': workflows },
-  runtime: runtimeOf,
   pages: approvalPages,
 } satisfies Feature;

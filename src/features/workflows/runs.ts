@@ -11,7 +11,6 @@ import { Problem, type ProblemFieldError } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Definition } from './definition.ts';
 import type { Value } from './expressions.ts';
-import { runtimeOf } from './runtime.ts';
 import { cancelOpenSteps, FINAL_RUN_STATUSES, presentRun, refreshRunStatus, stepsOf, versionDefinition, type Approval, type RunRow } from './store.ts';
 import { loadWorkflow, workflowsOf } from './workflows.ts';
 
@@ -117,7 +116,7 @@ async function decide(context: RequestContext, path: { id: string; run_id: strin
     });
   });
   // The decision is recorded: a lost wake-up is sent again by the runtime's reconciliation.
-  await runtimeOf(context.platform)
+  await context.platform.services.workflows
     .wake(path.run_id, path.step_id)
     .catch((error: unknown) => context.platform.logger.warn({ err: error, run_id: path.run_id }, 'could not wake the run; it is woken within seconds'));
   return { status: 200 as const, contentType: 'application/json' as const, body: await presented(context, path.run_id) };
@@ -178,7 +177,7 @@ export const runHandlers = {
     });
     // Committed first: a run handed to the engine always exists. One that is not handed (this process dies now) is
     // handed by the runtime's reconciliation.
-    await runtimeOf(context.platform)
+    await context.platform.services.workflows
       .enqueue(run.id)
       .catch((error: unknown) => context.platform.logger.warn({ err: error, run_id: run.id }, 'could not hand the run to the engine; it is handed within seconds'));
     const body = await presented(context, run.id);
@@ -222,7 +221,7 @@ export const runHandlers = {
       await trx.updateTable('workflow_runs').set({ status: 'cancelled', finished_at: iso(context.now) }).where('id', '=', run.id).execute();
       await recordAudit(trx, byRequest(context), { action: 'workflow_run.cancelled', target: { type: 'workflow_run', id: run.id, display_name: null }, details: { workflow_id: run.workflow_id } });
     });
-    await runtimeOf(context.platform)
+    await context.platform.services.workflows
       .cancel(request.path.run_id)
       .catch((error: unknown) => context.platform.logger.warn({ err: error, run_id: request.path.run_id }, 'could not stop the engine run; it stops at its next step'));
     return { status: 200, contentType: 'application/json', body: await presented(context, request.path.run_id) };

@@ -25,10 +25,8 @@ import { BackendSqlite } from 'openworkflow/sqlite';
 import { sql, type Transaction } from 'kysely';
 import { iso } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/context.ts';
-import type { FeatureRuntime } from '../../platform/feature.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
-import { Engine } from '../engine/engine.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
 import type { Definition } from './definition.ts';
 import { asText, parseExpression, truthy, evaluate, type Scope, type Value } from './expressions.ts';
@@ -66,10 +64,8 @@ function engineDatabasePath(path: string): string {
   return /\.db$/.test(path) ? path.replace(/\.db$/, '.workflows.db') : `${path}.workflows`;
 }
 
-export class WorkflowRuntime implements FeatureRuntime {
+export class WorkflowRuntime {
   readonly #platform: Platform;
-  /** Our own engine instance: a step's retries are the workflow's, so the provider calls are not retried inside it. */
-  readonly #engine: Engine;
   #backend: Backend | undefined;
   #client: OpenWorkflow | undefined;
   #worker: Worker | undefined;
@@ -78,8 +74,6 @@ export class WorkflowRuntime implements FeatureRuntime {
 
   constructor(platform: Platform) {
     this.#platform = platform;
-    const { config, db, logger, clock } = platform;
-    this.#engine = new Engine({ ...config.providers, maxRetries: 0 }, db, logger, clock);
   }
 
   async start(): Promise<void> {
@@ -301,7 +295,7 @@ export class WorkflowRuntime implements FeatureRuntime {
         try {
           const outcome = await runAttempt(item, {
             platform: this.#platform,
-            engine: this.#engine,
+            engine: this.#platform.services.engine,
             run,
             projectId,
             scope,
@@ -529,14 +523,9 @@ function parseOutput(row: StepRow): Value {
   return row.output === null ? null : (JSON.parse(row.output) as Value);
 }
 
-const runtimes = new WeakMap<Platform, WorkflowRuntime>();
-
-/** The runtime of a running server (src/server.ts starts it through the feature's `runtime`). */
-export function runtimeOf(platform: Platform): WorkflowRuntime {
-  let runtime = runtimes.get(platform);
-  if (!runtime) {
-    runtime = new WorkflowRuntime(platform);
-    runtimes.set(platform, runtime);
+declare module '../../platform/context.ts' {
+  interface Services {
+    /** The workflows' durable runtime (started once the server listens). */
+    workflows: WorkflowRuntime;
   }
-  return runtime;
 }

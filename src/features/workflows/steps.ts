@@ -119,6 +119,8 @@ async function generate(step: Extract<Step, { type: 'generate' }>, attempt: Atte
   ];
   const json = step.response_format === 'json';
   const result = await attempt.engine.generate({
+    // A step's retries are the workflow's (its retry_on and backoff): the provider call is not retried inside it.
+    maxRetries: 0,
     workspaceId: run.workspace_id,
     apiKeyId: run.api_key_id,
     feature: 'workflows',

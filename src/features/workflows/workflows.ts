@@ -14,7 +14,6 @@ import { yamlPosition } from '../../platform/yaml-body.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { documentsOf } from '../documents/store.ts';
-import { engineOf } from '../engine/engine.ts';
 import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
 import { projectsOf } from '../projects/projects.ts';
 import { checkDefinition, inputSchema, type Checked, type Definition } from './definition.ts';
@@ -56,7 +55,7 @@ function fixedDocumentId(template: string): string | undefined {
 async function check(context: RequestContext, definition: Definition): Promise<Checked> {
   const db = context.platform.db;
   const workspace = context.caller.workspace;
-  const catalogue = engineOf(context.platform).catalogue;
+  const catalogue = context.platform.services.engine.catalogue;
   const ids = (type: Definition['steps'][number]['type'], field: string) =>
     definition.steps.filter((step) => step.type === type).map((step) => (step as Record<string, unknown>)[field] as string | undefined).filter((id): id is string => !!id);
   const voiceIds = [...ids('generate', 'voice_id'), ...definition.steps.flatMap((step) => (step.type === 'document_command' && step.options?.voice_id ? [step.options.voice_id] : []))];

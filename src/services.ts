@@ -1,0 +1,55 @@
+// The long-lived services of a process, in the one place that says what they are, what they are built from and in
+// which order they start, stop and are released: the content engine (with the features' middleware: the brand voice,
+// then the output policy), the documents' real-time sessions and the workflows' runtime. Features reach them as
+// `platform.services.<name>`; each declares its own on the Services interface (src/platform/context.ts).
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { Realtime } from './features/documents/realtime.ts';
+import { Engine } from './features/engine/engine.ts';
+import { policyMiddleware } from './features/policy/middleware.ts';
+import { voiceMiddleware } from './features/voices/middleware.ts';
+import { WorkflowRuntime } from './features/workflows/runtime.ts';
+import type { Clock } from './platform/clock.ts';
+import type { Platform, Services } from './platform/context.ts';
+import type { Database } from './storage/schema.ts';
+
+/** The engine of a process: every generation is written in its voice, then checked against the output policy. */
+export function createEngine({ config, db, logger, clock }: { config: Config; db: Kysely<Database>; logger: Logger; clock: Clock }): Engine {
+  return new Engine({ providers: config.providers, db, logger, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
+}
+
+export interface ServerServices {
+  /** The platform, its services built. */
+  platform: Platform;
+  /** Once the server listens. */
+  start(): Promise<void>;
+  /** At shutdown, before the HTTP server drains: no more work taken, work in flight finished (a workflow step), then
+   *  the real-time sessions saved and closed (a step may still have used a live document). */
+  stop(): Promise<void>;
+  /** After the drain (no request uses them any more), before the database closes: their connections released. */
+  dispose(): Promise<void>;
+}
+
+/** Builds a server's services on the platform's parts. */
+export function createServices(parts: Omit<Platform, 'services'>): ServerServices {
+  // The runtime and the real-time sessions are handed the whole platform; its services are complete before either
+  // is used (they start below, after this returns).
+  const services = {} as Services;
+  const platform: Platform = { ...parts, services };
+  services.engine = createEngine(parts);
+  services.realtime = new Realtime(platform);
+  services.workflows = new WorkflowRuntime(platform);
+  return {
+    platform,
+    start: () => services.workflows.start(),
+    async stop() {
+      await services.workflows.stop();
+      await services.realtime.close();
+    },
+    async dispose() {
+      await services.realtime.dispose();
+      await services.workflows.dispose();
+    },
+  };
+}
