@@ -392,6 +392,35 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(events[2].data).toMatchObject({ role: 'tool', tool_calls: null, tool_call_id: 'call_t1' });
   });
 
+  test('sandbox (no key): a tool loop, streamed calls, parallel calls, and images the server fetched', async () => {
+    const key = await newWorkspace();
+    const weather = { type: 'function', function: { name: 'get_weather', description: 'Get the current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+    const ask = { role: 'user', content: 'What is the weather in Paris?' };
+    const first = await complete(key, { model: 'sandbox-writer', messages: [ask], tools: [weather] });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.choices[0]).toMatchObject({ message: { content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }, finish_reason: 'tool_calls' });
+    const streamed = await complete(key, { model: 'sandbox-writer', messages: [ask], tools: [weather], stream: true });
+    const chunks = chunksOf(streamed);
+    expect(joinedCalls(chunks)).toEqual([{ id: first.body.choices[0].message.tool_calls[0].id, name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+    expect(chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).length).toBeGreaterThan(2);
+
+    const call = first.body.choices[0].message.tool_calls[0];
+    const answer = await complete(key, { model: 'sandbox-writer', tools: [weather], messages: [ask, first.body.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '{"temperature":21,"sky":"clear"}' }] });
+    expect(answer.body.choices[0]).toMatchObject({ message: { content: 'get_weather: {"temperature":21,"sky":"clear"}.' }, finish_reason: 'stop' });
+
+    const two = await complete(key, { model: 'sandbox-writer', messages: [{ role: 'user', content: 'What is the weather in Paris and Berlin?' }], tools: [weather] });
+    expect(two.body.choices[0].message.tool_calls.map((c: any) => c.function.arguments)).toEqual(['{"city":"Paris"}', '{"city":"Berlin"}']);
+    const one = await complete(key, { model: 'sandbox-writer', messages: [{ role: 'user', content: 'What is the weather in Paris and Berlin?' }], tools: [weather], parallel_tool_calls: false });
+    expect(one.body.choices[0].message.tool_calls).toHaveLength(1);
+
+    // The server fetched the image and handed the sandbox its bytes: it reads the PNG's size, as from a data: URL.
+    for (const url of [`${images.url}/roast.png`, PNG_DATA_URL]) {
+      const echoed = await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe' }, { type: 'image_url', image_url: { url } }] }] });
+      expect(echoed.status, echoed.text).toBe(200);
+      expect(echoed.body.choices[0].message.content).toBe('Describe [image: PNG, 1×1]');
+    }
+  });
+
   test('the output policy covers tool-call arguments: a block, streamed and not, and a redaction that keeps JSON valid', async () => {
     const key = await newWorkspace();
     const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No competitor names', kind: 'banned_phrase', phrases: ['Globex Coffee'] } });

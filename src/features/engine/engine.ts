@@ -20,6 +20,7 @@ import type { AuditOrigin } from '../../platform/audit.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
+import { imageInfo, imageTokens } from './image-info.ts';
 import { LocalContextExceeded } from './local.ts';
 import type { EngineMiddleware, PreparedGeneration } from './middleware.ts';
 import { languageModel, type ProvidersConfig } from './providers.ts';
@@ -140,9 +141,6 @@ function finishReasonOf(reason: string, calledTools: boolean): FinishReason {
   return 'stop';
 }
 
-/** What an image costs in prompt tokens, counted before the call: OpenAI's price of a low-detail image, and of a 1024×1024 one in high detail. */
-const IMAGE_TOKENS = { low: 85, high: 765 } as const;
-
 /** A message as text, for its token count: its text, its tool calls' names and arguments. */
 function countedText(message: EngineMessage): string {
   if (message.role === 'assistant') return message.content + (message.toolCalls ?? []).map((call) => call.name + call.arguments).join('');
@@ -150,11 +148,12 @@ function countedText(message: EngineMessage): string {
   return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
-function imageTokens(messages: EngineMessage[]): number {
+/** The prompt tokens of the images, by OpenAI's rule for its vision models (image-info.ts; an image of unknown size counts 85). */
+function promptImageTokens(messages: EngineMessage[]): number {
   let total = 0;
   for (const message of messages) {
     if (message.role !== 'user' || typeof message.content === 'string') continue;
-    for (const part of message.content) if (part.type === 'image') total += part.detail === 'low' ? IMAGE_TOKENS.low : IMAGE_TOKENS.high;
+    for (const part of message.content) if (part.type === 'image') total += imageTokens(part.data instanceof URL ? null : imageInfo(part.data), part.detail);
   }
   return total;
 }
@@ -277,7 +276,7 @@ export class Engine {
     for (const middleware of this.#middleware) if (middleware.transform) generation = await middleware.transform(generation);
     const { messages } = generation.request;
     const tools = toolsOf(request, model);
-    const promptTokens = countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) + imageTokens(messages) + (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0);
+    const promptTokens = countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) + promptImageTokens(messages) + (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0);
     const room = model.context_window - promptTokens;
     const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
     if (room < 1 || maxOutputTokens > room) {
