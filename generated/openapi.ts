@@ -1846,7 +1846,8 @@ export type webhooks = {
         /**
          * Chat message created
          * @description A new chat message was saved in a thread: each message of a `POST /v1/chat/completions` request with `store`, and the
-         *     answer the model wrote. `content` is the text of the message.
+         *     answer the model wrote. `content` is the text of the message; `tool_calls` are the calls of an assistant message and
+         *     `tool_call_id` the call a `tool` message answers.
          *
          *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
          *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
