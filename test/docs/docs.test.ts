@@ -128,7 +128,7 @@ describe.skipIf(!hasChromium)('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'tools.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'tools.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html', 'tools.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
