@@ -1,6 +1,6 @@
 // Fake AI provider upstreams on loopback that speak the providers' real wire formats, so that tests (and
-// `npm run bench:chat`) run the real provider code (@ai-sdk/openai, @ai-sdk/anthropic, @ai-sdk/openai-compatible)
-// against them (test/engine/fake-providers.test.ts proves it with the AI SDK):
+// `npm run bench:chat`) run the real provider code (@ai-sdk/openai, @ai-sdk/anthropic, @ai-sdk/google, @ai-sdk/openai-compatible)
+// against them (test/engine/fake-providers.test.ts proves it with the AI SDK; test/chat/tools.test.ts with tool calls):
 // - OpenAI's Chat Completions, `POST /v1/chat/completions` (what `createOpenAI().chat(id)` and every
 //   `createOpenAICompatible()` model call): a `chat.completion` JSON, or `data:` chunks (the first with the role, then
 //   the content, then the finish reason, the usage chunk with `choices: []` when `stream_options.include_usage`, then
