@@ -160,15 +160,23 @@ export function createContentServiceClient(options: ContentServiceClientOptions 
     const stream = data as ReadableStream<Uint8Array>;
     // The DOM and Node typings of TextDecoderStream disagree on the input type; both accept Uint8Array chunks.
     const text = stream.pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>);
-    const events = text.pipeThrough(new EventSourceParserStream());
-    for await (const event of events) {
-      if (event.data === '[DONE]') return;
-      // A failure after the stream started: the last event is the problem document (docs/server.md, Streams).
-      if (event.event === 'error') {
-        const problem = JSON.parse(event.data) as Problem;
-        throw new ContentServiceError(problem.status, problem);
+    // Read with a reader rather than `for await` over the stream: Safari's ReadableStream is not async-iterable.
+    const events = text.pipeThrough(new EventSourceParserStream()).getReader();
+    try {
+      for (;;) {
+        const { done, value: event } = await events.read();
+        if (done) break;
+        if (event.data === '[DONE]') return;
+        // A failure after the stream started: the last event is the problem document (docs/server.md, Streams).
+        if (event.event === 'error') {
+          const problem = JSON.parse(event.data) as Problem;
+          throw new ContentServiceError(problem.status, problem);
+        }
+        yield JSON.parse(event.data) as ChatCompletionChunk;
       }
-      yield JSON.parse(event.data) as ChatCompletionChunk;
+    } finally {
+      // Also when the caller stops early (break, return, throw): the connection is closed instead of left open.
+      await events.cancel().catch(() => {});
     }
     throw new Error('The chat completion stream ended without `data: [DONE]`.');
   }

@@ -472,6 +472,45 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/embeddings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create embeddings
+         * @description Turns texts into vectors (embeddings) with an embedding model of the catalogue
+         *     (`GET /v1/models?capability=embeddings`). Wire-compatible with OpenAI's Embeddings API: point an official OpenAI
+         *     SDK's base URL at `https://<region>.content-service.example/v1` and call `embeddings.create`; OpenAI SDKs ask for
+         *     `encoding_format: base64` and decode it, which this operation answers.
+         *
+         *     **The built-in model.** `sandbox-embedding` needs no provider key: it is always available, free, and
+         *     deterministic (hashed character trigrams and words, L2-normalised; 256 dimensions by default, `dimensions` from
+         *     1 to 4096). Texts that share words, or most of a word's letters, are near; it knows nothing of meaning.
+         *
+         *     **Limits.** At most 2,048 inputs, each at most the model's `context_window` tokens, and 300,000 tokens in all; no
+         *     empty input; `dimensions` within the model's `dimensions_range`. Each is a `422 validation_failed` that points
+         *     at the field. A model without the `embeddings` capability (a chat model) is a `422 validation_failed` at
+         *     `/model`; an embedding model given to chat completions is refused the same way.
+         *
+         *     **Providers and billing.** The model's provider is called through the server's content engine, as chat
+         *     completions are (its rate limit is a `429 upstream_rate_limited`, its outage a `503 upstream_unavailable`, any
+         *     other refusal a `502 upstream_error`). Each request records one usage row with the feature `embeddings`
+         *     (`GET /v1/usage`), priced at the model's input price; `cost_usd` is what it cost.
+         *
+         *     The body may be at most 7 MB. Errors are problem documents that also carry OpenAI's `error` object.
+         */
+        post: operations["createEmbedding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/chat/threads": {
         parameters: {
             query?: never;
@@ -514,6 +553,97 @@ export type paths = {
          *     is a `404`.
          */
         delete: operations["deleteChatThread"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a response
+         * @description Generates the model's response to an input, wire-compatible with OpenAI's Responses API: point an official OpenAI
+         *     SDK's base URL at `https://<region>.content-service.example/v1` and call `responses.create`, or use the AI SDK's
+         *     OpenAI provider (it speaks this API). See `ResponseCreateRequest` for what is accepted.
+         *
+         *     **Conversation state.** With `store` (the default) the response is stored: its input items and output items are
+         *     saved as the messages of a chat thread (`thread_id`; a new thread for a new conversation), and
+         *     `previous_response_id` continues it - the conversation up to that response's output is sent before `input`.
+         *     Continuing a response that is not the last of its thread (answering it twice) starts a new thread with a copy of
+         *     the conversation up to it, so both branches keep their history. `instructions` apply to one response only.
+         *
+         *     **Tools.** Function tools only: the model's calls are `function_call` output items; send each result back as a
+         *     `function_call_output` item with the call's `call_id` (with `previous_response_id`, or with the calls
+         *     repeated in `input`).
+         *
+         *     **Streaming.** With `stream: true` the answer is `text/event-stream`: each event has an `event:` name equal to
+         *     its data's `type` and a `sequence_number` (see `ResponseStreamEvent`), ending with `response.completed`
+         *     (`response.incomplete` when the output was cut, `response.failed` when it failed after the stream began, such
+         *     as for an output policy violation: its text is never sent). Errors found before the stream starts are ordinary
+         *     problem responses.
+         *
+         *     **Providers, brand voice and output policy** are as for chat completions: the engine calls the provider,
+         *     `voice_id` applies a brand voice, and the output is checked against the compliance rules.
+         *
+         *     The body may be at most 4 MB. Errors are problem documents that also carry OpenAI's `error` object.
+         */
+        post: operations["createResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a response
+         * @description Returns a stored response, as it was answered. A response created with `store: false`, or deleted, is a `404`.
+         */
+        get: operations["getResponse"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a response
+         * @description Deletes a stored response: it can no longer be retrieved, listed or continued (`404`). The messages it saved stay
+         *     in its chat thread, which later responses of the conversation still replay; delete the thread
+         *     (`DELETE /v1/chat/threads/{id}`) to erase the conversation, which deletes its responses too.
+         */
+        delete: operations["deleteResponse"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{id}/input_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a response's input items
+         * @description The input items of a stored response - the items of its request's `input` (not those of the responses it
+         *     continues, nor its `instructions`) - as OpenAI lists them: `order` `desc` (the default, newest first) or
+         *     `asc`, `limit` items a page, and `after` an item id (the `last_id` of the previous page).
+         */
+        get: operations["listResponseInputItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -939,7 +1069,9 @@ export type paths = {
          * Create a knowledge base
          * @description Creates an empty knowledge base. Its embedding model and chunking are fixed from now on (changing them would mean
          *     re-embedding every chunk); create a new knowledge base to change them. Add content with
-         *     `POST /v1/knowledge-bases/{id}/sources`, and attach it to a chatbot to let the chatbot answer from it.
+         *     `POST /v1/knowledge-bases/{id}/sources`, and attach it to a chatbot to let the chatbot answer from it. The
+         *     `embedding_model` defaults to `text-embedding-3-small` when the server has OpenAI configured, else to the built-in
+         *     `sandbox-embedding`; an `embedding_model` whose provider is not configured here is a `422 model_unavailable`.
          */
         post: operations["createKnowledgeBase"];
         delete?: never;
@@ -1050,11 +1182,13 @@ export type paths = {
          *
          *     Full-text search ranks the query's words (any of them, stemmed, case and accents ignored) against each chunk's
          *     title and text, BM25 on SQLite (FTS5) and `ts_rank_cd` on PostgreSQL, the score being `rank / (1 + rank)`.
-         *     When the knowledge base's `embedding_model` has a provider on the server (OpenAI's models with an OpenAI key), its
-         *     chunks are embedded as they are processed and the search is hybrid: the query is embedded too, and each candidate
-         *     of either ranking scores `0.5 × full-text score + 0.5 × cosine similarity`, so a passage that shares no word with
-         *     the query (a synonym, a typo) can be found; `usage` is the query's embedding. Without a provider the search is
-         *     full-text only and `usage` is zero.
+         *     When the knowledge base's `embedding_model` is available on the server (always for the built-in
+         *     `sandbox-embedding`, the default on a server without OpenAI; OpenAI's models with an OpenAI key), its chunks are
+         *     embedded as they are processed and the search is hybrid: the query is embedded too, and each candidate of either
+         *     ranking scores `0.5 × full-text score + 0.5 × cosine similarity`, so a passage that shares no word with the
+         *     query (a synonym with a real model, a typo with any) can be found; `usage` is the query's embedding, billed with
+         *     the usage feature `embeddings`. Without vectors (a model whose provider is gone, `embed-multilingual-v3.0`) the
+         *     search is full-text only and `usage` is zero.
          */
         post: operations["searchKnowledgeBase"];
         delete?: never;
@@ -3078,7 +3212,8 @@ export type components = {
          * @description What a model can do: `chat` (chat completions), `streaming` (`stream: true`), `vision` (image input at its
          *     provider; this API accepts text only), `tools` (function calling at its provider), `json_mode`
          *     (`response_format: json_object`), `json_schema` (`response_format: json_schema`), `reasoning` (thinks before it
-         *     answers; honours `reasoning_effort`), `long_context` (a context window of 200,000 tokens or more), `embeddings`.
+         *     answers; honours `reasoning_effort`), `long_context` (a context window of 200,000 tokens or more), `embeddings` (turns texts into vectors:
+         *     `POST /v1/embeddings` and knowledge bases; an embedding model has no other capability).
          * @enum {string}
          */
         ModelCapability: "chat" | "streaming" | "vision" | "tools" | "json_mode" | "json_schema" | "reasoning" | "long_context" | "embeddings";
@@ -3107,7 +3242,9 @@ export type components = {
         };
         /**
          * Model
-         * @description A language model of the catalogue. The `id` is what `model` takes in chat completions, document commands, chatbots and workflow steps.
+         * @description A model of the catalogue. The `id` of a language model (capability `chat`) is what `model` takes in chat
+         *     completions, document commands, chatbots and workflow steps; that of an embedding model (capability `embeddings`)
+         *     what `model` takes in `POST /v1/embeddings` and a knowledge base's `embedding_model`.
          */
         Model: {
             /**
@@ -3145,13 +3282,13 @@ export type components = {
             available: boolean;
             /**
              * Format: int32
-             * @description The maximum number of tokens of the prompt and the completion together.
+             * @description The maximum number of tokens of the prompt and the completion together; for an embedding model, of one input.
              * @example 128000
              */
             context_window: number;
             /**
              * Format: int32
-             * @description The maximum number of tokens of one completion.
+             * @description The maximum number of tokens of one completion; 0 for an embedding model, which generates none.
              * @example 16384
              */
             max_output_tokens: number;
@@ -3168,6 +3305,30 @@ export type components = {
              * @example 2027-03-31
              */
             deprecation_date: string | null;
+            /**
+             * Format: int32
+             * @description Extension, embedding models only. The length of a vector when a request leaves `dimensions` out.
+             * @example 1536
+             */
+            dimensions?: number;
+            /**
+             * @description Extension, embedding models only. The `dimensions` a request may ask for, from `min` to `max`; `null` when the
+             *     model's length is fixed (a request with `dimensions` is then a `422`).
+             */
+            dimensions_range?: {
+                /**
+                 * Format: int32
+                 * @description The shortest vector a request may ask for.
+                 * @example 1
+                 */
+                min: number;
+                /**
+                 * Format: int32
+                 * @description The longest vector a request may ask for (the model's own length for OpenAI's models).
+                 * @example 1536
+                 */
+                max: number;
+            } | null;
         };
         /**
          * ModelList
@@ -3194,10 +3355,10 @@ export type components = {
         UsageDimension: "day" | "model" | "feature" | "api_key";
         /**
          * UsageFeature
-         * @description The feature that made a model call: `chat` (chat completions), `documents` (document commands), `voices` (voice training and checks), `chatbots` (chatbot replies), `workflows` (workflow steps).
+         * @description The feature that made a model call: `chat` (chat completions), `documents` (document commands), `voices` (voice training and checks), `chatbots` (chatbot replies), `workflows` (workflow steps), `embeddings` (`POST /v1/embeddings`, and the embedding of knowledge-base chunks and search queries, whoever searched).
          * @enum {string}
          */
-        UsageFeature: "chat" | "documents" | "voices" | "chatbots" | "workflows";
+        UsageFeature: "chat" | "documents" | "voices" | "chatbots" | "workflows" | "embeddings";
         /**
          * Format: int64
          * @description Model calls (a chat completion with `n` choices is `n` calls).
@@ -3704,7 +3865,8 @@ export type components = {
             /**
              * @description The model to use, an `id` of `GET /v1/models`. A model that is not in the catalogue of the region is a
              *     `404 model_not_found`; one whose provider is not configured on this server (`available: false`) is a
-             *     `422 model_unavailable`. The sandbox models (`sandbox-writer`, `sandbox-echo`) are always available.
+             *     `422 model_unavailable`; an embedding model (no `chat` capability) is a `422 validation_failed` at `/model`. The
+             *     sandbox models (`sandbox-writer`, `sandbox-echo`) are always available.
              * @example gpt-4o-mini
              */
             model: string;
@@ -4087,7 +4249,7 @@ export type components = {
         };
         /**
          * ChatCompletionProblem
-         * @description The problem document of `POST /v1/chat/completions`: every member of `Problem` (RFC 9457, with our `code` and
+         * @description The problem document of `POST /v1/chat/completions` and `POST /v1/embeddings`: every member of `Problem` (RFC 9457, with our `code` and
          *     `request_id`), plus OpenAI's `error` object with the same information so that OpenAI SDKs read it.
          */
         ChatCompletionProblem: {
@@ -4141,6 +4303,121 @@ export type components = {
              */
             rule_id?: string;
             error: components["schemas"]["ChatCompletionError"];
+        };
+        /**
+         * EmbeddingRequest
+         * @description A request for embeddings, as OpenAI's `CreateEmbeddingRequest`. Limits: at most 2,048 inputs, each at most the
+         *     model's `context_window` tokens (8,191 for OpenAI's models), and 300,000 tokens in all (OpenAI's limits); a
+         *     request over one is a `422 validation_failed` pointing at the input (`/input/3`) or at `/input`. Tokens are
+         *     counted with OpenAI's o200k_base encoding. OpenAI's other forms of `input`, arrays of token ids, are not
+         *     accepted (send the text): they are a `422 validation_failed` at the first id (`/input/0`).
+         */
+        EmbeddingRequest: {
+            /**
+             * @description The text to embed, or an array of texts (each embedded on its own, answered in the same order). Empty
+             *     strings are refused (`422` at the input), as OpenAI does. Arrays of token ids are refused too: each id is
+             *     a `422` "must be string" at its place (`/input/0`).
+             * @example How long do refunds take?
+             * @example [
+             *       "Refunds are paid within 14 days.",
+             *       "Orders ship within two working days."
+             *     ]
+             */
+            input: string | string[];
+            /**
+             * @description An embedding model, an `id` of `GET /v1/models?capability=embeddings` (`text-embedding-3-small`,
+             *     `sandbox-embedding`, …). An unknown model is a `404 model_not_found`; a model without the `embeddings`
+             *     capability (a chat model) is a `422 validation_failed` at `/model`; one whose provider is not configured on
+             *     this server is a `422 model_unavailable`. `sandbox-embedding` is always available.
+             * @example text-embedding-3-small
+             */
+            model: string;
+            /**
+             * Format: int32
+             * @description The length of each vector, for models that let it be chosen: those whose `dimensions_range` in
+             *     `GET /v1/models` is not null (`text-embedding-3-small` and `-large`, `gemini-embedding-001`,
+             *     `sandbox-embedding`). Outside the model's range, or for a model whose length is fixed, it is a
+             *     `422 validation_failed` at `/dimensions`. Left out, the model's `dimensions`.
+             * @example 512
+             */
+            dimensions?: number;
+            /**
+             * @description `float` (the default): each `embedding` is an array of numbers. `base64`: each `embedding` is the base64 of
+             *     the vector's 32-bit floats, little-endian (what OpenAI's SDKs ask for and decode).
+             * @default float
+             * @enum {string}
+             */
+            encoding_format?: "float" | "base64";
+            /**
+             * @description An identifier of your end user, accepted for compatibility with OpenAI's SDKs; it is not stored or passed to the provider.
+             * @example user-7f3a9c
+             */
+            user?: string;
+        };
+        /**
+         * Embedding
+         * @description One input's vector, as OpenAI's `embedding` object.
+         */
+        Embedding: {
+            /**
+             * @description Always `embedding`.
+             * @constant
+             */
+            object: "embedding";
+            /**
+             * Format: int32
+             * @description The position of the input in `input` (0 for a single string).
+             * @example 0
+             */
+            index: number;
+            /**
+             * @description The vector: an array of numbers with `encoding_format: float`, or with `base64` the base64 of its 32-bit
+             *     floats, little-endian. The vectors of OpenAI's models and of `sandbox-embedding` have length 1, so cosine
+             *     similarity is their dot product.
+             */
+            embedding: number[] | string;
+        };
+        /**
+         * EmbeddingUsage
+         * @description The tokens of the inputs, as OpenAI's embedding `usage`; billing and `cost_usd` are based on them.
+         */
+        EmbeddingUsage: {
+            /**
+             * Format: int32
+             * @description Tokens of all the inputs, as the provider counted them (counted here with o200k_base when it reports none).
+             * @example 18
+             */
+            prompt_tokens: number;
+            /**
+             * Format: int32
+             * @description The same as `prompt_tokens` (embeddings generate no tokens).
+             * @example 18
+             */
+            total_tokens: number;
+        };
+        /**
+         * EmbeddingList
+         * @description The embeddings of a request, as OpenAI's `CreateEmbeddingResponse`, plus our `cost_usd`.
+         */
+        EmbeddingList: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /** @description One embedding per input, in the order of `input`. */
+            data: components["schemas"]["Embedding"][];
+            /**
+             * @description The catalogue id of the model that embedded the inputs.
+             * @example text-embedding-3-small
+             */
+            model: string;
+            usage: components["schemas"]["EmbeddingUsage"];
+            /**
+             * @description Extension. What the request cost, in US dollars, from `usage` and the model's input price (0 for `sandbox-embedding`).
+             * @example 3.6e-7
+             */
+            cost_usd: number;
         };
         /**
          * ChatThread
@@ -4301,6 +4578,897 @@ export type components = {
             updated_at: components["schemas"]["Timestamp"];
             /** @description The thread's messages, oldest first. */
             messages: components["schemas"]["ChatMessage"][];
+        };
+        /**
+         * ResponseInputText
+         * @description A text part of an input message.
+         */
+        ResponseInputText: {
+            /**
+             * @description Always `input_text`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "input_text";
+            /**
+             * @description The text.
+             * @example Write a launch announcement for our spring sale.
+             */
+            text: string;
+        };
+        /**
+         * ResponseInputImage
+         * @description An image part of a user message, for models with the `vision` capability: `image_url` is an `https` URL (fetched by
+         *     the server) or a `data:image/…;base64,` URL. `file_id` (OpenAI's Files API) is not offered.
+         */
+        ResponseInputImage: {
+            /**
+             * @description Always `input_image`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "input_image";
+            /**
+             * @description The image, as an `https` URL or a base64 `data:` URL.
+             * @example https://cdn.example.com/products/roast-spring.jpg
+             */
+            image_url: string;
+            /**
+             * @description How closely the model looks at the image.
+             * @default auto
+             * @enum {string|null}
+             */
+            detail?: "auto" | "low" | "high" | null;
+        };
+        /**
+         * ResponseOutputText
+         * @description Text the model wrote, as a part of an output message (or of an assistant message given back as input).
+         */
+        ResponseOutputText: {
+            /**
+             * @description Always `output_text`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "output_text";
+            /**
+             * @description The text.
+             * @example Spring into savings: every roast is 20% off until Sunday.
+             */
+            text: string;
+            /** @description Citations of the text; always empty (no built-in tools cite sources here). */
+            annotations?: Record<string, never>[];
+            /** @description Log probabilities are not offered; empty when present. */
+            logprobs?: Record<string, never>[];
+        };
+        /**
+         * ResponseInputMessage
+         * @description A message of the input. `system` and `developer` messages instruct the model; `user` content may hold text and
+         *     image parts; `assistant` content (an earlier answer given back) is text or `output_text` parts.
+         */
+        ResponseInputMessage: {
+            /**
+             * @description Always `message` when given.
+             * @constant
+             */
+            type?: "message";
+            /**
+             * @description Who wrote the message.
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "system" | "developer";
+            /** @description The text, or a list of parts. */
+            content: string | (components["schemas"]["ResponseInputText"] | components["schemas"]["ResponseInputImage"] | components["schemas"]["ResponseOutputText"])[];
+            /**
+             * @description The item's id, when an output message is given back as it was received (`msg_…`); not used.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            id?: string;
+            /**
+             * @description The item's status, when an output message is given back as it was received; not used.
+             * @enum {string}
+             */
+            status?: "in_progress" | "completed" | "incomplete";
+        };
+        /**
+         * ResponseFunctionCall
+         * @description A call of one of the request's function tools by the model: an output item, and, given back in the next request's
+         *     `input` with its `function_call_output`, part of the conversation.
+         */
+        ResponseFunctionCall: {
+            /**
+             * @description Always `function_call`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "function_call";
+            /**
+             * @description The item's id (`fc_…`).
+             * @example fc_01JDA4M7Q4B5C6D7E8F9G0H1J4
+             */
+            id?: string;
+            /**
+             * @description The call's id, which its `function_call_output` names.
+             * @example call_01JDA4M7Q4B5C6D7E8F9G0H1J5
+             */
+            call_id: string;
+            /**
+             * @description The function's name.
+             * @example get_stock_level
+             */
+            name: string;
+            /**
+             * @description The arguments as the JSON text the model wrote.
+             * @example {"sku":"roast-spring-250g"}
+             */
+            arguments: string;
+            /**
+             * @description `completed` once the call is whole; `in_progress` while its arguments stream.
+             * @enum {string}
+             */
+            status?: "in_progress" | "completed" | "incomplete";
+        };
+        /**
+         * ResponseFunctionCallOutput
+         * @description What your code answered to a `function_call` of an earlier response.
+         */
+        ResponseFunctionCallOutput: {
+            /**
+             * @description Always `function_call_output`.
+             * @constant
+             */
+            type: "function_call_output";
+            /**
+             * @description The item's id, when given back as it was listed; not used.
+             * @example fco_01JDA4M7Q4B5C6D7E8F9G0H1J6
+             */
+            id?: string;
+            /**
+             * @description The `call_id` of the call this answers.
+             * @example call_01JDA4M7Q4B5C6D7E8F9G0H1J5
+             */
+            call_id: string;
+            /**
+             * @description The function's result, as text (JSON text, usually).
+             * @example {"sku":"roast-spring-250g","in_stock":412}
+             */
+            output: string;
+            /**
+             * @description The item's status, when given back as it was listed; not used.
+             * @enum {string}
+             */
+            status?: "in_progress" | "completed" | "incomplete";
+        };
+        /**
+         * ResponseItemReference
+         * @description An output item of an earlier stored response of the workspace, named by its id instead of repeated.
+         */
+        ResponseItemReference: {
+            /**
+             * @description Always `item_reference`.
+             * @constant
+             */
+            type: "item_reference";
+            /**
+             * @description The item's id (`msg_…`).
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            id: string;
+        };
+        /**
+         * ResponseInputItem
+         * @description One item of a request's `input`.
+         */
+        ResponseInputItem: components["schemas"]["ResponseInputMessage"] | components["schemas"]["ResponseFunctionCall"] | components["schemas"]["ResponseFunctionCallOutput"] | components["schemas"]["ResponseItemReference"];
+        /**
+         * ResponseFunctionTool
+         * @description A function the model may call (OpenAI's function tool). Only function tools are offered: built-in tools
+         *     (`web_search`, `file_search`, `computer_use_preview`, `code_interpreter`, `mcp`, …) are a `422` at `tools[n].type`.
+         */
+        ResponseFunctionTool: {
+            /**
+             * @description Always `function`.
+             * @constant
+             */
+            type: "function";
+            /**
+             * @description The function's name.
+             * @example get_stock_level
+             */
+            name: string;
+            /**
+             * @description What the function does; helps the model decide when to call it.
+             * @example Returns how many units of a product are in stock.
+             */
+            description?: string | null;
+            /** @description The JSON Schema of the arguments object; `null` or absent for none. */
+            parameters?: Record<string, never> | null;
+            /** @description `true` to make the model follow `parameters` exactly, where the model supports it. */
+            strict?: boolean | null;
+        };
+        /**
+         * ResponseToolChoice
+         * @description Which tool the model calls: `auto` (it decides; the default with tools), `none` (no call), `required` (at least one
+         *     call), or `{type: "function", name}` (that function).
+         */
+        ResponseToolChoice: ("none" | "auto" | "required") | {
+            /**
+             * @description Always `function`.
+             * @constant
+             */
+            type: "function";
+            /**
+             * @description The function to call.
+             * @example get_stock_level
+             */
+            name: string;
+        };
+        /**
+         * ResponseTextConfig
+         * @description The format of the text output: `text` (default), `json_object` (a JSON object; say so in the input too) or
+         *     `json_schema` (structured output following a JSON Schema). JSON formats need a model with the `json_mode` or
+         *     `json_schema` capability.
+         */
+        ResponseTextConfig: {
+            /** @description The output format. */
+            format?: {
+                /**
+                 * @description `text` or `json_object`.
+                 * @enum {string}
+                 */
+                type: "text" | "json_object";
+            } | {
+                /**
+                 * @description Always `json_schema`.
+                 * @constant
+                 */
+                type: "json_schema";
+                /**
+                 * @description A name of the output format.
+                 * @example product_blurb
+                 */
+                name: string;
+                /** @description What the output is for; helps the model. */
+                description?: string | null;
+                /** @description The JSON Schema of the output, up to 100 top-level keywords. */
+                schema: Record<string, never>;
+                /** @description `true` to make the model follow the schema exactly, where the model supports it. */
+                strict?: boolean | null;
+            };
+        };
+        /**
+         * ResponseId
+         * @description A response's identifier (`resp_…`).
+         * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+         */
+        ResponseId: string;
+        /**
+         * ResponseReasoning
+         * @description For models with the `reasoning` capability, how much reasoning to spend; ignored by other models.
+         */
+        ResponseReasoning: {
+            /**
+             * @description The reasoning effort.
+             * @enum {string|null}
+             */
+            effort?: "minimal" | "low" | "medium" | "high" | null;
+        };
+        /**
+         * ResponseCreateRequest
+         * @description A request of OpenAI's Responses API: the official OpenAI SDKs' `responses.create` and the AI SDK's OpenAI provider
+         *     work unchanged with their base URL pointing at this API.
+         *
+         *     **Accepted OpenAI parameters**: `model`, `input`, `instructions`, `tools` (function tools), `tool_choice`,
+         *     `parallel_tool_calls`, `text.format`, `previous_response_id`, `store`, `metadata`, `max_output_tokens`,
+         *     `temperature`, `top_p`, `stream`, `user`, `reasoning.effort`, and `background: false`, `truncation: "disabled"` and
+         *     an empty `include`, which are what OpenAI does without them.
+         *     **Not accepted** (a `422 validation_failed` naming the field): built-in tools, `background: true`,
+         *     `truncation: "auto"`, `include` values, `conversation`, `prompt`, `max_tool_calls`, `top_logprobs`,
+         *     `service_tier`, `stream_options` and any other field.
+         *
+         *     **Extension**: `voice_id` applies a brand voice, as in chat completions.
+         */
+        ResponseCreateRequest: {
+            /**
+             * @description The model to use, an `id` of `GET /v1/models` (`404 model_not_found` when it is not in the catalogue,
+             *     `422 model_unavailable` when its provider is not configured here).
+             * @example gpt-4o-mini
+             */
+            model: string;
+            /** @description The new input - a text (one user message), or a list of items. */
+            input: string | components["schemas"]["ResponseInputItem"][];
+            /**
+             * @description A system message put before everything else. It applies to this response only: a response that continues this
+             *     one with `previous_response_id` does not inherit it.
+             * @example You write for a specialty coffee roaster. Be warm and brief.
+             */
+            instructions?: string | null;
+            /** @description Functions the model may call, up to 128. */
+            tools?: components["schemas"]["ResponseFunctionTool"][];
+            tool_choice?: components["schemas"]["ResponseToolChoice"];
+            /**
+             * @description Whether the model may call several functions in one response.
+             * @default true
+             */
+            parallel_tool_calls?: boolean | null;
+            text?: components["schemas"]["ResponseTextConfig"];
+            /**
+             * @description Continues the conversation of a stored response: its input and output are sent before `input` (not its
+             *     `instructions`). Continuing a response that is not the last of its thread starts a new thread with the
+             *     conversation up to it. An unknown, deleted or `store: false` response is a `404`.
+             */
+            previous_response_id?: components["schemas"]["ResponseId"] | null;
+            /**
+             * @description `true` (the default, as OpenAI) stores the response: it can be retrieved, continued, and its input and output
+             *     are saved as the messages of a chat thread (`thread_id`). `false` saves nothing.
+             * @default true
+             */
+            store?: boolean | null;
+            metadata?: components["schemas"]["Metadata"] | null;
+            /**
+             * Format: int32
+             * @description The most tokens the output may have; defaults to the model's output limit.
+             * @example 1024
+             */
+            max_output_tokens?: number | null;
+            /**
+             * @description Sampling temperature, 0 to 2.
+             * @default 1
+             * @example 0.7
+             */
+            temperature?: number | null;
+            /**
+             * @description Nucleus sampling, 0 to 1.
+             * @default 1
+             */
+            top_p?: number | null;
+            /**
+             * @description `true` to receive the response as server-sent events (`text/event-stream`).
+             * @default false
+             */
+            stream?: boolean | null;
+            /**
+             * @description An identifier of your end user, accepted for compatibility; it is not stored or passed on.
+             * @example user-7f3a9c
+             */
+            user?: string | null;
+            reasoning?: components["schemas"]["ResponseReasoning"] | null;
+            /**
+             * @description Accepted only as `false` or `null`; responses are not run in the background.
+             * @enum {boolean|null}
+             */
+            background?: false | null;
+            /**
+             * @description Accepted only as `disabled` or `null`; an input over the context window is a `422 context_length_exceeded`.
+             * @enum {string|null}
+             */
+            truncation?: "disabled" | null;
+            /** @description Accepted only empty; no additional output data is offered. */
+            include?: string[] | null;
+            /**
+             * @description A brand voice (`voc_…`) of the workspace to write in; its guidelines become a system instruction.
+             * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
+             */
+            voice_id?: string | null;
+        };
+        /**
+         * ResponseOutputMessage
+         * @description The model's text answer, an output item.
+         */
+        ResponseOutputMessage: {
+            /**
+             * @description The item's id (`msg_…`), the id of the thread message it is saved as.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            id: string;
+            /**
+             * @description Always `message`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "message";
+            /**
+             * @description Always `assistant`.
+             * @constant
+             */
+            role: "assistant";
+            /**
+             * @description `completed`, `in_progress` while it streams, or `incomplete` when the output was cut (`max_output_tokens`).
+             * @enum {string}
+             */
+            status: "in_progress" | "completed" | "incomplete";
+            /** @description The text, one `output_text` part (none until the first text of a stream). */
+            content: components["schemas"]["ResponseOutputText"][];
+        };
+        /**
+         * ResponseOutputItem
+         * @description An item the model produced - a message or a function call.
+         */
+        ResponseOutputItem: components["schemas"]["ResponseOutputMessage"] | components["schemas"]["ResponseFunctionCall"];
+        /**
+         * ResponseUsage
+         * @description The tokens of the request, as OpenAI counts them.
+         */
+        ResponseUsage: {
+            /**
+             * Format: int64
+             * @description Tokens of the input (the replayed conversation, the instructions and the new input).
+             * @example 38
+             */
+            input_tokens: number;
+            /** @description Details of the input tokens. */
+            input_tokens_details: {
+                /**
+                 * Format: int64
+                 * @description Input tokens the provider read from its prompt cache.
+                 * @example 0
+                 */
+                cached_tokens: number;
+            };
+            /**
+             * Format: int64
+             * @description Tokens of the output.
+             * @example 24
+             */
+            output_tokens: number;
+            /** @description Details of the output tokens. */
+            output_tokens_details: {
+                /**
+                 * Format: int64
+                 * @description Output tokens spent on reasoning; 0 where the provider does not report them.
+                 * @example 0
+                 */
+                reasoning_tokens: number;
+            };
+            /**
+             * Format: int64
+             * @description `input_tokens` plus `output_tokens`.
+             * @example 62
+             */
+            total_tokens: number;
+        };
+        /**
+         * ResponseError
+         * @description Why a response failed (`status: failed`): the problem's stable `code` (see `ErrorCode`: `policy_violation`,
+         *     `upstream_unavailable`, `upstream_rate_limited`, …) and its message.
+         */
+        ResponseError: {
+            code: components["schemas"]["ErrorCode"];
+            /**
+             * @description A human-readable message.
+             * @example The provider of gpt-4o-mini (openai) is unavailable (503).
+             */
+            message: string;
+        };
+        /**
+         * Response
+         * @description A response of OpenAI's Responses API, as OpenAI's `response` object, plus our `thread_id`, `voice_id` and
+         *     `cost_usd`. The request's parameters are echoed as OpenAI echoes them. (`output_text`, the text of every output
+         *     message joined, is computed by the OpenAI SDKs; it is not sent.)
+         */
+        Response: {
+            id: components["schemas"]["ResponseId"];
+            /**
+             * @description Always `response`.
+             * @constant
+             */
+            object: "response";
+            /**
+             * Format: int64
+             * @description When the response was created, in Unix seconds.
+             * @example 1795183407
+             */
+            created_at: number;
+            /**
+             * @description `completed`; `incomplete` when the output was cut (`incomplete_details.reason`); `failed` when it failed
+             *     during a stream (`error`); `in_progress` in the events before the last.
+             * @enum {string}
+             */
+            status: "completed" | "incomplete" | "failed" | "in_progress";
+            /**
+             * @description The model that answered.
+             * @example gpt-4o-mini
+             */
+            model: string;
+            /** @description The items the model produced - its message, and its function calls. */
+            output: components["schemas"]["ResponseOutputItem"][];
+            /** @description The tokens of the request; `null` until the response is complete. */
+            usage: components["schemas"]["ResponseUsage"] | null;
+            /** @description Why the response failed, or `null`. */
+            error: components["schemas"]["ResponseError"] | null;
+            /** @description Why the output is incomplete, or `null`. */
+            incomplete_details: {
+                /**
+                 * @description `max_output_tokens` (the output limit was reached) or `content_filter` (the provider withheld the rest).
+                 * @enum {string}
+                 */
+                reason: "max_output_tokens" | "content_filter";
+            } | null;
+            /**
+             * @description The request's `instructions`, or `null`.
+             * @example You write for a specialty coffee roaster. Be warm and brief.
+             */
+            instructions: string | null;
+            metadata: components["schemas"]["Metadata"];
+            /** @description The response this one continues, or `null`. */
+            previous_response_id: components["schemas"]["ResponseId"] | null;
+            /** @description The request's tools. */
+            tools: components["schemas"]["ResponseFunctionTool"][];
+            tool_choice: components["schemas"]["ResponseToolChoice"];
+            /** @description Whether the model could call several functions. */
+            parallel_tool_calls: boolean;
+            text: components["schemas"]["ResponseTextConfig"];
+            /** @description The request's `temperature`. */
+            temperature: number | null;
+            /** @description The request's `top_p`. */
+            top_p: number | null;
+            /**
+             * Format: int32
+             * @description The request's `max_output_tokens`, or `null`.
+             */
+            max_output_tokens: number | null;
+            /** @description The request's `reasoning`, or `null`. */
+            reasoning: components["schemas"]["ResponseReasoning"] | null;
+            /**
+             * @description Always `false`.
+             * @constant
+             */
+            background: false;
+            /**
+             * @description Always `disabled`.
+             * @constant
+             */
+            truncation: "disabled";
+            /** @description Whether the response is stored. */
+            store: boolean;
+            /** @description The request's `user`, or `null` (it is not stored). */
+            user: string | null;
+            /**
+             * @description Extension. The chat thread the response is saved in; `null` with `store` false.
+             * @example thr_01JDA4M7Q2X9F3K8N5P6R1S2T3
+             */
+            thread_id: string | null;
+            /**
+             * @description Extension. The brand voice applied, or `null`.
+             * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
+             */
+            voice_id: string | null;
+            /**
+             * @description Extension. What the request cost, in US dollars; `null` until the response is complete.
+             * @example 0.0000201
+             */
+            cost_usd: number | null;
+        };
+        /**
+         * ResponseStreamEvent
+         * @description One server-sent event of a streamed response, as OpenAI sends them: each has its `type` (also the SSE `event:`
+         *     name) and a `sequence_number` counting from 0. A text answer streams `response.created`, `response.in_progress`,
+         *     `response.output_item.added`, `response.content_part.added`, `response.output_text.delta` (one per piece of text),
+         *     `response.output_text.done`, `response.content_part.done`, `response.output_item.done`, then
+         *     `response.completed` with the whole response and its usage (`response.incomplete` when the output was cut). A
+         *     function call streams `response.output_item.added`, `response.function_call_arguments.delta` (the fragments of
+         *     its arguments), `response.function_call_arguments.done` and `response.output_item.done`. A failure during the
+         *     stream ends it with `response.failed`, whose response carries the `error`.
+         */
+        ResponseStreamEvent: {
+            /**
+             * @description Always `response.created`.
+             * @constant
+             */
+            type: "response.created";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.in_progress`.
+             * @constant
+             */
+            type: "response.in_progress";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.completed`.
+             * @constant
+             */
+            type: "response.completed";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.incomplete`.
+             * @constant
+             */
+            type: "response.incomplete";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.failed`.
+             * @constant
+             */
+            type: "response.failed";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            response: components["schemas"]["Response"];
+        } | {
+            /**
+             * @description Always `response.output_item.added`.
+             * @constant
+             */
+            type: "response.output_item.added";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            item: components["schemas"]["ResponseOutputItem"];
+        } | {
+            /**
+             * @description Always `response.output_item.done`.
+             * @constant
+             */
+            type: "response.output_item.done";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            item: components["schemas"]["ResponseOutputItem"];
+        } | {
+            /**
+             * @description Always `response.content_part.added`.
+             * @constant
+             */
+            type: "response.content_part.added";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /**
+             * Format: int32
+             * @description The part's position in the item's `content`.
+             */
+            content_index: number;
+            part: components["schemas"]["ResponseOutputText"];
+        } | {
+            /**
+             * @description Always `response.content_part.done`.
+             * @constant
+             */
+            type: "response.content_part.done";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /**
+             * Format: int32
+             * @description The part's position in the item's `content`.
+             */
+            content_index: number;
+            part: components["schemas"]["ResponseOutputText"];
+        } | {
+            /**
+             * @description Always `response.output_text.delta`.
+             * @constant
+             */
+            type: "response.output_text.delta";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /**
+             * Format: int32
+             * @description The part's position in the item's `content`.
+             */
+            content_index: number;
+            /** @description The next piece of text. */
+            delta: string;
+            /** @description Log probabilities are not offered; always empty. */
+            logprobs: Record<string, never>[];
+        } | {
+            /**
+             * @description Always `response.output_text.done`.
+             * @constant
+             */
+            type: "response.output_text.done";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /**
+             * Format: int32
+             * @description The part's position in the item's `content`.
+             */
+            content_index: number;
+            /** @description The whole text of the part. */
+            text: string;
+            /** @description Log probabilities are not offered; always empty. */
+            logprobs: Record<string, never>[];
+        } | {
+            /**
+             * @description Always `response.function_call_arguments.delta`.
+             * @constant
+             */
+            type: "response.function_call_arguments.delta";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /** @description The next piece of text. */
+            delta: string;
+        } | {
+            /**
+             * @description Always `response.function_call_arguments.done`.
+             * @constant
+             */
+            type: "response.function_call_arguments.done";
+            /**
+             * Format: int32
+             * @description The event's position in the stream, from 0.
+             */
+            sequence_number: number;
+            /**
+             * @description The id of the item.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             */
+            item_id: string;
+            /**
+             * Format: int32
+             * @description The item's position in `output`.
+             */
+            output_index: number;
+            /** @description The whole arguments text. */
+            arguments: string;
+        };
+        /**
+         * ResponseDeleted
+         * @description The answer to a deletion, as OpenAI's.
+         */
+        ResponseDeleted: {
+            id: components["schemas"]["ResponseId"];
+            /**
+             * @description Always `response`.
+             * @constant
+             */
+            object: "response";
+            /**
+             * @description Always `true`.
+             * @constant
+             */
+            deleted: true;
+        };
+        /**
+         * ResponseItem
+         * @description An input item of a stored response, as listed, with its id.
+         */
+        ResponseItem: {
+            /**
+             * @description The item's id, the id of the thread message it is saved as.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
+             */
+            id: string;
+            /**
+             * @description Always `message`.
+             * @constant
+             */
+            type: "message";
+            /**
+             * @description Who wrote the message.
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "system" | "developer";
+            /**
+             * @description Always `completed`.
+             * @constant
+             */
+            status: "completed";
+            /** @description The message's parts. */
+            content: (components["schemas"]["ResponseInputText"] | components["schemas"]["ResponseInputImage"] | components["schemas"]["ResponseOutputText"])[];
+        } | (components["schemas"]["ResponseFunctionCall"] & unknown) | (components["schemas"]["ResponseFunctionCallOutput"] & unknown);
+        /**
+         * ResponseItemList
+         * @description A page of a response's input items, as OpenAI's list.
+         */
+        ResponseItemList: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /** @description The items of the page, in the requested order. */
+            data: components["schemas"]["ResponseItem"][];
+            /**
+             * @description The id of the page's first item, or `null` for an empty page.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
+             */
+            first_id: string | null;
+            /**
+             * @description The id of the page's last item (the `after` of the next page), or `null`.
+             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
+             */
+            last_id: string | null;
+            /** @description Whether items follow the page. */
+            has_more: boolean;
         };
         /**
          * DocumentStatus
@@ -5891,13 +7059,19 @@ export type components = {
         KnowledgeBaseDescription: string | null;
         /**
          * KnowledgeBaseEmbeddingModel
-         * @description The embedding model of the catalogue that indexes the knowledge base's chunks and its search queries. It is fixed at
-         *     creation, since changing it would mean re-embedding every chunk: `text-embedding-3-small` (the default, fast and cheap,
-         *     good for most help centres), `text-embedding-3-large` (more precise on long or technical content),
-         *     `embed-multilingual-v3.0` (best when sources and questions mix languages).
+         * @description The embedding model of the catalogue (`GET /v1/models?capability=embeddings`) that indexes the knowledge base's
+         *     chunks and its search queries, through the content engine (each use is billed with the usage feature
+         *     `embeddings`). It is fixed at creation, since changing it would mean re-embedding every chunk.
+         *     `sandbox-embedding` is built in: always available and free, it matches shared words and near spellings (typos),
+         *     not meaning. `text-embedding-3-small` (fast and cheap, good for most help centres) and `text-embedding-3-large`
+         *     (more precise on long or technical content) need OpenAI, `gemini-embedding-001` Google and `mistral-embed`
+         *     Mistral on the server. A model whose provider is not configured is refused at creation (`422
+         *     model_unavailable`). `embed-multilingual-v3.0` is kept for knowledge bases created with it: no provider serves it
+         *     on this server, so they are searched by full text only, and a new knowledge base cannot choose it. New values may
+         *     be added as the catalogue grows.
          * @enum {string}
          */
-        KnowledgeBaseEmbeddingModel: "text-embedding-3-small" | "text-embedding-3-large" | "embed-multilingual-v3.0";
+        KnowledgeBaseEmbeddingModel: "sandbox-embedding" | "text-embedding-3-small" | "text-embedding-3-large" | "text-embedding-ada-002" | "gemini-embedding-001" | "mistral-embed" | "embed-multilingual-v3.0";
         /**
          * KnowledgeBaseChunking
          * @description How sources are cut into chunks before they are indexed, fixed at creation. Smaller chunks give more precise search
@@ -6023,7 +7197,11 @@ export type components = {
         KnowledgeBaseCreateRequest: {
             name: components["schemas"]["KnowledgeBaseName"];
             description?: components["schemas"]["KnowledgeBaseDescription"];
-            /** @description The embedding model; `text-embedding-3-small` when left out. It cannot be changed later. */
+            /**
+             * @description The embedding model. When left out: `text-embedding-3-small` if the server has OpenAI configured (the model is
+             *     `available` in `GET /v1/models`), else the built-in `sandbox-embedding`; the knowledge base's
+             *     `embedding_model` says which. It cannot be changed later.
+             */
             embedding_model?: components["schemas"]["KnowledgeBaseEmbeddingModel"];
             /** @description How to cut sources into chunks; the defaults when left out. It cannot be changed later. */
             chunking?: components["schemas"]["KnowledgeBaseChunking"];
@@ -10001,6 +11179,78 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
+        /** @description The body of the embeddings request is not valid JSON (`invalid_json`). */
+        EmbeddingBadRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The API key's role is below `editor`, the minimum role of embeddings (as of chat completions) (`insufficient_role`). */
+        EmbeddingForbidden: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The `model` is not in the catalogue of this region (`model_not_found`). */
+        EmbeddingNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description A request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
+        EmbeddingConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The body is larger than 7 MB, the limit of embeddings (`payload_too_large`). */
+        EmbeddingPayloadTooLarge: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description A field is invalid (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`): too many inputs, an empty input, an input over the model's `context_window` or all of them over 300,000 tokens, a token array, a `dimensions` outside the model's `dimensions_range` (or given for a model whose length is fixed), or a `model` without the `embeddings` capability. The model's provider is not configured on this server (`model_unavailable`, naming the variable to set), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        EmbeddingUnprocessableEntity: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
         /** @description The chat thread does not exist in the key's workspace, or was deleted (`not_found`). */
         ChatThreadNotFound: {
             headers: {
@@ -10011,6 +11261,30 @@ export type components = {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The `model` is not in the catalogue of this region (`model_not_found`), or the `previous_response_id` (unknown, deleted, or created with `store: false`), an `item_reference`, or the `voice_id` does not exist in the key's workspace (`not_found`). */
+        ResponsesNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description No stored response with this id in the key's workspace (never stored, created with `store: false`, or deleted). */
+        ResponseNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
         /** @description The document does not exist in the key's workspace, or was deleted (`not_found`). */
@@ -10633,6 +11907,11 @@ export type components = {
          * @example thr_01JDA4M7Q2X9F3K8N5P6R1S2T3
          */
         ThreadId: string;
+        /**
+         * @description The response's identifier (`resp_…`).
+         * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+         */
+        ResponseIdPath: string;
         /**
          * @description The document's identifier (`doc_…`).
          * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
@@ -11833,6 +13112,61 @@ export interface operations {
             503: components["responses"]["ChatServiceUnavailable"];
         };
     };
+    createEmbedding: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmbeddingRequest"];
+            };
+        };
+        responses: {
+            /** @description One embedding per input, in the order of `input`, with the usage and its cost. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbeddingList"];
+                };
+            };
+            400: components["responses"]["EmbeddingBadRequest"];
+            401: components["responses"]["ChatUnauthorized"];
+            403: components["responses"]["EmbeddingForbidden"];
+            404: components["responses"]["EmbeddingNotFound"];
+            409: components["responses"]["EmbeddingConflict"];
+            413: components["responses"]["EmbeddingPayloadTooLarge"];
+            415: components["responses"]["ChatUnsupportedMediaType"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["EmbeddingUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+            502: components["responses"]["ChatBadGateway"];
+            503: components["responses"]["ChatServiceUnavailable"];
+        };
+    };
     listChatThreads: {
         parameters: {
             query?: {
@@ -11960,6 +13294,186 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    createResponse: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResponseCreateRequest"];
+            };
+        };
+        responses: {
+            /**
+             * @description The response: a `response` object (`application/json`), or with `stream: true` its events
+             *     (`text/event-stream`).
+             */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["ChatBadRequest"];
+            401: components["responses"]["ChatUnauthorized"];
+            403: components["responses"]["ChatForbidden"];
+            404: components["responses"]["ResponsesNotFound"];
+            409: components["responses"]["ChatConflict"];
+            413: components["responses"]["ChatPayloadTooLarge"];
+            415: components["responses"]["ChatUnsupportedMediaType"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+            502: components["responses"]["ChatBadGateway"];
+            503: components["responses"]["ChatServiceUnavailable"];
+        };
+    };
+    getResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The response's identifier (`resp_…`).
+                 * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+                 */
+                id: components["parameters"]["ResponseIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            401: components["responses"]["ChatUnauthorized"];
+            404: components["responses"]["ResponseNotFound"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+        };
+    };
+    deleteResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The response's identifier (`resp_…`).
+                 * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+                 */
+                id: components["parameters"]["ResponseIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response is deleted. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseDeleted"];
+                };
+            };
+            401: components["responses"]["ChatUnauthorized"];
+            404: components["responses"]["ResponseNotFound"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+        };
+    };
+    listResponseInputItems: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description `desc` (newest first, the default) or `asc`.
+                 * @example asc
+                 */
+                order?: "asc" | "desc";
+                /**
+                 * @description An item id; the page starts after it.
+                 * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
+                 */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The response's identifier (`resp_…`).
+                 * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+                 */
+                id: components["parameters"]["ResponseIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the items. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResponseItemList"];
+                };
+            };
+            401: components["responses"]["ChatUnauthorized"];
+            404: components["responses"]["ResponseNotFound"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
         };
     };
     listDocuments: {

@@ -15,8 +15,10 @@ export const operationTable = {
   createComplianceRule: {"method":"post","path":"/v1/compliance-rules","tag":"Compliance rules","summary":"Create a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocument: {"method":"post","path":"/v1/documents","tag":"Documents","summary":"Create a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocumentEditToken: {"method":"post","path":"/v1/documents/{id}/edit-token","tag":"Documents","summary":"Create a real-time edit token","auth":"bearer","minimumRole":"viewer","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
+  createEmbedding: {"method":"post","path":"/v1/embeddings","tag":"Embeddings","summary":"Create embeddings","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
   createKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases","tag":"Knowledge bases","summary":"Create a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createProject: {"method":"post","path":"/v1/projects","tag":"Projects","summary":"Create a project","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
+  createResponse: {"method":"post","path":"/v1/responses","tag":"Chat","summary":"Create a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
   createVoice: {"method":"post","path":"/v1/voices","tag":"Voices","summary":"Create a voice","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,409,413,415,421,422,429,500]},
   createWebhookEndpoint: {"method":"post","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"Create a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createWorkflow: {"method":"post","path":"/v1/workflows","tag":"Workflows","summary":"Create a workflow","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json","application/yaml"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
@@ -26,6 +28,7 @@ export const operationTable = {
   deleteDocument: {"method":"delete","path":"/v1/documents/{id}","tag":"Documents","summary":"Delete a document","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteKnowledgeBase: {"method":"delete","path":"/v1/knowledge-bases/{id}","tag":"Knowledge bases","summary":"Delete a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
   deleteProject: {"method":"delete","path":"/v1/projects/{id}","tag":"Projects","summary":"Delete a project","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
+  deleteResponse: {"method":"delete","path":"/v1/responses/{id}","tag":"Chat","summary":"Delete a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   deleteVoice: {"method":"delete","path":"/v1/voices/{id}","tag":"Voices","summary":"Delete a voice","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
   deleteWebhookEndpoint: {"method":"delete","path":"/v1/webhooks/endpoints/{id}","tag":"Webhooks","summary":"Delete a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteWorkflow: {"method":"delete","path":"/v1/workflows/{id}","tag":"Workflows","summary":"Delete a workflow","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
@@ -49,6 +52,7 @@ export const operationTable = {
   getPublicDocument: {"method":"get","path":"/v1/public/documents/{id}","tag":"Documents","summary":"Read a public document","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,404,421,422,429,500]},
   getPublicTranscript: {"method":"get","path":"/v1/public/transcripts/{conversation_id}","tag":"Chatbots","summary":"Read an escalated conversation's transcript","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,404,421,422,429,500]},
   getReadiness: {"method":"get","path":"/readyz","tag":"Service","summary":"Check readiness","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500,503]},
+  getResponse: {"method":"get","path":"/v1/responses/{id}","tag":"Chat","summary":"Get a response","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getUsage: {"method":"get","path":"/v1/usage","tag":"Usage","summary":"Get usage and spend","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   getVoice: {"method":"get","path":"/v1/voices/{id}","tag":"Voices","summary":"Get a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getWebhookDelivery: {"method":"get","path":"/v1/webhooks/deliveries/{id}","tag":"Webhooks","summary":"Get a webhook delivery","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500]},
@@ -72,6 +76,7 @@ export const operationTable = {
   listModels: {"method":"get","path":"/v1/models","tag":"Models","summary":"List models","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listProjects: {"method":"get","path":"/v1/projects","tag":"Projects","summary":"List projects","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listRequestLogs: {"method":"get","path":"/v1/request-logs","tag":"Logs","summary":"List request log entries","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
+  listResponseInputItems: {"method":"get","path":"/v1/responses/{id}/input_items","tag":"Chat","summary":"List a response's input items","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   listVoices: {"method":"get","path":"/v1/voices","tag":"Voices","summary":"List voices","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listWebhookDeliveries: {"method":"get","path":"/v1/webhooks/deliveries","tag":"Webhooks","summary":"List webhook deliveries","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   listWebhookEndpoints: {"method":"get","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"List webhook endpoints","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
@@ -109,6 +114,7 @@ export const operationTable = {
 /** The data of each event of the operations that can answer `text/event-stream` (the schema's `contentSchema`). */
 export interface StreamEventData {
   createChatCompletion: components['schemas']['ChatCompletionChunk'];
+  createResponse: components['schemas']['ResponseStreamEvent'];
   sendEmbedMessage: components['schemas']['EmbedStreamEvent'];
 }
 
@@ -209,12 +215,18 @@ export type CreateDocumentResponse = OperationResponse<'createDocument'>;
 /** POST /v1/documents/{id}/edit-token: Create a real-time edit token */
 export type CreateDocumentEditTokenRequest = OperationRequest<'createDocumentEditToken'>;
 export type CreateDocumentEditTokenResponse = OperationResponse<'createDocumentEditToken'>;
+/** POST /v1/embeddings: Create embeddings */
+export type CreateEmbeddingRequest = OperationRequest<'createEmbedding'>;
+export type CreateEmbeddingResponse = OperationResponse<'createEmbedding'>;
 /** POST /v1/knowledge-bases: Create a knowledge base */
 export type CreateKnowledgeBaseRequest = OperationRequest<'createKnowledgeBase'>;
 export type CreateKnowledgeBaseResponse = OperationResponse<'createKnowledgeBase'>;
 /** POST /v1/projects: Create a project */
 export type CreateProjectRequest = OperationRequest<'createProject'>;
 export type CreateProjectResponse = OperationResponse<'createProject'>;
+/** POST /v1/responses: Create a response */
+export type CreateResponseRequest = OperationRequest<'createResponse'>;
+export type CreateResponseResponse = OperationResponse<'createResponse'>;
 /** POST /v1/voices: Create a voice */
 export type CreateVoiceRequest = OperationRequest<'createVoice'>;
 export type CreateVoiceResponse = OperationResponse<'createVoice'>;
@@ -242,6 +254,9 @@ export type DeleteKnowledgeBaseResponse = OperationResponse<'deleteKnowledgeBase
 /** DELETE /v1/projects/{id}: Delete a project */
 export type DeleteProjectRequest = OperationRequest<'deleteProject'>;
 export type DeleteProjectResponse = OperationResponse<'deleteProject'>;
+/** DELETE /v1/responses/{id}: Delete a response */
+export type DeleteResponseRequest = OperationRequest<'deleteResponse'>;
+export type DeleteResponseResponse = OperationResponse<'deleteResponse'>;
 /** DELETE /v1/voices/{id}: Delete a voice */
 export type DeleteVoiceRequest = OperationRequest<'deleteVoice'>;
 export type DeleteVoiceResponse = OperationResponse<'deleteVoice'>;
@@ -311,6 +326,9 @@ export type GetPublicTranscriptResponse = OperationResponse<'getPublicTranscript
 /** GET /readyz: Check readiness */
 export type GetReadinessRequest = OperationRequest<'getReadiness'>;
 export type GetReadinessResponse = OperationResponse<'getReadiness'>;
+/** GET /v1/responses/{id}: Get a response */
+export type GetResponseRequest = OperationRequest<'getResponse'>;
+export type GetResponseResponse = OperationResponse<'getResponse'>;
 /** GET /v1/usage: Get usage and spend */
 export type GetUsageRequest = OperationRequest<'getUsage'>;
 export type GetUsageResponse = OperationResponse<'getUsage'>;
@@ -380,6 +398,9 @@ export type ListProjectsResponse = OperationResponse<'listProjects'>;
 /** GET /v1/request-logs: List request log entries */
 export type ListRequestLogsRequest = OperationRequest<'listRequestLogs'>;
 export type ListRequestLogsResponse = OperationResponse<'listRequestLogs'>;
+/** GET /v1/responses/{id}/input_items: List a response's input items */
+export type ListResponseInputItemsRequest = OperationRequest<'listResponseInputItems'>;
+export type ListResponseInputItemsResponse = OperationResponse<'listResponseInputItems'>;
 /** GET /v1/voices: List voices */
 export type ListVoicesRequest = OperationRequest<'listVoices'>;
 export type ListVoicesResponse = OperationResponse<'listVoices'>;

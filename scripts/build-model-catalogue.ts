@@ -2,7 +2,8 @@
 //   - prices: @pydantic/genai-prices, its bundled data only (its remote update is never called, so this works offline),
 //     the prices in force at PRICES_AS_OF, in US dollars per million input, cached-input (cache read; null when the
 //     provider has no such price) and output tokens; a tiered price is taken at its base (lowest-context) tier;
-//   - limits and capabilities: the MODELS table below.
+//   - limits and capabilities: the MODELS table below (language models) and EMBEDDING_MODELS (embedding models, with
+//     their vector lengths; they generate no tokens, so their output price and max_output_tokens are 0).
 // A listed model that genai-prices cannot price stops the script with the model's id: a refresh never writes a guess.
 // The output is deterministic (a fixed price date, a total sort order, 2-space JSON with a trailing newline), so
 // test/engine/catalogue.test.ts rebuilds it and compares it with the committed file.
@@ -13,6 +14,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { calcPrice, findProvider, type ModelPrice } from '@pydantic/genai-prices';
 import type { CatalogueEntry } from '../src/features/engine/catalogue.ts';
+import { SANDBOX_EMBEDDING_DIMENSIONS, SANDBOX_EMBEDDING_MAX_DIMENSIONS } from '../src/features/engine/sandbox-embedding.ts';
 
 /** The instant whose prices are taken: prices can change on a start date or with the time of day (noon UTC is the
  *  providers' standard rate, e.g. outside DeepSeek's off-peak hours). Move it when refreshing. */
@@ -141,26 +143,74 @@ export const MODELS: readonly Listed[] = [
   { provider: 'deepseek', upstream: 'deepseek-reasoner', name: 'DeepSeek Reasoner', owned_by: 'deepseek', released: '2025-09-29', context: 128_000, output: 64_000, can: ['json_mode', 'reasoning'] },
 ];
 
+/** An embedding model: what `POST /v1/embeddings` and knowledge bases can use. */
+export interface ListedEmbedding {
+  provider: 'openai' | 'google' | 'mistral';
+  upstream: string;
+  name: string;
+  owned_by: string;
+  /** Release day, YYYY-MM-DD. */
+  released: string;
+  /** The most tokens of one input. */
+  context: number;
+  /** The vector's length by default. */
+  dimensions: number;
+  /** The lengths a request may ask for (passed to the provider), or null when the length is fixed. */
+  range: { min: number; max: number } | null;
+  price_id?: string;
+  deprecation?: string;
+}
+
+// From the providers' embedding pages (platform.openai.com/docs/guides/embeddings, ai.google.dev/gemini-api/docs/embeddings,
+// docs.mistral.ai/capabilities/embeddings). Google's text-embedding-004 is left out: genai-prices has no price for it
+// (and Google retires it for gemini-embedding-001).
+export const EMBEDDING_MODELS: readonly ListedEmbedding[] = [
+  { provider: 'openai', upstream: 'text-embedding-3-small', name: 'Text Embedding 3 Small', owned_by: 'openai', released: '2024-01-25', context: 8_191, dimensions: 1536, range: { min: 1, max: 1536 } },
+  { provider: 'openai', upstream: 'text-embedding-3-large', name: 'Text Embedding 3 Large', owned_by: 'openai', released: '2024-01-25', context: 8_191, dimensions: 3072, range: { min: 1, max: 3072 } },
+  { provider: 'openai', upstream: 'text-embedding-ada-002', name: 'Text Embedding Ada 002', owned_by: 'openai', released: '2022-12-15', context: 8_191, dimensions: 1536, range: null },
+  { provider: 'google', upstream: 'gemini-embedding-001', name: 'Gemini Embedding 001', owned_by: 'google', released: '2025-07-14', context: 2_048, dimensions: 3072, range: { min: 128, max: 3072 } },
+  { provider: 'mistral', upstream: 'mistral-embed', name: 'Mistral Embed', owned_by: 'mistral', released: '2023-12-11', context: 8_192, dimensions: 1024, range: null },
+];
+
 /** The built-in models: served by this server, free of any provider, priced at a notional rate to show the
- *  arithmetic (docs/engine.md). */
+ *  arithmetic (docs/engine.md); the built-in embedding model is free. */
 const SANDBOX: readonly CatalogueEntry[] = [
-  ['sandbox-writer', 'Sandbox writer'],
-  ['sandbox-echo', 'Sandbox echo'],
-].map(([id, name]) => ({
-  id: id!,
-  provider: 'sandbox',
-  upstream_id: id!,
-  owned_by: 'content-service',
-  name: name!,
-  created: 1795132800,
-  context_window: 128_000,
-  max_output_tokens: 16_384,
-  capabilities: ['chat', 'streaming', 'vision', 'tools', 'json_mode', 'json_schema'],
-  pricing: { input_per_million_usd: 0.1, cached_input_per_million_usd: null, output_per_million_usd: 0.4 },
-  regions: ['eu', 'us'],
-  deprecated: false,
-  deprecation_date: null,
-}));
+  ...[
+    ['sandbox-writer', 'Sandbox writer'],
+    ['sandbox-echo', 'Sandbox echo'],
+  ].map(([id, name]): CatalogueEntry => ({
+    id: id!,
+    provider: 'sandbox',
+    upstream_id: id!,
+    owned_by: 'content-service',
+    name: name!,
+    created: 1795132800,
+    context_window: 128_000,
+    max_output_tokens: 16_384,
+    capabilities: ['chat', 'streaming', 'vision', 'tools', 'json_mode', 'json_schema'],
+    pricing: { input_per_million_usd: 0.1, cached_input_per_million_usd: null, output_per_million_usd: 0.4 },
+    regions: ['eu', 'us'],
+    deprecated: false,
+    deprecation_date: null,
+  })),
+  {
+    id: 'sandbox-embedding',
+    provider: 'sandbox',
+    upstream_id: 'sandbox-embedding',
+    owned_by: 'content-service',
+    name: 'Sandbox embedding',
+    created: 1795132800,
+    context_window: 8_192,
+    max_output_tokens: 0,
+    capabilities: ['embeddings'],
+    pricing: { input_per_million_usd: 0, cached_input_per_million_usd: null, output_per_million_usd: 0 },
+    regions: ['eu', 'us'],
+    deprecated: false,
+    deprecation_date: null,
+    dimensions: SANDBOX_EMBEDDING_DIMENSIONS,
+    dimensions_range: { min: 1, max: SANDBOX_EMBEDDING_MAX_DIMENSIONS },
+  },
+];
 
 /** A price rounded to 6 decimals, without float noise (0.15000000000000002 is 0.15). */
 export function round6(value: number): number {
@@ -175,7 +225,7 @@ function basePrice(value: ModelPrice[string]): number | undefined {
 
 /** Prices per million tokens of a model, from genai-prices' bundled data at PRICES_AS_OF. Throws, naming the model,
  *  when genai-prices has no price for it at that provider. */
-export function pricesOf(id: string, provider: string, priceId: string): Pricing {
+export function pricesOf(id: string, provider: string, priceId: string, embedding = false): Pricing {
   const fail = (why: string): never => {
     throw new Error(`model ${id}: genai-prices ${why} for ${provider} ${priceId}; give the model a price_id genai-prices knows, or remove it`);
   };
@@ -184,7 +234,8 @@ export function pricesOf(id: string, provider: string, priceId: string): Pricing
   // A provider's fallback (Google's falls back to Anthropic's list) would price another provider's model: not this one.
   if (!known || !result || result.provider.id !== provider || !known.models.includes(result.model)) return fail('has no price');
   const input = basePrice(result.model_price.input_mtok);
-  const output = basePrice(result.model_price.output_mtok);
+  // An embedding model generates no tokens: only its input is priced.
+  const output = embedding ? 0 : basePrice(result.model_price.output_mtok);
   if (input === undefined || output === undefined) return fail('has no input or output token price');
   const cached = basePrice(result.model_price.cache_read_mtok);
   return {
@@ -208,7 +259,27 @@ export function prefixedId(provider: string, upstream: string): string {
   return `${provider}:${upstream.toLowerCase().replace(/\//g, '-')}`;
 }
 
-export function buildCatalogue(models: readonly Listed[] = MODELS): CatalogueEntry[] {
+function embeddingEntry(model: ListedEmbedding): CatalogueEntry {
+  return {
+    id: model.upstream,
+    provider: model.provider,
+    upstream_id: model.upstream,
+    owned_by: model.owned_by,
+    name: model.name,
+    created: Date.parse(`${model.released}T00:00:00Z`) / 1000,
+    context_window: model.context,
+    max_output_tokens: 0,
+    capabilities: ['embeddings'],
+    pricing: pricesOf(model.upstream, model.provider, model.price_id ?? model.upstream, true),
+    regions: ['eu', 'us'],
+    deprecated: model.deprecation !== undefined,
+    deprecation_date: model.deprecation ?? null,
+    dimensions: model.dimensions,
+    dimensions_range: model.range,
+  };
+}
+
+export function buildCatalogue(models: readonly Listed[] = MODELS, embeddingModels: readonly ListedEmbedding[] = EMBEDDING_MODELS): CatalogueEntry[] {
   const taken = new Set<string>(SANDBOX.map((entry) => entry.id));
   // First-party ids first, so that a host's model is the one that gives way when two ids collide.
   const firstPartyFirst = [...models].sort((a, b) => Number(HOSTS.includes(a.provider)) - Number(HOSTS.includes(b.provider)));
@@ -236,11 +307,18 @@ export function buildCatalogue(models: readonly Listed[] = MODELS): CatalogueEnt
       deprecation_date: model.deprecation ?? null,
     };
   });
-  return [...SANDBOX, ...listed].sort(compareEntries);
+  const embeddings = embeddingModels.map((model) => {
+    const entry = embeddingEntry(model);
+    if (taken.has(entry.id)) throw new Error(`model ${entry.id} is listed twice`);
+    if (!ID_PATTERN.test(entry.id)) throw new Error(`model ${entry.id}: not a valid catalogue id`);
+    taken.add(entry.id);
+    return entry;
+  });
+  return [...SANDBOX, ...listed, ...embeddings].sort(compareEntries);
 }
 
-export function catalogueText(models: readonly Listed[] = MODELS): string {
-  return `${JSON.stringify(buildCatalogue(models), null, 2)}\n`;
+export function catalogueText(models: readonly Listed[] = MODELS, embeddingModels: readonly ListedEmbedding[] = EMBEDDING_MODELS): string {
+  return `${JSON.stringify(buildCatalogue(models, embeddingModels), null, 2)}\n`;
 }
 
 if (import.meta.main) {

@@ -1,4 +1,5 @@
-// Builds everything in generated/ from the hand-written contract (openapi/ and asyncapi/).
+// Builds everything in generated/ from the hand-written contract (openapi/ and asyncapi/), and the generated fields of
+// packages/client/package.json (the client as a package).
 //   node scripts/generate.ts           write the files
 //   node scripts/generate.ts --check   compare with the committed files; exit 1 and list the stale ones
 // Data flows one way: spec → generated → src. Nothing here is edited by hand.
@@ -223,6 +224,31 @@ function fromTemplate(name: string, values: Record<string, string>): string {
   return HEADER + text;
 }
 
+/**
+ * packages/client/package.json (the client as an npm package, built from generated/client.ts): the rest is written by
+ * hand; its version and license are the root's, and its dependencies are the packages the client imports, at the
+ * ranges the root installs.
+ */
+function clientPackageJson(client: string): string {
+  const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Json;
+  const clientPackage = JSON.parse(readFileSync(join(root, clientPackageFile), 'utf8')) as Json;
+  const imported = [...client.matchAll(/^import [^;]* from '([^.'][^']*)';$/gm)].map(([, specifier]) => {
+    const parts = specifier!.split('/');
+    return specifier!.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+  });
+  const dependencies = [...new Set(imported)].sort().map((name) => {
+    const range = rootPackage.dependencies?.[name];
+    if (!range) throw new Error(`generated/client.ts imports ${name}, which is not a dependency of the root package.json`);
+    return [name, range];
+  });
+  clientPackage.version = rootPackage.version;
+  clientPackage.license = rootPackage.license;
+  clientPackage.dependencies = Object.fromEntries(dependencies);
+  return JSON.stringify(clientPackage, null, 2) + '\n';
+}
+
+const clientPackageFile = join('packages', 'client', 'package.json');
+
 async function main(): Promise<void> {
   const openapiJson = bundleOpenApi();
   const spec = JSON.parse(openapiJson) as Json;
@@ -237,23 +263,30 @@ async function main(): Promise<void> {
     ['webhooks.ts', fromTemplate('webhooks.ts', { EVENT_TYPES: JSON.stringify(eventTypes) })],
   ]);
 
+  // Outside generated/, paths from the root.
+  const otherFiles = new Map<string, string>([[clientPackageFile, clientPackageJson(files.get('client.ts')!)]]);
+
   if (check) {
     const stale: string[] = [];
     for (const [name, content] of files) {
       const file = join(out, name);
       if (!existsSync(file) || readFileSync(file, 'utf8') !== content) stale.push(name);
     }
+    for (const [name, content] of otherFiles) {
+      if (readFileSync(join(root, name), 'utf8') !== content) stale.push(name);
+    }
     const extra = existsSync(out) ? readdirSync(out).filter((f) => !files.has(f)) : [];
     if (stale.length || extra.length) {
       console.error(`generated/ is stale (run \`npm run generate\` and commit): ${[...stale, ...extra.map((f) => f + ' (not generated)')].join(', ')}`);
       process.exit(1);
     }
-    console.log(`generated/ is up to date (${files.size} files, ${ops.length} operations, ${eventTypes.length} event types).`);
+    console.log(`generated/ is up to date (${files.size} files, ${ops.length} operations, ${eventTypes.length} event types; ${[...otherFiles.keys()].join(', ')}).`);
     return;
   }
   mkdirSync(out, { recursive: true });
   for (const [name, content] of files) writeFileSync(join(out, name), content);
-  console.log(`Wrote generated/: ${[...files.keys()].join(', ')} (${ops.length} operations, ${eventTypes.length} event types).`);
+  for (const [name, content] of otherFiles) writeFileSync(join(root, name), content);
+  console.log(`Wrote generated/: ${[...files.keys()].join(', ')}, and ${[...otherFiles.keys()].join(', ')} (${ops.length} operations, ${eventTypes.length} event types).`);
 }
 
 await main();

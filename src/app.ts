@@ -38,7 +38,7 @@ export interface AppOptions {
 
 const notBuilt = new Set<OperationId>(notImplemented);
 /** Operations whose contract accepts bodies up to 7 MB (BODY_LIMIT_BYTES applies to the others). */
-const LARGE_BODY_OPERATIONS = new Set<OperationId>(['addKnowledgeBaseSource']);
+const LARGE_BODY_OPERATIONS = new Set<OperationId>(['addKnowledgeBaseSource', 'createEmbedding']);
 const LARGE_BODY_BYTES = 7 * 1024 * 1024;
 
 function operationOf(res: Response): (typeof operationTable)[OperationId] {

@@ -1,7 +1,5 @@
 // The server's configuration, read once from environment variables. The README has the table.
 import type { components } from '../generated/openapi.ts';
-import { Catalogue } from './features/engine/catalogue.ts';
-import { loadProvidersConfig, type ProvidersConfig } from './features/engine/providers.ts';
 import { openApiDocument } from './platform/spec.ts';
 
 export type Region = components['schemas']['Region'];
@@ -39,9 +37,14 @@ export interface Config {
   workflowConcurrency: number;
   /** Development only: webhook URLs may be http and point at loopback or private addresses. */
   webhooksAllowLoopback: boolean;
-  /** The AI providers enabled by their keys or base URLs (src/features/engine/providers.ts). */
-  providers: ProvidersConfig;
-  /** The model that writes a voice's style summary and traits at training; null: they are derived from the measurements. */
+  /**
+   * The variables the configuration was read from. The AI providers own theirs (their keys, base URLs, models): the
+   * engine reads them when it is built (src/features/engine/providers.ts), and a value that does not parse stops the
+   * start there as here.
+   */
+  environment: Readonly<Record<string, string | undefined>>;
+  /** The model that writes a voice's style summary and traits at training (VOICE_TRAINING_MODEL, checked against the
+   *  catalogue when the engine is built); null: they are derived from the measurements. */
   voiceTrainingModel: string | null;
   /** A real-time editing session saves a version after this long without changes (REALTIME_VERSION_IDLE_MS). */
   realtimeVersionIdleMs: number;
@@ -107,9 +110,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.US_BASE_URL) regionBaseUrls.us = env.US_BASE_URL.replace(/\/$/, '');
   const webhooksAllowLoopback = flag(env, 'WEBHOOKS_ALLOW_LOOPBACK', false);
   if (webhooksAllowLoopback && production) throw new ConfigError('WEBHOOKS_ALLOW_LOOPBACK is a development setting; it cannot be true with NODE_ENV=production');
-  const providers = loadProvidersConfig(env, (message) => {
-    throw new ConfigError(message);
-  });
   return {
     host: env.HOST || '0.0.0.0',
     port,
@@ -129,8 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooksWorker: flag(env, 'WEBHOOKS_WORKER', true),
     workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 10, 1, 1000),
     webhooksAllowLoopback,
-    providers,
-    voiceTrainingModel: voiceTrainingModel(env, providers),
+    environment: { ...env },
+    voiceTrainingModel: env.VOICE_TRAINING_MODEL || null,
     realtimeVersionIdleMs: integer(env, 'REALTIME_VERSION_IDLE_MS', 30_000, 100, 3_600_000),
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: env.MAIL_FROM || 'content-service <no-reply@content-service.example>',
@@ -148,16 +148,4 @@ function smtpUrl(value: string | undefined): string | null {
   }
   if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must be smtp://host:port or smtps://host:port, got ${url.protocol}`);
   return value;
-}
-
-/** VOICE_TRAINING_MODEL: an available model of the catalogue other than the sandbox's, or unset. */
-function voiceTrainingModel(env: NodeJS.ProcessEnv, providers: ProvidersConfig): string | null {
-  const id = env.VOICE_TRAINING_MODEL;
-  if (!id) return null;
-  const catalogue = new Catalogue(providers);
-  const model = catalogue.get(id);
-  if (!model) throw new ConfigError(`VOICE_TRAINING_MODEL: no model ${id} in the catalogue (GET /v1/models lists them)`);
-  if (!catalogue.available(model)) throw new ConfigError(`VOICE_TRAINING_MODEL: ${id} is served by ${model.provider}, which is not configured: set ${catalogue.enablingVariable(model)}`);
-  if (model.provider === 'sandbox') throw new ConfigError('VOICE_TRAINING_MODEL: the sandbox models do not write summaries; leave it unset to derive them from the measurements');
-  return id;
 }

@@ -4,19 +4,30 @@
 // `platform.services.<name>`; each declares its own on the Services interface (src/platform/context.ts).
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { Realtime } from './features/documents/realtime.ts';
 import { Engine } from './features/engine/engine.ts';
+import { loadProvidersConfig } from './features/engine/providers.ts';
 import { policyMiddleware } from './features/policy/middleware.ts';
 import { voiceMiddleware } from './features/voices/middleware.ts';
+import { checkVoiceTrainingModel } from './features/voices/training.ts';
 import { WorkflowRuntime } from './features/workflows/runtime.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Platform, Services } from './platform/context.ts';
 import type { Database } from './storage/schema.ts';
 
-/** The engine of a process: every generation is written in its voice, then checked against the output policy. */
+/**
+ * The engine of a process, its providers read from the environment: every generation is written in its voice, then
+ * checked against the output policy. A provider variable that does not parse, or a VOICE_TRAINING_MODEL the catalogue
+ * cannot serve, is a configuration error at start.
+ */
 export function createEngine({ config, db, logger, clock }: { config: Config; db: Kysely<Database>; logger: Logger; clock: Clock }): Engine {
-  return new Engine({ providers: config.providers, db, logger, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
+  const providers = loadProvidersConfig(config.environment, (message) => {
+    throw new ConfigError(message);
+  });
+  const engine = new Engine({ providers, db, logger, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
+  checkVoiceTrainingModel(engine.catalogue, config.voiceTrainingModel);
+  return engine;
 }
 
 export interface ServerServices {

@@ -7,7 +7,6 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
-import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
@@ -64,7 +63,7 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     expect(usage.prompt_tokens).toBeGreaterThan(20);
     expect(usage.completion_tokens).toBeGreaterThan(10);
     expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
-    const model = new Catalogue(server.platform.config.providers).get('sandbox-writer')!;
+    const model = server.platform.services.engine.catalogue.get('sandbox-writer')!;
     expect(answer.body.cost_usd).toBe(priceOf(model, { inputTokens: usage.prompt_tokens, cachedInputTokens: 0, outputTokens: usage.completion_tokens }));
     expect(answer.body).toMatchObject({ object: 'chat.completion', model: 'sandbox-writer', thread_id: null, voice_id: null });
     // Deterministic: the same request answers the same text.
@@ -247,10 +246,10 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     expect(schemaErrors('/components/schemas/ModelList', list.body)).toEqual([]);
     const models = list.body.data as Array<Record<string, any>>;
     expect(list.body).toMatchObject({ object: 'list', next_cursor: null });
-    expect(models.length).toBe(new Catalogue(server.platform.config.providers).entries.length);
-    expect(models.filter((m) => m.available).map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo']);
+    expect(models.length).toBe(server.platform.services.engine.catalogue.entries.length);
+    expect(models.filter((m) => m.available).map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding']);
     const available = await server.call('GET', '/v1/models?available=true');
-    expect(available.body.data.map((m: { id: string }) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo']);
+    expect(available.body.data.map((m: { id: string }) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding']);
     const sandbox = await server.call('GET', '/v1/models?provider=sandbox&capability=json_schema');
     expect(sandbox.body.data).toHaveLength(2);
     const one = await server.call('GET', '/v1/models/sandbox-echo');

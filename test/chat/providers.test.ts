@@ -4,7 +4,6 @@
 // the provider's 429 and outages as our problems with its Retry-After, retries, and a client that cuts a stream:
 // the upstream call is aborted and only what was generated is billed. On SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
@@ -48,7 +47,7 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
     return server.call('POST', '/v1/chat/completions', { key, body });
   }
 
-  const catalogue = () => new Catalogue(server.platform.config.providers);
+  const catalogue = () => server.platform.services.engine.catalogue;
 
   test('the configured providers’ models are available; the others are not', async () => {
     const models = (await server.call('GET', '/v1/models?available=true')).body.data as Array<{ provider: string }>;
@@ -86,6 +85,31 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
     for (const chunk of chunks) expect(schemaErrors('/components/schemas/ChatCompletionChunk', chunk)).toEqual([]);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Spring is here');
     expect(chunks.at(-1).usage).toMatchObject({ prompt_tokens: 12, completion_tokens: 3 });
+  });
+
+  test('OpenAI: the Responses API front calls the provider with Chat Completions, the conversation replayed', async () => {
+    const key = await newWorkspace();
+    openai.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 40, output: 7 } });
+    const first = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', instructions: 'Be upbeat.', input: 'Announce the sale', max_output_tokens: 100 } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.output[0].content[0].text).toBe('Spring sale: 20% off.');
+    expect(first.body.usage).toMatchObject({ input_tokens: 40, output_tokens: 7, total_tokens: 47 });
+    expect(first.body.cost_usd).toBe(priceOf(catalogue().get('gpt-4o-mini')!, { inputTokens: 40, cachedInputTokens: 0, outputTokens: 7 }));
+    expect(openai.requests.at(-1)!.path).toMatch(/\/chat\/completions$/);
+    expect(openai.requests.at(-1)!.body.messages).toEqual([
+      { role: 'system', content: 'Be upbeat.' },
+      { role: 'user', content: 'Announce the sale' },
+    ]);
+    openai.enqueue({ chunks: ['Ends', ' Sunday.'], usage: { input: 30, output: 2 } });
+    const next = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', previous_response_id: first.body.id, input: 'When does it end?', stream: true } });
+    expect(next.status, next.text).toBe(200);
+    expect(next.text).toContain('event: response.completed');
+    // The instructions applied to the first response only; its input and output are replayed.
+    expect(openai.requests.at(-1)!.body.messages).toEqual([
+      { role: 'user', content: 'Announce the sale' },
+      { role: 'assistant', content: 'Spring sale: 20% off.' },
+      { role: 'user', content: 'When does it end?' },
+    ]);
   });
 
   test('Anthropic and an OpenAI-compatible provider (Groq) answer through the same engine', async () => {

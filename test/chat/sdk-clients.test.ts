@@ -5,7 +5,6 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 describe('OpenAI clients against our API', () => {
@@ -60,7 +59,7 @@ describe('OpenAI clients against our API', () => {
   test('openai: models.list sees the whole catalogue, not a first page', async () => {
     const ids: string[] = [];
     for await (const model of openai.models.list()) ids.push(model.id);
-    const catalogue = new Catalogue(server.platform.config.providers);
+    const catalogue = server.platform.services.engine.catalogue;
     expect(ids.length).toBeGreaterThan(20);
     expect(ids).toEqual(catalogue.entries.map((entry) => entry.id));
     const one = await openai.models.retrieve('sandbox-writer');

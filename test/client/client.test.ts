@@ -171,6 +171,25 @@ describe('streamChatCompletion', () => {
     expect(failure).toMatchObject({ status: 404, problem: { code: 'model_not_found' } });
   });
 
+  test('closes the connection when the caller stops reading before [DONE]', async () => {
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const { baseUrl } = await serve((res) => {
+      res.on('close', closed);
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      // One chunk, then the stream stays open: only the client can end it.
+      res.write(`data: ${JSON.stringify(chunk('Hel', null))}\n\n`);
+    });
+    const client = createContentServiceClient({ baseUrl, apiKey: 'k' });
+    const received = [];
+    for await (const c of client.streamChatCompletion({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })) {
+      received.push(c);
+      break;
+    }
+    expect(received).toEqual([chunk('Hel', null)]);
+    await connectionClosed;
+  });
+
   test('throws when the stream ends without [DONE]', async () => {
     const { baseUrl } = await serve((res) => {
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });

@@ -1,5 +1,5 @@
-// The committed model catalogue (src/features/engine/models.json) against its rules: at least 65 models of at least
-// five providers besides the sandbox, valid and unique ids, the key order, coherent limits, capabilities, dates and
+// The committed model catalogue (src/features/engine/models.json) against its rules: at least 65 language models of at
+// least five providers besides the sandbox, the embedding models with their vector lengths, valid and unique ids, the key order, coherent limits, capabilities, dates and
 // order, prices that are genai-prices' own (computed here by genai-prices' arithmetic, not the script's), and exactly
 // what `npm run catalogue` builds: a stale file, or a price that changed in the price data, fails here.
 import { readFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { describe, expect, test } from 'vitest';
 import {
   buildCatalogue,
   CAPABILITY_ORDER,
+  EMBEDDING_MODELS,
   catalogueText,
   compareEntries,
   ID_PATTERN,
@@ -24,9 +25,13 @@ import { schemaErrors } from '../support/spec.ts';
 const text = readFileSync(OUTPUT, 'utf8');
 const committed = JSON.parse(text) as CatalogueEntry[];
 const real = committed.filter((model) => model.provider !== 'sandbox');
-const listedOf = (model: CatalogueEntry): Listed => MODELS.find((m) => m.provider === model.provider && m.upstream === model.upstream_id)!;
+const isEmbedding = (model: CatalogueEntry) => model.capabilities.includes('embeddings');
+const realLanguage = real.filter((model) => !isEmbedding(model));
+const listedOf = (model: CatalogueEntry): Pick<Listed, 'upstream' | 'price_id'> =>
+  (isEmbedding(model) ? EMBEDDING_MODELS : MODELS).find((m) => m.provider === model.provider && m.upstream === model.upstream_id)!;
 
 const KEYS = ['id', 'provider', 'upstream_id', 'owned_by', 'name', 'created', 'context_window', 'max_output_tokens', 'capabilities', 'pricing', 'regions', 'deprecated', 'deprecation_date'];
+const EMBEDDING_KEYS = [...KEYS, 'dimensions', 'dimensions_range'];
 const PRICE_KEYS = ['input_per_million_usd', 'cached_input_per_million_usd', 'output_per_million_usd'];
 
 /** At most 6 decimals, and no float noise. */
@@ -40,16 +45,40 @@ describe('the model catalogue', () => {
     expect(catalogueText()).toBe(catalogueText());
   });
 
-  test('has at least 65 models of at least 5 providers besides the two sandbox models', () => {
-    expect(real.length).toBeGreaterThanOrEqual(65);
-    const count = (provider: string) => real.filter((m) => m.provider === provider).length;
-    expect(new Set(real.map((m) => m.provider)).size).toBeGreaterThanOrEqual(5);
+  test('has at least 65 language models of at least 5 providers besides the sandbox models', () => {
+    expect(realLanguage.length).toBeGreaterThanOrEqual(65);
+    const count = (provider: string) => realLanguage.filter((m) => m.provider === provider).length;
+    expect(new Set(realLanguage.map((m) => m.provider)).size).toBeGreaterThanOrEqual(5);
     for (const provider of ['openai', 'anthropic', 'google', 'mistral']) expect(count(provider), provider).toBeGreaterThanOrEqual(8);
     for (const provider of ['groq', 'together', 'deepseek']) expect(count(provider), provider).toBeGreaterThanOrEqual(1);
-    expect(real.length).toBe(MODELS.length);
+    expect(realLanguage.length).toBe(MODELS.length);
+    expect(real.length).toBe(MODELS.length + EMBEDDING_MODELS.length);
   });
 
-  test('the two sandbox models, at their notional prices', () => {
+  test('the embedding models: embeddings only, no output, their vector lengths and the lengths a request may ask for', () => {
+    const embedding = committed.filter(isEmbedding);
+    expect(embedding.map((m) => m.id)).toEqual(['sandbox-embedding', 'text-embedding-3-large', 'text-embedding-3-small', 'text-embedding-ada-002', 'gemini-embedding-001', 'mistral-embed']);
+    for (const model of embedding) {
+      expect(model.capabilities, model.id).toEqual(['embeddings']);
+      expect(model.max_output_tokens, model.id).toBe(0);
+      expect(model.pricing.output_per_million_usd, model.id).toBe(0);
+      expect(model.dimensions, model.id).toBeGreaterThan(0);
+      if (model.dimensions_range) expect(model.dimensions_range.min <= model.dimensions! && model.dimensions! <= model.dimensions_range.max, model.id).toBe(true);
+    }
+    const shape = (id: string) => {
+      const { dimensions, dimensions_range, context_window } = committed.find((m) => m.id === id)!;
+      return { dimensions, dimensions_range, context_window };
+    };
+    expect(shape('text-embedding-3-small')).toEqual({ dimensions: 1536, dimensions_range: { min: 1, max: 1536 }, context_window: 8191 });
+    expect(shape('text-embedding-3-large')).toEqual({ dimensions: 3072, dimensions_range: { min: 1, max: 3072 }, context_window: 8191 });
+    expect(shape('text-embedding-ada-002')).toEqual({ dimensions: 1536, dimensions_range: null, context_window: 8191 });
+    expect(shape('mistral-embed')).toEqual({ dimensions: 1024, dimensions_range: null, context_window: 8192 });
+    expect(shape('sandbox-embedding')).toEqual({ dimensions: 256, dimensions_range: { min: 1, max: 4096 }, context_window: 8192 });
+    // No language model claims a vector length.
+    for (const model of committed.filter((m) => !isEmbedding(m))) expect('dimensions' in model, model.id).toBe(false);
+  });
+
+  test('the sandbox models: two language models at their notional prices, and the free embedding model', () => {
     const sandbox = committed.filter((m) => m.provider === 'sandbox');
     const common = {
       provider: 'sandbox',
@@ -66,16 +95,28 @@ describe('the model catalogue', () => {
     expect(sandbox).toEqual([
       { id: 'sandbox-writer', upstream_id: 'sandbox-writer', name: 'Sandbox writer', ...common },
       { id: 'sandbox-echo', upstream_id: 'sandbox-echo', name: 'Sandbox echo', ...common },
+      {
+        ...common,
+        id: 'sandbox-embedding',
+        upstream_id: 'sandbox-embedding',
+        name: 'Sandbox embedding',
+        context_window: 8192,
+        max_output_tokens: 0,
+        capabilities: ['embeddings'],
+        pricing: { input_per_million_usd: 0, cached_input_per_million_usd: null, output_per_million_usd: 0 },
+        dimensions: 256,
+        dimensions_range: { min: 1, max: 4096 },
+      },
     ]);
   });
 
   test('every entry has exactly the catalogue keys, in order, and is a valid Model of the contract', () => {
     for (const { upstream_id: _upstream, ...model } of committed) {
-      expect(Object.keys({ upstream_id: _upstream, ...model }).sort(), model.id).toEqual([...KEYS].sort());
+      expect(Object.keys({ upstream_id: _upstream, ...model }).sort(), model.id).toEqual([...(isEmbedding(model as CatalogueEntry) ? EMBEDDING_KEYS : KEYS)].sort());
       expect(schemaErrors('/components/schemas/Model', { ...model, object: 'model', available: true }), model.id).toEqual([]);
     }
     for (const model of committed) {
-      expect(Object.keys(model), model.id).toEqual(KEYS);
+      expect(Object.keys(model), model.id).toEqual(isEmbedding(model) ? EMBEDDING_KEYS : KEYS);
       expect(Object.keys(model.pricing), model.id).toEqual(PRICE_KEYS);
     }
   });
@@ -99,8 +140,8 @@ describe('the model catalogue', () => {
 
   test('a host’s model whose id another provider has already is prefixed with the host', () => {
     const clash: Listed = { provider: 'groq', upstream: 'gpt-4o-mini', name: 'x', owned_by: 'openai', released: '2025-01-01', context: 1000, output: 100, can: [], price_id: 'llama-3.1-8b-instant' };
-    const built = buildCatalogue([clash, ...MODELS.filter((m) => m.upstream === 'gpt-4o-mini')]);
-    expect(built.map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'gpt-4o-mini', 'groq:gpt-4o-mini']);
+    const built = buildCatalogue([clash, ...MODELS.filter((m) => m.upstream === 'gpt-4o-mini')], []);
+    expect(built.map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding', 'gpt-4o-mini', 'groq:gpt-4o-mini']);
   });
 
   test('owned_by, name, regions and deprecation', () => {
@@ -119,7 +160,7 @@ describe('the model catalogue', () => {
 
   test('limits and release days are in range', () => {
     for (const model of committed) {
-      for (const n of [model.created, model.context_window, model.max_output_tokens]) expect(Number.isInteger(n) && n > 0, model.id).toBe(true);
+      for (const n of [model.created, model.context_window, ...(isEmbedding(model) ? [] : [model.max_output_tokens])]) expect(Number.isInteger(n) && n > 0, model.id).toBe(true);
       expect(model.context_window, model.id).toBeLessThanOrEqual(10_000_000);
       expect(model.max_output_tokens, model.id).toBeLessThanOrEqual(Math.min(1_000_000, model.context_window));
       expect(model.created, model.id).toBeGreaterThanOrEqual(Date.parse('2022-11-01') / 1000);
@@ -133,7 +174,7 @@ describe('the model catalogue', () => {
       const caps = model.capabilities;
       expect(new Set(caps).size, model.id).toBe(caps.length);
       expect(caps, model.id).toEqual(CAPABILITY_ORDER.filter((c) => caps.includes(c)));
-      expect(caps.slice(0, 2), model.id).toEqual(['chat', 'streaming']);
+      if (!isEmbedding(model)) expect(caps.slice(0, 2), model.id).toEqual(['chat', 'streaming']);
       expect(caps.includes('long_context'), model.id).toBe(model.context_window >= 200_000);
       const reasoner = /^(o\d|gpt-5)/.test(model.id) || /^gemini-(2\.5|3)/.test(model.id) || model.id === 'deepseek-reasoner' || /^claude-(opus|sonnet|haiku)-4|^claude-3-7/.test(model.id);
       if (reasoner) expect(caps, model.id).toContain('reasoning');
@@ -141,12 +182,12 @@ describe('the model catalogue', () => {
     }
   });
 
-  test('sorted: the sandbox models (writer, echo), then providers in their order, newest first, then by id', () => {
+  test('sorted: the sandbox models (writer, echo, embedding), then providers in their order, newest first, then by id', () => {
     expect([...committed].sort(compareEntries).map((m) => m.id)).toEqual(committed.map((m) => m.id));
-    expect(committed.slice(0, 2).map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo']);
+    expect(committed.slice(0, 3).map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding']);
     const providers = [...new Set(committed.map((m) => m.provider))];
     expect(providers).toEqual(PROVIDER_ORDER.filter((p) => providers.includes(p)));
-    for (let i = 3; i < committed.length; i++) {
+    for (let i = 4; i < committed.length; i++) {
       const [a, b] = [committed[i - 1]!, committed[i]!];
       if (a.provider === b.provider) expect(a.created > b.created || (a.created === b.created && a.id < b.id), `${a.id} before ${b.id}`).toBe(true);
     }
@@ -172,12 +213,14 @@ describe('the model catalogue', () => {
       expect(model.pricing, model.id).toEqual({
         input_per_million_usd: Number((plain!.input_price * 1000).toFixed(6)),
         cached_input_per_million_usd: plain!.model_price.cache_read_mtok === undefined ? null : Number((fromCache.input_price * 1000).toFixed(6)),
-        output_per_million_usd: Number((plain!.output_price * 1000).toFixed(6)),
+        // An embedding model generates no tokens: its output is not priced.
+        output_per_million_usd: isEmbedding(model) ? 0 : Number((plain!.output_price * 1000).toFixed(6)),
       });
       expect(model.pricing.input_per_million_usd, model.id).toBeGreaterThan(0);
-      expect(model.pricing.output_per_million_usd, model.id).toBeGreaterThan(0);
+      if (!isEmbedding(model)) expect(model.pricing.output_per_million_usd, model.id).toBeGreaterThan(0);
     }
     const price = (id: string) => committed.find((m) => m.id === id)!.pricing;
+    expect(price('text-embedding-3-small')).toEqual({ input_per_million_usd: 0.02, cached_input_per_million_usd: null, output_per_million_usd: 0 });
     expect(price('gpt-4o-mini')).toEqual({ input_per_million_usd: 0.15, cached_input_per_million_usd: 0.075, output_per_million_usd: 0.6 });
     // Tiered above 200,000 prompt tokens: the base tier.
     expect(price('gemini-2.5-pro')).toEqual({ input_per_million_usd: 1.25, cached_input_per_million_usd: 0.125, output_per_million_usd: 10 });

@@ -172,9 +172,11 @@ describe.each(databaseKinds)('knowledge bases on %s', (kind) => {
     expect(source).toMatchObject({ status: 'ready', title: 'Roastery help', url: { url: `${site.url}/`, crawl_depth: 1, max_pages: 10, page_count: 3 } });
     const hits = await server.call('POST', `/v1/knowledge-bases/${base}/search`, { body: { query: 'return unopened bags refund', top_k: 3 } });
     expect(hits.body.data[0]).toMatchObject({ source_id: id, source_type: 'url', title: 'Returns policy', url: `${site.url}/returns` });
-    // Depth 1 does not reach /returns/labels.
+    // Depth 1 does not reach /returns/labels: nothing of it is found (the built-in embedding model still ranks the
+    // other pages by their vectors, weakly, so the answer need not be empty).
     const deep = await server.call('POST', `/v1/knowledge-bases/${base}/search`, { body: { query: 'confirmation email' } });
-    expect(deep.body.data).toEqual([]);
+    expect(deep.body.data.map((hit: { url: string }) => hit.url)).not.toContain(`${site.url}/returns/labels`);
+    expect(deep.body.data.some((hit: { text: string }) => hit.text.includes('confirmation email'))).toBe(false);
 
     expectProblem(await server.call('POST', `/v1/knowledge-bases/${base}/sources`, { body: { type: 'url', url: `${site.url}/` } }), 409, 'conflict');
     expectProblem(await server.call('POST', `/v1/knowledge-bases/${base}/sources`, { body: { type: 'url', url: 'https://user:secret@example.com/' } }), 422, 'invalid_source_url');

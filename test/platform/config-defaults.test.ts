@@ -4,7 +4,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { ConfigError, loadConfig, type Config } from '../../src/config.ts';
+import { Catalogue } from '../../src/features/engine/catalogue.ts';
+import { loadProvidersConfig } from '../../src/features/engine/providers.ts';
+import { checkVoiceTrainingModel } from '../../src/features/voices/training.ts';
+
+/** The providers an environment configures, as the engine reads them when it is built (src/services.ts). */
+function providers(env: Record<string, string>) {
+  return loadProvidersConfig(env, (message) => {
+    throw new ConfigError(message);
+  });
+}
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -26,8 +36,8 @@ const settings: Array<[string, (config: Config) => unknown]> = [
   ['AUTH_CACHE_MS', (config) => config.authCacheMs],
   ['WEBHOOKS_WORKER', (config) => config.webhooksWorker],
   ['WEBHOOKS_ALLOW_LOOPBACK', (config) => config.webhooksAllowLoopback],
-  ['PROVIDER_TIMEOUT_MS', (config) => config.providers.timeoutMs],
-  ['PROVIDER_MAX_RETRIES', (config) => config.providers.maxRetries],
+  ['PROVIDER_TIMEOUT_MS', (config) => providers(config.environment as Record<string, string>).timeoutMs],
+  ['PROVIDER_MAX_RETRIES', (config) => providers(config.environment as Record<string, string>).maxRetries],
   ['REALTIME_VERSION_IDLE_MS', (config) => config.realtimeVersionIdleMs],
 ];
 
@@ -45,8 +55,7 @@ describe('configuration defaults', () => {
   });
 
   test('no AI provider is enabled by default (only the built-in sandbox models are available)', () => {
-    expect(loadConfig({}).providers.enabled).toEqual({});
-    expect(loadConfig({}).providers.local).toBeUndefined();
+    expect(providers({}).configured).toEqual({ sandbox: {} });
   });
 
   test('LOCAL_MODEL_PATH enables the local provider: its name from the file, its context size and threads as documented', () => {
@@ -55,34 +64,37 @@ describe('configuration defaults', () => {
       const path = join(dir, 'Tiny-Llama.Q4.gguf');
       writeFileSync(path, 'GGUF');
       expect(documentedDefault('LOCAL_MODEL_CONTEXT_SIZE')).toBe('4096');
-      expect(loadConfig({ LOCAL_MODEL_PATH: path }).providers.local).toEqual({ modelPath: path, name: 'tiny-llama.q4', contextSize: 4096, threads: undefined });
-      expect(loadConfig({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_NAME: 'tiny', LOCAL_MODEL_CONTEXT_SIZE: '512', LOCAL_MODEL_THREADS: '2' }).providers.local).toEqual({ modelPath: path, name: 'tiny', contextSize: 512, threads: 2 });
-      expect(() => loadConfig({ LOCAL_MODEL_PATH: join(dir, 'missing.gguf') })).toThrow(/LOCAL_MODEL_PATH must name a GGUF model file/);
-      expect(() => loadConfig({ LOCAL_MODEL_PATH: dir })).toThrow(/LOCAL_MODEL_PATH/);
-      expect(() => loadConfig({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_NAME: 'Has Spaces' })).toThrow(/LOCAL_MODEL_NAME/);
-      expect(() => loadConfig({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_CONTEXT_SIZE: '100' })).toThrow(/LOCAL_MODEL_CONTEXT_SIZE must be at least 256/);
+      expect(providers({ LOCAL_MODEL_PATH: path }).configured.local).toEqual({ modelPath: path, name: 'tiny-llama.q4', contextSize: 4096, threads: undefined });
+      expect(providers({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_NAME: 'tiny', LOCAL_MODEL_CONTEXT_SIZE: '512', LOCAL_MODEL_THREADS: '2' }).configured.local).toEqual({ modelPath: path, name: 'tiny', contextSize: 512, threads: 2 });
+      expect(() => providers({ LOCAL_MODEL_PATH: join(dir, 'missing.gguf') })).toThrow(/LOCAL_MODEL_PATH must name a GGUF model file/);
+      expect(() => providers({ LOCAL_MODEL_PATH: dir })).toThrow(/LOCAL_MODEL_PATH/);
+      expect(() => providers({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_NAME: 'Has Spaces' })).toThrow(/LOCAL_MODEL_NAME/);
+      expect(() => providers({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_CONTEXT_SIZE: '100' })).toThrow(/LOCAL_MODEL_CONTEXT_SIZE must be at least 256/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   test('a provider is enabled by its key; a self-hosted one by its base URL, with the models it names', () => {
-    const { enabled } = loadConfig({ OPENAI_API_KEY: 'sk-test', OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'llama3.2:3b, Qwen/Qwen2.5-7B' }).providers;
-    expect(Object.keys(enabled).sort()).toEqual(['ollama', 'openai']);
-    expect(enabled.ollama).toMatchObject({ models: ['llama3.2:3b', 'Qwen/Qwen2.5-7B'], contextWindow: 8192 });
+    const config = providers({ OPENAI_API_KEY: 'sk-test', OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'llama3.2:3b, Qwen/Qwen2.5-7B' });
+    expect(Object.keys(config.configured).sort()).toEqual(['ollama', 'openai', 'sandbox']);
+    expect(config.configured.ollama).toMatchObject({ models: ['llama3.2:3b', 'Qwen/Qwen2.5-7B'], contextWindow: 8192 });
+    expect(new Catalogue(config).get('ollama:qwen-qwen2.5-7b')).toMatchObject({ provider: 'ollama', upstream_id: 'Qwen/Qwen2.5-7B', context_window: 8192 });
   });
 
   test('VOICE_TRAINING_MODEL names an available model other than the sandbox’s, or stops the start', () => {
+    const check = (env: Record<string, string>) => checkVoiceTrainingModel(new Catalogue(providers(env)), loadConfig(env).voiceTrainingModel);
     expect(loadConfig({}).voiceTrainingModel).toBeNull();
-    expect(loadConfig({ OPENAI_API_KEY: 'sk-test', VOICE_TRAINING_MODEL: 'gpt-4o-mini' }).voiceTrainingModel).toBe('gpt-4o-mini');
-    expect(() => loadConfig({ VOICE_TRAINING_MODEL: 'gpt-4o-mini' })).toThrow(/set OPENAI_API_KEY/);
-    expect(() => loadConfig({ VOICE_TRAINING_MODEL: 'nope' })).toThrow(/no model nope/);
-    expect(() => loadConfig({ VOICE_TRAINING_MODEL: 'sandbox-writer' })).toThrow(/sandbox/);
+    expect(() => check({})).not.toThrow();
+    expect(() => check({ OPENAI_API_KEY: 'sk-test', VOICE_TRAINING_MODEL: 'gpt-4o-mini' })).not.toThrow();
+    expect(() => check({ VOICE_TRAINING_MODEL: 'gpt-4o-mini' })).toThrow(/set OPENAI_API_KEY/);
+    expect(() => check({ VOICE_TRAINING_MODEL: 'nope' })).toThrow(/no model nope/);
+    expect(() => check({ VOICE_TRAINING_MODEL: 'sandbox-writer' })).toThrow(ConfigError);
   });
 
-  test('a provider variable that does not parse stops the start with a configuration error', () => {
-    expect(() => loadConfig({ OPENAI_BASE_URL: 'ftp://example.com' })).toThrow(/OPENAI_BASE_URL must be an http or https URL/);
-    expect(() => loadConfig({ PROVIDER_MAX_RETRIES: '-1' })).toThrow(/PROVIDER_MAX_RETRIES/);
-    expect(() => loadConfig({ OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'bad model' })).toThrow(/OLLAMA_MODELS/);
+  test('a provider variable that does not parse is a configuration error (the start stops when the engine is built)', () => {
+    expect(() => providers({ OPENAI_BASE_URL: 'ftp://example.com' })).toThrow(/OPENAI_BASE_URL must be an http or https URL/);
+    expect(() => providers({ PROVIDER_MAX_RETRIES: '-1' })).toThrow(/PROVIDER_MAX_RETRIES/);
+    expect(() => providers({ OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'bad model' })).toThrow(/OLLAMA_MODELS/);
   });
 });

@@ -196,6 +196,20 @@ async function freshThread(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: threadId } };
 }
 
+/** A new stored response (a sandbox response; its thread is removed with the fixtures). */
+async function freshResponse(target: FixtureTarget): Promise<RequestOverrides> {
+  const response = await fetch(`${target.baseUrl}/v1/responses`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ ...(exampleRequest('createResponse').body as Record<string, unknown>), model: 'sandbox-writer', metadata: { source: 'contract-fixture' } }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`fixture: a stored response answered ${response.status}: ${text}`);
+  const { id, thread_id: threadId } = JSON.parse(text) as { id: string; thread_id: string };
+  createdByFixtures.push(`/v1/chat/threads/${threadId}`);
+  return { path: { id } };
+}
+
 /** A workflow on the sandbox model that waits for a review: its runs reach `awaiting_approval` at step `review`. */
 function newWorkflowBody(): Record<string, unknown> {
   return {
@@ -297,6 +311,10 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   createChatCompletion: async () => ({ body: sandboxCompletionBody() }),
   getChatThread: freshThread,
   deleteChatThread: freshThread,
+  createResponse: async () => ({ body: { ...(exampleRequest('createResponse').body as Record<string, unknown>), model: 'sandbox-writer', store: false } }),
+  getResponse: freshResponse,
+  deleteResponse: freshResponse,
+  listResponseInputItems: freshResponse,
   createProject: async () => ({ body: newProjectBody() }),
   getProject: freshProject,
   updateProject: async (target) => {

@@ -9,9 +9,13 @@
 //   events (`response.created` … `response.output_text.delta` … `response.completed`);
 // - Anthropic's Messages API, `POST /v1/messages`: a `message` JSON, or its named events (`message_start`,
 //   `content_block_start`, `ping`, `content_block_delta`, `content_block_stop`, `message_delta`, `message_stop`);
-// - Google's Gemini API, `POST /v1/models/<model>:generateContent` (a `GenerateContentResponse` JSON) and
-//   `:streamGenerateContent?alt=sse` (`data:` chunks of the same shape, the last with `finishReason` and
-//   `usageMetadata`).
+// - OpenAI's embeddings, `POST /v1/embeddings` (what `createOpenAI().embedding(id)` calls, and Mistral's embeddings,
+//   which have the same shape): each input's fakeEmbedding, `dimensions` long when asked;
+// - Google's embeddings (startFakeGoogle), `POST /v1beta/models/<model>:embedContent` and `:batchEmbedContents`
+//   (what `createGoogleGenerativeAI().embeddingModel(id)` calls): the same vectors, without usage (as Google's).
+// - Google's Gemini API (startFakeGoogle), `POST /v1beta/models/<model>:generateContent` (a
+//   `GenerateContentResponse` JSON) and `:streamGenerateContent?alt=sse` (`data:` chunks of the same shape, the last
+//   with `finishReason` and `usageMetadata`).
 // A reply may call tools (`toolCalls`), each in the provider's own wire format: OpenAI's `tool_calls` (streamed as
 // `delta.tool_calls` fragments: the first names the call, the others add arguments), Anthropic's `tool_use` blocks
 // (streamed as `input_json_delta`), Google's `functionCall` parts (whole, streamed or not).
@@ -61,6 +65,8 @@ export interface FakeProvider {
   requests: ReceivedRequest[];
   /** Replies used in order, one per request; then the default reply, "You said: <last user message>". */
   enqueue(...replies: FakeReply[]): void;
+  /** Replies of embeddings requests, used in order (only their `error` counts); then each input's fakeEmbedding. */
+  enqueueEmbeddings(...replies: FakeReply[]): void;
   /** Streamed answers the client abandoned before their end. */
   readonly disconnects: number;
   /**
@@ -106,6 +112,8 @@ interface Dialect {
   error(status: number, type?: string, message?: string): unknown;
   /** The header naming the request, as the provider sends it. */
   requestIdHeader: string;
+  /** The path of the base URL a provider package is given; default `/v1`. */
+  basePath?: string;
 }
 
 let serial = 0;
@@ -383,11 +391,12 @@ const googleStatus: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UN
 const google: Dialect = {
   apis: {},
   route: (path) => {
-    const found = /^\/v1\/models\/[^/:]+:(generateContent|streamGenerateContent)$/.exec(path);
+    const found = /^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent)$/.exec(path);
     return found ? { api: generateContent, stream: found[1] === 'streamGenerateContent' } : undefined;
   },
   error: (status, type, message) => ({ error: { code: status, message: message ?? `fake ${type ?? googleStatus[status] ?? 'error'}`, status: type ?? googleStatus[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT') } }),
   requestIdHeader: 'x-goog-request-id',
+  basePath: '/v1beta',
 };
 
 // --- The requests' text ---------------------------------------------------------------------------------------
@@ -433,14 +442,14 @@ function thirds(text: string): string[] {
  * spaces) hashed into 256 dimensions. Texts that share words, or most of a word's letters (a typo), are similar; it
  * knows nothing of meaning.
  */
-export function fakeEmbedding(text: string): number[] {
-  const vector = new Array<number>(256).fill(0);
+export function fakeEmbedding(text: string, dimensions = 256): number[] {
+  const vector = new Array<number>(dimensions).fill(0);
   for (const word of text.toLowerCase().match(/\p{L}+/gu) ?? []) {
     const padded = ` ${word} `;
     for (let i = 0; i + 3 <= padded.length; i++) {
       let hash = 2166136261;
       for (const char of padded.slice(i, i + 3)) hash = Math.imul(hash ^ char.charCodeAt(0), 16777619);
-      vector[(hash >>> 0) % 256]! += 1;
+      vector[(hash >>> 0) % dimensions]! += 1;
     }
   }
   const norm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0)) || 1;
@@ -449,6 +458,7 @@ export function fakeEmbedding(text: string): number[] {
 
 async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelayMs'>): Promise<FakeProvider> {
   const queue: FakeReply[] = [];
+  const embeddingQueue: FakeReply[] = [];
   const requests: ReceivedRequest[] = [];
   let disconnects = 0;
   let claimed = 0;
@@ -483,15 +493,36 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
     requests.push({ path: req.url ?? '', headers: req.headers, body });
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (path === '/v1/embeddings' && dialect.apis['/v1/chat/completions'] && req.method === 'POST' && body) {
-      // Embeddings do not take a scripted reply: each input gets its fakeEmbedding.
+      // Each input gets its fakeEmbedding; a scripted reply counts only for its error.
+      const scripted = embeddingQueue.shift();
+      if (scripted?.error) {
+        const { status, headers = {}, type, message } = scripted.error;
+        sendJson(res, status, dialect.error(status, type, message), headers);
+        return;
+      }
       const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
       if (!inputs.every((input): input is string => typeof input === 'string')) {
         sendJson(res, 400, dialect.error(400, undefined, "'input' must be a string or an array of strings."));
         return;
       }
+      const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 256;
       const tokens = inputs.reduce((sum, input) => sum + words(input), 0);
-      sendJson(res, 200, { object: 'list', model: body.model, data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(input) })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
+      sendJson(res, 200, { object: 'list', model: body.model, data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(input, dimensions) })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
       return;
+    }
+    const googleEmbedding = dialect === google && req.method === 'POST' ? /^\/v1beta\/models\/[^/:]+:(embedContent|batchEmbedContents)$/.exec(path) : null;
+    if (googleEmbedding) {
+      // Google's embeddings: each request's fakeEmbedding (3072 dimensions unless asked), without usage (as Google's).
+      if (!body) return sendJson(res, 400, dialect.error(400, undefined, 'Invalid JSON payload received.'));
+      const scripted = embeddingQueue.shift();
+      if (scripted?.error) return sendJson(res, scripted.error.status, dialect.error(scripted.error.status, scripted.error.type, scripted.error.message), scripted.error.headers);
+      const vector = (request: any) => {
+        const text = (request?.content?.parts ?? []).map((part: any) => part?.text ?? '').join('');
+        return { values: fakeEmbedding(text, typeof request?.outputDimensionality === 'number' ? request.outputDimensionality : 3072) };
+      };
+      if (googleEmbedding[1] === 'embedContent') return sendJson(res, 200, { embedding: vector(body) });
+      if (!Array.isArray(body.requests)) return sendJson(res, 400, dialect.error(400, undefined, "Invalid value at 'requests'."));
+      return sendJson(res, 200, { embeddings: body.requests.map(vector) });
     }
     const routed = dialect.route?.(path);
     const api = routed?.api ?? dialect.apis[path];
@@ -562,9 +593,10 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://127.0.0.1:${port}${dialect.basePath ?? '/v1'}`,
     requests,
     enqueue: (...replies) => void queue.push(...replies),
+    enqueueEmbeddings: (...replies) => void embeddingQueue.push(...replies),
     get disconnects() {
       return disconnects;
     },
@@ -605,12 +637,15 @@ export function startFakeOpenAi(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}):
   return startFake(openAi, defaults);
 }
 
-/** A fake Google Gemini API (`POST /v1/models/<model>:generateContent`, `:streamGenerateContent?alt=sse`). */
-export function startFakeGoogle(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
-  return startFake(google, defaults);
-}
-
 /** A fake Anthropic: the Messages API (`POST /v1/messages`). */
 export function startFakeAnthropic(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
   return startFake(anthropic, defaults);
+}
+
+/**
+ * A fake Google Gemini API (at `…/v1beta`): `POST /v1beta/models/<model>:generateContent` and
+ * `:streamGenerateContent?alt=sse`, and the embeddings `:embedContent` and `:batchEmbedContents`.
+ */
+export function startFakeGoogle(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
+  return startFake(google, defaults);
 }

@@ -41,3 +41,26 @@ export interface ChatMessagesTable {
   tool_call_id: string | null;
   created_at: string;
 }
+
+declare module '../../storage/schema.ts' {
+  interface Database {
+    chat_responses: ChatResponsesTable;
+  }
+}
+
+/** A stored response of the Responses API; its input and output items are messages of its thread. */
+export interface ChatResponsesTable {
+  id: string;
+  thread_id: string;
+  workspace_id: string;
+  previous_response_id: string | null;
+  model: string;
+  status: 'completed' | 'incomplete';
+  /** Positions in the thread: its first input message, its first output message, its last output message. */
+  input_position: number;
+  output_position: number;
+  last_position: number;
+  /** JSON: the response object's fields that are not its output items (Response, without `output`). */
+  body: string;
+  created_at: string;
+}

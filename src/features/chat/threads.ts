@@ -221,6 +221,7 @@ export const threadHandlers = {
       const workspaceId = context.caller.workspace.id;
       const thread = await forUpdate(threadsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
       if (!thread) throw notFound('chat thread', request.path.id);
+      await trx.deleteFrom('chat_responses').where('thread_id', '=', thread.id).execute();
       await trx.deleteFrom('chat_messages').where('thread_id', '=', thread.id).execute();
       await trx.deleteFrom('chat_threads').where('id', '=', thread.id).execute();
       await recordAudit(trx, byRequest(context), {

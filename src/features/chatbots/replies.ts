@@ -113,11 +113,12 @@ export function confidenceOf(message: string, passages: string[]): number {
 
 /** The best passages of the chatbot's knowledge bases for the message, and what embedding the query cost. */
 async function retrieve(request: ReplyRequest): Promise<{ passages: Citation[]; usage: SearchUsage }> {
-  const { db, config } = request.platform;
+  const { db } = request.platform;
   const message = request.content;
   const ids = (await knowledgeBaseIdsOf(db, [request.chatbot.id])).get(request.chatbot.id)!;
   const bases = ids.length === 0 ? [] : await db.selectFrom('knowledge_bases').select(['id', 'embedding_model']).where('id', 'in', ids).execute();
-  const searched = await Promise.all(bases.map(async (base) => ({ base: base.id, ...(await searchKnowledge(db, config.providers, base, message, { topK: MAX_PASSAGES, minScore: 0 }, request.signal)) })));
+  const billing = { workspaceId: request.chatbot.workspace_id, apiKeyId: request.apiKeyId, now: request.now, signal: request.signal };
+  const searched = await Promise.all(bases.map(async (base) => ({ base: base.id, ...(await searchKnowledge(request.platform.services.engine, db, base, message, { topK: MAX_PASSAGES, minScore: 0 }, billing)) })));
   const usage = searched.reduce<SearchUsage>((sum, one) => ({ tokens: sum.tokens + one.usage.tokens, costUsd: sum.costUsd + one.usage.costUsd }), { tokens: 0, costUsd: 0 });
   const hits = searched
     .flatMap((one) => one.hits.map((hit) => ({ ...hit, base: one.base })))

@@ -75,7 +75,8 @@ async function citationSources(context: CommandActor, sources: string[], text: s
     }
     const base = await knowledgeBasesOf(db, context.workspaceId).where('id', '=', source).executeTakeFirst();
     if (!base) throw new Problem('not_found', `No knowledge base ${source} in this workspace.`, { errors: [{ pointer: `/sources/${index}`, detail: 'is not a knowledge base of this workspace' }] });
-    for (const hit of (await searchKnowledge(db, context.platform.config.providers, base, text, { topK: 3, minScore: 0 }, context.signal)).hits) {
+    const billing = { workspaceId: context.workspaceId, apiKeyId: context.apiKeyId, now: context.now, signal: context.signal };
+    for (const hit of (await searchKnowledge(context.platform.services.engine, db, base, text, { topK: 3, minScore: 0 }, billing)).hits) {
       numbered.push({ n: numbered.length + 1, url: hit.url, title: hit.title ?? base.name, excerpt: hit.text.slice(0, 1500), knowledgeBaseId: base.id });
     }
   }

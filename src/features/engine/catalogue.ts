@@ -4,7 +4,7 @@
 // GGUF model (`LOCAL_MODEL_PATH`, id `local:<name>`, free, with its configured context size).
 import { readFileSync } from 'node:fs';
 import type { components } from '../../../generated/openapi.ts';
-import { enablingVariable, type ProvidersConfig } from './providers.ts';
+import { configuredModels, enablingVariable, type ProvidersConfig } from './providers.ts';
 
 type Model = components['schemas']['Model'];
 
@@ -13,11 +13,6 @@ export type CatalogueEntry = Omit<Model, 'object' | 'available'> & { upstream_id
 
 const committed = JSON.parse(readFileSync(new URL('./models.json', import.meta.url), 'utf8')) as CatalogueEntry[];
 
-/** A self-hosted model's catalogue id: lower case, `/` as `-`, after the provider's name. */
-export function selfHostedId(provider: string, model: string): string {
-  return `${provider}:${model.toLowerCase().replace(/\//g, '-')}`.slice(0, 100);
-}
-
 export class Catalogue {
   readonly entries: CatalogueEntry[];
   readonly #byId = new Map<string, CatalogueEntry>();
@@ -25,47 +20,7 @@ export class Catalogue {
 
   constructor(config: ProvidersConfig) {
     this.#config = config;
-    const configured: CatalogueEntry[] = [];
-    for (const provider of ['ollama', 'vllm', 'lmstudio'] as const) {
-      const settings = config.enabled[provider];
-      for (const model of settings?.models ?? []) {
-        configured.push({
-          id: selfHostedId(provider, model),
-          provider,
-          upstream_id: model,
-          owned_by: provider,
-          name: `${model} (${provider})`,
-          created: 0,
-          context_window: settings!.contextWindow,
-          max_output_tokens: settings!.contextWindow,
-          capabilities: ['chat', 'streaming', 'json_mode'],
-          pricing: { input_per_million_usd: 0, cached_input_per_million_usd: null, output_per_million_usd: 0 },
-          regions: ['eu', 'us'],
-          deprecated: false,
-          deprecation_date: null,
-        });
-      }
-    }
-    if (config.local) {
-      const { name, contextSize } = config.local;
-      configured.push({
-        id: `local:${name}`,
-        provider: 'local',
-        upstream_id: name,
-        owned_by: 'local',
-        name: `${name} (local GGUF)`,
-        created: 0,
-        context_window: contextSize,
-        max_output_tokens: contextSize,
-        // JSON mode and JSON schemas are grammars that constrain llama.cpp's sampling (src/features/engine/local.ts).
-        capabilities: ['chat', 'streaming', 'json_mode', 'json_schema'],
-        pricing: { input_per_million_usd: 0, cached_input_per_million_usd: null, output_per_million_usd: 0 },
-        regions: ['eu', 'us'],
-        deprecated: false,
-        deprecation_date: null,
-      });
-    }
-    this.entries = [...committed, ...configured];
+    this.entries = [...committed, ...configuredModels(config)];
     for (const entry of this.entries) this.#byId.set(entry.id, entry);
   }
 
@@ -75,9 +30,7 @@ export class Catalogue {
 
   /** Can this server call the model: its provider is configured (the sandbox always is). */
   available(entry: CatalogueEntry): boolean {
-    if (entry.provider === 'sandbox') return true;
-    if (entry.provider === 'local') return this.#config.local !== undefined;
-    return this.#config.enabled[entry.provider] !== undefined;
+    return this.#config.configured[entry.provider] !== undefined;
   }
 
   /** The model as GET /v1/models shows it. */

@@ -10,7 +10,7 @@
 // through `streamText`: our calls are single steps, and streamText's layers of web streams cost more than the
 // provider call itself (`npm run bench:chat` measures the path).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { APICallError, type JSONSchema7, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4Prompt } from '@ai-sdk/provider';
+import { APICallError, type EmbeddingModelV4, type JSONSchema7, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { components } from '../../../generated/openapi.ts';
@@ -22,8 +22,9 @@ import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
 import { imageInfo, imageTokens } from './image-info.ts';
 import { LocalContextExceeded } from './local.ts';
+import { embedWith, type EmbeddingRequest, type Embeddings } from './embeddings.ts';
 import type { EngineMiddleware, PreparedGeneration } from './middleware.ts';
-import { languageModel, type ProvidersConfig } from './providers.ts';
+import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
 import { countPromptTokens, countTokens } from './tokens.ts';
 
 export type UsageFeature = components['schemas']['UsageFeature'];
@@ -238,6 +239,7 @@ export class Engine {
   readonly #logger: Logger;
   readonly #middleware: EngineMiddleware[];
   readonly #models = new Map<string, LanguageModelV4>();
+  readonly #embeddingModels = new Map<string, EmbeddingModelV4>();
 
   constructor(options: EngineOptions) {
     this.#config = options.providers;
@@ -247,10 +249,14 @@ export class Engine {
     this.catalogue = new Catalogue(options.providers);
   }
 
-  /** The model of a request, or the problem of an unknown or unavailable one. */
-  model(id: string): CatalogueEntry {
+  /** The model of a request, or the problem of an unknown one, one without the capability, or an unavailable one. */
+  model(id: string, capability: 'chat' | 'embeddings' = 'chat'): CatalogueEntry {
     const model = this.catalogue.get(id);
     if (!model) throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer: '/model', detail: 'is not a model of the catalogue' }] });
+    if (!model.capabilities.includes(capability)) {
+      const kind = model.capabilities.includes('embeddings') ? 'an embedding model' : 'a chat model';
+      throw validationFailed([{ pointer: '/model', detail: `${id} has no ${capability} capability (it is ${kind}); GET /v1/models?capability=${capability} lists the ${capability === 'chat' ? 'chat' : 'embedding'} models` }]);
+    }
     if (!this.catalogue.available(model)) {
       throw new Problem(
         'model_unavailable',
@@ -292,6 +298,12 @@ export class Engine {
     // The first middleware is the outermost: it sees the events as the others left them.
     for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
     return events;
+  }
+
+  /** Embeds texts (embeddings.ts): one vector per input, the tokens and their cost; records one usage row. */
+  async embed(request: EmbeddingRequest): Promise<Embeddings> {
+    const model = this.model(request.model, 'embeddings');
+    return embedWith({ config: this.#config, db: this.#db, logger: this.#logger, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
   }
 
   /** The whole answer at once (the events of `stream`, collected). */
@@ -360,6 +372,12 @@ export class Engine {
   #languageModel(entry: CatalogueEntry): LanguageModelV4 {
     let model = this.#models.get(entry.id);
     if (!model) this.#models.set(entry.id, (model = languageModel(this.#config, entry.provider, entry.upstream_id)));
+    return model;
+  }
+
+  #embeddingModel(entry: CatalogueEntry): EmbeddingModelV4 {
+    let model = this.#embeddingModels.get(entry.id);
+    if (!model) this.#embeddingModels.set(entry.id, (model = embeddingModel(this.#config, entry.provider, entry.upstream_id)));
     return model;
   }
 
@@ -550,7 +568,7 @@ function retryDelayMs(error: APICallError, attempt: number): number {
  * Starts a call, trying again what the provider calls retryable (429, 5xx, a connection that failed) up to
  * `maxRetries` times. Only the start of a call is retried: a stream that broke after its first token is not restarted.
  */
-async function withRetries<T>(start: () => PromiseLike<T>, maxRetries: number, signal: AbortSignal): Promise<T> {
+export async function withRetries<T>(start: () => PromiseLike<T>, maxRetries: number, signal: AbortSignal): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await start();

@@ -1,7 +1,9 @@
-// The AI providers this server can call, read once from the environment (the README's configuration table), and the
-// AI SDK language model of a catalogue entry. A provider is enabled by its key (or, for self-hosted servers, by its
-// base URL); every base URL can be overridden, which is how tests put a fake upstream on loopback in front of the
-// real provider code. Features never build a model themselves: the engine does, through here.
+// The AI providers, as a registry in which each provider owns its settings: the variables that configure it (the
+// README's configuration table), read from the environment when the engine is built, and how it builds the AI SDK
+// models of its catalogue entries. A hosted provider is enabled by its key, a self-hosted server by its base URL, the
+// local provider by its model file; the sandbox always is. Every base URL can be overridden, which is how tests put a
+// fake upstream on loopback in front of the real provider code. Features never build a model themselves: the engine
+// does, through here. A provider is added here, with its models in the catalogue.
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { createAnthropic } from '@ai-sdk/anthropic';
@@ -9,53 +11,42 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createMistral } from '@ai-sdk/mistral';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { EmbeddingModelV4, LanguageModelV4 } from '@ai-sdk/provider';
 import type { components } from '../../../generated/openapi.ts';
+import type { CatalogueEntry } from './catalogue.ts';
 import { localModel } from './local.ts';
 import { sandboxModel } from './sandbox.ts';
+import { sandboxEmbeddingModel } from './sandbox-embedding.ts';
 
 export type ProviderName = components['schemas']['ModelProvider'];
+export type Environment = Readonly<Record<string, string | undefined>>;
+/** Reports a variable whose value does not parse: a configuration error at start. */
+export type Fail = (message: string) => never;
 
-/** The providers that serve models of their own (SDK packages) or any OpenAI-compatible service. */
-interface HostedProvider {
-  kind: 'openai' | 'anthropic' | 'google' | 'mistral' | 'compatible';
-  /** The variable that enables it. */
-  keyVariable: string;
-  baseUrlVariable: string;
-  /** Where an OpenAI-compatible service answers when its base URL is not overridden. */
-  defaultBaseUrl?: string;
+/** One provider of the registry. */
+interface Provider<Settings> {
+  /** What to set to make it available (the `model_unavailable` problem names it); null: always available. */
+  enabledBy: string | null;
+  /** Its settings from the environment, or undefined when the environment does not configure it. */
+  read(env: Environment, fail: Fail): Settings | undefined;
+  languageModel(settings: Settings, upstreamId: string): LanguageModelV4;
+  /** Its embedding models; a provider without any has none. */
+  embeddingModel?(settings: Settings, upstreamId: string): EmbeddingModelV4;
+  /** The models it adds to the catalogue beside the committed ones: those the operator named. */
+  models?(settings: Settings): CatalogueEntry[];
 }
 
-/** Self-hosted OpenAI-compatible servers: enabled by their base URL, their models named in `<NAME>_MODELS`. */
-interface SelfHostedProvider {
-  kind: 'self-hosted';
-  baseUrlVariable: string;
-  keyVariable: string;
-  modelsVariable: string;
-  contextWindowVariable: string;
-}
-
-export const providerTable = {
-  openai: { kind: 'openai', keyVariable: 'OPENAI_API_KEY', baseUrlVariable: 'OPENAI_BASE_URL' },
-  anthropic: { kind: 'anthropic', keyVariable: 'ANTHROPIC_API_KEY', baseUrlVariable: 'ANTHROPIC_BASE_URL' },
-  google: { kind: 'google', keyVariable: 'GOOGLE_GENERATIVE_AI_API_KEY', baseUrlVariable: 'GOOGLE_BASE_URL' },
-  mistral: { kind: 'mistral', keyVariable: 'MISTRAL_API_KEY', baseUrlVariable: 'MISTRAL_BASE_URL' },
-  groq: { kind: 'compatible', keyVariable: 'GROQ_API_KEY', baseUrlVariable: 'GROQ_BASE_URL', defaultBaseUrl: 'https://api.groq.com/openai/v1' },
-  together: { kind: 'compatible', keyVariable: 'TOGETHER_API_KEY', baseUrlVariable: 'TOGETHER_BASE_URL', defaultBaseUrl: 'https://api.together.xyz/v1' },
-  deepseek: { kind: 'compatible', keyVariable: 'DEEPSEEK_API_KEY', baseUrlVariable: 'DEEPSEEK_BASE_URL', defaultBaseUrl: 'https://api.deepseek.com/v1' },
-  openrouter: { kind: 'compatible', keyVariable: 'OPENROUTER_API_KEY', baseUrlVariable: 'OPENROUTER_BASE_URL', defaultBaseUrl: 'https://openrouter.ai/api/v1' },
-  ollama: { kind: 'self-hosted', baseUrlVariable: 'OLLAMA_BASE_URL', keyVariable: 'OLLAMA_API_KEY', modelsVariable: 'OLLAMA_MODELS', contextWindowVariable: 'OLLAMA_CONTEXT_WINDOW' },
-  vllm: { kind: 'self-hosted', baseUrlVariable: 'VLLM_BASE_URL', keyVariable: 'VLLM_API_KEY', modelsVariable: 'VLLM_MODELS', contextWindowVariable: 'VLLM_CONTEXT_WINDOW' },
-  lmstudio: { kind: 'self-hosted', baseUrlVariable: 'LMSTUDIO_BASE_URL', keyVariable: 'LMSTUDIO_API_KEY', modelsVariable: 'LMSTUDIO_MODELS', contextWindowVariable: 'LMSTUDIO_CONTEXT_WINDOW' },
-} as const satisfies Record<Exclude<ProviderName, 'sandbox' | 'local'>, HostedProvider | SelfHostedProvider>;
-
-type ConfigurableProvider = keyof typeof providerTable;
-
-/** One configured provider: what the environment said. */
-export interface ProviderSettings {
-  apiKey: string | undefined;
+/** A hosted provider's or an OpenAI-compatible service's settings. */
+export interface HostedSettings {
+  apiKey: string;
+  /** The overridden base URL, if any. */
   baseUrl: string | undefined;
-  /** Self-hosted providers: the models the operator named, and their context window. */
+}
+
+/** A self-hosted OpenAI-compatible server's settings: the models the operator named, and their context window. */
+export interface SelfHostedSettings {
+  apiKey: string | undefined;
+  baseUrl: string;
   models: string[];
   contextWindow: number;
 }
@@ -71,26 +62,7 @@ export interface LocalSettings {
   threads: number | undefined;
 }
 
-export interface ProvidersConfig {
-  /** The configured providers; a provider absent here is not available. */
-  enabled: Partial<Record<ConfigurableProvider, ProviderSettings>>;
-  /** The local model, when `LOCAL_MODEL_PATH` names one. */
-  local: LocalSettings | undefined;
-  /** How long one model call may take in all before it is abandoned (`upstream_unavailable`). */
-  timeoutMs: number;
-  /** How often a call the provider calls retryable (429, 5xx, connection errors) is tried again. */
-  maxRetries: number;
-}
-
-/** The variable a user sets to make a provider available (the `model_unavailable` problem names it). */
-export function enablingVariable(provider: ProviderName): string | null {
-  if (provider === 'sandbox') return null;
-  if (provider === 'local') return 'LOCAL_MODEL_PATH';
-  const entry = providerTable[provider];
-  return entry.kind === 'self-hosted' ? `${entry.baseUrlVariable} and ${entry.modelsVariable}` : entry.keyVariable;
-}
-
-function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number, fail: (message: string) => never): number {
+function positiveInteger(env: Environment, name: string, fallback: number, max: number, fail: Fail): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -98,7 +70,7 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number,
   return value;
 }
 
-function url(env: NodeJS.ProcessEnv, name: string, fail: (message: string) => never): string | undefined {
+function url(env: Environment, name: string, fail: Fail): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   try {
@@ -110,83 +82,206 @@ function url(env: NodeJS.ProcessEnv, name: string, fail: (message: string) => ne
   return raw.replace(/\/$/, '');
 }
 
-/** Reads the providers' variables; `fail` reports a value that does not parse (a configuration error at start). */
-export function loadProvidersConfig(env: NodeJS.ProcessEnv, fail: (message: string) => never): ProvidersConfig {
-  const enabled: ProvidersConfig['enabled'] = {};
-  for (const [name, entry] of Object.entries(providerTable) as [ConfigurableProvider, HostedProvider | SelfHostedProvider][]) {
-    const apiKey = env[entry.keyVariable] || undefined;
-    const baseUrl = url(env, entry.baseUrlVariable, fail);
-    if (entry.kind === 'self-hosted') {
-      if (!baseUrl) continue;
-      const models = (env[entry.modelsVariable] ?? '')
+/** A provider with a package of its own, enabled by its key (`<NAME>_API_KEY`) at an overridable base URL. */
+function hosted(
+  keyVariable: string,
+  baseUrlVariable: string,
+  build: { languageModel(settings: HostedSettings, id: string): LanguageModelV4; embeddingModel?(settings: HostedSettings, id: string): EmbeddingModelV4 },
+): Provider<HostedSettings> {
+  return {
+    enabledBy: keyVariable,
+    read(env, fail) {
+      const baseUrl = url(env, baseUrlVariable, fail);
+      const apiKey = env[keyVariable];
+      return apiKey ? { apiKey, baseUrl } : undefined;
+    },
+    ...build,
+  };
+}
+
+/** An OpenAI-compatible service (Groq, Together…): the compatible package at its own base URL. */
+function compatible(name: string, keyVariable: string, baseUrlVariable: string, defaultBaseUrl: string): Provider<HostedSettings> {
+  return hosted(keyVariable, baseUrlVariable, {
+    languageModel: ({ apiKey, baseUrl }, id) => createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl, includeUsage: true, supportsStructuredOutputs: true }).chatModel(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) => createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl }).embeddingModel(id),
+  });
+}
+
+/** A self-hosted OpenAI-compatible server (Ollama, vLLM, LM Studio): enabled by its base URL, its models named in
+ *  `<NAME>_MODELS` (catalogue id `<name>:<model>`, free, with the configured context window). */
+function selfHosted(name: ProviderName, prefix: string): Provider<SelfHostedSettings> {
+  const modelsVariable = `${prefix}_MODELS`;
+  const baseUrlVariable = `${prefix}_BASE_URL`;
+  return {
+    enabledBy: `${baseUrlVariable} and ${modelsVariable}`,
+    read(env, fail) {
+      const baseUrl = url(env, baseUrlVariable, fail);
+      if (!baseUrl) return undefined;
+      const models = (env[modelsVariable] ?? '')
         .split(',')
         .map((model) => model.trim())
         .filter(Boolean);
       for (const model of models) {
-        if (!/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,80}$/.test(model)) fail(`${entry.modelsVariable}: ${model} is not a model name (letters, digits, . _ : / -)`);
+        if (!/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,80}$/.test(model)) fail(`${modelsVariable}: ${model} is not a model name (letters, digits, . _ : / -)`);
       }
-      const contextWindow = positiveInteger(env, entry.contextWindowVariable, 8192, 10_000_000, fail);
-      enabled[name] = { apiKey, baseUrl, models, contextWindow };
-    } else if (apiKey) {
-      enabled[name] = { apiKey, baseUrl, models: [], contextWindow: 0 };
+      const contextWindow = positiveInteger(env, `${prefix}_CONTEXT_WINDOW`, 8192, 10_000_000, fail);
+      return { apiKey: env[`${prefix}_API_KEY`] || undefined, baseUrl, models, contextWindow };
+    },
+    languageModel: ({ apiKey, baseUrl }, id) => createOpenAICompatible({ name, apiKey, baseURL: baseUrl, includeUsage: true, supportsStructuredOutputs: true }).chatModel(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) => createOpenAICompatible({ name, apiKey, baseURL: baseUrl }).embeddingModel(id),
+    models: ({ models, contextWindow }) =>
+      models.map((model) => ({
+        id: selfHostedId(name, model),
+        provider: name,
+        upstream_id: model,
+        owned_by: name,
+        name: `${model} (${name})`,
+        created: 0,
+        context_window: contextWindow,
+        max_output_tokens: contextWindow,
+        capabilities: ['chat', 'streaming', 'json_mode'],
+        pricing: { input_per_million_usd: 0, cached_input_per_million_usd: null, output_per_million_usd: 0 },
+        regions: ['eu', 'us'],
+        deprecated: false,
+        deprecation_date: null,
+      })),
+  };
+}
+
+/** A self-hosted model's catalogue id: lower case, `/` as `-`, after the provider's name. */
+export function selfHostedId(provider: string, model: string): string {
+  return `${provider}:${model.toLowerCase().replace(/\//g, '-')}`.slice(0, 100);
+}
+
+const local: Provider<LocalSettings> = {
+  enabledBy: 'LOCAL_MODEL_PATH',
+  read(env, fail) {
+    const modelPath = env.LOCAL_MODEL_PATH;
+    if (!modelPath) return undefined;
+    // Checked at start: a mistyped path is a configuration error now, not a 503 at the first call.
+    let isFile = false;
+    try {
+      isFile = statSync(modelPath).isFile();
+    } catch {
+      // not there, or not readable: the same message
     }
+    if (!isFile) fail(`LOCAL_MODEL_PATH must name a GGUF model file, got ${modelPath}`);
+    const name = env.LOCAL_MODEL_NAME || basename(modelPath).replace(/\.gguf$/i, '').toLowerCase();
+    if (!/^[a-z0-9][a-z0-9._-]{0,80}$/.test(name)) fail(`LOCAL_MODEL_NAME must be lower-case letters, digits, . _ - (from the file name when unset), got ${name}`);
+    const contextSize = positiveInteger(env, 'LOCAL_MODEL_CONTEXT_SIZE', 4096, 1_048_576, fail);
+    if (contextSize < 256) fail(`LOCAL_MODEL_CONTEXT_SIZE must be at least 256, got ${contextSize}`);
+    const threads = positiveInteger(env, 'LOCAL_MODEL_THREADS', 0, 256, fail);
+    return { modelPath, name, contextSize, threads: threads || undefined };
+  },
+  languageModel: ({ modelPath, contextSize, threads }, id) => localModel(modelPath, id, { contextSize, threads }),
+  models: ({ name, contextSize }) => [
+    {
+      id: `local:${name}`,
+      provider: 'local',
+      upstream_id: name,
+      owned_by: 'local',
+      name: `${name} (local GGUF)`,
+      created: 0,
+      context_window: contextSize,
+      max_output_tokens: contextSize,
+      // JSON mode and JSON schemas are grammars that constrain llama.cpp's sampling (src/features/engine/local.ts).
+      capabilities: ['chat', 'streaming', 'json_mode', 'json_schema'],
+      pricing: { input_per_million_usd: 0, cached_input_per_million_usd: null, output_per_million_usd: 0 },
+      regions: ['eu', 'us'],
+      deprecated: false,
+      deprecation_date: null,
+    },
+  ],
+};
+
+const sandbox: Provider<Record<string, never>> = {
+  enabledBy: null,
+  read: () => ({}),
+  languageModel: (_settings, id) => sandboxModel(id),
+  embeddingModel: (_settings, id) => sandboxEmbeddingModel(id),
+};
+
+/** Every provider of the catalogue. */
+const registry = {
+  sandbox,
+  openai: hosted('OPENAI_API_KEY', 'OPENAI_BASE_URL', {
+    // Chat Completions (not the Responses API): every OpenAI chat model speaks it, and so does our own wire format.
+    languageModel: ({ apiKey, baseUrl }, id) => createOpenAI({ apiKey, baseURL: baseUrl }).chat(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) => createOpenAI({ apiKey, baseURL: baseUrl }).embedding(id),
+  }),
+  anthropic: hosted('ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', {
+    languageModel: ({ apiKey, baseUrl }, id) => createAnthropic({ apiKey, baseURL: baseUrl })(id),
+  }),
+  google: hosted('GOOGLE_GENERATIVE_AI_API_KEY', 'GOOGLE_BASE_URL', {
+    languageModel: ({ apiKey, baseUrl }, id) => createGoogleGenerativeAI({ apiKey, baseURL: baseUrl })(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) => createGoogleGenerativeAI({ apiKey, baseURL: baseUrl }).embeddingModel(id),
+  }),
+  mistral: hosted('MISTRAL_API_KEY', 'MISTRAL_BASE_URL', {
+    languageModel: ({ apiKey, baseUrl }, id) => createMistral({ apiKey, baseURL: baseUrl })(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) => createMistral({ apiKey, baseURL: baseUrl }).embeddingModel(id),
+  }),
+  groq: compatible('groq', 'GROQ_API_KEY', 'GROQ_BASE_URL', 'https://api.groq.com/openai/v1'),
+  together: compatible('together', 'TOGETHER_API_KEY', 'TOGETHER_BASE_URL', 'https://api.together.xyz/v1'),
+  deepseek: compatible('deepseek', 'DEEPSEEK_API_KEY', 'DEEPSEEK_BASE_URL', 'https://api.deepseek.com/v1'),
+  openrouter: compatible('openrouter', 'OPENROUTER_API_KEY', 'OPENROUTER_BASE_URL', 'https://openrouter.ai/api/v1'),
+  ollama: selfHosted('ollama', 'OLLAMA'),
+  vllm: selfHosted('vllm', 'VLLM'),
+  lmstudio: selfHosted('lmstudio', 'LMSTUDIO'),
+  local,
+} satisfies { [P in ProviderName]: unknown };
+
+type Registry = typeof registry;
+type SettingsOf<P extends ProviderName> = Registry[P] extends Provider<infer S> ? S : never;
+
+/** The providers the environment configures, each with its settings, and the limits of every call. */
+export interface ProvidersConfig {
+  /** A provider absent here is not available. */
+  configured: { [P in ProviderName]?: SettingsOf<P> };
+  /** How long one model call may take in all before it is abandoned (`upstream_unavailable`). */
+  timeoutMs: number;
+  /** How often a call the provider calls retryable (429, 5xx, connection errors) is tried again. */
+  maxRetries: number;
+}
+
+/** Reads every provider's settings from the environment; `fail` reports a value that does not parse. */
+export function loadProvidersConfig(env: Environment, fail: Fail): ProvidersConfig {
+  const configured: Record<string, unknown> = {};
+  for (const [name, provider] of Object.entries(registry) as [ProviderName, Provider<unknown>][]) {
+    const settings = provider.read(env, fail);
+    if (settings !== undefined) configured[name] = settings;
   }
   return {
-    enabled,
-    local: loadLocalSettings(env, fail),
+    configured: configured as ProvidersConfig['configured'],
     timeoutMs: positiveInteger(env, 'PROVIDER_TIMEOUT_MS', 300_000, 3_600_000, fail) || 300_000,
     maxRetries: positiveInteger(env, 'PROVIDER_MAX_RETRIES', 2, 10, fail),
   };
 }
 
-function loadLocalSettings(env: NodeJS.ProcessEnv, fail: (message: string) => never): LocalSettings | undefined {
-  const modelPath = env.LOCAL_MODEL_PATH;
-  if (!modelPath) return undefined;
-  // Checked at start: a mistyped path is a configuration error now, not a 503 at the first call.
-  let isFile = false;
-  try {
-    isFile = statSync(modelPath).isFile();
-  } catch {
-    // not there, or not readable: the same message
-  }
-  if (!isFile) fail(`LOCAL_MODEL_PATH must name a GGUF model file, got ${modelPath}`);
-  const name = env.LOCAL_MODEL_NAME || basename(modelPath).replace(/\.gguf$/i, '').toLowerCase();
-  if (!/^[a-z0-9][a-z0-9._-]{0,80}$/.test(name)) fail(`LOCAL_MODEL_NAME must be lower-case letters, digits, . _ - (from the file name when unset), got ${name}`);
-  const contextSize = positiveInteger(env, 'LOCAL_MODEL_CONTEXT_SIZE', 4096, 1_048_576, fail);
-  if (contextSize < 256) fail(`LOCAL_MODEL_CONTEXT_SIZE must be at least 256, got ${contextSize}`);
-  const threads = positiveInteger(env, 'LOCAL_MODEL_THREADS', 0, 256, fail);
-  return { modelPath, name, contextSize, threads: threads || undefined };
+/** The variable a user sets to make a provider available (the `model_unavailable` problem names it). */
+export function enablingVariable(provider: ProviderName): string | null {
+  return registry[provider].enabledBy;
 }
 
-/** The AI SDK model that serves `upstreamId` at `provider`; the provider must be enabled (or be the sandbox). */
+function providerOf<P extends ProviderName>(config: ProvidersConfig, provider: P): { definition: Provider<SettingsOf<P>>; settings: SettingsOf<P> } {
+  const settings = config.configured[provider];
+  if (settings === undefined) throw new Error(`provider ${provider} is not configured`);
+  return { definition: registry[provider] as unknown as Provider<SettingsOf<P>>, settings: settings as SettingsOf<P> };
+}
+
+/** The AI SDK model that serves `upstreamId` at `provider`; the provider must be configured. */
 export function languageModel(config: ProvidersConfig, provider: ProviderName, upstreamId: string): LanguageModelV4 {
-  if (provider === 'sandbox') return sandboxModel(upstreamId);
-  if (provider === 'local') {
-    if (!config.local) throw new Error('the local provider is not configured');
-    return localModel(config.local.modelPath, upstreamId, { contextSize: config.local.contextSize, threads: config.local.threads });
-  }
-  const settings = config.enabled[provider];
-  if (!settings) throw new Error(`provider ${provider} is not configured`);
-  const { apiKey, baseUrl } = settings;
-  const entry: HostedProvider | SelfHostedProvider = providerTable[provider];
-  switch (entry.kind) {
-    case 'openai':
-      // Chat Completions (not the Responses API): every OpenAI chat model speaks it, and so does our own wire format.
-      return createOpenAI({ apiKey, baseURL: baseUrl }).chat(upstreamId);
-    case 'anthropic':
-      return createAnthropic({ apiKey, baseURL: baseUrl })(upstreamId);
-    case 'google':
-      return createGoogleGenerativeAI({ apiKey, baseURL: baseUrl })(upstreamId);
-    case 'mistral':
-      return createMistral({ apiKey, baseURL: baseUrl })(upstreamId);
-    case 'compatible':
-    case 'self-hosted':
-      return createOpenAICompatible({
-        name: provider,
-        apiKey,
-        baseURL: baseUrl ?? (entry.kind === 'compatible' ? entry.defaultBaseUrl : undefined) ?? '',
-        includeUsage: true,
-        supportsStructuredOutputs: true,
-      }).chatModel(upstreamId);
-  }
+  const { definition, settings } = providerOf(config, provider);
+  return definition.languageModel(settings, upstreamId);
+}
+
+/** The AI SDK embedding model that serves `upstreamId` at `provider`; the provider must be configured. */
+export function embeddingModel(config: ProvidersConfig, provider: ProviderName, upstreamId: string): EmbeddingModelV4 {
+  const { definition, settings } = providerOf(config, provider);
+  if (!definition.embeddingModel) throw new Error(`${provider} serves no embedding model`);
+  return definition.embeddingModel(settings, upstreamId);
+}
+
+/** The models the configured providers add to the catalogue (self-hosted servers' and the local file's). */
+export function configuredModels(config: ProvidersConfig): CatalogueEntry[] {
+  return (Object.entries(config.configured) as [ProviderName, unknown][]).flatMap(([name, settings]) => (registry[name] as Provider<unknown>).models?.(settings) ?? []);
 }

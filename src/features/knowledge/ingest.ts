@@ -13,7 +13,8 @@ import type { KnowledgeSourcesTable } from './schema.ts';
 import { chunkText } from './chunk.ts';
 import { crawl, CrawlError } from './crawl.ts';
 import { extractText, ExtractionError } from './extract.ts';
-import { embedderFor, vectorBlob, type Embedder } from './vectors.ts';
+import type { Engine } from '../engine/engine.ts';
+import { canEmbed, embedTexts, vectorBlob, type EmbeddingBilling } from './vectors.ts';
 
 interface Page {
   title: string | null;
@@ -28,19 +29,21 @@ class SourceGone extends Error {}
  * The chunks' vectors, or none when the provider fails: the chunks are then searched by full text only, which is
  * better than failing a source that full-text search serves well (the failure is logged).
  */
-async function embedChunks(embedder: Embedder, texts: string[], logger: Logger, sourceId: string): Promise<Float32Array[] | null> {
+async function embedChunks(engine: Engine, model: string, texts: string[], billing: EmbeddingBilling, logger: Logger, sourceId: string): Promise<Float32Array[] | null> {
   try {
-    return (await embedder.embed(texts)).vectors;
+    return (await embedTexts(engine, model, texts, billing)).vectors;
   } catch (error) {
-    logger.warn({ err: error, source_id: sourceId, model: embedder.model }, 'embedding a knowledge source failed; its chunks are searched by full text only');
+    logger.warn({ err: error, source_id: sourceId, model }, 'embedding a knowledge source failed; its chunks are searched by full text only');
     return null;
   }
 }
 
 export function knowledgeJobs(services: WorkerServices): JobDefinitions {
+  // The process's engine (src/services.ts): the chunks are embedded through it and billed.
+  const { engine } = services;
   return {
     'knowledge.ingest': {
-      async run(job: RunningJob<{ source_id: string; processing_id: string }>) {
+      async run(job: RunningJob<{ source_id: string; processing_id: string; api_key_id?: string | null }>) {
         const { source_id: sourceId, processing_id: processingId } = job.payload;
         const db = job.db;
         const source = await db.selectFrom('knowledge_sources').selectAll().where('id', '=', sourceId).where('processing_id', '=', processingId).executeTakeFirst();
@@ -65,10 +68,12 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
         let bytes = source.type === 'url' ? 0 : source.size_bytes;
         let pages = 0;
         let title = source.given_title;
-        const embedder = embedderFor(services.config.providers, base.embedding_model);
+        const embeds = canEmbed(engine, base.embedding_model);
+        const billing = { workspaceId: source.workspace_id, apiKeyId: job.payload.api_key_id ?? null, now: job.clock.now() };
         const index = async (page: Page) => {
           const chunks = await chunkText(page.text, { maxChunkTokens: base.max_chunk_tokens, overlapTokens: base.overlap_tokens });
-          const vectors = embedder && chunks.length > 0 ? await embedChunks(embedder, chunks.map((chunk) => `${page.title ?? title ?? ''}\n${chunk.text}`), job.logger, sourceId) : null;
+          const texts = chunks.map((chunk) => `${page.title ?? title ?? ''}\n${chunk.text}`);
+          const vectors = embeds && chunks.length > 0 ? await embedChunks(engine, base.embedding_model, texts, { ...billing, now: job.clock.now() }, job.logger, sourceId) : null;
           if (!(await job.extendLease())) throw new SourceGone();
           await db.transaction().execute(async (trx) => {
             const still = await trx.selectFrom('knowledge_sources').select('id').where('id', '=', sourceId).where('processing_id', '=', processingId).executeTakeFirst();

@@ -12,6 +12,7 @@ import { notFound, Problem, validationFailed } from '../../platform/problems.ts'
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { checkPublicUrl } from '../../platform/url-guard.ts';
+import type { Engine } from '../engine/engine.ts';
 import { presentKnowledgeBase, presentSource, type BaseTotals } from './presenters.ts';
 import type { KnowledgeSourcesTable, SourceStatus } from './schema.ts';
 import { searchKnowledge } from './search.ts';
@@ -53,6 +54,31 @@ async function loadBase(db: Db, context: RequestContext, id: string) {
 
 const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
+/**
+ * The embedding model of a new knowledge base: the one asked for, which must be available here; else OpenAI's
+ * `text-embedding-3-small` when OpenAI is configured, else the built-in `sandbox-embedding` (always available).
+ */
+function embeddingModelOf(engine: Engine, asked: string | undefined): string {
+  if (asked === undefined) {
+    const openai = engine.catalogue.get('text-embedding-3-small');
+    return openai && engine.catalogue.available(openai) ? openai.id : 'sandbox-embedding';
+  }
+  const entry = engine.catalogue.get(asked);
+  if (!entry || !entry.capabilities.includes('embeddings')) {
+    throw new Problem('model_unavailable', `No provider serves the embedding model ${asked} on this server; GET /v1/models?capability=embeddings lists those that can be used.`, {
+      errors: [{ pointer: '/embedding_model', detail: 'has no provider on this server' }],
+    });
+  }
+  if (!engine.catalogue.available(entry)) {
+    throw new Problem(
+      'model_unavailable',
+      `The embedding model ${asked} is served by ${entry.provider}, which is not configured on this server: set ${engine.catalogue.enablingVariable(entry)}, or use sandbox-embedding.`,
+      { errors: [{ pointer: '/embedding_model', detail: `its provider ${entry.provider} is not configured on this server` }] },
+    );
+  }
+  return entry.id;
+}
+
 export const knowledgeBaseHandlers = {
   async listKnowledgeBases(request, context) {
     const page = pageRequest(request.query);
@@ -63,7 +89,8 @@ export const knowledgeBaseHandlers = {
   },
 
   async createKnowledgeBase(request, context) {
-    const { name, description = null, embedding_model = 'text-embedding-3-small', chunking = {}, metadata = {} } = request.body;
+    const { name, description = null, chunking = {}, metadata = {} } = request.body;
+    const embedding_model = embeddingModelOf(context.platform.services.engine, request.body.embedding_model);
     const maxChunkTokens = chunking.max_chunk_tokens ?? 512;
     const overlapTokens = chunking.overlap_tokens ?? 64;
     if (overlapTokens * 2 > maxChunkTokens) throw validationFailed([{ pointer: '/chunking/overlap_tokens', detail: `must be at most half of max_chunk_tokens (${Math.floor(maxChunkTokens / 2)})` }]);
@@ -171,7 +198,7 @@ export const knowledgeBaseHandlers = {
       }
       await trx.insertInto('knowledge_sources').values(source).execute();
       await trx.updateTable('knowledge_bases').set({ updated_at: now }).where('id', '=', base.id).execute();
-      await enqueueJob(trx, { kind: 'knowledge.ingest', workspaceId: base.workspace_id, payload: { source_id: source.id, processing_id: source.processing_id }, now: context.now });
+      await enqueueJob(trx, { kind: 'knowledge.ingest', workspaceId: base.workspace_id, payload: { source_id: source.id, processing_id: source.processing_id, api_key_id: context.caller.apiKey.id }, now: context.now });
     });
     return { status: 202, contentType: 'application/json', headers: { Location: `/v1/knowledge-bases/${base.id}/sources/${source.id}` }, body: presentSource(source) };
   },
@@ -205,7 +232,14 @@ export const knowledgeBaseHandlers = {
       const errors = source_ids.flatMap((id, index) => (known.has(id) ? [] : [{ pointer: `/source_ids/${index}`, detail: 'is not a source of this knowledge base' }]));
       if (errors.length > 0) throw validationFailed(errors);
     }
-    const { hits, usage } = await searchKnowledge(context.platform.db, context.platform.config.providers, base, query, { topK: top_k, minScore: min_score, ...(source_ids ? { sourceIds: source_ids } : {}) }, context.signal);
+    const { hits, usage } = await searchKnowledge(
+      context.platform.services.engine,
+      context.platform.db,
+      base,
+      query,
+      { topK: top_k, minScore: min_score, ...(source_ids ? { sourceIds: source_ids } : {}) },
+      { workspaceId: base.workspace_id, apiKeyId: context.caller.apiKey.id, now: context.now, signal: context.signal },
+    );
     return {
       status: 200,
       contentType: 'application/json',

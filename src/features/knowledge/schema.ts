@@ -12,7 +12,7 @@ declare module '../../storage/schema.ts' {
 declare module '../../platform/jobs/runner.ts' {
   interface JobPayloads {
     /** Processes a source into chunks; a source removed or re-added meanwhile (another processing_id) stops it. */
-    'knowledge.ingest': { source_id: string; processing_id: string };
+    'knowledge.ingest': { source_id: string; processing_id: string; api_key_id?: string | null };
   }
 }
 

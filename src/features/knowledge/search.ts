@@ -4,16 +4,16 @@
 // Scores are mapped into 0–1 with x / (1 + x), x the engine's rank: comparable within one search, not across
 // databases.
 //
-// Hybrid: when the knowledge base's embedding model has a provider and its chunks have vectors (vectors.ts), the
-// query is embedded too, and the candidates of both rankings (the best max(4 × top_k, 50) of each) are scored
+// Hybrid: when the knowledge base's embedding model is available here and its chunks have vectors (vectors.ts), the
+// query is embedded too (through the engine, billed as `embeddings`), and the candidates of both rankings (the best max(4 × top_k, 50) of each) are scored
 // 0.5 × the full-text score + 0.5 × the cosine similarity (below 0 counts as 0). A chunk that shares no word with
 // the query (a synonym, a typo) can then be found.
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
 import { isPostgres } from '../../storage/locks.ts';
-import type { ProvidersConfig } from '../engine/providers.ts';
+import type { Engine } from '../engine/engine.ts';
 import type { SourceType } from './schema.ts';
-import { embedderFor, hasVectors, nearestChunks } from './vectors.ts';
+import { canEmbed, embedTexts, hasVectors, nearestChunks, type EmbeddingBilling } from './vectors.ts';
 
 export interface SearchHit {
   source_id: string;
@@ -77,21 +77,23 @@ export interface SearchUsage {
 
 type HitRow = Omit<SearchHit, 'score'> & { id: number };
 
-/** Full-text search, or hybrid search where the knowledge base has vectors and its embedding model a provider. */
+/**
+ * Full-text search, or hybrid search where the knowledge base has vectors and its embedding model is available here.
+ * The query's embedding is billed to `billing` (usage feature `embeddings`).
+ */
 export async function searchKnowledge(
+  engine: Engine,
   db: Kysely<Database>,
-  providers: ProvidersConfig,
   base: { id: string; embedding_model: string },
   query: string,
   options: { topK: number; minScore: number; sourceIds?: string[] },
-  signal?: AbortSignal,
+  billing: EmbeddingBilling,
 ): Promise<{ hits: SearchHit[]; usage: SearchUsage }> {
-  const embedder = embedderFor(providers, base.embedding_model);
-  if (!embedder || queryWords(query).length === 0 || !(await hasVectors(db, base.id))) {
+  if (!canEmbed(engine, base.embedding_model) || queryWords(query).length === 0 || !(await hasVectors(db, base.id))) {
     return { hits: await searchChunks(db, base.id, query, options), usage: { tokens: 0, costUsd: 0 } };
   }
   const pool = Math.max(options.topK * 4, 50);
-  const [textHits, embedded] = await Promise.all([searchChunks(db, base.id, query, { ...options, topK: pool, minScore: 0 }), embedder.embed([query], signal)]);
+  const [textHits, embedded] = await Promise.all([searchChunks(db, base.id, query, { ...options, topK: pool, minScore: 0 }), embedTexts(engine, base.embedding_model, [query], billing)]);
   const near = await nearestChunks(db, base.id, embedded.vectors[0]!, pool, options.sourceIds);
   const key = (hit: { source_id: string; chunk_index: number }) => `${hit.source_id}:${hit.chunk_index}`;
   const candidates = new Map<string, { hit: Omit<SearchHit, 'score'>; text: number; similarity: number }>();

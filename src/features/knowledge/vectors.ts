@@ -1,24 +1,22 @@
-// Vectors for knowledge search, when the knowledge base's embedding model has a configured provider (OpenAI's
-// text-embedding-3-small and -large with OPENAI_API_KEY; embed-multilingual-v3.0 has no provider on this server).
+// Vectors for knowledge search, from the knowledge base's embedding model through the content engine (billed with the
+// usage feature `embeddings`), when that model is available here: always for the built-in `sandbox-embedding`, OpenAI's
+// with OPENAI_API_KEY, and so on; `embed-multilingual-v3.0` has no provider on this server.
 // Chunks are embedded when a source is processed and stored beside their text (a float32 blob); a search embeds the
 // query and ranks the knowledge base's chunks by cosine similarity, in this process: the vectors of a knowledge base
-// are read once and kept (about 6 KB a chunk for the small model), and read again when its chunks change.
-// search.ts fuses these with the full-text ranking (hybrid search).
-import { createOpenAI } from '@ai-sdk/openai';
-import { embedMany } from 'ai';
+// are read once and kept (about 6 KB a chunk for OpenAI's small model, 1 KB for the built-in one), and read again
+// when its chunks change. search.ts fuses these with the full-text ranking (hybrid search).
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
-import type { ProvidersConfig } from '../engine/providers.ts';
+import type { Engine } from '../engine/engine.ts';
 
-/** The embedding models of the contract, their provider and price (US dollars per million tokens). */
-const EMBEDDING_MODELS: Record<string, { provider: 'openai' | 'cohere'; pricePerMillion: number }> = {
-  'text-embedding-3-small': { provider: 'openai', pricePerMillion: 0.02 },
-  'text-embedding-3-large': { provider: 'openai', pricePerMillion: 0.13 },
-  'embed-multilingual-v3.0': { provider: 'cohere', pricePerMillion: 0.1 },
-};
-
-/** Texts per embedding call (OpenAI takes up to 2,048 inputs; smaller calls fail and retry cheaper). */
-const BATCH = 96;
+/** Who a knowledge base's embedding is billed to, and when. */
+export interface EmbeddingBilling {
+  workspaceId: string;
+  /** The API key that asked (null for work no key started). */
+  apiKeyId: string | null;
+  now: Date;
+  signal?: AbortSignal;
+}
 
 export interface Embedded {
   vectors: Float32Array[];
@@ -26,30 +24,24 @@ export interface Embedded {
   costUsd: number;
 }
 
-export interface Embedder {
-  model: string;
-  embed(texts: string[], signal?: AbortSignal): Promise<Embedded>;
+/** Whether the knowledge base's embedding model can embed on this server (else its search is full-text only). */
+export function canEmbed(engine: Engine, model: string): boolean {
+  const entry = engine.catalogue.get(model);
+  return entry !== undefined && entry.capabilities.includes('embeddings') && engine.catalogue.available(entry);
 }
 
-/** The embedder of a model, or null when its provider is not configured (search is then full-text only). */
-export function embedderFor(config: ProvidersConfig, model: string): Embedder | null {
-  const entry = EMBEDDING_MODELS[model];
-  const settings = entry?.provider === 'openai' ? config.enabled.openai : undefined;
-  if (!entry || !settings) return null;
-  const embeddingModel = createOpenAI({ apiKey: settings.apiKey, baseURL: settings.baseUrl }).embedding(model);
-  return {
+/** The texts' vectors, normalised to length 1 (so cosine similarity is a dot product), through the engine. */
+export async function embedTexts(engine: Engine, model: string, texts: string[], billing: EmbeddingBilling): Promise<Embedded> {
+  const embedded = await engine.embed({
+    workspaceId: billing.workspaceId,
+    apiKeyId: billing.apiKeyId,
+    feature: 'embeddings',
     model,
-    async embed(texts, signal) {
-      const vectors: Float32Array[] = [];
-      let tokens = 0;
-      for (let start = 0; start < texts.length; start += BATCH) {
-        const result = await embedMany({ model: embeddingModel, values: texts.slice(start, start + BATCH), maxRetries: config.maxRetries, abortSignal: signal });
-        vectors.push(...result.embeddings.map((embedding) => normalized(Float32Array.from(embedding))));
-        tokens += result.usage.tokens;
-      }
-      return { vectors, tokens, costUsd: Math.round(((tokens * entry.pricePerMillion) / 1_000_000) * 1e11) / 1e11 };
-    },
-  };
+    inputs: texts,
+    signal: billing.signal ?? new AbortController().signal,
+    now: billing.now,
+  });
+  return { vectors: embedded.vectors.map((vector) => normalized(Float32Array.from(vector))), tokens: embedded.tokens, costUsd: embedded.costUsd };
 }
 
 function normalized(vector: Float32Array): Float32Array {

@@ -8,6 +8,8 @@ import type { JSONSchema7 } from '@ai-sdk/provider';
 import { iso } from '../../platform/clock.ts';
 import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions } from '../../platform/jobs/runner.ts';
+import { ConfigError } from '../../config.ts';
+import type { Catalogue } from '../engine/catalogue.ts';
 import type { Engine } from '../engine/engine.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
@@ -57,6 +59,15 @@ ${sample}` },
     style_summary: parsed.style_summary.trim().slice(0, 1000),
     traits: parsed.traits.filter((t): t is string => typeof t === 'string' && t.trim() !== '').map((t) => t.trim().slice(0, 60)).slice(0, 12),
   };
+}
+
+/** VOICE_TRAINING_MODEL must be an available model of the catalogue other than the sandbox's (or unset). */
+export function checkVoiceTrainingModel(catalogue: Catalogue, id: string | null): void {
+  if (!id) return;
+  const model = catalogue.get(id);
+  if (!model) throw new ConfigError(`VOICE_TRAINING_MODEL: no model ${id} in the catalogue (GET /v1/models lists them)`);
+  if (!catalogue.available(model)) throw new ConfigError(`VOICE_TRAINING_MODEL: ${id} is served by ${model.provider}, which is not configured: set ${catalogue.enablingVariable(model)}`);
+  if (model.provider === 'sandbox') throw new ConfigError('VOICE_TRAINING_MODEL: the sandbox models do not write summaries; leave it unset to derive them from the measurements');
 }
 
 export function voiceJobs(services: WorkerServices): JobDefinitions {

@@ -267,7 +267,7 @@ async function knowledgeSearch(step: Extract<Step, { type: 'knowledge_search' }>
   const base = await knowledgeBasesOf(platform.db, run.workspace_id).where('id', '=', step.knowledge_base_id).executeTakeFirst();
   if (!base) throw new StepFailure('resource_not_found', `The knowledge base ${step.knowledge_base_id} no longer exists.`);
   const query = [...asText(renderTemplate(step.query, scope))].slice(0, 2000).join('');
-  const { hits, usage } = await searchKnowledge(platform.db, platform.config.providers, base, query, { topK: step.top_k ?? 5, minScore: step.min_score ?? 0 }, attempt.signal);
+  const { hits, usage } = await searchKnowledge(attempt.engine, platform.db, base, query, { topK: step.top_k ?? 5, minScore: step.min_score ?? 0 }, { workspaceId: run.workspace_id, apiKeyId: run.api_key_id, now: attempt.now, signal: attempt.signal });
   return {
     output: { results: hits.map((hit) => ({ source_id: hit.source_id, title: hit.title, url: hit.url, text: hit.text, score: hit.score })) },
     costUsd: usage.costUsd,

@@ -1,0 +1,78 @@
+// The built-in embedding model `sandbox-embedding`: needs no key and no network, deterministic, and good enough that
+// texts sharing words or most of a word's letters (a typo) are near, so that a fresh server's knowledge bases search
+// by vectors too. It knows nothing of meaning: synonyms that share no letters are not near. docs/engine.md has the
+// algorithm for users; in short, the "hashing trick" over character trigrams and words:
+//
+//   1. the text is NFKC-normalised and lower-cased; its words are its runs of letters and digits (a text with none
+//      is one word, itself, trimmed; a text of white space only has no word and gets the zero vector);
+//   2. each word gives the feature `w:<word>`, and each trigram of its code points padded with one space either side
+//      (`refund` → ` re`, `ref`, `efu`, `fun`, `und`, `nd `) the feature `g:<trigram>`;
+//   3. each feature is hashed with 32-bit FNV-1a over its UTF-8 bytes; the hash modulo D picks a bucket, and its top
+//      bit the sign (+1 when clear, -1 when set), and the bucket adds the sign (once per occurrence);
+//   4. the vector is divided by its Euclidean length (L2-normalised), so cosine similarity is the dot product.
+//
+// D is the request's `dimensions` (1 to 4096), 256 by default. Tokens are counted with o200k_base (tokens.ts).
+import type { EmbeddingModelV4, EmbeddingModelV4CallOptions, EmbeddingModelV4Result } from '@ai-sdk/provider';
+import { countTokens } from './tokens.ts';
+
+export const SANDBOX_EMBEDDING_DIMENSIONS = 256;
+export const SANDBOX_EMBEDDING_MAX_DIMENSIONS = 4096;
+
+const encoder = new TextEncoder();
+
+/** 32-bit FNV-1a of the UTF-8 bytes of `text`, unsigned. */
+export function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of encoder.encode(text)) hash = Math.imul(hash ^ byte, 0x01000193);
+  return hash >>> 0;
+}
+
+/** The features of a text (step 1 and 2 above), in order of occurrence, repeats kept. */
+export function sandboxFeatures(text: string): string[] {
+  const normalised = text.normalize('NFKC').toLowerCase();
+  const found = normalised.match(/[\p{L}\p{N}]+/gu);
+  const words = found ?? (normalised.trim() === '' ? [] : [normalised.trim()]);
+  const features: string[] = [];
+  for (const word of words) {
+    features.push(`w:${word}`);
+    const chars = [' ', ...word, ' '];
+    for (let i = 0; i + 3 <= chars.length; i++) features.push(`g:${chars[i]}${chars[i + 1]}${chars[i + 2]}`);
+  }
+  return features;
+}
+
+/** The sandbox vector of a text, `dimensions` long, of length 1 (or all zeros for a text without a feature). */
+export function sandboxEmbedding(text: string, dimensions: number = SANDBOX_EMBEDDING_DIMENSIONS): number[] {
+  const vector = new Float64Array(dimensions);
+  for (const feature of sandboxFeatures(text)) {
+    const hash = fnv1a(feature);
+    vector[hash % dimensions]! += hash >= 0x80000000 ? -1 : 1;
+  }
+  let sum = 0;
+  for (const value of vector) sum += value * value;
+  const norm = Math.sqrt(sum);
+  return Array.from(vector, (value) => (norm === 0 ? 0 : value / norm));
+}
+
+/** The sandbox embedding model as an AI SDK model, so that the engine calls it as it calls a provider's. */
+export function sandboxEmbeddingModel(modelId: string): EmbeddingModelV4 {
+  return {
+    specificationVersion: 'v4',
+    provider: 'sandbox',
+    modelId,
+    maxEmbeddingsPerCall: 2048,
+    supportsParallelCalls: true,
+    async doEmbed(options: EmbeddingModelV4CallOptions): Promise<EmbeddingModelV4Result> {
+      options.abortSignal?.throwIfAborted();
+      const dimensions = options.dimensions ?? SANDBOX_EMBEDDING_DIMENSIONS;
+      if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > SANDBOX_EMBEDDING_MAX_DIMENSIONS) {
+        throw new RangeError(`sandbox-embedding: dimensions must be an integer from 1 to ${SANDBOX_EMBEDDING_MAX_DIMENSIONS}, got ${dimensions}`);
+      }
+      return {
+        embeddings: options.values.map((value) => sandboxEmbedding(value, dimensions)),
+        usage: { tokens: options.values.reduce((sum, value) => sum + countTokens(value), 0) },
+        warnings: [],
+      };
+    },
+  };
+}
