@@ -128,7 +128,22 @@ describe.skipIf(!hasChromium)('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'tools.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html', 'tools.html']);
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe.skipIf(!hasChromium)('the tools guide', () => {
+  test('renders every section and its examples, and links to the other pages', async () => {
+    const { page, failedRequests } = await open('tools.html');
+    const text = await page.locator('main').innerText();
+    for (const heading of ['An agent loop, with no provider key', 'Streaming', 'Parallel calls and tool_choice', 'Images', 'The output policy covers arguments', 'Threads', 'Limits and errors']) {
+      expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    }
+    for (const shown of ['"tool_calls"', 'image_unreadable', 'delta.tool_calls']) expect(text).toContain(shown);
+    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -143,7 +158,7 @@ describe.skipIf(!hasChromium)('the brand voices guide', () => {
     }
     for (const shown of ['"status": "ready"', '"formality": 1', 'policy_violation', '"type": "audit.policy.violation"', 'event: error']) expect(text).toContain(shown);
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'tools.html', 'receiving-webhooks.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -182,7 +197,7 @@ describe.skipIf(!hasChromium)('the documents guide', () => {
     // Headings get ids, so the guide's sections can be linked to.
     expect(await page.locator('h2#how-the-socket-and-the-api-agree').count()).toBe(1);
     const links = await page.locator('body > p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
+    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'tools.html', 'receiving-webhooks.html', 'voices.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
   });

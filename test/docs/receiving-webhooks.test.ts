@@ -305,7 +305,7 @@ describe.skipIf(!hasChromium)('the guide', () => {
       'Inspecting deliveries',
       'A complete receiver',
     ]);
-    expect(await tab.locator('body > p a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
+    expect(await tab.locator('body > p a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'tools.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
     const code = await tab.locator('pre code.language-ts').evaluateAll((blocks) => blocks.map((b) => b.textContent));
     expect(code).toContain(example);
     expect(external).toEqual([]);
