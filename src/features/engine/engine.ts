@@ -10,7 +10,7 @@
 // through `streamText`: our calls are single steps, and streamText's layers of web streams cost more than the
 // provider call itself (`npm run bench:chat` measures the path).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { APICallError, type EmbeddingModelV4, type JSONSchema7, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4Prompt } from '@ai-sdk/provider';
+import { APICallError, type EmbeddingModelV4, type JSONSchema7, type JSONValue, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { components } from '../../../generated/openapi.ts';
@@ -61,6 +61,9 @@ export interface GenerationRequest {
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | null;
   /** Alternative answers: the provider is called once for each. */
   n?: number;
+  /** Options for the provider, by provider name (`sandbox.task`: what the sandbox models write, docs/engine.md).
+   *  Merged into the call's: the request's first, then what the middleware set, then the engine's own `choice`. */
+  providerOptions?: Record<string, Record<string, JSONValue>>;
   /** How often a call the provider calls retryable is tried again; the server's PROVIDER_MAX_RETRIES when not given
    *  (a workflow step gives 0: its retries are the workflow's). */
   maxRetries?: number;
@@ -323,6 +326,9 @@ export class Engine {
     let started = false;
     let refused = false;
     const format = request.responseFormat;
+    // Per provider: the request's options, then the middleware's over them.
+    const merged: Record<string, Record<string, JSONValue>> = { ...request.providerOptions };
+    for (const [provider, values] of Object.entries(extra)) merged[provider] = { ...merged[provider], ...values };
     const options: LanguageModelV4CallOptions = {
       prompt: request.messages.map(toPromptMessage),
       maxOutputTokens: request.maxOutputTokens,
@@ -336,9 +342,9 @@ export class Engine {
       stopSequences: request.stop,
       responseFormat: format?.type === 'json' ? format : undefined,
       providerOptions: {
-        ...extra,
-        sandbox: { ...extra.sandbox, choice },
-        ...(request.reasoningEffort ? { openai: { ...extra.openai, reasoningEffort: request.reasoningEffort } } : {}),
+        ...merged,
+        sandbox: { ...merged.sandbox, choice },
+        ...(request.reasoningEffort ? { openai: { ...merged.openai, reasoningEffort: request.reasoningEffort } } : {}),
       },
       abortSignal: signal,
     };

@@ -81,6 +81,7 @@ import type {
 } from '@ai-sdk/provider';
 import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
 import { type ImageInfo, imageInfo, imageTokens } from './image-info.ts';
+import { taskOf, taskText } from './sandbox-task.ts';
 import { argumentFragments, type SandboxToolCall, toolCalls } from './sandbox-tools.ts';
 import { forms, keyTerms, meets } from './sandbox-words.ts';
 import { rewriteToward, SLIDER_NAMES, type Sliders } from './style.ts';
@@ -410,6 +411,12 @@ function answer(modelId: string, options: LanguageModelV4CallOptions, input: San
   if (input.results) {
     const text = resultsAnswer(modelId, input.results);
     return formatted(options, text, keyTerms(text), rotation);
+  }
+  // A document task says what to write: its text alone is read, and the voice's sliders change only a rewrite.
+  const task = modelId === 'sandbox-echo' ? null : taskOf(options.providerOptions?.sandbox);
+  if (task) {
+    const text = taskText(task, slidersOf(options));
+    return formatted(options, text, keyTerms(task.text), rotation);
   }
   const passages = modelId === 'sandbox-echo' ? null : passagesIn(input.system);
   const written =
