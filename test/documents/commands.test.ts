@@ -499,7 +499,7 @@ describe('each command through the real sandbox models', () => {
 
   test('summarize: the documented examples; a longer summary holds more', async () => {
     const short = await runCommand({ command: 'summarize', length: 'short' }, input(SALE), sandbox('sandbox-writer'));
-    expect(short.output).toBe('Customers join the sale from the billing page. Annual plans renew at the sale price for the first year.');
+    expect(short.output).toBe('Our spring sale starts on Monday and runs for two weeks. Customers join the sale from the billing page.');
     const medium = await runCommand({ command: 'summarize' }, input(SALE), sandbox('sandbox-writer'));
     const long = await runCommand({ command: 'summarize', length: 'long' }, input(SALE), sandbox('sandbox-writer'));
     expect(words(medium.output)).toBeGreaterThan(words(short.output));
@@ -512,9 +512,9 @@ describe('each command through the real sandbox models', () => {
     expect(result.output).toBe(
       [
         '## Spring sale',
-        '- Every subscription plan is 20% off, and annual plans also get two extra months for free.',
+        '- Our spring sale starts on Monday and runs for two weeks.',
         '### How to join',
-        '- Annual plans renew at the sale price for the first year.',
+        '- Customers join the sale from the billing page.',
         '### Shipping',
         '- Free shipping on orders over $50.',
       ].join('\n\n'),

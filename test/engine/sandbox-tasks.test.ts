@@ -24,7 +24,7 @@ async function write(task: unknown, extra: Partial<LanguageModelV4CallOptions> =
 }
 
 /** DOC's short summary: two of its five sentences (a quarter, rounded up), the best-ranked, in order. */
-const SHORT = 'Tracking links arrive by email once an order ships. Refunds reach your card within 5 days of the return arriving.';
+const SHORT = 'Delivery takes 2 to 4 business days. Refunds reach your card within 5 days of the return arriving.';
 
 const DOC = [
   '# Delivery',
@@ -42,7 +42,7 @@ describe('document tasks', () => {
     expect(await write(task)).toBe(SHORT);
     expect(await write(task, { seed: 3, providerOptions: { sandbox: { choice: 1 } } })).toBe(SHORT);
     expect(await write({ ...task, length: 'medium', format: 'bullets' })).toBe(
-      '- Orders placed before 2 pm ship the same day.\n- Tracking links arrive by email once an order ships.\n- Refunds reach your card within 5 days of the return arriving.',
+      '- Delivery takes 2 to 4 business days.\n- Returns are free within 30 days.\n- Refunds reach your card within 5 days of the return arriving.',
     );
   });
 
@@ -57,7 +57,7 @@ describe('document tasks', () => {
 
   test('outline: the headings to the depth, each with its key sentence; text before the first heading first', async () => {
     expect(await write({ kind: 'outline', text: DOC })).toBe(
-      '## Delivery\n\n- Tracking links arrive by email once an order ships.\n\n### Returns\n\n- Refunds reach your card within 5 days of the return arriving.',
+      '## Delivery\n\n- Delivery takes 2 to 4 business days.\n\n### Returns\n\n- Refunds reach your card within 5 days of the return arriving.',
     );
     const intro = `Read this first: orders and returns.\n\n${DOC.replace('# Delivery', '### Delivery').replace('## Returns', '##### Returns')}`;
     const outline = await write({ kind: 'outline', text: intro, depth: 1 });
@@ -125,7 +125,7 @@ describe('document tasks', () => {
 
   test('stop, max tokens, JSON and streaming apply to the task text as to a draft', async () => {
     const task = { kind: 'summarize', text: DOC, length: 'short' };
-    expect(await write(task, { stopSequences: [' once'] })).toBe('Tracking links arrive by email');
+    expect(await write(task, { stopSequences: [' 2 to'] })).toBe('Delivery takes');
     const cut = await sandboxModel('sandbox-writer').doGenerate(call(task, { maxOutputTokens: 2 }));
     expect(cut.finishReason.unified).toBe('length');
     expect(JSON.parse(await write(task, { responseFormat: { type: 'json' } }))).toEqual({ reply: SHORT, key_terms: expect.any(Array) });

@@ -98,14 +98,11 @@ interface Sentence {
   words: Set<string>[];
 }
 
-/** Inline Markdown as plain text: the text of links and emphasis, code spans' code, a space for a line break. */
-function plain(inline: Token): string {
-  return (inline.children ?? [])
-    .map((child) => (child.type === 'text' || child.type === 'code_inline' ? child.content : child.type === 'softbreak' || child.type === 'hardbreak' ? ' ' : ''))
-    .join('')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
+/** Inline Markdown as written, its lines joined by a space. */
+const inlineText = (inline: Token) => inline.content.replace(/\s*\n\s*/g, ' ').trim();
+
+/** The words of inline Markdown, without link destinations and URLs (their words are not the text's). */
+const wordsOf = (text: string) => distinctWords(text.replace(/\]\([^)]*\)/g, ']').replace(/<[a-z][a-z0-9+.-]*:[^>\s]*>/gi, ' ').replace(/https?:\/\/\S+/g, ' '));
 
 function blocksOf(text: string): Block[] {
   const tokens = markdown.parse(text, {});
@@ -115,8 +112,8 @@ function blocksOf(text: string): Block[] {
     if (token.level === 0 && token.nesting === 1) group++;
     const inline = tokens[index + 1];
     if (inline?.type !== 'inline') return;
-    if (token.type === 'heading_open') blocks.push({ kind: 'heading', level: Number(token.tag.slice(1)), group, text: plain(inline) });
-    else if (token.type === 'paragraph_open') blocks.push({ kind: token.level === 0 ? 'paragraph' : 'item', level: 0, group, text: plain(inline) });
+    if (token.type === 'heading_open') blocks.push({ kind: 'heading', level: Number(token.tag.slice(1)), group, text: inlineText(inline) });
+    else if (token.type === 'paragraph_open') blocks.push({ kind: token.level === 0 ? 'paragraph' : 'item', level: 0, group, text: inlineText(inline) });
   });
   return blocks.filter((block) => block.text !== '');
 }
@@ -135,7 +132,7 @@ function sentencesOf(blocks: Block[]): Sentence[] {
   const out: Sentence[] = [];
   blocks.forEach((block, index) => {
     if (block.kind === 'heading') return;
-    for (const span of sentenceSpans(block.text)) out.push({ text: span.text, position: out.length, block: index, words: distinctWords(span.text) });
+    for (const span of sentenceSpans(block.text)) out.push({ text: span.text, position: out.length, block: index, words: wordsOf(span.text) });
   });
   return out;
 }
@@ -170,9 +167,21 @@ export function textRank(sentences: { words: Set<string>[] }[]): number[] {
   return scores;
 }
 
+/** The TextRank score of each sentence (by position). The headings are vertices of the graph too, in their place, so
+ *  that the sentences that share their words rank higher; a heading is never chosen. */
+function scoresOf(blocks: Block[], sentences: Sentence[]): number[] {
+  const nodes = blocks.flatMap((block, index) => (block.kind === 'heading' ? [{ words: wordsOf(block.text), sentence: -1 }] : sentences.filter((s) => s.block === index).map((s) => ({ words: s.words, sentence: s.position }))));
+  const scores = textRank(nodes);
+  const out = new Array<number>(sentences.length).fill(0);
+  nodes.forEach((node, i) => {
+    if (node.sentence >= 0) out[node.sentence] = scores[i]!;
+  });
+  return out;
+}
+
 /** Sentences best first: by TextRank score, then position. */
-function ranked(sentences: Sentence[]): Sentence[] {
-  const scores = textRank(sentences);
+function ranked(blocks: Block[], sentences: Sentence[]): Sentence[] {
+  const scores = scoresOf(blocks, sentences);
   return [...sentences].sort((a, b) => scores[b.position]! - scores[a.position]! || a.position - b.position);
 }
 
@@ -197,13 +206,14 @@ export const SUMMARY_BUDGETS = {
  * `paragraph`: one paragraph (`long`: paragraphs of three sentences); `bullets`: one `- ` item per sentence.
  */
 function summarize(text: string, length: keyof typeof SUMMARY_BUDGETS, format: 'paragraph' | 'bullets'): string {
-  const sentences = sentencesOf(blocksOf(text));
+  const blocks = blocksOf(text);
+  const sentences = sentencesOf(blocks);
   if (sentences.length === 0) return text.trim();
   const budget = SUMMARY_BUDGETS[length];
   const most = Math.min(budget.sentences, Math.max(1, Math.ceil(sentences.length * budget.share)));
   const chosen: Sentence[] = [];
   let words = 0;
-  const order = ranked(sentences);
+  const order = ranked(blocks, sentences);
   for (const sentence of order) {
     if (chosen.length >= most) break;
     const count = wordCount(sentence.text);
@@ -250,7 +260,7 @@ function outline(text: string, depth: number, title: string, instruction: string
   const blocks = blocksOf(text);
   const sentences = sentencesOf(blocks);
   if (blocks.length === 0) return plan(title, instruction);
-  const scores = textRank(sentences);
+  const scores = scoresOf(blocks, sentences);
   const key = (section: Sentence[]) => [...section].sort((a, b) => scores[b.position]! - scores[a.position]! || a.position - b.position)[0];
   const levels = [...new Set(blocks.filter((b) => b.kind === 'heading').map((b) => b.level))].sort((a, b) => a - b);
   const sections: Section[] = [];
@@ -335,11 +345,13 @@ function plan(title: string, instruction: string): string {
 function expand(text: string, context: string, words: number | undefined): string {
   const selection = text.trim();
   const own = new Set(sentencesOf(blocksOf(selection)).map((s) => s.text));
-  const candidates = sentencesOf(blocksOf(context)).filter((s) => !own.has(s.text) && !selection.includes(s.text));
+  const contextBlocks = blocksOf(context);
+  const all = sentencesOf(contextBlocks);
+  const candidates = all.filter((s) => !own.has(s.text) && !selection.includes(s.text));
   if (candidates.length === 0) return selection;
-  const selected = distinctWords(selection);
+  const selected = wordsOf(selection);
   const related = candidates.map((s) => ({ s, shared: shared(s.words, selected) })).filter((c) => c.shared > 0);
-  const order = related.length > 0 ? related.sort((a, b) => b.shared - a.shared || a.s.position - b.s.position).map((c) => c.s) : ranked(candidates);
+  const order = related.length > 0 ? related.sort((a, b) => b.shared - a.shared || a.s.position - b.s.position).map((c) => c.s) : ranked(contextBlocks, all).filter((s) => candidates.includes(s));
   const budget = words ?? Math.max(50, 2 * wordCount(selection));
   let total = wordCount(selection);
   const added: Sentence[] = [];
