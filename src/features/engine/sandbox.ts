@@ -31,6 +31,16 @@
 //                    punctuation, a long sentence is split away from its marker), and the sentences quote the sources.
 //                    Choices and seeds do not change a grounded answer: every choice is the same text.
 //
+// Document tasks: with `providerOptions.sandbox.task` (a feature's statement of what to write, e.g. the documents
+//   feature's `{kind: 'summarize', text, length: 'short'}`), sandbox-writer writes from the task's text by the rules of
+//   sandbox-task.ts instead of its draft, and reads no prompt: an extractive summary (TextRank over the sentences' key
+//   words, within the length's sentence and word budget, in the text's order), an outline of the text's own headings
+//   with their key sentences (a plan from the title and instruction for an empty text), an expansion with the
+//   document's related sentences, a rewrite by the style rules (tone, clarity), citation markers where a source shares
+//   two key words. sandbox-echo ignores tasks; so does sandbox-writer a task of no known shape. Choices and seeds do
+//   not change a task's text; the voice's sliders change only a rewrite. docs/engine.md ("Document tasks") has the
+//   rules with examples.
+//
 // Choices and seeds: choice i of `n` (and `seed` s) rotate the key terms by i + s, so drafts (and JSON schema values)
 // differ and a seed gives the same answer every time. Temperature and the penalties change nothing: the models are
 // deterministic.
