@@ -149,7 +149,7 @@ describe('Responses API clients against our API', () => {
       tools: [WEATHER],
       input: [
         { role: 'user', content: 'What is the weather in Paris and Berlin?' },
-        ...unstored.output,
+        ...unstored.output.filter((item) => item.type === 'function_call'),
         ...calls.map((call, i) => ({ type: 'function_call_output' as const, call_id: call.call_id, output: `{"temperature":${20 + i}}` })),
       ],
     });
