@@ -581,9 +581,20 @@ export type paths = {
          *     Continuing a response that is not the last of its thread (answering it twice) starts a new thread with a copy of
          *     the conversation up to it, so both branches keep their history. `instructions` apply to one response only.
          *
-         *     **Tools.** Function tools only: the model's calls are `function_call` output items; send each result back as a
-         *     `function_call_output` item with the call's `call_id` (with `previous_response_id`, or with the calls
-         *     repeated in `input`).
+         *     **Tools.** Function tools only, for models with the `tools` capability (another model given `tools` is a
+         *     `422` at `/tools`, unless `tool_choice` is `none`). The model's calls are `function_call` output items
+         *     (`fc_…`, with the provider's `call_id`), beside a `message` item when it also wrote text; the response is
+         *     `completed`. Run each function and send its result back as a `function_call_output` item with the call's
+         *     `call_id`: with `previous_response_id` (the stored calls are replayed), or with the calls repeated in `input`.
+         *     Streamed, a call is `response.output_item.added`, `response.function_call_arguments.delta` (its argument
+         *     fragments), `response.function_call_arguments.done` and `response.output_item.done`. The output policy checks
+         *     the arguments as it checks text.
+         *
+         *     **Images.** `input_image` parts of user messages, for models with the `vision` capability (another model is a
+         *     `422` naming the part), are read as chat completions read `image_url` parts: a `data:` URL is decoded, an
+         *     `https:` URL fetched by the server through its SSRF guard; at most 10 a request; what cannot be read is a
+         *     `422 image_unreadable` naming the part. A stored response keeps a placeholder in the image's place, not the
+         *     image.
          *
          *     **Streaming.** With `stream: true` the answer is `text/event-stream`: each event has an `event:` name equal to
          *     its data's `type` and a `sequence_number` (see `ResponseStreamEvent`), ending with `response.completed`
@@ -639,8 +650,10 @@ export type paths = {
         /**
          * List a response's input items
          * @description The input items of a stored response - the items of its request's `input` (not those of the responses it
-         *     continues, nor its `instructions`) - as OpenAI lists them: `order` `desc` (the default, newest first) or
-         *     `asc`, `limit` items a page, and `after` an item id (the `last_id` of the previous page).
+         *     continues, nor its `instructions`): messages, `function_call` and `function_call_output` items, as sent (an
+         *     image part as the placeholder the thread keeps, in an `input_text` part) - as OpenAI lists them: `order`
+         *     `desc` (the default, newest first) or `asc`, `limit` items a page, and `after` an item id (the `last_id` of
+         *     the previous page).
          */
         get: operations["listResponseInputItems"];
         put?: never;
@@ -4600,8 +4613,10 @@ export type components = {
         };
         /**
          * ResponseInputImage
-         * @description An image part of a user message, for models with the `vision` capability: `image_url` is an `https` URL (fetched by
-         *     the server) or a `data:image/…;base64,` URL. `file_id` (OpenAI's Files API) is not offered.
+         * @description An image part of a user message, for models with the `vision` capability (another model is a `422` naming the
+         *     part; an image in a message of another role too). `file_id` (OpenAI's Files API) is not offered. At most 10
+         *     images a request. A stored response keeps `[image: <https URL>]` or `[image: <media type>, not kept]` in the
+         *     image's place, never the image.
          */
         ResponseInputImage: {
             /**
@@ -4610,8 +4625,13 @@ export type components = {
              */
             type: "input_image";
             /**
-             * @description The image, as an `https` URL or a base64 `data:` URL.
-             * @example https://cdn.example.com/products/roast-spring.jpg
+             * @description An `https:` URL of the image, or a `data:` URL with the image itself, base64-encoded
+             *     (`data:image/png;base64,iVBORw0…`), read as chat completions read `image_url`: the server fetches an
+             *     `https:` URL itself before the call, with the same guard as webhooks (an address that resolves to a private,
+             *     loopback or link-local network is refused), within 10 seconds, an `image/*` content type of at most 20 MB.
+             *     Whichever the form, the provider receives the image's bytes. An image that cannot be read is a
+             *     `422 image_unreadable` naming the part.
+             * @example https://images.example.com/products/roast-bag-ethiopia.jpg
              */
             image_url: string;
             /**
@@ -4682,23 +4702,24 @@ export type components = {
              */
             type: "function_call";
             /**
-             * @description The item's id (`fc_…`).
+             * @description The item's id (`fc_…`). In a request's `input` it may be given back as it was received; it is not used (the
+             *     call is saved again as an item of the new response).
              * @example fc_01JDA4M7Q4B5C6D7E8F9G0H1J4
              */
             id?: string;
             /**
-             * @description The call's id, which its `function_call_output` names.
-             * @example call_01JDA4M7Q4B5C6D7E8F9G0H1J5
+             * @description The call's id, as the model's provider made it, which its `function_call_output` names.
+             * @example call_Lz8Qv2mT5nR1xW7bK3dF9hJa
              */
             call_id: string;
             /**
              * @description The function's name.
-             * @example get_stock_level
+             * @example get_weather
              */
             name: string;
             /**
              * @description The arguments as the JSON text the model wrote.
-             * @example {"sku":"roast-spring-250g"}
+             * @example {"city":"Lisbon"}
              */
             arguments: string;
             /**
@@ -4709,7 +4730,8 @@ export type components = {
         };
         /**
          * ResponseFunctionCallOutput
-         * @description What your code answered to a `function_call` of an earlier response.
+         * @description What your code answered to a `function_call` of an earlier response (or of an earlier item of the same
+         *     `input`); a `call_id` that names no call of the conversation is a `422` naming the item.
          */
         ResponseFunctionCallOutput: {
             /**
@@ -4718,18 +4740,18 @@ export type components = {
              */
             type: "function_call_output";
             /**
-             * @description The item's id, when given back as it was listed; not used.
+             * @description The item's id (`fco_…`), when given back as it was listed; not used.
              * @example fco_01JDA4M7Q4B5C6D7E8F9G0H1J6
              */
             id?: string;
             /**
              * @description The `call_id` of the call this answers.
-             * @example call_01JDA4M7Q4B5C6D7E8F9G0H1J5
+             * @example call_Lz8Qv2mT5nR1xW7bK3dF9hJa
              */
             call_id: string;
             /**
              * @description The function's result, as text (JSON text, usually).
-             * @example {"sku":"roast-spring-250g","in_stock":412}
+             * @example {"city":"Lisbon","temperature_c":17,"conditions":"showers"}
              */
             output: string;
             /**
@@ -4772,12 +4794,12 @@ export type components = {
             type: "function";
             /**
              * @description The function's name.
-             * @example get_stock_level
+             * @example get_weather
              */
             name: string;
             /**
              * @description What the function does; helps the model decide when to call it.
-             * @example Returns how many units of a product are in stock.
+             * @example Get the weather forecast for a city.
              */
             description?: string | null;
             /** @description The JSON Schema of the arguments object; `null` or absent for none. */
@@ -4787,8 +4809,9 @@ export type components = {
         };
         /**
          * ResponseToolChoice
-         * @description Which tool the model calls: `auto` (it decides; the default with tools), `none` (no call), `required` (at least one
-         *     call), or `{type: "function", name}` (that function).
+         * @description Which tool the model calls: `auto` (it decides; the default), `none` (no call), `required` (at least one call),
+         *     or `{type: "function", name}` (that function, which must be one of `tools`). `required` and a named function need
+         *     `tools` (else a `422` at `/tool_choice`).
          */
         ResponseToolChoice: ("none" | "auto" | "required") | {
             /**
@@ -4798,7 +4821,7 @@ export type components = {
             type: "function";
             /**
              * @description The function to call.
-             * @example get_stock_level
+             * @example get_weather
              */
             name: string;
         };
@@ -4857,7 +4880,8 @@ export type components = {
          * @description A request of OpenAI's Responses API: the official OpenAI SDKs' `responses.create` and the AI SDK's OpenAI provider
          *     work unchanged with their base URL pointing at this API.
          *
-         *     **Accepted OpenAI parameters**: `model`, `input`, `instructions`, `tools` (function tools), `tool_choice`,
+         *     **Accepted OpenAI parameters**: `model`, `input` (messages with text and image parts, `function_call` and
+         *     `function_call_output` items, `item_reference`s), `instructions`, `tools` (function tools), `tool_choice`,
          *     `parallel_tool_calls`, `text.format`, `previous_response_id`, `store`, `metadata`, `max_output_tokens`,
          *     `temperature`, `top_p`, `stream`, `user`, `reasoning.effort`, and `background: false`, `truncation: "disabled"` and
          *     an empty `include`, which are what OpenAI does without them.
@@ -4882,7 +4906,10 @@ export type components = {
              * @example You write for a specialty coffee roaster. Be warm and brief.
              */
             instructions?: string | null;
-            /** @description Functions the model may call, up to 128. */
+            /**
+             * @description Functions the model may call, up to 128, with unique names; for models with the `tools` capability (another
+             *     model is a `422` at `/tools`, unless `tool_choice` is `none`: then no tool is sent).
+             */
             tools?: components["schemas"]["ResponseFunctionTool"][];
             tool_choice?: components["schemas"]["ResponseToolChoice"];
             /**
@@ -5145,7 +5172,8 @@ export type components = {
          *     `response.output_text.done`, `response.content_part.done`, `response.output_item.done`, then
          *     `response.completed` with the whole response and its usage (`response.incomplete` when the output was cut). A
          *     function call streams `response.output_item.added`, `response.function_call_arguments.delta` (the fragments of
-         *     its arguments), `response.function_call_arguments.done` and `response.output_item.done`. A failure during the
+         *     its arguments), `response.function_call_arguments.done` and `response.output_item.done`, each item whole before the next begins
+         *     (a message's text, then the calls, as the model wrote them). A failure during the
          *     stream ends it with `response.failed`, whose response carries the `error`.
          */
         ResponseStreamEvent: {
@@ -5368,8 +5396,8 @@ export type components = {
              */
             sequence_number: number;
             /**
-             * @description The id of the item.
-             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             * @description The id of the function call item.
+             * @example fc_01JDA4M7Q4B5C6D7E8F9G0H1J4
              */
             item_id: string;
             /**
@@ -5377,7 +5405,7 @@ export type components = {
              * @description The item's position in `output`.
              */
             output_index: number;
-            /** @description The next piece of text. */
+            /** @description The next fragment of the arguments' JSON text; the fragments joined are the arguments. */
             delta: string;
         } | {
             /**
@@ -5391,8 +5419,8 @@ export type components = {
              */
             sequence_number: number;
             /**
-             * @description The id of the item.
-             * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
+             * @description The id of the function call item.
+             * @example fc_01JDA4M7Q4B5C6D7E8F9G0H1J4
              */
             item_id: string;
             /**
@@ -5422,7 +5450,8 @@ export type components = {
         };
         /**
          * ResponseItem
-         * @description An input item of a stored response, as listed, with its id.
+         * @description An input item of a stored response, as listed, with its id: a message (`msg_…`; an image part as the placeholder
+         *     the thread keeps, in an `input_text` part), a `function_call` (`fc_…`) or a `function_call_output` (`fco_…`).
          */
         ResponseItem: {
             /**
@@ -13442,7 +13471,7 @@ export interface operations {
                  */
                 order?: "asc" | "desc";
                 /**
-                 * @description An item id; the page starts after it.
+                 * @description An item id (`msg_…`, `fc_…` or `fco_…`); the page starts after it.
                  * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J2
                  */
                 after?: string;

@@ -1,12 +1,21 @@
 // Clients of OpenAI's Responses API, unmodified, pointed at our /v1 with our API key: the `openai` SDK's
 // responses.create (plain, streamed, continued with previous_response_id), responses.retrieve, responses.delete and
 // responses.inputItems.list, and the AI SDK's default OpenAI provider (which speaks the Responses API) with
-// generateText and streamText.
+// generateText and streamText; with function tools: the SDK's tool-result round trips (continued with
+// previous_response_id, streamed, and stateless) and the AI SDK running a whole tool loop with generateText.
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, streamText } from 'ai';
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
+
+const WEATHER: OpenAI.Responses.FunctionTool = {
+  type: 'function',
+  name: 'get_weather',
+  description: 'Get the current weather in a city',
+  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  strict: true,
+};
 
 describe('Responses API clients against our API', () => {
   let server: TestServer;
@@ -95,5 +104,78 @@ describe('Responses API clients against our API', () => {
     const next = await generateText({ model: provider('sandbox-echo'), prompt: 'next turn', providerOptions: { openai: { previousResponseId: responseId } } });
     expect(next.text).toBe('next turn');
     expect(next.usage.inputTokens).toBeGreaterThan(generated.usage.inputTokens!);
+  });
+
+  test('openai: responses.create with tools, the function_call_output sent back with previous_response_id, the answer', async () => {
+    const first = await openai.responses.create({ model: 'sandbox-writer', input: 'What is the weather in Paris?', tools: [WEATHER] });
+    expect(first.status).toBe('completed');
+    expect(first.output_text).toBe('');
+    const call = first.output[0]!;
+    if (call.type !== 'function_call') throw new Error('a function call was expected');
+    expect(call).toMatchObject({ name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' });
+    expect(call.id).toMatch(/^fc_/);
+    const second = await openai.responses.create({
+      model: 'sandbox-writer',
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: JSON.stringify({ temperature: 21, sky: 'clear' }) }],
+      tools: [WEATHER],
+    });
+    expect(second.output_text).toBe('get_weather: {"temperature":21,"sky":"clear"}.');
+    const items = [];
+    for await (const item of openai.responses.inputItems.list(second.id)) items.push(item);
+    expect(items).toEqual([expect.objectContaining({ type: 'function_call_output', call_id: call.call_id, status: 'completed' })]);
+  });
+
+  test('openai: streamed, the SDK’s stream helper assembles the calls; the stateless round trip repeats them in input', async () => {
+    const stream = openai.responses.stream({ model: 'sandbox-writer', input: 'What is the weather in Paris and Berlin?', tools: [WEATHER], store: false });
+    const deltas: string[] = [];
+    stream.on('response.function_call_arguments.delta', (event) => deltas.push(event.delta));
+    const final = await stream.finalResponse();
+    const calls = final.output.filter((item) => item.type === 'function_call');
+    expect(calls.map((call) => [call.name, call.arguments])).toEqual([
+      ['get_weather', '{"city":"Paris"}'],
+      ['get_weather', '{"city":"Berlin"}'],
+    ]);
+    expect(deltas.join('')).toBe('{"city":"Paris"}{"city":"Berlin"}');
+    expect(deltas.length).toBeGreaterThan(2);
+
+    // The stateless round trip gives back the output of `create` (the stream helper's items carry the SDK's own
+    // `parsed_arguments`, which is not an input field).
+    const unstored = await openai.responses.create({ model: 'sandbox-writer', input: 'What is the weather in Paris and Berlin?', tools: [WEATHER], store: false });
+    expect(unstored.output.map((item) => (item.type === 'function_call' ? item.call_id : null))).toEqual(calls.map((call) => call.call_id));
+    const answer = await openai.responses.create({
+      model: 'sandbox-writer',
+      store: false,
+      tools: [WEATHER],
+      input: [
+        { role: 'user', content: 'What is the weather in Paris and Berlin?' },
+        ...unstored.output.filter((item) => item.type === 'function_call'),
+        ...calls.map((call, i) => ({ type: 'function_call_output' as const, call_id: call.call_id, output: `{"temperature":${20 + i}}` })),
+      ],
+    });
+    expect(answer.output_text).toBe('get_weather: {"temperature":20}. get_weather: {"temperature":21}.');
+  });
+
+  test('AI SDK: the default OpenAI provider (Responses API) runs a whole tool loop with generateText and streamText', async () => {
+    const model = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: server.ownerKey })('sandbox-writer');
+    const cities: string[] = [];
+    const tools = {
+      get_weather: tool({
+        description: 'Get the current weather in a city',
+        inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }),
+        execute: async ({ city }) => (cities.push(city), { city, temperature: 21 }),
+      }),
+    };
+    const result = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'What is the weather in Paris?' });
+    expect(cities).toEqual(['Paris']);
+    expect(result.steps).toHaveLength(2);
+    expect(result.steps[0]!.finishReason).toBe('tool-calls');
+    expect(result.text).toBe('get_weather: {"city":"Paris","temperature":21}.');
+
+    const streamed = streamText({ model, tools, stopWhen: stepCountIs(3), prompt: 'What is the weather in Berlin?' });
+    let text = '';
+    for await (const part of streamed.textStream) text += part;
+    expect(cities).toEqual(['Paris', 'Berlin']);
+    expect(text).toBe('get_weather: {"city":"Berlin","temperature":21}.');
   });
 });

@@ -1,6 +1,6 @@
 // The guide "Call tools" (docs/guides/tools.md): its TypeScript blocks, as the guide shows them, run as a script of
 // their own with Node against a real server's sandbox (the agent loop alone, then with the streaming block after it,
-// which uses its `client` and `tools`), and print what the guide says they print.
+// which uses its `client` and `tools`; the Responses API's loop alone), and print what the guide says they print.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,9 +39,10 @@ describe('the tools guide’s code', () => {
     return stdout;
   }
 
-  test('the guide has the agent loop and the streaming block', () => {
-    expect(blocks).toHaveLength(2);
+  test('the guide has the agent loop, the streaming block and the Responses API loop', () => {
+    expect(blocks).toHaveLength(3);
     expect(blocks[0]).toContain("model: 'sandbox-writer'");
+    expect(blocks[2]).toContain('client.responses.create');
   });
 
   test('the agent loop calls get_weather, sends the result, and prints the answer', async () => {
@@ -51,5 +52,9 @@ describe('the tools guide’s code', () => {
   test('the streaming block names each call as it starts, then prints their arguments', async () => {
     const printed = await run('streaming', `${blocks[0]!}\n${blocks[1]!}`);
     expect(printed.split('\n').slice(1)).toEqual(['call 0: get_weather', 'call 1: get_weather', '{"city":"Paris"}', '{"city":"Berlin"}', '']);
+  });
+
+  test('the Responses API loop sends the function_call_output with previous_response_id and prints the answer', async () => {
+    expect(await run('responses-loop', blocks[2]!)).toBe('get_weather: {"city":"Paris","temperature_c":21,"sky":"clear"}.\n');
   });
 });

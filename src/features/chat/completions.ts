@@ -11,7 +11,7 @@ import { byRequest } from '../../platform/audit.ts';
 import type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, GenerationRequest, TokenUsage } from '../engine/engine.ts';
 import { IMAGE_LIMITS, readImage } from '../engine/images.ts';
 import type { CatalogueEntry } from '../engine/catalogue.ts';
-import { replayedMessage, saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, wireToolCalls, type Exchange, type SavedMessage } from './threads.ts';
+import { imagePlaceholder, replayedMessage, saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, wireToolCalls, type Exchange, type SavedMessage } from './threads.ts';
 
 type Schemas = components['schemas'];
 type Request = Schemas['ChatCompletionRequest'];
@@ -21,12 +21,6 @@ type RequestMessage = Schemas['ChatCompletionRequestMessage'];
 function textOf(content: string | Schemas['ChatCompletionContentPartText'][] | null | undefined): string {
   if (content == null) return '';
   return typeof content === 'string' ? content : content.map((part) => part.text).join('');
-}
-
-/** What a saved thread keeps of an image part: a placeholder, never the bytes (nor a data: URL). */
-function imagePlaceholder(url: string): string {
-  const dataUrl = /^data:([^;,]*)/.exec(url);
-  return dataUrl ? `[image: ${dataUrl[1] || 'data'}, not kept]` : `[image: ${url}]`;
 }
 
 /** The tools, tool choice and messages that need more than the schema: unique names, known calls, a choice among the tools. */

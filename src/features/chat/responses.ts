@@ -3,7 +3,9 @@
 // thread's messages, and `chat_responses` keeps the rest of the response object and the positions of its messages,
 // so a thread's retention and deletion cover its responses. `previous_response_id` replays the thread up to that
 // response's output; continuing a response that is not the end of its thread forks: a new thread with a copy of the
-// conversation up to it.
+// conversation up to it. Each item is one thread message: a `function_call` an assistant message with its one tool call
+// (`fc_` and the message's ULID), a `function_call_output` a `tool` message (`fco_…`); consecutive assistant items are
+// one model turn, merged into one engine message when sent to the model.
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
@@ -16,9 +18,11 @@ import { Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
-import type { EngineMessage, FinishReason, GenerationRequest, TokenUsage } from '../engine/engine.ts';
+import type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, FinishReason, GenerationRequest, TokenUsage } from '../engine/engine.ts';
+import { IMAGE_LIMITS, readImage } from '../engine/images.ts';
+import type { CatalogueEntry } from '../engine/catalogue.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
-import { replayedMessage, THREAD_LIMIT, threadFull, threadsOf } from './threads.ts';
+import { imagePlaceholder, replayedMessage, THREAD_LIMIT, threadFull, threadsOf, wireToolCalls } from './threads.ts';
 
 type Schemas = components['schemas'];
 type Request = Schemas['ResponseCreateRequest'];
@@ -26,15 +30,26 @@ type ResponseObject = Schemas['Response'];
 type StreamEvent = Schemas['ResponseStreamEvent'];
 type InputItem = Schemas['ResponseInputItem'];
 type OutputMessage = Schemas['ResponseOutputMessage'];
+type FunctionCallItem = Schemas['ResponseFunctionCall'];
 type ListedItem = Schemas['ResponseItem'];
+type MessageRow = Selectable<ChatMessagesTable>;
 /** The response object without its output items: what `chat_responses.body` holds. */
 type StoredBody = Omit<ResponseObject, 'output'>;
 
-/** One message of the conversation, as saved in the thread. */
-interface SavedMessage {
+/** One input item: as its thread message keeps it, and as the engine takes it. */
+interface InputMessage {
   role: ChatMessagesTable['role'];
-  content: string;
+  /** Text parts joined, images as placeholders; null for a function call. */
+  content: string | null;
+  toolCalls: EngineToolCall[] | null;
+  toolCallId: string | null;
+  engine: EngineMessage;
+  /** The request's item it came from, for problems; null for an item named by reference. */
+  pointer: string | null;
 }
+
+/** An output item of the model: its thread message's id and what it holds. */
+type OutputItem = { kind: 'message'; messageId: string; text: string } | { kind: 'call'; messageId: string; call: EngineToolCall };
 
 function responseNotFound(id: string, pointer?: string): Problem {
   return new Problem('not_found', `No response ${id} in this workspace.`, pointer ? { errors: [{ pointer, detail: 'is not a stored response of this workspace' }] } : {});
@@ -55,41 +70,138 @@ function usageBody(usage: TokenUsage): Schemas['ResponseUsage'] {
   };
 }
 
-function textOfParts(content: Schemas['ResponseInputMessage']['content'], pointer: string): string {
-  if (typeof content === 'string') return content;
-  return content
-    .map((part, i) => {
-      if (part.type === 'input_image') {
-        throw validationFailed([{ pointer: `${pointer}/content/${i}`, detail: 'image input is not supported yet; send text parts' }]);
-      }
-      return part.text;
-    })
-    .join('');
+const ITEM_ID = /^(?:msg|fc|fco)_([0-9A-HJKMNP-TV-Z]{26})$/;
+
+/** The item id of a thread message: `fc_…` for a function call, `fco_…` for its output, else the message's `msg_…`. */
+function itemIdOf(message: { id: string; role: ChatMessagesTable['role']; toolCalls: unknown }): string {
+  const ulid = message.id.slice('msg_'.length);
+  if (message.role === 'tool') return `fco_${ulid}`;
+  return message.role === 'assistant' && message.toolCalls ? `fc_${ulid}` : message.id;
 }
 
-/** The request's input as messages to save; what the engine cannot take yet is refused with the item's pointer. */
-function inputMessages(input: Request['input']): { messages: SavedMessage[]; references: { id: string; index: number }[] } {
-  if (typeof input === 'string') return { messages: [{ role: 'user', content: input }], references: [] };
-  const messages: SavedMessage[] = [];
-  const references: { id: string; index: number }[] = [];
-  input.forEach((item: InputItem, i) => {
-    const pointer = `/input/${i}`;
-    if (!('role' in item)) {
-      if (item.type === 'item_reference') {
-        references.push({ id: item.id, index: messages.length });
-        return;
-      }
-      throw validationFailed([{ pointer: `${pointer}/type`, detail: `${item.type} items need function tools, which this server does not offer yet` }]);
+/** The thread message of an item id, or null for an id of no item this server makes. */
+function messageIdOf(itemId: string): string | null {
+  const match = ITEM_ID.exec(itemId);
+  return match ? `msg_${match[1]}` : null;
+}
+
+function toolCallsOf(row: MessageRow): EngineToolCall[] | null {
+  if (row.tool_calls === null) return null;
+  return (JSON.parse(row.tool_calls) as Schemas['ChatCompletionMessageToolCall'][]).map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
+}
+
+function textOfParts(parts: Exclude<Schemas['ResponseInputMessage']['content'], string>): string {
+  return parts.map((part) => (part.type === 'input_image' ? '' : part.text)).join('');
+}
+
+/** The request's image parts, where they are: only in user messages, for a model that reads images, at most IMAGE_LIMITS.perRequest. */
+function imageParts(input: Request['input'], model: CatalogueEntry): { pointer: string; url: string; detail: 'auto' | 'low' | 'high' | undefined }[] {
+  if (typeof input === 'string') return [];
+  const found = [];
+  for (const [i, item] of input.entries()) {
+    if (!('role' in item) || typeof item.content === 'string') continue;
+    for (const [j, part] of item.content.entries()) {
+      if (part.type !== 'input_image') continue;
+      const pointer = `/input/${i}/content/${j}`;
+      if (item.role !== 'user') throw validationFailed([{ pointer, detail: `is an image in a ${item.role} message; images go in user messages` }]);
+      if (!model.capabilities.includes('vision')) throw validationFailed([{ pointer, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` }]);
+      if (found.length === IMAGE_LIMITS.perRequest) throw validationFailed([{ pointer, detail: `is image number ${found.length + 1}; a request holds at most ${IMAGE_LIMITS.perRequest}` }]);
+      found.push({ pointer, url: part.image_url, detail: part.detail ?? undefined });
     }
-    messages.push({ role: item.role, content: textOfParts(item.content, pointer) });
-  });
-  return { messages, references };
+  }
+  return found;
 }
 
-/** An input item's message as the engine takes it (a request's items have no tool role: function tools are refused). */
-function engineMessage(message: { role: ChatMessagesTable['role']; content: string | null }): EngineMessage | null {
-  if (message.content === null || message.role === 'tool') return null;
-  return { role: message.role === 'developer' ? 'system' : message.role, content: message.content };
+/** One input item as a thread message and an engine message, its images read (`images`, by pointer). */
+function inputMessage(item: Exclude<InputItem, Schemas['ResponseItemReference']>, pointer: string, images: Map<string, EngineContentPart>): InputMessage {
+  const base = { toolCalls: null, toolCallId: null, pointer };
+  if (item.type === 'function_call') {
+    const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+    return { ...base, role: 'assistant', content: null, toolCalls: [call], engine: { role: 'assistant', content: '', toolCalls: [call] } };
+  }
+  if (item.type === 'function_call_output') {
+    return { ...base, role: 'tool', content: item.output, toolCallId: item.call_id, engine: { role: 'tool', toolCallId: item.call_id, content: item.output } };
+  }
+  const message = item as Schemas['ResponseInputMessage'];
+  if (typeof message.content === 'string') {
+    const { content } = message;
+    return { ...base, role: message.role, content, engine: message.role === 'user' || message.role === 'assistant' ? { role: message.role, content } : { role: 'system', content } };
+  }
+  const parts = message.content;
+  if (message.role !== 'user') {
+    const content = textOfParts(parts);
+    return { ...base, role: message.role, content, engine: message.role === 'assistant' ? { role: 'assistant', content } : { role: 'system', content } };
+  }
+  return {
+    ...base,
+    role: 'user',
+    content: parts.map((part) => (part.type === 'input_image' ? imagePlaceholder(part.image_url) : part.text)).join(''),
+    engine: { role: 'user', content: parts.map((part, j) => (part.type === 'input_image' ? images.get(`${pointer}/content/${j}`)! : { type: 'text', text: part.text })) },
+  };
+}
+
+/** A thread message named by an `item_reference`, as an input message. */
+function referencedMessage(row: MessageRow): InputMessage | null {
+  const engine = replayedMessage(row);
+  if (!engine) return null;
+  return { role: row.role, content: row.content, toolCalls: toolCallsOf(row), toolCallId: row.tool_call_id, engine, pointer: null };
+}
+
+/** Consecutive assistant messages are one model turn (its text and its calls, saved one item a message): merged. */
+function mergeTurns(messages: EngineMessage[]): EngineMessage[] {
+  const merged: EngineMessage[] = [];
+  for (const message of messages) {
+    const last = merged.at(-1);
+    if (message.role !== 'assistant' || last?.role !== 'assistant') {
+      merged.push(message);
+      continue;
+    }
+    const calls = [...(last.toolCalls ?? []), ...(message.toolCalls ?? [])];
+    const content = [last.content, message.content].filter((text) => text !== '').join('\n\n');
+    merged[merged.length - 1] = { role: 'assistant', content, ...(calls.length > 0 ? { toolCalls: calls } : {}) };
+  }
+  return merged;
+}
+
+/** What the schema cannot say about tools: unique names, and a tool_choice that needs tools names one of them. */
+function checkTools(body: Request): void {
+  const names = new Set<string>();
+  (body.tools ?? []).forEach((tool, i) => {
+    if (names.has(tool.name)) throw validationFailed([{ pointer: `/tools/${i}/name`, detail: `${tool.name} names another tool too; tool names must be unique` }]);
+    names.add(tool.name);
+  });
+  const choice = body.tool_choice;
+  if (choice === 'required' && names.size === 0) throw validationFailed([{ pointer: '/tool_choice', detail: 'required needs tools' }]);
+  if (typeof choice === 'object' && choice !== null && !names.has(choice.name)) {
+    throw validationFailed([{ pointer: '/tool_choice/name', detail: `${choice.name} is not one of the tools` }]);
+  }
+}
+
+function toolsOf(tools: Request['tools']): EngineTool[] | undefined {
+  if (!tools || tools.length === 0) return undefined;
+  return tools.map((tool) => ({
+    name: tool.name,
+    ...(tool.description != null ? { description: tool.description } : {}),
+    parameters: (tool.parameters ?? { type: 'object', properties: {} }) as JSONSchema7,
+    ...(tool.strict != null ? { strict: tool.strict } : {}),
+  }));
+}
+
+function toolChoiceOf(choice: Request['tool_choice']): EngineToolChoice | undefined {
+  if (choice == null) return undefined;
+  return typeof choice === 'string' ? choice : { name: choice.name };
+}
+
+/** A function_call_output must answer a call made earlier in the conversation (replayed, referenced or in the input). */
+function checkToolOutputs(history: EngineMessage[], messages: InputMessage[]): void {
+  const known = new Set<string>();
+  for (const message of history) if (message.role === 'assistant') for (const call of message.toolCalls ?? []) known.add(call.id);
+  for (const message of messages) {
+    for (const call of message.toolCalls ?? []) known.add(call.id);
+    if (message.role === 'tool' && !known.has(message.toolCallId ?? '')) {
+      throw validationFailed([{ pointer: message.pointer ? `${message.pointer}/call_id` : '/input', detail: `${message.toolCallId} is not the call_id of a function_call earlier in the conversation` }]);
+    }
+  }
 }
 
 function textFormat(body: Request, capabilities: readonly string[], model: string): GenerationRequest['responseFormat'] {
@@ -105,6 +217,23 @@ function textFormat(body: Request, capabilities: readonly string[], model: strin
 
 function outputMessage(id: string, text: string, status: OutputMessage['status']): OutputMessage {
   return { id, type: 'message', role: 'assistant', status, content: [{ type: 'output_text', text, annotations: [] }] };
+}
+
+function functionCallItem(messageId: string, call: EngineToolCall, status: 'in_progress' | 'completed'): FunctionCallItem {
+  return { id: itemIdOf({ id: messageId, role: 'assistant', toolCalls: [call] }), type: 'function_call', call_id: call.id, name: call.name, arguments: call.arguments, status };
+}
+
+/** The wire item of an output item; a message's status follows the response's (cut text is incomplete), a call is whole. */
+function wireItem(item: OutputItem, status: 'completed' | 'incomplete'): Schemas['ResponseOutputItem'] {
+  return item.kind === 'message' ? outputMessage(item.messageId, item.text, status) : functionCallItem(item.messageId, item.call, 'completed');
+}
+
+/** The output items of a generated answer: its text (when it wrote some, or called nothing), then its calls. */
+function outputItemsOf(text: string, calls: EngineToolCall[], now: Date): OutputItem[] {
+  return [
+    ...(text !== '' || calls.length === 0 ? [{ kind: 'message' as const, messageId: newId('msg', now), text }] : []),
+    ...calls.map((call) => ({ kind: 'call' as const, messageId: newId('msg', now), call })),
+  ];
 }
 
 function statusOf(finishReason: FinishReason): { status: 'completed' | 'incomplete'; incomplete: ResponseObject['incomplete_details'] } {
@@ -123,11 +252,13 @@ interface Placement {
 }
 
 interface Outcome {
-  text: string;
+  items: OutputItem[];
   finishReason: FinishReason;
   usage: TokenUsage;
   costUsd: number;
 }
+
+const savedCalls = (calls: EngineToolCall[] | null) => (calls && calls.length > 0 ? JSON.stringify(wireToolCalls(calls)) : null);
 
 /**
  * Saves a response in one transaction: the thread (created, forked or locked and checked to be unchanged), its input
@@ -138,15 +269,15 @@ async function saveResponse(
   workspaceId: string,
   placement: Placement,
   expectedCount: number,
-  messages: SavedMessage[],
-  output: { id: string; text: string; usage: Schemas['ResponseUsage']; costUsd: number; finishReason: FinishReason },
+  messages: InputMessage[],
+  output: { items: OutputItem[]; usage: Schemas['ResponseUsage']; costUsd: number; finishReason: FinishReason },
   row: Omit<Selectable<ChatResponsesTable>, 'thread_id' | 'input_position' | 'output_position' | 'last_position'>,
   meta: { model: string; voiceId: string | null; metadata: Schemas['Metadata'] },
   now: Date,
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     let count = 0;
-    const copies: Selectable<ChatMessagesTable>[] = [];
+    const copies: MessageRow[] = [];
     if (placement.create) {
       const source = placement.fork ? await trx.selectFrom('chat_messages').selectAll().where('thread_id', '=', placement.fork.fromThreadId).where('position', '<=', placement.fork.through).orderBy('position').execute() : [];
       const firstUser = [...source, ...messages].find((m) => m.role === 'user');
@@ -175,25 +306,34 @@ async function saveResponse(
         throw new Problem('conflict', `Response ${row.previous_response_id} was continued by another request at the same time; send this request again to continue from it (it will start a new thread).`);
       }
     }
-    const total = count + messages.length + 1;
+    const total = count + messages.length + output.items.length;
     if (total > THREAD_LIMIT) throw threadFull(placement.threadId, count);
-    const assistant = {
-      role: 'assistant' as const,
-      content: output.text,
-      model: meta.model,
-      // The thread's messages keep usage in the shape of chat completions (ChatMessage.usage).
-      usage: JSON.stringify({
-        prompt_tokens: output.usage.input_tokens,
-        completion_tokens: output.usage.output_tokens,
-        total_tokens: output.usage.total_tokens,
-        prompt_tokens_details: { cached_tokens: output.usage.input_tokens_details.cached_tokens },
-      }),
-      cost_usd: output.costUsd,
-      finish_reason: output.finishReason,
-    };
-    const fresh = [...messages.map((m) => ({ ...m, model: null, usage: null, cost_usd: null, finish_reason: null })), assistant].map((message, i) => ({
+    const inputs = messages.map((m) => ({ id: newId('msg', now), role: m.role, content: m.content, tool_calls: savedCalls(m.toolCalls), tool_call_id: m.toolCallId, model: null, usage: null, cost_usd: null, finish_reason: null }));
+    // Each output item is one assistant message of the model; the turn's usage, cost and finish reason are on its last.
+    const outputs = output.items.map((item, i) => {
+      const last = i === output.items.length - 1;
+      return {
+        id: item.messageId,
+        role: 'assistant' as const,
+        content: item.kind === 'message' ? item.text : null,
+        tool_calls: item.kind === 'call' ? savedCalls([item.call]) : null,
+        tool_call_id: null,
+        model: meta.model,
+        // The thread's messages keep usage in the shape of chat completions (ChatMessage.usage).
+        usage: last
+          ? JSON.stringify({
+              prompt_tokens: output.usage.input_tokens,
+              completion_tokens: output.usage.output_tokens,
+              total_tokens: output.usage.total_tokens,
+              prompt_tokens_details: { cached_tokens: output.usage.input_tokens_details.cached_tokens },
+            })
+          : null,
+        cost_usd: last ? output.costUsd : null,
+        finish_reason: last ? output.finishReason : null,
+      };
+    });
+    const fresh = [...inputs, ...outputs].map((message, i) => ({
       ...message,
-      id: i === messages.length ? output.id : newId('msg', now),
       thread_id: placement.threadId,
       workspace_id: workspaceId,
       position: count + i,
@@ -224,9 +364,8 @@ async function saveResponse(
           content: message.content,
           model: meta.model,
           voice_id: meta.voiceId,
-          // Copies of a forked thread keep the calls and results of chat completions.
-          tool_calls: 'tool_calls' in message && message.tool_calls ? (JSON.parse(message.tool_calls) as Schemas['ChatCompletionMessageToolCall'][]) : null,
-          tool_call_id: ('tool_call_id' in message ? message.tool_call_id : null) ?? null,
+          tool_calls: message.tool_calls ? (JSON.parse(message.tool_calls) as Schemas['ChatCompletionMessageToolCall'][]) : null,
+          tool_call_id: message.tool_call_id,
         },
         now,
       );
@@ -245,15 +384,26 @@ async function storedResponse(db: Kysely<Database>, row: Selectable<ChatResponse
     .where('position', '<=', row.last_position)
     .orderBy('position')
     .execute();
-  const itemStatus = row.status === 'incomplete' ? 'incomplete' : 'completed';
-  return { ...body, output: outputs.map((m) => outputMessage(m.id, m.content ?? '', itemStatus)) };
+  const status = row.status === 'incomplete' ? 'incomplete' : 'completed';
+  return {
+    ...body,
+    output: outputs.map((m) => {
+      const call = toolCallsOf(m)?.[0];
+      return wireItem(call ? { kind: 'call', messageId: m.id, call } : { kind: 'message', messageId: m.id, text: m.content ?? '' }, status);
+    }),
+  };
 }
 
-function listedItem(message: Selectable<ChatMessagesTable>): ListedItem {
+/** An input item as listed: a message, a function call (a response saves one a message), or a function call's output. */
+function listedItem(message: MessageRow): ListedItem {
+  const call = toolCallsOf(message)?.[0];
+  if (call) return functionCallItem(message.id, call, 'completed') as ListedItem;
+  if (message.role === 'tool') {
+    return { id: itemIdOf({ id: message.id, role: 'tool', toolCalls: null }), type: 'function_call_output', call_id: message.tool_call_id ?? '', output: message.content ?? '', status: 'completed' };
+  }
   const text = message.content ?? '';
   const content = message.role === 'assistant' ? [{ type: 'output_text' as const, text, annotations: [] }] : [{ type: 'input_text' as const, text }];
-  // A response's own items are never tool messages (function_call_output items are refused).
-  return { id: message.id, type: 'message', role: message.role as Exclude<ChatMessagesTable['role'], 'tool'>, status: 'completed', content };
+  return { id: message.id, type: 'message', role: message.role, status: 'completed', content };
 }
 
 export const responseHandlers = {
@@ -265,10 +415,21 @@ export const responseHandlers = {
     const model = engine.model(body.model);
     const store = body.store ?? true;
 
-    if ((body.tools?.length ?? 0) > 0 && body.tool_choice !== 'none') {
-      throw validationFailed([{ pointer: '/tools', detail: 'function tools are not offered by this server yet' }]);
+    checkTools(body);
+    const found = imageParts(body.input, model);
+    const allowPrivateNetworks = context.platform.config.webhooksAllowLoopback;
+    const read = await Promise.all(found.map(({ pointer, url, detail }) => readImage(url, { pointer, detail, allowPrivateNetworks })));
+    const images = new Map<string, EngineContentPart>(found.map(({ pointer }, n) => [pointer, read[n]!]));
+    const messages: InputMessage[] = [];
+    /** The item_references of the input, each with the position of the messages it goes before. */
+    const references: { id: string; index: number }[] = [];
+    if (typeof body.input === 'string') messages.push(inputMessage({ role: 'user', content: body.input }, '/input', images));
+    else {
+      body.input.forEach((item, i) => {
+        if (item.type === 'item_reference') references.push({ id: item.id, index: messages.length });
+        else messages.push(inputMessage(item as Exclude<InputItem, Schemas['ResponseItemReference']>, `/input/${i}`, images));
+      });
     }
-    const { messages, references } = inputMessages(body.input);
 
     // The conversation so far: the thread up to the previous response's output.
     const history: EngineMessage[] = [];
@@ -297,13 +458,17 @@ export const responseHandlers = {
       placement = { threadId: newId('thr', context.now), fork: null, create: true };
     }
 
-    // Items named by reference: output messages of stored responses, unless the replayed conversation holds them.
-    for (const [offset, reference] of references.entries()) {
-      const row = await db.selectFrom('chat_messages').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', reference.id).executeTakeFirst();
+    // Items named by reference: items of stored responses, unless the replayed conversation holds them.
+    let inserted = 0;
+    for (const reference of references) {
+      const messageId = messageIdOf(reference.id);
+      const row = messageId ? await db.selectFrom('chat_messages').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', messageId).executeTakeFirst() : undefined;
       if (!row) throw new Problem('not_found', `No item ${reference.id} in this workspace.`, { errors: [{ pointer: '/input', detail: `item_reference ${reference.id} is not an item of a stored response` }] });
       if (replayed && row.thread_id === replayed.threadId && row.position <= replayed.through) continue;
-      if (row.content !== null) messages.splice(reference.index + offset, 0, { role: row.role, content: row.content });
+      const message = referencedMessage(row);
+      if (message) messages.splice(reference.index + inserted++, 0, message);
     }
+    checkToolOutputs(history, messages);
 
     const voiceId = body.voice_id ?? null;
     const instructions = body.instructions ?? null;
@@ -314,19 +479,21 @@ export const responseHandlers = {
       origin: byRequest(context),
       feature: 'chat',
       model: model.id,
-      messages: [...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...history, ...messages.map((m) => engineMessage(m)!)],
+      messages: mergeTurns([...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...history, ...messages.map((m) => m.engine)]),
       voiceId,
       maxOutputTokens: body.max_output_tokens ?? null,
       temperature: body.temperature,
       topP: body.top_p,
       responseFormat: textFormat(body, model.capabilities, model.id),
       reasoningEffort: model.capabilities.includes('reasoning') ? (body.reasoning?.effort ?? null) : null,
+      tools: toolsOf(body.tools),
+      toolChoice: toolChoiceOf(body.tool_choice),
+      parallelToolCalls: body.parallel_tool_calls ?? true,
       signal: context.signal,
       now: context.now,
     };
 
     const id = newId('resp', context.now);
-    const outputId = newId('msg', context.now);
     const metadata = body.metadata ?? {};
     const base: ResponseObject = {
       id,
@@ -366,7 +533,7 @@ export const responseHandlers = {
         ...base,
         status,
         incomplete_details: incomplete,
-        output: [outputMessage(outputId, outcome.text, status === 'completed' ? 'completed' : 'incomplete')],
+        output: outcome.items.map((item) => wireItem(item, status)),
         usage,
         cost_usd: outcome.costUsd,
         thread_id: placement?.threadId ?? null,
@@ -379,7 +546,7 @@ export const responseHandlers = {
           placement,
           expectedCount,
           messages,
-          { id: outputId, text: outcome.text, usage, costUsd: outcome.costUsd, finishReason: outcome.finishReason },
+          { items: outcome.items, usage, costUsd: outcome.costUsd, finishReason: outcome.finishReason },
           { id, workspace_id: workspaceId, previous_response_id: previousId, model: model.id, status, body: JSON.stringify(stored), created_at: iso(context.now) },
           { model: model.id, voiceId, metadata },
           context.now,
@@ -391,7 +558,7 @@ export const responseHandlers = {
     if (!body.stream) {
       const result = await engine.generate(generation);
       const first = result.choices[0]!;
-      const done = await finish({ text: first.text, finishReason: first.finishReason, usage: result.usage, costUsd: result.costUsd });
+      const done = await finish({ items: outputItemsOf(first.text, first.toolCalls, context.now), finishReason: first.finishReason, usage: result.usage, costUsd: result.costUsd });
       return { status: 200, contentType: 'application/json', body: done };
     }
 
@@ -408,29 +575,69 @@ export const responseHandlers = {
         let step = await iterator.next();
         yield send({ type: 'response.created', response: base });
         yield send({ type: 'response.in_progress', response: base });
-        const at = { item_id: outputId, output_index: 0, content_index: 0 };
-        yield send({ type: 'response.output_item.added', output_index: 0, item: { ...outputMessage(outputId, '', 'in_progress'), content: [] } });
-        yield send({ type: 'response.content_part.added', ...at, part: { type: 'output_text', text: '', annotations: [] } });
-        let text = '';
+        // The output items in the order the model wrote them, each whole before the next begins, as OpenAI streams them.
+        const items: OutputItem[] = [];
+        type Writing = { index: number; item: Extract<OutputItem, { kind: 'message' }> };
+        /** The message item being written, if any (`as`: it is set inside the generators below). */
+        let writing = null as Writing | null;
+        /** The engine's call index → its item's position in `items`. */
+        const calls = new Map<number, number>();
+        const openMessage = function* (): Generator<ServerSentEvent<StreamEvent>, Writing> {
+          const item = { kind: 'message' as const, messageId: newId('msg', context.now), text: '' };
+          const opened = { index: items.push(item) - 1, item };
+          writing = opened;
+          yield send({ type: 'response.output_item.added', output_index: opened.index, item: { ...outputMessage(item.messageId, '', 'in_progress'), content: [] } });
+          yield send({ type: 'response.content_part.added', item_id: item.messageId, output_index: opened.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+          return opened;
+        };
+        const closeMessage = function* (status: 'completed' | 'incomplete') {
+          if (!writing) return;
+          const { index, item } = writing;
+          const at = { item_id: item.messageId, output_index: index, content_index: 0 };
+          const done = outputMessage(item.messageId, item.text, status);
+          yield send({ type: 'response.output_text.done', ...at, text: item.text, logprobs: [] });
+          yield send({ type: 'response.content_part.done', ...at, part: done.content[0]! });
+          yield send({ type: 'response.output_item.done', output_index: index, item: done });
+          writing = null;
+        };
         let finishReason: FinishReason = 'stop';
         let usage: TokenUsage | null = null;
         let costUsd = 0;
         try {
           for (; !step.done; step = await iterator.next()) {
             const event = step.value;
+            if (event.type !== 'usage' && event.choice !== 0) continue;
             if (event.type === 'text') {
-              text += event.text;
-              yield send({ type: 'response.output_text.delta', ...at, delta: event.text, logprobs: [] });
+              const current = writing ?? (yield* openMessage());
+              current.item.text += event.text;
+              yield send({ type: 'response.output_text.delta', item_id: current.item.messageId, output_index: current.index, content_index: 0, delta: event.text, logprobs: [] });
+            } else if (event.type === 'tool-call-start') {
+              yield* closeMessage('completed');
+              const item = { kind: 'call' as const, messageId: newId('msg', context.now), call: { id: event.id, name: event.name, arguments: '' } };
+              const index = items.push(item) - 1;
+              calls.set(event.index, index);
+              yield send({ type: 'response.output_item.added', output_index: index, item: functionCallItem(item.messageId, item.call, 'in_progress') });
+            } else if (event.type === 'tool-call-delta') {
+              const index = calls.get(event.index)!;
+              const item = items[index] as Extract<OutputItem, { kind: 'call' }>;
+              item.call.arguments += event.argumentsDelta;
+              yield send({ type: 'response.function_call_arguments.delta', item_id: functionCallItem(item.messageId, item.call, 'in_progress').id!, output_index: index, delta: event.argumentsDelta });
+            } else if (event.type === 'tool-call') {
+              const index = calls.get(event.index)!;
+              const item = items[index] as Extract<OutputItem, { kind: 'call' }>;
+              item.call = { id: event.id, name: event.name, arguments: event.arguments };
+              const done = functionCallItem(item.messageId, item.call, 'completed');
+              yield send({ type: 'response.function_call_arguments.done', item_id: done.id!, output_index: index, arguments: event.arguments });
+              yield send({ type: 'response.output_item.done', output_index: index, item: done });
             } else if (event.type === 'finish') finishReason = event.finishReason;
-            else if (event.type === 'usage') ({ usage, costUsd } = event);
+            else ({ usage, costUsd } = event);
           }
           // A generation its client abandoned ends without usage: nothing more is sent or saved.
           if (!usage) return;
-          const done = await finish({ text, finishReason, usage, costUsd });
-          const item = done.output[0] as OutputMessage;
-          yield send({ type: 'response.output_text.done', ...at, text, logprobs: [] });
-          yield send({ type: 'response.content_part.done', ...at, part: item.content[0]! });
-          yield send({ type: 'response.output_item.done', output_index: 0, item });
+          // An answer with neither text nor calls is one empty message, as when not streamed.
+          if (items.length === 0) yield* openMessage();
+          const done = await finish({ items, finishReason, usage, costUsd });
+          yield* closeMessage(done.status === 'completed' ? 'completed' : 'incomplete');
           yield send({ type: done.status === 'completed' ? 'response.completed' : 'response.incomplete', response: done });
         } catch (error) {
           if (context.signal.aborted) return;
@@ -463,7 +670,8 @@ export const responseHandlers = {
     const ascending = request.query.order === 'asc';
     let query = db.selectFrom('chat_messages').selectAll().where('thread_id', '=', row.thread_id).where('position', '>=', row.input_position).where('position', '<', row.output_position);
     if (request.query.after !== undefined) {
-      const after = await query.where('id', '=', request.query.after).executeTakeFirst();
+      const afterId = messageIdOf(request.query.after);
+      const after = afterId ? await query.where('id', '=', afterId).executeTakeFirst() : undefined;
       if (!after) throw validationFailed([{ pointer: '/after', detail: `${request.query.after} is not an input item of ${row.id}` }]);
       query = query.where('position', ascending ? '>' : '<', after.position);
     }

@@ -81,6 +81,12 @@ export function replayedMessage(row: Selectable<ChatMessagesTable>): EngineMessa
   return { role: row.role === 'user' ? 'user' : 'system', content: row.content };
 }
 
+/** What a saved thread keeps of an image part: a placeholder, never the bytes (nor a data: URL). */
+export function imagePlaceholder(url: string): string {
+  const dataUrl = /^data:([^;,]*)/.exec(url);
+  return dataUrl ? `[image: ${dataUrl[1] || 'data'}, not kept]` : `[image: ${url}]`;
+}
+
 /** A thread's messages, oldest first. */
 export async function threadMessages(db: Kysely<Database>, threadId: string): Promise<Selectable<ChatMessagesTable>[]> {
   return db.selectFrom('chat_messages').selectAll().where('thread_id', '=', threadId).orderBy('position').execute();
