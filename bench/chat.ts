@@ -108,10 +108,7 @@ const TOOL_ARGUMENTS = JSON.stringify({ product: 'Ethiopia Guji', warehouse: 'Li
 function toolCallReply(body: any): FakeReply | undefined {
   const name: unknown = body?.tools?.[0]?.function?.name;
   if (typeof name !== 'string') return undefined;
-  // `toolCalls` is read by a fake that streams tool calls; one that does not answers the empty text, and the probe
-  // before the case skips it.
-  const reply = { text: '', toolCalls: [{ name, arguments: TOOL_ARGUMENTS }] };
-  return reply;
+  return { toolCalls: [{ name, arguments: TOOL_ARGUMENTS }] };
 }
 
 interface Target {

@@ -439,16 +439,29 @@ export type paths = {
          *     one), any other refusal a `502 upstream_error`. A client that disconnects mid-stream stops the generation and is
          *     billed only for the tokens generated until then.
          *
+         *     **Tools.** With `tools`, the model may answer with `tool_calls` instead of (or beside) text, and `finish_reason`
+         *     `tool_calls`: run the functions, append the assistant message and one `tool` message per call (with its
+         *     `tool_call_id`), and ask again. Streamed, tool calls come as `delta.tool_calls` fragments exactly as OpenAI sends
+         *     them. `tool_choice` (`none`, `auto`, `required`, or one function) and `parallel_tool_calls` are passed to the
+         *     provider. Tools need a model with the `tools` capability.
+         *
+         *     **Images.** User messages take `image_url` parts (an `https:` URL or a base64 `data:` URL) for models with the
+         *     `vision` capability. The server fetches `https:` URLs itself (public addresses only, 10 s, `image/*`, 20 MB) and
+         *     sends every provider the bytes; an image it cannot read is a `422 image_unreadable` naming the part.
+         *
          *     **Brand voice.** `voice_id` adds the voice's guidelines as a system instruction; the voice must be `ready`.
          *
          *     **Output policy.** The answer is checked against the workspace-wide compliance rules (a completion belongs to no
          *     project) and the banned phrases of the voice: matches of a `redact` rule are replaced, and a match of a `block`
          *     rule or of a banned phrase withholds the answer (`422 policy_violation` with `rule_id`; it is kept in the audit
-         *     log and `audit.policy.violation` is emitted).
+         *     log and `audit.policy.violation` is emitted). Tool-call arguments are model output and are checked too: a block
+         *     withholds the answer alike, and a redaction replaces the match inside the arguments' JSON strings, so the
+         *     arguments stay valid JSON.
          *
          *     **Threads.** Nothing is saved unless asked: `store: true` saves the request's messages and the first choice as a
          *     new thread, and `thread_id` continues a saved thread (its messages are sent before `messages`, and the new
-         *     messages and the first choice are appended). The thread's id is returned in `thread_id`.
+         *     messages and the first choice are appended). The thread's id is returned in `thread_id`. Threads keep tool calls
+         *     and tool results (and send them back when continued), but no images: see `ChatMessage`.
          *
          *     The body may be at most 4 MB. Errors are problem documents that also carry OpenAI's `error` object.
          */
@@ -1967,7 +1980,8 @@ export type webhooks = {
         /**
          * Chat message created
          * @description A new chat message was saved in a thread: each message of a `POST /v1/chat/completions` request with `store`, and the
-         *     answer the model wrote. `content` is the text of the message.
+         *     answer the model wrote. `content` is the text of the message; `tool_calls` are the calls of an assistant message and
+         *     `tool_call_id` the call a `tool` message answers.
          *
          *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
          *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
@@ -2325,6 +2339,7 @@ export type components = {
          *     | `invalid_workflow_inputs` | 422 | A run's `inputs` do not match the workflow's inputs; see `errors[]`. |
          *     | `invalid_webhook_url` | 422 | The webhook URL is not https or resolves to a private, loopback or link-local address. |
          *     | `invalid_source_url` | 422 | The knowledge base source URL is not http(s) or resolves to a private, loopback or link-local address. |
+         *     | `image_unreadable` | 422 | An image part of a chat message could not be read: its URL resolves to a private, loopback or link-local address, did not answer in time, answered an error or something that is not an image, or the image is over 20 MB; or its `data:` URL is not base64 image data. The pointer names the part. |
          *     | `webhook_endpoint_limit_reached` | 422 | The workspace already has 20 webhook endpoints. |
          *     | `event_too_old` | 422 | The event is older than the 30-day replay window. |
          *     | `model_unavailable` | 422 | The `model` is in the catalogue but its provider is not configured on this server; the detail names the environment variable to set. |
@@ -2344,7 +2359,7 @@ export type components = {
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -3482,7 +3497,7 @@ export type components = {
         };
         /**
          * ChatCompletionContentPartText
-         * @description A text part of a message's content. Only text parts are accepted (no images, audio or files).
+         * @description A text part of a message's content.
          */
         ChatCompletionContentPartText: {
             /**
@@ -3497,27 +3512,186 @@ export type components = {
             text: string;
         };
         /**
-         * ChatCompletionRequestMessage
-         * @description One message of the conversation. `system` and `developer` messages instruct the model (they are treated alike),
-         *     `user` messages are the end user's, `assistant` messages are earlier answers. An assistant message of a previous
-         *     response can be sent back as it was received.
+         * ChatCompletionRequestSystemMessage
+         * @description An instruction to the model (`system` and `developer` messages are treated alike).
          */
-        ChatCompletionRequestMessage: {
+        ChatCompletionRequestSystemMessage: {
             /**
-             * @description Who wrote the message.
-             * @enum {string}
+             * @description Always `system`.
+             * @constant
              */
-            role: "system" | "developer" | "user" | "assistant";
-            /** @description The text, as a string or as an array of text parts (joined in order). */
+            role: "system";
+            /** @description The instruction, as a string or as an array of text parts (joined in order). */
             content: string | components["schemas"]["ChatCompletionContentPartText"][];
+            /**
+             * @description An optional name of the participant, to tell apart several participants of the same role.
+             * @example brand_team
+             */
+            name?: string | null;
+        };
+        /**
+         * ChatCompletionRequestDeveloperMessage
+         * @description An instruction to the model (`system` and `developer` messages are treated alike).
+         */
+        ChatCompletionRequestDeveloperMessage: {
+            /**
+             * @description Always `developer`.
+             * @constant
+             */
+            role: "developer";
+            /** @description The instruction, as a string or as an array of text parts (joined in order). */
+            content: string | components["schemas"]["ChatCompletionContentPartText"][];
+            /**
+             * @description An optional name of the participant, to tell apart several participants of the same role.
+             * @example brand_team
+             */
+            name?: string | null;
+        };
+        /**
+         * ChatCompletionContentPartImage
+         * @description An image part of a user message (OpenAI's `image_url` part), for models with the `vision` capability.
+         */
+        ChatCompletionContentPartImage: {
+            /**
+             * @description Always `image_url`.
+             * @constant
+             */
+            type: "image_url";
+            /** @description The image. */
+            image_url: {
+                /**
+                 * @description An `https:` URL of the image, or a `data:` URL with the image itself, base64-encoded
+                 *     (`data:image/png;base64,iVBORw0…`). The server fetches an `https:` URL itself before the call, with the
+                 *     same guard as webhooks: an address that resolves to a private, loopback or link-local network is refused
+                 *     (`http:` and private addresses only on a development server with `WEBHOOKS_ALLOW_LOOPBACK`),
+                 *     the answer must come within 10 seconds, be an `image/*` content type and at most 20 MB. Whichever the
+                 *     form, the provider receives the image's bytes. An image that cannot be read (refused address, no answer,
+                 *     not an image, too large, bad base64) is a `422 image_unreadable` naming the part. A `data:` URL counts
+                 *     toward the body's 4 MB; use an `https:` URL for larger images.
+                 * @example https://images.example.com/products/roast-bag-ethiopia.jpg
+                 */
+                url: string;
+                /**
+                 * @description How closely the model looks at the image (`low` is faster and cheaper), for providers that take it; OpenAI's values.
+                 * @default auto
+                 * @enum {string}
+                 */
+                detail?: "auto" | "low" | "high";
+            };
+        };
+        /**
+         * ChatCompletionContentPartUser
+         * @description A part of a user message's content, told apart by `type`.
+         */
+        ChatCompletionContentPartUser: components["schemas"]["ChatCompletionContentPartText"] | components["schemas"]["ChatCompletionContentPartImage"];
+        /**
+         * ChatCompletionRequestUserMessage
+         * @description A message of the end user.
+         */
+        ChatCompletionRequestUserMessage: {
+            /**
+             * @description Always `user`.
+             * @constant
+             */
+            role: "user";
+            /**
+             * @description The text, as a string, or as an array of parts: `text` parts (joined in order) and `image_url` parts, which need
+             *     a model with the `vision` capability (otherwise a `422 validation_failed` naming the part). A request holds at
+             *     most 10 images.
+             */
+            content: string | components["schemas"]["ChatCompletionContentPartUser"][];
             /**
              * @description An optional name of the participant, to tell apart several participants of the same role.
              * @example maria
              */
             name?: string | null;
-            /** @description Only on `assistant` messages sent back as received; ignored. */
-            refusal?: string | null;
         };
+        /**
+         * ChatCompletionMessageToolCall
+         * @description A call of one of the request's tools, as OpenAI writes it.
+         */
+        ChatCompletionMessageToolCall: {
+            /**
+             * @description The call's identifier; a `tool` message answers it with `tool_call_id`.
+             * @example call_7Qm2vX9aL4bN8cR1tY6zK3eW
+             */
+            id: string;
+            /**
+             * @description Always `function`.
+             * @constant
+             */
+            type: "function";
+            /** @description The function called and its arguments. */
+            function: {
+                /**
+                 * @description The name of the function, one of the request's `tools`.
+                 * @example get_weather
+                 */
+                name: string;
+                /**
+                 * @description The arguments as the model wrote them: JSON text of an object, meant to follow the function's `parameters`.
+                 *     Models can write invalid JSON or arguments the schema does not allow: validate them before you run the
+                 *     function.
+                 * @example {"city":"Lisbon","unit":"celsius"}
+                 */
+                arguments: string;
+            };
+        };
+        /**
+         * ChatCompletionRequestAssistantMessage
+         * @description An earlier answer of the model: its text, its tool calls, or both. Send an answer back as it was received
+         *     (`content` may be `null` when it holds tool calls). A message with neither text nor tool calls is a
+         *     `422 validation_failed`.
+         */
+        ChatCompletionRequestAssistantMessage: {
+            /**
+             * @description Always `assistant`.
+             * @constant
+             */
+            role: "assistant";
+            /** @description The text, as a string or as an array of text parts (joined in order); `null` or absent when the message has `tool_calls`. */
+            content?: string | components["schemas"]["ChatCompletionContentPartText"][] | null;
+            /**
+             * @description An optional name of the participant, to tell apart several participants of the same role.
+             * @example assistant
+             */
+            name?: string | null;
+            /** @description Only on messages sent back as received; ignored. */
+            refusal?: string | null;
+            /** @description The tool calls the model made in this answer; each must be answered by a `tool` message with its `id` before the next user or assistant message. */
+            tool_calls?: components["schemas"]["ChatCompletionMessageToolCall"][];
+        };
+        /**
+         * ChatCompletionRequestToolMessage
+         * @description The result of a tool call: what your code returned when it ran the function the model called. It answers the
+         *     call `tool_call_id` of an earlier assistant message (a `422 validation_failed` when no assistant message of the
+         *     conversation made that call).
+         */
+        ChatCompletionRequestToolMessage: {
+            /**
+             * @description Always `tool`.
+             * @constant
+             */
+            role: "tool";
+            /**
+             * @description The result, as a string (often JSON) or as an array of text parts (joined in order).
+             * @example {"city":"Lisbon","temperature_c":21,"conditions":"sunny"}
+             */
+            content: string | components["schemas"]["ChatCompletionContentPartText"][];
+            /**
+             * @description The `id` of the tool call this message answers.
+             * @example call_7Qm2vX9aL4bN8cR1tY6zK3eW
+             */
+            tool_call_id: string;
+        };
+        /**
+         * ChatCompletionRequestMessage
+         * @description One message of the conversation, told apart by `role` as in OpenAI's Chat Completions. `system` and `developer`
+         *     messages instruct the model (they are treated alike), `user` messages are the end user's (text and images),
+         *     `assistant` messages are earlier answers (text, tool calls or both), and `tool` messages carry the result of a
+         *     tool call. An assistant message of a previous response can be sent back as it was received.
+         */
+        ChatCompletionRequestMessage: components["schemas"]["ChatCompletionRequestSystemMessage"] | components["schemas"]["ChatCompletionRequestDeveloperMessage"] | components["schemas"]["ChatCompletionRequestUserMessage"] | components["schemas"]["ChatCompletionRequestAssistantMessage"] | components["schemas"]["ChatCompletionRequestToolMessage"];
         /**
          * ChatCompletionStreamOptions
          * @description Options of a streamed response.
@@ -3530,6 +3704,90 @@ export type components = {
              */
             include_usage?: boolean;
         };
+        /**
+         * ChatCompletionFunction
+         * @description The function of a tool.
+         */
+        ChatCompletionFunction: {
+            /**
+             * @description The function's name, unique among the request's tools; letters, digits, `_` and `-`, up to 64 characters.
+             * @example get_weather
+             */
+            name: string;
+            /**
+             * @description What the function does, and when to call it; the model reads it to decide.
+             * @example Get the current weather in a city.
+             */
+            description?: string;
+            /**
+             * @description The JSON Schema of the arguments object. Absent means a function without arguments
+             *     (`{"type": "object", "properties": {}}`).
+             * @example {
+             *       "type": "object",
+             *       "properties": {
+             *         "city": {
+             *           "type": "string",
+             *           "maxLength": 100,
+             *           "description": "The city, e.g. Lisbon"
+             *         },
+             *         "unit": {
+             *           "type": "string",
+             *           "enum": [
+             *             "celsius",
+             *             "fahrenheit"
+             *           ]
+             *         }
+             *       },
+             *       "required": [
+             *         "city"
+             *       ]
+             *     }
+             */
+            parameters?: Record<string, never>;
+            /**
+             * @description `true` to make the model follow `parameters` exactly, where the provider supports it (OpenAI's structured outputs).
+             * @default false
+             */
+            strict?: boolean | null;
+        };
+        /**
+         * ChatCompletionTool
+         * @description A function the model may call (OpenAI's `tools[]` item).
+         */
+        ChatCompletionTool: {
+            /**
+             * @description Always `function`.
+             * @constant
+             */
+            type: "function";
+            function: components["schemas"]["ChatCompletionFunction"];
+        };
+        /**
+         * ChatCompletionNamedToolChoice
+         * @description Makes the model call this function.
+         */
+        ChatCompletionNamedToolChoice: {
+            /**
+             * @description Always `function`.
+             * @constant
+             */
+            type: "function";
+            /** @description The function to call. */
+            function: {
+                /**
+                 * @description The name of one of the request's tools.
+                 * @example get_weather
+                 */
+                name: string;
+            };
+        };
+        /**
+         * ChatCompletionToolChoice
+         * @description Which tool the model calls: `none` (no tool; answer with text), `auto` (the model decides; the default when
+         *     `tools` are given), `required` (at least one tool), or `{"type": "function", "function": {"name": "…"}}` (that
+         *     function). Only with `tools`; a named function must be one of them.
+         */
+        ChatCompletionToolChoice: ("none" | "auto" | "required") | components["schemas"]["ChatCompletionNamedToolChoice"];
         /**
          * ChatCompletionResponseFormatText
          * @description Plain text output (the default).
@@ -3587,10 +3845,16 @@ export type components = {
          *
          *     **Accepted OpenAI parameters**: `model`, `messages`, `stream`, `stream_options`, `temperature`, `top_p`,
          *     `max_tokens`, `max_completion_tokens`, `stop`, `n`, `presence_penalty`, `frequency_penalty`, `seed`,
-         *     `response_format`, `reasoning_effort`, `user`, `store`, `metadata`, and `logprobs` when `false`.
-         *     **Not accepted** (a `422 validation_failed` naming the field): `tools`, `tool_choice`, `parallel_tool_calls`,
-         *     `functions`, `function_call`, `logit_bias`, `logprobs: true`, `top_logprobs`, `audio`, `modalities`, `prediction`,
-         *     `service_tier`, `web_search_options` and any other field. Message content is text only.
+         *     `response_format`, `reasoning_effort`, `tools`, `tool_choice`, `parallel_tool_calls`, `user`, `store`,
+         *     `metadata`, and `logprobs` when `false`. Messages take OpenAI's roles (`system`, `developer`, `user`,
+         *     `assistant` with `tool_calls`, `tool` with `tool_call_id`) and user messages take `text` and `image_url` parts.
+         *     **Not accepted** (a `422 validation_failed` naming the field): `functions`, `function_call` (use `tools`),
+         *     `logit_bias`, `logprobs: true`, `top_logprobs`, `audio`, `modalities`, `prediction`, `service_tier`,
+         *     `web_search_options`, `input_audio` and `file` parts, and any other field.
+         *
+         *     **Tools** need a model with the `tools` capability and **images** one with `vision` (`GET /v1/models` lists
+         *     them); otherwise the request is a `422 validation_failed` naming `/tools` or the image part. Limits: 128 tools, 10
+         *     images per request (each at most 20 MB once decoded or fetched).
          *
          *     **Extensions**: `voice_id` applies a brand voice; `thread_id` continues a saved thread. See `store` for when an
          *     exchange is saved.
@@ -3666,6 +3930,19 @@ export type components = {
              */
             seed?: number | null;
             /**
+             * @description Functions the model may call, at most 128, with unique names. The model answers with `tool_calls` (and
+             *     `finish_reason: tool_calls`); your code runs them and sends each result back in a `tool` message. Needs a model
+             *     with the `tools` capability.
+             */
+            tools?: components["schemas"]["ChatCompletionTool"][];
+            tool_choice?: components["schemas"]["ChatCompletionToolChoice"];
+            /**
+             * @description Whether the model may call several tools in one answer (default `true`); `false` asks for one call at most.
+             *     Passed to the providers that take it (OpenAI, Anthropic, the sandbox); others decide for themselves.
+             * @default true
+             */
+            parallel_tool_calls?: boolean | null;
+            /**
              * @description The format of the output: `text` (default), `json_object` (any valid JSON object; say so in a message too) or
              *     `json_schema` (structured output following a JSON Schema). JSON formats need a model with the `json_mode`
              *     capability.
@@ -3719,12 +3996,14 @@ export type components = {
              */
             role: "assistant";
             /**
-             * @description The generated text; `null` when the model refused (see `refusal`).
+             * @description The generated text; `null` when the model refused (see `refusal`) or answered with tool calls only.
              * @example Spring sale: 20% off every plan until Sunday.
              */
             content: string | null;
             /** @description The model's explanation when it refused to answer, otherwise `null`. */
             refusal: string | null;
+            /** @description The tools the model called, in order; present only when it called some (`finish_reason` is then `tool_calls`). */
+            tool_calls?: components["schemas"]["ChatCompletionMessageToolCall"][];
         };
         /**
          * ChatCompletionChoice
@@ -3739,10 +4018,11 @@ export type components = {
             message: components["schemas"]["ChatCompletionMessage"];
             /**
              * @description Why generation stopped: `stop` (a natural end or a `stop` sequence), `length` (`max_completion_tokens` or the
-             *     context window reached), `content_filter` (content withheld by a safety filter).
+             *     context window reached), `content_filter` (content withheld by a safety filter), `tool_calls` (the model
+             *     called tools: run them and send their results back).
              * @enum {string}
              */
-            finish_reason: "stop" | "length" | "content_filter";
+            finish_reason: "stop" | "length" | "content_filter" | "tool_calls";
             /** @description Always `null`; log probabilities are not offered. */
             logprobs: null;
         };
@@ -3825,6 +4105,42 @@ export type components = {
             cost_usd: number;
         };
         /**
+         * ChatCompletionMessageToolCallChunk
+         * @description A fragment of a tool call in a stream, as OpenAI streams them. The first fragment of a call carries `index`,
+         *     `id`, `type`, `function.name` and `function.arguments: ""`; the following ones carry `index` and the next piece
+         *     of `function.arguments` only. Join the pieces of each `index` to get the call's arguments.
+         */
+        ChatCompletionMessageToolCallChunk: {
+            /**
+             * Format: int32
+             * @description The position of the call among the choice's tool calls, from 0.
+             */
+            index: number;
+            /**
+             * @description The call's identifier, in its first fragment.
+             * @example call_7Qm2vX9aL4bN8cR1tY6zK3eW
+             */
+            id?: string;
+            /**
+             * @description Always `function`, in the call's first fragment.
+             * @constant
+             */
+            type?: "function";
+            /** @description The function's name (first fragment) and the next piece of its arguments. */
+            function?: {
+                /**
+                 * @description The function's name, in the call's first fragment.
+                 * @example get_weather
+                 */
+                name?: string;
+                /**
+                 * @description The next piece of the arguments' JSON text; append it to the previous ones.
+                 * @example {"city":
+                 */
+                arguments?: string;
+            };
+        };
+        /**
          * ChatCompletionChunkDelta
          * @description The part of the assistant message that this chunk adds. Empty (`{}`) in the chunk that carries `finish_reason`.
          */
@@ -3841,6 +4157,8 @@ export type components = {
             content?: string | null;
             /** @description A piece of the model's refusal, when it refuses. */
             refusal?: string | null;
+            /** @description Fragments of the choice's tool calls, as OpenAI streams them (see `ChatCompletionMessageToolCallChunk`). */
+            tool_calls?: components["schemas"]["ChatCompletionMessageToolCallChunk"][];
         };
         /**
          * ChatCompletionChunkChoice
@@ -3854,10 +4172,10 @@ export type components = {
             index: number;
             delta: components["schemas"]["ChatCompletionChunkDelta"];
             /**
-             * @description Why generation stopped, in the last chunk of the choice (`stop`, `length`, `content_filter`); otherwise `null`.
+             * @description Why generation stopped, in the last chunk of the choice (`stop`, `length`, `content_filter`, `tool_calls`); otherwise `null`.
              * @enum {string|null}
              */
-            finish_reason: "stop" | "length" | "content_filter" | null;
+            finish_reason: "stop" | "length" | "content_filter" | "tool_calls" | null;
             /** @description Always `null`; log probabilities are not offered. */
             logprobs?: null;
         };
@@ -3865,13 +4183,14 @@ export type components = {
          * ChatCompletionChunk
          * @description One server-sent event of a streamed chat completion (`stream: true`), as OpenAI's `chat.completion.chunk`. Each
          *     event is one line `data: <chunk JSON>` followed by a blank line; the stream ends with `data: [DONE]`. The first
-         *     chunk of a choice has `delta.role`, the following ones carry `delta.content`, the last one has `finish_reason`.
+         *     chunk of a choice has `delta.role`, the following ones carry `delta.content` or `delta.tool_calls` fragments, the
+         *     last one has `finish_reason`.
          *     With `stream_options.include_usage`, one more chunk with empty `choices` carries `usage` and `cost_usd`.
          *     An error after the stream has started is sent as a last event `event: error` whose data is the problem document
          *     (`ChatCompletionProblem`, with OpenAI's `error: {…}`), and the stream closes. Text is sent only once it has been
          *     checked against the compliance rules and the voice's banned phrases: a stream blocked by them ends, after the
          *     text that was checked, with an `event: error` whose problem is `policy_violation` (nothing of a blocked phrase
-         *     is ever sent).
+         *     is ever sent). Tool-call arguments are model output too and are checked the same way.
          */
         ChatCompletionChunk: {
             /**
@@ -4155,7 +4474,9 @@ export type components = {
         /**
          * ChatMessage
          * @description A saved message of a chat thread: a message of a request (any role) or the assistant's answer (the first choice).
-         *     Content sent as text parts is saved joined into one string.
+         *     Content sent as parts is saved as one string: text parts joined, and each image part replaced by a placeholder,
+         *     `[image: <https URL>]` for an image sent by URL and `[image: <media type>, not kept]` for one sent as a `data:`
+         *     URL. A thread keeps no image: continuing it sends the placeholders, not the images.
          */
         ChatMessage: {
             /**
@@ -4177,9 +4498,9 @@ export type components = {
              * @description Who wrote the message.
              * @enum {string}
              */
-            role: "system" | "developer" | "user" | "assistant";
+            role: "system" | "developer" | "user" | "assistant" | "tool";
             /**
-             * @description The text of the message; `null` for an assistant message that is a refusal.
+             * @description The text of the message; `null` for an assistant message that is a refusal or holds tool calls only.
              * @example Write a launch announcement for our spring sale.
              */
             content: string | null;
@@ -4203,7 +4524,14 @@ export type components = {
              * @description For an assistant message, why generation stopped; otherwise `null`.
              * @enum {string|null}
              */
-            finish_reason: "stop" | "length" | "content_filter" | null;
+            finish_reason: "stop" | "length" | "content_filter" | "tool_calls" | null;
+            /** @description For an assistant message, the tools it called (sent back to the model when the thread continues); otherwise `null`. */
+            tool_calls: components["schemas"]["ChatCompletionMessageToolCall"][] | null;
+            /**
+             * @description For a `tool` message, the tool call it answers; otherwise `null`.
+             * @example call_7Qm2vX9aL4bN8cR1tY6zK3eW
+             */
+            tool_call_id: string | null;
             /** @description When the message was saved. */
             created_at: components["schemas"]["Timestamp"];
         };
@@ -9539,9 +9867,9 @@ export type components = {
              * @description Who wrote the message (as in the message's `role`).
              * @enum {string}
              */
-            role: "system" | "developer" | "user" | "assistant";
+            role: "system" | "developer" | "user" | "assistant" | "tool";
             /**
-             * @description The text of the message (text parts joined into one string); `null` for an assistant message that is a refusal.
+             * @description The text of the message, as the thread's message has it (text parts joined, images as placeholders); `null` for an assistant message that is a refusal or holds tool calls only.
              * @example Spring is here, and so are our new single-origin roasts.
              */
             content: string | null;
@@ -9555,12 +9883,19 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id: string | null;
+            /** @description For an assistant message that called tools, its calls (as in the thread's message); otherwise `null`. */
+            tool_calls: components["schemas"]["ChatCompletionMessageToolCall"][] | null;
+            /**
+             * @description For a `tool` message, the tool call it answers; otherwise `null`.
+             * @example call_7Qm2vX9aL4bN8cR1tY6zK3eW
+             */
+            tool_call_id: string | null;
         };
         /**
          * ChatMessageCreatedEvent
          * @description A new chat message was saved in a thread: each message of a `POST /v1/chat/completions` request with `store`, and the
-         *     answer the model wrote. `content` is the text of the message. The envelope fields are those of
-         *     `EventEnvelope`.
+         *     answer the model wrote. `content` is the text of the message; `tool_calls` are the calls of an assistant message and
+         *     `tool_call_id` the call a `tool` message answers. The envelope fields are those of `EventEnvelope`.
          */
         ChatMessageCreatedEvent: {
             id: components["schemas"]["EventId"];
@@ -10782,7 +11117,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), the model's provider is not configured on this server (`model_unavailable`, naming the variable to set), the answer broke a compliance rule of the workspace or a banned phrase of the voice and was withheld (`policy_violation`, with `rule_id`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), the model's provider is not configured on this server (`model_unavailable`, naming the variable to set), the answer broke a compliance rule of the workspace or a banned phrase of the voice and was withheld (`policy_violation`, with `rule_id`), or an image part could not be read (`image_unreadable`, naming the part), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         ChatUnprocessableEntity: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

@@ -14,6 +14,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** The guides, each rendered to `<name>.html` with the portal's navigation. */
 const guides: Array<{ name: string; title: string; source?: string }> = [
   { name: 'chat', title: 'Chat completions' },
+  { name: 'tools', title: 'Call tools' },
   { name: 'embeddings-and-responses', title: 'Embeddings and the Responses API' },
   { name: 'receiving-webhooks', title: 'Receiving webhooks' },
   { name: 'voices', title: 'Brand voices' },

@@ -47,6 +47,7 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   invalid_workflow_inputs: { status: 422, title: 'The run inputs are not valid' },
   invalid_webhook_url: { status: 422, title: 'The webhook URL is not allowed' },
   invalid_source_url: { status: 422, title: 'The source URL is not allowed' },
+  image_unreadable: { status: 422, title: 'An image of the request could not be read' },
   webhook_endpoint_limit_reached: { status: 422, title: 'Too many webhook endpoints' },
   event_too_old: { status: 422, title: 'The event is too old to replay' },
   model_unavailable: { status: 422, title: "The model's provider is not configured on this server" },

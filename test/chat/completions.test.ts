@@ -157,9 +157,9 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     expectProblem(tooLong, 422, 'context_length_exceeded');
     expect(tooLong.body.error.param).toBe('messages');
     expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'word '.repeat(130_000) }] }, key), 422, 'context_length_exceeded');
-    const tools = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], tools: [] }, key);
-    expectProblem(tools, 422, 'validation_failed');
-    expect(tools.body.error.param).toBe('tools');
+    const functions = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], functions: [] }, key);
+    expectProblem(functions, 422, 'validation_failed');
+    expect(functions.body.error.param).toBe('functions');
     expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], voice_id: 'voc_01JD2Q7F8X3M4N5P6R7S8T9V0W' }, key), 404, 'not_found');
     expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], thread_id: 'thr_01JD2Q7F8X3M4N5P6R7S8T9V0W' }, key), 404, 'not_found');
     const streamed = await complete({ model: 'nope', messages: [{ role: 'user', content: 'hi' }], stream: true }, key);
@@ -226,7 +226,7 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     for (const event of recorded) expect(asyncApiErrors(event), event.type).toEqual([]);
     expect(recorded.map((e) => e.workspace_id)).toEqual(Array(8).fill(workspaceId));
     expect(recorded.slice(0, 7).map((e) => e.data.message_id)).toEqual(messages.map((m) => m.id));
-    expect(recorded[0]!.data).toEqual({ thread_id: threadId, message_id: messages[0]!.id, role: 'developer', content: 'You are terse.', model: 'sandbox-echo', voice_id: null });
+    expect(recorded[0]!.data).toEqual({ thread_id: threadId, message_id: messages[0]!.id, role: 'developer', content: 'You are terse.', model: 'sandbox-echo', voice_id: null, tool_calls: null, tool_call_id: null });
     expect(recorded[4]!.data).toMatchObject({ role: 'assistant', model: 'sandbox-writer' });
     expect(recorded[7]!.data).toEqual({ thread_id: threadId, deleted_at: expect.any(String) });
   });

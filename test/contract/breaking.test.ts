@@ -37,7 +37,7 @@ describe('breaking changes are named, each kind', () => {
   // A new required request field.
   schemas.VoiceCreateRequest.required.push('description');
   // A narrowed request enum and a narrowed request type.
-  schemas.ChatCompletionRequestMessage.properties.role.enum = without(schemas.ChatCompletionRequestMessage.properties.role.enum, 'developer');
+  schemas.ChatCompletionRequest.properties.reasoning_effort.enum = without(schemas.ChatCompletionRequest.properties.reasoning_effort.enum, 'minimal');
   schemas.ChatCompletionRequest.properties.temperature.maximum = 1;
   schemas.ChatCompletionRequest.properties.seed.type = 'integer';
   // A widened response enum that clients switch on, and a widened response type.
@@ -77,7 +77,7 @@ describe('breaking changes are named, each kind', () => {
     ['a new required parameter', 'GET /v1/documents: required query parameter `folder` added'],
     ['a removed response field', 'GET /v1/voices/{id}: response 200: property `style_summary` removed'],
     ['a new required request field', 'POST /v1/voices: request body: `description` made required'],
-    ['a narrowed request enum', 'POST /v1/chat/completions: request body: value `developer` removed from `messages[].role`'],
+    ['a narrowed request enum', 'POST /v1/chat/completions: request body: value `minimal` removed from `reasoning_effort`'],
     ['a narrowed request type', 'POST /v1/chat/completions: request body: maximum of `temperature` changed from 2 to 1'],
     ['a narrowed request type (null no longer accepted)', 'POST /v1/chat/completions: request body: type of `seed` changed from ["integer","null"] to `integer`'],
     ['a widened response enum', 'GET /v1/voices/{id}: response 200: value `archived` added to `status`'],
@@ -107,7 +107,7 @@ describe('additive changes pass', () => {
   // A new optional request field, a new optional parameter, a widened request enum.
   schemas.VoiceCreateRequest.properties.tone = { type: 'string', description: 'A tone.' };
   openapi.paths['/v1/voices'].get.parameters.push({ name: 'language', in: 'query', schema: { type: 'string' } });
-  schemas.ChatCompletionRequestMessage.properties.role.enum.push('tool');
+  schemas.ChatCompletionRequest.properties.reasoning_effort.enum.push('xhigh');
   // A widened request type, and a narrowed response type.
   schemas.ChatCompletionRequest.properties.seed.type = ['integer', 'string', 'null'];
   schemas.Voice.properties.sample_word_count.type = ['integer'];

@@ -9,6 +9,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { spec } from '../support/spec.ts';
 import { projectRoot } from '../support/prism.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { navigationOf } from '../support/portal.ts';
 
 const site = join(projectRoot, 'docs', 'site');
 let browser: Browser;
@@ -128,7 +129,35 @@ describe.skipIf(!hasChromium)('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'receiving-webhooks.html', 'voices.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
+    expect(links).toEqual([...navigationOf('chat.html'), 'tools.html']);
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe.skipIf(!hasChromium)('the embeddings and Responses API guide', () => {
+  test('renders its sections and examples, links to the other pages and to Call tools', async () => {
+    const { page, failedRequests } = await open('embeddings-and-responses.html');
+    const text = await page.locator('main').innerText();
+    for (const heading of ['Embeddings', 'The Responses API']) expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    for (const shown of ['sandbox-embedding', 'cosineSimilarity', 'previous_response_id', 'response.output_text.delta']) expect(text).toContain(shown);
+    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    expect(links).toEqual([...navigationOf('embeddings-and-responses.html'), 'tools.html']);
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe.skipIf(!hasChromium)('the tools guide', () => {
+  test('renders every section and its examples, and links to the other pages', async () => {
+    const { page, failedRequests } = await open('tools.html');
+    const text = await page.locator('main').innerText();
+    for (const heading of ['An agent loop, with no provider key', 'Streaming', 'Parallel calls and tool_choice', 'Images', 'The output policy covers arguments', 'Threads', 'Limits and errors']) {
+      expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    }
+    for (const shown of ['"tool_calls"', 'image_unreadable', 'delta.tool_calls']) expect(text).toContain(shown);
+    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    expect(links).toEqual(navigationOf('tools.html'));
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -143,7 +172,7 @@ describe.skipIf(!hasChromium)('the brand voices guide', () => {
     }
     for (const shown of ['"status": "ready"', '"formality": 1', 'policy_violation', '"type": "audit.policy.violation"', 'event: error']) expect(text).toContain(shown);
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'documents.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
+    expect(links).toEqual(navigationOf('voices.html'));
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -182,7 +211,7 @@ describe.skipIf(!hasChromium)('the documents guide', () => {
     // Headings get ids, so the guide's sections can be linked to.
     expect(await page.locator('h2#how-the-socket-and-the-api-agree').count()).toBe(1);
     const links = await page.locator('body > p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
-    expect(links).toEqual(['index.html', 'asyncapi.html', 'chat.html', 'receiving-webhooks.html', 'voices.html', 'chatbots.html', 'workflows.html', 'changelog.html']);
+    expect(links).toEqual(navigationOf('documents.html'));
     expect(failedRequests).toEqual([]);
     await page.close();
   });

@@ -16,7 +16,8 @@ function recorder(answer: (messages: EngineMessage[]) => string = () => 'Answer.
     calls.push(messages);
     return answer(messages);
   };
-  return { calls, generate, system: (i = 0) => calls[i]![0]!.content, user: (i = 0) => calls[i]![1]!.content };
+  // Document commands send text messages only.
+  return { calls, generate, system: (i = 0) => calls[i]![0]!.content as string, user: (i = 0) => calls[i]![1]!.content as string };
 }
 
 /** The problem a call throws, for its code, field errors and message. */
@@ -190,11 +191,11 @@ describe('prompts: one system message with the task, one user message with the t
   });
 
   test('translate: target and source languages (by name) and formality', async () => {
-    const r = recorder((messages) => messages[1]!.content);
+    const r = recorder((messages) => (messages[1]!.content as string));
     await runCommand({ command: 'translate', target_language: 'de', source_language: 'en', formality: 'formal' }, input(article), r.generate);
     expect(r.system()).toContain('from English (en) into German (de)');
     expect(r.system()).toContain('formal form of address');
-    const informal = recorder((messages) => messages[1]!.content);
+    const informal = recorder((messages) => (messages[1]!.content as string));
     await runCommand({ command: 'translate', target_language: 'pt-BR', formality: 'informal' }, input(article), informal.generate);
     expect(informal.system()).toContain('into Brazilian Portuguese (pt-BR)');
     expect(informal.system()).toContain('informal form');
@@ -202,7 +203,7 @@ describe('prompts: one system message with the task, one user message with the t
   });
 
   test('cite: the numbered sources, with URL and excerpt, reach the prompt', async () => {
-    const r = recorder((messages) => messages[1]!.content.match(/<text>\n([\s\S]*)\n<\/text>/)![1]!);
+    const r = recorder((messages) => (messages[1]!.content as string).match(/<text>\n([\s\S]*)\n<\/text>/)![1]!);
     const sources: CitationSource[] = [
       { n: 1, url: 'https://example.org/retail', title: 'Retail report', excerpt: 'Sales rose 20% in spring.' },
       { n: 2, url: 'https://example.com/x', title: 'example.com/x', excerpt: '' },
@@ -314,7 +315,7 @@ describe('translate keeps the Markdown structure', () => {
       .join('\n');
 
   test('one call with numbered segments; code, URLs and structure untouched', async () => {
-    const r = recorder((messages) => upperLines(messages[1]!.content));
+    const r = recorder((messages) => upperLines((messages[1]!.content as string)));
     const result = await runCommand({ command: 'translate', target_language: 'fr' }, input(source), r.generate);
     expect(r.calls).toHaveLength(1);
     const batch = r.user();
@@ -329,7 +330,7 @@ describe('translate keeps the Markdown structure', () => {
   });
 
   test('an answer without the same markers: one call per segment, same result', async () => {
-    const r = recorder((messages) => (messages[1]!.content.includes('⟦1⟧') ? upperLines(messages[1]!.content.replace('⟦3⟧', '')) : messages[1]!.content.toUpperCase()));
+    const r = recorder((messages) => ((messages[1]!.content as string).includes('⟦1⟧') ? upperLines((messages[1]!.content as string).replace('⟦3⟧', '')) : (messages[1]!.content as string).toUpperCase()));
     const result = await runCommand({ command: 'translate', target_language: 'fr' }, input(source), r.generate);
     const segments = (r.user(0).match(/⟦\d+⟧/g) ?? []).length;
     expect(r.calls).toHaveLength(1 + segments);
@@ -339,7 +340,7 @@ describe('translate keeps the Markdown structure', () => {
   });
 
   test('a segment whose translation loses a placeholder is asked again, then kept as it was', async () => {
-    const r = recorder((messages) => messages[1]!.content.replace(/⟨\d+⟩/g, '').toUpperCase());
+    const r = recorder((messages) => (messages[1]!.content as string).replace(/⟨\d+⟩/g, '').toUpperCase());
     const result = await runCommand({ command: 'translate', target_language: 'fr' }, input('Run `npm test` now.\n\nPlain words.'), r.generate);
     expect(r.calls).toHaveLength(2);
     expect(r.user(1)).toBe('Run ⟨1⟩ now.');

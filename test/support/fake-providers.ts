@@ -1,6 +1,6 @@
 // Fake AI provider upstreams on loopback that speak the providers' real wire formats, so that tests (and
-// `npm run bench:chat`) run the real provider code (@ai-sdk/openai, @ai-sdk/anthropic, @ai-sdk/openai-compatible)
-// against them (test/engine/fake-providers.test.ts proves it with the AI SDK):
+// `npm run bench:chat`) run the real provider code (@ai-sdk/openai, @ai-sdk/anthropic, @ai-sdk/google, @ai-sdk/openai-compatible)
+// against them (test/engine/fake-providers.test.ts proves it with the AI SDK; test/chat/tools.test.ts with tool calls):
 // - OpenAI's Chat Completions, `POST /v1/chat/completions` (what `createOpenAI().chat(id)` and every
 //   `createOpenAICompatible()` model call): a `chat.completion` JSON, or `data:` chunks (the first with the role, then
 //   the content, then the finish reason, the usage chunk with `choices: []` when `stream_options.include_usage`, then
@@ -8,11 +8,17 @@
 // - OpenAI's Responses API, `POST /v1/responses` (what `createOpenAI()(id)` calls): a `response` JSON, or its named
 //   events (`response.created` … `response.output_text.delta` … `response.completed`);
 // - Anthropic's Messages API, `POST /v1/messages`: a `message` JSON, or its named events (`message_start`,
-//   `content_block_start`, `ping`, `content_block_delta`, `content_block_stop`, `message_delta`, `message_stop`).
+//   `content_block_start`, `ping`, `content_block_delta`, `content_block_stop`, `message_delta`, `message_stop`);
 // - OpenAI's embeddings, `POST /v1/embeddings` (what `createOpenAI().embedding(id)` calls, and Mistral's embeddings,
 //   which have the same shape): each input's fakeEmbedding, `dimensions` long when asked;
 // - Google's embeddings (startFakeGoogle), `POST /v1beta/models/<model>:embedContent` and `:batchEmbedContents`
 //   (what `createGoogleGenerativeAI().embeddingModel(id)` calls): the same vectors, without usage (as Google's).
+// - Google's Gemini API (startFakeGoogle), `POST /v1beta/models/<model>:generateContent` (a
+//   `GenerateContentResponse` JSON) and `:streamGenerateContent?alt=sse` (`data:` chunks of the same shape, the last
+//   with `finishReason` and `usageMetadata`).
+// A reply may call tools (`toolCalls`), each in the provider's own wire format: OpenAI's `tool_calls` (streamed as
+// `delta.tool_calls` fragments: the first names the call, the others add arguments), Anthropic's `tool_use` blocks
+// (streamed as `input_json_delta`), Google's `functionCall` parts (whole, streamed or not).
 // Errors are the provider's: `{error: {message, type, param, code}}` for OpenAI, `{type: 'error', error: {type,
 // message}}` for Anthropic, with the status and headers (`retry-after`…) the test asks for. Each reply is scripted by
 // the test (enqueue), or echoes the last user message.
@@ -29,7 +35,13 @@ export interface FakeReply {
    * Default: prompt = characters of the request's messages (and system prompt) / 4, rounded up; completion = words.
    */
   usage?: { input: number; output: number; cachedInput?: number };
-  finishReason?: 'stop' | 'length';
+  /** Default `stop`, or the provider's tool-call reason when the reply has `toolCalls`. */
+  finishReason?: 'stop' | 'length' | 'tool_calls';
+  /**
+   * Tool calls after the text: `arguments` is the JSON text; streamed in `chunks` (default: three pieces) where the
+   * provider streams arguments. `id` defaults to one in the provider's style (Google's calls have none).
+   */
+  toolCalls?: { id?: string; name: string; arguments: string; chunks?: string[] }[];
   /** Answer this error instead: status, headers (`retry-after`…), and the provider's error type and message. */
   error?: { status: number; headers?: Record<string, string>; message?: string; type?: string };
   /** Milliseconds before each streamed chunk (default 0). */
@@ -77,16 +89,20 @@ export interface FakeProvider {
 
 type Usage = NonNullable<FakeReply['usage']>;
 type FinishReason = NonNullable<FakeReply['finishReason']>;
+type ToolCall = { id: string; name: string; arguments: string; chunks: string[] };
 interface Answer {
   text: string;
   usage: Usage;
   finishReason: FinishReason;
+  toolCalls: ToolCall[];
 }
 
 /** The SSE frames of one streamed answer; stateful (sequence numbers, the text so far). */
 interface WireStream {
   start(): string[];
   chunk(text: string): string;
+  /** The frames of the reply's tool calls, after its text (an API without tools sends none). */
+  toolCalls?(calls: ToolCall[]): string[];
   end(finishReason: FinishReason): string[];
 }
 
@@ -99,10 +115,14 @@ interface Api {
 /** A provider: its APIs by path, and its error format. */
 interface Dialect {
   apis: Record<string, Api>;
+  /** For an API whose path names the model (Google's): the API of a path, and whether it streams. */
+  route?(path: string): { api: Api; stream: boolean } | undefined;
   /** The error body for a status; `type` and `message` default to what the provider answers for that status. */
   error(status: number, type?: string, message?: string): unknown;
   /** The header naming the request, as the provider sends it. */
   requestIdHeader: string;
+  /** The path of the base URL a provider package is given; default `/v1`. */
+  basePath?: string;
 }
 
 let serial = 0;
@@ -131,7 +151,20 @@ const chatCompletions: Api = {
     object: 'chat.completion',
     created: now(),
     model: body.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: answer.text, refusal: null, annotations: [] }, logprobs: null, finish_reason: answer.finishReason }],
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: answer.text === '' && answer.toolCalls.length > 0 ? null : answer.text,
+          refusal: null,
+          ...(answer.toolCalls.length > 0 ? { tool_calls: answer.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) } : {}),
+          annotations: [],
+        },
+        logprobs: null,
+        finish_reason: answer.finishReason,
+      },
+    ],
     usage: chatUsage(answer.usage),
     service_tier: 'default',
     system_fingerprint: 'fp_fake',
@@ -143,6 +176,11 @@ const chatCompletions: Api = {
     return {
       start: () => [chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }])],
       chunk: (text) => chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]),
+      toolCalls: (calls) =>
+        calls.flatMap((call, index) => [
+          chunk([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]),
+          ...call.chunks.map((part) => chunk([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: part } }] }, logprobs: null, finish_reason: null }])),
+        ]),
       end: (finishReason) => [
         chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]),
         ...(includeUsage ? [chunk([], { usage: chatUsage(usage) })] : []),
@@ -256,7 +294,7 @@ const openAi: Dialect = {
 
 // --- Anthropic ------------------------------------------------------------------------------------------------
 
-const anthropicStop = { stop: 'end_turn', length: 'max_tokens' } as const;
+const anthropicStop = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use' } as const;
 
 function anthropicUsage(usage: Usage, outputTokens: number) {
   return { input_tokens: usage.input - (usage.cachedInput ?? 0), cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cachedInput ?? 0, output_tokens: outputTokens, service_tier: 'standard' };
@@ -268,7 +306,10 @@ const messages: Api = {
     type: 'message',
     role: 'assistant',
     model: body.model,
-    content: [{ type: 'text', text: answer.text }],
+    content: [
+      ...(answer.text !== '' || answer.toolCalls.length === 0 ? [{ type: 'text', text: answer.text }] : []),
+      ...answer.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments) })),
+    ],
     stop_reason: anthropicStop[answer.finishReason],
     stop_sequence: null,
     usage: anthropicUsage(answer.usage, answer.usage.output),
@@ -280,8 +321,17 @@ const messages: Api = {
       sse({ type: 'ping' }, 'ping'),
     ],
     chunk: (text) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta'),
-    end: (finishReason) => [
+    // The text block closes first; each call is a tool_use block after it, its input streamed as JSON fragments.
+    toolCalls: (calls) => [
       sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
+      ...calls.flatMap((call, i) => [
+        sse({ type: 'content_block_start', index: i + 1, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }, 'content_block_start'),
+        ...call.chunks.map((part) => sse({ type: 'content_block_delta', index: i + 1, delta: { type: 'input_json_delta', partial_json: part } }, 'content_block_delta')),
+        sse({ type: 'content_block_stop', index: i + 1 }, 'content_block_stop'),
+      ]),
+    ],
+    end: (finishReason) => [
+      ...(finishReason === 'tool_calls' ? [] : [sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop')]),
       sse({ type: 'message_delta', delta: { stop_reason: anthropicStop[finishReason], stop_sequence: null }, usage: { output_tokens: usage.output } }, 'message_delta'),
       sse({ type: 'message_stop' }, 'message_stop'),
     ],
@@ -309,6 +359,55 @@ const anthropic: Dialect = {
   requestIdHeader: 'request-id',
 };
 
+// --- Google ---------------------------------------------------------------------------------------------------
+
+const googleFinish = { stop: 'STOP', length: 'MAX_TOKENS', tool_calls: 'STOP' } as const;
+
+function googleUsage(usage: Usage) {
+  return { promptTokenCount: usage.input, candidatesTokenCount: usage.output, totalTokenCount: usage.input + usage.output, cachedContentTokenCount: usage.cachedInput ?? 0 };
+}
+
+const functionCallPart = (call: ToolCall) => ({ functionCall: { name: call.name, args: JSON.parse(call.arguments) } });
+
+const generateContent: Api = {
+  json: (answer, body) => ({
+    candidates: [
+      {
+        content: { parts: [...(answer.text !== '' ? [{ text: answer.text }] : []), ...answer.toolCalls.map(functionCallPart)], role: 'model' },
+        finishReason: googleFinish[answer.finishReason],
+        index: 0,
+      },
+    ],
+    usageMetadata: googleUsage(answer.usage),
+    modelVersion: body.model ?? 'gemini',
+    responseId: nextId(),
+  }),
+  stream: (_body, usage) => {
+    const responseId = nextId();
+    const frame = (candidate: Record<string, unknown>, extra: Record<string, unknown> = {}) => sse({ candidates: [{ ...candidate, index: 0 }], modelVersion: 'gemini', responseId, ...extra });
+    return {
+      start: () => [],
+      chunk: (text) => frame({ content: { parts: [{ text }], role: 'model' } }),
+      // Gemini streams a function call whole, in one part.
+      toolCalls: (calls) => [frame({ content: { parts: calls.map(functionCallPart), role: 'model' } })],
+      end: (finishReason) => [frame({ content: { parts: [{ text: '' }], role: 'model' }, finishReason: googleFinish[finishReason] }, { usageMetadata: googleUsage(usage) })],
+    };
+  },
+};
+
+const googleStatus: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+
+const google: Dialect = {
+  apis: {},
+  route: (path) => {
+    const found = /^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent)$/.exec(path);
+    return found ? { api: generateContent, stream: found[1] === 'streamGenerateContent' } : undefined;
+  },
+  error: (status, type, message) => ({ error: { code: status, message: message ?? `fake ${type ?? googleStatus[status] ?? 'error'}`, status: type ?? googleStatus[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT') } }),
+  requestIdHeader: 'x-goog-request-id',
+  basePath: '/v1beta',
+};
+
 // --- The requests' text ---------------------------------------------------------------------------------------
 
 /** The text of a message's content: a string, or parts with `text` (`text`, `input_text`, `output_text`…). */
@@ -318,9 +417,10 @@ function textOf(content: unknown): string {
   return '';
 }
 
-/** The messages of a Chat Completions, Messages or Responses request. */
+/** The messages of a Chat Completions, Messages, Responses or Gemini request (Gemini's with their parts as `content`). */
 function messagesOf(body: any): any[] {
   if (Array.isArray(body.messages)) return body.messages;
+  if (Array.isArray(body.contents)) return body.contents.map((c: any) => ({ role: c?.role, content: c?.parts }));
   if (typeof body.input === 'string') return [{ role: 'user', content: body.input }];
   return Array.isArray(body.input) ? body.input : [];
 }
@@ -335,6 +435,14 @@ function promptChars(body: any): number {
 }
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
+
+/** A text in three pieces (fewer when it is shorter), as a provider streams arguments. */
+function thirds(text: string): string[] {
+  const size = Math.max(1, Math.ceil(text.length / 3));
+  const pieces: string[] = [];
+  for (let at = 0; at < text.length; at += size) pieces.push(text.slice(at, at + size));
+  return pieces;
+}
 
 // --- The server -----------------------------------------------------------------------------------------------
 
@@ -411,7 +519,22 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
       sendJson(res, 200, { object: 'list', model: body.model, data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(input, dimensions) })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
       return;
     }
-    const api = dialect.apis[path];
+    const googleEmbedding = dialect === google && req.method === 'POST' ? /^\/v1beta\/models\/[^/:]+:(embedContent|batchEmbedContents)$/.exec(path) : null;
+    if (googleEmbedding) {
+      // Google's embeddings: each request's fakeEmbedding (3072 dimensions unless asked), without usage (as Google's).
+      if (!body) return sendJson(res, 400, dialect.error(400, undefined, 'Invalid JSON payload received.'));
+      const scripted = embeddingQueue.shift();
+      if (scripted?.error) return sendJson(res, scripted.error.status, dialect.error(scripted.error.status, scripted.error.type, scripted.error.message), scripted.error.headers);
+      const vector = (request: any) => {
+        const text = (request?.content?.parts ?? []).map((part: any) => part?.text ?? '').join('');
+        return { values: fakeEmbedding(text, typeof request?.outputDimensionality === 'number' ? request.outputDimensionality : 3072) };
+      };
+      if (googleEmbedding[1] === 'embedContent') return sendJson(res, 200, { embedding: vector(body) });
+      if (!Array.isArray(body.requests)) return sendJson(res, 400, dialect.error(400, undefined, "Invalid value at 'requests'."));
+      return sendJson(res, 200, { embeddings: body.requests.map(vector) });
+    }
+    const routed = dialect.route?.(path);
+    const api = routed?.api ?? dialect.apis[path];
     if (req.method !== 'POST' || !api) {
       sendJson(res, 404, dialect.error(404, undefined, `Unknown route: ${req.method} ${req.url}`));
       return;
@@ -420,7 +543,7 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
       sendJson(res, 400, dialect.error(400, undefined, 'The body of the request is not valid JSON.'));
       return;
     }
-    const reply = queue.shift() ?? defaults.reply?.(body) ?? { chunkDelayMs: defaults.chunkDelayMs, text: `You said: ${lastUserText(body)}` };
+    const reply: FakeReply = queue.shift() ?? defaults.reply?.(body) ?? { chunkDelayMs: defaults.chunkDelayMs, text: `You said: ${lastUserText(body)}` };
     if (reply.error) {
       const { status, headers = {}, type, message } = reply.error;
       sendJson(res, status, dialect.error(status, type, message), headers);
@@ -428,10 +551,16 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
     }
     const chunks = reply.chunks ?? (reply.text ?? '').match(/\S+\s*|\s+/g) ?? [];
     const text = chunks.join('');
-    const usage = reply.usage ?? { input: Math.ceil(promptChars(body) / 4), output: words(text) };
-    const finishReason = reply.finishReason ?? 'stop';
-    if (body.stream !== true) {
-      sendJson(res, 200, api.json({ text, usage, finishReason }, body));
+    const toolCalls: ToolCall[] = (reply.toolCalls ?? []).map((call) => ({
+      id: call.id ?? (dialect === anthropic ? `toolu_${nextId()}` : `call_${nextId()}`),
+      name: call.name,
+      arguments: call.arguments,
+      chunks: call.chunks ?? thirds(call.arguments),
+    }));
+    const usage = reply.usage ?? { input: Math.ceil(promptChars(body) / 4), output: words(text) + toolCalls.length };
+    const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
+    if (!(routed ? routed.stream : body.stream === true)) {
+      sendJson(res, 200, api.json({ text, usage, finishReason, toolCalls }, body));
       return;
     }
 
@@ -462,6 +591,7 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
       if (gone || closed) return;
       res.write(stream.chunk(chunk));
     }
+    if (toolCalls.length > 0 && stream.toolCalls && !gone) res.write(stream.toolCalls(toolCalls).join(''));
     if (!gone) res.end(stream.end(finishReason).join(''));
   }
 
@@ -472,7 +602,7 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://127.0.0.1:${port}${dialect.basePath ?? '/v1'}`,
     requests,
     enqueue: (...replies) => void queue.push(...replies),
     enqueueEmbeddings: (...replies) => void embeddingQueue.push(...replies),
@@ -521,57 +651,10 @@ export function startFakeAnthropic(defaults: Pick<FakeReply, 'chunkDelayMs'> = {
   return startFake(anthropic, defaults);
 }
 
-/** Google's error status name for an HTTP status (https://ai.google.dev/gemini-api/docs/troubleshooting). */
-const googleStatuses: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
-
-/** A fake Google Gemini API's embeddings: `POST /v1beta/models/<model>:embedContent` and `:batchEmbedContents`. */
-export async function startFakeGoogle(): Promise<FakeProvider> {
-  const queue: FakeReply[] = [];
-  const requests: ReceivedRequest[] = [];
-  const server = http.createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => {
-      let body: any = null;
-      try {
-        body = JSON.parse(Buffer.concat(parts).toString('utf8'));
-      } catch {
-        // Recorded as null, answered 400.
-      }
-      requests.push({ path: req.url ?? '', headers: req.headers, body });
-      const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload));
-      const fail = (status: number, message: string, headers: Record<string, string> = {}) => send(status, { error: { code: status, message, status: googleStatuses[status] ?? 'UNKNOWN' } }, headers);
-      const route = /^\/v1beta\/models\/([^/:]+):(embedContent|batchEmbedContents)$/.exec(new URL(req.url ?? '/', 'http://fake').pathname);
-      if (req.method !== 'POST' || !route) return fail(404, `Method not found: ${req.method} ${req.url}`);
-      if (!body) return fail(400, 'Invalid JSON payload received.');
-      const scripted = queue.shift();
-      if (scripted?.error) return fail(scripted.error.status, scripted.error.message ?? `fake ${googleStatuses[scripted.error.status] ?? 'error'}`, scripted.error.headers);
-      const vector = (request: any) => {
-        const text = (request?.content?.parts ?? []).map((part: any) => part?.text ?? '').join('');
-        return { values: fakeEmbedding(text, typeof request?.outputDimensionality === 'number' ? request.outputDimensionality : 3072) };
-      };
-      if (route[2] === 'embedContent') return send(200, { embedding: vector(body) });
-      if (!Array.isArray(body.requests)) return fail(400, "Invalid value at 'requests'.");
-      return send(200, { embeddings: body.requests.map(vector) });
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1beta`,
-    requests,
-    enqueue: (...replies) => void queue.push(...replies),
-    enqueueEmbeddings: (...replies) => void queue.push(...replies),
-    disconnects: 0,
-    waitForDisconnect: () => Promise.reject(new Error('the fake Google answers no stream')),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+/**
+ * A fake Google Gemini API (at `…/v1beta`): `POST /v1beta/models/<model>:generateContent` and
+ * `:streamGenerateContent?alt=sse`, and the embeddings `:embedContent` and `:batchEmbedContents`.
+ */
+export function startFakeGoogle(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
+  return startFake(google, defaults);
 }

@@ -5,7 +5,7 @@
 // is refused by a production one when it sends.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { addressAllowed } from '../../src/features/webhooks/url-policy.ts';
+import { addressAllowed } from '../../src/platform/url-guard.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { freshDatabase, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { eventually } from '../support/expect.ts';

@@ -8,20 +8,116 @@ import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
 import { byRequest } from '../../platform/audit.ts';
-import type { EngineMessage, GenerationRequest, TokenUsage } from '../engine/engine.ts';
-import { saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, type Exchange, type SavedMessage } from './threads.ts';
+import type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, GenerationRequest, TokenUsage } from '../engine/engine.ts';
+import { IMAGE_LIMITS, readImage } from '../engine/images.ts';
+import type { CatalogueEntry } from '../engine/catalogue.ts';
+import { replayedMessage, saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, wireToolCalls, type Exchange, type SavedMessage } from './threads.ts';
 
 type Schemas = components['schemas'];
 type Request = Schemas['ChatCompletionRequest'];
 type Chunk = Schemas['ChatCompletionChunk'];
+type RequestMessage = Schemas['ChatCompletionRequestMessage'];
 
-function textOf(content: Schemas['ChatCompletionRequestMessage']['content']): string {
+function textOf(content: string | Schemas['ChatCompletionContentPartText'][] | null | undefined): string {
+  if (content == null) return '';
   return typeof content === 'string' ? content : content.map((part) => part.text).join('');
 }
 
-/** `developer` messages instruct the model as `system` ones do. */
-function engineRole(role: SavedMessage['role']): EngineMessage['role'] {
-  return role === 'developer' ? 'system' : role;
+/** What a saved thread keeps of an image part: a placeholder, never the bytes (nor a data: URL). */
+function imagePlaceholder(url: string): string {
+  const dataUrl = /^data:([^;,]*)/.exec(url);
+  return dataUrl ? `[image: ${dataUrl[1] || 'data'}, not kept]` : `[image: ${url}]`;
+}
+
+/** The tools, tool choice and messages that need more than the schema: unique names, known calls, a choice among the tools. */
+function checkToolFields(body: Request, known: Set<string>): void {
+  const tools = body.tools ?? [];
+  const names = new Set<string>();
+  tools.forEach((tool, i) => {
+    if (names.has(tool.function.name)) throw validationFailed([{ pointer: `/tools/${i}/function/name`, detail: `${tool.function.name} names another tool too; tool names must be unique` }]);
+    names.add(tool.function.name);
+  });
+  const choice = body.tool_choice;
+  if (choice !== undefined && tools.length === 0) throw validationFailed([{ pointer: '/tool_choice', detail: 'is only allowed with tools' }]);
+  if (typeof choice === 'object' && !names.has(choice.function.name)) {
+    throw validationFailed([{ pointer: '/tool_choice/function/name', detail: `${choice.function.name} is not one of the tools` }]);
+  }
+  body.messages.forEach((message, i) => {
+    if (message.role === 'assistant') {
+      for (const call of message.tool_calls ?? []) known.add(call.id);
+      if (textOf(message.content) === '' && !message.tool_calls) throw validationFailed([{ pointer: `/messages/${i}/content`, detail: 'is required for an assistant message without tool_calls' }]);
+    } else if (message.role === 'tool' && !known.has(message.tool_call_id)) {
+      throw validationFailed([{ pointer: `/messages/${i}/tool_call_id`, detail: `${message.tool_call_id} is not the id of a tool call of an earlier assistant message` }]);
+    }
+  });
+}
+
+/** The request's image parts, where they are: at most IMAGE_LIMITS.perRequest, and only for a model that reads images. */
+function imageParts(messages: RequestMessage[], model: CatalogueEntry): { i: number; j: number; url: string; detail: 'auto' | 'low' | 'high' | undefined }[] {
+  const found = [];
+  for (const [i, message] of messages.entries()) {
+    if (message.role !== 'user' || typeof message.content === 'string') continue;
+    for (const [j, part] of message.content.entries()) {
+      if (part.type !== 'image_url') continue;
+      const pointer = `/messages/${i}/content/${j}`;
+      if (!model.capabilities.includes('vision')) throw validationFailed([{ pointer, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` }]);
+      if (found.length === IMAGE_LIMITS.perRequest) throw validationFailed([{ pointer, detail: `is image number ${found.length + 1}; a request holds at most ${IMAGE_LIMITS.perRequest}` }]);
+      found.push({ i, j, url: part.image_url.url, detail: part.image_url.detail });
+    }
+  }
+  return found;
+}
+
+function toolChoiceOf(choice: Request['tool_choice']): EngineToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  return typeof choice === 'string' ? choice : { name: choice.function.name };
+}
+
+function toolsOf(tools: Request['tools']): EngineTool[] | undefined {
+  if (!tools || tools.length === 0) return undefined;
+  return tools.map(({ function: fn }) => ({
+    name: fn.name,
+    ...(fn.description !== undefined ? { description: fn.description } : {}),
+    parameters: (fn.parameters ?? { type: 'object', properties: {} }) as JSONSchema7,
+    ...(fn.strict != null ? { strict: fn.strict } : {}),
+  }));
+}
+
+/** A request message as the engine takes it (`developer` instructs as `system` does), with its images read. */
+function engineMessage(message: RequestMessage, images: Map<string, EngineContentPart>, i: number): EngineMessage {
+  switch (message.role) {
+    case 'system':
+    case 'developer':
+      return { role: 'system', content: textOf(message.content) };
+    case 'user':
+      if (typeof message.content === 'string') return { role: 'user', content: message.content };
+      return { role: 'user', content: message.content.map((part, j) => (part.type === 'text' ? { type: 'text', text: part.text } : images.get(`${i}/${j}`)!)) };
+    case 'assistant':
+      return { role: 'assistant', content: textOf(message.content), ...(message.tool_calls ? { toolCalls: message.tool_calls.map(fromWire) } : {}) };
+    case 'tool':
+      return { role: 'tool', toolCallId: message.tool_call_id, content: textOf(message.content) };
+  }
+}
+
+function fromWire(call: Schemas['ChatCompletionMessageToolCall']): EngineToolCall {
+  return { id: call.id, name: call.function.name, arguments: call.function.arguments };
+}
+
+/** A request message as its thread keeps it. */
+function savedMessage(message: RequestMessage): SavedMessage {
+  const base = { role: message.role, name: ('name' in message ? message.name : null) ?? null, toolCalls: null, toolCallId: null };
+  switch (message.role) {
+    case 'user':
+      return { ...base, content: typeof message.content === 'string' ? message.content : message.content.map((part) => (part.type === 'text' ? part.text : imagePlaceholder(part.image_url.url))).join('') };
+    case 'assistant': {
+      const text = textOf(message.content);
+      return { ...base, content: text === '' && message.tool_calls ? null : text, toolCalls: message.tool_calls?.map(fromWire) ?? null };
+    }
+    case 'tool':
+      return { ...base, content: textOf(message.content), toolCallId: message.tool_call_id };
+    default:
+      return { ...base, content: textOf(message.content) };
+  }
 }
 
 function usageBody(usage: TokenUsage): Schemas['ChatCompletionUsage'] {
@@ -45,6 +141,11 @@ function responseFormat(body: Request, capabilities: readonly string[], model: s
   return { type: 'json', name, description, schema: (schema ?? { type: 'object' }) as JSONSchema7 };
 }
 
+/** The answer's `content`: null when the model only called tools, as OpenAI's. */
+function answerContent(text: string, toolCalls: EngineToolCall[]): string | null {
+  return text === '' && toolCalls.length > 0 ? null : text;
+}
+
 export const completionHandlers = {
   async createChatCompletion(request, context) {
     const body = request.body;
@@ -54,15 +155,25 @@ export const completionHandlers = {
     const model = engine.model(body.model);
 
     const history: EngineMessage[] = [];
+    /** The tool calls of the conversation so far, which a tool message may answer. */
+    const knownCalls = new Set<string>();
     if (body.thread_id) {
       const thread = await threadsOf(db, workspaceId).where('id', '=', body.thread_id).executeTakeFirst();
       if (!thread) throw notFound('chat thread', body.thread_id);
       if (Number(thread.message_count) + body.messages.length + 1 > THREAD_LIMIT) throw threadFull(thread.id, Number(thread.message_count));
-      for (const message of await threadMessages(db, thread.id)) {
-        if (message.content !== null) history.push({ role: engineRole(message.role), content: message.content });
+      for (const row of await threadMessages(db, thread.id)) {
+        const message = replayedMessage(row);
+        if (!message) continue;
+        if (message.role === 'assistant') for (const call of message.toolCalls ?? []) knownCalls.add(call.id);
+        history.push(message);
       }
     }
-    const messages: SavedMessage[] = body.messages.map((message) => ({ role: message.role, content: textOf(message.content), name: message.name ?? null }));
+    checkToolFields(body, knownCalls);
+    const found = imageParts(body.messages, model);
+    const allowPrivateNetworks = context.platform.config.webhooksAllowLoopback;
+    const read = await Promise.all(found.map(({ i, j, url, detail }) => readImage(url, { pointer: `/messages/${i}/content/${j}`, detail, allowPrivateNetworks })));
+    const images = new Map<string, EngineContentPart>(found.map(({ i, j }, n) => [`${i}/${j}`, read[n]!]));
+    const messages: SavedMessage[] = body.messages.map(savedMessage);
     const voiceId = body.voice_id ?? null;
     const generation: GenerationRequest = {
       workspaceId,
@@ -71,7 +182,7 @@ export const completionHandlers = {
       origin: byRequest(context),
       feature: 'chat',
       model: model.id,
-      messages: [...history, ...messages.map((m) => ({ role: engineRole(m.role), content: m.content }))],
+      messages: [...history, ...body.messages.map((message, i) => engineMessage(message, images, i))],
       voiceId,
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
       temperature: body.temperature,
@@ -83,6 +194,9 @@ export const completionHandlers = {
       responseFormat: responseFormat(body, model.capabilities, model.id),
       reasoningEffort: model.capabilities.includes('reasoning') ? body.reasoning_effort : null,
       n: body.n ?? 1,
+      tools: toolsOf(body.tools),
+      toolChoice: toolChoiceOf(body.tool_choice),
+      parallelToolCalls: body.parallel_tool_calls ?? true,
       signal: context.signal,
       now: context.now,
     };
@@ -100,7 +214,7 @@ export const completionHandlers = {
       const result = await engine.generate(generation);
       const usage = usageBody(result.usage);
       const first = result.choices[0]!;
-      await save({ content: first.text, finishReason: first.finishReason, usage, costUsd: result.costUsd });
+      await save({ content: answerContent(first.text, first.toolCalls), toolCalls: first.toolCalls, finishReason: first.finishReason, usage, costUsd: result.costUsd });
       return {
         status: 200,
         contentType: 'application/json',
@@ -111,7 +225,12 @@ export const completionHandlers = {
           model: model.id,
           choices: result.choices.map((choice, index) => ({
             index,
-            message: { role: 'assistant', content: choice.text, refusal: null },
+            message: {
+              role: 'assistant',
+              content: answerContent(choice.text, choice.toolCalls),
+              refusal: null,
+              ...(choice.toolCalls.length > 0 ? { tool_calls: wireToolCalls(choice.toolCalls) } : {}),
+            },
             finish_reason: choice.finishReason,
             logprobs: null,
           })),
@@ -134,14 +253,22 @@ export const completionHandlers = {
       events: (async function* () {
         const started = new Set<number>();
         let firstText = '';
+        const firstCalls: EngineToolCall[] = [];
         let firstFinish: Exchange['answer']['finishReason'] = 'stop';
+        // The first chunk of a choice names the role, as OpenAI's does.
+        const role = (choice: number) => (started.has(choice) ? {} : (started.add(choice), { role: 'assistant' as const }));
         for await (const event of events) {
           if (event.type === 'text') {
             if (event.choice === 0) firstText += event.text;
-            // The first chunk of a choice names the role, as OpenAI's does.
-            const delta = started.has(event.choice) ? { content: event.text } : { role: 'assistant' as const, content: event.text };
-            started.add(event.choice);
-            yield chunk([{ index: event.choice, delta, finish_reason: null, logprobs: null }]);
+            yield chunk([{ index: event.choice, delta: { ...role(event.choice), content: event.text }, finish_reason: null, logprobs: null }]);
+          } else if (event.type === 'tool-call-start') {
+            // As OpenAI streams a call: its first fragment names it, with empty arguments; the others add arguments.
+            const call = { index: event.index, id: event.id, type: 'function' as const, function: { name: event.name, arguments: '' } };
+            yield chunk([{ index: event.choice, delta: { ...role(event.choice), tool_calls: [call] }, finish_reason: null, logprobs: null }]);
+          } else if (event.type === 'tool-call-delta') {
+            yield chunk([{ index: event.choice, delta: { tool_calls: [{ index: event.index, function: { arguments: event.argumentsDelta } }] }, finish_reason: null, logprobs: null }]);
+          } else if (event.type === 'tool-call') {
+            if (event.choice === 0) firstCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
           } else if (event.type === 'finish') {
             if (event.choice === 0) firstFinish = event.finishReason;
             const delta = started.has(event.choice) ? {} : { role: 'assistant' as const, content: '' };
@@ -149,7 +276,7 @@ export const completionHandlers = {
             yield chunk([{ index: event.choice, delta, finish_reason: event.finishReason, logprobs: null }]);
           } else {
             const usage = usageBody(event.usage);
-            await save({ content: firstText, finishReason: firstFinish, usage, costUsd: event.costUsd });
+            await save({ content: answerContent(firstText, firstCalls), toolCalls: firstCalls, finishReason: firstFinish, usage, costUsd: event.costUsd });
             if (includeUsage) yield chunk([], usage, event.costUsd);
           }
         }

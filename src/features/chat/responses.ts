@@ -18,7 +18,7 @@ import type { Database } from '../../storage/schema.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
 import type { EngineMessage, FinishReason, GenerationRequest, TokenUsage } from '../engine/engine.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
-import { THREAD_LIMIT, threadFull, threadsOf } from './threads.ts';
+import { replayedMessage, THREAD_LIMIT, threadFull, threadsOf } from './threads.ts';
 
 type Schemas = components['schemas'];
 type Request = Schemas['ResponseCreateRequest'];
@@ -86,8 +86,9 @@ function inputMessages(input: Request['input']): { messages: SavedMessage[]; ref
   return { messages, references };
 }
 
+/** An input item's message as the engine takes it (a request's items have no tool role: function tools are refused). */
 function engineMessage(message: { role: ChatMessagesTable['role']; content: string | null }): EngineMessage | null {
-  if (message.content === null) return null;
+  if (message.content === null || message.role === 'tool') return null;
   return { role: message.role === 'developer' ? 'system' : message.role, content: message.content };
 }
 
@@ -216,7 +217,17 @@ async function saveResponse(
         trx,
         workspaceId,
         'chat.message.created',
-        { thread_id: message.thread_id, message_id: message.id, role: message.role, content: message.content, model: meta.model, voice_id: meta.voiceId },
+        {
+          thread_id: message.thread_id,
+          message_id: message.id,
+          role: message.role,
+          content: message.content,
+          model: meta.model,
+          voice_id: meta.voiceId,
+          // Copies of a forked thread keep the calls and results of chat completions.
+          tool_calls: 'tool_calls' in message && message.tool_calls ? (JSON.parse(message.tool_calls) as Schemas['ChatCompletionMessageToolCall'][]) : null,
+          tool_call_id: ('tool_call_id' in message ? message.tool_call_id : null) ?? null,
+        },
         now,
       );
     }
@@ -241,7 +252,8 @@ async function storedResponse(db: Kysely<Database>, row: Selectable<ChatResponse
 function listedItem(message: Selectable<ChatMessagesTable>): ListedItem {
   const text = message.content ?? '';
   const content = message.role === 'assistant' ? [{ type: 'output_text' as const, text, annotations: [] }] : [{ type: 'input_text' as const, text }];
-  return { id: message.id, type: 'message', role: message.role, status: 'completed', content };
+  // A response's own items are never tool messages (function_call_output items are refused).
+  return { id: message.id, type: 'message', role: message.role as Exclude<ChatMessagesTable['role'], 'tool'>, status: 'completed', content };
 }
 
 export const responseHandlers = {
@@ -270,7 +282,8 @@ export const responseHandlers = {
       const thread = await threadsOf(db, workspaceId).where('id', '=', previous.thread_id).executeTakeFirstOrThrow();
       const rows = await db.selectFrom('chat_messages').selectAll().where('thread_id', '=', previous.thread_id).where('position', '<=', previous.last_position).orderBy('position').execute();
       for (const row of rows) {
-        const message = engineMessage(row);
+        // A thread's rows, tool calls and results of chat completions included.
+        const message = replayedMessage(row);
         if (message) history.push(message);
       }
       replayed = { threadId: previous.thread_id, through: previous.last_position };
@@ -409,7 +422,7 @@ export const responseHandlers = {
               text += event.text;
               yield send({ type: 'response.output_text.delta', ...at, delta: event.text, logprobs: [] });
             } else if (event.type === 'finish') finishReason = event.finishReason;
-            else ({ usage, costUsd } = event);
+            else if (event.type === 'usage') ({ usage, costUsd } = event);
           }
           // A generation its client abandoned ends without usage: nothing more is sent or saved.
           if (!usage) return;

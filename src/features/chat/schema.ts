@@ -26,7 +26,7 @@ export interface ChatMessagesTable {
   workspace_id: string;
   /** 0, 1, 2… in the thread: the order of the conversation (ids of one request share an instant). */
   position: number;
-  role: 'system' | 'developer' | 'user' | 'assistant';
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
   content: string | null;
   refusal: string | null;
   name: string | null;
@@ -34,7 +34,11 @@ export interface ChatMessagesTable {
   model: string | null;
   usage: string | null;
   cost_usd: number | null;
-  finish_reason: 'stop' | 'length' | 'content_filter' | null;
+  finish_reason: 'stop' | 'length' | 'content_filter' | 'tool_calls' | null;
+  /** Assistant messages that called tools: JSON of OpenAI's `tool_calls` array; otherwise null. */
+  tool_calls: string | null;
+  /** Tool messages: the call they answer; otherwise null. */
+  tool_call_id: string | null;
   created_at: string;
 }
 

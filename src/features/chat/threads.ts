@@ -13,6 +13,7 @@ import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
+import type { EngineMessage, EngineToolCall } from '../engine/engine.ts';
 import type { ChatMessagesTable, ChatThreadsTable } from './schema.ts';
 
 type Schemas = components['schemas'];
@@ -52,8 +53,32 @@ function presentMessage(row: Selectable<ChatMessagesTable>): Schemas['ChatMessag
     usage: row.usage === null ? null : (JSON.parse(row.usage) as Schemas['ChatCompletionUsage']),
     cost_usd: row.cost_usd === null ? null : Number(row.cost_usd),
     finish_reason: row.finish_reason,
+    tool_calls: toolCallsOf(row.tool_calls),
+    tool_call_id: row.tool_call_id,
     created_at: row.created_at,
   };
+}
+
+/** OpenAI's `tool_calls` of a saved message (the JSON of its column). */
+function toolCallsOf(json: string | null): Schemas['ChatCompletionMessageToolCall'][] | null {
+  return json === null ? null : (JSON.parse(json) as Schemas['ChatCompletionMessageToolCall'][]);
+}
+
+/** The engine's tool calls in OpenAI's wire format (the answer's `tool_calls`, and what a saved message keeps). */
+export function wireToolCalls(calls: EngineToolCall[]): Schemas['ChatCompletionMessageToolCall'][] {
+  return calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+}
+
+/** A saved message as the engine takes it again when the thread continues; null for one it cannot (a refusal). */
+export function replayedMessage(row: Selectable<ChatMessagesTable>): EngineMessage | null {
+  const calls = toolCallsOf(row.tool_calls);
+  if (row.role === 'tool') return { role: 'tool', toolCallId: row.tool_call_id ?? '', content: row.content ?? '' };
+  if (row.role === 'assistant') {
+    if (row.content === null && !calls) return null;
+    return { role: 'assistant', content: row.content ?? '', ...(calls ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) } : {}) };
+  }
+  if (row.content === null) return null;
+  return { role: row.role === 'user' ? 'user' : 'system', content: row.content };
 }
 
 /** A thread's messages, oldest first. */
@@ -64,8 +89,11 @@ export async function threadMessages(db: Kysely<Database>, threadId: string): Pr
 /** One message of a request, as saved. */
 export interface SavedMessage {
   role: ChatMessagesTable['role'];
-  content: string;
+  /** Text parts joined, images as placeholders; null for an assistant message with tool calls only. */
+  content: string | null;
   name: string | null;
+  toolCalls: EngineToolCall[] | null;
+  toolCallId: string | null;
 }
 
 export interface Exchange {
@@ -75,7 +103,7 @@ export interface Exchange {
   model: string;
   voiceId: string | null;
   messages: SavedMessage[];
-  answer: { content: string; finishReason: NonNullable<ChatMessagesTable['finish_reason']>; usage: Schemas['ChatCompletionUsage']; costUsd: number };
+  answer: { content: string | null; toolCalls: EngineToolCall[]; finishReason: NonNullable<ChatMessagesTable['finish_reason']>; usage: Schemas['ChatCompletionUsage']; costUsd: number };
 }
 
 /**
@@ -108,8 +136,20 @@ export async function saveExchange(db: Kysely<Database>, workspaceId: string, ex
     }
     const total = count + exchange.messages.length + 1;
     if (total > THREAD_LIMIT) throw threadFull(exchange.threadId, count);
+    const savedCalls = (calls: EngineToolCall[] | null) => (calls && calls.length > 0 ? JSON.stringify(wireToolCalls(calls)) : null);
     const rows = [
-      ...exchange.messages.map((message) => ({ ...message, refusal: null, model: null, usage: null, cost_usd: null, finish_reason: null })),
+      ...exchange.messages.map((message) => ({
+        role: message.role,
+        content: message.content,
+        name: message.name,
+        refusal: null,
+        model: null,
+        usage: null,
+        cost_usd: null,
+        finish_reason: null,
+        tool_calls: savedCalls(message.toolCalls),
+        tool_call_id: message.toolCallId,
+      })),
       {
         role: 'assistant' as const,
         content: exchange.answer.content,
@@ -119,6 +159,8 @@ export async function saveExchange(db: Kysely<Database>, workspaceId: string, ex
         usage: JSON.stringify(exchange.answer.usage),
         cost_usd: exchange.answer.costUsd,
         finish_reason: exchange.answer.finishReason,
+        tool_calls: savedCalls(exchange.answer.toolCalls),
+        tool_call_id: null,
       },
     ].map((message, i) => ({ ...message, id: newId('msg', now), thread_id: exchange.threadId, workspace_id: workspaceId, position: count + i, created_at: iso(now) }));
     await trx.insertInto('chat_messages').values(rows).execute();
@@ -132,7 +174,16 @@ export async function saveExchange(db: Kysely<Database>, workspaceId: string, ex
         trx,
         workspaceId,
         'chat.message.created',
-        { thread_id: row.thread_id, message_id: row.id, role: row.role, content: row.content, model: exchange.model, voice_id: exchange.voiceId },
+        {
+          thread_id: row.thread_id,
+          message_id: row.id,
+          role: row.role,
+          content: row.content,
+          model: exchange.model,
+          voice_id: exchange.voiceId,
+          tool_calls: toolCallsOf(row.tool_calls),
+          tool_call_id: row.tool_call_id,
+        },
         now,
       );
     }

@@ -1,11 +1,8 @@
-// The web pages a `cite` command cites: each URL fetched once, best effort (5 s, 2 MB), through the webhooks' SSRF
-// guard (url-policy.ts: https only and public addresses only, every address checked at connect time), for its title
+// The web pages a `cite` command cites: each URL fetched once, best effort (5 s, 2 MB), through the platform's SSRF
+// guard (url-guard.ts: https only and public addresses only, every address checked at connect time), for its title
 // and a plain-text excerpt the model cites from. A page that cannot be read is still a source: its reference is the
 // URL itself, titled by its host and path, with no excerpt.
-import http from 'node:http';
-import https from 'node:https';
-import { Readable } from 'node:stream';
-import { BlockedAddressError, guardedLookup, literalHostBlocked } from '../webhooks/url-policy.ts';
+import { fetchGuarded, UrlNotAllowedError, type GuardedResponse } from '../../platform/url-guard.ts';
 import type { CitationSource } from './commands.ts';
 
 export interface SourceFetchOptions {
@@ -23,8 +20,6 @@ export interface SourceFetchOptions {
 }
 
 const EXCERPT_CHARS = 1500;
-const MAX_REDIRECTS = 5;
-const lookups = { true: guardedLookup(true), false: guardedLookup(false) };
 
 /** The sources, numbered from 1 in the order of `urls`, fetched in parallel. Never throws. */
 export async function fetchCitationSources(urls: string[], options: SourceFetchOptions): Promise<CitationSource[]> {
@@ -57,118 +52,6 @@ async function fetchSource(url: string, n: number, options: SourceFetchOptions):
   }
 }
 
-/** A `fetch` that connects only to addresses the URL policy allows (node:http, as webhook deliveries do). */
-function guardedFetch(allowPrivateNetworks: boolean): typeof fetch {
-  return (input, init) =>
-    new Promise<Response>((resolve, reject) => {
-      const url = new URL(String(input));
-      const transport = url.protocol === 'https:' ? https : http;
-      const request = transport.request(url, {
-        method: 'GET',
-        // A fresh connection each time, not kept alive: these are one-off fetches of other people's servers.
-        agent: false,
-        lookup: lookups[`${allowPrivateNetworks}`] as never,
-        headers: Object.fromEntries(new Headers(init?.headers).entries()),
-        signal: init?.signal ?? undefined,
-      });
-      request.on('error', reject);
-      request.on('response', (response) => {
-        const status = response.statusCode ?? 0;
-        if (status < 200 || status > 599) {
-          response.destroy();
-          return reject(new Error(`not an HTTP status: ${status}`));
-        }
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-        const empty = status === 204 || status === 205 || status === 304;
-        if (empty) response.resume();
-        resolve(new Response(empty ? null : (Readable.toWeb(response) as unknown as ReadableStream<Uint8Array>), { status, headers }));
-      });
-      request.end();
-    });
-}
-
-export interface GuardedFetchOptions extends SourceFetchOptions {
-  /** Also `http` to public hosts. Default: only when private networks are allowed (https only otherwise). */
-  allowHttp?: boolean;
-  /** Request headers (accept, user-agent); `accept-encoding: identity` is always sent. */
-  headers?: Record<string, string>;
-  /** Whether to read the body of a 2xx answer of this Content-Type (lower case, `''` when none). Default: always. */
-  readBody?: (contentType: string) => boolean;
-}
-
-export interface GuardedResponse {
-  /** The status of the last answer: a 3xx only when the redirects ran out. */
-  status: number;
-  /** Its Content-Type, lower case; `''` when it has none. */
-  contentType: string;
-  /** The start (at most `maxBytes`) of the body of a 2xx answer that `readBody` wanted; empty otherwise. */
-  bytes: Uint8Array;
-  /** Whether the body was longer than `maxBytes`. */
-  truncated: boolean;
-  /** The URL that answered, after the redirects. */
-  finalUrl: string;
-}
-
-/** The URL policy refused a URL or a hop of its redirects: scheme, credentials, or a private, loopback or link-local address. */
-export class UrlNotAllowedError extends Error {
-  readonly url: string;
-  constructor(url: string, reason: string) {
-    super(`${url} ${reason}`);
-    this.url = url;
-  }
-}
-
-/**
- * One GET through the SSRF guard: redirects followed by hand (at most 5), each hop checked as the first; the
- * timeout covers the whole of it, redirects and body included. Throws `UrlNotAllowedError` when the policy refuses
- * a hop, the signal's `TimeoutError` when the time is up, and the transport's error (unreachable, reset) otherwise.
- * Any status is returned.
- */
-export async function fetchGuarded(raw: string, options: GuardedFetchOptions): Promise<GuardedResponse> {
-  const allow = options.allowPrivateNetworks;
-  const allowHttp = options.allowHttp ?? allow;
-  const doFetch = options.fetch ?? guardedFetch(allow);
-  const signal = AbortSignal.timeout(options.timeoutMs ?? 5000);
-  let url = new URL(raw);
-  for (let redirects = 0; ; redirects++) {
-    // Each hop is checked as the first: a redirect to http or to a private address is refused just the same.
-    if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) throw new UrlNotAllowedError(url.href, `is not ${allowHttp ? 'an http or https' : 'an https'} URL`);
-    if (url.username || url.password) throw new UrlNotAllowedError(url.href, 'contains credentials');
-    const literal = literalHostBlocked(url, allow);
-    if (literal) throw new UrlNotAllowedError(url.href, `points at ${literal}, a private, loopback or link-local address`);
-    let response: Response;
-    try {
-      response = await doFetch(url.href, {
-        redirect: 'manual',
-        signal,
-        headers: { ...options.headers, 'accept-encoding': 'identity' },
-      });
-    } catch (error) {
-      // The guarded lookup refused the addresses the host resolves to.
-      if (error instanceof BlockedAddressError || (error as { code?: unknown })?.code === 'EADDRBLOCKED') throw new UrlNotAllowedError(url.href, `is refused: ${(error as Error).message}`);
-      throw signal.aborted ? signal.reason : error;
-    }
-    const location = response.headers.get('location');
-    if (response.status >= 300 && response.status < 400 && location && redirects < MAX_REDIRECTS) {
-      await response.body?.cancel();
-      url = new URL(location, url);
-      continue;
-    }
-    const contentType = (response.headers.get('content-type') ?? '').toLowerCase();
-    const result: GuardedResponse = { status: response.status, contentType, bytes: new Uint8Array(0), truncated: false, finalUrl: url.href };
-    if (!response.ok || !response.body || !(options.readBody?.(contentType) ?? true)) {
-      await response.body?.cancel();
-      return result;
-    }
-    // A body cut off by the timeout fails as the timeout (the transport only says `aborted`).
-    const { bytes, truncated } = await readAtMost(response.body, options.maxBytes ?? 2 * 1024 * 1024).catch((error: unknown) => {
-      throw signal.aborted ? signal.reason : error;
-    });
-    return { ...result, bytes, truncated };
-  }
-}
-
 /** The page's text (at most `maxBytes` of it), whether it is HTML; null for an answer that is not a readable page. */
 async function fetchPage(raw: string, options: SourceFetchOptions): Promise<{ text: string; html: boolean } | null> {
   const readable = (type: string) => /html|xml/.test(type || 'text/html') || type.startsWith('text/plain');
@@ -190,24 +73,6 @@ async function fetchPage(raw: string, options: SourceFetchOptions): Promise<{ te
   if (page.status < 200 || page.status > 299 || !readable(type)) return null;
   const html = /html|xml/.test(type);
   return { text: decode(page.bytes, type, html), html };
-}
-
-/** The first `max` bytes of a body, and whether there was more; the rest is not downloaded. */
-export async function readAtMost(body: ReadableStream<Uint8Array>, max: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (value.length > max - size) truncated = true;
-    chunks.push(value.subarray(0, max - size));
-    size += Math.min(value.length, max - size);
-    if (size >= max) break;
-  }
-  await reader.cancel().catch(() => {});
-  return { bytes: Buffer.concat(chunks), truncated };
 }
 
 /** The body as text, in the charset of its Content-Type or (HTML) its `<meta charset>`, else UTF-8. */

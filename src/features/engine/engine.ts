@@ -20,6 +20,7 @@ import type { AuditOrigin } from '../../platform/audit.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
+import { imageInfo, imageTokens } from './image-info.ts';
 import { LocalContextExceeded } from './local.ts';
 import { embedWith, type EmbeddingRequest, type Embeddings } from './embeddings.ts';
 import type { EngineMiddleware, PreparedGeneration } from './middleware.ts';
@@ -27,12 +28,36 @@ import { embeddingModel, languageModel, type ProvidersConfig } from './providers
 import { countPromptTokens, countTokens } from './tokens.ts';
 
 export type UsageFeature = components['schemas']['UsageFeature'];
-export type FinishReason = 'stop' | 'length' | 'content_filter';
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 
-export interface EngineMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
+/** A function the model may call (OpenAI's `tools[].function`). */
+export interface EngineTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object; `{ type: 'object', properties: {} }` when the caller gave none. */
+  parameters: JSONSchema7;
+  strict?: boolean;
 }
+
+export type EngineToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+/** A tool call the model made; `arguments` is the JSON text the model wrote (OpenAI's `function.arguments`). */
+export interface EngineToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export type EngineContentPart =
+  | { type: 'text'; text: string }
+  /** `data`: the bytes (from a data: URL, or fetched) or the https URL when passed to the provider as it is. */
+  | { type: 'image'; data: Uint8Array | URL; mediaType: string; detail?: 'auto' | 'low' | 'high' };
+
+export type EngineMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | EngineContentPart[] }
+  | { role: 'assistant'; content: string; toolCalls?: EngineToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
 
 export interface GenerationRequest {
   workspaceId: string;
@@ -61,6 +86,12 @@ export interface GenerationRequest {
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | null;
   /** Alternative answers: the provider is called once for each. */
   n?: number;
+  /** Functions the model may call. */
+  tools?: EngineTool[];
+  /** Default 'auto' when tools are given. */
+  toolChoice?: EngineToolChoice;
+  /** Whether the model may call several tools in one answer; default true. */
+  parallelToolCalls?: boolean;
   /** How often a call the provider calls retryable is tried again; the server's PROVIDER_MAX_RETRIES when not given
    *  (a workflow step gives 0: its retries are the workflow's). */
   maxRetries?: number;
@@ -76,13 +107,19 @@ export interface TokenUsage {
 
 export type GenerationEvent =
   | { type: 'text'; choice: number; text: string }
+  /** A tool call begins: its position among the choice's calls (from 0), id and function name. */
+  | { type: 'tool-call-start'; choice: number; index: number; id: string; name: string }
+  /** The next fragment of a tool call's JSON arguments (append to the previous ones). */
+  | { type: 'tool-call-delta'; choice: number; index: number; argumentsDelta: string }
+  /** A tool call is complete (after its start and deltas): the whole arguments text. */
+  | { type: 'tool-call'; choice: number; index: number; id: string; name: string; arguments: string }
   | { type: 'finish'; choice: number; finishReason: FinishReason }
   /** The last event: the usage of every call together, and its cost. */
   | { type: 'usage'; usage: TokenUsage; costUsd: number };
 
 export interface Generated {
   model: CatalogueEntry;
-  choices: { text: string; finishReason: FinishReason }[];
+  choices: { text: string; finishReason: FinishReason; toolCalls: EngineToolCall[] }[];
   usage: TokenUsage;
   costUsd: number;
 }
@@ -96,10 +133,36 @@ export function priceOf(model: CatalogueEntry, usage: TokenUsage): number {
   return Math.round(dollars * 1e11) / 1e11;
 }
 
-function finishReasonOf(reason: string): FinishReason {
+function finishReasonOf(reason: string, calledTools: boolean): FinishReason {
   if (reason === 'length') return 'length';
   if (reason === 'content-filter') return 'content_filter';
+  // A choice that called tools waits for their results, whatever the provider says (OpenAI answers `stop` when
+  // tool_choice names the function): clients loop on `tool_calls`.
+  if (reason === 'tool-calls' || calledTools) return 'tool_calls';
   return 'stop';
+}
+
+/** A message as text, for its token count: its text, its tool calls' names and arguments. */
+function countedText(message: EngineMessage): string {
+  if (message.role === 'assistant') return message.content + (message.toolCalls ?? []).map((call) => call.name + call.arguments).join('');
+  if (typeof message.content === 'string') return message.content;
+  return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/** The prompt tokens of the images, by OpenAI's rule for its vision models (image-info.ts; an image of unknown size counts 85). */
+function promptImageTokens(messages: EngineMessage[]): number {
+  let total = 0;
+  for (const message of messages) {
+    if (message.role !== 'user' || typeof message.content === 'string') continue;
+    for (const part of message.content) if (part.type === 'image') total += imageTokens(part.data instanceof URL ? null : imageInfo(part.data), part.detail);
+  }
+  return total;
+}
+
+/** The request's tools as the provider gets them: none when the caller offered none, or chose `none` for a model without tools. */
+function toolsOf(request: GenerationRequest, model: CatalogueEntry): EngineTool[] {
+  if (request.toolChoice === 'none' && !model.capabilities.includes('tools')) return [];
+  return request.tools ?? [];
 }
 
 /** Seconds to wait that the provider asked for (`retry-after`, `retry-after-ms`), if it did. */
@@ -214,10 +277,12 @@ export class Engine {
     if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) {
       throw validationFailed([{ pointer: '/max_completion_tokens', detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}` }]);
     }
+    checkCapabilities(model, request);
     let generation: PreparedGeneration = { request: { ...request, messages: [...request.messages] }, model, voice: null, providerOptions: {} };
     for (const middleware of this.#middleware) if (middleware.transform) generation = await middleware.transform(generation);
     const { messages } = generation.request;
-    const promptTokens = countPromptTokens(messages);
+    const tools = toolsOf(request, model);
+    const promptTokens = countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) + promptImageTokens(messages) + (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0);
     const room = model.context_window - promptTokens;
     const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
     if (room < 1 || maxOutputTokens > room) {
@@ -244,13 +309,14 @@ export class Engine {
   /** The whole answer at once (the events of `stream`, collected). */
   async generate(request: GenerationRequest): Promise<Generated> {
     const model = this.model(request.model);
-    const choices = Array.from({ length: request.n ?? 1 }, () => ({ text: '', finishReason: 'stop' as FinishReason }));
+    const choices = Array.from({ length: request.n ?? 1 }, () => ({ text: '', finishReason: 'stop' as FinishReason, toolCalls: [] as EngineToolCall[] }));
     let usage: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
     let costUsd = 0;
     for await (const event of await this.stream(request)) {
       if (event.type === 'text') choices[event.choice]!.text += event.text;
       else if (event.type === 'finish') choices[event.choice]!.finishReason = event.finishReason;
-      else ({ usage, costUsd } = event);
+      else if (event.type === 'tool-call') choices[event.choice]!.toolCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
+      else if (event.type === 'usage') ({ usage, costUsd } = event);
     }
     if (request.signal.aborted) throw new Problem('internal_error', 'The client closed the connection before the answer was complete; nothing was saved.');
     return { model, choices, usage, costUsd };
@@ -323,8 +389,11 @@ export class Engine {
     let started = false;
     let refused = false;
     const format = request.responseFormat;
+    const tools = toolsOf(request, model);
+    const parallelToolCalls = request.parallelToolCalls ?? true;
+    const offersTools = tools.length > 0;
     const options: LanguageModelV4CallOptions = {
-      prompt: request.messages.map(toPromptMessage),
+      prompt: toPrompt(request.messages),
       maxOutputTokens: request.maxOutputTokens,
       // The validator fills in OpenAI's defaults (top_p 1, penalties 0): they mean "unset", and sent as values they
       // make providers without them (Anthropic) warn on every call.
@@ -335,10 +404,15 @@ export class Engine {
       seed: request.seed ?? undefined,
       stopSequences: request.stop,
       responseFormat: format?.type === 'json' ? format : undefined,
+      tools: offersTools ? tools.map((tool) => ({ type: 'function' as const, name: tool.name, description: tool.description, inputSchema: tool.parameters, strict: tool.strict })) : undefined,
+      toolChoice: offersTools ? toolChoiceOf(request.toolChoice ?? 'auto') : undefined,
       providerOptions: {
         ...extra,
-        sandbox: { ...extra.sandbox, choice },
-        ...(request.reasoningEffort ? { openai: { ...extra.openai, reasoningEffort: request.reasoningEffort } } : {}),
+        sandbox: { ...extra.sandbox, choice, ...(offersTools ? { parallelToolCalls } : {}) },
+        ...(request.reasoningEffort || offersTools
+          ? { openai: { ...extra.openai, ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}), ...(offersTools ? { parallelToolCalls } : {}) } }
+          : {}),
+        ...(offersTools && !parallelToolCalls ? { anthropic: { ...extra.anthropic, disableParallelToolUse: true } } : {}),
       },
       abortSignal: signal,
     };
@@ -347,6 +421,12 @@ export class Engine {
     const logger = this.#logger;
     const events = (async function* (): AsyncGenerator<GenerationEvent> {
       started = true;
+      /** The tool calls of this choice by the provider's id: their index and the arguments streamed so far. */
+      const calls = new Map<string, { index: number; name: string; streamed: string }>();
+      const startCall = (id: string, name: string): GenerationEvent => {
+        calls.set(id, { index: calls.size, name, streamed: '' });
+        return { type: 'tool-call-start', choice, index: calls.size - 1, id, name };
+      };
       try {
         const { stream } = await withRetries(() => languageModel.doStream(options), maxRetries, signal);
         for await (const part of stream) {
@@ -354,6 +434,27 @@ export class Engine {
             if (part.delta === '') continue;
             generated += part.delta;
             yield { type: 'text', choice, text: part.delta };
+          } else if (part.type === 'tool-input-start') {
+            if (!calls.has(part.id)) yield startCall(part.id, part.toolName);
+          } else if (part.type === 'tool-input-delta') {
+            const call = calls.get(part.id);
+            if (!call || part.delta === '') continue;
+            call.streamed += part.delta;
+            generated += part.delta;
+            yield { type: 'tool-call-delta', choice, index: call.index, argumentsDelta: part.delta };
+          } else if (part.type === 'tool-call') {
+            // Providers that send only the finished call (or finish it with more than they streamed) still give
+            // their arguments as fragments first, so that joined fragments are always the call's arguments.
+            if (!calls.has(part.toolCallId)) yield startCall(part.toolCallId, part.toolName);
+            const call = calls.get(part.toolCallId)!;
+            const rest = part.input.startsWith(call.streamed) ? part.input.slice(call.streamed.length) : '';
+            if (rest !== '') {
+              call.streamed += rest;
+              generated += rest;
+              yield { type: 'tool-call-delta', choice, index: call.index, argumentsDelta: rest };
+            }
+            const args = rest === '' && call.streamed !== part.input ? call.streamed : part.input;
+            yield { type: 'tool-call', choice, index: call.index, id: part.toolCallId, name: call.name, arguments: args };
           } else if (part.type === 'finish') {
             const { inputTokens, outputTokens } = part.usage;
             if (inputTokens.total !== undefined || outputTokens.total !== undefined) {
@@ -363,7 +464,7 @@ export class Engine {
                 outputTokens: outputTokens.total ?? countTokens(generated),
               };
             }
-            yield { type: 'finish', choice, finishReason: finishReasonOf(part.finishReason.unified) };
+            yield { type: 'finish', choice, finishReason: finishReasonOf(part.finishReason.unified, calls.size > 0) };
           } else if (part.type === 'error') {
             throw part.error;
           } else if (part.type === 'stream-start' && part.warnings.length > 0) {
@@ -386,10 +487,74 @@ export class Engine {
   }
 }
 
-/** The AI SDK's prompt message of one of ours (text only). */
-function toPromptMessage(message: EngineMessage): LanguageModelV4Prompt[number] {
-  if (message.role === 'system') return { role: 'system', content: message.content };
-  return { role: message.role, content: [{ type: 'text', text: message.content }] };
+/** A model without `tools` given tools it might call, or without `vision` given an image: refused before any call. */
+function checkCapabilities(model: CatalogueEntry, request: GenerationRequest): void {
+  const tools = request.tools ?? [];
+  if (tools.length > 0 && request.toolChoice !== 'none' && !model.capabilities.includes('tools')) {
+    throw validationFailed([{ pointer: '/tools', detail: `are not supported by ${model.id} (it lacks the tools capability)` }]);
+  }
+  if (model.capabilities.includes('vision')) return;
+  request.messages.forEach((message, i) => {
+    if (message.role !== 'user' || typeof message.content === 'string') return;
+    const j = message.content.findIndex((part) => part.type === 'image');
+    if (j >= 0) throw validationFailed([{ pointer: `/messages/${i}/content/${j}`, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` }]);
+  });
+}
+
+function toolChoiceOf(choice: EngineToolChoice): NonNullable<LanguageModelV4CallOptions['toolChoice']> {
+  return typeof choice === 'string' ? { type: choice } : { type: 'tool', toolName: choice.name };
+}
+
+/** A tool call's arguments as the prompt takes them (a JSON value); text that is not JSON is passed as a string. */
+function argumentsValue(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** The AI SDK's prompt of our messages: tool calls as `tool-call` parts, results as `tool-result` parts, images as files. */
+function toPrompt(messages: EngineMessage[]): LanguageModelV4Prompt {
+  const toolNames = new Map<string, string>();
+  const prompt: LanguageModelV4Prompt = [];
+  for (const message of messages) {
+    if (message.role === 'system') {
+      prompt.push({ role: 'system', content: message.content });
+    } else if (message.role === 'user') {
+      const parts = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+      prompt.push({
+        role: 'user',
+        content: parts.map((part) =>
+          part.type === 'text'
+            ? { type: 'text', text: part.text }
+            : {
+                type: 'file',
+                data: part.data instanceof URL ? { type: 'url', url: part.data } : { type: 'data', data: part.data },
+                mediaType: part.mediaType,
+                ...(part.detail ? { providerOptions: { openai: { imageDetail: part.detail } } } : {}),
+              },
+        ),
+      });
+    } else if (message.role === 'assistant') {
+      const calls = message.toolCalls ?? [];
+      for (const call of calls) toolNames.set(call.id, call.name);
+      prompt.push({
+        role: 'assistant',
+        content: [
+          ...(message.content !== '' || calls.length === 0 ? [{ type: 'text' as const, text: message.content }] : []),
+          ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: argumentsValue(call.arguments) })),
+        ],
+      });
+    } else {
+      const result = { type: 'tool-result' as const, toolCallId: message.toolCallId, toolName: toolNames.get(message.toolCallId) ?? '', output: { type: 'text' as const, value: message.content } };
+      // The results of one answer's calls go together, as providers expect them (Anthropic in one user turn).
+      const last = prompt.at(-1);
+      if (last?.role === 'tool') last.content.push(result);
+      else prompt.push({ role: 'tool', content: [result] });
+    }
+  }
+  return prompt;
 }
 
 /** How long to wait before retry `attempt` (from 0): the provider's `retry-after(-ms)` when it asks for under a minute, else 2 s, 4 s, 8 s… */

@@ -5,6 +5,11 @@
 // `policy_violation`; the blocked output goes to the audit log (never to the caller) and `audit.policy.violation`
 // is emitted. Text that is handed out whole without a generation (what a workflow builds from its steps' outputs)
 // goes through `enforcePolicyOnTexts`, with the same outcome.
+//
+// Tool-call arguments are model output too: each call's argument text has a StreamGuard of its own (per choice and
+// call), so a block ends the generation as it does for text. A redaction inside the arguments' JSON writes the
+// rule's replacement JSON-escaped within a string, and as a JSON string where the match was not inside one (a phone
+// number written as a number), so that arguments that were valid JSON stay valid JSON.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { recordAudit, type AuditOrigin } from '../../platform/audit.ts';
@@ -55,9 +60,77 @@ export interface Violation {
   output: string;
 }
 
-/** The events with every choice's text checked; a blocking match calls `onBlock` and throws what it returns. */
+/** Marks where the argument policy redacted, with the index of the rule; read (and replaced) by ArgumentsWriter. */
+const MARK_START = '\uE000';
+const MARK_END = '\uE001';
+
+/** The policy for tool-call arguments: the same rules, each redaction written as a mark that ArgumentsWriter replaces. */
+function argumentsPolicy(policy: Policy): Policy {
+  return compilePolicy(policy.rules.map((rule, i) => (rule.action === 'redact' ? { ...rule, replacement: `${MARK_START}${i}${MARK_END}` } : rule)));
+}
+
+/**
+ * Turns the argument policy's releases into JSON text: follows whether each character is inside a JSON string, and
+ * writes each mark as its rule's replacement, escaped inside a string, or as a string of its own outside one.
+ */
+class ArgumentsWriter {
+  #inString = false;
+  #escaped = false;
+  readonly #rules: readonly PolicyRule[];
+  constructor(rules: readonly PolicyRule[]) {
+    this.#rules = rules;
+  }
+
+  write(released: string): string {
+    let out = '';
+    for (let i = 0; i < released.length; i++) {
+      const char = released[i]!;
+      if (char === MARK_START) {
+        const end = released.indexOf(MARK_END, i);
+        const replacement = this.#rules[Number(released.slice(i + 1, end))]?.replacement ?? '[redacted]';
+        const quoted = JSON.stringify(replacement);
+        out += this.#inString ? quoted.slice(1, -1) : quoted;
+        i = end;
+        continue;
+      }
+      out += char;
+      if (this.#escaped) this.#escaped = false;
+      else if (this.#inString && char === '\\') this.#escaped = true;
+      else if (char === '"') this.#inString = !this.#inString;
+    }
+    return out;
+  }
+}
+
+interface CallGuard {
+  guard: StreamGuard;
+  writer: ArgumentsWriter;
+  /** The arguments as the model wrote them, and as released (redacted). */
+  written: string;
+  released: string;
+  name: string;
+}
+
+/** The events with every choice's text and tool-call arguments checked; a blocking match calls `onBlock` and throws what it returns. */
 export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, policy: Policy, onBlock: (violation: Violation) => Promise<Problem>): AsyncGenerator<GenerationEvent> {
   const audited = auditedOutput(policy);
+  let forArguments: Policy | undefined;
+  const calls = new Map<string, CallGuard>();
+  const callOf = (choice: number, index: number) => calls.get(`${choice}/${index}`);
+  const blockCall = async (call: CallGuard, match: PolicyMatch) => {
+    const rule = policy.rules.find((r) => r.id === match.ruleId)!;
+    return onBlock({ match, rule, output: audited(`${call.name}(${call.written})`) });
+  };
+  /** The rest of a call's arguments once it is complete, and the whole arguments checked once more. */
+  const endCall = async (call: CallGuard): Promise<string> => {
+    const { release, blocked } = call.guard.end();
+    if (blocked) throw await blockCall(call, blocked);
+    const whole = policy.apply(call.written);
+    if (whole.blocked) throw await blockCall(call, whole.blocked);
+    const rest = call.writer.write(release);
+    call.released += rest;
+    return rest;
+  };
   const guards = new Map<number, StreamGuard>();
   const outputs = new Map<number, string>();
   const guardOf = (choice: number) => guards.get(choice) ?? guards.set(choice, new StreamGuard(policy)).get(choice)!;
@@ -80,7 +153,25 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
     if (release) yield { type: 'text', choice, text: release };
   }
   for await (const event of events) {
-    if (event.type === 'text') {
+    if (event.type === 'tool-call-start') {
+      forArguments ??= argumentsPolicy(policy);
+      calls.set(`${event.choice}/${event.index}`, { guard: new StreamGuard(forArguments), writer: new ArgumentsWriter(policy.rules), written: '', released: '', name: event.name });
+      yield event;
+    } else if (event.type === 'tool-call-delta') {
+      const call = callOf(event.choice, event.index)!;
+      call.written += event.argumentsDelta;
+      const { release, blocked } = call.guard.push(event.argumentsDelta);
+      if (blocked) throw await blockCall(call, blocked);
+      const text = call.writer.write(release);
+      call.released += text;
+      if (text) yield { ...event, argumentsDelta: text };
+    } else if (event.type === 'tool-call') {
+      const call = callOf(event.choice, event.index)!;
+      const rest = await endCall(call);
+      if (rest) yield { type: 'tool-call-delta', choice: event.choice, index: event.index, argumentsDelta: rest };
+      calls.delete(`${event.choice}/${event.index}`);
+      yield { ...event, arguments: call.released };
+    } else if (event.type === 'text') {
       outputs.set(event.choice, (outputs.get(event.choice) ?? '') + event.text);
       const { release, blocked } = guardOf(event.choice).push(event.text);
       if (blocked) throw await block(event.choice, blocked);
@@ -91,6 +182,8 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
     } else {
       // The usage event comes after every call ended: a choice whose provider sent no finish is completed here.
       for (const choice of guards.keys()) if (!ended.has(choice)) yield* finish(choice);
+      // A tool call the provider never completed is still checked (nothing of it is handed out as a call).
+      for (const call of calls.values()) await endCall(call);
       yield event;
     }
   }

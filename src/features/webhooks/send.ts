@@ -5,7 +5,7 @@ import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { WebhookAttemptsTable } from '../../storage/schema.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
-import { guardedLookup, literalHostBlocked } from './url-policy.ts';
+import { guardedLookup, literalHostBlocked } from '../../platform/url-guard.ts';
 
 export type AttemptError = NonNullable<WebhookAttemptsTable['error']>;
 

@@ -1,0 +1,19 @@
+// The docs portal's navigation, in the order scripts/build-docs.ts writes it: the two references, then the guides.
+export const PORTAL_NAVIGATION = [
+  'index.html',
+  'asyncapi.html',
+  'chat.html',
+  'tools.html',
+  'embeddings-and-responses.html',
+  'receiving-webhooks.html',
+  'voices.html',
+  'documents.html',
+  'chatbots.html',
+  'workflows.html',
+  'changelog.html',
+];
+
+/** The navigation's links as a page shows them: every page but itself. */
+export function navigationOf(page: string): string[] {
+  return PORTAL_NAVIGATION.filter((href) => href !== page);
+}
