@@ -261,4 +261,22 @@ describe('the fakes themselves', () => {
     };
     expect(await drain().catch(() => 'cut')).toBe('cut');
   });
+
+  test('a `reply` default answers by the body of each request nothing was enqueued for; undefined falls back to the echo', async () => {
+    const scripted = await startFakeOpenAi({ reply: (body) => (body.messages[0].content === 'shout' ? { text: 'LOUD ANSWER' } : undefined) });
+    try {
+      const ask = async (content: string) => {
+        const response = await fetch(`${scripted.url}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }) });
+        return ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+      };
+      expect(await ask('shout')).toBe('LOUD ANSWER');
+      expect(await ask('shout')).toBe('LOUD ANSWER');
+      expect(await ask('whisper')).toBe('You said: whisper');
+      scripted.enqueue({ text: 'enqueued first' });
+      expect(await ask('shout')).toBe('enqueued first');
+      expect(await ask('shout')).toBe('LOUD ANSWER');
+    } finally {
+      await scripted.close();
+    }
+  });
 });

@@ -50,6 +50,15 @@ export interface FakeReply {
   endless?: boolean;
 }
 
+/** What applies to a request nothing was enqueued for. */
+export interface FakeDefaults extends Pick<FakeReply, 'chunkDelayMs'> {
+  /**
+   * The reply to such a request, chosen by its body (undefined: the echo). For load, where requests are too many to
+   * enqueue one by one (`npm run bench:chat` answers every request with `tools` this way).
+   */
+  reply?: (body: any) => FakeReply | undefined;
+}
+
 export interface ReceivedRequest {
   /** The request's path and query, e.g. `/v1/chat/completions`. */
   path: string;
@@ -456,7 +465,7 @@ export function fakeEmbedding(text: string, dimensions = 256): number[] {
   return vector.map((value) => value / norm);
 }
 
-async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelayMs'>): Promise<FakeProvider> {
+async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<FakeProvider> {
   const queue: FakeReply[] = [];
   const embeddingQueue: FakeReply[] = [];
   const requests: ReceivedRequest[] = [];
@@ -534,7 +543,7 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
       sendJson(res, 400, dialect.error(400, undefined, 'The body of the request is not valid JSON.'));
       return;
     }
-    const reply: FakeReply = queue.shift() ?? { ...defaults, text: `You said: ${lastUserText(body)}` };
+    const reply: FakeReply = queue.shift() ?? defaults.reply?.(body) ?? { chunkDelayMs: defaults.chunkDelayMs, text: `You said: ${lastUserText(body)}` };
     if (reply.error) {
       const { status, headers = {}, type, message } = reply.error;
       sendJson(res, status, dialect.error(status, type, message), headers);
@@ -630,10 +639,10 @@ async function startFake(dialect: Dialect, defaults: Pick<FakeReply, 'chunkDelay
 
 /**
  * A fake OpenAI: Chat Completions (`POST /v1/chat/completions`, also what OpenAI-compatible providers such as Groq
- * call) and the Responses API (`POST /v1/responses`). `defaults` apply to the default (echo) reply: `chunkDelayMs`
- * paces it like a model generating tokens.
+ * call) and the Responses API (`POST /v1/responses`). `defaults` apply to requests nothing was enqueued for:
+ * `chunkDelayMs` paces the echo like a model generating tokens, `reply` answers by the request's body.
  */
-export function startFakeOpenAi(defaults: Pick<FakeReply, 'chunkDelayMs'> = {}): Promise<FakeProvider> {
+export function startFakeOpenAi(defaults: FakeDefaults = {}): Promise<FakeProvider> {
   return startFake(openAi, defaults);
 }
 
