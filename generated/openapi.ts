@@ -218,8 +218,10 @@ export type paths = {
         post?: never;
         /**
          * Remove a member
-         * @description Removes the person from the workspace at once. The workspace's last owner cannot be removed
-         *     (`409 last_owner`), and only an owner key can remove an owner. The API keys that act on behalf of the member
+         * @description Removes the person from the workspace at once. A key cannot remove the member it acts for (its `user_id`;
+         *     `409 cannot_remove_self`): the removal would revoke the key that asked for it, so a person leaves by another admin
+         *     or owner removing them. The workspace's last owner cannot be removed (`409 last_owner`), and only an owner key
+         *     can remove an owner. The API keys that act on behalf of the member
          *     (their `user_id`) are revoked in the same transaction, so the member's access ends with the removal; service keys
          *     (`user_id: null`) are not touched. Emits the event `workspace.member.removed`, whose `removed_by` is the acting
          *     member (or the service key), and records the audit entries `member.removed` and, for each revoked key,
@@ -2320,6 +2322,7 @@ export type components = {
          *     | `voice_not_ready` | 409 | The brand voice is still training or failed training. |
          *     | `member_already_exists` | 409 | The person is already a member of the workspace. |
          *     | `last_owner` | 409 | The last owner of a workspace cannot be removed. |
+         *     | `cannot_remove_self` | 409 | An API key cannot remove the member it acts for; another admin or owner removes them. |
          *     | `project_name_taken` | 409 | Another project of the workspace has this name (names are compared ignoring case). |
          *     | `conversation_already_escalated` | 409 | The conversation was escalated already. |
          *     | `conversation_full` | 409 | The conversation holds 1,000 messages; start a new one. |
@@ -2359,7 +2362,7 @@ export type components = {
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -10985,8 +10988,8 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The member is the workspace's last owner and cannot be removed (`last_owner`). Add another owner first. */
-        MemberLastOwner: {
+        /** @description The removal is refused: the member is the calling key's own member (`cannot_remove_self`; another admin or owner removes them), or the workspace's last owner (`last_owner`; add another owner first). */
+        MemberRemovalRefused: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -12540,7 +12543,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["MemberForbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["MemberLastOwner"];
+            409: components["responses"]["MemberRemovalRefused"];
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];

@@ -28,6 +28,7 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   voice_not_ready: { status: 409, title: 'The brand voice is not ready' },
   member_already_exists: { status: 409, title: 'The person is already a member' },
   last_owner: { status: 409, title: 'The last owner cannot be removed' },
+  cannot_remove_self: { status: 409, title: 'A member cannot remove themselves' },
   project_name_taken: { status: 409, title: 'A project with this name exists' },
   conversation_already_escalated: { status: 409, title: 'The conversation was escalated already' },
   conversation_full: { status: 409, title: 'The conversation is full' },

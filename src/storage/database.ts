@@ -9,6 +9,7 @@ import { collectMigrations, type Feature } from '../platform/feature.ts';
 import { platform } from './migrations/001_platform.ts';
 import { jobs } from './migrations/005_jobs.ts';
 import { keyChanges } from './migrations/016_key_changes.ts';
+import { requestLogIndexes } from './migrations/020_request_log_index.ts';
 import type { Database } from './schema.ts';
 
 /** The databases this service runs on, named as in DATABASE_URL's scheme. */
@@ -26,7 +27,7 @@ export interface Storage {
 }
 
 /** The platform's own migrations; each feature brings its own (Feature.migrations). */
-const platformMigrations = { '001_platform': platform, '005_jobs': jobs, '016_key_changes': keyChanges };
+const platformMigrations = { '001_platform': platform, '005_jobs': jobs, '016_key_changes': keyChanges, '020_request_log_index': requestLogIndexes };
 
 /**
  * Every migration, the platform's and the given features' (the entry points pass src/features/index.ts), sorted by

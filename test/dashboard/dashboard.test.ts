@@ -1,17 +1,20 @@
-// The dashboard in headless Chromium (Debian's, or CHROMIUM_PATH) against a real server: signing in, the workspace,
-// API keys (a secret shown once, rotation with its grace, revocation after a confirmation), what a viewer key sees,
-// and webhooks (an endpoint on a loopback receiver, a test event, its delivery and attempts, a replay that the
-// receiver gets again).
+// The dashboard in headless Chromium (Debian's, or CHROMIUM_PATH) against a real server: signing in, the playground
+// it lands on (an answer streamed from a sandbox model with its tokens and cost, a refusal shown as its problem), the
+// workspace, API keys (a secret shown once, rotation with its grace, revocation after a confirmation), what a viewer
+// key sees, webhooks (an endpoint on a loopback receiver, a test event, its delivery and attempts, a replay that the
+// receiver gets again), members (no Remove on one's own row), the logs read as a person reads them (actors by name,
+// whole words, nothing clipped) and the usage chart's axes.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { bySystem, recordAudit } from '../../src/platform/audit.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const PAGES = ['Workspace', 'API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage'];
+const PAGES = ['Playground', 'Workspace', 'API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage'];
 
 describe.skipIf(!hasChromium)('the dashboard', () => {
   let server: TestServer;
@@ -48,6 +51,10 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
   test('an owner signs in, sees the workspace, creates a key whose secret is shown once, rotates and revokes it', async () => {
     const { page, problems } = await signIn(server.ownerKey);
     expect(await page.locator('[data-part="role"]').innerText()).toBe('owner');
+    // The page a person lands on is the playground, first in the navigation.
+    await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
+    expect((await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allInnerTexts())[0]).toBe('Playground');
+    await page.getByRole('link', { name: 'Workspace' }).click();
     expect(await page.locator('[data-part="workspace"]').innerText()).toContain('600 requests per key every 60 s');
     // The key is kept for the tab only: not in the URL, not in localStorage.
     expect(page.url()).not.toContain(server.ownerKey);
@@ -157,6 +164,10 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await page.getByRole('button', { name: 'Add member' }).click();
     // A problem document is shown as it came: its title and detail.
     await expect.poll(() => page.locator('[data-part="problem"]').count()).toBe(1);
+    // The signed-in key's own member has no Remove (the API refuses it: 409 cannot_remove_self); others do.
+    const own = page.locator('[data-part="members"] tr', { hasText: 'owner@test.example' });
+    expect(await own.locator('[data-part="you"]').innerText()).toBe('you');
+    expect(await own.getByRole('button').count()).toBe(0);
     await page.getByRole('button', { name: 'Remove ana@example.com' }).click();
     await expect.poll(() => page.locator('[data-part="members"]').innerText()).not.toContain('ana@example.com');
 
@@ -176,11 +187,139 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await expect.poll(() => page.locator('[data-part="usage"]').innerText()).toContain('sandbox-writer');
-    expect(await page.locator('[data-part="usage-chart"]').count()).toBe(1);
+    // The chart's axes: dates along the bottom (today's among them, "Nov 3"), dollars up the side from $0.00.
+    const chart = page.locator('[data-part="usage-chart"]');
+    const today = new Date().toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+    const dates = await chart.locator('[data-part="x-axis"] text').allTextContents();
+    expect(dates.length).toBeGreaterThanOrEqual(5);
+    expect(dates.every((label) => /^[A-Z][a-z]{2} \d{1,2}$/.test(label))).toBe(true);
+    expect(dates.at(-1)).toBe(today);
+    const dollars = await chart.locator('[data-part="y-axis"] text').allTextContents();
+    expect(dollars[0]).toMatch(/^\$0\.0+$/);
+    expect(dollars.length).toBeGreaterThanOrEqual(2);
+    expect(dollars.every((label) => /^\$\d+\.\d{2,8}$/.test(label))).toBe(true);
+    // The ticks rise evenly and the top one covers the day's spend, which the table by day shows.
+    const values = dollars.map((label) => Number(label.slice(1)));
+    expect(values).toEqual([...values].sort((a, b) => a - b));
+    const byDay = await page.locator('[data-part="usage-by-day"] tbody tr').allInnerTexts();
+    expect(byDay.length).toBeGreaterThanOrEqual(1);
+    const highest = Math.max(...byDay.map((row) => Number(row.trim().split(/\s+/).at(-1))));
+    expect(values.at(-1)!).toBeGreaterThanOrEqual(highest);
+    expect(await chart.getAttribute('role')).toBe('img');
+    expect(await chart.locator('title').first().textContent()).toContain('US dollars');
     await page.getByRole('link', { name: 'Events' }).click();
     await expect.poll(() => page.locator('[data-part="events"] li').count()).toBeGreaterThan(0);
     expect(problems.filter((problem) => !/409|Conflict/.test(problem))).toEqual([]);
     await page.close();
+  });
+
+  test('the playground streams an answer from sandbox-writer, with its tokens and cost, from the keyboard', async () => {
+    const { page, problems } = await signIn(server.ownerKey, { axe: true });
+    const model = page.getByLabel('Model');
+    await expect.poll(() => model.inputValue()).toBe('sandbox-writer');
+    // Every model offered is one this server can call and that chats.
+    const offered = await model.locator('option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
+    const available = (await server.call('GET', '/v1/models?available=true&capability=chat')).body.data.map((m: { id: string }) => m.id);
+    expect(offered.length).toBeGreaterThan(0);
+    expect(available).toEqual(expect.arrayContaining(offered));
+    expect(await page.getByLabel('Brand voice (optional)').inputValue()).toBe('');
+
+    const prompt = 'Write a launch note for our spring collection of linen shirts.';
+    await page.getByLabel('Prompt').fill(prompt);
+    await page.getByLabel('Prompt').press('Control+Enter');
+    await page.locator('[data-part="cost"]').waitFor();
+    // The same request without a stream gives the same text and usage (the sandbox is deterministic).
+    const direct = await server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-writer', messages: [{ role: 'user', content: prompt }] } });
+    expect(direct.status).toBe(200);
+    expect(await page.locator('[data-part="answer"]').innerText()).toBe(direct.body.choices[0].message.content);
+    expect(await page.locator('[data-part="prompt-tokens"]').innerText()).toBe(String(direct.body.usage.prompt_tokens));
+    expect(await page.locator('[data-part="completion-tokens"]').innerText()).toBe(String(direct.body.usage.completion_tokens));
+    expect(await page.locator('[data-part="cost"]').innerText()).toBe(`$${direct.body.cost_usd.toFixed(6)}`);
+    expect(await page.locator('[data-part="answer"]').getAttribute('aria-busy')).toBe('false');
+    expect(await page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true);
+
+    // The controls are reached with the keyboard, in order.
+    await page.getByLabel('Model').focus();
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press('Tab');
+      order.push(await page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent || ''));
+    }
+    expect(order).toEqual(['playground-voice', 'playground-prompt', 'Send']);
+
+    await page.addScriptTag({ content: AXE });
+    const violations = await page.evaluate(async () => (await (window as any).axe.run(document)).violations.map((v: any) => `${v.id}: ${v.impact}`));
+    expect(violations).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  test('a refused answer shows its problem: a banned phrase stops the stream with policy_violation', async () => {
+    const rule = await server.call('POST', '/v1/compliance-rules', { body: { name: 'No superlatives (dashboard)', kind: 'banned_phrase', phrases: ['world-class'] } });
+    expect(rule.status).toBe(201);
+    try {
+      const { page } = await signIn(server.ownerKey);
+      await expect.poll(() => page.getByLabel('Model').inputValue()).toBe('sandbox-writer');
+      await page.getByLabel('Model').selectOption('sandbox-echo');
+      await page.getByLabel('Prompt').fill('Our support team is world-class and always on.');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const problem = page.locator('[data-part="problem"]');
+      await problem.waitFor();
+      const { title } = (await server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'world-class' }] } })).body;
+      expect(title).toBeTruthy();
+      expect(await problem.innerText()).toContain(title);
+      expect(await page.locator('body').innerText()).not.toContain('world-class and');
+      expect(await page.locator('[data-part="cost"]').count()).toBe(0);
+      await page.close();
+    } finally {
+      await server.call('DELETE', `/v1/compliance-rules/${rule.body.id}`);
+    }
+  });
+
+  test('the logs read as a person reads them: actors by name, whole words, nothing clipped, at any width', async () => {
+    await server.call('POST', '/v1/projects', { body: { name: 'Readable logs' } });
+    await recordAudit(server.platform.db, bySystem(server.workspaceId, 'workflow run run_01KJWVH9HXMK84N844C76ZG76G', new Date()), {
+      action: 'workflow_step.approved',
+      target: { type: 'workflow_run', id: 'run_01KJWVH9HXMK84N844C76ZG76G', display_name: 'Weekly newsletter draft for the spring collection launch' },
+    });
+    for (const width of [1280, 380]) {
+      const { page, problems } = await signIn(server.ownerKey, { width });
+      await page.getByRole('link', { name: 'Logs' }).click();
+      const rows = page.locator('[data-part="audit log"] tbody tr');
+      await rows.first().waitFor();
+      const system = rows.filter({ hasText: 'workflow_step.approved' });
+      expect(await system.locator('[data-part="actor"]').innerText()).toBe('system: workflow run run_01KJWVH9HXMK84N844C76ZG76G');
+      const byKey = rows.filter({ hasText: 'project.created' }).first();
+      expect(await byKey.locator('[data-part="actor"]').innerText()).toBe('Owner key (owner key)');
+      expect(await byKey.locator('[data-part="actor"]').getAttribute('title')).toBe(server.ownerKeyId);
+      expect(await page.locator('[data-part="audit log"]').innerText()).not.toContain('{"type"');
+
+      // Each action is one whole word on one line, shown in full; targets and their cells are not clipped.
+      const layout = await page.locator('[data-part="audit log"]').evaluate((table) =>
+        [...table.querySelectorAll('[data-part="action"]')].map((action) => ({
+          text: action.textContent,
+          lines: action.getClientRects().length,
+          height: (action as HTMLElement).offsetHeight,
+          lineHeight: parseFloat(getComputedStyle(action).lineHeight) || 20,
+          clipped: action.scrollWidth > action.clientWidth,
+          cellClipped: [...action.closest('tr')!.children].some((cell) => cell.scrollWidth > cell.clientWidth),
+        })),
+      );
+      const approved = layout.find((item) => item.text === 'workflow_step.approved');
+      expect(approved, `at ${width}px`).toBeDefined();
+      for (const item of layout) {
+        expect(item.lines, `${item.text} at ${width}px`).toBe(1);
+        expect(item.height, `${item.text} at ${width}px`).toBeLessThan(item.lineHeight * 1.5);
+        expect(item.clipped, `${item.text} at ${width}px`).toBe(false);
+        expect(item.cellClipped, `${item.text}'s row at ${width}px`).toBe(false);
+      }
+      expect(await system.locator('[data-part="target"]').innerText()).toContain('Weekly newsletter draft for the spring collection launch');
+      // The request log answers and shows its rows.
+      await page.locator('[data-part="request log"] tbody tr').first().waitFor();
+      expect(await page.locator('[data-part="skeleton"]').count()).toBe(0);
+      expect(problems).toEqual([]);
+      await page.close();
+    }
   });
 
   test('axe-core finds no serious or critical violation on any page, wide or narrow', async () => {

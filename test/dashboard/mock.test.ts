@@ -33,8 +33,10 @@ describe.skipIf(!mock || !hasChromium)('the dashboard against the Prism mock', (
     await page.getByLabel('API key').fill('cs_test_anything');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('navigation', { name: 'Dashboard' }).waitFor();
+    await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Workspace', exact: true }).click();
     expect(await page.locator('[data-part="workspace"]').innerText()).toContain('requests per key');
-    for (const name of ['API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage']) {
+    for (const name of ['Playground', 'API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage']) {
       await page.getByRole('link', { name, exact: true }).click();
       await expect.poll(() => page.locator('[data-part="loading"]').count(), { timeout: 10_000 }).toBe(0);
       expect(await page.locator('[data-part="problem"]').count(), name).toBe(0);

@@ -142,8 +142,35 @@ describe.each(databaseKinds)('documents on %s', (kind) => {
     const got = await server.call('GET', `/v1/documents/${document.id}`);
     expect(got.body.content.slice(answer.body.output_range.start, answer.body.output_range.end)).toBe(answer.body.output);
     if (placement === 'before') expect(got.body.content).toContain(CONTENT.slice(selection.start, selection.end));
+    // The sandbox's expansion starts with the passage it expands.
+    else if (command === 'expand') expect(answer.body.output.startsWith(CONTENT.slice(selection.start, selection.end))).toBe(true);
     else expect(got.body.content).not.toContain(CONTENT.slice(selection.start, selection.end));
     expect(got.body.content.startsWith('# Spring sale')).toBe(true);
+  });
+
+  test('the sandbox drafts: summaries of the asked length, an outline of the headings, a rewrite, an expansion', async () => {
+    // Each on a new document, so that one's output is not the next one's input.
+    const run = async (body: Record<string, unknown>) => {
+      const document = await create();
+      const answer = await server.call('POST', `/v1/documents/${document.id}/commands`, { body: { model: 'sandbox-writer', ...body } });
+      expect(answer.status, answer.text).toBe(201);
+      expect(answer.body.output).not.toMatch(/Document title|<\/?text>|Draft on/);
+      return answer.body.output as string;
+    };
+    const sentences = ['Every plan is 20% off until Sunday.', 'Annual plans also get two extra months.', 'New and existing customers.'];
+    const short = await run({ command: 'summarize', length: 'short' });
+    expect(short).toBe('Every plan is 20% off until Sunday.');
+    const medium = await run({ command: 'summarize', length: 'medium' });
+    expect(medium).toBe('Every plan is 20% off until Sunday. Annual plans also get two extra months.');
+    const long = await run({ command: 'summarize', length: 'long', format: 'bullets' });
+    expect(long.split('\n')).toEqual(sentences.slice(0, 3).map((sentence) => `- ${sentence}`));
+    const outline = await run({ command: 'outline' });
+    expect(outline).toBe('## Spring sale\n\n- Every plan is 20% off until Sunday.\n\n### Who can use it\n\n- New and existing customers.');
+    const rewrite = await run({ command: 'rewrite' });
+    expect(rewrite).toBe('# Spring sale\n\nEach plan is 20% off until Sunday. Annual plans also get two more months.\n\n## Who can use it\n\nNew and existing customers.');
+    const start = CONTENT.indexOf('Every');
+    const expand = await run({ command: 'expand', selection: { start, end: start + sentences[0]!.length } });
+    expect(expand).toBe('Every plan is 20% off until Sunday. Annual plans also get two more months.');
   });
 
   test('translate keeps the Markdown structure (sandbox-echo answers each segment as it is)', async () => {

@@ -1,9 +1,10 @@
 // Members of a workspace, against the real server on SQLite and PostgreSQL: adding (lower-cased email, 201 and
 // Location, 409 for an email already there whatever its case), reading, listing with the role filter, removing
-// (204, then 404), the last owner that cannot be removed, and that only an owner removes an owner. Adding and
-// removing writes a `workspace.member.*` row to the event table with the workspace's next sequence, in the
-// transaction of the change: a refused removal writes none. Removing a member revokes the API keys that act on their
-// behalf, in the same transaction, and names who removed them (`removed_by`: the acting member, or a service key).
+// (204, then 404), the last owner that cannot be removed, a key that cannot remove its own member, and that only an
+// owner removes an owner. Adding and removing writes a `workspace.member.*` row to the event table with the
+// workspace's next sequence, in the transaction of the change: a refused removal writes none. Removing a member
+// revokes the API keys that act on their behalf, in the same transaction, and names who removed them (`removed_by`:
+// the acting member, or a service key).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
@@ -110,12 +111,20 @@ describe.each(databaseKinds)('members on %s', (kind) => {
     expect(again).toMatchObject({ id: first.id, role: 'editor' });
   });
 
+  /** An owner key that belongs to no member (a service key): the one kind of key that can reach the last owner. */
+  async function serviceOwnerKey() {
+    const answer = await server.call('POST', '/v1/api-keys', { body: { name: 'owner service key', role: 'owner', user_id: null } });
+    expect(answer.status).toBe(201);
+    return answer.body.secret as string;
+  }
+
   test('the last owner cannot be removed (409 last_owner), and the refusal writes no event or audit entry', async () => {
     const owner = await ownerMember();
+    const service = await serviceOwnerKey();
     const eventsBefore = await events();
     const sequenceBefore = (await server.platform.db.selectFrom('workspaces').select('event_sequence').where('id', '=', server.workspaceId).executeTakeFirstOrThrow()).event_sequence;
 
-    const refused = await server.call('DELETE', `/v1/members/${owner.id}`);
+    const refused = await server.call('DELETE', `/v1/members/${owner.id}`, { key: service });
     expectProblem(refused, 409, 'last_owner');
 
     expect(await events()).toEqual(eventsBefore);
@@ -138,7 +147,33 @@ describe.each(databaseKinds)('members on %s', (kind) => {
 
     expect((await server.call('DELETE', `/v1/members/${second.id}`)).status).toBe(204);
     // Now owner@test.example is the only owner again.
-    expectProblem(await server.call('DELETE', `/v1/members/${(await ownerMember()).id}`), 409, 'last_owner');
+    expectProblem(await server.call('DELETE', `/v1/members/${(await ownerMember()).id}`, { key: await serviceOwnerKey() }), 409, 'last_owner');
+  });
+
+  test('a key cannot remove its own member (409 cannot_remove_self), whatever its role and however many owners remain', async () => {
+    const owner = await ownerMember();
+    const coOwner = await add('owner');
+    const eventsBefore = await events();
+    // The owner key of owner@test.example, with another owner in the workspace: refused all the same.
+    const refused = await server.call('DELETE', `/v1/members/${owner.id}`);
+    expectProblem(refused, 409, 'cannot_remove_self');
+    expect(refused.body.detail).toContain('owner@test.example');
+    expect(await events()).toEqual(eventsBefore);
+    expect(await server.platform.db.selectFrom('audit_log_entries').select('id').where('request_id', '=', refused.headers.get('x-request-id')!).execute()).toEqual([]);
+    // The key still works: nothing was revoked.
+    expect((await server.call('GET', `/v1/members/${owner.id}`)).status).toBe(200);
+
+    // An admin's own key, acting for the admin: refused too.
+    const admin = await add('admin');
+    const adminKey = await server.call('POST', '/v1/api-keys', { body: { name: 'admin own key', role: 'admin', user_id: admin.id } });
+    expectProblem(await server.call('DELETE', `/v1/members/${admin.id}`, { key: adminKey.body.secret }), 409, 'cannot_remove_self');
+
+    // Another owner removes them; a service key removes the co-owner.
+    const coOwnerKey = await server.call('POST', '/v1/api-keys', { body: { name: 'co-owner key', role: 'owner', user_id: coOwner.id } });
+    expect((await server.call('DELETE', `/v1/members/${admin.id}`, { key: coOwnerKey.body.secret })).status).toBe(204);
+    expect((await server.call('DELETE', `/v1/members/${coOwner.id}`, { key: await serviceOwnerKey() })).status).toBe(204);
+    // Someone else's member that does not exist is still a 404, not a refusal.
+    expectProblem(await server.call('DELETE', '/v1/members/usr_01KJPX9WP4M6BJXN7NS8X3H83C'), 404, 'not_found');
   });
 
   test('removing the last two owners at the same time leaves one: one 204, one 409 last_owner', async () => {
@@ -334,13 +369,18 @@ describe.each(databaseKinds)('members on %s', (kind) => {
     }
   });
 
-  test('a member who removes themselves loses their key with the removal', async () => {
+  test("a member's own key cannot remove them; another member's removal of them ends their key and names the remover", async () => {
     const other = await createWorkspace(server.platform.db, { name: 'Self removal', region: 'eu', now: clock.now() });
     const person = await add('admin', email('self'), other.secret);
+    const remover = await add('owner', email('remover'), other.secret);
     const own = await server.call('POST', '/v1/api-keys', { key: other.secret, body: { name: 'own', role: 'admin', user_id: person.id } });
-    expect((await server.call('DELETE', `/v1/members/${person.id}`, { key: own.body.secret })).status).toBe(204);
+    expectProblem(await server.call('DELETE', `/v1/members/${person.id}`, { key: own.body.secret }), 409, 'cannot_remove_self');
+    expect((await server.call('GET', '/v1/workspace', { key: own.body.secret })).status).toBe(200);
+
+    const removerKey = await server.call('POST', '/v1/api-keys', { key: other.secret, body: { name: 'remover', role: 'owner', user_id: remover.id } });
+    expect((await server.call('DELETE', `/v1/members/${person.id}`, { key: removerKey.body.secret })).status).toBe(204);
     const removed = (await events(other.workspace.id)).find((e) => e.type === 'workspace.member.removed')!;
-    expect(JSON.parse(removed.data)).toMatchObject({ removed_by: person.id, removed_by_api_key_id: own.body.id });
+    expect(JSON.parse(removed.data)).toMatchObject({ user_id: person.id, removed_by: remover.id, removed_by_api_key_id: removerKey.body.id });
     expectProblem(await server.call('GET', '/v1/workspace', { key: own.body.secret }), 401, 'unauthenticated');
   });
 });

@@ -58,7 +58,9 @@ interface ServerProcess {
 
 function startProcess(env: Record<string, string>, port: number): ServerProcess {
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...env },
+    // Started and stopped many times: compiling every validator at each start (VALIDATOR_WARM_UP) is not what
+    // these tests are about (test/server/main.test.ts starts the server as `npm start` does, warm-up included).
+    env: { VALIDATOR_WARM_UP: 'false', PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,5 +1,5 @@
 // The approval page in headless Chromium (Debian's, or CHROMIUM_PATH): the event's approval_url shows the step's
-// instructions and content; a key below the approver role is refused with the problem's detail and the run still
+// instructions and content (its Markdown rendered, HTML in it escaped, no javascript: link); a key below the approver role is refused with the problem's detail and the run still
 // waits; an admin key approves with a comment and the run goes on; the page then shows the decision. A tampered or
 // expired link shows nothing of the run.
 import { chromium, type Browser } from 'playwright-core';
@@ -39,7 +39,7 @@ describe.skipIf(!hasChromium)('the approval page', () => {
         name: 'Press release',
         steps: [
           { id: 'draft', type: 'generate', model: 'sandbox-writer', prompt: 'Announce our <b>spring</b> sale.' },
-          { id: 'legal', type: 'approval', instructions: 'Check the claims.', show: '# Draft\n\n{{ steps.draft.output.text }}', approver_role: role },
+          { id: 'legal', type: 'approval', instructions: 'Check the claims.', show: '# Draft\n\n{{ steps.draft.output.text }}\n\n**Checked** by [the team](javascript:alert(1)) and [legal](https://example.com/legal).', approver_role: role },
         ],
       },
     });
@@ -62,9 +62,19 @@ describe.skipIf(!hasChromium)('the approval page', () => {
     expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(await page.locator('h1').innerText()).toBe('Press release');
     expect(await page.locator('[data-part="instructions"]').innerText()).toBe('Check the claims.');
-    // The content is text: markup in it is shown, never run.
-    expect(await page.locator('[data-part="content"]').innerText()).toBe(waiting.steps[1].approval.content);
-    expect(await page.locator('[data-part="content"] b').count()).toBe(0);
+    // The content is Markdown, rendered: its heading under the page's own, emphasis, a link; HTML in it is shown as
+    // text, never run, and a javascript: link is no link.
+    const content = page.locator('[data-part="content"]');
+    expect(await page.locator('h1').count()).toBe(1);
+    expect(await content.locator('h3').innerText()).toBe('Draft');
+    expect(await content.locator('strong').innerText()).toBe('Checked');
+    expect(await content.locator('b').count()).toBe(0);
+    expect(await content.innerText()).toContain('<b>spring</b>');
+    expect(await content.innerText()).not.toMatch(/^#|\*\*/m);
+    expect(await content.locator('a').evaluateAll((links) => links.map((link) => [link.textContent, link.getAttribute('href'), link.getAttribute('rel')]))).toEqual([
+      ['legal', 'https://example.com/legal', 'nofollow noopener noreferrer'],
+    ]);
+    expect(waiting.steps[1].approval.content).toContain('# Draft\n\n');
 
     const editor = await server.createKey('editor');
     await page.getByLabel('API key (admin role or higher)').fill(editor.secret);

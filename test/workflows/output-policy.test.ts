@@ -147,7 +147,7 @@ describe.each(databaseKinds)('the output policy on workflow runs on %s', (databa
     const page = await fetch(event.data.approval_url.replace(/^https?:\/\/[^/]+/, server.url));
     expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain('<pre>[redacted]</pre>');
+    expect(html).toContain('<div class="markdown"><p>[redacted]</p>\n</div>');
     expect(html).not.toContain('secret plan');
     expect((await server.call('POST', `/v1/workflows/${waiting.workflow_id}/runs/${waiting.id}/cancel`, { key })).status).toBe(200);
   });

@@ -9,6 +9,7 @@ import type { Platform, RequestContext } from '../../platform/context.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { UsageFeature } from '../engine/engine.ts';
+import { taskOption } from '../engine/sandbox-task.ts';
 import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
 import { searchKnowledge } from '../knowledge/search.ts';
 import { projectsOf } from '../projects/projects.ts';
@@ -112,9 +113,11 @@ export async function commandOnDocument(
   const outcome = await runCommand(
     command,
     { title: row.title, content: current.content },
-    async (messages) => {
+    async (messages, task) => {
       const started = performance.now();
       const result = await engine.generate({
+        // What to write, for the sandbox models (real providers ignore it).
+        ...(task ? { providerOptions: { sandbox: { task: taskOption(task) } } } : {}),
         workspaceId,
         apiKeyId: context.apiKeyId,
         feature: context.feature,

@@ -8,6 +8,7 @@ import MarkdownIt from 'markdown-it';
 import type { components } from '../../../generated/openapi.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { EngineMessage } from '../engine/engine.ts';
+import type { SandboxTask } from '../engine/sandbox-task.ts';
 
 export type CommandRequest = components['schemas']['DocumentCommandRequest'];
 export type CommandName = CommandRequest['command'];
@@ -25,8 +26,9 @@ export interface CommandInput {
   content: string;
 }
 
-/** Calls the engine once with these messages and returns the text (the caller sums usage/cost). */
-export type Generate = (messages: EngineMessage[]) => Promise<string>;
+/** Calls the engine once with these messages and returns the text (the caller sums usage/cost). `task` says the same
+ *  to the sandbox models, which read no prompt (`providerOptions.sandbox.task`, docs/engine.md). */
+export type Generate = (messages: EngineMessage[], task?: SandboxTask) => Promise<string>;
 
 export interface CitationSource {
   /** The source's number in the request's `sources` (from 1). */
@@ -266,21 +268,25 @@ export async function runCommand(request: CommandRequest, input: CommandInput, g
     ]);
   }
   const placement = request.placement ?? defaultPlacements[request.command];
-  const modelOutput = async (messages: EngineMessage[]) => {
-    const output = clean(await generate(messages), text);
+  const modelOutput = async (messages: EngineMessage[], task: SandboxTask) => {
+    const output = clean(await generate(messages, task), text);
     if (output === '') throw new Problem('upstream_error', `The model answered the ${request.command} command with no text.`);
     return output;
   };
 
   switch (request.command) {
-    case 'outline':
-      return placed(await modelOutput(outlineMessages(request, input, text)));
+    case 'outline': {
+      const task: SandboxTask = { kind: 'outline', text, depth: request.depth ?? 2, title: input.title, instruction: request.instruction };
+      return placed(await modelOutput(outlineMessages(request, input, text), task));
+    }
     case 'expand':
-      return placed(await modelOutput(expandMessages(request, input, text)));
-    case 'summarize':
-      return placed(await modelOutput(summarizeMessages(request, input, text)));
+      return placed(await modelOutput(expandMessages(request, input, text), { kind: 'expand', text, context: content, words: request.target_words }));
+    case 'summarize': {
+      const task: SandboxTask = { kind: 'summarize', text, length: request.length ?? 'medium', format: request.format ?? 'paragraph' };
+      return placed(await modelOutput(summarizeMessages(request, input, text), task));
+    }
     case 'rewrite':
-      return placed(await modelOutput(rewriteMessages(request, input, text)));
+      return placed(await modelOutput(rewriteMessages(request, input, text), { kind: 'rewrite', text, tone: request.tone }));
     case 'translate':
       return placed(await translate(text, request, generate));
     case 'cite': {
@@ -397,7 +403,7 @@ async function cite(
   text: string,
   sources: CitationSource[],
   existingSection: string,
-  modelOutput: (messages: EngineMessage[]) => Promise<string>,
+  modelOutput: (messages: EngineMessage[], task: SandboxTask) => Promise<string>,
   now: Date,
 ): Promise<{ output: string; section: string | null }> {
   if (sources.length === 0) throw validationFailed([{ pointer: '/sources', detail: 'has no source that could be used' }]);
@@ -437,10 +443,14 @@ async function cite(
       return lines.join('\n');
     })
     .join('\n\n');
-  let output = await modelOutput([
-    { role: 'system', content: system },
-    { role: 'user', content: userMessage(input, undefined, text, `Sources:\n${list}\n\n`) },
-  ]);
+  const task: SandboxTask = { kind: 'cite', text, sources: numbered.map(({ source, number }) => ({ n: number, title: source.title, excerpt: source.excerpt })) };
+  let output = await modelOutput(
+    [
+      { role: 'system', content: system },
+      { role: 'user', content: userMessage(input, undefined, text, `Sources:\n${list}\n\n`) },
+    ],
+    task,
+  );
   // A references section the model wrote anyway (one more such heading than the text had) is dropped: ours replaces it.
   const theirs = /^#{1,6}[ \t]+(?:References|Sources|Bibliography|Works cited)[ \t]*#*[ \t]*$/gim;
   const headings = [...output.matchAll(theirs)];

@@ -10,7 +10,7 @@
 // through `streamText`: our calls are single steps, and streamText's layers of web streams cost more than the
 // provider call itself (`npm run bench:chat` measures the path).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { APICallError, type EmbeddingModelV4, type JSONSchema7, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4Prompt } from '@ai-sdk/provider';
+import { APICallError, type EmbeddingModelV4, type JSONSchema7, type JSONValue, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4Prompt } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { components } from '../../../generated/openapi.ts';
@@ -92,6 +92,9 @@ export interface GenerationRequest {
   toolChoice?: EngineToolChoice;
   /** Whether the model may call several tools in one answer; default true. */
   parallelToolCalls?: boolean;
+  /** Options for the provider, by provider name (`sandbox.task`: what the sandbox models write, docs/engine.md).
+   *  Merged into the call's: the request's first, then what the middleware set, then the engine's own. */
+  providerOptions?: Record<string, Record<string, JSONValue>>;
   /** How often a call the provider calls retryable is tried again; the server's PROVIDER_MAX_RETRIES when not given
    *  (a workflow step gives 0: its retries are the workflow's). */
   maxRetries?: number;
@@ -392,6 +395,9 @@ export class Engine {
     const tools = toolsOf(request, model);
     const parallelToolCalls = request.parallelToolCalls ?? true;
     const offersTools = tools.length > 0;
+    // Per provider: the request's options, then the middleware's over them.
+    const merged: Record<string, Record<string, JSONValue>> = { ...request.providerOptions };
+    for (const [provider, values] of Object.entries(extra)) merged[provider] = { ...merged[provider], ...values };
     const options: LanguageModelV4CallOptions = {
       prompt: toPrompt(request.messages),
       maxOutputTokens: request.maxOutputTokens,
@@ -407,12 +413,12 @@ export class Engine {
       tools: offersTools ? tools.map((tool) => ({ type: 'function' as const, name: tool.name, description: tool.description, inputSchema: tool.parameters, strict: tool.strict })) : undefined,
       toolChoice: offersTools ? toolChoiceOf(request.toolChoice ?? 'auto') : undefined,
       providerOptions: {
-        ...extra,
-        sandbox: { ...extra.sandbox, choice, ...(offersTools ? { parallelToolCalls } : {}) },
+        ...merged,
+        sandbox: { ...merged.sandbox, choice, ...(offersTools ? { parallelToolCalls } : {}) },
         ...(request.reasoningEffort || offersTools
-          ? { openai: { ...extra.openai, ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}), ...(offersTools ? { parallelToolCalls } : {}) } }
+          ? { openai: { ...merged.openai, ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}), ...(offersTools ? { parallelToolCalls } : {}) } }
           : {}),
-        ...(offersTools && !parallelToolCalls ? { anthropic: { ...extra.anthropic, disableParallelToolUse: true } } : {}),
+        ...(offersTools && !parallelToolCalls ? { anthropic: { ...merged.anthropic, disableParallelToolUse: true } } : {}),
       },
       abortSignal: signal,
     };

@@ -31,6 +31,16 @@
 //                    punctuation, a long sentence is split away from its marker), and the sentences quote the sources.
 //                    Choices and seeds do not change a grounded answer: every choice is the same text.
 //
+// Document tasks: with `providerOptions.sandbox.task` (a feature's statement of what to write, e.g. the documents
+//   feature's `{kind: 'summarize', text, length: 'short'}`), sandbox-writer writes from the task's text by the rules of
+//   sandbox-task.ts instead of its draft, and reads no prompt: an extractive summary (TextRank over the sentences' key
+//   words, within the length's sentence and word budget, in the text's order), an outline of the text's own headings
+//   with their key sentences (a plan from the title and instruction for an empty text), an expansion with the
+//   document's related sentences, a rewrite by the style rules (tone, clarity), citation markers where a source shares
+//   two key words. sandbox-echo ignores tasks; so does sandbox-writer a task of no known shape. Choices and seeds do
+//   not change a task's text; the voice's sliders change only a rewrite. docs/engine.md ("Document tasks") has the
+//   rules with examples.
+//
 // Choices and seeds: choice i of `n` (and `seed` s) rotate the key terms by i + s, so drafts (and JSON schema values)
 // differ and a seed gives the same answer every time. Temperature and the penalties change nothing: the models are
 // deterministic.
@@ -81,6 +91,7 @@ import type {
 } from '@ai-sdk/provider';
 import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
 import { type ImageInfo, imageInfo, imageTokens } from './image-info.ts';
+import { taskOf, taskText } from './sandbox-task.ts';
 import { argumentFragments, type SandboxToolCall, toolCalls } from './sandbox-tools.ts';
 import { forms, keyTerms, meets } from './sandbox-words.ts';
 import { rewriteToward, SLIDER_NAMES, type Sliders } from './style.ts';
@@ -410,6 +421,12 @@ function answer(modelId: string, options: LanguageModelV4CallOptions, input: San
   if (input.results) {
     const text = resultsAnswer(modelId, input.results);
     return formatted(options, text, keyTerms(text), rotation);
+  }
+  // A document task says what to write: its text alone is read, and the voice's sliders change only a rewrite.
+  const task = modelId === 'sandbox-echo' ? null : taskOf(options.providerOptions?.sandbox);
+  if (task) {
+    const text = taskText(task, slidersOf(options));
+    return formatted(options, text, keyTerms(task.text), rotation);
   }
   const passages = modelId === 'sandbox-echo' ? null : passagesIn(input.system);
   const written =

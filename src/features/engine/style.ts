@@ -123,7 +123,7 @@ const BOUNDARY = /[.!?…]+["'”’)\]]*(?:[ \t]*[\p{Extended_Pictographic}\u{F
 const ABBREVIATION = /(?:^|[\s(])(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|prof|st|approx|cf|inc|ltd)$/i;
 
 /** A sentence with UTF-16 offsets into its text. */
-interface Span {
+export interface Span {
   start: number;
   end: number;
   text: string;
@@ -133,7 +133,8 @@ function tokensOf(text: string): string[] {
   return (text.match(TOKEN) ?? []).map((t) => t.toLowerCase().replace(/’/g, "'"));
 }
 
-function sentenceSpans(text: string): Span[] {
+/** The sentences of a text, with their offsets (abbreviations such as "e.g." and "Dr." do not end one). */
+export function sentenceSpans(text: string): Span[] {
   const spans: Span[] = [];
   const push = (from: number, to: number) => {
     while (from < to && /\s/.test(text[from]!)) from++;
@@ -605,6 +606,38 @@ export function rewriteToward(text: string, target: Sliders): string {
     s.replace(/^[,;:]\s*/, '').replace(LEAD, (all, lead: string, word: string) => (/^\p{Ll}+$/u.test(word) && !lowerStarts.has(word) ? lead + capitalize(word) : all)),
   );
   return out;
+}
+
+/** Plain words for stiff ones, used by `clarify` only: each swap keeps the meaning in any sentence it appears in. */
+const PLAIN: Table = {
+  ...SIMPLIFY,
+  every: 'each', extra: 'more', purchase: 'buy', purchases: 'buys', receive: 'get', receives: 'gets', provide: 'give', provides: 'gives',
+  require: 'need', requires: 'needs', assist: 'help', assists: 'helps', obtain: 'get', obtains: 'gets', currently: 'now', immediately: 'at once',
+  demonstrate: 'show', demonstrates: 'show', 'a number of': 'some', 'in addition,': 'also,', 'as well as': 'and', 'at the moment': 'now',
+};
+const EXPANDED: Record<string, string> = { re: 'are', ve: 'have', ll: 'will', d: 'would', m: 'am' };
+
+/**
+ * The sandbox's rewrite of a passage for clarity: filler words removed, wordy phrases and stiff words made plain
+ * ("utilize" → "use", "every" → "each"), contractions ("do not" → "don't"), and long sentences split at ", and", ", but",
+ * ";" or a dash. `formal` keeps the words and writes contractions out instead ("don't" → "do not").
+ */
+export function clarify(text: string, formal = false): string {
+  const lowerStarts = new Set(sentenceSpans(text).flatMap((s) => LEAD.exec(s.text)?.[2]?.match(/^\p{Ll}+$/u) ?? []));
+  let out = removeWords(text, FILLER_REMOVED);
+  out = replaceTable(out, { 'in order to': 'to', 'due to the fact that': 'because', 'at this point in time': 'now' });
+  out = formal
+    ? replaceTable(out, EXPAND)
+        .replace(/(\p{L})n['’]t\b/gu, '$1 not')
+        .replace(/(\p{L})['’](re|ve|ll|d|m)\b/gu, (_m, l: string, c: string) => `${l} ${EXPANDED[c]}`)
+    : replaceTable(replaceTable(out, PLAIN), CONTRACT, '(?=\\s+[\\p{L}])');
+  out = mapSentences(out, splitLong)
+    .replace(/[ \t]{2,}/g, ' ')
+    .replace(/[ \t]+([,.;:!?])/g, '$1')
+    .replace(/,(?=\s*[,.;:!?])/g, '');
+  return mapSentences(out, (s) =>
+    s.replace(/^[,;:]\s*/, '').replace(LEAD, (all, lead: string, word: string) => (/^\p{Ll}+$/u.test(word) && !lowerStarts.has(word) ? lead + capitalize(word) : all)),
+  );
 }
 
 // ---------- Checking a text against a voice ----------

@@ -3,9 +3,11 @@
 // and rendered content) and its state; deciding takes an API key of the step's approver role, typed into the page and
 // sent by its script to the API's own approve and reject operations (the link alone decides nothing).
 //
-// The page's data is in the HTML as text and attributes (escaped); its script (approval-app.ts, bundled by esbuild
+// The page's data is in the HTML as text and attributes (escaped), the content to review as Markdown rendered to HTML
+// (markdown-it with raw HTML escaped, so markup in a model's output is shown, never run); its script (approval-app.ts, bundled by esbuild
 // on first request) only reads them and calls the API. The policy allows no inline script and nothing from elsewhere.
 import { Router, type Response } from 'express';
+import MarkdownIt from 'markdown-it';
 import type { components } from '../../../generated/openapi.ts';
 import { bundleScript, once, sendAsset, stylesheet } from '../../platform/assets.ts';
 import type { Platform } from '../../platform/context.ts';
@@ -16,6 +18,20 @@ type Schemas = components['schemas'];
 
 const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const ASSETS = '/approvals/assets';
+
+/** The content's Markdown: raw HTML escaped (`html: false`), links markdown-it accepts (never `javascript:`, `vbscript:`,
+ *  `file:` or a non-image `data:` URL), its headings two levels down, under the page's own `h1` and `h2`. */
+const markdown = new MarkdownIt({ html: false, linkify: true, typographer: false });
+markdown.renderer.rules.link_open = (tokens, index, options, _env, self) => {
+  tokens[index]!.attrSet('rel', 'nofollow noopener noreferrer');
+  return self.renderToken(tokens, index, options);
+};
+const lower = (tag: string) => `h${Math.min(6, Number(tag.slice(1)) + 2)}`;
+markdown.renderer.rules.heading_open = (tokens, index, options, _env, self) => {
+  tokens[index]!.tag = lower(tokens[index]!.tag);
+  return self.renderToken(tokens, index, options);
+};
+markdown.renderer.rules.heading_close = markdown.renderer.rules.heading_open;
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
@@ -90,7 +106,7 @@ export function approvalPages(platform: Platform): Router {
 </section>
 <section aria-labelledby="content-title">
 <h2 id="content-title">Content to review</h2>
-<div data-part="content" class="content">${approval.content === null ? '<p class="muted">The step shows no content.</p>' : `<pre>${escape(approval.content)}</pre>`}</div>
+<div data-part="content" class="content">${approval.content === null ? '<p class="muted">The step shows no content.</p>' : `<div class="markdown">${markdown.render(approval.content)}</div>`}</div>
 </section>
 <p data-part="state" role="status" aria-live="polite">${escape(stateOf(step.status, approval))}</p>
 ${

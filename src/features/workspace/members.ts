@@ -1,5 +1,6 @@
 // Members: the people of a workspace and their roles. Adding and removing one records a workspace.member.* event
-// and an audit entry in the transaction of the change; removing one also revokes the API keys that act on their behalf.
+// and an audit entry in the transaction of the change; removing one also revokes the API keys that act on their behalf,
+// which is why a key cannot remove its own member.
 import type { Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
@@ -84,6 +85,11 @@ export const memberHandlers = {
       const member = await membersOf(trx, workspaceId).where('members.user_id', '=', request.path.id).executeTakeFirst();
       if (!member) throw notFound('member', request.path.id);
       requireRoleAtLeast(context, member.role, 'remove');
+      // The removal revokes the member's keys, this one among them: a person is removed by someone else, never
+      // locks themselves out by a click.
+      if (member.user_id === context.caller.userId) {
+        throw new Problem('cannot_remove_self', `${member.email} is the member this API key acts for; another admin or owner removes them.`);
+      }
       // Recording the event first takes the workspace row's lock, so two removals of the last two owners cannot
       // both see another owner left.
       const { apiKey, userId: actingUserId } = context.caller;

@@ -1,11 +1,13 @@
-// The dashboard app: sign in with an API key, then the workspace, its API keys, members and projects, its webhooks
-// and events, the audit and request logs, and the usage. Each page shows
+// The dashboard app: sign in with an API key, then the playground (the page a person lands on: a model, a voice, a
+// prompt, the answer streamed with its cost), the workspace, its API keys, members and projects, its webhooks and
+// events, the audit and request logs, and the usage. Each page shows
 // what the key's role allows (the contract's minimum role of each operation) and hides the controls it does not.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { clientFor, saveKey, savedKey, unwrap, type Schemas } from './api.ts';
 import { KeysPage } from './keys.tsx';
 import { EventsPage, LogsPage, MembersPage, ProjectsPage } from './settings.tsx';
+import { PlaygroundPage } from './playground.tsx';
 import { UsagePage } from './usage.tsx';
 import { ProblemMessage } from './ui.tsx';
 import { WebhooksPage } from './webhooks.tsx';
@@ -13,6 +15,7 @@ import { WorkspacePage } from './workspace.tsx';
 import type { Session } from './session.ts';
 
 const PAGES = [
+  { path: 'playground', title: 'Playground' },
   { path: 'workspace', title: 'Workspace' },
   { path: 'keys', title: 'API keys' },
   { path: 'members', title: 'Members' },
@@ -26,7 +29,7 @@ type PagePath = (typeof PAGES)[number]['path'];
 
 function currentPage(): PagePath {
   const path = window.location.hash.replace(/^#\/?/, '').split('/')[0];
-  return (PAGES.find((page) => page.path === path)?.path ?? 'workspace') as PagePath;
+  return (PAGES.find((page) => page.path === path)?.path ?? 'playground') as PagePath;
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
@@ -113,6 +116,7 @@ function App() {
         </button>
       </header>
       <main>
+        {page === 'playground' ? <PlaygroundPage session={session} /> : null}
         {page === 'workspace' ? <WorkspacePage session={session} /> : null}
         {page === 'keys' ? <KeysPage session={session} /> : null}
         {page === 'members' ? <MembersPage session={session} /> : null}

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { allows, unwrap, type Role, type Schemas } from './api.ts';
 import type { Session } from './session.ts';
-import { Empty, Loading, MoreButton, ProblemMessage, usePages, when } from './ui.tsx';
+import { Empty, Loading, MoreButton, ProblemMessage, Skeleton, usePages, when } from './ui.tsx';
 
 type Page<T> = { data: T[]; next_cursor: string | null };
 const cursorOf = (cursor: string | undefined) => (cursor ? { cursor } : {});
@@ -40,11 +40,13 @@ function Table<T>({ label, columns, rows }: { label: string; columns: string[]; 
   );
 }
 
-function List<T>({ pages, what, children }: { pages: ReturnType<typeof usePages<T>>; what: string; children: (items: T[]) => preact.ComponentChildren }) {
+/** A list's first page: its table's skeleton while it comes (given its number of `columns`), then the table. */
+function List<T>({ pages, what, columns, children }: { pages: ReturnType<typeof usePages<T>>; what: string; columns?: number; children: (items: T[]) => preact.ComponentChildren }) {
+  const loading = pages.error ? null : columns ? <Skeleton what={what} columns={columns} /> : <Loading what={what} />;
   return (
     <>
       <ProblemMessage error={pages.error} />
-      {pages.items === null ? <Loading what={what} /> : pages.items.length === 0 ? <Empty>Nothing here yet.</Empty> : children(pages.items)}
+      {pages.items === null ? loading : pages.items.length === 0 ? <Empty>Nothing here yet.</Empty> : children(pages.items)}
       <MoreButton more={pages.more} busy={pages.busy} />
     </>
   );
@@ -106,7 +108,12 @@ export function MembersPage({ session }: { session: Session }) {
                 member.name ?? '—',
                 member.role,
                 when(member.added_at),
-                allows(session.role, 'removeMember') ? (
+                // The API refuses a key's removal of its own member (409 cannot_remove_self): nothing to offer.
+                member.id === session.workspace.caller.user_id ? (
+                  <span class="muted" data-part="you">
+                    you
+                  </span>
+                ) : allows(session.role, 'removeMember') ? (
                   <button
                     type="button"
                     class="secondary"
@@ -206,6 +213,32 @@ export function ProjectsPage({ session }: { session: Session }) {
   );
 }
 
+/**
+ * Who made an audited change, as a person reads it: the key's name and role ("prod-server (editor key)"), or the
+ * service and what of it ("system: workflow run run_…", from `details.via`).
+ */
+export function actorLabel(entry: Schemas['AuditLogEntry']): string {
+  const { actor } = entry;
+  if (actor.type === 'system') {
+    const via = (entry.details as Record<string, unknown> | null)?.via;
+    return typeof via === 'string' && via ? `system: ${via}` : 'system';
+  }
+  return `${actor.api_key_name ?? actor.api_key_id ?? 'an API key'}${actor.role ? ` (${actor.role} key)` : ''}`;
+}
+
+/** What a change was made to: its name when it has one, its type, and its id (which may wrap anywhere). */
+function TargetCell({ target }: { target: Schemas['AuditLogEntry']['target'] | null }) {
+  if (!target) return <>—</>;
+  return (
+    <span data-part="target">
+      {target.type}
+      {target.display_name ? <> {target.display_name}</> : null}
+      <br />
+      <code class="id">{target.id}</code>
+    </span>
+  );
+}
+
 export function LogsPage({ session }: { session: Session }) {
   const [action, setAction] = useState('');
   const [status, setStatus] = useState('');
@@ -238,14 +271,23 @@ export function LogsPage({ session }: { session: Session }) {
         <label for="audit-action">Action</label>
         <input id="audit-action" placeholder="api_key.created" value={action} onChange={(event) => setAction((event.target as HTMLInputElement).value.trim())} />
       </div>
-      <List pages={audit} what="the audit log">
+      <List pages={audit} what="the audit log" columns={4}>
         {(items) => (
           <Table
             label="audit log"
             columns={['When', 'Action', 'Actor', 'Target']}
             rows={items.map((entry) => ({
               key: entry.id,
-              cells: [when(entry.created_at), <code>{entry.action}</code>, JSON.stringify(entry.actor), entry.target ? `${entry.target.type} ${entry.target.id}` : '—'],
+              cells: [
+                when(entry.created_at),
+                <code class="word" data-part="action">
+                  {entry.action}
+                </code>,
+                <span data-part="actor" title={entry.actor.api_key_id ?? undefined}>
+                  {actorLabel(entry)}
+                </span>,
+                <TargetCell target={entry.target} />,
+              ],
             }))}
           />
         )}
@@ -257,14 +299,30 @@ export function LogsPage({ session }: { session: Session }) {
         <label for="request-path">Path starts with</label>
         <input id="request-path" placeholder="/v1/workflows" value={pathPrefix} onChange={(event) => setPathPrefix((event.target as HTMLInputElement).value.trim())} />
       </div>
-      <List pages={requests} what="the request log">
+      <List pages={requests} what="the request log" columns={5}>
         {(items) => (
           <Table
             label="request log"
             columns={['When', 'Request', 'Status', 'Duration', 'Key']}
             rows={items.map((entry) => ({
               key: entry.id,
-              cells: [when(entry.created_at), `${entry.method} ${entry.path}`, `${entry.status}${entry.error_code ? ` ${entry.error_code}` : ''}`, `${entry.duration_ms} ms`, entry.api_key_id ?? '—'],
+              cells: [
+                when(entry.created_at),
+                <span>
+                  {entry.method} <code class="path">{entry.path}</code>
+                </span>,
+                <span>
+                  {entry.status}
+                  {entry.error_code ? (
+                    <>
+                      {' '}
+                      <code class="word">{entry.error_code}</code>
+                    </>
+                  ) : null}
+                </span>,
+                `${entry.duration_ms} ms`,
+                entry.api_key_id ? <code class="id">{entry.api_key_id}</code> : '—',
+              ],
             }))}
           />
         )}

@@ -1,4 +1,4 @@
-// Small pieces the pages share: a problem shown as it came, loading and empty states, a page of a list with a
+// Small pieces the pages share: a problem shown as it came, loading states (a line, a table's skeleton), empty states, a page of a list with a
 // "more" button, copy to clipboard, dates.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -29,6 +29,33 @@ export function Loading({ what }: { what: string }) {
     <p class="muted" role="status" data-part="loading">
       Loading {what}…
     </p>
+  );
+}
+
+/**
+ * A list that is on its way: the shape of its table at once (grey bars, hidden from assistive technology), and the
+ * "Loading …" line for screen readers only, so the page does not sit on a sentence while the answer comes.
+ */
+export function Skeleton({ what, columns, rows = 5 }: { what: string; columns: number; rows?: number }) {
+  return (
+    <div class="skeleton" data-part="skeleton">
+      <p class="visually-hidden" role="status" data-part="loading">
+        Loading {what}…
+      </p>
+      <table aria-hidden="true">
+        <tbody>
+          {Array.from({ length: rows }, (_, row) => (
+            <tr key={row}>
+              {Array.from({ length: columns }, (_, column) => (
+                <td key={column}>
+                  <span class="bar" />
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

@@ -1,5 +1,6 @@
 // Usage at a glance: the workspace's spend by day over the last 30 days, stacked by model (GET /v1/usage grouped by
-// day and model), as a chart with the same figures in a table beside it for those who do not see the chart.
+// day and model), as a chart with a dated axis and a dollar axis, and the same figures in tables below it for those
+// who do not see the chart.
 import { useEffect, useState } from 'preact/hooks';
 import { allows, unwrap, type Schemas } from './api.ts';
 import type { Session } from './session.ts';
@@ -7,6 +8,33 @@ import { Empty, Loading, ProblemMessage } from './ui.tsx';
 
 const COLORS = ['#1d4ed8', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
 const day = (date: Date) => date.toISOString().slice(0, 10);
+
+// The chart's box and the margins that hold the axes' labels, in the SVG's units.
+const WIDTH = 640;
+const HEIGHT = 240;
+const LEFT = 72;
+const RIGHT = 8;
+const TOP = 10;
+const BOTTOM = 28;
+
+/** "Nov 3" for 2026-11-03: the days are UTC dates, and shown as such. */
+const shortDate = (date: string) => new Date(`${date}T00:00:00Z`).toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+
+const dollars = (value: number, decimals: number) => `$${value.toFixed(decimals)}`;
+
+/**
+ * The dollar axis: a round step (1, 2 or 5 times a power of ten) that splits the highest day into at most four, its
+ * ticks from 0, and as many decimals as the step needs (at least the cents).
+ */
+export function dollarScale(highest: number): { max: number; ticks: number[]; decimals: number } {
+  const target = highest > 0 ? highest / 4 : 0.01;
+  const power = 10 ** Math.floor(Math.log10(target));
+  const step = [1, 2, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= target)!;
+  const count = Math.max(1, Math.ceil(highest / step - 1e-9));
+  const decimals = Math.min(8, Math.max(2, -Math.floor(Math.log10(step))));
+  const ticks = Array.from({ length: count + 1 }, (_, i) => Number((i * step).toFixed(decimals)));
+  return { max: count * step, ticks, decimals };
+}
 
 export function UsagePage({ session }: { session: Session }) {
   const [report, setReport] = useState<Schemas['UsageReport'] | null>(null);
@@ -30,36 +58,66 @@ export function UsagePage({ session }: { session: Session }) {
   const models = report ? [...new Set(report.data.map((bucket) => bucket.model ?? 'other'))] : [];
   const cost = (date: string, model: string) => (report?.data ?? []).filter((bucket) => bucket.date === date && (bucket.model ?? 'other') === model).reduce((sum, bucket) => sum + bucket.cost_usd, 0);
   const totals = days.map((date) => models.reduce((sum, model) => sum + cost(date, model), 0));
-  const top = Math.max(...totals, 0.000001);
-  const width = 600;
-  const height = 180;
-  const bar = width / days.length;
+  const scale = dollarScale(Math.max(...totals, 0));
+  const plotWidth = WIDTH - LEFT - RIGHT;
+  const plotHeight = HEIGHT - TOP - BOTTOM;
+  const bar = plotWidth / days.length;
+  const y = (value: number) => TOP + plotHeight - (value / scale.max) * plotHeight;
   return (
     <section aria-labelledby="usage-title">
       <h1 id="usage-title">Usage</h1>
       <p class="muted">
-        Spend by day and model, {days[0]} to {days[days.length - 1]}.
+        Spend by day and model, {days[0]} to {days[days.length - 1]} (UTC).
       </p>
       <ProblemMessage error={error} />
       {!report && !error ? <Loading what="the usage" /> : null}
       {report && report.data.length === 0 ? <Empty>No model calls in the last 30 days.</Empty> : null}
       {report && report.data.length > 0 ? (
         <>
-          <svg class="chart" viewBox={`0 0 ${width} ${height + 20}`} role="img" aria-labelledby="usage-chart-title" data-part="usage-chart">
-            <title id="usage-chart-title">Spend per day, stacked by model; the table below has the figures.</title>
+          <svg class="chart" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-labelledby="usage-chart-title usage-chart-desc" data-part="usage-chart">
+            <title id="usage-chart-title">Spend per day in US dollars, stacked by model.</title>
+            <desc id="usage-chart-desc">
+              {`From ${days[0]} to ${days[days.length - 1]}; the highest day is ${dollars(Math.max(...totals), scale.decimals)}. The tables below have the figures.`}
+            </desc>
+            <g data-part="y-axis" class="axis">
+              {scale.ticks.map((tick) => (
+                <g key={tick}>
+                  <line x1={LEFT} x2={WIDTH - RIGHT} y1={y(tick)} y2={y(tick)} class="grid" />
+                  <text x={LEFT - 6} y={y(tick)} text-anchor="end" dominant-baseline="middle">
+                    {dollars(tick, scale.decimals)}
+                  </text>
+                </g>
+              ))}
+            </g>
             {days.map((date, i) => {
-              let y = height;
+              let top = y(0);
               return (
                 <g key={date}>
                   {models.map((model, m) => {
-                    const h = (cost(date, model) / top) * height;
-                    y -= h;
-                    return h > 0 ? <rect key={model} x={i * bar + 2} y={y} width={bar - 4} height={h} fill={COLORS[m % COLORS.length]} /> : null;
+                    const h = (cost(date, model) / scale.max) * plotHeight;
+                    top -= h;
+                    return h > 0 ? (
+                      <rect key={model} x={LEFT + i * bar + 1} y={top} width={Math.max(bar - 2, 1)} height={h} fill={COLORS[m % COLORS.length]}>
+                        <title>{`${date} · ${model}: ${dollars(cost(date, model), 6)}`}</title>
+                      </rect>
+                    ) : null;
                   })}
                 </g>
               );
             })}
-            <line x1="0" y1={height} x2={width} y2={height} stroke="currentColor" stroke-width="1" />
+            <g data-part="x-axis" class="axis">
+              <line x1={LEFT} y1={y(0)} x2={WIDTH - RIGHT} y2={y(0)} stroke="currentColor" stroke-width="1" />
+              {days.map((date, i) =>
+                i % 7 === 0 || i === days.length - 1 ? (
+                  <g key={date}>
+                    <line x1={LEFT + (i + 0.5) * bar} x2={LEFT + (i + 0.5) * bar} y1={y(0)} y2={y(0) + 4} stroke="currentColor" />
+                    <text x={LEFT + (i + 0.5) * bar} y={y(0) + 18} text-anchor="middle">
+                      {shortDate(date)}
+                    </text>
+                  </g>
+                ) : null,
+              )}
+            </g>
           </svg>
           <ul class="legend">
             {models.map((model, m) => (
@@ -91,6 +149,35 @@ export function UsagePage({ session }: { session: Session }) {
                     </tr>
                   );
                 })}
+              </tbody>
+            </table>
+          </div>
+          <div class="table" tabIndex={0} role="region" aria-label="Spend by day">
+            <table data-part="usage-by-day">
+              <caption>Spend by day (the chart's figures; days without calls left out)</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Date (UTC)</th>
+                  {models.map((model) => (
+                    <th key={model} scope="col">
+                      {model} (USD)
+                    </th>
+                  ))}
+                  <th scope="col">Total (USD)</th>
+                </tr>
+              </thead>
+              <tbody>
+                {days.map((date, i) =>
+                  totals[i]! > 0 ? (
+                    <tr key={date}>
+                      <th scope="row">{date}</th>
+                      {models.map((model) => (
+                        <td key={model}>{cost(date, model).toFixed(6)}</td>
+                      ))}
+                      <td>{totals[i]!.toFixed(6)}</td>
+                    </tr>
+                  ) : null,
+                )}
               </tbody>
             </table>
           </div>
