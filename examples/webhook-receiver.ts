@@ -1,5 +1,5 @@
 // A complete receiver of content-service webhooks, with node:http only. Run it with
-//   WEBHOOK_SECRET=whsec_… PORT=3000 node examples/webhook-receiver.ts
+//   WEBHOOK_SECRET=whsec_… PORT=3000 npx node examples/webhook-receiver.ts
 // and point an endpoint at http://<this host>:3000/ (https in production). While you rotate the secret, give it
 // both: WEBHOOK_SECRETS=whsec_new…,whsec_old…  Tests run it in-process with startReceiver().
 import http from 'node:http';

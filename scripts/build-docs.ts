@@ -1,7 +1,7 @@
 // Renders the docs portal into docs/site/ (or the directory given as the first argument): the OpenAPI reference
 // (Redocly, webhooks included), the AsyncAPI reference (the AsyncAPI React component) and the guides of docs/guides/
-// and the changelog (Markdown). Every page is self-contained: scripts and styles are inlined, so they open from disk or any
-// static host without reaching a CDN.
+// and the changelog (Markdown). Every page is self-contained: scripts, styles and images are inlined, so they open from
+// disk or any static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join, dirname, resolve, extname } from 'node:path';
@@ -43,6 +43,19 @@ execFileSync(
   ['build-docs', 'generated/openapi.json', '-o', join(site, 'index.html'), '--inlineBundle', '--title', 'content-service API reference'],
   { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
 );
+
+// Redoc's sidebar shows "API docs by Redocly" with a logo image from its CDN. The page must load nothing from the
+// network, so the logo's addresses become an inline SVG of the same words; any other remote asset stops the build.
+const redocLogo = (text: string, width: number) =>
+  'data:image/svg+xml,' +
+  encodeURIComponent(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="20" viewBox="0 0 ${width} 20"><text x="0" y="15" font-family="sans-serif" font-size="14" font-weight="600" fill="#f0466d">${text}</text></svg>`,
+  );
+const reference = readFileSync(join(site, 'index.html'), 'utf8')
+  .replaceAll('https://cdn.redoc.ly/redoc/logo-mini-full.svg', redocLogo('Redocly', 60))
+  .replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', redocLogo('R', 12));
+if (reference.includes('cdn.redoc.ly')) throw new Error('docs/site/index.html still loads an asset from cdn.redoc.ly');
+writeFileSync(join(site, 'index.html'), reference);
 
 const component = join(root, 'node_modules', '@asyncapi', 'react-component');
 const script = readFileSync(join(component, 'browser', 'standalone', 'index.js'), 'utf8');

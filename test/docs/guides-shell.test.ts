@@ -1,0 +1,103 @@
+// The guides' shell examples, run as a reader runs them: each guide's `sh` blocks in order, in one bash session per
+// guide (a variable set by one block is there for the next), against a fresh server of its own with no provider key,
+// with the guide's address (`https://eu.content-service.example` or `http://localhost:8080`) replaced by the server's
+// and `$CONTENT_SERVICE_KEY` its owner key. Each block must exit without a failed command and answer no HTTP error it
+// does not document in a comment. A block the test cannot run carries a visible marker
+// (`<!-- not run by test/docs/guides-shell.test.ts: why -->`); the test lists those with their reasons.
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { projectRoot } from '../support/prism.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { documentedErrorStatuses, fencedBlocks, ShellSession, type BlockResult } from '../support/shell-blocks.ts';
+
+const THIS_FILE = 'test/docs/guides-shell.test.ts';
+
+const read = (...path: string[]) => readFileSync(join(projectRoot, ...path), 'utf8');
+
+/**
+ * The guides whose shell blocks this test runs, the files a guide asks its reader to save (written into the session's
+ * directory first), and what some of their blocks print.
+ */
+interface Guide {
+  name: string;
+  files?: () => Record<string, string>;
+  checks?: Array<{ phrase: string; check: (result: BlockResult) => void }>;
+}
+const guides: Guide[] = [
+  { name: 'chat', checks: [{ phrase: 'Announce our spring sale', check: ({ stdout }) => expect(stdout).toContain('"object":"chat.completion"') }] },
+  { name: 'embeddings-and-responses' },
+  { name: 'receiving-webhooks' },
+  {
+    name: 'voices',
+    // "With the sample saved as sample.txt": the casual sample the guide's outputs come from.
+    files: () => ({ 'sample.txt': read('test', 'voices', 'samples', 'casual-coffee.txt') }),
+    checks: [
+      { phrase: 'echo $STATUS', check: ({ stdout }) => expect(stdout).toBe('ready\n') },
+      {
+        phrase: '/check',
+        check: ({ stdout }) => {
+          const check = JSON.parse(stdout);
+          expect(check).toMatchObject({ object: 'voice_check', rating: 'off_voice', banned_phrases_found: [{ phrase: 'world-class', start: 16, end: 27 }] });
+        },
+      },
+    ],
+  },
+  {
+    name: 'workflows',
+    // "Save this as release.yaml": the guide's definition.
+    files: () => ({ 'release.yaml': /```yaml\n([\s\S]*?)```/.exec(read('docs', 'guides', 'workflows.md'))![1]! }),
+    checks: [{ phrase: '| jq \'{status, latency_ms, cost_usd, outputs}\'', check: ({ stdout }) => expect(stdout).toContain('"status": "success"') }],
+  },
+];
+
+describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
+  const blocks = fencedBlocks(readFileSync(join(projectRoot, 'docs', 'guides', `${name}.md`), 'utf8'), 'sh');
+  let server: TestServer;
+  let session: ShellSession;
+  let dir: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
+    // A directory of the reader's own, with the files the guide has them save; `npx` finds the project's packages.
+    dir = mkdtempSync(join(tmpdir(), `guide-${name}-`));
+    symlinkSync(join(projectRoot, 'node_modules'), join(dir, 'node_modules'));
+    for (const [file, text] of Object.entries(files?.() ?? {})) writeFileSync(join(dir, file), text);
+    session = new ShellSession({ cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CONTENT_SERVICE_KEY: server.ownerKey } });
+  });
+  afterAll(async () => {
+    session?.stop();
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    const skipped = blocks.filter((block) => block.notRun);
+    if (skipped.length > 0) console.info(`docs/guides/${name}.md blocks not run:\n${skipped.map((block) => `  line ${block.line}: ${block.notRun}`).join('\n')}`);
+  });
+
+  test('every marker names this test and gives a reason', () => {
+    for (const block of blocks.filter((candidate) => candidate.notRun)) {
+      expect(block.markerFile, `the marker of line ${block.line}`).toBe(THIS_FILE);
+      expect(block.notRun!.length).toBeGreaterThan(10);
+    }
+  });
+
+  for (const block of blocks) {
+    const title = `line ${block.line} (${block.section})`;
+    if (block.notRun) {
+      test.skip(`${title}: ${block.notRun}`, () => {});
+      continue;
+    }
+    test(title, { timeout: 90_000 }, async () => {
+      const code = block.code
+        .replaceAll('https://eu.content-service.example', server.url)
+        .replaceAll('http://localhost:8080', server.url)
+        .replace(/^export CONTENT_SERVICE_KEY=cs_live_….*$/gm, `export CONTENT_SERVICE_KEY=${server.ownerKey}`);
+      const result = await session.run(code, 80_000);
+      const shown = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
+      expect(result.failures, shown).toEqual([]);
+      const errors = result.httpStatuses.filter((status) => status >= 400 || status === 0);
+      expect(errors.sort(), `HTTP errors of the block (those it documents in a comment are expected)\n${shown}`).toEqual(documentedErrorStatuses(block.code).sort());
+      for (const entry of checks.filter((candidate) => block.code.includes(candidate.phrase))) entry.check(result);
+    });
+  }
+});
