@@ -36,3 +36,12 @@ function resolve(parameter: SpecParameter | Ref): SpecParameter {
   const name = parameter.$ref.replace('#/components/parameters/', '');
   return (openApiDocument.components as { parameters: Record<string, SpecParameter> }).parameters[name]!;
 }
+
+/** The node itself, or what its `$ref` (a pointer into this document) points at, following references. */
+export function resolveRef(node: unknown): Record<string, any> | undefined {
+  let current = node as Record<string, any> | undefined;
+  for (let hops = 0; typeof current?.$ref === 'string' && hops < 20; hops++) {
+    current = (current.$ref as string).replace(/^#\//, '').split('/').reduce<any>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
+  }
+  return current;
+}

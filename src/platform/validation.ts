@@ -6,9 +6,9 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import './validator-route-table.ts';
 import './validator-schema-roots.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
-import { openApiDocument, openApiText } from './spec.ts';
+import { openApiDocument, openApiText, resolveRef } from './spec.ts';
 import { Problem, validationFailed, type ProblemFieldError } from './problems.ts';
 
 /**
@@ -90,22 +90,14 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
 
 type Json = Record<string, any>;
 
-function deref(node: unknown): Json | undefined {
-  let current = node as Json | undefined;
-  for (let hops = 0; typeof current?.$ref === 'string' && hops < 20; hops++) {
-    current = (current.$ref as string).replace(/^#\//, '').split('/').reduce<any>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
-  }
-  return current;
-}
-
 /** The query parameters of each operation whose schema is a number or an integer. */
 const numericQueryParameters = new Map<string, string[]>();
 for (const item of Object.values(openApiDocument.paths)) {
   for (const operation of Object.values(item)) {
     if (!operation.operationId) continue;
     const names = (operation.parameters ?? [])
-      .map((p) => deref(p))
-      .filter((p) => p?.in === 'query' && ['integer', 'number'].includes(deref(p.schema)?.type))
+      .map((p) => resolveRef(p))
+      .filter((p) => p?.in === 'query' && ['integer', 'number'].includes(resolveRef(p.schema)?.type))
       .map((p) => p!.name as string);
     if (names.length > 0) numericQueryParameters.set(operation.operationId, names);
   }
@@ -113,7 +105,7 @@ for (const item of Object.values(openApiDocument.paths)) {
 
 /** Whether a schema accepts JSON objects only: `type: object`, a oneOf or anyOf of such schemas, or an allOf with one. */
 function objectsOnly(node: unknown): boolean {
-  const schema = deref(node);
+  const schema = resolveRef(node);
   if (schema?.type === 'object') return true;
   const branches = schema?.oneOf ?? schema?.anyOf;
   if (Array.isArray(branches)) return branches.length > 0 && branches.every(objectsOnly);
@@ -124,7 +116,7 @@ function objectsOnly(node: unknown): boolean {
 const objectBodyOperations = new Set<string>();
 for (const item of Object.values(openApiDocument.paths)) {
   for (const operation of Object.values(item)) {
-    const media = Object.values((deref(operation.requestBody)?.content ?? {}) as Record<string, Json>);
+    const media = Object.values((resolveRef(operation.requestBody)?.content ?? {}) as Record<string, Json>);
     if (operation.operationId && media.length > 0 && media.every((type) => objectsOnly(type.schema))) objectBodyOperations.add(operation.operationId);
   }
 }

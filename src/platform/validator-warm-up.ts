@@ -8,22 +8,14 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
-import { openApiDocument } from './spec.ts';
+import { openApiDocument, resolveRef } from './spec.ts';
 import { sharedValidatorMiddleware } from './validation.ts';
 
 type Json = Record<string, any>;
 
-function deref(node: unknown): Json | undefined {
-  let current = node as Json | undefined;
-  for (let hops = 0; typeof current?.$ref === 'string' && hops < 20; hops++) {
-    current = (current.$ref as string).replace(/^#\//, '').split('/').reduce<any>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
-  }
-  return current;
-}
-
 function firstExample(holder: Json | undefined): unknown {
   if (!holder) return undefined;
-  if (holder.examples && !Array.isArray(holder.examples)) return deref(Object.values<Json>(holder.examples)[0])?.value;
+  if (holder.examples && !Array.isArray(holder.examples)) return resolveRef(Object.values<Json>(holder.examples)[0])?.value;
   if (holder.example !== undefined) return holder.example;
   return holder.schema?.examples?.[0] ?? holder.schema?.default ?? holder.schema?.enum?.[0];
 }
@@ -43,13 +35,13 @@ function exampleRequest(id: OperationId): WarmUpRequest {
   const query = new URLSearchParams();
   const headers: Record<string, string> = { Accept: 'application/json' };
   for (const raw of operation.parameters ?? []) {
-    const parameter = deref(raw)!;
+    const parameter = resolveRef(raw)!;
     const value = firstExample(parameter);
     if (parameter.in === 'path') url = url.replace(`{${parameter.name}}`, encodeURIComponent(String(value)));
     else if (parameter.in === 'query' && parameter.required && value !== undefined) query.set(parameter.name, String(value));
     else if (parameter.in === 'header' && parameter.required && value !== undefined) headers[parameter.name] = String(value);
   }
-  const content = deref(operation.requestBody)?.content as Json | undefined;
+  const content = resolveRef(operation.requestBody)?.content as Json | undefined;
   let body: string | undefined;
   if (content?.['application/json']) {
     headers['Content-Type'] = 'application/json';

@@ -8,7 +8,8 @@ import { warmUpValidator } from '../../src/platform/validator-warm-up.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 describe('validator warm-up', () => {
-  test('every operation is sent once and every example request passes the request validation', async () => {
+  // It compiles the validators of every operation, which takes seconds on a busy machine.
+  test('every operation is sent once and every example request passes the request validation', { timeout: 180_000 }, async () => {
     const result = await warmUpValidator();
     expect(result.operations).toBe(Object.keys(operationTable).length);
     expect(result.validated).toBe(result.operations);

@@ -7,14 +7,13 @@
 import type { EmbeddingModelV4 } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { iso } from '../../platform/clock.ts';
-import { newId } from '../../platform/ids.ts';
 import { validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
 import { priceOf, upstreamProblem, withRetries, type UsageFeature } from './engine.ts';
 import type { ProvidersConfig } from './providers.ts';
 import { countTokens } from './tokens.ts';
+import { recordUsage } from './usage-records.ts';
 
 /** OpenAI's limit of tokens in one embeddings request, which the engine keeps to in each call of every provider. */
 export const MAX_TOKENS_PER_CALL = 300_000;
@@ -113,31 +112,10 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
       tokens += result.usage?.tokens ?? batch.tokens;
     }
   } finally {
-    await record(services, model, request, tokens);
+    // One row for the request: nothing when nothing was embedded (a call refused costs nothing).
+    const usage = { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 };
+    await recordUsage(services.db, services.logger, model, request, [{ usage, costUsd: priceOf(model, usage) }]);
   }
   return { model, vectors, tokens, costUsd: priceOf(model, { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 }) };
 }
 
-/** One usage row for the request (nothing when nothing was embedded: a call refused costs nothing). */
-async function record(services: EmbeddingServices, model: CatalogueEntry, request: EmbeddingRequest, tokens: number): Promise<void> {
-  if (tokens === 0) return;
-  const row = {
-    id: newId('use', request.now),
-    workspace_id: request.workspaceId,
-    api_key_id: request.apiKeyId,
-    model: model.id,
-    feature: request.feature,
-    day: iso(request.now).slice(0, 10),
-    input_tokens: tokens,
-    cached_input_tokens: 0,
-    output_tokens: 0,
-    cost_usd: priceOf(model, { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 }),
-    created_at: iso(request.now),
-  };
-  try {
-    await services.db.insertInto('usage_records').values(row).execute();
-  } catch (error) {
-    // The vectors are not withheld for their bookkeeping; the log keeps what was not recorded.
-    services.logger.error({ err: error, usage: row }, 'the usage of an embedding call could not be recorded');
-  }
-}

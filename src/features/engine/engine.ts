@@ -14,8 +14,6 @@ import { APICallError, type EmbeddingModelV4, type JSONSchema7, type JSONValue, 
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { components } from '../../../generated/openapi.ts';
-import { iso } from '../../platform/clock.ts';
-import { newId } from '../../platform/ids.ts';
 import type { AuditOrigin } from '../../platform/audit.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -24,6 +22,7 @@ import { imageInfo, imageTokens } from './image-info.ts';
 import { LocalContextExceeded } from './local.ts';
 import { embedWith, type EmbeddingRequest, type Embeddings } from './embeddings.ts';
 import type { EngineMiddleware, PreparedGeneration } from './middleware.ts';
+import { recordUsage } from './usage-records.ts';
 import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
 import { countPromptTokens, countTokens } from './tokens.ts';
 
@@ -338,36 +337,9 @@ export class Engine {
         { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
       );
       const costs = usages.map((u) => priceOf(model, u));
-      await this.#record(model, request, usages, costs);
+      await recordUsage(this.#db, this.#logger, model, request, usages.map((usage, i) => ({ usage, costUsd: costs[i]! })));
       // A generation its client abandoned ends without a usage event: what it cost is recorded, nothing else follows.
       if (completed && !request.signal.aborted) yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
-    }
-  }
-
-  async #record(model: CatalogueEntry, request: GenerationRequest, usages: TokenUsage[], costs: number[]): Promise<void> {
-    // A call that never reached the provider (refused before it) costs nothing and is not a call.
-    const rows = usages
-      .map((usage, i) => ({ usage, cost: costs[i]! }))
-      .filter(({ usage }) => usage.inputTokens + usage.outputTokens > 0)
-      .map(({ usage, cost }) => ({
-        id: newId('use', request.now),
-        workspace_id: request.workspaceId,
-        api_key_id: request.apiKeyId,
-        model: model.id,
-        feature: request.feature,
-        day: iso(request.now).slice(0, 10),
-        input_tokens: usage.inputTokens,
-        cached_input_tokens: usage.cachedInputTokens,
-        output_tokens: usage.outputTokens,
-        cost_usd: cost,
-        created_at: iso(request.now),
-      }));
-    if (rows.length === 0) return;
-    try {
-      await this.#db.insertInto('usage_records').values(rows).execute();
-    } catch (error) {
-      // The answer is not withheld for its bookkeeping; the log keeps what was not recorded.
-      this.#logger.error({ err: error, usage: rows }, 'the usage of a model call could not be recorded');
     }
   }
 

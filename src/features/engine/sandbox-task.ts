@@ -188,7 +188,6 @@ function ranked(blocks: Block[], sentences: Sentence[]): Sentence[] {
 const wordCount = (text: string) => text.split(/\s+/).filter(Boolean).length;
 const withStop = (sentence: string) => (/[.!?…:]["'”’)\]]*$/.test(sentence) ? sentence : `${sentence}.`);
 const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
-const listed = (items: string[]) => (items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
 
 // ————— summarize —————
 

@@ -1,0 +1,43 @@
+// The usage rows of provider calls (`usage_records`, what GET /v1/usage sums and prices), one a call that reached
+// the provider, written when the call ends whatever happened. An answer is not withheld for its bookkeeping: a row
+// that cannot be written is logged with what it held.
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { iso } from '../../platform/clock.ts';
+import { newId } from '../../platform/ids.ts';
+import type { Database } from '../../storage/schema.ts';
+import type { CatalogueEntry } from './catalogue.ts';
+import type { TokenUsage, UsageFeature } from './engine.ts';
+
+/** Whose calls they were. */
+export interface UsageOwner {
+  workspaceId: string;
+  apiKeyId: string | null;
+  feature: UsageFeature;
+  now: Date;
+}
+
+/** Writes a row for each call that used tokens (a call refused before the provider costs nothing and is not a call). */
+export async function recordUsage(db: Kysely<Database>, logger: Logger, model: CatalogueEntry, owner: UsageOwner, calls: Array<{ usage: TokenUsage; costUsd: number }>): Promise<void> {
+  const rows = calls
+    .filter(({ usage }) => usage.inputTokens + usage.outputTokens > 0)
+    .map(({ usage, costUsd }) => ({
+      id: newId('use', owner.now),
+      workspace_id: owner.workspaceId,
+      api_key_id: owner.apiKeyId,
+      model: model.id,
+      feature: owner.feature,
+      day: iso(owner.now).slice(0, 10),
+      input_tokens: usage.inputTokens,
+      cached_input_tokens: usage.cachedInputTokens,
+      output_tokens: usage.outputTokens,
+      cost_usd: costUsd,
+      created_at: iso(owner.now),
+    }));
+  if (rows.length === 0) return;
+  try {
+    await db.insertInto('usage_records').values(rows).execute();
+  } catch (error) {
+    logger.error({ err: error, usage: rows }, 'the usage of a model call could not be recorded');
+  }
+}
