@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { projectRoot } from '../support/prism.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { documentedErrorStatuses, fencedBlocks, ShellSession, type BlockResult } from '../support/shell-blocks.ts';
+import { blockContaining, documentedErrorStatuses, fencedBlocks, ShellSession, type BlockResult } from '../support/shell-blocks.ts';
 
 const THIS_FILE = 'test/docs/guides-shell.test.ts';
 
@@ -22,10 +22,20 @@ const read = (...path: string[]) => readFileSync(join(projectRoot, ...path), 'ut
  */
 interface Guide {
   name: string;
-  files?: () => Record<string, string>;
-  checks?: Array<{ phrase: string; check: (result: BlockResult) => void }>;
+  files?: (server: TestServer) => Record<string, string>;
+  checks?: Array<{ phrase: string | RegExp; check: (result: BlockResult) => void }>;
 }
 const guides: Guide[] = [
+  {
+    name: 'documents',
+    // "This script appends a paragraph": the guide's edit.mjs, on the server's address.
+    files: (server) => ({ 'edit.mjs': blockContaining(read('docs', 'guides', 'documents.md'), 'new HocuspocusProvider').replaceAll('ws://localhost:8080', server.url.replace('http', 'ws')) }),
+    checks: [
+      { phrase: /^node edit\.mjs/, check: ({ stdout }) => expect(stdout).toBe('authenticated: read-write\nblocks: heading, paragraph, bulletList, paragraph\n') },
+      { phrase: /\nnode edit\.mjs/, check: ({ stdout }) => expect(stdout).toBe('refused: document_not_found\n') },
+    ],
+  },
+  { name: 'chatbots', checks: [{ phrase: 'echo $STATUS', check: ({ stdout }) => expect(stdout).toMatch(/ready\n$/) }] },
   { name: 'chat', checks: [{ phrase: 'Announce our spring sale', check: ({ stdout }) => expect(stdout).toContain('"object":"chat.completion"') }] },
   { name: 'embeddings-and-responses' },
   { name: 'receiving-webhooks' },
@@ -63,7 +73,7 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
     // A directory of the reader's own, with the files the guide has them save; `npx` finds the project's packages.
     dir = mkdtempSync(join(tmpdir(), `guide-${name}-`));
     symlinkSync(join(projectRoot, 'node_modules'), join(dir, 'node_modules'));
-    for (const [file, text] of Object.entries(files?.() ?? {})) writeFileSync(join(dir, file), text);
+    for (const [file, text] of Object.entries(files?.(server) ?? {})) writeFileSync(join(dir, file), text);
     session = new ShellSession({ cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CONTENT_SERVICE_KEY: server.ownerKey } });
   });
   afterAll(async () => {
@@ -94,10 +104,11 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
         .replace(/^export CONTENT_SERVICE_KEY=cs_live_….*$/gm, `export CONTENT_SERVICE_KEY=${server.ownerKey}`);
       const result = await session.run(code, 80_000);
       const shown = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
+      if (process.env.GUIDE_DUMP) writeFileSync(join(process.env.GUIDE_DUMP, `${name}-${block.line}.txt`), `${block.code}\n=== stdout\n${result.stdout}\n=== stderr\n${result.stderr}\n${result.httpStatuses}`);
       expect(result.failures, shown).toEqual([]);
       const errors = result.httpStatuses.filter((status) => status >= 400 || status === 0);
       expect(errors.sort(), `HTTP errors of the block (those it documents in a comment are expected)\n${shown}`).toEqual(documentedErrorStatuses(block.code).sort());
-      for (const entry of checks.filter((candidate) => block.code.includes(candidate.phrase))) entry.check(result);
+      for (const entry of checks.filter(({ phrase }) => (typeof phrase === 'string' ? block.code.includes(phrase) : phrase.test(block.code)))) entry.check(result);
     });
   }
 });
