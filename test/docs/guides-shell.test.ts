@@ -1,6 +1,6 @@
 // The guides' shell examples, run as a reader runs them: each guide's `sh` blocks in order, in one bash session per
 // guide (a variable set by one block is there for the next), against a fresh server of its own with no provider key,
-// with the guide's address (`https://eu.content-service.example` or `http://localhost:8080`) replaced by the server's
+// with the guide's address (`https://eu.content-service.example` or `http://localhost:8080`) replaced by the server's (in the files it saves too)
 // and `$CONTENT_SERVICE_KEY` its owner key. Each block must exit without a failed command and answer no HTTP error it
 // does not document in a comment. A block the test cannot run carries a visible marker
 // (`<!-- not run by test/docs/guides-shell.test.ts: why -->`); the test lists those with their reasons.
@@ -25,6 +25,9 @@ interface Guide {
   files?: (server: TestServer) => Record<string, string>;
   checks?: Array<{ phrase: string | RegExp; check: (result: BlockResult) => void }>;
 }
+/** The translation on sandbox-echo that the documents guide shows, as JSON shows it. */
+const shownEchoTranslation = () => JSON.parse(/"model": "sandbox-echo",\n  "output": (".*"),\n/.exec(read('docs', 'guides', 'documents.md'))![1]!) as string;
+
 const guides: Guide[] = [
   {
     name: 'documents',
@@ -33,9 +36,50 @@ const guides: Guide[] = [
     checks: [
       { phrase: /^node edit\.mjs/, check: ({ stdout }) => expect(stdout).toBe('authenticated: read-write\nblocks: heading, paragraph, bulletList, paragraph\n') },
       { phrase: /\nnode edit\.mjs/, check: ({ stdout }) => expect(stdout).toBe('refused: document_not_found\n') },
+      { phrase: 'versions?limit=2', check: ({ stdout }) => expect(stdout).toMatch(/"number":3,"source":\{"kind":"realtime".*"number":2,"source":\{"kind":"edit"/) },
+      // What the guide says each AI command answers on sandbox-writer and sandbox-echo.
+      ...Object.entries({
+        '"command": "outline"': { version: { number: 6 }, output: '## Spring launch\n\n- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.', output_range: { start: 0, end: 109 }, usage: { total_tokens: 258 } },
+        '"command": "expand"': { output: 'Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado. Free shipping on orders over 30 euros. Tasting notes on each bag. Order before Friday at [our shop](https://roastery.example/spring) with the code `SPRING27`.', output_range: { start: 17, end: 265 } },
+        '"command": "summarize", "length"': { output: '- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.' },
+        '"tone": "friendly"': { output: 'Order before Friday at [our shop](https://roastery.example/spring) with the code `SPRING27`!' },
+        '"model": "sandbox-echo"': { output: shownEchoTranslation(), output_range: { start: 0, end: 270 }, usage: { total_tokens: 357 } },
+        '"formality": "formal"': { output: expect.stringMatching(/^# Draft on spring and launch\. .*\n\nOrder before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27`\.$/s), usage: { total_tokens: 1291 } },
+      }).map(([phrase, shown]) => ({ phrase, check: ({ stdout }: BlockResult) => expect(JSON.parse(stdout)).toMatchObject(shown) })),
+      {
+        phrase: '"command": "cite"',
+        check: ({ stdout }) => {
+          expect(stdout).toMatch(/^Order before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27` \[1\]\.\n## References\n\n- \[1\] \*roastery\.example\/origins\/guji\*\. \(n\.d\.\)\. roastery\.example\. Retrieved \d{4}-\d\d-\d\d, from <https:\/\/roastery\.example\/origins\/guji>\n$/);
+        },
+      },
     ],
   },
-  { name: 'chatbots', checks: [{ phrase: 'echo $STATUS', check: ({ stdout }) => expect(stdout).toMatch(/ready\n$/) }] },
+  {
+    name: 'chatbots',
+    checks: [
+      { phrase: 'echo $STATUS', check: ({ stdout }) => expect(stdout).toMatch(/ready\n$/) },
+      {
+        phrase: 'How long does delivery take',
+        check: ({ stdout }) =>
+          expect(JSON.parse(stdout)).toMatchObject({
+            message: { content: 'Delivery inside the EU takes three to five days; tracking numbers arrive by email [1].', citations: [{ title: 'Shipping', score: 0.8 }] },
+            intent: 'order_status',
+            escalated: false,
+            usage: { prompt_tokens: 211, completion_tokens: 18, total_tokens: 229 },
+          }),
+      },
+      {
+        phrase: 'My lawyer',
+        check: ({ stdout }) =>
+          expect(JSON.parse(stdout)).toEqual({ content: 'Thanks, I have passed this on to our team. Someone will get back to you soon.', intent: 'technical_support', escalated: true, escalation_reason: 'keyword' }),
+      },
+      {
+        phrase: 'escalation_status=escalated',
+        check: ({ stdout }) =>
+          expect(stdout).toMatch(/^\{"id":"conv_\w+","intent":"technical_support","reason":"keyword"\}\n\{"id":"conv_\w+","intent":"order_status","reason":"sales_opportunity"\}\n0\n$/),
+      },
+    ],
+  },
   { name: 'chat', checks: [{ phrase: 'Announce our spring sale', check: ({ stdout }) => expect(stdout).toContain('"object":"chat.completion"') }] },
   { name: 'embeddings-and-responses' },
   { name: 'receiving-webhooks' },
@@ -104,7 +148,6 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
         .replace(/^export CONTENT_SERVICE_KEY=cs_live_….*$/gm, `export CONTENT_SERVICE_KEY=${server.ownerKey}`);
       const result = await session.run(code, 80_000);
       const shown = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
-      if (process.env.GUIDE_DUMP) writeFileSync(join(process.env.GUIDE_DUMP, `${name}-${block.line}.txt`), `${block.code}\n=== stdout\n${result.stdout}\n=== stderr\n${result.stderr}\n${result.httpStatuses}`);
       expect(result.failures, shown).toEqual([]);
       const errors = result.httpStatuses.filter((status) => status >= 400 || status === 0);
       expect(errors.sort(), `HTTP errors of the block (those it documents in a comment are expected)\n${shown}`).toEqual(documentedErrorStatuses(block.code).sort());
