@@ -1,7 +1,7 @@
 // The guides' shell examples, run as a reader runs them: each guide's `sh` blocks in order, in one bash session per
 // guide (a variable set by one block is there for the next), against a fresh server of its own with no provider key,
-// with the guide's address (`https://eu.content-service.example` or `http://localhost:8080`) replaced by the server's (in the files it saves too)
-// and `$CONTENT_SERVICE_KEY` its owner key. Each block must exit without a failed command and answer no HTTP error it
+// with the guide's address (`https://eu.content-service.example` or `http://localhost:8080`) replaced by the server's
+// (in the files it saves too) and `$CONTENT_SERVICE_KEY` its owner key. Each block must exit without a failed command and answer no HTTP error it
 // does not document in a comment. A block the test cannot run carries a visible marker
 // (`<!-- not run by test/docs/guides-shell.test.ts: why -->`); the test lists those with their reasons.
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
