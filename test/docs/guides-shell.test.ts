@@ -59,6 +59,13 @@ const guides: Guide[] = [
     checks: [
       { phrase: 'echo $STATUS', check: ({ stdout }) => expect(stdout).toMatch(/ready\n$/) },
       {
+        phrase: '| tee chatbot.json',
+        check: ({ stdout }) => {
+          const { greeting, temperature, escalation, widget, allowed_origins, enabled, metadata } = JSON.parse(blockContaining(read('docs', 'guides', 'chatbots.md'), '"object": "chatbot",'));
+          expect(JSON.parse(stdout)).toMatchObject({ greeting, temperature, escalation, widget, allowed_origins, enabled, metadata });
+        },
+      },
+      {
         phrase: 'How long does delivery take',
         check: ({ stdout }) =>
           expect(JSON.parse(stdout)).toMatchObject({
