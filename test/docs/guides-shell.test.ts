@@ -1,7 +1,7 @@
 // The guides' shell examples, run as a reader runs them: each guide's `sh` blocks in order, in one bash session per
 // guide (a variable set by one block is there for the next), against a fresh server of its own with no provider key,
 // with the guide's address (`https://eu.content-service.example` or `http://localhost:8080`) replaced by the server's
-// and `$CONTENT_SERVICE_KEY` its owner key. Each block must exit without a failed command and answer no HTTP error it
+// (in the files it saves too) and `$CONTENT_SERVICE_KEY` its owner key. Each block must exit without a failed command and answer no HTTP error it
 // does not document in a comment. A block the test cannot run carries a visible marker
 // (`<!-- not run by test/docs/guides-shell.test.ts: why -->`); the test lists those with their reasons.
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { projectRoot } from '../support/prism.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { documentedErrorStatuses, fencedBlocks, ShellSession, type BlockResult } from '../support/shell-blocks.ts';
+import { blockContaining, documentedErrorStatuses, fencedBlocks, ShellSession, type BlockResult } from '../support/shell-blocks.ts';
 
 const THIS_FILE = 'test/docs/guides-shell.test.ts';
 
@@ -22,10 +22,71 @@ const read = (...path: string[]) => readFileSync(join(projectRoot, ...path), 'ut
  */
 interface Guide {
   name: string;
-  files?: () => Record<string, string>;
-  checks?: Array<{ phrase: string; check: (result: BlockResult) => void }>;
+  files?: (server: TestServer) => Record<string, string>;
+  checks?: Array<{ phrase: string | RegExp; check: (result: BlockResult) => void }>;
 }
+/** The translation on sandbox-echo that the documents guide shows, as JSON shows it. */
+const shownEchoTranslation = () => JSON.parse(/"model": "sandbox-echo",\n  "output": (".*"),\n/.exec(read('docs', 'guides', 'documents.md'))![1]!) as string;
+
 const guides: Guide[] = [
+  {
+    name: 'documents',
+    // "This script appends a paragraph": the guide's edit.mjs, on the server's address.
+    files: (server) => ({ 'edit.mjs': blockContaining(read('docs', 'guides', 'documents.md'), 'new HocuspocusProvider').replaceAll('ws://localhost:8080', server.url.replace('http', 'ws')) }),
+    checks: [
+      { phrase: /^node edit\.mjs/, check: ({ stdout }) => expect(stdout).toBe('authenticated: read-write\nblocks: heading, paragraph, bulletList, paragraph\n') },
+      { phrase: /\nnode edit\.mjs/, check: ({ stdout }) => expect(stdout).toBe('refused: document_not_found\n') },
+      { phrase: 'versions?limit=2', check: ({ stdout }) => expect(stdout).toMatch(/"number":3,"source":\{"kind":"realtime".*"number":2,"source":\{"kind":"edit"/) },
+      // What the guide says each AI command answers on sandbox-writer and sandbox-echo.
+      ...Object.entries({
+        '"command": "outline"': { version: { number: 6 }, output: '## Spring launch\n\n- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.', output_range: { start: 0, end: 109 }, usage: { total_tokens: 258 } },
+        '"command": "expand"': { output: 'Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado. Free shipping on orders over 30 euros. Tasting notes on each bag. Order before Friday at [our shop](https://roastery.example/spring) with the code `SPRING27`.', output_range: { start: 17, end: 265 } },
+        '"command": "summarize", "length"': { output: '- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.' },
+        '"tone": "friendly"': { output: 'Order before Friday at [our shop](https://roastery.example/spring) with the code `SPRING27`!' },
+        '"model": "sandbox-echo"': { output: shownEchoTranslation(), output_range: { start: 0, end: 270 }, usage: { total_tokens: 357 } },
+        '"formality": "formal"': { output: expect.stringMatching(/^# Draft on spring and launch\. .*\n\nOrder before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27`\.$/s), usage: { total_tokens: 1291 } },
+      }).map(([phrase, shown]) => ({ phrase, check: ({ stdout }: BlockResult) => expect(JSON.parse(stdout)).toMatchObject(shown) })),
+      {
+        phrase: '"command": "cite"',
+        check: ({ stdout }) => {
+          expect(stdout).toMatch(/^Order before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27` \[1\]\.\n## References\n\n- \[1\] \*roastery\.example\/origins\/guji\*\. \(n\.d\.\)\. roastery\.example\. Retrieved \d{4}-\d\d-\d\d, from <https:\/\/roastery\.example\/origins\/guji>\n$/);
+        },
+      },
+    ],
+  },
+  {
+    name: 'chatbots',
+    checks: [
+      { phrase: 'echo $STATUS', check: ({ stdout }) => expect(stdout).toMatch(/ready\n$/) },
+      {
+        phrase: '| tee chatbot.json',
+        check: ({ stdout }) => {
+          const { greeting, temperature, escalation, widget, allowed_origins, enabled, metadata } = JSON.parse(blockContaining(read('docs', 'guides', 'chatbots.md'), '"object": "chatbot",'));
+          expect(JSON.parse(stdout)).toMatchObject({ greeting, temperature, escalation, widget, allowed_origins, enabled, metadata });
+        },
+      },
+      {
+        phrase: 'How long does delivery take',
+        check: ({ stdout }) =>
+          expect(JSON.parse(stdout)).toMatchObject({
+            message: { content: 'Delivery inside the EU takes three to five days; tracking numbers arrive by email [1].', citations: [{ title: 'Shipping', score: 0.8 }] },
+            intent: 'order_status',
+            escalated: false,
+            usage: { prompt_tokens: 211, completion_tokens: 18, total_tokens: 229 },
+          }),
+      },
+      {
+        phrase: 'My lawyer',
+        check: ({ stdout }) =>
+          expect(JSON.parse(stdout)).toEqual({ content: 'Thanks, I have passed this on to our team. Someone will get back to you soon.', intent: 'technical_support', escalated: true, escalation_reason: 'keyword' }),
+      },
+      {
+        phrase: 'escalation_status=escalated',
+        check: ({ stdout }) =>
+          expect(stdout).toMatch(/^\{"id":"conv_\w+","intent":"technical_support","reason":"keyword"\}\n\{"id":"conv_\w+","intent":"order_status","reason":"sales_opportunity"\}\n0\n$/),
+      },
+    ],
+  },
   { name: 'chat', checks: [{ phrase: 'Announce our spring sale', check: ({ stdout }) => expect(stdout).toContain('"object":"chat.completion"') }] },
   { name: 'embeddings-and-responses' },
   { name: 'receiving-webhooks' },
@@ -63,7 +124,7 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
     // A directory of the reader's own, with the files the guide has them save; `npx` finds the project's packages.
     dir = mkdtempSync(join(tmpdir(), `guide-${name}-`));
     symlinkSync(join(projectRoot, 'node_modules'), join(dir, 'node_modules'));
-    for (const [file, text] of Object.entries(files?.() ?? {})) writeFileSync(join(dir, file), text);
+    for (const [file, text] of Object.entries(files?.(server) ?? {})) writeFileSync(join(dir, file), text);
     session = new ShellSession({ cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CONTENT_SERVICE_KEY: server.ownerKey } });
   });
   afterAll(async () => {
@@ -97,7 +158,7 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
       expect(result.failures, shown).toEqual([]);
       const errors = result.httpStatuses.filter((status) => status >= 400 || status === 0);
       expect(errors.sort(), `HTTP errors of the block (those it documents in a comment are expected)\n${shown}`).toEqual(documentedErrorStatuses(block.code).sort());
-      for (const entry of checks.filter((candidate) => block.code.includes(candidate.phrase))) entry.check(result);
+      for (const entry of checks.filter(({ phrase }) => (typeof phrase === 'string' ? block.code.includes(phrase) : phrase.test(block.code)))) entry.check(result);
     });
   }
 });
