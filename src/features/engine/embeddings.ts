@@ -8,11 +8,12 @@ import type { EmbeddingModelV4 } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
+import type { Metrics } from '../../platform/metrics.ts';
 import { newId } from '../../platform/ids.ts';
 import { validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
-import { priceOf, upstreamProblem, withRetries, type UsageFeature } from './engine.ts';
+import { priceOf, providerOutcome, upstreamProblem, withRetries, type UsageFeature } from './engine.ts';
 import type { ProvidersConfig } from './providers.ts';
 import { countTokens } from './tokens.ts';
 
@@ -48,6 +49,7 @@ export interface EmbeddingServices {
   config: ProvidersConfig;
   db: Kysely<Database>;
   logger: Logger;
+  metrics: Metrics;
   /** The AI SDK model of a catalogue entry, built once. */
   embeddingModel(entry: CatalogueEntry): EmbeddingModelV4;
 }
@@ -100,11 +102,16 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
     for (const batch of batches(counted, maxPerCall)) {
       const values = request.inputs.slice(batch.start, batch.end);
       let result: Awaited<ReturnType<EmbeddingModelV4['doEmbed']>>;
+      const startedAt = performance.now();
+      const seconds = () => (performance.now() - startedAt) / 1000;
       try {
         result = await withRetries(() => embeddingModel.doEmbed({ values, dimensions, abortSignal: signal }), services.config.maxRetries, signal);
       } catch (error) {
-        throw upstreamProblem(error, model, timeout.aborted);
+        const problem = upstreamProblem(error, model, timeout.aborted);
+        services.metrics.providerCall(model.id, model.provider, request.signal.aborted ? 'aborted' : providerOutcome(problem, timeout.aborted), seconds());
+        throw problem;
       }
+      services.metrics.providerCall(model.id, model.provider, 'ok', seconds());
       if (result.embeddings.length !== values.length) {
         throw upstreamProblem(new Error(`it answered ${result.embeddings.length} embeddings for ${values.length} inputs`), model, false);
       }
@@ -134,6 +141,7 @@ async function record(services: EmbeddingServices, model: CatalogueEntry, reques
     cost_usd: priceOf(model, { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 }),
     created_at: iso(request.now),
   };
+  services.metrics.usage(request.feature, model.id, { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 }, row.cost_usd);
   try {
     await services.db.insertInto('usage_records').values(row).execute();
   } catch (error) {

@@ -17,6 +17,7 @@ import type { components } from '../../../generated/openapi.ts';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import type { AuditOrigin } from '../../platform/audit.ts';
+import type { Metrics, ProviderOutcome } from '../../platform/metrics.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
@@ -231,6 +232,8 @@ export interface EngineOptions {
   providers: ProvidersConfig;
   db: Kysely<Database>;
   logger: Logger;
+  /** Where provider calls, their latency and the tokens and cost of every call are counted (GET /metrics). */
+  metrics: Metrics;
   /** What features add to every generation (src/features/engine/middleware.ts), in the order they apply. */
   middleware?: EngineMiddleware[];
 }
@@ -240,6 +243,7 @@ export class Engine {
   readonly #config: ProvidersConfig;
   readonly #db: Kysely<Database>;
   readonly #logger: Logger;
+  readonly #metrics: Metrics;
   readonly #middleware: EngineMiddleware[];
   readonly #models = new Map<string, LanguageModelV4>();
   readonly #embeddingModels = new Map<string, EmbeddingModelV4>();
@@ -248,6 +252,7 @@ export class Engine {
     this.#config = options.providers;
     this.#db = options.db;
     this.#logger = options.logger;
+    this.#metrics = options.metrics;
     this.#middleware = options.middleware ?? [];
     this.catalogue = new Catalogue(options.providers);
   }
@@ -306,7 +311,7 @@ export class Engine {
   /** Embeds texts (embeddings.ts): one vector per input, the tokens and their cost; records one usage row. */
   async embed(request: EmbeddingRequest): Promise<Embeddings> {
     const model = this.model(request.model, 'embeddings');
-    return embedWith({ config: this.#config, db: this.#db, logger: this.#logger, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
+    return embedWith({ config: this.#config, db: this.#db, logger: this.#logger, metrics: this.#metrics, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
   }
 
   /** The whole answer at once (the events of `stream`, collected). */
@@ -363,6 +368,9 @@ export class Engine {
         created_at: iso(request.now),
       }));
     if (rows.length === 0) return;
+    for (const row of rows) {
+      this.#metrics.usage(request.feature, model.id, { inputTokens: row.input_tokens, cachedInputTokens: row.cached_input_tokens, outputTokens: row.output_tokens }, row.cost_usd);
+    }
     try {
       await this.#db.insertInto('usage_records').values(rows).execute();
     } catch (error) {
@@ -425,8 +433,19 @@ export class Engine {
     const languageModel = this.#languageModel(model);
     const maxRetries = request.maxRetries ?? this.#config.maxRetries;
     const logger = this.#logger;
+    const metrics = this.#metrics;
     const events = (async function* (): AsyncGenerator<GenerationEvent> {
       started = true;
+      const startedAt = performance.now();
+      let firstTokenSeen = false;
+      /** The first text or tool call of the call: its time to first token. */
+      const firstToken = () => {
+        if (firstTokenSeen) return;
+        firstTokenSeen = true;
+        metrics.firstToken(model.id, (performance.now() - startedAt) / 1000);
+      };
+      // Unless the call ends otherwise, its consumer stopped reading before the end: the client went away.
+      let outcome: ProviderOutcome = 'aborted';
       /** The tool calls of this choice by the provider's id: their index and the arguments streamed so far. */
       const calls = new Map<string, { index: number; name: string; streamed: string }>();
       const startCall = (id: string, name: string): GenerationEvent => {
@@ -438,9 +457,11 @@ export class Engine {
         for await (const part of stream) {
           if (part.type === 'text-delta') {
             if (part.delta === '') continue;
+            firstToken();
             generated += part.delta;
             yield { type: 'text', choice, text: part.delta };
           } else if (part.type === 'tool-input-start') {
+            firstToken();
             if (!calls.has(part.id)) yield startCall(part.id, part.toolName);
           } else if (part.type === 'tool-input-delta') {
             const call = calls.get(part.id);
@@ -451,6 +472,7 @@ export class Engine {
           } else if (part.type === 'tool-call') {
             // Providers that send only the finished call (or finish it with more than they streamed) still give
             // their arguments as fragments first, so that joined fragments are always the call's arguments.
+            firstToken();
             if (!calls.has(part.toolCallId)) yield startCall(part.toolCallId, part.toolName);
             const call = calls.get(part.toolCallId)!;
             const rest = part.input.startsWith(call.streamed) ? part.input.slice(call.streamed.length) : '';
@@ -477,11 +499,15 @@ export class Engine {
             logger.debug({ warnings: part.warnings, provider: model.provider, model: model.id }, 'the provider ignored part of a request');
           }
         }
+        outcome = 'ok';
       } catch (error) {
         if (request.signal.aborted) return;
         refused = generated === '';
-        if (error instanceof Problem) throw error;
-        throw upstreamProblem(error, model, timeout.aborted);
+        const problem = error instanceof Problem ? error : upstreamProblem(error, model, timeout.aborted);
+        outcome = providerOutcome(problem, timeout.aborted);
+        throw problem;
+      } finally {
+        metrics.providerCall(model.id, model.provider, outcome, (performance.now() - startedAt) / 1000);
       }
     })();
     return {
@@ -491,6 +517,15 @@ export class Engine {
       usage: () => reported ?? (started && !refused ? { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }),
     };
   }
+}
+
+/** How a call that failed ended, for the metrics, from the problem it is answered with. */
+export function providerOutcome(problem: Problem, timedOut: boolean): ProviderOutcome {
+  if (timedOut) return 'timeout';
+  if (problem.code === 'upstream_rate_limited') return 'rate_limited';
+  if (problem.code === 'upstream_unavailable') return 'unavailable';
+  if (problem.code === 'context_length_exceeded') return 'refused';
+  return 'upstream_error';
 }
 
 /** A model without `tools` given tools it might call, or without `vision` given an image: refused before any call. */
