@@ -32,7 +32,11 @@ function parseExposition(text: string): Sample[] {
 }
 
 class Scrape {
-  constructor(readonly samples: Sample[]) {}
+  readonly samples: Sample[];
+
+  constructor(samples: Sample[]) {
+    this.samples = samples;
+  }
 
   /** The sum of the samples of `name` whose labels include `labels` (0 when there is none). */
   value(name: string, labels: Record<string, string> = {}): number {
