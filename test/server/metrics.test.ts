@@ -166,6 +166,36 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     expect(after.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' }) - before.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' })).toBe(1);
   });
 
+  test('counts a streamed call its client abandoned as aborted, after its first token', async () => {
+    const labels = { model: 'gpt-5.2', provider: 'openai', outcome: 'aborted' };
+    const before = await scrape(server);
+    openai.enqueue({ endless: true, chunkDelayMs: 5 });
+    const controller = new AbortController();
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${server.ownerKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-5.2', stream: true, messages: [{ role: 'user', content: 'Go on forever.' }] }),
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let received = '';
+    while (!received.includes('"content":"')) received += decoder.decode((await reader.read()).value);
+    controller.abort();
+    await openai.waitForDisconnect();
+    // The call is counted when the engine's generator ends, just after it stopped reading the provider.
+    let after = await scrape(server);
+    for (let i = 0; i < 100 && after.value('content_service_ai_provider_calls_total', labels) === before.value('content_service_ai_provider_calls_total', labels); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      after = await scrape(server);
+    }
+    expect(after.value('content_service_ai_provider_calls_total', labels) - before.value('content_service_ai_provider_calls_total', labels)).toBe(1);
+    expect(after.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' }) - before.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' })).toBe(1);
+    // What was generated before the client left is billed, and counted.
+    expect(after.value('content_service_ai_tokens_total', { feature: 'chat', model: 'gpt-5.2', kind: 'output' })).toBeGreaterThan(before.value('content_service_ai_tokens_total', { feature: 'chat', model: 'gpt-5.2', kind: 'output' }));
+  });
+
   test('counts webhook delivery attempts by outcome', async () => {
     receiver = await startReceiver();
     const endpoint = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.added'] } });
