@@ -18,6 +18,7 @@ import { authenticate, type KeyCacheOfPlatform } from '../src/platform/auth.ts';
 import { KeyCache } from '../src/platform/key-cache.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { locals } from '../src/platform/context.ts';
+import { Metrics } from '../src/platform/metrics.ts';
 import { createServices } from '../src/services.ts';
 import { problemHandler } from '../src/platform/errors.ts';
 import { newId } from '../src/platform/ids.ts';
@@ -44,6 +45,7 @@ const { platform } = createServices({
   rateLimitStore: createRateLimitStore(undefined),
   requestLog: new RequestLogWriter(storage.db, logger),
   keyCache,
+  metrics: new Metrics({ logger }),
   features,
 });
 

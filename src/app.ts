@@ -13,6 +13,7 @@ import { problemHandler } from './platform/errors.ts';
 import { collectByKey } from './platform/feature.ts';
 import { newId } from './platform/ids.ts';
 import { accessLog, accessRecord } from './platform/logging.ts';
+import { metricsEndpoint } from './platform/metrics.ts';
 import { bindOperation, type OperationHandler } from './platform/operations.ts';
 import { Problem } from './platform/problems.ts';
 import { rateLimit } from './platform/rate-limit.ts';
@@ -81,11 +82,17 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
     state.startedAt = process.hrtime.bigint();
     state.requestId = newId('req', state.receivedAt);
     res.setHeader('X-Request-Id', state.requestId);
-    res.on('close', () => platform.requestLog.add(accessRecord(req, res)));
+    res.on('close', () => {
+      platform.requestLog.add(accessRecord(req, res));
+      // The operation, never the path: paths carry ids, and a label per id would grow without bound.
+      platform.metrics.request(state.operationId ?? 'none', req.method, res.statusCode, Number(process.hrtime.bigint() - state.startedAt) / 1e9);
+    });
     next();
   });
   app.use(accessLog(platform.logger));
   app.use(cors);
+  // The operators' endpoint (Prometheus), outside the contract; without METRICS_TOKEN it passes on to the 404.
+  app.use(metricsEndpoint(platform.metrics, platform.config.metricsToken));
   // The features' pages (dashboard, editor, widget, approvals) are all outside /v1/: the API's requests skip their
   // routers instead of being matched against every page's route.
   const pages = express.Router();

@@ -52,6 +52,8 @@ export interface Config {
   smtpUrl: string | null;
   /** The sender of the emails (MAIL_FROM). */
   mailFrom: string;
+  /** The bearer token of GET /metrics (METRICS_TOKEN); null: the endpoint is not served (404). */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -134,7 +136,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     realtimeVersionIdleMs: integer(env, 'REALTIME_VERSION_IDLE_MS', 30_000, 100, 3_600_000),
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: env.MAIL_FROM || 'content-service <no-reply@content-service.example>',
+    metricsToken: metricsToken(env.METRICS_TOKEN),
   };
+}
+
+/** METRICS_TOKEN: a secret Prometheus sends; a short one would be guessable. */
+function metricsToken(value: string | undefined): string | null {
+  if (!value) return null;
+  if (value.length < 16) throw new ConfigError(`METRICS_TOKEN must be at least 16 characters long, got ${value.length}`);
+  return value;
 }
 
 /** SMTP_URL: `smtp://[user:password@]host[:port]` or `smtps://…`, or unset. */

@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
 import { createServices } from './services.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
+import { Metrics, registerGauges } from './platform/metrics.ts';
 import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
 import { warmUpValidator } from './platform/validator-warm-up.ts';
 import { startWorkers } from './platform/workers.ts';
@@ -68,8 +69,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     rateLimitStore,
     requestLog: new RequestLogWriter(storage.db, logger),
     keyCache,
+    metrics: new Metrics({ logger, nodeMetrics: config.metricsToken !== null }),
     features,
   });
+  registerGauges(platform);
   if (config.validatorWarmUp) {
     const started = performance.now();
     const { operations, validated } = await warmUpValidator();
@@ -89,7 +92,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   await services.start();
   const stopRetention = startRetention(storage.db, platform.clock, logger, features);
   const workers = config.webhooksWorker
-    ? await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: platform.clock, logger, engine: platform.services.engine })
+    ? await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: platform.clock, logger, engine: platform.services.engine, metrics: platform.metrics })
     : new Map<string, BackgroundWorker>();
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

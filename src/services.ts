@@ -13,6 +13,7 @@ import { voiceMiddleware } from './features/voices/middleware.ts';
 import { checkVoiceTrainingModel } from './features/voices/training.ts';
 import { WorkflowRuntime } from './features/workflows/runtime.ts';
 import type { Clock } from './platform/clock.ts';
+import type { Metrics } from './platform/metrics.ts';
 import type { Platform, Services } from './platform/context.ts';
 import type { Database } from './storage/schema.ts';
 
@@ -21,11 +22,11 @@ import type { Database } from './storage/schema.ts';
  * checked against the output policy. A provider variable that does not parse, or a VOICE_TRAINING_MODEL the catalogue
  * cannot serve, is a configuration error at start.
  */
-export function createEngine({ config, db, logger, clock }: { config: Config; db: Kysely<Database>; logger: Logger; clock: Clock }): Engine {
+export function createEngine({ config, db, logger, clock, metrics }: { config: Config; db: Kysely<Database>; logger: Logger; clock: Clock; metrics: Metrics }): Engine {
   const providers = loadProvidersConfig(config.environment, (message) => {
     throw new ConfigError(message);
   });
-  const engine = new Engine({ providers, db, logger, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
+  const engine = new Engine({ providers, db, logger, metrics, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
   checkVoiceTrainingModel(engine.catalogue, config.voiceTrainingModel);
   return engine;
 }

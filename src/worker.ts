@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { features } from './features/index.ts';
 import { systemClock } from './platform/clock.ts';
 import { createLogger } from './platform/logging.ts';
+import { Metrics } from './platform/metrics.ts';
 import { stopOnSignals } from './platform/signals.ts';
 import { startWorkers } from './platform/workers.ts';
 import { createEngine } from './services.ts';
@@ -15,8 +16,10 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
   await migrate(storage.db, features);
-  const engine = createEngine({ config, db: storage.db, logger, clock: systemClock });
-  const workers = await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: systemClock, logger, engine });
+  // Recorded but not served: a worker process has no HTTP port (its deliveries and provider calls are not scraped).
+  const metrics = new Metrics({ logger });
+  const engine = createEngine({ config, db: storage.db, logger, clock: systemClock, metrics });
+  const workers = await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: systemClock, logger, engine, metrics });
   // The workers' poll timers are unref'd (a server must be able to exit), and on SQLite nothing else holds the event
   // loop: without this the process would exit as soon as it is idle. It runs until a signal.
   const keepAlive = setInterval(() => {}, 60_000);

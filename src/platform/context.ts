@@ -11,6 +11,7 @@ import type { Storage } from '../storage/database.ts';
 import type { Clock } from './clock.ts';
 import type { Feature, ProblemShaper } from './feature.ts';
 import type { KeyCacheOfPlatform } from './auth.ts';
+import type { Metrics } from './metrics.ts';
 import type { AccessRecord, RequestLogWriter } from './logging.ts';
 import type { RateLimitStore } from './rate-limit.ts';
 import type { Selectable } from 'kysely';
@@ -40,6 +41,8 @@ export interface Platform {
   requestLog: RequestLogWriter;
   /** The keys that authenticated lately (src/platform/key-cache.ts); its plugin must be on `db`. */
   keyCache: KeyCacheOfPlatform;
+  /** The server's metrics (GET /metrics): features and the engine record into it. */
+  metrics: Metrics;
   /** The registered features (src/features/index.ts), handed down by the entry point that built this platform. */
   features: readonly Feature[];
   services: Services;

@@ -16,6 +16,7 @@ import type { Clock } from './clock.ts';
 import type { Platform, RequestContext, Services } from './context.ts';
 import type { BackgroundWorker } from './jobs/claim-loop.ts';
 import type { JobDefinitions } from './jobs/runner.ts';
+import type { Metrics, ScrapeGauge } from './metrics.ts';
 import type { Problem, ProblemDocument } from './problems.ts';
 
 /** What a feature's background workers are built from, in a server and in `npm run worker` alike. */
@@ -27,6 +28,8 @@ export interface WorkerServices {
   logger: Logger;
   /** The content engine of the process (src/services.ts). */
   engine: Services['engine'];
+  /** The process's metrics (the server's, served at GET /metrics; a worker process's are not served). */
+  metrics: Metrics;
 }
 
 /** One dependency that GET /readyz checks (a name of the ServiceReadinessCheck schema, and how to probe it). */
@@ -71,6 +74,8 @@ export interface Feature {
   /** The handlers of its job kinds (src/platform/jobs/runner.ts), built once per job runner from the process's
    *  services; kinds are named `<feature>.<what>`. */
   jobs?: (services: WorkerServices) => JobDefinitions;
+  /** Gauges of its state computed when Prometheus scrapes GET /metrics (queue depths): each one cheap query. */
+  gauges?: (platform: Platform) => ScrapeGauge[];
   /** What GET /readyz checks besides the database and the rate-limit store. */
   readiness?: (platform: Platform) => ReadinessProbe[];
   /** Problem shapes of its operations. */

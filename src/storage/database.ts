@@ -21,6 +21,8 @@ export interface Storage {
   kind: DatabaseKind;
   /** Resolves when the database answers a trivial query (GET /readyz). */
   ping(): Promise<void>;
+  /** PostgreSQL: the connections of the pool now (SQLite has one connection and no pool). */
+  pool?: () => { total: number; idle: number; waiting: number };
   /** SQLite: `PRAGMA data_version`, which changes when another connection (another process) commits. */
   dataVersion?: () => number;
   close(): Promise<void>;
@@ -71,7 +73,8 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
     await db.destroy();
     await gone;
   };
-  return { db, kind: 'postgres', ping: () => ping(db), close };
+  const poolUse = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  return { db, kind: 'postgres', ping: () => ping(db), close, pool: poolUse };
 }
 
 /** Applies the pending migrations of the platform and of `features`; returns the names applied. */

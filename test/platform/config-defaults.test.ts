@@ -54,6 +54,15 @@ describe('configuration defaults', () => {
     expect(config.redisUrl).toBeUndefined();
   });
 
+  test('METRICS_TOKEN is unset by default (no /metrics), as the README says; a short one is refused', () => {
+    expect(documentedDefault('METRICS_TOKEN')).toBeUndefined();
+    expect(readme).toMatch(/^\| `METRICS_TOKEN` \| unset \|/m);
+    expect(loadConfig({}).metricsToken).toBeNull();
+    expect(loadConfig({ METRICS_TOKEN: '' }).metricsToken).toBeNull();
+    expect(loadConfig({ METRICS_TOKEN: 'a'.repeat(16) }).metricsToken).toBe('a'.repeat(16));
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN must be at least 16 characters long, got 5/);
+  });
+
   test('no AI provider is enabled by default (only the built-in sandbox models are available)', () => {
     expect(providers({}).configured).toEqual({ sandbox: {} });
   });

@@ -7,10 +7,11 @@
 import type { EmbeddingModelV4 } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { Metrics } from '../../platform/metrics.ts';
 import { validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
-import { priceOf, upstreamProblem, withRetries, type UsageFeature } from './engine.ts';
+import { priceOf, providerOutcome, upstreamProblem, withRetries, type UsageFeature } from './engine.ts';
 import type { ProvidersConfig } from './providers.ts';
 import { countTokens } from './tokens.ts';
 import { recordUsage } from './usage-records.ts';
@@ -47,6 +48,7 @@ export interface EmbeddingServices {
   config: ProvidersConfig;
   db: Kysely<Database>;
   logger: Logger;
+  metrics: Metrics;
   /** The AI SDK model of a catalogue entry, built once. */
   embeddingModel(entry: CatalogueEntry): EmbeddingModelV4;
 }
@@ -99,11 +101,16 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
     for (const batch of batches(counted, maxPerCall)) {
       const values = request.inputs.slice(batch.start, batch.end);
       let result: Awaited<ReturnType<EmbeddingModelV4['doEmbed']>>;
+      const startedAt = performance.now();
+      const seconds = () => (performance.now() - startedAt) / 1000;
       try {
         result = await withRetries(() => embeddingModel.doEmbed({ values, dimensions, abortSignal: signal }), services.config.maxRetries, signal);
       } catch (error) {
-        throw upstreamProblem(error, model, timeout.aborted);
+        const problem = upstreamProblem(error, model, timeout.aborted);
+        services.metrics.providerCall(model.id, model.provider, request.signal.aborted ? 'aborted' : providerOutcome(problem, timeout.aborted), seconds());
+        throw problem;
       }
+      services.metrics.providerCall(model.id, model.provider, 'ok', seconds());
       if (result.embeddings.length !== values.length) {
         throw upstreamProblem(new Error(`it answered ${result.embeddings.length} embeddings for ${values.length} inputs`), model, false);
       }
@@ -114,7 +121,7 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
   } finally {
     // One row for the request: nothing when nothing was embedded (a call refused costs nothing).
     const usage = { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 };
-    await recordUsage(services.db, services.logger, model, request, [{ usage, costUsd: priceOf(model, usage) }]);
+    await recordUsage(services, model, request, [{ usage, costUsd: priceOf(model, usage) }]);
   }
   return { model, vectors, tokens, costUsd: priceOf(model, { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 }) };
 }

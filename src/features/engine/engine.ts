@@ -15,6 +15,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { components } from '../../../generated/openapi.ts';
 import type { AuditOrigin } from '../../platform/audit.ts';
+import type { Metrics, ProviderOutcome } from '../../platform/metrics.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
@@ -230,6 +231,8 @@ export interface EngineOptions {
   providers: ProvidersConfig;
   db: Kysely<Database>;
   logger: Logger;
+  /** Where provider calls, their latency and the tokens and cost of every call are counted (GET /metrics). */
+  metrics: Metrics;
   /** What features add to every generation (src/features/engine/middleware.ts), in the order they apply. */
   middleware?: EngineMiddleware[];
 }
@@ -239,6 +242,7 @@ export class Engine {
   readonly #config: ProvidersConfig;
   readonly #db: Kysely<Database>;
   readonly #logger: Logger;
+  readonly #metrics: Metrics;
   readonly #middleware: EngineMiddleware[];
   readonly #models = new Map<string, LanguageModelV4>();
   readonly #embeddingModels = new Map<string, EmbeddingModelV4>();
@@ -247,6 +251,7 @@ export class Engine {
     this.#config = options.providers;
     this.#db = options.db;
     this.#logger = options.logger;
+    this.#metrics = options.metrics;
     this.#middleware = options.middleware ?? [];
     this.catalogue = new Catalogue(options.providers);
   }
@@ -305,7 +310,7 @@ export class Engine {
   /** Embeds texts (embeddings.ts): one vector per input, the tokens and their cost; records one usage row. */
   async embed(request: EmbeddingRequest): Promise<Embeddings> {
     const model = this.model(request.model, 'embeddings');
-    return embedWith({ config: this.#config, db: this.#db, logger: this.#logger, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
+    return embedWith({ config: this.#config, db: this.#db, logger: this.#logger, metrics: this.#metrics, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
   }
 
   /** The whole answer at once (the events of `stream`, collected). */
@@ -337,7 +342,7 @@ export class Engine {
         { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
       );
       const costs = usages.map((u) => priceOf(model, u));
-      await recordUsage(this.#db, this.#logger, model, request, usages.map((usage, i) => ({ usage, costUsd: costs[i]! })));
+      await recordUsage({ db: this.#db, logger: this.#logger, metrics: this.#metrics }, model, request, usages.map((usage, i) => ({ usage, costUsd: costs[i]! })));
       // A generation its client abandoned ends without a usage event: what it cost is recorded, nothing else follows.
       if (completed && !request.signal.aborted) yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
     }
@@ -397,8 +402,19 @@ export class Engine {
     const languageModel = this.#languageModel(model);
     const maxRetries = request.maxRetries ?? this.#config.maxRetries;
     const logger = this.#logger;
+    const metrics = this.#metrics;
     const events = (async function* (): AsyncGenerator<GenerationEvent> {
       started = true;
+      const startedAt = performance.now();
+      let firstTokenSeen = false;
+      /** The first text or tool call of the call: its time to first token. */
+      const firstToken = () => {
+        if (firstTokenSeen) return;
+        firstTokenSeen = true;
+        metrics.firstToken(model.id, (performance.now() - startedAt) / 1000);
+      };
+      // Unless the call ends otherwise, its consumer stopped reading before the end: the client went away.
+      let outcome: ProviderOutcome = 'aborted';
       /** The tool calls of this choice by the provider's id: their index and the arguments streamed so far. */
       const calls = new Map<string, { index: number; name: string; streamed: string }>();
       const startCall = (id: string, name: string): GenerationEvent => {
@@ -410,9 +426,11 @@ export class Engine {
         for await (const part of stream) {
           if (part.type === 'text-delta') {
             if (part.delta === '') continue;
+            firstToken();
             generated += part.delta;
             yield { type: 'text', choice, text: part.delta };
           } else if (part.type === 'tool-input-start') {
+            firstToken();
             if (!calls.has(part.id)) yield startCall(part.id, part.toolName);
           } else if (part.type === 'tool-input-delta') {
             const call = calls.get(part.id);
@@ -423,6 +441,7 @@ export class Engine {
           } else if (part.type === 'tool-call') {
             // Providers that send only the finished call (or finish it with more than they streamed) still give
             // their arguments as fragments first, so that joined fragments are always the call's arguments.
+            firstToken();
             if (!calls.has(part.toolCallId)) yield startCall(part.toolCallId, part.toolName);
             const call = calls.get(part.toolCallId)!;
             const rest = part.input.startsWith(call.streamed) ? part.input.slice(call.streamed.length) : '';
@@ -449,11 +468,15 @@ export class Engine {
             logger.debug({ warnings: part.warnings, provider: model.provider, model: model.id }, 'the provider ignored part of a request');
           }
         }
+        outcome = 'ok';
       } catch (error) {
         if (request.signal.aborted) return;
         refused = generated === '';
-        if (error instanceof Problem) throw error;
-        throw upstreamProblem(error, model, timeout.aborted);
+        const problem = error instanceof Problem ? error : upstreamProblem(error, model, timeout.aborted);
+        outcome = providerOutcome(problem, timeout.aborted);
+        throw problem;
+      } finally {
+        metrics.providerCall(model.id, model.provider, outcome, (performance.now() - startedAt) / 1000);
       }
     })();
     return {
@@ -463,6 +486,15 @@ export class Engine {
       usage: () => reported ?? (started && !refused ? { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }),
     };
   }
+}
+
+/** How a call that failed ended, for the metrics, from the problem it is answered with. */
+export function providerOutcome(problem: Problem, timedOut: boolean): ProviderOutcome {
+  if (timedOut) return 'timeout';
+  if (problem.code === 'upstream_rate_limited') return 'rate_limited';
+  if (problem.code === 'upstream_unavailable') return 'unavailable';
+  if (problem.code === 'context_length_exceeded') return 'refused';
+  return 'upstream_error';
 }
 
 /** A model without `tools` given tools it might call, or without `vision` given an image: refused before any call. */

@@ -1,10 +1,11 @@
 // The usage rows of provider calls (`usage_records`, what GET /v1/usage sums and prices), one a call that reached
-// the provider, written when the call ends whatever happened. An answer is not withheld for its bookkeeping: a row
+// the provider, written when the call ends whatever happened, and counted in the metrics (GET /metrics) alike. An answer is not withheld for its bookkeeping: a row
 // that cannot be written is logged with what it held.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
+import type { Metrics } from '../../platform/metrics.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
 import type { TokenUsage, UsageFeature } from './engine.ts';
@@ -18,7 +19,13 @@ export interface UsageOwner {
 }
 
 /** Writes a row for each call that used tokens (a call refused before the provider costs nothing and is not a call). */
-export async function recordUsage(db: Kysely<Database>, logger: Logger, model: CatalogueEntry, owner: UsageOwner, calls: Array<{ usage: TokenUsage; costUsd: number }>): Promise<void> {
+export async function recordUsage(
+  services: { db: Kysely<Database>; logger: Logger; metrics: Metrics },
+  model: CatalogueEntry,
+  owner: UsageOwner,
+  calls: Array<{ usage: TokenUsage; costUsd: number }>,
+): Promise<void> {
+  const { db, logger, metrics } = services;
   const rows = calls
     .filter(({ usage }) => usage.inputTokens + usage.outputTokens > 0)
     .map(({ usage, costUsd }) => ({
@@ -35,6 +42,9 @@ export async function recordUsage(db: Kysely<Database>, logger: Logger, model: C
       created_at: iso(owner.now),
     }));
   if (rows.length === 0) return;
+  for (const row of rows) {
+    metrics.usage(owner.feature, model.id, { inputTokens: row.input_tokens, cachedInputTokens: row.cached_input_tokens, outputTokens: row.output_tokens }, row.cost_usd);
+  }
   try {
     await db.insertInto('usage_records').values(rows).execute();
   } catch (error) {

@@ -17,6 +17,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { signWebhookPayload } from '../../../generated/webhooks.ts';
 import type { Clock } from '../../platform/clock.ts';
+import type { Metrics } from '../../platform/metrics.ts';
 import { iso } from '../../platform/clock.ts';
 import type { DatabaseKind } from '../../storage/database.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -51,6 +52,8 @@ export interface DeliveryWorkerOptions {
   allowLoopback: boolean;
   /** Attempts in flight at most, over all endpoints. */
   concurrency?: number;
+  /** Where each attempt's outcome is counted (GET /metrics). */
+  metrics: Metrics;
 }
 
 export class DeliveryWorker implements BackgroundWorker {
@@ -144,6 +147,7 @@ export class DeliveryWorker implements BackgroundWorker {
       },
       allowLoopback,
     );
+    this.#options.metrics.webhookAttempt(outcome.status);
     return this.#record(delivery, started, outcome, stopping);
   }
 

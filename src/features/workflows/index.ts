@@ -13,4 +13,24 @@ export const workflowsFeature = {
   handlers: { ...workflowHandlers, ...runHandlers },
   migrations: { '015_workflows': workflows },
   pages: approvalPages,
+  gauges: ({ db }) => [
+    {
+      name: 'workflow_runs',
+      help: 'Workflow runs not yet ended, by status (queued, running, awaiting_approval), over every server sharing the database.',
+      labelNames: ['status'],
+      // On the index (status, created_at): the runs counted are the ones not ended, however long the history.
+      async collect() {
+        const rows = await db
+          .selectFrom('workflow_runs')
+          .select((eb) => ['status', eb.fn.countAll<number | string>().as('count')])
+          .where('status', 'in', ACTIVE_RUN_STATUSES)
+          .groupBy('status')
+          .execute();
+        const counts = new Map(rows.map((row) => [row.status, Number(row.count)]));
+        return ACTIVE_RUN_STATUSES.map((status) => ({ labels: { status }, value: counts.get(status) ?? 0 }));
+      },
+    },
+  ],
 } satisfies Feature;
+
+const ACTIVE_RUN_STATUSES = ['queued', 'running', 'awaiting_approval'];
