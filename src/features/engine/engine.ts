@@ -211,6 +211,8 @@ export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut:
   const retryAfter = retryAfterSeconds(cause.responseHeaders);
   const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
   const wait = retryAfter === undefined ? '' : `; retry in ${retryAfter} seconds`;
+  // A successful answer whose stream broke (the connection cut mid-way) is an outage, not a refusal of the request.
+  if (status !== undefined && status < 400) return new Problem('upstream_unavailable', `${who} broke off its answer: ${cause.message}`.slice(0, 2000));
   if (status === 429) return new Problem('upstream_rate_limited', `${who} is rate limiting this service${wait}.`, { headers });
   if (status === undefined || status >= 500 || status === 408) {
     return new Problem('upstream_unavailable', `${who} is unavailable (${status ?? 'no answer'})${wait}.`, { headers });
@@ -313,9 +315,8 @@ export class Engine {
       const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens));
       events = this.#withUsage(model, request, choices);
     } else {
-      const skipped: ModelTried[] = [];
-      const candidates = [first, ...fallbacks.flatMap((id, i) => this.#fallback(id, i, request, messages, skipped))];
-      events = this.#withFallbacks(candidates, generation, skipped);
+      const candidates = [first, ...fallbacks.map((id, i) => this.#fallback(id, i, request, messages))];
+      events = this.#withFallbacks(candidates, generation);
     }
     // The first middleware is the outermost: it sees the events as the others left them.
     for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
@@ -341,22 +342,19 @@ export class Engine {
    * in the catalogue, not a chat model, or unable to serve the request (a capability it needs, the output limit, the
    * context window) is refused; one this server cannot call is skipped (a list names models for any deployment).
    */
-  #fallback(id: string, i: number, request: GenerationRequest, messages: EngineMessage[], skipped: ModelTried[]): Candidate[] {
+  #fallback(id: string, i: number, request: GenerationRequest, messages: EngineMessage[]): Candidate | ModelTried {
     const pointer = `/models/${i}`;
     const model = this.catalogue.get(id);
     if (!model) throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer, detail: 'is not a model of the catalogue' }] });
     const refuse = (detail: string) => validationFailed([{ pointer, detail }]);
     if (!model.capabilities.includes('chat')) throw refuse(`${id} has no chat capability; GET /v1/models?capability=chat lists the chat models`);
-    if (!this.catalogue.available(model)) {
-      skipped.push({ model: id, code: 'model_unavailable', status: 422 });
-      return [];
-    }
+    if (!this.catalogue.available(model)) return { model: id, code: 'model_unavailable', status: 422 };
     const missing = missingCapability(model, request);
     if (missing) throw refuse(`${id} lacks the ${missing} capability this request needs`);
     if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) throw refuse(`${id} writes at most ${model.max_output_tokens} tokens, fewer than max_completion_tokens`);
     const fit = this.#fit(model, request, messages);
     if (!fit) throw refuse(`${id} has a context window of ${model.context_window} tokens, too small for this request`);
-    return [fit];
+    return fit;
   }
 
   /**
@@ -364,10 +362,18 @@ export class Engine {
    * or an outage (after no retries: the next model is the retry; the last one gets the server's retries) gives way to
    * the next. What one streamed is the client's, so a failure after its first event ends the generation.
    */
-  async *#withFallbacks(candidates: Candidate[], generation: PreparedGeneration, tried: ModelTried[]): AsyncGenerator<GenerationEvent> {
+  async *#withFallbacks(candidates: (Candidate | ModelTried)[], generation: PreparedGeneration): AsyncGenerator<GenerationEvent> {
     const { request } = generation;
-    for (const [i, { model, promptTokens, maxOutputTokens }] of candidates.entries()) {
-      const last = i === candidates.length - 1;
+    const tried: ModelTried[] = [];
+    const lastCallable = candidates.findLastIndex((candidate) => 'promptTokens' in candidate);
+    for (const [i, candidate] of candidates.entries()) {
+      // A model this server cannot call is listed as skipped, in its place.
+      if (!('promptTokens' in candidate)) {
+        tried.push(candidate);
+        continue;
+      }
+      const { model, promptTokens, maxOutputTokens } = candidate;
+      const last = i === lastCallable;
       const call = {
         ...generation.request,
         maxOutputTokens,
@@ -380,7 +386,7 @@ export class Engine {
         first = await events.next();
       } catch (error) {
         if (last || request.signal.aborted || !(error instanceof Problem) || !FALLBACK_CODES.has(error.code)) throw error;
-        this.#logger.info({ model: model.id, code: error.code, next: candidates[i + 1]!.model.id }, 'a model failed before its first token; trying the next one');
+        this.#logger.info({ model: model.id, code: error.code }, 'a model failed before its first token; trying the next one');
         tried.push({ model: model.id, code: error.code, status: error.status });
         continue;
       }
