@@ -1,10 +1,10 @@
 // The content engine: the one way a feature generates text. `engine.stream(request)` picks the model from the
 // catalogue, refuses what cannot work before any call (unknown or unavailable model, a prompt over the context
-// window; the same for the fallback models a request may name, which are tried in turn when a model's provider fails
-// before its first token), runs the middleware that features registered (src/features/engine/middleware.ts: the brand voice, the
-// output policy), calls the provider's AI SDK model (retrying what the provider calls retryable), streams the text of
-// each of the `n` choices, and records the usage of every call, priced from the catalogue, when it ends: finished,
-// failed or abandoned by its client (billed for what was generated).
+// window; the same for the fallback models a request may name, tried in turn when a model's provider fails before its
+// first token), runs the middleware that features registered (src/features/engine/middleware.ts: the brand voice,
+// the output policy), calls the provider's AI SDK model (retrying what the provider calls retryable), streams the
+// text of each of the `n` choices, and records the usage of every call, priced from the catalogue, when it ends:
+// finished, failed or abandoned by its client (billed for what was generated).
 // Features never call a provider SDK; they read the events below. The engine imports no feature.
 //
 // It calls the AI SDK's language models directly (`doStream`, the provider packages' own interface) rather than
