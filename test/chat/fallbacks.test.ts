@@ -194,6 +194,20 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     expect(openai.requests.length + anthropic.requests.length).toBe(before);
   });
 
+  test('the output policy checks what a fallback writes; the audit entry names the model that wrote it', async () => {
+    const { key, workspaceId } = await newWorkspace();
+    const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] } });
+    expect(rule.status, rule.text).toBe(201);
+    openai.enqueue({ error: { status: 503 } });
+    anthropic.enqueue({ text: 'Our world-class beans', usage: { input: 6, output: 4 } });
+    const blocked = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Describe the beans' }] });
+    expectProblem(blocked, 422, 'policy_violation');
+    const audit = (await server.call('GET', '/v1/audit-logs', { key })).body.data as Array<Record<string, any>>;
+    expect(audit.find((entry) => entry.action === 'policy.violation')).toMatchObject({ details: { model: CLAUDE, blocked_output: 'Our world-class beans' } });
+    // What the fallback generated was generated: billed under its model.
+    expect(await usageRows(workspaceId)).toEqual([{ model: CLAUDE, input_tokens: 6, output_tokens: 4 }]);
+  });
+
   test('Responses API: a fallback answers, streamed or not; the response and its stored copy name it', async () => {
     const { key, workspaceId } = await newWorkspace();
     openai.enqueue({ error: { status: 503 } });
