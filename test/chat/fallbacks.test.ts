@@ -3,7 +3,8 @@
 // which answers; the answer, its chunks, the stored thread and the usage rows name the model that answered, and
 // `models_tried` the ones that failed. A failure after the first token, a provider's 4xx, and the last model's
 // failure are not retried elsewhere. Unknown fallbacks, ones unable to serve the request and `n` over 1 are refused
-// before any call; one this server cannot call is skipped. On SQLite and PostgreSQL.
+// before any call; one this server cannot call is skipped. An Idempotency-Key replays the stored answer; the output
+// policy checks what a fallback writes. On SQLite and PostgreSQL.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { priceOf } from '../../src/features/engine/engine.ts';
@@ -83,6 +84,22 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     expect(anthropic.requests.at(-1)!.body).toMatchObject({ model: model(CLAUDE).upstream_id, max_tokens: 60 });
     // The failed call cost nothing and is not recorded; the answer is recorded under the model that gave it.
     expect(await usageRows(workspaceId)).toEqual([{ model: CLAUDE, input_tokens: 31, output_tokens: 11 }]);
+  });
+
+  test('an Idempotency-Key replays the stored answer, fallback and all, without calling any model', async () => {
+    const { key, workspaceId } = await newWorkspace();
+    openai.enqueue({ error: { status: 503 } });
+    anthropic.enqueue({ text: 'Answered once', usage: { input: 5, output: 2 } });
+    const body = { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Hi' }] };
+    const headers = { 'Idempotency-Key': `fallback-${kind}-${counter}` };
+    const first = await server.call('POST', '/v1/chat/completions', { key, body, headers });
+    expect(first.body).toMatchObject({ model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini' }] });
+    const calls = openai.requests.length + anthropic.requests.length;
+    const replay = await server.call('POST', '/v1/chat/completions', { key, body, headers });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    expect(openai.requests.length + anthropic.requests.length).toBe(calls);
+    expect(await usageRows(workspaceId)).toHaveLength(1);
   });
 
   test('without a failure the first model answers and models_tried is empty; without models the answer has no models_tried', async () => {
