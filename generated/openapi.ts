@@ -3516,12 +3516,13 @@ export type components = {
          * @description Extension, as OpenRouter's `models`. The models to try, in order, after `model` when it fails before its first
          *     token with a failure worth trying elsewhere: its provider's rate limit (`upstream_rate_limited`) or outage,
          *     timeout or connection error (`upstream_unavailable`). Each is an `id` of `GET /v1/models` and is checked before any
-         *     call as `model` is: one not in the catalogue is a `404 model_not_found` at `/models/<i>`; one without a capability
-         *     the request needs (`tools`, `vision`, `json_mode`, `json_schema`) or too small for it (context window, output
-         *     limit) is a `422` naming it; one whose provider is not configured on this server is skipped (listed in
-         *     `models_tried` with `model_unavailable`). A failure after the first token is never retried: what was streamed is
-         *     the client's. A `4xx` of the provider (`upstream_error`) or a `policy_violation` does not fall back either. Not
-         *     with `n` over 1. The answer's `model`, and its usage, name the model that answered.
+         *     call as `model` is: one not in the catalogue is a `404 model_not_found` at `/models/<i>`; `model` itself, or one
+         *     without a capability the request needs (`tools`, `vision`, `json_mode`, `json_schema`) or too small for it
+         *     (context window, output limit) is a `422 validation_failed` at `/models/<i>`; one whose provider is not configured
+         *     on this server is skipped (listed in `models_tried` with `model_unavailable`). A failure after the first token is
+         *     never retried: what was streamed is the client's. A `4xx` of the provider (`upstream_error`) or a
+         *     `policy_violation` does not fall back either. Not with `n` over 1. The answer's `model`, and its usage, name the
+         *     model that answered.
          * @example [
          *       "claude-haiku-4-5",
          *       "sandbox-writer"

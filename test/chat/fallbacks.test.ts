@@ -183,7 +183,7 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     ]);
   });
 
-  test('refused before any call: an unknown fallback, a duplicate, one without a capability the request needs, n over 1', async () => {
+  test('refused before any call: an unknown fallback, a duplicate, the model itself, one without a capability the request needs, n over 1', async () => {
     const { key } = await newWorkspace();
     const before = openai.requests.length + anthropic.requests.length;
     const messages = [{ role: 'user', content: 'Hi' }];
@@ -195,6 +195,10 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     const duplicate = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE, CLAUDE], messages });
     expectProblem(duplicate, 422, 'validation_failed');
     expect(duplicate.body.errors[0].pointer).toBe('/models');
+
+    const itself = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE, 'gpt-4o-mini'], messages });
+    expectProblem(itself, 422, 'validation_failed');
+    expect(itself.body.errors[0].pointer).toBe('/models/1');
 
     const tools = [{ type: 'function', function: { name: 'get_price', parameters: { type: 'object', properties: {} } } }];
     const noTools = await complete(key, { model: 'gpt-4o-mini', models: ['o1-mini'], messages, tools });

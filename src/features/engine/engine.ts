@@ -348,6 +348,7 @@ export class Engine {
     const model = this.catalogue.get(id);
     if (!model) throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer, detail: 'is not a model of the catalogue' }] });
     const refuse = (detail: string) => validationFailed([{ pointer, detail }]);
+    if (id === request.model) throw refuse(`${id} is the request's model; a fallback is another model`);
     if (!model.capabilities.includes('chat')) throw refuse(`${id} has no chat capability; GET /v1/models?capability=chat lists the chat models`);
     if (!this.catalogue.available(model)) return { model: id, code: 'model_unavailable', status: 422 };
     const missing = missingCapability(model, request);
