@@ -3512,6 +3512,24 @@ export type components = {
             totals: components["schemas"]["UsageCounts"];
         };
         /**
+         * FallbackModels
+         * @description Extension, as OpenRouter's `models`. The models to try, in order, after `model` when it fails before its first
+         *     token with a failure worth trying elsewhere: its provider's rate limit (`upstream_rate_limited`) or outage,
+         *     timeout or connection error (`upstream_unavailable`). Each is an `id` of `GET /v1/models` and is checked before any
+         *     call as `model` is: one not in the catalogue is a `404 model_not_found` at `/models/<i>`; `model` itself, or one
+         *     without a capability the request needs (`tools`, `vision`, `json_mode`, `json_schema`) or too small for it
+         *     (context window, output limit) is a `422 validation_failed` at `/models/<i>`; one whose provider is not configured
+         *     on this server is skipped (listed in `models_tried` with `model_unavailable`). A failure after the first token is
+         *     never retried: what was streamed is the client's. A `4xx` of the provider (`upstream_error`) or a
+         *     `policy_violation` does not fall back either. Not with `n` over 1. The answer's `model`, and its usage, name the
+         *     model that answered.
+         * @example [
+         *       "claude-haiku-4-5",
+         *       "sandbox-writer"
+         *     ]
+         */
+        FallbackModels: string[];
+        /**
          * ChatCompletionContentPartText
          * @description A text part of a message's content.
          */
@@ -3873,7 +3891,9 @@ export type components = {
          *     images per request (each at most 20 MB once decoded or fetched).
          *
          *     **Extensions**: `voice_id` applies a brand voice; `thread_id` continues a saved thread. See `store` for when an
-         *     exchange is saved.
+         *     exchange is saved. `models` names fallback models (as OpenRouter's): tried in order when `model` fails before its
+         *     first token with a rate limit or an outage; the answer's `model` names the one that answered and `models_tried`
+         *     the ones that failed.
          *
          *     The whole body may be at most 4 MB (`413 payload_too_large`).
          */
@@ -3886,6 +3906,7 @@ export type components = {
              * @example gpt-4o-mini
              */
             model: string;
+            models?: components["schemas"]["FallbackModels"];
             /**
              * @description The conversation so far, oldest first. With `thread_id`, only the new turn: the thread's saved messages are put
              *     before these ones.
@@ -4076,8 +4097,35 @@ export type components = {
             };
         };
         /**
+         * ModelTried
+         * @description Extension. A model tried before the one that answered, and why it did not: the problem it failed with (its `code`
+         *     and HTTP `status`, as the request would have failed with it alone).
+         */
+        ModelTried: {
+            /**
+             * @description The model, an `id` of `GET /v1/models`.
+             * @example gpt-4o-mini
+             */
+            model: string;
+            /** @description `upstream_unavailable` or `upstream_rate_limited` (called and failed before its first token), or `model_unavailable` (skipped: its provider is not configured on this server). */
+            code: components["schemas"]["ErrorCode"];
+            /**
+             * Format: int32
+             * @description The HTTP status of that problem (503, 429 or 422).
+             * @example 503
+             */
+            status: number;
+        };
+        /**
+         * ModelsTried
+         * @description Extension. Present when the request named fallback `models`: the models tried before the one that answered
+         *     (`model`), in order, each with the problem it failed with; empty when `model` answered at once.
+         */
+        ModelsTried: components["schemas"]["ModelTried"][];
+        /**
          * ChatCompletion
-         * @description A chat completion, as OpenAI's `chat.completion` object, plus our `thread_id`, `voice_id` and `cost_usd`.
+         * @description A chat completion, as OpenAI's `chat.completion` object, plus our `thread_id`, `voice_id` and `cost_usd`, and
+         *     `models_tried` when the request named fallback `models`.
          */
         ChatCompletion: {
             /**
@@ -4097,7 +4145,7 @@ export type components = {
              */
             created: number;
             /**
-             * @description The model that generated the completion.
+             * @description The model that generated the completion (with fallback `models`, the one that answered).
              * @example gpt-4o-mini
              */
             model: string;
@@ -4119,6 +4167,7 @@ export type components = {
              * @example 0.000342
              */
             cost_usd: number;
+            models_tried?: components["schemas"]["ModelsTried"];
         };
         /**
          * ChatCompletionMessageToolCallChunk
@@ -4226,7 +4275,7 @@ export type components = {
              */
             created: number;
             /**
-             * @description The model that generates the completion.
+             * @description The model that generates the completion (with fallback `models`, the one that answered; the same in every chunk).
              * @example gpt-4o-mini
              */
             model: string;
@@ -4238,6 +4287,11 @@ export type components = {
             thread_id: string | null;
             /** @description Extension. The cost of the request in US dollars, only beside `usage`; otherwise `null`. */
             cost_usd: number | null;
+            /**
+             * @description Extension. Only in the first chunk, when the request named fallback `models`: the models tried before the one
+             *     that answered, each with the problem it failed with (empty when `model` answered at once).
+             */
+            models_tried?: components["schemas"]["ModelTried"][];
         };
         /**
          * ChatCompletionError
@@ -4889,7 +4943,7 @@ export type components = {
          *     `truncation: "auto"`, `include` values, `conversation`, `prompt`, `max_tool_calls`, `top_logprobs`,
          *     `service_tier`, `stream_options` and any other field.
          *
-         *     **Extension**: `voice_id` applies a brand voice, as in chat completions.
+         *     **Extensions**: `voice_id` applies a brand voice, and `models` names fallback models, as in chat completions.
          */
         ResponseCreateRequest: {
             /**
@@ -4898,6 +4952,7 @@ export type components = {
              * @example gpt-4o-mini
              */
             model: string;
+            models?: components["schemas"]["FallbackModels"];
             /** @description The new input - a text (one user message), or a list of items. */
             input: string | components["schemas"]["ResponseInputItem"][];
             /**
@@ -5068,8 +5123,9 @@ export type components = {
         /**
          * Response
          * @description A response of OpenAI's Responses API, as OpenAI's `response` object, plus our `thread_id`, `voice_id` and
-         *     `cost_usd`. The request's parameters are echoed as OpenAI echoes them. (`output_text`, the text of every output
-         *     message joined, is computed by the OpenAI SDKs; it is not sent.)
+         *     `cost_usd` (and `models_tried` when the request named fallback `models`). The request's parameters are echoed as
+         *     OpenAI echoes them. (`output_text`, the text of every output message joined, is computed by the OpenAI SDKs; it is
+         *     not sent.)
          */
         Response: {
             id: components["schemas"]["ResponseId"];
@@ -5091,7 +5147,7 @@ export type components = {
              */
             status: "completed" | "incomplete" | "failed" | "in_progress";
             /**
-             * @description The model that answered.
+             * @description The model that answered (with fallback `models`, the one of them that answered).
              * @example gpt-4o-mini
              */
             model: string;
@@ -5163,6 +5219,7 @@ export type components = {
              * @example 0.0000201
              */
             cost_usd: number | null;
+            models_tried?: components["schemas"]["ModelsTried"];
         };
         /**
          * ResponseStreamEvent

@@ -122,11 +122,12 @@ describe.skipIf(!hasChromium)('the chat guide', () => {
   test('renders every section, its examples, and links to the other pages', async () => {
     const { page, failedRequests } = await open('chat.html');
     const text = await page.locator('main').innerText();
-    for (const heading of ['Your first completion, with no provider key', 'With the OpenAI SDK', 'Streaming', 'Models', 'Threads', 'Parameters', 'Errors', 'Usage and spend']) {
+    for (const heading of ['Your first completion, with no provider key', 'With the OpenAI SDK', 'Streaming', 'Models', 'Threads', 'Parameters', 'Errors', 'Fallbacks', 'Usage and spend']) {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     }
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
+    expect(text).toContain('"models_tried": [{"model": "gpt-4o-mini", "code": "upstream_unavailable", "status": 503}]');
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
     expect(links).toEqual([...navigationOf('chat.html'), 'tools.html']);
     expect(failedRequests).toEqual([]);

@@ -48,6 +48,8 @@ export interface FakeReply {
   chunkDelayMs?: number;
   /** Stream without end (a chunk every `chunkDelayMs`, default 5 ms) until the client disconnects. */
   endless?: boolean;
+  /** Cut the connection after this many streamed chunks, without an end: an upstream that fails mid-answer. */
+  cutAfterChunks?: number;
 }
 
 /** What applies to a request nothing was enqueued for. */
@@ -586,9 +588,13 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
       if (!gone) res.end();
       return;
     }
-    for (const chunk of chunks) {
+    for (const [i, chunk] of chunks.entries()) {
       if (reply.chunkDelayMs) await pause(reply.chunkDelayMs);
       if (gone || closed) return;
+      if (i === reply.cutAfterChunks) {
+        res.destroy();
+        return;
+      }
       res.write(stream.chunk(chunk));
     }
     if (toolCalls.length > 0 && stream.toolCalls && !gone) res.write(stream.toolCalls(toolCalls).join(''));

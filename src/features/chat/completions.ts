@@ -176,6 +176,7 @@ export const completionHandlers = {
       origin: byRequest(context),
       feature: 'chat',
       model: model.id,
+      ...(body.models ? { fallbackModels: body.models } : {}),
       messages: [...history, ...body.messages.map((message, i) => engineMessage(message, images, i))],
       voiceId,
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
@@ -196,9 +197,10 @@ export const completionHandlers = {
     };
 
     const saving = body.thread_id ? { threadId: body.thread_id, create: null } : body.store ? { threadId: newId('thr', context.now), create: { metadata: body.metadata ?? {} } } : null;
-    const save = async (answer: Exchange['answer']) => {
+    /** The thread keeps the model that answered (with fallback models, the one of them that did). */
+    const save = async (answer: Exchange['answer'], answeredBy: string) => {
       if (!saving) return;
-      await saveExchange(db, workspaceId, { ...saving, model: model.id, voiceId, messages, answer }, context.now);
+      await saveExchange(db, workspaceId, { ...saving, model: answeredBy, voiceId, messages, answer }, context.now);
     };
     const id = newId('chatcmpl', context.now);
     const created = Math.floor(context.now.getTime() / 1000);
@@ -208,7 +210,7 @@ export const completionHandlers = {
       const result = await engine.generate(generation);
       const usage = usageBody(result.usage);
       const first = result.choices[0]!;
-      await save({ content: answerContent(first.text, first.toolCalls), toolCalls: first.toolCalls, finishReason: first.finishReason, usage, costUsd: result.costUsd });
+      await save({ content: answerContent(first.text, first.toolCalls), toolCalls: first.toolCalls, finishReason: first.finishReason, usage, costUsd: result.costUsd }, result.model.id);
       return {
         status: 200,
         contentType: 'application/json',
@@ -216,7 +218,7 @@ export const completionHandlers = {
           id,
           object: 'chat.completion',
           created,
-          model: model.id,
+          model: result.model.id,
           choices: result.choices.map((choice, index) => ({
             index,
             message: {
@@ -232,15 +234,23 @@ export const completionHandlers = {
           thread_id: threadId,
           voice_id: voiceId,
           cost_usd: result.costUsd,
+          ...(result.modelsTried ? { models_tried: result.modelsTried } : {}),
         },
       };
     }
 
     const events = await engine.stream(generation);
     const includeUsage = body.stream_options?.include_usage === true;
-    const chunk = (choices: Chunk['choices'], usage: Chunk['usage'] = null, cost: number | null = null): ServerSentEvent<Chunk> => ({
-      data: { id, object: 'chat.completion.chunk', created, model: model.id, choices, usage, thread_id: threadId, cost_usd: cost },
-    });
+    // With fallback models, the engine's first event names the model that answers: every chunk names it, and the
+    // first one lists the models tried before it.
+    let answeredBy = model.id;
+    let modelsTried: Chunk['models_tried'];
+    const chunk = (choices: Chunk['choices'], usage: Chunk['usage'] = null, cost: number | null = null): ServerSentEvent<Chunk> => {
+      const data: Chunk = { id, object: 'chat.completion.chunk', created, model: answeredBy, choices, usage, thread_id: threadId, cost_usd: cost };
+      if (modelsTried) data.models_tried = modelsTried;
+      modelsTried = undefined;
+      return { data };
+    };
     return {
       status: 200,
       contentType: 'text/event-stream',
@@ -252,7 +262,10 @@ export const completionHandlers = {
         // The first chunk of a choice names the role, as OpenAI's does.
         const role = (choice: number) => (started.has(choice) ? {} : (started.add(choice), { role: 'assistant' as const }));
         for await (const event of events) {
-          if (event.type === 'text') {
+          if (event.type === 'model') {
+            answeredBy = event.model.id;
+            modelsTried = event.tried;
+          } else if (event.type === 'text') {
             if (event.choice === 0) firstText += event.text;
             yield chunk([{ index: event.choice, delta: { ...role(event.choice), content: event.text }, finish_reason: null, logprobs: null }]);
           } else if (event.type === 'tool-call-start') {
@@ -270,7 +283,7 @@ export const completionHandlers = {
             yield chunk([{ index: event.choice, delta, finish_reason: event.finishReason, logprobs: null }]);
           } else {
             const usage = usageBody(event.usage);
-            await save({ content: answerContent(firstText, firstCalls), toolCalls: firstCalls, finishReason: firstFinish, usage, costUsd: event.costUsd });
+            await save({ content: answerContent(firstText, firstCalls), toolCalls: firstCalls, finishReason: firstFinish, usage, costUsd: event.costUsd }, answeredBy);
             if (includeUsage) yield chunk([], usage, event.costUsd);
           }
         }

@@ -18,7 +18,7 @@ import { Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { recordEvent } from '../webhooks/record-event.ts';
-import type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, FinishReason, GenerationRequest, TokenUsage } from '../engine/engine.ts';
+import type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, FinishReason, GenerationRequest, ModelTried, TokenUsage } from '../engine/engine.ts';
 import { IMAGE_LIMITS, readImage } from '../engine/images.ts';
 import type { CatalogueEntry } from '../engine/catalogue.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
@@ -479,6 +479,7 @@ export const responseHandlers = {
       origin: byRequest(context),
       feature: 'chat',
       model: model.id,
+      ...(body.models ? { fallbackModels: body.models } : {}),
       messages: mergeTurns([...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...history, ...messages.map((m) => m.engine)]),
       voiceId,
       maxOutputTokens: body.max_output_tokens ?? null,
@@ -495,7 +496,8 @@ export const responseHandlers = {
 
     const id = newId('resp', context.now);
     const metadata = body.metadata ?? {};
-    const base: ResponseObject = {
+    // `let`: with fallback models, the engine's first event names the model that answered (answeredBy).
+    let base: ResponseObject = {
       id,
       object: 'response',
       created_at: Math.floor(context.now.getTime() / 1000),
@@ -547,16 +549,22 @@ export const responseHandlers = {
           expectedCount,
           messages,
           { items: outcome.items, usage, costUsd: outcome.costUsd, finishReason: outcome.finishReason },
-          { id, workspace_id: workspaceId, previous_response_id: previousId, model: model.id, status, body: JSON.stringify(stored), created_at: iso(context.now) },
-          { model: model.id, voiceId, metadata },
+          { id, workspace_id: workspaceId, previous_response_id: previousId, model: done.model, status, body: JSON.stringify(stored), created_at: iso(context.now) },
+          { model: done.model, voiceId, metadata },
           context.now,
         );
       }
       return done;
     };
 
+    /** The response as answered by `model`, after the models tried before it (only with fallback models). */
+    const answeredBy = (answering: string, tried: ModelTried[]) => {
+      base = { ...base, model: answering, models_tried: tried };
+    };
+
     if (!body.stream) {
       const result = await engine.generate(generation);
+      if (result.modelsTried) answeredBy(result.model.id, result.modelsTried);
       const first = result.choices[0]!;
       const done = await finish({ items: outputItemsOf(first.text, first.toolCalls, context.now), finishReason: first.finishReason, usage: result.usage, costUsd: result.costUsd });
       return { status: 200, contentType: 'application/json', body: done };
@@ -573,6 +581,7 @@ export const responseHandlers = {
         // provider's rate limit) is still an ordinary problem response with its status.
         const iterator = events[Symbol.asyncIterator]();
         let step = await iterator.next();
+        if (!step.done && step.value.type === 'model') answeredBy(step.value.model.id, step.value.tried);
         yield send({ type: 'response.created', response: base });
         yield send({ type: 'response.in_progress', response: base });
         // The output items in the order the model wrote them, each whole before the next begins, as OpenAI streams them.
@@ -606,7 +615,7 @@ export const responseHandlers = {
         try {
           for (; !step.done; step = await iterator.next()) {
             const event = step.value;
-            if (event.type !== 'usage' && event.choice !== 0) continue;
+            if (event.type === 'model' || (event.type !== 'usage' && event.choice !== 0)) continue;
             if (event.type === 'text') {
               const current = writing ?? (yield* openMessage());
               current.item.text += event.text;

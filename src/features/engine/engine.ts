@@ -1,9 +1,10 @@
 // The content engine: the one way a feature generates text. `engine.stream(request)` picks the model from the
 // catalogue, refuses what cannot work before any call (unknown or unavailable model, a prompt over the context
-// window), runs the middleware that features registered (src/features/engine/middleware.ts: the brand voice, the
-// output policy), calls the provider's AI SDK model (retrying what the provider calls retryable), streams the text of
-// each of the `n` choices, and records the usage of every call, priced from the catalogue, when it ends: finished,
-// failed or abandoned by its client (billed for what was generated).
+// window; the same for the fallback models a request may name, tried in turn when a model's provider fails before its
+// first token), runs the middleware that features registered (src/features/engine/middleware.ts: the brand voice,
+// the output policy), calls the provider's AI SDK model (retrying what the provider calls retryable), streams the
+// text of each of the `n` choices, and records the usage of every call, priced from the catalogue, when it ends:
+// finished, failed or abandoned by its client (billed for what was generated).
 // Features never call a provider SDK; they read the events below. The engine imports no feature.
 //
 // It calls the AI SDK's language models directly (`doStream`, the provider packages' own interface) rather than
@@ -28,6 +29,8 @@ import { embeddingModel, languageModel, type ProvidersConfig } from './providers
 import { countPromptTokens, countTokens } from './tokens.ts';
 
 export type UsageFeature = components['schemas']['UsageFeature'];
+/** A model tried before the one that answered, and the problem it failed with (or `model_unavailable`: skipped). */
+export type ModelTried = components['schemas']['ModelTried'];
 export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 
 /** A function the model may call (OpenAI's `tools[].function`). */
@@ -66,6 +69,11 @@ export interface GenerationRequest {
   feature: UsageFeature;
   /** A catalogue id. */
   model: string;
+  /**
+   * Catalogue ids to try in order when `model` fails before its first event with a rate limit or an outage (see
+   * "Fallbacks" in docs/engine.md). With any, the first event names the model that answers.
+   */
+  fallbackModels?: string[];
   messages: EngineMessage[];
   voiceId?: string | null;
   /** The project the output is for (its compliance rules apply too); null for none. */
@@ -109,6 +117,8 @@ export interface TokenUsage {
 }
 
 export type GenerationEvent =
+  /** Only for a request with fallback models, and first: the model that answers, and those that failed before it. */
+  | { type: 'model'; model: CatalogueEntry; tried: ModelTried[] }
   | { type: 'text'; choice: number; text: string }
   /** A tool call begins: its position among the choice's calls (from 0), id and function name. */
   | { type: 'tool-call-start'; choice: number; index: number; id: string; name: string }
@@ -121,7 +131,10 @@ export type GenerationEvent =
   | { type: 'usage'; usage: TokenUsage; costUsd: number };
 
 export interface Generated {
+  /** The model that answered: the request's, or with fallback models the one of them that did. */
   model: CatalogueEntry;
+  /** With fallback models: those tried before the one that answered. */
+  modelsTried?: ModelTried[];
   choices: { text: string; finishReason: FinishReason; toolCalls: EngineToolCall[] }[];
   usage: TokenUsage;
   costUsd: number;
@@ -199,6 +212,8 @@ export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut:
   const retryAfter = retryAfterSeconds(cause.responseHeaders);
   const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
   const wait = retryAfter === undefined ? '' : `; retry in ${retryAfter} seconds`;
+  // A successful answer whose stream broke (the connection cut mid-way) is an outage, not a refusal of the request.
+  if (status !== undefined && status < 400) return new Problem('upstream_unavailable', `${who} broke off its answer: ${cause.message}`.slice(0, 2000));
   if (status === 429) return new Problem('upstream_rate_limited', `${who} is rate limiting this service${wait}.`, { headers });
   if (status === undefined || status >= 500 || status === 408) {
     return new Problem('upstream_unavailable', `${who} is unavailable (${status ?? 'no answer'})${wait}.`, { headers });
@@ -285,26 +300,108 @@ export class Engine {
       throw validationFailed([{ pointer: '/max_completion_tokens', detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}` }]);
     }
     checkCapabilities(model, request);
+    const fallbacks = request.fallbackModels ?? [];
+    if (fallbacks.length > 0 && (request.n ?? 1) > 1) throw validationFailed([{ pointer: '/models', detail: 'cannot be combined with n over 1: the choices of one answer come from one model' }]);
     let generation: PreparedGeneration = { request: { ...request, messages: [...request.messages] }, model, voice: null, providerOptions: {} };
     for (const middleware of this.#middleware) if (middleware.transform) generation = await middleware.transform(generation);
     const { messages } = generation.request;
-    const tools = toolsOf(request, model);
-    const promptTokens = countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) + promptImageTokens(messages) + (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0);
-    const room = model.context_window - promptTokens;
-    const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
-    if (room < 1 || maxOutputTokens > room) {
+    const first = this.#fit(model, request, messages);
+    if (!first) {
+      const promptTokens = this.#promptTokens(model, request, messages);
       throw new Problem(
         'context_length_exceeded',
         `This model's maximum context length is ${model.context_window} tokens; the messages and max_completion_tokens need ${promptTokens + Math.max(1, request.maxOutputTokens ?? 1)}.`,
         { errors: [{ pointer: '/messages', detail: `are ${promptTokens} tokens long` }] },
       );
     }
-    const call = { ...generation.request, maxOutputTokens };
-    const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, promptTokens));
-    let events = this.#withUsage(model, request, choices);
+    let events: AsyncGenerator<GenerationEvent>;
+    if (fallbacks.length === 0) {
+      const call = { ...generation.request, maxOutputTokens: first.maxOutputTokens };
+      const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens));
+      events = this.#withUsage(model, request, choices);
+    } else {
+      const candidates = [first, ...fallbacks.map((id, i) => this.#fallback(id, i, request, messages))];
+      events = this.#withFallbacks(candidates, generation);
+    }
     // The first middleware is the outermost: it sees the events as the others left them.
     for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
     return events;
+  }
+
+  /** The prompt's tokens as the model counts them: the messages, the images, the tools it is offered. */
+  #promptTokens(model: CatalogueEntry, request: GenerationRequest, messages: EngineMessage[]): number {
+    const tools = toolsOf(request, model);
+    return countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) + promptImageTokens(messages) + (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0);
+  }
+
+  /** The model with the room the request leaves it (its output limit), or null when the request does not fit its context window. */
+  #fit(model: CatalogueEntry, request: GenerationRequest, messages: EngineMessage[]): Candidate | null {
+    const promptTokens = this.#promptTokens(model, request, messages);
+    const room = model.context_window - promptTokens;
+    const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
+    return room < 1 || maxOutputTokens > room ? null : { model, promptTokens, maxOutputTokens };
+  }
+
+  /**
+   * Fallback model `i` of the request, checked as the request's model is, the problem pointing at `/models/<i>`: not
+   * in the catalogue, not a chat model, or unable to serve the request (a capability it needs, the output limit, the
+   * context window) is refused; one this server cannot call is skipped (a list names models for any deployment).
+   */
+  #fallback(id: string, i: number, request: GenerationRequest, messages: EngineMessage[]): Candidate | ModelTried {
+    const pointer = `/models/${i}`;
+    const model = this.catalogue.get(id);
+    if (!model) throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer, detail: 'is not a model of the catalogue' }] });
+    const refuse = (detail: string) => validationFailed([{ pointer, detail }]);
+    if (id === request.model) throw refuse(`${id} is the request's model; a fallback is another model`);
+    if (!model.capabilities.includes('chat')) throw refuse(`${id} has no chat capability; GET /v1/models?capability=chat lists the chat models`);
+    if (!this.catalogue.available(model)) return { model: id, code: 'model_unavailable', status: 422 };
+    const missing = missingCapability(model, request);
+    if (missing) throw refuse(`${id} lacks the ${missing} capability this request needs`);
+    if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) throw refuse(`${id} writes at most ${model.max_output_tokens} tokens, fewer than max_completion_tokens`);
+    const fit = this.#fit(model, request, messages);
+    if (!fit) throw refuse(`${id} has a context window of ${model.context_window} tokens, too small for this request`);
+    return fit;
+  }
+
+  /**
+   * Calls the candidates in order until one gives its first event: a candidate that fails before it with a rate limit
+   * or an outage (after no retries: the next model is the retry; the last one gets the server's retries) gives way to
+   * the next. What one streamed is the client's, so a failure after its first event ends the generation.
+   */
+  async *#withFallbacks(candidates: (Candidate | ModelTried)[], generation: PreparedGeneration): AsyncGenerator<GenerationEvent> {
+    const { request } = generation;
+    const tried: ModelTried[] = [];
+    const lastCallable = candidates.findLastIndex((candidate) => 'promptTokens' in candidate);
+    for (const [i, candidate] of candidates.entries()) {
+      // A model this server cannot call is listed as skipped, in its place.
+      if (!('promptTokens' in candidate)) {
+        tried.push(candidate);
+        continue;
+      }
+      const { model, promptTokens, maxOutputTokens } = candidate;
+      const last = i === lastCallable;
+      const call = {
+        ...generation.request,
+        maxOutputTokens,
+        maxRetries: last ? request.maxRetries : 0,
+        reasoningEffort: model.capabilities.includes('reasoning') ? request.reasoningEffort : null,
+      };
+      const events = this.#withUsage(model, request, [this.#call(model, call, generation.providerOptions, 0, promptTokens)]);
+      let first: IteratorResult<GenerationEvent>;
+      try {
+        first = await events.next();
+      } catch (error) {
+        if (last || request.signal.aborted || !(error instanceof Problem) || !FALLBACK_CODES.has(error.code)) throw error;
+        this.#logger.info({ model: model.id, code: error.code }, 'a model failed before its first token; trying the next one');
+        tried.push({ model: model.id, code: error.code, status: error.status });
+        continue;
+      }
+      yield { type: 'model', model, tried };
+      if (first.done) return;
+      yield first.value;
+      yield* events;
+      return;
+    }
   }
 
   /** Embeds texts (embeddings.ts): one vector per input, the tokens and their cost; records one usage row. */
@@ -315,18 +412,20 @@ export class Engine {
 
   /** The whole answer at once (the events of `stream`, collected). */
   async generate(request: GenerationRequest): Promise<Generated> {
-    const model = this.model(request.model);
+    let model = this.model(request.model);
+    let modelsTried: ModelTried[] | undefined;
     const choices = Array.from({ length: request.n ?? 1 }, () => ({ text: '', finishReason: 'stop' as FinishReason, toolCalls: [] as EngineToolCall[] }));
     let usage: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
     let costUsd = 0;
     for await (const event of await this.stream(request)) {
-      if (event.type === 'text') choices[event.choice]!.text += event.text;
+      if (event.type === 'model') ({ model, tried: modelsTried } = event);
+      else if (event.type === 'text') choices[event.choice]!.text += event.text;
       else if (event.type === 'finish') choices[event.choice]!.finishReason = event.finishReason;
       else if (event.type === 'tool-call') choices[event.choice]!.toolCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
       else if (event.type === 'usage') ({ usage, costUsd } = event);
     }
     if (request.signal.aborted) throw new Problem('internal_error', 'The client closed the connection before the answer was complete; nothing was saved.');
-    return { model, choices, usage, costUsd };
+    return { model, ...(modelsTried ? { modelsTried } : {}), choices, usage, costUsd };
   }
 
   /** Runs the calls of every choice, then records each call's usage (whatever happened) and sends the sum. */
@@ -495,6 +594,28 @@ export function providerOutcome(problem: Problem, timedOut: boolean): ProviderOu
   if (problem.code === 'upstream_unavailable') return 'unavailable';
   if (problem.code === 'context_length_exceeded') return 'refused';
   return 'upstream_error';
+}
+
+/** The failures worth trying another model for: the provider's rate limit and its outages (5xx, timeout, no connection). */
+const FALLBACK_CODES = new Set(['upstream_rate_limited', 'upstream_unavailable']);
+
+/** A model of a generation, with what it leaves for the answer. */
+interface Candidate {
+  model: CatalogueEntry;
+  promptTokens: number;
+  maxOutputTokens: number;
+}
+
+/** A capability the request needs that the model lacks (tools it might call, images, a JSON answer), or null. */
+function missingCapability(model: CatalogueEntry, request: GenerationRequest): string | null {
+  const has = (capability: CatalogueEntry['capabilities'][number]) => model.capabilities.includes(capability);
+  if ((request.tools ?? []).length > 0 && request.toolChoice !== 'none' && !has('tools')) return 'tools';
+  const images = request.messages.some((message) => message.role === 'user' && typeof message.content !== 'string' && message.content.some((part) => part.type === 'image'));
+  if (images && !has('vision')) return 'vision';
+  const format = request.responseFormat;
+  if (format?.type === 'json' && format.schema && !has('json_schema')) return 'json_schema';
+  if (format?.type === 'json' && !format.schema && !has('json_mode')) return 'json_mode';
+  return null;
 }
 
 /** A model without `tools` given tools it might call, or without `vision` given an image: refused before any call. */

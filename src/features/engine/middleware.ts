@@ -14,7 +14,10 @@ export interface GenerationVoice {
   bannedPhrases: string[];
 }
 
-/** A generation as the middleware see it: the request (whose messages a transform may change) and its model. */
+/**
+ * A generation as the middleware see it: the request (whose messages a transform may change) and its model (the
+ * request's `model`; with fallback models, the one that answers is named by the first event, `type: 'model'`).
+ */
 export interface PreparedGeneration {
   request: GenerationRequest;
   model: CatalogueEntry;

@@ -153,7 +153,10 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
     if (release) yield { type: 'text', choice, text: release };
   }
   for await (const event of events) {
-    if (event.type === 'tool-call-start') {
+    if (event.type === 'model') {
+      // With fallback models: which model answers, before any output.
+      yield event;
+    } else if (event.type === 'tool-call-start') {
       forArguments ??= argumentsPolicy(policy);
       calls.set(`${event.choice}/${event.index}`, { guard: new StreamGuard(forArguments), writer: new ArgumentsWriter(policy.rules), written: '', released: '', name: event.name });
       yield event;

@@ -19,7 +19,14 @@ export function policyMiddleware(db: Kysely<Database>, logger: Logger, clock: Cl
       if (!policy) return events;
       const origin = request.origin ?? bySystem(request.workspaceId, 'engine', request.now);
       const facts = { origin, userId: request.userId ?? null, projectId, voiceId: voice?.id ?? null, feature: request.feature, model: model.id };
-      return enforcePolicy(events, policy, (violation) => recordViolation(db, logger, violation, { ...facts, blockedAt: clock.now() }));
+      // With fallback models, a blocked output is recorded under the model that wrote it, named by the first event.
+      const answering = async function* () {
+        for await (const event of events) {
+          if (event.type === 'model') facts.model = event.model.id;
+          yield event;
+        }
+      };
+      return enforcePolicy(request.fallbackModels?.length ? answering() : events, policy, (violation) => recordViolation(db, logger, violation, { ...facts, blockedAt: clock.now() }));
     },
   };
 }
