@@ -10,7 +10,7 @@ import { iso } from '../../platform/clock.ts';
 import type { Platform, RequestContext, WorkspaceRow } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
-import { notFound, Problem } from '../../platform/problems.ts';
+import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
@@ -122,6 +122,7 @@ function checkModel(context: RequestContext, id: string): void {
     const where = model ? ` in the ${context.caller.workspace.region} region` : '';
     throw new Problem('model_not_found', `No model ${id} in the catalogue${where}; GET /v1/models lists them.`, { errors: [{ pointer: '/model', detail: `is not a model of the catalogue${where}` }] });
   }
+  if (!model.capabilities.includes('chat')) throw validationFailed([{ pointer: '/model', detail: `${id} is an embedding model; a chatbot answers with a chat model` }]);
 }
 
 async function checkKnowledgeBases(db: Db, context: RequestContext, ids: readonly string[]): Promise<void> {

@@ -11,7 +11,7 @@ import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
-import { notFound, Problem } from '../../platform/problems.ts';
+import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { voicesOf } from '../voices/voices.ts';
@@ -59,9 +59,11 @@ async function checkDefaultVoice(db: Kysely<Database>, workspaceId: string, voic
  * A model whose provider is not configured here is taken: configuring it later makes it work.
  */
 function checkDefaultModel(context: RequestContext, model: string): void {
-  if (!context.platform.services.engine.catalogue.get(model)) {
+  const entry = context.platform.services.engine.catalogue.get(model);
+  if (!entry) {
     throw new Problem('model_not_found', `No model ${model} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer: '/default_model', detail: 'is not a model of the catalogue' }] });
   }
+  if (!entry.capabilities.includes('chat')) throw validationFailed([{ pointer: '/default_model', detail: `${model} is an embedding model; the documents' AI commands write with a chat model` }]);
 }
 
 export const projectHandlers = {

@@ -152,7 +152,7 @@ export function checkDefinition(definition: Definition, resources: Resources = {
       }
     }
     if (step.type === 'generate') {
-      if (resources.model && !resources.model(step.model)) errors.push({ pointer: `/steps/${index}/model`, detail: `${step.model} is not a model of the catalogue in this workspace's region` });
+      if (resources.model && !resources.model(step.model)) errors.push({ pointer: `/steps/${index}/model`, detail: `${step.model} is not a chat model of the catalogue in this workspace's region` });
       if (step.voice_id && resources.voice && !resources.voice(step.voice_id)) errors.push({ pointer: `/steps/${index}/voice_id`, detail: `${step.voice_id} is not a ready voice of this workspace` });
     }
     if (step.type === 'knowledge_search' && resources.knowledgeBase && !resources.knowledgeBase(step.knowledge_base_id)) {

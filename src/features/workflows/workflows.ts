@@ -69,8 +69,13 @@ async function check(context: RequestContext, definition: Definition): Promise<C
   const named = [...new Set([...documentIds.values()].filter((id): id is string => id !== undefined))];
   const documents = new Set(named.length === 0 ? [] : (await documentsOf(db, workspace.id).where('id', 'in', named).execute()).map((row) => row.id));
   const project = definition.project_id ? await projectsOf(db, workspace.id).where('id', '=', definition.project_id).executeTakeFirst() : undefined;
+  // A model the steps can write with: a chat model (not an embedding model) that the workspace's region offers.
+  const writesHere = (id: string) => {
+    const model = catalogue.get(id);
+    return model !== undefined && model.regions.includes(workspace.region) && model.capabilities.includes('chat');
+  };
   const checked = checkDefinition(definition, {
-    model: (id) => catalogue.get(id)?.regions.includes(workspace.region) ?? false,
+    model: writesHere,
     voice: (id) => readyVoices.has(id),
     knowledgeBase: (id) => bases.has(id),
     project: () => project !== undefined,
@@ -83,7 +88,7 @@ async function check(context: RequestContext, definition: Definition): Promise<C
     if (documentId !== undefined && !documents.has(documentId)) extra.push({ pointer: `/steps/${index}/document_id`, detail: `${documentId.slice(0, 100)} is not a document of this workspace` });
     if (!step.options) return;
     const { model, voice_id: voiceId, knowledge_base_id: baseId } = step.options;
-    if (model && !catalogue.get(model)?.regions.includes(workspace.region)) extra.push({ pointer: `/steps/${index}/options/model`, detail: `${model} is not a model of the catalogue in this workspace's region` });
+    if (model && !writesHere(model)) extra.push({ pointer: `/steps/${index}/options/model`, detail: `${model} is not a chat model of the catalogue in this workspace's region` });
     if (voiceId && !readyVoices.has(voiceId)) extra.push({ pointer: `/steps/${index}/options/voice_id`, detail: `${voiceId} is not a ready voice of this workspace` });
     if (baseId && !bases.has(baseId)) extra.push({ pointer: `/steps/${index}/options/knowledge_base_id`, detail: `${baseId} is not a knowledge base of this workspace` });
     if (step.command === 'translate' && !step.options.target_language) extra.push({ pointer: `/steps/${index}/options`, detail: 'translate needs options.target_language' });
