@@ -19,7 +19,7 @@ import { KeyCache } from '../src/platform/key-cache.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { locals } from '../src/platform/context.ts';
 import { Metrics } from '../src/platform/metrics.ts';
-import { createServices } from '../src/services.ts';
+import { createServices, engineProviders } from '../src/services.ts';
 import { problemHandler } from '../src/platform/errors.ts';
 import { newId } from '../src/platform/ids.ts';
 import { accessLog, accessRecord, createLogger, RequestLogWriter } from '../src/platform/logging.ts';
@@ -47,7 +47,7 @@ const { platform } = createServices({
   keyCache,
   metrics: new Metrics({ logger }),
   features,
-});
+}, engineProviders(config));
 
 const app = express();
 app.disable('x-powered-by');

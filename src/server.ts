@@ -13,7 +13,7 @@ import { features } from './features/index.ts';
 import { answerClientErrors } from './platform/client-errors.ts';
 import { systemClock, type Clock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
-import { createServices } from './services.ts';
+import { createServices, engineProviders } from './services.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import { Metrics, registerGauges } from './platform/metrics.ts';
 import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
@@ -48,6 +48,7 @@ export interface StartOptions extends AppOptions {
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const providers = engineProviders(config);
   const logger = options.logger ?? createLogger(config.logLevel);
   const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
   const storage = openStorage(config.databaseUrl, {
@@ -71,7 +72,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     keyCache,
     metrics: new Metrics({ logger, nodeMetrics: config.metricsToken !== null }),
     features,
-  });
+  }, providers);
   registerGauges(platform);
   if (config.validatorWarmUp) {
     const started = performance.now();

@@ -7,7 +7,8 @@ import type { Logger } from 'pino';
 import { ConfigError, type Config } from './config.ts';
 import { Realtime } from './features/documents/realtime.ts';
 import { Engine } from './features/engine/engine.ts';
-import { loadProvidersConfig } from './features/engine/providers.ts';
+import { Catalogue } from './features/engine/catalogue.ts';
+import { loadProvidersConfig, type ProvidersConfig } from './features/engine/providers.ts';
 import { policyMiddleware } from './features/policy/middleware.ts';
 import { voiceMiddleware } from './features/voices/middleware.ts';
 import { checkVoiceTrainingModel } from './features/voices/training.ts';
@@ -18,17 +19,21 @@ import type { Platform, Services } from './platform/context.ts';
 import type { Database } from './storage/schema.ts';
 
 /**
- * The engine of a process, its providers read from the environment: every generation is written in its voice, then
- * checked against the output policy. A provider variable that does not parse, or a VOICE_TRAINING_MODEL the catalogue
- * cannot serve, is a configuration error at start.
+ * The engine's providers, read from the environment before anything else starts: a provider variable that does not
+ * parse, or a VOICE_TRAINING_MODEL the catalogue cannot serve, is a configuration error at start, before the database
+ * is opened.
  */
-export function createEngine({ config, db, logger, clock, metrics }: { config: Config; db: Kysely<Database>; logger: Logger; clock: Clock; metrics: Metrics }): Engine {
+export function engineProviders(config: Config): ProvidersConfig {
   const providers = loadProvidersConfig(config.environment, (message) => {
     throw new ConfigError(message);
   });
-  const engine = new Engine({ providers, db, logger, metrics, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
-  checkVoiceTrainingModel(engine.catalogue, config.voiceTrainingModel);
-  return engine;
+  checkVoiceTrainingModel(new Catalogue(providers), config.voiceTrainingModel);
+  return providers;
+}
+
+/** The engine of a process: every generation is written in its voice, then checked against the output policy. */
+export function createEngine({ providers, db, logger, clock, metrics }: { providers: ProvidersConfig; db: Kysely<Database>; logger: Logger; clock: Clock; metrics: Metrics }): Engine {
+  return new Engine({ providers, db, logger, metrics, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
 }
 
 export interface ServerServices {
@@ -43,13 +48,13 @@ export interface ServerServices {
   dispose(): Promise<void>;
 }
 
-/** Builds a server's services on the platform's parts. */
-export function createServices(parts: Omit<Platform, 'services'>): ServerServices {
+/** Builds a server's services on the platform's parts and the engine's providers (engineProviders). */
+export function createServices(parts: Omit<Platform, 'services'>, providers: ProvidersConfig): ServerServices {
   // The runtime and the real-time sessions are handed the whole platform; its services are complete before either
   // is used (they start below, after this returns).
   const services = {} as Services;
   const platform: Platform = { ...parts, services };
-  services.engine = createEngine(parts);
+  services.engine = createEngine({ ...parts, providers });
   services.realtime = new Realtime(platform);
   services.workflows = new WorkflowRuntime(platform);
   return {

@@ -8,17 +8,18 @@ import { createLogger } from './platform/logging.ts';
 import { Metrics } from './platform/metrics.ts';
 import { stopOnSignals } from './platform/signals.ts';
 import { startWorkers } from './platform/workers.ts';
-import { createEngine } from './services.ts';
+import { createEngine, engineProviders } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const providers = engineProviders(config);
   const logger = createLogger(config.logLevel);
   const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
   await migrate(storage.db, features);
   // Recorded but not served: a worker process has no HTTP port (its deliveries and provider calls are not scraped).
   const metrics = new Metrics({ logger });
-  const engine = createEngine({ config, db: storage.db, logger, clock: systemClock, metrics });
+  const engine = createEngine({ providers, db: storage.db, logger, clock: systemClock, metrics });
   const workers = await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: systemClock, logger, engine, metrics });
   // The workers' poll timers are unref'd (a server must be able to exit), and on SQLite nothing else holds the event
   // loop: without this the process would exit as soon as it is idle. It runs until a signal.

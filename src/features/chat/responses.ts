@@ -580,79 +580,85 @@ export const responseHandlers = {
         // The first engine event is awaited before anything is sent, so that a refusal before the first token (a
         // provider's rate limit) is still an ordinary problem response with its status.
         const iterator = events[Symbol.asyncIterator]();
-        let step = await iterator.next();
-        if (!step.done && step.value.type === 'model') answeredBy(step.value.model.id, step.value.tried);
-        yield send({ type: 'response.created', response: base });
-        yield send({ type: 'response.in_progress', response: base });
-        // The output items in the order the model wrote them, each whole before the next begins, as OpenAI streams them.
-        const items: OutputItem[] = [];
-        type Writing = { index: number; item: Extract<OutputItem, { kind: 'message' }> };
-        /** The message item being written, if any (`as`: it is set inside the generators below). */
-        let writing = null as Writing | null;
-        /** The engine's call index → its item's position in `items`. */
-        const calls = new Map<number, number>();
-        const openMessage = function* (): Generator<ServerSentEvent<StreamEvent>, Writing> {
-          const item = { kind: 'message' as const, messageId: newId('msg', context.now), text: '' };
-          const opened = { index: items.push(item) - 1, item };
-          writing = opened;
-          yield send({ type: 'response.output_item.added', output_index: opened.index, item: { ...outputMessage(item.messageId, '', 'in_progress'), content: [] } });
-          yield send({ type: 'response.content_part.added', item_id: item.messageId, output_index: opened.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
-          return opened;
-        };
-        const closeMessage = function* (status: 'completed' | 'incomplete') {
-          if (!writing) return;
-          const { index, item } = writing;
-          const at = { item_id: item.messageId, output_index: index, content_index: 0 };
-          const done = outputMessage(item.messageId, item.text, status);
-          yield send({ type: 'response.output_text.done', ...at, text: item.text, logprobs: [] });
-          yield send({ type: 'response.content_part.done', ...at, part: done.content[0]! });
-          yield send({ type: 'response.output_item.done', output_index: index, item: done });
-          writing = null;
-        };
-        let finishReason: FinishReason = 'stop';
-        let usage: TokenUsage | null = null;
-        let costUsd = 0;
+        // Closed whatever happens to this stream (a client gone while a write waits): the engine then ends the call and
+        // records its usage.
         try {
-          for (; !step.done; step = await iterator.next()) {
-            const event = step.value;
-            if (event.type === 'model' || (event.type !== 'usage' && event.choice !== 0)) continue;
-            if (event.type === 'text') {
-              const current = writing ?? (yield* openMessage());
-              current.item.text += event.text;
-              yield send({ type: 'response.output_text.delta', item_id: current.item.messageId, output_index: current.index, content_index: 0, delta: event.text, logprobs: [] });
-            } else if (event.type === 'tool-call-start') {
-              yield* closeMessage('completed');
-              const item = { kind: 'call' as const, messageId: newId('msg', context.now), call: { id: event.id, name: event.name, arguments: '' } };
-              const index = items.push(item) - 1;
-              calls.set(event.index, index);
-              yield send({ type: 'response.output_item.added', output_index: index, item: functionCallItem(item.messageId, item.call, 'in_progress') });
-            } else if (event.type === 'tool-call-delta') {
-              const index = calls.get(event.index)!;
-              const item = items[index] as Extract<OutputItem, { kind: 'call' }>;
-              item.call.arguments += event.argumentsDelta;
-              yield send({ type: 'response.function_call_arguments.delta', item_id: functionCallItem(item.messageId, item.call, 'in_progress').id!, output_index: index, delta: event.argumentsDelta });
-            } else if (event.type === 'tool-call') {
-              const index = calls.get(event.index)!;
-              const item = items[index] as Extract<OutputItem, { kind: 'call' }>;
-              item.call = { id: event.id, name: event.name, arguments: event.arguments };
-              const done = functionCallItem(item.messageId, item.call, 'completed');
-              yield send({ type: 'response.function_call_arguments.done', item_id: done.id!, output_index: index, arguments: event.arguments });
-              yield send({ type: 'response.output_item.done', output_index: index, item: done });
-            } else if (event.type === 'finish') finishReason = event.finishReason;
-            else ({ usage, costUsd } = event);
+          let step = await iterator.next();
+          if (!step.done && step.value.type === 'model') answeredBy(step.value.model.id, step.value.tried);
+          yield send({ type: 'response.created', response: base });
+          yield send({ type: 'response.in_progress', response: base });
+          // The output items in the order the model wrote them, each whole before the next begins, as OpenAI streams them.
+          const items: OutputItem[] = [];
+          type Writing = { index: number; item: Extract<OutputItem, { kind: 'message' }> };
+          /** The message item being written, if any (`as`: it is set inside the generators below). */
+          let writing = null as Writing | null;
+          /** The engine's call index → its item's position in `items`. */
+          const calls = new Map<number, number>();
+          const openMessage = function* (): Generator<ServerSentEvent<StreamEvent>, Writing> {
+            const item = { kind: 'message' as const, messageId: newId('msg', context.now), text: '' };
+            const opened = { index: items.push(item) - 1, item };
+            writing = opened;
+            yield send({ type: 'response.output_item.added', output_index: opened.index, item: { ...outputMessage(item.messageId, '', 'in_progress'), content: [] } });
+            yield send({ type: 'response.content_part.added', item_id: item.messageId, output_index: opened.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+            return opened;
+          };
+          const closeMessage = function* (status: 'completed' | 'incomplete') {
+            if (!writing) return;
+            const { index, item } = writing;
+            const at = { item_id: item.messageId, output_index: index, content_index: 0 };
+            const done = outputMessage(item.messageId, item.text, status);
+            yield send({ type: 'response.output_text.done', ...at, text: item.text, logprobs: [] });
+            yield send({ type: 'response.content_part.done', ...at, part: done.content[0]! });
+            yield send({ type: 'response.output_item.done', output_index: index, item: done });
+            writing = null;
+          };
+          let finishReason: FinishReason = 'stop';
+          let usage: TokenUsage | null = null;
+          let costUsd = 0;
+          try {
+            for (; !step.done; step = await iterator.next()) {
+              const event = step.value;
+              if (event.type === 'model' || (event.type !== 'usage' && event.choice !== 0)) continue;
+              if (event.type === 'text') {
+                const current = writing ?? (yield* openMessage());
+                current.item.text += event.text;
+                yield send({ type: 'response.output_text.delta', item_id: current.item.messageId, output_index: current.index, content_index: 0, delta: event.text, logprobs: [] });
+              } else if (event.type === 'tool-call-start') {
+                yield* closeMessage('completed');
+                const item = { kind: 'call' as const, messageId: newId('msg', context.now), call: { id: event.id, name: event.name, arguments: '' } };
+                const index = items.push(item) - 1;
+                calls.set(event.index, index);
+                yield send({ type: 'response.output_item.added', output_index: index, item: functionCallItem(item.messageId, item.call, 'in_progress') });
+              } else if (event.type === 'tool-call-delta') {
+                const index = calls.get(event.index)!;
+                const item = items[index] as Extract<OutputItem, { kind: 'call' }>;
+                item.call.arguments += event.argumentsDelta;
+                yield send({ type: 'response.function_call_arguments.delta', item_id: functionCallItem(item.messageId, item.call, 'in_progress').id!, output_index: index, delta: event.argumentsDelta });
+              } else if (event.type === 'tool-call') {
+                const index = calls.get(event.index)!;
+                const item = items[index] as Extract<OutputItem, { kind: 'call' }>;
+                item.call = { id: event.id, name: event.name, arguments: event.arguments };
+                const done = functionCallItem(item.messageId, item.call, 'completed');
+                yield send({ type: 'response.function_call_arguments.done', item_id: done.id!, output_index: index, arguments: event.arguments });
+                yield send({ type: 'response.output_item.done', output_index: index, item: done });
+              } else if (event.type === 'finish') finishReason = event.finishReason;
+              else ({ usage, costUsd } = event);
+            }
+            // A generation its client abandoned ends without usage: nothing more is sent or saved.
+            if (!usage) return;
+            // An answer with neither text nor calls is one empty message, as when not streamed.
+            if (items.length === 0) yield* openMessage();
+            const done = await finish({ items, finishReason, usage, costUsd });
+            yield* closeMessage(done.status === 'completed' ? 'completed' : 'incomplete');
+            yield send({ type: done.status === 'completed' ? 'response.completed' : 'response.incomplete', response: done });
+          } catch (error) {
+            if (context.signal.aborted) return;
+            const problem = error instanceof Problem ? error : new Problem('internal_error', `The response failed. Quote request id ${context.requestId} when contacting support.`);
+            if (!(error instanceof Problem)) context.platform.logger.error({ err: error, request_id: context.requestId }, 'a streamed response failed');
+            yield send({ type: 'response.failed', response: { ...base, status: 'failed', error: { code: problem.code, message: problem.message.slice(0, 2000) } } });
           }
-          // A generation its client abandoned ends without usage: nothing more is sent or saved.
-          if (!usage) return;
-          // An answer with neither text nor calls is one empty message, as when not streamed.
-          if (items.length === 0) yield* openMessage();
-          const done = await finish({ items, finishReason, usage, costUsd });
-          yield* closeMessage(done.status === 'completed' ? 'completed' : 'incomplete');
-          yield send({ type: done.status === 'completed' ? 'response.completed' : 'response.incomplete', response: done });
-        } catch (error) {
-          if (context.signal.aborted) return;
-          const problem = error instanceof Problem ? error : new Problem('internal_error', `The response failed. Quote request id ${context.requestId} when contacting support.`);
-          if (!(error instanceof Problem)) context.platform.logger.error({ err: error, request_id: context.requestId }, 'a streamed response failed');
-          yield send({ type: 'response.failed', response: { ...base, status: 'failed', error: { code: problem.code, message: problem.message.slice(0, 2000) } } });
+        } finally {
+          await iterator.return?.(undefined);
         }
       })(),
     };

@@ -222,12 +222,18 @@ export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut:
 }
 
 /** Merges the events of several producers in the order they come. */
-async function* merge<T>(sources: AsyncIterable<T>[]): AsyncGenerator<T> {
+async function* merge<T>(sources: AsyncIterable<T>[], onStop?: () => void): AsyncGenerator<T> {
   if (sources.length === 1) return yield* sources[0]!;
   const iterators = sources.map((source) => source[Symbol.asyncIterator]());
   const pending = new Map<number, Promise<{ index: number; step: IteratorResult<T> }>>();
-  const pull = (index: number) => pending.set(index, iterators[index]!.next().then((step) => ({ index, step })));
+  const pull = (index: number) => {
+    const next = iterators[index]!.next().then((step) => ({ index, step }));
+    // A reader that stops early leaves this pull unawaited: its failure must not be an unhandled rejection.
+    next.catch(() => {});
+    pending.set(index, next);
+  };
   iterators.forEach((_, index) => pull(index));
+  let finished = false;
   try {
     while (pending.size > 0) {
       const { index, step } = await Promise.race(pending.values());
@@ -237,7 +243,11 @@ async function* merge<T>(sources: AsyncIterable<T>[]): AsyncGenerator<T> {
         yield step.value;
       }
     }
+    finished = true;
   } finally {
+    // The reader stopped early: the producers still running are stopped rather than waited for (a `return()` waits
+    // for a producer's next event).
+    if (!finished) onStop?.();
     await Promise.allSettled(iterators.map((iterator) => iterator.return?.()));
   }
 }
@@ -396,10 +406,16 @@ export class Engine {
         tried.push({ model: model.id, code: error.code, status: error.status });
         continue;
       }
-      yield { type: 'model', model, tried };
-      if (first.done) return;
-      yield first.value;
-      yield* events;
+      // Closed whatever its reader does: a reader that stops at one of the first two events (the policy blocking the
+      // first text) must still end the call and record its usage.
+      try {
+        yield { type: 'model', model, tried };
+        if (first.done) return;
+        yield first.value;
+        yield* events;
+      } finally {
+        await events.return(undefined);
+      }
       return;
     }
   }
@@ -432,7 +448,10 @@ export class Engine {
   async *#withUsage(model: CatalogueEntry, request: GenerationRequest, calls: CallRun[]): AsyncGenerator<GenerationEvent> {
     let completed = false;
     try {
-      yield* merge(calls.map((call) => call.events));
+      yield* merge(
+        calls.map((call) => call.events),
+        () => calls.forEach((call) => call.stop()),
+      );
       completed = true;
     } finally {
       const usages = calls.map((call) => call.usage());
@@ -462,7 +481,9 @@ export class Engine {
 
   #call(model: CatalogueEntry, request: GenerationRequest & { maxOutputTokens: number }, extra: PreparedGeneration['providerOptions'], choice: number, promptTokens: number): CallRun {
     const timeout = AbortSignal.timeout(this.#config.timeoutMs);
-    const signal = AbortSignal.any([request.signal, timeout]);
+    // Stopped when the generation's reader stopped reading the other choices' events (merge).
+    const stopped = new AbortController();
+    const signal = AbortSignal.any([request.signal, timeout, stopped.signal]);
     let reported: TokenUsage | undefined;
     let generated = '';
     let started = false;
@@ -569,7 +590,7 @@ export class Engine {
         }
         outcome = 'ok';
       } catch (error) {
-        if (request.signal.aborted) return;
+        if (request.signal.aborted || stopped.signal.aborted) return;
         refused = generated === '';
         const problem = error instanceof Problem ? error : upstreamProblem(error, model, timeout.aborted);
         outcome = providerOutcome(problem, timeout.aborted);
@@ -580,6 +601,7 @@ export class Engine {
     })();
     return {
       events,
+      stop: () => stopped.abort(),
       // What the provider reported; else, for a call cut short, the prompt and what was generated, counted here. A call
       // never made, or that the provider refused before it generated anything, costs nothing.
       usage: () => reported ?? (started && !refused ? { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }),
@@ -712,6 +734,8 @@ export async function withRetries<T>(start: () => PromiseLike<T>, maxRetries: nu
 
 interface CallRun {
   events: AsyncGenerator<GenerationEvent>;
+  /** Ends the call where it is (its reader went away): what it generated is billed, nothing is thrown. */
+  stop(): void;
   usage(): TokenUsage;
 }
 
