@@ -1,6 +1,6 @@
 // The long-lived services of a process, in the one place that says what they are, what they are built from and in
 // which order they start, stop and are released: the content engine (with the features' middleware: the brand voice,
-// then the output policy), the documents' real-time sessions and the workflows' runtime. Features reach them as
+// the output policy, the spend limits), the documents' real-time sessions and the workflows' runtime. Features reach them as
 // `platform.services.<name>`; each declares its own on the Services interface (src/platform/context.ts).
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -8,6 +8,7 @@ import { ConfigError, type Config } from './config.ts';
 import { Realtime } from './features/documents/realtime.ts';
 import { Engine } from './features/engine/engine.ts';
 import { loadProvidersConfig } from './features/engine/providers.ts';
+import { spendLimitMiddleware } from './features/limits/middleware.ts';
 import { policyMiddleware } from './features/policy/middleware.ts';
 import { voiceMiddleware } from './features/voices/middleware.ts';
 import { checkVoiceTrainingModel } from './features/voices/training.ts';
@@ -18,14 +19,14 @@ import type { Database } from './storage/schema.ts';
 
 /**
  * The engine of a process, its providers read from the environment: every generation is written in its voice, then
- * checked against the output policy. A provider variable that does not parse, or a VOICE_TRAINING_MODEL the catalogue
+ * checked against the output policy; every model call is admitted under the spend limits first. A provider variable that does not parse, or a VOICE_TRAINING_MODEL the catalogue
  * cannot serve, is a configuration error at start.
  */
 export function createEngine({ config, db, logger, clock }: { config: Config; db: Kysely<Database>; logger: Logger; clock: Clock }): Engine {
   const providers = loadProvidersConfig(config.environment, (message) => {
     throw new ConfigError(message);
   });
-  const engine = new Engine({ providers, db, logger, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
+  const engine = new Engine({ providers, db, logger, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock), spendLimitMiddleware(db)] });
   checkVoiceTrainingModel(engine.catalogue, config.voiceTrainingModel);
   return engine;
 }

@@ -23,7 +23,7 @@ import { Catalogue, type CatalogueEntry } from './catalogue.ts';
 import { imageInfo, imageTokens } from './image-info.ts';
 import { LocalContextExceeded } from './local.ts';
 import { embedWith, type EmbeddingRequest, type Embeddings } from './embeddings.ts';
-import type { EngineMiddleware, PreparedGeneration } from './middleware.ts';
+import type { Admission, EngineMiddleware, ModelCall, PreparedGeneration } from './middleware.ts';
 import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
 import { countPromptTokens, countTokens } from './tokens.ts';
 
@@ -295,18 +295,68 @@ export class Engine {
         { errors: [{ pointer: '/messages', detail: `are ${promptTokens} tokens long` }] },
       );
     }
+    const n = request.n ?? 1;
+    const admissions = await this.#admit({
+      workspaceId: request.workspaceId,
+      apiKeyId: request.apiKeyId,
+      projectId: request.projectId ?? null,
+      maxCostUsd: () => n * priceOf(model, { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: maxOutputTokens }),
+      now: request.now,
+    });
     const call = { ...generation.request, maxOutputTokens };
-    const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, promptTokens));
-    let events = this.#withUsage(model, request, choices);
-    // The first middleware is the outermost: it sees the events as the others left them.
-    for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
+    const choices = Array.from({ length: n }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, promptTokens));
+    let events = this.#withUsage(model, request, choices, admissions);
+    try {
+      // The first middleware is the outermost: it sees the events as the others left them.
+      for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
+    } catch (error) {
+      await this.#settle(admissions);
+      throw error;
+    }
     return events;
   }
 
   /** Embeds texts (embeddings.ts): one vector per input, the tokens and their cost; records one usage row. */
   async embed(request: EmbeddingRequest): Promise<Embeddings> {
     const model = this.model(request.model, 'embeddings');
-    return embedWith({ config: this.#config, db: this.#db, logger: this.#logger, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
+    const admissions = await this.#admit({
+      workspaceId: request.workspaceId,
+      apiKeyId: request.apiKeyId,
+      projectId: request.projectId ?? null,
+      maxCostUsd: () => priceOf(model, { inputTokens: request.inputs.reduce((sum, input) => sum + countTokens(input), 0), cachedInputTokens: 0, outputTokens: 0 }),
+      now: request.now,
+    });
+    try {
+      return await embedWith({ config: this.#config, db: this.#db, logger: this.#logger, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
+    } finally {
+      await this.#settle(admissions);
+    }
+  }
+
+  /** Runs every middleware's `admit` in order; when one refuses, those already admitted are settled. */
+  async #admit(call: ModelCall): Promise<Admission[]> {
+    const admissions: Admission[] = [];
+    try {
+      for (const middleware of this.#middleware) {
+        const admission = await middleware.admit?.(call);
+        if (admission) admissions.push(admission);
+      }
+    } catch (error) {
+      await this.#settle(admissions);
+      throw error;
+    }
+    return admissions;
+  }
+
+  /** Settles admitted calls; a failure is logged, never the call's (its answer is not withheld for bookkeeping). */
+  async #settle(admissions: Admission[]): Promise<void> {
+    for (const admission of admissions) {
+      try {
+        await admission.settle();
+      } catch (error) {
+        this.#logger.error({ err: error }, 'a model call admitted under a spend limit could not be settled');
+      }
+    }
   }
 
   /** The whole answer at once (the events of `stream`, collected). */
@@ -325,8 +375,9 @@ export class Engine {
     return { model, choices, usage, costUsd };
   }
 
-  /** Runs the calls of every choice, then records each call's usage (whatever happened) and sends the sum. */
-  async *#withUsage(model: CatalogueEntry, request: GenerationRequest, calls: CallRun[]): AsyncGenerator<GenerationEvent> {
+  /** Runs the calls of every choice, then records each call's usage (whatever happened), settles the call's
+   *  admissions, and sends the sum. */
+  async *#withUsage(model: CatalogueEntry, request: GenerationRequest, calls: CallRun[], admissions: Admission[]): AsyncGenerator<GenerationEvent> {
     let completed = false;
     try {
       yield* merge(calls.map((call) => call.events));
@@ -339,6 +390,7 @@ export class Engine {
       );
       const costs = usages.map((u) => priceOf(model, u));
       await this.#record(model, request, usages, costs);
+      await this.#settle(admissions);
       // A generation its client abandoned ends without a usage event: what it cost is recorded, nothing else follows.
       if (completed && !request.signal.aborted) yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
     }
@@ -353,6 +405,7 @@ export class Engine {
         id: newId('use', request.now),
         workspace_id: request.workspaceId,
         api_key_id: request.apiKeyId,
+        project_id: request.projectId ?? null,
         model: model.id,
         feature: request.feature,
         day: iso(request.now).slice(0, 10),
