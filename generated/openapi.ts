@@ -9560,7 +9560,7 @@ export type components = {
          *     | `context_length_exceeded` | The rendered prompt and `max_tokens` exceed the model's context window. |
          *     | `approval_rejected` | An approval step was rejected and its `on_reject` is `fail`. |
          *     | `approval_timed_out` | Nobody decided an approval step in time and its `on_timeout` is `fail`. |
-         *     | `budget_exceeded` | The run's cost went above the definition's `max_cost_usd`. |
+         *     | `budget_exceeded` | The run's cost went above the definition's `max_cost_usd`, or a step's model call was refused because a spend limit of the workspace, the run's project or the key that started the run is reached (the message begins `spend_limit_reached:` and names the limit; not retried). |
          *     | `internal_error` | An unexpected error on our side. |
          * @enum {string}
          */
