@@ -10797,12 +10797,12 @@ export type components = {
             data: components["schemas"]["VoiceTrainingFailedEventData"];
         };
         /**
-         * UsageLimitEventData
-         * @description The `data` of a `usage.limit_approaching` or `usage.limit_reached` event: the limit, its scope and what the scope
+         * UsageLimitApproachingEventData
+         * @description The `data` of a `usage.limit_approaching` event: the limit, its scope and what the scope
          *     had spent when the call that crossed the threshold was recorded. Every key is always present (`null` where it does
          *     not apply); more keys may be added in minor versions.
          */
-        UsageLimitEventData: {
+        UsageLimitApproachingEventData: {
             spend_limit_id: components["schemas"]["SpendLimitId"];
             scope: components["schemas"]["SpendLimitScope"];
             amount_usd: components["schemas"]["SpendLimitAmount"];
@@ -10839,7 +10839,29 @@ export type components = {
             workspace_id: components["schemas"]["EventWorkspaceId"];
             sequence: components["schemas"]["EventSequence"];
             test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["UsageLimitEventData"];
+            data: components["schemas"]["UsageLimitApproachingEventData"];
+        };
+        /**
+         * UsageLimitReachedEventData
+         * @description The `data` of a `usage.limit_reached` event: the limit, its scope and what the scope
+         *     had spent when the call that crossed the threshold was recorded. Every key is always present (`null` where it does
+         *     not apply); more keys may be added in minor versions.
+         */
+        UsageLimitReachedEventData: {
+            spend_limit_id: components["schemas"]["SpendLimitId"];
+            scope: components["schemas"]["SpendLimitScope"];
+            amount_usd: components["schemas"]["SpendLimitAmount"];
+            soft_threshold: components["schemas"]["SpendLimitSoftThreshold"];
+            period: components["schemas"]["SpendLimitPeriod"];
+            /**
+             * @description What the scope had spent in the period, in US dollars, when the event was recorded.
+             * @example 200.0917
+             */
+            spent_usd: number;
+            /** @description When the period began. */
+            period_start: components["schemas"]["Timestamp"];
+            /** @description When the period ends and the spend counts from zero again. */
+            resets_at: components["schemas"]["Timestamp"];
         };
         /**
          * UsageLimitReachedEvent
@@ -10862,7 +10884,7 @@ export type components = {
             workspace_id: components["schemas"]["EventWorkspaceId"];
             sequence: components["schemas"]["EventSequence"];
             test: components["schemas"]["EventTestFlag"];
-            data: components["schemas"]["UsageLimitEventData"];
+            data: components["schemas"]["UsageLimitReachedEventData"];
         };
         /**
          * Event
