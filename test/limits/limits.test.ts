@@ -1,8 +1,8 @@
 // Spend limits through the API, on SQLite and PostgreSQL: the resource (create, read, change, delete, its refusals);
 // a call refused with 402 before any provider call once its key is at the limit (OpenAI's error object, the spend
 // equal to GET /v1/usage); the soft and hard events delivered once per period; a stream and a workflow run that
-// cross a limit mid-way; the period's reset on a test clock; and, on PostgreSQL, concurrent calls from two servers on
-// one database never overspending by more than one call.
+// cross a limit mid-way; the period's reset on a test clock. Concurrent calls from two server processes on one
+// PostgreSQL database: processes.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
@@ -10,7 +10,7 @@ import { asyncApiErrors } from '../support/asyncapi.ts';
 import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { parseEvents } from '../support/sse.ts';
-import { databaseKinds, postgresUrl, startTestServer, type TestServer } from '../support/server.ts';
+import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 const today = () => new Date().toISOString().slice(0, 10);
 const round = (usd: number) => Math.round(usd * 1e11) / 1e11;
@@ -278,47 +278,5 @@ describe.each(databaseKinds)('the period of a spend limit on %s', (database) => 
     expect(await eventsOf(server, 'usage.limit_approaching')).toHaveLength(2);
     // The monthly figure of GET /v1/usage is both days.
     expect(await usageReport(server, 'start_date=2026-11-01&end_date=2026-11-30')).toBe(round(first.body.cost_usd + next.body.cost_usd));
-  });
-});
-
-describe.runIf(postgresUrl)('spend limits across two servers on one PostgreSQL database', () => {
-  let a: TestServer;
-  let b: TestServer;
-  let openai: FakeProvider;
-  // What the fake reports for every call; the engine reserves more (the prompt it counts and all of max_tokens).
-  const USAGE = { input: 5, output: 10 };
-  beforeAll(async () => {
-    openai = await startFakeOpenAi({ chunkDelayMs: 5, reply: () => ({ text: 'Spring sale: everything must go now.', usage: USAGE }) });
-    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url };
-    a = await startTestServer({ database: 'postgres', env });
-    b = await startTestServer({ databaseUrl: a.database.url, workspace: false, env });
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await openai?.close();
-  });
-
-  test('40 concurrent calls, 20 through each server, overspend the workspace limit by less than one call', async () => {
-    const cost = costOf(a, USAGE);
-    const amount = round(3 * cost);
-    const limit = await a.call('POST', '/v1/spend-limits', { body: { scope: { type: 'workspace', id: a.workspaceId }, amount_usd: amount, period: 'day' } });
-    expect(limit.status).toBe(201);
-    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Announce the spring sale.' }], max_completion_tokens: 20 };
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).call('POST', '/v1/chat/completions', { key: a.ownerKey, body })));
-    const statuses = answers.map((answer) => answer.status);
-    expect(statuses.every((status) => status === 200 || status === 402)).toBe(true);
-    const allowed = statuses.filter((status) => status === 200).length;
-    expect(allowed).toBeGreaterThan(0);
-    expect(statuses).toContain(402);
-
-    // Then, one after another, until the limit refuses: the spend reaches the limit.
-    for (let i = 0; i < 10 && (await a.call('POST', '/v1/chat/completions', { body })).status === 200; i++);
-    const spent = (await a.call('GET', `/v1/spend-limits/${limit.body.id}`)).body.spent_usd as number;
-    expect(spent).toBeGreaterThanOrEqual(amount);
-    expect(spent - amount).toBeLessThan(cost);
-    expect(spent).toBe(await usageReport(a, `start_date=${today()}&end_date=${today()}`));
-    // No reservation is left behind.
-    const left = await a.platform.db.selectFrom('spend_reservations').select('id').execute();
-    expect(left).toEqual([]);
   });
 });
