@@ -412,6 +412,68 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/spend-limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List spend limits
+         * @description Lists the workspace's spend limits, newest first, each with what its scope has spent in the current period
+         *     (`spent_usd`, the figure `GET /v1/usage` reports for the period) and when the period resets (`resets_at`).
+         */
+        get: operations["listSpendLimits"];
+        put?: never;
+        /**
+         * Create a spend limit
+         * @description Sets a hard limit on what the workspace, a project or an API key may spend on model calls per UTC day or month.
+         *     Every call of the scope (chat completions, responses, embeddings, document commands, chatbot replies, workflow
+         *     steps, knowledge-base work) that would start while the scope has spent `amount_usd` or more in the period is
+         *     refused with `402 spend_limit_reached` before any provider call. Crossing `soft_threshold` sends
+         *     `usage.limit_approaching` once per period; reaching `amount_usd` sends `usage.limit_reached` once per period. A
+         *     scope has at most one limit per period (`409 conflict`); `scope.id` must name the key's own workspace, or a
+         *     project or API key of it (`404 not_found` with the pointer `/scope/id`). The spend already made in the current
+         *     period counts at once.
+         */
+        post: operations["createSpendLimit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spend-limits/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a spend limit
+         * @description Returns one spend limit with what its scope has spent in the current period and when the period resets.
+         */
+        get: operations["getSpendLimit"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a spend limit
+         * @description Deletes the limit at once; the scope's calls are no longer counted against it. What was spent stays in `GET /v1/usage`.
+         */
+        delete: operations["deleteSpendLimit"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a spend limit
+         * @description Changes the fields given; the others keep their values. The new values apply to the next call: a limit raised
+         *     above what was spent lets calls through again at once, one lowered below it refuses them. Changing the `period`
+         *     counts the spend of the new period; the events already sent for a period are not sent again in it.
+         */
+        patch: operations["updateSpendLimit"];
+        trace?: never;
+    };
     "/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -2243,6 +2305,56 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "usage.limit_approaching": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Usage limit approaching
+         * @description A spend limit's scope crossed the limit's soft threshold in the current period (`spent_usd` ≥ `soft_threshold` × `amount_usd`); sent once per limit and period. Calls are still allowed.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["usageLimitApproaching"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "usage.limit_reached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Usage limit reached
+         * @description A spend limit's scope reached the limit in the current period (`spent_usd` ≥ `amount_usd`); its calls are refused with `402 spend_limit_reached` until `resets_at`. Sent once per limit and period.
+         *
+         *     Sent as a signed HTTP POST (JSON) to every enabled endpoint whose `event_types` match. Verify
+         *     `Service-Signature` before trusting the body and answer `2xx` within 15 seconds; anything else is retried, 24
+         *     attempts over about 72 hours. Per endpoint, a workspace's events arrive in `sequence` order, each once the
+         *     previous one is delivered or has exhausted its attempts. Delivery is at-least-once: de-duplicate on `id`.
+         */
+        post: operations["usageLimitReached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "chat.thread.deleted": {
         parameters: {
             query?: never;
@@ -2322,6 +2434,7 @@ export type components = {
          *     | `validation_failed` | 422 | A parameter or body field breaks the schema, or an unknown query parameter; see `errors[]`. |
          *     | `unauthenticated` | 401 | No API key, or a key that is unknown, revoked or past its grace period. |
          *     | `invalid_embed_key` | 401 | No embed key, or an unknown or rotated one. |
+         *     | `spend_limit_reached` | 402 | A call would start while its API key, project or workspace is at or over a hard spend limit; see `spend_limit`. Not retried by SDKs; it lasts until the limit's `resets_at` or until the limit is raised. |
          *     | `insufficient_role` | 403 | The key's role is below the operation's minimum role. |
          *     | `origin_not_allowed` | 403 | The widget's page origin is not in the chatbot's `allowed_origins`. |
          *     | `chatbot_disabled` | 403 | The chatbot is disabled; its widget does not answer visitors. |
@@ -2375,7 +2488,7 @@ export type components = {
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -2400,10 +2513,94 @@ export type components = {
          */
         Region: "eu" | "us";
         /**
+         * SpendLimitId
+         * @description The identifier of a spend limit.
+         * @example lim_01JDB7K2M4N6P8Q0R2S4T6V8W0
+         */
+        SpendLimitId: string;
+        /**
+         * SpendLimitScope
+         * @description What a spend limit counts and stops: the whole `workspace` (its `id` is the workspace's `ws_…`), one `project`
+         *     (`prj_…`: the calls made for the project's documents, chatbots and workflow runs) or one `api_key` (`key_…`: the
+         *     calls made with that key). Fixed when the limit is created.
+         */
+        SpendLimitScope: {
+            /**
+             * @description The kind of thing the limit applies to.
+             * @example project
+             * @enum {string}
+             */
+            type: "workspace" | "project" | "api_key";
+            /**
+             * @description The id of the workspace, project or API key, of this workspace.
+             * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+             */
+            id: string;
+        };
+        /**
+         * SpendLimitAmount
+         * @description The hard limit in US dollars for one period. A call that would start while the scope has spent this much is refused with `402 spend_limit_reached`.
+         * @example 250
+         */
+        SpendLimitAmount: number;
+        /**
+         * SpendLimitPeriod
+         * @description The period the spend is counted over, in UTC. `day` resets at 00:00 UTC, `month` at 00:00 UTC on the first day of the month.
+         * @example month
+         * @enum {string}
+         */
+        SpendLimitPeriod: "day" | "month";
+        /**
+         * SpendLimitSoftThreshold
+         * @description The share of `amount_usd` (between 0 and 1) at which a `usage.limit_approaching` event is sent, once per period;
+         *     `null` sends none. Nothing is refused at the soft threshold.
+         * @example 0.8
+         */
+        SpendLimitSoftThreshold: number | null;
+        /**
+         * Timestamp
+         * Format: date-time
+         * @description An instant, ISO 8601 in UTC with milliseconds. Inputs accept any RFC 3339 date-time.
+         * @example 2026-11-20T14:03:27.512Z
+         */
+        Timestamp: string;
+        /**
+         * SpendLimit
+         * @description A spend limit on the workspace, a project or an API key, with what its scope has spent in the current period.
+         *     `spent_usd` is the sum of the scope's model calls in the period, the same figure `GET /v1/usage` reports for the
+         *     period's days (with `api_key_id` or `project_id` for those scopes). At or over `amount_usd`, the scope's calls are
+         *     refused with `402 spend_limit_reached` until `resets_at`.
+         */
+        SpendLimit: {
+            id: components["schemas"]["SpendLimitId"];
+            /**
+             * @description Always `spend_limit`.
+             * @constant
+             */
+            object: "spend_limit";
+            scope: components["schemas"]["SpendLimitScope"];
+            amount_usd: components["schemas"]["SpendLimitAmount"];
+            period: components["schemas"]["SpendLimitPeriod"];
+            soft_threshold: components["schemas"]["SpendLimitSoftThreshold"];
+            /**
+             * @description What the scope has spent in the current period, in US dollars.
+             * @example 212.4817
+             */
+            spent_usd: number;
+            /** @description When the current period began (00:00 UTC of the day, or of the month's first day). */
+            period_start: components["schemas"]["Timestamp"];
+            /** @description When the current period ends and the spend counts from zero again. */
+            resets_at: components["schemas"]["Timestamp"];
+            /** @description When the limit was created. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When a field of the limit last changed. */
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /**
          * Problem
          * @description An RFC 9457 problem document. Every error of the API is one, served as `application/problem+json`.
          *     Extension members (`code`, `request_id`, `errors`, for `wrong_region` `region` and `base_url`, and for
-         *     `policy_violation` `rule_id`) are ours.
+         *     `policy_violation` `rule_id`, for `spend_limit_reached` `spend_limit`) are ours.
          */
         Problem: {
             /**
@@ -2455,6 +2652,8 @@ export type components = {
              * @example voice.banned_phrases
              */
             rule_id?: string;
+            /** @description With `spend_limit_reached`: the limit that refused the call, with what its scope has spent (`spent_usd`) and when it resets (`resets_at`). */
+            spend_limit?: components["schemas"]["SpendLimit"];
         };
         /**
          * ServiceReadinessCheck
@@ -2559,13 +2758,6 @@ export type components = {
         } & {
             [key: string]: unknown;
         };
-        /**
-         * Timestamp
-         * Format: date-time
-         * @description An instant, ISO 8601 in UTC with milliseconds. Inputs accept any RFC 3339 date-time.
-         * @example 2026-11-20T14:03:27.512Z
-         */
-        Timestamp: string;
         /**
          * WorkspaceLimits
          * @description The limits that apply to the workspace. They are the same for every key of the workspace.
@@ -3512,6 +3704,38 @@ export type components = {
             totals: components["schemas"]["UsageCounts"];
         };
         /**
+         * SpendLimitList
+         * @description A page of spend limits, newest first.
+         */
+        SpendLimitList: {
+            /** @description The spend limits of this page. */
+            data: components["schemas"]["SpendLimit"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * SpendLimitCreateRequest
+         * @description A new spend limit. A scope has at most one limit per period (`409 conflict` otherwise).
+         */
+        SpendLimitCreateRequest: {
+            scope: components["schemas"]["SpendLimitScope"];
+            amount_usd: components["schemas"]["SpendLimitAmount"];
+            period: components["schemas"]["SpendLimitPeriod"];
+            /**
+             * @description Default 0.8.
+             * @default 0.8
+             */
+            soft_threshold?: components["schemas"]["SpendLimitSoftThreshold"];
+        };
+        /**
+         * SpendLimitUpdateRequest
+         * @description The fields to change; the others keep their values. The scope cannot change (create another limit).
+         */
+        SpendLimitUpdateRequest: {
+            amount_usd?: components["schemas"]["SpendLimitAmount"];
+            period?: components["schemas"]["SpendLimitPeriod"];
+            soft_threshold?: components["schemas"]["SpendLimitSoftThreshold"];
+        };
+        /**
          * FallbackModels
          * @description Extension, as OpenRouter's `models`. The models to try, in order, after `model` when it fails before its first
          *     token with a failure worth trying elsewhere: its provider's rate limit (`upstream_rate_limited`) or outage,
@@ -4372,6 +4596,8 @@ export type components = {
              * @example voice.banned_phrases
              */
             rule_id?: string;
+            /** @description With `spend_limit_reached`: the limit that refused the call, with what its scope has spent (`spent_usd`) and when it resets (`resets_at`). */
+            spend_limit?: components["schemas"]["SpendLimit"];
             error: components["schemas"]["ChatCompletionError"];
         };
         /**
@@ -9391,7 +9617,7 @@ export type components = {
          *     | `context_length_exceeded` | The rendered prompt and `max_tokens` exceed the model's context window. |
          *     | `approval_rejected` | An approval step was rejected and its `on_reject` is `fail`. |
          *     | `approval_timed_out` | Nobody decided an approval step in time and its `on_timeout` is `fail`. |
-         *     | `budget_exceeded` | The run's cost went above the definition's `max_cost_usd`. |
+         *     | `budget_exceeded` | The run's cost went above the definition's `max_cost_usd`, or a step's model call was refused because a spend limit of the workspace, the run's project or the key that started the run is reached (the message begins `spend_limit_reached:` and names the limit; not retried). |
          *     | `internal_error` | An unexpected error on our side. |
          * @enum {string}
          */
@@ -9673,7 +9899,7 @@ export type components = {
         /**
          * EventType
          * @description The type of an event: `<resource>.<what happened>`. The ten types of the original specification, `chat.thread.deleted`
-         *     for data deletion, and `voice.training_failed`. New types may be added in minor versions; a receiver ignores (and
+         *     for data deletion, `voice.training_failed`, and the spend limits' `usage.limit_approaching` and `usage.limit_reached`. New types may be added in minor versions; a receiver ignores (and
          *     answers `2xx` to) types it does not know.
          *
          *     | type | when |
@@ -9690,9 +9916,11 @@ export type components = {
          *     | `audit.policy.violation` | An output was blocked by a brand-voice or compliance rule. |
          *     | `chat.thread.deleted` | A chat thread and its messages were deleted. |
          *     | `voice.training_failed` | A brand voice could not be trained. |
+         *     | `usage.limit_approaching` | A spend limit's scope crossed its soft threshold in the period (once per period). |
+         *     | `usage.limit_reached` | A spend limit's scope reached the limit in the period (once per period). |
          * @enum {string}
          */
-        EventType: "chat.message.created" | "document.published" | "voice.trained" | "chatbot.conversation.escalated" | "chatbot.csat.received" | "workflow.run.completed" | "workflow.run.approval_required" | "workspace.member.added" | "workspace.member.removed" | "audit.policy.violation" | "chat.thread.deleted" | "voice.training_failed";
+        EventType: "chat.message.created" | "document.published" | "voice.trained" | "chatbot.conversation.escalated" | "chatbot.csat.received" | "workflow.run.completed" | "workflow.run.approval_required" | "workspace.member.added" | "workspace.member.removed" | "audit.policy.violation" | "chat.thread.deleted" | "voice.training_failed" | "usage.limit_approaching" | "usage.limit_reached";
         /**
          * EventTypeFilter
          * @description A pattern that selects event types: an exact type (`voice.trained`), a wildcard over the types that start with a
@@ -10626,12 +10854,102 @@ export type components = {
             data: components["schemas"]["VoiceTrainingFailedEventData"];
         };
         /**
+         * UsageLimitApproachingEventData
+         * @description The `data` of a `usage.limit_approaching` event: the limit, its scope and what the scope
+         *     had spent when the call that crossed the threshold was recorded. Every key is always present (`null` where it does
+         *     not apply); more keys may be added in minor versions.
+         */
+        UsageLimitApproachingEventData: {
+            spend_limit_id: components["schemas"]["SpendLimitId"];
+            scope: components["schemas"]["SpendLimitScope"];
+            amount_usd: components["schemas"]["SpendLimitAmount"];
+            soft_threshold: components["schemas"]["SpendLimitSoftThreshold"];
+            period: components["schemas"]["SpendLimitPeriod"];
+            /**
+             * @description What the scope had spent in the period, in US dollars, when the event was recorded.
+             * @example 200.0917
+             */
+            spent_usd: number;
+            /** @description When the period began. */
+            period_start: components["schemas"]["Timestamp"];
+            /** @description When the period ends and the spend counts from zero again. */
+            resets_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * UsageLimitApproachingEvent
+         * @description A spend limit's scope crossed the limit's soft threshold in the current period: `spent_usd` is at least `soft_threshold` × `amount_usd`. Sent once per limit and period; calls are still allowed. The envelope fields are those of `EventEnvelope`.
+         */
+        UsageLimitApproachingEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `usage.limit_approaching`.
+             * @constant
+             */
+            type: "usage.limit_approaching";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["UsageLimitApproachingEventData"];
+        };
+        /**
+         * UsageLimitReachedEventData
+         * @description The `data` of a `usage.limit_reached` event: the limit, its scope and what the scope
+         *     had spent when the call that crossed the threshold was recorded. Every key is always present (`null` where it does
+         *     not apply); more keys may be added in minor versions.
+         */
+        UsageLimitReachedEventData: {
+            spend_limit_id: components["schemas"]["SpendLimitId"];
+            scope: components["schemas"]["SpendLimitScope"];
+            amount_usd: components["schemas"]["SpendLimitAmount"];
+            soft_threshold: components["schemas"]["SpendLimitSoftThreshold"];
+            period: components["schemas"]["SpendLimitPeriod"];
+            /**
+             * @description What the scope had spent in the period, in US dollars, when the event was recorded.
+             * @example 200.0917
+             */
+            spent_usd: number;
+            /** @description When the period began. */
+            period_start: components["schemas"]["Timestamp"];
+            /** @description When the period ends and the spend counts from zero again. */
+            resets_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * UsageLimitReachedEvent
+         * @description A spend limit's scope reached the limit in the current period: `spent_usd` is at least `amount_usd`, and its calls are refused with `402 spend_limit_reached` until `resets_at`. Sent once per limit and period. The envelope fields are those of `EventEnvelope`.
+         */
+        UsageLimitReachedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /**
+             * @description Always `usage.limit_reached`.
+             * @constant
+             */
+            type: "usage.limit_reached";
+            /** @description When the event happened (the change was committed). */
+            created: components["schemas"]["Timestamp"];
+            workspace_id: components["schemas"]["EventWorkspaceId"];
+            sequence: components["schemas"]["EventSequence"];
+            test: components["schemas"]["EventTestFlag"];
+            data: components["schemas"]["UsageLimitReachedEventData"];
+        };
+        /**
          * Event
          * @description An event of the workspace: the `EventEnvelope` and one of the event schemas, told apart by `type` (each schema
          *     fixes `type` with `const`, so the union is discriminated without a `discriminator` object). New types may be
          *     added in minor versions: read an event of a `type` you do not know as an `EventEnvelope`, and ignore it.
          */
-        Event: components["schemas"]["EventEnvelope"] & (components["schemas"]["ChatMessageCreatedEvent"] | components["schemas"]["DocumentPublishedEvent"] | components["schemas"]["VoiceTrainedEvent"] | components["schemas"]["ChatbotConversationEscalatedEvent"] | components["schemas"]["ChatbotCsatReceivedEvent"] | components["schemas"]["WorkflowRunCompletedEvent"] | components["schemas"]["WorkflowRunApprovalRequiredEvent"] | components["schemas"]["WorkspaceMemberAddedEvent"] | components["schemas"]["WorkspaceMemberRemovedEvent"] | components["schemas"]["AuditPolicyViolationEvent"] | components["schemas"]["ChatThreadDeletedEvent"] | components["schemas"]["VoiceTrainingFailedEvent"]);
+        Event: components["schemas"]["EventEnvelope"] & (components["schemas"]["ChatMessageCreatedEvent"] | components["schemas"]["DocumentPublishedEvent"] | components["schemas"]["VoiceTrainedEvent"] | components["schemas"]["ChatbotConversationEscalatedEvent"] | components["schemas"]["ChatbotCsatReceivedEvent"] | components["schemas"]["WorkflowRunCompletedEvent"] | components["schemas"]["WorkflowRunApprovalRequiredEvent"] | components["schemas"]["WorkspaceMemberAddedEvent"] | components["schemas"]["WorkspaceMemberRemovedEvent"] | components["schemas"]["AuditPolicyViolationEvent"] | components["schemas"]["ChatThreadDeletedEvent"] | components["schemas"]["VoiceTrainingFailedEvent"] | components["schemas"]["UsageLimitApproachingEvent"] | components["schemas"]["UsageLimitReachedEvent"]);
         /**
          * WebhookDelivery
          * @description A delivery of one event to one endpoint with every attempt (oldest first) and the payload that was sent. A
@@ -11134,6 +11452,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
+        /** @description The call would start while its API key, project or workspace is at or over a hard spend limit (`spend_limit_reached`); nothing was sent to a provider and nothing was billed. `spend_limit` names the limit, what its scope has spent and when it resets; the `error` object says the same for OpenAI SDKs, which do not retry a 402. Retrying before `resets_at` fails the same way, unless an admin raises or deletes the limit. */
+        ChatSpendLimitReached: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
         /** @description The API key's role is below `editor`, the minimum role of chat completions (`insufficient_role`). */
         ChatForbidden: {
             headers: {
@@ -11402,6 +11732,18 @@ export type components = {
         };
         /** @description `base_version_id` is no longer the current version of the document (`version_conflict`): fetch the document, merge, and retry. Or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         DocumentVersionConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The call would start while its API key, project or workspace is at or over a hard spend limit (`spend_limit_reached`); nothing was sent to a provider and nothing was billed. `spend_limit` names the limit, what its scope has spent and when it resets (`resets_at`). Not a rate limit: retrying before `resets_at` fails the same way, unless an admin raises or deletes the limit. */
+        SpendLimitReached: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11991,6 +12333,11 @@ export type components = {
          * @example gpt-4o-mini
          */
         ModelId: string;
+        /**
+         * @description The spend limit's identifier.
+         * @example lim_01JDB7K2M4N6P8Q0R2S4T6V8W0
+         */
+        SpendLimitId: string;
         /**
          * @description The chat thread's identifier (`thr_…`).
          * @example thr_01JDA4M7Q2X9F3K8N5P6R1S2T3
@@ -13115,6 +13462,11 @@ export interface operations {
                  * @example key_01KJWVH9HXMK84N844C76ZG76G
                  */
                 api_key_id?: string;
+                /**
+                 * @description Only the calls made for this project (its documents' commands, its chatbots' replies, its workflows' runs); the `spent_usd` of a project's spend limit is this figure.
+                 * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+                 */
+                project_id?: string;
             };
             header?: never;
             path?: never;
@@ -13138,6 +13490,230 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSpendLimits: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The opaque `next_cursor` of the previous page. Omit it for the first page (newest items first).
+                 * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of spend limits. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendLimitList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSpendLimit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpendLimitCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The spend limit was created. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendLimit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSpendLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The spend limit's identifier.
+                 * @example lim_01JDB7K2M4N6P8Q0R2S4T6V8W0
+                 */
+                id: components["parameters"]["SpendLimitId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The spend limit. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendLimit"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteSpendLimit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The spend limit's identifier.
+                 * @example lim_01JDB7K2M4N6P8Q0R2S4T6V8W0
+                 */
+                id: components["parameters"]["SpendLimitId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The spend limit was deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateSpendLimit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The spend limit's identifier.
+                 * @example lim_01JDB7K2M4N6P8Q0R2S4T6V8W0
+                 */
+                id: components["parameters"]["SpendLimitId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpendLimitUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated spend limit. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendLimit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13188,6 +13764,7 @@ export interface operations {
             };
             400: components["responses"]["ChatBadRequest"];
             401: components["responses"]["ChatUnauthorized"];
+            402: components["responses"]["ChatSpendLimitReached"];
             403: components["responses"]["ChatForbidden"];
             404: components["responses"]["ChatNotFound"];
             409: components["responses"]["ChatConflict"];
@@ -13243,6 +13820,7 @@ export interface operations {
             };
             400: components["responses"]["EmbeddingBadRequest"];
             401: components["responses"]["ChatUnauthorized"];
+            402: components["responses"]["ChatSpendLimitReached"];
             403: components["responses"]["EmbeddingForbidden"];
             404: components["responses"]["EmbeddingNotFound"];
             409: components["responses"]["EmbeddingConflict"];
@@ -13431,6 +14009,7 @@ export interface operations {
             };
             400: components["responses"]["ChatBadRequest"];
             401: components["responses"]["ChatUnauthorized"];
+            402: components["responses"]["ChatSpendLimitReached"];
             403: components["responses"]["ChatForbidden"];
             404: components["responses"]["ResponsesNotFound"];
             409: components["responses"]["ChatConflict"];
@@ -13871,6 +14450,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["SpendLimitReached"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["DocumentCommandNotFound"];
             409: components["responses"]["DocumentCommandConflict"];
@@ -15184,6 +15764,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["SpendLimitReached"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -15533,6 +16114,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["SpendLimitReached"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ChatbotConversationNotFound"];
             409: components["responses"]["ChatbotMessageConflict"];
@@ -15915,6 +16497,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["EmbedUnauthorized"];
+            402: components["responses"]["SpendLimitReached"];
             403: components["responses"]["EmbedForbidden"];
             404: components["responses"]["EmbedConversationNotFound"];
             409: components["responses"]["EmbedConversationFull"];
@@ -17675,6 +18258,94 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AuditPolicyViolationEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    usageLimitApproaching: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageLimitApproachingEvent"];
+            };
+        };
+        responses: {
+            "2XX": components["responses"]["WebhookDelivered"];
+            default: components["responses"]["WebhookRetried"];
+        };
+    };
+    usageLimitReached: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature of the delivery: the lowercase hex HMAC-SHA256 of `<Service-Timestamp>.<raw body>` (the timestamp,
+                 *     a dot, then the body exactly as received), keyed with the endpoint secret (`whsec_…`, the whole string as UTF-8).
+                 *     During a secret rotation there is one signature per active secret, comma-separated, newest first (at most two).
+                 *     Accept the request when any of them equals your own computation (compare in constant time) and the timestamp is
+                 *     recent; answer `401` otherwise.
+                 * @example a3d334c68420677d2cb0c86440213cee3c44eb8b703c3d16d54b82b8a4d6fef9
+                 */
+                "Service-Signature": components["parameters"]["WebhookSignatureHeader"];
+                /**
+                 * @description When this attempt was signed, in unix seconds; every attempt is signed anew. It is part of the signed string:
+                 *     reject a request whose timestamp is more than 5 minutes from your clock, so that a captured request cannot be
+                 *     replayed later.
+                 * @example 1795183407
+                 */
+                "Service-Timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description The `id` of the event in the body. The same event can arrive more than once (retries, replays); de-duplicate on it.
+                 * @example evt_01JDHQX01CYFW6VZSKDENC8SP3
+                 */
+                "Service-Event-Id": components["parameters"]["WebhookEventIdHeader"];
+                /**
+                 * @description The `type` of the event in the body, to route the request before parsing it.
+                 * @example workflow.run.completed
+                 */
+                "Service-Event-Type": components["parameters"]["WebhookEventTypeHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageLimitReachedEvent"];
             };
         };
         responses: {

@@ -11,14 +11,15 @@ export const operationTable = {
   checkVoice: {"method":"post","path":"/v1/voices/{id}/check","tag":"Voices","summary":"Check a text against a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,404,409,413,415,421,422,429,500]},
   createApiKey: {"method":"post","path":"/v1/api-keys","tag":"Workspace","summary":"Create an API key","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createChatbot: {"method":"post","path":"/v1/chatbots","tag":"Chatbots","summary":"Create a chatbot","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
-  createChatCompletion: {"method":"post","path":"/v1/chat/completions","tag":"Chat","summary":"Create a chat completion","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
+  createChatCompletion: {"method":"post","path":"/v1/chat/completions","tag":"Chat","summary":"Create a chat completion","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
   createComplianceRule: {"method":"post","path":"/v1/compliance-rules","tag":"Compliance rules","summary":"Create a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocument: {"method":"post","path":"/v1/documents","tag":"Documents","summary":"Create a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createDocumentEditToken: {"method":"post","path":"/v1/documents/{id}/edit-token","tag":"Documents","summary":"Create a real-time edit token","auth":"bearer","minimumRole":"viewer","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
-  createEmbedding: {"method":"post","path":"/v1/embeddings","tag":"Embeddings","summary":"Create embeddings","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
+  createEmbedding: {"method":"post","path":"/v1/embeddings","tag":"Embeddings","summary":"Create embeddings","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
   createKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases","tag":"Knowledge bases","summary":"Create a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createProject: {"method":"post","path":"/v1/projects","tag":"Projects","summary":"Create a project","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
-  createResponse: {"method":"post","path":"/v1/responses","tag":"Chat","summary":"Create a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,502,503]},
+  createResponse: {"method":"post","path":"/v1/responses","tag":"Chat","summary":"Create a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
+  createSpendLimit: {"method":"post","path":"/v1/spend-limits","tag":"Usage","summary":"Create a spend limit","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500]},
   createVoice: {"method":"post","path":"/v1/voices","tag":"Voices","summary":"Create a voice","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,409,413,415,421,422,429,500]},
   createWebhookEndpoint: {"method":"post","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"Create a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
   createWorkflow: {"method":"post","path":"/v1/workflows","tag":"Workflows","summary":"Create a workflow","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json","application/yaml"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500]},
@@ -29,6 +30,7 @@ export const operationTable = {
   deleteKnowledgeBase: {"method":"delete","path":"/v1/knowledge-bases/{id}","tag":"Knowledge bases","summary":"Delete a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
   deleteProject: {"method":"delete","path":"/v1/projects/{id}","tag":"Projects","summary":"Delete a project","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteResponse: {"method":"delete","path":"/v1/responses/{id}","tag":"Chat","summary":"Delete a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
+  deleteSpendLimit: {"method":"delete","path":"/v1/spend-limits/{id}","tag":"Usage","summary":"Delete a spend limit","auth":"bearer","minimumRole":"admin","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteVoice: {"method":"delete","path":"/v1/voices/{id}","tag":"Voices","summary":"Delete a voice","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
   deleteWebhookEndpoint: {"method":"delete","path":"/v1/webhooks/endpoints/{id}","tag":"Webhooks","summary":"Delete a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500]},
   deleteWorkflow: {"method":"delete","path":"/v1/workflows/{id}","tag":"Workflows","summary":"Delete a workflow","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500]},
@@ -53,6 +55,7 @@ export const operationTable = {
   getPublicTranscript: {"method":"get","path":"/v1/public/transcripts/{conversation_id}","tag":"Chatbots","summary":"Read an escalated conversation's transcript","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,404,421,422,429,500]},
   getReadiness: {"method":"get","path":"/readyz","tag":"Service","summary":"Check readiness","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500,503]},
   getResponse: {"method":"get","path":"/v1/responses/{id}","tag":"Chat","summary":"Get a response","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
+  getSpendLimit: {"method":"get","path":"/v1/spend-limits/{id}","tag":"Usage","summary":"Get a spend limit","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500]},
   getUsage: {"method":"get","path":"/v1/usage","tag":"Usage","summary":"Get usage and spend","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   getVoice: {"method":"get","path":"/v1/voices/{id}","tag":"Voices","summary":"Get a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
   getWebhookDelivery: {"method":"get","path":"/v1/webhooks/deliveries/{id}","tag":"Webhooks","summary":"Get a webhook delivery","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500]},
@@ -77,6 +80,7 @@ export const operationTable = {
   listProjects: {"method":"get","path":"/v1/projects","tag":"Projects","summary":"List projects","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listRequestLogs: {"method":"get","path":"/v1/request-logs","tag":"Logs","summary":"List request log entries","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   listResponseInputItems: {"method":"get","path":"/v1/responses/{id}/input_items","tag":"Chat","summary":"List a response's input items","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500]},
+  listSpendLimits: {"method":"get","path":"/v1/spend-limits","tag":"Usage","summary":"List spend limits","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   listVoices: {"method":"get","path":"/v1/voices","tag":"Voices","summary":"List voices","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500]},
   listWebhookDeliveries: {"method":"get","path":"/v1/webhooks/deliveries","tag":"Webhooks","summary":"List webhook deliveries","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
   listWebhookEndpoints: {"method":"get","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"List webhook endpoints","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500]},
@@ -95,10 +99,10 @@ export const operationTable = {
   rotateApiKey: {"method":"post","path":"/v1/api-keys/{id}/rotate","tag":"Workspace","summary":"Rotate an API key's secret","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,403,404,409,421,422,429,500]},
   rotateChatbotEmbedKey: {"method":"post","path":"/v1/chatbots/{id}/embed-key/rotate","tag":"Chatbots","summary":"Rotate a chatbot's embed key","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   rotateWebhookEndpointSecret: {"method":"post","path":"/v1/webhooks/endpoints/{id}/rotate-secret","tag":"Webhooks","summary":"Rotate a webhook endpoint's secret","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,403,404,409,421,422,429,500]},
-  runDocumentCommand: {"method":"post","path":"/v1/documents/{id}/commands","tag":"Documents","summary":"Run an AI command on a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500,502,503]},
-  searchKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases/{id}/search","tag":"Knowledge bases","summary":"Search a knowledge base","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,404,409,413,415,421,422,429,500]},
-  sendChatbotMessage: {"method":"post","path":"/v1/chatbots/{id}/messages","tag":"Chatbots","summary":"Send a message to a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
-  sendEmbedMessage: {"method":"post","path":"/v1/embed/messages","tag":"Embed","summary":"Send a visitor message from the widget","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
+  runDocumentCommand: {"method":"post","path":"/v1/documents/{id}/commands","tag":"Documents","summary":"Run an AI command on a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
+  searchKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases/{id}/search","tag":"Knowledge bases","summary":"Search a knowledge base","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,404,409,413,415,421,422,429,500]},
+  sendChatbotMessage: {"method":"post","path":"/v1/chatbots/{id}/messages","tag":"Chatbots","summary":"Send a message to a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500]},
+  sendEmbedMessage: {"method":"post","path":"/v1/embed/messages","tag":"Embed","summary":"Send a visitor message from the widget","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500]},
   sendWebhookEndpointTest: {"method":"post","path":"/v1/webhooks/endpoints/{id}/test","tag":"Webhooks","summary":"Send a test event to a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500]},
   startWorkflowRun: {"method":"post","path":"/v1/workflows/{id}/runs","tag":"Workflows","summary":"Start a run","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500]},
   unpublishDocument: {"method":"post","path":"/v1/documents/{id}/unpublish","tag":"Documents","summary":"Unpublish a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,409,421,422,429,500]},
@@ -106,6 +110,7 @@ export const operationTable = {
   updateComplianceRule: {"method":"patch","path":"/v1/compliance-rules/{id}","tag":"Compliance rules","summary":"Update a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateDocument: {"method":"patch","path":"/v1/documents/{id}","tag":"Documents","summary":"Update a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateProject: {"method":"patch","path":"/v1/projects/{id}","tag":"Projects","summary":"Update a project","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
+  updateSpendLimit: {"method":"patch","path":"/v1/spend-limits/{id}","tag":"Usage","summary":"Update a spend limit","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   updateVoice: {"method":"patch","path":"/v1/voices/{id}","tag":"Voices","summary":"Update a voice","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,202,400,401,403,404,409,413,415,421,422,429,500]},
   updateWebhookEndpoint: {"method":"patch","path":"/v1/webhooks/endpoints/{id}","tag":"Webhooks","summary":"Update a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500]},
   validateWorkflow: {"method":"post","path":"/v1/workflows/validate","tag":"Workflows","summary":"Validate a workflow definition","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":["application/json","application/yaml"],"responseStatuses":[200,400,401,409,413,415,421,422,429,500]},
@@ -227,6 +232,9 @@ export type CreateProjectResponse = OperationResponse<'createProject'>;
 /** POST /v1/responses: Create a response */
 export type CreateResponseRequest = OperationRequest<'createResponse'>;
 export type CreateResponseResponse = OperationResponse<'createResponse'>;
+/** POST /v1/spend-limits: Create a spend limit */
+export type CreateSpendLimitRequest = OperationRequest<'createSpendLimit'>;
+export type CreateSpendLimitResponse = OperationResponse<'createSpendLimit'>;
 /** POST /v1/voices: Create a voice */
 export type CreateVoiceRequest = OperationRequest<'createVoice'>;
 export type CreateVoiceResponse = OperationResponse<'createVoice'>;
@@ -257,6 +265,9 @@ export type DeleteProjectResponse = OperationResponse<'deleteProject'>;
 /** DELETE /v1/responses/{id}: Delete a response */
 export type DeleteResponseRequest = OperationRequest<'deleteResponse'>;
 export type DeleteResponseResponse = OperationResponse<'deleteResponse'>;
+/** DELETE /v1/spend-limits/{id}: Delete a spend limit */
+export type DeleteSpendLimitRequest = OperationRequest<'deleteSpendLimit'>;
+export type DeleteSpendLimitResponse = OperationResponse<'deleteSpendLimit'>;
 /** DELETE /v1/voices/{id}: Delete a voice */
 export type DeleteVoiceRequest = OperationRequest<'deleteVoice'>;
 export type DeleteVoiceResponse = OperationResponse<'deleteVoice'>;
@@ -329,6 +340,9 @@ export type GetReadinessResponse = OperationResponse<'getReadiness'>;
 /** GET /v1/responses/{id}: Get a response */
 export type GetResponseRequest = OperationRequest<'getResponse'>;
 export type GetResponseResponse = OperationResponse<'getResponse'>;
+/** GET /v1/spend-limits/{id}: Get a spend limit */
+export type GetSpendLimitRequest = OperationRequest<'getSpendLimit'>;
+export type GetSpendLimitResponse = OperationResponse<'getSpendLimit'>;
 /** GET /v1/usage: Get usage and spend */
 export type GetUsageRequest = OperationRequest<'getUsage'>;
 export type GetUsageResponse = OperationResponse<'getUsage'>;
@@ -401,6 +415,9 @@ export type ListRequestLogsResponse = OperationResponse<'listRequestLogs'>;
 /** GET /v1/responses/{id}/input_items: List a response's input items */
 export type ListResponseInputItemsRequest = OperationRequest<'listResponseInputItems'>;
 export type ListResponseInputItemsResponse = OperationResponse<'listResponseInputItems'>;
+/** GET /v1/spend-limits: List spend limits */
+export type ListSpendLimitsRequest = OperationRequest<'listSpendLimits'>;
+export type ListSpendLimitsResponse = OperationResponse<'listSpendLimits'>;
 /** GET /v1/voices: List voices */
 export type ListVoicesRequest = OperationRequest<'listVoices'>;
 export type ListVoicesResponse = OperationResponse<'listVoices'>;
@@ -488,6 +505,9 @@ export type UpdateDocumentResponse = OperationResponse<'updateDocument'>;
 /** PATCH /v1/projects/{id}: Update a project */
 export type UpdateProjectRequest = OperationRequest<'updateProject'>;
 export type UpdateProjectResponse = OperationResponse<'updateProject'>;
+/** PATCH /v1/spend-limits/{id}: Update a spend limit */
+export type UpdateSpendLimitRequest = OperationRequest<'updateSpendLimit'>;
+export type UpdateSpendLimitResponse = OperationResponse<'updateSpendLimit'>;
 /** PATCH /v1/voices/{id}: Update a voice */
 export type UpdateVoiceRequest = OperationRequest<'updateVoice'>;
 export type UpdateVoiceResponse = OperationResponse<'updateVoice'>;

@@ -7,7 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from './openapi.ts';
 
 /** Every event type the service emits. */
-export const EVENT_TYPES = ["audit.policy.violation","chat.message.created","chat.thread.deleted","chatbot.conversation.escalated","chatbot.csat.received","document.published","voice.trained","voice.training_failed","workflow.run.approval_required","workflow.run.completed","workspace.member.added","workspace.member.removed"] as const;
+export const EVENT_TYPES = ["audit.policy.violation","chat.message.created","chat.thread.deleted","chatbot.conversation.escalated","chatbot.csat.received","document.published","usage.limit_approaching","usage.limit_reached","voice.trained","voice.training_failed","workflow.run.approval_required","workflow.run.completed","workspace.member.added","workspace.member.removed"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** An event as delivered: the envelope with its typed `data`. */

@@ -1,6 +1,6 @@
 // The long-lived services of a process, in the one place that says what they are, what they are built from and in
 // which order they start, stop and are released: the content engine (with the features' middleware: the brand voice,
-// then the output policy), the documents' real-time sessions and the workflows' runtime. Features reach them as
+// the output policy, the spend limits), the documents' real-time sessions and the workflows' runtime. Features reach them as
 // `platform.services.<name>`; each declares its own on the Services interface (src/platform/context.ts).
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -9,6 +9,7 @@ import { Realtime } from './features/documents/realtime.ts';
 import { Engine } from './features/engine/engine.ts';
 import { Catalogue } from './features/engine/catalogue.ts';
 import { loadProvidersConfig, type ProvidersConfig } from './features/engine/providers.ts';
+import { spendLimitMiddleware } from './features/limits/middleware.ts';
 import { policyMiddleware } from './features/policy/middleware.ts';
 import { voiceMiddleware } from './features/voices/middleware.ts';
 import { checkVoiceTrainingModel } from './features/voices/training.ts';
@@ -31,9 +32,10 @@ export function engineProviders(config: Config): ProvidersConfig {
   return providers;
 }
 
-/** The engine of a process: every generation is written in its voice, then checked against the output policy. */
+/** The engine of a process: every generation is written in its voice and checked against the output policy, and every
+ *  model call (embeddings too) is admitted under the spend limits before the provider is called. */
 export function createEngine({ providers, db, logger, clock, metrics }: { providers: ProvidersConfig; db: Kysely<Database>; logger: Logger; clock: Clock; metrics: Metrics }): Engine {
-  return new Engine({ providers, db, logger, metrics, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock)] });
+  return new Engine({ providers, db, logger, metrics, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock), spendLimitMiddleware(db)] });
 }
 
 export interface ServerServices {

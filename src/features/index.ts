@@ -10,6 +10,7 @@ import { dashboardFeature } from './dashboard/index.ts';
 import { documentsFeature } from './documents/index.ts';
 import { engineFeature } from './engine/index.ts';
 import { knowledgeFeature } from './knowledge/index.ts';
+import { limitsFeature } from './limits/index.ts';
 import { policyFeature } from './policy/index.ts';
 import { projectsFeature } from './projects/index.ts';
 import { serviceFeature } from './service/index.ts';
@@ -18,4 +19,4 @@ import { webhooksFeature } from './webhooks/index.ts';
 import { workflowsFeature } from './workflows/index.ts';
 import { workspaceFeature } from './workspace/index.ts';
 
-export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, chatFeature, voicesFeature, policyFeature, knowledgeFeature, documentsFeature, chatbotsFeature, workflowsFeature, dashboardFeature] as const satisfies readonly Feature[];
+export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, limitsFeature, chatFeature, voicesFeature, policyFeature, knowledgeFeature, documentsFeature, chatbotsFeature, workflowsFeature, dashboardFeature] as const satisfies readonly Feature[];

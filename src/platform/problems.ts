@@ -54,6 +54,7 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   model_unavailable: { status: 422, title: "The model's provider is not configured on this server" },
   context_length_exceeded: { status: 422, title: "The request exceeds the model's context window" },
   policy_violation: { status: 422, title: 'The output broke a compliance rule or a banned phrase of the voice' },
+  spend_limit_reached: { status: 402, title: 'A spend limit is reached' },
   selection_out_of_range: { status: 422, title: 'The selection is out of range' },
   user_not_member: { status: 422, title: 'The user is not a member of the workspace' },
   role_above_member: { status: 422, title: "The key's role is above its member's role" },

@@ -38,7 +38,8 @@ const named = <T extends { component: string; path: string[] }>(rows: T[]) => ro
 
 /**
  * Section 6 of the original specification: every event type and the keys of its `data`, word for word, plus the
- * types the contract adds (`chat.thread.deleted` for data deletion, `voice.training_failed`; docs/decisions.md).
+ * types the contract adds (`chat.thread.deleted` for data deletion, `voice.training_failed`, the spend limits'
+ * `usage.limit_approaching` and `usage.limit_reached`; docs/decisions.md).
  */
 const specifiedCatalogue: Record<string, string[]> = {
   'chat.message.created': ['thread_id', 'message_id', 'role', 'content', 'model', 'voice_id'],
@@ -55,6 +56,8 @@ const specifiedCatalogue: Record<string, string[]> = {
 const addedTypes: Record<string, string[]> = {
   'chat.thread.deleted': ['thread_id', 'deleted_at'],
   'voice.training_failed': ['voice_id', 'failure_reason'],
+  'usage.limit_approaching': ['spend_limit_id', 'scope', 'amount_usd', 'soft_threshold', 'period', 'spent_usd', 'period_start', 'resets_at'],
+  'usage.limit_reached': ['spend_limit_id', 'scope', 'amount_usd', 'soft_threshold', 'period', 'spent_usd', 'period_start', 'resets_at'],
 };
 
 /** Keys whose value may not apply, hence nullable (and still required). */
@@ -65,6 +68,8 @@ const nullableKeys: Record<string, string[]> = {
   'chatbot.csat.received': ['comment', 'language'],
   'workspace.member.added': ['scim_source'],
   'audit.policy.violation': ['project_id', 'user_id'],
+  'usage.limit_approaching': ['soft_threshold'],
+  'usage.limit_reached': ['soft_threshold'],
 };
 
 /** Values copied on purpose: the event allows only some of the source's values (source: component and path). */

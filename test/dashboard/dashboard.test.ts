@@ -151,8 +151,9 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await page.close();
   });
 
-  test('members, projects, logs with filters, events and usage', async () => {
+  test('members, projects, logs with filters, events, usage and spend limits', async () => {
     await server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello there' }] } });
+    expect((await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'api_key', id: server.ownerKeyId }, amount_usd: 5, period: 'month' } })).status).toBe(201);
     const { page, problems } = await signIn(server.ownerKey);
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByLabel('Email').fill('ana@example.com');
@@ -207,6 +208,13 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     expect(values.at(-1)!).toBeGreaterThanOrEqual(highest);
     expect(await chart.getAttribute('role')).toBe('img');
     expect(await chart.locator('title').first().textContent()).toContain('US dollars');
+    // The spend limits under the chart: the owner key's monthly limit with the spend of this month, as the API has it.
+    const limit = (await server.call('GET', '/v1/spend-limits')).body.data[0];
+    const limits = page.locator('[data-part="spend-limits"] tbody tr');
+    await expect.poll(() => limits.count()).toBe(1);
+    const row = (await limits.first().innerText()).replace(/\s+/g, ' ');
+    expect(row).toContain(`API key ${server.ownerKeyId} Month ${limit.spent_usd.toFixed(6)} 5.00`);
+    expect(row).toContain(`${limit.resets_at.slice(0, 16).replace('T', ' ')}`);
     await page.getByRole('link', { name: 'Events' }).click();
     await expect.poll(() => page.locator('[data-part="events"] li').count()).toBeGreaterThan(0);
     expect(problems.filter((problem) => !/409|Conflict/.test(problem))).toEqual([]);

@@ -102,6 +102,17 @@ function newProjectBody(): Record<string, unknown> {
   return { ...example, name: `${String(example.name)} ${unique()}` };
 }
 
+/** A monthly limit on a fresh key: each scope has one limit per period, and a fresh key's calls are nobody else's. */
+async function newSpendLimitBody(target: FixtureTarget): Promise<Record<string, unknown>> {
+  const { path } = await freshKey(target);
+  return { ...(exampleRequest('createSpendLimit').body as Record<string, unknown>), scope: { type: 'api_key', id: path!.id } };
+}
+
+async function freshSpendLimit(target: FixtureTarget): Promise<RequestOverrides> {
+  const limit = await post(target, '/v1/spend-limits', await newSpendLimitBody(target));
+  return { path: { id: String(limit.id) } };
+}
+
 async function freshProject(target: FixtureTarget): Promise<RequestOverrides> {
   const project = await post(target, '/v1/projects', newProjectBody());
   return { path: { id: String(project.id) } };
@@ -316,6 +327,10 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   deleteResponse: freshResponse,
   listResponseInputItems: freshResponse,
   createProject: async () => ({ body: newProjectBody() }),
+  createSpendLimit: async (target) => ({ body: await newSpendLimitBody(target) }),
+  getSpendLimit: freshSpendLimit,
+  updateSpendLimit: freshSpendLimit,
+  deleteSpendLimit: freshSpendLimit,
   getProject: freshProject,
   updateProject: async (target) => {
     const example = exampleRequest('updateProject').body as Record<string, unknown>;

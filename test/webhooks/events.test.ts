@@ -235,12 +235,12 @@ describe.each(databaseKinds)('events on %s', (kind) => {
     expect(asyncApiErrors({ ...events[0], data: { member: { id: events[0]!.data.user_id, email: events[0]!.data.email, role: 'viewer' } } }).length).toBeGreaterThan(0);
   });
 
-  test('GET /v1/event-types lists the 12 types in the contract\'s order, each with its schema and a valid example', async () => {
+  test('GET /v1/event-types lists the 14 types in the contract\'s order, each with its schema and a valid example', async () => {
     const answer = await server.call('GET', '/v1/event-types');
     expect(answer.status).toBe(200);
     expect(answer.body.next_cursor).toBeNull();
     const entries = answer.body.data as Array<{ object: string; type: string; description: string; schema_name: string; example_payload: Json }>;
-    expect(entries.length).toBe(12);
+    expect(entries.length).toBe(14);
     // The contract's own example of the catalogue is the catalogue: descriptions, schema names and examples.
     expect(entries).toEqual(spec.components.examples.EventTypeList.value.data);
     expect(entries.map((e) => e.type)).toEqual(spec.components.schemas.EventType.enum);

@@ -23,6 +23,8 @@ export interface EmbeddingRequest {
   workspaceId: string;
   /** The API key the call is made with (usage by key); null for work no key started. */
   apiKeyId: string | null;
+  /** The project the embeddings are for (its spend limit applies); null or absent for none. */
+  projectId?: string | null;
   feature: UsageFeature;
   /** A catalogue id of a model with the `embeddings` capability. */
   model: string;

@@ -23,7 +23,7 @@ import { Catalogue, type CatalogueEntry } from './catalogue.ts';
 import { imageInfo, imageTokens } from './image-info.ts';
 import { LocalContextExceeded } from './local.ts';
 import { embedWith, type EmbeddingRequest, type Embeddings } from './embeddings.ts';
-import type { EngineMiddleware, PreparedGeneration } from './middleware.ts';
+import type { Admission, EngineMiddleware, ModelCall, PreparedGeneration } from './middleware.ts';
 import { recordUsage } from './usage-records.ts';
 import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
 import { countPromptTokens, countTokens } from './tokens.ts';
@@ -138,6 +138,11 @@ export interface Generated {
   choices: { text: string; finishReason: FinishReason; toolCalls: EngineToolCall[] }[];
   usage: TokenUsage;
   costUsd: number;
+}
+
+/** A call as the middleware's `admit` sees it: who makes it, and a bound of its cost, computed when asked. */
+function modelCall(request: { workspaceId: string; apiKeyId: string | null; projectId?: string | null; now: Date }, maxCostUsd: () => number): ModelCall {
+  return { workspaceId: request.workspaceId, apiKeyId: request.apiKeyId, projectId: request.projectId ?? null, maxCostUsd, now: request.now };
 }
 
 /** The cost of a call in US dollars, from the model's prices per million tokens. */
@@ -325,16 +330,24 @@ export class Engine {
       );
     }
     let events: AsyncGenerator<GenerationEvent>;
+    let admissions: Admission[] = [];
     if (fallbacks.length === 0) {
+      const n = request.n ?? 1;
+      admissions = await this.#admit(modelCall(request, () => n * priceOf(model, { inputTokens: first.promptTokens, cachedInputTokens: 0, outputTokens: first.maxOutputTokens })));
       const call = { ...generation.request, maxOutputTokens: first.maxOutputTokens };
-      const choices = Array.from({ length: request.n ?? 1 }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens));
-      events = this.#withUsage(model, request, choices);
+      const choices = Array.from({ length: n }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens));
+      events = this.#withUsage(model, request, choices, admissions);
     } else {
       const candidates = [first, ...fallbacks.map((id, i) => this.#fallback(id, i, request, messages))];
       events = this.#withFallbacks(candidates, generation);
     }
-    // The first middleware is the outermost: it sees the events as the others left them.
-    for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
+    try {
+      // The first middleware is the outermost: it sees the events as the others left them.
+      for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
+    } catch (error) {
+      await this.#settle(admissions);
+      throw error;
+    }
     return events;
   }
 
@@ -396,7 +409,9 @@ export class Engine {
         maxRetries: last ? request.maxRetries : 0,
         reasoningEffort: model.capabilities.includes('reasoning') ? request.reasoningEffort : null,
       };
-      const events = this.#withUsage(model, request, [this.#call(model, call, generation.providerOptions, 0, promptTokens)]);
+      // Each attempt is admitted under the spend limits at its own model's prices (a refusal is not a fallback's cause).
+      const admissions = await this.#admit(modelCall(request, () => priceOf(model, { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: maxOutputTokens })));
+      const events = this.#withUsage(model, request, [this.#call(model, call, generation.providerOptions, 0, promptTokens)], admissions);
       let first: IteratorResult<GenerationEvent>;
       try {
         first = await events.next();
@@ -423,7 +438,38 @@ export class Engine {
   /** Embeds texts (embeddings.ts): one vector per input, the tokens and their cost; records one usage row. */
   async embed(request: EmbeddingRequest): Promise<Embeddings> {
     const model = this.model(request.model, 'embeddings');
-    return embedWith({ config: this.#config, db: this.#db, logger: this.#logger, metrics: this.#metrics, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
+    const admissions = await this.#admit(modelCall(request, () => priceOf(model, { inputTokens: request.inputs.reduce((sum, input) => sum + countTokens(input), 0), cachedInputTokens: 0, outputTokens: 0 })));
+    try {
+      return await embedWith({ config: this.#config, db: this.#db, logger: this.#logger, metrics: this.#metrics, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
+    } finally {
+      await this.#settle(admissions);
+    }
+  }
+
+  /** Runs every middleware's `admit` in order; when one refuses, those already admitted are settled. */
+  async #admit(call: ModelCall): Promise<Admission[]> {
+    const admissions: Admission[] = [];
+    try {
+      for (const middleware of this.#middleware) {
+        const admission = await middleware.admit?.(call);
+        if (admission) admissions.push(admission);
+      }
+    } catch (error) {
+      await this.#settle(admissions);
+      throw error;
+    }
+    return admissions;
+  }
+
+  /** Settles admitted calls; a failure is logged, never the call's (its answer is not withheld for bookkeeping). */
+  async #settle(admissions: Admission[]): Promise<void> {
+    for (const admission of admissions) {
+      try {
+        await admission.settle();
+      } catch (error) {
+        this.#logger.error({ err: error }, 'a model call admitted under a spend limit could not be settled');
+      }
+    }
   }
 
   /** The whole answer at once (the events of `stream`, collected). */
@@ -444,8 +490,9 @@ export class Engine {
     return { model, ...(modelsTried ? { modelsTried } : {}), choices, usage, costUsd };
   }
 
-  /** Runs the calls of every choice, then records each call's usage (whatever happened) and sends the sum. */
-  async *#withUsage(model: CatalogueEntry, request: GenerationRequest, calls: CallRun[]): AsyncGenerator<GenerationEvent> {
+  /** Runs the calls of every choice, then records each call's usage (whatever happened), settles the call's
+   *  admissions, and sends the sum. */
+  async *#withUsage(model: CatalogueEntry, request: GenerationRequest, calls: CallRun[], admissions: Admission[]): AsyncGenerator<GenerationEvent> {
     let completed = false;
     try {
       yield* merge(
@@ -461,6 +508,7 @@ export class Engine {
       );
       const costs = usages.map((u) => priceOf(model, u));
       await recordUsage({ db: this.#db, logger: this.#logger, metrics: this.#metrics }, model, request, usages.map((usage, i) => ({ usage, costUsd: costs[i]! })));
+      await this.#settle(admissions);
       // A generation its client abandoned ends without a usage event: what it cost is recorded, nothing else follows.
       if (completed && !request.signal.aborted) yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
     }

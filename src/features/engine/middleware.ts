@@ -2,7 +2,8 @@
 // language-model middleware does (transform the call's parameters, wrap its stream). The voices feature's middleware
 // puts a brand voice's instructions before the messages; the policy feature's checks every word that comes out. The
 // engine runs each `transform` in the order given (before the context window is checked, so added instructions
-// count), then wraps the events so that the first middleware is the outermost.
+// count), then each `admit` (the spend limits refuse a call before it is made, and settle it once its usage is
+// recorded), then wraps the events so that the first middleware is the outermost.
 import type { JSONValue } from '@ai-sdk/provider';
 import type { CatalogueEntry } from './catalogue.ts';
 import type { GenerationEvent, GenerationRequest } from './engine.ts';
@@ -30,11 +31,32 @@ export interface PreparedGeneration {
   providerOptions: Record<string, Record<string, JSONValue>>;
 }
 
+/** A model call about to be made, as `admit` sees it: who it is for and the most it may cost. */
+export interface ModelCall {
+  workspaceId: string;
+  apiKeyId: string | null;
+  projectId: string | null;
+  /** An upper bound of the call's cost (its prompt and all of its `max_tokens`, of every choice, at the model's
+   *  prices), computed when asked: counting an embedding request's tokens is work a workspace without limits skips. */
+  maxCostUsd(): number;
+  now: Date;
+}
+
+/** A call admitted by a middleware: `settle` runs once its usage is recorded, whatever happened to it. */
+export interface Admission {
+  settle(): Promise<void>;
+}
+
 export interface EngineMiddleware {
   /** In logs and errors. */
   name: string;
   /** Changes the generation before any call (may throw a Problem to refuse it). */
   transform?(generation: PreparedGeneration): Promise<PreparedGeneration>;
+  /**
+   * Admits a call (a generation's or an embedding's) before the provider is called, once its cost can be bounded:
+   * throws a Problem to refuse it; what it returns is settled after the call's usage is recorded.
+   */
+  admit?(call: ModelCall): Promise<Admission | null>;
   /** Wraps the generation's events (may hold text back, change it, or end the generation with a Problem). */
   wrap?(events: AsyncGenerator<GenerationEvent>, generation: PreparedGeneration): Promise<AsyncGenerator<GenerationEvent>>;
 }

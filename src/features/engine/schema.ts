@@ -11,6 +11,9 @@ export interface UsageRecordsTable {
   workspace_id: string;
   /** Null for calls no API key made (none yet; background work of later features may). */
   api_key_id: string | null;
+  /** The project the call was for (a document's, a chatbot's, a workflow's); null for none. Added by the limits
+   *  feature's migration 021, which counts a project's spend from it. */
+  project_id: string | null;
   model: string;
   feature: string;
   /** The UTC day of `created_at` (YYYY-MM-DD), the unit of the report's `day` buckets. */

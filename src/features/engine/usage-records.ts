@@ -14,6 +14,8 @@ import type { TokenUsage, UsageFeature } from './engine.ts';
 export interface UsageOwner {
   workspaceId: string;
   apiKeyId: string | null;
+  /** The project the output was for (a project's spend limit counts it); null for none. */
+  projectId?: string | null;
   feature: UsageFeature;
   now: Date;
 }
@@ -32,6 +34,7 @@ export async function recordUsage(
       id: newId('use', owner.now),
       workspace_id: owner.workspaceId,
       api_key_id: owner.apiKeyId,
+      project_id: owner.projectId ?? null,
       model: model.id,
       feature: owner.feature,
       day: iso(owner.now).slice(0, 10),

@@ -39,6 +39,7 @@ export const usageHandlers = {
     if (query.model !== undefined) rows = rows.where('model', '=', query.model);
     if (query.feature !== undefined) rows = rows.where('feature', '=', query.feature);
     if (query.api_key_id !== undefined) rows = rows.where('api_key_id', '=', query.api_key_id);
+    if (query.project_id !== undefined) rows = rows.where('project_id', '=', query.project_id);
     const sums = [
       sql<string | number>`count(*)`.as('requests'),
       sql<string | number>`sum(input_tokens)`.as('input_tokens'),

@@ -82,6 +82,10 @@ export function failureOf(error: unknown, timedOut: boolean): StepFailure {
         return new StepFailure('provider_error', error.message, false);
       case 'context_length_exceeded':
         return new StepFailure('context_length_exceeded', error.message);
+      // A spend limit of the workspace, the run's project or the key that started it: a budget, like max_cost_usd,
+      // and retrying before the limit resets would be refused again.
+      case 'spend_limit_reached':
+        return new StepFailure('budget_exceeded', `spend_limit_reached: ${error.message}`, false);
       case 'not_found':
       case 'model_not_found':
       case 'model_unavailable':

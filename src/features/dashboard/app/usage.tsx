@@ -1,6 +1,6 @@
 // Usage at a glance: the workspace's spend by day over the last 30 days, stacked by model (GET /v1/usage grouped by
 // day and model), as a chart with a dated axis and a dollar axis, and the same figures in tables below it for those
-// who do not see the chart.
+// who do not see the chart; then the workspace's spend limits with what each scope has spent in its period.
 import { useEffect, useState } from 'preact/hooks';
 import { allows, unwrap, type Schemas } from './api.ts';
 import type { Session } from './session.ts';
@@ -34,6 +34,63 @@ export function dollarScale(highest: number): { max: number; ticks: number[]; de
   const decimals = Math.min(8, Math.max(2, -Math.floor(Math.log10(step))));
   const ticks = Array.from({ length: count + 1 }, (_, i) => Number((i * step).toFixed(decimals)));
   return { max: count * step, ticks, decimals };
+}
+
+const scopeNames = { workspace: 'Workspace', project: 'Project', api_key: 'API key' } as const;
+
+/** The spend limits (GET /v1/spend-limits): each scope's spend in its period against its limit, and when it resets. */
+function SpendLimits({ session }: { session: Session }) {
+  const [limits, setLimits] = useState<Schemas['SpendLimit'][] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    unwrap(session.client.GET('/v1/spend-limits', { params: { query: { limit: 100 } } })).then((page) => setLimits((page as Schemas['SpendLimitList']).data), setError);
+  }, []);
+  return (
+    <section aria-labelledby="limits-title">
+      <h2 id="limits-title">Spend limits</h2>
+      <p class="muted">A call of a scope at its limit is refused (402 spend_limit_reached) until the period resets. Set limits with POST /v1/spend-limits.</p>
+      <ProblemMessage error={error} />
+      {!limits && !error ? <Loading what="the spend limits" /> : null}
+      {limits && limits.length === 0 ? <Empty>No spend limits: calls are not capped.</Empty> : null}
+      {limits && limits.length > 0 ? (
+        <div class="table" tabIndex={0} role="region" aria-label="Spend limits">
+          <table data-part="spend-limits">
+            <caption>Spend limits and the spend of their current period</caption>
+            <thead>
+              <tr>
+                <th scope="col">Scope</th>
+                <th scope="col">Period</th>
+                <th scope="col">Spent (USD)</th>
+                <th scope="col">Limit (USD)</th>
+                <th scope="col">Used</th>
+                <th scope="col">Resets (UTC)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {limits.map((limit) => {
+                const used = limit.spent_usd / limit.amount_usd;
+                const state = used >= 1 ? 'reached' : limit.soft_threshold !== null && used >= limit.soft_threshold ? 'approaching' : 'ok';
+                return (
+                  <tr key={limit.id} data-state={state}>
+                    <th scope="row">
+                      {scopeNames[limit.scope.type]} <code>{limit.scope.id}</code>
+                    </th>
+                    <td>{limit.period === 'day' ? 'Day' : 'Month'}</td>
+                    <td>{limit.spent_usd.toFixed(6)}</td>
+                    <td>{limit.amount_usd.toFixed(2)}</td>
+                    <td>
+                      {(used * 100).toFixed(0)} %{state === 'reached' ? ' (reached: calls refused)' : state === 'approaching' ? ' (past the warning)' : ''}
+                    </td>
+                    <td>{limit.resets_at.slice(0, 16).replace('T', ' ')}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </section>
+  );
 }
 
 export function UsagePage({ session }: { session: Session }) {
@@ -183,6 +240,7 @@ export function UsagePage({ session }: { session: Session }) {
           </div>
         </>
       ) : null}
+      <SpendLimits session={session} />
     </section>
   );
 }
