@@ -229,6 +229,19 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     expect(await usageRows(workspaceId)).toEqual([{ model: CLAUDE, input_tokens: 6, output_tokens: 4 }]);
   });
 
+  test('a block settled in the fallback\'s first text still ends its call and bills it', async () => {
+    const { key, workspaceId } = await newWorkspace();
+    const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] } });
+    expect(rule.status, rule.text).toBe(201);
+    openai.enqueue({ error: { status: 503 } });
+    // The match is followed by enough text in the same delta for the guard to decide at the first text event.
+    anthropic.enqueue({ text: 'Our world-class beans are roasted daily in small batches by our own team, and shipped the same week. More.', usage: { input: 6, output: 24 } });
+    const blocked = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Describe the beans' }] });
+    expectProblem(blocked, 422, 'policy_violation');
+    // Billed under the model that wrote it (counted here when the call ended before the provider reported usage).
+    expect((await usageRows(workspaceId)).map((row) => row.model)).toEqual([CLAUDE]);
+  });
+
   test('Responses API: a fallback answers, streamed or not; the response and its stored copy name it', async () => {
     const { key, workspaceId } = await newWorkspace();
     openai.enqueue({ error: { status: 503 } });

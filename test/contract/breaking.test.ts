@@ -122,7 +122,7 @@ describe('additive changes pass', () => {
   schemas.ChatMessageCreatedEventData.properties.tokens = { type: 'integer' };
   schemas.ChatMessageCreatedEventData.required.push('tokens');
   // A new error code, and the new event in the union of events that lists and deliveries answer with.
-  schemas.ErrorCode.enum.push('spend_limit_reached');
+  schemas.ErrorCode.enum.push('voice_preset_not_found');
   schemas.Event.oneOf.push({ $ref: '#/components/schemas/DocumentPublishedEvent' });
   // A deprecation with a sunset date.
   Object.assign(openapi.paths['/v1/voices/{id}/check'].post, { deprecated: true, 'x-sunset': '2027-06-30' });
@@ -142,7 +142,7 @@ describe('additive changes pass', () => {
     ['a new event type (AsyncAPI)', 'AsyncAPI message document.archived (sent to the Webhook endpoint): message added'],
     ['a new key of an event', 'webhook chat.message.created: payload: property `data.tokens` added'],
     ['a new event type value', 'schema EventType: [Added] value `document.archived`'],
-    ['a new error code', 'schema ErrorCode: [Added] value `spend_limit_reached`'],
+    ['a new error code', 'schema ErrorCode: [Added] value `voice_preset_not_found`'],
     ['a new branch of the event union', 'GET /v1/events/{id}: response 200: property the body added'],
   ])('%s is listed as added', (_kind, expected) => {
     expect(lines(changes, 'added')).toContain(expected);
