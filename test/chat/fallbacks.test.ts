@@ -242,6 +242,21 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     expect((await usageRows(workspaceId)).map((row) => row.model)).toEqual([CLAUDE]);
   });
 
+  test('with n = 2, a block in one choice ends the generation at once; the other choice breaking off later is no unhandled failure', async () => {
+    const { key, workspaceId } = await newWorkspace();
+    const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] } });
+    expect(rule.status, rule.text).toBe(201);
+    const chunks = ['Our world-class beans are roasted daily in small batches by our own team, and shipped the same week. ', 'More.'];
+    openai.enqueue({ chunks, cutAfterChunks: 1, chunkDelayMs: 50 });
+    openai.enqueue({ chunks, cutAfterChunks: 1, chunkDelayMs: 50 });
+    const blocked = await complete(key, { model: 'gpt-4o-mini', n: 2, messages: [{ role: 'user', content: 'Describe the beans' }] });
+    expectProblem(blocked, 422, 'policy_violation');
+    // Both calls were made and are billed; the server goes on answering.
+    expect((await usageRows(workspaceId)).map((row) => row.model)).toEqual(['gpt-4o-mini', 'gpt-4o-mini']);
+    const next = await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: 'Still here?' }] });
+    expect(next.status, next.text).toBe(200);
+  });
+
   test('Responses API: a fallback answers, streamed or not; the response and its stored copy name it', async () => {
     const { key, workspaceId } = await newWorkspace();
     openai.enqueue({ error: { status: 503 } });
