@@ -74,7 +74,7 @@ describe('workflow definitions', () => {
     expectProblem(json, 422, 'invalid_workflow_definition');
     expect(json.body.errors).toEqual([
       { pointer: '/steps/0/depends_on/0', detail: 'dependency cycle: a → b → a' },
-      { pointer: '/steps/2/model', detail: "no-such-model is not a model of the catalogue in this workspace's region" },
+      { pointer: '/steps/2/model', detail: "no-such-model is not a chat model of the catalogue in this workspace's region" },
       { pointer: '/steps/2/prompt', detail: 'references input `missing`, which is not defined (column 4)' },
     ]);
     const yaml = await server.call('POST', '/v1/workflows', asYaml(`name: Unknown input
