@@ -91,7 +91,8 @@ describe('the event types of the contract', () => {
   test('the OpenAPI webhooks section lists every event type, and EVENT_TYPES is generated from it', () => {
     expect(webhooks.map(([type]) => type).sort()).toEqual([...EVENT_TYPES]);
     expect(EVENT_TYPES).toContain('chat.thread.deleted');
-    expect(EVENT_TYPES.length).toBe(12);
+    expect(EVENT_TYPES).toContain('usage.limit_reached');
+    expect(EVENT_TYPES.length).toBe(14);
   });
 
   test.each(webhooks)('the example of %s is a valid event of that type', (type, item) => {
