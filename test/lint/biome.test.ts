@@ -45,7 +45,7 @@ describe('the lint rules of npm run lint', () => {
   it('pass a file that follows them', async () => {
     const result = await check(
       'clean.ts',
-      'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n',
+      'export function shout(name: string): string {\n  return name.toUpperCase();\n}\n',
     );
     expect(result.output).not.toMatch(/lint\/|format/);
     expect(result.status).toBe(0);
