@@ -1,4 +1,4 @@
-// The dependency rules of src/ (docs/architecture.md, "Entry points, platform, features"), checked by
+// The dependency rules of src/ (docs/server.md, "Dependency rules"), checked by
 // `npm run lint:boundaries` (part of `npm run lint`): dependency-cruiser reads the imports of src/, scripts/ and bench/
 // (type-only imports included) and fails naming the rule a change breaks.
 //
