@@ -32,6 +32,15 @@ module.exports = {
       to: { path: '^src/features/[^/]+/', pathNot: '^src/features/[^/]+/index\\.ts$' },
     },
     {
+      name: 'feature-list-only-from-entry-points',
+      comment:
+        'Only entry points import the list of features (src/features/index.ts) and hand it down (Platform.features, ' +
+        'startWorkers, migrate): it imports every feature, so anything else importing it is in a cycle with them all.',
+      severity: 'error',
+      from: { pathNot: ENTRY_POINT },
+      to: { path: '^src/features/index\\.ts$' },
+    },
+    {
       name: 'no-feature-cycle',
       comment:
         'No cycle between feature folders (type-only imports count): a cycle makes two features one, and at run time ' +

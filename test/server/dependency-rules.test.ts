@@ -20,12 +20,14 @@ const tree: Record<string, string> = {
   'src/platform/feature.ts': "import { alphaFeature } from '../features/alpha/index.ts'; // platform-imports-no-feature\nexport const x = alphaFeature;\n",
   'src/storage/migrations/001_first.ts': "import { helper } from '../../features/alpha/index.ts'; // storage-imports-no-feature\nexport const m = helper;\n",
   'src/config.ts': "import { helper } from './features/alpha/index.ts'; // config-imports-no-feature\nexport const c = helper;\n",
-  'src/server.ts': "import { alphaFeature } from './features/alpha/index.ts';\nexport const features = [alphaFeature];\n",
+  'src/server.ts': "import { features } from './features/index.ts';\nexport { features };\n",
   'src/main.ts': "import { inside } from './features/alpha/inside.ts'; // no-deep-feature-import-from-entry-point\nexport const m = inside;\n",
   'src/features/alpha/index.ts': "export const alphaFeature = { name: 'alpha' };\nexport { helper } from './inside.ts';\n",
   'src/features/alpha/inside.ts':
     "import { now } from '../../platform/clock.ts';\nimport { betaThing } from '../beta/index.ts';\n" +
     'export const inside = now;\nexport const helper = () => betaThing;\n',
+  'src/features/index.ts': "import { alphaFeature } from './alpha/index.ts';\nexport const features = [alphaFeature];\n",
+  'src/features/alpha/uses-list.ts': "import type { features } from '../index.ts'; // feature-list-only-from-entry-points\nexport type L = typeof features;\n",
   'src/features/alpha/uses-server.ts': "import { features } from '../../server.ts'; // no-entry-point-import\nexport const f = features;\n",
   // beta → alpha while alpha → beta: no-feature-cycle, and at run time no-runtime-cycle-across-features.
   'src/features/beta/index.ts': "export { betaThing } from './thing.ts';\n",
@@ -80,6 +82,7 @@ describe('the dependency rules', () => {
     expect(found.sort()).toEqual(
       [
         'config-imports-no-feature src/config.ts → src/features/alpha/index.ts',
+        'feature-list-only-from-entry-points src/features/alpha/uses-list.ts → src/features/index.ts',
         'no-deep-cross-feature-import src/features/beta/thing.ts → src/features/alpha/inside.ts',
         'no-deep-cross-feature-import src/features/gamma/index.ts → src/features/delta/engine.ts',
         'no-deep-feature-import-from-entry-point src/main.ts → src/features/alpha/inside.ts',
