@@ -39,9 +39,8 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import { verifyWebhook } from '../generated/webhooks.ts';
 import { loadConfig } from '../src/config.ts';
-import { recordEvent } from '../src/features/webhooks/record-event.ts';
-import { insertApiKey } from '../src/features/workspace/api-keys.ts';
-import { createWorkspace } from '../src/features/workspace/workspace.ts';
+import { recordEvent } from '../src/features/webhooks/index.ts';
+import { insertApiKey, createWorkspace } from '../src/features/workspace/index.ts';
 import { newId } from '../src/platform/ids.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 

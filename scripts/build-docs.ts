@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join, dirname, resolve, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Marked } from 'marked';
-import { scheduleTable } from '../src/features/webhooks/schedule.ts';
+import { scheduleTable } from '../src/features/webhooks/index.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

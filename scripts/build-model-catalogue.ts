@@ -13,8 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { calcPrice, findProvider, type ModelPrice } from '@pydantic/genai-prices';
-import type { CatalogueEntry } from '../src/features/engine/catalogue.ts';
-import { SANDBOX_EMBEDDING_DIMENSIONS, SANDBOX_EMBEDDING_MAX_DIMENSIONS } from '../src/features/engine/sandbox-embedding.ts';
+import { type CatalogueEntry, SANDBOX_EMBEDDING_DIMENSIONS, SANDBOX_EMBEDDING_MAX_DIMENSIONS } from '../src/features/engine/index.ts';
 
 /** The instant whose prices are taken: prices can change on a start date or with the time of day (noon UTC is the
  *  providers' standard rate, e.g. outside DeepSeek's off-peak hours). Move it when refreshing. */

@@ -1,6 +1,6 @@
 // `npm start`: the server, configured from the environment (README, "Configuration").
 import { ConfigError, loadConfig } from './config.ts';
-import { createWorkspace } from './features/workspace/workspace.ts';
+import { createWorkspace } from './features/workspace/index.ts';
 import { stopOnSignals } from './platform/signals.ts';
 import { startServer, type RunningServer } from './server.ts';
 

@@ -8,9 +8,7 @@ import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
 import { byRequest } from '../../platform/audit.ts';
-import type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, GenerationRequest, TokenUsage } from '../engine/engine.ts';
-import { IMAGE_LIMITS, readImage } from '../engine/images.ts';
-import type { CatalogueEntry } from '../engine/catalogue.ts';
+import { type EngineContentPart, type EngineMessage, type EngineTool, type EngineToolCall, type EngineToolChoice, type GenerationRequest, type TokenUsage, IMAGE_LIMITS, readImage, type CatalogueEntry } from '../engine/index.ts';
 import { imagePlaceholder, replayedMessage, saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, wireToolCalls, type Exchange, type SavedMessage } from './threads.ts';
 
 type Schemas = components['schemas'];

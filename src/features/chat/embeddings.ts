@@ -5,8 +5,7 @@ import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { MAX_TOKENS_PER_CALL } from '../engine/embeddings.ts';
-import { countTokens } from '../engine/tokens.ts';
+import { MAX_TOKENS_PER_CALL, countTokens } from '../engine/index.ts';
 
 type Embedding = components['schemas']['Embedding'];
 

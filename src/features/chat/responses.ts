@@ -17,10 +17,8 @@ import { newId } from '../../platform/ids.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { recordEvent } from '../webhooks/record-event.ts';
-import type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, FinishReason, GenerationRequest, ModelTried, TokenUsage } from '../engine/engine.ts';
-import { IMAGE_LIMITS, readImage } from '../engine/images.ts';
-import type { CatalogueEntry } from '../engine/catalogue.ts';
+import { recordEvent } from '../webhooks/index.ts';
+import { type EngineContentPart, type EngineMessage, type EngineTool, type EngineToolCall, type EngineToolChoice, type FinishReason, type GenerationRequest, type ModelTried, type TokenUsage, IMAGE_LIMITS, readImage, type CatalogueEntry } from '../engine/index.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
 import { imagePlaceholder, replayedMessage, THREAD_LIMIT, threadFull, threadsOf, wireToolCalls } from './threads.ts';
 

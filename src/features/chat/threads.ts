@@ -12,8 +12,8 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { recordEvent } from '../webhooks/record-event.ts';
-import type { EngineMessage, EngineToolCall } from '../engine/engine.ts';
+import { recordEvent } from '../webhooks/index.ts';
+import type { EngineMessage, EngineToolCall } from '../engine/index.ts';
 import type { ChatMessagesTable, ChatThreadsTable } from './schema.ts';
 
 type Schemas = components['schemas'];

@@ -13,9 +13,9 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
-import { projectsOf } from '../projects/projects.ts';
-import { readyVoice } from '../voices/voices.ts';
+import { knowledgeBasesOf } from '../knowledge/index.ts';
+import { projectsOf } from '../projects/index.ts';
+import { readyVoice } from '../voices/index.ts';
 import type { ChatbotsTable } from './schema.ts';
 
 type Schemas = components['schemas'];

@@ -22,3 +22,6 @@ export const chatbotsFeature = {
       return row && { chatbotId: row.id, name: row.name, enabled: Boolean(row.enabled), allowedOrigins: JSON.parse(row.allowed_origins) as string[] };
     }),
 } satisfies Feature;
+
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { regionBaseUrl } from './chatbots.ts'; // links into a workspace's region (workflows' approval pages)

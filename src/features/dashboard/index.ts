@@ -9,3 +9,6 @@ export const dashboardFeature = {
   handlers: {},
   pages: dashboardPages,
 } satisfies Feature;
+
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { startStandaloneDashboard } from './standalone.ts'; // npm run dashboard: the dashboard in front of another server

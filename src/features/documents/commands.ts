@@ -7,8 +7,7 @@
 import MarkdownIt from 'markdown-it';
 import type { components } from '../../../generated/openapi.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
-import type { EngineMessage } from '../engine/engine.ts';
-import type { SandboxTask } from '../engine/sandbox-task.ts';
+import type { EngineMessage, SandboxTask } from '../engine/index.ts';
 
 export type CommandRequest = components['schemas']['DocumentCommandRequest'];
 export type CommandName = CommandRequest['command'];

@@ -2,6 +2,7 @@
 // guard (url-guard.ts: https only and public addresses only, every address checked at connect time), for its title
 // and a plain-text excerpt the model cites from. A page that cannot be read is still a source: its reference is the
 // URL itself, titled by its host and path, with no excerpt.
+import { decode } from '../../platform/text-decoding.ts';
 import { fetchGuarded, UrlNotAllowedError, type GuardedResponse } from '../../platform/url-guard.ts';
 import type { CitationSource } from './commands.ts';
 
@@ -73,20 +74,6 @@ async function fetchPage(raw: string, options: SourceFetchOptions): Promise<{ te
   if (page.status < 200 || page.status > 299 || !readable(type)) return null;
   const html = /html|xml/.test(type);
   return { text: decode(page.bytes, type, html), html };
-}
-
-/** The body as text, in the charset of its Content-Type or (HTML) its `<meta charset>`, else UTF-8. */
-export function decode(bytes: Uint8Array, type: string, html: boolean): string {
-  let charset = /charset=["']?([\w.:-]+)/.exec(type)?.[1];
-  if (!charset && html) {
-    const head = Buffer.from(bytes.subarray(0, 2048)).toString('latin1');
-    charset = /<meta[^<>]*charset\s*=\s*["']?([\w.:-]+)/i.exec(head)?.[1];
-  }
-  try {
-    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
-  } catch {
-    return new TextDecoder('utf-8').decode(bytes);
-  }
 }
 
 const ENTITIES: Record<string, string> = {

@@ -14,7 +14,7 @@
 // Deterministic: the same text and options give the same chunks.
 import { createRequire } from 'node:module';
 import type { RecursiveCharacterTextSplitter as SplitterClass } from '@langchain/textsplitters';
-import { countTokens, truncateTokens } from '../engine/tokens.ts';
+import { countTokens, truncateTokens } from '../engine/index.ts';
 
 export interface ChunkOptions {
   /** The largest chunk, in tokens (the contract allows 100 to 2000). */

@@ -8,8 +8,8 @@
 // The first page decides the source: when it fails, `crawl` throws a `CrawlError` with the reason (the codes of
 // KnowledgeBaseSourceError). A later page that fails is listed in `skipped` and the crawl goes on.
 import robotsModule from 'robots-parser';
+import { decode } from '../../platform/text-decoding.ts';
 import { fetchGuarded, UrlNotAllowedError, type GuardedResponse } from '../../platform/url-guard.ts';
-import { decode } from '../documents/sources.ts';
 import { extractText, htmlToMarkdown } from './extract.ts';
 
 export interface CrawledPage {

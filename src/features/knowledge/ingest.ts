@@ -13,7 +13,7 @@ import type { KnowledgeSourcesTable } from './schema.ts';
 import { chunkText } from './chunk.ts';
 import { crawl, CrawlError } from './crawl.ts';
 import { extractText, ExtractionError } from './extract.ts';
-import type { Engine } from '../engine/engine.ts';
+import type { Engine } from '../engine/index.ts';
 import { canEmbed, embedTexts, vectorBlob, type EmbeddingBilling } from './vectors.ts';
 
 interface Page {

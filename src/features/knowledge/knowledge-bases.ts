@@ -12,7 +12,7 @@ import { notFound, Problem, validationFailed } from '../../platform/problems.ts'
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { checkPublicUrl } from '../../platform/url-guard.ts';
-import type { Engine } from '../engine/engine.ts';
+import type { Engine } from '../engine/index.ts';
 import { presentKnowledgeBase, presentSource, type BaseTotals } from './presenters.ts';
 import type { KnowledgeSourcesTable, SourceStatus } from './schema.ts';
 import { searchKnowledge } from './search.ts';

@@ -11,7 +11,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
 import { isPostgres } from '../../storage/locks.ts';
-import type { Engine } from '../engine/engine.ts';
+import type { Engine } from '../engine/index.ts';
 import type { SourceType } from './schema.ts';
 import { canEmbed, embedTexts, hasVectors, nearestChunks, type EmbeddingBilling } from './vectors.ts';
 

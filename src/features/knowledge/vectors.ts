@@ -7,7 +7,7 @@
 // when its chunks change. search.ts fuses these with the full-text ranking (hybrid search).
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
-import type { Engine } from '../engine/engine.ts';
+import type { Engine } from '../engine/index.ts';
 
 /** Who a knowledge base's embedding is billed to, and when. */
 export interface EmbeddingBilling {

@@ -14,3 +14,6 @@ export const limitsFeature = {
     await db.deleteFrom('spend_reservations').where('expires_at', '<=', iso(now)).execute();
   },
 } satisfies Feature;
+
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { spendLimitMiddleware } from './middleware.ts'; // registered on the engine by src/services.ts

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { bySystem } from '../../platform/audit.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { EngineMiddleware } from '../engine/middleware.ts';
+import type { EngineMiddleware } from '../engine/index.ts';
 import type { Database } from '../../storage/schema.ts';
 import { enforcePolicy, outputPolicy, recordViolation } from './enforce.ts';
 

@@ -8,3 +8,6 @@ export const projectsFeature = {
   handlers: projectHandlers,
   migrations: { '004_projects': projects },
 } satisfies Feature;
+
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { projectsOf } from './projects.ts'; // features whose resources belong to a project check it is the workspace's

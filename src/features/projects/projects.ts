@@ -14,7 +14,7 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { voicesOf } from '../voices/voices.ts';
+import { voicesOf } from '../voices/index.ts';
 import { presentProject } from './presenters.ts';
 
 /** The name as compared for uniqueness and searched by the `name` filter: one Unicode form, lower case. */

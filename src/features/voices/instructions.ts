@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
 import { effectiveSliders, type Sliders } from './presenters.ts';
-import { SLIDER_NAMES } from '../engine/style.ts';
+import { SLIDER_NAMES } from '../engine/index.ts';
 import { readyVoice } from './voices.ts';
 
 const SLIDER_LINE = 'Slider targets (0-100): ';

@@ -3,7 +3,7 @@
 // (`providerOptions.sandbox.sliders`, docs/engine.md), and the voice is named on the generation for the output policy,
 // which blocks its banned phrases.
 import type { Kysely } from 'kysely';
-import type { EngineMiddleware } from '../engine/middleware.ts';
+import type { EngineMiddleware } from '../engine/index.ts';
 import type { Database } from '../../storage/schema.ts';
 import { appliedVoice } from './instructions.ts';
 

@@ -9,12 +9,10 @@ import { iso } from '../../platform/clock.ts';
 import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions } from '../../platform/jobs/runner.ts';
 import { ConfigError } from '../../config.ts';
-import type { Catalogue } from '../engine/catalogue.ts';
-import type { Engine } from '../engine/engine.ts';
+import { type Catalogue, type Engine, measure, slidersFrom, summaryFrom, traitsFrom, trainingVerdict, type Measurements, type Sliders } from '../engine/index.ts';
 import { forUpdate } from '../../storage/locks.ts';
-import { recordEvent } from '../webhooks/record-event.ts';
+import { recordEvent } from '../webhooks/index.ts';
 import { effectiveSliders } from './presenters.ts';
-import { measure, slidersFrom, summaryFrom, traitsFrom, trainingVerdict, type Measurements, type Sliders } from '../engine/style.ts';
 
 /** The summary and traits a model writes, as JSON of this schema. */
 const DESCRIPTION_SCHEMA: JSONSchema7 = {

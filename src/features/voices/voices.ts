@@ -13,10 +13,9 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { compilePolicy, PolicyRuleError } from '../policy/match.ts';
-import { bannedPhrasesRule } from '../policy/voice-rule.ts';
+import { compilePolicy, PolicyRuleError, bannedPhrasesRule } from '../policy/index.ts';
 import { effectiveSliders, presentVoice, type SliderOverrides } from './presenters.ts';
-import { checkText, countWords } from '../engine/style.ts';
+import { checkText, countWords } from '../engine/index.ts';
 
 type Schemas = components['schemas'];
 

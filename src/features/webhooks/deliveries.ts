@@ -14,7 +14,7 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
 import { isPostgres } from '../../storage/locks.ts';
-import { parseInstant } from '../workspace/time.ts';
+import { parseInstant } from '../../platform/instant.ts';
 import { EVENT_TYPE_ORDER, eventTypeCatalogue, eventWindowStart, typesMatching } from './events.ts';
 import { eventPayload, filtersMatch } from './record-event.ts';
 import { presentDelivery, presentDeliverySummary } from './presenters.ts';

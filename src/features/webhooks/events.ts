@@ -11,7 +11,7 @@ import { RETENTION_DAYS } from '../../platform/retention.ts';
 import { notFound } from '../../platform/problems.ts';
 import { openApiDocument } from '../../platform/spec.ts';
 import type { Database, EventsTable } from '../../storage/schema.ts';
-import { parseInstant } from '../workspace/time.ts';
+import { parseInstant } from '../../platform/instant.ts';
 import { eventPayload, filterMatches } from './record-event.ts';
 
 type Schemas = components['schemas'];

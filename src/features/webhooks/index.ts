@@ -38,3 +38,7 @@ export const webhooksFeature = {
     },
   ],
 } satisfies Feature;
+
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { recordEvent } from './record-event.ts'; // every feature records its events in the transaction of its change
+export { scheduleTable } from './schedule.ts'; // the retry schedule, written into the docs by npm run docs

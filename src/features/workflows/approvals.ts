@@ -7,8 +7,8 @@ import type { Kysely } from 'kysely';
 import type { Platform, WorkspaceRow } from '../../platform/context.ts';
 import { isSignature, parseLinkExpires } from '../../platform/signed-links.ts';
 import type { Database } from '../../storage/schema.ts';
-import { regionBaseUrl } from '../chatbots/chatbots.ts';
-import { storedSigningKey } from '../documents/edit-tokens.ts';
+import { regionBaseUrl } from '../chatbots/index.ts';
+import { storedSigningKey } from '../documents/index.ts';
 
 async function signature(db: Kysely<Database>, runId: string, stepId: string, expires: number, now: Date): Promise<Buffer> {
   const key = await storedSigningKey(db, 'approval-link', now);

@@ -34,3 +34,6 @@ export const workflowsFeature = {
 } satisfies Feature;
 
 const ACTIVE_RUN_STATUSES = ['queued', 'running', 'awaiting_approval'];
+
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { WorkflowRuntime } from './runtime.ts'; // the durable runtime, a process-wide service built by src/services.ts

@@ -7,7 +7,7 @@
 // `policy_violation` is thrown).
 import { bySystem } from '../../platform/audit.ts';
 import type { Platform } from '../../platform/context.ts';
-import { enforcePolicyOnTexts, outputPolicy } from '../policy/enforce.ts';
+import { enforcePolicyOnTexts, outputPolicy } from '../policy/index.ts';
 import type { Value } from './expressions.ts';
 import type { RunRow } from './store.ts';
 

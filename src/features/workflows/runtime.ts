@@ -27,7 +27,7 @@ import { iso } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
-import { recordEvent } from '../webhooks/record-event.ts';
+import { recordEvent } from '../webhooks/index.ts';
 import type { Definition } from './definition.ts';
 import { asText, parseExpression, truthy, evaluate, type Scope, type Value } from './expressions.ts';
 import { approvalUrl } from './approvals.ts';

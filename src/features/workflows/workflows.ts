@@ -13,9 +13,9 @@ import { notFound, Problem, type ProblemFieldError } from '../../platform/proble
 import { yamlPosition } from '../../platform/yaml-body.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { documentsOf } from '../documents/store.ts';
-import { knowledgeBasesOf } from '../knowledge/knowledge-bases.ts';
-import { projectsOf } from '../projects/projects.ts';
+import { documentsOf } from '../documents/index.ts';
+import { knowledgeBasesOf } from '../knowledge/index.ts';
+import { projectsOf } from '../projects/index.ts';
 import { checkDefinition, inputSchema, type Checked, type Definition } from './definition.ts';
 import { asText, ExpressionError, parseTemplate, referencesOf, render } from './expressions.ts';
 import type { WorkflowsTable } from './schema.ts';

@@ -11,7 +11,7 @@ import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { presentApiKey } from './presenters.ts';
-import { parseInstant } from './time.ts';
+import { parseInstant } from '../../platform/instant.ts';
 
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
 /** Rotations of one key that may race; past this many lost races the request answers 409 conflict. */

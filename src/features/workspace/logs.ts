@@ -5,7 +5,7 @@ import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { presentAuditLogEntry, presentRequestLogEntry } from './presenters.ts';
-import { parseInstant } from './time.ts';
+import { parseInstant } from '../../platform/instant.ts';
 
 /** Inputs accept any RFC 3339 offset; the database holds UTC with milliseconds. */
 const utc = (value: string) => iso(parseInstant(value));

@@ -6,7 +6,7 @@ import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type RequestContext, type Role } from '../../platform/context.ts';
-import { recordEvent } from '../webhooks/record-event.ts';
+import { recordEvent } from '../webhooks/index.ts';
 import { newId } from '../../platform/ids.ts';
 import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
