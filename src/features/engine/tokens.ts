@@ -8,8 +8,8 @@ import { imageInfo, imageTokens } from './image-info.ts';
 type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
 let o200k: Encoding | undefined;
 /**
- * The encoding, loaded on first use: its tables are 16 MB of heap, which a server that has counted no tokens yet
- * (most of its idle life, and every process that serves no content) need not hold. Loading takes some 100 ms, once.
+ * The encoding, loaded on first use: its tables take much heap, which a server that has counted no tokens yet (most
+ * of its idle life, and every process that serves no content) need not hold, and loading them takes a while, once.
  */
 function encoding(): Encoding {
   return (o200k ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as Encoding);
