@@ -5,256 +5,41 @@
 // the output policy), calls the provider's AI SDK model (retrying what the provider calls retryable), streams the
 // text of each of the `n` choices, and records the usage of every call, priced from the catalogue, when it ends:
 // finished, failed or abandoned by its client (billed for what was generated).
-// Features never call a provider SDK; they read the events below. The engine imports no feature.
+// Features never call a provider SDK; they read the events of generation.ts. The engine imports no feature.
 //
 // It calls the AI SDK's language models directly (`doStream`, the provider packages' own interface) rather than
 // through `streamText`: our calls are single steps, and streamText's layers of web streams cost more than the
 // provider call itself (`npm run bench:chat` measures the path).
-import { setTimeout as sleep } from 'node:timers/promises';
-import { APICallError, type EmbeddingModelV4, type JSONSchema7, type JSONValue, type LanguageModelV4, type LanguageModelV4CallOptions, type LanguageModelV4Prompt } from '@ai-sdk/provider';
+import type { EmbeddingModelV4, JSONValue, LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { components } from '../../../generated/openapi.ts';
-import type { AuditOrigin } from '../../platform/audit.ts';
 import type { Metrics, ProviderOutcome } from '../../platform/metrics.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
+import { checkCapabilities, missingCapability } from './capabilities.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
-import { imageInfo, imageTokens } from './image-info.ts';
-import { LocalContextExceeded } from './local.ts';
 import { embedWith, type EmbeddingRequest, type Embeddings } from './embeddings.ts';
+import { finishReasonOf } from './finish-reason.ts';
+import type { EngineMessage, EngineToolCall, FinishReason, Generated, GenerationEvent, GenerationRequest, ModelTried, TokenUsage } from './generation.ts';
+import { merge } from './merge.ts';
 import type { Admission, EngineMiddleware, ModelCall, PreparedGeneration } from './middleware.ts';
+import { priceOf } from './pricing.ts';
+import { toolChoiceOf, toolsOf, toPrompt } from './prompt.ts';
+import { providerOutcome, upstreamProblem } from './provider-problems.ts';
+import { withRetries } from './retries.ts';
 import { recordUsage } from './usage-records.ts';
 import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
-import { countPromptTokens, countTokens } from './tokens.ts';
+import { countedText, countPromptTokens, countTokens, promptImageTokens } from './tokens.ts';
 
-export type UsageFeature = components['schemas']['UsageFeature'];
-/** A model tried before the one that answered, and the problem it failed with (or `model_unavailable`: skipped). */
-export type ModelTried = components['schemas']['ModelTried'];
-export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
-
-/** A function the model may call (OpenAI's `tools[].function`). */
-export interface EngineTool {
-  name: string;
-  description?: string;
-  /** JSON Schema of the arguments object; `{ type: 'object', properties: {} }` when the caller gave none. */
-  parameters: JSONSchema7;
-  strict?: boolean;
-}
-
-export type EngineToolChoice = 'auto' | 'none' | 'required' | { name: string };
-
-/** A tool call the model made; `arguments` is the JSON text the model wrote (OpenAI's `function.arguments`). */
-export interface EngineToolCall {
-  id: string;
-  name: string;
-  arguments: string;
-}
-
-export type EngineContentPart =
-  | { type: 'text'; text: string }
-  /** `data`: the bytes (from a data: URL, or fetched) or the https URL when passed to the provider as it is. */
-  | { type: 'image'; data: Uint8Array | URL; mediaType: string; detail?: 'auto' | 'low' | 'high' };
-
-export type EngineMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: string | EngineContentPart[] }
-  | { role: 'assistant'; content: string; toolCalls?: EngineToolCall[] }
-  | { role: 'tool'; toolCallId: string; content: string };
-
-export interface GenerationRequest {
-  workspaceId: string;
-  /** The API key the call is made with (usage by key); null for work no key started. */
-  apiKeyId: string | null;
-  feature: UsageFeature;
-  /** A catalogue id. */
-  model: string;
-  /**
-   * Catalogue ids to try in order when `model` fails before its first event with a rate limit or an outage (see
-   * "Fallbacks" in docs/engine.md). With any, the first event names the model that answers.
-   */
-  fallbackModels?: string[];
-  messages: EngineMessage[];
-  voiceId?: string | null;
-  /** The project the output is for (its compliance rules apply too); null for none. */
-  projectId?: string | null;
-  /** The member who asked (the audit.policy.violation event's `user_id`); null for a service key or a visitor. */
-  userId?: string | null;
-  /** Who asked, for the audit entry of a blocked output; the engine itself (`system`) when not given. */
-  origin?: AuditOrigin;
-  /** Defaults to what is left of the context window, at most the model's output limit. */
-  maxOutputTokens?: number | null;
-  temperature?: number | null;
-  topP?: number | null;
-  presencePenalty?: number | null;
-  frequencyPenalty?: number | null;
-  seed?: number | null;
-  stop?: string[];
-  responseFormat?: { type: 'text' } | { type: 'json'; schema?: JSONSchema7; name?: string; description?: string };
-  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high' | null;
-  /** Alternative answers: the provider is called once for each. */
-  n?: number;
-  /** Functions the model may call. */
-  tools?: EngineTool[];
-  /** Default 'auto' when tools are given. */
-  toolChoice?: EngineToolChoice;
-  /** Whether the model may call several tools in one answer; default true. */
-  parallelToolCalls?: boolean;
-  /** Options for the provider, by provider name (`sandbox.task`: what the sandbox models write, docs/engine.md).
-   *  Merged into the call's: the request's first, then what the middleware set, then the engine's own. */
-  providerOptions?: Record<string, Record<string, JSONValue>>;
-  /** How often a call the provider calls retryable is tried again; the server's PROVIDER_MAX_RETRIES when not given
-   *  (a workflow step gives 0: its retries are the workflow's). */
-  maxRetries?: number;
-  signal: AbortSignal;
-  now: Date;
-}
-
-export interface TokenUsage {
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-}
-
-export type GenerationEvent =
-  /** Only for a request with fallback models, and first: the model that answers, and those that failed before it. */
-  | { type: 'model'; model: CatalogueEntry; tried: ModelTried[] }
-  | { type: 'text'; choice: number; text: string }
-  /** A tool call begins: its position among the choice's calls (from 0), id and function name. */
-  | { type: 'tool-call-start'; choice: number; index: number; id: string; name: string }
-  /** The next fragment of a tool call's JSON arguments (append to the previous ones). */
-  | { type: 'tool-call-delta'; choice: number; index: number; argumentsDelta: string }
-  /** A tool call is complete (after its start and deltas): the whole arguments text. */
-  | { type: 'tool-call'; choice: number; index: number; id: string; name: string; arguments: string }
-  | { type: 'finish'; choice: number; finishReason: FinishReason }
-  /** The last event: the usage of every call together, and its cost. */
-  | { type: 'usage'; usage: TokenUsage; costUsd: number };
-
-export interface Generated {
-  /** The model that answered: the request's, or with fallback models the one of them that did. */
-  model: CatalogueEntry;
-  /** With fallback models: those tried before the one that answered. */
-  modelsTried?: ModelTried[];
-  choices: { text: string; finishReason: FinishReason; toolCalls: EngineToolCall[] }[];
-  usage: TokenUsage;
-  costUsd: number;
-}
+// The engine's types and helpers live beside it, one concept a file; these names stay importable from here.
+export type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, FinishReason, Generated, GenerationEvent, GenerationRequest, ModelTried, TokenUsage, UsageFeature } from './generation.ts';
+export { priceOf } from './pricing.ts';
+export { providerOutcome, upstreamProblem } from './provider-problems.ts';
+export { withRetries } from './retries.ts';
 
 /** A call as the middleware's `admit` sees it: who makes it, and a bound of its cost, computed when asked. */
 function modelCall(request: { workspaceId: string; apiKeyId: string | null; projectId?: string | null; now: Date }, maxCostUsd: () => number): ModelCall {
   return { workspaceId: request.workspaceId, apiKeyId: request.apiKeyId, projectId: request.projectId ?? null, maxCostUsd, now: request.now };
-}
-
-/** The cost of a call in US dollars, from the model's prices per million tokens. */
-export function priceOf(model: CatalogueEntry, usage: TokenUsage): number {
-  const { input_per_million_usd: input, cached_input_per_million_usd: cached, output_per_million_usd: output } = model.pricing;
-  const uncached = Math.max(0, usage.inputTokens - usage.cachedInputTokens);
-  const dollars = (uncached * input + usage.cachedInputTokens * (cached ?? input) + usage.outputTokens * output) / 1_000_000;
-  // Rounded to a billionth of a cent, so that sums do not show binary floating-point noise.
-  return Math.round(dollars * 1e11) / 1e11;
-}
-
-function finishReasonOf(reason: string, calledTools: boolean): FinishReason {
-  if (reason === 'length') return 'length';
-  if (reason === 'content-filter') return 'content_filter';
-  // A choice that called tools waits for their results, whatever the provider says (OpenAI answers `stop` when
-  // tool_choice names the function): clients loop on `tool_calls`.
-  if (reason === 'tool-calls' || calledTools) return 'tool_calls';
-  return 'stop';
-}
-
-/** A message as text, for its token count: its text, its tool calls' names and arguments. */
-function countedText(message: EngineMessage): string {
-  if (message.role === 'assistant') return message.content + (message.toolCalls ?? []).map((call) => call.name + call.arguments).join('');
-  if (typeof message.content === 'string') return message.content;
-  return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-}
-
-/** The prompt tokens of the images, by OpenAI's rule for its vision models (image-info.ts; an image of unknown size counts 85). */
-function promptImageTokens(messages: EngineMessage[]): number {
-  let total = 0;
-  for (const message of messages) {
-    if (message.role !== 'user' || typeof message.content === 'string') continue;
-    for (const part of message.content) if (part.type === 'image') total += imageTokens(part.data instanceof URL ? null : imageInfo(part.data), part.detail);
-  }
-  return total;
-}
-
-/** The request's tools as the provider gets them: none when the caller offered none, or chose `none` for a model without tools. */
-function toolsOf(request: GenerationRequest, model: CatalogueEntry): EngineTool[] {
-  if (request.toolChoice === 'none' && !model.capabilities.includes('tools')) return [];
-  return request.tools ?? [];
-}
-
-/** Seconds to wait that the provider asked for (`retry-after`, `retry-after-ms`), if it did. */
-function retryAfterSeconds(headers: Record<string, string> | undefined): string | undefined {
-  if (!headers) return undefined;
-  const ms = Number(headers['retry-after-ms']);
-  if (Number.isFinite(ms) && ms >= 0) return String(Math.ceil(ms / 1000));
-  const raw = headers['retry-after'];
-  if (raw === undefined) return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds) && seconds >= 0) return String(Math.ceil(seconds));
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : String(Math.max(0, Math.ceil((date - Date.now()) / 1000)));
-}
-
-/** A provider's failure as our problem: rate limits and outages keep their `Retry-After`; never a 500. */
-export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut: boolean): Problem {
-  const cause = error;
-  const who = `The provider of ${model.id} (${model.provider})`;
-  if (timedOut) return new Problem('upstream_unavailable', `${who} did not answer in time.`);
-  if (cause instanceof LocalContextExceeded) {
-    return new Problem('context_length_exceeded', `This model's maximum context length is ${cause.contextSize} tokens; the messages alone are ${cause.promptTokens}.`, {
-      errors: [{ pointer: '/messages', detail: `are ${cause.promptTokens} tokens long` }],
-    });
-  }
-  if (!APICallError.isInstance(cause)) {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    return new Problem('upstream_unavailable', `${who} could not be reached: ${message}`.slice(0, 2000));
-  }
-  const status = cause.statusCode;
-  const retryAfter = retryAfterSeconds(cause.responseHeaders);
-  const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
-  const wait = retryAfter === undefined ? '' : `; retry in ${retryAfter} seconds`;
-  // A successful answer whose stream broke (the connection cut mid-way) is an outage, not a refusal of the request.
-  if (status !== undefined && status < 400) return new Problem('upstream_unavailable', `${who} broke off its answer: ${cause.message}`.slice(0, 2000));
-  if (status === 429) return new Problem('upstream_rate_limited', `${who} is rate limiting this service${wait}.`, { headers });
-  if (status === undefined || status >= 500 || status === 408) {
-    return new Problem('upstream_unavailable', `${who} is unavailable (${status ?? 'no answer'})${wait}.`, { headers });
-  }
-  return new Problem('upstream_error', `${who} failed: ${status} ${cause.message}`.slice(0, 2000));
-}
-
-/** Merges the events of several producers in the order they come. */
-async function* merge<T>(sources: AsyncIterable<T>[], onStop?: () => void): AsyncGenerator<T> {
-  if (sources.length === 1) return yield* sources[0]!;
-  const iterators = sources.map((source) => source[Symbol.asyncIterator]());
-  const pending = new Map<number, Promise<{ index: number; step: IteratorResult<T> }>>();
-  const pull = (index: number) => {
-    const next = iterators[index]!.next().then((step) => ({ index, step }));
-    // A reader that stops early leaves this pull unawaited: its failure must not be an unhandled rejection.
-    next.catch(() => {});
-    pending.set(index, next);
-  };
-  iterators.forEach((_, index) => pull(index));
-  let finished = false;
-  try {
-    while (pending.size > 0) {
-      const { index, step } = await Promise.race(pending.values());
-      if (step.done) pending.delete(index);
-      else {
-        pull(index);
-        yield step.value;
-      }
-    }
-    finished = true;
-  } finally {
-    // The reader stopped early: the producers still running are stopped rather than waited for (a `return()` waits
-    // for a producer's next event).
-    if (!finished) onStop?.();
-    await Promise.allSettled(iterators.map((iterator) => iterator.return?.()));
-  }
 }
 
 export interface EngineOptions {
@@ -657,15 +442,6 @@ export class Engine {
   }
 }
 
-/** How a call that failed ended, for the metrics, from the problem it is answered with. */
-export function providerOutcome(problem: Problem, timedOut: boolean): ProviderOutcome {
-  if (timedOut) return 'timeout';
-  if (problem.code === 'upstream_rate_limited') return 'rate_limited';
-  if (problem.code === 'upstream_unavailable') return 'unavailable';
-  if (problem.code === 'context_length_exceeded') return 'refused';
-  return 'upstream_error';
-}
-
 /** The failures worth trying another model for: the provider's rate limit and its outages (5xx, timeout, no connection). */
 const FALLBACK_CODES = new Set(['upstream_rate_limited', 'upstream_unavailable']);
 
@@ -674,110 +450,6 @@ interface Candidate {
   model: CatalogueEntry;
   promptTokens: number;
   maxOutputTokens: number;
-}
-
-/** A capability the request needs that the model lacks (tools it might call, images, a JSON answer), or null. */
-function missingCapability(model: CatalogueEntry, request: GenerationRequest): string | null {
-  const has = (capability: CatalogueEntry['capabilities'][number]) => model.capabilities.includes(capability);
-  if ((request.tools ?? []).length > 0 && request.toolChoice !== 'none' && !has('tools')) return 'tools';
-  const images = request.messages.some((message) => message.role === 'user' && typeof message.content !== 'string' && message.content.some((part) => part.type === 'image'));
-  if (images && !has('vision')) return 'vision';
-  const format = request.responseFormat;
-  if (format?.type === 'json' && format.schema && !has('json_schema')) return 'json_schema';
-  if (format?.type === 'json' && !format.schema && !has('json_mode')) return 'json_mode';
-  return null;
-}
-
-/** A model without `tools` given tools it might call, or without `vision` given an image: refused before any call. */
-function checkCapabilities(model: CatalogueEntry, request: GenerationRequest): void {
-  const tools = request.tools ?? [];
-  if (tools.length > 0 && request.toolChoice !== 'none' && !model.capabilities.includes('tools')) {
-    throw validationFailed([{ pointer: '/tools', detail: `are not supported by ${model.id} (it lacks the tools capability)` }]);
-  }
-  if (model.capabilities.includes('vision')) return;
-  request.messages.forEach((message, i) => {
-    if (message.role !== 'user' || typeof message.content === 'string') return;
-    const j = message.content.findIndex((part) => part.type === 'image');
-    if (j >= 0) throw validationFailed([{ pointer: `/messages/${i}/content/${j}`, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` }]);
-  });
-}
-
-function toolChoiceOf(choice: EngineToolChoice): NonNullable<LanguageModelV4CallOptions['toolChoice']> {
-  return typeof choice === 'string' ? { type: choice } : { type: 'tool', toolName: choice.name };
-}
-
-/** A tool call's arguments as the prompt takes them (a JSON value); text that is not JSON is passed as a string. */
-function argumentsValue(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-/** The AI SDK's prompt of our messages: tool calls as `tool-call` parts, results as `tool-result` parts, images as files. */
-function toPrompt(messages: EngineMessage[]): LanguageModelV4Prompt {
-  const toolNames = new Map<string, string>();
-  const prompt: LanguageModelV4Prompt = [];
-  for (const message of messages) {
-    if (message.role === 'system') {
-      prompt.push({ role: 'system', content: message.content });
-    } else if (message.role === 'user') {
-      const parts = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
-      prompt.push({
-        role: 'user',
-        content: parts.map((part) =>
-          part.type === 'text'
-            ? { type: 'text', text: part.text }
-            : {
-                type: 'file',
-                data: part.data instanceof URL ? { type: 'url', url: part.data } : { type: 'data', data: part.data },
-                mediaType: part.mediaType,
-                ...(part.detail ? { providerOptions: { openai: { imageDetail: part.detail } } } : {}),
-              },
-        ),
-      });
-    } else if (message.role === 'assistant') {
-      const calls = message.toolCalls ?? [];
-      for (const call of calls) toolNames.set(call.id, call.name);
-      prompt.push({
-        role: 'assistant',
-        content: [
-          ...(message.content !== '' || calls.length === 0 ? [{ type: 'text' as const, text: message.content }] : []),
-          ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: argumentsValue(call.arguments) })),
-        ],
-      });
-    } else {
-      const result = { type: 'tool-result' as const, toolCallId: message.toolCallId, toolName: toolNames.get(message.toolCallId) ?? '', output: { type: 'text' as const, value: message.content } };
-      // The results of one answer's calls go together, as providers expect them (Anthropic in one user turn).
-      const last = prompt.at(-1);
-      if (last?.role === 'tool') last.content.push(result);
-      else prompt.push({ role: 'tool', content: [result] });
-    }
-  }
-  return prompt;
-}
-
-/** How long to wait before retry `attempt` (from 0): the provider's `retry-after(-ms)` when it asks for under a minute, else 2 s, 4 s, 8 s… */
-function retryDelayMs(error: APICallError, attempt: number): number {
-  const seconds = retryAfterSeconds(error.responseHeaders);
-  const asked = seconds === undefined ? NaN : Number(seconds) * 1000;
-  return asked >= 0 && asked <= 60_000 ? asked : 2000 * 2 ** attempt;
-}
-
-/**
- * Starts a call, trying again what the provider calls retryable (429, 5xx, a connection that failed) up to
- * `maxRetries` times. Only the start of a call is retried: a stream that broke after its first token is not restarted.
- */
-export async function withRetries<T>(start: () => PromiseLike<T>, maxRetries: number, signal: AbortSignal): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await start();
-    } catch (error) {
-      if (attempt >= maxRetries || signal.aborted || !APICallError.isInstance(error) || !error.isRetryable) throw error;
-      await sleep(retryDelayMs(error, attempt), undefined, { signal });
-    }
-  }
 }
 
 interface CallRun {

@@ -6,7 +6,7 @@
 // `422 image_unreadable` naming its part.
 import { Problem } from '../../platform/problems.ts';
 import { fetchGuarded, UrlNotAllowedError } from '../../platform/url-guard.ts';
-import type { EngineContentPart } from './engine.ts';
+import type { EngineContentPart } from './generation.ts';
 
 export type EngineImagePart = Extract<EngineContentPart, { type: 'image' }>;
 

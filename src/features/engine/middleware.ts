@@ -6,7 +6,7 @@
 // recorded), then wraps the events so that the first middleware is the outermost.
 import type { JSONValue } from '@ai-sdk/provider';
 import type { CatalogueEntry } from './catalogue.ts';
-import type { GenerationEvent, GenerationRequest } from './engine.ts';
+import type { GenerationEvent, GenerationRequest } from './generation.ts';
 
 /** The brand voice a generation is written in, as the voice middleware resolved it (what the policy needs of it). */
 export interface GenerationVoice {

@@ -1,83 +1,11 @@
-// The built-in `sandbox` provider: deterministic models that need no key and no network, so that a fresh server
-// answers every content operation (like a payment API's test mode). Their output is derived from the input by the
-// rules below (docs/engine.md has them for users), never canned, and goes through the same engine as a real
+// The built-in `sandbox` provider: deterministic models (sandbox-echo, sandbox-writer) that need no key and no network,
+// so that a fresh server answers every content operation (like a payment API's test mode) and the tests run offline.
+// Their output is derived from the input by rules, never canned, and goes through the same engine as a real
 // provider's: streamed in chunks, cut by `max_tokens` and `stop`, counted and priced.
-//
-//   sandbox-echo     answers the last user message, as it is.
-//   sandbox-writer   writes a short draft from the last user message's key terms: the words of four letters or more
-//                    that are not common words, ranked by how often they occur, then by first appearance (at most 5).
-//                    "Draft on <t1>, <t2> and <t3>." then, for each term, "<Term>: “<context>”." where the context is
-//                    the term's first occurrence with up to three words either side, then "In short: <t1> and <t2>."
-//                    A message without key terms is answered "Nothing to draft from: <message>".
-//                    With sliders in `providerOptions.sandbox.sliders` (the seven sliders of style.ts, 0 to 100: the
-//                    voices feature's engine middleware passes a voice's), the draft is then rewritten toward them by
-//                    the rules of src/features/engine/style.ts (`rewriteToward`: contractions, exclamation marks,
-//                    hedges, plain or technical words, "you", split sentences).
-//
-//                    Grounded answers: when the system messages hold a passages block (grounding.ts writes it for the
-//                    chatbots) — a line `Knowledge passages:`, entries each starting with a line
-//                    `[n] <title>` followed by the passage's text (up to the next entry), and a line `End of passages.`
-//                    (the last such block counts; it may have no entry) — sandbox-writer answers from the passages
-//                    instead. Each sentence of a passage's text scores the number of distinct key terms of the last user
-//                    message it contains, in any case (a term also matches its singular or plural: -s, -es, -ies/-y,
-//                    and its -ed and -ing forms). The best sentence, and the next best if it scores too and is not the
-//                    same sentence again, are the answer, by score, then passage number, then position, joined by a
-//                    space; each is written without its final . ! or ?, then " [n]" (its passage's number), then that
-//                    punctuation ("." if it had none):
-//                      "Delivery inside the EU takes three to five days [1]. Pause or cancel deliveries at any time [2]."
-//                    With no sentence scoring (or no passage, or no key term) the answer is exactly
-//                    "I could not find an answer to that in my sources." The voice rewrite does not apply to grounded
-//                    answers: it may move text around a marker (a humorous "(yes, really)" goes before the final
-//                    punctuation, a long sentence is split away from its marker), and the sentences quote the sources.
-//                    Choices and seeds do not change a grounded answer: every choice is the same text.
-//
-// Document tasks: with `providerOptions.sandbox.task` (a feature's statement of what to write, e.g. the documents
-//   feature's `{kind: 'summarize', text, length: 'short'}`), sandbox-writer writes from the task's text by the rules of
-//   sandbox-task.ts instead of its draft, and reads no prompt: an extractive summary (TextRank over the sentences' key
-//   words, within the length's sentence and word budget, in the text's order), an outline of the text's own headings
-//   with their key sentences (a plan from the title and instruction for an empty text), an expansion with the
-//   document's related sentences, a rewrite by the style rules (tone, clarity), citation markers where a source shares
-//   two key words. sandbox-echo ignores tasks; so does sandbox-writer a task of no known shape. Choices and seeds do
-//   not change a task's text; the voice's sliders change only a rewrite. docs/engine.md ("Document tasks") has the
-//   rules with examples.
-//
-// Choices and seeds: choice i of `n` (and `seed` s) rotate the key terms by i + s, so drafts (and JSON schema values)
-// differ and a seed gives the same answer every time. Temperature and the penalties change nothing: the models are
-// deterministic.
-// JSON: `json_object` answers {"reply": <the text>, "key_terms": [...]}; `json_schema` answers a value of the schema
-// built from the same text (docs/engine.md: strings from the terms and sentences, numbers from the word count, …).
-//
-// Tools (the rules of the arguments are in sandbox-tools.ts; docs/engine.md has them all with examples):
-//   Which tool: with function tools offered and `toolChoice` not `none`, a tool scores the number of distinct words
-//   of the key-term kind in the last user message (a word and its plural, -ed or -ing form being one) that its name
-//   (split on _ - . and camelCase) and description share. `auto` (the default): sandbox-writer calls the best-scoring
-//   tool when the prompt ends with a user message and the score is above 0 (equal scores: the first offered), else
-//   answers in text; sandbox-echo never calls. `required`: sandbox-writer calls the best tool (the first offered when
-//   none scores), sandbox-echo the first offered. `{type: 'tool'}`: that tool (a name not offered: no call).
-//   Provider tools are never called.
-//   Arguments: an object valid against the tool's input schema, read from the last user message (its text parts).
-//   Parallel calls: unless `providerOptions.sandbox.parallelToolCalls` is false, when the first required string
-//   property's value comes from a list ("in Paris and Berlin", quoted phrases joined by "," "and" "or"), one call per
-//   listed value (at most 4), the other arguments the same.
-//   Ids: `call_` and 24 letters and digits from the SHA-256 of (model, prompt length, message, tool name, position).
-//   A call is `finishReason` tool-calls (raw `tool_calls`), whole: `stop` and `max_tokens` cut text answers only, and
-//   a JSON response format applies only to a text answer. Choices and seeds do not change calls. doStream sends each
-//   call as tool-input-start, its arguments cut after each `:` and `,` (tool-input-delta), tool-input-end, tool-call.
-//   After results (the prompt ends with tool messages): no call unless `required` or a named tool; sandbox-writer
-//   answers "<tool name>: <result text>." for each result of the trailing tool messages, in order, joined by a space
-//   (no "." after . ! ?), sandbox-echo the last result's text. A result's text: text as it is, JSON compact,
-//   "error: …" for errors, "denied" or "denied: <reason>", the text items of content. No voice rewrite applies.
-//   Tokens: each tool definition adds the tokens of its name, description and compact JSON schema to the prompt; a
-//   call counts its name's and arguments' tokens as output; the prompt's calls and results count as their text.
-// Images (the last user message's `file` parts of media type image/*; other files are ignored): the bytes' header is
-//   read (image-info.ts: PNG, JPEG, GIF, WebP), never the media type; links and provider references are not fetched.
-//   sandbox-echo puts "[image: PNG, 640×480]" in the image's place ("[image: unreadable, N bytes]",
-//   "[image: <url>, not fetched]", "[image: provider reference, not read]"), a space apart from the text around it.
-//   sandbox-writer answers a sentence per image — "The image is a PNG of 640×480 pixels (landscape)." ("Image 1 is …"
-//   when there are several; "… is in no format the sandbox reads (N bytes).", "… is a link the sandbox does not fetch
-//   (<url>).") — before its draft, or alone when the text has no key term. Every user message's images count as
-//   tokens by OpenAI's tile rule at the part's `providerOptions.sandbox.imageDetail` or `.openai.imageDetail`
-//   (image-info.ts's imageTokens; an image of unknown size counts 85).
+// Users rely on the rules, so they are written once, in docs/engine.md ("The sandbox models" with its "Document
+// tasks", "Tools" and "Images"); change the doc with the code. Beside this file: sandbox-task.ts (document tasks),
+// sandbox-tools.ts (which tool, and its arguments), sandbox-words.ts (key terms), style.ts (the voice rewrite),
+// image-info.ts (image headers and tokens). Provider tools are never called.
 import type {
   JSONSchema7,
   LanguageModelV4,

@@ -8,7 +8,7 @@ import { newId } from '../../platform/ids.ts';
 import type { Metrics } from '../../platform/metrics.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
-import type { TokenUsage, UsageFeature } from './engine.ts';
+import type { TokenUsage, UsageFeature } from './generation.ts';
 
 /** Whose calls they were. */
 export interface UsageOwner {

@@ -22,17 +22,17 @@
 import { OpenWorkflow, defineWorkflowSpec, type Worker } from 'openworkflow';
 import { BackendPostgres } from 'openworkflow/postgres';
 import { BackendSqlite } from 'openworkflow/sqlite';
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import { iso } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
-import type { Database } from '../../storage/schema.ts';
 import { recordEvent } from '../webhooks/index.ts';
 import type { Definition } from './definition.ts';
 import { asText, parseExpression, truthy, evaluate, type Scope, type Value } from './expressions.ts';
 import { approvalUrl } from './approvals.ts';
 import { withOutputPolicy } from './output-policy.ts';
-import { failureOf, renderTemplate, runAttempt, StepFailure, type Step } from './steps.ts';
+import { failureOf, renderTemplate, runAttempt, type Step } from './steps.ts';
+import { isFinal, type Outcome, recordAttemptStarted, recordedOutcome, recordFailure, recordRetriedFailure, recordSkipped, recordSuccess, stepRow } from './step-records.ts';
 import { cancelOpenSteps, FINAL_RUN_STATUSES, refreshRunStatus, roundCost, versionDefinition, type Approval, type RunError, type RunRow, type StepRow } from './store.ts';
 
 type Backend = BackendSqlite | BackendPostgres;
@@ -49,12 +49,6 @@ const RECONCILE_MS = 2000;
 
 /** Thrown at the start of a step while the server stops: the run goes back to the queue for the next worker. */
 class Stopping extends Error {}
-
-/** The outcome of one step within an execution. */
-interface Outcome {
-  status: 'success' | 'failure' | 'skipped' | 'rejected' | 'cancelled';
-  output: Value;
-}
 
 const signalName = (runId: string, stepId: string) => `approval:${runId}:${stepId}`;
 
@@ -244,118 +238,78 @@ export class WorkflowRuntime {
     return { step_id: stepId, ...error };
   }
 
+  /** One step of a run: what its row already records (a replay), else what its `when` decides, else the step itself. */
   async #step(run: RunRow, item: Step, scope: Scope, projectId: string | null, step: StepApi): Promise<Outcome> {
-    const db = this.#platform.db;
-    const recorded = await stepRow(db, run.id, item.id);
-    if (recorded && isFinal(recorded.status)) return { status: recorded.status as Outcome['status'], output: parseOutput(recorded) };
-    if (item.when !== undefined) {
-      let go: boolean;
-      try {
-        go = truthy(evaluate(parseExpression(item.when), scope));
-      } catch (error) {
-        await this.#fail(run.id, item.id, 'template_error', (error as Error).message);
-        return { status: 'failure', output: null };
-      }
-      if (!go) {
-        await db.transaction().execute(async (trx) => {
-          await trx.updateTable('workflow_run_steps').set({ status: 'skipped', finished_at: iso(new Date()) }).where('run_id', '=', run.id).where('step_id', '=', item.id).where('status', '=', 'pending').execute();
-          await refreshRunStatus(trx, run.id);
-        });
-        return { status: 'skipped', output: null };
-      }
-    }
+    const recorded = await stepRow(this.#platform.db, run.id, item.id);
+    if (recorded && isFinal(recorded.status)) return recordedOutcome(recorded);
+    const decided = await this.#decidedByWhen(run.id, item, scope);
+    if (decided) return decided;
     if (item.type === 'approval') return this.#approval(run, item, scope, projectId, step);
-    const retry = item.retry ?? {};
-    const maxAttempts = retry.max_attempts ?? 3;
-    const retryOn = retry.retry_on ?? ['timeout', 'rate_limited', 'provider_error'];
     // One engine step per workflow step: the engine retries it (a thrown error) with the step's backoff, and replays
     // its result once it has one. A failure that is not retried is a result too: the step's `failure`.
-    const result = await step.run(
-      {
-        name: `step:${item.id}`,
-        retryPolicy: {
-          maximumAttempts: maxAttempts,
-          initialInterval: `${retry.initial_ms ?? 1000}ms`,
-          backoffCoefficient: retry.multiplier ?? 2,
-          maximumInterval: `${retry.max_ms ?? 30_000}ms`,
-        },
-      },
-      async (): Promise<Outcome> => {
-        const current = await stepRow(db, run.id, item.id);
-        // A replay after a crash that came between our commit and the engine's: the step is done.
-        if (current && isFinal(current.status)) return { status: current.status as Outcome['status'], output: parseOutput(current) };
-        if (await this.#cancelled(run.id)) return { status: 'cancelled', output: null };
-        const attempts = (current?.attempts ?? 0) + 1;
-        const startedAt = current?.started_at ?? iso(new Date());
-        await db.transaction().execute(async (trx) => {
-          await trx.updateTable('workflow_run_steps').set({ status: 'running', attempts, started_at: startedAt }).where('run_id', '=', run.id).where('step_id', '=', item.id).execute();
-          await refreshRunStatus(trx, run.id);
-        });
-        const timeout = AbortSignal.timeout(item.timeout_ms ?? 120_000);
-        try {
-          const outcome = await runAttempt(item, {
-            platform: this.#platform,
-            engine: this.#platform.services.engine,
-            run,
-            projectId,
-            scope,
-            signal: timeout,
-            now: new Date(),
-            // A document version and the step's success are one transaction.
-            recordSuccess: (trx, output, costUsd) => this.#succeed(trx, run.id, item.id, output, costUsd),
-          });
-          if (!outcome.recorded) await db.transaction().execute((trx) => this.#succeed(trx, run.id, item.id, outcome.output, outcome.costUsd));
-          return { status: 'success', output: outcome.output };
-        } catch (error) {
-          const failure = failureOf(error, timeout.aborted);
-          const cost = (error as { costUsd?: number }).costUsd ?? 0;
-          const last = attempts >= maxAttempts || !failure.retryable || !(retryOn as string[]).includes(failure.code);
-          if (last) {
-            await this.#fail(run.id, item.id, failure.code, failure.message, cost);
-            return { status: 'failure', output: null };
-          }
-          // Recorded, then thrown: the engine schedules the next attempt after the step's backoff.
-          await db.transaction().execute(async (trx) => {
-            await trx
-              .updateTable('workflow_run_steps')
-              .set((eb) => ({ cost_usd: eb('cost_usd', '+', cost), error: JSON.stringify({ code: failure.code, message: failure.message }) }))
-              .where('run_id', '=', run.id)
-              .where('step_id', '=', item.id)
-              .execute();
-          });
-          throw failure;
-        }
-      },
-    );
-    return result;
+    return step.run({ name: `step:${item.id}`, retryPolicy: retriesOf(item).policy }, () => this.#attempt(run, item, scope, projectId));
   }
 
-  /** The step's success and its cost, in our tables. */
-  async #succeed(trx: Transaction<Database>, runId: string, stepId: string, output: Value, costUsd: number): Promise<void> {
-    await trx
-      .updateTable('workflow_run_steps')
-      .set((eb) => ({ status: 'success', output: JSON.stringify(output), error: null, finished_at: iso(new Date()), cost_usd: eb('cost_usd', '+', costUsd) }))
-      .where('run_id', '=', runId)
-      .where('step_id', '=', stepId)
-      .where('status', '=', 'running')
-      .execute();
-    await trx.updateTable('workflow_runs').set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd) })).where('id', '=', runId).execute();
-    await refreshRunStatus(trx, runId);
+  /** What the step's `when` decides: skipped when false, failed when it cannot be evaluated; null when the step runs. */
+  async #decidedByWhen(runId: string, item: Step, scope: Scope): Promise<Outcome | null> {
+    if (item.when === undefined) return null;
+    let go: boolean;
+    try {
+      go = truthy(evaluate(parseExpression(item.when), scope));
+    } catch (error) {
+      await recordFailure(this.#platform.db, runId, item.id, 'template_error', (error as Error).message);
+      return { status: 'failure', output: null };
+    }
+    if (go) return null;
+    await recordSkipped(this.#platform.db, runId, item.id);
+    return { status: 'skipped', output: null };
   }
 
-  async #fail(runId: string, stepId: string, code: StepFailure['code'], message: string, costUsd = 0): Promise<void> {
-    await this.#platform.db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('workflow_run_steps')
-        .set((eb) => ({ status: 'failure', error: JSON.stringify({ code, message: message.slice(0, 2000) }), finished_at: iso(new Date()), cost_usd: eb('cost_usd', '+', costUsd) }))
-        .where('run_id', '=', runId)
-        .where('step_id', '=', stepId)
-        .where('status', 'in', ['pending', 'running', 'awaiting_approval'])
-        .execute();
-      await trx.updateTable('workflow_runs').set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd) })).where('id', '=', runId).execute();
-      await refreshRunStatus(trx, runId);
-    });
+  /** One attempt at a step's work: marked running, run within the step's timeout, and its success or failure recorded. */
+  async #attempt(run: RunRow, item: WorkStep, scope: Scope, projectId: string | null): Promise<Outcome> {
+    const db = this.#platform.db;
+    const current = await stepRow(db, run.id, item.id);
+    // A replay after a crash that came between our commit and the engine's: the step is done.
+    if (current && isFinal(current.status)) return recordedOutcome(current);
+    if (await this.#cancelled(run.id)) return { status: 'cancelled', output: null };
+    const attempts = (current?.attempts ?? 0) + 1;
+    await recordAttemptStarted(db, run.id, item.id, attempts, current?.started_at ?? iso(new Date()));
+    const timeout = AbortSignal.timeout(item.timeout_ms ?? 120_000);
+    try {
+      const outcome = await runAttempt(item, {
+        platform: this.#platform,
+        engine: this.#platform.services.engine,
+        run,
+        projectId,
+        scope,
+        signal: timeout,
+        now: new Date(),
+        // A document version and the step's success are one transaction.
+        recordSuccess: (trx, output, costUsd) => recordSuccess(trx, run.id, item.id, output, costUsd),
+      });
+      if (!outcome.recorded) await db.transaction().execute((trx) => recordSuccess(trx, run.id, item.id, outcome.output, outcome.costUsd));
+      return { status: 'success', output: outcome.output };
+    } catch (error) {
+      return this.#attemptFailed(run.id, item, attempts, error, timeout.aborted);
+    }
   }
+
+  /**
+   * A failed attempt: the step's failure when it was the last one or its failure is not retried; else recorded, then
+   * thrown, so that the engine schedules the next attempt after the step's backoff.
+   */
+  async #attemptFailed(runId: string, item: WorkStep, attempts: number, error: unknown, timedOut: boolean): Promise<Outcome> {
+    const failure = failureOf(error, timedOut);
+    const cost = (error as { costUsd?: number }).costUsd ?? 0;
+    const { maxAttempts, retryOn } = retriesOf(item);
+    if (attempts >= maxAttempts || !failure.retryable || !retryOn.includes(failure.code)) {
+      await recordFailure(this.#platform.db, runId, item.id, failure.code, failure.message, cost);
+      return { status: 'failure', output: null };
+    }
+    await recordRetriedFailure(this.#platform.db, runId, item.id, failure, cost);
+    throw failure;
+  }
+
 
   async #approval(run: RunRow, item: Extract<Step, { type: 'approval' }>, scope: Scope, projectId: string | null, step: StepApi): Promise<Outcome> {
     const db = this.#platform.db;
@@ -367,7 +321,7 @@ export class WorkflowRuntime {
         try {
           content = [...asText(renderTemplate(item.show, scope))].slice(0, 100_000).join('');
         } catch (error) {
-          await this.#fail(run.id, item.id, 'template_error', (error as Error).message);
+          await recordFailure(db, run.id, item.id, 'template_error', (error as Error).message);
           return { expiresAt: null };
         }
         try {
@@ -375,7 +329,7 @@ export class WorkflowRuntime {
         } catch (error) {
           if (!isPolicyViolation(error)) throw error;
           const failure = failureOf(error, false);
-          await this.#fail(run.id, item.id, failure.code, failure.message);
+          await recordFailure(db, run.id, item.id, failure.code, failure.message);
           return { expiresAt: null };
         }
       }
@@ -424,7 +378,7 @@ export class WorkflowRuntime {
       if (row?.status === 'awaiting_approval') row = await this.#timeOut(run.id, item);
     }
     if (!row) return { status: 'cancelled', output: null };
-    return { status: row.status as Outcome['status'], output: parseOutput(row) };
+    return recordedOutcome(row);
   }
 
   /** Nobody decided in time: `on_timeout` decides (approve, reject) or fails the step. A decision that came at the last moment stands. */
@@ -507,20 +461,27 @@ export class WorkflowRuntime {
 
 type StepApi = Parameters<Parameters<OpenWorkflow['implementWorkflow']>[1]>[0]['step'];
 
-async function stepRow(db: Platform['db'] | Transaction<Database>, runId: string, stepId: string): Promise<StepRow | undefined> {
-  return db.selectFrom('workflow_run_steps').selectAll().where('run_id', '=', runId).where('step_id', '=', stepId).executeTakeFirst();
-}
-
 function isPolicyViolation(error: unknown): boolean {
   return error instanceof Problem && error.code === 'policy_violation';
 }
 
-function isFinal(status: string): boolean {
-  return ['success', 'failure', 'skipped', 'rejected', 'cancelled'].includes(status);
-}
+/** A step that does work, as opposed to an approval, which waits for a decision. */
+type WorkStep = Exclude<Step, { type: 'approval' }>;
 
-function parseOutput(row: StepRow): Value {
-  return row.output === null ? null : (JSON.parse(row.output) as Value);
+/** A step's retries: how many attempts, on which failures, and the engine's retry policy (the step's backoff). */
+function retriesOf(item: WorkStep) {
+  const retry = item.retry ?? {};
+  const maxAttempts = retry.max_attempts ?? 3;
+  return {
+    maxAttempts,
+    retryOn: (retry.retry_on ?? ['timeout', 'rate_limited', 'provider_error']) as string[],
+    policy: {
+      maximumAttempts: maxAttempts,
+      initialInterval: `${retry.initial_ms ?? 1000}ms` as const,
+      backoffCoefficient: retry.multiplier ?? 2,
+      maximumInterval: `${retry.max_ms ?? 30_000}ms` as const,
+    },
+  };
 }
 
 declare module '../../platform/context.ts' {
