@@ -187,7 +187,9 @@ function unstorablePointers(value: unknown, at: string, found: string[]): string
   if (typeof value === 'string') {
     if (unstorable(value)) found.push(at);
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => unstorablePointers(item, `${at}/${i}`, found));
+    value.forEach((item, i) => {
+      unstorablePointers(item, `${at}/${i}`, found);
+    });
   } else if (value !== null && typeof value === 'object') {
     for (const [name, item] of Object.entries(value)) {
       const pointer = `${at}/${escapePointer(name)}`;

@@ -191,7 +191,9 @@ describe('event schemas: values copied from other areas', () => {
       for (const [name, child] of Object.entries<Json>(schema.properties ?? {})) walk(child, component, [...path, name]);
       for (const keyword of ['items', 'additionalProperties']) walk(schema[keyword], component, [...path, `[${keyword}]`]);
       for (const keyword of ['oneOf', 'anyOf', 'allOf']) {
-        (schema[keyword] ?? []).forEach((branch: unknown, i: number) => walk(branch, component, [...path, `[${keyword}/${i}]`]));
+        (schema[keyword] ?? []).forEach((branch: unknown, i: number) => {
+          walk(branch, component, [...path, `[${keyword}/${i}]`]);
+        });
       }
     };
     const eventSchemas = Object.keys(schemas).filter((name) => /EventData$/.test(name));

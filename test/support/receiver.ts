@@ -113,7 +113,11 @@ export async function holdingReceiver() {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     arrival,
-    release: () => held.splice(0).forEach((res) => res.writeHead(200).end('ok')),
+    release: () => {
+      held.splice(0).forEach((res) => {
+        res.writeHead(200).end('ok');
+      });
+    },
     close: async () => {
       server.closeAllConnections();
       server.close();

@@ -237,7 +237,9 @@ async function* merge<T>(sources: AsyncIterable<T>[], onStop?: () => void): Asyn
     next.catch(() => {});
     pending.set(index, next);
   };
-  iterators.forEach((_, index) => pull(index));
+  iterators.forEach((_, index) => {
+    pull(index);
+  });
   let finished = false;
   try {
     while (pending.size > 0) {
@@ -497,7 +499,11 @@ export class Engine {
     try {
       yield* merge(
         calls.map((call) => call.events),
-        () => calls.forEach((call) => call.stop()),
+        () => {
+          calls.forEach((call) => {
+            call.stop();
+          });
+        },
       );
       completed = true;
     } finally {

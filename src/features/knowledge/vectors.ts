@@ -90,7 +90,9 @@ async function vectorsOf(db: Kysely<Database>, knowledgeBaseId: string): Promise
   const first = vectorOf(rows[0]!.embedding!);
   const dimensions = first.length;
   const matrix = new Float32Array(rows.length * dimensions);
-  rows.forEach((row, i) => matrix.set(i === 0 ? first : vectorOf(row.embedding!).subarray(0, dimensions), i * dimensions));
+  rows.forEach((row, i) => {
+    matrix.set(i === 0 ? first : vectorOf(row.embedding!).subarray(0, dimensions), i * dimensions);
+  });
   const vectors = { signature, ids: rows.map((row) => Number(row.id)), sourceIds: rows.map((row) => row.source_id), dimensions, matrix };
   ofDb.set(knowledgeBaseId, vectors);
   return vectors;

@@ -200,7 +200,9 @@ export class DeliveryWorker implements BackgroundWorker {
           }
           continue;
         }
-        batch.forEach((ended, index) => this.#settle(ended, results[index]));
+        batch.forEach((ended, index) => {
+          this.#settle(ended, results[index]);
+        });
       }
     } finally {
       this.#recorders--;
