@@ -97,7 +97,7 @@ function runReceiver(): void {
       res.writeHead(204).end();
       report.requests++;
       const secret = secrets[req.url ?? ''];
-      let event;
+      let event: ReturnType<typeof verifyWebhook>;
       try {
         if (!secret) throw new Error(`no endpoint at ${req.url}`);
         event = verifyWebhook(Buffer.concat(chunks), req.headers, secret);

@@ -187,7 +187,10 @@ function wholeEnum(diff: Diff, views: { before: Json; after: Json }): Diff {
 }
 
 function stripOpenEnums(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(stripOpenEnums);
+  if (Array.isArray(node)) {
+    node.forEach(stripOpenEnums);
+    return;
+  }
   if (!node || typeof node !== 'object') return;
   const object = node as Json;
   if (object['x-open-enum'] === true) delete object.enum;

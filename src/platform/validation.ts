@@ -50,7 +50,10 @@ function asGetForHead(middleware: RequestHandler): RequestHandler {
 function validatorDocument(): Record<string, any> {
   const document = JSON.parse(openApiText) as Record<string, any>;
   const strip = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(strip);
+    if (Array.isArray(node)) {
+      node.forEach(strip);
+      return;
+    }
     if (node === null || typeof node !== 'object') return;
     const schema = node as Record<string, unknown>;
     delete schema.default;

@@ -292,7 +292,7 @@ describe.each(databaseKinds)('chatbots on %s', (kind) => {
 
     // 30 messages a minute per visitor (two were sent above and one rating).
     const busy = 'busy-visitor-0123456789';
-    let refused;
+    let refused: Awaited<ReturnType<typeof embedCall>> | undefined;
     for (let i = 0; i < 31 && !refused; i++) {
       const answer = await embedCall('POST', '/v1/embed/messages', current, { content: 'hello', visitor_id: busy });
       if (answer.status === 429) refused = answer;

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
-import { Kysely, Migrator } from 'kysely';
+import { type Kysely, Migrator } from 'kysely';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { features } from '../../src/features/index.ts';
 import { allMigrations, migrate, openStorage } from '../../src/storage/database.ts';

@@ -25,7 +25,7 @@ const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false,
 addFormats.default(ajv);
 ajv.addSchema(spec, 'openapi.json');
 
-const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
+const escapePointer = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** Validates `value` against the schema at a JSON pointer of the bundled document; returns the errors, or []. */
 export function schemaErrors(pointer: string, value: unknown): string[] {
@@ -42,12 +42,12 @@ export function operation(id: OperationId): Json {
 /** The JSON pointer of a response's schema, following a `$ref` to a shared response component. */
 export function responsePointer(id: OperationId, status: number, contentType: string): string {
   const { path, method } = operationTable[id];
-  let pointer = `/paths/${escape(path)}/${method}/responses/${status}`;
+  let pointer = `/paths/${escapePointer(path)}/${method}/responses/${status}`;
   const at = (p: string) => p.split('/').slice(1).reduce((n: any, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
   for (let node = at(pointer), hops = 0; typeof node?.$ref === 'string' && hops < 20; node = at(pointer), hops++) {
     pointer = node.$ref.replace(/^#/, '');
   }
-  return `${pointer}/content/${escape(contentType)}/schema`;
+  return `${pointer}/content/${escapePointer(contentType)}/schema`;
 }
 
 export function responseContentTypes(id: OperationId, status: number): string[] {

@@ -2,7 +2,7 @@
 // type names in endpoint filters, member events whose data is {member: {...}}, deliveries carrying those payloads)
 // is converted, and the API answers it 200 where it answered 500 response_validation_failed.
 import { createHash } from 'node:crypto';
-import { Kysely, Migrator } from 'kysely';
+import { type Kysely, Migrator } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import { eventTypeCatalogue } from '../../src/features/webhooks/events.ts';
 import { recordEvent } from '../../src/features/webhooks/record-event.ts';

@@ -27,7 +27,7 @@ export interface Embedded {
 /** Whether the knowledge base's embedding model can embed on this server (else its search is full-text only). */
 export function canEmbed(engine: Engine, model: string): boolean {
   const entry = engine.catalogue.get(model);
-  return entry !== undefined && entry.capabilities.includes('embeddings') && engine.catalogue.available(entry);
+  return entry?.capabilities.includes('embeddings') === true && engine.catalogue.available(entry);
 }
 
 /** The texts' vectors, normalised to length 1 (so cosine similarity is a dot product), through the engine. */

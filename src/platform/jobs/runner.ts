@@ -35,6 +35,7 @@ export const DEFAULT_STOP_GRACE_MS = 10_000;
  *       interface JobPayloads { 'voices.train': { voice_id: string } }
  *     }
  */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging (`declare module`), which a type alias cannot take
 export interface JobPayloads {}
 export type JobKind = keyof JobPayloads & string;
 
