@@ -5,9 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { asyncapi } from '../support/asyncapi.ts';
-import { deref, spec } from '../support/spec.ts';
-
-type Json = Record<string, any>;
+import { deref, spec, type Json } from '../support/spec.ts';
 
 const schemas: Json = spec.components.schemas;
 
