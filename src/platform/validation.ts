@@ -47,8 +47,8 @@ function asGetForHead(middleware: RequestHandler): RequestHandler {
  * it as an additional property. A definition is also stored as it was sent; its defaults are filled in when it is
  * normalized (src/features/workflows/definition.ts).
  */
-function validatorDocument(): Record<string, any> {
-  const document = JSON.parse(openApiText) as Record<string, any>;
+function validatorDocument(): Json {
+  const document = JSON.parse(openApiText) as Json;
   const strip = (node: unknown): void => {
     if (Array.isArray(node)) {
       node.forEach(strip);
@@ -91,6 +91,7 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
   return sharedValidator;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
 
 /** The query parameters of each operation whose schema is a number or an integer. */

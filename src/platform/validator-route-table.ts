@@ -21,6 +21,7 @@ const { zipObject } = require('./middlewares/util.js') as { zipObject: (keys: st
 const { BadRequest, MethodNotAllowed, NotFound } = require('./framework/types.js') as Record<'BadRequest' | 'MethodNotAllowed' | 'NotFound', new (details: object) => Error>;
 const { httpMethods } = require('./middlewares/parsers/schema.preprocessor.js') as { httpMethods: Set<string> };
 
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
 
 /** The validator's OpenApiContext, as far as the lookup uses it. */

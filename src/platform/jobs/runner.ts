@@ -62,7 +62,7 @@ export interface RunningJob<Payload> {
   logger: Logger;
 }
 
-export interface JobDefinition<Payload = any> {
+export interface JobDefinition<Payload = unknown> {
   /** Does the work; throwing fails this attempt (retried after a backoff until max_attempts, then `failed`). */
   run(job: RunningJob<Payload>): Promise<void>;
   /** The wait before the next attempt after attempt `attempt` failed; defaultRetryDelayMs otherwise. */
