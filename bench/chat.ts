@@ -34,7 +34,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { startFakeOpenAi, type FakeReply } from '../test/support/fake-providers.ts';
+import { startFakeOpenAi, type FakeReply, type ReceivedRequest } from '../test/support/fake-providers.ts';
 import { cleanUp, cleanups, cpuMicros, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
 const DURATION = positive('BENCH_DURATION', 10);
@@ -105,7 +105,7 @@ const TOOLS = [
 const TOOL_ARGUMENTS = JSON.stringify({ product: 'Ethiopia Guji', warehouse: 'Lisbon', ship_to: 'Porto' });
 
 /** The fake's answer to a request with `tools`: a call of its first tool, without text. */
-function toolCallReply(body: any): FakeReply | undefined {
+function toolCallReply(body: ReceivedRequest['body']): FakeReply | undefined {
   const name: unknown = body?.tools?.[0]?.function?.name;
   if (typeof name !== 'string') return undefined;
   return { toolCalls: [{ name, arguments: TOOL_ARGUMENTS }] };

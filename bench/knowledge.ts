@@ -237,13 +237,13 @@ function corpus(pages: number): { pages: Page[]; queries: Query[]; vocabulary: n
   return { pages: result, queries, vocabulary: vocabulary.length + topicWords.length };
 }
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** A page as the site serves it; the first also lists all the others (the crawl's only links). */
 function pageHtml(page: Page, index: number, all: Page[]): string {
-  const article = page.sections.map((s) => `<h2>${escape(s.heading)}</h2>\n${s.paragraphs.map((p) => `<p>${escape(p)}</p>`).join('\n')}`).join('\n');
-  const list = index === 0 ? `<nav><h2>All articles</h2><ul>\n${all.slice(1).map((other) => `<li><a href="${other.path}">${escape(other.title)}</a></li>`).join('\n')}\n</ul></nav>` : '';
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(page.title)}</title></head><body><main><article><h1>${escape(page.title)}</h1>\n${article}\n</article></main>${list}<footer><p>Benchmark help centre</p></footer></body></html>`;
+  const article = page.sections.map((s) => `<h2>${escapeHtml(s.heading)}</h2>\n${s.paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}`).join('\n');
+  const list = index === 0 ? `<nav><h2>All articles</h2><ul>\n${all.slice(1).map((other) => `<li><a href="${other.path}">${escapeHtml(other.title)}</a></li>`).join('\n')}\n</ul></nav>` : '';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(page.title)}</title></head><body><main><article><h1>${escapeHtml(page.title)}</h1>\n${article}\n</article></main>${list}<footer><p>Benchmark help centre</p></footer></body></html>`;
 }
 
 /** A page as a text source: Markdown. */

@@ -96,7 +96,7 @@ function runReceiver(): void {
       res.writeHead(204).end();
       report.requests++;
       const secret = secrets[req.url ?? ''];
-      let event;
+      let event: ReturnType<typeof verifyWebhook>;
       try {
         if (!secret) throw new Error(`no endpoint at ${req.url}`);
         event = verifyWebhook(Buffer.concat(chunks), req.headers, secret);
@@ -235,7 +235,7 @@ interface BenchWorkspace {
   nextKey: number;
 }
 
-async function api(server: RunningServer, key: string, method: string, path: string, body: unknown): Promise<{ status: number; body: any }> {
+async function api(server: RunningServer, key: string, method: string, path: string, body: unknown): Promise<{ status: number; body: { secret?: string } | undefined }> {
   const response = await fetch(server.url + path, {
     method,
     headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
@@ -262,7 +262,7 @@ async function seed(server: RunningServer, receiverUrl: string): Promise<{ works
       const path = `/e/${n}`;
       const created = await api(server, ownerKey, 'POST', '/v1/webhooks/endpoints', { url: receiverUrl + path, event_types: ['*'], description: `Benchmark endpoint ${n}` });
       if (created.status !== 201) throw new Error(`creating endpoint ${n} answered ${created.status}: ${JSON.stringify(created.body)}`);
-      secrets[path] = created.body.secret as string;
+      secrets[path] = created.body!.secret!;
     }
     workspaces.push({ id: workspace.id, endpoints: count, keys, nextKey: 0 });
   }

@@ -67,11 +67,12 @@ const median = (values: number[]) => percentile(values, 50);
 const ms = (value: number) => `${value.toFixed(1)} ms`;
 const spread = (values: number[], format: (value: number) => string) => `${format(median(values))} (${format(Math.min(...values))}–${format(Math.max(...values))})`;
 
-async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+/** The JSON of a successful answer, as the caller's type `T` (the benchmark reads a few fields of it). */
+async function api<T = unknown>(base: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
   const response = await fetch(base + path, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text);
+  return JSON.parse(text) as T;
 }
 
 /** Every run of the workflow, all pages. */
@@ -93,7 +94,7 @@ interface Repetition {
 }
 
 async function repetition(base: string, keys: string[]): Promise<Repetition> {
-  const workflow = await api(base, keys[0]!, 'POST', '/v1/workflows', DEFINITION);
+  const workflow = await api<{ id: string }>(base, keys[0]!, 'POST', '/v1/workflows', DEFINITION);
   const dependencies = new Map<string, string[]>(
     DEFINITION.steps.map((step, index) => [step.id, 'depends_on' in step && step.depends_on ? step.depends_on : index === 0 ? [] : [DEFINITION.steps[index - 1]!.id]]),
   );
@@ -106,7 +107,7 @@ async function repetition(base: string, keys: string[]): Promise<Repetition> {
   );
   let runs: Run[] = [];
   for (const deadline = Date.now() + 600_000; Date.now() < deadline; ) {
-    const page = await api(base, keys[0]!, 'GET', `/v1/workflows/${workflow.id}`);
+    const page = await api<{ run_counts: { active: number } }>(base, keys[0]!, 'GET', `/v1/workflows/${workflow.id}`);
     if (page.run_counts.active === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -11,6 +11,7 @@
 // `additionalProperties: false` added to a request, a `type` changed), the verdict is ours.
 import { apiCompare, type Diff } from 'api-smart-diff';
 
+// biome-ignore lint/suspicious/noExplicitAny: the contract's documents, walked by the field names of OpenAPI and AsyncAPI
 type Json = Record<string, any>;
 
 export interface Contract {
@@ -63,17 +64,17 @@ function wholeType(diff: Diff, views: { before: Json; after: Json }): Diff {
 
 /** The value at a diff's path in a view, following `$ref`s the way api-smart-diff resolved them. */
 function valueAt(root: Json, path: Diff['path']): unknown {
-  const follow = (node: any, segment?: string | number): any => {
+  const follow = (node: Json | undefined, segment?: string | number): Json | undefined => {
     while (node && typeof node === 'object' && typeof node.$ref === 'string' && (segment === undefined || !(segment in node))) {
       node = node.$ref
         .slice(2)
         .split('/')
         .map((part: string) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
-        .reduce((at: any, part: string) => at?.[part], root);
+        .reduce<Json | undefined>((at, part) => at?.[part], root);
     }
     return node;
   };
-  let node: any = root;
+  let node: Json | undefined = root;
   for (const segment of path) node = follow(node, segment)?.[segment];
   return follow(node);
 }
@@ -187,7 +188,10 @@ function wholeEnum(diff: Diff, views: { before: Json; after: Json }): Diff {
 }
 
 function stripOpenEnums(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(stripOpenEnums);
+  if (Array.isArray(node)) {
+    node.forEach(stripOpenEnums);
+    return;
+  }
   if (!node || typeof node !== 'object') return;
   const object = node as Json;
   if (object['x-open-enum'] === true) delete object.enum;

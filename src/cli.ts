@@ -4,12 +4,12 @@
 // `npm run -s cli -- …` or, inside the project, `npx content-service …` (both run on the pinned Node 24).
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
-import { ConfigError, loadConfig, REGIONS, type Config, type Region } from './config.ts';
+import { ConfigError, loadConfig, REGIONS, type Config } from './config.ts';
 import { features } from './features/index.ts';
 import { insertApiKey, keyOwner, presentApiKey, createWorkspace, presentWorkspace } from './features/workspace/index.ts';
 import { bySystem, recordAudit } from './platform/audit.ts';
 import { iso } from './platform/clock.ts';
-import { ROLES, type Role } from './platform/context.ts';
+import { ROLES } from './platform/context.ts';
 import { migrate, openStorage } from './storage/database.ts';
 import type { Database } from './storage/schema.ts';
 

@@ -42,11 +42,11 @@ export function answerClientErrors(server: Server, platform: { logger: Logger; c
     // the answer to an earlier, complete request (pipelining): this answer follows once it is sent; or the answer
     // to the request that broke (a broken chunked body): this answer replaces it if none of it was written yet.
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (inFlight && inFlight.req.complete && !inFlight.writableFinished) {
+    if (inFlight?.req.complete && !inFlight.writableFinished) {
       inFlight.once('finish', () => answer(error, socket));
       return;
     }
-    if (inFlight && inFlight.headersSent && !inFlight.writableFinished) {
+    if (inFlight?.headersSent && !inFlight.writableFinished) {
       socket.destroy();
       return;
     }

@@ -29,6 +29,7 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
  * runtime. The platform knows none of them: each feature declares its own here (`declare module`, as its tables on
  * Database), and src/services.ts builds them once at start and releases them at shutdown.
  */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging (`declare module`), which a type alias cannot take
 export interface Services {}
 
 export interface Platform {

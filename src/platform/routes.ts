@@ -50,7 +50,9 @@ export function matchOperation(method: string, path: string): { operationId: Ope
     const id = route.methods.get(method === 'HEAD' ? 'GET' : method);
     if (id) {
       const pathParams: Record<string, string> = {};
-      route.names.forEach((name, i) => (pathParams[name] = match[i + 1]!));
+      route.names.forEach((name, i) => {
+        pathParams[name] = match[i + 1]!;
+      });
       return { operationId: id, pathParams };
     }
     const allow = [...route.methods.keys()];

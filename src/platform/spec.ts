@@ -7,6 +7,8 @@ interface SpecParameter {
   in: 'path' | 'query' | 'header' | 'cookie';
 }
 type Ref = { $ref: string };
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
+type Json = Record<string, any>;
 
 export interface SpecDocument {
   openapi: string;
@@ -38,10 +40,10 @@ function resolve(parameter: SpecParameter | Ref): SpecParameter {
 }
 
 /** The node itself, or what its `$ref` (a pointer into this document) points at, following references. */
-export function resolveRef(node: unknown): Record<string, any> | undefined {
-  let current = node as Record<string, any> | undefined;
+export function resolveRef(node: unknown): Json | undefined {
+  let current = node as Json | undefined;
   for (let hops = 0; typeof current?.$ref === 'string' && hops < 20; hops++) {
-    current = (current.$ref as string).replace(/^#\//, '').split('/').reduce<any>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
+    current = (current.$ref as string).replace(/^#\//, '').split('/').reduce<Json | undefined>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
   }
   return current;
 }

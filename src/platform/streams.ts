@@ -46,7 +46,7 @@ export function formatEvent(event: Event): string {
   if (event.id !== undefined) out += `id: ${event.id.replace(/[\r\n]/g, ' ')}\n`;
   const data = event.text !== undefined ? event.text : JSON.stringify(event.data);
   for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
-  return out + '\n';
+  return `${out}\n`;
 }
 
 function writeOrWait(res: Response, text: string): Promise<void> | undefined {

@@ -47,10 +47,13 @@ function asGetForHead(middleware: RequestHandler): RequestHandler {
  * it as an additional property. A definition is also stored as it was sent; its defaults are filled in when it is
  * normalized (src/features/workflows/definition.ts).
  */
-function validatorDocument(): Record<string, any> {
-  const document = JSON.parse(openApiText) as Record<string, any>;
+function validatorDocument(): Json {
+  const document = JSON.parse(openApiText) as Json;
   const strip = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(strip);
+    if (Array.isArray(node)) {
+      node.forEach(strip);
+      return;
+    }
     if (node === null || typeof node !== 'object') return;
     const schema = node as Record<string, unknown>;
     delete schema.default;
@@ -88,6 +91,7 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
   return sharedValidator;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
 
 /** The query parameters of each operation whose schema is a number or an integer. */
@@ -187,7 +191,9 @@ function unstorablePointers(value: unknown, at: string, found: string[]): string
   if (typeof value === 'string') {
     if (unstorable(value)) found.push(at);
   } else if (Array.isArray(value)) {
-    value.forEach((item, i) => unstorablePointers(item, `${at}/${i}`, found));
+    value.forEach((item, i) => {
+      unstorablePointers(item, `${at}/${i}`, found);
+    });
   } else if (value !== null && typeof value === 'object') {
     for (const [name, item] of Object.entries(value)) {
       const pointer = `${at}/${escapePointer(name)}`;

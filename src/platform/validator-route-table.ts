@@ -21,6 +21,7 @@ const { zipObject } = require('./middlewares/util.js') as { zipObject: (keys: st
 const { BadRequest, MethodNotAllowed, NotFound } = require('./framework/types.js') as Record<'BadRequest' | 'MethodNotAllowed' | 'NotFound', new (details: object) => Error>;
 const { httpMethods } = require('./middlewares/parsers/schema.preprocessor.js') as { httpMethods: Set<string> };
 
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
 
 /** The validator's OpenApiContext, as far as the lookup uses it. */
@@ -79,7 +80,7 @@ function applyOpenApiMetadata(context: OpenApiContext, responseApiDoc?: { paths:
         expressRoute: route.expressRoute,
         openApiRoute: route.openApiRoute,
         pathParams,
-        _responseSchema: responseApiDoc?.paths[route.pathKey]![method] as Json | undefined,
+        _responseSchema: responseApiDoc?.paths[route.pathKey]?.[method] as Json | undefined,
       };
     }
     return null;
@@ -88,13 +89,19 @@ function applyOpenApiMetadata(context: OpenApiContext, responseApiDoc?: { paths:
   return (req: Request, _res: Response, next: NextFunction): void => {
     // The base path is empty when the path is fully qualified.
     const path = req.path.startsWith(req.baseUrl) ? req.path : `${req.baseUrl}/${req.path}`;
-    if (context.shouldIgnoreRoute(path)) return next();
+    if (context.shouldIgnoreRoute(path)) {
+      next();
+      return;
+    }
     const matched = lookupRoute(req);
     if (matched) {
       const { expressRoute, openApiRoute, pathParams, schema } = matched;
       if (!schema) {
         // The path is documented, the method is not.
-        if (context.ignoreUndocumented) return next();
+        if (context.ignoreUndocumented) {
+          next();
+          return;
+        }
         throw new MethodNotAllowed({
           path: req.path,
           message: `${req.method} method not allowed`,

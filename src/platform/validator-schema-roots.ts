@@ -13,6 +13,7 @@
 // Like validator-route-table.ts, it must be imported before the validator's middleware is made (validation.ts does).
 import { createRequire } from 'node:module';
 
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
 
 interface Ajv {

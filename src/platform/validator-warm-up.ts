@@ -11,6 +11,7 @@ import { operationTable, type OperationId } from '../../generated/operations.ts'
 import { openApiDocument, resolveRef } from './spec.ts';
 import { sharedValidatorMiddleware } from './validation.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
 
 function firstExample(holder: Json | undefined): unknown {

@@ -5,12 +5,13 @@
 // and GET /v1/usage summing what every call cost.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { schemaErrors } from '../support/spec.ts';
+import { schemaErrors, type Json } from '../support/spec.ts';
 
 const THREAD_ID = /^thr_[0-9A-HJKMNP-TV-Z]{26}$/;
 const MESSAGE = 'Write a launch announcement for our spring sale on single-origin coffee roasts. Spring roasts ship Monday.';
@@ -189,7 +190,7 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     expect(thread.status, thread.text).toBe(200);
     expect(schemaErrors('/components/schemas/ChatThreadWithMessages', thread.body)).toEqual([]);
     expect(thread.body).toMatchObject({ id: threadId, title: 'First question', model: 'sandbox-echo', message_count: 7, metadata: { campaign: 'spring' } });
-    const messages = thread.body.messages as Array<Record<string, any>>;
+    const messages = thread.body.messages as components['schemas']['ChatMessage'][];
     expect(messages.map((m) => [m.role, m.content])).toEqual([
       ['developer', 'You are terse.'],
       ['user', 'First question'],
@@ -221,7 +222,7 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     expect(audit.body.data[0]).toMatchObject({ action: 'chat_thread.deleted', target: { type: 'chat_thread', id: threadId } });
 
     const listed = await server.call('GET', '/v1/events?limit=100', { key });
-    const recorded = (listed.body.data as Array<Record<string, any>>).reverse();
+    const recorded = (listed.body.data as Json[]).reverse();
     expect(recorded.map((e) => e.type)).toEqual([...Array(7).fill('chat.message.created'), 'chat.thread.deleted']);
     for (const event of recorded) expect(asyncApiErrors(event), event.type).toEqual([]);
     expect(recorded.map((e) => e.workspace_id)).toEqual(Array(8).fill(workspaceId));
@@ -244,7 +245,7 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     const list = await server.call('GET', '/v1/models');
     expect(list.status, list.text).toBe(200);
     expect(schemaErrors('/components/schemas/ModelList', list.body)).toEqual([]);
-    const models = list.body.data as Array<Record<string, any>>;
+    const models = list.body.data as components['schemas']['Model'][];
     expect(list.body).toMatchObject({ object: 'list', next_cursor: null });
     expect(models.length).toBe(server.platform.services.engine.catalogue.entries.length);
     expect(models.filter((m) => m.available).map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding']);
@@ -275,7 +276,7 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
       output_tokens: calls.reduce((sum, a) => sum + a.body.usage.completion_tokens, 0),
       cost_usd: cost(calls),
     });
-    const buckets = report.body.data as Array<Record<string, any>>;
+    const buckets = report.body.data as components['schemas']['UsageBucket'][];
     expect(buckets).toHaveLength(3);
     expect(buckets.find((b) => b.model === 'sandbox-writer')).toMatchObject({ api_key_id: editor.id, requests: 2, cost_usd: calls[1]!.body.cost_usd, date: null, feature: null });
     expect(buckets.find((b) => b.model === 'sandbox-echo' && b.api_key_id === keyId)).toMatchObject({ requests: 1, input_tokens: calls[0]!.body.usage.prompt_tokens });

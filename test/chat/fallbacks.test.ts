@@ -7,6 +7,7 @@
 // policy checks what a fallback writes. On SQLite and PostgreSQL.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { expectProblem } from '../support/expect.ts';
@@ -223,7 +224,7 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     anthropic.enqueue({ text: 'Our world-class beans', usage: { input: 6, output: 4 } });
     const blocked = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Describe the beans' }] });
     expectProblem(blocked, 422, 'policy_violation');
-    const audit = (await server.call('GET', '/v1/audit-logs', { key })).body.data as Array<Record<string, any>>;
+    const audit = (await server.call('GET', '/v1/audit-logs', { key })).body.data as components['schemas']['AuditLogEntry'][];
     expect(audit.find((entry) => entry.action === 'policy.violation')).toMatchObject({ details: { model: CLAUDE, blocked_output: 'Our world-class beans' } });
     // What the fallback generated was generated: billed under its model.
     expect(await usageRows(workspaceId)).toEqual([{ model: CLAUDE, input_tokens: 6, output_tokens: 4 }]);

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { makeTinyGguf } from '../../scripts/make-tiny-gguf.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
@@ -71,7 +72,7 @@ describe('the local provider through the API', () => {
     expect(data.at(-1)).toBe('[DONE]');
     const chunks = data.slice(0, -1).map((payload) => JSON.parse(payload));
     for (const chunk of chunks) expect(schemaErrors('/components/schemas/ChatCompletionChunk', chunk)).toEqual([]);
-    const deltas = chunks.flatMap((chunk) => chunk.choices.map((choice: any) => choice.delta.content ?? '')).filter(Boolean);
+    const deltas = chunks.flatMap((chunk) => chunk.choices.map((choice: components['schemas']['ChatCompletionChunkChoice']) => choice.delta.content ?? '')).filter(Boolean);
     expect(deltas.length).toBeGreaterThan(1);
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: 12 } });
   });

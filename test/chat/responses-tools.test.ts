@@ -8,11 +8,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { expectProblem } from '../support/expect.ts';
 import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { schemaErrors } from '../support/spec.ts';
+import { schemaErrors, type Json } from '../support/spec.ts';
 import { parseEvents } from '../support/sse.ts';
 
 /** A 1×1 PNG. */
@@ -26,15 +27,17 @@ const WEATHER = {
   parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['city'], additionalProperties: false },
 };
 const TIME = { type: 'function', name: 'get_local_time', description: 'The local time in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+type Schemas = components['schemas'];
+
 const FC_ID = /^fc_[0-9A-HJKMNP-TV-Z]{26}$/;
 const FCO_ID = /^fco_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /** The events of a streamed answer, parsed, each checked against the contract and its `event:` name and number. */
-function eventsOf(answer: Answer): Record<string, any>[] {
+function eventsOf(answer: Answer): Json[] {
   expect(answer.status, answer.text).toBe(200);
   const events = parseEvents(answer.text);
   return events.map((event, i) => {
-    const data = JSON.parse(event.data) as Record<string, any>;
+    const data = JSON.parse(event.data) as Json;
     expect(event.event).toBe(data.type);
     expect(data.sequence_number).toBe(i);
     expect(schemaErrors('/components/schemas/ResponseStreamEvent', data)).toEqual([]);
@@ -104,7 +107,7 @@ describe.each(databaseKinds)('responses with tools and images on %s', (kind) => 
     expect(items.body.first_id).toBe(items.body.data[0].id);
 
     const thread = await server.call('GET', `/v1/chat/threads/${first.body.thread_id}`, { key });
-    expect(thread.body.messages.map((m: any) => [m.role, m.content, m.tool_calls, m.tool_call_id, m.finish_reason])).toEqual([
+    expect(thread.body.messages.map((m: Schemas['ChatMessage']) => [m.role, m.content, m.tool_calls, m.tool_call_id, m.finish_reason])).toEqual([
       ['user', 'What is the weather in Paris?', null, null, null],
       ['assistant', null, [{ id: call.call_id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }], null, 'tool_calls'],
       ['tool', result, null, call.call_id, null],
@@ -119,7 +122,7 @@ describe.each(databaseKinds)('responses with tools and images on %s', (kind) => 
     const key = await newWorkspace();
     const body = { model: 'sandbox-writer', input: 'What is the weather in Paris and Berlin, in fahrenheit?', tools: [WEATHER] };
     const whole = await create(key, body);
-    expect(whole.body.output.map((item: any) => item.arguments)).toEqual(['{"city":"Paris","unit":"fahrenheit"}', '{"city":"Berlin","unit":"fahrenheit"}']);
+    expect(whole.body.output.map((item: Schemas['ResponseFunctionCall']) => item.arguments)).toEqual(['{"city":"Paris","unit":"fahrenheit"}', '{"city":"Berlin","unit":"fahrenheit"}']);
     const data = eventsOf(await create(key, { ...body, stream: true }));
     const types = data.map((d) => d.type);
     const callEvents = (index: number) => data.filter((d) => d.output_index === index).map((d) => d.type);
@@ -144,7 +147,7 @@ describe.each(databaseKinds)('responses with tools and images on %s', (kind) => 
     }
     const completed = data.at(-1)!.response;
     expect(completed.status).toBe('completed');
-    expect(completed.output.map((item: any) => item.id)).toEqual(added.map((d) => d.item.id));
+    expect(completed.output.map((item: Schemas['ResponseFunctionCall']) => item.id)).toEqual(added.map((d) => d.item.id));
     expect((await server.call('GET', `/v1/responses/${completed.id}`, { key })).body).toEqual(completed);
   });
 
@@ -152,22 +155,22 @@ describe.each(databaseKinds)('responses with tools and images on %s', (kind) => 
     const key = await newWorkspace();
     const ask = 'What is the weather in Paris and Berlin?';
     const two = await create(key, { model: 'sandbox-writer', input: ask, tools: [WEATHER] });
-    expect(two.body.output.map((item: any) => item.arguments)).toEqual(['{"city":"Paris"}', '{"city":"Berlin"}']);
-    expect(new Set(two.body.output.map((item: any) => item.id)).size).toBe(2);
+    expect(two.body.output.map((item: Schemas['ResponseFunctionCall']) => item.arguments)).toEqual(['{"city":"Paris"}', '{"city":"Berlin"}']);
+    expect(new Set(two.body.output.map((item: Schemas['ResponseFunctionCall']) => item.id)).size).toBe(2);
     const one = await create(key, { model: 'sandbox-writer', input: ask, tools: [WEATHER], parallel_tool_calls: false });
     expect(one.body.output).toHaveLength(1);
     expect(one.body.parallel_tool_calls).toBe(false);
 
     const poem = 'Write a poem about autumn leaves';
     const auto = await create(key, { model: 'sandbox-writer', input: poem, tools: [WEATHER, TIME], tool_choice: 'auto' });
-    expect(auto.body.output.map((item: any) => item.type)).toEqual(['message']);
+    expect(auto.body.output.map((item: Schemas['ResponseOutputItem']) => item.type)).toEqual(['message']);
     const required = await create(key, { model: 'sandbox-writer', input: poem, tools: [WEATHER, TIME], tool_choice: 'required' });
-    expect(required.body.output.map((item: any) => [item.type, item.name])).toEqual([['function_call', 'get_weather']]);
+    expect(required.body.output.map((item: Schemas['ResponseFunctionCall']) => [item.type, item.name])).toEqual([['function_call', 'get_weather']]);
     const named = await create(key, { model: 'sandbox-writer', input: 'What is the weather in Paris?', tools: [WEATHER, TIME], tool_choice: { type: 'function', name: 'get_local_time' } });
-    expect(named.body.output.map((item: any) => [item.name, item.arguments])).toEqual([['get_local_time', '{"city":"Paris"}']]);
+    expect(named.body.output.map((item: Schemas['ResponseFunctionCall']) => [item.name, item.arguments])).toEqual([['get_local_time', '{"city":"Paris"}']]);
     expect(named.body.tool_choice).toEqual({ type: 'function', name: 'get_local_time' });
     const none = await create(key, { model: 'sandbox-writer', input: 'What is the weather in Paris?', tools: [WEATHER], tool_choice: 'none' });
-    expect(none.body.output.map((item: any) => item.type)).toEqual(['message']);
+    expect(none.body.output.map((item: Schemas['ResponseOutputItem']) => item.type)).toEqual(['message']);
 
     const unknown = await create(key, { model: 'sandbox-writer', input: poem, tools: [WEATHER], tool_choice: { type: 'function', name: 'get_time' } });
     expectProblem(unknown, 422, 'validation_failed');
@@ -201,7 +204,7 @@ describe.each(databaseKinds)('responses with tools and images on %s', (kind) => 
     const first = await create(key, { model: 'sandbox-echo', input: [ask], tools: [WEATHER], tool_choice: 'required', store: false });
     expect(first.status, first.text).toBe(200);
     expect(first.body.output).toHaveLength(2);
-    const outputs = first.body.output.map((call: any, i: number) => ({ type: 'function_call_output', call_id: call.call_id, output: `{"sky":"${i === 0 ? 'clear' : 'grey'}"}` }));
+    const outputs = first.body.output.map((call: Schemas['ResponseFunctionCall'], i: number) => ({ type: 'function_call_output', call_id: call.call_id, output: `{"sky":"${i === 0 ? 'clear' : 'grey'}"}` }));
     const second = await create(key, { model: 'sandbox-writer', input: [ask, ...first.body.output, ...outputs], tools: [WEATHER], store: false });
     expect(second.status, second.text).toBe(200);
     // The writer answers every result at the end of the prompt: both calls were one assistant turn before them.

@@ -4,13 +4,14 @@
 // response continued twice forks a new thread), retrieve, delete, input items and their pages, store: false, the
 // problems in OpenAI's shape, the thread messages and events a stored response writes, and GET /v1/usage.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { countPromptTokens } from '../../src/features/engine/tokens.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { schemaErrors } from '../support/spec.ts';
+import { schemaErrors, type Json } from '../support/spec.ts';
 import { parseEvents } from '../support/sse.ts';
 
 const RESPONSE_ID = /^resp_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -149,7 +150,7 @@ describe.each(databaseKinds)('responses on %s', (kind) => {
     expect(answer.status, answer.text).toBe(200);
     expect(answer.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = parseEvents(answer.text);
-    const data = events.map((e) => JSON.parse(e.data) as Record<string, any>);
+    const data = events.map((e) => JSON.parse(e.data) as Json);
     for (const [i, event] of events.entries()) {
       expect(event.event).toBe(data[i]!.type);
       expect(data[i]!.sequence_number).toBe(i);
@@ -187,7 +188,7 @@ describe.each(databaseKinds)('responses on %s', (kind) => {
     expect(rule.status, rule.text).toBe(201);
     const answer = await create({ model: 'sandbox-echo', input: 'Results guaranteed or your money back', stream: true }, key);
     expect(answer.status, answer.text).toBe(200);
-    const data = parseEvents(answer.text).map((e) => JSON.parse(e.data) as Record<string, any>);
+    const data = parseEvents(answer.text).map((e) => JSON.parse(e.data) as Json);
     const last = data.at(-1)!;
     expect(last).toMatchObject({ type: 'response.failed', response: { status: 'failed', error: { code: 'policy_violation' }, thread_id: null } });
     expect(schemaErrors('/components/schemas/ResponseStreamEvent', last)).toEqual([]);
@@ -296,7 +297,7 @@ describe.each(databaseKinds)('responses on %s', (kind) => {
     await create({ model: 'sandbox-echo', input: 'not stored', store: false }, key);
 
     const listed = await server.call('GET', '/v1/events?limit=100', { key });
-    const recorded = (listed.body.data as Array<Record<string, any>>).reverse();
+    const recorded = (listed.body.data as Json[]).reverse();
     expect(recorded.map((e) => e.type)).toEqual(Array(4).fill('chat.message.created'));
     for (const event of recorded) expect(asyncApiErrors(event), event.type).toEqual([]);
     expect(recorded.map((e) => e.workspace_id)).toEqual(Array(4).fill(workspaceId));
@@ -311,7 +312,7 @@ describe.each(databaseKinds)('responses on %s', (kind) => {
     const report = await server.call('GET', '/v1/usage?group_by=model', { key });
     expect(report.status, report.text).toBe(200);
     expect(report.body.totals.requests).toBe(3);
-    const writer = (report.body.data as Array<Record<string, any>>).find((b) => b.model === 'sandbox-writer')!;
+    const writer = (report.body.data as components['schemas']['UsageBucket'][]).find((b) => b.model === 'sandbox-writer')!;
     expect(writer).toMatchObject({ requests: 1, input_tokens: completed.usage.input_tokens, output_tokens: completed.usage.output_tokens, cost_usd: completed.cost_usd, feature: null });
   });
 });

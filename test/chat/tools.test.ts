@@ -8,6 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { readImage } from '../../src/features/engine/images.ts';
 import { Problem } from '../../src/platform/problems.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
@@ -29,12 +30,14 @@ const WEATHER = {
     parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['city'], additionalProperties: false },
   },
 };
+type Schemas = components['schemas'];
+
 const TIME = { type: 'function', function: { name: 'get_local_time', description: 'The local time in a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
 const ASK = { role: 'user', content: 'Should I pack an umbrella for Lisbon tomorrow?' };
 const ARGS = '{"city":"Lisbon","unit":"celsius"}';
 
 /** The `data:` payloads of a `text/event-stream` answer, JSON-parsed, without the final [DONE]. */
-function chunksOf(answer: Answer): any[] {
+function chunksOf(answer: Answer): Schemas['ChatCompletionChunk'][] {
   const data = answer.text
     .split('\n\n')
     .filter((block) => block.startsWith('data: '))
@@ -44,12 +47,12 @@ function chunksOf(answer: Answer): any[] {
 }
 
 /** The tool calls of choice 0 rebuilt from a stream's fragments, as a client joins them. */
-function joinedCalls(chunks: any[]): { id: string; name: string; arguments: string }[] {
+function joinedCalls(chunks: Schemas['ChatCompletionChunk'][]): { id: string; name: string; arguments: string }[] {
   const calls: { id: string; name: string; arguments: string }[] = [];
   for (const chunk of chunks) {
     for (const fragment of chunk.choices[0]?.delta.tool_calls ?? []) {
-      if (fragment.id) calls[fragment.index] = { id: fragment.id, name: fragment.function.name, arguments: fragment.function.arguments };
-      else calls[fragment.index]!.arguments += fragment.function.arguments;
+      if (fragment.id) calls[fragment.index] = { id: fragment.id, name: fragment.function!.name!, arguments: fragment.function!.arguments! };
+      else calls[fragment.index]!.arguments += fragment.function!.arguments!;
     }
   }
   return calls;
@@ -165,8 +168,8 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     for (const later of fragments.slice(1)) expect(Object.keys(later).sort()).toEqual(['function', 'index']);
     expect(fragments.slice(1).map((f) => f.function)).toEqual([{ arguments: '{"city":' }, { arguments: '"Lisbon",' }, { arguments: '"unit":"celsius"}' }]);
     expect(chunks.filter((c) => c.choices[0]?.delta.role === 'assistant')).toHaveLength(1);
-    expect(chunks.at(-2).choices[0].finish_reason).toBe('tool_calls');
-    expect(chunks.at(-1).usage.total_tokens).toBeGreaterThan(0);
+    expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(chunks.at(-1)!.usage!.total_tokens).toBeGreaterThan(0);
 
     openai.enqueue({ toolCalls: [{ id: 'call_s1', name: 'get_weather', arguments: ARGS }] });
     const whole = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tools: [WEATHER] });
@@ -181,7 +184,7 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     ];
     openai.enqueue({ toolCalls: two });
     const whole = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Weather and time in Lisbon?' }], tools: [WEATHER, TIME] });
-    expect(whole.body.choices[0].message.tool_calls.map((c: any) => [c.id, c.function.name, c.function.arguments])).toEqual(two.map((c) => [c.id, c.name, c.arguments]));
+    expect(whole.body.choices[0].message.tool_calls.map((c: Schemas['ChatCompletionMessageToolCall']) => [c.id, c.function.name, c.function.arguments])).toEqual(two.map((c) => [c.id, c.name, c.arguments]));
     openai.enqueue({ toolCalls: two });
     const streamed = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Weather and time in Lisbon?' }], tools: [WEATHER, TIME], stream: true });
     expect(joinedCalls(chunksOf(streamed))).toEqual(two);
@@ -379,17 +382,17 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     ]);
     const thread = await server.call('GET', `/v1/chat/threads/${threadId}`, { key });
     expect(schemaErrors('/components/schemas/ChatThreadWithMessages', thread.body)).toEqual([]);
-    expect(thread.body.messages.map((m: any) => [m.role, m.content, m.tool_calls, m.tool_call_id, m.finish_reason])).toEqual([
+    expect(thread.body.messages.map((m: Schemas['ChatMessage']) => [m.role, m.content, m.tool_calls, m.tool_call_id, m.finish_reason])).toEqual([
       ['user', `Is this bag waterproof, and will it rain in Lisbon? [image: image/png, not kept][image: ${images.url}/roast.png]`, null, null, null],
       ['assistant', null, [{ id: 'call_t1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }], null, 'tool_calls'],
       ['tool', '{"conditions":"rain"}', null, 'call_t1', null],
       ['assistant', 'Rain is likely; the bag is not waterproof.', null, null, 'stop'],
     ]);
-    const events = ((await server.call('GET', '/v1/events?limit=100', { key })).body.data as any[]).reverse();
+    const events = ((await server.call('GET', '/v1/events?limit=100', { key })).body.data as Schemas['ChatMessageCreatedEvent'][]).reverse();
     expect(events.map((e) => e.type)).toEqual(Array(4).fill('chat.message.created'));
     for (const event of events) expect(asyncApiErrors(event)).toEqual([]);
-    expect(events[1].data).toMatchObject({ role: 'assistant', content: null, tool_calls: [{ id: 'call_t1', function: { name: 'get_weather' } }], tool_call_id: null });
-    expect(events[2].data).toMatchObject({ role: 'tool', tool_calls: null, tool_call_id: 'call_t1' });
+    expect(events[1]!.data).toMatchObject({ role: 'assistant', content: null, tool_calls: [{ id: 'call_t1', function: { name: 'get_weather' } }], tool_call_id: null });
+    expect(events[2]!.data).toMatchObject({ role: 'tool', tool_calls: null, tool_call_id: 'call_t1' });
   });
 
   test('sandbox (no key): a tool loop, streamed calls, parallel calls, and images the server fetched', async () => {
@@ -409,7 +412,7 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(answer.body.choices[0]).toMatchObject({ message: { content: 'get_weather: {"temperature":21,"sky":"clear"}.' }, finish_reason: 'stop' });
 
     const two = await complete(key, { model: 'sandbox-writer', messages: [{ role: 'user', content: 'What is the weather in Paris and Berlin?' }], tools: [weather] });
-    expect(two.body.choices[0].message.tool_calls.map((c: any) => c.function.arguments)).toEqual(['{"city":"Paris"}', '{"city":"Berlin"}']);
+    expect(two.body.choices[0].message.tool_calls.map((c: Schemas['ChatCompletionMessageToolCall']) => c.function.arguments)).toEqual(['{"city":"Paris"}', '{"city":"Berlin"}']);
     const one = await complete(key, { model: 'sandbox-writer', messages: [{ role: 'user', content: 'What is the weather in Paris and Berlin?' }], tools: [weather], parallel_tool_calls: false });
     expect(one.body.choices[0].message.tool_calls).toHaveLength(1);
 

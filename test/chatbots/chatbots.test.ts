@@ -4,6 +4,7 @@
 // conversation filters; and the widget's operations (origins, a disabled chatbot, streaming, the visitor's limit).
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
@@ -212,7 +213,7 @@ describe.each(databaseKinds)('chatbots on %s', (kind) => {
     const bot = await newChatbot({ escalation: { mode: 'webhook', keywords: ['refund'] } });
     const reply = await say(bot.id, 'A refund, please.');
     const events = await server.call('GET', '/v1/events?type=chatbot.conversation.escalated&limit=100');
-    const link = new URL(events.body.data.find((event: any) => event.data.conversation_id === reply.conversation_id).data.transcript_url);
+    const link = new URL(events.body.data.find((event: components['schemas']['ChatbotConversationEscalatedEvent']) => event.data.conversation_id === reply.conversation_id).data.transcript_url);
     const respelled = (name: string, value: string) => {
       const url = new URL(link);
       url.searchParams.set(name, value);
@@ -292,7 +293,7 @@ describe.each(databaseKinds)('chatbots on %s', (kind) => {
 
     // 30 messages a minute per visitor (two were sent above and one rating).
     const busy = 'busy-visitor-0123456789';
-    let refused;
+    let refused: Awaited<ReturnType<typeof embedCall>> | undefined;
     for (let i = 0; i < 31 && !refused; i++) {
       const answer = await embedCall('POST', '/v1/embed/messages', current, { content: 'hello', visitor_id: busy });
       if (answer.status === 429) refused = answer;

@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { ContentServiceError, createContentServiceClient, retryDelayMs } from '../../generated/client.ts';
 import { deref, firstExample, spec, schemaErrors } from '../support/spec.ts';
 
@@ -50,8 +51,9 @@ const rateLimited = {
   request_id: 'req_01JD3Y2M7Q8W9E4R5T6Y7V8X9Z',
 };
 
-function exampleBody(path: string): any {
-  return firstExample(deref(spec.paths[path].post.requestBody).content['application/json']);
+/** The contract's example request body of POST /v1/voices. */
+function exampleBody(path: '/v1/voices'): components['schemas']['VoiceCreateRequest'] {
+  return firstExample(deref(spec.paths[path].post.requestBody).content['application/json']) as components['schemas']['VoiceCreateRequest'];
 }
 
 describe('auth and Idempotency-Key', () => {

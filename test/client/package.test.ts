@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 import { projectRoot } from '../support/prism.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
@@ -77,6 +78,14 @@ export function mistyped(): void {
 }
 `;
 
+/** The page's global once the consumer's bundle ran: its exports (consumerSource), as esbuild's `globalName`. */
+interface ConsumerPage {
+  consumer: {
+    tour(baseUrl: string, apiKey: string): Promise<{ voiceNames: string[]; documentId: string; documentTitle: string; chunks: unknown[]; text: string }>;
+    unknownModel(baseUrl: string, apiKey: string): Promise<{ name: string; status: number; problem: unknown }>;
+  };
+}
+
 /** Runs one export of consumer.ts in Node (its types stripped by Node) and returns what it returned. */
 const nodeRunnerSource = `import * as consumer from './consumer.ts';
 const [name, baseUrl, apiKey] = process.argv.slice(2);
@@ -103,7 +112,7 @@ const readmeSnippet = tsBlockOf(packageReadme, '## Use');
 let scratch: string;
 let consumerDir: string;
 let packed: { filename: string; name: string; version: string; files: { path: string }[] };
-let installed: Record<string, any>;
+let installed: { license?: string; dependencies?: Record<string, string>; private?: boolean };
 let server: TestServer;
 
 beforeAll(async () => {
@@ -195,8 +204,8 @@ describe('the package', () => {
 describe('from Node', () => {
   test.skipIf(!mock)('against the Prism mock: the examples of the contract', async () => {
     const result = JSON.parse(await runInNode('node-runner.mjs', 'tour', mock!.baseUrl, 'cs_test_any_key'));
-    const listExample: any = firstExample(deref(spec.paths['/v1/voices'].get.responses['200']).content['application/json']);
-    const createdExample: any = firstExample(deref(spec.paths['/v1/documents'].post.responses['201']).content['application/json']);
+    const listExample = firstExample(deref(spec.paths['/v1/voices'].get.responses['200']).content['application/json']) as components['schemas']['VoiceList'];
+    const createdExample = firstExample(deref(spec.paths['/v1/documents'].post.responses['201']).content['application/json']) as components['schemas']['Document'];
     const streamExample = firstExample(spec.paths['/v1/chat/completions'].post.responses['200'].content['text/event-stream']) as string;
     const documentedChunks = streamExample
       .split('\n')
@@ -306,7 +315,7 @@ describe.skipIf(!hasChromium)('from a browser bundle (esbuild) in Chromium', () 
     tab.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
     await tab.goto(pageUrl);
     const target = { baseUrl: server.url, apiKey: server.ownerKey };
-    const result = await tab.evaluate(({ baseUrl, apiKey }) => (globalThis as any).consumer.tour(baseUrl, apiKey), target);
+    const result = await tab.evaluate(({ baseUrl, apiKey }) => (globalThis as unknown as ConsumerPage).consumer.tour(baseUrl, apiKey), target);
     expect(new URL(server.url).origin).not.toBe(new URL(pageUrl).origin);
     const document = await server.call('GET', `/v1/documents/${result.documentId}`);
     expect(document.body).toMatchObject({ title: 'Spring sale launch post' });
@@ -319,7 +328,7 @@ describe.skipIf(!hasChromium)('from a browser bundle (esbuild) in Chromium', () 
 
     // Chromium logs the 404 itself as a console error; an exception of the page would still be a failure.
     problems.length = 0;
-    const failure = await tab.evaluate(({ baseUrl, apiKey }) => (globalThis as any).consumer.unknownModel(baseUrl, apiKey), target);
+    const failure = await tab.evaluate(({ baseUrl, apiKey }) => (globalThis as unknown as ConsumerPage).consumer.unknownModel(baseUrl, apiKey), target);
     expect(failure).toMatchObject({ name: 'ContentServiceError', status: 404, problem: { code: 'model_not_found' } });
     expect(problems.filter((problem) => !problem.includes('status of 404'))).toEqual([]);
     await tab.close();

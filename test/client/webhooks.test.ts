@@ -2,12 +2,12 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { EVENT_TYPES, signWebhookPayload, verifyWebhook, WebhookVerificationError, isEventOf } from '../../generated/webhooks.ts';
-import { deref, firstExample, schemaErrors, spec } from '../support/spec.ts';
+import { deref, firstExample, schemaErrors, spec, type Json } from '../support/spec.ts';
 
 const secret = 'whsec_5WbX5kEWLlfzsGNjH64I8lOOqUB6e8FH';
 const now = 1_763_651_007_000;
 const timestamp = Math.floor(now / 1000);
-const webhooks = Object.entries<Record<string, any>>(spec.webhooks ?? {});
+const webhooks = Object.entries<Json>(spec.webhooks ?? {});
 const firstEvent = firstExample(deref(webhooks[0]![1].post.requestBody).content['application/json']) as { id: string; type: string };
 const rawBody = JSON.stringify(firstEvent);
 

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, test } from 'vitest';
 import { compareContracts, type Change, type ChangeKind, type Contract } from '../../scripts/contract-diff.ts';
 import { projectRoot } from '../support/prism.ts';
+import type { Json } from '../support/spec.ts';
 
 const run = promisify(execFile);
 const current: Contract = {
@@ -29,7 +30,7 @@ describe('breaking changes are named, each kind', () => {
   delete openapi.paths['/v1/voices/{id}/check'];
   // A removed parameter, and a new required one.
   const listVoices = openapi.paths['/v1/voices'].get;
-  listVoices.parameters = listVoices.parameters.filter((p: any) => p.name !== 'status');
+  listVoices.parameters = listVoices.parameters.filter((p: Json) => p.name !== 'status');
   openapi.paths['/v1/documents'].get.parameters.push({ name: 'folder', in: 'query', required: true, schema: { type: 'string' } });
   // A removed response field (a rename is a removal and an addition).
   delete schemas.Voice.properties.style_summary;
@@ -55,7 +56,7 @@ describe('breaking changes are named, each kind', () => {
   trainedData.required = without(trainedData.required, 'banned_phrases');
   // A removed header of a delivery, in both documents.
   const messageCreated = openapi.webhooks['chat.message.created'].post;
-  messageCreated.parameters = messageCreated.parameters.filter((p: any) => !String(p.$ref).endsWith('/WebhookSignatureHeader'));
+  messageCreated.parameters = messageCreated.parameters.filter((p: Json) => !String(p.$ref).endsWith('/WebhookSignatureHeader'));
   const messageHeaders = asyncapi.operations.sendChatMessageCreated.messages[0].headers;
   delete messageHeaders.properties['Service-Signature'];
   messageHeaders.required = without(messageHeaders.required, 'Service-Signature');

@@ -5,9 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { asyncapi } from '../support/asyncapi.ts';
-import { deref, spec } from '../support/spec.ts';
-
-type Json = Record<string, any>;
+import { deref, spec, type Json } from '../support/spec.ts';
 
 const schemas: Json = spec.components.schemas;
 
@@ -191,7 +189,9 @@ describe('event schemas: values copied from other areas', () => {
       for (const [name, child] of Object.entries<Json>(schema.properties ?? {})) walk(child, component, [...path, name]);
       for (const keyword of ['items', 'additionalProperties']) walk(schema[keyword], component, [...path, `[${keyword}]`]);
       for (const keyword of ['oneOf', 'anyOf', 'allOf']) {
-        (schema[keyword] ?? []).forEach((branch: unknown, i: number) => walk(branch, component, [...path, `[${keyword}/${i}]`]));
+        (schema[keyword] ?? []).forEach((branch: unknown, i: number) => {
+          walk(branch, component, [...path, `[${keyword}/${i}]`]);
+        });
       }
     };
     const eventSchemas = Object.keys(schemas).filter((name) => /EventData$/.test(name));

@@ -14,6 +14,8 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** The page's window once the test has put axe-core into it. */
+type WithAxe = { axe: typeof import('axe-core') };
 const PAGES = ['Playground', 'Workspace', 'API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage'];
 
 describe.skipIf(!hasChromium)('the dashboard', () => {
@@ -256,7 +258,7 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     expect(order).toEqual(['playground-voice', 'playground-prompt', 'Send']);
 
     await page.addScriptTag({ content: AXE });
-    const violations = await page.evaluate(async () => (await (window as any).axe.run(document)).violations.map((v: any) => `${v.id}: ${v.impact}`));
+    const violations = await page.evaluate(async () => (await (window as unknown as WithAxe).axe.run(document)).violations.map((v) => `${v.id}: ${v.impact}`));
     expect(violations).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
@@ -338,14 +340,14 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
         await page.getByRole('link', { name, exact: true }).click();
         await page.locator('[data-part="loading"]').first().waitFor({ state: 'detached' }).catch(() => {});
         const violations = await page.evaluate(async () => {
-          const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-          return result.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
+          const result = await (window as unknown as WithAxe).axe.run(document, { resultTypes: ['violations'] });
+          return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
         });
         expect(violations, `${name} at ${width}px`).toEqual([]);
       }
       // The sign-in page too.
       await page.getByRole('button', { name: 'Sign out' }).click();
-      const signInViolations = await page.evaluate(async () => (await (window as any).axe.run(document)).violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => v.id));
+      const signInViolations = await page.evaluate(async () => (await (window as unknown as WithAxe).axe.run(document)).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id));
       expect(signInViolations, `sign-in at ${width}px`).toEqual([]);
       await page.close();
     }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { spec } from '../support/spec.ts';
+import { spec, type Json } from '../support/spec.ts';
 import { projectRoot } from '../support/prism.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 import { navigationOf } from '../support/portal.ts';
@@ -41,7 +41,7 @@ async function open(file: string): Promise<{ page: Page; failedRequests: string[
 
 type Operation = { tag: string; operationId: string; summary: string };
 
-function operationsOf(items: Record<string, Record<string, any>>): Operation[] {
+function operationsOf(items: Record<string, Json>): Operation[] {
   return Object.values(items).flatMap((item) =>
     ['get', 'put', 'post', 'patch', 'delete']
       .filter((m) => item[m])

@@ -16,7 +16,7 @@ const section = (() => {
   return text.slice(start, text.indexOf('\n## ', start + 1));
 })();
 const block = (language: string) => {
-  const found = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(section.slice(section.indexOf('### An example')));
+  const found = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section.slice(section.indexOf('### An example')));
   if (!found) throw new Error(`no ${language} block in the example`);
   return found[1]!;
 };

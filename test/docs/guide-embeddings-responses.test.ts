@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 const run = promisify(execFile);
 const projectRoot = join(import.meta.dirname, '..', '..');
 const guide = readFileSync(join(projectRoot, 'docs', 'guides', 'embeddings-and-responses.md'), 'utf8');
-const blocks = (language: string) => [...guide.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
+const blocks = (language: string) => [...guide.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((match) => match[1]!);
 
 describe('the guide "Embeddings and the Responses API"', () => {
   let server: TestServer;

@@ -26,7 +26,7 @@ interface Guide {
   checks?: Array<{ phrase: string | RegExp; check: (result: BlockResult) => void }>;
 }
 /** The translation on sandbox-echo that the documents guide shows, as JSON shows it. */
-const shownEchoTranslation = () => JSON.parse(/"model": "sandbox-echo",\n  "output": (".*"),\n/.exec(read('docs', 'guides', 'documents.md'))![1]!) as string;
+const shownEchoTranslation = () => JSON.parse(/"model": "sandbox-echo",\n {2}"output": (".*"),\n/.exec(read('docs', 'guides', 'documents.md'))![1]!) as string;
 
 const guides: Guide[] = [
   {

@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { startReceiver, secretsFromEnv, type RunningReceiver } from '../../examples/webhook-receiver.ts';
 import { signWebhookPayload, verifyWebhook, type WebhookEvent } from '../../generated/webhooks.ts';
 import { scheduleTable } from '../../src/features/webhooks/schedule.ts';
@@ -33,7 +34,7 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
   }
 }
 
-function expectProblem(answer: { status: number; headers: Headers; body: any }, status: number, code: string) {
+function expectProblem(answer: { status: number; headers: Headers; body: unknown }, status: number, code: string) {
   expect(answer.status).toBe(status);
   expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(answer.body).toMatchObject({ status, code });
@@ -60,7 +61,7 @@ describe('the example receiver against a real server', () => {
   }
 
   /** The delivery of the event to the endpoint once it has ended (the one created by a replay with `manual`). */
-  async function endedDelivery(eventId: string, manual: boolean): Promise<any> {
+  async function endedDelivery(eventId: string, manual: boolean): Promise<components['schemas']['WebhookDelivery']> {
     const id = await until(`a delivery of ${eventId}`, async () => {
       const list = await server.call('GET', `/v1/webhooks/deliveries?event_id=${eventId}&endpoint_id=${endpointId}`);
       return (list.body.data as Array<{ id: string; manual: boolean }>).find((d) => d.manual === manual)?.id;

@@ -40,7 +40,9 @@ describe('the built-in sandbox-embedding model', () => {
     }
     const length = norm(expected);
     const vector = sandboxEmbedding('Refunds are paid', dimensions);
-    vector.forEach((value, i) => expect(value).toBeCloseTo(expected[i]! / length, 12));
+    vector.forEach((value, i) => {
+      expect(value).toBeCloseTo(expected[i]! / length, 12);
+    });
     expect(norm(vector)).toBeCloseTo(1, 12);
     expect(sandboxEmbedding('   ', 8)).toEqual(new Array(8).fill(0));
   });

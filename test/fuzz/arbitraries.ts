@@ -4,9 +4,7 @@
 import fc from 'fast-check';
 import { gzipSync } from 'node:zlib';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
-import { deref, exampleRequest, operation } from '../support/spec.ts';
-
-type Json = Record<string, any>;
+import { deref, exampleRequest, operation, type Json } from '../support/spec.ts';
 
 /** A JSON number literal that JSON.stringify cannot write (1e309 parses to Infinity). */
 export class RawNumber {

@@ -78,8 +78,7 @@ beforeAll(async () => {
         return; // never answers
       case '/image.png':
         return res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
-      case '/fails':
-      default:
+      default: // '/fails' and every other path not above: a 500, except /missing
         if (path === '/missing') return res.writeHead(404, { 'content-type': 'text/html' }).end('<title>Not found</title>');
         return res.writeHead(500, { 'content-type': 'text/plain' }).end('boom');
     }

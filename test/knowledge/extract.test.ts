@@ -19,7 +19,9 @@ async function makePdf(pages: string[], options: { title?: string; encrypted?: b
   const font = await pdf.embedFont(StandardFonts.Helvetica);
   for (const text of pages) {
     const page = pdf.addPage();
-    text.split('\n').forEach((line, i) => page.drawText(line, { x: 50, y: 700 - i * 20, size: 12, font }));
+    text.split('\n').forEach((line, i) => {
+      page.drawText(line, { x: 50, y: 700 - i * 20, size: 12, font });
+    });
   }
   if (options.encrypted) {
     // The standard security handler with a user password that is not empty: readers ask for the password.

@@ -4,13 +4,15 @@
 // cross a limit mid-way; the period's reset on a test clock. Concurrent calls from two server processes on one
 // PostgreSQL database: processes.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { parseEvents } from '../support/sse.ts';
-import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import type { Json } from '../support/spec.ts';
 
 const today = () => new Date().toISOString().slice(0, 10);
 const round = (usd: number) => Math.round(usd * 1e11) / 1e11;
@@ -30,7 +32,7 @@ async function usageReport(server: TestServer, query: string) {
 async function eventsOf(server: TestServer, type: string) {
   const answer = await server.call('GET', `/v1/events?type=${type}`);
   expect(answer.status).toBe(200);
-  return answer.body.data as Array<{ type: string; data: Record<string, any> }>;
+  return answer.body.data as Array<{ type: string; data: Json }>;
 }
 
 describe.each(databaseKinds)('spend limits on %s', (database) => {
@@ -225,7 +227,7 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     expect(workflow.status, workflow.text).toBe(201);
     const started = await server.call('POST', `/v1/workflows/${workflow.body.id}/runs`, { body: { inputs: {} } });
     expect(started.status, started.text).toBe(202);
-    let run: any;
+    let run: Answer['body'];
     for (let waited = 0, delay = 25; waited < 20_000; waited += delay, delay = Math.min(delay * 1.3, 500)) {
       run = (await server.call('GET', `/v1/workflows/${workflow.body.id}/runs/${started.body.id}`)).body;
       if (['success', 'failure', 'cancelled'].includes(run.status)) break;
@@ -234,7 +236,7 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     expect(run.status).toBe('failure');
     expect(run.error).toMatchObject({ step_id: 'second', code: 'budget_exceeded' });
     expect(run.error.message).toMatch(/^spend_limit_reached: The project prj_\w+ has spent [\d.e-]+ USD of its 1e-9 USD monthly limit lim_\w+/);
-    const steps = Object.fromEntries(run.steps.map((step: any) => [step.id, step]));
+    const steps = Object.fromEntries(run.steps.map((step: components['schemas']['WorkflowRunStep']) => [step.id, step]));
     expect(steps.first.status).toBe('success');
     // Not retried: waiting would be refused again until the limit resets.
     expect(steps.second).toMatchObject({ status: 'failure', attempts: 1 });

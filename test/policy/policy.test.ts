@@ -6,6 +6,7 @@
 // message and delivered to a subscribed receiver. A redact rule rewrites the match and the output goes on.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
@@ -99,7 +100,7 @@ describe.each(databaseKinds)('output policy on %s', (kind) => {
     // Without the voice, the same words pass.
     expect((await echo(key, said)).body.choices[0].message.content).toBe(said);
 
-    const events = (await server.call('GET', '/v1/events?type=audit.policy.violation', { key })).body.data as Array<Record<string, any>>;
+    const events = (await server.call('GET', '/v1/events?type=audit.policy.violation', { key })).body.data as components['schemas']['AuditPolicyViolationEvent'][];
     expect(events).toHaveLength(1);
     expect(asyncApiErrors(events[0]!)).toEqual([]);
     expect(Object.keys(events[0]!.data).slice(0, 5)).toEqual(['rule_id', 'project_id', 'user_id', 'blocked_at', 'reason']);
@@ -111,7 +112,7 @@ describe.each(databaseKinds)('output policy on %s', (kind) => {
       15_000,
     );
     expect(delivered!.body.type).toBe('audit.policy.violation');
-    const audit = (await server.call('GET', '/v1/audit-logs', { key })).body.data as Array<Record<string, any>>;
+    const audit = (await server.call('GET', '/v1/audit-logs', { key })).body.data as components['schemas']['AuditLogEntry'][];
     const entry = audit.find((e) => e.action === 'policy.violation')!;
     expect(entry).toMatchObject({ target: { type: 'voice', id: voiceId }, details: { rule_id: 'voice.banned_phrases', blocked_output: said } });
   });

@@ -6,7 +6,7 @@ import { projectRoot } from '../support/prism.ts';
 import { databaseKinds, freshDatabase, startTestServer, type TestDatabase, type TestServer } from '../support/server.ts';
 import { features } from '../../src/features/index.ts';
 import { allMigrations } from '../../src/storage/database.ts';
-import { schemaErrors } from '../support/spec.ts';
+import { schemaErrors, type Json } from '../support/spec.ts';
 
 interface Run {
   code: number | null;
@@ -38,7 +38,7 @@ function cli(args: string[], env: Record<string, string>): Promise<Run> {
 // Each case starts Node processes; a loaded 2-core machine can take seconds for each.
 const TIMEOUT_MS = 120_000;
 
-function json(run: Run): any {
+function json(run: Run): Json {
   expect(run, run.stderr).toMatchObject({ code: 0 });
   return JSON.parse(run.stdout);
 }

@@ -42,7 +42,7 @@ describe.each([
 /** A createApiKey body of exactly `bytes` bytes: valid JSON, padded with spaces. */
 function bodyOf(bytes: number): string {
   const json = JSON.stringify({ name: 'sized', role: 'viewer' });
-  return json.slice(0, -1) + ' '.repeat(bytes - Buffer.byteLength(json)) + '}';
+  return `${json.slice(0, -1)}${' '.repeat(bytes - Buffer.byteLength(json))}}`;
 }
 
 describe.each([

@@ -40,11 +40,13 @@ describe('CORS', () => {
     let browser: Browser;
     let page: http.Server;
 
+    // biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in the nested describe.skipIf block, which Biome does not see as a describe
     beforeAll(async () => {
       page = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>Another site</title>'));
       await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
     });
+    // biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in the nested describe.skipIf block, which Biome does not see as a describe
     afterAll(async () => {
       await browser?.close();
       await new Promise<void>((resolve) => page?.close(() => resolve()));

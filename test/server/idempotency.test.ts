@@ -138,7 +138,7 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
       const key = uniqueKey('race');
       const body = { email: uniqueEmail('race'), role: 'viewer' };
       const answers = await Promise.all([post('/v1/members', body, key), post('/v1/members', body, key)]);
-      const outcomes = answers.map((a) => `${a.status} ${a.body.code ?? ''} ${a.headers.get('idempotent-replayed')}`.replace(/  /, ' ')).sort();
+      const outcomes = answers.map((a) => `${a.status} ${a.body.code ?? ''} ${a.headers.get('idempotent-replayed')}`.replace(/ {2}/, ' ')).sort();
       expect([
         ['201 false', '201 true'],
         ['201 false', '409 idempotency_key_in_use false'],

@@ -47,7 +47,7 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
   /** Every item of a list, following next_cursor (bounded). */
   async function listAll<T>(path: string, key?: string): Promise<T[]> {
     const items: T[] = [];
-    let url = path + (path.includes('?') ? '&' : '?') + 'limit=100';
+    let url = `${path}${path.includes('?') ? '&' : '?'}limit=100`;
     for (let page = 0; page < 50; page++) {
       const answer = await server.call('GET', url, { key });
       expect({ url, status: answer.status, problem: answer.status === 200 ? undefined : answer.body }).toEqual({ url, status: 200, problem: undefined });

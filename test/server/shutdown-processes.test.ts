@@ -8,7 +8,6 @@
 // the body, which the test sends when it decides.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import http from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';

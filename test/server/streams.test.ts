@@ -203,6 +203,7 @@ describe.each(databaseKinds)('streamed answers on %s', (kind) => {
     server.handlerOverrides.set('createChatCompletion', async () => ({
       status: 200,
       contentType: 'text/event-stream',
+      // biome-ignore lint/correctness/useYield: the stream fails before its first event, which is what this test is about
       events: (async function* (): AsyncGenerator<ServerSentEvent<Chunk>> {
         throw new Problem('model_not_found', 'No model gpt-9 in the catalogue.');
       })(),

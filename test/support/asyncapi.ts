@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { projectRoot } from './prism.ts';
-
-type Json = Record<string, any>;
+import type { Json } from './spec.ts';
 
 export const asyncapi: Json = JSON.parse(readFileSync(join(projectRoot, 'generated', 'asyncapi.json'), 'utf8'));
 const asyncAjv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });

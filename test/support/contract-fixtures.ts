@@ -4,9 +4,13 @@
 //
 // Fixtures go through the HTTP API only (no database access), so they work against an external server
 // (CONTRACT_BASE_URL) as well as against the one of the global setup.
+import type { components } from '../../generated/openapi.ts';
 import type { OperationId } from '../../generated/operations.ts';
 import type { notImplemented } from '../../src/handlers.ts';
 import { exampleRequest, type ExampleRequest } from './spec.ts';
+
+type Schemas = components['schemas'];
+type JsonObject = Record<string, unknown>;
 
 export type ImplementedOperationId = Exclude<OperationId, (typeof notImplemented)[number]>;
 
@@ -30,7 +34,7 @@ export function unique(): string {
   return `${Date.now().toString(36)}${process.pid.toString(36)}${(counter++).toString(36)}`;
 }
 
-async function post(target: FixtureTarget, path: string, body: unknown): Promise<Record<string, any>> {
+async function post<T extends object = JsonObject>(target: FixtureTarget, path: string, body: unknown): Promise<T & { id: string }> {
   const response = await fetch(target.baseUrl + path, {
     method: 'POST',
     headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
@@ -38,8 +42,8 @@ async function post(target: FixtureTarget, path: string, body: unknown): Promise
   });
   const text = await response.text();
   if (response.status !== 201) throw new Error(`fixture POST ${path} answered ${response.status}: ${text}`);
-  const created = JSON.parse(text) as Record<string, any>;
-  createdByFixtures.push(`${path}/${String(created.id)}`);
+  const created = JSON.parse(text) as T & { id: string };
+  createdByFixtures.push(`${path}/${created.id}`);
   return created;
 }
 
@@ -62,11 +66,11 @@ async function freshMember(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: String(member.id) } };
 }
 
-async function get(target: FixtureTarget, path: string): Promise<Record<string, any>> {
+async function get<T extends object = JsonObject>(target: FixtureTarget, path: string): Promise<T> {
   const response = await fetch(target.baseUrl + path, { headers: { Authorization: `Bearer ${target.apiKey}`, Accept: 'application/json' } });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`fixture GET ${path} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as Record<string, any>;
+  return JSON.parse(text) as T;
 }
 
 /**
@@ -124,8 +128,8 @@ function newDocumentBody(): Record<string, unknown> {
   return example;
 }
 
-async function freshDocument(target: FixtureTarget): Promise<Record<string, any>> {
-  return post(target, '/v1/documents', newDocumentBody());
+async function freshDocument(target: FixtureTarget): Promise<Schemas['Document']> {
+  return post<Schemas['Document']>(target, '/v1/documents', newDocumentBody());
 }
 
 async function freshDocumentPath(target: FixtureTarget): Promise<RequestOverrides> {
@@ -265,8 +269,8 @@ function newChatbotBody(extra: Record<string, unknown> = {}): Record<string, unk
   return { name: `Contract ${unique()}`, model: 'sandbox-writer', instructions: 'Made by the contract tests.', allowed_origins: [CONTRACT_ORIGIN], ...extra };
 }
 
-async function freshChatbot(target: FixtureTarget, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
-  return post(target, '/v1/chatbots', newChatbotBody(extra));
+async function freshChatbot(target: FixtureTarget, extra: Record<string, unknown> = {}): Promise<Schemas['Chatbot']> {
+  return post<Schemas['Chatbot']>(target, '/v1/chatbots', newChatbotBody(extra));
 }
 
 async function freshChatbotPath(target: FixtureTarget): Promise<RequestOverrides> {
@@ -457,19 +461,19 @@ async function remove(target: FixtureTarget, path: string): Promise<void> {
 }
 
 /** Every item of a list operation, page by page. */
-async function listAll(target: FixtureTarget, path: string): Promise<Array<Record<string, any>>> {
-  const items: Array<Record<string, any>> = [];
+async function listAll(target: FixtureTarget, path: string): Promise<JsonObject[]> {
+  const items: JsonObject[] = [];
   let cursor: string | null = null;
   do {
-    const page: Record<string, any> = await get(target, `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    items.push(...(page.data as Array<Record<string, any>>));
-    cursor = page.next_cursor as string | null;
+    const page: { data: JsonObject[]; next_cursor: string | null } = await get(target, `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    items.push(...page.data);
+    cursor = page.next_cursor;
   } while (cursor);
   return items;
 }
 
 /** Every item of a list operation, or none when the target does not serve it yet (501 not_implemented). */
-async function listAllIfServed(target: FixtureTarget, path: string): Promise<Array<Record<string, any>>> {
+async function listAllIfServed(target: FixtureTarget, path: string): Promise<JsonObject[]> {
   const probe = await fetch(`${target.baseUrl}${path}?limit=1`, { headers: { Authorization: `Bearer ${target.apiKey}`, Accept: 'application/json' } });
   await probe.body?.cancel();
   return probe.status === 501 ? [] : listAll(target, path);

@@ -58,7 +58,7 @@ export interface FakeDefaults extends Pick<FakeReply, 'chunkDelayMs'> {
    * The reply to such a request, chosen by its body (undefined: the echo). For load, where requests are too many to
    * enqueue one by one (`npm run bench:chat` answers every request with `tools` this way).
    */
-  reply?: (body: any) => FakeReply | undefined;
+  reply?: (body: ReceivedRequest['body']) => FakeReply | undefined;
 }
 
 export interface ReceivedRequest {
@@ -66,6 +66,7 @@ export interface ReceivedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   /** The parsed JSON body (null when it was not JSON). */
+  // biome-ignore lint/suspicious/noExplicitAny: a request in any of four providers' formats, which the tests read field by field as the format they sent says
   body: any;
 }
 
@@ -110,8 +111,8 @@ interface WireStream {
 
 /** One API of a provider: its JSON answer and its stream. */
 interface Api {
-  json(answer: Answer, body: any): unknown;
-  stream(body: any, usage: Usage): WireStream;
+  json(answer: Answer, body: ReceivedRequest['body']): unknown;
+  stream(body: ReceivedRequest['body'], usage: Usage): WireStream;
 }
 
 /** A provider: its APIs by path, and its error format. */
@@ -202,7 +203,7 @@ function responsesUsage(usage: Usage) {
   };
 }
 
-function responseObject(id: string, body: any, state: { status: 'in_progress' | 'completed' | 'incomplete'; output: unknown[]; usage: Usage | null; createdAt: number }) {
+function responseObject(id: string, body: ReceivedRequest['body'], state: { status: 'in_progress' | 'completed' | 'incomplete'; output: unknown[]; usage: Usage | null; createdAt: number }) {
   return {
     id,
     object: 'response',
@@ -420,19 +421,19 @@ function textOf(content: unknown): string {
 }
 
 /** The messages of a Chat Completions, Messages, Responses or Gemini request (Gemini's with their parts as `content`). */
-function messagesOf(body: any): any[] {
+function messagesOf(body: ReceivedRequest['body']): { role?: unknown; content?: unknown }[] {
   if (Array.isArray(body.messages)) return body.messages;
-  if (Array.isArray(body.contents)) return body.contents.map((c: any) => ({ role: c?.role, content: c?.parts }));
+  if (Array.isArray(body.contents)) return body.contents.map((c: { role?: unknown; parts?: unknown } | null) => ({ role: c?.role, content: c?.parts }));
   if (typeof body.input === 'string') return [{ role: 'user', content: body.input }];
   return Array.isArray(body.input) ? body.input : [];
 }
 
-function lastUserText(body: any): string {
+function lastUserText(body: ReceivedRequest['body']): string {
   const user = messagesOf(body).findLast((m) => m?.role === 'user');
   return user ? textOf(user.content) : '';
 }
 
-function promptChars(body: any): number {
+function promptChars(body: ReceivedRequest['body']): number {
   return [body.system, body.instructions, ...messagesOf(body).map((m) => m?.content)].reduce((sum: number, content) => sum + textOf(content).length, 0);
 }
 
@@ -495,7 +496,7 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
   }
 
   async function answer(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
-    let body: any = null;
+    let body: ReceivedRequest['body'] = null;
     try {
       body = JSON.parse(raw);
     } catch {
@@ -527,8 +528,8 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
       if (!body) return sendJson(res, 400, dialect.error(400, undefined, 'Invalid JSON payload received.'));
       const scripted = embeddingQueue.shift();
       if (scripted?.error) return sendJson(res, scripted.error.status, dialect.error(scripted.error.status, scripted.error.type, scripted.error.message), scripted.error.headers);
-      const vector = (request: any) => {
-        const text = (request?.content?.parts ?? []).map((part: any) => part?.text ?? '').join('');
+      const vector = (request: { content?: { parts?: { text?: string }[] }; outputDimensionality?: unknown } | null) => {
+        const text = (request?.content?.parts ?? []).map((part) => part?.text ?? '').join('');
         return { values: fakeEmbedding(text, typeof request?.outputDimensionality === 'number' ? request.outputDimensionality : 3072) };
       };
       if (googleEmbedding[1] === 'embedContent') return sendJson(res, 200, { embedding: vector(body) });

@@ -10,6 +10,7 @@ export interface ReceivedRequest {
   headers: http.IncomingHttpHeaders;
   rawBody: Buffer;
   /** The body parsed as JSON. */
+  // biome-ignore lint/suspicious/noExplicitAny: a delivery's event, of any type, which the tests read field by field as its type says
   body: any;
   /** Date.now() when the request's body was complete. */
   receivedAt: number;
@@ -113,7 +114,11 @@ export async function holdingReceiver() {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     arrival,
-    release: () => held.splice(0).forEach((res) => res.writeHead(200).end('ok')),
+    release: () => {
+      held.splice(0).forEach((res) => {
+        res.writeHead(200).end('ok');
+      });
+    },
     close: async () => {
       server.closeAllConnections();
       server.close();

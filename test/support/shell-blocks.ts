@@ -39,7 +39,7 @@ export function fencedBlocks(markdown: string, language: string): ShellBlock[] {
       blocks.push({
         line: index + 1,
         section,
-        code: lines.slice(index + 1, end).join('\n') + '\n',
+        code: `${lines.slice(index + 1, end).join('\n')}\n`,
         ...(marker ? { markerFile: marker[1]!, notRun: marker[2]! } : {}),
       });
     }
@@ -133,8 +133,9 @@ export const squeeze = (text: string) => text.replace(/\s+/g, '');
  * Every top-level JSON object or array in `text`, in order: what a run of commands printed, where one answer may
  * follow another on the same line (curl prints no newline after a body) and other text may come between.
  */
+// biome-ignore lint/suspicious/noExplicitAny: whatever JSON the documented commands printed, read by the fields the docs show
 export function jsonValues(text: string): any[] {
-  const values: any[] = [];
+  const values: ReturnType<typeof jsonValues> = [];
   let start = -1;
   let depth = 0;
   let inString = false;

@@ -7,16 +7,18 @@ import addFormats from 'ajv-formats';
 import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { projectRoot } from './prism.ts';
 
-type Json = Record<string, any>;
+/** A JSON document (the contract, a schema) read by path: its fields are what the specification names them. */
+// biome-ignore lint/suspicious/noExplicitAny: a document of any shape, walked by the names the assertions give; a type per level would only repeat them
+export type Json = Record<string, any>;
 
 export const spec: Json = JSON.parse(readFileSync(join(projectRoot, 'generated', 'openapi.json'), 'utf8'));
 
 /** Follows local `$ref`s (`#/components/...`) of the bundled document. */
-export function deref<T = Json>(node: any): T {
-  let current = node;
+export function deref<T = Json>(node: unknown): T {
+  let current = node as Json | undefined;
   for (let hops = 0; current && typeof current === 'object' && typeof current.$ref === 'string' && hops < 20; hops++) {
     const pointer = current.$ref.replace(/^#\//, '').split('/');
-    current = pointer.reduce((n: any, part: string) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
+    current = pointer.reduce<Json | undefined>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
   }
   return current as T;
 }
@@ -25,7 +27,7 @@ const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false,
 addFormats.default(ajv);
 ajv.addSchema(spec, 'openapi.json');
 
-const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
+const escapePointer = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** Validates `value` against the schema at a JSON pointer of the bundled document; returns the errors, or []. */
 export function schemaErrors(pointer: string, value: unknown): string[] {
@@ -42,12 +44,12 @@ export function operation(id: OperationId): Json {
 /** The JSON pointer of a response's schema, following a `$ref` to a shared response component. */
 export function responsePointer(id: OperationId, status: number, contentType: string): string {
   const { path, method } = operationTable[id];
-  let pointer = `/paths/${escape(path)}/${method}/responses/${status}`;
-  const at = (p: string) => p.split('/').slice(1).reduce((n: any, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
+  let pointer = `/paths/${escapePointer(path)}/${method}/responses/${status}`;
+  const at = (p: string) => p.split('/').slice(1).reduce<Json | undefined>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
   for (let node = at(pointer), hops = 0; typeof node?.$ref === 'string' && hops < 20; node = at(pointer), hops++) {
     pointer = node.$ref.replace(/^#/, '');
   }
-  return `${pointer}/content/${escape(contentType)}/schema`;
+  return `${pointer}/content/${escapePointer(contentType)}/schema`;
 }
 
 export function responseContentTypes(id: OperationId, status: number): string[] {

@@ -5,6 +5,7 @@
 // applied to the sandbox writer makes its output score better; delete.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
@@ -63,7 +64,7 @@ describe.each(databaseKinds)('voices on %s', (kind) => {
     expect(voice.sliders).toEqual({ ...voice.inferred_sliders, humor: 70 });
     expect(voice.traits.length).toBeGreaterThan(0);
     expect(voice.style_summary.length).toBeGreaterThan(20);
-    const events = (await server.call('GET', '/v1/events?type=voice.trained', { key })).body.data as Array<Record<string, any>>;
+    const events = (await server.call('GET', '/v1/events?type=voice.trained', { key })).body.data as components['schemas']['VoiceTrainedEvent'][];
     expect(events).toHaveLength(1);
     expect(asyncApiErrors(events[0]!)).toEqual([]);
     expect(events[0]!.workspace_id).toBe(workspaceId);
@@ -98,7 +99,7 @@ describe.each(databaseKinds)('voices on %s', (kind) => {
     expect(german.failure_message).toMatch(/de|German/);
     const list = await createVoice(key, { name: 'List', sample_text: sample('list') });
     expect(list).toMatchObject({ status: 'failed', failure_reason: 'sample_not_distinctive' });
-    const events = (await server.call('GET', '/v1/events?type=voice.training_failed', { key })).body.data as Array<Record<string, any>>;
+    const events = (await server.call('GET', '/v1/events?type=voice.training_failed', { key })).body.data as components['schemas']['VoiceTrainingFailedEvent'][];
     expect(events.map((e) => e.data.voice_id).sort()).toEqual([german.id, list.id].sort());
     for (const event of events) expect(asyncApiErrors(event)).toEqual([]);
     // A voice that failed cannot be applied or checked.

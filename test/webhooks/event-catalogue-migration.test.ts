@@ -2,10 +2,12 @@
 // type names in endpoint filters, member events whose data is {member: {...}}, deliveries carrying those payloads)
 // is converted, and the API answers it 200 where it answered 500 response_validation_failed.
 import { createHash } from 'node:crypto';
-import { Kysely, Migrator } from 'kysely';
+import { type Kysely, Migrator } from 'kysely';
 import { describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
+import type { EventType } from '../../generated/webhooks.ts';
 import { eventTypeCatalogue } from '../../src/features/webhooks/events.ts';
-import { recordEvent } from '../../src/features/webhooks/record-event.ts';
+import { recordEvent, type EventData } from '../../src/features/webhooks/record-event.ts';
 import { features } from '../../src/features/index.ts';
 import { allMigrations, openStorage } from '../../src/storage/database.ts';
 import type { Database } from '../../src/storage/schema.ts';
@@ -34,6 +36,7 @@ describe.each(databaseKinds)('migration 006_event_catalogue on %s', (kind) => {
     // The database as 286ad9e left it: migrations 001 and 002 only, rows in their old shapes.
     const storage = openStorage(database.url);
     try {
+      // biome-ignore lint/suspicious/noExplicitAny: the tables as migrations 001 and 002 made them, not as storage/schema.ts describes them now
       const old = storage.db as unknown as Kysely<any>;
       const migrations = allMigrations(features);
       const before = { '001_platform': migrations['001_platform']!, '002_webhooks': migrations['002_webhooks']! };
@@ -89,16 +92,18 @@ describe.each(databaseKinds)('migration 006_event_catalogue on %s', (kind) => {
         endpoint(ENDPOINT_ALL, ['*', 'workflow.run.completed', 'workflow.run.failed', 'chatbot.conversation.escalated']),
       ]).execute();
 
+      /** An event row as 286ad9e stored it (its `data` in the old shapes). */
+      type OldEvent = { id: string; type: string; sequence: number; data: unknown; created_at: string };
       // The payload as 286ad9e sent it: the envelope, then the stored data.
-      const payloadOf = (e: (typeof events)[number], test = false) =>
+      const payloadOf = (e: OldEvent, test = false) =>
         `{"id":"${e.id}","object":"event","type":"${e.type}","created":"${e.created_at}","workspace_id":"${WS}","sequence":${e.sequence},"test":${test},"data":${JSON.stringify(e.data)}}`;
-      const delivery = (id: string, e: (typeof events)[number], status: string, nextAttemptAt: string | null) => ({
+      const delivery = (id: string, e: OldEvent, status: string, nextAttemptAt: string | null) => ({
         id, workspace_id: WS, endpoint_id: ENDPOINT_OLD, event_id: e.id, event_type: e.type, sequence: e.sequence, ordered: 1, manual: 0, test: 0,
         payload: payloadOf(e), status, attempt_count: status === 'delivered' ? 1 : 0, next_attempt_at: nextAttemptAt,
         last_attempt_at: status === 'delivered' ? e.created_at : null, last_response_status_code: status === 'delivered' ? 200 : null,
         delivered_at: status === 'delivered' ? e.created_at : null, created_at: e.created_at, leased_until: null, lease_token: null,
       });
-      const voiceTest = { id: evt(5), type: 'voice.training.completed', sequence: 4, data: { voice: { id: 'bv_01JD0A1B2C3D4E5F6G7H8J9K01', name: 'Old' } } as any, created_at: at(50) };
+      const voiceTest = { id: evt(5), type: 'voice.training.completed', sequence: 4, data: { voice: { id: 'bv_01JD0A1B2C3D4E5F6G7H8J9K01', name: 'Old' } }, created_at: at(50) };
       await old.insertInto('webhook_deliveries').values([
         delivery(dlv(1), events[0]!, 'delivered', null),
         delivery(dlv(2), events[1]!, 'delivered', null),
@@ -118,20 +123,20 @@ describe.each(databaseKinds)('migration 006_event_catalogue on %s', (kind) => {
 
       const listed = await call('/v1/events?limit=100');
       expect(listed.status, listed.text).toBe(200);
-      const byId = new Map((listed.body.data as any[]).map((e) => [e.id, e]));
+      const byId = new Map<string, components['schemas']['Event']>(listed.body.data.map((e: components['schemas']['Event']) => [e.id, e]));
       expect([...byId.keys()].sort()).toEqual([evt(1), evt(2), evt(3)]);
-      expect(byId.get(evt(1)).data).toEqual({ user_id: ADDED, email: 'added@upgrade.example', role: 'editor', scim_source: null, name: 'Ada Added' });
-      expect(byId.get(evt(2)).data).toEqual({
+      expect(byId.get(evt(1))!.data).toEqual({ user_id: ADDED, email: 'added@upgrade.example', role: 'editor', scim_source: null, name: 'Ada Added' });
+      expect(byId.get(evt(2))!.data).toEqual({
         user_id: ADDED, removed_at: at(20), removed_by: OWNER, removed_by_api_key_id: OWNER_KEY, email: 'added@upgrade.example', role: 'editor',
       });
       // A service key stands for itself.
-      expect(byId.get(evt(3)).data).toMatchObject({ user_id: BY_SERVICE, removed_by: SERVICE_KEY, removed_by_api_key_id: SERVICE_KEY });
+      expect(byId.get(evt(3))!.data).toMatchObject({ user_id: BY_SERVICE, removed_by: SERVICE_KEY, removed_by_api_key_id: SERVICE_KEY });
       expect((await call(`/v1/events/${evt(2)}`)).status).toBe(200);
       expect((await call(`/v1/events/${evt(4)}`)).status).toBe(404);
 
       const endpoints = await call('/v1/webhooks/endpoints');
       expect(endpoints.status, endpoints.text).toBe(200);
-      const filters = new Map((endpoints.body.data as any[]).map((e) => [e.id, e.event_types]));
+      const filters = new Map(endpoints.body.data.map((e: components['schemas']['WebhookEndpoint']) => [e.id, e.event_types]));
       expect(filters.get(ENDPOINT_OLD)).toEqual([
         'voice.trained', 'voice.training_failed', 'voice.*', 'document.published', 'document.*',
         'chatbot.csat.received', 'workflow.run.completed', 'workflow.run.approval_required', 'workspace.member.*',
@@ -140,7 +145,7 @@ describe.each(databaseKinds)('migration 006_event_catalogue on %s', (kind) => {
 
       const deliveries = await call('/v1/webhooks/deliveries?limit=100');
       expect(deliveries.status, deliveries.text).toBe(200);
-      expect((deliveries.body.data as any[]).map((d) => d.id).sort()).toEqual([dlv(1), dlv(2), dlv(4), dlv(5)]);
+      expect(deliveries.body.data.map((d: components['schemas']['WebhookDelivery']) => d.id).sort()).toEqual([dlv(1), dlv(2), dlv(4), dlv(5)]);
       for (const id of [dlv(1), dlv(2), dlv(4), dlv(5)]) expect((await call(`/v1/webhooks/deliveries/${id}`)).status).toBe(200);
       // Delivered and pending deliveries carry their event as GET /v1/events shows it now.
       expect((await call(`/v1/webhooks/deliveries/${dlv(2)}`)).body.payload).toEqual(byId.get(evt(2)));
@@ -154,7 +159,7 @@ describe.each(databaseKinds)('migration 006_event_catalogue on %s', (kind) => {
 
       // What the old filters meant, the new ones receive: a voice.trained event and a failed run reach the endpoint.
       const db = server.platform.db as Kysely<Database>;
-      const example = (type: string) => eventTypeCatalogue.find((e) => e.type === type)!.example_payload.data as any;
+      const example = <T extends EventType>(type: T) => eventTypeCatalogue.find((e) => e.type === type)!.example_payload.data as EventData<T>;
       const [trained, failedRun] = await db.transaction().execute(async (trx) => [
         await recordEvent(trx, WS, 'voice.trained', example('voice.trained'), new Date()),
         await recordEvent(trx, WS, 'workflow.run.completed', { ...example('workflow.run.completed'), status: 'failure' }, new Date()),
@@ -162,7 +167,7 @@ describe.each(databaseKinds)('migration 006_event_catalogue on %s', (kind) => {
       for (const eventId of [trained, failedRun]) {
         const sent = await call(`/v1/webhooks/deliveries?event_id=${eventId}`);
         expect(sent.status).toBe(200);
-        expect((sent.body.data as any[]).map((d) => d.endpoint_id).sort()).toEqual([ENDPOINT_OLD, ENDPOINT_ALL].sort());
+        expect(sent.body.data.map((d: components['schemas']['WebhookDelivery']) => d.endpoint_id).sort()).toEqual([ENDPOINT_OLD, ENDPOINT_ALL].sort());
       }
     } finally {
       await server.close();

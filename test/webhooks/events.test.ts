@@ -11,10 +11,9 @@ import { pruneExpired } from '../../src/platform/retention.ts';
 import { asyncapi, asyncApiErrors, messageFor } from '../support/asyncapi.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { schemaErrors, spec } from '../support/spec.ts';
+import { schemaErrors, spec, type Json } from '../support/spec.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
 
-type Json = Record<string, any>;
 
 const DAY_MS = 86_400_000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

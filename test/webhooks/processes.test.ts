@@ -8,15 +8,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { databaseKinds, freshDatabase, postgresUrl, type DatabaseKind, type TestDatabase } from '../support/server.ts';
 import { freePort } from '../support/prism.ts';
+import type { Json } from '../support/spec.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const WORKER = fileURLToPath(new URL('../../src/worker.ts', import.meta.url));
@@ -121,8 +123,8 @@ async function call(baseUrl: string, method: string, path: string, key: string, 
 }
 
 /** Every item of a listing, following next_cursor. */
-async function listAll(baseUrl: string, path: string, key: string): Promise<any[]> {
-  const items: any[] = [];
+async function listAll(baseUrl: string, path: string, key: string): Promise<Json[]> {
+  const items: Json[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 50; page++) {
     const separator = path.includes('?') ? '&' : '?';
@@ -353,7 +355,7 @@ describe.skipIf(!postgresUrl)('two servers and one worker on one PostgreSQL data
           expect(detail.body.status).toBe('delivered');
           const seen = receiver.requests.filter((request) => request.eventId === detail.body.event_id).map((request) => request.status);
           expect(seen).toHaveLength(detail.body.attempt_count);
-          expect(detail.body.attempts.map((attempt: any) => attempt.response_status_code)).toEqual(seen);
+          expect(detail.body.attempts.map((attempt: components['schemas']['WebhookDeliveryAttempt']) => attempt.response_status_code)).toEqual(seen);
           attemptsRecorded += detail.body.attempt_count;
         }
       }

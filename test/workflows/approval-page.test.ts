@@ -4,12 +4,13 @@
 // expired link shows nothing of the run.
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { approvalUrl } from '../../src/features/workflows/approvals.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 
 
-async function waitForRun(server: TestServer, path: string, done: (run: any) => boolean): Promise<any> {
+async function waitForRun(server: TestServer, path: string, done: (run: components['schemas']['WorkflowRun']) => boolean): Promise<Answer['body']> {
   for (let waited = 0, delay = 25; waited < 20_000; waited += delay, delay = Math.min(delay * 1.3, 500)) {
     const run = (await server.call('GET', path)).body;
     if (done(run)) return run;
@@ -47,7 +48,7 @@ describe.skipIf(!hasChromium)('the approval page', () => {
     const path = `/v1/workflows/${workflow.body.id}/runs/${run.body.id}`;
     const waiting = await waitForRun(server, path, (current) => current.status === 'awaiting_approval');
     const events = await server.call('GET', '/v1/events?type=workflow.run.approval_required&limit=100');
-    const url = events.body.data.find((event: any) => event.data.run_id === run.body.id).data.approval_url as string;
+    const url = events.body.data.find((event: components['schemas']['WorkflowRunApprovalRequiredEvent']) => event.data.run_id === run.body.id).data.approval_url as string;
     return { path, waiting, url: url.replace(/^https?:\/\/[^/]+/, server.url) };
   }
 

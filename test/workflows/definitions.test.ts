@@ -2,6 +2,7 @@
 // in YAML), validation without saving, versions on replace, what the YAML parser refuses, and (on SQLite and
 // PostgreSQL) the documents that document_command steps name.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { expectProblem } from '../support/expect.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
@@ -58,7 +59,7 @@ describe('workflow definitions', () => {
     expect(invalid.body).toMatchObject({ valid: false, definition: null });
     expect(invalid.body.errors).toEqual([{ pointer: '/steps/1/value', detail: 'references step `outline`, which is not defined (column 4); in the YAML at line 12, column 12' }]);
     const before = await server.call('GET', '/v1/workflows?limit=100');
-    expect(before.body.data.every((workflow: any) => workflow.name === 'Two steps')).toBe(true);
+    expect(before.body.data.every((workflow: components['schemas']['Workflow']) => workflow.name === 'Two steps')).toBe(true);
   });
 
   test('a whole-definition error is 422 invalid_workflow_definition, placed by pointer (JSON) and by line and column (YAML)', async () => {
@@ -91,7 +92,7 @@ steps:
   test('a schema error of a YAML body names its line and column; one of a JSON body its pointer', async () => {
     const yaml = await server.call('POST', '/v1/workflows', asYaml('name: Bad type\nsteps:\n  - id: one\n    type: teleport\n'));
     expectProblem(yaml, 422, 'validation_failed');
-    expect(yaml.body.errors.some((error: any) => error.pointer.startsWith('/steps/0') && /\(line \d+, column \d+\)$/.test(error.detail))).toBe(true);
+    expect(yaml.body.errors.some((error: components['schemas']['ProblemFieldError']) => error.pointer.startsWith('/steps/0') && /\(line \d+, column \d+\)$/.test(error.detail))).toBe(true);
     const json = await server.call('POST', '/v1/workflows', { body: { name: 'No steps', steps: [] } });
     expectProblem(json, 422, 'validation_failed');
     expect(json.body.errors).toEqual([{ pointer: '/steps', detail: expect.stringContaining('must NOT have fewer than 1 items') }]);

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
 import { freePort, projectRoot } from '../support/prism.ts';
 import { freshDatabase, postgresUrl, startTestServer, type TestServer } from '../support/server.ts';
@@ -74,7 +75,7 @@ describe('a run survives kill -9 of the server (SQLite)', () => {
     const key = await until('the demo key', () => /Bearer (cs_live_[0-9A-Za-z]{40})/.exec(server.output)?.[1]);
     const call = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(base + path, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      return { status: response.status, body: (await response.json().catch(() => null)) as any };
+      return { status: response.status, body: await response.json().catch(() => null) };
     };
 
     const document = (await call('POST', '/v1/documents', { title: 'Notes', content: 'Exports ship today. They write CSV files. Teams asked for them.' })).body;
@@ -105,7 +106,7 @@ describe('a run survives kill -9 of the server (SQLite)', () => {
       const run = (await call('GET', runPath)).body;
       return run.status === 'awaiting_approval' && run;
     }, 120_000);
-    expect(waiting.steps.map((step: any) => step.status)).toEqual(['success', 'success', 'awaiting_approval']);
+    expect(waiting.steps.map((step: components['schemas']['WorkflowRunStep']) => step.status)).toEqual(['success', 'success', 'awaiting_approval']);
     expect(waiting.steps[0].attempts).toBe(2);
     await killHard(server);
 
@@ -121,15 +122,15 @@ describe('a run survives kill -9 of the server (SQLite)', () => {
 
     const versions = (await call('GET', `/v1/documents/${document.id}/versions`)).body.data;
     expect(versions).toHaveLength(2);
-    const completed = (await call('GET', '/v1/events?type=workflow.run.completed&limit=100')).body.data.filter((event: any) => event.data.run_id === runId);
-    const approvals = (await call('GET', '/v1/events?type=workflow.run.approval_required&limit=100')).body.data.filter((event: any) => event.data.run_id === runId);
+    const completed = (await call('GET', '/v1/events?type=workflow.run.completed&limit=100')).body.data.filter((event: components['schemas']['WorkflowRunCompletedEvent']) => event.data.run_id === runId);
+    const approvals = (await call('GET', '/v1/events?type=workflow.run.approval_required&limit=100')).body.data.filter((event: components['schemas']['WorkflowRunApprovalRequiredEvent']) => event.data.run_id === runId);
     expect(completed).toHaveLength(1);
     expect(approvals).toHaveLength(1);
     // The run is not carried out again afterwards: a restart finds nothing to do.
     await killHard(server);
     server = await boot();
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    expect((await call('GET', '/v1/events?type=workflow.run.completed&limit=100')).body.data.filter((event: any) => event.data.run_id === runId)).toHaveLength(1);
+    expect((await call('GET', '/v1/events?type=workflow.run.completed&limit=100')).body.data.filter((event: components['schemas']['WorkflowRunCompletedEvent']) => event.data.run_id === runId)).toHaveLength(1);
     server.process.kill('SIGTERM');
   });
 });
@@ -170,13 +171,13 @@ describe.skipIf(!postgresUrl)('two servers on one PostgreSQL database', () => {
       const page = await second.call('GET', `/v1/workflows/${workflow.id}/runs?status=success&limit=100`, { key: first.ownerKey });
       return page.body.data.length === runs.length;
     }, 100_000);
-    const completed = (await first.call('GET', '/v1/events?type=workflow.run.completed&limit=100')).body.data.map((event: any) => event.data.run_id);
+    const completed = (await first.call('GET', '/v1/events?type=workflow.run.completed&limit=100')).body.data.map((event: components['schemas']['WorkflowRunCompletedEvent']) => event.data.run_id);
     expect(completed.sort()).toEqual([...runs].sort());
     for (const [n, id] of runs.entries()) {
       const run = (await first.call('GET', `/v1/workflows/${workflow.id}/runs/${id}`)).body;
       // A template that is one placeholder keeps the value's type.
       expect(run.outputs).toEqual({ n });
-      expect(run.steps.map((step: any) => step.attempts)).toEqual([1, 1]);
+      expect(run.steps.map((step: components['schemas']['WorkflowRunStep']) => step.attempts)).toEqual([1, 1]);
     }
   });
 });

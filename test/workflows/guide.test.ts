@@ -4,14 +4,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { projectRoot } from '../support/prism.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, type Answer, type TestServer } from '../support/server.ts';
 
 const guide = readFileSync(join(projectRoot, 'docs', 'guides', 'workflows.md'), 'utf8');
 const definition = /```yaml\n([\s\S]*?)```/.exec(guide)![1]!;
 const yaml = { headers: { 'Content-Type': 'application/yaml' }, rawBody: definition };
 
-async function waitForRun(server: TestServer, path: string, done: (run: any) => boolean): Promise<any> {
+async function waitForRun(server: TestServer, path: string, done: (run: components['schemas']['WorkflowRun']) => boolean): Promise<Answer['body']> {
   for (let waited = 0, delay = 25; waited < 20_000; waited += delay, delay = Math.min(delay * 1.3, 500)) {
     const run = (await server.call('GET', path)).body;
     if (done(run)) return run;
@@ -39,7 +40,7 @@ describe("the guide's workflow", () => {
     expect(started.body).toMatchObject({ status: 'queued', inputs: { topic: 'our new CSV export', channel: 'blog' } });
     const path = `/v1/workflows/${workflow}/runs/${started.body.id}`;
     const waiting = await waitForRun(server, path, (run) => run.status === 'awaiting_approval');
-    expect(Object.fromEntries(waiting.steps.map((step: any) => [step.id, step.status]))).toEqual({ draft: 'success', headline: 'success', tags: 'success', linkedin_hook: 'skipped', review: 'awaiting_approval' });
+    expect(Object.fromEntries(waiting.steps.map((step: components['schemas']['WorkflowRunStep']) => [step.id, step.status]))).toEqual({ draft: 'success', headline: 'success', tags: 'success', linkedin_hook: 'skipped', review: 'awaiting_approval' });
     expect(waiting.steps[4].approval).toMatchObject({ approver_role: 'editor', on_timeout: 'reject', instructions: 'Check the headline and the draft before we publish.' });
     expect(waiting.steps[4].approval.content).toBe(`## ${waiting.steps[1].output}\n\n${waiting.steps[0].output.text}`);
     const events = await server.call('GET', '/v1/events?type=workflow.run.approval_required&limit=1');

@@ -5,9 +5,12 @@
 // log keeps the output, audit.policy.violation is emitted, as for a generate step), a redact rule rewrites it (in the
 // step's output, the run's outputs and the approval page).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
-import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+
+type Schemas = components['schemas'];
 
 describe.each(databaseKinds)('the output policy on workflow runs on %s', (database) => {
   let server: TestServer;
@@ -36,7 +39,7 @@ describe.each(databaseKinds)('the output policy on workflow runs on %s', (databa
   const echo = (id: string, prompt: string, extra: Record<string, unknown> = {}) => ({ id, type: 'generate', model: 'sandbox-echo', prompt, ...extra });
 
   /** Runs a new workflow to its end, or until `done` holds. */
-  async function run(key: string, definition: Record<string, unknown>, done: (run: any) => boolean = (current) => ['success', 'failure', 'cancelled'].includes(current.status)) {
+  async function run(key: string, definition: Record<string, unknown>, done: (run: Schemas['WorkflowRun']) => boolean = (current) => ['success', 'failure', 'cancelled'].includes(current.status)) {
     const workflow = await server.call('POST', '/v1/workflows', { key, body: { name: 'Joined', ...definition } });
     expect(workflow.status, workflow.text).toBe(201);
     const started = await server.call('POST', `/v1/workflows/${workflow.body.id}/runs`, { key, body: { inputs: {} } });
@@ -51,16 +54,16 @@ describe.each(databaseKinds)('the output policy on workflow runs on %s', (databa
     throw new Error(`run ${started.body.id} did not get there in time`);
   }
 
-  const stepsOf = (current: any) => Object.fromEntries(current.steps.map((step: any) => [step.id, step]));
+  const stepsOf = (current: Answer['body']) => Object.fromEntries(current.steps.map((step: Schemas['WorkflowRunStep']) => [step.id, step]));
   /** The content a run hands out: its outputs, and each step's output and approval (errors name the rule, not the output). */
-  const handedOut = (current: any) => JSON.stringify([current.outputs, current.steps.map((step: any) => [step.output, step.approval])]);
+  const handedOut = (current: Schemas['WorkflowRun']) => JSON.stringify([current.outputs, current.steps.map((step) => [step.output, step.approval])]);
 
   async function violations(key: string) {
     const audit = await server.call('GET', '/v1/audit-logs?action=policy.violation', { key });
     expect(audit.status, audit.text).toBe(200);
     const events = await server.call('GET', '/v1/events?type=audit.policy.violation', { key });
     expect(events.status, events.text).toBe(200);
-    return { entries: audit.body.data as any[], events: events.body.data as any[] };
+    return { entries: audit.body.data as Schemas['AuditLogEntry'][], events: events.body.data as Schemas['AuditPolicyViolationEvent'][] };
   }
 
   test('the probe: two generate steps write `forbidden` and `word`, a template transform joins them: the step fails, nothing is handed out', async () => {
@@ -83,8 +86,8 @@ describe.each(databaseKinds)('the output policy on workflow runs on %s', (databa
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ actor: { type: 'system' }, target: { type: 'compliance_rule', id: ruleIds[0] }, details: { rule_id: ruleIds[0], feature: 'workflows', model: null, blocked_output: 'forbiddenword' } });
     expect(events).toHaveLength(1);
-    expect(asyncApiErrors(events[0])).toEqual([]);
-    expect(events[0].data).toMatchObject({ rule_id: ruleIds[0], project_id: project.body.id, user_id: userId, voice_id: null, reason: expect.stringContaining('forbiddenword') });
+    expect(asyncApiErrors(events[0]!)).toEqual([]);
+    expect(events[0]!.data).toMatchObject({ rule_id: ruleIds[0], project_id: project.body.id, user_id: userId, voice_id: null, reason: expect.stringContaining('forbiddenword') });
     const completed = await server.call('GET', '/v1/events?type=workflow.run.completed', { key });
     expect(completed.body.data[0].data).toMatchObject({ run_id: done.id, status: 'failure', error: { step_id: 'joined', code: 'invalid_output' } });
   });
@@ -96,7 +99,7 @@ describe.each(databaseKinds)('the output policy on workflow runs on %s', (databa
       outputs: { joined: '{{ steps.first.output.text }}{{ steps.second.output.text }}', first: '{{ steps.first.output.text }}' },
     });
     expect(done).toMatchObject({ status: 'failure', outputs: null, error: { step_id: null, code: 'invalid_output' } });
-    expect(done.steps.map((step: any) => step.status)).toEqual(['success', 'success']);
+    expect(done.steps.map((step: Schemas['WorkflowRunStep']) => step.status)).toEqual(['success', 'success']);
     expect(handedOut(done)).not.toContain('forbiddenword');
     const { entries, events } = await violations(key);
     expect(entries.map((entry) => entry.details)).toMatchObject([{ rule_id: ruleIds[0], feature: 'workflows', blocked_output: 'forbiddenword' }]);
@@ -139,11 +142,11 @@ describe.each(databaseKinds)('the output policy on workflow runs on %s', (databa
     expect(entries.map((entry) => entry.details)).toMatchObject([{ rule_id: ruleIds[0], feature: 'workflows', blocked_output: '# Draft\n\nforbiddenword' }]);
     expect(events).toHaveLength(1);
     const asked = await server.call('GET', '/v1/events?type=workflow.run.approval_required', { key });
-    expect(asked.body.data.filter((event: any) => event.data.run_id === blocked.id)).toEqual([]);
+    expect(asked.body.data.filter((event: Schemas['WorkflowRunApprovalRequiredEvent']) => event.data.run_id === blocked.id)).toEqual([]);
 
     const waiting = await run(key, { steps: [echo('first', 'secret'), echo('second', 'plan', { depends_on: [] }), review('{{ steps.first.output.text }} {{ steps.second.output.text }}')] }, (current) => current.status === 'awaiting_approval');
     expect(stepsOf(waiting).review.approval.content).toBe('[redacted]');
-    const event = (await server.call('GET', '/v1/events?type=workflow.run.approval_required', { key })).body.data.find((item: any) => item.data.run_id === waiting.id);
+    const event = (await server.call('GET', '/v1/events?type=workflow.run.approval_required', { key })).body.data.find((item: Schemas['WorkflowRunApprovalRequiredEvent']) => item.data.run_id === waiting.id);
     const page = await fetch(event.data.approval_url.replace(/^https?:\/\/[^/]+/, server.url));
     expect(page.status).toBe(200);
     const html = await page.text();

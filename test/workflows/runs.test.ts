@@ -1,6 +1,7 @@
 // Runs of workflows on the real server, SQLite and PostgreSQL: every step kind on the sandbox models, parallel
 // branches, a skipped step, approvals (approved, rejected, timed out), cancel, the run's budget, and the events.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
@@ -8,10 +9,12 @@ import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts
 import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { expiresVariants, signatureVariants } from '../support/signed-links.ts';
 
+type Schemas = components['schemas'];
+
 const yaml = (text: string) => ({ rawBody: text, headers: { 'Content-Type': 'application/yaml' } });
 
 /** Polls the run until `done` holds (at most `timeoutMs`): runs are carried out in the background. */
-async function waitForRun(server: TestServer, workflowId: string, runId: string, done: (run: any) => boolean = (run) => ['success', 'failure', 'cancelled'].includes(run.status), timeoutMs = 20_000): Promise<any> {
+async function waitForRun(server: TestServer, workflowId: string, runId: string, done: (run: Schemas['WorkflowRun']) => boolean = (run) => ['success', 'failure', 'cancelled'].includes(run.status), timeoutMs = 20_000): Promise<Answer['body']> {
   // Backs off to 500 ms: the polls of a file share one key's rate limit (600 a minute).
   for (let waited = 0, delay = 25; waited < timeoutMs; waited += delay, delay = Math.min(delay * 1.3, 500)) {
     const answer = await server.call('GET', `/v1/workflows/${workflowId}/runs/${runId}`, { key: server.ownerKey });
@@ -107,7 +110,7 @@ describe.each(databaseKinds)('workflow runs on %s', (database) => {
     const runId = (await start(server, id)).body.id;
     await waitForRun(server, id, runId, (run) => run.status === 'awaiting_approval');
     const events = await server.call('GET', '/v1/events?type=workflow.run.approval_required&limit=100');
-    const link = new URL(events.body.data.find((event: any) => event.data.run_id === runId).data.approval_url);
+    const link = new URL(events.body.data.find((event: Schemas['WorkflowRunApprovalRequiredEvent']) => event.data.run_id === runId).data.approval_url);
     const open = (name?: string, value?: string) => {
       const url = new URL(link);
       if (name) url.searchParams.set(name, value!);
@@ -127,7 +130,7 @@ describe.each(databaseKinds)('workflow runs on %s', (database) => {
     expect(started.body).toMatchObject({ object: 'workflow_run', status: 'queued', workflow_version: 1, inputs: { topic: 'our new export button', channel: 'blog' } });
     const run = await waitForRun(server, id, started.body.id);
     expect(run.status, JSON.stringify(run)).toBe('success');
-    const steps = Object.fromEntries(run.steps.map((step: any) => [step.id, step]));
+    const steps = Object.fromEntries(run.steps.map((step: Schemas['WorkflowRunStep']) => [step.id, step]));
     expect(steps.draft).toMatchObject({ status: 'success', attempts: 1, output: { model: 'sandbox-writer', finish_reason: 'stop' } });
     expect(steps.draft.output.text).toMatch(/export/i);
     expect(steps.headline.output.length).toBeLessThanOrEqual(40);
@@ -137,7 +140,7 @@ describe.each(databaseKinds)('workflow runs on %s', (database) => {
     expect(run.latency_ms).toBeGreaterThanOrEqual(0);
     expect(run.cost_usd).toBe(steps.draft.cost_usd);
     const events = await server.call('GET', '/v1/events?type=workflow.run.completed', { key: server.ownerKey });
-    const event = events.body.data.find((item: any) => item.data.run_id === run.id);
+    const event = events.body.data.find((item: Schemas['WorkflowRunCompletedEvent']) => item.data.run_id === run.id);
     expect(event.data).toMatchObject({ workflow_id: id, run_id: run.id, status: 'success', cost_usd: run.cost_usd, error: null });
   });
 });
@@ -176,7 +179,7 @@ describe('workflow runs, every step kind and every way a run ends (SQLite)', () 
     expect(research.output.results[0]).toMatchObject({ source_id: source, title: 'Exports', url: null });
     expect(run.outputs).toEqual({ version: summary.output.version_id, hits: research.output.results.length });
     const versions = await server.call('GET', `/v1/documents/${document.body.id}/versions`);
-    expect(versions.body.data.map((version: any) => version.id)).toContain(summary.output.version_id);
+    expect(versions.body.data.map((version: Schemas['DocumentVersionSummary']) => version.id)).toContain(summary.output.version_id);
     expect(versions.body.data).toHaveLength(2);
   });
 
@@ -213,7 +216,7 @@ describe('workflow runs, every step kind and every way a run ends (SQLite)', () 
     expect(run.steps[0]).toMatchObject({ status: 'failure', attempts: 1, error: { code: 'provider_error' } });
     expect(run.steps[1]).toMatchObject({ status: 'cancelled', attempts: 0 });
     const events = await server.call('GET', '/v1/events?type=workflow.run.completed');
-    expect(events.body.data.find((event: any) => event.data.run_id === run.id).data).toMatchObject({ status: 'failure', error: { step_id: 'draft', code: 'provider_error' } });
+    expect(events.body.data.find((event: Schemas['WorkflowRunCompletedEvent']) => event.data.run_id === run.id).data).toMatchObject({ status: 'failure', error: { step_id: 'draft', code: 'provider_error' } });
   });
 
   test('max_cost_usd: once the run costs more, no further step starts and the run fails with budget_exceeded', async () => {
@@ -229,7 +232,7 @@ describe('workflow runs, every step kind and every way a run ends (SQLite)', () 
     const run = await waitForRun(server, id, (await start(server, id)).body.id);
     expect(run.status).toBe('failure');
     expect(run.error).toMatchObject({ step_id: null, code: 'budget_exceeded' });
-    expect(run.steps.map((step: any) => step.status)).toEqual(['success', 'cancelled']);
+    expect(run.steps.map((step: Schemas['WorkflowRunStep']) => step.status)).toEqual(['success', 'cancelled']);
     expect(run.cost_usd).toBeGreaterThan(0.01);
   });
 
@@ -251,7 +254,7 @@ describe('workflow runs, every step kind and every way a run ends (SQLite)', () 
     const review = waiting.steps[1];
     expect(review).toMatchObject({ status: 'awaiting_approval', approval: { approver_role: 'admin', instructions: 'Is it on brand?', content: waiting.steps[0].output.text, decision: null, timed_out: false, on_timeout: 'fail' } });
     const events = await server.call('GET', '/v1/events?type=workflow.run.approval_required');
-    const event = events.body.data.find((item: any) => item.data.run_id === runId);
+    const event = events.body.data.find((item: Schemas['WorkflowRunApprovalRequiredEvent']) => item.data.run_id === runId);
     expect(event.data).toMatchObject({ workflow_id: id, step_id: 'review', approver_role: 'admin', expires_at: review.approval.expires_at });
     expect(event.data.approval_url).toMatch(new RegExp(`/approvals/${runId}/review\\?expires=\\d+&signature=`));
     const editor = await server.createKey('editor');
@@ -276,7 +279,7 @@ describe('workflow runs, every step kind and every way a run ends (SQLite)', () 
     expect((await server.call('POST', `/v1/workflows/${failing}/runs/${runId}/steps/review/reject`, { body: { comment: 'Off brand.' } })).status).toBe(200);
     const failed = await waitForRun(server, failing, runId);
     expect(failed).toMatchObject({ status: 'failure', error: { step_id: 'review', code: 'approval_rejected' }, outputs: null });
-    expect(failed.steps.map((step: any) => step.status)).toEqual(['success', 'rejected', 'cancelled']);
+    expect(failed.steps.map((step: Schemas['WorkflowRunStep']) => step.status)).toEqual(['success', 'rejected', 'cancelled']);
 
     const continuing = await createWorkflow(server, REVIEWED({ on_reject: 'continue' }));
     const second = (await start(server, continuing, { topic: 'exports' })).body.id;
@@ -294,11 +297,11 @@ describe('workflow runs, every step kind and every way a run ends (SQLite)', () 
     const cancelled = await server.call('POST', `/v1/workflows/${id}/runs/${runId}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ status: 'cancelled', finished_at: expect.any(String) });
-    expect(cancelled.body.steps.map((step: any) => step.status)).toEqual(['success', 'cancelled', 'cancelled']);
+    expect(cancelled.body.steps.map((step: Schemas['WorkflowRunStep']) => step.status)).toEqual(['success', 'cancelled', 'cancelled']);
     expectProblem(await server.call('POST', `/v1/workflows/${id}/runs/${runId}/cancel`), 409, 'run_not_cancellable');
     expectProblem(await server.call('POST', `/v1/workflows/${id}/runs/${runId}/steps/review/approve`), 409, 'step_not_awaiting_approval');
     const events = await server.call('GET', '/v1/events?type=workflow.run.completed');
-    expect(events.body.data.some((event: any) => event.data.run_id === runId)).toBe(false);
+    expect(events.body.data.some((event: Schemas['WorkflowRunCompletedEvent']) => event.data.run_id === runId)).toBe(false);
     // Deleting the workflow is refused while a run is active; this one is not any more.
     expect((await server.call('DELETE', `/v1/workflows/${id}`)).status).toBe(204);
   });
@@ -309,7 +312,7 @@ describe('workflow runs, every step kind and every way a run ends (SQLite)', () 
     await waitForRun(server, id, runId, (run) => run.status === 'awaiting_approval');
     expectProblem(await server.call('DELETE', `/v1/workflows/${id}`), 409, 'workflow_has_active_runs');
     const listed = await server.call('GET', `/v1/workflows/${id}/runs?status=awaiting_approval`);
-    expect(listed.body.data.map((run: any) => run.id)).toEqual([runId]);
+    expect(listed.body.data.map((run: Schemas['WorkflowRun']) => run.id)).toEqual([runId]);
     expect((await server.call('GET', `/v1/workflows/${id}`)).body.run_counts).toMatchObject({ total: 1, active: 1 });
   });
 

@@ -12,7 +12,9 @@ type Embedding = components['schemas']['Embedding'];
 /** The vector as OpenAI's `base64` encoding: its float32 values, little-endian, in base64. */
 export function base64Vector(vector: Float32Array): string {
   const bytes = new DataView(new ArrayBuffer(vector.length * 4));
-  vector.forEach((value, i) => bytes.setFloat32(i * 4, value, true));
+  vector.forEach((value, i) => {
+    bytes.setFloat32(i * 4, value, true);
+  });
   return Buffer.from(bytes.buffer).toString('base64');
 }
 

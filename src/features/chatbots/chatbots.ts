@@ -118,7 +118,7 @@ export function presentChatbot(row: ChatbotRow, knowledgeBaseIds: string[], base
 /** A model of the catalogue that the workspace's region offers (the provider being configured is checked per message). */
 function checkModel(context: RequestContext, id: string): void {
   const model = context.platform.services.engine.catalogue.get(id);
-  if (!model || !model.regions.includes(context.caller.workspace.region)) {
+  if (!model?.regions.includes(context.caller.workspace.region)) {
     const where = model ? ` in the ${context.caller.workspace.region} region` : '';
     throw new Problem('model_not_found', `No model ${id} in the catalogue${where}; GET /v1/models lists them.`, { errors: [{ pointer: '/model', detail: `is not a model of the catalogue${where}` }] });
   }

@@ -187,7 +187,7 @@ export const embedHandlers = {
         trx,
       ).executeTakeFirst();
       // Only the visitor who started it rates a conversation; anyone else learns nothing about it.
-      if (!conversation || conversation.channel !== 'embed' || conversation.visitor_id !== input.visitor_id) {
+      if (conversation?.channel !== 'embed' || conversation.visitor_id !== input.visitor_id) {
         throw new Problem('not_found', `No conversation ${input.conversation_id} of this visitor.`, { errors: [{ pointer: '/conversation_id', detail: 'is not a conversation of this visitor' }] });
       }
       return rate(trx, conversation, { score: input.score, comment: input.comment ?? null, source: 'embed' }, context.now);

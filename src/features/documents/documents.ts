@@ -20,7 +20,7 @@ import { recordEvent } from '../webhooks/index.ts';
 import { signEditToken, type EditPermission } from './edit-tokens.ts';
 import { renderHtml } from './markdown.ts';
 import { Realtime, type LiveDocument } from './realtime.ts';
-import { documentsOf, presentDocument, presentSummary, saveVersion, versionsOf, type DocumentRow, type VersionRow } from './store.ts';
+import { documentsOf, presentDocument, presentSummary, saveVersion, type DocumentRow, type VersionRow } from './store.ts';
 
 type Schemas = components['schemas'];
 type Db = Kysely<Database> | Transaction<Database>;
@@ -298,7 +298,7 @@ export const documentHandlers = {
     const limit = await consumePublicBudget(context.platform.rateLimitStore, context.ip);
     const notPublic = () => new Problem('not_found', `No public document ${request.path.id}.`, { headers: limit });
     const row = await context.platform.db.selectFrom('documents').selectAll().where('id', '=', request.path.id).executeTakeFirst();
-    if (!row || row.status !== 'published' || row.visibility !== 'public') throw notPublic();
+    if (row?.status !== 'published' || row.visibility !== 'public') throw notPublic();
     // What editors saved and is not a version yet is shown too, without making it one: readers do not cut versions.
     const content = row.yjs_markdown !== null && row.yjs_markdown !== row.yjs_version_markdown ? row.yjs_markdown : row.content;
     const html = renderHtml(content);

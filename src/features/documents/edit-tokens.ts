@@ -2,7 +2,7 @@
 // asked for it and the member its edits are attributed to. Signed, not stored: any server process on the same
 // database verifies it with the key kept there (document_token_keys), created by the first process that needs it.
 import { randomBytes } from 'node:crypto';
-import { errors, jwtVerify, SignJWT } from 'jose';
+import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import type { Kysely } from 'kysely';
 import { iso } from '../../platform/clock.ts';
 import { isCanonicalBase64url } from '../../platform/signed-links.ts';
@@ -72,7 +72,7 @@ export async function verifyEditToken(db: Kysely<Database>, token: string, docum
   // jose decodes the signature leniently; a token works only as the server wrote it (src/platform/signed-links.ts).
   const signature = token.split('.')[2];
   if (!token.startsWith(PREFIX) || signature === undefined || !isCanonicalBase64url(signature)) throw new TokenRefused('token_invalid');
-  let payload;
+  let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token.slice(PREFIX.length), await storedSigningKey(db, KEY_ID, now), { algorithms: ['HS256'], currentDate: now }));
   } catch (error) {

@@ -345,7 +345,9 @@ export class Realtime {
 
   /** Closes the WebSockets of the document's sessions on this process with a close code and reason. */
   #closeSockets(documentId: string, code: number, reason: string): void {
-    this.hocuspocus.documents.get(documentId)?.connections.forEach((_clients, connection) => (connection.context as SessionContext).closeSocket?.(code, reason));
+    this.hocuspocus.documents.get(documentId)?.connections.forEach((_clients, connection) => {
+      (connection.context as SessionContext).closeSocket?.(code, reason);
+    });
   }
 
   /** Ends the sessions of a deleted document on every process (through Redis when there are several). */

@@ -282,7 +282,11 @@ export class Engine {
     try {
       yield* merge(
         calls.map((call) => call.events),
-        () => calls.forEach((call) => call.stop()),
+        () => {
+          calls.forEach((call) => {
+            call.stop();
+          });
+        },
       );
       completed = true;
     } finally {

@@ -5,7 +5,7 @@
 // pointed at a private network, and the sandbox reads them like the others. An image that cannot be read is a
 // `422 image_unreadable` naming its part.
 import { Problem } from '../../platform/problems.ts';
-import { fetchGuarded, UrlNotAllowedError } from '../../platform/url-guard.ts';
+import { fetchGuarded, type GuardedResponse, UrlNotAllowedError } from '../../platform/url-guard.ts';
 import type { EngineContentPart } from './generation.ts';
 
 export type EngineImagePart = Extract<EngineContentPart, { type: 'image' }>;
@@ -46,7 +46,7 @@ export async function readImage(url: string, options: ReadImageOptions): Promise
     return { type: 'image', data: new Uint8Array(bytes), mediaType: dataUrl[1]!.toLowerCase(), ...(detail ? { detail } : {}) };
   }
   if (url.startsWith('data:')) throw unreadable(pointer, 'a data: URL must be a base64-encoded image (data:image/<type>;base64,…)');
-  let response;
+  let response: GuardedResponse;
   try {
     response = await fetchGuarded(url, {
       allowPrivateNetworks: options.allowPrivateNetworks,

@@ -92,7 +92,8 @@ function stopCutter(stops: string[], emit: (delta: string) => void, onStop: () =
       if (Number.isFinite(at)) {
         emit(held.slice(0, at));
         stopped = true;
-        return onStop();
+        onStop();
+        return;
       }
       let keep = 0; // the longest end of `held` that is the start of a stop sequence
       for (const stop of stops) for (let k = Math.min(stop.length - 1, held.length); k > keep; k--) if (held.endsWith(stop.slice(0, k))) keep = k;

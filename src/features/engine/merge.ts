@@ -9,7 +9,9 @@ export async function* merge<T>(sources: AsyncIterable<T>[], onStop?: () => void
     next.catch(() => {});
     pending.set(index, next);
   };
-  iterators.forEach((_, index) => pull(index));
+  iterators.forEach((_, index) => {
+    pull(index);
+  });
   let finished = false;
   try {
     while (pending.size > 0) {

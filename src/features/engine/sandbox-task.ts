@@ -279,7 +279,9 @@ function outline(text: string, depth: number, title: string, instruction: string
     const groups = [...new Set(blocks.map((b) => b.group))];
     const count = Math.min(groups.length, MAX_PARAGRAPH_SECTIONS);
     const merged = Array.from({ length: count }, () => [] as Sentence[]);
-    blocks.forEach((block, index) => merged[Math.floor((groups.indexOf(block.group) * count) / groups.length)]!.push(...sentences.filter((s) => s.block === index)));
+    blocks.forEach((block, index) => {
+      merged[Math.floor((groups.indexOf(block.group) * count) / groups.length)]!.push(...sentences.filter((s) => s.block === index));
+    });
     for (const section of merged) sections.push({ heading: sectionTitle(section), rank: 1, sentences: section });
   }
   const parts: string[] = [];

@@ -221,24 +221,24 @@ function writerText(message: string, rotation: number): { text: string; terms: s
 }
 
 /** A value of `schema` derived from the text and terms (the json_schema rule). */
-function valueOf(schema: JSONSchema7 | boolean | undefined, text: string, terms: string[], index: number, name: string): unknown {
+function valueFor(schema: JSONSchema7 | boolean | undefined, text: string, terms: string[], index: number, name: string): unknown {
   if (typeof schema !== 'object' || schema === null) return text;
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[index % schema.enum.length];
   const options = schema.anyOf ?? schema.oneOf;
-  if (options && options.length > 0) return valueOf(options.find((o) => typeof o === 'object' && o.type !== 'null') ?? options[0], text, terms, index, name);
+  if (options && options.length > 0) return valueFor(options.find((o) => typeof o === 'object' && o.type !== 'null') ?? options[0], text, terms, index, name);
   const type = Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'null') : schema.type;
   const words = text.split(/\s+/).filter(Boolean).length;
   switch (type) {
     case 'object': {
       const out: Record<string, unknown> = {};
-      for (const [key, property] of Object.entries(schema.properties ?? {})) out[key] = valueOf(property, text, terms, index, key);
+      for (const [key, property] of Object.entries(schema.properties ?? {})) out[key] = valueFor(property, text, terms, index, key);
       return out;
     }
     case 'array': {
       const count = Math.min(Math.max(schema.minItems ?? 1, Math.min(terms.length, 3)), schema.maxItems ?? 3);
       const items = Array.isArray(schema.items) ? schema.items[0] : schema.items;
-      return Array.from({ length: count }, (_, i) => valueOf(items, text, terms, index + i, name));
+      return Array.from({ length: count }, (_, i) => valueFor(items, text, terms, index + i, name));
     }
     case 'integer':
     case 'number': {
@@ -331,7 +331,7 @@ function formatted(options: LanguageModelV4CallOptions, text: string, terms: str
   const format = options.responseFormat;
   if (format?.type !== 'json') return text;
   if (!format.schema) return JSON.stringify({ reply: text, key_terms: terms });
-  return JSON.stringify(valueOf(format.schema, text, terms, rotation, format.name ?? ''));
+  return JSON.stringify(valueFor(format.schema, text, terms, rotation, format.name ?? ''));
 }
 
 /** The voice's sliders the caller passed in `providerOptions.sandbox.sliders` (every slider, 0 to 100), or null. */

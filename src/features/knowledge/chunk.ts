@@ -87,7 +87,7 @@ export async function chunkText(text: string, options: ChunkOptions): Promise<Ch
   }
   if (text.trim() === '') return [];
 
-  const pieces = await fit(await splitter(Math.max(1, max - overlap)).splitText(text), max - overlap);
+  const pieces = await fitToBudget(await splitter(Math.max(1, max - overlap)).splitText(text), max - overlap);
   const chunks: string[] = [];
   let cursor = 0;
   let previous: { start: number; end: number } | null = null;
@@ -128,7 +128,7 @@ function isHeadingOnly(chunk: string): boolean {
  * count a token more than its parts (rarely): such a piece is cut again, with a smaller size, and as a last resort
  * at a token.
  */
-async function fit(pieces: string[], budget: number): Promise<string[]> {
+async function fitToBudget(pieces: string[], budget: number): Promise<string[]> {
   const out: string[] = [];
   for (const piece of pieces) {
     if (countTokens(piece) <= budget) {

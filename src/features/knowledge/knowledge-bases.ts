@@ -64,7 +64,7 @@ function embeddingModelOf(engine: Engine, asked: string | undefined): string {
     return openai && engine.catalogue.available(openai) ? openai.id : 'sandbox-embedding';
   }
   const entry = engine.catalogue.get(asked);
-  if (!entry || !entry.capabilities.includes('embeddings')) {
+  if (!entry?.capabilities.includes('embeddings')) {
     throw new Problem('model_unavailable', `No provider serves the embedding model ${asked} on this server; GET /v1/models?capability=embeddings lists those that can be used.`, {
       errors: [{ pointer: '/embedding_model', detail: 'has no provider on this server' }],
     });

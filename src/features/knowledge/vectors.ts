@@ -27,7 +27,7 @@ export interface Embedded {
 /** Whether the knowledge base's embedding model can embed on this server (else its search is full-text only). */
 export function canEmbed(engine: Engine, model: string): boolean {
   const entry = engine.catalogue.get(model);
-  return entry !== undefined && entry.capabilities.includes('embeddings') && engine.catalogue.available(entry);
+  return entry?.capabilities.includes('embeddings') === true && engine.catalogue.available(entry);
 }
 
 /** The texts' vectors, normalised to length 1 (so cosine similarity is a dot product), through the engine. */
@@ -90,7 +90,9 @@ async function vectorsOf(db: Kysely<Database>, knowledgeBaseId: string): Promise
   const first = vectorOf(rows[0]!.embedding!);
   const dimensions = first.length;
   const matrix = new Float32Array(rows.length * dimensions);
-  rows.forEach((row, i) => matrix.set(i === 0 ? first : vectorOf(row.embedding!).subarray(0, dimensions), i * dimensions));
+  rows.forEach((row, i) => {
+    matrix.set(i === 0 ? first : vectorOf(row.embedding!).subarray(0, dimensions), i * dimensions);
+  });
   const vectors = { signature, ids: rows.map((row) => Number(row.id)), sourceIds: rows.map((row) => row.source_id), dimensions, matrix };
   ofDb.set(knowledgeBaseId, vectors);
   return vectors;

@@ -91,7 +91,7 @@ export function voiceJobs(services: WorkerServices): JobDefinitions {
         const now = job.clock.now();
         await job.db.transaction().execute(async (trx) => {
           const voice = await forUpdate(trx.selectFrom('voices').selectAll().where('id', '=', voiceId).where('training_id', '=', trainingId), trx).executeTakeFirst();
-          if (!voice || voice.status !== 'training') return; // replaced, deleted, or already ended by an earlier attempt
+          if (voice?.status !== 'training') return; // replaced, deleted, or already ended by an earlier attempt
           if (!verdict.ok) {
             await trx.updateTable('voices').set({ status: 'failed', failure_reason: verdict.reason, failure_message: verdict.message, updated_at: iso(now) }).where('id', '=', voiceId).execute();
             await recordEvent(trx, voice.workspace_id, 'voice.training_failed', { voice_id: voiceId, failure_reason: verdict.reason, failure_message: verdict.message, sample_word_count: voice.sample_word_count, name: voice.name }, now);

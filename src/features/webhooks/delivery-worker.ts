@@ -200,7 +200,9 @@ export class DeliveryWorker implements BackgroundWorker {
           }
           continue;
         }
-        batch.forEach((ended, index) => this.#settle(ended, results[index]));
+        batch.forEach((ended, index) => {
+          this.#settle(ended, results[index]);
+        });
       }
     } finally {
       this.#recorders--;
@@ -208,7 +210,10 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   #settle(ended: Ended, result: Handoff | undefined | 'lease_lost'): void {
-    if (result !== 'lease_lost') return ended.resolve(result);
+    if (result !== 'lease_lost') {
+      ended.resolve(result);
+      return;
+    }
     this.#options.logger.warn({ delivery_id: ended.delivery.id }, 'a webhook attempt ended after its lease ran out; another worker owns the delivery now');
     ended.resolve(undefined);
   }

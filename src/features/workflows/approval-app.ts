@@ -21,7 +21,9 @@ if (form) {
       key.focus();
       return;
     }
-    buttons.forEach((button) => (button.disabled = true));
+    buttons.forEach((button) => {
+      button.disabled = true;
+    });
     try {
       const response = await fetch(`/v1/workflows/${workflowId}/runs/${runId}/steps/${stepId}/${decision}`, {
         method: 'POST',
@@ -32,7 +34,9 @@ if (form) {
       if (!response.ok) {
         error.textContent = body?.title ? `${body.title}: ${body.detail ?? ''}` : `The API answered ${response.status}.`;
         error.hidden = false;
-        buttons.forEach((button) => (button.disabled = false));
+        buttons.forEach((button) => {
+          button.disabled = false;
+        });
         return;
       }
       key.value = '';
@@ -42,7 +46,9 @@ if (form) {
     } catch {
       error.textContent = 'The API could not be reached; try again.';
       error.hidden = false;
-      buttons.forEach((button) => (button.disabled = false));
+      buttons.forEach((button) => {
+        button.disabled = false;
+      });
     }
   });
 }

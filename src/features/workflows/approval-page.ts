@@ -33,7 +33,7 @@ markdown.renderer.rules.heading_open = (tokens, index, options, _env, self) => {
 };
 markdown.renderer.rules.heading_close = markdown.renderer.rules.heading_open;
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function page(res: Response, status: number, title: string, body: string): void {
   res.status(status);
@@ -47,7 +47,7 @@ function page(res: Response, status: number, title: string, body: string): void 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <link rel="icon" href="data:,">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="${ASSETS}/approval.css">
 </head>
 <body>
@@ -59,7 +59,7 @@ ${body}
 }
 
 function notice(res: Response, status: number, title: string, text: string): void {
-  page(res, status, title, `<h1>${escape(title)}</h1>\n<p data-part="notice">${escape(text)}</p>`);
+  page(res, status, title, `<h1>${escapeHtml(title)}</h1>\n<p data-part="notice">${escapeHtml(text)}</p>`);
 }
 
 /** The step's state in words: waiting, or what was decided and by whom. */
@@ -97,22 +97,22 @@ export function approvalPages(platform: Platform): Router {
       `Approve: ${workflow.name}`,
       `<header>
 <p class="eyebrow">Workflow approval</p>
-<h1>${escape(workflow.name)}</h1>
-<p class="meta">Run <code>${escape(run.id)}</code> · step <code>${escape(step.step_id)}</code> · approver: <strong>${escape(role ?? 'editor')}</strong> or higher</p>
+<h1>${escapeHtml(workflow.name)}</h1>
+<p class="meta">Run <code>${escapeHtml(run.id)}</code> · step <code>${escapeHtml(step.step_id)}</code> · approver: <strong>${escapeHtml(role ?? 'editor')}</strong> or higher</p>
 </header>
 <section aria-labelledby="instructions-title">
 <h2 id="instructions-title">What to check</h2>
-<p data-part="instructions" class="text">${escape(approval.instructions)}</p>
+<p data-part="instructions" class="text">${escapeHtml(approval.instructions)}</p>
 </section>
 <section aria-labelledby="content-title">
 <h2 id="content-title">Content to review</h2>
 <div data-part="content" class="content">${approval.content === null ? '<p class="muted">The step shows no content.</p>' : `<div class="markdown">${markdown.render(approval.content)}</div>`}</div>
 </section>
-<p data-part="state" role="status" aria-live="polite">${escape(stateOf(step.status, approval))}</p>
+<p data-part="state" role="status" aria-live="polite">${escapeHtml(stateOf(step.status, approval))}</p>
 ${
   waiting
-    ? `<form data-part="decision" data-workflow-id="${escape(workflow.id)}" data-run-id="${escape(run.id)}" data-step-id="${escape(step.step_id)}" novalidate>
-<label for="key">API key (${escape(role ?? 'editor')} role or higher)</label>
+    ? `<form data-part="decision" data-workflow-id="${escapeHtml(workflow.id)}" data-run-id="${escapeHtml(run.id)}" data-step-id="${escapeHtml(step.step_id)}" novalidate>
+<label for="key">API key (${escapeHtml(role ?? 'editor')} role or higher)</label>
 <input id="key" name="key" type="password" autocomplete="off" spellcheck="false" required data-part="key">
 <label for="comment">Comment (optional)</label>
 <textarea id="comment" name="comment" maxlength="2000" rows="3" data-part="comment"></textarea>

@@ -170,7 +170,9 @@ export function checkDefinition(definition: Definition, resources: Resources = {
     const pointer = `/inputs/${escapePointer(name)}`;
     const type = input.type ?? 'string';
     if (input.enum && !['string', 'number', 'integer'].includes(type)) errors.push({ pointer: `${pointer}/enum`, detail: `applies to string, number and integer inputs, not ${type}` });
-    if (input.enum) input.enum.forEach((item, k) => !typeMatches(type, item) && errors.push({ pointer: `${pointer}/enum/${k}`, detail: `is not of the input's type, ${type}` }));
+    if (input.enum) input.enum.forEach((item, k) => {
+        if (!typeMatches(type, item)) errors.push({ pointer: `${pointer}/enum/${k}`, detail: `is not of the input's type, ${type}` });
+      });
     if (input.default !== undefined && input.default !== null) {
       if (!typeMatches(type, input.default)) errors.push({ pointer: `${pointer}/default`, detail: `is not of the input's type, ${type}` });
       else if (input.enum && !input.enum.includes(input.default as string | number)) errors.push({ pointer: `${pointer}/default`, detail: 'is not one of the enum values' });
@@ -251,6 +253,7 @@ function ancestors(index: number, depends: string[][], indexOf: Map<string, numb
 
 /** Every `depends_on` explicit and every default of a step filled in (`inputs` as written). */
 function normalize(definition: Definition, depends: string[][]): Definition {
+  // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch covers every step type (the compiler checks it), so every path returns
   const steps = definition.steps.map((step, index): Step => {
     const common = { ...step, depends_on: depends[index]! };
     switch (step.type) {

@@ -387,7 +387,7 @@ export class WorkflowRuntime {
     const onTimeout = item.on_timeout ?? 'fail';
     await db.transaction().execute(async (trx) => {
       const row = await stepRow(trx, runId, item.id);
-      if (!row || row.status !== 'awaiting_approval') return;
+      if (row?.status !== 'awaiting_approval') return;
       const now = iso(new Date());
       const approval = { ...(JSON.parse(row.approval!) as Approval), timed_out: true, decided_at: onTimeout === 'fail' ? null : now, decision: onTimeout === 'fail' ? null : onTimeout };
       const output = onTimeout === 'fail' ? null : { decision: onTimeout, comment: null, decided_by_key_id: null, timed_out: true };

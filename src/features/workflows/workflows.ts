@@ -72,7 +72,7 @@ async function check(context: RequestContext, definition: Definition): Promise<C
   // A model the steps can write with: a chat model (not an embedding model) that the workspace's region offers.
   const writesHere = (id: string) => {
     const model = catalogue.get(id);
-    return model !== undefined && model.regions.includes(workspace.region) && model.capabilities.includes('chat');
+    return model?.regions.includes(workspace.region) === true && model.capabilities.includes('chat');
   };
   const checked = checkDefinition(definition, {
     model: writesHere,

@@ -35,6 +35,7 @@ export const DEFAULT_STOP_GRACE_MS = 10_000;
  *       interface JobPayloads { 'voices.train': { voice_id: string } }
  *     }
  */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging (`declare module`), which a type alias cannot take
 export interface JobPayloads {}
 export type JobKind = keyof JobPayloads & string;
 
@@ -61,7 +62,7 @@ export interface RunningJob<Payload> {
   logger: Logger;
 }
 
-export interface JobDefinition<Payload = any> {
+export interface JobDefinition<Payload = unknown> {
   /** Does the work; throwing fails this attempt (retried after a backoff until max_attempts, then `failed`). */
   run(job: RunningJob<Payload>): Promise<void>;
   /** The wait before the next attempt after attempt `attempt` failed; defaultRetryDelayMs otherwise. */

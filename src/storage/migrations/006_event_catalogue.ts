@@ -45,6 +45,7 @@ const MEMBER_TYPES = new Set(['workspace.member.added', 'workspace.member.remove
 
 export const eventCatalogue: Migration = {
   async up(untyped: Kysely<unknown>) {
+    // biome-ignore lint/suspicious/noExplicitAny: the tables as they were at this migration, not as storage/schema.ts describes them now
     const db = untyped as Kysely<any>;
     const now = new Date().toISOString();
 

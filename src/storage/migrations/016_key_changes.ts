@@ -8,7 +8,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import { isPostgres } from '../locks.ts';
 
 export const keyChanges: Migration = {
-  async up(db: Kysely<any>) {
+  async up(db: Kysely<unknown>) {
     if (!isPostgres(db as never)) return;
     await sql`
       create function notify_api_keys_changed() returns trigger language plpgsql as $$
@@ -27,7 +27,7 @@ export const keyChanges: Migration = {
       execute function notify_api_keys_changed()`.execute(db);
     await sql`create trigger workspaces_deleted after delete on workspaces for each statement execute function notify_api_keys_changed()`.execute(db);
   },
-  async down(db: Kysely<any>) {
+  async down(db: Kysely<unknown>) {
     if (!isPostgres(db as never)) return;
     for (const [trigger, table] of [['api_keys_changed', 'api_keys'], ['api_keys_deleted', 'api_keys'], ['workspaces_changed', 'workspaces'], ['workspaces_deleted', 'workspaces']]) {
       await sql`drop trigger if exists ${sql.id(trigger!)} on ${sql.table(table!)}`.execute(db);

@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'vitest';
 import { runCommand } from '../../../src/features/documents/commands.ts';
 import { formatReference } from '../../../src/features/documents/commands/cite.ts';
-import { type CitationSource } from '../../../src/features/documents/commands/types.ts';
+import type { CitationSource } from '../../../src/features/documents/commands/types.ts';
 import { input, problemOf, recorder } from './support.ts';
 
 describe('cite builds the references itself', () => {

@@ -1,7 +1,7 @@
 // The prompt of each document command with its options (src/features/documents/commands/prompts.ts).
 import { describe, expect, test } from 'vitest';
 import { runCommand } from '../../../src/features/documents/commands.ts';
-import { type CitationSource } from '../../../src/features/documents/commands/types.ts';
+import type { CitationSource } from '../../../src/features/documents/commands/types.ts';
 import { input, problemOf, recorder } from './support.ts';
 
 describe('prompts: one system message with the task, one user message with the text', () => {

@@ -117,11 +117,11 @@ describe('checkText', () => {
         ...NAMES.map((name, i) => `${name.padEnd(width)}  ${matrix[i]!.map((score) => String(score).padStart(9)).join(' ')}`),
       ].join('\n'),
     );
-    NAMES.forEach((_, a) =>
+    NAMES.forEach((_, a) => {
       NAMES.forEach((__, b) => {
         if (a !== b) expect(matrix[a]![a]!, `${NAMES[a]} vs voice ${NAMES[b]}`).toBeGreaterThan(matrix[a]![b]!);
-      }),
-    );
+      });
+    });
   }
 
   test('tells the five voices apart: every sample scores higher against its own voice than against any other', () => {

@@ -12,7 +12,7 @@ function NotAllowed({ session, what }: { session: Session; what: string }) {
   return <p data-part="not-allowed">A {session.role} key cannot see {what}; sign in with an admin or owner key.</p>;
 }
 
-function Table<T>({ label, columns, rows }: { label: string; columns: string[]; rows: { key: string; cells: preact.ComponentChildren[] }[] }) {
+function Table({ label, columns, rows }: { label: string; columns: string[]; rows: { key: string; cells: preact.ComponentChildren[] }[] }) {
   return (
     <div class="table" tabIndex={0} role="region" aria-label={label}>
       <table data-part={label}>

@@ -165,7 +165,9 @@ export async function translate(text: string, request: Of<'translate'>, generate
       .filter(Boolean);
     const { parts } = segment;
     if (translated.length === parts.length) {
-      parts.forEach((part, j) => edit(part.line, { ...part, text: translated[j]! }));
+      parts.forEach((part, j) => {
+        edit(part.line, { ...part, text: translated[j]! });
+      });
       return;
     }
     const first = parts[0]!;

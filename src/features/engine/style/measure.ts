@@ -149,6 +149,7 @@ export function measure(text: string): Measurements {
   const syllableCounts = tokens.map(syllables);
   const totalSyllables = syllableCounts.reduce((a, b) => a + b, 0);
   const grade = n ? 0.39 * (n / Math.max(1, s)) + 11.8 * (totalSyllables / n) - 15.59 : 0;
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
   const ends = sentences.map((sentence) => sentence.text.replace(/[\s\p{Extended_Pictographic}\u{FE0F}\u{200D}\p{Emoji_Modifier}"'”’)\]]+$/u, ''));
   const emoji = (text.match(EMOJI) ?? []).filter((e) => !NOT_EMOJI.has(e)).length;
   const codeLike = text.split(/\s+/).filter((w) => /`[^`]+`|_\w|[a-z][A-Z]|[a-z]{2,}\.[a-z]{2,}|\w\/\w/.test(w)).length;

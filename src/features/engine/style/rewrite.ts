@@ -65,6 +65,7 @@ const EXCITEMENT_REMOVED = ['absolutely', 'totally', 'super', 'wow', 'yay'];
 const HUMOR_REMOVED = ['haha', 'hahaha', 'hehe', 'lol', 'lmao', 'rofl', 'jk', 'just kidding', 'pun intended', 'no pun intended'];
 
 const FORMAL_OPENERS: Record<string, string> = { So: 'Therefore,', But: 'However,', Also: 'Furthermore,', Plus: 'In addition,' };
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
 const EMOJI_RUN = /[ \t]*\p{Extended_Pictographic}[\u{FE0F}\u{200D}\p{Extended_Pictographic}\p{Emoji_Modifier}]*/gu;
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -35,7 +35,9 @@ export function traitsFrom(m: Measurements, sliders: Sliders): string[] {
   add(100 - sliders.formality, 75, 'conversational');
   add(sliders.enthusiasm, 60, 'energetic');
   add(sliders.assertiveness, 80, 'direct and confident');
-  m.signature_phrases.forEach((phrase, i) => found.push({ strength: 1.4 - i * 0.05, trait: `signature phrase "${phrase.slice(0, 40)}"` }));
+  m.signature_phrases.forEach((phrase, i) => {
+    found.push({ strength: 1.4 - i * 0.05, trait: `signature phrase "${phrase.slice(0, 40)}"` });
+  });
   // A stable sort keeps the order above among equals, so the result is deterministic.
   return found.sort((a, b) => b.strength - a.strength).slice(0, 12).map((f) => f.trait.slice(0, 60));
 }

@@ -36,17 +36,17 @@ function luhn(digits: string): boolean {
 function isPhone(cps: readonly string[], s: number, e: number): boolean {
   const t = cps.slice(s, e).join('');
   const digits = t.replace(/\D/g, '').length;
-  if (digits < 7 || digits > 15 || /[ .\-]{2}/.test(t)) return false;
+  if (digits < 7 || digits > 15 || /[ .-]{2}/.test(t)) return false;
   // Not part of a word, a price, an amount or a longer number.
   if (/^[\p{L}\p{N}_\p{Sc}+\-.,/#@]$/u.test(cps[s - 1] ?? '')) return false;
-  if (/^[\p{L}\p{N}_\p{Sc}%/]$/u.test(cps[e] ?? '') || (/^[.,\-]$/.test(cps[e] ?? '') && isDigit(cps[e + 1]))) return false;
+  if (/^[\p{L}\p{N}_\p{Sc}%/]$/u.test(cps[e] ?? '') || (/^[.,-]$/.test(cps[e] ?? '') && isDigit(cps[e + 1]))) return false;
   if (t.startsWith('+') || t.includes('(')) return true;
   // A national number: plain runs are order numbers and ids; two short groups are ranges ('2019-2026'); long groups
   // come last ('030 1234567'); one-digit groups are versions and ISBNs; then dates, IPv4 addresses and decimals.
-  const groups = t.split(/[ .\-]/);
+  const groups = t.split(/[ .-]/);
   if (groups.length < 2 || (groups.length === 2 && digits < 9)) return false;
   if (groups.slice(0, -1).some((g) => g.length > 5) || groups.slice(1).some((g) => g.length < 2)) return false;
-  return !/^(?:\d{4}([.\-])\d\d\1\d\d|\d\d([.\-])\d\d\2\d{4}|\d{1,3}(?:\.\d{1,3}){3}|\d+\.\d+)$/.test(t);
+  return !/^(?:\d{4}([.-])\d\d\1\d\d|\d\d([.-])\d\d\2\d{4}|\d{1,3}(?:\.\d{1,3}){3}|\d+\.\d+)$/.test(t);
 }
 
 export const PERSONAL_DATA: Record<PersonalDataType, { pattern: string; what: string; accept: Accept }> = {
@@ -76,7 +76,7 @@ export const PERSONAL_DATA: Record<PersonalDataType, { pattern: string; what: st
     what: 'a payment card number',
     // The whole run of digits (single separators included) must be the number, not part of a longer one.
     accept: (cps, s, e) => {
-      const joins = (a: string | undefined, b: string | undefined) => isDigit(a) || (/^[ \-]$/.test(a ?? '') && isDigit(b));
+      const joins = (a: string | undefined, b: string | undefined) => isDigit(a) || (/^[ -]$/.test(a ?? '') && isDigit(b));
       return joins(cps[s - 1], cps[s - 2]) || joins(cps[e], cps[e + 1]) || !luhn(cps.slice(s, e).join('').replace(/\D/g, '')) ? null : [s, e];
     },
   },
