@@ -24,7 +24,7 @@ function bodyParserProblem(error: { type?: string; status?: number; limit?: numb
       return new Problem('invalid_json', 'The body could not be read completely.');
   }
   // Any other client error of body-parser (http-errors marks them `expose`), e.g. a gzip body that does not
-  // decompress: it has status 400 but no `type`, and used to end as a 500 internal_error.
+  // decompress: it has status 400 but no `type`, and is the client's error, not ours.
   if (error.expose === true) {
     if (error.status === 413) return new Problem('payload_too_large', 'The body is larger than this API accepts.');
     if (error.status === 415) return new Problem('unsupported_media_type', 'The body is not in a content type or encoding this API accepts.');

@@ -3,8 +3,8 @@
 import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
-// ulid's own source of randomness asks the operating system for one byte at a time, 16 times per id (3.6% of a
-// request's CPU in the server's profile): the same bytes from the same CSPRNG, drawn 4 KiB at a time.
+// ulid's own source of randomness asks the operating system for one byte at a time, 16 times per id, a visible
+// share of a request's CPU: the same bytes from the same CSPRNG, drawn 4 KiB at a time.
 const pool = new Uint8Array(4096);
 let next = pool.length;
 function randomByteFraction(): number {
