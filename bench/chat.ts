@@ -27,7 +27,14 @@
 //   (the fake streams OpenAI's `tool_calls` deltas for any request with `tools`); time to the first `tool_calls`
 //   delta and completions read to `[DONE]` a second. A server that answers 422 to `tools`, or a fake that streams no
 //   tool calls, skips the case with a notice.
-// BENCH_CASES (`streaming,embeddings,tool-calls`) picks the cases.
+// - peer: plain (not streamed) completions sent straight to the fake, through the Portkey AI gateway
+//   (`@portkey-ai/gateway`, pinned, a dev dependency used only here, its own process on loopback, told the fake's
+//   address with its `x-portkey-custom-host` header) and through the server, and streamed ones straight and through
+//   the server (Portkey's streams fail on Node: its issues #1389 and #1550). Per target: completions a second, the
+//   latency p50 added to the direct call's, and the CPU time per completion of the process in between (server or
+//   gateway); the report checks issue 31's targets (added p50 under 1 ms at one connection, plain and streamed; at
+//   BENCH_CONNECTIONS, no fewer completions a second and no more CPU per completion than Portkey).
+// BENCH_CASES (`streaming,peer,embeddings,tool-calls`) picks the cases.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -49,7 +56,7 @@ const PROMPT = 'Write a short launch announcement for our spring sale on single-
 /** The fake's answer is "You said: " and the prompt, one chunk per word. */
 const CHUNKS = 2 + PROMPT.split(' ').length;
 const ROUNDS = positive('BENCH_ROUNDS', 3);
-const CASE_NAMES = ['streaming', 'embeddings', 'tool-calls'] as const;
+const CASE_NAMES = ['streaming', 'peer', 'embeddings', 'tool-calls'] as const;
 type CaseName = (typeof CASE_NAMES)[number];
 const CASES = new Set<CaseName>(
   (process.env.BENCH_CASES || CASE_NAMES.join(','))
@@ -138,10 +145,10 @@ const CHAT_BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'use
 const FIRST_CONTENT = /"content":"[^"]/;
 const FIRST_TOOL_CALL = /"tool_calls":\[/;
 
-function post(agent: http.Agent, url: string, secret: string, body: string, onResponse: (response: http.IncomingMessage) => void, onError: (error: Error) => void): void {
+function post(agent: http.Agent, url: string, secret: string, body: string, onResponse: (response: http.IncomingMessage) => void, onError: (error: Error) => void, headers: Record<string, string> = {}): void {
   const target = new URL(url);
   const request = http.request(
-    { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Authorization: `Bearer ${secret}` } },
+    { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Authorization: `Bearer ${secret}`, ...headers } },
     onResponse,
   );
   request.on('error', onError);
@@ -149,7 +156,7 @@ function post(agent: http.Agent, url: string, secret: string, body: string, onRe
 }
 
 /** One streamed answer: resolves with the time to the first data matching `first`, after reading it to [DONE]. */
-function streamOnce(agent: http.Agent, url: string, secret: string, body = CHAT_BODY, first = FIRST_CONTENT): Promise<number> {
+function streamOnce(agent: http.Agent, url: string, secret: string, body = CHAT_BODY, first = FIRST_CONTENT, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let firstSeen = NaN;
@@ -177,12 +184,13 @@ function streamOnce(agent: http.Agent, url: string, secret: string, body = CHAT_
         response.on('error', reject);
       },
       reject,
+      headers,
     );
   });
 }
 
 /** One request answered as a whole: resolves with the time to its last byte (status 200 only). */
-function requestOnce(agent: http.Agent, url: string, secret: string, body: string): Promise<number> {
+function requestOnce(agent: http.Agent, url: string, secret: string, body: string, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     post(
@@ -197,6 +205,7 @@ function requestOnce(agent: http.Agent, url: string, secret: string, body: strin
         response.on('error', reject);
       },
       reject,
+      headers,
     );
   });
 }
@@ -352,7 +361,11 @@ interface RoundTarget {
   url: string;
   secrets: string[];
   body: string;
-  /** The process whose CPU time per request is reported: the server's (the fake shares this process). */
+  /** Whether the answer is streamed (the latency is then the time to the first content, or tool-call, delta). */
+  streamed: boolean;
+  /** Headers beside the key (the Portkey gateway's provider and custom host). */
+  headers?: Record<string, string>;
+  /** The process whose CPU time per request is reported: the server's or the gateway's (the fake shares this process). */
   pid?: number;
 }
 
@@ -388,8 +401,12 @@ const TOOL_BODY = JSON.stringify({
   stream_options: { include_usage: true },
 });
 
+const PLAIN_BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] });
+
 function once(target: RoundTarget): (agent: http.Agent, secret: string) => Promise<number> {
-  return target.case === 'embeddings' ? (agent, secret) => requestOnce(agent, target.url, secret, target.body) : (agent, secret) => streamOnce(agent, target.url, secret, target.body, FIRST_TOOL_CALL);
+  if (!target.streamed) return (agent, secret) => requestOnce(agent, target.url, secret, target.body, target.headers);
+  const first = target.case === 'tool-calls' ? FIRST_TOOL_CALL : FIRST_CONTENT;
+  return (agent, secret) => streamOnce(agent, target.url, secret, target.body, first, target.headers);
 }
 
 async function measure(target: RoundTarget, connections: number, round: number): Promise<Measurement> {
@@ -414,6 +431,35 @@ async function measure(target: RoundTarget, connections: number, round: number):
       `${measurement.cpuMicrosPerRequest === undefined ? '' : `, ${measurement.cpuMicrosPerRequest.toFixed(0)} µs CPU/request`}, ${measurement.failures} failures${result.firstFailure ? ` (first: ${result.firstFailure})` : ''}\n`,
   );
   return measurement;
+}
+
+/** One plain completion through `target`, parsed: the fake's answer ("You said: " and the prompt), or an error. */
+async function checkCompletion(target: RoundTarget): Promise<void> {
+  const response = await fetch(target.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${target.secrets[0]}`, ...target.headers }, body: target.body });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${target.name} answered ${response.status}: ${text.slice(0, 500)}`);
+  if (target.streamed) {
+    if (!text.trimEnd().endsWith('data: [DONE]')) throw new Error(`${target.name}'s stream ended without [DONE]`);
+    return;
+  }
+  const content: unknown = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
+  if (content !== `You said: ${PROMPT}`) throw new Error(`${target.name} answered ${JSON.stringify(content)}`);
+}
+
+/**
+ * The Portkey gateway (`@portkey-ai/gateway`, a dev dependency used only here) as its own process, in production mode
+ * (no log console). It has no option for its address and listens on every interface, so a module given with
+ * `--import` binds its server to loopback.
+ */
+const LOOPBACK_ONLY = `data:text/javascript,${encodeURIComponent(
+  "import net from 'node:net'; const listen = net.Server.prototype.listen; net.Server.prototype.listen = function (...args) { if (typeof args[0] === 'number' && (args[1] === undefined || typeof args[1] === 'function')) args.splice(1, args[1] === undefined ? 1 : 0, '127.0.0.1'); return listen.apply(this, args); };",
+)}`;
+
+async function startPortkey(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const stop = await startProcess('the Portkey gateway', process.execPath, ['--import', LOOPBACK_ONLY, join(root, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${port}`, '--headless'], { NODE_ENV: 'production' }, url, '/');
+  return { url, pid: stop.pid, stop };
 }
 
 /** One embeddings request, parsed: 16 vectors of EMBEDDING_DIMENSIONS, or an error saying what came instead. */
@@ -466,23 +512,38 @@ interface RoundsOutcome {
 async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOutcome> {
   const { fakeUrl, serverUrl, pid, stop } = await startUpstream(0, databaseUrl);
   const skipped = new Map<RoundCase, string>();
+  const portkey = CASES.has('peer') ? await startPortkey().catch(async (error: unknown) => { await stop(); throw error; }) : undefined;
   try {
     const targets: RoundTarget[] = [];
+    if (portkey) {
+      // Portkey forwards to OpenAI's API at a custom host (loopback hosts are trusted by default), with the caller's key.
+      const headers = { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': fakeUrl };
+      const chat = `${serverUrl}/v1/chat/completions`;
+      const peer: RoundTarget[] = [
+        { case: 'peer', name: PEER.direct, url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'], body: PLAIN_BODY, streamed: false },
+        { case: 'peer', name: PEER.portkey, url: `${portkey.url}/v1/chat/completions`, secrets: ['sk-bench'], body: PLAIN_BODY, streamed: false, headers, pid: portkey.pid },
+        { case: 'peer', name: PEER.server, url: chat, secrets, body: PLAIN_BODY, streamed: false, pid },
+        { case: 'peer', name: PEER.directStreamed, url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'], body: CHAT_BODY, streamed: true },
+        { case: 'peer', name: PEER.serverStreamed, url: chat, secrets, body: CHAT_BODY, streamed: true, pid },
+      ];
+      for (const target of peer) await checkCompletion(target);
+      targets.push(...peer);
+    }
     if (CASES.has('embeddings')) {
       const embeddings: RoundTarget[] = [
-        { case: 'embeddings', name: 'direct (fake upstream)', url: `${fakeUrl}/embeddings`, secrets: ['sk-bench'], body: embeddingsBody('text-embedding-3-small') },
-        { case: 'embeddings', name: 'server, text-embedding-3-small → fake upstream', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('text-embedding-3-small'), pid },
-        { case: 'embeddings', name: 'server, sandbox-embedding (built in)', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('sandbox-embedding'), pid },
+        { case: 'embeddings', name: 'direct (fake upstream)', url: `${fakeUrl}/embeddings`, secrets: ['sk-bench'], body: embeddingsBody('text-embedding-3-small'), streamed: false },
+        { case: 'embeddings', name: 'server, text-embedding-3-small → fake upstream', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('text-embedding-3-small'), streamed: false, pid },
+        { case: 'embeddings', name: 'server, sandbox-embedding (built in)', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('sandbox-embedding'), streamed: false, pid },
         // What the openai SDK asks for by default: the same vectors as base64 of float32, a quarter of the JSON.
-        { case: 'embeddings', name: 'server, text-embedding-3-small as base64 → fake upstream', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('text-embedding-3-small', 'base64'), pid },
+        { case: 'embeddings', name: 'server, text-embedding-3-small as base64 → fake upstream', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('text-embedding-3-small', 'base64'), streamed: false, pid },
       ];
       for (const target of embeddings) await checkEmbeddings(target);
       targets.push(...embeddings);
     }
     if (CASES.has('tool-calls')) {
       const tools: RoundTarget[] = [
-        { case: 'tool-calls', name: 'direct (fake upstream)', url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'], body: TOOL_BODY },
-        { case: 'tool-calls', name: 'server → fake upstream', url: `${serverUrl}/v1/chat/completions`, secrets, body: TOOL_BODY, pid },
+        { case: 'tool-calls', name: 'direct (fake upstream)', url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'], body: TOOL_BODY, streamed: true },
+        { case: 'tool-calls', name: 'server → fake upstream', url: `${serverUrl}/v1/chat/completions`, secrets, body: TOOL_BODY, streamed: true, pid },
       ];
       const problems = (await Promise.all(tools.map(checkToolCall))).filter((problem): problem is string => problem !== undefined);
       if (problems.length > 0) {
@@ -500,6 +561,7 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
     }
     return { measurements, loadAverages, skipped };
   } finally {
+    await portkey?.stop();
     await stop();
   }
 }
@@ -524,9 +586,58 @@ function roundsTable(measurements: Measurement[], rate: string, latency: string)
   return rows;
 }
 
+const PEER = {
+  direct: 'direct (fake upstream), plain',
+  portkey: 'Portkey gateway 1.15.2 → fake upstream, plain',
+  server: 'server → fake upstream, plain',
+  directStreamed: 'direct (fake upstream), streamed',
+  serverStreamed: 'server → fake upstream, streamed',
+};
+/** Issue 31's targets: added latency at one connection, and the peer's throughput and CPU per completion. */
+const ADDED_MS_TARGET = 1;
+
+/** The peer case's table and its verdicts against issue 31's targets. */
+function peerReport(measurements: Measurement[]): string[] {
+  const rows = ['| connections | target | completions/s median (min–max) | p50 ms median (min–max) | p99 ms | added p50 ms | process CPU µs/completion median (min–max) | failures |', '|--:|---|--:|--:|--:|--:|--:|--:|'];
+  const at = (connections: number, target: string) => measurements.filter((m) => m.connections === connections && m.target === target);
+  const p50 = (connections: number, target: string) => median(at(connections, target).map((m) => m.p50));
+  const cpu = (connections: number, target: string) => median(at(connections, target).map((m) => m.cpuMicrosPerRequest ?? NaN));
+  const rate = (connections: number, target: string) => median(at(connections, target).map((m) => m.perSecond));
+  for (const connections of [...new Set([1, CONNECTIONS])]) {
+    for (const target of Object.values(PEER)) {
+      const group = at(connections, target);
+      if (group.length === 0) continue;
+      const direct = target.endsWith('streamed') ? PEER.directStreamed : PEER.direct;
+      const added = target.startsWith('direct') ? '–' : (p50(connections, target) - p50(connections, direct)).toFixed(2);
+      const cpus = group.map((m) => m.cpuMicrosPerRequest);
+      const cpuCell = cpus.every((c) => c !== undefined) ? spread(cpus as number[], 0) : '–';
+      rows.push(`| ${connections} | ${target} | ${spread(group.map((m) => m.perSecond), 0)} | ${spread(group.map((m) => m.p50), 2)} | ${median(group.map((m) => m.p99)).toFixed(2)} | ${added} | ${cpuCell} | ${group.reduce((sum, m) => sum + m.failures, 0)} |`);
+    }
+  }
+  const addedPlain = p50(1, PEER.server) - p50(1, PEER.direct);
+  const addedPortkey = p50(1, PEER.portkey) - p50(1, PEER.direct);
+  const addedStreamed = p50(1, PEER.serverStreamed) - p50(1, PEER.directStreamed);
+  const ours = cpu(CONNECTIONS, PEER.server);
+  const theirs = cpu(CONNECTIONS, PEER.portkey);
+  const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
+  return [
+    ...rows,
+    '',
+    `- added latency p50 at 1 connection, plain: ${addedPlain.toFixed(2)} ms (Portkey ${addedPortkey.toFixed(2)} ms; target < ${ADDED_MS_TARGET} ms: ${verdict(addedPlain < ADDED_MS_TARGET)})`,
+    `- added time to first token p50 at 1 connection, streamed: ${addedStreamed.toFixed(2)} ms (target < ${ADDED_MS_TARGET} ms: ${verdict(addedStreamed < ADDED_MS_TARGET)})`,
+    `- plain completions/s at ${CONNECTIONS} connections: ${rate(CONNECTIONS, PEER.server).toFixed(0)} against Portkey's ${rate(CONNECTIONS, PEER.portkey).toFixed(0)} (target ≥ Portkey's: ${verdict(rate(CONNECTIONS, PEER.server) >= rate(CONNECTIONS, PEER.portkey))})`,
+    `- process CPU per plain completion at ${CONNECTIONS} connections: ${ours.toFixed(0)} µs against Portkey's ${theirs.toFixed(0)} µs (target ≤ Portkey's: ${verdict(ours <= theirs)})`,
+  ];
+}
+
 function roundsReport(outcome: RoundsOutcome): string[] {
   const lines: string[] = [];
   const intro = `Medians of ${ROUNDS} rounds (the targets take turns within a round; the spread is the rounds' min–max), ${DURATION} s per target after ${WARMUP} s of warm-up; load average before each round: ${outcome.loadAverages.join(', ') || '–'}. CPU is the server process's own, from /proc.`;
+  if (CASES.has('peer')) {
+    lines.push(`## Peer: plain completions (gpt-4o-mini, ${CHUNKS} words) through the Portkey gateway and through this server`, '');
+    lines.push(intro.replace(`CPU is the server process's own`, `CPU is each process's own (the server's, the gateway's; the fake shares the benchmark's process)`), '');
+    lines.push(...peerReport(outcome.measurements.filter((m) => m.case === 'peer')), '');
+  }
   if (CASES.has('embeddings')) {
     lines.push(`## Embeddings: ${EMBEDDING_INPUTS.length} inputs of about ${Math.round(EMBEDDING_INPUTS.reduce((sum, input) => sum + input.split(' ').length, 0) / EMBEDDING_INPUTS.length)} words, ${EMBEDDING_DIMENSIONS} dimensions`, '', intro, '');
     lines.push(...roundsTable(outcome.measurements.filter((m) => m.case === 'embeddings'), 'requests/s', 'latency'), '');
@@ -553,7 +664,7 @@ async function main(): Promise<void> {
       for (const delay of CHUNK_DELAYS) results.push(...(await pass(delay, databaseUrl, secrets)));
       sections.push(...streamingReport(results));
     }
-    if (CASES.has('embeddings') || CASES.has('tool-calls')) sections.push(...roundsReport(await rounds(databaseUrl, secrets)));
+    if (CASES.has('peer') || CASES.has('embeddings') || CASES.has('tool-calls')) sections.push(...roundsReport(await rounds(databaseUrl, secrets)));
     const report = sections.join('\n');
     process.stdout.write(`\n${report}`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });

@@ -287,13 +287,14 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(call.function).toEqual({ name: 'get_weather', arguments: '{"city":"Lisbon"}' });
     expect(first.body.choices[0].finish_reason).toBe('tool_calls');
     const sent = google.requests.at(-1)!;
-    // The engine streams every call (a whole answer is its stream, collected).
-    expect(sent.path).toMatch(/\/models\/gemini-2\.0-flash:streamGenerateContent\?alt=sse$/);
+    // An answer asked for whole is asked of the provider whole (the engine's `generate`), a streamed one streamed.
+    expect(sent.path).toMatch(/\/models\/gemini-2\.0-flash:generateContent$/);
     expect(sent.body.tools).toEqual([{ functionDeclarations: [expect.objectContaining({ name: 'get_weather', description: WEATHER.function.description })] }]);
     expect(sent.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
 
     google.enqueue({ toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lisbon"}' }] });
     const streamed = await complete(key, { model: 'gemini-2.0-flash', messages: [ASK], tools: [WEATHER], stream: true });
+    expect(google.requests.at(-1)!.path).toMatch(/\/models\/gemini-2\.0-flash:streamGenerateContent\?alt=sse$/);
     const fragments = chunksOf(streamed).flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     expect(fragments).toEqual([
       { index: 0, id: expect.any(String), type: 'function', function: { name: 'get_weather', arguments: '' } },

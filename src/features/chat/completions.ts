@@ -205,7 +205,7 @@ export const completionHandlers = {
     const threadId = saving?.threadId ?? null;
 
     if (!body.stream) {
-      const result = await engine.generate(generation);
+      const result = await engine.generate(generation, { whole: true });
       const usage = usageBody(result.usage);
       const first = result.choices[0]!;
       await save({ content: answerContent(first.text, first.toolCalls), toolCalls: first.toolCalls, finishReason: first.finishReason, usage, costUsd: result.costUsd }, result.model.id);

@@ -561,7 +561,7 @@ export const responseHandlers = {
     };
 
     if (!body.stream) {
-      const result = await engine.generate(generation);
+      const result = await engine.generate(generation, { whole: true });
       if (result.modelsTried) answeredBy(result.model.id, result.modelsTried);
       const first = result.choices[0]!;
       const done = await finish({ items: outputItemsOf(first.text, first.toolCalls, context.now), finishReason: first.finishReason, usage: result.usage, costUsd: result.costUsd });

@@ -10,7 +10,7 @@
 // It calls the AI SDK's language models directly (`doStream`, the provider packages' own interface) rather than
 // through `streamText`: our calls are single steps, and streamText's layers of web streams cost more than the
 // provider call itself (`npm run bench:chat` measures the path).
-import type { EmbeddingModelV4, JSONValue, LanguageModelV4, LanguageModelV4CallOptions } from '@ai-sdk/provider';
+import type { EmbeddingModelV4, JSONValue, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Metrics, ProviderOutcome } from '../../platform/metrics.ts';
@@ -94,7 +94,15 @@ export class Engine {
    * event. What can be refused without a call (the model, the voice, the context window) throws here; a provider's
    * failure throws from the iteration, before the first event when the call fails at once.
    */
-  async stream(request: GenerationRequest): Promise<AsyncGenerator<GenerationEvent>> {
+  stream(request: GenerationRequest): Promise<AsyncGenerator<GenerationEvent>> {
+    return this.#start(request, false);
+  }
+
+  /**
+   * `stream`, whose calls are streamed from the provider (`doStream`) or, for `generate` (`whole`), answered whole
+   * (`doGenerate`: one answer parsed, rather than a JSON chunk parsed and checked per token), with the same events.
+   */
+  async #start(request: GenerationRequest, whole: boolean): Promise<AsyncGenerator<GenerationEvent>> {
     const model = this.model(request.model);
     if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) {
       throw validationFailed([{ pointer: '/max_completion_tokens', detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}` }]);
@@ -118,13 +126,13 @@ export class Engine {
     let admissions: Admission[] = [];
     if (fallbacks.length === 0) {
       const n = request.n ?? 1;
-      admissions = await this.#admit(modelCall(request, () => n * priceOf(model, { inputTokens: first.promptTokens, cachedInputTokens: 0, outputTokens: first.maxOutputTokens })));
+      admissions = await this.#admit(modelCall(request, () => n * priceOf(model, { inputTokens: first.promptTokens(), cachedInputTokens: 0, outputTokens: first.maxOutputTokens })));
       const call = { ...generation.request, maxOutputTokens: first.maxOutputTokens };
-      const choices = Array.from({ length: n }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens));
+      const choices = Array.from({ length: n }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens, whole));
       events = this.#withUsage(model, request, choices, admissions);
     } else {
       const candidates = [first, ...fallbacks.map((id, i) => this.#fallback(id, i, request, messages))];
-      events = this.#withFallbacks(candidates, generation);
+      events = this.#withFallbacks(candidates, generation, whole);
     }
     try {
       // The first middleware is the outermost: it sees the events as the others left them.
@@ -142,12 +150,35 @@ export class Engine {
     return countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) + promptImageTokens(messages) + (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0);
   }
 
-  /** The model with the room the request leaves it (its output limit), or null when the request does not fit its context window. */
+  /**
+   * At least the prompt's tokens, without counting them: a token of the encoding is at least one byte of UTF-8, so the
+   * bytes of what `#promptTokens` counts bound its count.
+   */
+  #promptTokensBound(model: CatalogueEntry, request: GenerationRequest, messages: EngineMessage[]): number {
+    const tools = toolsOf(request, model);
+    let bound = 3 + promptImageTokens(messages) + (tools.length > 0 ? Buffer.byteLength(JSON.stringify(tools)) : 0);
+    for (const message of messages) bound += 3 + Buffer.byteLength(countedText(message));
+    return bound;
+  }
+
+  /**
+   * The model with the room the request leaves it (its output limit), or null when the request does not fit its
+   * context window. Counting the prompt's tokens costs more than the rest of a call's preparation, so they are
+   * counted here only when the bound of them leaves the request near the context window (where the count decides);
+   * otherwise when first asked (a spend limit's reservation, the usage of a call cut short).
+   */
   #fit(model: CatalogueEntry, request: GenerationRequest, messages: EngineMessage[]): Candidate | null {
+    const wanted = request.maxOutputTokens ?? model.max_output_tokens;
+    const bound = this.#promptTokensBound(model, request, messages);
+    if (model.context_window - bound >= Math.max(1, wanted)) {
+      // With at least the room the bound leaves, the exact count gives the same answer: it fits, with `wanted`.
+      let counted: number | undefined;
+      return { model, promptTokens: () => (counted ??= this.#promptTokens(model, request, messages)), maxOutputTokens: wanted };
+    }
     const promptTokens = this.#promptTokens(model, request, messages);
     const room = model.context_window - promptTokens;
     const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
-    return room < 1 || maxOutputTokens > room ? null : { model, promptTokens, maxOutputTokens };
+    return room < 1 || maxOutputTokens > room ? null : { model, promptTokens: () => promptTokens, maxOutputTokens };
   }
 
   /**
@@ -176,7 +207,7 @@ export class Engine {
    * or an outage (after no retries: the next model is the retry; the last one gets the server's retries) gives way to
    * the next. What one streamed is the client's, so a failure after its first event ends the generation.
    */
-  async *#withFallbacks(candidates: (Candidate | ModelTried)[], generation: PreparedGeneration): AsyncGenerator<GenerationEvent> {
+  async *#withFallbacks(candidates: (Candidate | ModelTried)[], generation: PreparedGeneration, whole: boolean): AsyncGenerator<GenerationEvent> {
     const { request } = generation;
     const tried: ModelTried[] = [];
     const lastCallable = candidates.findLastIndex((candidate) => 'promptTokens' in candidate);
@@ -195,8 +226,8 @@ export class Engine {
         reasoningEffort: model.capabilities.includes('reasoning') ? request.reasoningEffort : null,
       };
       // Each attempt is admitted under the spend limits at its own model's prices (a refusal is not a fallback's cause).
-      const admissions = await this.#admit(modelCall(request, () => priceOf(model, { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: maxOutputTokens })));
-      const events = this.#withUsage(model, request, [this.#call(model, call, generation.providerOptions, 0, promptTokens)], admissions);
+      const admissions = await this.#admit(modelCall(request, () => priceOf(model, { inputTokens: promptTokens(), cachedInputTokens: 0, outputTokens: maxOutputTokens })));
+      const events = this.#withUsage(model, request, [this.#call(model, call, generation.providerOptions, 0, promptTokens, whole)], admissions);
       let first: IteratorResult<GenerationEvent>;
       try {
         first = await events.next();
@@ -257,14 +288,18 @@ export class Engine {
     }
   }
 
-  /** The whole answer at once (the events of `stream`, collected). */
-  async generate(request: GenerationRequest): Promise<Generated> {
+  /**
+   * The whole answer at once (the events of `stream`, collected). With `whole`, each call asks the provider for its
+   * whole answer rather than a stream of it (the same events, for a fraction of the work a streamed answer costs per
+   * token): the chat APIs' answers that are not streamed. Without it the calls are streamed, as `stream`'s are.
+   */
+  async generate(request: GenerationRequest, { whole = false }: { whole?: boolean } = {}): Promise<Generated> {
     let model = this.model(request.model);
     let modelsTried: ModelTried[] | undefined;
     const choices = Array.from({ length: request.n ?? 1 }, () => ({ text: '', finishReason: 'stop' as FinishReason, toolCalls: [] as EngineToolCall[] }));
     let usage: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
     let costUsd = 0;
-    for await (const event of await this.stream(request)) {
+    for await (const event of await this.#start(request, whole)) {
       if (event.type === 'model') ({ model, tried: modelsTried } = event);
       else if (event.type === 'text') choices[event.choice]!.text += event.text;
       else if (event.type === 'finish') choices[event.choice]!.finishReason = event.finishReason;
@@ -316,7 +351,7 @@ export class Engine {
     return model;
   }
 
-  #call(model: CatalogueEntry, request: GenerationRequest & { maxOutputTokens: number }, extra: PreparedGeneration['providerOptions'], choice: number, promptTokens: number): CallRun {
+  #call(model: CatalogueEntry, request: GenerationRequest & { maxOutputTokens: number }, extra: PreparedGeneration['providerOptions'], choice: number, promptTokens: () => number, whole: boolean): CallRun {
     const timeout = AbortSignal.timeout(this.#config.timeoutMs);
     // Stopped when the generation's reader stopped reading the other choices' events (merge).
     const stopped = new AbortController();
@@ -379,7 +414,7 @@ export class Engine {
         return { type: 'tool-call-start', choice, index: calls.size - 1, id, name };
       };
       try {
-        const { stream } = await withRetries(() => languageModel.doStream(options), maxRetries, signal);
+        const stream = whole ? wholeAnswerParts(await withRetries(() => languageModel.doGenerate(options), maxRetries, signal)) : (await withRetries(() => languageModel.doStream(options), maxRetries, signal)).stream;
         for await (const part of stream) {
           if (part.type === 'text-delta') {
             if (part.delta === '') continue;
@@ -413,7 +448,7 @@ export class Engine {
             const { inputTokens, outputTokens } = part.usage;
             if (inputTokens.total !== undefined || outputTokens.total !== undefined) {
               reported = {
-                inputTokens: inputTokens.total ?? promptTokens,
+                inputTokens: inputTokens.total ?? promptTokens(),
                 cachedInputTokens: inputTokens.cacheRead ?? 0,
                 outputTokens: outputTokens.total ?? countTokens(generated),
               };
@@ -441,7 +476,7 @@ export class Engine {
       stop: () => stopped.abort(),
       // What the provider reported; else, for a call cut short, the prompt and what was generated, counted here. A call
       // never made, or that the provider refused before it generated anything, costs nothing.
-      usage: () => reported ?? (started && !refused ? { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }),
+      usage: () => reported ?? (started && !refused ? { inputTokens: promptTokens(), cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }),
     };
   }
 }
@@ -452,8 +487,20 @@ const FALLBACK_CODES = new Set(['upstream_rate_limited', 'upstream_unavailable']
 /** A model of a generation, with what it leaves for the answer. */
 interface Candidate {
   model: CatalogueEntry;
-  promptTokens: number;
+  /** Counted when first asked (#fit). */
+  promptTokens: () => number;
   maxOutputTokens: number;
+}
+
+/** A whole answer (`doGenerate`) as the stream parts its stream would have had: its text, its tool calls, its end. */
+function wholeAnswerParts(result: LanguageModelV4GenerateResult): LanguageModelV4StreamPart[] {
+  const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: result.warnings }];
+  for (const part of result.content) {
+    if (part.type === 'text') parts.push({ type: 'text-delta', id: '0', delta: part.text });
+    else if (part.type === 'tool-call') parts.push(part);
+  }
+  parts.push({ type: 'finish', usage: result.usage, finishReason: result.finishReason });
+  return parts;
 }
 
 interface CallRun {

@@ -1,13 +1,14 @@
 // The usage rows of provider calls (`usage_records`, what GET /v1/usage sums and prices), one a call that reached
 // the provider, written when the call ends whatever happened, and counted in the metrics (GET /metrics) alike. An answer is not withheld for its bookkeeping: a row
 // that cannot be written is logged with what it held.
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Metrics } from '../../platform/metrics.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
+import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { TokenUsage, UsageFeature } from './generation.ts';
 
 /** Whose calls they were. */
@@ -19,6 +20,9 @@ export interface UsageOwner {
   feature: UsageFeature;
   now: Date;
 }
+
+type UsageRow = Insertable<Database['usage_records']>;
+const insertUsageRow = preparedQuery<UsageRow & Record<string, unknown>, never>((db, row) => db.insertInto('usage_records').values(row));
 
 /** Writes a row for each call that used tokens (a call refused before the provider costs nothing and is not a call). */
 export async function recordUsage(
@@ -49,7 +53,9 @@ export async function recordUsage(
     metrics.usage(owner.feature, model.id, { inputTokens: row.input_tokens, cachedInputTokens: row.cached_input_tokens, outputTokens: row.output_tokens }, row.cost_usd);
   }
   try {
-    await db.insertInto('usage_records').values(rows).execute();
+    // One call's row (the common case) through the prepared insert; several choices' rows in one statement.
+    if (rows.length === 1) await insertUsageRow(db, rows[0]!);
+    else await db.insertInto('usage_records').values(rows).execute();
   } catch (error) {
     logger.error({ err: error, usage: rows }, 'the usage of a model call could not be recorded');
   }

@@ -14,6 +14,7 @@ import { newId } from '../../platform/ids.ts';
 import { Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
+import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { Admission, EngineMiddleware, ModelCall } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
 import { presentSpendLimit } from './presenters.ts';
@@ -71,12 +72,14 @@ async function sendNotices(db: Kysely<Database>, call: Pick<ModelCall, 'workspac
   }
 }
 
+const limitsOfCallPrepared = preparedQuery((db, call: { workspaceId: string; apiKeyId: string | null; projectId: string | null }) => limitsOfCall(db, call));
+
 export function spendLimitMiddleware(db: Kysely<Database>): EngineMiddleware {
   return {
     name: 'spend-limits',
     async admit(call): Promise<Admission | null> {
-      // The common case, a workspace without limits: one indexed read, no transaction.
-      const limits = await limitsOfCall(db, call).execute();
+      // The common case, a workspace without limits: one indexed read (compiled once), no transaction.
+      const limits = await limitsOfCallPrepared(db, { workspaceId: call.workspaceId, apiKeyId: call.apiKeyId, projectId: call.projectId });
       if (limits.length === 0) return null;
       const reservationId = newId('rsv', call.now);
       const refused = await db.transaction().execute(async (trx) => {
