@@ -71,6 +71,20 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     expect((await complete({ model: 'sandbox-writer', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: MESSAGE }] })).body.choices[0].message.content).toBe(content);
   });
 
+  test('text that spells a special token of the encoding (<|endoftext|>) is counted as text, streamed or not', async () => {
+    const content = 'Summarise this log line: <|endoftext|> then <|im_start|>user, as written.';
+    const answer = await complete({ model: 'sandbox-writer', messages: [{ role: 'user', content }] });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.usage.prompt_tokens).toBeGreaterThan(10);
+    const streamed = await complete({ model: 'sandbox-writer', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content }] });
+    expect(streamed.status, streamed.text).toBe(200);
+    const usage = events(streamed.text)
+      .filter((data) => data !== '[DONE]')
+      .map((data) => JSON.parse(data) as { usage?: { prompt_tokens: number } | null })
+      .find((chunk) => chunk.usage);
+    expect(usage?.usage?.prompt_tokens).toBe(answer.body.usage.prompt_tokens);
+  });
+
   test('n choices differ (the key terms rotate), each billed; a seed picks the rotation', async () => {
     const answer = await complete({ model: 'sandbox-writer', messages: [{ role: 'user', content: MESSAGE }], n: 3 });
     expect(answer.status, answer.text).toBe(200);

@@ -14,7 +14,10 @@ let o200k: Encoding | undefined;
 function encoding(): Encoding {
   return (o200k ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as Encoding);
 }
-const encode = (text: string) => encoding().encode(text);
+// Text that spells a special token (`<|endoftext|>`) is a user's text, counted as the characters it is: the
+// encoding's default refuses it with an error.
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+const encode = (text: string) => encoding().encode(text, AS_TEXT);
 const decode = (tokens: number[]) => encoding().decode(tokens);
 
 export function countTokens(text: string): number {
