@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { components } from '../../../generated/openapi.ts';
 import type { AuditOrigin } from '../../platform/audit.ts';
 import type { Metrics, ProviderOutcome } from '../../platform/metrics.ts';
+import { providerSpan } from '../../platform/telemetry.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
@@ -571,9 +572,14 @@ export class Engine {
     const maxRetries = request.maxRetries ?? this.#config.maxRetries;
     const logger = this.#logger;
     const metrics = this.#metrics;
+    // What the call used: what the provider reported; else, for a call cut short, the prompt and what was generated,
+    // counted here. A call never made, or that the provider refused before it generated anything, costs nothing.
+    const usage = (): TokenUsage =>
+      reported ?? (started && !refused ? { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 });
     const events = (async function* (): AsyncGenerator<GenerationEvent> {
       started = true;
       const startedAt = performance.now();
+      const span = providerSpan({ operation: 'chat', provider: model.provider, model: model.id, maxTokens: request.maxOutputTokens, temperature: request.temperature });
       let firstTokenSeen = false;
       /** The first text or tool call of the call: its time to first token. */
       const firstToken = () => {
@@ -629,7 +635,11 @@ export class Engine {
                 outputTokens: outputTokens.total ?? countTokens(generated),
               };
             }
-            yield { type: 'finish', choice, finishReason: finishReasonOf(part.finishReason.unified, calls.size > 0) };
+            const finishReason = finishReasonOf(part.finishReason.unified, calls.size > 0);
+            span.finishReason(finishReason);
+            yield { type: 'finish', choice, finishReason };
+          } else if (part.type === 'response-metadata' && part.modelId) {
+            span.responseModel(part.modelId);
           } else if (part.type === 'error') {
             throw part.error;
           } else if (part.type === 'stream-start' && part.warnings.length > 0) {
@@ -642,17 +652,17 @@ export class Engine {
         refused = generated === '';
         const problem = error instanceof Problem ? error : upstreamProblem(error, model, timeout.aborted);
         outcome = providerOutcome(problem, timeout.aborted);
+        span.fail(problem, problem.code);
         throw problem;
       } finally {
         metrics.providerCall(model.id, model.provider, outcome, (performance.now() - startedAt) / 1000);
+        span.end(() => ({ usage: usage(), costUsd: priceOf(model, usage()) }));
       }
     })();
     return {
       events,
       stop: () => stopped.abort(),
-      // What the provider reported; else, for a call cut short, the prompt and what was generated, counted here. A call
-      // never made, or that the provider refused before it generated anything, costs nothing.
-      usage: () => reported ?? (started && !refused ? { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }),
+      usage,
     };
   }
 }
