@@ -85,8 +85,9 @@ export class WorkflowRuntime {
     const url = config.databaseUrl;
     this.#backend = await this.#connect(url);
     this.#client = new OpenWorkflow({ backend: this.#backend });
-    // One span per execution of a run (a replay after a wait or a crash is another), its steps' spans within it.
-    this.#client.implementWorkflow(RUN, ({ input, step }) => inSpan('workflow run', SpanKind.INTERNAL, { 'content_service.workflow_run.id': input.runId }, () => this.#execute(input.runId, step), { root: true, parked }));
+    // One span per execution of a run (a replay after a wait or a crash is another), its steps' spans within it; the
+    // parent is openworkflow's own span of the execution (it traces through the same OpenTelemetry API).
+    this.#client.implementWorkflow(RUN, ({ input, step }) => inSpan('workflow run', SpanKind.INTERNAL, { 'content_service.workflow_run.id': input.runId }, () => this.#execute(input.runId, step), { parked }));
     if (config.webhooksWorker) {
       this.#worker = this.#client.newWorker({ concurrency: config.workflowConcurrency });
       await this.#worker.start();
