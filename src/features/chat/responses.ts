@@ -23,6 +23,7 @@ import { IMAGE_LIMITS, readImage } from '../engine/images.ts';
 import type { CatalogueEntry } from '../engine/catalogue.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
 import { imagePlaceholder, replayedMessage, THREAD_LIMIT, threadFull, threadsOf, wireToolCalls } from './threads.ts';
+import { projectFallbacks } from '../projects/index.ts';
 
 type Schemas = components['schemas'];
 type Request = Schemas['ResponseCreateRequest'];
@@ -472,6 +473,10 @@ export const responseHandlers = {
 
     const voiceId = body.voice_id ?? null;
     const instructions = body.instructions ?? null;
+    const projectId = body.project_id ?? null;
+    // The project's fallback models when the request names none.
+    const projectDefaults = projectId ? await projectFallbacks(db, workspaceId, projectId) : [];
+    const fallbackModels = body.models ?? (projectDefaults.length > 0 ? projectDefaults : undefined);
     const generation: GenerationRequest = {
       workspaceId,
       apiKeyId: context.caller.apiKey.id,
@@ -479,7 +484,8 @@ export const responseHandlers = {
       origin: byRequest(context),
       feature: 'chat',
       model: model.id,
-      ...(body.models ? { fallbackModels: body.models } : {}),
+      ...(fallbackModels ? { fallbackModels, fallbackModelsDefault: !body.models } : {}),
+      projectId,
       messages: mergeTurns([...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...history, ...messages.map((m) => m.engine)]),
       voiceId,
       maxOutputTokens: body.max_output_tokens ?? null,

@@ -75,6 +75,11 @@ export interface GenerationRequest {
    * "Fallbacks" in docs/engine.md). With any, the first event names the model that answers.
    */
   fallbackModels?: string[];
+  /**
+   * The fallback models are a default (a project's), not the request's own: one that cannot serve this request (the
+   * request's model, a capability missing, too small, no longer in the catalogue) is left out instead of refused.
+   */
+  fallbackModelsDefault?: boolean;
   messages: EngineMessage[];
   voiceId?: string | null;
   /** The project the output is for (its compliance rules apply too); null for none. */
@@ -339,7 +344,17 @@ export class Engine {
       const choices = Array.from({ length: n }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens));
       events = this.#withUsage(model, request, choices, admissions);
     } else {
-      const candidates = [first, ...fallbacks.map((id, i) => this.#fallback(id, i, request, messages))];
+      const candidates = [
+        first,
+        ...fallbacks.flatMap((id, i) => {
+          try {
+            return [this.#fallback(id, i, request, messages)];
+          } catch (error) {
+            if (request.fallbackModelsDefault) return [];
+            throw error;
+          }
+        }),
+      ];
       events = this.#withFallbacks(candidates, generation);
     }
     try {
