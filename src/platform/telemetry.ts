@@ -260,13 +260,14 @@ export function failSpan(span: Span, error: unknown, type?: string): void {
 /**
  * A Kysely log hook that makes a span of every query (the database's `db.system.name`, the query's summary as its
  * name and `db.query.summary`, the statement with its placeholders as `db.query.text`: never a bound value). It runs
- * when the query has ended, in the caller's context, so the span is the child of the request, job or step that ran it.
- * Undefined without tracing: no hook is installed.
+ * when the query has ended, in the caller's context, so the span is the child of the request, job, delivery or step
+ * that ran it. A query outside those (the workers' polls, migrations, retention, a request log batch) makes none: a
+ * trace per poll would bury the traces worth reading. Undefined without tracing: no hook is installed.
  */
 export function querySpans(system: 'sqlite' | 'postgresql'): ((event: LogEvent) => void) | undefined {
   if (!tracing) return undefined;
   return (event) => {
-    if (!tracing) return;
+    if (!tracing || !trace.getSpan(context.active())?.isRecording()) return;
     const endTime = performance.timeOrigin + performance.now();
     const { summary, operation, collection } = summarize(event.query.sql);
     const attributes: Attributes = { [ATTR_DB_SYSTEM_NAME]: system, 'db.system': system, [ATTR_DB_QUERY_SUMMARY]: summary, [ATTR_DB_QUERY_TEXT]: event.query.sql.slice(0, 2000) };

@@ -259,6 +259,8 @@ describe('traces over OTLP/HTTP', () => {
         all.some((span) => span.name.startsWith('job ') && span.status?.code !== 2) &&
         all.some((span) => span.name === 'workflow step draft'),
     );
+    // A query outside a request, a job, a delivery or a step (a worker's poll) makes no trace of its own.
+    expect(spans.filter((span) => attributes(span)['db.system.name'] && !span.parentSpanId).map((span) => span.name)).toEqual([]);
     // The job: a root span named after its kind, its provider call (embeddings) within it.
     const job = spans.find((span) => span.name.startsWith('job '))!;
     expect(job.parentSpanId ?? '').toBe('');
