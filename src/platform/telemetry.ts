@@ -170,7 +170,10 @@ function sampler(env: Readonly<Record<string, string | undefined>>): Sampler {
  */
 export function traceRequests() {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (!tracing) return next();
+    if (!tracing) {
+      next();
+      return;
+    }
     const parent = propagation.extract(context.active(), req.headers);
     const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: req.method, [ATTR_URL_PATH]: req.path, [ATTR_URL_SCHEME]: req.protocol } }, parent);
     const { traceId, spanId, traceFlags } = span.spanContext();
@@ -321,8 +324,12 @@ export function providerSpan(call: { operation: 'chat' | 'embeddings'; provider:
   let answeredBy = call.model;
   let ended = false;
   return {
-    responseModel: (model) => void (answeredBy = model),
-    finishReason: (reason) => void reasons.push(reason),
+    responseModel(model) {
+      answeredBy = model;
+    },
+    finishReason(reason) {
+      reasons.push(reason);
+    },
     fail: (error, type) => failSpan(span, error, type),
     end(used) {
       if (ended) return;
