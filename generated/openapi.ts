@@ -255,7 +255,9 @@ export type paths = {
          *     voice or an unknown one is `404 not_found` with the pointer `/default_voice_id`, as for the `voice_id` of a
          *     document or a chatbot. `default_model` must be a model of the catalogue (`GET /v1/models`): an unknown one is
          *     `404 model_not_found` with the pointer `/default_model`. A model whose provider is not configured on this server is
-         *     accepted; what uses it answers `422 model_unavailable` until it is.
+         *     accepted; what uses it answers `422 model_unavailable` until it is. `fallback_models` are checked the same way at
+         *     `/fallback_models/<i>` (an embedding model is `422 validation_failed`); they apply to the chat completions and
+         *     responses that name the project in `project_id` and no `models` of their own.
          */
         post: operations["createProject"];
         delete?: never;
@@ -295,7 +297,8 @@ export type paths = {
          *     (`409 project_name_taken`); renaming a project to its own name in another case is allowed. New defaults apply to
          *     what is created in the project from now on; nothing created before changes. A `default_voice_id` that is not a
          *     voice of the workspace is `404 not_found` with the pointer `/default_voice_id`; a `default_model` that is not in the
-         *     catalogue is `404 model_not_found` with the pointer `/default_model`.
+         *     catalogue is `404 model_not_found` with the pointer `/default_model`, and a `fallback_models` entry likewise at
+         *     `/fallback_models/<i>`. `fallback_models` replaces the whole list (`[]` clears it).
          */
         patch: operations["updateProject"];
         trace?: never;
@@ -3121,6 +3124,22 @@ export type components = {
          */
         ProjectDefaultModel: string | null;
         /**
+         * ProjectFallbackModels
+         * @description The fallback models of the project's chat completions and responses (requests that name the project in
+         *     `project_id`) when a request gives no `models` of its own: tried in order after the request's `model` as `models`
+         *     is (see `FallbackModels`), on a rate limit or an outage before the first token. Each is an `id` of `GET /v1/models`
+         *     with the `chat` capability: one not in the catalogue is `404 model_not_found`, an embedding model `422
+         *     validation_failed`, at `/fallback_models/<i>`. One whose provider is not configured here is taken (configuring it
+         *     later makes it work; until then it is skipped). At use, a default that cannot serve a request (it is the request's
+         *     `model`, lacks a capability the request needs, or is too small for it) is left out rather than refused, and the
+         *     list does not apply with `n` over 1. `[]`: no default.
+         * @example [
+         *       "claude-haiku-4-5",
+         *       "gpt-4o-mini"
+         *     ]
+         */
+        ProjectFallbackModels: string[];
+        /**
          * Metadata
          * @description Up to 20 string key-value pairs of your own (keys up to 40 characters, values up to 500), returned as given.
          * @example {
@@ -3147,6 +3166,7 @@ export type components = {
             description: components["schemas"]["ProjectDescription"];
             default_voice_id: components["schemas"]["ProjectDefaultVoiceId"];
             default_model: components["schemas"]["ProjectDefaultModel"];
+            fallback_models: components["schemas"]["ProjectFallbackModels"];
             metadata: components["schemas"]["Metadata"];
             /** @description When the project was created. */
             created_at: components["schemas"]["Timestamp"];
@@ -3171,12 +3191,13 @@ export type components = {
             description?: components["schemas"]["ProjectDescription"];
             default_voice_id?: components["schemas"]["ProjectDefaultVoiceId"];
             default_model?: components["schemas"]["ProjectDefaultModel"];
+            fallback_models?: components["schemas"]["ProjectFallbackModels"];
             metadata?: components["schemas"]["Metadata"];
         };
         /**
          * ProjectUpdateRequest
          * @description The fields to change; at least one. The others keep their values. `null` clears `description`, `default_voice_id`
-         *     or `default_model`; `metadata` replaces the whole map (send `{}` to clear it). Changing a default does not change
+         *     or `default_model`; `metadata` and `fallback_models` replace the whole map or list (send `{}` or `[]` to clear them). Changing a default does not change
          *     what was created in the project before.
          */
         ProjectUpdateRequest: {
@@ -3184,6 +3205,7 @@ export type components = {
             description?: components["schemas"]["ProjectDescription"];
             default_voice_id?: components["schemas"]["ProjectDefaultVoiceId"];
             default_model?: components["schemas"]["ProjectDefaultModel"];
+            fallback_models?: components["schemas"]["ProjectFallbackModels"];
             metadata?: components["schemas"]["Metadata"];
         };
         /**
@@ -3746,13 +3768,23 @@ export type components = {
          *     on this server is skipped (listed in `models_tried` with `model_unavailable`). A failure after the first token is
          *     never retried: what was streamed is the client's. A `4xx` of the provider (`upstream_error`) or a
          *     `policy_violation` does not fall back either. Not with `n` over 1. The answer's `model`, and its usage, name the
-         *     model that answered.
+         *     model that answered. Without `models`, the `fallback_models` of the request's project (`project_id`) apply, if it
+         *     has any.
          * @example [
          *       "claude-haiku-4-5",
          *       "sandbox-writer"
          *     ]
          */
         FallbackModels: string[];
+        /**
+         * CallProjectId
+         * @description Extension. The project (`prj_…`) of the workspace this call is for: its usage is recorded under the project
+         *     (`GET /v1/usage?project_id=…`), the project's spend limits apply to it, and the project's `fallback_models` are
+         *     tried when the request names no `models`. A project that is not the workspace's is a `404 not_found` at
+         *     `/project_id`.
+         * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
+         */
+        CallProjectId: string | null;
         /**
          * ChatCompletionContentPartText
          * @description A text part of a message's content.
@@ -4131,6 +4163,7 @@ export type components = {
              */
             model: string;
             models?: components["schemas"]["FallbackModels"];
+            project_id?: components["schemas"]["CallProjectId"];
             /**
              * @description The conversation so far, oldest first. With `thread_id`, only the new turn: the thread's saved messages are put
              *     before these ones.
@@ -4342,7 +4375,8 @@ export type components = {
         };
         /**
          * ModelsTried
-         * @description Extension. Present when the request named fallback `models`: the models tried before the one that answered
+         * @description Extension. Present when fallback models were in play (the request's `models`, or the `fallback_models` of the
+         *     project in `project_id` when it named none): the models tried before the one that answered
          *     (`model`), in order, each with the problem it failed with; empty when `model` answered at once.
          */
         ModelsTried: components["schemas"]["ModelTried"][];
@@ -5252,6 +5286,7 @@ export type components = {
             truncation?: "disabled" | null;
             /** @description Accepted only empty; no additional output data is offered. */
             include?: string[] | null;
+            project_id?: components["schemas"]["CallProjectId"];
             /**
              * @description A brand voice (`voc_…`) of the workspace to write in; its guidelines become a system instruction.
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
@@ -11404,7 +11439,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The project (on update), or the voice named by `default_voice_id`, does not exist in the key's workspace (`not_found`; for the voice with the pointer `/default_voice_id`). A resource of another workspace is reported the same way. A `default_model` that is not in the model catalogue is `model_not_found` with the pointer `/default_model`. */
+        /** @description The project (on update), or the voice named by `default_voice_id`, does not exist in the key's workspace (`not_found`; for the voice with the pointer `/default_voice_id`). A resource of another workspace is reported the same way. A `default_model` or a `fallback_models` entry that is not in the model catalogue is `model_not_found` with the pointer `/default_model` or `/fallback_models/<i>`. */
         ProjectReferenceNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -11476,7 +11511,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description The `model` is not in the catalogue of this region (`model_not_found`), or the `thread_id` or `voice_id` does not exist in the key's workspace (`not_found`). */
+        /** @description The `model` is not in the catalogue of this region (`model_not_found`), or the `thread_id`, `voice_id` or `project_id` does not exist in the key's workspace (`not_found`). */
         ChatNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -11682,7 +11717,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The `model` is not in the catalogue of this region (`model_not_found`), or the `previous_response_id` (unknown, deleted, or created with `store: false`), an `item_reference`, or the `voice_id` does not exist in the key's workspace (`not_found`). */
+        /** @description The `model` is not in the catalogue of this region (`model_not_found`), or the `previous_response_id` (unknown, deleted, or created with `store: false`), an `item_reference`, the `voice_id` or the `project_id` does not exist in the key's workspace (`not_found`). */
         ResponsesNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

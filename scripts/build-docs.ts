@@ -21,6 +21,7 @@ const guides: Array<{ name: string; title: string; source?: string }> = [
   { name: 'documents', title: 'Documents' },
   { name: 'chatbots', title: 'Add a chatbot to your site' },
   { name: 'workflows', title: 'Write a workflow' },
+  { name: 'operate', title: 'Operate content-service' },
   // What changed in the contract, written by `npm run contract:publish`.
   { name: 'changelog', title: 'Changelog', source: join(root, 'docs', 'changelog.md') },
 ];

@@ -17,6 +17,7 @@ import { metricsEndpoint } from './platform/metrics.ts';
 import { bindOperation, type OperationHandler } from './platform/operations.ts';
 import { Problem } from './platform/problems.ts';
 import { rateLimit } from './platform/rate-limit.ts';
+import { traceRequests } from './platform/telemetry.ts';
 import { yamlBody } from './platform/yaml-body.ts';
 import { resolveOperation } from './platform/routes.ts';
 import { contractValidator } from './platform/validation.ts';
@@ -89,6 +90,7 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
     });
     next();
   });
+  app.use(traceRequests());
   app.use(accessLog(platform.logger));
   app.use(cors);
   // The operators' endpoint (Prometheus), outside the contract; without METRICS_TOKEN it passes on to the 404.

@@ -23,6 +23,7 @@ import type { KeyCacheOfPlatform } from './platform/auth.ts';
 import { KeyCache } from './platform/key-cache.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
 import { startRetention } from './platform/retention.ts';
+import { startTelemetry } from './platform/telemetry.ts';
 import { migrate, openStorage } from './storage/database.ts';
 
 export interface RunningServer {
@@ -51,6 +52,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const providers = engineProviders(config);
   const logger = options.logger ?? createLogger(config.logLevel);
   const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
+  // Before the storage: its queries are spans when traces are exported.
+  const telemetry = startTelemetry(config.environment, logger);
   const storage = openStorage(config.databaseUrl, {
     onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
     wrapDialect: (dialect) => keyCache.wrapDialect(dialect),
@@ -135,6 +138,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await rateLimitStore.close();
       await stopWatchingKeys();
       await storage.close();
+      // Last: the spans of everything above (the workers' last attempts, the final queries) go out with it.
+      await telemetry.shutdown();
     })());
 
   return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides: options.handlerOverrides, workers, close };

@@ -7,6 +7,7 @@ import { systemClock } from './platform/clock.ts';
 import { createLogger } from './platform/logging.ts';
 import { Metrics } from './platform/metrics.ts';
 import { stopOnSignals } from './platform/signals.ts';
+import { startTelemetry } from './platform/telemetry.ts';
 import { startWorkers } from './platform/workers.ts';
 import { createEngine, engineProviders } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
@@ -15,6 +16,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const providers = engineProviders(config);
   const logger = createLogger(config.logLevel);
+  // Before the storage: its queries are spans when traces are exported.
+  const telemetry = startTelemetry(config.environment, logger);
   const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
   await migrate(storage.db, features);
   // Recorded but not served: a worker process has no HTTP port (its deliveries and provider calls are not scraped).
@@ -30,6 +33,7 @@ async function main(): Promise<void> {
     clearInterval(keepAlive);
     await Promise.all([...workers.values()].map((worker) => worker.stop()));
     await storage.close();
+    await telemetry.shutdown();
   });
 }
 

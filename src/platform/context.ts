@@ -104,6 +104,8 @@ export interface RequestLocals {
   receivedAt: Date;
   startedAt: bigint;
   requestId: string;
+  /** The trace of the request's span, when traces are exported (src/platform/telemetry.ts). */
+  traceId?: string;
   /** The operation routing resolved; unset for 404/405. */
   operationId?: OperationId;
   /** Its path parameters by name, as sent (percent-encoded): the contract validator refuses a malformed one first. */

@@ -70,8 +70,10 @@ export function accessLog(logger: Logger) {
       const level = accessLogLevel(status);
       if (!logger.isLevelEnabled(level)) return;
       const access = accessRecord(req, res);
+      // The trace's id (when traces are exported) under the name log tooling joins logs and traces on.
+      const traced = locals(res).traceId === undefined ? { access } : { access, trace_id: locals(res).traceId };
       // A failure of ours carries an error, so that log tooling counts it as one; a 501 is an answer, not a failure.
-      const fields = level === 'error' ? { access, err: new Error(`failed with status code ${status}`) } : { access };
+      const fields = level === 'error' ? { ...traced, err: new Error(`failed with status code ${status}`) } : traced;
       logger[level](fields, `${req.method} ${req.path} ${status}`);
     };
     res.once('finish', done);

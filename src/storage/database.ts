@@ -6,6 +6,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { Kysely, type Dialect, Migrator, type Migration, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { collectMigrations, type Feature } from '../platform/feature.ts';
+import { querySpans } from '../platform/telemetry.ts';
 import { platform } from './migrations/001_platform.ts';
 import { jobs } from './migrations/005_jobs.ts';
 import { keyChanges } from './migrations/016_key_changes.ts';
@@ -47,18 +48,19 @@ export interface StorageOptions {
   wrapDialect?: (dialect: Dialect) => Dialect;
 }
 
+/** Opens the database; when traces are exported (startTelemetry ran before), every query is a span. */
 export function openStorage(url: string, options: StorageOptions = {}): Storage {
   const wrap = options.wrapDialect ?? ((dialect: Dialect) => dialect);
   if (url.startsWith('sqlite:')) {
     const database = openSqlite(url.slice('sqlite:'.length));
-    const db = new Kysely<Database>({ dialect: wrap(new SqliteDialect({ database })) });
+    const db = new Kysely<Database>({ dialect: wrap(new SqliteDialect({ database })), log: querySpans('sqlite') });
     return { db, kind: 'sqlite', ping: () => ping(db), close: () => db.destroy(), dataVersion: database.dataVersion };
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   // Without a listener, an error on an idle connection (PostgreSQL restarted, the connection terminated by an
   // administrator) is an unhandled 'error' event that kills the process. The pool drops that connection by itself.
   pool.on('error', (error) => options.onIdleError?.(error));
-  const db = new Kysely<Database>({ dialect: wrap(new PostgresDialect({ pool })) });
+  const db = new Kysely<Database>({ dialect: wrap(new PostgresDialect({ pool })), log: querySpans('postgresql') });
   const close = async () => {
     // pool.end() resolves when it has asked its connections to end, not when they have: wait for each to be gone, so
     // that after close() nothing of ours is connected (dropping the database right after close() must not hit us).

@@ -2,6 +2,7 @@
 // operations (webhooks included), the AsyncAPI page shows every event message, and the chat, brand voices and
 // documents guides render.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -242,6 +243,24 @@ describe.skipIf(!hasChromium)('the workflows guide', () => {
     for (const shown of ['type: approval', 'Content-Type: application/yaml', 'invalid_workflow_definition', 'approval_url', 'workflow.run.completed', 'WORKFLOW_CONCURRENCY']) {
       expect(text, shown).toContain(shown);
     }
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
+
+describe.skipIf(!hasChromium)('the operate guide', () => {
+  test('is in the portal: limits, fallbacks, traces and every metric the server registers', async () => {
+    const { page, failedRequests } = await open('operate.html');
+    expect(await page.locator('h1').innerText()).toBe('Operate content-service');
+    for (const heading of ['Spend limits', 'Fallbacks', 'Traces', 'Metrics']) expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    const text = await page.locator('main').innerText();
+    for (const shown of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'traceresponse', 'gen_ai.usage.input_tokens', 'fallback_models', 'spend_limit_reached', 'histogram_quantile']) expect(text, shown).toContain(shown);
+    // The list of metrics is Grafana's reference: every metric the platform and the features register is in it.
+    const sources = ['src/platform/metrics.ts', 'src/features/webhooks/index.ts', 'src/features/workflows/index.ts'].map((file) => readFileSync(join(projectRoot, file), 'utf8')).join('\n');
+    const names = [...sources.matchAll(/name: `\$\{PREFIX\}(\w+)`/g), ...sources.matchAll(/name: '(\w+)',\n\s+help:/g)].map((match) => `content_service_${match[1]}`);
+    expect(names.length).toBeGreaterThanOrEqual(12);
+    for (const name of names) expect(text, name).toContain(name);
+    expect(await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')))).toEqual(navigationOf('operate.html'));
     expect(failedRequests).toEqual([]);
     await page.close();
   });

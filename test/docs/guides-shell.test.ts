@@ -106,6 +106,14 @@ const guides: Guide[] = [
     ],
   },
   {
+    name: 'operate',
+    checks: [
+      { phrase: 'jq \'{id, amount_usd, spent_usd, resets_at}\'', check: ({ stdout }) => expect(JSON.parse(stdout)).toMatchObject({ id: expect.stringMatching(/^lim_/), amount_usd: 50, spent_usd: 0 }) },
+      { phrase: '"models": ["sandbox-echo"]', check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }) },
+      { phrase: '\"project_id\"', check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }) },
+    ],
+  },
+  {
     name: 'workflows',
     // "Save this as release.yaml": the guide's definition.
     files: () => ({ 'release.yaml': /```yaml\n([\s\S]*?)```/.exec(read('docs', 'guides', 'workflows.md'))![1]! }),

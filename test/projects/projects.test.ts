@@ -69,6 +69,7 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
       description: null,
       default_voice_id: null,
       default_model: null,
+      fallback_models: [],
       metadata: {},
       created_at: clock.now().toISOString(),
       updated_at: clock.now().toISOString(),

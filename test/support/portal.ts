@@ -10,6 +10,7 @@ export const PORTAL_NAVIGATION = [
   'documents.html',
   'chatbots.html',
   'workflows.html',
+  'operate.html',
   'changelog.html',
 ];
 

@@ -9,6 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
 import { byRequest } from '../../platform/audit.ts';
 import { type EngineContentPart, type EngineMessage, type EngineTool, type EngineToolCall, type EngineToolChoice, type GenerationRequest, type TokenUsage, IMAGE_LIMITS, readImage, type CatalogueEntry } from '../engine/index.ts';
+import { projectFallbacks } from '../projects/index.ts';
 import { imagePlaceholder, replayedMessage, saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, wireToolCalls, type Exchange, type SavedMessage } from './threads.ts';
 
 type Schemas = components['schemas'];
@@ -167,6 +168,10 @@ export const completionHandlers = {
     const images = new Map<string, EngineContentPart>(found.map(({ i, j }, n) => [`${i}/${j}`, read[n]!]));
     const messages: SavedMessage[] = body.messages.map(savedMessage);
     const voiceId = body.voice_id ?? null;
+    const projectId = body.project_id ?? null;
+    // The project's fallback models when the request names none (not with n over 1: a choice each from another model).
+    const projectDefaults = projectId ? await projectFallbacks(context.platform.db, workspaceId, projectId) : [];
+    const fallbackModels = body.models ?? ((body.n ?? 1) === 1 && projectDefaults.length > 0 ? projectDefaults : undefined);
     const generation: GenerationRequest = {
       workspaceId,
       apiKeyId: context.caller.apiKey.id,
@@ -174,7 +179,8 @@ export const completionHandlers = {
       origin: byRequest(context),
       feature: 'chat',
       model: model.id,
-      ...(body.models ? { fallbackModels: body.models } : {}),
+      ...(fallbackModels ? { fallbackModels, fallbackModelsDefault: !body.models } : {}),
+      projectId,
       messages: [...history, ...body.messages.map((message, i) => engineMessage(message, images, i))],
       voiceId,
       maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? null,

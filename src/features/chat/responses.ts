@@ -21,6 +21,7 @@ import { recordEvent } from '../webhooks/index.ts';
 import { type EngineContentPart, type EngineMessage, type EngineTool, type EngineToolCall, type EngineToolChoice, type FinishReason, type GenerationRequest, type ModelTried, type TokenUsage, IMAGE_LIMITS, readImage, type CatalogueEntry } from '../engine/index.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
 import { imagePlaceholder, replayedMessage, THREAD_LIMIT, threadFull, threadsOf, wireToolCalls } from './threads.ts';
+import { projectFallbacks } from '../projects/index.ts';
 
 type Schemas = components['schemas'];
 type Request = Schemas['ResponseCreateRequest'];
@@ -470,6 +471,10 @@ export const responseHandlers = {
 
     const voiceId = body.voice_id ?? null;
     const instructions = body.instructions ?? null;
+    const projectId = body.project_id ?? null;
+    // The project's fallback models when the request names none.
+    const projectDefaults = projectId ? await projectFallbacks(db, workspaceId, projectId) : [];
+    const fallbackModels = body.models ?? (projectDefaults.length > 0 ? projectDefaults : undefined);
     const generation: GenerationRequest = {
       workspaceId,
       apiKeyId: context.caller.apiKey.id,
@@ -477,7 +482,8 @@ export const responseHandlers = {
       origin: byRequest(context),
       feature: 'chat',
       model: model.id,
-      ...(body.models ? { fallbackModels: body.models } : {}),
+      ...(fallbackModels ? { fallbackModels, fallbackModelsDefault: !body.models } : {}),
+      projectId,
       messages: mergeTurns([...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...history, ...messages.map((m) => m.engine)]),
       voiceId,
       maxOutputTokens: body.max_output_tokens ?? null,

@@ -8,6 +8,7 @@ import type { EmbeddingModelV4 } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../platform/metrics.ts';
+import { providerSpan } from '../../platform/telemetry.ts';
 import { validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
@@ -108,14 +109,21 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
       let result: Awaited<ReturnType<EmbeddingModelV4['doEmbed']>>;
       const startedAt = performance.now();
       const seconds = () => (performance.now() - startedAt) / 1000;
+      const span = providerSpan({ operation: 'embeddings', provider: model.provider, model: model.id });
       try {
         result = await withRetries(() => embeddingModel.doEmbed({ values, dimensions, abortSignal: signal }), services.config.maxRetries, signal);
       } catch (error) {
         const problem = upstreamProblem(error, model, timeout.aborted);
         services.metrics.providerCall(model.id, model.provider, request.signal.aborted ? 'aborted' : providerOutcome(problem, timeout.aborted), seconds());
+        span.fail(problem, problem.code);
+        span.end(() => ({ usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, costUsd: 0 }));
         throw problem;
       }
       services.metrics.providerCall(model.id, model.provider, 'ok', seconds());
+      span.end(() => {
+        const used = { inputTokens: result.usage?.tokens ?? batch.tokens, cachedInputTokens: 0, outputTokens: 0 };
+        return { usage: used, costUsd: priceOf(model, used) };
+      });
       if (result.embeddings.length !== values.length) {
         throw upstreamProblem(new Error(`it answered ${result.embeddings.length} embeddings for ${values.length} inputs`), model, false);
       }

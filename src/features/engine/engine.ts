@@ -14,6 +14,7 @@ import type { EmbeddingModelV4, JSONValue, LanguageModelV4, LanguageModelV4CallO
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Metrics, ProviderOutcome } from '../../platform/metrics.ts';
+import { providerSpan } from '../../platform/telemetry.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import { checkCapabilities, missingCapability } from './capabilities.ts';
@@ -131,7 +132,17 @@ export class Engine {
       const choices = Array.from({ length: n }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens, whole));
       events = this.#withUsage(model, request, choices, admissions);
     } else {
-      const candidates = [first, ...fallbacks.map((id, i) => this.#fallback(id, i, request, messages))];
+      const candidates = [
+        first,
+        ...fallbacks.flatMap((id, i) => {
+          try {
+            return [this.#fallback(id, i, request, messages)];
+          } catch (error) {
+            if (request.fallbackModelsDefault) return [];
+            throw error;
+          }
+        }),
+      ];
       events = this.#withFallbacks(candidates, generation, whole);
     }
     try {
@@ -395,9 +406,14 @@ export class Engine {
     const maxRetries = request.maxRetries ?? this.#config.maxRetries;
     const logger = this.#logger;
     const metrics = this.#metrics;
+    // What the call used: what the provider reported; else, for a call cut short, the prompt and what was generated,
+    // counted here. A call never made, or that the provider refused before it generated anything, costs nothing.
+    const usage = (): TokenUsage =>
+      reported ?? (started && !refused ? { inputTokens: promptTokens(), cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 });
     const events = (async function* (): AsyncGenerator<GenerationEvent> {
       started = true;
       const startedAt = performance.now();
+      const span = providerSpan({ operation: 'chat', provider: model.provider, model: model.id, maxTokens: request.maxOutputTokens, temperature: request.temperature });
       let firstTokenSeen = false;
       /** The first text or tool call of the call: its time to first token. */
       const firstToken = () => {
@@ -453,7 +469,11 @@ export class Engine {
                 outputTokens: outputTokens.total ?? countTokens(generated),
               };
             }
-            yield { type: 'finish', choice, finishReason: finishReasonOf(part.finishReason.unified, calls.size > 0) };
+            const finishReason = finishReasonOf(part.finishReason.unified, calls.size > 0);
+            span.finishReason(finishReason);
+            yield { type: 'finish', choice, finishReason };
+          } else if (part.type === 'response-metadata' && part.modelId) {
+            span.responseModel(part.modelId);
           } else if (part.type === 'error') {
             throw part.error;
           } else if (part.type === 'stream-start' && part.warnings.length > 0) {
@@ -466,17 +486,17 @@ export class Engine {
         refused = generated === '';
         const problem = error instanceof Problem ? error : upstreamProblem(error, model, timeout.aborted);
         outcome = providerOutcome(problem, timeout.aborted);
+        span.fail(problem, problem.code);
         throw problem;
       } finally {
         metrics.providerCall(model.id, model.provider, outcome, (performance.now() - startedAt) / 1000);
+        span.end(() => ({ usage: usage(), costUsd: priceOf(model, usage()) }));
       }
     })();
     return {
       events,
       stop: () => stopped.abort(),
-      // What the provider reported; else, for a call cut short, the prompt and what was generated, counted here. A call
-      // never made, or that the provider refused before it generated anything, costs nothing.
-      usage: () => reported ?? (started && !refused ? { inputTokens: promptTokens(), cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }),
+      usage,
     };
   }
 }
@@ -492,9 +512,10 @@ interface Candidate {
   maxOutputTokens: number;
 }
 
-/** A whole answer (`doGenerate`) as the stream parts its stream would have had: its text, its tool calls, its end. */
+/** A whole answer (`doGenerate`) as the stream parts its stream would have had: the model that answered, its text, its tool calls, its end. */
 function wholeAnswerParts(result: LanguageModelV4GenerateResult): LanguageModelV4StreamPart[] {
   const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: result.warnings }];
+  if (result.response?.modelId) parts.push({ type: 'response-metadata', modelId: result.response.modelId });
   for (const part of result.content) {
     if (part.type === 'text') parts.push({ type: 'text-delta', id: '0', delta: part.text });
     else if (part.type === 'tool-call') parts.push(part);

@@ -51,6 +51,11 @@ export interface GenerationRequest {
    * "Fallbacks" in docs/engine.md). With any, the first event names the model that answers.
    */
   fallbackModels?: string[];
+  /**
+   * The fallback models are a default (a project's), not the request's own: one that cannot serve this request (the
+   * request's model, a capability missing, too small, no longer in the catalogue) is left out instead of refused.
+   */
+  fallbackModelsDefault?: boolean;
   messages: EngineMessage[];
   voiceId?: string | null;
   /** The project the output is for (its compliance rules apply too); null for none. */

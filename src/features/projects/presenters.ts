@@ -13,6 +13,7 @@ export function presentProject(row: Selectable<ProjectsTable>): Schemas['Project
     description: row.description,
     default_voice_id: row.default_voice_id,
     default_model: row.default_model,
+    fallback_models: JSON.parse(row.fallback_models) as string[],
     metadata: JSON.parse(row.metadata) as Schemas['Metadata'],
     created_at: row.created_at,
     updated_at: row.updated_at,

@@ -66,6 +66,26 @@ function checkDefaultModel(context: RequestContext, model: string): void {
   if (!entry.capabilities.includes('chat')) throw validationFailed([{ pointer: '/default_model', detail: `${model} is an embedding model; the documents' AI commands write with a chat model` }]);
 }
 
+/** Refuses fallback models that the calls using them would refuse, each at `/fallback_models/<i>`. */
+function checkFallbackModels(context: RequestContext, models: string[]): void {
+  for (const [i, model] of models.entries()) {
+    const pointer = `/fallback_models/${i}`;
+    const entry = context.platform.services.engine.catalogue.get(model);
+    if (!entry) throw new Problem('model_not_found', `No model ${model} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer, detail: 'is not a model of the catalogue' }] });
+    if (!entry.capabilities.includes('chat')) throw validationFailed([{ pointer, detail: `${model} is an embedding model; a fallback answers chat completions and responses` }]);
+  }
+}
+
+/**
+ * The fallback models of a chat completion or a response that names `projectId` and no `models` of its own: the
+ * project's `fallback_models`. A project that is not the workspace's is `404 not_found` at `/project_id`.
+ */
+export async function projectFallbacks(db: Kysely<Database>, workspaceId: string, projectId: string): Promise<string[]> {
+  const row = await projectsOf(db, workspaceId).select('fallback_models').where('id', '=', projectId).executeTakeFirst();
+  if (!row) throw new Problem('not_found', `No project ${projectId} in this workspace.`, { errors: [{ pointer: '/project_id', detail: 'is not a project of this workspace' }] });
+  return JSON.parse(row.fallback_models) as string[];
+}
+
 export const projectHandlers = {
   async listProjects(request, context) {
     const page = pageRequest(request.query);
@@ -81,10 +101,11 @@ export const projectHandlers = {
   },
 
   async createProject(request, context) {
-    const { name, description = null, default_voice_id = null, default_model = null, metadata = {} } = request.body;
+    const { name, description = null, default_voice_id = null, default_model = null, fallback_models = [], metadata = {} } = request.body;
     const workspaceId = context.caller.workspace.id;
     if (default_voice_id !== null) await checkDefaultVoice(context.platform.db, workspaceId, default_voice_id);
     if (default_model !== null) checkDefaultModel(context, default_model);
+    checkFallbackModels(context, fallback_models);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       await lockNames(trx, workspaceId);
       await refuseTakenName(trx, workspaceId, name);
@@ -96,6 +117,7 @@ export const projectHandlers = {
         description,
         default_voice_id,
         default_model,
+        fallback_models: JSON.stringify(fallback_models),
         metadata: JSON.stringify(metadata),
         created_at: iso(context.now),
         updated_at: iso(context.now),
@@ -118,6 +140,7 @@ export const projectHandlers = {
     const workspaceId = context.caller.workspace.id;
     if (changes.default_voice_id) await checkDefaultVoice(context.platform.db, workspaceId, changes.default_voice_id);
     if (changes.default_model) checkDefaultModel(context, changes.default_model);
+    if (changes.fallback_models) checkFallbackModels(context, changes.fallback_models);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       if (changes.name !== undefined) await lockNames(trx, workspaceId);
       const existing = await forUpdate(projectsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
@@ -129,6 +152,7 @@ export const projectHandlers = {
         ...(changes.description !== undefined ? { description: changes.description } : {}),
         ...(changes.default_voice_id !== undefined ? { default_voice_id: changes.default_voice_id } : {}),
         ...(changes.default_model !== undefined ? { default_model: changes.default_model } : {}),
+        ...(changes.fallback_models !== undefined ? { fallback_models: JSON.stringify(changes.fallback_models) } : {}),
         ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
         updated_at: iso(context.now),
       };

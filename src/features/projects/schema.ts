@@ -15,6 +15,8 @@ export interface ProjectsTable {
   description: string | null;
   default_voice_id: string | null;
   default_model: string | null;
+  /** JSON array of catalogue ids: the fallback models of the chat calls that name the project and no `models`. */
+  fallback_models: string;
   /** JSON object. */
   metadata: string;
   created_at: string;

@@ -26,6 +26,8 @@ import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '..
 import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
 import { sendAttempt, type AttemptOutcome } from './send.ts';
 import { ClaimLoop, newLease, type BackgroundWorker, type Lease } from '../../platform/jobs/claim-loop.ts';
+import { failSpan, inSpan, SpanKind } from '../../platform/telemetry.ts';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS } from '@opentelemetry/semantic-conventions';
 
 /**
  * The channel that wakes delivery workers: a transaction that creates deliveries (or makes some due) calls
@@ -133,20 +135,25 @@ export class DeliveryWorker implements BackgroundWorker {
     const timestamp = Math.floor(started.getTime() / 1000);
     const secrets = [endpoint.secret];
     if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > iso(started)) secrets.push(endpoint.previous_secret);
-    const outcome = await sendAttempt(
-      endpoint.url,
-      delivery.payload,
-      {
-        'Content-Type': 'application/json',
-        'User-Agent': USER_AGENT,
-        // One signature per active secret, the newest first (DESIGN.md).
-        'Service-Signature': secrets.map((secret) => signWebhookPayload(delivery.payload, secret, timestamp)).join(','),
-        'Service-Timestamp': String(timestamp),
-        'Service-Event-Id': delivery.event_id,
-        'Service-Event-Type': delivery.event_type,
-      },
-      allowLoopback,
-    );
+    const headers = {
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      // One signature per active secret, the newest first (DESIGN.md).
+      'Service-Signature': secrets.map((secret) => signWebhookPayload(delivery.payload, secret, timestamp)).join(','),
+      'Service-Timestamp': String(timestamp),
+      'Service-Event-Id': delivery.event_id,
+      'Service-Event-Type': delivery.event_type,
+    };
+    // A span per attempt (a trace of its own), named after the event type it carries.
+    const outcome = await inSpan(`webhook ${delivery.event_type}`, SpanKind.CLIENT, {}, async (span) => {
+      const sent = await sendAttempt(endpoint.url, delivery.payload, headers, allowLoopback);
+      if (span) {
+        span.setAttributes(deliveryAttributes(delivery, endpoint.url));
+        if (sent.responseStatusCode !== null) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, sent.responseStatusCode);
+        if (sent.status === 'failed') failSpan(span, new Error(`the attempt failed: ${sent.error ?? sent.responseStatusCode}`), sent.error ?? String(sent.responseStatusCode));
+      }
+      return sent;
+    }, { root: true });
     this.#options.metrics.webhookAttempt(outcome.status);
     return this.#record(delivery, started, outcome, stopping);
   }
@@ -310,6 +317,17 @@ async function recordAttempts(trx: Transaction<Database>, batch: Ended[]): Promi
     const endpoint = endpoints.get(delivery.endpoint_id);
     return next && endpoint ? { delivery: next, endpoint } : undefined;
   });
+}
+
+/** A delivery attempt's span attributes: the receiver's host (never its full URL, which may carry a token). */
+function deliveryAttributes(delivery: Delivery, url: string): Record<string, string> {
+  return {
+    [ATTR_HTTP_REQUEST_METHOD]: 'POST',
+    [ATTR_SERVER_ADDRESS]: URL.parse(url)?.hostname ?? '',
+    'content_service.webhook.event_type': delivery.event_type,
+    'content_service.webhook.event_id': delivery.event_id,
+    'content_service.webhook.delivery_id': delivery.id,
+  };
 }
 
 const endpointTargetColumns = ['id', 'url', 'secret', 'previous_secret', 'previous_secret_expires_at'] as const;

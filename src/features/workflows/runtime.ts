@@ -30,6 +30,7 @@ import { recordEvent } from '../webhooks/index.ts';
 import type { Definition } from './definition.ts';
 import { asText, parseExpression, truthy, evaluate, type Scope, type Value } from './expressions.ts';
 import { approvalUrl } from './approvals.ts';
+import { failSpan, inSpan, SpanKind } from '../../platform/telemetry.ts';
 import { withOutputPolicy } from './output-policy.ts';
 import { failureOf, renderTemplate, runAttempt, type Step } from './steps.ts';
 import { isFinal, type Outcome, recordAttemptStarted, recordedOutcome, recordFailure, recordRetriedFailure, recordSkipped, recordSuccess, stepRow } from './step-records.ts';
@@ -46,6 +47,9 @@ const RUN = defineWorkflowSpec<{ runId: string }, null>({
 
 /** How often stray work is looked for: runs accepted but not handed to the engine, decisions whose signal was lost. */
 const RECONCILE_MS = 2000;
+
+/** openworkflow parks a run (a wait, a retry's backoff) by throwing: its spans are not failures. */
+const parked = (error: unknown) => (error as Error)?.name === 'SleepSignalError' || error instanceof Stopping;
 
 /** Thrown at the start of a step while the server stops: the run goes back to the queue for the next worker. */
 class Stopping extends Error {}
@@ -75,7 +79,9 @@ export class WorkflowRuntime {
     const url = config.databaseUrl;
     this.#backend = await this.#connect(url);
     this.#client = new OpenWorkflow({ backend: this.#backend });
-    this.#client.implementWorkflow(RUN, ({ input, step }) => this.#execute(input.runId, step));
+    // One span per execution of a run (a replay after a wait or a crash is another), its steps' spans within it; the
+    // parent is openworkflow's own span of the execution (it traces through the same OpenTelemetry API).
+    this.#client.implementWorkflow(RUN, ({ input, step }) => inSpan('workflow run', SpanKind.INTERNAL, { 'content_service.workflow_run.id': input.runId }, () => this.#execute(input.runId, step), { parked }));
     if (config.webhooksWorker) {
       this.#worker = this.#client.newWorker({ concurrency: config.workflowConcurrency });
       await this.#worker.start();
@@ -193,7 +199,15 @@ export class WorkflowRuntime {
           const blocked = before.some((previous) => previous.status === 'failure' || previous.status === 'cancelled');
           // A server that stops starts no further step: the run goes back to the queue (an error outside a step).
           if (this.#stopping) throw new Stopping('the server is stopping; the run goes on in the next worker');
-          const result = blocked || failure || (await this.#cancelled(runId)) ? { status: 'cancelled' as const, output: null } : await this.#step(run, item, scope, workflow?.project_id ?? null, step);
+          const result =
+            blocked || failure || (await this.#cancelled(runId))
+              ? { status: 'cancelled' as const, output: null }
+              : await inSpan(`workflow step ${id}`, SpanKind.INTERNAL, { 'content_service.workflow_run.id': runId, 'content_service.workflow_step.id': id, 'content_service.workflow_step.type': item.type }, async (span) => {
+                  const outcome = await this.#step(run, item, scope, workflow?.project_id ?? null, step);
+                  span?.setAttribute('content_service.workflow_step.status', outcome.status);
+                  if (span && outcome.status === 'failure') failSpan(span, new Error(`the step ${id} failed`), 'step_failed');
+                  return outcome;
+                }, { parked });
           scope.steps[id] = { status: result.status, output: result.output };
           if (result.status === 'failure' && !failure) failure = await this.#stepError(runId, id);
           if (result.status === 'rejected' && item.type === 'approval' && (item.on_reject ?? 'fail') === 'fail' && !failure) {

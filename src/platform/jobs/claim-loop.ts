@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { DatabaseKind } from '../../storage/database.ts';
 import { iso } from '../clock.ts';
 import { listenForWork } from './notify.ts';
+import { outsideTraces } from '../telemetry.ts';
 
 /** What every background worker of a process offers the server and `npm run worker`. */
 export interface BackgroundWorker {
@@ -70,7 +71,7 @@ export class ClaimLoop<Item> implements BackgroundWorker {
       this.#again = true;
       return;
     }
-    this.#cycle = this.#run().finally(() => {
+    this.#cycle = outsideTraces(() => this.#run()).finally(() => {
       this.#cycle = undefined;
       // A wake that came after the last look had decided to end is not lost.
       if (this.#again) this.wake();

@@ -16,6 +16,7 @@ import type { Database, JobsTable } from '../../storage/schema.ts';
 import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
 import { newId } from '../ids.ts';
+import { ATTR_WORKSPACE_ID, inSpan, SpanKind } from '../telemetry.ts';
 import { ClaimLoop, newLease, type BackgroundWorker } from './claim-loop.ts';
 import { notifyOnCommit } from './notify.ts';
 
@@ -236,8 +237,10 @@ export class JobRunner implements BackgroundWorker {
     };
     let timer = abortAt(job.leased_until ? Date.parse(job.leased_until) : Date.now() + leaseMs);
     let error: unknown;
+    // A span per attempt (a trace of its own), named after the job's kind.
+    const attributes = { 'content_service.job.id': job.id, 'content_service.job.kind': job.kind, 'content_service.job.attempt': job.attempts, ...(job.workspace_id ? { [ATTR_WORKSPACE_ID]: job.workspace_id } : {}) };
     try {
-      await definition.run({
+      await inSpan(`job ${job.kind}`, SpanKind.INTERNAL, attributes, () => definition.run({
         id: job.id,
         kind: job.kind,
         workspaceId: job.workspace_id,
@@ -256,7 +259,7 @@ export class JobRunner implements BackgroundWorker {
         db,
         clock,
         logger,
-      });
+      }), { root: true });
     } catch (failure) {
       error = failure ?? new Error('the job failed');
     } finally {
