@@ -12,7 +12,7 @@ interface Span {
   name: string;
   startTimeUnixNano: string;
   endTimeUnixNano: string;
-  attributes?: Array<{ key: string; value: Record<string, unknown> }>;
+  attributes?: Array<{ key: string; value: OtlpValue }>;
   status?: { code?: number };
 }
 
@@ -31,8 +31,17 @@ const SHOWN = [
   'error.type',
 ];
 
-function plain(value: Record<string, any>): unknown {
-  if ('arrayValue' in value) return (value.arrayValue.values ?? []).map(plain);
+/** An OTLP/JSON attribute value (AnyValue): one of its fields is set. */
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+  arrayValue?: { values?: OtlpValue[] };
+}
+
+function plain(value: OtlpValue): unknown {
+  if (value.arrayValue) return (value.arrayValue.values ?? []).map(plain);
   return value.stringValue ?? value.intValue ?? value.doubleValue ?? value.boolValue;
 }
 

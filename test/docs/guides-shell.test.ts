@@ -110,7 +110,7 @@ const guides: Guide[] = [
     checks: [
       { phrase: 'jq \'{id, amount_usd, spent_usd, resets_at}\'', check: ({ stdout }) => expect(JSON.parse(stdout)).toMatchObject({ id: expect.stringMatching(/^lim_/), amount_usd: 50, spent_usd: 0 }) },
       { phrase: '"models": ["sandbox-echo"]', check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }) },
-      { phrase: '\"project_id\"', check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }) },
+      { phrase: '"project_id"', check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }) },
     ],
   },
   {

@@ -82,17 +82,26 @@ interface OtlpSpan {
   parentSpanId?: string;
   name: string;
   kind: number;
-  attributes: Array<{ key: string; value: Record<string, unknown> }>;
+  attributes: Array<{ key: string; value: OtlpValue }>;
   status?: { code?: number };
 }
 
+/** An OTLP/JSON attribute value (AnyValue): one of its fields is set. */
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  doubleValue?: number;
+  boolValue?: boolean;
+  arrayValue?: { values?: OtlpValue[] };
+}
+
 /** An OTLP/JSON attribute value as a plain value. */
-function plain(value: Record<string, any>): unknown {
+function plain(value: OtlpValue): unknown {
   if ('stringValue' in value) return value.stringValue;
   if ('intValue' in value) return Number(value.intValue);
   if ('doubleValue' in value) return value.doubleValue;
   if ('boolValue' in value) return value.boolValue;
-  if ('arrayValue' in value) return (value.arrayValue.values ?? []).map(plain);
+  if (value.arrayValue) return (value.arrayValue.values ?? []).map(plain);
   return undefined;
 }
 
@@ -100,9 +109,14 @@ function attributes(span: OtlpSpan): Record<string, unknown> {
   return Object.fromEntries(span.attributes.map(({ key, value }) => [key, plain(value)]));
 }
 
+/** The body of an OTLP/JSON export of traces. */
+interface OtlpExport {
+  resourceSpans: Array<{ resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+}
+
 /** Every span the receiver got so far. */
 function received(receiver: Receiver): OtlpSpan[] {
-  return receiver.requests.flatMap((request) => request.body.resourceSpans.flatMap((entry: any) => entry.scopeSpans.flatMap((scope: any) => scope.spans)));
+  return receiver.requests.flatMap((request) => (request.body as OtlpExport).resourceSpans.flatMap((entry) => entry.scopeSpans.flatMap((scope) => scope.spans)));
 }
 
 /** Waits until `found` holds for the spans received (the processor exports every 100 ms here): at most 400 tries. */
