@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { createApp, type AppOptions, type HandlerOverrides } from './app.ts';
+import { createApp, type AppOptions } from './app.ts';
 import type { Config } from './config.ts';
 import { features } from './features/index.ts';
 import { answerClientErrors } from './platform/client-errors.ts';
@@ -29,11 +29,6 @@ export interface RunningServer {
   url: string;
   platform: Platform;
   server: Server;
-  /**
-   * TEST SEAM (see HandlerOverrides in app.ts): the map given in the options, if any, where a test sets an operation's
-   * replacement handler while the server runs. Without one (main.ts), the handlers are bound directly.
-   */
-  handlerOverrides?: HandlerOverrides;
   /** The background workers of this process by name (`webhook-delivery`, `jobs`); none with WEBHOOKS_WORKER=false. */
   workers: Map<string, BackgroundWorker>;
   /** Stops accepting connections, waits for in-flight requests, stops background work, closes the database. */
@@ -137,5 +132,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await storage.close();
     })());
 
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides: options.handlerOverrides, workers, close };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, workers, close };
 }
