@@ -2,8 +2,8 @@
 // errors become our problem documents: a schema violation anywhere in the request is 422 validation_failed with
 // one `errors[]` entry per field; a response that breaks the contract is 500 response_validation_failed.
 // Around it, the checks of what it lets through (see contractValidator).
+// The library's per-request plumbing is patched (patches/express-openapi-validator+5.6.2.patch, docs/validator-patch.md).
 import * as OpenApiValidator from 'express-openapi-validator';
-import './validator-route-table.ts';
 import './validator-schema-roots.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operationTable } from '../../generated/operations.ts';
@@ -79,8 +79,11 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
     // true, a body field of the wrong type was silently converted (`"name": false` became "false") instead of 422.
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
     validateResponses: { removeAdditional: false, allErrors: true },
-    // Authentication and roles are ours (auth.ts): the role list is not something the validator understands.
+    // Authentication and roles are ours (auth.ts, the role check of app.ts): the role list is not something the
+    // validator understands. test/server/security.test.ts holds every operation to its security requirement.
     validateSecurity: false,
+    // The contract has no multipart operation; the multipart middleware would only pass every request on.
+    fileUploader: false,
     validateFormats: true,
     // Problem documents and our own 404/405 answers are checked by the tests; routing happens before.
     ignoreUndocumented: true,
