@@ -40,7 +40,10 @@ export function requestContext(platform: Platform, req: Request, res: Response):
     get url(): URL {
       return (url ??= new URL(req.originalUrl, platform.config.publicBaseUrl + '/'));
     },
-    ip: clientIp(req),
+    // Computed on first use (it walks X-Forwarded-For when proxies are trusted): most handlers never read it.
+    get ip(): string {
+      return clientIp(req);
+    },
     userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
     accepts: (...types: string[]) => req.accepts(types),
     yamlBody: state.yamlBody,

@@ -209,15 +209,17 @@ function unstorablePointers(value: unknown, at: string, found: string[]): string
  * query and the path can.
  */
 function refuseUnstorableStrings(req: Request, res: Response, next: NextFunction): void {
-  const pointers = unstorablePointers(req.body, '', []);
-  for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
-    if (unstorable(name) || unstorablePointers(value, '', []).length > 0) pointers.push(`query/${name}`);
+  const pointers = req.body === undefined ? [] : unstorablePointers(req.body, '', []);
+  for (const name in req.query as Record<string, unknown>) {
+    if (unstorable(name) || unstorablePointers((req.query as Record<string, unknown>)[name], '', []).length > 0) pointers.push(`query/${name}`);
   }
-  const template = operationTable[locals(res).operationId!]?.path.split('/') ?? [];
-  req.path.split('/').forEach((segment, i) => {
-    const name = /^\{(.+)\}$/.exec(template[i] ?? '')?.[1];
-    if (name && /%00/.test(segment)) pointers.push(`path/${name}`);
-  });
+  if (req.path.includes('%00')) {
+    const template = operationTable[locals(res).operationId!]?.path.split('/') ?? [];
+    req.path.split('/').forEach((segment, i) => {
+      const name = /^\{(.+)\}$/.exec(template[i] ?? '')?.[1];
+      if (name && segment.includes('%00')) pointers.push(`path/${name}`);
+    });
+  }
   if (pointers.length > 0) {
     throw validationFailed(pointers.map((pointer) => ({ pointer: pointer.slice(0, POINTER_MAX), detail: 'must be Unicode text without the NUL character (U+0000) or lone surrogates' })));
   }
