@@ -53,8 +53,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   await migrate(storage.db, features);
   const stopWatchingKeys = await keyCache.watch(storage, config.databaseUrl, logger);
   const rateLimitStore = createRateLimitStore(config.redisUrl, options.rateLimitKeyPrefix);
-  // Without this wait the first requests after start were counted in this process only (Redis still connecting) and
-  // /readyz answered 503. An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
+  // Until Redis is connected, requests are counted in this process only and /readyz answers 503: the start waits for it
+  // (bounded). An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
   await rateLimitStore.ready?.(5000);
   const { platform, ...services } = createServices({
     config,

@@ -56,9 +56,8 @@ export function accessLogLevel(status: number): 'info' | 'warn' | 'error' {
 
 /**
  * The access log: one line per answered request, when it is sent (or when the connection closes first), at the level
- * accessLogLevel gives, with the access record and never a header or a body. It replaced pino-http, which made a child
- * logger for every request (serializing its bindings) and built the line even when its level was off: the production
- * level (warn) logs no 2xx line, and now costs nothing for one.
+ * accessLogLevel gives, with the access record and never a header or a body. No child logger per request, and no
+ * line built when its level is off: the production level (warn) logs no 2xx line, and costs nothing for one.
  */
 export function accessLog(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {

@@ -129,7 +129,7 @@ export function bindOperation<K extends OperationId>(platform: Platform, id: K, 
     const embed = locals(res).embed;
     const workspaceId = embed ? embed.workspace.id : context.caller.workspace.id;
     // The calling API key is part of "the same request": keys are scoped to the workspace, but a replay must not hand
-    // one key the answer of another (an admin key replaying an owner key's createApiKey got the new owner secret,
+    // one key the answer of another (an admin key replaying an owner key's createApiKey would get the new owner secret,
     // past the handler's role check, which a replay does not run).
     const fingerprint = requestFingerprint(req.method, req.path, req.body, embed ? `embed:${embed.chatbotId}` : context.caller.apiKey.id);
     const outcome = await beginIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
@@ -155,7 +155,7 @@ export function bindOperation<K extends OperationId>(platform: Platform, id: K, 
     }
     // From here the key's record is this request's. Any 5xx answer releases it, so that a retry with the key runs the
     // request again: a handler that throws, and also an answer that fails response validation after it was stored
-    // (which used to stay stored and be "replayed" as another 500 for 24 hours). The error handler calls this.
+    // (kept, it would be replayed as another 500 for 24 hours). The error handler calls this.
     const release = () => releaseIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
     locals(res).releaseIdempotencyKey = release;
     let ran: Awaited<ReturnType<typeof run>>;

@@ -76,7 +76,7 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
   sharedValidator ??= OpenApiValidator.middleware({
     apiSpec: validatorDocument() as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
-    // true, a body field of the wrong type was silently converted (`"name": false` became "false") instead of 422.
+    // true, a body field of the wrong type would be converted silently (`"name": false` to "false") instead of 422.
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
     validateResponses: { removeAdditional: false, allErrors: true },
     // Authentication and roles are ours (auth.ts, the role check of app.ts): the role list is not something the
@@ -165,8 +165,8 @@ function checkQueryNumbers(req: Request, res: Response, next: NextFunction): voi
 
 /**
  * A body must be of a content type its operation accepts, also where the body is optional: the validator checks
- * the type only of a required body, so a body of another type (or without one) was ignored and the operation ran
- * as if none had been sent. No body at all stays fine.
+ * the type only of a required body, so a body of another type (or without one) would be ignored and the operation
+ * run as if none had been sent. No body at all stays fine.
  */
 function checkBodyType(req: Request, res: Response, next: NextFunction): void {
   const operation = operationTable[locals(res).operationId!];
@@ -304,8 +304,8 @@ export function validatorProblem(error: unknown, request?: { path: string; templ
     return validationFailed(errors);
   }
   // With security validation off, only the response validator raises InternalServerError. Not only errors under
-  // `/response`: an undocumented status ("no schema defined for status code") carries the request path, and was
-  // answered internal_error without being reported as the contract break it is.
+  // `/response`: an undocumented status ("no schema defined for status code") carries the request path, and is a
+  // contract break too, not an internal_error.
   if (e.status === 500 && (error instanceof OpenApiValidator.error.InternalServerError || (e.errors ?? []).some((item) => item.path?.startsWith('/response')))) {
     return new Problem('response_validation_failed', 'The server produced a response that breaks its contract. This is a bug on our side; it has been logged.');
   }
