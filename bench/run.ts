@@ -19,7 +19,9 @@
 // Settings: BENCH_DURATION (seconds per case, 5), BENCH_WARMUP (seconds of unmeasured load first, 1), BENCH_ROUNDS
 // (3), BENCH_CONNECTIONS (20), BENCH_KEYS (size of the key pool, 1000), BENCH_POSTGRES_URL
 // (postgres://postgres@127.0.0.1:5432/test; a fresh database is created next to it and dropped after),
-// BENCH_TARGETS (comma-separated subset of sqlite,postgres,bare,layers,prism).
+// BENCH_TARGETS (comma-separated subset of sqlite,postgres,bare,layers,prism), BENCH_BASELINE (a checkout of another
+// commit, with its node_modules: its SQLite server and cost budget run beside this one's, for a before and after in
+// one run).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +36,9 @@ const ROUNDS = positive('BENCH_ROUNDS', 3);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 20);
 const KEYS = positive('BENCH_KEYS', 1000);
 if (KEYS <= 100) throw new Error('BENCH_KEYS must be over 100: the 100-item page of keys must be full and have a next page');
+/** BENCH_BASELINE: another checkout (with its node_modules) whose server and cost budget run beside this one's. */
+const BASELINE = process.env.BENCH_BASELINE || undefined;
+const BASELINE_PREFIX = 'baseline: ';
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'sqlite,postgres,bare,layers,prism').split(',').map((t) => t.trim()));
 const P99_TARGET_MS = 10;
 /** The issue's floors: the full server's req/s as a share of bare Express, per route and database. */
@@ -41,6 +46,8 @@ const FLOORS: Record<string, Record<string, number>> = {
   'server (SQLite)': { 'GET /v1/workspace': 0.5, 'GET /v1/api-keys?limit=20': 0.4 },
   'server (PostgreSQL)': { 'GET /v1/workspace': 0.35, 'GET /v1/api-keys?limit=20': 0.35 },
 };
+/** The request path's targets of server CPU per request (µs), on SQLite. */
+const CPU_TARGETS: Record<string, number> = { 'GET /v1/workspace': 150, 'GET /v1/api-keys?limit=20': 400 };
 const IDLE_RSS_TARGET_MB = 150;
 
 const ROUTES = [
@@ -91,10 +98,10 @@ interface Target {
 
 // ------------------------------------------------------------------------------------------------------ targets
 
-async function realServer(name: string, databaseUrl: string, secrets: string[]): Promise<Target> {
+async function realServer(name: string, databaseUrl: string, secrets: string[], checkout = root): Promise<Target> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const stop = await startProcess(name, process.execPath, ['src/main.ts'], {
+  const stop = await startProcess(name, process.execPath, [join(checkout, 'src/main.ts')], {
     HOST: '127.0.0.1',
     PORT: String(port),
     PUBLIC_BASE_URL: url,
@@ -113,12 +120,12 @@ async function bareExpress(bodiesFile: string): Promise<Target> {
   return { name: 'bare express', url, secrets: ['unused'], pid: stop.pid, stop };
 }
 
-async function layeredExpress(step: (typeof LAYER_STEPS)[number], bodiesFile: string, databaseUrl: string, secrets: string[]): Promise<Target> {
+async function layeredExpress(step: (typeof LAYER_STEPS)[number], bodiesFile: string, databaseUrl: string, secrets: string[], checkout = root, prefix = ''): Promise<Target> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const env = { PORT: String(port), BARE_BODIES: bodiesFile, DATABASE_URL: databaseUrl, LAYERS: step.layers, NODE_ENV: 'production', LOG_LEVEL: 'warn', REDIS_URL: '' };
-  const stop = await startProcess(step.name, process.execPath, ['bench/layered.ts'], env, url, '/v1/workspace', { authorization: `Bearer ${secrets[0]}` });
-  return { name: step.name, url, secrets, pid: stop.pid, stop };
+  const stop = await startProcess(prefix + step.name, process.execPath, [join(checkout, 'bench/layered.ts')], env, url, '/v1/workspace', { authorization: `Bearer ${secrets[0]}` });
+  return { name: prefix + step.name, url, secrets, pid: stop.pid, stop };
 }
 
 async function prismMock(): Promise<Target> {
@@ -211,8 +218,10 @@ interface Summary {
   rpsMax: number;
   p50: number;
   p99: number;
-  /** Median CPU µs per request of the target process. */
+  /** Median CPU µs per request of the target process, and its spread over the rounds. */
   cpu: number | undefined;
+  cpuMin: number | undefined;
+  cpuMax: number | undefined;
   failures: number;
 }
 
@@ -236,6 +245,8 @@ function summarize(measurements: Measurement[]): Summary[] {
       p50: median(group.map((m) => m.latency_ms.p50)),
       p99: median(group.map((m) => m.latency_ms.p99)),
       cpu: group.every((m) => m.cpu_us_per_request !== undefined) ? Math.round(median(group.map((m) => m.cpu_us_per_request!))) : undefined,
+      cpuMin: group.every((m) => m.cpu_us_per_request !== undefined) ? Math.min(...group.map((m) => m.cpu_us_per_request!)) : undefined,
+      cpuMax: group.every((m) => m.cpu_us_per_request !== undefined) ? Math.max(...group.map((m) => m.cpu_us_per_request!)) : undefined,
       failures: group.reduce((sum, m) => sum + m.non_2xx + m.errors, 0),
     };
   });
@@ -250,7 +261,7 @@ function markdown(header: string[], rows: string[][], numeric: (column: number) 
 function targetsTable(summaries: Summary[]): string {
   const bare = new Map(summaries.filter((s) => s.target === 'bare express').map((s) => [s.route, s.rps]));
   const rows = summaries
-    .filter((s) => !s.target.startsWith('+'))
+    .filter((s) => !s.target.replace(BASELINE_PREFIX, '').startsWith('+'))
     .map((s) => {
       const floor = bare.get(s.route);
       const share = floor ? s.rps / floor : undefined;
@@ -263,34 +274,35 @@ function targetsTable(summaries: Summary[]): string {
         s.p50.toFixed(2),
         s.p99.toFixed(2),
         share === undefined ? '–' : `${(share * 100).toFixed(0)}%`,
-        s.cpu === undefined ? '–' : String(s.cpu),
+        s.cpu === undefined ? '–' : `${s.cpu} (${s.cpuMin}–${s.cpuMax})`,
         target,
         FLOORS[s.target] ? (s.p99 <= P99_TARGET_MS ? 'yes' : 'NO') : '–',
+        s.target === 'server (SQLite)' && CPU_TARGETS[s.route] !== undefined && s.cpu !== undefined ? `${s.cpu <= CPU_TARGETS[s.route]! ? 'yes' : 'NO'} (≤ ${CPU_TARGETS[s.route]} µs)` : '–',
         String(s.failures),
       ];
     });
-  return markdown(['target', 'route', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'vs bare', 'CPU µs/request', 'share target', `p99 ≤ ${P99_TARGET_MS} ms`, 'non-2xx/errors'], rows, (i) => i >= 2 && i <= 6);
+  return markdown(['target', 'route', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'vs bare', 'CPU µs/request (min–max)', 'share target', `p99 ≤ ${P99_TARGET_MS} ms`, 'CPU target', 'non-2xx/errors'], rows, (i) => i >= 2 && i <= 6);
 }
 
 /**
  * The cost budget: per route, each step's req/s and its process's CPU time per request; a layer's cost is its step's
  * CPU per request less the previous step's, and its share is that of the CPU the full server adds to bare Express.
  */
-function layersTable(summaries: Summary[]): string {
+function layersTable(summaries: Summary[], prefix = ''): string {
   const rows: string[][] = [];
   for (const route of ROUTES) {
-    const steps = ['bare express', ...LAYER_STEPS.map((s) => s.name), 'server (SQLite)']
+    const steps = ['bare express', ...[...LAYER_STEPS.map((s) => s.name), 'server (SQLite)'].map((name) => prefix + name)]
       .map((name) => summaries.find((s) => s.target === name && s.route === route.name))
       .filter((s): s is Summary => s !== undefined && s.cpu !== undefined);
     if (steps.length < 2) continue;
     const added = steps.at(-1)!.cpu! - steps[0]!.cpu!;
     steps.forEach((step, i) => {
       const cost = i === 0 ? step.cpu! : step.cpu! - steps[i - 1]!.cpu!;
-      const layer = i === 0 ? 'bare express' : step.target === 'server (SQLite)' ? '+ handlers and database (the server)' : step.target;
-      rows.push([route.name, layer, `${step.rps} (${step.rpsMin}–${step.rpsMax})`, step.p99.toFixed(2), String(step.cpu), i === 0 ? String(cost) : `${cost >= 0 ? '+' : ''}${cost}`, i === 0 ? '–' : `${((cost / added) * 100).toFixed(0)}%`]);
+      const layer = i === 0 ? 'bare express' : step.target === `${prefix}server (SQLite)` ? '+ handlers and database (the server)' : step.target.slice(prefix.length);
+      rows.push([route.name, layer, `${step.rps} (${step.rpsMin}–${step.rpsMax})`, step.p99.toFixed(2), `${step.cpu} (${step.cpuMin}–${step.cpuMax})`, i === 0 ? String(cost) : `${cost >= 0 ? '+' : ''}${cost}`, i === 0 ? '–' : `${((cost / added) * 100).toFixed(0)}%`]);
     });
   }
-  return markdown(['route', 'step', 'req/s median (min–max)', 'p99 ms', 'CPU µs/request', 'layer µs', 'share of the added CPU'], rows, (i) => i >= 2);
+  return markdown(['route', 'step', 'req/s median (min–max)', 'p99 ms', 'CPU µs/request median (min–max)', 'layer µs', 'share of the added CPU'], rows, (i) => i >= 2);
 }
 
 // --------------------------------------------------------------------------------------------------------- main
@@ -342,6 +354,21 @@ async function main(): Promise<void> {
         targets.push(layered);
       }
     }
+    if (BASELINE) {
+      // The same SQLite server and cost budget from another checkout, on a database of its own, in the same rounds.
+      const baselineUrl = `sqlite:${join(work, 'baseline.db')}`;
+      const baselineSecrets = await seedWorkspace(baselineUrl, KEYS, 'admin');
+      const server = await realServer(`${BASELINE_PREFIX}server (SQLite)`, baselineUrl, baselineSecrets, BASELINE);
+      cleanups.push(() => server.stop());
+      if (TARGETS.has('sqlite')) targets.push(server);
+      if (TARGETS.has('layers')) {
+        for (const step of LAYER_STEPS) {
+          const layered = await layeredExpress(step, bodiesFile, baselineUrl, baselineSecrets, BASELINE, BASELINE_PREFIX);
+          cleanups.push(() => layered.stop());
+          targets.push(layered);
+        }
+      }
+    }
     if (TARGETS.has('prism')) {
       const prism = await prismMock();
       cleanups.push(() => prism.stop());
@@ -360,7 +387,7 @@ async function main(): Promise<void> {
     await cleanUp();
   }
 
-  const order = ['server (SQLite)', 'server (PostgreSQL)', 'bare express', ...LAYER_STEPS.map((s) => s.name), 'prism mock'];
+  const order = ['server (SQLite)', 'server (PostgreSQL)', 'bare express', ...LAYER_STEPS.map((s) => s.name), `${BASELINE_PREFIX}server (SQLite)`, ...LAYER_STEPS.map((s) => BASELINE_PREFIX + s.name), 'prism mock'];
   measurements.sort((a, b) => order.indexOf(a.target) - order.indexOf(b.target) || a.round - b.round);
   const summaries = summarize(measurements);
   process.stdout.write(`\n${targetsTable(summaries)}\n\n`);
@@ -370,6 +397,7 @@ async function main(): Promise<void> {
   process.stdout.write(`Load average (1 min) before each round: ${loadAverages.join(', ')}.\n\n`);
   if (TARGETS.has('layers') && TARGETS.has('bare')) {
     process.stdout.write(`The cost budget: the same route through each layer added in turn.\n\n${layersTable(summaries)}\n\n`);
+    if (BASELINE) process.stdout.write(`The cost budget of the baseline (${BASELINE}), in the same rounds.\n\n${layersTable(summaries, BASELINE_PREFIX)}\n\n`);
   }
   process.stdout.write(
     `Memory of the SQLite server (RSS): ${memory.idle_after_start_mb ?? '?'} MB idle after start, ${memory.peak_under_load_mb ?? '?'} MB at the peak under load, ${memory.idle_after_load_mb ?? '?'} MB idle after; target idle < ${IDLE_RSS_TARGET_MB} MB.\n`,

@@ -14121,6 +14121,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["ChatUnauthorized"];
+            403: components["responses"]["ChatForbidden"];
             404: components["responses"]["ResponseNotFound"];
             421: components["responses"]["ChatMisdirectedRequest"];
             422: components["responses"]["ChatUnprocessableEntity"];

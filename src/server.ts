@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { createApp, type AppOptions, type HandlerOverrides } from './app.ts';
+import { createApp, type AppOptions } from './app.ts';
 import type { Config } from './config.ts';
 import { features } from './features/index.ts';
 import { answerClientErrors } from './platform/client-errors.ts';
@@ -30,11 +30,6 @@ export interface RunningServer {
   url: string;
   platform: Platform;
   server: Server;
-  /**
-   * TEST SEAM (see HandlerOverrides in app.ts): the map given in the options, if any, where a test sets an operation's
-   * replacement handler while the server runs. Without one (main.ts), the handlers are bound directly.
-   */
-  handlerOverrides?: HandlerOverrides;
   /** The background workers of this process by name (`webhook-delivery`, `jobs`); none with WEBHOOKS_WORKER=false. */
   workers: Map<string, BackgroundWorker>;
   /** Stops accepting connections, waits for in-flight requests, stops background work, closes the database. */
@@ -61,8 +56,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   await migrate(storage.db, features);
   const stopWatchingKeys = await keyCache.watch(storage, config.databaseUrl, logger);
   const rateLimitStore = createRateLimitStore(config.redisUrl, options.rateLimitKeyPrefix);
-  // Without this wait the first requests after start were counted in this process only (Redis still connecting) and
-  // /readyz answered 503. An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
+  // Until Redis is connected, requests are counted in this process only and /readyz answers 503: the start waits for it
+  // (bounded). An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
   await rateLimitStore.ready?.(5000);
   const { platform, ...services } = createServices({
     config,
@@ -142,5 +137,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await telemetry.shutdown();
     })());
 
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, handlerOverrides: options.handlerOverrides, workers, close };
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, workers, close };
 }

@@ -2,7 +2,7 @@
 // applies Idempotency-Key around it, and sends its typed response (which the validator then checks): a JSON body, or
 // for `text/event-stream` its events as Server-Sent Events (streams.ts).
 import type { NextFunction, Request, Response } from 'express';
-import { operationTable, type OperationId, type ServerSentEvent } from '../../generated/operations.ts';
+import { operationTable, type OperationId, type OperationRequest, type ServerSentEvent } from '../../generated/operations.ts';
 import { locals, type Caller, type EmbedCaller, type Platform, type RequestContext } from './context.ts';
 import { beginIdempotentRequest, completeIdempotentRequest, releaseIdempotentRequest, requestFingerprint } from './idempotency.ts';
 import { clientIp } from './logging.ts';
@@ -18,8 +18,14 @@ export interface HandlerResult {
   /** For `text/event-stream`: the events to send (see streams.ts). */
   events?: AsyncIterable<ServerSentEvent<unknown>>;
 }
-/** A handler as the binding sees it: the typed request in, a status, headers and body (or events) out. */
-export type OperationHandler = (request: any, context: RequestContext) => Promise<HandlerResult>;
+/**
+ * A handler as the binding sees it: the request of its operation, typed by the contract (generated/operations.ts), in;
+ * a status, headers and body (or events) out. The features' handlers are typed more narrowly still (Handlers, with
+ * the contract's answers), and are handlers of this kind.
+ */
+export type OperationHandler<K extends OperationId = OperationId> = (request: OperationRequest<K>, context: RequestContext) => Promise<HandlerResult>;
+/** A handler for each operation that has one. */
+export type OperationHandlers = { [K in OperationId]?: OperationHandler<K> };
 
 export function requestContext(platform: Platform, req: Request, res: Response): RequestContext {
   const state = locals(res);
@@ -34,7 +40,10 @@ export function requestContext(platform: Platform, req: Request, res: Response):
     get url(): URL {
       return (url ??= new URL(req.originalUrl, platform.config.publicBaseUrl + '/'));
     },
-    ip: clientIp(req),
+    // Computed on first use (it walks X-Forwarded-For when proxies are trusted): most handlers never read it.
+    get ip(): string {
+      return clientIp(req);
+    },
     userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
     accepts: (...types: string[]) => req.accepts(types),
     yamlBody: state.yamlBody,
@@ -65,14 +74,18 @@ export function requestContext(platform: Platform, req: Request, res: Response):
   };
 }
 
-function typedRequest(id: OperationId, req: Request) {
+/**
+ * The request of operation `id`, from the HTTP request the contract's validator has let through: its path, query,
+ * header parameters and body are what the contract says they are, which is what the cast states.
+ */
+function typedRequest<K extends OperationId>(id: K, req: Request): OperationRequest<K> {
   const headers: Record<string, string> = {};
   for (const name of headerParameters[id] ?? []) {
     const value = req.get(name);
     if (value !== undefined) headers[name] = value;
   }
   const contentType = req.is(operationTable[id].requestContentTypes as unknown as string[]) || undefined;
-  return { path: { ...req.params }, query: { ...(req.query as object) }, headers, body: req.body, contentType };
+  return { path: { ...req.params }, query: { ...(req.query as object) }, headers, body: req.body, contentType } as unknown as OperationRequest<K>;
 }
 
 function send(res: Response, result: HandlerResult): void {
@@ -92,7 +105,7 @@ function send(res: Response, result: HandlerResult): void {
  * Runs the handler; for a streamed answer also waits for its first event, so that a failure before anything was
  * sent is still an ordinary problem document (and an ordinary stored or released Idempotency-Key).
  */
-async function run(handler: OperationHandler, request: unknown, context: RequestContext): Promise<{ result: HandlerResult; stream?: OpenedStream }> {
+async function run<K extends OperationId>(handler: OperationHandler<K>, request: OperationRequest<K>, context: RequestContext): Promise<{ result: HandlerResult; stream?: OpenedStream }> {
   const result = await handler(request, context);
   if (!result.events) return { result };
   return { result, stream: await openStream(result.events, context.signal) };
@@ -100,7 +113,7 @@ async function run(handler: OperationHandler, request: unknown, context: Request
 
 const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
-export function bindOperation(platform: Platform, id: OperationId, handler: OperationHandler) {
+export function bindOperation<K extends OperationId>(platform: Platform, id: K, handler: OperationHandler<K>) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const context = requestContext(platform, req, res);
     const request = typedRequest(id, req);
@@ -116,7 +129,7 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
     const embed = locals(res).embed;
     const workspaceId = embed ? embed.workspace.id : context.caller.workspace.id;
     // The calling API key is part of "the same request": keys are scoped to the workspace, but a replay must not hand
-    // one key the answer of another (an admin key replaying an owner key's createApiKey got the new owner secret,
+    // one key the answer of another (an admin key replaying an owner key's createApiKey would get the new owner secret,
     // past the handler's role check, which a replay does not run).
     const fingerprint = requestFingerprint(req.method, req.path, req.body, embed ? `embed:${embed.chatbotId}` : context.caller.apiKey.id);
     const outcome = await beginIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
@@ -142,7 +155,7 @@ export function bindOperation(platform: Platform, id: OperationId, handler: Oper
     }
     // From here the key's record is this request's. Any 5xx answer releases it, so that a retry with the key runs the
     // request again: a handler that throws, and also an answer that fails response validation after it was stored
-    // (which used to stay stored and be "replayed" as another 500 for 24 hours). The error handler calls this.
+    // (kept, it would be replayed as another 500 for 24 hours). The error handler calls this.
     const release = () => releaseIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
     locals(res).releaseIdempotencyKey = release;
     let ran: Awaited<ReturnType<typeof run>>;

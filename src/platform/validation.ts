@@ -2,8 +2,8 @@
 // errors become our problem documents: a schema violation anywhere in the request is 422 validation_failed with
 // one `errors[]` entry per field; a response that breaks the contract is 500 response_validation_failed.
 // Around it, the checks of what it lets through (see contractValidator).
+// The library's per-request plumbing is patched (patches/express-openapi-validator+5.6.2.patch, docs/validator-patch.md).
 import * as OpenApiValidator from 'express-openapi-validator';
-import './validator-route-table.ts';
 import './validator-schema-roots.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operationTable } from '../../generated/operations.ts';
@@ -79,11 +79,14 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
   sharedValidator ??= OpenApiValidator.middleware({
     apiSpec: validatorDocument() as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
-    // true, a body field of the wrong type was silently converted (`"name": false` became "false") instead of 422.
+    // true, a body field of the wrong type would be converted silently (`"name": false` to "false") instead of 422.
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
     validateResponses: { removeAdditional: false, allErrors: true },
-    // Authentication and roles are ours (auth.ts): the role list is not something the validator understands.
+    // Authentication and roles are ours (auth.ts, the role check of app.ts): the role list is not something the
+    // validator understands. test/server/security.test.ts holds every operation to its security requirement.
     validateSecurity: false,
+    // The contract has no multipart operation; the multipart middleware would only pass every request on.
+    fileUploader: false,
     validateFormats: true,
     // Problem documents and our own 404/405 answers are checked by the tests; routing happens before.
     ignoreUndocumented: true,
@@ -166,8 +169,8 @@ function checkQueryNumbers(req: Request, res: Response, next: NextFunction): voi
 
 /**
  * A body must be of a content type its operation accepts, also where the body is optional: the validator checks
- * the type only of a required body, so a body of another type (or without one) was ignored and the operation ran
- * as if none had been sent. No body at all stays fine.
+ * the type only of a required body, so a body of another type (or without one) would be ignored and the operation
+ * run as if none had been sent. No body at all stays fine.
  */
 function checkBodyType(req: Request, res: Response, next: NextFunction): void {
   const operation = operationTable[locals(res).operationId!];
@@ -212,15 +215,17 @@ function unstorablePointers(value: unknown, at: string, found: string[]): string
  * query and the path can.
  */
 function refuseUnstorableStrings(req: Request, res: Response, next: NextFunction): void {
-  const pointers = unstorablePointers(req.body, '', []);
-  for (const [name, value] of Object.entries(req.query as Record<string, unknown>)) {
-    if (unstorable(name) || unstorablePointers(value, '', []).length > 0) pointers.push(`query/${name}`);
+  const pointers = req.body === undefined ? [] : unstorablePointers(req.body, '', []);
+  for (const name in req.query as Record<string, unknown>) {
+    if (unstorable(name) || unstorablePointers((req.query as Record<string, unknown>)[name], '', []).length > 0) pointers.push(`query/${name}`);
   }
-  const template = operationTable[locals(res).operationId!]?.path.split('/') ?? [];
-  req.path.split('/').forEach((segment, i) => {
-    const name = /^\{(.+)\}$/.exec(template[i] ?? '')?.[1];
-    if (name && /%00/.test(segment)) pointers.push(`path/${name}`);
-  });
+  if (req.path.includes('%00')) {
+    const template = operationTable[locals(res).operationId!]?.path.split('/') ?? [];
+    req.path.split('/').forEach((segment, i) => {
+      const name = /^\{(.+)\}$/.exec(template[i] ?? '')?.[1];
+      if (name && segment.includes('%00')) pointers.push(`path/${name}`);
+    });
+  }
   if (pointers.length > 0) {
     throw validationFailed(pointers.map((pointer) => ({ pointer: pointer.slice(0, POINTER_MAX), detail: 'must be Unicode text without the NUL character (U+0000) or lone surrogates' })));
   }
@@ -305,8 +310,8 @@ export function validatorProblem(error: unknown, request?: { path: string; templ
     return validationFailed(errors);
   }
   // With security validation off, only the response validator raises InternalServerError. Not only errors under
-  // `/response`: an undocumented status ("no schema defined for status code") carries the request path, and was
-  // answered internal_error without being reported as the contract break it is.
+  // `/response`: an undocumented status ("no schema defined for status code") carries the request path, and is a
+  // contract break too, not an internal_error.
   if (e.status === 500 && (error instanceof OpenApiValidator.error.InternalServerError || (e.errors ?? []).some((item) => item.path?.startsWith('/response')))) {
     return new Problem('response_validation_failed', 'The server produced a response that breaks its contract. This is a bug on our side; it has been logged.');
   }

@@ -10,7 +10,7 @@
 // instance and compiles each component once, for every operation that uses it. What is validated, and how, is the
 // same: the same schemas, the same options, the same references, resolved against the same document.
 //
-// Like validator-route-table.ts, it must be imported before the validator's middleware is made (validation.ts does).
+// It must be imported before the validator's middleware is made (validation.ts does).
 import { createRequire } from 'node:module';
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification

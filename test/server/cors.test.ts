@@ -24,6 +24,7 @@ describe('CORS', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers.get('access-control-allow-origin')).toBe('*');
     expect(answer.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
+    expect(answer.headers.get('access-control-expose-headers')).toContain('traceresponse');
     const refused = await fetch(`${server.url}/v1/workspace`, { headers: { Origin: 'https://app.example' } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');

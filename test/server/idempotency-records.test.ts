@@ -57,7 +57,7 @@ describe.each(databaseKinds)('Idempotency-Key records on %s', (kind) => {
         entered();
         await gate;
       }
-      return (collectByKey(features, 'handlers').createApiKey as OperationHandler)(request, context);
+      return (collectByKey(features, 'handlers').createApiKey as OperationHandler<'createApiKey'>)(request, context);
     });
     const started = clock.now().getTime();
     const post = () => server.call('POST', '/v1/api-keys', { body: { name: `cut off ${kind}`, role: 'viewer' }, headers: { 'Idempotency-Key': `cut-off-${kind}` } });

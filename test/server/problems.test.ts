@@ -14,10 +14,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
-import type { HandlerOverrides } from '../../src/app.ts';
 import { Problem, problemCatalogue, problemTypeBase, type ErrorCode } from '../../src/platform/problems.ts';
 import { startServer } from '../../src/server.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { databaseKinds, HandlerOverrides, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -156,8 +155,8 @@ describe('the level of the access log line', () => {
     });
     const dir = mkdtempSync(join(tmpdir(), 'content-service-log-levels-'));
     const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'test.db')}`, LOG_LEVEL: 'info', NODE_ENV: 'test', WEBHOOKS_WORKER: 'false', VALIDATOR_WARM_UP: 'false' });
-    const overrides: HandlerOverrides = new Map();
-    const running = await startServer(config, { logger: pino({ level: 'info' }, sink), rateLimitKeyPrefix: `test:${Math.random()}`, handlerOverrides: overrides });
+    const overrides = new HandlerOverrides();
+    const running = await startServer(config, { logger: pino({ level: 'info' }, sink), rateLimitKeyPrefix: `test:${Math.random()}`, handlers: overrides.handlers() });
     try {
       const { secret } = await createWorkspace(running.platform.db, { name: 'Logs', region: 'eu' });
       const get = (path: string, key: string | null = secret) => fetch(running.url + path, { headers: key ? { Authorization: `Bearer ${key}` } : {} }).then((r) => r.status);

@@ -272,7 +272,7 @@ describe('shutdown', () => {
     server.handlerOverrides.set('getWorkspace', async (request, context) => {
       entered();
       await gate;
-      return (handlers.getWorkspace as OperationHandler)(request, context);
+      return (handlers.getWorkspace as OperationHandler<'getWorkspace'>)(request, context);
     });
     const port = Number(new URL(server.url).port);
 

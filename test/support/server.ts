@@ -9,9 +9,11 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import type { Clock } from '../../src/platform/clock.ts';
 import { createLogger } from '../../src/platform/logging.ts';
-import type { OperationId } from '../../generated/operations.ts';
-import type { HandlerOverrides } from '../../src/app.ts';
-import type { OperationHandler } from '../../src/platform/operations.ts';
+import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { features } from '../../src/features/index.ts';
+import { collectByKey } from '../../src/platform/feature.ts';
+import type { OperationHandler, OperationHandlers } from '../../src/platform/operations.ts';
+import { Problem } from '../../src/platform/problems.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
 import type { Role } from '../../src/platform/context.ts';
@@ -122,16 +124,61 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   workspace?: boolean;
   /**
-   * Starts the server with the handlerOverrides test seam (src/app.ts), so that the test can replace handlers while
+   * Starts the server with the HandlerOverrides test seam (below), so that the test can replace handlers while
    * it runs; servers started without it bind the handlers directly, as in production.
    */
   handlerOverrides?: boolean;
 }
 
-/** Stands in for the seam of a server started without it: a replacement set there would silently change nothing. */
-class NoHandlerOverrides extends Map<OperationId, OperationHandler> {
-  override set(): this {
-    throw new Error('start the test server with { handlerOverrides: true } to replace handlers');
+/**
+ * TEST SEAM: replacements for the handlers of operations, looked up on every request so that a test can set and
+ * remove one while the server runs (a handler that fails, that breaks its response schema, that waits, or that
+ * streams). An operation in `notImplemented` with a replacement is served by it instead of answering 501. Everything
+ * around the handler (auth, rate limit, validation, Idempotency-Key, problem documents) stays the real code.
+ */
+export class HandlerOverrides {
+  readonly #handlers = new Map<OperationId, OperationHandler<any>>();
+  readonly #enabled: boolean;
+
+  constructor(enabled = true) {
+    this.#enabled = enabled;
+  }
+
+  set<K extends OperationId>(id: K, handler: OperationHandler<K>): this {
+    // A server started without the seam binds the features' handlers: a replacement set there would change nothing.
+    if (!this.#enabled) throw new Error('start the test server with { handlerOverrides: true } to replace handlers');
+    this.#handlers.set(id, handler);
+    return this;
+  }
+
+  get<K extends OperationId>(id: K): OperationHandler<K> | undefined {
+    return this.#handlers.get(id);
+  }
+
+  delete(id: OperationId): boolean {
+    return this.#handlers.delete(id);
+  }
+
+  clear(): void {
+    this.#handlers.clear();
+  }
+
+  /**
+   * The handlers to build the app with: for every operation of the contract, its replacement while one is set, else
+   * the feature's handler, else the 501 of an operation not built.
+   */
+  handlers(): OperationHandlers {
+    const own = collectByKey(features, 'handlers') as OperationHandlers;
+    const all: Record<string, OperationHandler<any>> = {};
+    for (const id of Object.keys(operationTable) as OperationId[]) {
+      const handler = own[id] as OperationHandler<any> | undefined;
+      all[id] = (request, context) => {
+        const chosen = this.#handlers.get(id) ?? handler;
+        if (!chosen) throw new Problem('not_implemented', `${id} is specified but not available on this server yet.`);
+        return chosen(request, context);
+      };
+    }
+    return all as OperationHandlers;
   }
 }
 
@@ -153,12 +200,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...options.env,
   });
   const responseValidationErrors: TestServer['responseValidationErrors'] = [];
+  const handlerOverrides = new HandlerOverrides(options.handlerOverrides === true);
   const running = await startServer(config, {
     clock: options.clock,
     logger: createLogger(config.logLevel),
     rateLimitKeyPrefix: options.rateLimitKeyPrefix ?? `test:${Math.random().toString(36).slice(2)}`,
     onResponseValidationError: (details) => responseValidationErrors.push(details),
-    handlerOverrides: options.handlerOverrides ? new Map() : undefined,
+    handlers: options.handlerOverrides ? handlerOverrides.handlers() : undefined,
   });
   // The base URL is known only after listening; links in responses must point at this server.
   running.platform.config.publicBaseUrl = running.url;
@@ -209,6 +257,5 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     }
   };
 
-  const handlerOverrides = running.handlerOverrides ?? new NoHandlerOverrides();
   return { ...running, handlerOverrides, close, ownerKey, workspaceId, ownerKeyId, database, responseValidationErrors, call, createKey };
 }
