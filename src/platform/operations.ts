@@ -38,7 +38,7 @@ export function requestContext(platform: Platform, req: Request, res: Response):
     now: state.receivedAt,
     // Parsed on first use: most handlers never read it.
     get url(): URL {
-      return (url ??= new URL(req.originalUrl, platform.config.publicBaseUrl + '/'));
+      return (url ??= new URL(req.originalUrl, `${platform.config.publicBaseUrl}/`));
     },
     // Computed on first use (it walks X-Forwarded-For when proxies are trusted): most handlers never read it.
     get ip(): string {

@@ -14,9 +14,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Role } from '../../src/platform/context.ts';
 import { startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { deref, schemaErrors, spec } from '../support/spec.ts';
+import { deref, type Json, schemaErrors, spec } from '../support/spec.ts';
 
-type Json = Record<string, any>;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const ROLES: Role[] = ['viewer', 'editor', 'admin', 'owner'];
 
@@ -31,7 +30,7 @@ interface Operation {
   pointer: string;
 }
 
-const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
+const escapePointer = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
 const operations: Operation[] = [];
 for (const [path, item] of Object.entries(spec.paths as Record<string, Json>)) {
   for (const method of METHODS) {
@@ -44,7 +43,7 @@ for (const [path, item] of Object.entries(spec.paths as Record<string, Json>)) {
       url: path.replace(/\{[^}]+\}/g, 'placeholder_0'),
       security: op.security ?? spec.security ?? [],
       responses: op.responses,
-      pointer: `/paths/${escape(path)}/${method}/responses`,
+      pointer: `/paths/${escapePointer(path)}/${method}/responses`,
     });
   }
 }

@@ -137,6 +137,7 @@ export interface TestServerOptions {
  * around the handler (auth, rate limit, validation, Idempotency-Key, problem documents) stays the real code.
  */
 export class HandlerOverrides {
+  // biome-ignore lint/suspicious/noExplicitAny: a replacement may serve any operation; the map cannot tie each key to its request type.
   readonly #handlers = new Map<OperationId, OperationHandler<any>>();
   readonly #enabled: boolean;
 
@@ -169,8 +170,10 @@ export class HandlerOverrides {
    */
   handlers(): OperationHandlers {
     const own = collectByKey(features, 'handlers') as OperationHandlers;
+    // biome-ignore lint/suspicious/noExplicitAny: the handlers of every operation, each bound by its id below.
     const all: Record<string, OperationHandler<any>> = {};
     for (const id of Object.keys(operationTable) as OperationId[]) {
+      // biome-ignore lint/suspicious/noExplicitAny: as above.
       const handler = own[id] as OperationHandler<any> | undefined;
       all[id] = (request, context) => {
         const chosen = this.#handlers.get(id) ?? handler;
