@@ -120,7 +120,7 @@ export class KeyCache<Entry> {
 
   #usable(since: bigint): boolean {
     if (this.#ttlMs === 0 || !this.#watching || this.#writesInFlight > 0) return false;
-    // Read again only for a request that began after the last reading (about 5 µs a reading; under load most requests
+    // Read again only for a request that began after the last reading (a reading is a query; under load most requests
     // of a turn of the event loop began before it).
     if (this.#dataVersion && this.#versionReadAt <= since) {
       this.#versionReadAt = process.hrtime.bigint();
