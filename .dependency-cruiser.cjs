@@ -25,7 +25,7 @@ module.exports = {
     {
       name: 'no-deep-feature-import-from-entry-point',
       comment:
-        "Entry points (src/*.ts, scripts/, bench/) use a feature through its index.ts too, for the same reason: a " +
+        'Entry points (src/*.ts, scripts/, bench/) use a feature through its index.ts too, for the same reason: a ' +
         "feature's insides stay its own. (src/features/index.ts, the list of features, imports only index.ts files.)",
       severity: 'error',
       from: { path: ENTRY_POINT },
@@ -55,7 +55,7 @@ module.exports = {
     {
       name: 'no-runtime-cycle-across-features',
       comment:
-        "No import cycle at run time that leaves a feature (type-only imports are erased and do not count): importing " +
+        'No import cycle at run time that leaves a feature (type-only imports are erased and do not count): importing ' +
         "another feature's index.ts loads all of it, and ES modules in a cycle see each other half-initialised, which " +
         'fails at start with a TDZ ReferenceError, or silently. (Cycles inside one feature or inside the platform are ' +
         "that folder's own business; they are kept small and read their imports only when called.)",

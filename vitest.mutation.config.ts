@@ -12,7 +12,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/server/**/*.test.ts', 'test/webhooks/**/*.test.ts', 'test/platform/**/*.test.ts'],
-    exclude: ['**/node_modules/**', 'test/**/*processes*.test.ts', 'test/server/main.test.ts', 'test/server/cli.test.ts'],
+    exclude: [
+      '**/node_modules/**',
+      'test/**/*processes*.test.ts',
+      'test/server/main.test.ts',
+      'test/server/cli.test.ts',
+    ],
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // An address where nothing listens: test/support/server.ts then runs the storage tests on SQLite only.

@@ -4,7 +4,11 @@
 import { readFileSync } from 'node:fs';
 import express from 'express';
 
-const bodies = JSON.parse(readFileSync(process.env.BARE_BODIES ?? '', 'utf8')) as { workspace: unknown; apiKeys: unknown; apiKeys100: unknown };
+const bodies = JSON.parse(readFileSync(process.env.BARE_BODIES ?? '', 'utf8')) as {
+  workspace: unknown;
+  apiKeys: unknown;
+  apiKeys100: unknown;
+};
 const port = Number(process.env.PORT ?? 0);
 
 const app = express();

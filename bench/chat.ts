@@ -41,7 +41,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { startFakeOpenAi, type FakeReply, type ReceivedRequest } from '../test/support/fake-providers.ts';
+import { type FakeReply, type ReceivedRequest, startFakeOpenAi } from '../test/support/fake-providers.ts';
 import { cleanUp, cleanups, cpuMicros, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
 const DURATION = positive('BENCH_DURATION', 10);
@@ -52,7 +52,8 @@ const TTFT_OVERHEAD_TARGET_MS = 5;
 const THROUGHPUT_TARGET = 0.5;
 /** Milliseconds between the upstream's chunks, one pass each: 0 (an upstream that costs nothing) and a paced one. */
 const CHUNK_DELAYS = (process.env.BENCH_CHUNK_DELAYS ?? '0,2').split(',').map(Number);
-const PROMPT = 'Write a short launch announcement for our spring sale on single-origin coffee roasts, with one line on shipping and one on the loyalty discount for members.';
+const PROMPT =
+  'Write a short launch announcement for our spring sale on single-origin coffee roasts, with one line on shipping and one on the loyalty discount for members.';
 /** The fake's answer is "You said: " and the prompt, one chunk per word. */
 const CHUNKS = 2 + PROMPT.split(' ').length;
 const ROUNDS = positive('BENCH_ROUNDS', 3);
@@ -64,7 +65,8 @@ const CASES = new Set<CaseName>(
     .map((name) => name.trim())
     .filter(Boolean)
     .map((name) => {
-      if (!(CASE_NAMES as readonly string[]).includes(name)) throw new Error(`BENCH_CASES: unknown case ${name}; the cases are ${CASE_NAMES.join(', ')}`);
+      if (!(CASE_NAMES as readonly string[]).includes(name))
+        throw new Error(`BENCH_CASES: unknown case ${name}; the cases are ${CASE_NAMES.join(', ')}`);
       return name as CaseName;
     }),
 );
@@ -89,7 +91,9 @@ const SENTENCES = [
   'Tasting notes describe what a careful cup can show; water, grind and freshness change what you will find.',
 ];
 /** 16 inputs of about 50 words (a batch of chunks as a knowledge base embeds them). */
-const EMBEDDING_INPUTS = SENTENCES.map((_, i) => [0, 5, 11].map((k) => SENTENCES[(i + k) % SENTENCES.length]).join(' '));
+const EMBEDDING_INPUTS = SENTENCES.map((_, i) =>
+  [0, 5, 11].map((k) => SENTENCES[(i + k) % SENTENCES.length]).join(' '),
+);
 /** text-embedding-3-small's full size, asked of every target so that their answers are the same size. */
 const EMBEDDING_DIMENSIONS = 1536;
 
@@ -140,15 +144,40 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-const CHAT_BODY = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } });
+const CHAT_BODY = JSON.stringify({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: PROMPT }],
+  stream: true,
+  stream_options: { include_usage: true },
+});
 /** The first text: a content that is not empty (OpenAI's first chunk names the role with an empty content). */
 const FIRST_CONTENT = /"content":"[^"]/;
 const FIRST_TOOL_CALL = /"tool_calls":\[/;
 
-function post(agent: http.Agent, url: string, secret: string, body: string, onResponse: (response: http.IncomingMessage) => void, onError: (error: Error) => void, headers: Record<string, string> = {}): void {
+function post(
+  agent: http.Agent,
+  url: string,
+  secret: string,
+  body: string,
+  onResponse: (response: http.IncomingMessage) => void,
+  onError: (error: Error) => void,
+  headers: Record<string, string> = {},
+): void {
   const target = new URL(url);
   const request = http.request(
-    { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Authorization: `Bearer ${secret}`, ...headers } },
+    {
+      agent,
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(body),
+        Authorization: `Bearer ${secret}`,
+        ...headers,
+      },
+    },
     onResponse,
   );
   request.on('error', onError);
@@ -156,7 +185,14 @@ function post(agent: http.Agent, url: string, secret: string, body: string, onRe
 }
 
 /** One streamed answer: resolves with the time to the first data matching `first`, after reading it to [DONE]. */
-function streamOnce(agent: http.Agent, url: string, secret: string, body = CHAT_BODY, first = FIRST_CONTENT, headers: Record<string, string> = {}): Promise<number> {
+function streamOnce(
+  agent: http.Agent,
+  url: string,
+  secret: string,
+  body = CHAT_BODY,
+  first = FIRST_CONTENT,
+  headers: Record<string, string> = {},
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let firstSeen = NaN;
@@ -190,7 +226,13 @@ function streamOnce(agent: http.Agent, url: string, secret: string, body = CHAT_
 }
 
 /** One request answered as a whole: resolves with the time to its last byte (status 200 only). */
-function requestOnce(agent: http.Agent, url: string, secret: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+function requestOnce(
+  agent: http.Agent,
+  url: string,
+  secret: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     post(
@@ -220,7 +262,12 @@ interface Drive {
 }
 
 /** `connections` loops calling `once` with the keys in turn until `seconds` have passed. */
-async function drive(connections: number, seconds: number, secrets: string[], once: (agent: http.Agent, secret: string) => Promise<number>): Promise<Drive> {
+async function drive(
+  connections: number,
+  seconds: number,
+  secrets: string[],
+  once: (agent: http.Agent, secret: string) => Promise<number>,
+): Promise<Drive> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const times: number[] = [];
   let failures = 0;
@@ -247,7 +294,11 @@ async function drive(connections: number, seconds: number, secrets: string[], on
 }
 
 async function load(target: Target, connections: number, seconds: number): Promise<Result> {
-  const { times: ttfts, failures, seconds: elapsed } = await drive(connections, seconds, target.secrets, (agent, secret) => streamOnce(agent, target.url, secret));
+  const {
+    times: ttfts,
+    failures,
+    seconds: elapsed,
+  } = await drive(connections, seconds, target.secrets, (agent, secret) => streamOnce(agent, target.url, secret));
   return {
     target: target.name,
     connections,
@@ -275,18 +326,25 @@ async function startUpstream(chunkDelayMs: number, databaseUrl: string): Promise
   const serverUrl = `http://127.0.0.1:${port}`;
   // BENCH_NODE_ARGS: extra Node options for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const stopServer = await startProcess('server', process.execPath, [...nodeArgs, 'src/main.ts'], {
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    PUBLIC_BASE_URL: serverUrl,
-    DATABASE_URL: databaseUrl,
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    REDIS_URL: '',
-    OPENAI_API_KEY: 'sk-bench',
-    OPENAI_BASE_URL: fakeUrl,
-    PROVIDER_MAX_RETRIES: '0',
-  }, serverUrl, '/readyz').catch(async (error: unknown) => {
+  const stopServer = await startProcess(
+    'server',
+    process.execPath,
+    [...nodeArgs, 'src/main.ts'],
+    {
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: serverUrl,
+      DATABASE_URL: databaseUrl,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      REDIS_URL: '',
+      OPENAI_API_KEY: 'sk-bench',
+      OPENAI_BASE_URL: fakeUrl,
+      PROVIDER_MAX_RETRIES: '0',
+    },
+    serverUrl,
+    '/readyz',
+  ).catch(async (error: unknown) => {
     await worker.terminate();
     throw error;
   });
@@ -316,7 +374,9 @@ async function pass(chunkDelayMs: number, databaseUrl: string, secrets: string[]
         if (WARMUP > 0) await load(target, connections, WARMUP);
         const result = { ...(await load(target, connections, DURATION)), chunk_delay_ms: chunkDelayMs };
         results.push(result);
-        process.stdout.write(`${chunkDelayMs} ms between chunks, ${target.name}, ${connections} connection(s): ${result.completions_per_second}/s, first token p50 ${result.ttft_ms.p50} ms p99 ${result.ttft_ms.p99} ms, ${result.failures} failures\n`);
+        process.stdout.write(
+          `${chunkDelayMs} ms between chunks, ${target.name}, ${connections} connection(s): ${result.completions_per_second}/s, first token p50 ${result.ttft_ms.p50} ms p99 ${result.ttft_ms.p99} ms, ${result.failures} failures\n`,
+        );
       }
     }
     return results;
@@ -327,12 +387,18 @@ async function pass(chunkDelayMs: number, databaseUrl: string, secrets: string[]
 
 /** The streaming cases' report: one round per upstream pace, against issue 10's targets. */
 function streamingReport(results: Result[]): string[] {
-  const rows: string[] = ['| ms between chunks | connections | target | completions/s | TTFT p50 ms | TTFT p99 ms | failures |', '|--:|--:|---|--:|--:|--:|--:|'];
+  const rows: string[] = [
+    '| ms between chunks | connections | target | completions/s | TTFT p50 ms | TTFT p99 ms | failures |',
+    '|--:|--:|---|--:|--:|--:|--:|',
+  ];
   const verdicts: string[] = [];
   for (const delay of CHUNK_DELAYS) {
     for (const connections of [...new Set([1, CONNECTIONS])]) {
       const [direct, server] = results.filter((r) => r.connections === connections && r.chunk_delay_ms === delay);
-      for (const r of [direct!, server!]) rows.push(`| ${delay} | ${connections} | ${r.target} | ${r.completions_per_second} | ${r.ttft_ms.p50} | ${r.ttft_ms.p99} | ${r.failures} |`);
+      for (const r of [direct!, server!])
+        rows.push(
+          `| ${delay} | ${connections} | ${r.target} | ${r.completions_per_second} | ${r.ttft_ms.p50} | ${r.ttft_ms.p99} | ${r.failures} |`,
+        );
       const overhead = server!.ttft_ms.p50 - direct!.ttft_ms.p50;
       const share = server!.completions_per_second / direct!.completions_per_second;
       verdicts.push(
@@ -389,7 +455,12 @@ const median = (values: number[]) => {
 };
 
 function embeddingsBody(model: string, encoding: 'float' | 'base64' = 'float'): string {
-  return JSON.stringify({ model, input: EMBEDDING_INPUTS, dimensions: EMBEDDING_DIMENSIONS, encoding_format: encoding });
+  return JSON.stringify({
+    model,
+    input: EMBEDDING_INPUTS,
+    dimensions: EMBEDDING_DIMENSIONS,
+    encoding_format: encoding,
+  });
 }
 
 const TOOL_BODY = JSON.stringify({
@@ -422,7 +493,10 @@ async function measure(target: RoundTarget, connections: number, round: number):
     perSecond: result.times.length / result.seconds,
     p50: percentile(result.times, 50),
     p99: percentile(result.times, 99),
-    cpuMicrosPerRequest: cpuBefore !== undefined && cpuAfter !== undefined && result.times.length > 0 ? (cpuAfter - cpuBefore) / result.times.length : undefined,
+    cpuMicrosPerRequest:
+      cpuBefore !== undefined && cpuAfter !== undefined && result.times.length > 0
+        ? (cpuAfter - cpuBefore) / result.times.length
+        : undefined,
     failures: result.failures,
     firstFailure: result.firstFailure,
   };
@@ -435,14 +509,19 @@ async function measure(target: RoundTarget, connections: number, round: number):
 
 /** One plain completion through `target`, parsed: the fake's answer ("You said: " and the prompt), or an error. */
 async function checkCompletion(target: RoundTarget): Promise<void> {
-  const response = await fetch(target.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${target.secrets[0]}`, ...target.headers }, body: target.body });
+  const response = await fetch(target.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${target.secrets[0]}`, ...target.headers },
+    body: target.body,
+  });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${target.name} answered ${response.status}: ${text.slice(0, 500)}`);
   if (target.streamed) {
     if (!text.trimEnd().endsWith('data: [DONE]')) throw new Error(`${target.name}'s stream ended without [DONE]`);
     return;
   }
-  const content: unknown = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
+  const content: unknown = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]
+    ?.message?.content;
   if (content !== `You said: ${PROMPT}`) throw new Error(`${target.name} answered ${JSON.stringify(content)}`);
 }
 
@@ -458,19 +537,43 @@ const LOOPBACK_ONLY = `data:text/javascript,${encodeURIComponent(
 async function startPortkey(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const stop = await startProcess('the Portkey gateway', process.execPath, ['--import', LOOPBACK_ONLY, join(root, 'node_modules/@portkey-ai/gateway/build/start-server.js'), `--port=${port}`, '--headless'], { NODE_ENV: 'production' }, url, '/');
+  const stop = await startProcess(
+    'the Portkey gateway',
+    process.execPath,
+    [
+      '--import',
+      LOOPBACK_ONLY,
+      join(root, 'node_modules/@portkey-ai/gateway/build/start-server.js'),
+      `--port=${port}`,
+      '--headless',
+    ],
+    { NODE_ENV: 'production' },
+    url,
+    '/',
+  );
   return { url, pid: stop.pid, stop };
 }
 
 /** One embeddings request, parsed: 16 vectors of EMBEDDING_DIMENSIONS, or an error saying what came instead. */
 async function checkEmbeddings(target: RoundTarget): Promise<void> {
-  const response = await fetch(target.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${target.secrets[0]}` }, body: target.body });
+  const response = await fetch(target.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${target.secrets[0]}` },
+    body: target.body,
+  });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${target.name} answered ${response.status}: ${text.slice(0, 500)}`);
   const body = JSON.parse(text) as { data?: { embedding?: unknown }[] };
   // A base64 vector is float32: 4 bytes a dimension.
-  const sizes = (body.data ?? []).map((item) => (Array.isArray(item.embedding) ? item.embedding.length : typeof item.embedding === 'string' ? Buffer.from(item.embedding, 'base64').length / 4 : 0));
-  if (sizes.length !== EMBEDDING_INPUTS.length || sizes.some((size) => size !== EMBEDDING_DIMENSIONS)) throw new Error(`${target.name} answered ${sizes.length} vectors of ${[...new Set(sizes)].join(', ')} dimensions`);
+  const sizes = (body.data ?? []).map((item) =>
+    Array.isArray(item.embedding)
+      ? item.embedding.length
+      : typeof item.embedding === 'string'
+        ? Buffer.from(item.embedding, 'base64').length / 4
+        : 0,
+  );
+  if (sizes.length !== EMBEDDING_INPUTS.length || sizes.some((size) => size !== EMBEDDING_DIMENSIONS))
+    throw new Error(`${target.name} answered ${sizes.length} vectors of ${[...new Set(sizes)].join(', ')} dimensions`);
 }
 
 /**
@@ -478,7 +581,11 @@ async function checkEmbeddings(target: RoundTarget): Promise<void> {
  * cannot run (a server that refuses `tools`, or an answer without a call).
  */
 async function checkToolCall(target: RoundTarget): Promise<string | undefined> {
-  const response = await fetch(target.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${target.secrets[0]}` }, body: target.body });
+  const response = await fetch(target.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${target.secrets[0]}` },
+    body: target.body,
+  });
   const text = await response.text();
   if (response.status === 422) {
     const problem = JSON.parse(text) as { code?: string; errors?: { pointer?: string; detail?: string }[] };
@@ -489,14 +596,20 @@ async function checkToolCall(target: RoundTarget): Promise<string | undefined> {
   let args = '';
   for (const frame of text.split('\n\n')) {
     if (!frame.startsWith('data: {')) continue;
-    const chunk = JSON.parse(frame.slice('data: '.length)) as { choices?: { delta?: { tool_calls?: { function?: { name?: string; arguments?: string } }[] } }[] };
+    const chunk = JSON.parse(frame.slice('data: '.length)) as {
+      choices?: { delta?: { tool_calls?: { function?: { name?: string; arguments?: string } }[] } }[];
+    };
     for (const call of chunk.choices?.[0]?.delta?.tool_calls ?? []) {
       name += call.function?.name ?? '';
       args += call.function?.arguments ?? '';
     }
   }
-  if (name === '') return `${target.name} streamed no tool call (${text.length} bytes, ending ${JSON.stringify(text.slice(-80))})`;
-  if (name !== TOOLS[0]!.function.name || JSON.stringify(JSON.parse(args)) !== TOOL_ARGUMENTS) throw new Error(`${target.name} streamed the call ${name}(${args}), not ${TOOLS[0]!.function.name}(${TOOL_ARGUMENTS})`);
+  if (name === '')
+    return `${target.name} streamed no tool call (${text.length} bytes, ending ${JSON.stringify(text.slice(-80))})`;
+  if (name !== TOOLS[0]!.function.name || JSON.stringify(JSON.parse(args)) !== TOOL_ARGUMENTS)
+    throw new Error(
+      `${target.name} streamed the call ${name}(${args}), not ${TOOLS[0]!.function.name}(${TOOL_ARGUMENTS})`,
+    );
   if (!text.trimEnd().endsWith('data: [DONE]')) throw new Error(`${target.name}'s stream ended without [DONE]`);
   return undefined;
 }
@@ -512,7 +625,12 @@ interface RoundsOutcome {
 async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOutcome> {
   const { fakeUrl, serverUrl, pid, stop } = await startUpstream(0, databaseUrl);
   const skipped = new Map<RoundCase, string>();
-  const portkey = CASES.has('peer') ? await startPortkey().catch(async (error: unknown) => { await stop(); throw error; }) : undefined;
+  const portkey = CASES.has('peer')
+    ? await startPortkey().catch(async (error: unknown) => {
+        await stop();
+        throw error;
+      })
+    : undefined;
   try {
     const targets: RoundTarget[] = [];
     if (portkey) {
@@ -520,10 +638,33 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
       const headers = { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': fakeUrl };
       const chat = `${serverUrl}/v1/chat/completions`;
       const peer: RoundTarget[] = [
-        { case: 'peer', name: PEER.direct, url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'], body: PLAIN_BODY, streamed: false },
-        { case: 'peer', name: PEER.portkey, url: `${portkey.url}/v1/chat/completions`, secrets: ['sk-bench'], body: PLAIN_BODY, streamed: false, headers, pid: portkey.pid },
+        {
+          case: 'peer',
+          name: PEER.direct,
+          url: `${fakeUrl}/chat/completions`,
+          secrets: ['sk-bench'],
+          body: PLAIN_BODY,
+          streamed: false,
+        },
+        {
+          case: 'peer',
+          name: PEER.portkey,
+          url: `${portkey.url}/v1/chat/completions`,
+          secrets: ['sk-bench'],
+          body: PLAIN_BODY,
+          streamed: false,
+          headers,
+          pid: portkey.pid,
+        },
         { case: 'peer', name: PEER.server, url: chat, secrets, body: PLAIN_BODY, streamed: false, pid },
-        { case: 'peer', name: PEER.directStreamed, url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'], body: CHAT_BODY, streamed: true },
+        {
+          case: 'peer',
+          name: PEER.directStreamed,
+          url: `${fakeUrl}/chat/completions`,
+          secrets: ['sk-bench'],
+          body: CHAT_BODY,
+          streamed: true,
+        },
         { case: 'peer', name: PEER.serverStreamed, url: chat, secrets, body: CHAT_BODY, streamed: true, pid },
       ];
       for (const target of peer) await checkCompletion(target);
@@ -531,21 +672,69 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
     }
     if (CASES.has('embeddings')) {
       const embeddings: RoundTarget[] = [
-        { case: 'embeddings', name: 'direct (fake upstream)', url: `${fakeUrl}/embeddings`, secrets: ['sk-bench'], body: embeddingsBody('text-embedding-3-small'), streamed: false },
-        { case: 'embeddings', name: 'server, text-embedding-3-small → fake upstream', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('text-embedding-3-small'), streamed: false, pid },
-        { case: 'embeddings', name: 'server, sandbox-embedding (built in)', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('sandbox-embedding'), streamed: false, pid },
+        {
+          case: 'embeddings',
+          name: 'direct (fake upstream)',
+          url: `${fakeUrl}/embeddings`,
+          secrets: ['sk-bench'],
+          body: embeddingsBody('text-embedding-3-small'),
+          streamed: false,
+        },
+        {
+          case: 'embeddings',
+          name: 'server, text-embedding-3-small → fake upstream',
+          url: `${serverUrl}/v1/embeddings`,
+          secrets,
+          body: embeddingsBody('text-embedding-3-small'),
+          streamed: false,
+          pid,
+        },
+        {
+          case: 'embeddings',
+          name: 'server, sandbox-embedding (built in)',
+          url: `${serverUrl}/v1/embeddings`,
+          secrets,
+          body: embeddingsBody('sandbox-embedding'),
+          streamed: false,
+          pid,
+        },
         // What the openai SDK asks for by default: the same vectors as base64 of float32, a quarter of the JSON.
-        { case: 'embeddings', name: 'server, text-embedding-3-small as base64 → fake upstream', url: `${serverUrl}/v1/embeddings`, secrets, body: embeddingsBody('text-embedding-3-small', 'base64'), streamed: false, pid },
+        {
+          case: 'embeddings',
+          name: 'server, text-embedding-3-small as base64 → fake upstream',
+          url: `${serverUrl}/v1/embeddings`,
+          secrets,
+          body: embeddingsBody('text-embedding-3-small', 'base64'),
+          streamed: false,
+          pid,
+        },
       ];
       for (const target of embeddings) await checkEmbeddings(target);
       targets.push(...embeddings);
     }
     if (CASES.has('tool-calls')) {
       const tools: RoundTarget[] = [
-        { case: 'tool-calls', name: 'direct (fake upstream)', url: `${fakeUrl}/chat/completions`, secrets: ['sk-bench'], body: TOOL_BODY, streamed: true },
-        { case: 'tool-calls', name: 'server → fake upstream', url: `${serverUrl}/v1/chat/completions`, secrets, body: TOOL_BODY, streamed: true, pid },
+        {
+          case: 'tool-calls',
+          name: 'direct (fake upstream)',
+          url: `${fakeUrl}/chat/completions`,
+          secrets: ['sk-bench'],
+          body: TOOL_BODY,
+          streamed: true,
+        },
+        {
+          case: 'tool-calls',
+          name: 'server → fake upstream',
+          url: `${serverUrl}/v1/chat/completions`,
+          secrets,
+          body: TOOL_BODY,
+          streamed: true,
+          pid,
+        },
       ];
-      const problems = (await Promise.all(tools.map(checkToolCall))).filter((problem): problem is string => problem !== undefined);
+      const problems = (await Promise.all(tools.map(checkToolCall))).filter(
+        (problem): problem is string => problem !== undefined,
+      );
       if (problems.length > 0) {
         skipped.set('tool-calls', problems.join('; '));
         process.stdout.write(`NOTICE: the tool-call case is skipped: ${problems.join('; ')}\n`);
@@ -557,7 +746,8 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
     const loadAverages: number[] = [];
     for (let round = 1; round <= (targets.length > 0 ? ROUNDS : 0); round++) {
       loadAverages.push(Number(loadavg()[0]!.toFixed(2)));
-      for (const connections of [...new Set([1, CONNECTIONS])]) for (const target of targets) measurements.push(await measure(target, connections, round));
+      for (const connections of [...new Set([1, CONNECTIONS])])
+        for (const target of targets) measurements.push(await measure(target, connections, round));
     }
     return { measurements, loadAverages, skipped };
   } finally {
@@ -566,21 +756,36 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
   }
 }
 
-const spread = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+const spread = (values: number[], digits: number) =>
+  `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
 
 /** One case's table: per connections and target, the medians of the rounds, their spread, and p50 over the direct call's. */
 function roundsTable(measurements: Measurement[], rate: string, latency: string): string[] {
-  const rows = [`| connections | target | ${rate} median (min–max) | ${latency} p50 ms median (min–max) | p99 ms median | p50 − direct ms | server CPU µs/request | failures |`, '|--:|---|--:|--:|--:|--:|--:|--:|'];
+  const rows = [
+    `| connections | target | ${rate} median (min–max) | ${latency} p50 ms median (min–max) | p99 ms median | p50 − direct ms | server CPU µs/request | failures |`,
+    '|--:|---|--:|--:|--:|--:|--:|--:|',
+  ];
   for (const connections of [...new Set([1, CONNECTIONS])]) {
     const groups = new Map<string, Measurement[]>();
-    for (const m of measurements.filter((m) => m.connections === connections)) groups.set(m.target, [...(groups.get(m.target) ?? []), m]);
+    for (const m of measurements.filter((m) => m.connections === connections))
+      groups.set(m.target, [...(groups.get(m.target) ?? []), m]);
     const directP50 = median(groups.get('direct (fake upstream)')?.map((m) => m.p50) ?? [NaN]);
     for (const [target, group] of groups) {
       const p50 = median(group.map((m) => m.p50));
-      const cpu = group.every((m) => m.cpuMicrosPerRequest !== undefined) ? median(group.map((m) => m.cpuMicrosPerRequest!)).toFixed(0) : '–';
+      const cpu = group.every((m) => m.cpuMicrosPerRequest !== undefined)
+        ? median(group.map((m) => m.cpuMicrosPerRequest!)).toFixed(0)
+        : '–';
       const overhead = target.startsWith('direct') || Number.isNaN(directP50) ? '–' : (p50 - directP50).toFixed(2);
       const failures = group.reduce((sum, m) => sum + m.failures, 0);
-      rows.push(`| ${connections} | ${target} | ${spread(group.map((m) => m.perSecond), 0)} | ${spread(group.map((m) => m.p50), 2)} | ${median(group.map((m) => m.p99)).toFixed(2)} | ${overhead} | ${cpu} | ${failures} |`);
+      rows.push(
+        `| ${connections} | ${target} | ${spread(
+          group.map((m) => m.perSecond),
+          0,
+        )} | ${spread(
+          group.map((m) => m.p50),
+          2,
+        )} | ${median(group.map((m) => m.p99)).toFixed(2)} | ${overhead} | ${cpu} | ${failures} |`,
+      );
     }
   }
   return rows;
@@ -598,20 +803,35 @@ const ADDED_MS_TARGET = 1;
 
 /** The peer case's table and its verdicts against issue 31's targets. */
 function peerReport(measurements: Measurement[]): string[] {
-  const rows = ['| connections | target | completions/s median (min–max) | p50 ms median (min–max) | p99 ms | added p50 ms | process CPU µs/completion median (min–max) | failures |', '|--:|---|--:|--:|--:|--:|--:|--:|'];
-  const at = (connections: number, target: string) => measurements.filter((m) => m.connections === connections && m.target === target);
+  const rows = [
+    '| connections | target | completions/s median (min–max) | p50 ms median (min–max) | p99 ms | added p50 ms | process CPU µs/completion median (min–max) | failures |',
+    '|--:|---|--:|--:|--:|--:|--:|--:|',
+  ];
+  const at = (connections: number, target: string) =>
+    measurements.filter((m) => m.connections === connections && m.target === target);
   const p50 = (connections: number, target: string) => median(at(connections, target).map((m) => m.p50));
-  const cpu = (connections: number, target: string) => median(at(connections, target).map((m) => m.cpuMicrosPerRequest ?? NaN));
+  const cpu = (connections: number, target: string) =>
+    median(at(connections, target).map((m) => m.cpuMicrosPerRequest ?? NaN));
   const rate = (connections: number, target: string) => median(at(connections, target).map((m) => m.perSecond));
   for (const connections of [...new Set([1, CONNECTIONS])]) {
     for (const target of Object.values(PEER)) {
       const group = at(connections, target);
       if (group.length === 0) continue;
       const direct = target.endsWith('streamed') ? PEER.directStreamed : PEER.direct;
-      const added = target.startsWith('direct') ? '–' : (p50(connections, target) - p50(connections, direct)).toFixed(2);
+      const added = target.startsWith('direct')
+        ? '–'
+        : (p50(connections, target) - p50(connections, direct)).toFixed(2);
       const cpus = group.map((m) => m.cpuMicrosPerRequest);
       const cpuCell = cpus.every((c) => c !== undefined) ? spread(cpus as number[], 0) : '–';
-      rows.push(`| ${connections} | ${target} | ${spread(group.map((m) => m.perSecond), 0)} | ${spread(group.map((m) => m.p50), 2)} | ${median(group.map((m) => m.p99)).toFixed(2)} | ${added} | ${cpuCell} | ${group.reduce((sum, m) => sum + m.failures, 0)} |`);
+      rows.push(
+        `| ${connections} | ${target} | ${spread(
+          group.map((m) => m.perSecond),
+          0,
+        )} | ${spread(
+          group.map((m) => m.p50),
+          2,
+        )} | ${median(group.map((m) => m.p99)).toFixed(2)} | ${added} | ${cpuCell} | ${group.reduce((sum, m) => sum + m.failures, 0)} |`,
+      );
     }
   }
   const addedPlain = p50(1, PEER.server) - p50(1, PEER.direct);
@@ -634,19 +854,53 @@ function roundsReport(outcome: RoundsOutcome): string[] {
   const lines: string[] = [];
   const intro = `Medians of ${ROUNDS} rounds (the targets take turns within a round; the spread is the rounds' min–max), ${DURATION} s per target after ${WARMUP} s of warm-up; load average before each round: ${outcome.loadAverages.join(', ') || '–'}. CPU is the server process's own, from /proc.`;
   if (CASES.has('peer')) {
-    lines.push(`## Peer: plain completions (gpt-4o-mini, ${CHUNKS} words) through the Portkey gateway and through this server`, '');
-    lines.push(intro.replace(`CPU is the server process's own`, `CPU is each process's own (the server's, the gateway's; the fake shares the benchmark's process)`), '');
+    lines.push(
+      `## Peer: plain completions (gpt-4o-mini, ${CHUNKS} words) through the Portkey gateway and through this server`,
+      '',
+    );
+    lines.push(
+      intro.replace(
+        `CPU is the server process's own`,
+        `CPU is each process's own (the server's, the gateway's; the fake shares the benchmark's process)`,
+      ),
+      '',
+    );
     lines.push(...peerReport(outcome.measurements.filter((m) => m.case === 'peer')), '');
   }
   if (CASES.has('embeddings')) {
-    lines.push(`## Embeddings: ${EMBEDDING_INPUTS.length} inputs of about ${Math.round(EMBEDDING_INPUTS.reduce((sum, input) => sum + input.split(' ').length, 0) / EMBEDDING_INPUTS.length)} words, ${EMBEDDING_DIMENSIONS} dimensions`, '', intro, '');
-    lines.push(...roundsTable(outcome.measurements.filter((m) => m.case === 'embeddings'), 'requests/s', 'latency'), '');
+    lines.push(
+      `## Embeddings: ${EMBEDDING_INPUTS.length} inputs of about ${Math.round(EMBEDDING_INPUTS.reduce((sum, input) => sum + input.split(' ').length, 0) / EMBEDDING_INPUTS.length)} words, ${EMBEDDING_DIMENSIONS} dimensions`,
+      '',
+      intro,
+      '',
+    );
+    lines.push(
+      ...roundsTable(
+        outcome.measurements.filter((m) => m.case === 'embeddings'),
+        'requests/s',
+        'latency',
+      ),
+      '',
+    );
   }
   if (CASES.has('tool-calls')) {
-    lines.push(`## Tool calls: a streamed completion answered by one call of \`${TOOLS[0]!.function.name}\` (\`tool_choice: 'required'\`)`, '');
+    lines.push(
+      `## Tool calls: a streamed completion answered by one call of \`${TOOLS[0]!.function.name}\` (\`tool_choice: 'required'\`)`,
+      '',
+    );
     const reason = outcome.skipped.get('tool-calls');
     if (reason) lines.push(`Skipped: ${reason}`, '');
-    else lines.push(intro, '', ...roundsTable(outcome.measurements.filter((m) => m.case === 'tool-calls'), 'completions/s', 'first tool-call delta'), '');
+    else
+      lines.push(
+        intro,
+        '',
+        ...roundsTable(
+          outcome.measurements.filter((m) => m.case === 'tool-calls'),
+          'completions/s',
+          'first tool-call delta',
+        ),
+        '',
+      );
   }
   return lines;
 }
@@ -664,7 +918,8 @@ async function main(): Promise<void> {
       for (const delay of CHUNK_DELAYS) results.push(...(await pass(delay, databaseUrl, secrets)));
       sections.push(...streamingReport(results));
     }
-    if (CASES.has('peer') || CASES.has('embeddings') || CASES.has('tool-calls')) sections.push(...roundsReport(await rounds(databaseUrl, secrets)));
+    if (CASES.has('peer') || CASES.has('embeddings') || CASES.has('tool-calls'))
+      sections.push(...roundsReport(await rounds(databaseUrl, secrets)));
     const report = sections.join('\n');
     process.stdout.write(`\n${report}`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });

@@ -31,8 +31,9 @@
 // during the measured typing. RSS per editor = (RSS with editors − RSS without) / editors, so it includes the live
 // documents; CPU per editor = CPU-ms of the server during the measured phase / seconds / editors. BENCH_NODE_ARGS
 // adds Node options to the server (`--cpu-prof --cpu-prof-dir=DIR` profiles it).
-import { readFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+
 import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -104,7 +105,14 @@ async function editors(plan: Plan): Promise<void> {
   let expected = 0;
   try {
     const connecting = performance.now();
-    for (const { documentId, token } of plan.editors) typists.push({ editor: connectEditor(plan.baseUrl, documentId, token), documentId, text: null, typed: 0, edits: [] });
+    for (const { documentId, token } of plan.editors)
+      typists.push({
+        editor: connectEditor(plan.baseUrl, documentId, token),
+        documentId,
+        text: null,
+        typed: 0,
+        edits: [],
+      });
     const scopes = await Promise.all(typists.map((typist) => typist.editor.ready));
     if (scopes.some((scope) => scope !== 'read-write')) throw new Error('an editor was granted read-only access');
     for (const typist of typists) void typist.editor.closed.then(() => (disconnects += 1));
@@ -112,7 +120,9 @@ async function editors(plan: Plan): Promise<void> {
     // Per receiver, the other editors of its document, each with a cursor: the sender's next edit it has not seen.
     for (const receiver of typists) {
       const senders = new Map<number, { sender: Typist; next: number }>();
-      for (const sender of typists) if (sender !== receiver && sender.documentId === receiver.documentId) senders.set(sender.editor.doc.clientID, { sender, next: 0 });
+      for (const sender of typists)
+        if (sender !== receiver && sender.documentId === receiver.documentId)
+          senders.set(sender.editor.doc.clientID, { sender, next: 0 });
       receiver.editor.doc.on('afterTransaction', (transaction: Y.Transaction) => {
         if (transaction.local) return;
         const now = performance.now();
@@ -176,9 +186,17 @@ async function editors(plan: Plan): Promise<void> {
           typing = false;
           for (const typist of typists) clearTimeout(typist.timer);
           const deadline = performance.now() + GRACE_MS;
-          while (latencies.length < expected && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+          while (latencies.length < expected && performance.now() < deadline)
+            await new Promise((resolve) => setTimeout(resolve, 50));
           const edits = typists.reduce((sum, typist) => sum + typist.edits.filter((edit) => edit.measured).length, 0);
-          post({ type: 'results', latencies: Float64Array.from(latencies), edits, expected, lost: expected - latencies.length, disconnects });
+          post({
+            type: 'results',
+            latencies: Float64Array.from(latencies),
+            edits,
+            expected,
+            lost: expected - latencies.length,
+            disconnects,
+          });
         } else if (command.type === 'close') {
           for (const typist of typists) typist.editor.close();
           post({ type: 'closed' });
@@ -246,34 +264,51 @@ async function main(): Promise<void> {
     const serverUrl = `http://127.0.0.1:${port}`;
     // BENCH_NODE_ARGS: extra Node options for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
     const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const stop = await startProcess('server', process.execPath, [...nodeArgs, 'src/main.ts'], {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_BASE_URL: serverUrl,
-      DATABASE_URL: databaseUrl,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      REDIS_URL: '',
-    }, serverUrl, '/readyz');
+    const stop = await startProcess(
+      'server',
+      process.execPath,
+      [...nodeArgs, 'src/main.ts'],
+      {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        PUBLIC_BASE_URL: serverUrl,
+        DATABASE_URL: databaseUrl,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        REDIS_URL: '',
+      },
+      serverUrl,
+      '/readyz',
+    );
     const pid = [...children].at(-1)!.pid!;
     const ticks = clockTicks();
 
     const call = async (path: string, body: unknown) => {
-      const response = await fetch(serverUrl + path, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${secret}` }, body: JSON.stringify(body) });
+      const response = await fetch(serverUrl + path, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${secret}` },
+        body: JSON.stringify(body),
+      });
       const json = (await response.json()) as Record<string, unknown>;
       if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${JSON.stringify(json)}`);
       return json;
     };
     const documents: Array<{ id: string; tokens: string[] }> = [];
     for (let d = 0; d < DOCUMENTS; d++) {
-      const created = (await call('/v1/documents', { title: `Benchmark document ${d + 1}`, content: `# Spring launch ${d + 1}\n\nThe first paragraph, written through the API.` })) as { id: string; edit_token: { token: string } };
+      const created = (await call('/v1/documents', {
+        title: `Benchmark document ${d + 1}`,
+        content: `# Spring launch ${d + 1}\n\nThe first paragraph, written through the API.`,
+      })) as { id: string; edit_token: { token: string } };
       documents.push({ id: created.id, tokens: [created.edit_token.token] });
     }
     const plan: Plan = { baseUrl: serverUrl, editors: [], typeIntervalMs: TYPE_INTERVAL_MS };
     for (let e = 0; e < EDITORS; e++) {
       const document = documents[e % DOCUMENTS]!;
       // Each editor its own token: the document's first comes with its creation, the others are asked for.
-      const token = e < DOCUMENTS ? document.tokens[0]! : ((await call(`/v1/documents/${document.id}/edit-token`, {})) as { token: string }).token;
+      const token =
+        e < DOCUMENTS
+          ? document.tokens[0]!
+          : ((await call(`/v1/documents/${document.id}/edit-token`, {})) as { token: string }).token;
       plan.editors.push({ documentId: document.id, token });
     }
 
@@ -294,7 +329,10 @@ async function main(): Promise<void> {
       failure = error;
       wake?.();
     });
-    const next = async <T extends Report['type']>(type: T, timeoutMs: number): Promise<Extract<Report, { type: T }>> => {
+    const next = async <T extends Report['type']>(
+      type: T,
+      timeoutMs: number,
+    ): Promise<Extract<Report, { type: T }>> => {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const index = inbox.findIndex((report) => report.type === type || report.type === 'error');
@@ -314,7 +352,9 @@ async function main(): Promise<void> {
     const command = (type: Command['type']) => worker!.postMessage({ type } satisfies Command);
 
     const { connectMs } = await next('ready', 60_000);
-    process.stdout.write(`${EDITORS} editors on ${DOCUMENTS} documents connected and synced in ${connectMs.toFixed(0)} ms\n`);
+    process.stdout.write(
+      `${EDITORS} editors on ${DOCUMENTS} documents connected and synced in ${connectMs.toFixed(0)} ms\n`,
+    );
     await sleep(1000);
     const connected = sample(pid, ticks);
     await sleep(2000);

@@ -13,15 +13,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { operationTable, type OperationId } from '../generated/operations.ts';
+import { type OperationId, operationTable } from '../generated/operations.ts';
 import { notImplemented } from '../src/handlers.ts';
-import { embedHeaders, successRequest, type ImplementedOperationId } from '../test/support/contract-fixtures.ts';
+import { embedHeaders, type ImplementedOperationId, successRequest } from '../test/support/contract-fixtures.ts';
 import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
 const ROUNDS = positive('BENCH_ROUNDS', 3);
 const TARGET_MS = 100;
 
-const operations = (Object.keys(operationTable) as OperationId[]).filter((id): id is ImplementedOperationId => !(notImplemented as readonly string[]).includes(id));
+const operations = (Object.keys(operationTable) as OperationId[]).filter(
+  (id): id is ImplementedOperationId => !(notImplemented as readonly string[]).includes(id),
+);
 const matchers = operations.map((id) => {
   const op = operationTable[id];
   const pattern = new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
@@ -51,7 +53,11 @@ globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => 
   }
   const body = await response.arrayBuffer();
   firsts.set(id, performance.now() - started);
-  return new Response(body.byteLength > 0 ? body : null, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return new Response(body.byteLength > 0 ? body : null, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 };
 
 async function callOnce(id: ImplementedOperationId, target: { baseUrl: string; apiKey: string }): Promise<number> {
@@ -64,7 +70,10 @@ async function callOnce(id: ImplementedOperationId, target: { baseUrl: string; a
     if (value === undefined) continue;
     for (const item of Array.isArray(value) ? value : [value]) query.append(name, String(item));
   }
-  const headers: Record<string, string> = { ...request.header, Accept: 'application/json, application/problem+json, text/event-stream, text/html, */*' };
+  const headers: Record<string, string> = {
+    ...request.header,
+    Accept: 'application/json, application/problem+json, text/event-stream, text/html, */*',
+  };
   if (op.auth === 'bearer') headers.Authorization = `Bearer ${target.apiKey}`;
   if (op.auth === 'embedKey') Object.assign(headers, await embedHeaders(target));
   let body: string | undefined;
@@ -72,7 +81,11 @@ async function callOnce(id: ImplementedOperationId, target: { baseUrl: string; a
     headers['Content-Type'] = request.contentType ?? 'application/json';
     body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
   }
-  const response = await fetch(`${target.baseUrl}${path}${query.size > 0 ? `?${query}` : ''}`, { method: op.method.toUpperCase(), headers, body });
+  const response = await fetch(`${target.baseUrl}${path}${query.size > 0 ? `?${query}` : ''}`, {
+    method: op.method.toUpperCase(),
+    headers,
+    body,
+  });
   await response.arrayBuffer();
   return response.status;
 }
@@ -84,9 +97,24 @@ async function round(): Promise<{ firsts: Map<OperationId, number>; failed: stri
   const [apiKey] = await seedWorkspace(databaseUrl, 1, 'owner');
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env = { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', WEBHOOKS_ALLOW_LOOPBACK: 'true', PUBLIC_BASE_URL: baseUrl, SEED_DEMO: 'false' };
+  const env = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    WEBHOOKS_ALLOW_LOOPBACK: 'true',
+    PUBLIC_BASE_URL: baseUrl,
+    SEED_DEMO: 'false',
+  };
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const stop = await startProcess('server', join(root, 'node_modules/.bin/node'), [...nodeArgs, 'src/main.ts'], env, baseUrl, '/readyz');
+  const stop = await startProcess(
+    'server',
+    join(root, 'node_modules/.bin/node'),
+    [...nodeArgs, 'src/main.ts'],
+    env,
+    baseUrl,
+    '/readyz',
+  );
   firsts = new Map();
   serverUrl = baseUrl;
   const failed: string[] = [];
@@ -104,24 +132,35 @@ async function round(): Promise<{ firsts: Map<OperationId, number>; failed: stri
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
-  process.stdout.write(`first calls of ${operations.length} operations, ${ROUNDS} rounds; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}\n`);
+  process.stdout.write(
+    `first calls of ${operations.length} operations, ${ROUNDS} rounds; ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)}\n`,
+  );
   const rounds: Array<Map<OperationId, number>> = [];
   for (let i = 0; i < ROUNDS; i++) {
     const { firsts: measured, failed } = await round();
     rounds.push(measured);
-    if (failed.length > 0) process.stdout.write(`round ${i + 1}: ${failed.length} calls did not succeed: ${failed.join('; ')}\n`);
+    if (failed.length > 0)
+      process.stdout.write(`round ${i + 1}: ${failed.length} calls did not succeed: ${failed.join('; ')}\n`);
   }
   const rows = operations
     .map((id) => {
       const values = rounds.map((measured) => measured.get(id)).filter((v): v is number => v !== undefined);
-      return { id, median: values.length > 0 ? median(values) : NaN, min: Math.min(...values), max: Math.max(...values) };
+      return {
+        id,
+        median: values.length > 0 ? median(values) : NaN,
+        min: Math.min(...values),
+        max: Math.max(...values),
+      };
     })
     .sort((a, b) => b.median - a.median);
   const over = rows.filter((row) => row.median > TARGET_MS);
   process.stdout.write(`\n| operation | first call, median ms | min–max |\n|---|--:|--:|\n`);
-  for (const row of rows.slice(0, 15)) process.stdout.write(`| ${row.id} | ${row.median.toFixed(1)} | ${row.min.toFixed(1)}–${row.max.toFixed(1)} |\n`);
+  for (const row of rows.slice(0, 15))
+    process.stdout.write(`| ${row.id} | ${row.median.toFixed(1)} | ${row.min.toFixed(1)}–${row.max.toFixed(1)} |\n`);
   const all = rows.map((row) => row.median).filter(Number.isFinite);
-  process.stdout.write(`\nall ${all.length} operations: median ${median(all).toFixed(1)} ms, max ${Math.max(...all).toFixed(1)} ms; over ${TARGET_MS} ms: ${over.length === 0 ? 'none' : over.map((row) => row.id).join(', ')}\n`);
+  process.stdout.write(
+    `\nall ${all.length} operations: median ${median(all).toFixed(1)} ms, max ${Math.max(...all).toFixed(1)} ms; over ${TARGET_MS} ms: ${over.length === 0 ? 'none' : over.map((row) => row.id).join(', ')}\n`,
+  );
 }
 
 try {

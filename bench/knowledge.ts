@@ -53,7 +53,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { startFakeOpenAi, type FakeProvider } from '../test/support/fake-providers.ts';
+import { type FakeProvider, startFakeOpenAi } from '../test/support/fake-providers.ts';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
@@ -62,7 +62,10 @@ const DURATION = positive('BENCH_DURATION', 10);
 const WARMUP = positive('BENCH_WARMUP', 2, true);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 10);
 const KEYS = positive('BENCH_KEYS', 300);
-const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgres').split(',').map((d) => d.trim()).filter(Boolean);
+const DATABASES = (process.env.BENCH_DATABASES ?? 'sqlite,postgres')
+  .split(',')
+  .map((d) => d.trim())
+  .filter(Boolean);
 const HYBRID = process.env.BENCH_HYBRID === 'true';
 /** The fake OpenAI upstream of hybrid runs. */
 let embeddings: FakeProvider | undefined;
@@ -79,8 +82,11 @@ const TEXT_CONCURRENCY = 4;
 /** How long an ingestion may take before the benchmark gives up. */
 const INGEST_TIMEOUT_MS = 600_000;
 
-if (!Number.isInteger(PAGES) || PAGES > 500) throw new Error(`BENCH_PAGES must be a whole number up to 500 (a url source's max_pages), got ${PAGES}`);
-for (const database of DATABASES) if (database !== 'sqlite' && database !== 'postgres') throw new Error(`BENCH_DATABASES: unknown database ${database} (sqlite, postgres)`);
+if (!Number.isInteger(PAGES) || PAGES > 500)
+  throw new Error(`BENCH_PAGES must be a whole number up to 500 (a url source's max_pages), got ${PAGES}`);
+for (const database of DATABASES)
+  if (database !== 'sqlite' && database !== 'postgres')
+    throw new Error(`BENCH_DATABASES: unknown database ${database} (sqlite, postgres)`);
 
 // ------------------------------------------------------------------------------------------------------- corpus
 
@@ -113,7 +119,42 @@ const COMMON_WORDS = (
   'hide start stop run build test learn need want use make take give set get read write follow return apply connect sync upload download ' +
   'install configure manage track measure improve reduce increase'
 ).split(' ');
-const ONSETS = ['b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'br', 'cl', 'cr', 'dr', 'fl', 'gr', 'pl', 'pr', 'sh', 'sk', 'sl', 'sp', 'st', 'str', 'th', 'tr', 'ch'];
+const ONSETS = [
+  'b',
+  'c',
+  'd',
+  'f',
+  'g',
+  'h',
+  'j',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'w',
+  'br',
+  'cl',
+  'cr',
+  'dr',
+  'fl',
+  'gr',
+  'pl',
+  'pr',
+  'sh',
+  'sk',
+  'sl',
+  'sp',
+  'st',
+  'str',
+  'th',
+  'tr',
+  'ch',
+];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'ee', 'oo', 'ou', 'oa', 'ie'];
 const CODAS = ['', '', '', 'n', 'r', 'l', 's', 't', 'm', 'nd', 'st', 'ck', 'nt', 'rd', 'ng'];
 const SUFFIXES = ['', '', '', '', 'er', 'ing', 'ed', 'ly', 'tion', 'ment', 'ness', 'able', 'ity', 'al', 'ous'];
@@ -173,11 +214,19 @@ function corpus(pages: number): { pages: Page[]; queries: Query[]; vocabulary: n
   const pick = <T>(list: readonly T[]) => list[Math.floor(random() * list.length)]!;
   const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
   const taken = new Set([...FUNCTION_WORDS, ...COMMON_WORDS]);
-  const content = [...COMMON_WORDS, ...madeUpWords(random, 3000 - FUNCTION_WORDS.length - COMMON_WORDS.length, [1, 2], taken)];
+  const content = [
+    ...COMMON_WORDS,
+    ...madeUpWords(random, 3000 - FUNCTION_WORDS.length - COMMON_WORDS.length, [1, 2], taken),
+  ];
   // Ranked as English goes: the function words first, then the content words; rank r has a frequency ∝ 1 / r.
   const vocabulary = [...FUNCTION_WORDS, ...content];
   // Some three pages share each topic word: rare across the corpus, frequent in its pages.
-  const topicWords = madeUpWords(random, Math.max(TOPICS_PER_PAGE * 2, Math.ceil((pages * TOPICS_PER_PAGE) / 3)), [3, 3], taken);
+  const topicWords = madeUpWords(
+    random,
+    Math.max(TOPICS_PER_PAGE * 2, Math.ceil((pages * TOPICS_PER_PAGE) / 3)),
+    [3, 3],
+    taken,
+  );
   const rank = zipf(vocabulary.length, 1);
   const contentRank = zipf(content.length, 1);
   const word = () => vocabulary[rank(random)]!;
@@ -229,20 +278,37 @@ function corpus(pages: number): { pages: Page[]; queries: Query[]; vocabulary: n
       [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
     }
     if (random() < 0.3) {
-      queries.push({ kind: 'question', path: page.path, body: JSON.stringify({ query: pick(templates)(shuffled), top_k: TOP_K }) });
+      queries.push({
+        kind: 'question',
+        path: page.path,
+        body: JSON.stringify({ query: pick(templates)(shuffled), top_k: TOP_K }),
+      });
     } else {
-      queries.push({ kind: 'keywords', path: page.path, body: JSON.stringify({ query: shuffled.slice(0, 1 + Math.floor(random() * 4)).join(' '), top_k: TOP_K }) });
+      queries.push({
+        kind: 'keywords',
+        path: page.path,
+        body: JSON.stringify({ query: shuffled.slice(0, 1 + Math.floor(random() * 4)).join(' '), top_k: TOP_K }),
+      });
     }
   }
   return { pages: result, queries, vocabulary: vocabulary.length + topicWords.length };
 }
 
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** A page as the site serves it; the first also lists all the others (the crawl's only links). */
 function pageHtml(page: Page, index: number, all: Page[]): string {
-  const article = page.sections.map((s) => `<h2>${escapeHtml(s.heading)}</h2>\n${s.paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}`).join('\n');
-  const list = index === 0 ? `<nav><h2>All articles</h2><ul>\n${all.slice(1).map((other) => `<li><a href="${other.path}">${escapeHtml(other.title)}</a></li>`).join('\n')}\n</ul></nav>` : '';
+  const article = page.sections
+    .map((s) => `<h2>${escapeHtml(s.heading)}</h2>\n${s.paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}`)
+    .join('\n');
+  const list =
+    index === 0
+      ? `<nav><h2>All articles</h2><ul>\n${all
+          .slice(1)
+          .map((other) => `<li><a href="${other.path}">${escapeHtml(other.title)}</a></li>`)
+          .join('\n')}\n</ul></nav>`
+      : '';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(page.title)}</title></head><body><main><article><h1>${escapeHtml(page.title)}</h1>\n${article}\n</article></main>${list}<footer><p>Benchmark help centre</p></footer></body></html>`;
 }
 
@@ -263,7 +329,11 @@ async function startSite(pages: Page[]): Promise<{ url: string; served: () => nu
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, served: () => served, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    served: () => served,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------- the API
@@ -286,7 +356,10 @@ class Api {
   async call<T>(method: string, path: string, body: unknown, expected: number): Promise<T> {
     const response = await fetch(this.url + path, {
       method,
-      headers: { Authorization: `Bearer ${this.secret()}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+      headers: {
+        Authorization: `Bearer ${this.secret()}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -329,14 +402,29 @@ interface Ingestion {
 }
 
 async function ingestCrawl(api: Api, siteUrl: string, pages: number): Promise<{ base: string; result: Ingestion }> {
-  const base = await api.call<{ id: string }>('POST', '/v1/knowledge-bases', { name: 'Benchmark crawl', chunking: CHUNKING }, 201);
+  const base = await api.call<{ id: string }>(
+    'POST',
+    '/v1/knowledge-bases',
+    { name: 'Benchmark crawl', chunking: CHUNKING },
+    201,
+  );
   const started = performance.now();
-  const source = await api.call<SourceView>('POST', `/v1/knowledge-bases/${base.id}/sources`, { type: 'url', url: `${siteUrl}/articles/0.html`, crawl_depth: 1, max_pages: pages }, 202);
+  const source = await api.call<SourceView>(
+    'POST',
+    `/v1/knowledge-bases/${base.id}/sources`,
+    { type: 'url', url: `${siteUrl}/articles/0.html`, crawl_depth: 1, max_pages: pages },
+    202,
+  );
   let firstPage: number | undefined;
   let last = -1;
   for (;;) {
     await sleep(POLL_MS);
-    const seen = await api.call<SourceView>('GET', `/v1/knowledge-bases/${base.id}/sources/${source.id}`, undefined, 200);
+    const seen = await api.call<SourceView>(
+      'GET',
+      `/v1/knowledge-bases/${base.id}/sources/${source.id}`,
+      undefined,
+      200,
+    );
     const elapsed = (performance.now() - started) / 1000;
     const count = seen.url?.page_count ?? 0;
     if (firstPage === undefined && count > 0) firstPage = elapsed;
@@ -346,14 +434,30 @@ async function ingestCrawl(api: Api, siteUrl: string, pages: number): Promise<{ 
     }
     if (seen.status === 'failed') throw new Error(`the crawl failed: ${seen.error?.code} ${seen.error?.message}`);
     if (seen.status === 'ready') {
-      return { base: base.id, result: { way: 'crawl (1 url source)', pages: count, chunks: seen.chunk_count, characters: seen.character_count, seconds: elapsed, first_page_s: firstPage ?? elapsed } };
+      return {
+        base: base.id,
+        result: {
+          way: 'crawl (1 url source)',
+          pages: count,
+          chunks: seen.chunk_count,
+          characters: seen.character_count,
+          seconds: elapsed,
+          first_page_s: firstPage ?? elapsed,
+        },
+      };
     }
-    if (elapsed * 1000 > INGEST_TIMEOUT_MS) throw new Error(`the crawl was not ready within ${INGEST_TIMEOUT_MS / 1000} s (${count} pages)`);
+    if (elapsed * 1000 > INGEST_TIMEOUT_MS)
+      throw new Error(`the crawl was not ready within ${INGEST_TIMEOUT_MS / 1000} s (${count} pages)`);
   }
 }
 
 async function ingestText(api: Api, pages: Page[]): Promise<Ingestion> {
-  const base = await api.call<{ id: string }>('POST', '/v1/knowledge-bases', { name: 'Benchmark text sources', chunking: CHUNKING }, 201);
+  const base = await api.call<{ id: string }>(
+    'POST',
+    '/v1/knowledge-bases',
+    { name: 'Benchmark text sources', chunking: CHUNKING },
+    201,
+  );
   const texts = pages.map((page) => ({ type: 'text', title: page.title, content: pageText(page) }));
   const started = performance.now();
   let next = 0;
@@ -363,7 +467,10 @@ async function ingestText(api: Api, pages: Page[]): Promise<Ingestion> {
     }),
   );
   let added = false;
-  void adding.then(() => (added = true), () => undefined);
+  void adding.then(
+    () => (added = true),
+    () => undefined,
+  );
   for (;;) {
     await Promise.race([sleep(POLL_MS), adding]);
     const seen = await api.call<BaseView>('GET', `/v1/knowledge-bases/${base.id}`, undefined, 200);
@@ -372,9 +479,16 @@ async function ingestText(api: Api, pages: Page[]): Promise<Ingestion> {
     if (counts.failed > 0) throw new Error(`${counts.failed} text sources failed`);
     if (added && counts.ready === texts.length) {
       await adding;
-      return { way: 'text sources', pages: counts.ready, chunks: seen.chunk_count, characters: seen.character_count, seconds: elapsed };
+      return {
+        way: 'text sources',
+        pages: counts.ready,
+        chunks: seen.chunk_count,
+        characters: seen.character_count,
+        seconds: elapsed,
+      };
     }
-    if (elapsed * 1000 > INGEST_TIMEOUT_MS) throw new Error(`the text sources were not ready within ${INGEST_TIMEOUT_MS / 1000} s (${counts.ready} ready)`);
+    if (elapsed * 1000 > INGEST_TIMEOUT_MS)
+      throw new Error(`the text sources were not ready within ${INGEST_TIMEOUT_MS / 1000} s (${counts.ready} ready)`);
   }
 }
 
@@ -403,7 +517,12 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** One search: its latency and its hits' URLs. */
-function searchOnce(agent: http.Agent, api: Api, base: string, query: Query): Promise<{ ms: number; urls: Array<string | null> }> {
+function searchOnce(
+  agent: http.Agent,
+  api: Api,
+  base: string,
+  query: Query,
+): Promise<{ ms: number; urls: Array<string | null> }> {
   const url = new URL(api.url);
   return new Promise((resolve, reject) => {
     const started = performance.now();
@@ -414,14 +533,19 @@ function searchOnce(agent: http.Agent, api: Api, base: string, query: Query): Pr
         port: url.port,
         path: `/v1/knowledge-bases/${base}/search`,
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(query.body), Authorization: `Bearer ${api.secret()}` },
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(query.body),
+          Authorization: `Bearer ${api.secret()}`,
+        },
       },
       (response) => {
         const parts: Buffer[] = [];
         response.on('data', (part: Buffer) => parts.push(part));
         response.on('end', () => {
           const ms = performance.now() - started;
-          if (response.statusCode !== 200) return reject(new Error(`status ${response.statusCode}: ${Buffer.concat(parts).toString().slice(0, 300)}`));
+          if (response.statusCode !== 200)
+            return reject(new Error(`status ${response.statusCode}: ${Buffer.concat(parts).toString().slice(0, 300)}`));
           const body = JSON.parse(Buffer.concat(parts).toString()) as { data: Array<{ url: string | null }> };
           resolve({ ms, urls: body.data.map((hit) => hit.url) });
         });
@@ -433,7 +557,14 @@ function searchOnce(agent: http.Agent, api: Api, base: string, query: Query): Pr
   });
 }
 
-async function load(api: Api, base: string, siteUrl: string, queries: Query[], connections: number, seconds: number): Promise<Omit<SearchResult, 'stage'>> {
+async function load(
+  api: Api,
+  base: string,
+  siteUrl: string,
+  queries: Query[],
+  connections: number,
+  seconds: number,
+): Promise<Omit<SearchResult, 'stage'>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const all: number[] = [];
   const byKind: Record<Query['kind'], number[]> = { keywords: [], question: [] };
@@ -494,7 +625,9 @@ async function postgresStatistics(url: string): Promise<{ analysed: boolean; aut
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const tables = await client.query<{ analysed: boolean }>(`select (last_analyze is not null or last_autoanalyze is not null) as analysed from pg_stat_user_tables where relname = 'knowledge_chunks'`);
+    const tables = await client.query<{ analysed: boolean }>(
+      `select (last_analyze is not null or last_autoanalyze is not null) as analysed from pg_stat_user_tables where relname = 'knowledge_chunks'`,
+    );
     const setting = await client.query<{ autovacuum: string }>('show autovacuum');
     return { analysed: tables.rows[0]?.analysed ?? false, autovacuum: setting.rows[0]!.autovacuum };
   } finally {
@@ -515,7 +648,10 @@ async function postgresAnalyse(url: string): Promise<void> {
 /** BENCH_NODE_ARGS: extra Node options for the servers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them. */
 const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
-async function startServer(databaseUrl: string, mode: 'crawl' | 'production'): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startServer(
+  databaseUrl: string,
+  mode: 'crawl' | 'production',
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const env: Record<string, string> = {
@@ -527,13 +663,28 @@ async function startServer(databaseUrl: string, mode: 'crawl' | 'production'): P
     REDIS_URL: '',
     ...(embeddings ? { OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: embeddings.url } : {}),
     // The crawl reads a loopback site: a development setting, refused with NODE_ENV=production.
-    ...(mode === 'crawl' ? { NODE_ENV: 'development', WEBHOOKS_ALLOW_LOOPBACK: 'true', SEED_DEMO: 'false' } : { NODE_ENV: 'production', WEBHOOKS_ALLOW_LOOPBACK: 'false' }),
+    ...(mode === 'crawl'
+      ? { NODE_ENV: 'development', WEBHOOKS_ALLOW_LOOPBACK: 'true', SEED_DEMO: 'false' }
+      : { NODE_ENV: 'production', WEBHOOKS_ALLOW_LOOPBACK: 'false' }),
   };
-  const stop = await startProcess(`server (${mode})`, process.execPath, [...nodeArgs, 'src/main.ts'], env, url, '/readyz');
+  const stop = await startProcess(
+    `server (${mode})`,
+    process.execPath,
+    [...nodeArgs, 'src/main.ts'],
+    env,
+    url,
+    '/readyz',
+  );
   return { url, stop };
 }
 
-async function benchDatabase(name: DatabaseResult['database'], databaseUrl: string, site: Awaited<ReturnType<typeof startSite>>, pages: Page[], queries: Query[]): Promise<DatabaseResult> {
+async function benchDatabase(
+  name: DatabaseResult['database'],
+  databaseUrl: string,
+  site: Awaited<ReturnType<typeof startSite>>,
+  pages: Page[],
+  queries: Query[],
+): Promise<DatabaseResult> {
   process.stdout.write(`${name}: seeding ${KEYS} keys\n`);
   const secrets = await seedWorkspace(databaseUrl, KEYS, 'editor');
   const ingestions: Ingestion[] = [];
@@ -555,7 +706,9 @@ async function benchDatabase(name: DatabaseResult['database'], databaseUrl: stri
       `${name}, crawl: ${r.pages} pages (${site.served() - servedBefore} served), ${r.chunks} chunks, ${r.characters} characters in ${r.seconds.toFixed(1)} s: ` +
         `${(r.pages / r.seconds).toFixed(1)} pages/s, ${(r.chunks / r.seconds).toFixed(0)} chunks/s; first page searchable after ${r.first_page_s!.toFixed(1)} s\n`,
     );
-    process.stdout.write(`${name}: knowledge base ${view.status}, chunk_count ${view.chunk_count} (≥ ${CORPUS_TARGET_CHUNKS}: ${view.chunk_count >= CORPUS_TARGET_CHUNKS ? 'yes' : 'NO'})\n`);
+    process.stdout.write(
+      `${name}: knowledge base ${view.status}, chunk_count ${view.chunk_count} (≥ ${CORPUS_TARGET_CHUNKS}: ${view.chunk_count >= CORPUS_TARGET_CHUNKS ? 'yes' : 'NO'})\n`,
+    );
     if (r.pages !== pages.length) throw new Error(`the crawl indexed ${r.pages} pages of ${pages.length}`);
   } finally {
     await crawler.stop();
@@ -571,8 +724,13 @@ async function benchDatabase(name: DatabaseResult['database'], databaseUrl: stri
       stages.push({ stage: '' });
     } else {
       const { analysed, autovacuum } = await postgresStatistics(databaseUrl);
-      process.stdout.write(`${name}: autovacuum ${autovacuum}; the chunks ${analysed ? 'were analysed by autovacuum' : 'have no planner statistics yet'}\n`);
-      stages.push({ stage: analysed ? 'analysed by autovacuum' : 'no statistics' }, { stage: 'after ANALYZE', before: () => postgresAnalyse(databaseUrl) });
+      process.stdout.write(
+        `${name}: autovacuum ${autovacuum}; the chunks ${analysed ? 'were analysed by autovacuum' : 'have no planner statistics yet'}\n`,
+      );
+      stages.push(
+        { stage: analysed ? 'analysed by autovacuum' : 'no statistics' },
+        { stage: 'after ANALYZE', before: () => postgresAnalyse(databaseUrl) },
+      );
     }
     for (const { stage, before } of stages) {
       await before?.();
@@ -589,7 +747,9 @@ async function benchDatabase(name: DatabaseResult['database'], databaseUrl: stri
     }
     const text = await ingestText(api, pages);
     ingestions.push(text);
-    process.stdout.write(`${name}, text sources: ${text.pages} pages, ${text.chunks} chunks in ${text.seconds.toFixed(1)} s: ${(text.pages / text.seconds).toFixed(1)} pages/s, ${(text.chunks / text.seconds).toFixed(0)} chunks/s\n`);
+    process.stdout.write(
+      `${name}, text sources: ${text.pages} pages, ${text.chunks} chunks in ${text.seconds.toFixed(1)} s: ${(text.pages / text.seconds).toFixed(1)} pages/s, ${(text.chunks / text.seconds).toFixed(0)} chunks/s\n`,
+    );
     return { database: name, ingestions, corpus_chunks: corpusChunks, searches };
   } finally {
     await server.stop();
@@ -614,7 +774,9 @@ async function main(): Promise<void> {
       embeddings = fake;
       cleanups.push(() => fake.close());
     }
-    process.stdout.write(`${pages.length} pages, ${characters} characters of text (${Math.round(characters / pages.length)} a page), ${vocabulary} words of vocabulary; site at ${site.url}\n`);
+    process.stdout.write(
+      `${pages.length} pages, ${characters} characters of text (${Math.round(characters / pages.length)} a page), ${vocabulary} words of vocabulary; site at ${site.url}\n`,
+    );
 
     const results: DatabaseResult[] = [];
     for (const database of DATABASES) {
@@ -631,7 +793,10 @@ async function main(): Promise<void> {
       }
     }
 
-    const ingestRows = ['| database | ingestion | pages | chunks | characters | seconds | pages/s | chunks/s | first page searchable s |', '|---|---|--:|--:|--:|--:|--:|--:|--:|'];
+    const ingestRows = [
+      '| database | ingestion | pages | chunks | characters | seconds | pages/s | chunks/s | first page searchable s |',
+      '|---|---|--:|--:|--:|--:|--:|--:|--:|',
+    ];
     const searchRows = [
       `| database | planner statistics | corpus chunks | connections | searches/s | p50 ms | p99 ms | max ms | p99 keywords ms | p99 questions ms | source page in top ${TOP_K} | empty | failures |`,
       '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
@@ -639,7 +804,9 @@ async function main(): Promise<void> {
     const verdicts: string[] = [];
     for (const result of results) {
       for (const i of result.ingestions) {
-        ingestRows.push(`| ${result.database} | ${i.way} | ${i.pages} | ${i.chunks} | ${i.characters} | ${i.seconds.toFixed(1)} | ${(i.pages / i.seconds).toFixed(1)} | ${(i.chunks / i.seconds).toFixed(0)} | ${i.first_page_s?.toFixed(1) ?? '–'} |`);
+        ingestRows.push(
+          `| ${result.database} | ${i.way} | ${i.pages} | ${i.chunks} | ${i.characters} | ${i.seconds.toFixed(1)} | ${(i.pages / i.seconds).toFixed(1)} | ${(i.chunks / i.seconds).toFixed(0)} | ${i.first_page_s?.toFixed(1) ?? '–'} |`,
+        );
       }
       for (const s of result.searches) {
         searchRows.push(
@@ -672,7 +839,12 @@ async function main(): Promise<void> {
     ].join('\n');
     process.stdout.write(`\n${report}`);
     mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-    const file = join(root, 'bench', 'results', `knowledge${HYBRID ? '-hybrid' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
+    const file = join(
+      root,
+      'bench',
+      'results',
+      `knowledge${HYBRID ? '-hybrid' : ''}-${new Date().toISOString().replace(/[:.]/g, '-')}.md`,
+    );
     writeFileSync(file, report);
     process.stdout.write(`Written to ${file}\n`);
   } finally {

@@ -15,39 +15,47 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { loadConfig } from '../src/config.ts';
 import { features } from '../src/features/index.ts';
 import { authenticate, type KeyCacheOfPlatform } from '../src/platform/auth.ts';
-import { KeyCache } from '../src/platform/key-cache.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { locals } from '../src/platform/context.ts';
-import { Metrics } from '../src/platform/metrics.ts';
-import { createServices, engineProviders } from '../src/services.ts';
 import { problemHandler } from '../src/platform/errors.ts';
 import { newId } from '../src/platform/ids.ts';
+import { KeyCache } from '../src/platform/key-cache.ts';
 import { accessLog, accessRecord, createLogger, RequestLogWriter } from '../src/platform/logging.ts';
+import { Metrics } from '../src/platform/metrics.ts';
 import { createRateLimitStore, rateLimit } from '../src/platform/rate-limit.ts';
 import { resolveOperation } from '../src/platform/routes.ts';
 import { contractValidator } from '../src/platform/validation.ts';
+import { createServices, engineProviders } from '../src/services.ts';
 import { openStorage } from '../src/storage/database.ts';
 
 const layers = new Set((process.env.LAYERS ?? '').split(',').filter(Boolean));
-for (const layer of layers) if (!['validator', 'auth', 'ratelimit', 'logging'].includes(layer)) throw new Error(`unknown layer ${layer}`);
-const bodies = JSON.parse(readFileSync(process.env.BARE_BODIES ?? '', 'utf8')) as { workspace: unknown; apiKeys: unknown; apiKeys100: unknown };
+for (const layer of layers)
+  if (!['validator', 'auth', 'ratelimit', 'logging'].includes(layer)) throw new Error(`unknown layer ${layer}`);
+const bodies = JSON.parse(readFileSync(process.env.BARE_BODIES ?? '', 'utf8')) as {
+  workspace: unknown;
+  apiKeys: unknown;
+  apiKeys100: unknown;
+};
 const config = loadConfig();
 const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
 const storage = openStorage(config.databaseUrl, { wrapDialect: (dialect) => keyCache.wrapDialect(dialect) });
 const logger = createLogger(config.logLevel);
 await keyCache.watch(storage, config.databaseUrl, logger);
-const { platform } = createServices({
-  config,
-  storage,
-  db: storage.db,
-  clock: systemClock,
-  logger,
-  rateLimitStore: createRateLimitStore(undefined),
-  requestLog: new RequestLogWriter(storage.db, logger),
-  keyCache,
-  metrics: new Metrics({ logger }),
-  features,
-}, engineProviders(config));
+const { platform } = createServices(
+  {
+    config,
+    storage,
+    db: storage.db,
+    clock: systemClock,
+    logger,
+    rateLimitStore: createRateLimitStore(undefined),
+    requestLog: new RequestLogWriter(storage.db, logger),
+    keyCache,
+    metrics: new Metrics({ logger }),
+    features,
+  },
+  engineProviders(config),
+);
 
 const app = express();
 app.disable('x-powered-by');
@@ -74,7 +82,8 @@ app.use(async (req: Request, res: Response, next: NextFunction) => {
   if (layers.has('ratelimit')) await limit(req, res, proceed);
   next();
 });
-if (layers.has('validator')) app.use(express.json({ strict: false, limit: config.bodyLimitBytes }), ...contractValidator());
+if (layers.has('validator'))
+  app.use(express.json({ strict: false, limit: config.bodyLimitBytes }), ...contractValidator());
 app.get('/v1/workspace', (_req, res) => {
   res.json(bodies.workspace);
 });
@@ -84,4 +93,12 @@ app.get('/v1/api-keys', (req, res) => {
 app.use(problemHandler({ logger }));
 
 const server = app.listen(config.port, '127.0.0.1');
-process.once('SIGTERM', () => server.close(() => void platform.requestLog.flush().then(() => storage.close()).then(() => process.exit(0))));
+process.once('SIGTERM', () =>
+  server.close(
+    () =>
+      void platform.requestLog
+        .flush()
+        .then(() => storage.close())
+        .then(() => process.exit(0)),
+  ),
+);

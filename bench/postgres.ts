@@ -15,7 +15,9 @@ function reachable(url: string): Promise<boolean> {
   });
 }
 
-export async function freshPostgresDatabase(prefix: string): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+export async function freshPostgresDatabase(
+  prefix: string,
+): Promise<{ url: string; drop(): Promise<void> } | undefined> {
   if (!(await reachable(POSTGRES_URL))) return undefined;
   const name = `${prefix}_${process.pid}`;
   const admin = async (statement: string) => {

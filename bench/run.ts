@@ -28,18 +28,31 @@ import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
-import { cleanUp, cleanups, cpuMicros, freePort, positive, root, rssMegabytes, seedWorkspace, startProcess } from './support.ts';
+import {
+  cleanUp,
+  cleanups,
+  cpuMicros,
+  freePort,
+  positive,
+  root,
+  rssMegabytes,
+  seedWorkspace,
+  startProcess,
+} from './support.ts';
 
 const DURATION = positive('BENCH_DURATION', 5);
 const WARMUP = positive('BENCH_WARMUP', 1, true);
 const ROUNDS = positive('BENCH_ROUNDS', 3);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 20);
 const KEYS = positive('BENCH_KEYS', 1000);
-if (KEYS <= 100) throw new Error('BENCH_KEYS must be over 100: the 100-item page of keys must be full and have a next page');
+if (KEYS <= 100)
+  throw new Error('BENCH_KEYS must be over 100: the 100-item page of keys must be full and have a next page');
 /** BENCH_BASELINE: another checkout (with its node_modules) whose server and cost budget run beside this one's. */
 const BASELINE = process.env.BENCH_BASELINE || undefined;
 const BASELINE_PREFIX = 'baseline: ';
-const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'sqlite,postgres,bare,layers,prism').split(',').map((t) => t.trim()));
+const TARGETS = new Set(
+  (process.env.BENCH_TARGETS ?? 'sqlite,postgres,bare,layers,prism').split(',').map((t) => t.trim()),
+);
 const P99_TARGET_MS = 10;
 /** The issue's floors: the full server's req/s as a share of bare Express, per route and database. */
 const FLOORS: Record<string, Record<string, number>> = {
@@ -101,30 +114,67 @@ interface Target {
 async function realServer(name: string, databaseUrl: string, secrets: string[], checkout = root): Promise<Target> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const stop = await startProcess(name, process.execPath, [join(checkout, 'src/main.ts')], {
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    PUBLIC_BASE_URL: url,
-    DATABASE_URL: databaseUrl,
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    REDIS_URL: '',
-  }, url, '/readyz');
+  const stop = await startProcess(
+    name,
+    process.execPath,
+    [join(checkout, 'src/main.ts')],
+    {
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_BASE_URL: url,
+      DATABASE_URL: databaseUrl,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      REDIS_URL: '',
+    },
+    url,
+    '/readyz',
+  );
   return { name, url, secrets, pid: stop.pid, stop };
 }
 
 async function bareExpress(bodiesFile: string): Promise<Target> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const stop = await startProcess('bare express', process.execPath, ['bench/bare.ts'], { PORT: String(port), BARE_BODIES: bodiesFile, NODE_ENV: 'production' }, url, '/v1/workspace');
+  const stop = await startProcess(
+    'bare express',
+    process.execPath,
+    ['bench/bare.ts'],
+    { PORT: String(port), BARE_BODIES: bodiesFile, NODE_ENV: 'production' },
+    url,
+    '/v1/workspace',
+  );
   return { name: 'bare express', url, secrets: ['unused'], pid: stop.pid, stop };
 }
 
-async function layeredExpress(step: (typeof LAYER_STEPS)[number], bodiesFile: string, databaseUrl: string, secrets: string[], checkout = root, prefix = ''): Promise<Target> {
+async function layeredExpress(
+  step: (typeof LAYER_STEPS)[number],
+  bodiesFile: string,
+  databaseUrl: string,
+  secrets: string[],
+  checkout = root,
+  prefix = '',
+): Promise<Target> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const env = { PORT: String(port), BARE_BODIES: bodiesFile, DATABASE_URL: databaseUrl, LAYERS: step.layers, NODE_ENV: 'production', LOG_LEVEL: 'warn', REDIS_URL: '' };
-  const stop = await startProcess(prefix + step.name, process.execPath, [join(checkout, 'bench/layered.ts')], env, url, '/v1/workspace', { authorization: `Bearer ${secrets[0]}` });
+  const env = {
+    PORT: String(port),
+    BARE_BODIES: bodiesFile,
+    DATABASE_URL: databaseUrl,
+    LAYERS: step.layers,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    REDIS_URL: '',
+  };
+  const stop = await startProcess(
+    prefix + step.name,
+    process.execPath,
+    [join(checkout, 'bench/layered.ts')],
+    env,
+    url,
+    '/v1/workspace',
+    { authorization: `Bearer ${secrets[0]}` },
+  );
   return { name: prefix + step.name, url, secrets, pid: stop.pid, stop };
 }
 
@@ -132,14 +182,25 @@ async function prismMock(): Promise<Target> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const prism = join(root, 'node_modules', '@stoplight', 'prism-cli', 'dist', 'index.js');
-  const stop = await startProcess('prism mock', process.execPath, [prism, 'mock', join(root, 'generated', 'openapi.json'), '--host', '127.0.0.1', '--port', String(port)], {}, url, '/healthz');
+  const stop = await startProcess(
+    'prism mock',
+    process.execPath,
+    [prism, 'mock', join(root, 'generated', 'openapi.json'), '--host', '127.0.0.1', '--port', String(port)],
+    {},
+    url,
+    '/healthz',
+  );
   return { name: 'prism mock', url, secrets: ['cs_live_benchmark'], pid: stop.pid, stop };
 }
 
 // ---------------------------------------------------------------------------------------------------- measuring
 
 /** One autocannon run; latencies are taken from every response at microsecond resolution (autocannon's own are whole ms). */
-function load(target: Target, path: string, seconds: number): Promise<{ result: autocannon.Result; latency: ReturnType<typeof createHistogram> }> {
+function load(
+  target: Target,
+  path: string,
+  seconds: number,
+): Promise<{ result: autocannon.Result; latency: ReturnType<typeof createHistogram> }> {
   const latency = createHistogram();
   let next = 0;
   return new Promise((resolve, reject) => {
@@ -152,14 +213,22 @@ function load(target: Target, path: string, seconds: number): Promise<{ result: 
           {
             method: 'GET',
             path,
-            setupRequest: (request) => ({ ...request, headers: { ...request.headers, authorization: `Bearer ${target.secrets[next++ % target.secrets.length]}` } }),
+            setupRequest: (request) => ({
+              ...request,
+              headers: {
+                ...request.headers,
+                authorization: `Bearer ${target.secrets[next++ % target.secrets.length]}`,
+              },
+            }),
           },
         ],
       },
       (error, result) => (error ? reject(error) : resolve({ result, latency })),
     );
     // autocannon emits (client, status, bytes, milliseconds); its type declaration omits the client.
-    instance.on('response', (...args: unknown[]) => latency.record(Math.max(1, Math.round((args[3] as number) * 1000))));
+    instance.on('response', (...args: unknown[]) =>
+      latency.record(Math.max(1, Math.round((args[3] as number) * 1000))),
+    );
   });
 }
 
@@ -167,7 +236,9 @@ async function measure(target: Target, route: Route, round: number, watchMemory:
   if (WARMUP > 0) await load(target, route.path, WARMUP);
   const loadAverage = loadavg()[0]!;
   let rssPeak = 0;
-  const sampler = watchMemory ? setInterval(() => (rssPeak = Math.max(rssPeak, rssMegabytes(target.pid) ?? 0)), 250) : undefined;
+  const sampler = watchMemory
+    ? setInterval(() => (rssPeak = Math.max(rssPeak, rssMegabytes(target.pid) ?? 0)), 250)
+    : undefined;
   const cpuBefore = cpuMicros(target.pid);
   const { result, latency } = await load(target, route.path, DURATION);
   const cpuAfter = cpuMicros(target.pid);
@@ -178,17 +249,29 @@ async function measure(target: Target, route: Route, round: number, watchMemory:
     route: route.name,
     round,
     requests_per_second: Math.round(result.requests.total / result.duration),
-    latency_ms: { p50: ms(latency.percentile(50)), p90: ms(latency.percentile(90)), p99: ms(latency.percentile(99)), max: ms(latency.max), mean: ms(latency.mean) },
+    latency_ms: {
+      p50: ms(latency.percentile(50)),
+      p90: ms(latency.percentile(90)),
+      p99: ms(latency.percentile(99)),
+      max: ms(latency.max),
+      mean: ms(latency.mean),
+    },
     requests: result.requests.total,
     non_2xx: result.non2xx,
-    status_codes: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0])),
+    status_codes: Object.fromEntries(
+      Object.entries(result.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count ?? 0]),
+    ),
     errors: result.errors,
     timeouts: result.timeouts,
     load_average_before: Math.round(loadAverage * 100) / 100,
-    ...(cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0 ? { cpu_us_per_request: Math.round((cpuAfter - cpuBefore) / result.requests.total) } : {}),
+    ...(cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
+      ? { cpu_us_per_request: Math.round((cpuAfter - cpuBefore) / result.requests.total) }
+      : {}),
     ...(watchMemory ? { rss_peak_mb: rssPeak } : {}),
   };
-  process.stderr.write(`  ${`round ${round}`.padEnd(8)} ${target.name.padEnd(20)} ${route.name.padEnd(27)} ${String(measurement.requests_per_second).padStart(6)} req/s  p99 ${measurement.latency_ms.p99} ms  ${measurement.cpu_us_per_request ?? '?'} µs CPU/request\n`);
+  process.stderr.write(
+    `  ${`round ${round}`.padEnd(8)} ${target.name.padEnd(20)} ${route.name.padEnd(27)} ${String(measurement.requests_per_second).padStart(6)} req/s  p99 ${measurement.latency_ms.p99} ms  ${measurement.cpu_us_per_request ?? '?'} µs CPU/request\n`,
+  );
   return measurement;
 }
 
@@ -200,8 +283,13 @@ async function capture(target: Target): Promise<Bodies> {
     if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
     return response.json() as Promise<Record<string, unknown>>;
   };
-  const bodies = Object.fromEntries(await Promise.all(ROUTES.map(async (route) => [route.body, await get(route.path)] as const))) as Bodies;
-  for (const [body, size] of [['apiKeys', 20], ['apiKeys100', 100]] as const) {
+  const bodies = Object.fromEntries(
+    await Promise.all(ROUTES.map(async (route) => [route.body, await get(route.path)] as const)),
+  ) as Bodies;
+  for (const [body, size] of [
+    ['apiKeys', 20],
+    ['apiKeys100', 100],
+  ] as const) {
     const page = bodies[body] as { data: unknown[]; next_cursor: unknown };
     if (page.data.length !== size || !page.next_cursor) throw new Error(`the key list page of ${size} is not full`);
   }
@@ -233,7 +321,8 @@ const median = (values: number[]) => {
 
 function summarize(measurements: Measurement[]): Summary[] {
   const groups = new Map<string, Measurement[]>();
-  for (const m of measurements) groups.set(`${m.target}\0${m.route}`, [...(groups.get(`${m.target}\0${m.route}`) ?? []), m]);
+  for (const m of measurements)
+    groups.set(`${m.target}\0${m.route}`, [...(groups.get(`${m.target}\0${m.route}`) ?? []), m]);
   return [...groups.values()].map((group) => {
     const rps = group.map((m) => m.requests_per_second);
     return {
@@ -244,9 +333,15 @@ function summarize(measurements: Measurement[]): Summary[] {
       rpsMax: Math.max(...rps),
       p50: median(group.map((m) => m.latency_ms.p50)),
       p99: median(group.map((m) => m.latency_ms.p99)),
-      cpu: group.every((m) => m.cpu_us_per_request !== undefined) ? Math.round(median(group.map((m) => m.cpu_us_per_request!))) : undefined,
-      cpuMin: group.every((m) => m.cpu_us_per_request !== undefined) ? Math.min(...group.map((m) => m.cpu_us_per_request!)) : undefined,
-      cpuMax: group.every((m) => m.cpu_us_per_request !== undefined) ? Math.max(...group.map((m) => m.cpu_us_per_request!)) : undefined,
+      cpu: group.every((m) => m.cpu_us_per_request !== undefined)
+        ? Math.round(median(group.map((m) => m.cpu_us_per_request!)))
+        : undefined,
+      cpuMin: group.every((m) => m.cpu_us_per_request !== undefined)
+        ? Math.min(...group.map((m) => m.cpu_us_per_request!))
+        : undefined,
+      cpuMax: group.every((m) => m.cpu_us_per_request !== undefined)
+        ? Math.max(...group.map((m) => m.cpu_us_per_request!))
+        : undefined,
       failures: group.reduce((sum, m) => sum + m.non_2xx + m.errors, 0),
     };
   });
@@ -254,8 +349,13 @@ function summarize(measurements: Measurement[]): Summary[] {
 
 function markdown(header: string[], rows: string[][], numeric: (column: number) => boolean): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (numeric(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (numeric(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(line)].join('\n');
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (numeric(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
+  return [
+    line(header),
+    `|${widths.map((w, i) => (numeric(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
 }
 
 function targetsTable(summaries: Summary[]): string {
@@ -266,7 +366,8 @@ function targetsTable(summaries: Summary[]): string {
       const floor = bare.get(s.route);
       const share = floor ? s.rps / floor : undefined;
       const goal = FLOORS[s.target]?.[s.route];
-      const target = goal === undefined || share === undefined ? '–' : `${share >= goal ? 'yes' : 'NO'} (≥ ${goal * 100}%)`;
+      const target =
+        goal === undefined || share === undefined ? '–' : `${share >= goal ? 'yes' : 'NO'} (≥ ${goal * 100}%)`;
       return [
         s.target,
         s.route,
@@ -277,11 +378,29 @@ function targetsTable(summaries: Summary[]): string {
         s.cpu === undefined ? '–' : `${s.cpu} (${s.cpuMin}–${s.cpuMax})`,
         target,
         FLOORS[s.target] ? (s.p99 <= P99_TARGET_MS ? 'yes' : 'NO') : '–',
-        s.target === 'server (SQLite)' && CPU_TARGETS[s.route] !== undefined && s.cpu !== undefined ? `${s.cpu <= CPU_TARGETS[s.route]! ? 'yes' : 'NO'} (≤ ${CPU_TARGETS[s.route]} µs)` : '–',
+        s.target === 'server (SQLite)' && CPU_TARGETS[s.route] !== undefined && s.cpu !== undefined
+          ? `${s.cpu <= CPU_TARGETS[s.route]! ? 'yes' : 'NO'} (≤ ${CPU_TARGETS[s.route]} µs)`
+          : '–',
         String(s.failures),
       ];
     });
-  return markdown(['target', 'route', 'req/s median (min–max)', 'p50 ms', 'p99 ms', 'vs bare', 'CPU µs/request (min–max)', 'share target', `p99 ≤ ${P99_TARGET_MS} ms`, 'CPU target', 'non-2xx/errors'], rows, (i) => i >= 2 && i <= 6);
+  return markdown(
+    [
+      'target',
+      'route',
+      'req/s median (min–max)',
+      'p50 ms',
+      'p99 ms',
+      'vs bare',
+      'CPU µs/request (min–max)',
+      'share target',
+      `p99 ≤ ${P99_TARGET_MS} ms`,
+      'CPU target',
+      'non-2xx/errors',
+    ],
+    rows,
+    (i) => i >= 2 && i <= 6,
+  );
 }
 
 /**
@@ -291,18 +410,46 @@ function targetsTable(summaries: Summary[]): string {
 function layersTable(summaries: Summary[], prefix = ''): string {
   const rows: string[][] = [];
   for (const route of ROUTES) {
-    const steps = ['bare express', ...[...LAYER_STEPS.map((s) => s.name), 'server (SQLite)'].map((name) => prefix + name)]
+    const steps = [
+      'bare express',
+      ...[...LAYER_STEPS.map((s) => s.name), 'server (SQLite)'].map((name) => prefix + name),
+    ]
       .map((name) => summaries.find((s) => s.target === name && s.route === route.name))
       .filter((s): s is Summary => s !== undefined && s.cpu !== undefined);
     if (steps.length < 2) continue;
     const added = steps.at(-1)!.cpu! - steps[0]!.cpu!;
     steps.forEach((step, i) => {
       const cost = i === 0 ? step.cpu! : step.cpu! - steps[i - 1]!.cpu!;
-      const layer = i === 0 ? 'bare express' : step.target === `${prefix}server (SQLite)` ? '+ handlers and database (the server)' : step.target.slice(prefix.length);
-      rows.push([route.name, layer, `${step.rps} (${step.rpsMin}–${step.rpsMax})`, step.p99.toFixed(2), `${step.cpu} (${step.cpuMin}–${step.cpuMax})`, i === 0 ? String(cost) : `${cost >= 0 ? '+' : ''}${cost}`, i === 0 ? '–' : `${((cost / added) * 100).toFixed(0)}%`]);
+      const layer =
+        i === 0
+          ? 'bare express'
+          : step.target === `${prefix}server (SQLite)`
+            ? '+ handlers and database (the server)'
+            : step.target.slice(prefix.length);
+      rows.push([
+        route.name,
+        layer,
+        `${step.rps} (${step.rpsMin}–${step.rpsMax})`,
+        step.p99.toFixed(2),
+        `${step.cpu} (${step.cpuMin}–${step.cpuMax})`,
+        i === 0 ? String(cost) : `${cost >= 0 ? '+' : ''}${cost}`,
+        i === 0 ? '–' : `${((cost / added) * 100).toFixed(0)}%`,
+      ]);
     });
   }
-  return markdown(['route', 'step', 'req/s median (min–max)', 'p99 ms', 'CPU µs/request median (min–max)', 'layer µs', 'share of the added CPU'], rows, (i) => i >= 2);
+  return markdown(
+    [
+      'route',
+      'step',
+      'req/s median (min–max)',
+      'p99 ms',
+      'CPU µs/request median (min–max)',
+      'layer µs',
+      'share of the added CPU',
+    ],
+    rows,
+    (i) => i >= 2,
+  );
 }
 
 // --------------------------------------------------------------------------------------------------------- main
@@ -336,7 +483,11 @@ async function main(): Promise<void> {
       if (!database) process.stderr.write(`  PostgreSQL at ${POSTGRES_URL} does not answer: skipped\n`);
       else {
         cleanups.push(() => database.drop());
-        const server = await realServer('server (PostgreSQL)', database.url, await seedWorkspace(database.url, KEYS, 'admin'));
+        const server = await realServer(
+          'server (PostgreSQL)',
+          database.url,
+          await seedWorkspace(database.url, KEYS, 'admin'),
+        );
         cleanups.push(() => server.stop());
         await capture(server);
         targets.push(server);
@@ -363,7 +514,14 @@ async function main(): Promise<void> {
       if (TARGETS.has('sqlite')) targets.push(server);
       if (TARGETS.has('layers')) {
         for (const step of LAYER_STEPS) {
-          const layered = await layeredExpress(step, bodiesFile, baselineUrl, baselineSecrets, BASELINE, BASELINE_PREFIX);
+          const layered = await layeredExpress(
+            step,
+            bodiesFile,
+            baselineUrl,
+            baselineSecrets,
+            BASELINE,
+            BASELINE_PREFIX,
+          );
           cleanups.push(() => layered.stop());
           targets.push(layered);
         }
@@ -377,7 +535,8 @@ async function main(): Promise<void> {
 
     for (let round = 1; round <= ROUNDS; round++) {
       loadAverages.push(Math.round(loadavg()[0]! * 100) / 100);
-      for (const target of targets) for (const route of ROUTES) measurements.push(await measure(target, route, round, target === sqlite));
+      for (const target of targets)
+        for (const route of ROUTES) measurements.push(await measure(target, route, round, target === sqlite));
     }
     await new Promise((resolve) => setTimeout(resolve, 3000));
     memory.idle_after_load_mb = rssMegabytes(sqlite.pid);
@@ -387,7 +546,15 @@ async function main(): Promise<void> {
     await cleanUp();
   }
 
-  const order = ['server (SQLite)', 'server (PostgreSQL)', 'bare express', ...LAYER_STEPS.map((s) => s.name), `${BASELINE_PREFIX}server (SQLite)`, ...LAYER_STEPS.map((s) => BASELINE_PREFIX + s.name), 'prism mock'];
+  const order = [
+    'server (SQLite)',
+    'server (PostgreSQL)',
+    'bare express',
+    ...LAYER_STEPS.map((s) => s.name),
+    `${BASELINE_PREFIX}server (SQLite)`,
+    ...LAYER_STEPS.map((s) => BASELINE_PREFIX + s.name),
+    'prism mock',
+  ];
   measurements.sort((a, b) => order.indexOf(a.target) - order.indexOf(b.target) || a.round - b.round);
   const summaries = summarize(measurements);
   process.stdout.write(`\n${targetsTable(summaries)}\n\n`);
@@ -396,8 +563,13 @@ async function main(): Promise<void> {
   );
   process.stdout.write(`Load average (1 min) before each round: ${loadAverages.join(', ')}.\n\n`);
   if (TARGETS.has('layers') && TARGETS.has('bare')) {
-    process.stdout.write(`The cost budget: the same route through each layer added in turn.\n\n${layersTable(summaries)}\n\n`);
-    if (BASELINE) process.stdout.write(`The cost budget of the baseline (${BASELINE}), in the same rounds.\n\n${layersTable(summaries, BASELINE_PREFIX)}\n\n`);
+    process.stdout.write(
+      `The cost budget: the same route through each layer added in turn.\n\n${layersTable(summaries)}\n\n`,
+    );
+    if (BASELINE)
+      process.stdout.write(
+        `The cost budget of the baseline (${BASELINE}), in the same rounds.\n\n${layersTable(summaries, BASELINE_PREFIX)}\n\n`,
+      );
   }
   process.stdout.write(
     `Memory of the SQLite server (RSS): ${memory.idle_after_start_mb ?? '?'} MB idle after start, ${memory.peak_under_load_mb ?? '?'} MB at the peak under load, ${memory.idle_after_load_mb ?? '?'} MB idle after; target idle < ${IDLE_RSS_TARGET_MB} MB.\n`,
@@ -410,7 +582,14 @@ async function main(): Promise<void> {
     node: process.version,
     cpus: cpus().length,
     cpu_model: cpus()[0]?.model ?? null,
-    settings: { duration_s: DURATION, warmup_s: WARMUP, rounds: ROUNDS, connections: CONNECTIONS, keys: KEYS, p99_target_ms: P99_TARGET_MS },
+    settings: {
+      duration_s: DURATION,
+      warmup_s: WARMUP,
+      rounds: ROUNDS,
+      connections: CONNECTIONS,
+      keys: KEYS,
+      p99_target_ms: P99_TARGET_MS,
+    },
     load_average_before_rounds: loadAverages,
     memory_mb: memory,
     summary: summaries,

@@ -1,11 +1,11 @@
 // What the benchmarks share: settings from the environment, child processes that are stopped at the end (also after a
 // failure or Ctrl-C), free loopback ports, and a seeded workspace with a pool of API keys.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Role } from '../src/platform/context.ts';
-import { insertApiKey, createWorkspace } from '../src/features/workspace/index.ts';
 import { features } from '../src/features/index.ts';
+import { createWorkspace, insertApiKey } from '../src/features/workspace/index.ts';
+import type { Role } from '../src/platform/context.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 import { freePort } from '../test/support/prism.ts';
 
@@ -17,7 +17,8 @@ export function positive(name: string, fallback: number, zeroAllowed = false): n
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || (!zeroAllowed && value === 0)) throw new Error(`${name} must be a positive number, got ${raw}`);
+  if (!Number.isFinite(value) || value < 0 || (!zeroAllowed && value === 0))
+    throw new Error(`${name} must be a positive number, got ${raw}`);
   return value;
 }
 
@@ -29,18 +30,32 @@ export const cleanups: Array<() => Promise<void>> = [];
 
 export async function cleanUp(): Promise<void> {
   for (const child of children) child.kill('SIGKILL');
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${String(error)}\n`));
+  for (const cleanup of cleanups.splice(0).reverse())
+    await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${String(error)}\n`));
 }
 
 /** Starts a child process and waits (bounded) until `readyPath` answers 2xx. */
-export async function startProcess(name: string, command: string, args: string[], env: Record<string, string>, url: string, readyPath: string, headers: Record<string, string> = {}): Promise<(() => Promise<void>) & { pid: number }> {
-  const child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+export async function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  url: string,
+  readyPath: string,
+  headers: Record<string, string> = {},
+): Promise<(() => Promise<void>) & { pid: number }> {
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   children.add(child);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const deadline = Date.now() + 90_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before it answered:\n${stderr}`);
+    if (child.exitCode !== null)
+      throw new Error(`${name} exited with ${child.exitCode} before it answered:\n${stderr}`);
     try {
       const response = await fetch(url + readyPath, { headers });
       await response.body?.cancel();
@@ -101,11 +116,23 @@ export async function seedWorkspace(databaseUrl: string, keys: number, role: Rol
   const storage = openStorage(databaseUrl);
   try {
     await migrate(storage.db, features);
-    const { workspace, secret } = await createWorkspace(storage.db, { name: 'Benchmark workspace', region: 'eu', ownerEmail: 'owner@bench.example', keyName: 'Benchmark owner' });
+    const { workspace, secret } = await createWorkspace(storage.db, {
+      name: 'Benchmark workspace',
+      region: 'eu',
+      ownerEmail: 'owner@bench.example',
+      keyName: 'Benchmark owner',
+    });
     const secrets = [secret];
     await storage.db.transaction().execute(async (trx) => {
       for (let i = 1; i < keys; i++) {
-        const created = await insertApiKey(trx, { workspaceId: workspace.id, name: `Benchmark key ${i}`, role, expiresAt: null, createdBy: null, now: new Date() });
+        const created = await insertApiKey(trx, {
+          workspaceId: workspace.id,
+          name: `Benchmark key ${i}`,
+          role,
+          expiresAt: null,
+          createdBy: null,
+          now: new Date(),
+        });
         secrets.push(created.secret);
       }
     });

@@ -38,8 +38,21 @@ const DEFINITION = {
   steps: [
     { id: 'draft', type: 'generate', model: 'sandbox-writer', prompt: 'Announce {{ inputs.topic }} to our customers.' },
     { id: 'headline', type: 'transform', function: 'truncate', value: '{{ steps.draft.output.text }}', max_length: 60 },
-    { id: 'tags', type: 'transform', depends_on: ['draft'], function: 'split', value: 'release,{{ inputs.topic }}', separator: ',' },
-    { id: 'joined', type: 'transform', depends_on: ['headline', 'tags'], function: 'template', value: '{{ steps.headline.output }} {{ json(steps.tags.output) }}' },
+    {
+      id: 'tags',
+      type: 'transform',
+      depends_on: ['draft'],
+      function: 'split',
+      value: 'release,{{ inputs.topic }}',
+      separator: ',',
+    },
+    {
+      id: 'joined',
+      type: 'transform',
+      depends_on: ['headline', 'tags'],
+      function: 'template',
+      value: '{{ steps.headline.output }} {{ json(steps.tags.output) }}',
+    },
     { id: 'final', type: 'transform', function: 'truncate', value: '{{ steps.joined.output }}', max_length: 200 },
   ],
   outputs: { text: '{{ steps.final.output }}' },
@@ -65,11 +78,16 @@ const percentile = (values: number[], p: number) => {
 };
 const median = (values: number[]) => percentile(values, 50);
 const ms = (value: number) => `${value.toFixed(1)} ms`;
-const spread = (values: number[], format: (value: number) => string) => `${format(median(values))} (${format(Math.min(...values))}–${format(Math.max(...values))})`;
+const spread = (values: number[], format: (value: number) => string) =>
+  `${format(median(values))} (${format(Math.min(...values))}–${format(Math.max(...values))})`;
 
 /** The JSON of a successful answer, as the caller's type `T` (the benchmark reads a few fields of it). */
 async function api<T = unknown>(base: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(base + path, { method, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(base + path, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as T;
@@ -79,7 +97,12 @@ async function api<T = unknown>(base: string, key: string, method: string, path:
 async function allRuns(base: string, key: string, workflowId: string): Promise<Run[]> {
   const runs: Run[] = [];
   for (let cursor: string | null = null; ; ) {
-    const page: { data: Run[]; next_cursor: string | null } = await api(base, key, 'GET', `/v1/workflows/${workflowId}/runs?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    const page: { data: Run[]; next_cursor: string | null } = await api(
+      base,
+      key,
+      'GET',
+      `/v1/workflows/${workflowId}/runs?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     runs.push(...page.data);
     if (!page.next_cursor) return runs;
     cursor = page.next_cursor;
@@ -96,13 +119,19 @@ interface Repetition {
 async function repetition(base: string, keys: string[]): Promise<Repetition> {
   const workflow = await api<{ id: string }>(base, keys[0]!, 'POST', '/v1/workflows', DEFINITION);
   const dependencies = new Map<string, string[]>(
-    DEFINITION.steps.map((step, index) => [step.id, 'depends_on' in step && step.depends_on ? step.depends_on : index === 0 ? [] : [DEFINITION.steps[index - 1]!.id]]),
+    DEFINITION.steps.map((step, index) => [
+      step.id,
+      'depends_on' in step && step.depends_on ? step.depends_on : index === 0 ? [] : [DEFINITION.steps[index - 1]!.id],
+    ]),
   );
   const firstStart = Date.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, client) => {
-      for (let n = next++; n < RUNS; n = next++) await api(base, keys[(client + n) % keys.length]!, 'POST', `/v1/workflows/${workflow.id}/runs`, { inputs: { topic: `export ${n}` } });
+      for (let n = next++; n < RUNS; n = next++)
+        await api(base, keys[(client + n) % keys.length]!, 'POST', `/v1/workflows/${workflow.id}/runs`, {
+          inputs: { topic: `export ${n}` },
+        });
     }),
   );
   let runs: Run[] = [];
@@ -113,7 +142,8 @@ async function repetition(base: string, keys: string[]): Promise<Repetition> {
   }
   runs = await allRuns(base, keys[0]!, workflow.id);
   const failed = runs.filter((run) => run.status !== 'success');
-  if (runs.length !== RUNS || failed.length > 0) throw new Error(`${runs.length} runs, ${failed.length} not successful (${failed[0]?.status})`);
+  if (runs.length !== RUNS || failed.length > 0)
+    throw new Error(`${runs.length} runs, ${failed.length} not successful (${failed[0]?.status})`);
   const overhead: number[] = [];
   const pickup: number[] = [];
   const latency: number[] = [];
@@ -139,7 +169,10 @@ async function baseline(base: string, key: string): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < 100; i++) {
     const started = performance.now();
-    await api(base, key, 'POST', '/v1/chat/completions', { model: 'sandbox-writer', messages: [{ role: 'user', content: `Announce export ${i} to our customers.` }] });
+    await api(base, key, 'POST', '/v1/chat/completions', {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: `Announce export ${i} to our customers.` }],
+    });
     times.push(performance.now() - started);
   }
   return median(times);
@@ -164,24 +197,77 @@ async function benchDatabase(kind: string): Promise<void> {
   const keys = await seedWorkspace(databaseUrl, 20, 'editor');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const stop = await startProcess(`server (${kind})`, process.execPath, ['src/main.ts'], { NODE_ENV: 'production', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, REDIS_URL: '' }, base, '/readyz');
+  const stop = await startProcess(
+    `server (${kind})`,
+    process.execPath,
+    ['src/main.ts'],
+    {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: '',
+    },
+    base,
+    '/readyz',
+  );
   cleanups.push(stop);
   const baselineMs = await baseline(base, keys[0]!);
   const repetitions: Repetition[] = [];
   for (let i = 0; i < REPEAT; i++) repetitions.push(await repetition(base, keys));
   await stop();
   const of = (pick: (r: Repetition) => number[], p: number) => repetitions.map((r) => percentile(pick(r), p));
-  console.log(`\n${kind}: ${RUNS} runs × ${REPEAT}, ${CLIENTS} clients, load average ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
-  console.log(`  runs/s                              ${spread(repetitions.map((r) => r.runsPerSecond), (v) => v.toFixed(1))}`);
-  console.log(`  step overhead p50 (target < 20 ms)  ${spread(of((r) => r.overhead, 50), ms)}`);
-  console.log(`  step overhead p99                   ${spread(of((r) => r.overhead, 99), ms)}`);
-  console.log(`  pickup p50 / p99                    ${spread(of((r) => r.pickup, 50), ms)} / ${spread(of((r) => r.pickup, 99), ms)}`);
-  console.log(`  run latency p50 / p99               ${spread(of((r) => r.latency, 50), ms)} / ${spread(of((r) => r.latency, 99), ms)}`);
+  console.log(
+    `\n${kind}: ${RUNS} runs × ${REPEAT}, ${CLIENTS} clients, load average ${loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(
+    `  runs/s                              ${spread(
+      repetitions.map((r) => r.runsPerSecond),
+      (v) => v.toFixed(1),
+    )}`,
+  );
+  console.log(
+    `  step overhead p50 (target < 20 ms)  ${spread(
+      of((r) => r.overhead, 50),
+      ms,
+    )}`,
+  );
+  console.log(
+    `  step overhead p99                   ${spread(
+      of((r) => r.overhead, 99),
+      ms,
+    )}`,
+  );
+  console.log(
+    `  pickup p50 / p99                    ${spread(
+      of((r) => r.pickup, 50),
+      ms,
+    )} / ${spread(
+      of((r) => r.pickup, 99),
+      ms,
+    )}`,
+  );
+  console.log(
+    `  run latency p50 / p99               ${spread(
+      of((r) => r.latency, 50),
+      ms,
+    )} / ${spread(
+      of((r) => r.latency, 99),
+      ms,
+    )}`,
+  );
   console.log(`  baseline: one sandbox completion    ${ms(baselineMs)} (p50 over 100 calls)`);
 }
 
 try {
-  console.log(`Workflow runs of a 5-step workflow on the sandbox model (load average before: ${loadavg().map((v) => v.toFixed(2)).join(' ')})`);
+  console.log(
+    `Workflow runs of a 5-step workflow on the sandbox model (load average before: ${loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')})`,
+  );
   for (const kind of DATABASES) await benchDatabase(kind);
 } finally {
   await cleanUp();

@@ -32,20 +32,24 @@ const REMEMBERED_IDS = 10_000;
 export async function startReceiver(options: ReceiverOptions): Promise<RunningReceiver> {
   const seen = new Set<string>();
   const events: WebhookEvent[] = [];
-  const handle = options.handle ?? ((event: WebhookEvent) => console.log(`handled ${event.type} ${event.id}${event.test ? ' (test)' : ''}`));
+  const handle =
+    options.handle ??
+    ((event: WebhookEvent) => console.log(`handled ${event.type} ${event.id}${event.test ? ' (test)' : ''}`));
 
   async function receive(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const answer = (status: number, body: object, type = 'application/json') => {
       res.writeHead(status, { 'Content-Type': type }).end(JSON.stringify(body));
     };
-    if (req.method !== 'POST') return answer(405, { title: 'Method Not Allowed', status: 405 }, 'application/problem+json');
+    if (req.method !== 'POST')
+      return answer(405, { title: 'Method Not Allowed', status: 405 }, 'application/problem+json');
 
     // The signature covers the exact bytes sent: read the raw body, never a re-serialised JSON object.
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) return answer(413, { title: 'Content Too Large', status: 413 }, 'application/problem+json');
+      if (size > MAX_BODY_BYTES)
+        return answer(413, { title: 'Content Too Large', status: 413 }, 'application/problem+json');
       chunks.push(chunk);
     }
     const rawBody = Buffer.concat(chunks);
@@ -58,7 +62,11 @@ export async function startReceiver(options: ReceiverOptions): Promise<RunningRe
     } catch (error) {
       // A 400 is a failed attempt: the service retries it and shows this answer in the delivery's history.
       const { reason, message } = error as WebhookVerificationError;
-      return answer(400, { title: 'Bad Request', status: 400, code: reason, detail: message }, 'application/problem+json');
+      return answer(
+        400,
+        { title: 'Bad Request', status: 400, code: reason, detail: message },
+        'application/problem+json',
+      );
     }
 
     if (seen.has(event.id)) return answer(200, { received: true, duplicate: true });

@@ -3,8 +3,8 @@
 // and the changelog (Markdown). Every page is self-contained: scripts, styles and images are inlined, so they open from
 // disk or any static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
-import { join, dirname, resolve, extname } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Marked } from 'marked';
 import { scheduleTable } from '../src/features/webhooks/index.ts';
@@ -41,7 +41,15 @@ mkdirSync(site, { recursive: true });
 
 execFileSync(
   join(root, 'node_modules', '.bin', 'redocly'),
-  ['build-docs', 'generated/openapi.json', '-o', join(site, 'index.html'), '--inlineBundle', '--title', 'content-service API reference'],
+  [
+    'build-docs',
+    'generated/openapi.json',
+    '-o',
+    join(site, 'index.html'),
+    '--inlineBundle',
+    '--title',
+    'content-service API reference',
+  ],
   { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
 );
 
@@ -160,4 +168,6 @@ ${markdown.parse(guide, { async: false })}
 }
 
 for (const file of ['openapi.json', 'asyncapi.json']) copyFileSync(join(root, 'generated', file), join(site, file));
-console.log(`Docs written to ${site}: index.html (OpenAPI), asyncapi.html (AsyncAPI), ${guides.map((g) => `${g.name}.html`).join(', ')} (guides), openapi.json, asyncapi.json.`);
+console.log(
+  `Docs written to ${site}: index.html (OpenAPI), asyncapi.html (AsyncAPI), ${guides.map((g) => `${g.name}.html`).join(', ')} (guides), openapi.json, asyncapi.json.`,
+);

@@ -65,7 +65,12 @@ function wholeType(diff: Diff, views: { before: Json; after: Json }): Diff {
 /** The value at a diff's path in a view, following `$ref`s the way api-smart-diff resolved them. */
 function valueAt(root: Json, path: Diff['path']): unknown {
   const follow = (node: Json | undefined, segment?: string | number): Json | undefined => {
-    while (node && typeof node === 'object' && typeof node.$ref === 'string' && (segment === undefined || !(segment in node))) {
+    while (
+      node &&
+      typeof node === 'object' &&
+      typeof node.$ref === 'string' &&
+      (segment === undefined || !(segment in node))
+    ) {
       node = node.$ref
         .slice(2)
         .split('/')
@@ -82,21 +87,26 @@ function valueAt(root: Json, path: Diff['path']): unknown {
 /** Whether a schema is a union marked open, itself or through an `allOf` member (api-smart-diff merges those). */
 function isOpenUnion(document: Json, schema: Json | undefined): boolean {
   if (schema?.['x-open-union'] === true) return true;
-  return Array.isArray(schema?.allOf) && schema.allOf.some((member: Json) => isOpenUnion(document, resolve(document, member)));
+  return (
+    Array.isArray(schema?.allOf) &&
+    schema.allOf.some((member: Json) => isOpenUnion(document, resolve(document, member)))
+  );
 }
 
 function kindOf(diff: Diff, views: { before: Json; after: Json }): ChangeKind {
   const last = diff.path.at(-1);
   const read = diff.path.includes('responses');
   if (diff.action === 'replace' && last === 'type') return typeChangeKind(diff);
-  if (last === 'const' && (diff.action === 'replace' || (read ? diff.action === 'remove' : diff.action === 'add'))) return 'breaking';
+  if (last === 'const' && (diff.action === 'replace' || (read ? diff.action === 'remove' : diff.action === 'add')))
+    return 'breaking';
   if (!read && diff.action === 'add' && last === 'enum') return 'breaking';
   if (!read && last === 'additionalProperties' && diff.after === false) return 'breaking';
   if (read && diff.action === 'add' && typeof last === 'number' && diff.path.at(-2) === 'oneOf') {
     // api-smart-diff writes a `$ref` with a sibling `description` as an `allOf` of one member.
     const parent = diff.path.slice(0, -2);
     const places = parent.at(-2) === 'allOf' ? [parent, parent.slice(0, -2)] : [parent];
-    if (places.some((place) => isOpenUnion(views.after, valueAt(views.after, place) as Json | undefined))) return 'added';
+    if (places.some((place) => isOpenUnion(views.after, valueAt(views.after, place) as Json | undefined)))
+      return 'added';
   }
   if (diff.type === 'breaking') return 'breaking';
   if (diff.type === 'deprecated') return 'deprecated';
@@ -135,7 +145,8 @@ export function comparableView(contract: Contract): Json {
       // The delivery's headers (the signature, the timestamp) are what a receiver reads besides the body.
       const headers: Json = {};
       for (const parameter of (item[method].parameters ?? []).map((p: Json) => resolve(contract.openapi, p))) {
-        if (parameter?.in === 'header') headers[parameter.name] = { required: parameter.required ?? false, schema: parameter.schema };
+        if (parameter?.in === 'header')
+          headers[parameter.name] = { required: parameter.required ?? false, schema: parameter.schema };
       }
       view.paths[`${WEBHOOK_PREFIX}${type}`] = { get: responseOf(schema, item[method].deprecated, headers) };
     }
@@ -157,7 +168,12 @@ export function comparableView(contract: Contract): Json {
       view.paths[path] =
         operation.action === 'send'
           ? { get: responseOf(schema, message.deprecated, headers) }
-          : { post: { requestBody: { required: true, content: { 'application/json': { schema } } }, responses: { '204': { description: 'Received.' } } } };
+          : {
+              post: {
+                requestBody: { required: true, content: { 'application/json': { schema } } },
+                responses: { '204': { description: 'Received.' } },
+              },
+            };
     }
   }
   stripOpenEnums(view);
@@ -206,7 +222,8 @@ function openEnumChanges(before: Json, after: Json): Change[] {
     if (schema['x-open-enum'] !== true) continue;
     const kept = new Set<string>(afterSchemas[name]?.enum ?? []);
     for (const value of schema.enum ?? []) {
-      if (!kept.has(value)) changes.push({ kind: 'breaking', where: `schema ${name}`, what: `[Removed] value \`${value}\`` });
+      if (!kept.has(value))
+        changes.push({ kind: 'breaking', where: `schema ${name}`, what: `[Removed] value \`${value}\`` });
     }
   }
   for (const [name, schema] of Object.entries<Json>(afterSchemas)) {
@@ -240,7 +257,8 @@ function describe(diff: Diff, after: Json): string {
   const rest = diff.path.slice(3);
   const verb = { add: 'added', remove: 'removed', replace: 'changed', rename: 'renamed' }[diff.action] ?? diff.action;
   if (diff.path.length === 2) return `path ${verb}`;
-  if (rest.length === 0) return synthetic ? `${route.startsWith(WEBHOOK_PREFIX) ? 'event' : 'message'} ${verb}` : `operation ${verb}`;
+  if (rest.length === 0)
+    return synthetic ? `${route.startsWith(WEBHOOK_PREFIX) ? 'event' : 'message'} ${verb}` : `operation ${verb}`;
   const [first, second] = rest;
   if (first === 'parameters') {
     const parameter = (diff.before ?? diff.after) as Json | undefined;
@@ -253,7 +271,8 @@ function describe(diff: Diff, after: Json): string {
     if (rest[2] === 'required') return `${label} made ${diff.after ? 'required' : 'optional'}`;
     return `${label}: ${schemaChange(afterSchema(rest.slice(1)), diff, verb)}`;
   }
-  if (first === 'requestBody') return `${synthetic ? 'payload' : 'request body'}: ${schemaChange(afterSchema(rest), diff, verb)}`;
+  if (first === 'requestBody')
+    return `${synthetic ? 'payload' : 'request body'}: ${schemaChange(afterSchema(rest), diff, verb)}`;
   if (first === 'responses') {
     if (rest.length === 2) return `response ${String(second)} ${verb}`;
     if (rest[2] === 'headers') {
@@ -298,7 +317,11 @@ function schemaChange(path: Diff['path'], diff: Diff, verb: string): string {
   if (attribute.length === 0) return `property ${named} ${verb}`;
   if (attribute[0] === 'required') {
     const name = `${field ? `${field}.` : ''}${String(diff.after ?? diff.before)}`;
-    return diff.action === 'add' ? `\`${name}\` made required` : diff.action === 'remove' ? `\`${name}\` no longer required` : `required of ${named} ${verb}`;
+    return diff.action === 'add'
+      ? `\`${name}\` made required`
+      : diff.action === 'remove'
+        ? `\`${name}\` no longer required`
+        : `required of ${named} ${verb}`;
   }
   if (attribute[0] === 'enum' && attribute.length > 1) {
     if (diff.action === 'add') return `value ${value(diff.after)} added to ${named}`;

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compareContracts, summarize, type Change, type Contract } from './contract-diff.ts';
+import { type Change, type Contract, compareContracts, summarize } from './contract-diff.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const FILES = ['openapi.json', 'asyncapi.json'] as const;
@@ -63,7 +63,9 @@ const command = positionals[0];
 
 if (command === 'check') {
   if (!existsSync(join(values.published, FILES[0]))) {
-    console.error(`check:breaking: no published contract in ${where(values.published)}; publish one with \`npm run contract:publish\`.`);
+    console.error(
+      `check:breaking: no published contract in ${where(values.published)}; publish one with \`npm run contract:publish\`.`,
+    );
     process.exit(1);
   }
   if (recordedDigest() !== digestOf(values.published)) {
@@ -76,7 +78,9 @@ if (command === 'check') {
   const changes = compareContracts(read(values.published), read(values.current));
   const breaking = summarize(changes, 'breaking', 5);
   if (breaking.length > 0) {
-    console.error(`check:breaking: ${breaking.length} change(s) break the published contract (${where(values.published)}):`);
+    console.error(
+      `check:breaking: ${breaking.length} change(s) break the published contract (${where(values.published)}):`,
+    );
     for (const line of breaking) console.error(`  - ${line}`);
     console.error(
       '\nv1 is stable: make the change additive (a new optional field, a new operation, a new event type), or, for an\n' +
@@ -86,11 +90,15 @@ if (command === 'check') {
   }
   const added = summarize(changes, 'added').length;
   const deprecated = summarize(changes, 'deprecated').length;
-  console.log(`check:breaking: no breaking change against the published contract (${added} added, ${deprecated} deprecated since).`);
+  console.log(
+    `check:breaking: no breaking change against the published contract (${added} added, ${deprecated} deprecated since).`,
+  );
 } else if (command === 'publish') {
   const first = !existsSync(join(values.published, FILES[0]));
   if (!first && recordedDigest() !== digestOf(values.published)) {
-    console.error(`contract:publish: refused, ${where(values.published)} is not the edition the newest entry of ${where(values.changelog)} published (restore it with git).`);
+    console.error(
+      `contract:publish: refused, ${where(values.published)} is not the edition the newest entry of ${where(values.changelog)} published (restore it with git).`,
+    );
     process.exit(1);
   }
   const current = read(values.current);
@@ -99,23 +107,34 @@ if (command === 'check') {
   if (breaking.length > 0 && !values.breaking) {
     console.error('contract:publish: refused, these changes break the published contract:');
     for (const line of breaking) console.error(`  - ${line}`);
-    console.error('\nPublish them on purpose with `--breaking "<what breaks and why>"`; the reason goes into the changelog.');
+    console.error(
+      '\nPublish them on purpose with `--breaking "<what breaks and why>"`; the reason goes into the changelog.',
+    );
     process.exit(1);
   }
   if (breaking.length === 0 && values.breaking) {
-    console.error('contract:publish: refused, --breaking was given but nothing breaks the published contract; leave it out (or use --note).');
+    console.error(
+      'contract:publish: refused, --breaking was given but nothing breaks the published contract; leave it out (or use --note).',
+    );
     process.exit(1);
   }
-  const entry = first ? firstEntry(current, values.date) : changelogEntry(changes, current, values.date, values.breaking, values.note);
+  const entry = first
+    ? firstEntry(current, values.date)
+    : changelogEntry(changes, current, values.date, values.breaking, values.note);
   mkdirSync(values.published, { recursive: true });
   for (const file of FILES) copyFileSync(join(values.current, file), join(values.published, file));
   const withDigest = `${entry}\n<!-- published sha256:${digestOf(values.published)} -->\n`;
   const changelog = existsSync(values.changelog) ? readFileSync(values.changelog, 'utf8') : CHANGELOG_HEAD;
   const at = changelog.search(/^## /m);
-  const next = at < 0 ? `${changelog.trimEnd()}\n\n${withDigest}` : `${changelog.slice(0, at)}${withDigest}\n${changelog.slice(at)}`;
+  const next =
+    at < 0
+      ? `${changelog.trimEnd()}\n\n${withDigest}`
+      : `${changelog.slice(0, at)}${withDigest}\n${changelog.slice(at)}`;
   mkdirSync(dirname(values.changelog), { recursive: true });
   writeFileSync(values.changelog, next);
-  console.log(`contract:publish: published to ${where(values.published)}; ${where(values.changelog)} has the entry:\n\n${entry}`);
+  console.log(
+    `contract:publish: published to ${where(values.published)}; ${where(values.changelog)} has the entry:\n\n${entry}`,
+  );
 } else {
   console.error('usage: node scripts/contract.ts check | publish [--breaking "<why>"]');
   process.exit(2);
@@ -129,14 +148,23 @@ function firstEntry(contract: Contract, date: string): string {
   return `## ${date}\n\nFirst published edition of v1 (${contract.openapi.info.version}): ${operations} operations and ${events} event types.\n`;
 }
 
-function changelogEntry(changes: Change[], contract: Contract, date: string, breakingReason: string | undefined, note: string | undefined): string {
+function changelogEntry(
+  changes: Change[],
+  contract: Contract,
+  date: string,
+  breakingReason: string | undefined,
+  note: string | undefined,
+): string {
   const sections: string[] = [`## ${date}\n`];
   if (note) sections.push(`${note.trim()}\n`);
   const section = (title: string, lines: string[]) => {
     if (lines.length > 0) sections.push(`### ${title}\n\n${lines.map((line) => `- ${line}`).join('\n')}\n`);
   };
   section('Added', summarize(changes, 'added', 10));
-  section('Deprecated', summarize(changes, 'deprecated', 10).map((line) => line + sunsetOf(line, contract)));
+  section(
+    'Deprecated',
+    summarize(changes, 'deprecated', 10).map((line) => line + sunsetOf(line, contract)),
+  );
   const breaking = summarize(changes, 'breaking', 10);
   if (breaking.length > 0) {
     sections.push(`### Breaking\n\n${breakingReason}\n\n${breaking.map((line) => `- ${line}`).join('\n')}\n`);

@@ -4,12 +4,12 @@
 //   node scripts/generate.ts --check   compare with the committed files; exit 1 and list the stale ones
 // Data flows one way: spec → generated → src. Nothing here is edited by hand.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fromFile, Parser } from '@asyncapi/parser';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { Parser, fromFile } from '@asyncapi/parser';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'generated');
@@ -43,7 +43,9 @@ async function bundleAsyncApi(): Promise<string> {
   const { document, diagnostics } = await fromFile(parser, join(root, 'asyncapi', 'asyncapi.yaml')).parse();
   const errors = diagnostics.filter((d) => d.severity === 0);
   if (!document || errors.length > 0) {
-    throw new Error(`asyncapi/asyncapi.yaml is not valid:\n${errors.map((d) => `  ${d.path.join('.')}: ${d.message}`).join('\n')}`);
+    throw new Error(
+      `asyncapi/asyncapi.yaml is not valid:\n${errors.map((d) => `  ${d.path.join('.')}: ${d.message}`).join('\n')}`,
+    );
   }
   const json = document.json() as Json;
   // The parser adds its own bookkeeping extensions; the rendered document should only hold what we wrote.
@@ -52,7 +54,12 @@ async function bundleAsyncApi(): Promise<string> {
 }
 
 async function typesFromOpenApi(spec: Json): Promise<string> {
-  const ast = await openapiTS(spec as OpenAPI3, { alphabetize: false, rootTypes: false, exportType: true, defaultNonNullable: false });
+  const ast = await openapiTS(spec as OpenAPI3, {
+    alphabetize: false,
+    rootTypes: false,
+    exportType: true,
+    defaultNonNullable: false,
+  });
   return HEADER + astToString(ast);
 }
 
@@ -89,15 +96,21 @@ function operationTable(spec: Json): OperationInfo[] {
       } else if (security.some((s) => 'embedKey' in s)) {
         auth = 'embedKey';
       }
-      const statuses = Object.keys(op.responses).map(Number).sort((a, b) => a - b);
+      const statuses = Object.keys(op.responses)
+        .map(Number)
+        .sort((a, b) => a - b);
       const success = statuses.find((s) => s >= 200 && s < 300);
       if (!op.operationId || success === undefined) {
         throw new Error(`${method.toUpperCase()} ${path} needs an operationId and a 2xx response`);
       }
-      const stream = Object.values<Json>(op.responses).map((r) => r.content?.['text/event-stream']).find(Boolean);
+      const stream = Object.values<Json>(op.responses)
+        .map((r) => r.content?.['text/event-stream'])
+        .find(Boolean);
       const streamRef: string | undefined = stream?.schema?.contentSchema?.$ref;
       if (stream && !streamRef?.startsWith('#/components/schemas/')) {
-        throw new Error(`${method.toUpperCase()} ${path}: a text/event-stream response needs a schema with contentSchema: {$ref: <the event's schema>}`);
+        throw new Error(
+          `${method.toUpperCase()} ${path}: a text/event-stream response needs a schema with contentSchema: {$ref: <the event's schema>}`,
+        );
       }
       ops.push({
         operationId: op.operationId,
@@ -128,9 +141,12 @@ function operationsModule(ops: OperationInfo[]): string {
     lines.push(`  ${operationId}: ${JSON.stringify(rest)},`);
   }
   lines.push('} as const;', '');
-  lines.push('/** The data of each event of the operations that can answer `text/event-stream` (the schema\'s `contentSchema`). */');
+  lines.push(
+    "/** The data of each event of the operations that can answer `text/event-stream` (the schema's `contentSchema`). */",
+  );
   lines.push('export interface StreamEventData {');
-  for (const o of ops) if (o.streamEventSchema) lines.push(`  ${o.operationId}: components['schemas']['${o.streamEventSchema}'];`);
+  for (const o of ops)
+    if (o.streamEventSchema) lines.push(`  ${o.operationId}: components['schemas']['${o.streamEventSchema}'];`);
   lines.push('}', '');
   lines.push(`export type OperationId = keyof typeof operationTable;
 
@@ -239,7 +255,8 @@ function clientPackageJson(client: string): string {
   });
   const dependencies = [...new Set(imported)].sort().map((name) => {
     const range = rootPackage.dependencies?.[name];
-    if (!range) throw new Error(`generated/client.ts imports ${name}, which is not a dependency of the root package.json`);
+    if (!range)
+      throw new Error(`generated/client.ts imports ${name}, which is not a dependency of the root package.json`);
     return [name, range];
   });
   clientPackage.version = rootPackage.version;
@@ -260,7 +277,10 @@ async function main(): Promise<void> {
     ['asyncapi.json', await bundleAsyncApi()],
     ['openapi.ts', await typesFromOpenApi(spec)],
     ['operations.ts', operationsModule(ops)],
-    ['client.ts', fromTemplate('client.ts', { API_VERSION: JSON.stringify(spec.info.version), SERVERS: serversByRegion(spec) })],
+    [
+      'client.ts',
+      fromTemplate('client.ts', { API_VERSION: JSON.stringify(spec.info.version), SERVERS: serversByRegion(spec) }),
+    ],
     ['webhooks.ts', fromTemplate('webhooks.ts', { EVENT_TYPES: JSON.stringify(eventTypes) })],
   ]);
 
@@ -278,16 +298,22 @@ async function main(): Promise<void> {
     }
     const extra = existsSync(out) ? readdirSync(out).filter((f) => !files.has(f)) : [];
     if (stale.length || extra.length) {
-      console.error(`generated/ is stale (run \`npm run generate\` and commit): ${[...stale, ...extra.map((f) => `${f} (not generated)`)].join(', ')}`);
+      console.error(
+        `generated/ is stale (run \`npm run generate\` and commit): ${[...stale, ...extra.map((f) => `${f} (not generated)`)].join(', ')}`,
+      );
       process.exit(1);
     }
-    console.log(`generated/ is up to date (${files.size} files, ${ops.length} operations, ${eventTypes.length} event types; ${[...otherFiles.keys()].join(', ')}).`);
+    console.log(
+      `generated/ is up to date (${files.size} files, ${ops.length} operations, ${eventTypes.length} event types; ${[...otherFiles.keys()].join(', ')}).`,
+    );
     return;
   }
   mkdirSync(out, { recursive: true });
   for (const [name, content] of files) writeFileSync(join(out, name), content);
   for (const [name, content] of otherFiles) writeFileSync(join(root, name), content);
-  console.log(`Wrote generated/: ${[...files.keys()].join(', ')}, and ${[...otherFiles.keys()].join(', ')} (${ops.length} operations, ${eventTypes.length} event types).`);
+  console.log(
+    `Wrote generated/: ${[...files.keys()].join(', ')}, and ${[...otherFiles.keys()].join(', ')} (${ops.length} operations, ${eventTypes.length} event types).`,
+  );
 }
 
 await main();

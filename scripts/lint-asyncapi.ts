@@ -1,6 +1,6 @@
 // Validates asyncapi/asyncapi.yaml with the official AsyncAPI parser (the AsyncAPI validator of `npm run lint`).
 // Any error, warning or information fails, unless accepted below; hints are printed only.
-import { Parser, fromFile } from '@asyncapi/parser';
+import { fromFile, Parser } from '@asyncapi/parser';
 
 const severities = ['error', 'warning', 'information', 'hint'];
 // Diagnostics we accept, and why (the same rules are off in .spectral.yaml).
@@ -19,4 +19,6 @@ if (!document || failing.length > 0) {
   console.error(`asyncapi/asyncapi.yaml: ${failing.length} problem(s).`);
   process.exit(1);
 }
-console.log(`asyncapi/asyncapi.yaml: valid AsyncAPI ${document.version()}, ${document.allMessages().length} messages, no problems.`);
+console.log(
+  `asyncapi/asyncapi.yaml: valid AsyncAPI ${document.version()}, ${document.allMessages().length} messages, no problems.`,
+);

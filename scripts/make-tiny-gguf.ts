@@ -22,7 +22,23 @@ const N_LAYER = 2;
 const N_HEAD = 4;
 const ALIGNMENT = 32;
 const CONSTANT = 4;
-const WORDS = ['the', 'and', 'of', 'to', 'in', 'is', 'for', 'on', 'with', 'that', 'this', 'content', 'model', 'local', 'text'];
+const WORDS = [
+  'the',
+  'and',
+  'of',
+  'to',
+  'in',
+  'is',
+  'for',
+  'on',
+  'with',
+  'that',
+  'this',
+  'content',
+  'model',
+  'local',
+  'text',
+];
 
 /** Token types of tokenizer.ggml.token_type (llama.cpp's llama_token_type). */
 const NORMAL = 1;
@@ -37,7 +53,10 @@ const F32 = 6;
 const STRING = 8;
 const ARRAY = 9;
 
-type Value = { type: typeof U32 | typeof I32 | typeof F32; value: number } | { type: typeof STRING; value: string } | { type: typeof ARRAY; of: typeof I32 | typeof F32 | typeof STRING; values: (number | string)[] };
+type Value =
+  | { type: typeof U32 | typeof I32 | typeof F32; value: number }
+  | { type: typeof STRING; value: string }
+  | { type: typeof ARRAY; of: typeof I32 | typeof F32 | typeof STRING; values: (number | string)[] };
 
 export interface TinyGguf {
   path: string;
@@ -156,17 +175,23 @@ export function makeTinyGguf(path: string, seed = 42): TinyGguf {
     ['tokenizer.ggml.model', { type: STRING, value: 'llama' }],
     ['tokenizer.ggml.tokens', { type: ARRAY, of: STRING, values: tokens }],
     // SentencePiece merges the pair whose result scores highest: longer pieces score higher.
-    ['tokenizer.ggml.scores', { type: ARRAY, of: F32, values: tokens.map((t, i) => (types[i] === NORMAL ? [...t].length : 0)) }],
+    [
+      'tokenizer.ggml.scores',
+      { type: ARRAY, of: F32, values: tokens.map((t, i) => (types[i] === NORMAL ? [...t].length : 0)) },
+    ],
     ['tokenizer.ggml.token_type', { type: ARRAY, of: I32, values: types }],
     ['tokenizer.ggml.bos_token_id', u32(1)],
     ['tokenizer.ggml.eos_token_id', u32(2)],
     ['tokenizer.ggml.unknown_token_id', u32(0)],
   ];
 
-  const uniform = (count: number, scale: number): Float32Array => Float32Array.from({ length: count }, () => random() * scale);
+  const uniform = (count: number, scale: number): Float32Array =>
+    Float32Array.from({ length: count }, () => random() * scale);
   const ones = (count: number): Float32Array => new Float32Array(count).fill(1);
   /** Row r of a [ne0, ne1] tensor is data[r * ne0, (r + 1) * ne0). */
-  const zeroRow = (data: Float32Array, ne0: number, row: number): Float32Array => (data.fill(0, row * ne0, (row + 1) * ne0), data);
+  const zeroRow = (data: Float32Array, ne0: number, row: number): Float32Array => (
+    data.fill(0, row * ne0, (row + 1) * ne0), data
+  );
 
   const embeddings = uniform(N_EMBD * nVocab, 1);
   for (let t = 0; t < nVocab; t++) embeddings[t * N_EMBD] = CONSTANT;

@@ -49,13 +49,19 @@ function print(spans: Span[]): void {
   const byTrace = Map.groupBy(spans, (span) => span.traceId);
   for (const [traceId, members] of byTrace) {
     const ids = new Set(members.map((span) => span.spanId));
-    const children = Map.groupBy(members, (span) => (span.parentSpanId && ids.has(span.parentSpanId) ? span.parentSpanId : 'root'));
+    const children = Map.groupBy(members, (span) =>
+      span.parentSpanId && ids.has(span.parentSpanId) ? span.parentSpanId : 'root',
+    );
     process.stdout.write(`trace ${traceId}\n`);
     const walk = (span: Span, depth: number) => {
       const ms = (Number(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)) / 1e6).toFixed(1);
       const attributes = Object.fromEntries((span.attributes ?? []).map(({ key, value }) => [key, plain(value)]));
-      const shown = SHOWN.filter((key) => key in attributes && !(key === 'db.query.summary' && attributes[key] === span.name)).map((key) => `${key}=${JSON.stringify(attributes[key])}`);
-      process.stdout.write(`${'  '.repeat(depth + 1)}${span.name} ${ms} ms${span.status?.code === 2 ? ' ERROR' : ''}${shown.length ? `  ${shown.join(' ')}` : ''}\n`);
+      const shown = SHOWN.filter(
+        (key) => key in attributes && !(key === 'db.query.summary' && attributes[key] === span.name),
+      ).map((key) => `${key}=${JSON.stringify(attributes[key])}`);
+      process.stdout.write(
+        `${'  '.repeat(depth + 1)}${span.name} ${ms} ms${span.status?.code === 2 ? ' ERROR' : ''}${shown.length ? `  ${shown.join(' ')}` : ''}\n`,
+      );
       for (const child of children.get(span.spanId) ?? []) walk(child, depth + 1);
     };
     for (const root of children.get('root') ?? []) walk(root, 0);
@@ -68,7 +74,9 @@ createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     if (req.method === 'POST' && req.url === '/v1/traces') {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Span[] }> }> };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        resourceSpans: Array<{ scopeSpans: Array<{ spans: Span[] }> }>;
+      };
       print(body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)));
     }
     res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');

@@ -6,8 +6,14 @@
 //   Idempotency-Key → response validation (500) → problem documents
 //
 // Authentication comes before body parsing so that a caller without a valid key learns nothing about the body.
-import express, { type ErrorRequestHandler, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { operationTable, type OperationId } from '../generated/operations.ts';
+import express, {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
+import { type OperationId, operationTable } from '../generated/operations.ts';
 import { authenticate, identifyKey } from './platform/auth.ts';
 import { atLeast, locals, type Platform } from './platform/context.ts';
 import { problemHandler } from './platform/errors.ts';
@@ -79,7 +85,12 @@ function requestIdentity(platform: Platform): RequestHandler {
     res.setHeader('X-Request-Id', state.requestId);
     res.on('close', () => {
       platform.requestLog.add(accessRecord(req, res));
-      platform.metrics.request(state.operationId ?? 'none', req.method, res.statusCode, Number(process.hrtime.bigint() - state.startedAt) / 1e9);
+      platform.metrics.request(
+        state.operationId ?? 'none',
+        req.method,
+        res.statusCode,
+        Number(process.hrtime.bigint() - state.startedAt) / 1e9,
+      );
     });
     next();
   };
@@ -87,7 +98,8 @@ function requestIdentity(platform: Platform): RequestHandler {
 
 /** Headers a browser may send and read across origins: the API's own (keys travel as headers, never cookies). */
 const CORS_REQUEST_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Embed-Key, Accept';
-const CORS_EXPOSED_HEADERS = 'Location, Link, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id, traceresponse, Idempotent-Replayed';
+const CORS_EXPOSED_HEADERS =
+  'Location, Link, Retry-After, RateLimit, RateLimit-Policy, X-Request-Id, traceresponse, Idempotent-Replayed';
 
 /**
  * CORS (the contract's introduction): every answer may be read from any origin, since credentials are API keys sent
@@ -135,7 +147,8 @@ function route(platform: Platform): RequestHandler {
     }
     const state = locals(res);
     state.problemShape = problemShapes[state.operationId!];
-    if (IDEMPOTENT_METHODS.has(req.method) && req.get('idempotency-key') !== undefined) res.setHeader('Idempotent-Replayed', 'false');
+    if (IDEMPOTENT_METHODS.has(req.method) && req.get('idempotency-key') !== undefined)
+      res.setHeader('Idempotent-Replayed', 'false');
     next();
   };
 }
@@ -154,7 +167,8 @@ function authenticateCaller(platform: Platform): RequestHandler {
     if (scheme === 'bearer') return bearer(req, res, next);
     if (scheme === 'embedKey') {
       const authenticator = authenticators.embedKey;
-      if (!authenticator) throw new Problem('not_implemented', 'The embedKey security scheme is not available on this server yet.');
+      if (!authenticator)
+        throw new Problem('not_implemented', 'The embedKey security scheme is not available on this server yet.');
       await authenticator(req, res, platform);
     }
     next();
@@ -175,7 +189,10 @@ function checkRole(_req: Request, res: Response, next: NextFunction): void {
   const { minimumRole } = operationOf(res);
   const { caller } = locals(res);
   if (caller && minimumRole && !atLeast(caller.role, minimumRole)) {
-    throw new Problem('insufficient_role', `This operation needs the ${minimumRole} role or higher; the key's role is ${caller.role}.`);
+    throw new Problem(
+      'insufficient_role',
+      `This operation needs the ${minimumRole} role or higher; the key's role is ${caller.role}.`,
+    );
   }
   next();
 }
@@ -184,7 +201,8 @@ function checkRole(_req: Request, res: Response, next: NextFunction): void {
 function refuseNotBuilt(handlers: OperationHandlers): RequestHandler {
   return function refuseNotBuilt(_req, res, next) {
     const { operationId } = locals(res);
-    if (!handlers[operationId!]) throw new Problem('not_implemented', `${operationId!} is specified but not available on this server yet.`);
+    if (!handlers[operationId!])
+      throw new Problem('not_implemented', `${operationId!} is specified but not available on this server yet.`);
     next();
   };
 }
@@ -215,7 +233,8 @@ function parseBody(limitBytes: number): RequestHandler[] {
  */
 function dispatch(platform: Platform, handlers: OperationHandlers): RequestHandler {
   const bound = new Map<OperationId, ReturnType<typeof bindOperation>>();
-  for (const [id, handler] of Object.entries(handlers) as Array<[OperationId, OperationHandler]>) bound.set(id, bindOperation(platform, id, handler));
+  for (const [id, handler] of Object.entries(handlers) as Array<[OperationId, OperationHandler]>)
+    bound.set(id, bindOperation(platform, id, handler));
   return function dispatch(req, res, next) {
     const { operationId, pathParams } = locals(res);
     const handler = bound.get(operationId!);

@@ -2,17 +2,22 @@
 // The operator's command-line tool: create workspaces and API keys, apply migrations. It reads DATABASE_URL like the
 // server (src/config.ts), prints JSON on stdout, problems on stderr; exit code 0 done, 1 failed, 2 bad usage.
 // `npm run -s cli -- …` or, inside the project, `npx content-service …` (both run on the pinned Node 24).
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
-import { ConfigError, loadConfig, REGIONS, type Config } from './config.ts';
+import { type Config, ConfigError, loadConfig, REGIONS } from './config.ts';
 import { features } from './features/index.ts';
-import { insertApiKey, keyOwner, presentApiKey, createWorkspace, presentWorkspace } from './features/workspace/index.ts';
+import {
+  createWorkspace,
+  insertApiKey,
+  keyOwner,
+  presentApiKey,
+  presentWorkspace,
+} from './features/workspace/index.ts';
 import { bySystem, recordAudit } from './platform/audit.ts';
 import { iso } from './platform/clock.ts';
 import { ROLES } from './platform/context.ts';
 import { migrate, openStorage } from './storage/database.ts';
 import type { Database } from './storage/schema.ts';
-
 
 export const USAGE = `Usage: content-service <command> [options]
 
@@ -56,7 +61,12 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 /** parseArgs in strict mode; its complaints (unknown option, missing value, stray argument) are usage errors. */
 function parse<T extends Options>(args: string[], options: T) {
   try {
-    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
+    return parseArgs({
+      args,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }).values;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -69,12 +79,14 @@ function required(value: string | undefined, option: string): string {
 
 function name(value: string, option: string): string {
   const trimmed = value.trim();
-  if (trimmed.length < 1 || trimmed.length > MAX_NAME_LENGTH) throw new UsageError(`--${option} must be 1 to ${MAX_NAME_LENGTH} characters`);
+  if (trimmed.length < 1 || trimmed.length > MAX_NAME_LENGTH)
+    throw new UsageError(`--${option} must be 1 to ${MAX_NAME_LENGTH} characters`);
   return trimmed;
 }
 
 function oneOf<T extends string>(value: string, allowed: readonly T[], option: string): T {
-  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${option} must be one of ${allowed.join(', ')}, got ${value}`);
+  if (!(allowed as readonly string[]).includes(value))
+    throw new UsageError(`--${option} must be one of ${allowed.join(', ')}, got ${value}`);
   return value as T;
 }
 
@@ -86,14 +98,23 @@ interface Command {
 const commands: Record<string, Command> = {
   'workspace create': {
     prepare(args) {
-      const values = parse(args, { name: { type: 'string' }, region: { type: 'string' }, 'owner-email': { type: 'string' } });
+      const values = parse(args, {
+        name: { type: 'string' },
+        region: { type: 'string' },
+        'owner-email': { type: 'string' },
+      });
       if (values.help) return 'help';
       const workspaceName = name(required(values.name, 'name'), 'name');
       const region = oneOf(required(values.region, 'region'), REGIONS, 'region');
       const ownerEmail = values['owner-email'];
-      if (ownerEmail !== undefined && (!EMAIL.test(ownerEmail) || ownerEmail.length > 254)) throw new UsageError(`--owner-email is not an email address: ${ownerEmail}`);
+      if (ownerEmail !== undefined && (!EMAIL.test(ownerEmail) || ownerEmail.length > 254))
+        throw new UsageError(`--owner-email is not an email address: ${ownerEmail}`);
       return async (db, config) => {
-        const created = await createWorkspace(db, { name: workspaceName, region, ...(ownerEmail ? { ownerEmail } : {}) });
+        const created = await createWorkspace(db, {
+          name: workspaceName,
+          region,
+          ...(ownerEmail ? { ownerEmail } : {}),
+        });
         return {
           workspace: presentWorkspace(created.workspace, config),
           api_key: { ...presentApiKey(created.apiKey, new Date()), secret: created.secret },
@@ -119,16 +140,22 @@ const commands: Record<string, Command> = {
       if (values['expires-at'] !== undefined) {
         const raw = values['expires-at'];
         const at = new Date(raw);
-        if (!RFC3339.test(raw) || Number.isNaN(at.getTime())) throw new UsageError(`--expires-at must be an RFC 3339 date-time such as 2027-05-31T00:00:00Z, got ${raw}`);
+        if (!RFC3339.test(raw) || Number.isNaN(at.getTime()))
+          throw new UsageError(`--expires-at must be an RFC 3339 date-time such as 2027-05-31T00:00:00Z, got ${raw}`);
         if (at.getTime() <= Date.now()) throw new UsageError(`--expires-at must be in the future, got ${raw}`);
         expiresAt = iso(at);
       }
       const userEmail = values['user-email']?.toLowerCase();
-      if (userEmail !== undefined && (!EMAIL.test(userEmail) || userEmail.length > 254)) throw new UsageError(`--user-email is not an email address: ${userEmail}`);
+      if (userEmail !== undefined && (!EMAIL.test(userEmail) || userEmail.length > 254))
+        throw new UsageError(`--user-email is not an email address: ${userEmail}`);
       return async (db) => {
         const now = new Date();
         const { key, secret } = await db.transaction().execute(async (trx) => {
-          const workspace = await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst();
+          const workspace = await trx
+            .selectFrom('workspaces')
+            .select('id')
+            .where('id', '=', workspaceId)
+            .executeTakeFirst();
           if (!workspace) throw new Error(`there is no workspace ${workspaceId} in this database`);
           let userId: string | null = null;
           if (userEmail !== undefined) {
@@ -143,7 +170,15 @@ const commands: Record<string, Command> = {
             // The API's rule: the key's role may not be above the member's.
             userId = await keyOwner(trx, workspaceId, member.user_id, role);
           }
-          const created = await insertApiKey(trx, { workspaceId, name: keyName, role, expiresAt, createdBy: null, userId, now });
+          const created = await insertApiKey(trx, {
+            workspaceId,
+            name: keyName,
+            role,
+            expiresAt,
+            createdBy: null,
+            userId,
+            now,
+          });
           // The operator is not an API key: the audit log names the service itself, and `via` says how.
           await recordAudit(trx, bySystem(workspaceId, 'cli', now), {
             action: 'api_key.created',
@@ -173,7 +208,12 @@ function describe(error: unknown): string {
 }
 
 /** Runs one command line; returns the exit code. Output goes to the given streams (the tests read them). */
-export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+export async function run(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
   const [first, second] = argv;
   if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
     if (first === undefined) {
@@ -189,7 +229,11 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv = process.env, 
   try {
     if (!command) {
       const subcommands = Object.keys(commands).filter((c) => c.startsWith(`${first} `));
-      throw new UsageError(subcommands.length > 0 ? `unknown command: ${commandName} (${first} has: ${subcommands.join(', ')})` : `unknown command: ${first}`);
+      throw new UsageError(
+        subcommands.length > 0
+          ? `unknown command: ${commandName} (${first} has: ${subcommands.join(', ')})`
+          : `unknown command: ${first}`,
+      );
     }
     work = command.prepare(argv.slice(commandName.split(' ').length));
   } catch (error) {

@@ -61,7 +61,7 @@ export class ConfigError extends Error {}
 function specRegionUrls(): Record<Region, string> {
   const urls: Partial<Record<Region, string>> = {};
   for (const server of openApiDocument.servers ?? []) {
-    const region = server["x-region"] as Region | undefined;
+    const region = server['x-region'] as Region | undefined;
     if (region) urls[region] = server.url;
   }
   return { eu: urls.eu ?? 'https://eu.content-service.example', us: urls.us ?? 'https://us.content-service.example' };
@@ -71,7 +71,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${raw}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${raw}`);
   return value;
 }
 
@@ -103,7 +104,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const region = (env.REGION ?? 'eu') as Region;
   if (!REGIONS.includes(region)) throw new ConfigError(`REGION must be ${REGIONS.join(' or ')}, got ${region}`);
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/content-service.db';
-  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be sqlite:PATH or postgres://…');
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl))
+    throw new ConfigError('DATABASE_URL must be sqlite:PATH or postgres://…');
   const production = env.NODE_ENV === 'production';
   const publicBaseUrl = (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/$/, '');
   const regionBaseUrls = specRegionUrls();
@@ -111,7 +113,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.EU_BASE_URL) regionBaseUrls.eu = env.EU_BASE_URL.replace(/\/$/, '');
   if (env.US_BASE_URL) regionBaseUrls.us = env.US_BASE_URL.replace(/\/$/, '');
   const webhooksAllowLoopback = flag(env, 'WEBHOOKS_ALLOW_LOOPBACK', false);
-  if (webhooksAllowLoopback && production) throw new ConfigError('WEBHOOKS_ALLOW_LOOPBACK is a development setting; it cannot be true with NODE_ENV=production');
+  if (webhooksAllowLoopback && production)
+    throw new ConfigError(
+      'WEBHOOKS_ALLOW_LOOPBACK is a development setting; it cannot be true with NODE_ENV=production',
+    );
   return {
     host: env.HOST || '0.0.0.0',
     port,
@@ -143,7 +148,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** METRICS_TOKEN: a secret Prometheus sends; a short one would be guessable. */
 function metricsToken(value: string | undefined): string | null {
   if (!value) return null;
-  if (value.length < 16) throw new ConfigError(`METRICS_TOKEN must be at least 16 characters long, got ${value.length}`);
+  if (value.length < 16)
+    throw new ConfigError(`METRICS_TOKEN must be at least 16 characters long, got ${value.length}`);
   return value;
 }
 
@@ -156,6 +162,7 @@ function smtpUrl(value: string | undefined): string | null {
   } catch {
     throw new ConfigError(`SMTP_URL must be smtp://host:port or smtps://host:port, got ${value}`);
   }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must be smtp://host:port or smtps://host:port, got ${url.protocol}`);
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:')
+    throw new ConfigError(`SMTP_URL must be smtp://host:port or smtps://host:port, got ${url.protocol}`);
   return value;
 }

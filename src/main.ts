@@ -2,13 +2,18 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { createWorkspace } from './features/workspace/index.ts';
 import { stopOnSignals } from './platform/signals.ts';
-import { startServer, type RunningServer } from './server.ts';
+import { type RunningServer, startServer } from './server.ts';
 
 async function seedDemo(running: RunningServer): Promise<void> {
   const { db, config } = running.platform;
   const existing = await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst();
   if (existing) return;
-  const { workspace, secret } = await createWorkspace(db, { name: 'Demo workspace', region: config.region, ownerEmail: 'owner@demo.example', keyName: 'Demo owner key' });
+  const { workspace, secret } = await createWorkspace(db, {
+    name: 'Demo workspace',
+    region: config.region,
+    ownerEmail: 'owner@demo.example',
+    keyName: 'Demo owner key',
+  });
   const base = config.publicBaseUrl;
   process.stdout.write(
     [
@@ -36,13 +41,23 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const running = await startServer(config);
   const { logger } = running.platform;
-  logger.info({ url: running.url, region: config.region, database: running.platform.storage.kind, rate_limit_store: config.redisUrl ? 'redis' : 'memory' }, 'content-service listening');
+  logger.info(
+    {
+      url: running.url,
+      region: config.region,
+      database: running.platform.storage.kind,
+      rate_limit_store: config.redisUrl ? 'redis' : 'memory',
+    },
+    'content-service listening',
+  );
   if (config.seedDemo) await seedDemo(running);
 
   stopOnSignals(logger, 'shutting down: draining requests', () => running.close());
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? `configuration: ${error.message}` : ((error as Error).stack ?? String(error))}\n`);
+  process.stderr.write(
+    `${error instanceof ConfigError ? `configuration: ${error.message}` : ((error as Error).stack ?? String(error))}\n`,
+  );
   process.exit(1);
 });

@@ -2,28 +2,28 @@
 // and a shutdown that drains in-flight requests before it closes anything. main.ts, the tests and the benchmark
 // all start the server through here.
 import { once } from 'node:events';
-import { performance } from 'node:perf_hooks';
-import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { createApp, type AppOptions } from './app.ts';
+import { type AppOptions, createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { features } from './features/index.ts';
+import type { KeyCacheOfPlatform } from './platform/auth.ts';
 import { answerClientErrors } from './platform/client-errors.ts';
-import { systemClock, type Clock } from './platform/clock.ts';
+import { type Clock, systemClock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
-import { createServices, engineProviders } from './services.ts';
+import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
+import { KeyCache } from './platform/key-cache.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import { Metrics, registerGauges } from './platform/metrics.ts';
-import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
-import { warmUpValidator } from './platform/validator-warm-up.ts';
-import { startWorkers } from './platform/workers.ts';
-import type { KeyCacheOfPlatform } from './platform/auth.ts';
-import { KeyCache } from './platform/key-cache.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
 import { startRetention } from './platform/retention.ts';
 import { startTelemetry } from './platform/telemetry.ts';
+import { warmUpValidator } from './platform/validator-warm-up.ts';
+import { startWorkers } from './platform/workers.ts';
+import { createServices, engineProviders } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
 
 export interface RunningServer {
@@ -59,18 +59,21 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // Until Redis is connected, requests are counted in this process only and /readyz answers 503: the start waits for it
   // (bounded). An unreachable Redis does not stop the start: /readyz reports it, the insurance limiter counts.
   await rateLimitStore.ready?.(5000);
-  const { platform, ...services } = createServices({
-    config,
-    storage,
-    db: storage.db,
-    clock: options.clock ?? systemClock,
-    logger,
-    rateLimitStore,
-    requestLog: new RequestLogWriter(storage.db, logger),
-    keyCache,
-    metrics: new Metrics({ logger, nodeMetrics: config.metricsToken !== null }),
-    features,
-  }, providers);
+  const { platform, ...services } = createServices(
+    {
+      config,
+      storage,
+      db: storage.db,
+      clock: options.clock ?? systemClock,
+      logger,
+      rateLimitStore,
+      requestLog: new RequestLogWriter(storage.db, logger),
+      keyCache,
+      metrics: new Metrics({ logger, nodeMetrics: config.metricsToken !== null }),
+      features,
+    },
+    providers,
+  );
   registerGauges(platform);
   if (config.validatorWarmUp) {
     const started = performance.now();
@@ -85,13 +88,23 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     const endpoint = upgrades.find((candidate) => candidate.matches(pathname));
     if (endpoint && !draining) return endpoint.handle(req, socket, head);
-    socket.end(`HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    socket.end(
+      `HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+    );
   });
   await once(server, 'listening');
   await services.start();
   const stopRetention = startRetention(storage.db, platform.clock, logger, features);
   const workers = config.webhooksWorker
-    ? await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: platform.clock, logger, engine: platform.services.engine, metrics: platform.metrics })
+    ? await startWorkers(features, {
+        config,
+        db: storage.db,
+        kind: storage.kind,
+        clock: platform.clock,
+        logger,
+        engine: platform.services.engine,
+        metrics: platform.metrics,
+      })
     : new Map<string, BackgroundWorker>();
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -119,7 +132,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // server's any more: their sessions are saved and closed.
       await services.stop();
       const timeout = setTimeout(() => {
-        logger.warn({ timeout_ms: config.shutdownTimeoutMs }, 'requests still running at the shutdown timeout; closing their connections');
+        logger.warn(
+          { timeout_ms: config.shutdownTimeoutMs },
+          'requests still running at the shutdown timeout; closing their connections',
+        );
         server.closeAllConnections();
       }, config.shutdownTimeoutMs);
       await drained;

@@ -4,16 +4,16 @@
 // `platform.services.<name>`; each declares its own on the Services interface (src/platform/context.ts).
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { ConfigError, type Config } from './config.ts';
+import { type Config, ConfigError } from './config.ts';
 import { Realtime } from './features/documents/index.ts';
-import { Engine, Catalogue, loadProvidersConfig, type ProvidersConfig } from './features/engine/index.ts';
+import { Catalogue, Engine, loadProvidersConfig, type ProvidersConfig } from './features/engine/index.ts';
 import { spendLimitMiddleware } from './features/limits/index.ts';
 import { policyMiddleware } from './features/policy/index.ts';
-import { voiceMiddleware, checkVoiceTrainingModel } from './features/voices/index.ts';
+import { checkVoiceTrainingModel, voiceMiddleware } from './features/voices/index.ts';
 import { WorkflowRuntime } from './features/workflows/index.ts';
 import type { Clock } from './platform/clock.ts';
-import type { Metrics } from './platform/metrics.ts';
 import type { Platform, Services } from './platform/context.ts';
+import type { Metrics } from './platform/metrics.ts';
 import type { Database } from './storage/schema.ts';
 
 /**
@@ -31,8 +31,26 @@ export function engineProviders(config: Config): ProvidersConfig {
 
 /** The engine of a process: every generation is written in its voice and checked against the output policy, and every
  *  model call (embeddings too) is admitted under the spend limits before the provider is called. */
-export function createEngine({ providers, db, logger, clock, metrics }: { providers: ProvidersConfig; db: Kysely<Database>; logger: Logger; clock: Clock; metrics: Metrics }): Engine {
-  return new Engine({ providers, db, logger, metrics, middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock), spendLimitMiddleware(db)] });
+export function createEngine({
+  providers,
+  db,
+  logger,
+  clock,
+  metrics,
+}: {
+  providers: ProvidersConfig;
+  db: Kysely<Database>;
+  logger: Logger;
+  clock: Clock;
+  metrics: Metrics;
+}): Engine {
+  return new Engine({
+    providers,
+    db,
+    logger,
+    metrics,
+    middleware: [voiceMiddleware(db), policyMiddleware(db, logger, clock), spendLimitMiddleware(db)],
+  });
 }
 
 export interface ServerServices {

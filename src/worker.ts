@@ -18,12 +18,22 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   // Before the storage: its queries are spans when traces are exported.
   const telemetry = startTelemetry(config.environment, logger);
-  const storage = openStorage(config.databaseUrl, { onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced') });
+  const storage = openStorage(config.databaseUrl, {
+    onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
+  });
   await migrate(storage.db, features);
   // Recorded but not served: a worker process has no HTTP port (its deliveries and provider calls are not scraped).
   const metrics = new Metrics({ logger });
   const engine = createEngine({ providers, db: storage.db, logger, clock: systemClock, metrics });
-  const workers = await startWorkers(features, { config, db: storage.db, kind: storage.kind, clock: systemClock, logger, engine, metrics });
+  const workers = await startWorkers(features, {
+    config,
+    db: storage.db,
+    kind: storage.kind,
+    clock: systemClock,
+    logger,
+    engine,
+    metrics,
+  });
   // The workers' poll timers are unref'd (a server must be able to exit), and on SQLite nothing else holds the event
   // loop: without this the process would exit as soon as it is idle. It runs until a signal.
   const keepAlive = setInterval(() => {}, 60_000);
@@ -38,6 +48,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? `configuration: ${error.message}` : ((error as Error).stack ?? String(error))}\n`);
+  process.stderr.write(
+    `${error instanceof ConfigError ? `configuration: ${error.message}` : ((error as Error).stack ?? String(error))}\n`,
+  );
   process.exit(1);
 });

@@ -19,4 +19,19 @@ import { webhooksFeature } from './webhooks/index.ts';
 import { workflowsFeature } from './workflows/index.ts';
 import { workspaceFeature } from './workspace/index.ts';
 
-export const features = [serviceFeature, workspaceFeature, webhooksFeature, projectsFeature, engineFeature, limitsFeature, chatFeature, voicesFeature, policyFeature, knowledgeFeature, documentsFeature, chatbotsFeature, workflowsFeature, dashboardFeature] as const satisfies readonly Feature[];
+export const features = [
+  serviceFeature,
+  workspaceFeature,
+  webhooksFeature,
+  projectsFeature,
+  engineFeature,
+  limitsFeature,
+  chatFeature,
+  voicesFeature,
+  policyFeature,
+  knowledgeFeature,
+  documentsFeature,
+  chatbotsFeature,
+  workflowsFeature,
+  dashboardFeature,
+] as const satisfies readonly Feature[];

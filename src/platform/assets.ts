@@ -54,7 +54,12 @@ export function sendAsset(req: Request, res: Response, { body, etag, contentType
   res.setHeader('Content-Type', contentType);
   res.setHeader('ETag', etag);
   if (!res.getHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-cache');
-  if (req.get('if-none-match')?.split(/\s*,\s*/).some((tag) => tag === etag || tag === '*')) {
+  if (
+    req
+      .get('if-none-match')
+      ?.split(/\s*,\s*/)
+      .some((tag) => tag === etag || tag === '*')
+  ) {
     res.status(304).end();
     return;
   }

@@ -3,12 +3,14 @@
 // does on its own audit as `system`, with `details.via` saying which (bySystem).
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../storage/schema.ts';
-import type { RequestContext, Role } from './context.ts';
 import { iso } from './clock.ts';
+import type { RequestContext, Role } from './context.ts';
 import { newId } from './ids.ts';
 
 /** Who made the change (the contract's AuditLogActor). */
-export type AuditActor = { type: 'api_key'; apiKeyId: string; name: string; role: Role } | { type: 'system'; via: string };
+export type AuditActor =
+  | { type: 'api_key'; apiKeyId: string; name: string; role: Role }
+  | { type: 'system'; via: string };
 
 /** Where a change audited by a request came from; null for the system. */
 export interface RequestFacts {
@@ -48,7 +50,11 @@ export function bySystem(workspaceId: string, via: string, now: Date): AuditOrig
 }
 
 /** Writes the entry, from byRequest(context) or bySystem(…). */
-export async function recordAudit(db: Kysely<Database> | Transaction<Database>, origin: AuditOrigin, entry: AuditEntry): Promise<void> {
+export async function recordAudit(
+  db: Kysely<Database> | Transaction<Database>,
+  origin: AuditOrigin,
+  entry: AuditEntry,
+): Promise<void> {
   const { actor, request, now } = origin;
   const details = actor.type === 'system' ? { ...entry.details, via: actor.via } : (entry.details ?? {});
   await db

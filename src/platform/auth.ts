@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import { iso } from './clock.ts';
-import { locals, type ApiKeyRow, type Caller, type Platform, type WorkspaceRow } from './context.ts';
+import { type ApiKeyRow, type Caller, locals, type Platform, type WorkspaceRow } from './context.ts';
 import type { KeyCache } from './key-cache.ts';
 import { Problem } from './problems.ts';
 
@@ -85,7 +85,14 @@ export async function findKeyBySecret(
     const token = cache?.keys.token();
     const row = (await db.executeQuery<KeyLookupRow>({ ...keyLookup(db), parameters: [hash, hash] })).rows[0];
     if (!row) return undefined;
-    const { workspace_name, workspace_region, workspace_created_at, workspace_updated_at, workspace_event_sequence, ...key } = row;
+    const {
+      workspace_name,
+      workspace_region,
+      workspace_created_at,
+      workspace_updated_at,
+      workspace_event_sequence,
+      ...key
+    } = row;
     const workspace: WorkspaceRow = {
       id: row.workspace_id,
       name: workspace_name,
@@ -98,7 +105,8 @@ export async function findKeyBySecret(
     cache?.keys.set(hash, found, token!);
   }
   const { key } = found;
-  const secretValid = key.secret_hash === hash || (key.previous_secret_expires_at !== null && key.previous_secret_expires_at > iso(now));
+  const secretValid =
+    key.secret_hash === hash || (key.previous_secret_expires_at !== null && key.previous_secret_expires_at > iso(now));
   return { ...found, secretValid };
 }
 
@@ -112,7 +120,10 @@ export async function identifyKey(platform: Platform, req: Request, res: Respons
   const match = BEARER.exec(req.get('authorization') ?? '');
   if (!match) return;
   const state = locals(res);
-  const found = await findKeyBySecret(platform.db, match[1]!, state.receivedAt, { keys: platform.keyCache, requestBegan: state.startedAt });
+  const found = await findKeyBySecret(platform.db, match[1]!, state.receivedAt, {
+    keys: platform.keyCache,
+    requestBegan: state.startedAt,
+  });
   if (!found) return;
   locals(res).apiKeyId = found.key.id;
   locals(res).workspaceId = found.workspace.id;
@@ -128,14 +139,21 @@ export function authenticate(platform: Platform) {
     if (!match) throw new Problem('unauthenticated', 'Send a valid API key as Authorization: Bearer <key>.');
     const state = locals(res);
     const now = state.receivedAt;
-    const found = await findKeyBySecret(platform.db, match[1]!, now, { keys: platform.keyCache, requestBegan: state.startedAt });
+    const found = await findKeyBySecret(platform.db, match[1]!, now, {
+      keys: platform.keyCache,
+      requestBegan: state.startedAt,
+    });
     if (!found) throw new Problem('unauthenticated', 'The API key is not valid.');
     const { key, workspace } = found;
     state.apiKeyId = key.id;
     state.workspaceId = workspace.id;
     const status = keyStatus(key, now);
     if (status !== 'active') throw new Problem('unauthenticated', `The API key is ${status}.`);
-    if (!found.secretValid) throw new Problem('unauthenticated', "The secret was rotated and its 24-hour grace period is over; use the key's new secret.");
+    if (!found.secretValid)
+      throw new Problem(
+        'unauthenticated',
+        "The secret was rotated and its 24-hour grace period is over; use the key's new secret.",
+      );
     if (workspace.region !== platform.config.region) {
       const baseUrl = platform.config.regionBaseUrls[workspace.region];
       throw new Problem('wrong_region', `Workspace ${workspace.id} is homed in ${workspace.region}.`, {
@@ -162,5 +180,7 @@ function touchLastUsed(platform: Platform, key: ApiKeyRow, now: Date): void {
     .where('id', '=', key.id)
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', minute)]))
     .execute()
-    .catch((error: unknown) => platform.logger.warn({ err: error, api_key_id: key.id }, 'could not record last_used_at'));
+    .catch((error: unknown) =>
+      platform.logger.warn({ err: error, api_key_id: key.id }, 'could not record last_used_at'),
+    );
 }

@@ -2,7 +2,7 @@
 // the request line or a header, a broken chunked body, a request that does not arrive in time. Node answered them
 // with a bare status line and an empty body. Here they get what every other error gets: a problem document with a
 // stable `code` and an `X-Request-Id`, written on the socket as raw HTTP/1.1 since there is no request object.
-import { maxHeaderSize, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import { maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Clock } from './clock.ts';
@@ -18,14 +18,20 @@ interface ParserError extends Error {
 function problemFor(error: ParserError, maxHeaderSize: number): Problem {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new Problem('headers_too_large', `The request line and headers are larger than the ${maxHeaderSize} bytes this server accepts.`);
+      return new Problem(
+        'headers_too_large',
+        `The request line and headers are larger than the ${maxHeaderSize} bytes this server accepts.`,
+      );
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new Problem('payload_too_large', 'The chunk extensions of the body are larger than this server accepts.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new Problem('request_timeout', 'The request did not arrive completely in time; send it again.');
     default: {
       const reason = (error.reason ?? error.code ?? 'unreadable request').replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
-      return new Problem('malformed_request', `The request is not valid HTTP/1.1 (${reason}). Percent-encode the path and query, and send header values as visible ASCII.`);
+      return new Problem(
+        'malformed_request',
+        `The request is not valid HTTP/1.1 (${reason}). Percent-encode the path and query, and send header values as visible ASCII.`,
+      );
     }
   }
 }
@@ -71,6 +77,17 @@ export function answerClientErrors(server: Server, platform: { logger: Logger; c
       () => socket.destroy(),
     );
     // A client error: the client's fault, logged like any other refusal (logging.ts, accessLogLevel).
-    platform.logger.info({ access: { request_id: requestId, status: problem.status, error_code: problem.code, ip: socket.remoteAddress ?? null }, reason: error.code }, `refused by the HTTP parser: ${problem.status}`);
+    platform.logger.info(
+      {
+        access: {
+          request_id: requestId,
+          status: problem.status,
+          error_code: problem.code,
+          ip: socket.remoteAddress ?? null,
+        },
+        reason: error.code,
+      },
+      `refused by the HTTP parser: ${problem.status}`,
+    );
   }
 }

@@ -1,21 +1,19 @@
 // What the platform hands every operation handler: the request's identity and the services it may use; and the
 // typed state that the middleware keeps for one request (`locals(res)`).
 import type { Response } from 'express';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import type { components } from '../../generated/openapi.ts';
 import type { OperationId } from '../../generated/operations.ts';
 import type { Config } from '../config.ts';
-import type { Database } from '../storage/schema.ts';
 import type { Storage } from '../storage/database.ts';
+import type { ApiKeysTable, Database, WorkspacesTable } from '../storage/schema.ts';
+import type { KeyCacheOfPlatform } from './auth.ts';
 import type { Clock } from './clock.ts';
 import type { Feature, ProblemShaper } from './feature.ts';
-import type { KeyCacheOfPlatform } from './auth.ts';
-import type { Metrics } from './metrics.ts';
 import type { AccessRecord, RequestLogWriter } from './logging.ts';
+import type { Metrics } from './metrics.ts';
 import type { RateLimitStore } from './rate-limit.ts';
-import type { Selectable } from 'kysely';
-import type { ApiKeysTable, WorkspacesTable } from '../storage/schema.ts';
 import type { YamlBody } from './yaml-body.ts';
 
 /** The contract's Role: owner > admin > editor > viewer. */

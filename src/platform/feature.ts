@@ -92,7 +92,10 @@ export interface Feature {
 }
 
 /** Every migration of the platform and the features, sorted by name (the order they run in); a duplicate name throws. */
-export function collectMigrations(platform: Record<string, Migration>, features: readonly Feature[]): Record<string, Migration> {
+export function collectMigrations(
+  platform: Record<string, Migration>,
+  features: readonly Feature[],
+): Record<string, Migration> {
   const all: Record<string, Migration> = { ...platform };
   for (const feature of features) {
     for (const [name, migration] of Object.entries(feature.migrations ?? {})) {
@@ -116,11 +119,15 @@ export function collectJobs(features: readonly Feature[], services: WorkerServic
 }
 
 /** One map from each feature's entries (handlers, problem shapes, authenticators); a key defined twice throws. */
-export function collectByKey<K extends 'handlers' | 'problemShapes' | 'authenticators'>(features: readonly Feature[], part: K): NonNullable<Feature[K]> {
+export function collectByKey<K extends 'handlers' | 'problemShapes' | 'authenticators'>(
+  features: readonly Feature[],
+  part: K,
+): NonNullable<Feature[K]> {
   const all: Record<string, unknown> = {};
   for (const feature of features) {
     for (const [key, value] of Object.entries(feature[part] ?? {})) {
-      if (key in all) throw new Error(`${part} ${key} of feature ${feature.name} is already defined by another feature`);
+      if (key in all)
+        throw new Error(`${part} ${key} of feature ${feature.name} is already defined by another feature`);
       all[key] = value;
     }
   }

@@ -60,7 +60,13 @@ export function requestFingerprint(method: string, path: string, body: unknown, 
     .digest('hex');
 }
 
-export async function beginIdempotentRequest(db: Kysely<Database>, workspaceId: string, clientKey: string, fingerprint: string, now: Date): Promise<IdempotencyOutcome> {
+export async function beginIdempotentRequest(
+  db: Kysely<Database>,
+  workspaceId: string,
+  clientKey: string,
+  fingerprint: string,
+  now: Date,
+): Promise<IdempotencyOutcome> {
   const key = storedKey(clientKey);
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await db
@@ -80,26 +86,53 @@ export async function beginIdempotentRequest(db: Kysely<Database>, workspaceId: 
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return { kind: 'proceed' };
 
-    const existing = await db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', workspaceId).where('key', '=', key).executeTakeFirst();
+    const existing = await db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('key', '=', key)
+      .executeTakeFirst();
     if (!existing) continue; // removed meanwhile: try to take it again
-    const abandoned = existing.state === 'running' && existing.created_at <= iso(new Date(now.getTime() - IDEMPOTENCY_LEASE_MS));
+    const abandoned =
+      existing.state === 'running' && existing.created_at <= iso(new Date(now.getTime() - IDEMPOTENCY_LEASE_MS));
     if (existing.expires_at <= iso(now) || abandoned) {
       // Forget it only if it is still the record we looked at, so two requests cannot both take over.
-      await db.deleteFrom('idempotency_keys').where('workspace_id', '=', workspaceId).where('key', '=', key).where('created_at', '=', existing.created_at).where('state', '=', existing.state).execute();
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('workspace_id', '=', workspaceId)
+        .where('key', '=', key)
+        .where('created_at', '=', existing.created_at)
+        .where('state', '=', existing.state)
+        .execute();
       continue;
     }
     if (existing.fingerprint !== fingerprint) {
-      throw new Problem('idempotency_key_reused', 'This Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request.');
+      throw new Problem(
+        'idempotency_key_reused',
+        'This Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request.',
+      );
     }
     if (existing.state === 'running') {
-      throw new Problem('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry after it has finished.', { headers: { 'Retry-After': '1' } });
+      throw new Problem(
+        'idempotency_key_in_use',
+        'A request with this Idempotency-Key is still running; retry after it has finished.',
+        { headers: { 'Retry-After': '1' } },
+      );
     }
     return {
       kind: 'replay',
-      response: { status: existing.response_status!, headers: JSON.parse(existing.response_headers ?? '{}'), body: existing.response_body === null ? null : openAnswer(workspaceId, clientKey, existing.response_body) },
+      response: {
+        status: existing.response_status!,
+        headers: JSON.parse(existing.response_headers ?? '{}'),
+        body: existing.response_body === null ? null : openAnswer(workspaceId, clientKey, existing.response_body),
+      },
     };
   }
-  throw new Problem('idempotency_key_in_use', 'A request with this Idempotency-Key is being processed; retry in a moment.', { headers: { 'Retry-After': '1' } });
+  throw new Problem(
+    'idempotency_key_in_use',
+    'A request with this Idempotency-Key is being processed; retry in a moment.',
+    { headers: { 'Retry-After': '1' } },
+  );
 }
 
 /**
@@ -118,11 +151,17 @@ export async function completeIdempotentRequest(
   const key = storedKey(clientKey);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(response.headers)) {
-    if (REPLAYED_HEADERS.includes(name.toLowerCase()) && value !== undefined) headers[name.toLowerCase()] = String(value);
+    if (REPLAYED_HEADERS.includes(name.toLowerCase()) && value !== undefined)
+      headers[name.toLowerCase()] = String(value);
   }
   await db
     .updateTable('idempotency_keys')
-    .set({ state: 'completed', response_status: response.status, response_headers: JSON.stringify(headers), response_body: response.body === null ? null : sealAnswer(workspaceId, clientKey, response.body) })
+    .set({
+      state: 'completed',
+      response_status: response.status,
+      response_headers: JSON.stringify(headers),
+      response_body: response.body === null ? null : sealAnswer(workspaceId, clientKey, response.body),
+    })
     .where('workspace_id', '=', workspaceId)
     .where('key', '=', key)
     .where('fingerprint', '=', fingerprint)
@@ -135,7 +174,13 @@ export async function completeIdempotentRequest(
  * record this request made (its fingerprint and start), whether still running or already completed with an answer
  * that then failed response validation.
  */
-export async function releaseIdempotentRequest(db: Kysely<Database>, workspaceId: string, clientKey: string, fingerprint: string, startedAt: Date): Promise<void> {
+export async function releaseIdempotentRequest(
+  db: Kysely<Database>,
+  workspaceId: string,
+  clientKey: string,
+  fingerprint: string,
+  startedAt: Date,
+): Promise<void> {
   const key = storedKey(clientKey);
   await db
     .deleteFrom('idempotency_keys')

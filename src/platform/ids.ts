@@ -17,7 +17,35 @@ function randomByteFraction(): number {
 
 const ulid = monotonicFactory(randomByteFraction);
 
-export type IdPrefix = 'ws' | 'key' | 'usr' | 'aud' | 'req' | 'evt' | 'whe' | 'dlv' | 'prj' | 'job' | 'use' | 'thr' | 'msg' | 'chatcmpl' | 'resp' | 'voc' | 'trn' | 'rul' | 'doc' | 'ver' | 'kb' | 'src' | 'bot' | 'conv' | 'wf' | 'run' | 'lim' | 'rsv';
+export type IdPrefix =
+  | 'ws'
+  | 'key'
+  | 'usr'
+  | 'aud'
+  | 'req'
+  | 'evt'
+  | 'whe'
+  | 'dlv'
+  | 'prj'
+  | 'job'
+  | 'use'
+  | 'thr'
+  | 'msg'
+  | 'chatcmpl'
+  | 'resp'
+  | 'voc'
+  | 'trn'
+  | 'rul'
+  | 'doc'
+  | 'ver'
+  | 'kb'
+  | 'src'
+  | 'bot'
+  | 'conv'
+  | 'wf'
+  | 'run'
+  | 'lim'
+  | 'rsv';
 
 export function newId(prefix: IdPrefix, now: Date = new Date()): string {
   // OpenAI's completion ids are `chatcmpl-…`; ours keep that form for its SDKs' sake.

@@ -32,7 +32,9 @@ const WATCHED: Record<string, ReadonlySet<string>> = {
 function name(node: OperationNode | undefined): string | undefined {
   // TableNode { table: SchemableIdentifierNode { identifier: IdentifierNode } }, ColumnNode { column: IdentifierNode },
   // AliasNode { node }
-  const anyNode = node as { kind?: string; node?: OperationNode; table?: { identifier?: { name?: string } }; column?: { name?: string } } | undefined;
+  const anyNode = node as
+    | { kind?: string; node?: OperationNode; table?: { identifier?: { name?: string } }; column?: { name?: string } }
+    | undefined;
   if (anyNode?.kind === 'AliasNode') return name(anyNode.node);
   if (anyNode?.kind === 'TableNode') return anyNode.table?.identifier?.name;
   if (anyNode?.kind === 'ColumnNode') return anyNode.column?.name;
@@ -63,8 +65,16 @@ export function changesCallers(query: Pick<CompiledQuery, 'query' | 'sql'>): boo
     case 'DeleteQueryNode':
       return (node as unknown as { from: { froms: OperationNode[] } }).from.froms.some(watched);
     case 'InsertQueryNode': {
-      const insert = node as unknown as { into?: OperationNode; onConflict?: { updates?: unknown[] }; onDuplicateKey?: unknown; replace?: boolean };
-      return watched(insert.into) && (Boolean(insert.onConflict?.updates?.length) || Boolean(insert.onDuplicateKey) || Boolean(insert.replace));
+      const insert = node as unknown as {
+        into?: OperationNode;
+        onConflict?: { updates?: unknown[] };
+        onDuplicateKey?: unknown;
+        replace?: boolean;
+      };
+      return (
+        watched(insert.into) &&
+        (Boolean(insert.onConflict?.updates?.length) || Boolean(insert.onDuplicateKey) || Boolean(insert.replace))
+      );
     }
     default:
       return byText();
@@ -168,13 +178,20 @@ export class KeyCache<Entry> {
       return async () => {};
     }
     this.#watching = false;
-    return listenForWork(storage.kind, databaseUrl, KEY_CHANGES_CHANNEL, logger, () => {
-      this.forget();
-      this.#watching = true;
-    }, () => {
-      this.#watching = false;
-      this.forget();
-    });
+    return listenForWork(
+      storage.kind,
+      databaseUrl,
+      KEY_CHANGES_CHANNEL,
+      logger,
+      () => {
+        this.forget();
+        this.#watching = true;
+      },
+      () => {
+        this.#watching = false;
+        this.forget();
+      },
+    );
   }
 }
 
@@ -193,9 +210,14 @@ class WatchingDriver implements Driver {
     this.#driver = driver;
     this.#writes = writes;
     // Only what the driver has: Kysely tells whether savepoints are supported by their presence.
-    if (driver.savepoint) this.savepoint = (connection, name, compile) => driver.savepoint!(this.#unwrap(connection), name, compile);
-    if (driver.rollbackToSavepoint) this.rollbackToSavepoint = (connection, name, compile) => driver.rollbackToSavepoint!(this.#unwrap(connection), name, compile);
-    if (driver.releaseSavepoint) this.releaseSavepoint = (connection, name, compile) => driver.releaseSavepoint!(this.#unwrap(connection), name, compile);
+    if (driver.savepoint)
+      this.savepoint = (connection, name, compile) => driver.savepoint!(this.#unwrap(connection), name, compile);
+    if (driver.rollbackToSavepoint)
+      this.rollbackToSavepoint = (connection, name, compile) =>
+        driver.rollbackToSavepoint!(this.#unwrap(connection), name, compile);
+    if (driver.releaseSavepoint)
+      this.releaseSavepoint = (connection, name, compile) =>
+        driver.releaseSavepoint!(this.#unwrap(connection), name, compile);
   }
 
   #unwrap(connection: DatabaseConnection): DatabaseConnection {

@@ -1,9 +1,8 @@
 // One record per request: the structured access log line and, for requests made with a key of a
 // workspace, the row of that workspace's request log (GET /v1/request-logs). Never a secret, a header or a body.
 import type { NextFunction, Request, Response } from 'express';
-import type { Kysely } from 'kysely';
-import { pino, type Logger } from 'pino';
-import type { CompiledQuery, Insertable } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely } from 'kysely';
+import { type Logger, pino } from 'pino';
 import type { Database, RequestLogEntriesTable } from '../storage/schema.ts';
 import { iso } from './clock.ts';
 import { locals } from './context.ts';
@@ -82,7 +81,20 @@ export function accessLog(logger: Logger) {
 }
 
 /** The columns of a request log row, in the order of the compiled insert's parameters. */
-const LOG_COLUMNS = ['id', 'workspace_id', 'api_key_id', 'method', 'path', 'operation_id', 'status', 'error_code', 'duration_ms', 'ip', 'user_agent', 'created_at'] as const satisfies ReadonlyArray<keyof Insertable<RequestLogEntriesTable>>;
+const LOG_COLUMNS = [
+  'id',
+  'workspace_id',
+  'api_key_id',
+  'method',
+  'path',
+  'operation_id',
+  'status',
+  'error_code',
+  'duration_ms',
+  'ip',
+  'user_agent',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof Insertable<RequestLogEntriesTable>>;
 
 /**
  * Writes request log rows in batches: one insert per batch instead of one per request keeps the log off the
@@ -130,8 +142,13 @@ export class RequestLogWriter {
   #insertOf(count: number): CompiledQuery {
     let compiled = this.#inserts.get(count);
     if (!compiled) {
-      const placeholder = Object.fromEntries(LOG_COLUMNS.map((column) => [column, null])) as unknown as Insertable<RequestLogEntriesTable>;
-      compiled = this.#db.insertInto('request_log_entries').values(Array.from({ length: count }, () => placeholder)).compile();
+      const placeholder = Object.fromEntries(
+        LOG_COLUMNS.map((column) => [column, null]),
+      ) as unknown as Insertable<RequestLogEntriesTable>;
+      compiled = this.#db
+        .insertInto('request_log_entries')
+        .values(Array.from({ length: count }, () => placeholder))
+        .compile();
       this.#inserts.set(count, compiled);
     }
     return compiled;
@@ -147,7 +164,10 @@ export class RequestLogWriter {
       for (let i = 0; i < batch.length; i += 80) {
         try {
           const rows = batch.slice(i, i + 80);
-          await this.#db.executeQuery({ ...this.#insertOf(rows.length), parameters: rows.flatMap((row) => LOG_COLUMNS.map((column) => row[column])) });
+          await this.#db.executeQuery({
+            ...this.#insertOf(rows.length),
+            parameters: rows.flatMap((row) => LOG_COLUMNS.map((column) => row[column])),
+          });
         } catch (error) {
           this.#logger.error({ err: error, rows: batch.length }, 'could not write request log rows');
         }

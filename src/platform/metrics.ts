@@ -10,7 +10,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { PENDING } from '../storage/partial-indexes.ts';
 import type { Platform } from './context.ts';
 import { Problem } from './problems.ts';
@@ -27,7 +27,14 @@ const FIRST_TOKEN_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60
  * unreachable), `timeout` (PROVIDER_TIMEOUT_MS) and `upstream_error` (another refusal) from the provider; `refused`
  * when the provider could not take the prompt (a local model's context).
  */
-export type ProviderOutcome = 'ok' | 'aborted' | 'rate_limited' | 'unavailable' | 'timeout' | 'upstream_error' | 'refused';
+export type ProviderOutcome =
+  | 'ok'
+  | 'aborted'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'timeout'
+  | 'upstream_error'
+  | 'refused';
 
 /** A gauge computed when Prometheus scrapes (Feature.gauges): one value per set of labels. */
 export interface ScrapeGauge {
@@ -128,9 +135,15 @@ export class Metrics {
     this.#firstToken.observe({ model }, seconds);
   }
 
-  usage(feature: string, model: string, usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number }, costUsd: number): void {
+  usage(
+    feature: string,
+    model: string,
+    usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number },
+    costUsd: number,
+  ): void {
     if (usage.inputTokens > 0) this.#tokens.inc({ feature, model, kind: 'input' }, usage.inputTokens);
-    if (usage.cachedInputTokens > 0) this.#tokens.inc({ feature, model, kind: 'cached_input' }, usage.cachedInputTokens);
+    if (usage.cachedInputTokens > 0)
+      this.#tokens.inc({ feature, model, kind: 'cached_input' }, usage.cachedInputTokens);
     if (usage.outputTokens > 0) this.#tokens.inc({ feature, model, kind: 'output' }, usage.outputTokens);
     if (costUsd > 0) this.#cost.inc({ feature, model }, costUsd);
   }
@@ -155,7 +168,10 @@ export class Metrics {
             else this.set(value);
           }
         } catch (error) {
-          logger.warn({ err: error, metric: definition.name }, 'a metric could not be collected; it is left out of this scrape');
+          logger.warn(
+            { err: error, metric: definition.name },
+            'a metric could not be collected; it is left out of this scrape',
+          );
         }
       },
     });
@@ -180,7 +196,9 @@ export function metricsEndpoint(metrics: Metrics, token: string | null) {
     if (expected === null || req.path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
     const match = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '');
     if (!match || !timingSafeEqual(digest(match[1]!), expected)) {
-      throw new Problem('unauthenticated', 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.', { headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' } });
+      throw new Problem('unauthenticated', 'Send the metrics token as Authorization: Bearer <METRICS_TOKEN>.', {
+        headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' },
+      });
     }
     const text = await metrics.text();
     res.status(200).setHeader('Content-Type', metrics.registry.contentType);
@@ -200,7 +218,11 @@ export function registerGauges(platform: Platform): void {
     name: 'jobs_queue_depth',
     help: 'Background jobs waiting to run or running (status pending), over every process sharing the database.',
     async collect() {
-      const row = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<number | string>().as('count')).where('status', '=', PENDING).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('jobs')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('status', '=', PENDING)
+        .executeTakeFirstOrThrow();
       return [{ value: Number(row.count) }];
     },
   });

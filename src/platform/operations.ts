@@ -2,13 +2,23 @@
 // applies Idempotency-Key around it, and sends its typed response (which the validator then checks): a JSON body, or
 // for `text/event-stream` its events as Server-Sent Events (streams.ts).
 import type { NextFunction, Request, Response } from 'express';
-import { operationTable, type OperationId, type OperationRequest, type ServerSentEvent } from '../../generated/operations.ts';
-import { locals, type Caller, type EmbedCaller, type Platform, type RequestContext } from './context.ts';
-import { beginIdempotentRequest, completeIdempotentRequest, releaseIdempotentRequest, requestFingerprint } from './idempotency.ts';
+import {
+  type OperationId,
+  type OperationRequest,
+  operationTable,
+  type ServerSentEvent,
+} from '../../generated/operations.ts';
+import { type Caller, type EmbedCaller, locals, type Platform, type RequestContext } from './context.ts';
+import {
+  beginIdempotentRequest,
+  completeIdempotentRequest,
+  releaseIdempotentRequest,
+  requestFingerprint,
+} from './idempotency.ts';
 import { clientIp } from './logging.ts';
 import { Problem, problemResponseBody, sendProblem } from './problems.ts';
 import { headerParameters } from './spec.ts';
-import { EVENT_STREAM, openStream, sendStream, type OpenedStream } from './streams.ts';
+import { EVENT_STREAM, type OpenedStream, openStream, sendStream } from './streams.ts';
 
 export interface HandlerResult {
   status: number;
@@ -23,7 +33,10 @@ export interface HandlerResult {
  * a status, headers and body (or events) out. The features' handlers are typed more narrowly still (Handlers, with
  * the contract's answers), and are handlers of this kind.
  */
-export type OperationHandler<K extends OperationId = OperationId> = (request: OperationRequest<K>, context: RequestContext) => Promise<HandlerResult>;
+export type OperationHandler<K extends OperationId = OperationId> = (
+  request: OperationRequest<K>,
+  context: RequestContext,
+) => Promise<HandlerResult>;
 /** A handler for each operation that has one. */
 export type OperationHandlers = { [K in OperationId]?: OperationHandler<K> };
 
@@ -64,11 +77,15 @@ export function requestContext(platform: Platform, req: Request, res: Response):
       return controller.signal;
     },
     get caller(): Caller {
-      if (!caller) throw new Error(`operation ${String(state.operationId)} read the caller of an unauthenticated request`);
+      if (!caller)
+        throw new Error(`operation ${String(state.operationId)} read the caller of an unauthenticated request`);
       return caller;
     },
     get embed(): EmbedCaller {
-      if (!state.embed) throw new Error(`operation ${String(state.operationId)} read the embed caller of a request without an embed key`);
+      if (!state.embed)
+        throw new Error(
+          `operation ${String(state.operationId)} read the embed caller of a request without an embed key`,
+        );
       return state.embed;
     },
   };
@@ -85,7 +102,13 @@ function typedRequest<K extends OperationId>(id: K, req: Request): OperationRequ
     if (value !== undefined) headers[name] = value;
   }
   const contentType = req.is(operationTable[id].requestContentTypes as unknown as string[]) || undefined;
-  return { path: { ...req.params }, query: { ...(req.query as object) }, headers, body: req.body, contentType } as unknown as OperationRequest<K>;
+  return {
+    path: { ...req.params },
+    query: { ...(req.query as object) },
+    headers,
+    body: req.body,
+    contentType,
+  } as unknown as OperationRequest<K>;
 }
 
 function send(res: Response, result: HandlerResult): void {
@@ -105,7 +128,11 @@ function send(res: Response, result: HandlerResult): void {
  * Runs the handler; for a streamed answer also waits for its first event, so that a failure before anything was
  * sent is still an ordinary problem document (and an ordinary stored or released Idempotency-Key).
  */
-async function run<K extends OperationId>(handler: OperationHandler<K>, request: OperationRequest<K>, context: RequestContext): Promise<{ result: HandlerResult; stream?: OpenedStream }> {
+async function run<K extends OperationId>(
+  handler: OperationHandler<K>,
+  request: OperationRequest<K>,
+  context: RequestContext,
+): Promise<{ result: HandlerResult; stream?: OpenedStream }> {
   const result = await handler(request, context);
   if (!result.events) return { result };
   return { result, stream: await openStream(result.events, context.signal) };
@@ -131,7 +158,12 @@ export function bindOperation<K extends OperationId>(platform: Platform, id: K, 
     // The calling API key is part of "the same request": keys are scoped to the workspace, but a replay must not hand
     // one key the answer of another (an admin key replaying an owner key's createApiKey would get the new owner secret,
     // past the handler's role check, which a replay does not run).
-    const fingerprint = requestFingerprint(req.method, req.path, req.body, embed ? `embed:${embed.chatbotId}` : context.caller.apiKey.id);
+    const fingerprint = requestFingerprint(
+      req.method,
+      req.path,
+      req.body,
+      embed ? `embed:${embed.chatbotId}` : context.caller.apiKey.id,
+    );
     const outcome = await beginIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now);
     if (outcome.kind === 'replay') {
       const { status, headers, body } = outcome.response;
@@ -181,11 +213,18 @@ export function bindOperation<K extends OperationId>(platform: Platform, id: K, 
       // The key is kept only for a stream that ended normally, with every event it sent; a stream cut by the client
       // or failing midway is released, so that a retry runs anew (docs/server.md, Streams).
       locals(res).releaseIdempotencyKey = undefined;
-      const releaseKey = () => release().catch((error: unknown) => platform.logger.error({ err: error, request_id: context.requestId }, 'could not release the Idempotency-Key'));
+      const releaseKey = () =>
+        release().catch((error: unknown) =>
+          platform.logger.error({ err: error, request_id: context.requestId }, 'could not release the Idempotency-Key'),
+        );
       let sent: Awaited<ReturnType<typeof sendStream>>;
       try {
         sent = await sendStream(res, result, stream, context, (text) =>
-          completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, { status: result.status, headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` }, body: text }),
+          completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, {
+            status: result.status,
+            headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` },
+            body: text,
+          }),
         );
       } catch (error) {
         // Storing the finished stream failed (the database went away): a key neither stored nor released would answer

@@ -34,14 +34,27 @@ export function pageRequest(query: { limit?: number; cursor?: string }): PageReq
   const limit = query.limit ?? 20;
   if (query.cursor === undefined) return { limit, after: undefined };
   try {
-    const decoded = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8')) as { v?: unknown; id?: unknown; at?: unknown };
-    if (decoded.v === CURSOR_VERSION && isPositionPart(decoded.id) && (decoded.at === undefined || isPositionPart(decoded.at))) {
+    const decoded = JSON.parse(Buffer.from(query.cursor, 'base64url').toString('utf8')) as {
+      v?: unknown;
+      id?: unknown;
+      at?: unknown;
+    };
+    if (
+      decoded.v === CURSOR_VERSION &&
+      isPositionPart(decoded.id) &&
+      (decoded.at === undefined || isPositionPart(decoded.at))
+    ) {
       return { limit, after: { id: decoded.id, ...(decoded.at === undefined ? {} : { at: decoded.at }) } };
     }
   } catch {
     // falls through to the validation problem
   }
-  throw validationFailed([{ pointer: 'query/cursor', detail: 'is not a cursor this API returned; pass the `next_cursor` of the previous page as it is' }]);
+  throw validationFailed([
+    {
+      pointer: 'query/cursor',
+      detail: 'is not a cursor this API returned; pass the `next_cursor` of the previous page as it is',
+    },
+  ]);
 }
 
 /** Adds the position condition, the order and the limit (+1, to learn whether another page follows) to a list query. */
@@ -56,7 +69,9 @@ export function paginate<DB, TB extends keyof DB, O>(
   q = q.limit(page.limit + 1);
   const after = page.after;
   if (after && columns.at && after.at !== undefined) {
-    q = q.where((eb) => eb.or([eb(at, '<', after.at as never), eb.and([eb(at, '=', after.at as never), eb(id, '<', after.id as never)])]));
+    q = q.where((eb) =>
+      eb.or([eb(at, '<', after.at as never), eb.and([eb(at, '=', after.at as never), eb(id, '<', after.id as never)])]),
+    );
   } else if (after) {
     q = q.where(id, '<', after.id as never);
   }
@@ -77,7 +92,13 @@ export interface Page<T> {
  * Turns the rows of `paginate` into the list body and its `Link` header. `requestUrl` is the public URL of this
  * request; the next page's URL keeps its filters and replaces the cursor.
  */
-export function toPage<R, T>(rows: R[], page: PageRequest, positionOf: (row: R) => Position, present: (row: R) => T, requestUrl: URL): Page<T> {
+export function toPage<R, T>(
+  rows: R[],
+  page: PageRequest,
+  positionOf: (row: R) => Position,
+  present: (row: R) => T,
+  requestUrl: URL,
+): Page<T> {
   const more = rows.length > page.limit;
   const pageRows = more ? rows.slice(0, page.limit) : rows;
   const nextCursor = more ? encodeCursor(positionOf(pageRows[pageRows.length - 1]!)) : null;
@@ -88,7 +109,9 @@ export function toPage<R, T>(rows: R[], page: PageRequest, positionOf: (row: R) 
     params.set('cursor', nextCursor);
     // Not `searchParams.set`: URLSearchParams leaves `*` unencoded (`action=api_key.*`), and the contract's query
     // parameters do not allow reserved characters, so the link would be answered 422.
-    next.search = [...params].map(([name, value]) => `${encodeQueryComponent(name)}=${encodeQueryComponent(value)}`).join('&');
+    next.search = [...params]
+      .map(([name, value]) => `${encodeQueryComponent(name)}=${encodeQueryComponent(value)}`)
+      .join('&');
     headers.Link = `<${next.toString()}>; rel="next"`;
   }
   return { body: { data: pageRows.map(present), next_cursor: nextCursor }, headers };

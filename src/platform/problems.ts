@@ -126,7 +126,9 @@ export function problemBody(problem: Problem, instance: string, requestId: strin
 export function uriReference(path: string, max: number): string {
   const escaped = path
     .replace(/%(?![0-9A-Fa-f]{2})/g, '%25')
-    .replace(/[^A-Za-z0-9\-._~:/?#@!$&'()*+,;=%]/gu, (c) => (c.length === 1 && c >= '\ud800' && c <= '\udfff' ? '%EF%BF%BD' : encodeURIComponent(c)));
+    .replace(/[^A-Za-z0-9\-._~:/?#@!$&'()*+,;=%]/gu, (c) =>
+      c.length === 1 && c >= '\ud800' && c <= '\udfff' ? '%EF%BF%BD' : encodeURIComponent(c),
+    );
   return escaped.slice(0, max).replace(/%[0-9A-Fa-f]?$/, '');
 }
 
@@ -135,7 +137,12 @@ export function uriReference(path: string, max: number): string {
  * own (Feature.problemShapes: OpenAI's `error` object on chat completions). Idempotency-Key stores this same body,
  * so that a replay is the answer sent.
  */
-export function problemResponseBody(problem: Problem, instance: string, requestId: string, shape: ProblemShaper | undefined): ProblemDocument {
+export function problemResponseBody(
+  problem: Problem,
+  instance: string,
+  requestId: string,
+  shape: ProblemShaper | undefined,
+): ProblemDocument {
   const body = problemBody(problem, instance, requestId);
   return shape ? shape(problem, body) : body;
 }

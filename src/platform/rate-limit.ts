@@ -2,7 +2,7 @@
 // server process shares one budget. Every authenticated answer carries RateLimit-Policy and RateLimit.
 import type { NextFunction, Request, Response } from 'express';
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { locals } from './context.ts';
 import { Problem } from './problems.ts';
 
@@ -33,7 +33,8 @@ export function createRateLimitStore(redisUrl: string | undefined, keyPrefix = '
   if (!redisUrl) {
     return {
       limiter: new RateLimiterMemory(options),
-      limiterFor: (name, limits) => once(name, () => new RateLimiterMemory({ ...limits, keyPrefix: `${keyPrefix}:${name}` })),
+      limiterFor: (name, limits) =>
+        once(name, () => new RateLimiterMemory({ ...limits, keyPrefix: `${keyPrefix}:${name}` })),
       close: async () => {},
     };
   }
@@ -48,7 +49,16 @@ export function createRateLimitStore(redisUrl: string | undefined, keyPrefix = '
   return {
     limiter,
     limiterFor: (name, limits) =>
-      once(name, () => new RateLimiterRedis({ ...limits, keyPrefix: `${keyPrefix}:${name}`, storeClient: redis, insuranceLimiter: new RateLimiterMemory({ ...limits, keyPrefix: `${keyPrefix}:${name}` }) })),
+      once(
+        name,
+        () =>
+          new RateLimiterRedis({
+            ...limits,
+            keyPrefix: `${keyPrefix}:${name}`,
+            storeClient: redis,
+            insuranceLimiter: new RateLimiterMemory({ ...limits, keyPrefix: `${keyPrefix}:${name}` }),
+          }),
+      ),
     ping: async () => {
       await redis.ping();
     },
@@ -83,11 +93,18 @@ export function rateLimit(store: RateLimitStore) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
       res.setHeader('RateLimit', `"default";r=0;t=${seconds}`);
-      throw new Problem('rate_limited', `More than ${RATE_LIMIT.requests} requests in ${RATE_LIMIT.windowSeconds} seconds with this key; retry in ${seconds} s.`, {
-        headers: { 'Retry-After': String(seconds) },
-      });
+      throw new Problem(
+        'rate_limited',
+        `More than ${RATE_LIMIT.requests} requests in ${RATE_LIMIT.windowSeconds} seconds with this key; retry in ${seconds} s.`,
+        {
+          headers: { 'Retry-After': String(seconds) },
+        },
+      );
     }
-    res.setHeader('RateLimit', `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}`);
+    res.setHeader(
+      'RateLimit',
+      `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}`,
+    );
     next();
   };
 }
@@ -97,21 +114,40 @@ export function rateLimit(store: RateLimitStore) {
  * the RateLimit headers; over budget, a `rate_limited` problem with Retry-After. `who` ends the problem's sentence
  * ("from this address").
  */
-export async function consumeBudget(limiter: RateLimiterAbstract, key: string, limit: { points: number; window: number; who: string }): Promise<Record<string, string>> {
+export async function consumeBudget(
+  limiter: RateLimiterAbstract,
+  key: string,
+  limit: { points: number; window: number; who: string },
+): Promise<Record<string, string>> {
   const policy = `"default";q=${limit.points};w=${limit.window}`;
   try {
     const outcome = await limiter.consume(key);
-    return { 'RateLimit-Policy': policy, RateLimit: `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}` };
+    return {
+      'RateLimit-Policy': policy,
+      RateLimit: `"default";r=${outcome.remainingPoints};t=${Math.max(0, Math.ceil(outcome.msBeforeNext / 1000))}`,
+    };
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
     const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-    throw new Problem('rate_limited', `More than ${limit.points} requests in ${limit.window} seconds ${limit.who}; retry in ${seconds} s.`, {
-      headers: { 'Retry-After': String(seconds), 'RateLimit-Policy': policy, RateLimit: `"default";r=0;t=${seconds}` },
-    });
+    throw new Problem(
+      'rate_limited',
+      `More than ${limit.points} requests in ${limit.window} seconds ${limit.who}; retry in ${seconds} s.`,
+      {
+        headers: {
+          'Retry-After': String(seconds),
+          'RateLimit-Policy': policy,
+          RateLimit: `"default";r=0;t=${seconds}`,
+        },
+      },
+    );
   }
 }
 
 /** The budget of the public addresses (public documents, transcript links): 600 requests a minute per client IP. */
 export function consumePublicBudget(store: RateLimitStore, ip: string): Promise<Record<string, string>> {
-  return consumeBudget(store.limiter, `public-ip:${ip}`, { points: RATE_LIMIT.requests, window: RATE_LIMIT.windowSeconds, who: 'from this address' });
+  return consumeBudget(store.limiter, `public-ip:${ip}`, {
+    points: RATE_LIMIT.requests,
+    window: RATE_LIMIT.windowSeconds,
+    who: 'from this address',
+  });
 }

@@ -15,17 +15,28 @@ const daysBefore = (now: Date, days: number) => iso(new Date(now.getTime() - day
 
 export async function pruneExpired(db: Kysely<Database>, now: Date, features: readonly Feature[]): Promise<void> {
   await db.deleteFrom('idempotency_keys').where('expires_at', '<=', iso(now)).execute();
-  await db.deleteFrom('request_log_entries').where('created_at', '<', daysBefore(now, RETENTION_DAYS.requestLog)).execute();
+  await db
+    .deleteFrom('request_log_entries')
+    .where('created_at', '<', daysBefore(now, RETENTION_DAYS.requestLog))
+    .execute();
   await db.deleteFrom('audit_log_entries').where('created_at', '<', daysBefore(now, RETENTION_DAYS.auditLog)).execute();
   await db.deleteFrom('jobs').where('finished_at', '<', daysBefore(now, RETENTION_DAYS.finishedJobs)).execute();
   for (const feature of features) await feature.retention?.(db, now);
 }
 
 /** Runs `pruneExpired` now and then every `intervalMs`; the returned function stops it. */
-export function startRetention(db: Kysely<Database>, clock: Clock, logger: Logger, features: readonly Feature[], intervalMs = 10 * 60_000): () => Promise<void> {
+export function startRetention(
+  db: Kysely<Database>,
+  clock: Clock,
+  logger: Logger,
+  features: readonly Feature[],
+  intervalMs = 10 * 60_000,
+): () => Promise<void> {
   let running: Promise<void> = Promise.resolve();
   const run = () => {
-    running = pruneExpired(db, clock.now(), features).catch((error: unknown) => logger.error({ err: error }, 'retention pruning failed'));
+    running = pruneExpired(db, clock.now(), features).catch((error: unknown) =>
+      logger.error({ err: error }, 'retention pruning failed'),
+    );
   };
   run();
   const timer = setInterval(run, intervalMs);

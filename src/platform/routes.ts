@@ -1,7 +1,7 @@
 // Which operation a request is for, from the generated operation table: 404 route_not_found for an unknown path,
 // 405 method_not_allowed with `Allow` for a known path with another method. Runs before authentication.
 import type { NextFunction, Request, Response } from 'express';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
 import { Problem } from './problems.ts';
 
@@ -21,8 +21,14 @@ function compile(path: string): RegExp {
 }
 
 const routes = new Map<string, Route>();
-for (const [id, operation] of Object.entries(operationTable) as Array<[OperationId, (typeof operationTable)[OperationId]]>) {
-  const route = routes.get(operation.path) ?? { pattern: compile(operation.path), names: [...operation.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!), methods: new Map() };
+for (const [id, operation] of Object.entries(operationTable) as Array<
+  [OperationId, (typeof operationTable)[OperationId]]
+>) {
+  const route = routes.get(operation.path) ?? {
+    pattern: compile(operation.path),
+    names: [...operation.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
+    methods: new Map(),
+  };
   route.methods.set(operation.method.toUpperCase(), id);
   routes.set(operation.path, route);
 }
@@ -43,7 +49,10 @@ const ordered = [...routes.entries()]
   })
   .map(([, route]) => route);
 
-export function matchOperation(method: string, path: string): { operationId: OperationId; pathParams: Record<string, string> } | { allow: string[] } | undefined {
+export function matchOperation(
+  method: string,
+  path: string,
+): { operationId: OperationId; pathParams: Record<string, string> } | { allow: string[] } | undefined {
   for (const route of ordered) {
     const match = route.pattern.exec(path);
     if (!match) continue;
@@ -64,11 +73,19 @@ export function matchOperation(method: string, path: string): { operationId: Ope
 
 export function resolveOperation(req: Request, res: Response, next: NextFunction): void {
   const match = matchOperation(req.method, req.path);
-  if (!match) throw new Problem('route_not_found', `No operation at ${req.path}. See GET /v1/openapi.json for the routes of this API.`);
+  if (!match)
+    throw new Problem(
+      'route_not_found',
+      `No operation at ${req.path}. See GET /v1/openapi.json for the routes of this API.`,
+    );
   if ('allow' in match) {
-    throw new Problem('method_not_allowed', `${req.path} does not support ${req.method}; it supports ${match.allow.join(', ')}.`, {
-      headers: { Allow: match.allow.join(', ') },
-    });
+    throw new Problem(
+      'method_not_allowed',
+      `${req.path} does not support ${req.method}; it supports ${match.allow.join(', ')}.`,
+      {
+        headers: { Allow: match.allow.join(', ') },
+      },
+    );
   }
   locals(res).operationId = match.operationId;
   locals(res).pathParams = match.pathParams;

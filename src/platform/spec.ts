@@ -13,7 +13,10 @@ type Json = Record<string, any>;
 export interface SpecDocument {
   openapi: string;
   servers?: Array<{ url: string; 'x-region'?: string }>;
-  paths: Record<string, Record<string, { operationId?: string; parameters?: Array<SpecParameter | Ref>; requestBody?: unknown }>>;
+  paths: Record<
+    string,
+    Record<string, { operationId?: string; parameters?: Array<SpecParameter | Ref>; requestBody?: unknown }>
+  >;
   [key: string]: unknown;
 }
 
@@ -43,7 +46,10 @@ function resolve(parameter: SpecParameter | Ref): SpecParameter {
 export function resolveRef(node: unknown): Json | undefined {
   let current = node as Json | undefined;
   for (let hops = 0; typeof current?.$ref === 'string' && hops < 20; hops++) {
-    current = (current.$ref as string).replace(/^#\//, '').split('/').reduce<Json | undefined>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
+    current = (current.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<Json | undefined>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], openApiDocument);
   }
   return current;
 }

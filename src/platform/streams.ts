@@ -93,10 +93,25 @@ export async function sendStream(
     }
   } catch (error) {
     if (signal.aborted) return 'cut';
-    const problem = error instanceof Problem ? error : new Problem('internal_error', `The stream failed. Quote request id ${context.requestId} when contacting support.`);
-    if (!(error instanceof Problem) || problem.status >= 500) context.platform.logger.error({ err: error, request_id: context.requestId }, 'a streamed answer failed after its first event');
+    const problem =
+      error instanceof Problem
+        ? error
+        : new Problem(
+            'internal_error',
+            `The stream failed. Quote request id ${context.requestId} when contacting support.`,
+          );
+    if (!(error instanceof Problem) || problem.status >= 500)
+      context.platform.logger.error(
+        { err: error, request_id: context.requestId },
+        'a streamed answer failed after its first event',
+      );
     locals(res).errorCode = problem.code;
-    res.end(formatEvent({ event: 'error', data: problemResponseBody(problem, res.req.originalUrl, context.requestId, locals(res).problemShape) }));
+    res.end(
+      formatEvent({
+        event: 'error',
+        data: problemResponseBody(problem, res.req.originalUrl, context.requestId, locals(res).problemShape),
+      }),
+    );
     return 'failed';
   } finally {
     clearInterval(heartbeat);

@@ -10,15 +10,31 @@
 // Spans (docs/guides/operate.md lists them with their attributes): the request (SERVER, named by its operation id),
 // database queries (CLIENT, named by their summary: `SELECT api_keys`), provider calls (CLIENT, the GenAI semantic
 // conventions: `chat gpt-4o-mini`), webhook delivery attempts (CLIENT), jobs and workflow steps (INTERNAL).
-import type { NextFunction, Request, Response } from 'express';
-import type { LogEvent } from 'kysely';
-import type { Logger } from 'pino';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+
+import {
+  type Attributes,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, resourceFromAttributes, envDetector, detectResources } from '@opentelemetry/resources';
-import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler } from '@opentelemetry/sdk-trace';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import {
   ATTR_CLIENT_ADDRESS,
   ATTR_DB_COLLECTION_NAME,
@@ -37,6 +53,9 @@ import {
   ATTR_URL_SCHEME,
   ATTR_USER_AGENT_ORIGINAL,
 } from '@opentelemetry/semantic-conventions';
+import type { NextFunction, Request, Response } from 'express';
+import type { LogEvent } from 'kysely';
+import type { Logger } from 'pino';
 import { operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
 
@@ -94,7 +113,9 @@ export function startTelemetry(env: Readonly<Record<string, string | undefined>>
   if (!installed) {
     const detected = detectResources({ detectors: [envDetector] });
     const resource = defaultResource()
-      .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'content-service', [ATTR_SERVICE_VERSION]: SERVICE_VERSION }))
+      .merge(
+        resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'content-service', [ATTR_SERVICE_VERSION]: SERVICE_VERSION }),
+      )
       .merge(detected);
     const processor = new BatchSpanProcessor({
       exporter: new OTLPTraceExporter(),
@@ -109,7 +130,10 @@ export function startTelemetry(env: Readonly<Record<string, string | undefined>>
     trace.setGlobalTracerProvider(provider);
     installed = { provider, users: 0 };
     tracing = true;
-    logger.info({ endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'traces are exported over OTLP/HTTP');
+    logger.info(
+      { endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT },
+      'traces are exported over OTLP/HTTP',
+    );
   }
   const current = installed;
   current.users += 1;
@@ -175,7 +199,18 @@ export function traceRequests() {
       return;
     }
     const parent = propagation.extract(context.active(), req.headers);
-    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: req.method, [ATTR_URL_PATH]: req.path, [ATTR_URL_SCHEME]: req.protocol } }, parent);
+    const span = tracer.startSpan(
+      req.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          [ATTR_HTTP_REQUEST_METHOD]: req.method,
+          [ATTR_URL_PATH]: req.path,
+          [ATTR_URL_SCHEME]: req.protocol,
+        },
+      },
+      parent,
+    );
     const { traceId, spanId, traceFlags } = span.spanContext();
     const state = locals(res);
     state.traceId = traceId;
@@ -255,7 +290,11 @@ export function outsideTraces<T>(work: () => T): T {
 
 /** Marks a span failed: `error.type` is the problem's code, or the error's name. */
 export function failSpan(span: Span, error: unknown, type?: string): void {
-  const code = type ?? ((error as { code?: unknown })?.code && typeof (error as { code?: unknown }).code === 'string' ? String((error as { code: string }).code) : ((error as Error)?.name ?? 'Error'));
+  const code =
+    type ??
+    ((error as { code?: unknown })?.code && typeof (error as { code?: unknown }).code === 'string'
+      ? String((error as { code: string }).code)
+      : ((error as Error)?.name ?? 'Error'));
   span.setAttribute(ATTR_ERROR_TYPE, code);
   span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message?.slice(0, 500) });
 }
@@ -273,10 +312,19 @@ export function querySpans(system: 'sqlite' | 'postgresql'): ((event: LogEvent) 
     if (!tracing || !trace.getSpan(context.active())?.isRecording()) return;
     const endTime = performance.timeOrigin + performance.now();
     const { summary, operation, collection } = summarize(event.query.sql);
-    const attributes: Attributes = { [ATTR_DB_SYSTEM_NAME]: system, 'db.system': system, [ATTR_DB_QUERY_SUMMARY]: summary, [ATTR_DB_QUERY_TEXT]: event.query.sql.slice(0, 2000) };
+    const attributes: Attributes = {
+      [ATTR_DB_SYSTEM_NAME]: system,
+      'db.system': system,
+      [ATTR_DB_QUERY_SUMMARY]: summary,
+      [ATTR_DB_QUERY_TEXT]: event.query.sql.slice(0, 2000),
+    };
     if (operation) attributes[ATTR_DB_OPERATION_NAME] = operation;
     if (collection) attributes[ATTR_DB_COLLECTION_NAME] = collection;
-    const span = tracer.startSpan(summary, { kind: SpanKind.CLIENT, startTime: endTime - event.queryDurationMillis, attributes });
+    const span = tracer.startSpan(summary, {
+      kind: SpanKind.CLIENT,
+      startTime: endTime - event.queryDurationMillis,
+      attributes,
+    });
     if (event.level === 'error') failSpan(span, event.error);
     span.end(endTime);
   };
@@ -305,7 +353,9 @@ export interface ProviderSpan {
   finishReason(reason: string): void;
   fail(error: unknown, type: string): void;
   /** Ends the span with what the call used and cost (asked only when traced). */
-  end(used: () => { usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number }; costUsd: number }): void;
+  end(
+    used: () => { usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number }; costUsd: number },
+  ): void;
 }
 
 const noProviderSpan: ProviderSpan = { responseModel() {}, finishReason() {}, fail() {}, end() {} };
@@ -314,9 +364,19 @@ const noProviderSpan: ProviderSpan = { responseModel() {}, finishReason() {}, fa
  * A provider call's span, after the GenAI semantic conventions (`chat gpt-4o-mini`, `embeddings text-embedding-3-small`):
  * the operation, the provider, the requested and the answering model, the finish reasons, the tokens, and the cost.
  */
-export function providerSpan(call: { operation: 'chat' | 'embeddings'; provider: string; model: string; maxTokens?: number; temperature?: number | null }): ProviderSpan {
+export function providerSpan(call: {
+  operation: 'chat' | 'embeddings';
+  provider: string;
+  model: string;
+  maxTokens?: number;
+  temperature?: number | null;
+}): ProviderSpan {
   if (!tracing) return noProviderSpan;
-  const attributes: Attributes = { [GEN_AI.operationName]: call.operation, [GEN_AI.providerName]: call.provider, [GEN_AI.requestModel]: call.model };
+  const attributes: Attributes = {
+    [GEN_AI.operationName]: call.operation,
+    [GEN_AI.providerName]: call.provider,
+    [GEN_AI.requestModel]: call.model,
+  };
   if (call.maxTokens != null) attributes[GEN_AI.requestMaxTokens] = call.maxTokens;
   if (call.temperature != null) attributes[GEN_AI.requestTemperature] = call.temperature;
   const span = tracer.startSpan(`${call.operation} ${call.model}`, { kind: SpanKind.CLIENT, attributes });

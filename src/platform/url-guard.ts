@@ -8,13 +8,13 @@
 // WEBHOOKS_ALLOW_LOOPBACK=true (development only; the one switch for all of them) also accepts `http` and loopback
 // or private (RFC 1918, unique local) targets, for servers on the developer's machine or network. Link-local (cloud
 // metadata at 169.254.169.254), unspecified, multicast and reserved addresses stay refused.
-import { lookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import { type LookupAddress, type LookupAllOptions, lookup } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import { Readable } from 'node:stream';
 import ipaddr from 'ipaddr.js';
-import { Problem, type ErrorCode } from './problems.ts';
+import { type ErrorCode, Problem } from './problems.ts';
 
 const developmentRanges = new Set(['loopback', 'private', 'uniqueLocal']);
 
@@ -23,7 +23,8 @@ export function addressAllowed(address: string, allowLoopback: boolean): boolean
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
   // ::ffff:127.0.0.1 is 127.0.0.1.
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   const range = parsed.range();
   return range === 'unicast' || (allowLoopback && developmentRanges.has(range));
 }
@@ -37,7 +38,9 @@ export class BlockedAddressError extends Error {
 
 function resolveAll(hostname: string): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
-    lookup(hostname, { all: true, verbatim: true } satisfies LookupAllOptions, (error, addresses) => (error ? reject(error) : resolve(addresses)));
+    lookup(hostname, { all: true, verbatim: true } satisfies LookupAllOptions, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    );
   });
 }
 
@@ -55,7 +58,8 @@ export async function checkPublicUrl(
   options: { allowLoopback: boolean; allowHttp: boolean; pointer: string; code: ErrorCode; what: string },
 ): Promise<URL> {
   const { allowLoopback, pointer } = options;
-  const refuse = (detail: string) => new Problem(options.code, `The ${options.what} ${detail}.`, { errors: [{ pointer, detail }] });
+  const refuse = (detail: string) =>
+    new Problem(options.code, `The ${options.what} ${detail}.`, { errors: [{ pointer, detail }] });
   let url: URL;
   try {
     url = new URL(raw);
@@ -68,7 +72,8 @@ export async function checkPublicUrl(
   if (url.username || url.password) throw refuse('must not contain credentials');
   const host = hostOf(url);
   if (isIP(host)) {
-    if (!addressAllowed(host, allowLoopback)) throw refuse(`points at ${host}, a private, loopback or link-local address`);
+    if (!addressAllowed(host, allowLoopback))
+      throw refuse(`points at ${host}, a private, loopback or link-local address`);
     return url;
   }
   let addresses: LookupAddress[];
@@ -135,10 +140,16 @@ function guardedFetch(allowPrivateNetworks: boolean): typeof fetch {
           return reject(new Error(`not an HTTP status: ${status}`));
         }
         const headers = new Headers();
-        for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+        for (const [name, value] of Object.entries(response.headers))
+          if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
         const empty = status === 204 || status === 205 || status === 304;
         if (empty) response.resume();
-        resolve(new Response(empty ? null : (Readable.toWeb(response) as unknown as ReadableStream<Uint8Array>), { status, headers }));
+        resolve(
+          new Response(empty ? null : (Readable.toWeb(response) as unknown as ReadableStream<Uint8Array>), {
+            status,
+            headers,
+          }),
+        );
       });
       request.end();
     });
@@ -200,10 +211,12 @@ export async function fetchGuarded(raw: string, options: GuardedFetchOptions): P
   let url = new URL(raw);
   for (let redirects = 0; ; redirects++) {
     // Each hop is checked as the first: a redirect to http or to a private address is refused just the same.
-    if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:')) throw new UrlNotAllowedError(url.href, `is not ${allowHttp ? 'an http or https' : 'an https'} URL`);
+    if (url.protocol !== 'https:' && !(allowHttp && url.protocol === 'http:'))
+      throw new UrlNotAllowedError(url.href, `is not ${allowHttp ? 'an http or https' : 'an https'} URL`);
     if (url.username || url.password) throw new UrlNotAllowedError(url.href, 'contains credentials');
     const literal = literalHostBlocked(url, allow);
-    if (literal) throw new UrlNotAllowedError(url.href, `points at ${literal}, a private, loopback or link-local address`);
+    if (literal)
+      throw new UrlNotAllowedError(url.href, `points at ${literal}, a private, loopback or link-local address`);
     let response: Response;
     try {
       response = await doFetch(url.href, {
@@ -213,7 +226,8 @@ export async function fetchGuarded(raw: string, options: GuardedFetchOptions): P
       });
     } catch (error) {
       // The guarded lookup refused the addresses the host resolves to.
-      if (error instanceof BlockedAddressError || (error as { code?: unknown })?.code === 'EADDRBLOCKED') throw new UrlNotAllowedError(url.href, `is refused: ${(error as Error).message}`);
+      if (error instanceof BlockedAddressError || (error as { code?: unknown })?.code === 'EADDRBLOCKED')
+        throw new UrlNotAllowedError(url.href, `is refused: ${(error as Error).message}`);
       throw signal.aborted ? signal.reason : error;
     }
     const location = response.headers.get('location');
@@ -223,21 +237,32 @@ export async function fetchGuarded(raw: string, options: GuardedFetchOptions): P
       continue;
     }
     const contentType = (response.headers.get('content-type') ?? '').toLowerCase();
-    const result: GuardedResponse = { status: response.status, contentType, bytes: new Uint8Array(0), truncated: false, finalUrl: url.href };
+    const result: GuardedResponse = {
+      status: response.status,
+      contentType,
+      bytes: new Uint8Array(0),
+      truncated: false,
+      finalUrl: url.href,
+    };
     if (!response.ok || !response.body || !(options.readBody?.(contentType) ?? true)) {
       await response.body?.cancel();
       return result;
     }
     // A body cut off by the timeout fails as the timeout (the transport only says `aborted`).
-    const { bytes, truncated } = await readAtMost(response.body, options.maxBytes ?? 2 * 1024 * 1024).catch((error: unknown) => {
-      throw signal.aborted ? signal.reason : error;
-    });
+    const { bytes, truncated } = await readAtMost(response.body, options.maxBytes ?? 2 * 1024 * 1024).catch(
+      (error: unknown) => {
+        throw signal.aborted ? signal.reason : error;
+      },
+    );
     return { ...result, bytes, truncated };
   }
 }
 
 /** The first `max` bytes of a body, and whether there was more; the rest is not downloaded. */
-export async function readAtMost(body: ReadableStream<Uint8Array>, max: number): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+export async function readAtMost(
+  body: ReadableStream<Uint8Array>,
+  max: number,
+): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -8,15 +8,21 @@ import './validator-schema-roots.ts';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
+import { Problem, type ProblemFieldError, validationFailed } from './problems.ts';
 import { openApiDocument, openApiText, resolveRef } from './spec.ts';
-import { Problem, validationFailed, type ProblemFieldError } from './problems.ts';
 
 /**
  * The validator (which sees a HEAD as its GET), with before it the content type of an optional body and the numbers
  * of the query string, and after it the strings no database keeps as sent (NUL, lone surrogates).
  */
 export function contractValidator(): RequestHandler[] {
-  return [checkBodyType, checkQueryNumbers, refuseNonObjectBody, ...sharedValidatorMiddleware().map(asGetForHead), refuseUnstorableStrings];
+  return [
+    checkBodyType,
+    checkQueryNumbers,
+    refuseNonObjectBody,
+    ...sharedValidatorMiddleware().map(asGetForHead),
+    refuseUnstorableStrings,
+  ];
 }
 
 /**
@@ -63,7 +69,8 @@ function validatorDocument(): Json {
       else if (keyword !== 'examples' && keyword !== 'enum' && keyword !== 'const') strip(value);
     }
   };
-  for (const [name, schema] of Object.entries(document.components.schemas as Record<string, unknown>)) if (name.startsWith('Workflow')) strip(schema);
+  for (const [name, schema] of Object.entries(document.components.schemas as Record<string, unknown>))
+    if (name.startsWith('Workflow')) strip(schema);
   return document;
 }
 
@@ -80,7 +87,12 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
     apiSpec: validatorDocument() as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
     // true, a body field of the wrong type would be converted silently (`"name": false` to "false") instead of 422.
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
+    validateRequests: {
+      allowUnknownQueryParameters: false,
+      coerceTypes: false,
+      removeAdditional: false,
+      allErrors: true,
+    },
     validateResponses: { removeAdditional: false, allErrors: true },
     // Authentication and roles are ours (auth.ts, the role check of app.ts): the role list is not something the
     // validator understands. test/server/security.test.ts holds every operation to its security requirement.
@@ -124,7 +136,8 @@ const objectBodyOperations = new Set<string>();
 for (const item of Object.values(openApiDocument.paths)) {
   for (const operation of Object.values(item)) {
     const media = Object.values((resolveRef(operation.requestBody)?.content ?? {}) as Record<string, Json>);
-    if (operation.operationId && media.length > 0 && media.every((type) => objectsOnly(type.schema))) objectBodyOperations.add(operation.operationId);
+    if (operation.operationId && media.length > 0 && media.every((type) => objectsOnly(type.schema)))
+      objectBodyOperations.add(operation.operationId);
   }
 }
 
@@ -158,7 +171,9 @@ function checkQueryNumbers(req: Request, res: Response, next: NextFunction): voi
     for (const name of names) {
       if (!(name in query)) continue;
       const values = ([] as unknown[]).concat(query[name]);
-      if (values.some((value) => typeof value !== 'string' || !DECIMAL.test(value) || !Number.isFinite(Number(value)))) {
+      if (
+        values.some((value) => typeof value !== 'string' || !DECIMAL.test(value) || !Number.isFinite(Number(value)))
+      ) {
         errors.push({ pointer: `query/${name}`, detail: 'must be a finite decimal number' });
       }
     }
@@ -178,7 +193,10 @@ function checkBodyType(req: Request, res: Response, next: NextFunction): void {
   // req.is is false for a body of another type or without a Content-Type; it counts `Content-Length: 0` as a body.
   const hasBody = req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
   if (accepted && accepted.length > 0 && hasBody && req.is([...accepted]) === false) {
-    throw new Problem('unsupported_media_type', `${req.get('content-type') ? `Content-Type ${req.get('content-type')!.slice(0, 100)} is not accepted` : 'The body has no Content-Type'}; send ${accepted.join(' or ')}.`);
+    throw new Problem(
+      'unsupported_media_type',
+      `${req.get('content-type') ? `Content-Type ${req.get('content-type')!.slice(0, 100)} is not accepted` : 'The body has no Content-Type'}; send ${accepted.join(' or ')}.`,
+    );
   }
   next();
 }
@@ -217,7 +235,8 @@ function unstorablePointers(value: unknown, at: string, found: string[]): string
 function refuseUnstorableStrings(req: Request, res: Response, next: NextFunction): void {
   const pointers = req.body === undefined ? [] : unstorablePointers(req.body, '', []);
   for (const name in req.query as Record<string, unknown>) {
-    if (unstorable(name) || unstorablePointers((req.query as Record<string, unknown>)[name], '', []).length > 0) pointers.push(`query/${name}`);
+    if (unstorable(name) || unstorablePointers((req.query as Record<string, unknown>)[name], '', []).length > 0)
+      pointers.push(`query/${name}`);
   }
   if (req.path.includes('%00')) {
     const template = operationTable[locals(res).operationId!]?.path.split('/') ?? [];
@@ -227,7 +246,12 @@ function refuseUnstorableStrings(req: Request, res: Response, next: NextFunction
     });
   }
   if (pointers.length > 0) {
-    throw validationFailed(pointers.map((pointer) => ({ pointer: pointer.slice(0, POINTER_MAX), detail: 'must be Unicode text without the NUL character (U+0000) or lone surrogates' })));
+    throw validationFailed(
+      pointers.map((pointer) => ({
+        pointer: pointer.slice(0, POINTER_MAX),
+        detail: 'must be Unicode text without the NUL character (U+0000) or lone surrogates',
+      })),
+    );
   }
   next();
 }
@@ -295,15 +319,26 @@ export function validatorProblem(error: unknown, request?: { path: string; templ
   const e = error as ValidatorError;
   const isValidatorError = Array.isArray(e.errors);
   if (!isValidatorError) return undefined;
-  if (e.status === 415) return new Problem('unsupported_media_type', `${e.message ?? 'Unsupported content type'}; send application/json.`);
+  if (e.status === 415)
+    return new Problem('unsupported_media_type', `${e.message ?? 'Unsupported content type'}; send application/json.`);
   if (e.status === 400) {
     const errors: ProblemFieldError[] = (e.errors ?? []).map((item) => {
       const message = item.message ?? 'is not valid';
       // The discriminator check reports a body without a known discriminating value at the request's path.
-      const discriminator = request && item.path === request.path ? /^'([^']+)' (must be equal to one of the allowed values: .*?)\.?$/.exec(message) : null;
-      if (discriminator) return { pointer: `/${escapePointer(discriminator[1]!)}`.slice(0, POINTER_MAX), detail: discriminator[2]!.slice(0, 1000) };
+      const discriminator =
+        request && item.path === request.path
+          ? /^'([^']+)' (must be equal to one of the allowed values: .*?)\.?$/.exec(message)
+          : null;
+      if (discriminator)
+        return {
+          pointer: `/${escapePointer(discriminator[1]!)}`.slice(0, POINTER_MAX),
+          detail: discriminator[2]!.slice(0, 1000),
+        };
       return {
-        pointer: request && item.path === request.path && /malformed uri/.test(message) ? malformedPathPointer(request.path, request.template) : pointerOf(item.path),
+        pointer:
+          request && item.path === request.path && /malformed uri/.test(message)
+            ? malformedPathPointer(request.path, request.template)
+            : pointerOf(item.path),
         detail: message.slice(0, 1000),
       };
     });
@@ -312,8 +347,15 @@ export function validatorProblem(error: unknown, request?: { path: string; templ
   // With security validation off, only the response validator raises InternalServerError. Not only errors under
   // `/response`: an undocumented status ("no schema defined for status code") carries the request path, and is a
   // contract break too, not an internal_error.
-  if (e.status === 500 && (error instanceof OpenApiValidator.error.InternalServerError || (e.errors ?? []).some((item) => item.path?.startsWith('/response')))) {
-    return new Problem('response_validation_failed', 'The server produced a response that breaks its contract. This is a bug on our side; it has been logged.');
+  if (
+    e.status === 500 &&
+    (error instanceof OpenApiValidator.error.InternalServerError ||
+      (e.errors ?? []).some((item) => item.path?.startsWith('/response')))
+  ) {
+    return new Problem(
+      'response_validation_failed',
+      'The server produced a response that breaks its contract. This is a bug on our side; it has been logged.',
+    );
   }
   return undefined;
 }

@@ -46,7 +46,8 @@ function rebased(node: unknown, id: string): unknown {
   if (node === null || typeof node !== 'object') return node;
   const copy: Json = {};
   for (const [key, value] of Object.entries(node)) {
-    copy[key] = key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `${id}${value}` : rebased(value, id);
+    copy[key] =
+      key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `${id}${value}` : rebased(value, id);
   }
   return copy;
 }

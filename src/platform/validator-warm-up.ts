@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { openApiDocument, resolveRef } from './spec.ts';
 import { sharedValidatorMiddleware } from './validation.ts';
 
@@ -16,7 +16,8 @@ type Json = Record<string, any>;
 
 function firstExample(holder: Json | undefined): unknown {
   if (!holder) return undefined;
-  if (holder.examples && !Array.isArray(holder.examples)) return resolveRef(Object.values<Json>(holder.examples)[0])?.value;
+  if (holder.examples && !Array.isArray(holder.examples))
+    return resolveRef(Object.values<Json>(holder.examples)[0])?.value;
   if (holder.example !== undefined) return holder.example;
   return holder.schema?.examples?.[0] ?? holder.schema?.default ?? holder.schema?.enum?.[0];
 }
@@ -39,8 +40,10 @@ function exampleRequest(id: OperationId): WarmUpRequest {
     const parameter = resolveRef(raw)!;
     const value = firstExample(parameter);
     if (parameter.in === 'path') url = url.replace(`{${parameter.name}}`, encodeURIComponent(String(value)));
-    else if (parameter.in === 'query' && parameter.required && value !== undefined) query.set(parameter.name, String(value));
-    else if (parameter.in === 'header' && parameter.required && value !== undefined) headers[parameter.name] = String(value);
+    else if (parameter.in === 'query' && parameter.required && value !== undefined)
+      query.set(parameter.name, String(value));
+    else if (parameter.in === 'header' && parameter.required && value !== undefined)
+      headers[parameter.name] = String(value);
   }
   const content = resolveRef(operation.requestBody)?.content as Json | undefined;
   let body: string | undefined;
@@ -74,7 +77,11 @@ export async function warmUpValidator(): Promise<{ operations: number; validated
   try {
     for (const id of ids) {
       const request = exampleRequest(id);
-      const response = await fetch(base + request.path, { method: request.method, headers: request.headers, body: request.body });
+      const response = await fetch(base + request.path, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+      });
       await response.arrayBuffer();
       if (response.headers.get('x-validated') === 'true') validated++;
     }

@@ -16,7 +16,10 @@ export function createWorkers(features: readonly Feature[], services: WorkerServ
 }
 
 /** Creates and starts the workers; returns them by name. */
-export async function startWorkers(features: readonly Feature[], services: WorkerServices): Promise<Map<string, BackgroundWorker>> {
+export async function startWorkers(
+  features: readonly Feature[],
+  services: WorkerServices,
+): Promise<Map<string, BackgroundWorker>> {
   const workers = createWorkers(features, services);
   await Promise.all(workers.map((worker) => worker.start()));
   return new Map(workers.map((worker) => [worker.name, worker]));

@@ -4,7 +4,7 @@
 // than 100 aliases (a "billion laughs" body). The positions of the parsed nodes are kept, so that an error about a
 // field can say where it is in the text (`yamlPosition`).
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { isCollection, LineCounter, parseAllDocuments, type Document } from 'yaml';
+import { type Document, isCollection, LineCounter, parseAllDocuments } from 'yaml';
 import { locals } from './context.ts';
 import { Problem, type ProblemFieldError } from './problems.ts';
 
@@ -17,12 +17,21 @@ export interface YamlBody {
 
 /** Line and column (1-based) of the node at a JSON Pointer of the body; undefined when it is not there. */
 export function yamlPosition(body: YamlBody, pointer: string): { line: number; column: number } | undefined {
-  const path = pointer === '' ? [] : pointer.slice(1).split('/').map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const path =
+    pointer === ''
+      ? []
+      : pointer
+          .slice(1)
+          .split('/')
+          .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   let node: unknown = body.document.contents;
   for (const segment of path) {
     if (!isCollection(node)) break;
     // A missing member: point at the object that lacks it.
-    const child: unknown = node.get(/^\d+$/.test(segment) && node.constructor.name === 'YAMLSeq' ? Number(segment) : segment, true);
+    const child: unknown = node.get(
+      /^\d+$/.test(segment) && node.constructor.name === 'YAMLSeq' ? Number(segment) : segment,
+      true,
+    );
     if (child === undefined) break;
     node = child;
   }
@@ -49,18 +58,43 @@ export function yamlBody(limitBytes: number) {
       if (error) return next(error);
       const source = typeof req.body === 'string' ? req.body : '';
       const lines = new LineCounter();
-      const documents = parseAllDocuments(source, { lineCounter: lines, uniqueKeys: true, prettyErrors: false, strict: true });
+      const documents = parseAllDocuments(source, {
+        lineCounter: lines,
+        uniqueKeys: true,
+        prettyErrors: false,
+        strict: true,
+      });
       const list = Array.isArray(documents) ? documents : [];
       const where = (offset: number) => {
         const { line, col } = lines.linePos(offset);
         return `line ${line}, column ${col}`;
       };
-      if (list.length !== 1) return next(new Problem('invalid_json', list.length === 0 ? 'The body is empty: send one YAML document.' : `The body holds ${list.length} YAML documents; send one.`));
+      if (list.length !== 1)
+        return next(
+          new Problem(
+            'invalid_json',
+            list.length === 0
+              ? 'The body is empty: send one YAML document.'
+              : `The body holds ${list.length} YAML documents; send one.`,
+          ),
+        );
       const document = list[0]!;
       const first = document.errors[0];
-      if (first) return next(new Problem('invalid_json', `The body is not valid YAML: ${first.message.split('\n')[0]} (${where(first.pos[0])}).`));
+      if (first)
+        return next(
+          new Problem(
+            'invalid_json',
+            `The body is not valid YAML: ${first.message.split('\n')[0]} (${where(first.pos[0])}).`,
+          ),
+        );
       const tag = document.warnings.find((warning) => warning.code === 'TAG_RESOLVE_FAILED');
-      if (tag) return next(new Problem('invalid_json', `The body uses a YAML tag this API does not accept (${where(tag.pos[0])}); write plain values.`));
+      if (tag)
+        return next(
+          new Problem(
+            'invalid_json',
+            `The body uses a YAML tag this API does not accept (${where(tag.pos[0])}); write plain values.`,
+          ),
+        );
       try {
         req.body = document.toJS({ maxAliasCount: 100 });
       } catch (cause) {

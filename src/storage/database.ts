@@ -3,7 +3,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { Kysely, type Dialect, Migrator, type Migration, PostgresDialect, SqliteAdapter, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import {
+  type Dialect,
+  Kysely,
+  type Migration,
+  Migrator,
+  PostgresDialect,
+  SqliteAdapter,
+  type SqliteDatabase,
+  SqliteDialect,
+  sql,
+} from 'kysely';
 import pg from 'pg';
 import { collectMigrations, type Feature } from '../platform/feature.ts';
 import { querySpans } from '../platform/telemetry.ts';
@@ -30,7 +40,12 @@ export interface Storage {
 }
 
 /** The platform's own migrations; each feature brings its own (Feature.migrations). */
-const platformMigrations = { '001_platform': platform, '005_jobs': jobs, '016_key_changes': keyChanges, '020_request_log_index': requestLogIndexes };
+const platformMigrations = {
+  '001_platform': platform,
+  '005_jobs': jobs,
+  '016_key_changes': keyChanges,
+  '020_request_log_index': requestLogIndexes,
+};
 
 /**
  * Every migration, the platform's and the given features' (the entry points pass src/features/index.ts), sorted by

@@ -12,7 +12,9 @@ const PLACEHOLDER = '\u0000value:';
  * not null (null for the others) and may use the placeholders only as values (compared, inserted), never transformed
  * or in the query's shape. Compiled once per database and per set of null values.
  */
-export function preparedQuery<V extends Record<string, unknown>, R>(build: (db: Kysely<Database>, values: { [K in keyof V]: V[K] }) => Compilable<R>) {
+export function preparedQuery<V extends Record<string, unknown>, R>(
+  build: (db: Kysely<Database>, values: { [K in keyof V]: V[K] }) => Compilable<R>,
+) {
   const compiledFor = new WeakMap<Kysely<Database>, Map<string, CompiledQuery<R>>>();
   return async (db: Kysely<Database>, values: V): Promise<R[]> => {
     let byShape = compiledFor.get(db);
@@ -21,11 +23,17 @@ export function preparedQuery<V extends Record<string, unknown>, R>(build: (db: 
     const shape = keys.map((key) => (values[key] == null ? '0' : '1')).join('');
     let compiled = byShape.get(shape);
     if (!compiled) {
-      const placeholders = Object.fromEntries(keys.map((key) => [key, values[key] == null ? values[key] : PLACEHOLDER + key])) as { [K in keyof V]: V[K] };
+      const placeholders = Object.fromEntries(
+        keys.map((key) => [key, values[key] == null ? values[key] : PLACEHOLDER + key]),
+      ) as { [K in keyof V]: V[K] };
       compiled = build(db, placeholders).compile();
       byShape.set(shape, compiled);
     }
-    const parameters = compiled.parameters.map((parameter) => (typeof parameter === 'string' && parameter.startsWith(PLACEHOLDER) ? values[parameter.slice(PLACEHOLDER.length)] : parameter));
+    const parameters = compiled.parameters.map((parameter) =>
+      typeof parameter === 'string' && parameter.startsWith(PLACEHOLDER)
+        ? values[parameter.slice(PLACEHOLDER.length)]
+        : parameter,
+    );
     return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
   };
 }

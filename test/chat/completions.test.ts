@@ -6,15 +6,16 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
-import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { schemaErrors, type Json } from '../support/spec.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { type Json, schemaErrors } from '../support/spec.ts';
 
 const THREAD_ID = /^thr_[0-9A-HJKMNP-TV-Z]{26}$/;
-const MESSAGE = 'Write a launch announcement for our spring sale on single-origin coffee roasts. Spring roasts ship Monday.';
+const MESSAGE =
+  'Write a launch announcement for our spring sale on single-origin coffee roasts. Spring roasts ship Monday.';
 
 /** Reads a `text/event-stream` answer into its `data:` payloads. */
 function events(text: string): string[] {
@@ -43,7 +44,12 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
 
   /** A workspace of its own, so that the usage and threads of one test are not another's. */
   async function newWorkspace() {
-    const created = await createWorkspace(server.platform.db, { name: `Chat ${++counter}`, region: server.platform.config.region, ownerEmail: `o${counter}@test.example`, now: new Date() });
+    const created = await createWorkspace(server.platform.db, {
+      name: `Chat ${++counter}`,
+      region: server.platform.config.region,
+      ownerEmail: `o${counter}@test.example`,
+      now: new Date(),
+    });
     return { key: created.secret, id: created.workspace.id, keyId: created.apiKey.id };
   }
 
@@ -52,7 +58,13 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
   }
 
   test('sandbox-writer drafts from the key terms of the last user message, priced from the catalogue', async () => {
-    const answer = await complete({ model: 'sandbox-writer', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: MESSAGE }] });
+    const answer = await complete({
+      model: 'sandbox-writer',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: MESSAGE },
+      ],
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(schemaErrors('/components/schemas/ChatCompletion', answer.body)).toEqual([]);
     const content = answer.body.choices[0].message.content as string;
@@ -65,10 +77,27 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     expect(usage.completion_tokens).toBeGreaterThan(10);
     expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
     const model = server.platform.services.engine.catalogue.get('sandbox-writer')!;
-    expect(answer.body.cost_usd).toBe(priceOf(model, { inputTokens: usage.prompt_tokens, cachedInputTokens: 0, outputTokens: usage.completion_tokens }));
-    expect(answer.body).toMatchObject({ object: 'chat.completion', model: 'sandbox-writer', thread_id: null, voice_id: null });
+    expect(answer.body.cost_usd).toBe(
+      priceOf(model, { inputTokens: usage.prompt_tokens, cachedInputTokens: 0, outputTokens: usage.completion_tokens }),
+    );
+    expect(answer.body).toMatchObject({
+      object: 'chat.completion',
+      model: 'sandbox-writer',
+      thread_id: null,
+      voice_id: null,
+    });
     // Deterministic: the same request answers the same text.
-    expect((await complete({ model: 'sandbox-writer', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: MESSAGE }] })).body.choices[0].message.content).toBe(content);
+    expect(
+      (
+        await complete({
+          model: 'sandbox-writer',
+          messages: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: MESSAGE },
+          ],
+        })
+      ).body.choices[0].message.content,
+    ).toBe(content);
   });
 
   test('text that spells a special token of the encoding (<|endoftext|>) is counted as text, streamed or not', async () => {
@@ -76,7 +105,12 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     const answer = await complete({ model: 'sandbox-writer', messages: [{ role: 'user', content }] });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.usage.prompt_tokens).toBeGreaterThan(10);
-    const streamed = await complete({ model: 'sandbox-writer', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content }] });
+    const streamed = await complete({
+      model: 'sandbox-writer',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content }],
+    });
     expect(streamed.status, streamed.text).toBe(200);
     const usage = events(streamed.text)
       .filter((data) => data !== '[DONE]')
@@ -98,19 +132,39 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
   });
 
   test('stop ends before the first stop sequence; max_tokens cuts with finish_reason length', async () => {
-    const stopped = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'alpha beta gamma delta' }], stop: ['gamma', 'zeta'] });
+    const stopped = await complete({
+      model: 'sandbox-echo',
+      messages: [{ role: 'user', content: 'alpha beta gamma delta' }],
+      stop: ['gamma', 'zeta'],
+    });
     expect(stopped.body.choices[0]).toMatchObject({ message: { content: 'alpha beta ' }, finish_reason: 'stop' });
-    const cut = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'one two three four five six seven eight' }], max_tokens: 3 });
+    const cut = await complete({
+      model: 'sandbox-echo',
+      messages: [{ role: 'user', content: 'one two three four five six seven eight' }],
+      max_tokens: 3,
+    });
     expect(cut.body.choices[0]).toMatchObject({ message: { content: 'one two three' }, finish_reason: 'length' });
     expect(cut.body.usage.completion_tokens).toBe(3);
-    const newer = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'one two three four' }], max_tokens: 1, max_completion_tokens: 2 });
+    const newer = await complete({
+      model: 'sandbox-echo',
+      messages: [{ role: 'user', content: 'one two three four' }],
+      max_tokens: 1,
+      max_completion_tokens: 2,
+    });
     expect(newer.body.choices[0].message.content).toBe('one two');
   });
 
   test('response_format json_object and json_schema answer valid JSON (the schema followed)', async () => {
-    const object = await complete({ model: 'sandbox-writer', messages: [{ role: 'user', content: MESSAGE }], response_format: { type: 'json_object' } });
+    const object = await complete({
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: MESSAGE }],
+      response_format: { type: 'json_object' },
+    });
     expect(object.status, object.text).toBe(200);
-    expect(JSON.parse(object.body.choices[0].message.content)).toMatchObject({ reply: expect.stringContaining('Draft on'), key_terms: ['spring', 'roasts', 'launch', 'announcement', 'sale'] });
+    expect(JSON.parse(object.body.choices[0].message.content)).toMatchObject({
+      reply: expect.stringContaining('Draft on'),
+      key_terms: ['spring', 'roasts', 'launch', 'announcement', 'sale'],
+    });
     const schema = {
       type: 'object',
       properties: {
@@ -123,7 +177,11 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
       required: ['headline', 'blurbs', 'channel', 'word_count', 'urgent'],
       additionalProperties: false,
     };
-    const structured = await complete({ model: 'sandbox-writer', messages: [{ role: 'user', content: MESSAGE }], response_format: { type: 'json_schema', json_schema: { name: 'launch', schema, strict: true } } });
+    const structured = await complete({
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: MESSAGE }],
+      response_format: { type: 'json_schema', json_schema: { name: 'launch', schema, strict: true } },
+    });
     expect(structured.status, structured.text).toBe(200);
     const value = JSON.parse(structured.body.choices[0].message.content);
     const validate = new Ajv2020({ strict: false }).compile(schema);
@@ -132,7 +190,13 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
   });
 
   test('a stream sends schema-valid chunks, one role chunk per choice, a usage chunk on request, and [DONE]', async () => {
-    const answer = await complete({ model: 'sandbox-writer', messages: [{ role: 'user', content: MESSAGE }], stream: true, n: 2, stream_options: { include_usage: true } });
+    const answer = await complete({
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: MESSAGE }],
+      stream: true,
+      n: 2,
+      stream_options: { include_usage: true },
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const data = events(answer.text);
@@ -148,62 +212,145 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     for (const index of [0, 1]) {
       const mine = chunks.filter((c) => c.choices[0]?.index === index);
       expect(mine.filter((c) => c.choices[0].delta.role === 'assistant')).toHaveLength(1);
-      expect(mine.map((c) => c.choices[0].delta.content ?? '').join('')).toBe(whole.body.choices[index].message.content);
+      expect(mine.map((c) => c.choices[0].delta.content ?? '').join('')).toBe(
+        whole.body.choices[index].message.content,
+      );
       expect(mine.at(-1).choices[0].finish_reason).toBe('stop');
     }
     expect(last.usage).toEqual(whole.body.usage);
     // Without include_usage, no usage chunk.
-    const plain = events((await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi there' }], stream: true })).text);
-    expect(plain.slice(0, -1).every((d) => JSON.parse(d).usage === null && JSON.parse(d).choices.length === 1)).toBe(true);
+    const plain = events(
+      (await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi there' }], stream: true })).text,
+    );
+    expect(plain.slice(0, -1).every((d) => JSON.parse(d).usage === null && JSON.parse(d).choices.length === 1)).toBe(
+      true,
+    );
   });
 
   test('bad requests are problems in our shape and OpenAI’s, before anything is generated or billed', async () => {
     const { key } = await newWorkspace();
     const unknown = await complete({ model: 'gpt-nonexistent', messages: [{ role: 'user', content: 'hi' }] }, key);
     expectProblem(unknown, 404, 'model_not_found');
-    expect(unknown.body.error).toMatchObject({ type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
+    expect(unknown.body.error).toMatchObject({
+      type: 'invalid_request_error',
+      param: 'model',
+      code: 'model_not_found',
+    });
     const unavailable = await complete({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, key);
     expectProblem(unavailable, 422, 'model_unavailable');
     expect(unavailable.body.detail).toContain('OPENAI_API_KEY');
-    const overLimit = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 16_385 }, key);
+    const overLimit = await complete(
+      { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 16_385 },
+      key,
+    );
     expectProblem(overLimit, 422, 'validation_failed');
     expect(overLimit.body.error.param).toBe('max_completion_tokens');
-    const tooLong = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'word '.repeat(120_000) }], max_completion_tokens: 16_000 }, key);
+    const tooLong = await complete(
+      {
+        model: 'sandbox-echo',
+        messages: [{ role: 'user', content: 'word '.repeat(120_000) }],
+        max_completion_tokens: 16_000,
+      },
+      key,
+    );
     expectProblem(tooLong, 422, 'context_length_exceeded');
     expect(tooLong.body.error.param).toBe('messages');
-    expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'word '.repeat(130_000) }] }, key), 422, 'context_length_exceeded');
-    const functions = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], functions: [] }, key);
+    expectProblem(
+      await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'word '.repeat(130_000) }] }, key),
+      422,
+      'context_length_exceeded',
+    );
+    const functions = await complete(
+      { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], functions: [] },
+      key,
+    );
     expectProblem(functions, 422, 'validation_failed');
     expect(functions.body.error.param).toBe('functions');
-    expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], voice_id: 'voc_01JD2Q7F8X3M4N5P6R7S8T9V0W' }, key), 404, 'not_found');
-    expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], thread_id: 'thr_01JD2Q7F8X3M4N5P6R7S8T9V0W' }, key), 404, 'not_found');
+    expectProblem(
+      await complete(
+        {
+          model: 'sandbox-echo',
+          messages: [{ role: 'user', content: 'hi' }],
+          voice_id: 'voc_01JD2Q7F8X3M4N5P6R7S8T9V0W',
+        },
+        key,
+      ),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await complete(
+        {
+          model: 'sandbox-echo',
+          messages: [{ role: 'user', content: 'hi' }],
+          thread_id: 'thr_01JD2Q7F8X3M4N5P6R7S8T9V0W',
+        },
+        key,
+      ),
+      404,
+      'not_found',
+    );
     const streamed = await complete({ model: 'nope', messages: [{ role: 'user', content: 'hi' }], stream: true }, key);
     expectProblem(streamed, 404, 'model_not_found');
     const viewer = await server.createKey('viewer', { key });
-    expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] }, viewer.secret), 403, 'insufficient_role');
+    expectProblem(
+      await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] }, viewer.secret),
+      403,
+      'insufficient_role',
+    );
     const usage = await server.call('GET', '/v1/usage', { key });
     expect(usage.body.totals.requests).toBe(0);
   });
 
   test('store saves the exchange; thread_id continues it with the history; list, get and delete with events and audit', async () => {
     const { key, id: workspaceId } = await newWorkspace();
-    const first = await complete({ model: 'sandbox-echo', messages: [{ role: 'developer', content: 'You are terse.' }, { role: 'user', content: 'First question', name: 'maria' }], store: true, metadata: { campaign: 'spring' } }, key);
+    const first = await complete(
+      {
+        model: 'sandbox-echo',
+        messages: [
+          { role: 'developer', content: 'You are terse.' },
+          { role: 'user', content: 'First question', name: 'maria' },
+        ],
+        store: true,
+        metadata: { campaign: 'spring' },
+      },
+      key,
+    );
     expect(first.status, first.text).toBe(200);
     const threadId = first.body.thread_id as string;
     expect(threadId).toMatch(THREAD_ID);
-    const second = await complete({ model: 'sandbox-writer', messages: [{ role: 'user', content: 'Second question about roasting beans' }], thread_id: threadId }, key);
+    const second = await complete(
+      {
+        model: 'sandbox-writer',
+        messages: [{ role: 'user', content: 'Second question about roasting beans' }],
+        thread_id: threadId,
+      },
+      key,
+    );
     expect(second.body.thread_id).toBe(threadId);
     // The stored history went to the model: the prompt counts the four earlier messages too.
-    const alone = await complete({ model: 'sandbox-writer', messages: [{ role: 'user', content: 'Second question about roasting beans' }] }, key);
+    const alone = await complete(
+      { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Second question about roasting beans' }] },
+      key,
+    );
     expect(second.body.usage.prompt_tokens).toBeGreaterThan(alone.body.usage.prompt_tokens);
     // Streams save too, once complete.
-    const streamed = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'Third' }], thread_id: threadId, stream: true }, key);
+    const streamed = await complete(
+      { model: 'sandbox-echo', messages: [{ role: 'user', content: 'Third' }], thread_id: threadId, stream: true },
+      key,
+    );
     expect(events(streamed.text).at(-1)).toBe('[DONE]');
 
     const thread = await server.call('GET', `/v1/chat/threads/${threadId}`, { key });
     expect(thread.status, thread.text).toBe(200);
     expect(schemaErrors('/components/schemas/ChatThreadWithMessages', thread.body)).toEqual([]);
-    expect(thread.body).toMatchObject({ id: threadId, title: 'First question', model: 'sandbox-echo', message_count: 7, metadata: { campaign: 'spring' } });
+    expect(thread.body).toMatchObject({
+      id: threadId,
+      title: 'First question',
+      model: 'sandbox-echo',
+      message_count: 7,
+      metadata: { campaign: 'spring' },
+    });
     const messages = thread.body.messages as components['schemas']['ChatMessage'][];
     expect(messages.map((m) => [m.role, m.content])).toEqual([
       ['developer', 'You are terse.'],
@@ -215,7 +362,12 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
       ['assistant', 'Third'],
     ]);
     expect(messages[1]!.name).toBe('maria');
-    expect(messages[4]).toMatchObject({ model: 'sandbox-writer', usage: second.body.usage, cost_usd: second.body.cost_usd, finish_reason: 'stop' });
+    expect(messages[4]).toMatchObject({
+      model: 'sandbox-writer',
+      usage: second.body.usage,
+      cost_usd: second.body.cost_usd,
+      finish_reason: 'stop',
+    });
     expect(messages[3]).toMatchObject({ model: null, usage: null, cost_usd: null, finish_reason: null });
 
     const list = await server.call('GET', '/v1/chat/threads?model=sandbox-echo', { key });
@@ -227,13 +379,27 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
 
     expect((await server.call('DELETE', `/v1/chat/threads/${threadId}`, { key })).status).toBe(204);
     expectProblem(await server.call('GET', `/v1/chat/threads/${threadId}`, { key }), 404, 'not_found');
-    expectProblem(await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'again' }], thread_id: threadId }, key), 404, 'not_found');
-    const left = await server.platform.db.selectFrom('chat_messages').select('id').where('thread_id', '=', threadId).execute();
+    expectProblem(
+      await complete(
+        { model: 'sandbox-echo', messages: [{ role: 'user', content: 'again' }], thread_id: threadId },
+        key,
+      ),
+      404,
+      'not_found',
+    );
+    const left = await server.platform.db
+      .selectFrom('chat_messages')
+      .select('id')
+      .where('thread_id', '=', threadId)
+      .execute();
     expect(left).toEqual([]);
 
     const audit = await server.call('GET', '/v1/audit-logs?action=chat_thread.*', { key });
     expect(audit.body.data).toHaveLength(1);
-    expect(audit.body.data[0]).toMatchObject({ action: 'chat_thread.deleted', target: { type: 'chat_thread', id: threadId } });
+    expect(audit.body.data[0]).toMatchObject({
+      action: 'chat_thread.deleted',
+      target: { type: 'chat_thread', id: threadId },
+    });
 
     const listed = await server.call('GET', '/v1/events?limit=100', { key });
     const recorded = (listed.body.data as Json[]).reverse();
@@ -241,7 +407,16 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     for (const event of recorded) expect(asyncApiErrors(event), event.type).toEqual([]);
     expect(recorded.map((e) => e.workspace_id)).toEqual(Array(8).fill(workspaceId));
     expect(recorded.slice(0, 7).map((e) => e.data.message_id)).toEqual(messages.map((m) => m.id));
-    expect(recorded[0]!.data).toEqual({ thread_id: threadId, message_id: messages[0]!.id, role: 'developer', content: 'You are terse.', model: 'sandbox-echo', voice_id: null, tool_calls: null, tool_call_id: null });
+    expect(recorded[0]!.data).toEqual({
+      thread_id: threadId,
+      message_id: messages[0]!.id,
+      role: 'developer',
+      content: 'You are terse.',
+      model: 'sandbox-echo',
+      voice_id: null,
+      tool_calls: null,
+      tool_call_id: null,
+    });
     expect(recorded[4]!.data).toMatchObject({ role: 'assistant', model: 'sandbox-writer' });
     expect(recorded[7]!.data).toEqual({ thread_id: threadId, deleted_at: expect.any(String) });
   });
@@ -251,7 +426,10 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     const many = Array.from({ length: 999 }, (_, i) => ({ role: 'user', content: `m${i}` }));
     const full = await complete({ model: 'sandbox-echo', messages: many, store: true }, key);
     expect(full.status, full.text).toBe(200);
-    const again = await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'one more' }], thread_id: full.body.thread_id }, key);
+    const again = await complete(
+      { model: 'sandbox-echo', messages: [{ role: 'user', content: 'one more' }], thread_id: full.body.thread_id },
+      key,
+    );
     expectProblem(again, 409, 'thread_full');
   });
 
@@ -262,9 +440,17 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     const models = list.body.data as components['schemas']['Model'][];
     expect(list.body).toMatchObject({ object: 'list', next_cursor: null });
     expect(models.length).toBe(server.platform.services.engine.catalogue.entries.length);
-    expect(models.filter((m) => m.available).map((m) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding']);
+    expect(models.filter((m) => m.available).map((m) => m.id)).toEqual([
+      'sandbox-writer',
+      'sandbox-echo',
+      'sandbox-embedding',
+    ]);
     const available = await server.call('GET', '/v1/models?available=true');
-    expect(available.body.data.map((m: { id: string }) => m.id)).toEqual(['sandbox-writer', 'sandbox-echo', 'sandbox-embedding']);
+    expect(available.body.data.map((m: { id: string }) => m.id)).toEqual([
+      'sandbox-writer',
+      'sandbox-echo',
+      'sandbox-embedding',
+    ]);
     const sandbox = await server.call('GET', '/v1/models?provider=sandbox&capability=json_schema');
     expect(sandbox.body.data).toHaveLength(2);
     const one = await server.call('GET', '/v1/models/sandbox-echo');
@@ -292,15 +478,38 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     });
     const buckets = report.body.data as components['schemas']['UsageBucket'][];
     expect(buckets).toHaveLength(3);
-    expect(buckets.find((b) => b.model === 'sandbox-writer')).toMatchObject({ api_key_id: editor.id, requests: 2, cost_usd: calls[1]!.body.cost_usd, date: null, feature: null });
-    expect(buckets.find((b) => b.model === 'sandbox-echo' && b.api_key_id === keyId)).toMatchObject({ requests: 1, input_tokens: calls[0]!.body.usage.prompt_tokens });
+    expect(buckets.find((b) => b.model === 'sandbox-writer')).toMatchObject({
+      api_key_id: editor.id,
+      requests: 2,
+      cost_usd: calls[1]!.body.cost_usd,
+      date: null,
+      feature: null,
+    });
+    expect(buckets.find((b) => b.model === 'sandbox-echo' && b.api_key_id === keyId)).toMatchObject({
+      requests: 1,
+      input_tokens: calls[0]!.body.usage.prompt_tokens,
+    });
     const byDay = await server.call('GET', '/v1/usage?group_by=day&group_by=feature', { key });
-    expect(byDay.body.data).toEqual([expect.objectContaining({ date: new Date().toISOString().slice(0, 10), feature: 'chat', requests: 4 })]);
-    const filtered = await server.call(`GET`, `/v1/usage?model=sandbox-echo&api_key_id=${editor.id}&group_by=model`, { key });
+    expect(byDay.body.data).toEqual([
+      expect.objectContaining({ date: new Date().toISOString().slice(0, 10), feature: 'chat', requests: 4 }),
+    ]);
+    const filtered = await server.call(`GET`, `/v1/usage?model=sandbox-echo&api_key_id=${editor.id}&group_by=model`, {
+      key,
+    });
     expect(filtered.body.totals).toMatchObject({ requests: 1, cost_usd: calls[2]!.body.cost_usd });
-    expect((await server.call('GET', '/v1/usage?start_date=2020-01-01&end_date=2020-01-31', { key })).body).toMatchObject({ data: [], totals: { requests: 0, cost_usd: 0 } });
-    expectProblem(await server.call('GET', '/v1/usage?start_date=2026-01-02&end_date=2026-01-01', { key }), 422, 'validation_failed');
-    expectProblem(await server.call('GET', '/v1/usage?start_date=2024-01-01&end_date=2026-01-01', { key }), 422, 'validation_failed');
+    expect(
+      (await server.call('GET', '/v1/usage?start_date=2020-01-01&end_date=2020-01-31', { key })).body,
+    ).toMatchObject({ data: [], totals: { requests: 0, cost_usd: 0 } });
+    expectProblem(
+      await server.call('GET', '/v1/usage?start_date=2026-01-02&end_date=2026-01-01', { key }),
+      422,
+      'validation_failed',
+    );
+    expectProblem(
+      await server.call('GET', '/v1/usage?start_date=2024-01-01&end_date=2026-01-01', { key }),
+      422,
+      'validation_failed',
+    );
     expectProblem(await server.call('GET', '/v1/usage?group_by=week', { key }), 422, 'validation_failed');
     expectProblem(await server.call('GET', '/v1/usage', { key: editor.secret }), 403, 'insufficient_role');
   });

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sandboxEmbedding } from '../../src/features/engine/sandbox-embedding.ts';
 import { countTokens } from '../../src/features/engine/tokens.ts';
 import { expectProblem } from '../support/expect.ts';
-import { fakeEmbedding, startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type FakeProvider, fakeEmbedding, startFakeOpenAi } from '../support/fake-providers.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 /** OpenAI's base64 embedding: little-endian float32. */
@@ -24,7 +24,18 @@ const float32 = (values: number[]) => Array.from(Float32Array.from(values));
 
 function expectOpenAiError(answer: Answer, status: number, code: string, param: string | null): void {
   expectProblem(answer, status, code);
-  expect(answer.body.error, answer.text).toMatchObject({ code, param, type: status === 403 ? 'permission_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error' });
+  expect(answer.body.error, answer.text).toMatchObject({
+    code,
+    param,
+    type:
+      status === 403
+        ? 'permission_error'
+        : status === 429
+          ? 'rate_limit_error'
+          : status >= 500
+            ? 'server_error'
+            : 'invalid_request_error',
+  });
   expect(schemaErrors('/components/schemas/ChatCompletionProblem', answer.body)).toEqual([]);
 }
 
@@ -34,28 +45,41 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
 
   beforeAll(async () => {
     openai = await startFakeOpenAi();
-    server = await startTestServer({ database: kind, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url, PROVIDER_MAX_RETRIES: '0' } });
+    server = await startTestServer({
+      database: kind,
+      env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url, PROVIDER_MAX_RETRIES: '0' },
+    });
   });
   afterAll(async () => {
     await server?.close();
     await openai?.close();
   });
 
-  const embeddings = (body: Record<string, unknown>, key?: string) => server.call('POST', '/v1/embeddings', { body, ...(key ? { key } : {}) });
+  const embeddings = (body: Record<string, unknown>, key?: string) =>
+    server.call('POST', '/v1/embeddings', { body, ...(key ? { key } : {}) });
 
   test('a string: one embedding of the built-in model, 256 floats of length 1, free', async () => {
     const answer = await embeddings({ model: 'sandbox-embedding', input: 'How long do refunds take?' });
     expect(answer.status, answer.text).toBe(200);
     expect(schemaErrors('/components/schemas/EmbeddingList', answer.body)).toEqual([]);
     const tokens = countTokens('How long do refunds take?');
-    expect(answer.body).toMatchObject({ object: 'list', model: 'sandbox-embedding', usage: { prompt_tokens: tokens, total_tokens: tokens }, cost_usd: 0 });
+    expect(answer.body).toMatchObject({
+      object: 'list',
+      model: 'sandbox-embedding',
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+      cost_usd: 0,
+    });
     expect(answer.body.data).toHaveLength(1);
     expect(answer.body.data[0]).toMatchObject({ object: 'embedding', index: 0 });
     expect(answer.body.data[0].embedding).toEqual(float32(sandboxEmbedding('How long do refunds take?')));
   });
 
   test('an array, both encodings: the base64 decoded as little-endian float32 is the float answer; dimensions', async () => {
-    const input = ['Refunds are paid within 14 days.', 'Orders ship within two working days.', 'Refunds are paid within 14 days.'];
+    const input = [
+      'Refunds are paid within 14 days.',
+      'Orders ship within two working days.',
+      'Refunds are paid within 14 days.',
+    ];
     const floats = await embeddings({ model: 'sandbox-embedding', input, dimensions: 48, encoding_format: 'float' });
     const base64 = await embeddings({ model: 'sandbox-embedding', input, dimensions: 48, encoding_format: 'base64' });
     expect(base64.status, base64.text).toBe(200);
@@ -71,9 +95,16 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
   });
 
   test('a provider model: OpenAI through the engine, dimensions passed through, priced', async () => {
-    const answer = await embeddings({ model: 'text-embedding-3-small', input: ['refund policy', 'shipping'], dimensions: 16 });
+    const answer = await embeddings({
+      model: 'text-embedding-3-small',
+      input: ['refund policy', 'shipping'],
+      dimensions: 16,
+    });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.body.data.map((item: { embedding: number[] }) => item.embedding)).toEqual([float32(fakeEmbedding('refund policy', 16)), float32(fakeEmbedding('shipping', 16))]);
+    expect(answer.body.data.map((item: { embedding: number[] }) => item.embedding)).toEqual([
+      float32(fakeEmbedding('refund policy', 16)),
+      float32(fakeEmbedding('shipping', 16)),
+    ]);
     expect(openai.requests.at(-1)!.body).toMatchObject({ model: 'text-embedding-3-small', dimensions: 16 });
     expect(answer.body.usage.prompt_tokens).toBe(3);
     expect(answer.body.cost_usd).toBeCloseTo(0.00000006, 12);
@@ -81,33 +112,70 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
 
   test('errors in OpenAI’s shape: chat model, too many inputs, empty string, token arrays, unknown and unavailable models, dimensions, too long', async () => {
     expectOpenAiError(await embeddings({ model: 'sandbox-writer', input: 'x' }), 422, 'validation_failed', 'model');
-    expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: Array.from({ length: 2049 }, () => 'x') }), 422, 'validation_failed', 'input');
+    expectOpenAiError(
+      await embeddings({ model: 'sandbox-embedding', input: Array.from({ length: 2049 }, () => 'x') }),
+      422,
+      'validation_failed',
+      'input',
+    );
     expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: '' }), 422, 'validation_failed', 'input');
-    expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: ['fine', ''] }), 422, 'validation_failed', 'input[1]');
+    expectOpenAiError(
+      await embeddings({ model: 'sandbox-embedding', input: ['fine', ''] }),
+      422,
+      'validation_failed',
+      'input[1]',
+    );
     expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: [] }), 422, 'validation_failed', 'input');
-    expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: [1212, 318] }), 422, 'validation_failed', 'input[0]');
-    expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: 'x', encoding_format: 'int8' }), 422, 'validation_failed', 'encoding_format');
+    expectOpenAiError(
+      await embeddings({ model: 'sandbox-embedding', input: [1212, 318] }),
+      422,
+      'validation_failed',
+      'input[0]',
+    );
+    expectOpenAiError(
+      await embeddings({ model: 'sandbox-embedding', input: 'x', encoding_format: 'int8' }),
+      422,
+      'validation_failed',
+      'encoding_format',
+    );
     expectOpenAiError(await embeddings({ model: 'text-embedding-4', input: 'x' }), 404, 'model_not_found', 'model');
     const unavailable = await embeddings({ model: 'mistral-embed', input: 'x' });
     expectOpenAiError(unavailable, 422, 'model_unavailable', 'model');
     expect(unavailable.body.detail).toContain('MISTRAL_API_KEY');
-    expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: 'x', dimensions: 5000 }), 422, 'validation_failed', 'dimensions');
-    expectOpenAiError(await embeddings({ model: 'text-embedding-ada-002', input: 'x', dimensions: 512 }), 422, 'validation_failed', 'dimensions');
+    expectOpenAiError(
+      await embeddings({ model: 'sandbox-embedding', input: 'x', dimensions: 5000 }),
+      422,
+      'validation_failed',
+      'dimensions',
+    );
+    expectOpenAiError(
+      await embeddings({ model: 'text-embedding-ada-002', input: 'x', dimensions: 512 }),
+      422,
+      'validation_failed',
+      'dimensions',
+    );
     const long = await embeddings({ model: 'sandbox-embedding', input: ['ok', 'word '.repeat(9000)] });
     expectOpenAiError(long, 422, 'validation_failed', 'input[1]');
     expect(long.body.errors[0].detail).toMatch(/tokens; sandbox-embedding takes at most 8192 tokens an input$/);
     const single = await embeddings({ model: 'sandbox-embedding', input: 'word '.repeat(9000) });
     expectOpenAiError(single, 422, 'validation_failed', 'input');
     // 300,000 tokens in all at most: 40 inputs of about 8,000 tokens each.
-    const total = await embeddings({ model: 'sandbox-embedding', input: Array.from({ length: 40 }, () => 'word '.repeat(7900)) });
+    const total = await embeddings({
+      model: 'sandbox-embedding',
+      input: Array.from({ length: 40 }, () => 'word '.repeat(7900)),
+    });
     expectOpenAiError(total, 422, 'validation_failed', 'input');
     expect(total.body.errors[0].detail).toMatch(/tokens in all; at most 300000 tokens a request$/);
   });
 
   test('an embedding model given to chat completions is refused, naming the capability', async () => {
-    const answer = await server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-embedding', messages: [{ role: 'user', content: 'hi' }] } });
+    const answer = await server.call('POST', '/v1/chat/completions', {
+      body: { model: 'sandbox-embedding', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expectOpenAiError(answer, 422, 'validation_failed', 'model');
-    expect(answer.body.errors[0].detail).toBe('sandbox-embedding has no chat capability (it is an embedding model); GET /v1/models?capability=chat lists the chat models');
+    expect(answer.body.errors[0].detail).toBe(
+      'sandbox-embedding has no chat capability (it is an embedding model); GET /v1/models?capability=chat lists the chat models',
+    );
   });
 
   test('a provider’s failure is our problem; the role is chat completions’ (editor)', async () => {
@@ -116,10 +184,20 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
     expectOpenAiError(limited, 429, 'upstream_rate_limited', null);
     expect(limited.headers.get('retry-after')).toBe('12');
     openai.enqueueEmbeddings({ error: { status: 500 } });
-    expectOpenAiError(await embeddings({ model: 'text-embedding-3-large', input: 'x' }), 503, 'upstream_unavailable', null);
+    expectOpenAiError(
+      await embeddings({ model: 'text-embedding-3-large', input: 'x' }),
+      503,
+      'upstream_unavailable',
+      null,
+    );
 
     const viewer = await server.createKey('viewer');
-    expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: 'x' }, viewer.secret), 403, 'insufficient_role', null);
+    expectOpenAiError(
+      await embeddings({ model: 'sandbox-embedding', input: 'x' }, viewer.secret),
+      403,
+      'insufficient_role',
+      null,
+    );
     const editor = await server.createKey('editor');
     expect((await embeddings({ model: 'sandbox-embedding', input: 'x' }, editor.secret)).status).toBe(200);
   });
@@ -128,18 +206,35 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
     const models = await server.call('GET', '/v1/models?capability=embeddings');
     expect(models.status).toBe(200);
     const byId = new Map(models.body.data.map((model: { id: string }) => [model.id, model]));
-    expect(byId.get('sandbox-embedding')).toMatchObject({ available: true, capabilities: ['embeddings'], dimensions: 256, dimensions_range: { min: 1, max: 4096 }, max_output_tokens: 0 });
+    expect(byId.get('sandbox-embedding')).toMatchObject({
+      available: true,
+      capabilities: ['embeddings'],
+      dimensions: 256,
+      dimensions_range: { min: 1, max: 4096 },
+      max_output_tokens: 0,
+    });
     expect(byId.get('text-embedding-3-small')).toMatchObject({ available: true, dimensions: 1536 });
     expect(byId.get('mistral-embed')).toMatchObject({ available: false, dimensions_range: null });
-    expect(models.body.data.every((model: { capabilities: string[] }) => !model.capabilities.includes('chat'))).toBe(true);
+    expect(models.body.data.every((model: { capabilities: string[] }) => !model.capabilities.includes('chat'))).toBe(
+      true,
+    );
 
     const key = await server.createKey('admin');
     await embeddings({ model: 'sandbox-embedding', input: ['one', 'two'] }, key.secret);
     await embeddings({ model: 'sandbox-embedding', input: 'three four' }, key.secret);
-    const usage = await server.call('GET', `/v1/usage?group_by=feature&group_by=model&api_key_id=${key.id}`, { key: key.secret });
+    const usage = await server.call('GET', `/v1/usage?group_by=feature&group_by=model&api_key_id=${key.id}`, {
+      key: key.secret,
+    });
     expect(usage.status, usage.text).toBe(200);
     expect(usage.body.data).toEqual([
-      expect.objectContaining({ feature: 'embeddings', model: 'sandbox-embedding', requests: 2, input_tokens: countTokens('one') + countTokens('two') + countTokens('three four'), output_tokens: 0, cost_usd: 0 }),
+      expect.objectContaining({
+        feature: 'embeddings',
+        model: 'sandbox-embedding',
+        requests: 2,
+        input_tokens: countTokens('one') + countTokens('two') + countTokens('three four'),
+        output_tokens: 0,
+        cost_usd: 0,
+      }),
     ]);
     const all = await server.call('GET', '/v1/usage?group_by=feature&feature=embeddings');
     expect(all.body.data[0].requests).toBeGreaterThanOrEqual(5);
@@ -158,18 +253,33 @@ describe('clients unmodified against POST /v1/embeddings', () => {
 
   test('openai: embeddings.create (base64 asked for and decoded by the SDK), with dimensions; its errors are its own', async () => {
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: server.ownerKey, maxRetries: 0 });
-    const result = await client.embeddings.create({ model: 'sandbox-embedding', input: ['Refunds within 14 days', 'Free shipping'], dimensions: 64 });
+    const result = await client.embeddings.create({
+      model: 'sandbox-embedding',
+      input: ['Refunds within 14 days', 'Free shipping'],
+      dimensions: 64,
+    });
     expect(result.object).toBe('list');
     expect(result.model).toBe('sandbox-embedding');
-    expect(result.data.map((item) => item.embedding)).toEqual([float32(sandboxEmbedding('Refunds within 14 days', 64)), float32(sandboxEmbedding('Free shipping', 64))]);
+    expect(result.data.map((item) => item.embedding)).toEqual([
+      float32(sandboxEmbedding('Refunds within 14 days', 64)),
+      float32(sandboxEmbedding('Free shipping', 64)),
+    ]);
     expect(result.usage.prompt_tokens).toBe(countTokens('Refunds within 14 days') + countTokens('Free shipping'));
-    const floats = await client.embeddings.create({ model: 'sandbox-embedding', input: 'Free shipping', encoding_format: 'float' });
+    const floats = await client.embeddings.create({
+      model: 'sandbox-embedding',
+      input: 'Free shipping',
+      encoding_format: 'float',
+    });
     expect(floats.data[0]!.embedding).toEqual(float32(sandboxEmbedding('Free shipping')));
 
-    const error = await client.embeddings.create({ model: 'gpt-4o-mini', input: 'x' }).catch((caught: unknown) => caught);
+    const error = await client.embeddings
+      .create({ model: 'gpt-4o-mini', input: 'x' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.UnprocessableEntityError);
     expect((error as InstanceType<typeof OpenAI.UnprocessableEntityError>).param).toBe('model');
-    expect(await client.embeddings.create({ model: 'no-such-embedding', input: 'x' }).catch((caught: unknown) => caught)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(
+      await client.embeddings.create({ model: 'no-such-embedding', input: 'x' }).catch((caught: unknown) => caught),
+    ).toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   test('AI SDK: embed and embedMany with createOpenAI pointed at our /v1', async () => {
@@ -178,7 +288,12 @@ describe('clients unmodified against POST /v1/embeddings', () => {
     const one = await embed({ model, value: 'How long do refunds take?', maxRetries: 0 });
     expect(one.embedding).toEqual(float32(sandboxEmbedding('How long do refunds take?')));
     expect(one.usage.tokens).toBe(countTokens('How long do refunds take?'));
-    const many = await embedMany({ model, values: ['one', 'two', 'three'], maxRetries: 0, providerOptions: { openai: { dimensions: 32 } } });
+    const many = await embedMany({
+      model,
+      values: ['one', 'two', 'three'],
+      maxRetries: 0,
+      providerOptions: { openai: { dimensions: 32 } },
+    });
     expect(many.embeddings).toEqual(['one', 'two', 'three'].map((text) => float32(sandboxEmbedding(text, 32))));
   });
 });

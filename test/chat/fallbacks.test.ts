@@ -11,8 +11,8 @@ import type { components } from '../../generated/openapi.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { expectProblem } from '../support/expect.ts';
-import { startFakeAnthropic, startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 const CLAUDE = 'claude-haiku-4-5';
@@ -45,7 +45,11 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
   });
 
   async function newWorkspace() {
-    const created = await createWorkspace(server.platform.db, { name: `Fallbacks ${++counter}`, region: server.platform.config.region, now: new Date() });
+    const created = await createWorkspace(server.platform.db, {
+      name: `Fallbacks ${++counter}`,
+      region: server.platform.config.region,
+      now: new Date(),
+    });
     return { key: created.secret, workspaceId: created.workspace.id };
   }
 
@@ -54,14 +58,26 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
   }
 
   async function usageRows(workspaceId: string) {
-    const rows = await server.platform.db.selectFrom('usage_records').select(['model', 'input_tokens', 'output_tokens']).where('workspace_id', '=', workspaceId).orderBy('id').execute();
+    const rows = await server.platform.db
+      .selectFrom('usage_records')
+      .select(['model', 'input_tokens', 'output_tokens'])
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('id')
+      .execute();
     // PostgreSQL's bigint columns come back as strings.
-    return rows.map((row) => ({ model: row.model, input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) }));
+    return rows.map((row) => ({
+      model: row.model,
+      input_tokens: Number(row.input_tokens),
+      output_tokens: Number(row.output_tokens),
+    }));
   }
 
   /** The JSON of each `data:` event of a chat completion stream but `[DONE]`. */
   function chunksOf(answer: Answer) {
-    const data = answer.text.split('\n\n').filter(Boolean).map((block) => block.replace(/^data: /, ''));
+    const data = answer.text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) => block.replace(/^data: /, ''));
     expect(data.at(-1)).toBe('[DONE]');
     return data.slice(0, -1).map((d) => JSON.parse(d));
   }
@@ -73,13 +89,20 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     openai.enqueue({ error: { status: 503, headers: { 'retry-after': '0' } } });
     anthropic.enqueue({ text: 'Spring sale: 20% off every plan', usage: { input: 31, output: 11 } });
     const openaiBefore = openai.requests.length;
-    const answer = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'A subject line for the sale' }], max_completion_tokens: 60 });
+    const answer = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'A subject line for the sale' }],
+      max_completion_tokens: 60,
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(schemaErrors('/components/schemas/ChatCompletion', answer.body)).toEqual([]);
     expect(answer.body.model).toBe(CLAUDE);
     expect(answer.body.choices[0].message.content).toBe('Spring sale: 20% off every plan');
     expect(answer.body.models_tried).toEqual([{ model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 }]);
-    expect(answer.body.cost_usd).toBe(priceOf(model(CLAUDE), { inputTokens: 31, cachedInputTokens: 0, outputTokens: 11 }));
+    expect(answer.body.cost_usd).toBe(
+      priceOf(model(CLAUDE), { inputTokens: 31, cachedInputTokens: 0, outputTokens: 11 }),
+    );
     // Not retried on its own provider (PROVIDER_MAX_RETRIES=1 applies to the last model only).
     expect(openai.requests.length - openaiBefore).toBe(1);
     expect(anthropic.requests.at(-1)!.body).toMatchObject({ model: model(CLAUDE).upstream_id, max_tokens: 60 });
@@ -106,7 +129,11 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
   test('without a failure the first model answers and models_tried is empty; without models the answer has no models_tried', async () => {
     const { key } = await newWorkspace();
     openai.enqueue({ text: 'Hello', usage: { input: 3, output: 1 } });
-    const answered = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Hi' }] });
+    const answered = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
     expect(answered.body).toMatchObject({ model: 'gpt-4o-mini', models_tried: [] });
     openai.enqueue({ text: 'Hello', usage: { input: 3, output: 1 } });
     const plain = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
@@ -118,7 +145,14 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     const { key, workspaceId } = await newWorkspace();
     openai.enqueue({ error: { status: 429, headers: { 'retry-after': '20' }, type: 'rate_limit_error' } });
     anthropic.enqueue({ chunks: ['Ends', ' Sunday.'], usage: { input: 12, output: 2 } });
-    const answer = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'When does it end?' }], stream: true, stream_options: { include_usage: true }, store: true });
+    const answer = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'When does it end?' }],
+      stream: true,
+      stream_options: { include_usage: true },
+      store: true,
+    });
     expect(answer.status, answer.text).toBe(200);
     const chunks = chunksOf(answer);
     for (const chunk of chunks) expect(schemaErrors('/components/schemas/ChatCompletionChunk', chunk)).toEqual([]);
@@ -136,9 +170,19 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
 
   test('a failure after the first token is not retried elsewhere: the stream ends with an error, billed to the model that streamed', async () => {
     const { key, workspaceId } = await newWorkspace();
-    openai.enqueue({ chunks: ['Spring ', 'sale ', 'starts ', 'Monday'], cutAfterChunks: 2, chunkDelayMs: 5, usage: { input: 10, output: 4 } });
+    openai.enqueue({
+      chunks: ['Spring ', 'sale ', 'starts ', 'Monday'],
+      cutAfterChunks: 2,
+      chunkDelayMs: 5,
+      usage: { input: 10, output: 4 },
+    });
     const anthropicBefore = anthropic.requests.length;
-    const answer = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Announce it' }], stream: true });
+    const answer = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'Announce it' }],
+      stream: true,
+    });
     expect(answer.status).toBe(200);
     expect(answer.text).toContain('"content":"Spring "');
     expect(answer.text).toContain('event: error');
@@ -155,15 +199,27 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     const { key, workspaceId } = await newWorkspace();
     const anthropicBefore = anthropic.requests.length;
     openai.enqueue({ error: { status: 400, type: 'invalid_request_error', message: 'Invalid value for stop' } });
-    const refused = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Hi' }] });
+    const refused = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
     expectProblem(refused, 502, 'upstream_error');
     expect(refused.body.error).toMatchObject({ code: 'upstream_error' });
     expect(anthropic.requests.length).toBe(anthropicBefore);
 
     // The last model gets the server's retry (PROVIDER_MAX_RETRIES=1): Anthropic is called twice.
     openai.enqueue({ error: { status: 503 } });
-    anthropic.enqueue({ error: { status: 529, type: 'overloaded_error', headers: { 'retry-after': '0' } } }, { error: { status: 529, type: 'overloaded_error', headers: { 'retry-after': '30' } } });
-    const down = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    anthropic.enqueue(
+      { error: { status: 529, type: 'overloaded_error', headers: { 'retry-after': '0' } } },
+      { error: { status: 529, type: 'overloaded_error', headers: { 'retry-after': '30' } } },
+    );
+    const down = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+    });
     expectProblem(down, 503, 'upstream_unavailable');
     expect(down.body.detail).toContain(CLAUDE);
     expect(down.headers.get('retry-after')).toBe('30');
@@ -175,7 +231,11 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     const { key } = await newWorkspace();
     openai.enqueue({ error: { status: 500 } });
     anthropic.enqueue({ text: 'From Claude', usage: { input: 4, output: 2 } });
-    const answer = await complete(key, { model: 'gpt-4o-mini', models: [GEMINI, CLAUDE], messages: [{ role: 'user', content: 'Hi' }] });
+    const answer = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [GEMINI, CLAUDE],
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.model).toBe(CLAUDE);
     expect(answer.body.models_tried).toEqual([
@@ -201,10 +261,14 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     expectProblem(itself, 422, 'validation_failed');
     expect(itself.body.errors[0].pointer).toBe('/models/1');
 
-    const tools = [{ type: 'function', function: { name: 'get_price', parameters: { type: 'object', properties: {} } } }];
+    const tools = [
+      { type: 'function', function: { name: 'get_price', parameters: { type: 'object', properties: {} } } },
+    ];
     const noTools = await complete(key, { model: 'gpt-4o-mini', models: ['o1-mini'], messages, tools });
     expectProblem(noTools, 422, 'validation_failed');
-    expect(noTools.body.errors).toEqual([{ pointer: '/models/0', detail: 'o1-mini lacks the tools capability this request needs' }]);
+    expect(noTools.body.errors).toEqual([
+      { pointer: '/models/0', detail: 'o1-mini lacks the tools capability this request needs' },
+    ]);
 
     const embedding = await complete(key, { model: 'gpt-4o-mini', models: ['text-embedding-3-small'], messages });
     expectProblem(embedding, 422, 'validation_failed');
@@ -218,26 +282,46 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
 
   test('the output policy checks what a fallback writes; the audit entry names the model that wrote it', async () => {
     const { key, workspaceId } = await newWorkspace();
-    const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] } });
+    const rule = await server.call('POST', '/v1/compliance-rules', {
+      key,
+      body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] },
+    });
     expect(rule.status, rule.text).toBe(201);
     openai.enqueue({ error: { status: 503 } });
     anthropic.enqueue({ text: 'Our world-class beans', usage: { input: 6, output: 4 } });
-    const blocked = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Describe the beans' }] });
+    const blocked = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'Describe the beans' }],
+    });
     expectProblem(blocked, 422, 'policy_violation');
-    const audit = (await server.call('GET', '/v1/audit-logs', { key })).body.data as components['schemas']['AuditLogEntry'][];
-    expect(audit.find((entry) => entry.action === 'policy.violation')).toMatchObject({ details: { model: CLAUDE, blocked_output: 'Our world-class beans' } });
+    const audit = (await server.call('GET', '/v1/audit-logs', { key })).body
+      .data as components['schemas']['AuditLogEntry'][];
+    expect(audit.find((entry) => entry.action === 'policy.violation')).toMatchObject({
+      details: { model: CLAUDE, blocked_output: 'Our world-class beans' },
+    });
     // What the fallback generated was generated: billed under its model.
     expect(await usageRows(workspaceId)).toEqual([{ model: CLAUDE, input_tokens: 6, output_tokens: 4 }]);
   });
 
-  test('a block settled in the fallback\'s first text still ends its call and bills it', async () => {
+  test("a block settled in the fallback's first text still ends its call and bills it", async () => {
     const { key, workspaceId } = await newWorkspace();
-    const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] } });
+    const rule = await server.call('POST', '/v1/compliance-rules', {
+      key,
+      body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] },
+    });
     expect(rule.status, rule.text).toBe(201);
     openai.enqueue({ error: { status: 503 } });
     // The match is followed by enough text in the same delta for the guard to decide at the first text event.
-    anthropic.enqueue({ text: 'Our world-class beans are roasted daily in small batches by our own team, and shipped the same week. More.', usage: { input: 6, output: 24 } });
-    const blocked = await complete(key, { model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Describe the beans' }] });
+    anthropic.enqueue({
+      text: 'Our world-class beans are roasted daily in small batches by our own team, and shipped the same week. More.',
+      usage: { input: 6, output: 24 },
+    });
+    const blocked = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'Describe the beans' }],
+    });
     expectProblem(blocked, 422, 'policy_violation');
     // Billed under the model that wrote it (counted here when the call ended before the provider reported usage).
     expect((await usageRows(workspaceId)).map((row) => row.model)).toEqual([CLAUDE]);
@@ -245,12 +329,22 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
 
   test('with n = 2, a block in one choice ends the generation at once; the other choice breaking off later is no unhandled failure', async () => {
     const { key, workspaceId } = await newWorkspace();
-    const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] } });
+    const rule = await server.call('POST', '/v1/compliance-rules', {
+      key,
+      body: { name: 'No superlatives', kind: 'banned_phrase', phrases: ['world-class'] },
+    });
     expect(rule.status, rule.text).toBe(201);
-    const chunks = ['Our world-class beans are roasted daily in small batches by our own team, and shipped the same week. ', 'More.'];
+    const chunks = [
+      'Our world-class beans are roasted daily in small batches by our own team, and shipped the same week. ',
+      'More.',
+    ];
     openai.enqueue({ chunks, cutAfterChunks: 1, chunkDelayMs: 50 });
     openai.enqueue({ chunks, cutAfterChunks: 1, chunkDelayMs: 50 });
-    const blocked = await complete(key, { model: 'gpt-4o-mini', n: 2, messages: [{ role: 'user', content: 'Describe the beans' }] });
+    const blocked = await complete(key, {
+      model: 'gpt-4o-mini',
+      n: 2,
+      messages: [{ role: 'user', content: 'Describe the beans' }],
+    });
     expectProblem(blocked, 422, 'policy_violation');
     // Both calls were made and are billed; the server goes on answering.
     expect((await usageRows(workspaceId)).map((row) => row.model)).toEqual(['gpt-4o-mini', 'gpt-4o-mini']);
@@ -262,21 +356,52 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     const { key, workspaceId } = await newWorkspace();
     openai.enqueue({ error: { status: 503 } });
     anthropic.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 40, output: 7 } });
-    const answer = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', models: [CLAUDE], input: 'Announce the sale' } });
+    const answer = await server.call('POST', '/v1/responses', {
+      key,
+      body: { model: 'gpt-4o-mini', models: [CLAUDE], input: 'Announce the sale' },
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(schemaErrors('/components/schemas/Response', answer.body)).toEqual([]);
-    expect(answer.body).toMatchObject({ model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 }] });
+    expect(answer.body).toMatchObject({
+      model: CLAUDE,
+      models_tried: [{ model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 }],
+    });
     expect(answer.body.output[0].content[0].text).toBe('Spring sale: 20% off.');
     const stored = await server.call('GET', `/v1/responses/${answer.body.id}`, { key });
     expect(stored.body).toMatchObject({ model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini' }] });
 
     openai.enqueue({ error: { status: 502 } });
     anthropic.enqueue({ chunks: ['Ends', ' Sunday.'], usage: { input: 30, output: 2 } });
-    const streamed = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', models: [CLAUDE], previous_response_id: answer.body.id, input: 'When does it end?', stream: true } });
+    const streamed = await server.call('POST', '/v1/responses', {
+      key,
+      body: {
+        model: 'gpt-4o-mini',
+        models: [CLAUDE],
+        previous_response_id: answer.body.id,
+        input: 'When does it end?',
+        stream: true,
+      },
+    });
     expect(streamed.status, streamed.text).toBe(200);
-    const events = streamed.text.split('\n\n').filter(Boolean).map((block) => JSON.parse(block.split('\n').find((line) => line.startsWith('data: '))!.slice(6)));
-    expect(events[0]).toMatchObject({ type: 'response.created', response: { model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini', status: 503 }] } });
-    expect(events.at(-1)).toMatchObject({ type: 'response.completed', response: { model: CLAUDE, status: 'completed' } });
+    const events = streamed.text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) =>
+        JSON.parse(
+          block
+            .split('\n')
+            .find((line) => line.startsWith('data: '))!
+            .slice(6),
+        ),
+      );
+    expect(events[0]).toMatchObject({
+      type: 'response.created',
+      response: { model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini', status: 503 }] },
+    });
+    expect(events.at(-1)).toMatchObject({
+      type: 'response.completed',
+      response: { model: CLAUDE, status: 'completed' },
+    });
     expect((await usageRows(workspaceId)).map((row) => row.model)).toEqual([CLAUDE, CLAUDE]);
   });
 
@@ -286,9 +411,15 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     openai.enqueue({ error: { status: 503 } });
     anthropic.enqueue({ text: 'Hi from Claude', usage: { input: 5, output: 3 } });
     // The SDK sends body fields it does not know as they are (OpenRouter's clients pass `models` this way).
-    const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', models: [CLAUDE], messages: [{ role: 'user', content: 'Hi' }] } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+    const completion = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      models: [CLAUDE],
+      messages: [{ role: 'user', content: 'Hi' }],
+    } as OpenAI.ChatCompletionCreateParamsNonStreaming);
     expect(completion.model).toBe(CLAUDE);
     expect(completion.choices[0]!.message.content).toBe('Hi from Claude');
-    expect((completion as unknown as { models_tried: unknown }).models_tried).toEqual([{ model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 }]);
+    expect((completion as unknown as { models_tried: unknown }).models_tried).toEqual([
+      { model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 },
+    ]);
   });
 });

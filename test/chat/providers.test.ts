@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
-import { startFakeAnthropic, startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 describe.each(databaseKinds)('providers on %s', (kind) => {
@@ -39,7 +39,11 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
   });
 
   async function newWorkspace() {
-    const created = await createWorkspace(server.platform.db, { name: `Providers ${++counter}`, region: server.platform.config.region, now: new Date() });
+    const created = await createWorkspace(server.platform.db, {
+      name: `Providers ${++counter}`,
+      region: server.platform.config.region,
+      now: new Date(),
+    });
     return created.secret;
   }
 
@@ -57,10 +61,24 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
   test('OpenAI: an answer with the provider’s usage, cached tokens priced at the cached price', async () => {
     const key = await newWorkspace();
     openai.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 1200, output: 7, cachedInput: 1000 } });
-    const answer = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Be upbeat.' }, { role: 'user', content: 'Announce the sale' }], max_completion_tokens: 100, temperature: 0.5, stop: ['###'] });
+    const answer = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: 'Be upbeat.' },
+        { role: 'user', content: 'Announce the sale' },
+      ],
+      max_completion_tokens: 100,
+      temperature: 0.5,
+      stop: ['###'],
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.choices[0].message.content).toBe('Spring sale: 20% off.');
-    expect(answer.body.usage).toEqual({ prompt_tokens: 1200, completion_tokens: 7, total_tokens: 1207, prompt_tokens_details: { cached_tokens: 1000 } });
+    expect(answer.body.usage).toEqual({
+      prompt_tokens: 1200,
+      completion_tokens: 7,
+      total_tokens: 1207,
+      prompt_tokens_details: { cached_tokens: 1000 },
+    });
     const model = catalogue().get('gpt-4o-mini')!;
     expect(model.pricing.cached_input_per_million_usd).not.toBeNull();
     expect(answer.body.cost_usd).toBe(priceOf(model, { inputTokens: 1200, cachedInputTokens: 1000, outputTokens: 7 }));
@@ -77,9 +95,17 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
   test('OpenAI: a stream passes the provider’s chunks through, then usage and [DONE]', async () => {
     const key = await newWorkspace();
     openai.enqueue({ chunks: ['Spring', ' is', ' here'], usage: { input: 12, output: 3 } });
-    const answer = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } });
+    const answer = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(answer.status, answer.text).toBe(200);
-    const data = answer.text.split('\n\n').filter(Boolean).map((block) => block.replace(/^data: /, ''));
+    const data = answer.text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) => block.replace(/^data: /, ''));
     expect(data.at(-1)).toBe('[DONE]');
     const chunks = data.slice(0, -1).map((d) => JSON.parse(d));
     for (const chunk of chunks) expect(schemaErrors('/components/schemas/ChatCompletionChunk', chunk)).toEqual([]);
@@ -90,18 +116,26 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
   test('OpenAI: the Responses API front calls the provider with Chat Completions, the conversation replayed', async () => {
     const key = await newWorkspace();
     openai.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 40, output: 7 } });
-    const first = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', instructions: 'Be upbeat.', input: 'Announce the sale', max_output_tokens: 100 } });
+    const first = await server.call('POST', '/v1/responses', {
+      key,
+      body: { model: 'gpt-4o-mini', instructions: 'Be upbeat.', input: 'Announce the sale', max_output_tokens: 100 },
+    });
     expect(first.status, first.text).toBe(200);
     expect(first.body.output[0].content[0].text).toBe('Spring sale: 20% off.');
     expect(first.body.usage).toMatchObject({ input_tokens: 40, output_tokens: 7, total_tokens: 47 });
-    expect(first.body.cost_usd).toBe(priceOf(catalogue().get('gpt-4o-mini')!, { inputTokens: 40, cachedInputTokens: 0, outputTokens: 7 }));
+    expect(first.body.cost_usd).toBe(
+      priceOf(catalogue().get('gpt-4o-mini')!, { inputTokens: 40, cachedInputTokens: 0, outputTokens: 7 }),
+    );
     expect(openai.requests.at(-1)!.path).toMatch(/\/chat\/completions$/);
     expect(openai.requests.at(-1)!.body.messages).toEqual([
       { role: 'system', content: 'Be upbeat.' },
       { role: 'user', content: 'Announce the sale' },
     ]);
     openai.enqueue({ chunks: ['Ends', ' Sunday.'], usage: { input: 30, output: 2 } });
-    const next = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', previous_response_id: first.body.id, input: 'When does it end?', stream: true } });
+    const next = await server.call('POST', '/v1/responses', {
+      key,
+      body: { model: 'gpt-4o-mini', previous_response_id: first.body.id, input: 'When does it end?', stream: true },
+    });
     expect(next.status, next.text).toBe(200);
     expect(next.text).toContain('event: response.completed');
     // The instructions applied to the first response only; its input and output are replayed.
@@ -116,16 +150,31 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
     const key = await newWorkspace();
     const claude = catalogue().entries.find((m) => m.provider === 'anthropic')!;
     anthropic.enqueue({ text: 'Hello from Claude', usage: { input: 20, output: 4 } });
-    const answer = await complete(key, { model: claude.id, messages: [{ role: 'system', content: 'Be kind.' }, { role: 'user', content: 'Hi' }], max_completion_tokens: 64 });
+    const answer = await complete(key, {
+      model: claude.id,
+      messages: [
+        { role: 'system', content: 'Be kind.' },
+        { role: 'user', content: 'Hi' },
+      ],
+      max_completion_tokens: 64,
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.choices[0].message.content).toBe('Hello from Claude');
     expect(answer.body.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 4 });
     const sent = anthropic.requests.at(-1)!;
     expect(sent.headers['x-api-key']).toBe('sk-ant-test');
-    expect(sent.body).toMatchObject({ model: claude.upstream_id, max_tokens: 64, system: [{ type: 'text', text: 'Be kind.' }] });
+    expect(sent.body).toMatchObject({
+      model: claude.upstream_id,
+      max_tokens: 64,
+      system: [{ type: 'text', text: 'Be kind.' }],
+    });
 
     anthropic.enqueue({ chunks: ['Str', 'eamed'], usage: { input: 5, output: 2 } });
-    const streamed = await complete(key, { model: claude.id, messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    const streamed = await complete(key, {
+      model: claude.id,
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+    });
     expect(streamed.text).toContain('"content":"Str"');
     expect(streamed.text.trim().endsWith('data: [DONE]')).toBe(true);
 
@@ -139,9 +188,17 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
   test('a thread’s stored messages are sent upstream before the new ones', async () => {
     const key = await newWorkspace();
     openai.enqueue({ text: 'First answer' });
-    const first = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'First question' }], store: true });
+    const first = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'First question' }],
+      store: true,
+    });
     openai.enqueue({ text: 'Second answer' });
-    await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Second question' }], thread_id: first.body.thread_id });
+    await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Second question' }],
+      thread_id: first.body.thread_id,
+    });
     expect(openai.requests.at(-1)!.body.messages).toEqual([
       { role: 'user', content: 'First question' },
       { role: 'assistant', content: 'First answer' },
@@ -152,7 +209,10 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
   test('the provider’s 429 is ours with its Retry-After; outages are 503; a refused key is 502; none is billed', async () => {
     const key = await newWorkspace();
     // PROVIDER_MAX_RETRIES=1: a 429 is tried twice.
-    openai.enqueue({ error: { status: 429, headers: { 'retry-after': '0' }, type: 'rate_limit_error' } }, { error: { status: 429, headers: { 'retry-after': '7' }, type: 'rate_limit_error' } });
+    openai.enqueue(
+      { error: { status: 429, headers: { 'retry-after': '0' }, type: 'rate_limit_error' } },
+      { error: { status: 429, headers: { 'retry-after': '7' }, type: 'rate_limit_error' } },
+    );
     const before = openai.requests.length;
     const limited = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] });
     expectProblem(limited, 429, 'upstream_rate_limited');
@@ -160,12 +220,25 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
     expect(limited.body.error).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' });
     expect(openai.requests.length - before).toBe(2);
 
-    openai.enqueue({ error: { status: 429, headers: { 'retry-after': '0' } } }, { text: 'Recovered', usage: { input: 3, output: 1 } });
-    expect((await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })).body.choices[0].message.content).toBe('Recovered');
+    openai.enqueue(
+      { error: { status: 429, headers: { 'retry-after': '0' } } },
+      { text: 'Recovered', usage: { input: 3, output: 1 } },
+    );
+    expect(
+      (await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })).body.choices[0]
+        .message.content,
+    ).toBe('Recovered');
 
-    anthropic.enqueue({ error: { status: 529, type: 'overloaded_error', headers: { 'retry-after': '0' } } }, { error: { status: 529, type: 'overloaded_error', headers: { 'retry-after': '30' } } });
+    anthropic.enqueue(
+      { error: { status: 529, type: 'overloaded_error', headers: { 'retry-after': '0' } } },
+      { error: { status: 529, type: 'overloaded_error', headers: { 'retry-after': '30' } } },
+    );
     const claude = catalogue().entries.find((m) => m.provider === 'anthropic')!;
-    const overloaded = await complete(key, { model: claude.id, messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    const overloaded = await complete(key, {
+      model: claude.id,
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+    });
     expectProblem(overloaded, 503, 'upstream_unavailable');
     expect(overloaded.headers.get('retry-after')).toBe('30');
 
@@ -186,13 +259,19 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
     const response = await fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Go on forever' }], stream: true, store: true }),
+      body: JSON.stringify({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Go on forever' }],
+        stream: true,
+        store: true,
+      }),
       signal: controller.signal,
     });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
     let received = '';
-    while ((received.match(/"content"/g) ?? []).length < 5) received += new TextDecoder().decode((await reader.read()).value);
+    while ((received.match(/"content"/g) ?? []).length < 5)
+      received += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
     await openai.waitForDisconnect(10_000);
     expect(openai.disconnects).toBe(disconnects + 1);

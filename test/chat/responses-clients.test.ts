@@ -13,7 +13,12 @@ const WEATHER: OpenAI.Responses.FunctionTool = {
   type: 'function',
   name: 'get_weather',
   description: 'Get the current weather in a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
   strict: true,
 };
 
@@ -30,7 +35,11 @@ describe('Responses API clients against our API', () => {
   });
 
   test('openai: responses.create answers a response whose output_text the SDK computes', async () => {
-    const response = await openai.responses.create({ model: 'sandbox-echo', instructions: 'Repeat me.', input: 'Spring sale starts Monday' });
+    const response = await openai.responses.create({
+      model: 'sandbox-echo',
+      instructions: 'Repeat me.',
+      input: 'Spring sale starts Monday',
+    });
     expect(response.object).toBe('response');
     expect(response.status).toBe('completed');
     expect(response.output_text).toBe('Spring sale starts Monday');
@@ -40,7 +49,11 @@ describe('Responses API clients against our API', () => {
 
   test('openai: previous_response_id, retrieve, inputItems.list and delete', async () => {
     const first = await openai.responses.create({ model: 'sandbox-echo', input: 'first turn' });
-    const second = await openai.responses.create({ model: 'sandbox-echo', input: [{ role: 'user', content: 'second turn' }], previous_response_id: first.id });
+    const second = await openai.responses.create({
+      model: 'sandbox-echo',
+      input: [{ role: 'user', content: 'second turn' }],
+      previous_response_id: first.id,
+    });
     expect(second.previous_response_id).toBe(first.id);
     expect(second.usage!.input_tokens).toBeGreaterThan(first.usage!.input_tokens);
     const retrieved = await openai.responses.retrieve(second.id);
@@ -48,11 +61,19 @@ describe('Responses API clients against our API', () => {
     const items = [];
     for await (const item of openai.responses.inputItems.list(second.id, { limit: 1 })) items.push(item);
     expect(items).toHaveLength(1);
-    expect(items[0]).toMatchObject({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'second turn' }] });
+    expect(items[0]).toMatchObject({
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: 'second turn' }],
+    });
     const deleted = await openai.responses.delete(second.id);
     expect(deleted).toMatchObject({ id: second.id, object: 'response', deleted: true });
     await expect(openai.responses.retrieve(second.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    await expect(openai.responses.create({ model: 'no-such-model', input: 'hi' })).rejects.toMatchObject({ status: 404, code: 'model_not_found', param: 'model' });
+    await expect(openai.responses.create({ model: 'no-such-model', input: 'hi' })).rejects.toMatchObject({
+      status: 404,
+      code: 'model_not_found',
+      param: 'model',
+    });
   });
 
   test('openai: inputItems.list pages through every item with after', async () => {
@@ -66,7 +87,11 @@ describe('Responses API clients against our API', () => {
   });
 
   test('openai: stream: true yields the typed events, ending with response.completed', async () => {
-    const stream = await openai.responses.create({ model: 'sandbox-echo', input: 'Spring sale starts Monday', stream: true });
+    const stream = await openai.responses.create({
+      model: 'sandbox-echo',
+      input: 'Spring sale starts Monday',
+      stream: true,
+    });
     const types: string[] = [];
     let text = '';
     let completed: OpenAI.Responses.Response | undefined;
@@ -87,7 +112,11 @@ describe('Responses API clients against our API', () => {
 
   test('AI SDK: the default OpenAI provider (Responses API) with generateText and streamText', async () => {
     const provider = createOpenAI({ baseURL: `${server.url}/v1`, apiKey: server.ownerKey });
-    const generated = await generateText({ model: provider('sandbox-echo'), system: 'Repeat me.', prompt: 'Spring sale starts Monday' });
+    const generated = await generateText({
+      model: provider('sandbox-echo'),
+      system: 'Repeat me.',
+      prompt: 'Spring sale starts Monday',
+    });
     expect(generated.text).toBe('Spring sale starts Monday');
     expect(generated.finishReason).toBe('stop');
     expect(generated.usage.inputTokens).toBeGreaterThan(0);
@@ -101,13 +130,21 @@ describe('Responses API clients against our API', () => {
     expect((await streamed.usage).outputTokens).toBeGreaterThan(0);
 
     // A conversation continued through the provider's previousResponseId option.
-    const next = await generateText({ model: provider('sandbox-echo'), prompt: 'next turn', providerOptions: { openai: { previousResponseId: responseId } } });
+    const next = await generateText({
+      model: provider('sandbox-echo'),
+      prompt: 'next turn',
+      providerOptions: { openai: { previousResponseId: responseId } },
+    });
     expect(next.text).toBe('next turn');
     expect(next.usage.inputTokens).toBeGreaterThan(generated.usage.inputTokens!);
   });
 
   test('openai: responses.create with tools, the function_call_output sent back with previous_response_id, the answer', async () => {
-    const first = await openai.responses.create({ model: 'sandbox-writer', input: 'What is the weather in Paris?', tools: [WEATHER] });
+    const first = await openai.responses.create({
+      model: 'sandbox-writer',
+      input: 'What is the weather in Paris?',
+      tools: [WEATHER],
+    });
     expect(first.status).toBe('completed');
     expect(first.output_text).toBe('');
     const call = first.output[0]!;
@@ -117,17 +154,30 @@ describe('Responses API clients against our API', () => {
     const second = await openai.responses.create({
       model: 'sandbox-writer',
       previous_response_id: first.id,
-      input: [{ type: 'function_call_output', call_id: call.call_id, output: JSON.stringify({ temperature: 21, sky: 'clear' }) }],
+      input: [
+        {
+          type: 'function_call_output',
+          call_id: call.call_id,
+          output: JSON.stringify({ temperature: 21, sky: 'clear' }),
+        },
+      ],
       tools: [WEATHER],
     });
     expect(second.output_text).toBe('get_weather: {"temperature":21,"sky":"clear"}.');
     const items = [];
     for await (const item of openai.responses.inputItems.list(second.id)) items.push(item);
-    expect(items).toEqual([expect.objectContaining({ type: 'function_call_output', call_id: call.call_id, status: 'completed' })]);
+    expect(items).toEqual([
+      expect.objectContaining({ type: 'function_call_output', call_id: call.call_id, status: 'completed' }),
+    ]);
   });
 
   test('openai: streamed, the SDK’s stream helper assembles the calls; the stateless round trip repeats them in input', async () => {
-    const stream = openai.responses.stream({ model: 'sandbox-writer', input: 'What is the weather in Paris and Berlin?', tools: [WEATHER], store: false });
+    const stream = openai.responses.stream({
+      model: 'sandbox-writer',
+      input: 'What is the weather in Paris and Berlin?',
+      tools: [WEATHER],
+      store: false,
+    });
     const deltas: string[] = [];
     stream.on('response.function_call_arguments.delta', (event) => deltas.push(event.delta));
     const final = await stream.finalResponse();
@@ -141,8 +191,15 @@ describe('Responses API clients against our API', () => {
 
     // The stateless round trip gives back the output of `create` (the stream helper's items carry the SDK's own
     // `parsed_arguments`, which is not an input field).
-    const unstored = await openai.responses.create({ model: 'sandbox-writer', input: 'What is the weather in Paris and Berlin?', tools: [WEATHER], store: false });
-    expect(unstored.output.map((item) => (item.type === 'function_call' ? item.call_id : null))).toEqual(calls.map((call) => call.call_id));
+    const unstored = await openai.responses.create({
+      model: 'sandbox-writer',
+      input: 'What is the weather in Paris and Berlin?',
+      tools: [WEATHER],
+      store: false,
+    });
+    expect(unstored.output.map((item) => (item.type === 'function_call' ? item.call_id : null))).toEqual(
+      calls.map((call) => call.call_id),
+    );
     const answer = await openai.responses.create({
       model: 'sandbox-writer',
       store: false,
@@ -150,7 +207,11 @@ describe('Responses API clients against our API', () => {
       input: [
         { role: 'user', content: 'What is the weather in Paris and Berlin?' },
         ...unstored.output.filter((item) => item.type === 'function_call'),
-        ...calls.map((call, i) => ({ type: 'function_call_output' as const, call_id: call.call_id, output: `{"temperature":${20 + i}}` })),
+        ...calls.map((call, i) => ({
+          type: 'function_call_output' as const,
+          call_id: call.call_id,
+          output: `{"temperature":${20 + i}}`,
+        })),
       ],
     });
     expect(answer.output_text).toBe('get_weather: {"temperature":20}. get_weather: {"temperature":21}.');
@@ -162,11 +223,20 @@ describe('Responses API clients against our API', () => {
     const tools = {
       get_weather: tool({
         description: 'Get the current weather in a city',
-        inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }),
+        inputSchema: jsonSchema<{ city: string }>({
+          type: 'object',
+          properties: { city: { type: 'string' } },
+          required: ['city'],
+        }),
         execute: async ({ city }) => (cities.push(city), { city, temperature: 21 }),
       }),
     };
-    const result = await generateText({ model, tools, stopWhen: stepCountIs(3), prompt: 'What is the weather in Paris?' });
+    const result = await generateText({
+      model,
+      tools,
+      stopWhen: stepCountIs(3),
+      prompt: 'What is the weather in Paris?',
+    });
     expect(cities).toEqual(['Paris']);
     expect(result.steps).toHaveLength(2);
     expect(result.steps[0]!.finishReason).toBe('tool-calls');

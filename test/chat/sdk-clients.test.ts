@@ -67,22 +67,46 @@ describe('OpenAI clients against our API', () => {
   });
 
   test('openai: our problems are the SDK’s exceptions, with OpenAI’s error fields', async () => {
-    const notFound = await openai.chat.completions.create({ model: 'gpt-nonexistent', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    const notFound = await openai.chat.completions
+      .create({ model: 'gpt-nonexistent', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
     expect(notFound).toBeInstanceOf(OpenAI.NotFoundError);
-    expect(notFound).toMatchObject({ status: 404, code: 'model_not_found', param: 'model', type: 'invalid_request_error' });
-    const unavailable = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect(notFound).toMatchObject({
+      status: 404,
+      code: 'model_not_found',
+      param: 'model',
+      type: 'invalid_request_error',
+    });
+    const unavailable = await openai.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((e: unknown) => e);
     expect(unavailable).toBeInstanceOf(OpenAI.UnprocessableEntityError);
     expect((unavailable as Error).message).toContain('OPENAI_API_KEY');
     const bad = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'cs_live_wrong', maxRetries: 0 });
-    await expect(bad.chat.completions.create({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(
+      bad.chat.completions.create({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
   test('@ai-sdk/openai-compatible: generateText and streamText through our API', async () => {
-    const provider = createOpenAICompatible({ name: 'content-service', baseURL: `${server.url}/v1`, apiKey: server.ownerKey, includeUsage: true });
-    const generated = await generateText({ model: provider.chatModel('sandbox-echo'), prompt: 'Hello from the AI SDK', maxRetries: 0 });
+    const provider = createOpenAICompatible({
+      name: 'content-service',
+      baseURL: `${server.url}/v1`,
+      apiKey: server.ownerKey,
+      includeUsage: true,
+    });
+    const generated = await generateText({
+      model: provider.chatModel('sandbox-echo'),
+      prompt: 'Hello from the AI SDK',
+      maxRetries: 0,
+    });
     expect(generated.text).toBe('Hello from the AI SDK');
     expect(generated.usage.outputTokens).toBeGreaterThan(0);
-    const streamed = streamText({ model: provider.chatModel('sandbox-writer'), prompt: 'Roasting coffee beans at home: roasting tips', maxRetries: 0 });
+    const streamed = streamText({
+      model: provider.chatModel('sandbox-writer'),
+      prompt: 'Roasting coffee beans at home: roasting tips',
+      maxRetries: 0,
+    });
     let text = '';
     for await (const delta of streamed.textStream) text += delta;
     expect(text.startsWith('Draft on roasting')).toBe(true);

@@ -10,16 +10,19 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { readImage } from '../../src/features/engine/images.ts';
-import { Problem } from '../../src/platform/problems.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { Problem } from '../../src/platform/problems.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
-import { startFakeAnthropic, startFakeGoogle, startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type FakeProvider, startFakeAnthropic, startFakeGoogle, startFakeOpenAi } from '../support/fake-providers.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 /** A 1×1 PNG. */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 const PNG_DATA_URL = `data:image/png;base64,${PNG.toString('base64')}`;
 
 const WEATHER = {
@@ -27,12 +30,24 @@ const WEATHER = {
   function: {
     name: 'get_weather',
     description: 'Get the weather forecast for a city.',
-    parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['city'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+      required: ['city'],
+      additionalProperties: false,
+    },
   },
 };
 type Schemas = components['schemas'];
 
-const TIME = { type: 'function', function: { name: 'get_local_time', description: 'The local time in a city.', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+const TIME = {
+  type: 'function',
+  function: {
+    name: 'get_local_time',
+    description: 'The local time in a city.',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+};
 const ASK = { role: 'user', content: 'Should I pack an umbrella for Lisbon tomorrow?' };
 const ARGS = '{"city":"Lisbon","unit":"celsius"}';
 
@@ -51,7 +66,12 @@ function joinedCalls(chunks: Schemas['ChatCompletionChunk'][]): { id: string; na
   const calls: { id: string; name: string; arguments: string }[] = [];
   for (const chunk of chunks) {
     for (const fragment of chunk.choices[0]?.delta.tool_calls ?? []) {
-      if (fragment.id) calls[fragment.index] = { id: fragment.id, name: fragment.function!.name!, arguments: fragment.function!.arguments! };
+      if (fragment.id)
+        calls[fragment.index] = {
+          id: fragment.id,
+          name: fragment.function!.name!,
+          arguments: fragment.function!.arguments!,
+        };
       else calls[fragment.index]!.arguments += fragment.function!.arguments!;
     }
   }
@@ -64,7 +84,8 @@ async function startImageServer(): Promise<{ url: string; requests: string[]; cl
   const server = http.createServer((req, res) => {
     requests.push(req.url ?? '');
     if (req.url === '/roast.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
-    else if (req.url === '/page.html') res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not an image</html>');
+    else if (req.url === '/page.html')
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html>not an image</html>');
     else if (req.url === '/big.png') {
       res.writeHead(200, { 'content-type': 'image/png' });
       const block = Buffer.alloc(1024 * 1024);
@@ -97,7 +118,12 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
   let counter = 0;
 
   beforeAll(async () => {
-    [openai, anthropic, google, images] = await Promise.all([startFakeOpenAi(), startFakeAnthropic(), startFakeGoogle(), startImageServer()]);
+    [openai, anthropic, google, images] = await Promise.all([
+      startFakeOpenAi(),
+      startFakeAnthropic(),
+      startFakeGoogle(),
+      startImageServer(),
+    ]);
     server = await startTestServer({
       database: kind,
       env: {
@@ -119,7 +145,12 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
   });
 
   async function newWorkspace() {
-    const created = await createWorkspace(server.platform.db, { name: `Tools ${++counter}`, region: server.platform.config.region, ownerEmail: `t${counter}@test.example`, now: new Date() });
+    const created = await createWorkspace(server.platform.db, {
+      name: `Tools ${++counter}`,
+      region: server.platform.config.region,
+      ownerEmail: `t${counter}@test.example`,
+      now: new Date(),
+    });
     return created.secret;
   }
 
@@ -134,7 +165,11 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(first.status, first.text).toBe(200);
     expect(schemaErrors('/components/schemas/ChatCompletion', first.body)).toEqual([]);
     expect(first.body.choices[0]).toMatchObject({
-      message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }] },
+      message: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_weather1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }],
+      },
       finish_reason: 'tool_calls',
     });
     const sent = openai.requests.at(-1)!.body;
@@ -145,35 +180,67 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
 
     openai.enqueue({ text: 'Yes: showers are likely in Lisbon tomorrow (80%), so pack an umbrella.' });
     const result = '{"city":"Lisbon","temperature_c":17,"conditions":"showers","chance_of_rain":0.8}';
-    const second = await complete(key, { model: 'gpt-4o-mini', tools: [WEATHER], messages: [ASK, first.body.choices[0].message, { role: 'tool', tool_call_id: 'call_weather1', content: result }] });
+    const second = await complete(key, {
+      model: 'gpt-4o-mini',
+      tools: [WEATHER],
+      messages: [ASK, first.body.choices[0].message, { role: 'tool', tool_call_id: 'call_weather1', content: result }],
+    });
     expect(second.status, second.text).toBe(200);
-    expect(second.body.choices[0]).toMatchObject({ message: { content: 'Yes: showers are likely in Lisbon tomorrow (80%), so pack an umbrella.' }, finish_reason: 'stop' });
+    expect(second.body.choices[0]).toMatchObject({
+      message: { content: 'Yes: showers are likely in Lisbon tomorrow (80%), so pack an umbrella.' },
+      finish_reason: 'stop',
+    });
     expect(second.body.choices[0].message.tool_calls).toBeUndefined();
     expect(openai.requests.at(-1)!.body.messages).toEqual([
       { role: 'user', content: ASK.content },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_weather1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_weather1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }],
+      },
       { role: 'tool', tool_call_id: 'call_weather1', content: result },
     ]);
   });
 
   test('OpenAI: a streamed tool call comes in OpenAI’s fragments; joined they are the non-streamed arguments', async () => {
     const key = await newWorkspace();
-    openai.enqueue({ toolCalls: [{ id: 'call_s1', name: 'get_weather', arguments: ARGS, chunks: ['{"city":', '"Lisbon",', '"unit":"celsius"}'] }] });
-    const streamed = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tools: [WEATHER], stream: true, stream_options: { include_usage: true } });
+    openai.enqueue({
+      toolCalls: [
+        { id: 'call_s1', name: 'get_weather', arguments: ARGS, chunks: ['{"city":', '"Lisbon",', '"unit":"celsius"}'] },
+      ],
+    });
+    const streamed = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [ASK],
+      tools: [WEATHER],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(streamed.status, streamed.text).toBe(200);
     const chunks = chunksOf(streamed);
     for (const chunk of chunks) expect(schemaErrors('/components/schemas/ChatCompletionChunk', chunk)).toEqual([]);
     const fragments = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
-    expect(fragments[0]).toEqual({ index: 0, id: 'call_s1', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    expect(fragments[0]).toEqual({
+      index: 0,
+      id: 'call_s1',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '' },
+    });
     for (const later of fragments.slice(1)) expect(Object.keys(later).sort()).toEqual(['function', 'index']);
-    expect(fragments.slice(1).map((f) => f.function)).toEqual([{ arguments: '{"city":' }, { arguments: '"Lisbon",' }, { arguments: '"unit":"celsius"}' }]);
+    expect(fragments.slice(1).map((f) => f.function)).toEqual([
+      { arguments: '{"city":' },
+      { arguments: '"Lisbon",' },
+      { arguments: '"unit":"celsius"}' },
+    ]);
     expect(chunks.filter((c) => c.choices[0]?.delta.role === 'assistant')).toHaveLength(1);
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('tool_calls');
     expect(chunks.at(-1)!.usage!.total_tokens).toBeGreaterThan(0);
 
     openai.enqueue({ toolCalls: [{ id: 'call_s1', name: 'get_weather', arguments: ARGS }] });
     const whole = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tools: [WEATHER] });
-    expect(joinedCalls(chunks)).toEqual([{ id: 'call_s1', name: 'get_weather', arguments: whole.body.choices[0].message.tool_calls[0].function.arguments }]);
+    expect(joinedCalls(chunks)).toEqual([
+      { id: 'call_s1', name: 'get_weather', arguments: whole.body.choices[0].message.tool_calls[0].function.arguments },
+    ]);
   });
 
   test('parallel tool calls in one answer, streamed and not; parallel_tool_calls false reaches OpenAI and Anthropic', async () => {
@@ -183,17 +250,42 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
       { id: 'call_p2', name: 'get_local_time', arguments: '{"city":"Lisbon"}' },
     ];
     openai.enqueue({ toolCalls: two });
-    const whole = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Weather and time in Lisbon?' }], tools: [WEATHER, TIME] });
-    expect(whole.body.choices[0].message.tool_calls.map((c: Schemas['ChatCompletionMessageToolCall']) => [c.id, c.function.name, c.function.arguments])).toEqual(two.map((c) => [c.id, c.name, c.arguments]));
+    const whole = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Weather and time in Lisbon?' }],
+      tools: [WEATHER, TIME],
+    });
+    expect(
+      whole.body.choices[0].message.tool_calls.map((c: Schemas['ChatCompletionMessageToolCall']) => [
+        c.id,
+        c.function.name,
+        c.function.arguments,
+      ]),
+    ).toEqual(two.map((c) => [c.id, c.name, c.arguments]));
     openai.enqueue({ toolCalls: two });
-    const streamed = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Weather and time in Lisbon?' }], tools: [WEATHER, TIME], stream: true });
+    const streamed = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Weather and time in Lisbon?' }],
+      tools: [WEATHER, TIME],
+      stream: true,
+    });
     expect(joinedCalls(chunksOf(streamed))).toEqual(two);
 
     openai.enqueue({ toolCalls: [two[0]!] });
-    await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Weather in Lisbon?' }], tools: [WEATHER, TIME], parallel_tool_calls: false });
+    await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Weather in Lisbon?' }],
+      tools: [WEATHER, TIME],
+      parallel_tool_calls: false,
+    });
     expect(openai.requests.at(-1)!.body.parallel_tool_calls).toBe(false);
     anthropic.enqueue({ toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lisbon"}' }] });
-    const claude = await complete(key, { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'Weather in Lisbon?' }], tools: [WEATHER, TIME], parallel_tool_calls: false });
+    const claude = await complete(key, {
+      model: 'claude-haiku-4-5',
+      messages: [{ role: 'user', content: 'Weather in Lisbon?' }],
+      tools: [WEATHER, TIME],
+      parallel_tool_calls: false,
+    });
     expect(claude.status, claude.text).toBe(200);
     expect(anthropic.requests.at(-1)!.body.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
   });
@@ -201,15 +293,29 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
   test('each tool_choice form reaches the provider; a choice without tools, or of an unknown tool, is refused', async () => {
     const key = await newWorkspace();
     for (const choice of ['none', 'auto', 'required', { type: 'function', function: { name: 'get_weather' } }]) {
-      openai.enqueue(choice === 'none' ? { text: 'I cannot check the weather right now.' } : { toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lisbon"}' }] });
-      const answer = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tools: [WEATHER], tool_choice: choice });
+      openai.enqueue(
+        choice === 'none'
+          ? { text: 'I cannot check the weather right now.' }
+          : { toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lisbon"}' }] },
+      );
+      const answer = await complete(key, {
+        model: 'gpt-4o-mini',
+        messages: [ASK],
+        tools: [WEATHER],
+        tool_choice: choice,
+      });
       expect(answer.status, answer.text).toBe(200);
       expect(openai.requests.at(-1)!.body.tool_choice).toEqual(choice);
       // A named choice makes OpenAI answer `stop`; a choice that called tools is `tool_calls` all the same.
       expect(answer.body.choices[0].finish_reason).toBe(choice === 'none' ? 'stop' : 'tool_calls');
     }
     anthropic.enqueue({ toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lisbon"}' }] });
-    await complete(key, { model: 'claude-haiku-4-5', messages: [ASK], tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    await complete(key, {
+      model: 'claude-haiku-4-5',
+      messages: [ASK],
+      tools: [WEATHER],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
     expect(anthropic.requests.at(-1)!.body.tool_choice).toEqual({ type: 'tool', name: 'get_weather' });
     anthropic.enqueue({ toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lisbon"}' }] });
     await complete(key, { model: 'claude-haiku-4-5', messages: [ASK], tools: [WEATHER], tool_choice: 'required' });
@@ -219,19 +325,39 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     const noTools = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tool_choice: 'auto' });
     expectProblem(noTools, 422, 'validation_failed');
     expect(noTools.body.error.param).toBe('tool_choice');
-    const unknown = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tools: [WEATHER], tool_choice: { type: 'function', function: { name: 'get_time' } } });
+    const unknown = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [ASK],
+      tools: [WEATHER],
+      tool_choice: { type: 'function', function: { name: 'get_time' } },
+    });
     expectProblem(unknown, 422, 'validation_failed');
     expect(unknown.body.error.param).toBe('tool_choice.function.name');
     const twice = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tools: [WEATHER, WEATHER] });
     expect(twice.body.error.param).toBe('tools[1].function.name');
-    const badName = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tools: [{ type: 'function', function: { name: 'get weather' } }] });
+    const badName = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [ASK],
+      tools: [{ type: 'function', function: { name: 'get weather' } }],
+    });
     expectProblem(badName, 422, 'validation_failed');
-    const strayResult = await complete(key, { model: 'gpt-4o-mini', messages: [ASK, { role: 'tool', tool_call_id: 'call_nowhere', content: '{}' }], tools: [WEATHER] });
+    const strayResult = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [ASK, { role: 'tool', tool_call_id: 'call_nowhere', content: '{}' }],
+      tools: [WEATHER],
+    });
     expectProblem(strayResult, 422, 'validation_failed');
     expect(strayResult.body.error.param).toBe('messages[1].tool_call_id');
-    const emptyAssistant = await complete(key, { model: 'gpt-4o-mini', messages: [ASK, { role: 'assistant', content: null }] });
+    const emptyAssistant = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [ASK, { role: 'assistant', content: null }],
+    });
     expect(emptyAssistant.body.error.param).toBe('messages[1].content');
-    const tooMany = await complete(key, { model: 'gpt-4o-mini', messages: [ASK], tools: Array.from({ length: 129 }, (_, i) => ({ type: 'function', function: { name: `tool_${i}` } })) });
+    const tooMany = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [ASK],
+      tools: Array.from({ length: 129 }, (_, i) => ({ type: 'function', function: { name: `tool_${i}` } })),
+    });
     expectProblem(tooMany, 422, 'validation_failed');
     expect(openai.requests.length).toBe(calls);
   });
@@ -249,39 +375,110 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(none.body.choices[0].message.content).toBe(`You said: ${ASK.content}`);
     expect(openai.requests.length).toBe(calls + 1);
     expect(openai.requests.at(-1)!.body.tools).toBeUndefined();
-    const image = await complete(key, { model: 'o1-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }] }] });
+    const image = await complete(key, {
+      model: 'o1-mini',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: PNG_DATA_URL } },
+          ],
+        },
+      ],
+    });
     expectProblem(image, 422, 'validation_failed');
-    expect(image.body.errors[0]).toEqual({ pointer: '/messages/0/content/1', detail: expect.stringContaining('vision capability') });
+    expect(image.body.errors[0]).toEqual({
+      pointer: '/messages/0/content/1',
+      detail: expect.stringContaining('vision capability'),
+    });
     expect((await server.call('GET', '/v1/usage', { key })).body.totals.requests).toBe(1);
   });
 
   test('Anthropic: tools, tool_use and tool_result in its wire format, streamed and not', async () => {
     const key = await newWorkspace();
     anthropic.enqueue({ toolCalls: [{ id: 'toolu_01Weather', name: 'get_weather', arguments: ARGS }] });
-    const first = await complete(key, { model: 'claude-haiku-4-5', messages: [{ role: 'system', content: 'Use the tools.' }, ASK], tools: [WEATHER] });
+    const first = await complete(key, {
+      model: 'claude-haiku-4-5',
+      messages: [{ role: 'system', content: 'Use the tools.' }, ASK],
+      tools: [WEATHER],
+    });
     expect(first.status, first.text).toBe(200);
-    expect(first.body.choices[0]).toMatchObject({ message: { content: null, tool_calls: [{ id: 'toolu_01Weather', function: { name: 'get_weather', arguments: ARGS } }] }, finish_reason: 'tool_calls' });
+    expect(first.body.choices[0]).toMatchObject({
+      message: {
+        content: null,
+        tool_calls: [{ id: 'toolu_01Weather', function: { name: 'get_weather', arguments: ARGS } }],
+      },
+      finish_reason: 'tool_calls',
+    });
     const sent = anthropic.requests.at(-1)!.body;
-    expect(sent.tools).toEqual([expect.objectContaining({ name: 'get_weather', description: WEATHER.function.description, input_schema: WEATHER.function.parameters })]);
+    expect(sent.tools).toEqual([
+      expect.objectContaining({
+        name: 'get_weather',
+        description: WEATHER.function.description,
+        input_schema: WEATHER.function.parameters,
+      }),
+    ]);
 
-    anthropic.enqueue({ toolCalls: [{ id: 'toolu_02Weather', name: 'get_weather', arguments: ARGS, chunks: ['{"city": "Lis', 'bon", "unit"', ': "celsius"}'] }] });
-    const streamed = await complete(key, { model: 'claude-haiku-4-5', messages: [ASK], tools: [WEATHER], stream: true });
+    anthropic.enqueue({
+      toolCalls: [
+        {
+          id: 'toolu_02Weather',
+          name: 'get_weather',
+          arguments: ARGS,
+          chunks: ['{"city": "Lis', 'bon", "unit"', ': "celsius"}'],
+        },
+      ],
+    });
+    const streamed = await complete(key, {
+      model: 'claude-haiku-4-5',
+      messages: [ASK],
+      tools: [WEATHER],
+      stream: true,
+    });
     const calls = joinedCalls(chunksOf(streamed));
-    expect(calls).toEqual([{ id: 'toolu_02Weather', name: 'get_weather', arguments: '{"city": "Lisbon", "unit": "celsius"}' }]);
+    expect(calls).toEqual([
+      { id: 'toolu_02Weather', name: 'get_weather', arguments: '{"city": "Lisbon", "unit": "celsius"}' },
+    ]);
     expect(JSON.parse(calls[0]!.arguments)).toEqual(JSON.parse(ARGS));
 
     anthropic.enqueue({ text: 'Pack an umbrella: showers are likely.' });
-    const answer = await complete(key, { model: 'claude-haiku-4-5', tools: [WEATHER], messages: [ASK, first.body.choices[0].message, { role: 'tool', tool_call_id: 'toolu_01Weather', content: '{"conditions":"showers"}' }] });
+    const answer = await complete(key, {
+      model: 'claude-haiku-4-5',
+      tools: [WEATHER],
+      messages: [
+        ASK,
+        first.body.choices[0].message,
+        { role: 'tool', tool_call_id: 'toolu_01Weather', content: '{"conditions":"showers"}' },
+      ],
+    });
     expect(answer.body.choices[0].message.content).toBe('Pack an umbrella: showers are likely.');
     const loop = anthropic.requests.at(-1)!.body.messages;
-    expect(loop[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01Weather', name: 'get_weather', input: JSON.parse(ARGS) }] });
-    expect(loop[2]).toEqual({ role: 'user', content: [expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_01Weather', content: '{"conditions":"showers"}' })] });
+    expect(loop[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_01Weather', name: 'get_weather', input: JSON.parse(ARGS) }],
+    });
+    expect(loop[2]).toEqual({
+      role: 'user',
+      content: [
+        expect.objectContaining({
+          type: 'tool_result',
+          tool_use_id: 'toolu_01Weather',
+          content: '{"conditions":"showers"}',
+        }),
+      ],
+    });
   });
 
   test('Google: functionDeclarations, functionCall and functionResponse; a streamed call (sent whole) still comes in fragments', async () => {
     const key = await newWorkspace();
     google.enqueue({ toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lisbon"}' }] });
-    const first = await complete(key, { model: 'gemini-2.0-flash', messages: [ASK], tools: [WEATHER], tool_choice: 'required' });
+    const first = await complete(key, {
+      model: 'gemini-2.0-flash',
+      messages: [ASK],
+      tools: [WEATHER],
+      tool_choice: 'required',
+    });
     expect(first.status, first.text).toBe(200);
     const call = first.body.choices[0].message.tool_calls[0];
     expect(call.function).toEqual({ name: 'get_weather', arguments: '{"city":"Lisbon"}' });
@@ -289,11 +486,22 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     const sent = google.requests.at(-1)!;
     // An answer asked for whole is asked of the provider whole (the engine's `generate`), a streamed one streamed.
     expect(sent.path).toMatch(/\/models\/gemini-2\.0-flash:generateContent$/);
-    expect(sent.body.tools).toEqual([{ functionDeclarations: [expect.objectContaining({ name: 'get_weather', description: WEATHER.function.description })] }]);
+    expect(sent.body.tools).toEqual([
+      {
+        functionDeclarations: [
+          expect.objectContaining({ name: 'get_weather', description: WEATHER.function.description }),
+        ],
+      },
+    ]);
     expect(sent.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
 
     google.enqueue({ toolCalls: [{ name: 'get_weather', arguments: '{"city":"Lisbon"}' }] });
-    const streamed = await complete(key, { model: 'gemini-2.0-flash', messages: [ASK], tools: [WEATHER], stream: true });
+    const streamed = await complete(key, {
+      model: 'gemini-2.0-flash',
+      messages: [ASK],
+      tools: [WEATHER],
+      stream: true,
+    });
     expect(google.requests.at(-1)!.path).toMatch(/\/models\/gemini-2\.0-flash:streamGenerateContent\?alt=sse$/);
     const fragments = chunksOf(streamed).flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
     expect(fragments).toEqual([
@@ -302,16 +510,40 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     ]);
 
     google.enqueue({ text: 'Showers: take an umbrella.' });
-    const answer = await complete(key, { model: 'gemini-2.0-flash', tools: [WEATHER], messages: [ASK, first.body.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '{"conditions":"showers"}' }] });
+    const answer = await complete(key, {
+      model: 'gemini-2.0-flash',
+      tools: [WEATHER],
+      messages: [
+        ASK,
+        first.body.choices[0].message,
+        { role: 'tool', tool_call_id: call.id, content: '{"conditions":"showers"}' },
+      ],
+    });
     expect(answer.body.choices[0].message.content).toBe('Showers: take an umbrella.');
     const contents = google.requests.at(-1)!.body.contents;
-    expect(contents[1]).toEqual({ role: 'model', parts: [expect.objectContaining({ functionCall: expect.objectContaining({ name: 'get_weather', args: { city: 'Lisbon' } }) })] });
-    expect(contents[2].parts[0].functionResponse).toMatchObject({ name: 'get_weather', response: { name: 'get_weather', content: '{"conditions":"showers"}' } });
+    expect(contents[1]).toEqual({
+      role: 'model',
+      parts: [
+        expect.objectContaining({
+          functionCall: expect.objectContaining({ name: 'get_weather', args: { city: 'Lisbon' } }),
+        }),
+      ],
+    });
+    expect(contents[2].parts[0].functionResponse).toMatchObject({
+      name: 'get_weather',
+      response: { name: 'get_weather', content: '{"conditions":"showers"}' },
+    });
   });
 
   test('images: a data: URL and an image server’s URL reach every provider as bytes', async () => {
     const key = await newWorkspace();
-    const question = (url: string, detail?: string) => ({ role: 'user', content: [{ type: 'text', text: 'Describe the bag.' }, { type: 'image_url', image_url: { url, ...(detail ? { detail } : {}) } }] });
+    const question = (url: string, detail?: string) => ({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Describe the bag.' },
+        { type: 'image_url', image_url: { url, ...(detail ? { detail } : {}) } },
+      ],
+    });
     const fetched = images.requests.length;
     const byUrl = await complete(key, { model: 'gpt-4o-mini', messages: [question(`${images.url}/roast.png`, 'low')] });
     expect(byUrl.status, byUrl.text).toBe(200);
@@ -326,16 +558,36 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     // More image tokens are counted for a high-detail image than for a low one.
     expect(inline.body.usage.prompt_tokens).toBeGreaterThanOrEqual(0);
 
-    expect((await complete(key, { model: 'claude-haiku-4-5', messages: [question(`${images.url}/roast.png`)] })).status).toBe(200);
-    expect(anthropic.requests.at(-1)!.body.messages[0].content[1]).toMatchObject({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') } });
+    expect(
+      (await complete(key, { model: 'claude-haiku-4-5', messages: [question(`${images.url}/roast.png`)] })).status,
+    ).toBe(200);
+    expect(anthropic.requests.at(-1)!.body.messages[0].content[1]).toMatchObject({
+      type: 'image',
+      source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') },
+    });
     expect((await complete(key, { model: 'gemini-2.0-flash', messages: [question(PNG_DATA_URL)] })).status).toBe(200);
-    expect(google.requests.at(-1)!.body.contents[0].parts[1]).toEqual({ inlineData: { mimeType: 'image/png', data: PNG.toString('base64') } });
+    expect(google.requests.at(-1)!.body.contents[0].parts[1]).toEqual({
+      inlineData: { mimeType: 'image/png', data: PNG.toString('base64') },
+    });
   });
 
   test('images that cannot be read are 422 image_unreadable naming the part; at most 10 images', async () => {
     const key = await newWorkspace();
     const calls = openai.requests.length;
-    const ask = async (url: string) => complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Look:' }, { role: 'user', content: [{ type: 'text', text: 'this' }, { type: 'image_url', image_url: { url } }] }] });
+    const ask = async (url: string) =>
+      complete(key, {
+        model: 'gpt-4o-mini',
+        messages: [
+          { role: 'user', content: 'Look:' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'this' },
+              { type: 'image_url', image_url: { url } },
+            ],
+          },
+        ],
+      });
     for (const [url, detail] of [
       ['http://169.254.169.254/latest/meta-data/image.png', 'private, loopback or link-local'],
       [`${images.url}/page.html`, 'not an image'],
@@ -359,10 +611,16 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
   });
 
   test('the guard refuses loopback without the development switch', async () => {
-    const refused = await readImage(`${images.url}/roast.png`, { pointer: '/messages/0/content/0', allowPrivateNetworks: false }).catch((error: unknown) => error);
+    const refused = await readImage(`${images.url}/roast.png`, {
+      pointer: '/messages/0/content/0',
+      allowPrivateNetworks: false,
+    }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(Problem);
     expect((refused as Problem).code).toBe('image_unreadable');
-    const read = await readImage(`${images.url}/roast.png`, { pointer: '/messages/0/content/0', allowPrivateNetworks: true });
+    const read = await readImage(`${images.url}/roast.png`, {
+      pointer: '/messages/0/content/0',
+      allowPrivateNetworks: true,
+    });
     expect(Buffer.from(read.data as Uint8Array).equals(PNG)).toBe(true);
     expect(read.mediaType).toBe('image/png');
   });
@@ -370,56 +628,158 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
   test('threads keep tool calls and results (and send them back), images as placeholders; events carry them', async () => {
     const key = await newWorkspace();
     openai.enqueue({ toolCalls: [{ id: 'call_t1', name: 'get_weather', arguments: ARGS }] });
-    const first = await complete(key, { model: 'gpt-4o-mini', store: true, tools: [WEATHER], messages: [{ role: 'user', content: [{ type: 'text', text: 'Is this bag waterproof, and will it rain in Lisbon? ' }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }, { type: 'image_url', image_url: { url: `${images.url}/roast.png` } }] }] });
+    const first = await complete(key, {
+      model: 'gpt-4o-mini',
+      store: true,
+      tools: [WEATHER],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Is this bag waterproof, and will it rain in Lisbon? ' },
+            { type: 'image_url', image_url: { url: PNG_DATA_URL } },
+            { type: 'image_url', image_url: { url: `${images.url}/roast.png` } },
+          ],
+        },
+      ],
+    });
     expect(first.status, first.text).toBe(200);
     const threadId = first.body.thread_id;
     openai.enqueue({ text: 'Rain is likely; the bag is not waterproof.' });
-    const second = await complete(key, { model: 'gpt-4o-mini', thread_id: threadId, tools: [WEATHER], messages: [{ role: 'tool', tool_call_id: 'call_t1', content: '{"conditions":"rain"}' }], stream: true });
+    const second = await complete(key, {
+      model: 'gpt-4o-mini',
+      thread_id: threadId,
+      tools: [WEATHER],
+      messages: [{ role: 'tool', tool_call_id: 'call_t1', content: '{"conditions":"rain"}' }],
+      stream: true,
+    });
     expect(second.status, second.text).toBe(200);
     expect(openai.requests.at(-1)!.body.messages).toEqual([
-      { role: 'user', content: `Is this bag waterproof, and will it rain in Lisbon? [image: image/png, not kept][image: ${images.url}/roast.png]` },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_t1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }] },
+      {
+        role: 'user',
+        content: `Is this bag waterproof, and will it rain in Lisbon? [image: image/png, not kept][image: ${images.url}/roast.png]`,
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_t1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }],
+      },
       { role: 'tool', tool_call_id: 'call_t1', content: '{"conditions":"rain"}' },
     ]);
     const thread = await server.call('GET', `/v1/chat/threads/${threadId}`, { key });
     expect(schemaErrors('/components/schemas/ChatThreadWithMessages', thread.body)).toEqual([]);
-    expect(thread.body.messages.map((m: Schemas['ChatMessage']) => [m.role, m.content, m.tool_calls, m.tool_call_id, m.finish_reason])).toEqual([
-      ['user', `Is this bag waterproof, and will it rain in Lisbon? [image: image/png, not kept][image: ${images.url}/roast.png]`, null, null, null],
-      ['assistant', null, [{ id: 'call_t1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }], null, 'tool_calls'],
+    expect(
+      thread.body.messages.map((m: Schemas['ChatMessage']) => [
+        m.role,
+        m.content,
+        m.tool_calls,
+        m.tool_call_id,
+        m.finish_reason,
+      ]),
+    ).toEqual([
+      [
+        'user',
+        `Is this bag waterproof, and will it rain in Lisbon? [image: image/png, not kept][image: ${images.url}/roast.png]`,
+        null,
+        null,
+        null,
+      ],
+      [
+        'assistant',
+        null,
+        [{ id: 'call_t1', type: 'function', function: { name: 'get_weather', arguments: ARGS } }],
+        null,
+        'tool_calls',
+      ],
       ['tool', '{"conditions":"rain"}', null, 'call_t1', null],
       ['assistant', 'Rain is likely; the bag is not waterproof.', null, null, 'stop'],
     ]);
-    const events = ((await server.call('GET', '/v1/events?limit=100', { key })).body.data as Schemas['ChatMessageCreatedEvent'][]).reverse();
+    const events = (
+      (await server.call('GET', '/v1/events?limit=100', { key })).body.data as Schemas['ChatMessageCreatedEvent'][]
+    ).reverse();
     expect(events.map((e) => e.type)).toEqual(Array(4).fill('chat.message.created'));
     for (const event of events) expect(asyncApiErrors(event)).toEqual([]);
-    expect(events[1]!.data).toMatchObject({ role: 'assistant', content: null, tool_calls: [{ id: 'call_t1', function: { name: 'get_weather' } }], tool_call_id: null });
+    expect(events[1]!.data).toMatchObject({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_t1', function: { name: 'get_weather' } }],
+      tool_call_id: null,
+    });
     expect(events[2]!.data).toMatchObject({ role: 'tool', tool_calls: null, tool_call_id: 'call_t1' });
   });
 
   test('sandbox (no key): a tool loop, streamed calls, parallel calls, and images the server fetched', async () => {
     const key = await newWorkspace();
-    const weather = { type: 'function', function: { name: 'get_weather', description: 'Get the current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+    const weather = {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        description: 'Get the current weather in a city',
+        parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      },
+    };
     const ask = { role: 'user', content: 'What is the weather in Paris?' };
     const first = await complete(key, { model: 'sandbox-writer', messages: [ask], tools: [weather] });
     expect(first.status, first.text).toBe(200);
-    expect(first.body.choices[0]).toMatchObject({ message: { content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }, finish_reason: 'tool_calls' });
+    expect(first.body.choices[0]).toMatchObject({
+      message: {
+        content: null,
+        tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
+      finish_reason: 'tool_calls',
+    });
     const streamed = await complete(key, { model: 'sandbox-writer', messages: [ask], tools: [weather], stream: true });
     const chunks = chunksOf(streamed);
-    expect(joinedCalls(chunks)).toEqual([{ id: first.body.choices[0].message.tool_calls[0].id, name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+    expect(joinedCalls(chunks)).toEqual([
+      { id: first.body.choices[0].message.tool_calls[0].id, name: 'get_weather', arguments: '{"city":"Paris"}' },
+    ]);
     expect(chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).length).toBeGreaterThan(2);
 
     const call = first.body.choices[0].message.tool_calls[0];
-    const answer = await complete(key, { model: 'sandbox-writer', tools: [weather], messages: [ask, first.body.choices[0].message, { role: 'tool', tool_call_id: call.id, content: '{"temperature":21,"sky":"clear"}' }] });
-    expect(answer.body.choices[0]).toMatchObject({ message: { content: 'get_weather: {"temperature":21,"sky":"clear"}.' }, finish_reason: 'stop' });
+    const answer = await complete(key, {
+      model: 'sandbox-writer',
+      tools: [weather],
+      messages: [
+        ask,
+        first.body.choices[0].message,
+        { role: 'tool', tool_call_id: call.id, content: '{"temperature":21,"sky":"clear"}' },
+      ],
+    });
+    expect(answer.body.choices[0]).toMatchObject({
+      message: { content: 'get_weather: {"temperature":21,"sky":"clear"}.' },
+      finish_reason: 'stop',
+    });
 
-    const two = await complete(key, { model: 'sandbox-writer', messages: [{ role: 'user', content: 'What is the weather in Paris and Berlin?' }], tools: [weather] });
-    expect(two.body.choices[0].message.tool_calls.map((c: Schemas['ChatCompletionMessageToolCall']) => c.function.arguments)).toEqual(['{"city":"Paris"}', '{"city":"Berlin"}']);
-    const one = await complete(key, { model: 'sandbox-writer', messages: [{ role: 'user', content: 'What is the weather in Paris and Berlin?' }], tools: [weather], parallel_tool_calls: false });
+    const two = await complete(key, {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: 'What is the weather in Paris and Berlin?' }],
+      tools: [weather],
+    });
+    expect(
+      two.body.choices[0].message.tool_calls.map((c: Schemas['ChatCompletionMessageToolCall']) => c.function.arguments),
+    ).toEqual(['{"city":"Paris"}', '{"city":"Berlin"}']);
+    const one = await complete(key, {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: 'What is the weather in Paris and Berlin?' }],
+      tools: [weather],
+      parallel_tool_calls: false,
+    });
     expect(one.body.choices[0].message.tool_calls).toHaveLength(1);
 
     // The server fetched the image and handed the sandbox its bytes: it reads the PNG's size, as from a data: URL.
     for (const url of [`${images.url}/roast.png`, PNG_DATA_URL]) {
-      const echoed = await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: [{ type: 'text', text: 'Describe' }, { type: 'image_url', image_url: { url } }] }] });
+      const echoed = await complete(key, {
+        model: 'sandbox-echo',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Describe' },
+              { type: 'image_url', image_url: { url } },
+            ],
+          },
+        ],
+      });
       expect(echoed.status, echoed.text).toBe(200);
       expect(echoed.body.choices[0].message.content).toBe('Describe [image: PNG, 1×1]');
     }
@@ -427,16 +787,42 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
 
   test('the output policy covers tool-call arguments: a block, streamed and not, and a redaction that keeps JSON valid', async () => {
     const key = await newWorkspace();
-    const rule = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'No competitor names', kind: 'banned_phrase', phrases: ['Globex Coffee'] } });
+    const rule = await server.call('POST', '/v1/compliance-rules', {
+      key,
+      body: { name: 'No competitor names', kind: 'banned_phrase', phrases: ['Globex Coffee'] },
+    });
     expect(rule.status, rule.text).toBe(201);
     const banned = '{"query":"prices at Globex Coffee","city":"Lisbon"}';
     openai.enqueue({ toolCalls: [{ name: 'search_prices', arguments: banned }] });
-    const search = { type: 'function', function: { name: 'search_prices', parameters: { type: 'object', properties: { query: { type: 'string' }, city: { type: 'string' } } } } };
-    const blocked = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Compare prices' }], tools: [search] });
+    const search = {
+      type: 'function',
+      function: {
+        name: 'search_prices',
+        parameters: { type: 'object', properties: { query: { type: 'string' }, city: { type: 'string' } } },
+      },
+    };
+    const blocked = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Compare prices' }],
+      tools: [search],
+    });
     expectProblem(blocked, 422, 'policy_violation');
     expect(blocked.body.rule_id).toBe(rule.body.id);
-    openai.enqueue({ toolCalls: [{ name: 'search_prices', arguments: banned, chunks: ['{"query":"prices at Glo', 'bex Coffee","city":"Lisbon"}'] }] });
-    const streamed = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Compare prices' }], tools: [search], stream: true });
+    openai.enqueue({
+      toolCalls: [
+        {
+          name: 'search_prices',
+          arguments: banned,
+          chunks: ['{"query":"prices at Glo', 'bex Coffee","city":"Lisbon"}'],
+        },
+      ],
+    });
+    const streamed = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Compare prices' }],
+      tools: [search],
+      stream: true,
+    });
     expect(streamed.status).toBe(200);
     const [sentChunks, error] = streamed.text.split('event: error');
     expect(JSON.parse(error!.replace(/^\s*data: /, '')).code).toBe('policy_violation');
@@ -444,16 +830,46 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     expect(sentChunks).toContain('search_prices');
     expect(sentChunks).not.toContain('Globex');
 
-    const redact = await server.call('POST', '/v1/compliance-rules', { key, body: { name: 'Ticket ids', kind: 'regex', pattern: 'ACME-\\d{4,}', action: 'redact', replacement: '"ticket"\\hidden' } });
+    const redact = await server.call('POST', '/v1/compliance-rules', {
+      key,
+      body: {
+        name: 'Ticket ids',
+        kind: 'regex',
+        pattern: 'ACME-\\d{4,}',
+        action: 'redact',
+        replacement: '"ticket"\\hidden',
+      },
+    });
     expect(redact.status, redact.text).toBe(201);
     const ticket = '{"ticket":"ACME-20931","note":"see ACME-20932"}';
     openai.enqueue({ toolCalls: [{ name: 'search_prices', arguments: ticket }] });
-    const whole = await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Look up my ticket' }], tools: [search] });
+    const whole = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Look up my ticket' }],
+      tools: [search],
+    });
     expect(whole.status, whole.text).toBe(200);
     const args = whole.body.choices[0].message.tool_calls[0].function.arguments;
     expect(JSON.parse(args)).toEqual({ ticket: '"ticket"\\hidden', note: 'see "ticket"\\hidden' });
-    openai.enqueue({ toolCalls: [{ name: 'search_prices', arguments: ticket, chunks: ['{"ticket":"ACME-2', '0931","note":"see AC', 'ME-20932"}'] }] });
-    const joined = joinedCalls(chunksOf(await complete(key, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Look up my ticket' }], tools: [search], stream: true })));
+    openai.enqueue({
+      toolCalls: [
+        {
+          name: 'search_prices',
+          arguments: ticket,
+          chunks: ['{"ticket":"ACME-2', '0931","note":"see AC', 'ME-20932"}'],
+        },
+      ],
+    });
+    const joined = joinedCalls(
+      chunksOf(
+        await complete(key, {
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: 'Look up my ticket' }],
+          tools: [search],
+          stream: true,
+        }),
+      ),
+    );
     expect(joined[0]!.arguments).toBe(args);
   });
 });

@@ -2,7 +2,7 @@
 // provider's): realistic visitor messages and their intents (tricky ones and near misses included), the requests for a
 // person and whom they name, small talk, the documented confidence, and the escalation keywords.
 import { describe, expect, it } from 'vitest';
-import { classifyIntent, INTENTS, matchKeyword, type Intent } from '../../src/features/chatbots/intents.ts';
+import { classifyIntent, INTENTS, type Intent, matchKeyword } from '../../src/features/chatbots/intents.ts';
 
 const CASES: Array<[string, Intent]> = [
   // greeting: small talk only
@@ -109,7 +109,8 @@ describe('classifyIntent', () => {
   });
 
   it('covers every intent of the contract with at least four messages', () => {
-    for (const intent of INTENTS) expect(CASES.filter(([, expected]) => expected === intent).length, intent).toBeGreaterThanOrEqual(4);
+    for (const intent of INTENTS)
+      expect(CASES.filter(([, expected]) => expected === intent).length, intent).toBeGreaterThanOrEqual(4);
   });
 
   const PERSONS: Array<[string, string | null]> = [
@@ -133,7 +134,12 @@ describe('classifyIntent', () => {
     ['Ich möchte mit einem Mitarbeiter sprechen', null],
   ];
   it.each(PERSONS)('a request for a person: %s → %s', (message, requestedAgent) => {
-    expect(classifyIntent(message)).toEqual({ intent: 'human_handoff', confidence: 0.9, asksForPerson: true, requestedAgent });
+    expect(classifyIntent(message)).toEqual({
+      intent: 'human_handoff',
+      confidence: 0.9,
+      asksForPerson: true,
+      requestedAgent,
+    });
   });
 
   it('keeps a named person to 200 characters', () => {

@@ -5,22 +5,30 @@
 // it embeds by hand is blocked by frame-ancestors. Also the pages over HTTP.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 import { eventually } from '../support/expect.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
-
 
 /** A customer's site on loopback: one page with the snippet (and, on request, a hand-made frame of the chat). */
 async function startSite(host: string, snippet: () => string) {
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://site');
-    const extra = url.searchParams.get('frame') ? `<iframe id="direct" src="${url.searchParams.get('frame')}"></iframe>` : '';
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(`<!doctype html><html><head><title>Shop</title></head><body><h1>Shop</h1>${extra}${snippet()}</body></html>`);
+    const extra = url.searchParams.get('frame')
+      ? `<iframe id="direct" src="${url.searchParams.get('frame')}"></iframe>`
+      : '';
+    res
+      .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+      .end(
+        `<!doctype html><html><head><title>Shop</title></head><body><h1>Shop</h1>${extra}${snippet()}</body></html>`,
+      );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { origin: `http://${host}:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    origin: `http://${host}:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 let server: TestServer;
@@ -34,11 +42,26 @@ beforeAll(async () => {
   [allowed, refused] = await Promise.all([startSite('localhost', snippet), startSite('127.0.0.1', snippet)]);
   const base = (await server.call('POST', '/v1/knowledge-bases', { body: { name: 'Help' } })).body.id;
   const source = await server.call('POST', `/v1/knowledge-bases/${base}/sources`, {
-    body: { type: 'text', title: 'Shipping', content: 'Orders ship within two working days. Delivery inside the EU takes three to five days.' },
+    body: {
+      type: 'text',
+      title: 'Shipping',
+      content: 'Orders ship within two working days. Delivery inside the EU takes three to five days.',
+    },
   });
-  await eventually(() => server.call('GET', `/v1/knowledge-bases/${base}/sources/${source.body.id}`), (got) => got.body.status === 'ready', 20_000);
+  await eventually(
+    () => server.call('GET', `/v1/knowledge-bases/${base}/sources/${source.body.id}`),
+    (got) => got.body.status === 'ready',
+    20_000,
+  );
   const created = await server.call('POST', '/v1/chatbots', {
-    body: { name: 'Shop help', model: 'sandbox-writer', instructions: 'Help shoppers.', knowledge_base_ids: [base], allowed_origins: [allowed.origin], widget: { accent_color: '#0F766E' } },
+    body: {
+      name: 'Shop help',
+      model: 'sandbox-writer',
+      instructions: 'Help shoppers.',
+      knowledge_base_ids: [base],
+      allowed_origins: [allowed.origin],
+      widget: { accent_color: '#0F766E' },
+    },
   });
   expect(created.status, created.text).toBe(201);
   chatbot = created.body;
@@ -63,7 +86,9 @@ describe('the pages over HTTP', () => {
     expect(frame.headers.get('cache-control')).toBe('no-store');
     expect(frame.text).toContain(`<meta name="embed-key" content="${chatbot.embed.key}">`);
     expect(frame.text).not.toMatch(/<script>|<style>/);
-    expect((await server.call('GET', '/embed/frame?key=emb_00000000000000000000000000000000', { key: null })).status).toBe(404);
+    expect(
+      (await server.call('GET', '/embed/frame?key=emb_00000000000000000000000000000000', { key: null })).status,
+    ).toBe(404);
     expect((await server.call('GET', '/embed/assets/frame.js', { key: null })).status).toBe(200);
   });
 });
@@ -74,7 +99,16 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
   beforeAll(async () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -99,7 +133,9 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
     await launcher.click();
     const frame = await chatFrame(page);
     await frame.locator('body[data-state="ready"]').waitFor();
-    expect(await frame.locator('[data-role="assistant"]').first().textContent()).toContain('Hi! How can I help you today?');
+    expect(await frame.locator('[data-role="assistant"]').first().textContent()).toContain(
+      'Hi! How can I help you today?',
+    );
 
     await frame.locator('[data-part="input"]').fill('How long does delivery take inside the EU?');
     await frame.locator('[data-part="input"]').press('Enter');
@@ -115,7 +151,10 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
     expect(errors).toEqual([]);
 
     const conversations = await server.call('GET', `/v1/chatbots/${chatbot.id}/conversations?channel=embed`);
-    expect(conversations.body.data[0]).toMatchObject({ message_count: 2, csat: { score: 4, comment: 'Quick answer', source: 'embed' } });
+    expect(conversations.body.data[0]).toMatchObject({
+      message_count: 2,
+      csat: { score: 4, comment: 'Quick answer', source: 'embed' },
+    });
     expect(conversations.body.data[0].page_url).toMatch(new RegExp(`^${allowed.origin}`));
     await page.close();
   });
@@ -124,15 +163,22 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
     const page = await browser.newPage();
     const console: string[] = [];
     page.on('console', (message) => console.push(message.text()));
-    await page.goto(`${refused.origin}/?frame=${encodeURIComponent(`${server.url}/embed/frame?key=${chatbot.embed.key}`)}`);
+    await page.goto(
+      `${refused.origin}/?frame=${encodeURIComponent(`${server.url}/embed/frame?key=${chatbot.embed.key}`)}`,
+    );
     const marker = page.locator('#content-service-chat');
     await marker.waitFor({ state: 'attached' });
     expect(await marker.getAttribute('data-state')).toBe('refused');
     expect(await marker.getAttribute('data-code')).toBe('origin_not_allowed');
     expect(await page.locator('[data-part="launcher"]').count()).toBe(0);
-    expect(console.some((line) => line.startsWith('[content-service chat]') && line.includes(refused.origin))).toBe(true);
+    expect(console.some((line) => line.startsWith('[content-service chat]') && line.includes(refused.origin))).toBe(
+      true,
+    );
     // frame-ancestors: Chromium refuses to render the chat inside this page, and says why.
-    await eventually(async () => console.some((line) => line.includes('frame-ancestors')), (said) => said);
+    await eventually(
+      async () => console.some((line) => line.includes('frame-ancestors')),
+      (said) => said,
+    );
     const direct = await (await page.$('#direct'))!.contentFrame();
     const rendered = await direct?.evaluate(() => document.querySelector('#app') !== null).catch(() => false);
     expect(rendered ?? false).toBe(false);

@@ -2,9 +2,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
-import type { components } from '../../generated/openapi.ts';
 import { ContentServiceError, createContentServiceClient, retryDelayMs } from '../../generated/client.ts';
-import { deref, firstExample, spec, schemaErrors } from '../support/spec.ts';
+import type { components } from '../../generated/openapi.ts';
+import { deref, firstExample, schemaErrors, spec } from '../support/spec.ts';
 
 interface Seen {
   method: string;
@@ -21,7 +21,9 @@ afterEach(async () => {
 });
 
 /** A loopback server that answers the n-th request with the n-th handler and records what it saw. */
-async function serve(...handlers: ((res: ServerResponse, seen: Seen) => void)[]): Promise<{ baseUrl: string; seen: Seen[] }> {
+async function serve(
+  ...handlers: ((res: ServerResponse, seen: Seen) => void)[]
+): Promise<{ baseUrl: string; seen: Seen[] }> {
   const seen: Seen[] = [];
   server = createServer((req, res) => {
     let body = '';
@@ -37,10 +39,15 @@ async function serve(...handlers: ((res: ServerResponse, seen: Seen) => void)[])
   return { baseUrl: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, seen };
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (res: ServerResponse) => {
-  res.writeHead(status, { 'Content-Type': status >= 400 ? 'application/problem+json' : 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  (res: ServerResponse) => {
+    res.writeHead(status, {
+      'Content-Type': status >= 400 ? 'application/problem+json' : 'application/json',
+      ...headers,
+    });
+    res.end(JSON.stringify(body));
+  };
 
 const modelList = { data: [], next_cursor: null };
 const rateLimited = {
@@ -53,7 +60,9 @@ const rateLimited = {
 
 /** The contract's example request body of POST /v1/voices. */
 function exampleBody(path: '/v1/voices'): components['schemas']['VoiceCreateRequest'] {
-  return firstExample(deref(spec.paths[path].post.requestBody).content['application/json']) as components['schemas']['VoiceCreateRequest'];
+  return firstExample(
+    deref(spec.paths[path].post.requestBody).content['application/json'],
+  ) as components['schemas']['VoiceCreateRequest'];
 }
 
 describe('auth and Idempotency-Key', () => {
@@ -125,7 +134,9 @@ describe('retries', () => {
   test('reads Retry-After as seconds or as an HTTP date', () => {
     const at = (value: string) => new Response(null, { status: 429, headers: { 'Retry-After': value } });
     expect(retryDelayMs(at('7'), 0)).toBe(7000);
-    expect(retryDelayMs(at(new Date(Date.UTC(2026, 0, 1, 0, 0, 30)).toUTCString()), 0, Date.UTC(2026, 0, 1))).toBe(30_000);
+    expect(retryDelayMs(at(new Date(Date.UTC(2026, 0, 1, 0, 0, 30)).toUTCString()), 0, Date.UTC(2026, 0, 1))).toBe(
+      30_000,
+    );
     expect(retryDelayMs(undefined, 2)).toBe(2000);
   });
 });
@@ -154,7 +165,10 @@ describe('streamChatCompletion', () => {
     });
     const client = createContentServiceClient({ baseUrl, apiKey: 'k' });
     const received = [];
-    for await (const c of client.streamChatCompletion({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })) {
+    for await (const c of client.streamChatCompletion({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Hi' }],
+    })) {
       received.push(c);
     }
     expect(received).toEqual(documentedChunks);
@@ -184,7 +198,10 @@ describe('streamChatCompletion', () => {
     });
     const client = createContentServiceClient({ baseUrl, apiKey: 'k' });
     const received = [];
-    for await (const c of client.streamChatCompletion({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })) {
+    for await (const c of client.streamChatCompletion({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Hi' }],
+    })) {
       received.push(c);
       break;
     }

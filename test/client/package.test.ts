@@ -4,14 +4,14 @@
 // and a real server from an esbuild bundle in Chromium. The README's snippet runs against the real server as written,
 // but for its base URL and key.
 import { execFile } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
@@ -81,7 +81,10 @@ export function mistyped(): void {
 /** The page's global once the consumer's bundle ran: its exports (consumerSource), as esbuild's `globalName`. */
 interface ConsumerPage {
   consumer: {
-    tour(baseUrl: string, apiKey: string): Promise<{ voiceNames: string[]; documentId: string; documentTitle: string; chunks: unknown[]; text: string }>;
+    tour(
+      baseUrl: string,
+      apiKey: string,
+    ): Promise<{ voiceNames: string[]; documentId: string; documentTitle: string; chunks: unknown[]; text: string }>;
     unknownModel(baseUrl: string, apiKey: string): Promise<{ name: string; status: number; problem: unknown }>;
   };
 }
@@ -134,17 +137,33 @@ beforeAll(async () => {
     seen.add(name);
     const dir = join(projectRoot, 'node_modules', name);
     queue.push(...Object.keys(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies ?? {}));
-    const { stdout } = await run('npm', ['pack', dir, '--json', '--ignore-scripts', '--pack-destination', scratch], { cwd: scratch });
+    const { stdout } = await run('npm', ['pack', dir, '--json', '--ignore-scripts', '--pack-destination', scratch], {
+      cwd: scratch,
+    });
     tarballs.push(join(scratch, JSON.parse(stdout)[0].filename));
   }
 
   consumerDir = join(scratch, 'consumer');
   mkdirSync(consumerDir);
   writeFileSync(join(consumerDir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs, join(scratch, packed.filename)], { cwd: consumerDir });
+  await run(
+    'npm',
+    [
+      'install',
+      '--offline',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      ...tarballs,
+      join(scratch, packed.filename),
+    ],
+    { cwd: consumerDir },
+  );
   // Exits non-zero on a missing or invalid dependency.
   await run('npm', ['ls', '--all', '--offline'], { cwd: consumerDir });
-  installed = JSON.parse(readFileSync(join(consumerDir, 'node_modules', '@content-service', 'client', 'package.json'), 'utf8'));
+  installed = JSON.parse(
+    readFileSync(join(consumerDir, 'node_modules', '@content-service', 'client', 'package.json'), 'utf8'),
+  );
 
   // Exactly what `tsc --init` writes (its comments and all), the compiler of the root.
   await run(tsc, ['--init'], { cwd: consumerDir });
@@ -187,7 +206,10 @@ describe('the package', () => {
       'package.json',
     ]);
     // The declarations need no lib a consumer must add (dom.asynciterable): the stream is an AsyncGenerator (es2018).
-    const declarations = readFileSync(join(consumerDir, 'node_modules', '@content-service', 'client', 'dist', 'client.d.ts'), 'utf8');
+    const declarations = readFileSync(
+      join(consumerDir, 'node_modules', '@content-service', 'client', 'dist', 'client.d.ts'),
+      'utf8',
+    );
     expect(declarations).toContain('AsyncGenerator<ChatCompletionChunk, void, undefined>');
   });
 
@@ -204,9 +226,15 @@ describe('the package', () => {
 describe('from Node', () => {
   test.skipIf(!mock)('against the Prism mock: the examples of the contract', async () => {
     const result = JSON.parse(await runInNode('node-runner.mjs', 'tour', mock!.baseUrl, 'cs_test_any_key'));
-    const listExample = firstExample(deref(spec.paths['/v1/voices'].get.responses['200']).content['application/json']) as components['schemas']['VoiceList'];
-    const createdExample = firstExample(deref(spec.paths['/v1/documents'].post.responses['201']).content['application/json']) as components['schemas']['Document'];
-    const streamExample = firstExample(spec.paths['/v1/chat/completions'].post.responses['200'].content['text/event-stream']) as string;
+    const listExample = firstExample(
+      deref(spec.paths['/v1/voices'].get.responses['200']).content['application/json'],
+    ) as components['schemas']['VoiceList'];
+    const createdExample = firstExample(
+      deref(spec.paths['/v1/documents'].post.responses['201']).content['application/json'],
+    ) as components['schemas']['Document'];
+    const streamExample = firstExample(
+      spec.paths['/v1/chat/completions'].post.responses['200'].content['text/event-stream'],
+    ) as string;
     const documentedChunks = streamExample
       .split('\n')
       .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
@@ -222,11 +250,17 @@ describe('from Node', () => {
     expect(tsBlockOf(rootReadme, '### The client')).toBe(readmeSnippet);
     writeFileSync(
       join(consumerDir, 'readme.ts'),
-      readmeSnippet.replace("baseUrl: 'http://localhost:8080', apiKey: 'cs_live_…'", `baseUrl: '${server.url}', apiKey: '${server.ownerKey}'`),
+      readmeSnippet.replace(
+        "baseUrl: 'http://localhost:8080', apiKey: 'cs_live_…'",
+        `baseUrl: '${server.url}', apiKey: '${server.ownerKey}'`,
+      ),
     );
     const output = await runInNode('readme.ts');
     const whole = await server.call('POST', '/v1/chat/completions', {
-      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Announce our spring sale on coffee roasts' }] },
+      body: {
+        model: 'sandbox-writer',
+        messages: [{ role: 'user', content: 'Announce our spring sale on coffee roasts' }],
+      },
     });
     const lines = output.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^\d+ voices: \[/);
@@ -246,7 +280,10 @@ describe.each(databaseKinds)('from Node against a real server on %s', (kind) => 
 
   test('voices, a new document, and the streamed text of the non-streamed answer', async () => {
     const voice = await kindServer.call('POST', '/v1/voices', {
-      body: { ...(firstExample(deref(spec.paths['/v1/voices'].post.requestBody).content['application/json']) as object), name: 'Roastery' },
+      body: {
+        ...(firstExample(deref(spec.paths['/v1/voices'].post.requestBody).content['application/json']) as object),
+        name: 'Roastery',
+      },
     });
     expect(voice.status).toBe(202);
     const result = JSON.parse(await runInNode('node-runner.mjs', 'tour', kindServer.url, kindServer.ownerKey));
@@ -255,7 +292,10 @@ describe.each(databaseKinds)('from Node against a real server on %s', (kind) => 
     expect(document.status).toBe(200);
     expect(document.body).toMatchObject({ title: 'Spring sale launch post' });
     const whole = await kindServer.call('POST', '/v1/chat/completions', {
-      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Announce our spring sale on coffee roasts' }] },
+      body: {
+        model: 'sandbox-writer',
+        messages: [{ role: 'user', content: 'Announce our spring sale on coffee roasts' }],
+      },
     });
     expect(whole.status).toBe(200);
     expect(result.text).toBe(whole.body.choices[0].message.content);
@@ -264,7 +304,11 @@ describe.each(databaseKinds)('from Node against a real server on %s', (kind) => 
 
   test('an error answer throws ContentServiceError with the problem', async () => {
     const result = JSON.parse(await runInNode('node-runner.mjs', 'unknownModel', kindServer.url, kindServer.ownerKey));
-    expect(result).toMatchObject({ name: 'ContentServiceError', status: 404, problem: { code: 'model_not_found', status: 404 } });
+    expect(result).toMatchObject({
+      name: 'ContentServiceError',
+      status: 404,
+      problem: { code: 'model_not_found', status: 404 },
+    });
   });
 });
 
@@ -292,14 +336,25 @@ describe.skipIf(!hasChromium)('from a browser bundle (esbuild) in Chromium', () 
       if (req.url === '/consumer.js') {
         res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(script);
       } else {
-        res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>consumer</title><script src="/consumer.js"></script>');
+        res
+          .writeHead(200, { 'Content-Type': 'text/html' })
+          .end('<!doctype html><title>consumer</title><script src="/consumer.js"></script>');
       }
     });
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
     pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -315,12 +370,18 @@ describe.skipIf(!hasChromium)('from a browser bundle (esbuild) in Chromium', () 
     tab.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
     await tab.goto(pageUrl);
     const target = { baseUrl: server.url, apiKey: server.ownerKey };
-    const result = await tab.evaluate(({ baseUrl, apiKey }) => (globalThis as unknown as ConsumerPage).consumer.tour(baseUrl, apiKey), target);
+    const result = await tab.evaluate(
+      ({ baseUrl, apiKey }) => (globalThis as unknown as ConsumerPage).consumer.tour(baseUrl, apiKey),
+      target,
+    );
     expect(new URL(server.url).origin).not.toBe(new URL(pageUrl).origin);
     const document = await server.call('GET', `/v1/documents/${result.documentId}`);
     expect(document.body).toMatchObject({ title: 'Spring sale launch post' });
     const whole = await server.call('POST', '/v1/chat/completions', {
-      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Announce our spring sale on coffee roasts' }] },
+      body: {
+        model: 'sandbox-writer',
+        messages: [{ role: 'user', content: 'Announce our spring sale on coffee roasts' }],
+      },
     });
     expect(result.text).toBe(whole.body.choices[0].message.content);
     expect(result.chunks.length).toBeGreaterThan(1);
@@ -328,7 +389,10 @@ describe.skipIf(!hasChromium)('from a browser bundle (esbuild) in Chromium', () 
 
     // Chromium logs the 404 itself as a console error; an exception of the page would still be a failure.
     problems.length = 0;
-    const failure = await tab.evaluate(({ baseUrl, apiKey }) => (globalThis as unknown as ConsumerPage).consumer.unknownModel(baseUrl, apiKey), target);
+    const failure = await tab.evaluate(
+      ({ baseUrl, apiKey }) => (globalThis as unknown as ConsumerPage).consumer.unknownModel(baseUrl, apiKey),
+      target,
+    );
     expect(failure).toMatchObject({ name: 'ContentServiceError', status: 404, problem: { code: 'model_not_found' } });
     expect(problems.filter((problem) => !problem.includes('status of 404'))).toEqual([]);
     await tab.close();

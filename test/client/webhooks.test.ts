@@ -1,14 +1,23 @@
 // verifyWebhook and signWebhookPayload of generated/webhooks.ts, and the event examples of the contract.
 import { createHmac } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { EVENT_TYPES, signWebhookPayload, verifyWebhook, WebhookVerificationError, isEventOf } from '../../generated/webhooks.ts';
-import { deref, firstExample, schemaErrors, spec, type Json } from '../support/spec.ts';
+import {
+  EVENT_TYPES,
+  isEventOf,
+  signWebhookPayload,
+  verifyWebhook,
+  WebhookVerificationError,
+} from '../../generated/webhooks.ts';
+import { deref, firstExample, type Json, schemaErrors, spec } from '../support/spec.ts';
 
 const secret = 'whsec_5WbX5kEWLlfzsGNjH64I8lOOqUB6e8FH';
 const now = 1_763_651_007_000;
 const timestamp = Math.floor(now / 1000);
 const webhooks = Object.entries<Json>(spec.webhooks ?? {});
-const firstEvent = firstExample(deref(webhooks[0]![1].post.requestBody).content['application/json']) as { id: string; type: string };
+const firstEvent = firstExample(deref(webhooks[0]![1].post.requestBody).content['application/json']) as {
+  id: string;
+  type: string;
+};
 const rawBody = JSON.stringify(firstEvent);
 
 function headersFor(body: string, signature = signWebhookPayload(body, secret, timestamp), ts = timestamp) {
@@ -49,23 +58,35 @@ describe('verifyWebhook', () => {
     const oldSecret = 'whsec_old0000000000000000000000000000';
     const both = `${signWebhookPayload(rawBody, secret, timestamp)},${signWebhookPayload(rawBody, oldSecret, timestamp)}`;
     expect(verifyWebhook(rawBody, headersFor(rawBody, both), oldSecret, { now: () => now }).id).toBe(firstEvent.id);
-    expect(verifyWebhook(rawBody, headersFor(rawBody, both), ['whsec_other', secret], { now: () => now }).id).toBe(firstEvent.id);
+    expect(verifyWebhook(rawBody, headersFor(rawBody, both), ['whsec_other', secret], { now: () => now }).id).toBe(
+      firstEvent.id,
+    );
   });
 
   test('rejects a changed body, a wrong secret and a malformed signature', () => {
     const tampered = rawBody.replace(firstEvent.id, 'evt_01JD00000000000000000000ZZ');
-    expect(failure(() => verifyWebhook(tampered, headersFor(rawBody), secret, { now: () => now }))).toBe('invalid_signature');
-    expect(failure(() => verifyWebhook(rawBody, headersFor(rawBody), 'whsec_wrong', { now: () => now }))).toBe('invalid_signature');
-    expect(failure(() => verifyWebhook(rawBody, headersFor(rawBody, 'zz'), secret, { now: () => now }))).toBe('invalid_signature');
+    expect(failure(() => verifyWebhook(tampered, headersFor(rawBody), secret, { now: () => now }))).toBe(
+      'invalid_signature',
+    );
+    expect(failure(() => verifyWebhook(rawBody, headersFor(rawBody), 'whsec_wrong', { now: () => now }))).toBe(
+      'invalid_signature',
+    );
+    expect(failure(() => verifyWebhook(rawBody, headersFor(rawBody, 'zz'), secret, { now: () => now }))).toBe(
+      'invalid_signature',
+    );
   });
 
   test('rejects timestamps more than five minutes old or ahead, and accepts them within', () => {
     const old = timestamp - 301;
     const oldHeaders = headersFor(rawBody, signWebhookPayload(rawBody, secret, old), old);
-    expect(failure(() => verifyWebhook(rawBody, oldHeaders, secret, { now: () => now }))).toBe('timestamp_outside_tolerance');
+    expect(failure(() => verifyWebhook(rawBody, oldHeaders, secret, { now: () => now }))).toBe(
+      'timestamp_outside_tolerance',
+    );
     const ahead = timestamp + 301;
     const aheadHeaders = headersFor(rawBody, signWebhookPayload(rawBody, secret, ahead), ahead);
-    expect(failure(() => verifyWebhook(rawBody, aheadHeaders, secret, { now: () => now }))).toBe('timestamp_outside_tolerance');
+    expect(failure(() => verifyWebhook(rawBody, aheadHeaders, secret, { now: () => now }))).toBe(
+      'timestamp_outside_tolerance',
+    );
     const recent = timestamp - 299;
     const recentHeaders = headersFor(rawBody, signWebhookPayload(rawBody, secret, recent), recent);
     expect(verifyWebhook(rawBody, recentHeaders, secret, { now: () => now }).id).toBe(firstEvent.id);
@@ -77,7 +98,9 @@ describe('verifyWebhook', () => {
     expect(failure(() => verifyWebhook(rawBody, bad, secret, { now: () => now }))).toBe('invalid_timestamp');
     for (const notEvent of ['{"hello":"world"}', '{"id":"evt_1","type":"voice.trained","data":null}', 'not json']) {
       const notEventHeaders = { ...headersFor(notEvent), 'service-event-id': undefined };
-      expect(failure(() => verifyWebhook(notEvent, notEventHeaders, secret, { now: () => now }))).toBe('invalid_payload');
+      expect(failure(() => verifyWebhook(notEvent, notEventHeaders, secret, { now: () => now }))).toBe(
+        'invalid_payload',
+      );
     }
   });
 

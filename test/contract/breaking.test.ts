@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, test } from 'vitest';
-import { compareContracts, type Change, type ChangeKind, type Contract } from '../../scripts/contract-diff.ts';
+import { type Change, type ChangeKind, type Contract, compareContracts } from '../../scripts/contract-diff.ts';
 import { projectRoot } from '../support/prism.ts';
 import type { Json } from '../support/spec.ts';
 
@@ -17,7 +17,8 @@ const current: Contract = {
 };
 const copy = (): Contract => structuredClone(current);
 /** Each change of a kind as `<where>: <what>`, one a place. */
-const lines = (changes: Change[], kind: ChangeKind) => changes.filter((c) => c.kind === kind).map((c) => `${c.where}: ${c.what}`);
+const lines = (changes: Change[], kind: ChangeKind) =>
+  changes.filter((c) => c.kind === kind).map((c) => `${c.where}: ${c.what}`);
 const without = <T>(list: T[], value: T): T[] => list.filter((item) => item !== value);
 
 describe('breaking changes are named, each kind', () => {
@@ -31,14 +32,22 @@ describe('breaking changes are named, each kind', () => {
   // A removed parameter, and a new required one.
   const listVoices = openapi.paths['/v1/voices'].get;
   listVoices.parameters = listVoices.parameters.filter((p: Json) => p.name !== 'status');
-  openapi.paths['/v1/documents'].get.parameters.push({ name: 'folder', in: 'query', required: true, schema: { type: 'string' } });
+  openapi.paths['/v1/documents'].get.parameters.push({
+    name: 'folder',
+    in: 'query',
+    required: true,
+    schema: { type: 'string' },
+  });
   // A removed response field (a rename is a removal and an addition).
   delete schemas.Voice.properties.style_summary;
   schemas.Voice.required = without(schemas.Voice.required, 'style_summary');
   // A new required request field.
   schemas.VoiceCreateRequest.required.push('description');
   // A narrowed request enum and a narrowed request type.
-  schemas.ChatCompletionRequest.properties.reasoning_effort.enum = without(schemas.ChatCompletionRequest.properties.reasoning_effort.enum, 'minimal');
+  schemas.ChatCompletionRequest.properties.reasoning_effort.enum = without(
+    schemas.ChatCompletionRequest.properties.reasoning_effort.enum,
+    'minimal',
+  );
   schemas.ChatCompletionRequest.properties.temperature.maximum = 1;
   schemas.ChatCompletionRequest.properties.seed.type = 'integer';
   // A widened response enum that clients switch on, and a widened response type.
@@ -56,7 +65,9 @@ describe('breaking changes are named, each kind', () => {
   trainedData.required = without(trainedData.required, 'banned_phrases');
   // A removed header of a delivery, in both documents.
   const messageCreated = openapi.webhooks['chat.message.created'].post;
-  messageCreated.parameters = messageCreated.parameters.filter((p: Json) => !String(p.$ref).endsWith('/WebhookSignatureHeader'));
+  messageCreated.parameters = messageCreated.parameters.filter(
+    (p: Json) => !String(p.$ref).endsWith('/WebhookSignatureHeader'),
+  );
   const messageHeaders = asyncapi.operations.sendChatMessageCreated.messages[0].headers;
   delete messageHeaders.properties['Service-Signature'];
   messageHeaders.required = without(messageHeaders.required, 'Service-Signature');
@@ -67,7 +78,9 @@ describe('breaking changes are named, each kind', () => {
   schemas.Metadata.additionalProperties = false;
   openapi.components.parameters.Limit.required = true;
   // A changed error code.
-  schemas.ErrorCode.enum = schemas.ErrorCode.enum.map((code: string) => (code === 'conflict' ? 'state_conflict' : code));
+  schemas.ErrorCode.enum = schemas.ErrorCode.enum.map((code: string) =>
+    code === 'conflict' ? 'state_conflict' : code,
+  );
 
   const breaking = lines(compareContracts(current, changed), 'breaking');
 
@@ -78,24 +91,60 @@ describe('breaking changes are named, each kind', () => {
     ['a new required parameter', 'GET /v1/documents: required query parameter `folder` added'],
     ['a removed response field', 'GET /v1/voices/{id}: response 200: property `style_summary` removed'],
     ['a new required request field', 'POST /v1/voices: request body: `description` made required'],
-    ['a narrowed request enum', 'POST /v1/chat/completions: request body: value `minimal` removed from `reasoning_effort`'],
-    ['a narrowed request type', 'POST /v1/chat/completions: request body: maximum of `temperature` changed from 2 to 1'],
-    ['a narrowed request type (null no longer accepted)', 'POST /v1/chat/completions: request body: type of `seed` changed from ["integer","null"] to `integer`'],
+    [
+      'a narrowed request enum',
+      'POST /v1/chat/completions: request body: value `minimal` removed from `reasoning_effort`',
+    ],
+    [
+      'a narrowed request type',
+      'POST /v1/chat/completions: request body: maximum of `temperature` changed from 2 to 1',
+    ],
+    [
+      'a narrowed request type (null no longer accepted)',
+      'POST /v1/chat/completions: request body: type of `seed` changed from ["integer","null"] to `integer`',
+    ],
     ['a widened response enum', 'GET /v1/voices/{id}: response 200: value `archived` added to `status`'],
-    ['a widened response type', 'GET /v1/voices/{id}: response 200: type of `sample_word_count` changed from `integer` to ["integer","string"]'],
+    [
+      'a widened response type',
+      'GET /v1/voices/{id}: response 200: type of `sample_word_count` changed from `integer` to ["integer","string"]',
+    ],
     ['a removed event type (OpenAPI webhooks)', 'webhook chat.thread.deleted: event removed'],
-    ['a removed event type (AsyncAPI)', 'AsyncAPI message chat.thread.deleted (sent to the Webhook endpoint): message removed'],
-    ["a removed key of an event's data (OpenAPI webhooks)", 'webhook chat.message.created: payload: property `data.voice_id` removed'],
-    ["a removed key of an event's data (AsyncAPI)", 'AsyncAPI message voice.trained (sent to the Webhook endpoint): payload: property `data.banned_phrases` removed'],
-    ['a removed header of a delivery (OpenAPI webhooks)', 'webhook chat.message.created: header `Service-Signature` removed'],
-    ['a removed header of a delivery (AsyncAPI)', 'AsyncAPI message chat.message.created (sent to the Webhook endpoint): header `Service-Signature` removed'],
-    ['a changed constant of an answer', 'webhook document.published: payload: const of `type` changed from `document.published` to `document.made_public`'],
+    [
+      'a removed event type (AsyncAPI)',
+      'AsyncAPI message chat.thread.deleted (sent to the Webhook endpoint): message removed',
+    ],
+    [
+      "a removed key of an event's data (OpenAPI webhooks)",
+      'webhook chat.message.created: payload: property `data.voice_id` removed',
+    ],
+    [
+      "a removed key of an event's data (AsyncAPI)",
+      'AsyncAPI message voice.trained (sent to the Webhook endpoint): payload: property `data.banned_phrases` removed',
+    ],
+    [
+      'a removed header of a delivery (OpenAPI webhooks)',
+      'webhook chat.message.created: header `Service-Signature` removed',
+    ],
+    [
+      'a removed header of a delivery (AsyncAPI)',
+      'AsyncAPI message chat.message.created (sent to the Webhook endpoint): header `Service-Signature` removed',
+    ],
+    [
+      'a changed constant of an answer',
+      'webhook document.published: payload: const of `type` changed from `document.published` to `document.made_public`',
+    ],
     ['an enum where a request had none', 'POST /v1/voices: request body: enum of `name` added'],
-    ['a request object closed to other fields', 'POST /v1/voices: request body: additionalProperties of `metadata` changed from {'],
+    [
+      'a request object closed to other fields',
+      'POST /v1/voices: request body: additionalProperties of `metadata` changed from {',
+    ],
     ['a parameter made required', 'GET /v1/voices: query parameter `limit` made required'],
     ['a changed error code', 'schema ErrorCode: [Removed] value `conflict`'],
   ])('%s', (_kind, expected) => {
-    expect(breaking.some((line) => line.startsWith(expected)), `${expected}\n\nnamed:\n${breaking.join('\n')}`).toBe(true);
+    expect(
+      breaking.some((line) => line.startsWith(expected)),
+      `${expected}\n\nnamed:\n${breaking.join('\n')}`,
+    ).toBe(true);
   });
 });
 
@@ -104,7 +153,9 @@ describe('additive changes pass', () => {
   const { openapi, asyncapi } = changed;
   const schemas = openapi.components.schemas;
   // A new operation.
-  openapi.paths['/v1/voice-presets'] = { get: { ...structuredClone(openapi.paths['/v1/voices'].get), operationId: 'listVoicePresets' } };
+  openapi.paths['/v1/voice-presets'] = {
+    get: { ...structuredClone(openapi.paths['/v1/voices'].get), operationId: 'listVoicePresets' },
+  };
   // A new optional request field, a new optional parameter, a widened request enum.
   schemas.VoiceCreateRequest.properties.tone = { type: 'string', description: 'A tone.' };
   openapi.paths['/v1/voices'].get.parameters.push({ name: 'language', in: 'query', schema: { type: 'string' } });
@@ -166,16 +217,34 @@ describe('npm run check:breaking and contract:publish', () => {
   const contract = (...args: string[]) =>
     run(process.execPath, [join(projectRoot, 'scripts', 'contract.ts'), ...args], { cwd: projectRoot }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => ({
+        code: error.code,
+        stdout: error.stdout,
+        stderr: error.stderr,
+      }),
     );
 
   // Four processes, each comparing the whole contract: on a loaded two-core machine they can outlast the default timeout.
-  test('a removed operation fails the check, is refused by publish, and is published only on purpose; a hand-copied edition is refused', { timeout: 120_000 }, async () => {
+  test('a removed operation fails the check, is refused by publish, and is published only on purpose; a hand-copied edition is refused', {
+    timeout: 120_000,
+  }, async () => {
     const published = join(dir, 'published');
     const changelog = join(dir, 'changelog.md');
-    const first = await contract('publish', '--published', published, '--current', write('first', current), '--changelog', changelog, '--date', '2027-01-01');
+    const first = await contract(
+      'publish',
+      '--published',
+      published,
+      '--current',
+      write('first', current),
+      '--changelog',
+      changelog,
+      '--date',
+      '2027-01-01',
+    );
     expect(first.code, first.stderr).toBe(0);
-    expect(readFileSync(changelog, 'utf8')).toMatch(/## 2027-01-01\n\nFirst published edition of v1 [^\n]+\n\n<!-- published sha256:[0-9a-f]{64} -->/);
+    expect(readFileSync(changelog, 'utf8')).toMatch(
+      /## 2027-01-01\n\nFirst published edition of v1 [^\n]+\n\n<!-- published sha256:[0-9a-f]{64} -->/,
+    );
     const changed = copy();
     delete changed.openapi.paths['/v1/workspace'].get;
     const next = write('next', changed);
@@ -205,7 +274,9 @@ describe('npm run check:breaking and contract:publish', () => {
     expect(accepted.code).toBe(0);
     const log = readFileSync(changelog, 'utf8');
     expect(log).toContain('# Changelog');
-    expect(log).toContain(`## 2027-01-15\n\n${note}\n\n### Breaking\n\n${reason}\n\n- GET /v1/workspace: operation removed`);
+    expect(log).toContain(
+      `## 2027-01-15\n\n${note}\n\n### Breaking\n\n${reason}\n\n- GET /v1/workspace: operation removed`,
+    );
     expect(log.indexOf('## 2027-01-15')).toBeLessThan(log.indexOf('## 2027-01-01'));
 
     const after = await contract('check', ...paths);

@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { asyncapi } from '../support/asyncapi.ts';
-import { deref, spec, type Json } from '../support/spec.ts';
+import { deref, type Json, spec } from '../support/spec.ts';
 
 const schemas: Json = spec.components.schemas;
 
@@ -24,7 +24,10 @@ function property(component: string, path: string[]): Json {
 function referencedComponent(node: Json): string | undefined {
   let ref: unknown = node.$ref;
   if (ref === undefined && Array.isArray(node.oneOf) && node.oneOf.length === 2) {
-    const [nulls, others] = [node.oneOf.filter((b: Json) => b.type === 'null'), node.oneOf.filter((b: Json) => b.type !== 'null')];
+    const [nulls, others] = [
+      node.oneOf.filter((b: Json) => b.type === 'null'),
+      node.oneOf.filter((b: Json) => b.type !== 'null'),
+    ];
     if (nulls.length === 1 && others.length === 1) ref = others[0].$ref;
   }
   return typeof ref === 'string' ? ref.replace(/^#\/components\/schemas\//, '') : undefined;
@@ -32,7 +35,8 @@ function referencedComponent(node: Json): string | undefined {
 
 const key = (component: string, path: string[]) => `${component}.${path.join('.')}`;
 /** Adds the readable name of each field (`Component.a.b`) for the test titles. */
-const named = <T extends { component: string; path: string[] }>(rows: T[]) => rows.map((row) => ({ ...row, field: key(row.component, row.path) }));
+const named = <T extends { component: string; path: string[] }>(rows: T[]) =>
+  rows.map((row) => ({ ...row, field: key(row.component, row.path) }));
 
 /**
  * Section 6 of the original specification: every event type and the keys of its `data`, word for word, plus the
@@ -54,8 +58,26 @@ const specifiedCatalogue: Record<string, string[]> = {
 const addedTypes: Record<string, string[]> = {
   'chat.thread.deleted': ['thread_id', 'deleted_at'],
   'voice.training_failed': ['voice_id', 'failure_reason'],
-  'usage.limit_approaching': ['spend_limit_id', 'scope', 'amount_usd', 'soft_threshold', 'period', 'spent_usd', 'period_start', 'resets_at'],
-  'usage.limit_reached': ['spend_limit_id', 'scope', 'amount_usd', 'soft_threshold', 'period', 'spent_usd', 'period_start', 'resets_at'],
+  'usage.limit_approaching': [
+    'spend_limit_id',
+    'scope',
+    'amount_usd',
+    'soft_threshold',
+    'period',
+    'spent_usd',
+    'period_start',
+    'resets_at',
+  ],
+  'usage.limit_reached': [
+    'spend_limit_id',
+    'scope',
+    'amount_usd',
+    'soft_threshold',
+    'period',
+    'spent_usd',
+    'period_start',
+    'resets_at',
+  ],
 };
 
 /** Keys whose value may not apply, hence nullable (and still required). */
@@ -75,7 +97,12 @@ const subsets: { component: string; path: string[]; source: string; sourcePath?:
   // A run sends workflow.run.completed when it ends in success or in failure; a cancelled run sends none.
   { component: 'WorkflowRunCompletedEventData', path: ['status'], source: 'WorkflowRunStatus' },
   { component: 'ChatMessageCreatedEventData', path: ['role'], source: 'ChatMessage', sourcePath: ['role'] },
-  { component: 'WorkflowRunApprovalRequiredEventData', path: ['approver_role'], source: 'WorkflowRunStepApproval', sourcePath: ['approver_role'] },
+  {
+    component: 'WorkflowRunApprovalRequiredEventData',
+    path: ['approver_role'],
+    source: 'WorkflowRunStepApproval',
+    sourcePath: ['approver_role'],
+  },
 ];
 
 /** Fields that reference the single source of their values (a reference replaced a copy; keep it that way). */
@@ -111,9 +138,19 @@ const ids: { component: string; path: string[]; source: string; sourcePath: stri
   { component: 'VoiceTrainedEventData', path: ['voice_id'], source: 'Voice', sourcePath: ['id'] },
   { component: 'VoiceTrainedEventData', path: ['language'], source: 'Voice', sourcePath: ['language'] },
   { component: 'VoiceTrainingFailedEventData', path: ['voice_id'], source: 'Voice', sourcePath: ['id'] },
-  { component: 'ChatbotConversationEscalatedEventData', path: ['conversation_id'], source: 'ChatbotConversation', sourcePath: ['id'] },
+  {
+    component: 'ChatbotConversationEscalatedEventData',
+    path: ['conversation_id'],
+    source: 'ChatbotConversation',
+    sourcePath: ['id'],
+  },
   { component: 'ChatbotConversationEscalatedEventData', path: ['chatbot_id'], source: 'Chatbot', sourcePath: ['id'] },
-  { component: 'ChatbotCsatReceivedEventData', path: ['conversation_id'], source: 'ChatbotConversation', sourcePath: ['id'] },
+  {
+    component: 'ChatbotCsatReceivedEventData',
+    path: ['conversation_id'],
+    source: 'ChatbotConversation',
+    sourcePath: ['id'],
+  },
   { component: 'ChatbotCsatReceivedEventData', path: ['chatbot_id'], source: 'Chatbot', sourcePath: ['id'] },
   { component: 'WorkflowRunCompletedEventData', path: ['workflow_id'], source: 'Workflow', sourcePath: ['id'] },
   { component: 'WorkflowRunCompletedEventData', path: ['run_id'], source: 'WorkflowRun', sourcePath: ['id'] },
@@ -121,7 +158,12 @@ const ids: { component: string; path: string[]; source: string; sourcePath: stri
   { component: 'WorkflowRunApprovalRequiredEventData', path: ['run_id'], source: 'WorkflowRun', sourcePath: ['id'] },
   { component: 'WorkspaceMemberAddedEventData', path: ['user_id'], source: 'Member', sourcePath: ['id'] },
   { component: 'WorkspaceMemberRemovedEventData', path: ['user_id'], source: 'Member', sourcePath: ['id'] },
-  { component: 'WorkspaceMemberRemovedEventData', path: ['removed_by_api_key_id'], source: 'ApiKey', sourcePath: ['id'] },
+  {
+    component: 'WorkspaceMemberRemovedEventData',
+    path: ['removed_by_api_key_id'],
+    source: 'ApiKey',
+    sourcePath: ['id'],
+  },
   { component: 'AuditPolicyViolationEventData', path: ['user_id'], source: 'Member', sourcePath: ['id'] },
   { component: 'AuditPolicyViolationEventData', path: ['voice_id'], source: 'Voice', sourcePath: ['id'] },
   { component: 'ChatThreadDeletedEventData', path: ['thread_id'], source: 'ChatThread', sourcePath: ['id'] },
@@ -132,10 +174,37 @@ const ids: { component: string; path: string[]; source: string; sourcePath: stri
  * (compared with `Project.id` once the projects area's schema is in the bundle).
  */
 const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
-const composedPatterns: { component: string; path: string[]; pattern: string; maxLength: number; sources: [string, string[]][] }[] = [
-  { component: 'WorkspaceMemberRemovedEventData', path: ['removed_by'], pattern: `^(usr|key)_${ULID}$`, maxLength: 30, sources: [['Member', ['id']], ['ApiKey', ['id']]] },
-  { component: 'DocumentPublishedEventData', path: ['project_id'], pattern: `^prj_${ULID}$`, maxLength: 30, sources: [['Project', ['id']]] },
-  { component: 'AuditPolicyViolationEventData', path: ['project_id'], pattern: `^prj_${ULID}$`, maxLength: 30, sources: [['Project', ['id']]] },
+const composedPatterns: {
+  component: string;
+  path: string[];
+  pattern: string;
+  maxLength: number;
+  sources: [string, string[]][];
+}[] = [
+  {
+    component: 'WorkspaceMemberRemovedEventData',
+    path: ['removed_by'],
+    pattern: `^(usr|key)_${ULID}$`,
+    maxLength: 30,
+    sources: [
+      ['Member', ['id']],
+      ['ApiKey', ['id']],
+    ],
+  },
+  {
+    component: 'DocumentPublishedEventData',
+    path: ['project_id'],
+    pattern: `^prj_${ULID}$`,
+    maxLength: 30,
+    sources: [['Project', ['id']]],
+  },
+  {
+    component: 'AuditPolicyViolationEventData',
+    path: ['project_id'],
+    pattern: `^prj_${ULID}$`,
+    maxLength: 30,
+    sources: [['Project', ['id']]],
+  },
 ];
 
 describe('event schemas: values copied from other areas', () => {
@@ -162,23 +231,28 @@ describe('event schemas: values copied from other areas', () => {
     expect(copy.maxLength, key(component, path)).toBe(original.maxLength);
   });
 
-  test.each(named(composedPatterns))('$field has its composed pattern, matching its sources', ({ component, path, pattern, maxLength, sources }) => {
-    const copy = deref(property(component, path));
-    expect(copy.pattern).toBe(pattern);
-    expect(copy.maxLength).toBe(maxLength);
-    for (const [source, sourcePath] of sources) {
-      if (!schemas[source]) continue;
-      const original = deref(property(source, sourcePath));
-      expect(original.maxLength, key(source, sourcePath)).toBeLessThanOrEqual(maxLength);
-      // Every example id of the source matches the composed pattern.
-      for (const example of original.examples ?? []) expect(example).toMatch(new RegExp(pattern));
-    }
-  });
+  test.each(named(composedPatterns))(
+    '$field has its composed pattern, matching its sources',
+    ({ component, path, pattern, maxLength, sources }) => {
+      const copy = deref(property(component, path));
+      expect(copy.pattern).toBe(pattern);
+      expect(copy.maxLength).toBe(maxLength);
+      for (const [source, sourcePath] of sources) {
+        if (!schemas[source]) continue;
+        const original = deref(property(source, sourcePath));
+        expect(original.maxLength, key(source, sourcePath)).toBeLessThanOrEqual(maxLength);
+        // Every example id of the source matches the composed pattern.
+        for (const example of original.examples ?? []) expect(example).toMatch(new RegExp(pattern));
+      }
+    },
+  );
 
   // Any other `enum` or `pattern` written inline in an event schema would be a new copy nobody checks: reference
   // the source schema instead, or list the field above (in `subsets` or `ids`) with its source.
   test('no other enum or pattern is written inline in an event data or snapshot schema', () => {
-    const checked = new Set([...subsets, ...ids, ...composedPatterns].map(({ component, path }) => key(component, path)));
+    const checked = new Set(
+      [...subsets, ...ids, ...composedPatterns].map(({ component, path }) => key(component, path)),
+    );
     const unchecked: string[] = [];
     const walk = (node: unknown, component: string, path: string[]) => {
       if (!node || typeof node !== 'object') return;
@@ -186,8 +260,10 @@ describe('event schemas: values copied from other areas', () => {
       if (('enum' in schema || 'pattern' in schema) && !checked.has(key(component, path))) {
         unchecked.push(key(component, path));
       }
-      for (const [name, child] of Object.entries<Json>(schema.properties ?? {})) walk(child, component, [...path, name]);
-      for (const keyword of ['items', 'additionalProperties']) walk(schema[keyword], component, [...path, `[${keyword}]`]);
+      for (const [name, child] of Object.entries<Json>(schema.properties ?? {}))
+        walk(child, component, [...path, name]);
+      for (const keyword of ['items', 'additionalProperties'])
+        walk(schema[keyword], component, [...path, `[${keyword}]`]);
       for (const keyword of ['oneOf', 'anyOf', 'allOf']) {
         (schema[keyword] ?? []).forEach((branch: unknown, i: number) => {
           walk(branch, component, [...path, `[${keyword}/${i}]`]);
@@ -201,7 +277,7 @@ describe('event schemas: values copied from other areas', () => {
   });
 });
 
-describe('the event catalogue is the specification\'s', () => {
+describe("the event catalogue is the specification's", () => {
   const catalogue = { ...specifiedCatalogue, ...addedTypes };
   const webhooks: Json = spec.webhooks;
   const dataOf = (type: string): Json => {
@@ -216,18 +292,21 @@ describe('the event catalogue is the specification\'s', () => {
     expect(schemas.Event.oneOf.length).toBe(Object.keys(catalogue).length);
   });
 
-  test.each(Object.entries(catalogue))('%s: its data has the specified keys first, at the top level, every one required', (type, keys) => {
-    const data = dataOf(type);
-    expect(data.type).toBe('object');
-    expect(Object.keys(data.properties).slice(0, keys.length)).toEqual(keys);
-    expect(data.required.slice(0, keys.length)).toEqual(keys);
-    // More keys may follow; each of them is required too: present, `null` where it does not apply.
-    expect(new Set(data.required)).toEqual(new Set(Object.keys(data.properties)));
-    for (const name of Object.keys(data.properties)) {
-      const field = data.properties[name];
-      expect(field.description ?? deref(field).description, `${type} ${name} has a description`).toBeTruthy();
-    }
-  });
+  test.each(Object.entries(catalogue))(
+    '%s: its data has the specified keys first, at the top level, every one required',
+    (type, keys) => {
+      const data = dataOf(type);
+      expect(data.type).toBe('object');
+      expect(Object.keys(data.properties).slice(0, keys.length)).toEqual(keys);
+      expect(data.required.slice(0, keys.length)).toEqual(keys);
+      // More keys may follow; each of them is required too: present, `null` where it does not apply.
+      expect(new Set(data.required)).toEqual(new Set(Object.keys(data.properties)));
+      for (const name of Object.keys(data.properties)) {
+        const field = data.properties[name];
+        expect(field.description ?? deref(field).description, `${type} ${name} has a description`).toBeTruthy();
+      }
+    },
+  );
 
   test.each(Object.entries(catalogue))('%s: exactly the keys that may not apply are nullable', (type) => {
     const data = dataOf(type);
@@ -244,7 +323,14 @@ describe('the event catalogue is the specification\'s', () => {
 
   test('workflow.run.completed tells success from failure with `status`', () => {
     expect(deref(dataOf('workflow.run.completed').properties.status).enum).toEqual(['success', 'failure']);
-    expect(schemas.WorkflowRunStatus.enum).toEqual(['queued', 'running', 'awaiting_approval', 'success', 'failure', 'cancelled']);
+    expect(schemas.WorkflowRunStatus.enum).toEqual([
+      'queued',
+      'running',
+      'awaiting_approval',
+      'success',
+      'failure',
+      'cancelled',
+    ]);
     expect(schemas.WorkflowRunStepStatus.enum).toEqual(expect.arrayContaining(['success', 'failure', 'cancelled']));
     expect(schemas.WorkflowRunStepStatus.enum).not.toContain('succeeded');
     expect(schemas.WorkflowRunStepStatus.enum).not.toContain('failed');
@@ -255,10 +341,14 @@ describe('the AsyncAPI examples', () => {
   // The document says its examples are real deliveries signed with this secret; a changed payload needs a new signature.
   const secret = 'whsec_Q2h7vN4kR9pX1mT6sW3yB8cF5gJ0dL2eH7aK4nP9rUz';
   const examples = Object.values(asyncapi.components.messages as Record<string, Json>).flatMap((message) =>
-    (message.examples ?? []).filter((example: Json) => example.headers?.['Service-Signature']).map((example: Json) => ({ name: `${message.name}: ${example.name}`, example })),
+    (message.examples ?? [])
+      .filter((example: Json) => example.headers?.['Service-Signature'])
+      .map((example: Json) => ({ name: `${message.name}: ${example.name}`, example })),
   );
   test.each(examples)('$name is signed with the example secret', ({ example }) => {
-    const expected = createHmac('sha256', secret).update(`${example.headers['Service-Timestamp']}.${JSON.stringify(example.payload)}`).digest('hex');
+    const expected = createHmac('sha256', secret)
+      .update(`${example.headers['Service-Timestamp']}.${JSON.stringify(example.payload)}`)
+      .digest('hex');
     expect(example.headers['Service-Signature']).toBe(expected);
   });
 });

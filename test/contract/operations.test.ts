@@ -6,19 +6,35 @@
 //     the operations of `notImplemented` must answer 501 not_implemented.
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createContentServiceClient } from '../../generated/client.ts';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { features } from '../../src/features/index.ts';
 import { notImplemented } from '../../src/handlers.ts';
 import { collectByKey } from '../../src/platform/feature.ts';
-import { embedHeaders, removeFixtureResources, successRequest, type ImplementedOperationId } from '../support/contract-fixtures.ts';
+import {
+  embedHeaders,
+  type ImplementedOperationId,
+  removeFixtureResources,
+  successRequest,
+} from '../support/contract-fixtures.ts';
 import type { ContractTarget } from '../support/global-setup.ts';
-import { exampleRequest, invalidRequest, responseContentTypes, responsePointer, schemaErrors, type ExampleRequest } from '../support/spec.ts';
+import {
+  type ExampleRequest,
+  exampleRequest,
+  invalidRequest,
+  responseContentTypes,
+  responsePointer,
+  schemaErrors,
+} from '../support/spec.ts';
 
 const targets = inject('contractTargets');
 const embedKey = process.env.CONTRACT_EMBED_KEY ?? 'emb_contract_suite_key';
 
 /** The client's `request` without its per-path types (the table gives the method and the path at run time). */
-type UntypedRequest = (method: string, path: string, init: { params: { path: unknown; query: unknown }; headers: Record<string, string>; body: unknown }) => Promise<unknown>;
+type UntypedRequest = (
+  method: string,
+  path: string,
+  init: { params: { path: unknown; query: unknown }; headers: Record<string, string>; body: unknown },
+) => Promise<unknown>;
 
 interface Answer {
   status: number;
@@ -27,7 +43,12 @@ interface Answer {
   headers: Headers;
 }
 
-async function call(target: ContractTarget, id: OperationId, request: ExampleRequest, credentials: boolean): Promise<Answer> {
+async function call(
+  target: ContractTarget,
+  id: OperationId,
+  request: ExampleRequest,
+  credentials: boolean,
+): Promise<Answer> {
   const op = operationTable[id];
   // The client reads error bodies itself; keep an untouched copy of the answer to check it byte for byte.
   let raw: Response | undefined;
@@ -43,7 +64,8 @@ async function call(target: ContractTarget, id: OperationId, request: ExampleReq
     ...(credentials && op.auth === 'bearer' ? { apiKey: target.apiKey } : {}),
   });
   const headers: Record<string, string> = { ...request.header, Accept: 'application/json, application/problem+json' };
-  if (credentials && op.auth === 'embedKey') Object.assign(headers, target.name === 'server' ? await embedHeaders(target) : { 'X-Embed-Key': embedKey });
+  if (credentials && op.auth === 'embedKey')
+    Object.assign(headers, target.name === 'server' ? await embedHeaders(target) : { 'X-Embed-Key': embedKey });
   if (request.contentType) headers['Content-Type'] = request.contentType;
   // The table is dynamic, so the typed signature of the client cannot be used here.
   await (client.request as unknown as UntypedRequest)(op.method.toUpperCase(), op.path, {
@@ -65,7 +87,9 @@ function expectMatchesResponse(id: OperationId, answer: Answer): void {
     expect(answer.body, 'a response documented without content has no body').toBe('');
     return;
   }
-  expect(documented, `content type ${answer.contentType} is documented for ${answer.status}`).toContain(answer.contentType);
+  expect(documented, `content type ${answer.contentType} is documented for ${answer.status}`).toContain(
+    answer.contentType,
+  );
   expect(schemaErrors(responsePointer(id, answer.status, answer.contentType), answer.body)).toEqual([]);
 }
 
@@ -73,7 +97,12 @@ function expectProblem(id: OperationId, answer: Answer, status: number): void {
   expect(answer.contentType).toBe('application/problem+json');
   expect(operationTable[id].responseStatuses as readonly number[], `${status} is documented`).toContain(status);
   expectMatchesResponse(id, answer);
-  expect(answer.body).toMatchObject({ status, type: expect.any(String), title: expect.any(String), code: expect.any(String) });
+  expect(answer.body).toMatchObject({
+    status,
+    type: expect.any(String),
+    title: expect.any(String),
+    code: expect.any(String),
+  });
 }
 
 /** Every answer of the server names its request: X-Request-Id, and the same id in a problem document. */
@@ -113,7 +142,10 @@ test('the contract has the whole endpoint inventory (80 operations or more)', ()
 test('notImplemented and the handlers map partition the operations of the contract', () => {
   const implemented = Object.keys(collectByKey(features, 'handlers'));
   expect(new Set(notImplemented).size, 'no operation twice in notImplemented').toBe(notImplemented.length);
-  expect(implemented.filter((id) => notBuilt.has(id as OperationId)), 'operations both implemented and not').toEqual([]);
+  expect(
+    implemented.filter((id) => notBuilt.has(id as OperationId)),
+    'operations both implemented and not',
+  ).toEqual([]);
   expect([...implemented, ...notImplemented].sort()).toEqual(Object.keys(operationTable).sort());
 });
 
@@ -162,15 +194,18 @@ describe.concurrent.each(targets.map((target) => [target.name, target] as const)
         expectNotImplemented(answer);
       });
     } else {
-      (invalid.serverOnly === true && !onServer ? test.skip : test)(`answers 422 validation_failed for ${invalid.how}`, async () => {
-        const answer = await call(target, id, invalid.request, true);
-        // Every schema violation is 422 validation_failed: from the server, and from Prism, which answers with the
-        // first example of the operation's 422 (the spec lists validation_failed first).
-        expect(answer.status, JSON.stringify(answer.body)).toBe(422);
-        expectProblem(id, answer, 422);
-        expect(answer.body).toMatchObject({ code: 'validation_failed' });
-        if (onServer) expectRequestId(answer);
-      });
+      (invalid.serverOnly === true && !onServer ? test.skip : test)(
+        `answers 422 validation_failed for ${invalid.how}`,
+        async () => {
+          const answer = await call(target, id, invalid.request, true);
+          // Every schema violation is 422 validation_failed: from the server, and from Prism, which answers with the
+          // first example of the operation's 422 (the spec lists validation_failed first).
+          expect(answer.status, JSON.stringify(answer.body)).toBe(422);
+          expectProblem(id, answer, 422);
+          expect(answer.body).toMatchObject({ code: 'validation_failed' });
+          if (onServer) expectRequestId(answer);
+        },
+      );
     }
   });
 });

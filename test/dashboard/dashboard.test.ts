@@ -6,12 +6,12 @@
 // whole words, nothing clipped) and the usage chart's axes.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bySystem, recordAudit } from '../../src/platform/audit.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** The page's window once the test has put axe-core into it. */
@@ -23,10 +23,22 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
   let receiver: Receiver;
   let browser: Browser;
   beforeAll(async () => {
-    [server, receiver] = await Promise.all([startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } }), startReceiver()]);
+    [server, receiver] = await Promise.all([
+      startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } }),
+      startReceiver(),
+    ]);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -34,9 +46,15 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await Promise.all([server?.close(), receiver?.close()]);
   });
 
-  async function signIn(key: string, options: { width?: number; axe?: boolean } = {}): Promise<{ page: Page; problems: string[] }> {
+  async function signIn(
+    key: string,
+    options: { width?: number; axe?: boolean } = {},
+  ): Promise<{ page: Page; problems: string[] }> {
     // axe-core is put into the page by the test, which the page's policy would refuse: only that test bypasses it.
-    const page = await browser.newPage({ viewport: { width: options.width ?? 1280, height: 900 }, bypassCSP: options.axe ?? false });
+    const page = await browser.newPage({
+      viewport: { width: options.width ?? 1280, height: 900 },
+      bypassCSP: options.axe ?? false,
+    });
     // A control that never appears fails the test with its place instead of hanging it.
     page.setDefaultTimeout(10_000);
     const problems: string[] = [];
@@ -55,7 +73,9 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     expect(await page.locator('[data-part="role"]').innerText()).toBe('owner');
     // The page a person lands on is the playground, first in the navigation.
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
-    expect((await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allInnerTexts())[0]).toBe('Playground');
+    expect((await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allInnerTexts())[0]).toBe(
+      'Playground',
+    );
     await page.getByRole('link', { name: 'Workspace' }).click();
     expect(await page.locator('[data-part="workspace"]').innerText()).toContain('600 requests per key every 60 s');
     // The key is kept for the tab only: not in the URL, not in localStorage.
@@ -79,14 +99,18 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await row.getByRole('button', { name: 'Rotate' }).click();
     const rotated = await page.locator('[data-part="secret-value"]').innerText();
     expect(rotated).not.toBe(secret);
-    expect(await page.locator('[data-part="secret"]').innerText()).toMatch(/previous secret keeps working until .* \(24 hours\)/);
+    expect(await page.locator('[data-part="secret"]').innerText()).toMatch(
+      /previous secret keeps working until .* \(24 hours\)/,
+    );
     await page.getByRole('button', { name: 'I have copied it' }).click();
     await expect.poll(() => row.locator('[data-part="grace"]').count()).toBe(1);
 
     await row.getByRole('button', { name: 'Revoke', exact: true }).click();
     await row.getByRole('button', { name: 'Revoke key' }).click();
     await expect.poll(() => row.locator('[data-part="status"]').innerText()).toBe('revoked');
-    expect((await fetch(`${server.url}/v1/workspace`, { headers: { Authorization: `Bearer ${rotated}` } })).status).toBe(401);
+    expect(
+      (await fetch(`${server.url}/v1/workspace`, { headers: { Authorization: `Bearer ${rotated}` } })).status,
+    ).toBe(401);
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -104,7 +128,9 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await page.close();
   });
 
-  test('webhooks: an endpoint on a loopback receiver, a test event, its delivery and attempts, and a replay', { timeout: 60_000 }, async () => {
+  test('webhooks: an endpoint on a loopback receiver, a test event, its delivery and attempts, and a replay', {
+    timeout: 60_000,
+  }, async () => {
     const { page, problems } = await signIn(server.ownerKey);
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByLabel('URL').fill(`${receiver.url}/dashboard`);
@@ -125,20 +151,29 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await page.locator('[data-part="deliveries"] li button').first().click();
     await expect.poll(() => page.locator('[data-part="attempts"] li').count()).toBe(1);
     expect(await page.locator('[data-part="attempts"]').innerText()).toMatch(/^#1 succeeded · 200 · \d+ ms/);
-    expect(JSON.parse(await page.locator('[data-part="payload"]').innerText())).toMatchObject({ id: first!.body.id, test: true });
+    expect(JSON.parse(await page.locator('[data-part="payload"]').innerText())).toMatchObject({
+      id: first!.body.id,
+      test: true,
+    });
 
     // A real event (a workflow run's completion) is delivered, then replayed from its delivery.
-    const workflow = await server.call('POST', '/v1/workflows', { body: { name: 'Hello', steps: [{ id: 'x', type: 'transform', function: 'template', value: 'hi' }] } });
+    const workflow = await server.call('POST', '/v1/workflows', {
+      body: { name: 'Hello', steps: [{ id: 'x', type: 'transform', function: 'template', value: 'hi' }] },
+    });
     await server.call('POST', `/v1/workflows/${workflow.body.id}/runs`, { body: {} });
     const [, completed] = await receiver.waitFor(2, 20_000);
     expect(completed!.body.type).toBe('workflow.run.completed');
     await page.getByRole('button', { name: 'Refresh' }).click();
-    const real = page.locator('[data-part="deliveries"] li button', { hasText: /^workflow\.run\.completed · delivered · 1 attempt\(s\) · [^·]+$/ });
+    const real = page.locator('[data-part="deliveries"] li button', {
+      hasText: /^workflow\.run\.completed · delivered · 1 attempt\(s\) · [^·]+$/,
+    });
     await real.click();
     await expect.poll(() => page.locator('[data-part="payload"]').innerText()).toContain(completed!.body.id);
 
     await page.getByRole('button', { name: 'Replay to this endpoint' }).click();
-    await expect.poll(() => page.locator('[data-part="delivery"]').innerText()).toContain('Queued again for this endpoint');
+    await expect
+      .poll(() => page.locator('[data-part="delivery"]').innerText())
+      .toContain('Queued again for this endpoint');
     const [, , again] = await receiver.waitFor(3, 10_000);
     expect(again!.body.id).toBe(completed!.body.id);
 
@@ -146,7 +181,9 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await page.getByRole('link', { name: 'Events' }).click();
     await page.getByLabel(`Select workflow.run.completed ${completed!.body.id}`).check();
     await page.getByRole('button', { name: 'Replay selected (1)' }).click();
-    await expect.poll(() => page.locator('[data-part="note"]').innerText()).toBe('1 event(s) queued again for every subscribed endpoint.');
+    await expect
+      .poll(() => page.locator('[data-part="note"]').innerText())
+      .toBe('1 event(s) queued again for every subscribed endpoint.');
     const [, , , fourth] = await receiver.waitFor(4, 10_000);
     expect(fourth!.body.id).toBe(completed!.body.id);
     expect(problems).toEqual([]);
@@ -154,8 +191,16 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
   });
 
   test('members, projects, logs with filters, events, usage and spend limits', async () => {
-    await server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello there' }] } });
-    expect((await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'api_key', id: server.ownerKeyId }, amount_usd: 5, period: 'month' } })).status).toBe(201);
+    await server.call('POST', '/v1/chat/completions', {
+      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello there' }] },
+    });
+    expect(
+      (
+        await server.call('POST', '/v1/spend-limits', {
+          body: { scope: { type: 'api_key', id: server.ownerKeyId }, amount_usd: 5, period: 'month' },
+        })
+      ).status,
+    ).toBe(201);
     const { page, problems } = await signIn(server.ownerKey);
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByLabel('Email').fill('ana@example.com');
@@ -183,10 +228,22 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await expect.poll(() => page.locator('[data-part="audit log"]').innerText()).toContain('project.created');
     await page.getByLabel('Action').fill('member.removed');
     await page.getByLabel('Action').press('Enter');
-    await expect.poll(async () => (await page.locator('[data-part="audit log"] tbody tr').allInnerTexts()).every((row) => row.includes('member.removed'))).toBe(true);
+    await expect
+      .poll(async () =>
+        (await page.locator('[data-part="audit log"] tbody tr').allInnerTexts()).every((row) =>
+          row.includes('member.removed'),
+        ),
+      )
+      .toBe(true);
     await page.getByLabel('Path starts with').fill('/v1/projects');
     await page.getByLabel('Path starts with').press('Enter');
-    await expect.poll(async () => (await page.locator('[data-part="request log"] tbody tr').allInnerTexts()).every((row) => row.includes('/v1/projects'))).toBe(true);
+    await expect
+      .poll(async () =>
+        (await page.locator('[data-part="request log"] tbody tr').allInnerTexts()).every((row) =>
+          row.includes('/v1/projects'),
+        ),
+      )
+      .toBe(true);
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await expect.poll(() => page.locator('[data-part="usage"]').innerText()).toContain('sandbox-writer');
@@ -228,8 +285,12 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     const model = page.getByLabel('Model');
     await expect.poll(() => model.inputValue()).toBe('sandbox-writer');
     // Every model offered is one this server can call and that chats.
-    const offered = await model.locator('option').evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
-    const available = (await server.call('GET', '/v1/models?available=true&capability=chat')).body.data.map((m: { id: string }) => m.id);
+    const offered = await model
+      .locator('option')
+      .evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value));
+    const available = (await server.call('GET', '/v1/models?available=true&capability=chat')).body.data.map(
+      (m: { id: string }) => m.id,
+    );
     expect(offered.length).toBeGreaterThan(0);
     expect(available).toEqual(expect.arrayContaining(offered));
     expect(await page.getByLabel('Brand voice (optional)').inputValue()).toBe('');
@@ -239,11 +300,15 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await page.getByLabel('Prompt').press('Control+Enter');
     await page.locator('[data-part="cost"]').waitFor();
     // The same request without a stream gives the same text and usage (the sandbox is deterministic).
-    const direct = await server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-writer', messages: [{ role: 'user', content: prompt }] } });
+    const direct = await server.call('POST', '/v1/chat/completions', {
+      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: prompt }] },
+    });
     expect(direct.status).toBe(200);
     expect(await page.locator('[data-part="answer"]').innerText()).toBe(direct.body.choices[0].message.content);
     expect(await page.locator('[data-part="prompt-tokens"]').innerText()).toBe(String(direct.body.usage.prompt_tokens));
-    expect(await page.locator('[data-part="completion-tokens"]').innerText()).toBe(String(direct.body.usage.completion_tokens));
+    expect(await page.locator('[data-part="completion-tokens"]').innerText()).toBe(
+      String(direct.body.usage.completion_tokens),
+    );
     expect(await page.locator('[data-part="cost"]').innerText()).toBe(`$${direct.body.cost_usd.toFixed(6)}`);
     expect(await page.locator('[data-part="answer"]').getAttribute('aria-busy')).toBe('false');
     expect(await page.getByRole('button', { name: 'Send' }).isEnabled()).toBe(true);
@@ -258,14 +323,18 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     expect(order).toEqual(['playground-voice', 'playground-prompt', 'Send']);
 
     await page.addScriptTag({ content: AXE });
-    const violations = await page.evaluate(async () => (await (window as unknown as WithAxe).axe.run(document)).violations.map((v) => `${v.id}: ${v.impact}`));
+    const violations = await page.evaluate(async () =>
+      (await (window as unknown as WithAxe).axe.run(document)).violations.map((v) => `${v.id}: ${v.impact}`),
+    );
     expect(violations).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
   });
 
   test('a refused answer shows its problem: a banned phrase stops the stream with policy_violation', async () => {
-    const rule = await server.call('POST', '/v1/compliance-rules', { body: { name: 'No superlatives (dashboard)', kind: 'banned_phrase', phrases: ['world-class'] } });
+    const rule = await server.call('POST', '/v1/compliance-rules', {
+      body: { name: 'No superlatives (dashboard)', kind: 'banned_phrase', phrases: ['world-class'] },
+    });
     expect(rule.status).toBe(201);
     try {
       const { page } = await signIn(server.ownerKey);
@@ -275,7 +344,11 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
       await page.getByRole('button', { name: 'Send' }).click();
       const problem = page.locator('[data-part="problem"]');
       await problem.waitFor();
-      const { title } = (await server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'world-class' }] } })).body;
+      const { title } = (
+        await server.call('POST', '/v1/chat/completions', {
+          body: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'world-class' }] },
+        })
+      ).body;
       expect(title).toBeTruthy();
       expect(await problem.innerText()).toContain(title);
       expect(await page.locator('body').innerText()).not.toContain('world-class and');
@@ -288,17 +361,27 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
 
   test('the logs read as a person reads them: actors by name, whole words, nothing clipped, at any width', async () => {
     await server.call('POST', '/v1/projects', { body: { name: 'Readable logs' } });
-    await recordAudit(server.platform.db, bySystem(server.workspaceId, 'workflow run run_01KJWVH9HXMK84N844C76ZG76G', new Date()), {
-      action: 'workflow_step.approved',
-      target: { type: 'workflow_run', id: 'run_01KJWVH9HXMK84N844C76ZG76G', display_name: 'Weekly newsletter draft for the spring collection launch' },
-    });
+    await recordAudit(
+      server.platform.db,
+      bySystem(server.workspaceId, 'workflow run run_01KJWVH9HXMK84N844C76ZG76G', new Date()),
+      {
+        action: 'workflow_step.approved',
+        target: {
+          type: 'workflow_run',
+          id: 'run_01KJWVH9HXMK84N844C76ZG76G',
+          display_name: 'Weekly newsletter draft for the spring collection launch',
+        },
+      },
+    );
     for (const width of [1280, 380]) {
       const { page, problems } = await signIn(server.ownerKey, { width });
       await page.getByRole('link', { name: 'Logs' }).click();
       const rows = page.locator('[data-part="audit log"] tbody tr');
       await rows.first().waitFor();
       const system = rows.filter({ hasText: 'workflow_step.approved' });
-      expect(await system.locator('[data-part="actor"]').innerText()).toBe('system: workflow run run_01KJWVH9HXMK84N844C76ZG76G');
+      expect(await system.locator('[data-part="actor"]').innerText()).toBe(
+        'system: workflow run run_01KJWVH9HXMK84N844C76ZG76G',
+      );
       const byKey = rows.filter({ hasText: 'project.created' }).first();
       expect(await byKey.locator('[data-part="actor"]').innerText()).toBe('Owner key (owner key)');
       expect(await byKey.locator('[data-part="actor"]').getAttribute('title')).toBe(server.ownerKeyId);
@@ -323,7 +406,9 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
         expect(item.clipped, `${item.text} at ${width}px`).toBe(false);
         expect(item.cellClipped, `${item.text}'s row at ${width}px`).toBe(false);
       }
-      expect(await system.locator('[data-part="target"]').innerText()).toContain('Weekly newsletter draft for the spring collection launch');
+      expect(await system.locator('[data-part="target"]').innerText()).toContain(
+        'Weekly newsletter draft for the spring collection launch',
+      );
       // The request log answers and shows its rows.
       await page.locator('[data-part="request log"] tbody tr').first().waitFor();
       expect(await page.locator('[data-part="skeleton"]').count()).toBe(0);
@@ -338,16 +423,26 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
       await page.addScriptTag({ content: AXE });
       for (const name of PAGES) {
         await page.getByRole('link', { name, exact: true }).click();
-        await page.locator('[data-part="loading"]').first().waitFor({ state: 'detached' }).catch(() => {});
+        await page
+          .locator('[data-part="loading"]')
+          .first()
+          .waitFor({ state: 'detached' })
+          .catch(() => {});
         const violations = await page.evaluate(async () => {
           const result = await (window as unknown as WithAxe).axe.run(document, { resultTypes: ['violations'] });
-          return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+          return result.violations
+            .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+            .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
         });
         expect(violations, `${name} at ${width}px`).toEqual([]);
       }
       // The sign-in page too.
       await page.getByRole('button', { name: 'Sign out' }).click();
-      const signInViolations = await page.evaluate(async () => (await (window as unknown as WithAxe).axe.run(document)).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id));
+      const signInViolations = await page.evaluate(async () =>
+        (await (window as unknown as WithAxe).axe.run(document)).violations
+          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+          .map((v) => v.id),
+      );
       expect(signInViolations, `sign-in at ${width}px`).toEqual([]);
       await page.close();
     }

@@ -5,22 +5,32 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { spec, type Json } from '../support/spec.ts';
-import { projectRoot } from '../support/prism.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 import { navigationOf } from '../support/portal.ts';
+import { projectRoot } from '../support/prism.ts';
+import { type Json, spec } from '../support/spec.ts';
 
 const site = join(projectRoot, 'docs', 'site');
 let browser: Browser;
 
 beforeAll(async () => {
   if (!hasChromium) return;
-  execFileSync(process.execPath, [join(projectRoot, 'scripts', 'build-docs.ts')], { cwd: projectRoot, stdio: 'ignore' });
+  execFileSync(process.execPath, [join(projectRoot, 'scripts', 'build-docs.ts')], {
+    cwd: projectRoot,
+    stdio: 'ignore',
+  });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--headless',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
   });
 });
 
@@ -46,7 +56,11 @@ function operationsOf(items: Record<string, Json>): Operation[] {
   return Object.values(items).flatMap((item) =>
     ['get', 'put', 'post', 'patch', 'delete']
       .filter((m) => item[m])
-      .map((m) => ({ tag: item[m].tags?.[0] as string, operationId: item[m].operationId as string, summary: item[m].summary as string })),
+      .map((m) => ({
+        tag: item[m].tags?.[0] as string,
+        operationId: item[m].operationId as string,
+        summary: item[m].summary as string,
+      })),
   );
 }
 
@@ -82,10 +96,12 @@ describe.skipIf(!hasChromium)('the OpenAPI reference (Redocly)', () => {
     let opened = false;
     for (let attempt = 0; attempt < 5 && !opened; attempt++) {
       await group.locator('a').first().click();
-      opened = await page.waitForFunction((text) => document.body.innerText.includes(text), description, { timeout: 8_000 }).then(
-        () => true,
-        () => false,
-      );
+      opened = await page
+        .waitForFunction((text) => document.body.innerText.includes(text), description, { timeout: 8_000 })
+        .then(
+          () => true,
+          () => false,
+        );
     }
     expect(opened, `the page of ${tag} opens from the side menu`).toBe(true);
     const items = group.locator('.menu-item-type-operation [data-text]');
@@ -123,7 +139,17 @@ describe.skipIf(!hasChromium)('the chat guide', () => {
   test('renders every section, its examples, and links to the other pages', async () => {
     const { page, failedRequests } = await open('chat.html');
     const text = await page.locator('main').innerText();
-    for (const heading of ['Your first completion, with no provider key', 'With the OpenAI SDK', 'Streaming', 'Models', 'Threads', 'Parameters', 'Errors', 'Fallbacks', 'Usage and spend']) {
+    for (const heading of [
+      'Your first completion, with no provider key',
+      'With the OpenAI SDK',
+      'Streaming',
+      'Models',
+      'Threads',
+      'Parameters',
+      'Errors',
+      'Fallbacks',
+      'Usage and spend',
+    ]) {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     }
     expect(text).toContain('"model": "sandbox-writer"');
@@ -140,8 +166,10 @@ describe.skipIf(!hasChromium)('the embeddings and Responses API guide', () => {
   test('renders its sections and examples, links to the other pages and to Call tools', async () => {
     const { page, failedRequests } = await open('embeddings-and-responses.html');
     const text = await page.locator('main').innerText();
-    for (const heading of ['Embeddings', 'The Responses API']) expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
-    for (const shown of ['sandbox-embedding', 'cosineSimilarity', 'previous_response_id', 'response.output_text.delta']) expect(text).toContain(shown);
+    for (const heading of ['Embeddings', 'The Responses API'])
+      expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    for (const shown of ['sandbox-embedding', 'cosineSimilarity', 'previous_response_id', 'response.output_text.delta'])
+      expect(text).toContain(shown);
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
     expect(links).toEqual([...navigationOf('embeddings-and-responses.html'), 'tools.html']);
     expect(failedRequests).toEqual([]);
@@ -153,7 +181,15 @@ describe.skipIf(!hasChromium)('the tools guide', () => {
   test('renders every section and its examples, and links to the other pages', async () => {
     const { page, failedRequests } = await open('tools.html');
     const text = await page.locator('main').innerText();
-    for (const heading of ['An agent loop, with no provider key', 'Streaming', 'Parallel calls and tool_choice', 'Images', 'The output policy covers arguments', 'Threads', 'Limits and errors']) {
+    for (const heading of [
+      'An agent loop, with no provider key',
+      'Streaming',
+      'Parallel calls and tool_choice',
+      'Images',
+      'The output policy covers arguments',
+      'Threads',
+      'Limits and errors',
+    ]) {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     }
     for (const shown of ['"tool_calls"', 'image_unreadable', 'delta.tool_calls']) expect(text).toContain(shown);
@@ -168,10 +204,25 @@ describe.skipIf(!hasChromium)('the brand voices guide', () => {
   test('shows a voice trained from a sample, its sliders, and a blocked output with its event', async () => {
     const { page, failedRequests } = await open('voices.html');
     const text = await page.locator('main').innerText();
-    for (const heading of ['Train a voice from a sample', 'What training measures', 'Tune it', 'Write in the voice', 'Check a text against the voice', 'Banned phrases and compliance rules', 'A blocked output']) {
+    for (const heading of [
+      'Train a voice from a sample',
+      'What training measures',
+      'Tune it',
+      'Write in the voice',
+      'Check a text against the voice',
+      'Banned phrases and compliance rules',
+      'A blocked output',
+    ]) {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     }
-    for (const shown of ['"status": "ready"', '"formality": 1', 'policy_violation', '"type": "audit.policy.violation"', 'event: error']) expect(text).toContain(shown);
+    for (const shown of [
+      '"status": "ready"',
+      '"formality": 1',
+      'policy_violation',
+      '"type": "audit.policy.violation"',
+      'event: error',
+    ])
+      expect(text).toContain(shown);
     const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
     expect(links).toEqual(navigationOf('voices.html'));
     expect(failedRequests).toEqual([]);
@@ -183,7 +234,17 @@ describe.skipIf(!hasChromium)('the documents guide', () => {
   test('shows documents, real-time editing, versions, every AI command and publishing, with their examples', async () => {
     const { page, failedRequests } = await open('documents.html');
     const text = await page.locator('main').innerText();
-    for (const heading of ['Create a document', 'List and get documents', 'Update a document', 'Edit in real time', 'How the socket and the API agree', 'Versions', 'AI commands', 'Publishing', 'Delete a document']) {
+    for (const heading of [
+      'Create a document',
+      'List and get documents',
+      'Update a document',
+      'Edit in real time',
+      'How the socket and the API agree',
+      'Versions',
+      'AI commands',
+      'Publishing',
+      'Delete a document',
+    ]) {
       expect(await page.locator('h2', { hasText: new RegExp(`^${heading}$`) }).count(), heading).toBe(1);
     }
     for (const command of ['outline', 'expand', 'summarize', 'rewrite', 'cite', 'translate']) {
@@ -222,10 +283,28 @@ describe.skipIf(!hasChromium)('the chatbots guide', () => {
   test('walks from a knowledge base to the widget on a site, with escalation, ratings and conversations', async () => {
     const { page, failedRequests } = await open('chatbots.html');
     const text = await page.locator('main').innerText();
-    for (const heading of ['1. A knowledge base to answer from', '2. Create the chatbot', '3. Ask it from your server', '4. Hand over to a person', '5. Put it on your website', '6. Ratings and conversations']) {
+    for (const heading of [
+      '1. A knowledge base to answer from',
+      '2. Create the chatbot',
+      '3. Ask it from your server',
+      '4. Hand over to a person',
+      '5. Put it on your website',
+      '6. Ratings and conversations',
+    ]) {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     }
-    for (const shown of ['"object": "chatbot.reply"', '"citations"', '[1].', '"escalation_reason": "keyword"', 'transcript_url', 'frame-ancestors', '/widget.js', "widget does not answer the origin", 'csat_max=2', '"source": "api"']) {
+    for (const shown of [
+      '"object": "chatbot.reply"',
+      '"citations"',
+      '[1].',
+      '"escalation_reason": "keyword"',
+      'transcript_url',
+      'frame-ancestors',
+      '/widget.js',
+      'widget does not answer the origin',
+      'csat_max=2',
+      '"source": "api"',
+    ]) {
       expect(text, shown).toContain(shown);
     }
     expect(failedRequests).toEqual([]);
@@ -237,10 +316,24 @@ describe.skipIf(!hasChromium)('the workflows guide', () => {
   test('is in the portal: the definition, its checks, a run, the approval and the result', async () => {
     const { page, failedRequests } = await open('workflows.html');
     const text = await page.locator('main').innerText();
-    for (const heading of ['1. The definition', '2. Check it and save it', '3. Run it', '4. Approve it', '5. The result', 'Where runs are carried out']) {
+    for (const heading of [
+      '1. The definition',
+      '2. Check it and save it',
+      '3. Run it',
+      '4. Approve it',
+      '5. The result',
+      'Where runs are carried out',
+    ]) {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     }
-    for (const shown of ['type: approval', 'Content-Type: application/yaml', 'invalid_workflow_definition', 'approval_url', 'workflow.run.completed', 'WORKFLOW_CONCURRENCY']) {
+    for (const shown of [
+      'type: approval',
+      'Content-Type: application/yaml',
+      'invalid_workflow_definition',
+      'approval_url',
+      'workflow.run.completed',
+      'WORKFLOW_CONCURRENCY',
+    ]) {
       expect(text, shown).toContain(shown);
     }
     expect(failedRequests).toEqual([]);
@@ -252,15 +345,31 @@ describe.skipIf(!hasChromium)('the operate guide', () => {
   test('is in the portal: limits, fallbacks, traces and every metric the server registers', async () => {
     const { page, failedRequests } = await open('operate.html');
     expect(await page.locator('h1').innerText()).toBe('Operate content-service');
-    for (const heading of ['Spend limits', 'Fallbacks', 'Traces', 'Metrics']) expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
+    for (const heading of ['Spend limits', 'Fallbacks', 'Traces', 'Metrics'])
+      expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     const text = await page.locator('main').innerText();
-    for (const shown of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'traceresponse', 'gen_ai.usage.input_tokens', 'fallback_models', 'spend_limit_reached', 'histogram_quantile']) expect(text, shown).toContain(shown);
+    for (const shown of [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'traceresponse',
+      'gen_ai.usage.input_tokens',
+      'fallback_models',
+      'spend_limit_reached',
+      'histogram_quantile',
+    ])
+      expect(text, shown).toContain(shown);
     // The list of metrics is Grafana's reference: every metric the platform and the features register is in it.
-    const sources = ['src/platform/metrics.ts', 'src/features/webhooks/index.ts', 'src/features/workflows/index.ts'].map((file) => readFileSync(join(projectRoot, file), 'utf8')).join('\n');
-    const names = [...sources.matchAll(/name: `\$\{PREFIX\}(\w+)`/g), ...sources.matchAll(/name: '(\w+)',\n\s+help:/g)].map((match) => `content_service_${match[1]}`);
+    const sources = ['src/platform/metrics.ts', 'src/features/webhooks/index.ts', 'src/features/workflows/index.ts']
+      .map((file) => readFileSync(join(projectRoot, file), 'utf8'))
+      .join('\n');
+    const names = [
+      ...sources.matchAll(/name: `\$\{PREFIX\}(\w+)`/g),
+      ...sources.matchAll(/name: '(\w+)',\n\s+help:/g),
+    ].map((match) => `content_service_${match[1]}`);
     expect(names.length).toBeGreaterThanOrEqual(12);
     for (const name of names) expect(text, name).toContain(name);
-    expect(await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')))).toEqual(navigationOf('operate.html'));
+    expect(await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')))).toEqual(
+      navigationOf('operate.html'),
+    );
     expect(failedRequests).toEqual([]);
     await page.close();
   });

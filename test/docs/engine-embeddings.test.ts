@@ -16,7 +16,9 @@ const section = (() => {
   return text.slice(start, text.indexOf('\n## ', start + 1));
 })();
 const block = (language: string) => {
-  const found = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section.slice(section.indexOf('### An example')));
+  const found = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(
+    section.slice(section.indexOf('### An example')),
+  );
   if (!found) throw new Error(`no ${language} block in the example`);
   return found[1]!;
 };
@@ -41,16 +43,27 @@ describe('the embeddings example of docs/engine.md', () => {
       .replaceAll('http://localhost:8080', server.url);
     const { stdout } = await run('bash', ['-c', command], { env: { ...process.env, KEY: server.ownerKey } });
     const answer = JSON.parse(stdout);
-    expect(answer).toMatchObject({ object: 'list', model: 'sandbox-embedding', usage: { prompt_tokens: 15, total_tokens: 15 }, cost_usd: 0 });
+    expect(answer).toMatchObject({
+      object: 'list',
+      model: 'sandbox-embedding',
+      usage: { prompt_tokens: 15, total_tokens: 15 },
+      cost_usd: 0,
+    });
     expect(answer.data).toHaveLength(2);
-    expect(answer.data[0].embedding.slice(0, 2).map((value: number) => value.toFixed(8))).toEqual(['0.18898223', '-0.56694669']);
+    expect(answer.data[0].embedding.slice(0, 2).map((value: number) => value.toFixed(8))).toEqual([
+      '0.18898223',
+      '-0.56694669',
+    ]);
   });
 
   test('the openai SDK example ranks the refunds passage first', async () => {
     const file = join(projectRoot, 'test', 'docs', `.engine-embeddings-${process.pid}.ts`);
     writeFileSync(file, block('ts').replaceAll('http://localhost:8080', server.url));
     try {
-      const { stdout } = await run(process.execPath, [file], { cwd: projectRoot, env: { ...process.env, CONTENT_SERVICE_KEY: server.ownerKey } });
+      const { stdout } = await run(process.execPath, [file], {
+        cwd: projectRoot,
+        env: { ...process.env, CONTENT_SERVICE_KEY: server.ownerKey },
+      });
       expect(stdout.trim()).toMatch(/^Refunds are paid within 14 days\. \d+$/);
     } finally {
       rmSync(file, { force: true });

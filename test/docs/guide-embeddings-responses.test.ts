@@ -11,7 +11,8 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 const run = promisify(execFile);
 const projectRoot = join(import.meta.dirname, '..', '..');
 const guide = readFileSync(join(projectRoot, 'docs', 'guides', 'embeddings-and-responses.md'), 'utf8');
-const blocks = (language: string) => [...guide.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((match) => match[1]!);
+const blocks = (language: string) =>
+  [...guide.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((match) => match[1]!);
 
 describe('the guide "Embeddings and the Responses API"', () => {
   let server: TestServer;
@@ -27,7 +28,10 @@ describe('the guide "Embeddings and the Responses API"', () => {
     const file = join(projectRoot, 'test', 'docs', `.guide-embeddings-responses-${process.pid}.ts`);
     writeFileSync(file, source.replaceAll('http://localhost:8080', server.url));
     try {
-      const { stdout } = await run(process.execPath, [file], { cwd: projectRoot, env: { ...process.env, CONTENT_SERVICE_KEY: server.ownerKey } });
+      const { stdout } = await run(process.execPath, [file], {
+        cwd: projectRoot,
+        env: { ...process.env, CONTENT_SERVICE_KEY: server.ownerKey },
+      });
       return stdout.trim();
     } finally {
       rmSync(file, { force: true });
@@ -35,8 +39,13 @@ describe('the guide "Embeddings and the Responses API"', () => {
   }
 
   async function curl(command: string): Promise<unknown> {
-    const line = command.replace(/\\\n\s*/g, ' ').replaceAll('http://localhost:8080', server.url).replace(/^curl -s /, 'curl -s -f ');
-    const { stdout } = await run('bash', ['-c', line], { env: { ...process.env, CONTENT_SERVICE_KEY: server.ownerKey } });
+    const line = command
+      .replace(/\\\n\s*/g, ' ')
+      .replaceAll('http://localhost:8080', server.url)
+      .replace(/^curl -s /, 'curl -s -f ');
+    const { stdout } = await run('bash', ['-c', line], {
+      env: { ...process.env, CONTENT_SERVICE_KEY: server.ownerKey },
+    });
     return JSON.parse(stdout);
   }
 
@@ -50,9 +59,15 @@ describe('the guide "Embeddings and the Responses API"', () => {
   });
 
   test('the curl commands answer as described', async () => {
-    const commands = blocks('sh').flatMap((block) => block.split('\n\n')).filter((command) => command.trimStart().startsWith('curl'));
+    const commands = blocks('sh')
+      .flatMap((block) => block.split('\n\n'))
+      .filter((command) => command.trimStart().startsWith('curl'));
     expect(commands).toHaveLength(2);
-    const embeddings = (await curl(commands[0]!.trim())) as { data: Array<{ embedding: number[] }>; model: string; cost_usd: number };
+    const embeddings = (await curl(commands[0]!.trim())) as {
+      data: Array<{ embedding: number[] }>;
+      model: string;
+      cost_usd: number;
+    };
     expect(embeddings).toMatchObject({ object: 'list', model: 'sandbox-embedding', cost_usd: 0 });
     expect(embeddings.data[0]!.embedding).toHaveLength(4);
     const usage = (await curl(commands[1]!.trim())) as { data: Array<{ model: string }> };

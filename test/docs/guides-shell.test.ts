@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { projectRoot } from '../support/prism.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { blockContaining, documentedErrorStatuses, fencedBlocks, ShellSession, type BlockResult } from '../support/shell-blocks.ts';
+import {
+  type BlockResult,
+  blockContaining,
+  documentedErrorStatuses,
+  fencedBlocks,
+  ShellSession,
+} from '../support/shell-blocks.ts';
 
 const THIS_FILE = 'test/docs/guides-shell.test.ts';
 
@@ -26,30 +32,74 @@ interface Guide {
   checks?: Array<{ phrase: string | RegExp; check: (result: BlockResult) => void }>;
 }
 /** The translation on sandbox-echo that the documents guide shows, as JSON shows it. */
-const shownEchoTranslation = () => JSON.parse(/"model": "sandbox-echo",\n {2}"output": (".*"),\n/.exec(read('docs', 'guides', 'documents.md'))![1]!) as string;
+const shownEchoTranslation = () =>
+  JSON.parse(
+    /"model": "sandbox-echo",\n {2}"output": (".*"),\n/.exec(read('docs', 'guides', 'documents.md'))![1]!,
+  ) as string;
 
 const guides: Guide[] = [
   {
     name: 'documents',
     // "This script appends a paragraph": the guide's edit.mjs, on the server's address.
-    files: (server) => ({ 'edit.mjs': blockContaining(read('docs', 'guides', 'documents.md'), 'new HocuspocusProvider').replaceAll('ws://localhost:8080', server.url.replace('http', 'ws')) }),
+    files: (server) => ({
+      'edit.mjs': blockContaining(read('docs', 'guides', 'documents.md'), 'new HocuspocusProvider').replaceAll(
+        'ws://localhost:8080',
+        server.url.replace('http', 'ws'),
+      ),
+    }),
     checks: [
-      { phrase: /^node edit\.mjs/, check: ({ stdout }) => expect(stdout).toBe('authenticated: read-write\nblocks: heading, paragraph, bulletList, paragraph\n') },
+      {
+        phrase: /^node edit\.mjs/,
+        check: ({ stdout }) =>
+          expect(stdout).toBe('authenticated: read-write\nblocks: heading, paragraph, bulletList, paragraph\n'),
+      },
       { phrase: /\nnode edit\.mjs/, check: ({ stdout }) => expect(stdout).toBe('refused: document_not_found\n') },
-      { phrase: 'versions?limit=2', check: ({ stdout }) => expect(stdout).toMatch(/"number":3,"source":\{"kind":"realtime".*"number":2,"source":\{"kind":"edit"/) },
+      {
+        phrase: 'versions?limit=2',
+        check: ({ stdout }) =>
+          expect(stdout).toMatch(/"number":3,"source":\{"kind":"realtime".*"number":2,"source":\{"kind":"edit"/),
+      },
       // What the guide says each AI command answers on sandbox-writer and sandbox-echo.
       ...Object.entries({
-        '"command": "outline"': { version: { number: 6 }, output: '## Spring launch\n\n- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.', output_range: { start: 0, end: 109 }, usage: { total_tokens: 258 } },
-        '"command": "expand"': { output: 'Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado. Free shipping on orders over 30 euros. Tasting notes on each bag. Order before Friday at [our shop](https://roastery.example/spring) with the code `SPRING27`.', output_range: { start: 17, end: 265 } },
-        '"command": "summarize", "length"': { output: '- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.' },
-        '"tone": "friendly"': { output: 'Order before Friday at [our shop](https://roastery.example/spring) with the code `SPRING27`!' },
-        '"model": "sandbox-echo"': { output: shownEchoTranslation(), output_range: { start: 0, end: 270 }, usage: { total_tokens: 357 } },
-        '"formality": "formal"': { output: expect.stringMatching(/^# Draft on spring and launch\. .*\n\nOrder before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27`\.$/s), usage: { total_tokens: 1291 } },
-      }).map(([phrase, shown]) => ({ phrase, check: ({ stdout }: BlockResult) => expect(JSON.parse(stdout)).toMatchObject(shown) })),
+        '"command": "outline"': {
+          version: { number: 6 },
+          output:
+            '## Spring launch\n\n- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.',
+          output_range: { start: 0, end: 109 },
+          usage: { total_tokens: 258 },
+        },
+        '"command": "expand"': {
+          output:
+            'Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado. Free shipping on orders over 30 euros. Tasting notes on each bag. Order before Friday at [our shop](https://roastery.example/spring) with the code `SPRING27`.',
+          output_range: { start: 17, end: 265 },
+        },
+        '"command": "summarize", "length"': {
+          output: '- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.',
+        },
+        '"tone": "friendly"': {
+          output: 'Order before Friday at [our shop](https://roastery.example/spring) with the code `SPRING27`!',
+        },
+        '"model": "sandbox-echo"': {
+          output: shownEchoTranslation(),
+          output_range: { start: 0, end: 270 },
+          usage: { total_tokens: 357 },
+        },
+        '"formality": "formal"': {
+          output: expect.stringMatching(
+            /^# Draft on spring and launch\. .*\n\nOrder before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27`\.$/s,
+          ),
+          usage: { total_tokens: 1291 },
+        },
+      }).map(([phrase, shown]) => ({
+        phrase,
+        check: ({ stdout }: BlockResult) => expect(JSON.parse(stdout)).toMatchObject(shown),
+      })),
       {
         phrase: '"command": "cite"',
         check: ({ stdout }) => {
-          expect(stdout).toMatch(/^Order before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27` \[1\]\.\n## References\n\n- \[1\] \*roastery\.example\/origins\/guji\*\. \(n\.d\.\)\. roastery\.example\. Retrieved \d{4}-\d\d-\d\d, from <https:\/\/roastery\.example\/origins\/guji>\n$/);
+          expect(stdout).toMatch(
+            /^Order before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27` \[1\]\.\n## References\n\n- \[1\] \*roastery\.example\/origins\/guji\*\. \(n\.d\.\)\. roastery\.example\. Retrieved \d{4}-\d\d-\d\d, from <https:\/\/roastery\.example\/origins\/guji>\n$/,
+          );
         },
       },
     ],
@@ -61,15 +111,28 @@ const guides: Guide[] = [
       {
         phrase: '| tee chatbot.json',
         check: ({ stdout }) => {
-          const { greeting, temperature, escalation, widget, allowed_origins, enabled, metadata } = JSON.parse(blockContaining(read('docs', 'guides', 'chatbots.md'), '"object": "chatbot",'));
-          expect(JSON.parse(stdout)).toMatchObject({ greeting, temperature, escalation, widget, allowed_origins, enabled, metadata });
+          const { greeting, temperature, escalation, widget, allowed_origins, enabled, metadata } = JSON.parse(
+            blockContaining(read('docs', 'guides', 'chatbots.md'), '"object": "chatbot",'),
+          );
+          expect(JSON.parse(stdout)).toMatchObject({
+            greeting,
+            temperature,
+            escalation,
+            widget,
+            allowed_origins,
+            enabled,
+            metadata,
+          });
         },
       },
       {
         phrase: 'How long does delivery take',
         check: ({ stdout }) =>
           expect(JSON.parse(stdout)).toMatchObject({
-            message: { content: 'Delivery inside the EU takes three to five days; tracking numbers arrive by email [1].', citations: [{ title: 'Shipping', score: 0.8 }] },
+            message: {
+              content: 'Delivery inside the EU takes three to five days; tracking numbers arrive by email [1].',
+              citations: [{ title: 'Shipping', score: 0.8 }],
+            },
             intent: 'order_status',
             escalated: false,
             usage: { prompt_tokens: 211, completion_tokens: 18, total_tokens: 229 },
@@ -78,16 +141,31 @@ const guides: Guide[] = [
       {
         phrase: 'My lawyer',
         check: ({ stdout }) =>
-          expect(JSON.parse(stdout)).toEqual({ content: 'Thanks, I have passed this on to our team. Someone will get back to you soon.', intent: 'technical_support', escalated: true, escalation_reason: 'keyword' }),
+          expect(JSON.parse(stdout)).toEqual({
+            content: 'Thanks, I have passed this on to our team. Someone will get back to you soon.',
+            intent: 'technical_support',
+            escalated: true,
+            escalation_reason: 'keyword',
+          }),
       },
       {
         phrase: 'escalation_status=escalated',
         check: ({ stdout }) =>
-          expect(stdout).toMatch(/^\{"id":"conv_\w+","intent":"technical_support","reason":"keyword"\}\n\{"id":"conv_\w+","intent":"order_status","reason":"sales_opportunity"\}\n0\n$/),
+          expect(stdout).toMatch(
+            /^\{"id":"conv_\w+","intent":"technical_support","reason":"keyword"\}\n\{"id":"conv_\w+","intent":"order_status","reason":"sales_opportunity"\}\n0\n$/,
+          ),
       },
     ],
   },
-  { name: 'chat', checks: [{ phrase: 'Announce our spring sale', check: ({ stdout }) => expect(stdout).toContain('"object":"chat.completion"') }] },
+  {
+    name: 'chat',
+    checks: [
+      {
+        phrase: 'Announce our spring sale',
+        check: ({ stdout }) => expect(stdout).toContain('"object":"chat.completion"'),
+      },
+    ],
+  },
   { name: 'embeddings-and-responses' },
   { name: 'receiving-webhooks' },
   {
@@ -100,7 +178,11 @@ const guides: Guide[] = [
         phrase: '/check',
         check: ({ stdout }) => {
           const check = JSON.parse(stdout);
-          expect(check).toMatchObject({ object: 'voice_check', rating: 'off_voice', banned_phrases_found: [{ phrase: 'world-class', start: 16, end: 27 }] });
+          expect(check).toMatchObject({
+            object: 'voice_check',
+            rating: 'off_voice',
+            banned_phrases_found: [{ phrase: 'world-class', start: 16, end: 27 }],
+          });
         },
       },
     ],
@@ -108,16 +190,35 @@ const guides: Guide[] = [
   {
     name: 'operate',
     checks: [
-      { phrase: 'jq \'{id, amount_usd, spent_usd, resets_at}\'', check: ({ stdout }) => expect(JSON.parse(stdout)).toMatchObject({ id: expect.stringMatching(/^lim_/), amount_usd: 50, spent_usd: 0 }) },
-      { phrase: '"models": ["sandbox-echo"]', check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }) },
-      { phrase: '"project_id"', check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }) },
+      {
+        phrase: "jq '{id, amount_usd, spent_usd, resets_at}'",
+        check: ({ stdout }) =>
+          expect(JSON.parse(stdout)).toMatchObject({
+            id: expect.stringMatching(/^lim_/),
+            amount_usd: 50,
+            spent_usd: 0,
+          }),
+      },
+      {
+        phrase: '"models": ["sandbox-echo"]',
+        check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }),
+      },
+      {
+        phrase: '"project_id"',
+        check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ model: 'sandbox-writer', models_tried: [] }),
+      },
     ],
   },
   {
     name: 'workflows',
     // "Save this as release.yaml": the guide's definition.
     files: () => ({ 'release.yaml': /```yaml\n([\s\S]*?)```/.exec(read('docs', 'guides', 'workflows.md'))![1]! }),
-    checks: [{ phrase: '| jq \'{status, latency_ms, cost_usd, outputs}\'', check: ({ stdout }) => expect(stdout).toContain('"status": "success"') }],
+    checks: [
+      {
+        phrase: "| jq '{status, latency_ms, cost_usd, outputs}'",
+        check: ({ stdout }) => expect(stdout).toContain('"status": "success"'),
+      },
+    ],
   },
 ];
 
@@ -133,14 +234,20 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
     dir = mkdtempSync(join(tmpdir(), `guide-${name}-`));
     symlinkSync(join(projectRoot, 'node_modules'), join(dir, 'node_modules'));
     for (const [file, text] of Object.entries(files?.(server) ?? {})) writeFileSync(join(dir, file), text);
-    session = new ShellSession({ cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CONTENT_SERVICE_KEY: server.ownerKey } });
+    session = new ShellSession({
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', CONTENT_SERVICE_KEY: server.ownerKey },
+    });
   });
   afterAll(async () => {
     session?.stop();
     await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
     const skipped = blocks.filter((block) => block.notRun);
-    if (skipped.length > 0) console.info(`docs/guides/${name}.md blocks not run:\n${skipped.map((block) => `  line ${block.line}: ${block.notRun}`).join('\n')}`);
+    if (skipped.length > 0)
+      console.info(
+        `docs/guides/${name}.md blocks not run:\n${skipped.map((block) => `  line ${block.line}: ${block.notRun}`).join('\n')}`,
+      );
   });
 
   test('every marker names this test and gives a reason', () => {
@@ -165,8 +272,14 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
       const shown = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
       expect(result.failures, shown).toEqual([]);
       const errors = result.httpStatuses.filter((status) => status >= 400 || status === 0);
-      expect(errors.sort(), `HTTP errors of the block (those it documents in a comment are expected)\n${shown}`).toEqual(documentedErrorStatuses(block.code).sort());
-      for (const entry of checks.filter(({ phrase }) => (typeof phrase === 'string' ? block.code.includes(phrase) : phrase.test(block.code)))) entry.check(result);
+      expect(
+        errors.sort(),
+        `HTTP errors of the block (those it documents in a comment are expected)\n${shown}`,
+      ).toEqual(documentedErrorStatuses(block.code).sort());
+      for (const entry of checks.filter(({ phrase }) =>
+        typeof phrase === 'string' ? block.code.includes(phrase) : phrase.test(block.code),
+      ))
+        entry.check(result);
     });
   }
 });

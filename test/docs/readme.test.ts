@@ -4,15 +4,24 @@
 // server's address and `KEY=cs_live_…` bound to the demo key. Each block must exit without a failed command, answer
 // no HTTP error it does not document, and print what the README says it prints. A block the test cannot run carries a
 // visible marker (`<!-- not run by test/docs/readme.test.ts: why -->`); the test lists those with their reasons.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort, projectRoot, startPrism, type RunningMock } from '../support/prism.ts';
+import { freePort, projectRoot, type RunningMock, startPrism } from '../support/prism.ts';
 import { postgresUrl } from '../support/server.ts';
-import { blockContaining, documentedErrorStatuses, fencedBlocks, jsonValues, ShellSession, squeeze, type BlockResult, type ShellBlock } from '../support/shell-blocks.ts';
+import {
+  type BlockResult,
+  blockContaining,
+  documentedErrorStatuses,
+  fencedBlocks,
+  jsonValues,
+  type ShellBlock,
+  ShellSession,
+  squeeze,
+} from '../support/shell-blocks.ts';
 
 const THIS_FILE = 'test/docs/readme.test.ts';
 const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
@@ -47,7 +56,9 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
     check: ({ stdout }) => {
       expect(stdout).toContain('"object":"chat.completion"');
       expect(stdout).toContain('data: [DONE]');
-      expect(stdout).toMatch(/"object":"chat\.thread","title":"Draft a tagline for our coffee roasts".*"message_count":4/);
+      expect(stdout).toMatch(
+        /"object":"chat\.thread","title":"Draft a tagline for our coffee roasts".*"message_count":4/,
+      );
       expect(stdout).toContain('"content":"Shorter, please"');
       expect(stdout).toContain('"model":"sandbox-writer"');
       expect(stdout).toMatch(/"data":\[\{"date":/);
@@ -56,7 +67,9 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
   {
     phrase: 'get_weather',
     check: ({ stdout }) => {
-      expect(squeeze(stdout)).toMatch(/"tool_calls":\[\{"id":"call_[^"]+","type":"function","function":\{"name":"get_weather","arguments":"\{\\"city\\":\\"Paris\\"\}"\}\}\]/);
+      expect(squeeze(stdout)).toMatch(
+        /"tool_calls":\[\{"id":"call_[^"]+","type":"function","function":\{"name":"get_weather","arguments":"\{\\"city\\":\\"Paris\\"\}"\}\}\]/,
+      );
     },
   },
   {
@@ -64,9 +77,21 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
     check: ({ stdout }) => {
       const keys = jsonValues(stdout);
       expect(keys).toHaveLength(3);
-      expect(keys[0]).toMatchObject({ object: 'api_key', name: 'CMS sync', role: 'editor', user_id: null, expires_at: '2027-06-30T00:00:00.000Z', secret: expect.stringMatching(/^cs_live_/) });
+      expect(keys[0]).toMatchObject({
+        object: 'api_key',
+        name: 'CMS sync',
+        role: 'editor',
+        user_id: null,
+        expires_at: '2027-06-30T00:00:00.000Z',
+        secret: expect.stringMatching(/^cs_live_/),
+      });
       expect(keys[1]).toMatchObject({ object: 'member', email: 'priya@northwind.example', role: 'editor' });
-      expect(keys[2]).toMatchObject({ object: 'api_key', name: 'editor key (CLI)', role: 'editor', user_id: keys[1].id });
+      expect(keys[2]).toMatchObject({
+        object: 'api_key',
+        name: 'editor key (CLI)',
+        role: 'editor',
+        user_id: keys[1].id,
+      });
       expect(stdout).toContain('Usage: content-service <command> [options]');
     },
   },
@@ -90,7 +115,13 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
     phrase: 'DOCUMENT=$(curl',
     check: ({ stdout }, { serverUrl }) => {
       const document = jsonValues(stdout)[0];
-      expect(document).toMatchObject({ id: expect.stringMatching(/^doc_/), edit_token: { token: expect.stringMatching(/^edt_/), websocket_url: `${serverUrl.replace('http:', 'ws:')}/v1/documents/${document.id}/realtime` } });
+      expect(document).toMatchObject({
+        id: expect.stringMatching(/^doc_/),
+        edit_token: {
+          token: expect.stringMatching(/^edt_/),
+          websocket_url: `${serverUrl.replace('http:', 'ws:')}/v1/documents/${document.id}/realtime`,
+        },
+      });
       expect(stdout.split('\n')[1]).toBe(`${serverUrl}/editor/${document.id}#token=${document.edit_token.token}`);
     },
   },
@@ -98,36 +129,59 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
     phrase: '"command": "summarize"',
     check: ({ stdout }) => {
       const [result, versions] = jsonValues(stdout);
-      expect(result).toMatchObject({ object: 'document.command_result', version: { number: 2, source: { kind: 'command', command: 'summarize' } } });
+      expect(result).toMatchObject({
+        object: 'document.command_result',
+        version: { number: 2, source: { kind: 'command', command: 'summarize' } },
+      });
       expect(versions.data.map((version: { number: number }) => version.number)).toEqual([2, 1]);
     },
   },
   {
     phrase: '/v1/embeddings',
     check: ({ stdout }) => {
-      expect(jsonValues(stdout)[0]).toMatchObject({ object: 'list', model: 'sandbox-embedding', data: [{ object: 'embedding' }, { object: 'embedding' }] });
+      expect(jsonValues(stdout)[0]).toMatchObject({
+        object: 'list',
+        model: 'sandbox-embedding',
+        data: [{ object: 'embedding' }, { object: 'embedding' }],
+      });
     },
   },
   {
     phrase: 'knowledge_base_search_result',
     check: ({ stdout }) => {
       const search = jsonValues(stdout).at(-1);
-      expect(search).toMatchObject({ object: 'knowledge_base_search_result', data: [{ title: 'Refunds', text: 'Refunds are paid within 14 days of receiving the returned beans.' }] });
+      expect(search).toMatchObject({
+        object: 'knowledge_base_search_result',
+        data: [{ title: 'Refunds', text: 'Refunds are paid within 14 days of receiving the returned beans.' }],
+      });
     },
   },
   {
     phrase: 'embed.snippet',
     check: ({ stdout }, { serverUrl }) => {
       const reply = jsonValues(stdout).find((value) => value.object === 'chatbot.reply');
-      expect(reply).toMatchObject({ object: 'chatbot.reply', message: { content: 'Refunds are paid within 14 days of receiving the returned beans [1].', citations: [{ title: 'Refunds' }] }, intent: 'billing' });
-      expect(stdout).toMatch(new RegExp(`<script src="${serverUrl}/widget\\.js" data-embed-key="emb_\\w+" defer></script>\n$`));
+      expect(reply).toMatchObject({
+        object: 'chatbot.reply',
+        message: {
+          content: 'Refunds are paid within 14 days of receiving the returned beans [1].',
+          citations: [{ title: 'Refunds' }],
+        },
+        intent: 'billing',
+      });
+      expect(stdout).toMatch(
+        new RegExp(`<script src="${serverUrl}/widget\\.js" data-embed-key="emb_\\w+" defer></script>\n$`),
+      );
     },
   },
   {
     phrase: 'steps/review/approve',
     check: ({ stdout }) => {
       const run = jsonValues(stdout).at(-1);
-      expect(run).toMatchObject({ object: 'workflow_run', status: 'success', outputs: { post: expect.stringMatching(/^Draft on short, post and export\. /) } });
+      expect(run).toMatchObject({
+        object: 'workflow_run',
+        status: 'success',
+        outputs: { post: expect.stringMatching(/^Draft on short, post and export\. /) },
+      });
     },
   },
 ];
@@ -137,7 +191,10 @@ function checkFor(block: ShellBlock) {
 }
 
 /** The README's address of the demo server, the mock and the PostgreSQL example, pointed at this test's. */
-function localise(code: string, addresses: { server: string; mock?: string; key: string; postgres?: { url: string; createdb: string } }): string {
+function localise(
+  code: string,
+  addresses: { server: string; mock?: string; key: string; postgres?: { url: string; createdb: string } },
+): string {
   let localised = code
     .replaceAll('http://localhost:8080', addresses.server)
     .replaceAll('localhost:8080', new URL(addresses.server).host)
@@ -176,13 +233,18 @@ describe('the README’s shell examples', () => {
       VALIDATOR_WARM_UP: 'false',
       LOG_LEVEL: 'warn',
     };
-    server = spawn(join(projectRoot, 'node_modules', '.bin', 'node'), ['src/main.ts'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(join(projectRoot, 'node_modules', '.bin', 'node'), ['src/main.ts'], {
+      cwd: projectRoot,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     server.stdout!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()));
     server.stderr!.on('data', (chunk: Buffer) => (serverOutput += chunk.toString()));
     const needsMock = blocks.some((block) => !block.notRun && block.code.includes('127.0.0.1:4010'));
     mock = needsMock ? await startPrism() : undefined;
     for (let waited = 0; !/^\s+cs_live_\w+$/m.test(serverOutput); waited += 100) {
-      if (server.exitCode !== null || waited > 60_000) throw new Error(`the server did not print its demo key:\n${serverOutput}`);
+      if (server.exitCode !== null || waited > 60_000)
+        throw new Error(`the server did not print its demo key:\n${serverOutput}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     demoKey = /^\s+(cs_live_\w+)$/m.exec(serverOutput)![1]!;
@@ -190,10 +252,17 @@ describe('the README’s shell examples', () => {
       const name = `cs_readme_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
       const url = new URL(postgresUrl);
       url.pathname = `/${name}`;
-      postgres = { name, url: url.toString(), createdb: `createdb -h ${url.hostname} -p ${url.port || 5432} -U ${decodeURIComponent(url.username)} ${name}` };
+      postgres = {
+        name,
+        url: url.toString(),
+        createdb: `createdb -h ${url.hostname} -p ${url.port || 5432} -U ${decodeURIComponent(url.username)} ${name}`,
+      };
     }
     // The command-line tool works on the server's database, as it does with the defaults of a checkout.
-    session = new ShellSession({ cwd: projectRoot, env: { PATH: env.PATH, HOME: env.HOME, DATABASE_URL: env.DATABASE_URL } });
+    session = new ShellSession({
+      cwd: projectRoot,
+      env: { PATH: env.PATH, HOME: env.HOME, DATABASE_URL: env.DATABASE_URL },
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -216,7 +285,9 @@ describe('the README’s shell examples', () => {
     const skipped = blocks.filter((block) => block.notRun ?? skippedHere(block));
     console.info(
       `README blocks not run (${skipped.length} of ${blocks.length}):\n` +
-        skipped.map((block) => `  line ${block.line} (${block.section}): ${block.notRun ?? skippedHere(block)}`).join('\n'),
+        skipped
+          .map((block) => `  line ${block.line} (${block.section}): ${block.notRun ?? skippedHere(block)}`)
+          .join('\n'),
     );
   }, 60_000);
 
@@ -241,11 +312,19 @@ describe('the README’s shell examples', () => {
     for (const block of blocks.filter((candidate) => !candidate.notRun && candidate.code.includes('# →'))) {
       expect(checkFor(block), `a check of the block at line ${block.line} (${block.section})`).toBeDefined();
     }
-    for (const entry of outputChecks) expect(blocks.filter((block) => block.code.includes(entry.phrase)), entry.phrase).toHaveLength(1);
+    for (const entry of outputChecks)
+      expect(
+        blocks.filter((block) => block.code.includes(entry.phrase)),
+        entry.phrase,
+      ).toHaveLength(1);
   });
 
   test('the commands table names every guide that npm run docs renders', () => {
-    const guides = [...readFileSync(join(projectRoot, 'scripts', 'build-docs.ts'), 'utf8').matchAll(/\{ name: '([\w-]+)', title: '[^']+' \}/g)].map((match) => match[1]!);
+    const guides = [
+      ...readFileSync(join(projectRoot, 'scripts', 'build-docs.ts'), 'utf8').matchAll(
+        /\{ name: '([\w-]+)', title: '[^']+' \}/g,
+      ),
+    ].map((match) => match[1]!);
     expect(guides.length).toBeGreaterThanOrEqual(8);
     const row = readme.split('\n').find((line) => line.startsWith('| `npm run docs` |'))!;
     for (const guide of guides) expect(row).toContain(`\`docs/site/${guide}.html\``);
@@ -259,14 +338,24 @@ describe('the README’s shell examples', () => {
       continue;
     }
     test(name, { timeout: 120_000 }, async () => {
-      const code = localise(block.code, { server: serverUrl, key: demoKey, ...(mock ? { mock: mock.baseUrl } : {}), ...(postgres ? { postgres } : {}) });
+      const code = localise(block.code, {
+        server: serverUrl,
+        key: demoKey,
+        ...(mock ? { mock: mock.baseUrl } : {}),
+        ...(postgres ? { postgres } : {}),
+      });
       const commands = code.replace(/(^|\s)#\s.*$/gm, '');
-      expect(commands, 'every address and key of the block is this test’s').not.toMatch(/localhost:8080|127\.0\.0\.1:4010|cs_live_…/);
+      expect(commands, 'every address and key of the block is this test’s').not.toMatch(
+        /localhost:8080|127\.0\.0\.1:4010|cs_live_…/,
+      );
       const result = await session.run(code, 110_000);
       const shown = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
       expect(result.failures, shown).toEqual([]);
       const errors = result.httpStatuses.filter((status) => status >= 400 || status === 0);
-      expect(errors.sort(), `HTTP errors of the block (those it documents in a comment are expected)\n${shown}`).toEqual(documentedErrorStatuses(block.code).sort());
+      expect(
+        errors.sort(),
+        `HTTP errors of the block (those it documents in a comment are expected)\n${shown}`,
+      ).toEqual(documentedErrorStatuses(block.code).sort());
       checkFor(block)?.check(result, { serverUrl });
     });
   }

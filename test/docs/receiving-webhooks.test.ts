@@ -8,23 +8,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type RunningReceiver, secretsFromEnv, startReceiver } from '../../examples/webhook-receiver.ts';
 import type { components } from '../../generated/openapi.ts';
-import { startReceiver, secretsFromEnv, type RunningReceiver } from '../../examples/webhook-receiver.ts';
 import { signWebhookPayload, verifyWebhook, type WebhookEvent } from '../../generated/webhooks.ts';
 import { scheduleTable } from '../../src/features/webhooks/schedule.ts';
-import { projectRoot } from '../support/prism.ts';
-import { startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 import { navigationOf } from '../support/portal.ts';
+import { projectRoot } from '../support/prism.ts';
+import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
 
 const examplePath = join(projectRoot, 'examples', 'webhook-receiver.ts');
 const guidePath = join(projectRoot, 'docs', 'guides', 'receiving-webhooks.md');
 
 /** Polls `probe` until it returns a value, at most `timeoutMs`. */
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -49,13 +53,18 @@ describe('the example receiver against a real server', () => {
   let counter = 0;
 
   const handled = (receiver: RunningReceiver, id: string) => receiver.events.filter((e) => e.id === id);
-  const waitForHandled = (receiver: RunningReceiver, id: string) => until(`the receiver to handle ${id}`, () => handled(receiver, id)[0]);
+  const waitForHandled = (receiver: RunningReceiver, id: string) =>
+    until(`the receiver to handle ${id}`, () => handled(receiver, id)[0]);
 
   async function addMember(): Promise<string> {
-    const answer = await server.call('POST', '/v1/members', { body: { email: `member-${++counter}@receiver.example`, role: 'editor' } });
+    const answer = await server.call('POST', '/v1/members', {
+      body: { email: `member-${++counter}@receiver.example`, role: 'editor' },
+    });
     expect(answer.status).toBe(201);
     const events = await server.call('GET', '/v1/events?type=workspace.member.added&limit=100');
-    const event = (events.body.data as WebhookEvent[]).find((e) => e.type === 'workspace.member.added' && e.data.user_id === answer.body.id);
+    const event = (events.body.data as WebhookEvent[]).find(
+      (e) => e.type === 'workspace.member.added' && e.data.user_id === answer.body.id,
+    );
     expect(event, 'the event of the new member is listed').toBeDefined();
     return event!.id;
   }
@@ -74,7 +83,11 @@ describe('the example receiver against a real server', () => {
 
   /** POSTs a body to the receiver as the test builds it, outside the server. */
   async function post(url: string, body: string, headers: Record<string, string>): Promise<Answer> {
-    const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body,
+    });
     const text = await response.text();
     return { status: response.status, headers: response.headers, body: JSON.parse(text), text };
   }
@@ -88,7 +101,10 @@ describe('the example receiver against a real server', () => {
   async function sendValidAndWait(): Promise<void> {
     const body = freshEvent();
     const timestamp = Math.floor(Date.now() / 1000);
-    const answer = await post(receiver.url, body, { 'Service-Timestamp': String(timestamp), 'Service-Signature': signWebhookPayload(body, secret, timestamp) });
+    const answer = await post(receiver.url, body, {
+      'Service-Timestamp': String(timestamp),
+      'Service-Signature': signWebhookPayload(body, secret, timestamp),
+    });
     expect(answer.status).toBe(200);
     await waitForHandled(receiver, JSON.parse(body).id);
   }
@@ -97,12 +113,16 @@ describe('the example receiver against a real server', () => {
     server = await startTestServer({ database: 'sqlite', env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
     // The secret is known only once the endpoint exists: create it disabled, start the receiver with the secret, then
     // point the endpoint at the receiver and enable it, as one would when deploying a receiver.
-    const created = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/pending', event_types: ['workspace.member.*'], enabled: false } });
+    const created = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: 'http://127.0.0.1:9/pending', event_types: ['workspace.member.*'], enabled: false },
+    });
     expect(created.status).toBe(201);
     endpointId = created.body.id;
     secret = created.body.secret;
     receiver = await startReceiver({ secrets: [secret], host: '127.0.0.1', handle: () => {} });
-    const enabled = await server.call('PATCH', `/v1/webhooks/endpoints/${endpointId}`, { body: { url: `${receiver.url}/`, enabled: true } });
+    const enabled = await server.call('PATCH', `/v1/webhooks/endpoints/${endpointId}`, {
+      body: { url: `${receiver.url}/`, enabled: true },
+    });
     expect(enabled.status).toBe(200);
   });
 
@@ -121,23 +141,35 @@ describe('the example receiver against a real server', () => {
     const delivery = await endedDelivery(eventId, false);
     expect(delivery.status).toBe('delivered');
     expect(delivery.attempts).toHaveLength(1);
-    expect(delivery.attempts[0]).toMatchObject({ status: 'succeeded', response_status_code: 200, response_body: '{"received":true}' });
+    expect(delivery.attempts[0]).toMatchObject({
+      status: 'succeeded',
+      response_status_code: 200,
+      response_body: '{"received":true}',
+    });
   });
 
   test('verifies a test event and hands it to its handler with `test: true`', async () => {
-    const answer = await server.call('POST', `/v1/webhooks/endpoints/${endpointId}/test`, { body: { event_type: 'workspace.member.removed' } });
+    const answer = await server.call('POST', `/v1/webhooks/endpoints/${endpointId}/test`, {
+      body: { event_type: 'workspace.member.removed' },
+    });
     expect(answer.status).toBe(202);
     const event = await waitForHandled(receiver, answer.body.event_id);
     expect(event).toMatchObject({ type: 'workspace.member.removed', test: true, workspace_id: server.workspaceId });
   });
 
   test('answers a replay 200 without handling the event a second time', async () => {
-    const replay = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [memberEvent.id], endpoint_id: endpointId } });
+    const replay = await server.call('POST', '/v1/webhooks/replay', {
+      body: { event_ids: [memberEvent.id], endpoint_id: endpointId },
+    });
     expect(replay.status).toBe(202);
     expect(replay.body.data).toHaveLength(1);
     const delivery = await endedDelivery(memberEvent.id, true);
     expect(delivery.status).toBe('delivered');
-    expect(delivery.attempts[0]).toMatchObject({ trigger: 'manual', response_status_code: 200, response_body: '{"received":true,"duplicate":true}' });
+    expect(delivery.attempts[0]).toMatchObject({
+      trigger: 'manual',
+      response_status_code: 200,
+      response_body: '{"received":true,"duplicate":true}',
+    });
     // Handling runs right after the answer; a valid event sent after the replay's is handled after it would have been.
     await sendValidAndWait();
     expect(handled(receiver, memberEvent.id)).toHaveLength(1);
@@ -146,12 +178,26 @@ describe('the example receiver against a real server', () => {
   test('refuses forged requests with 400 and the reason, and does not handle them', async () => {
     const timestamp = Math.floor(Date.now() / 1000);
     const forged = freshEvent();
-    expectProblem(await post(receiver.url, forged, { 'Service-Timestamp': String(timestamp), 'Service-Signature': signWebhookPayload(forged, 'whsec_not-the-secret', timestamp) }), 400, 'invalid_signature');
+    expectProblem(
+      await post(receiver.url, forged, {
+        'Service-Timestamp': String(timestamp),
+        'Service-Signature': signWebhookPayload(forged, 'whsec_not-the-secret', timestamp),
+      }),
+      400,
+      'invalid_signature',
+    );
     // Signed with the real secret, then changed on the way.
     const original = freshEvent();
     const tampered = original.replace('"role":"editor"', '"role":"owner"');
     expect(tampered).not.toBe(original);
-    expectProblem(await post(receiver.url, tampered, { 'Service-Timestamp': String(timestamp), 'Service-Signature': signWebhookPayload(original, secret, timestamp) }), 400, 'invalid_signature');
+    expectProblem(
+      await post(receiver.url, tampered, {
+        'Service-Timestamp': String(timestamp),
+        'Service-Signature': signWebhookPayload(original, secret, timestamp),
+      }),
+      400,
+      'invalid_signature',
+    );
     const unsigned = freshEvent();
     expectProblem(await post(receiver.url, unsigned, {}), 400, 'missing_header');
 
@@ -165,7 +211,10 @@ describe('the example receiver against a real server', () => {
     for (const timestamp of [now - 301, now - 3600, now + 301]) {
       const body = freshEvent();
       sent.push(body);
-      const answer = await post(receiver.url, body, { 'Service-Timestamp': String(timestamp), 'Service-Signature': signWebhookPayload(body, secret, timestamp) });
+      const answer = await post(receiver.url, body, {
+        'Service-Timestamp': String(timestamp),
+        'Service-Signature': signWebhookPayload(body, secret, timestamp),
+      });
       expectProblem(answer, 400, 'timestamp_outside_tolerance');
     }
     await sendValidAndWait();
@@ -191,10 +240,18 @@ describe('the example receiver against a real server', () => {
     try {
       const lines: string[] = [];
       createInterface({ input: child.stdout! }).on('line', (line) => lines.push(line));
-      const url = await until('the receiver process to listen', () => lines.map((l) => /^listening on (http:\S+)$/.exec(l)?.[1]).find(Boolean), 20_000);
-      expect((await server.call('PATCH', `/v1/webhooks/endpoints/${endpointId}`, { body: { url: `${url}/` } })).status).toBe(200);
+      const url = await until(
+        'the receiver process to listen',
+        () => lines.map((l) => /^listening on (http:\S+)$/.exec(l)?.[1]).find(Boolean),
+        20_000,
+      );
+      expect(
+        (await server.call('PATCH', `/v1/webhooks/endpoints/${endpointId}`, { body: { url: `${url}/` } })).status,
+      ).toBe(200);
       const eventId = await addMember();
-      await until(`the receiver process to handle ${eventId}`, () => lines.find((l) => l === `handled workspace.member.added ${eventId}`));
+      await until(`the receiver process to handle ${eventId}`, () =>
+        lines.find((l) => l === `handled workspace.member.added ${eventId}`),
+      );
       expect((await endedDelivery(eventId, false)).status).toBe('delivered');
     } finally {
       child.kill('SIGTERM');
@@ -205,7 +262,10 @@ describe('the example receiver against a real server', () => {
     // A receiver that already switched to the new secret alone accepts the deliveries too.
     const switched = await startReceiver({ secrets: [newSecret], host: '127.0.0.1', handle: () => {} });
     try {
-      expect((await server.call('PATCH', `/v1/webhooks/endpoints/${endpointId}`, { body: { url: `${switched.url}/` } })).status).toBe(200);
+      expect(
+        (await server.call('PATCH', `/v1/webhooks/endpoints/${endpointId}`, { body: { url: `${switched.url}/` } }))
+          .status,
+      ).toBe(200);
       await waitForHandled(switched, await addMember());
     } finally {
       await switched.close();
@@ -213,7 +273,10 @@ describe('the example receiver against a real server', () => {
   });
 
   test('reads its secrets from WEBHOOK_SECRETS (comma-separated) or WEBHOOK_SECRET', () => {
-    expect(secretsFromEnv({ WEBHOOK_SECRETS: 'whsec_new, whsec_old', WEBHOOK_SECRET: 'whsec_other' })).toEqual(['whsec_new', 'whsec_old']);
+    expect(secretsFromEnv({ WEBHOOK_SECRETS: 'whsec_new, whsec_old', WEBHOOK_SECRET: 'whsec_other' })).toEqual([
+      'whsec_new',
+      'whsec_old',
+    ]);
     expect(secretsFromEnv({ WEBHOOK_SECRET: 'whsec_only' })).toEqual(['whsec_only']);
     expect(secretsFromEnv({ WEBHOOK_SECRETS: '', WEBHOOK_SECRET: 'whsec_only' })).toEqual(['whsec_only']);
     expect(secretsFromEnv({})).toEqual([]);
@@ -229,11 +292,21 @@ describe.skipIf(!hasChromium)('the guide', () => {
 
   beforeAll(async () => {
     // Its own output directory: test/docs/docs.test.ts may be building docs/site/ at the same time.
-    execFileSync(process.execPath, [join(projectRoot, 'scripts', 'build-docs.ts'), site], { cwd: projectRoot, stdio: 'ignore' });
+    execFileSync(process.execPath, [join(projectRoot, 'scripts', 'build-docs.ts'), site], {
+      cwd: projectRoot,
+      stdio: 'ignore',
+    });
     page = readFileSync(join(site, 'receiving-webhooks.html'), 'utf8');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
     });
   });
 
@@ -252,26 +325,39 @@ describe.skipIf(!hasChromium)('the guide', () => {
       .replace(/&amp;/g, '&');
 
   test('keeps include markers in the Markdown source, with a link to the example for readers on GitHub', () => {
-    expect(source).toContain('<!-- include: examples/webhook-receiver.ts -->\nThe code is in [`examples/webhook-receiver.ts`](../../examples/webhook-receiver.ts)');
+    expect(source).toContain(
+      '<!-- include: examples/webhook-receiver.ts -->\nThe code is in [`examples/webhook-receiver.ts`](../../examples/webhook-receiver.ts)',
+    );
     expect(source).toContain('<!-- include: retry-schedule -->\n');
     expect(source.match(/<!-- end include -->/g)).toHaveLength(2);
   });
 
   test('the delivery it shows is correctly signed with the example secret', () => {
     const [, head, body] = /```http\n([\s\S]*?)\n\n(.*)\n```/.exec(source)!;
-    const headers = Object.fromEntries(head!.split('\n').slice(1).map((line) => line.split(': ') as [string, string]));
+    const headers = Object.fromEntries(
+      head!
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split(': ') as [string, string]),
+    );
     const timestamp = Number(headers['Service-Timestamp']);
-    const event = verifyWebhook(body!, headers, 'whsec_Q2h7vN4kR9pX1mT6sW3yB8cF5gJ0dL2eH7aK4nP9rUz', { now: () => timestamp * 1000 });
+    const event = verifyWebhook(body!, headers, 'whsec_Q2h7vN4kR9pX1mT6sW3yB8cF5gJ0dL2eH7aK4nP9rUz', {
+      now: () => timestamp * 1000,
+    });
     expect(event).toMatchObject({ id: headers['Service-Event-Id'], type: headers['Service-Event-Type'] });
   });
 
   test('its page shows the example file exactly and the schedule of schedule.ts', () => {
-    const blocks = [...page.matchAll(/<pre><code class="language-ts">([\s\S]*?)<\/code><\/pre>/g)].map((m) => decode(m[1]!));
+    const blocks = [...page.matchAll(/<pre><code class="language-ts">([\s\S]*?)<\/code><\/pre>/g)].map((m) =>
+      decode(m[1]!),
+    );
     expect(blocks).toContain(example);
     expect(page).not.toContain('<!-- include:');
     expect(page).not.toContain('](../../examples/');
 
-    const rows = [...page.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) => [...m[1]!.matchAll(/<t[hd]>([\s\S]*?)<\/t[hd]>/g)].map((c) => decode(c[1]!).trim()));
+    const rows = [...page.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((m) =>
+      [...m[1]!.matchAll(/<t[hd]>([\s\S]*?)<\/t[hd]>/g)].map((c) => decode(c[1]!).trim()),
+    );
     const expected = scheduleTable()
       .split('\n')
       .filter((line) => !line.startsWith('|---'))
@@ -282,7 +368,9 @@ describe.skipIf(!hasChromium)('the guide', () => {
   });
 
   test('the AsyncAPI page links to it', () => {
-    expect(readFileSync(join(site, 'asyncapi.html'), 'utf8')).toContain('<a href="receiving-webhooks.html">Receiving webhooks</a>');
+    expect(readFileSync(join(site, 'asyncapi.html'), 'utf8')).toContain(
+      '<a href="receiving-webhooks.html">Receiving webhooks</a>',
+    );
   });
 
   test('opens in Chromium with its sections and the example, without a request leaving the file system', async () => {
@@ -307,7 +395,9 @@ describe.skipIf(!hasChromium)('the guide', () => {
       'Inspecting deliveries',
       'A complete receiver',
     ]);
-    expect(await tab.locator('body > p a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(navigationOf('receiving-webhooks.html'));
+    expect(await tab.locator('body > p a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(
+      navigationOf('receiving-webhooks.html'),
+    );
     const code = await tab.locator('pre code.language-ts').evaluateAll((blocks) => blocks.map((b) => b.textContent));
     expect(code).toContain(example);
     expect(external).toEqual([]);

@@ -46,15 +46,25 @@ describe('the tools guide’s code', () => {
   });
 
   test('the agent loop calls get_weather, sends the result, and prints the answer', async () => {
-    expect(await run('agent-loop', blocks[0]!)).toBe('get_weather: {"city":"Paris","temperature_c":21,"sky":"clear"}.\n');
+    expect(await run('agent-loop', blocks[0]!)).toBe(
+      'get_weather: {"city":"Paris","temperature_c":21,"sky":"clear"}.\n',
+    );
   });
 
   test('the streaming block names each call as it starts, then prints their arguments', async () => {
     const printed = await run('streaming', `${blocks[0]!}\n${blocks[1]!}`);
-    expect(printed.split('\n').slice(1)).toEqual(['call 0: get_weather', 'call 1: get_weather', '{"city":"Paris"}', '{"city":"Berlin"}', '']);
+    expect(printed.split('\n').slice(1)).toEqual([
+      'call 0: get_weather',
+      'call 1: get_weather',
+      '{"city":"Paris"}',
+      '{"city":"Berlin"}',
+      '',
+    ]);
   });
 
   test('the Responses API loop sends the function_call_output with previous_response_id and prints the answer', async () => {
-    expect(await run('responses-loop', blocks[2]!)).toBe('get_weather: {"city":"Paris","temperature_c":21,"sky":"clear"}.\n');
+    expect(await run('responses-loop', blocks[2]!)).toBe(
+      'get_weather: {"city":"Paris","temperature_c":21,"sky":"clear"}.\n',
+    );
   });
 });

@@ -2,12 +2,11 @@
 // headless Chromium, real-time editing of one document: two browsers with an edit token type into it and each sees
 // the other's text, which the API then returns; a third with a read token sees it, says read-only, and cannot change
 // it; a page without a token says how to get one; a bad token is refused.
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CHROMIUM, hasChromium } from '../support/chromium.ts';
 import { eventually } from '../support/expect.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
-
 
 let server: TestServer;
 let documentId: string;
@@ -17,7 +16,9 @@ let readToken: string;
 beforeAll(async () => {
   // Versions after 200 ms without changes, so that the session's text reaches the document while the test waits.
   server = await startTestServer({ env: { REALTIME_VERSION_IDLE_MS: '200' } });
-  const created = await server.call('POST', '/v1/documents', { body: { title: 'Editor page', content: 'A shared draft.' } });
+  const created = await server.call('POST', '/v1/documents', {
+    body: { title: 'Editor page', content: 'A shared draft.' },
+  });
   expect(created.status, created.text).toBe(201);
   documentId = created.body.id;
   editToken = created.body.edit_token.token;
@@ -78,7 +79,10 @@ describe('the page over HTTP', () => {
     // Tiptap, Yjs and the provider in one minified module: no import statement left for the browser to resolve.
     expect(answer.text.length).toBeGreaterThan(100_000);
     expect(answer.text).not.toMatch(/\bimport\s*[{*"']/);
-    const again = await server.call('GET', '/editor/assets/editor.js', { key: null, headers: { 'If-None-Match': etag } });
+    const again = await server.call('GET', '/editor/assets/editor.js', {
+      key: null,
+      headers: { 'If-None-Match': etag },
+    });
     expect(again.status).toBe(304);
     expect(again.headers.get('etag')).toBe(etag);
     const style = await server.call('GET', '/editor/assets/editor.css', { key: null });
@@ -97,7 +101,16 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
   beforeAll(async () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -156,7 +169,9 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
   }
 
   async function showsAll(page: Page, texts: string[]): Promise<void> {
-    await expect.poll(() => editorText(page), { timeout: 10_000, interval: 50 }).toSatisfy((shown: string) => texts.every((text) => shown.includes(text)));
+    await expect
+      .poll(() => editorText(page), { timeout: 10_000, interval: 50 })
+      .toSatisfy((shown: string) => texts.every((text) => shown.includes(text)));
   }
 
   test('two browsers with an edit token see each other’s typing, and the document keeps both', async () => {
@@ -170,7 +185,9 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
 
     await Promise.all([typeParagraph(a.page, first, 'end'), typeParagraph(b.page, second, 'start')]);
     await Promise.all([showsAll(a.page, [first, second]), showsAll(b.page, [first, second])]);
-    await expect.poll(async () => (await editorText(a.page)) === (await editorText(b.page)), { timeout: 10_000, interval: 50 }).toBe(true);
+    await expect
+      .poll(async () => (await editorText(a.page)) === (await editorText(b.page)), { timeout: 10_000, interval: 50 })
+      .toBe(true);
     const shown = await editorText(a.page);
     expect(shown.indexOf(second)).toBeLessThan(shown.indexOf('A shared draft.'));
     expect(shown.indexOf('A shared draft.')).toBeLessThan(shown.indexOf(first));

@@ -8,12 +8,21 @@ import { signEditToken } from '../../src/features/documents/edit-tokens.ts';
 import { renderMarkdown } from '../../src/features/documents/markdown.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually } from '../support/expect.ts';
-import { appendParagraph, connectEditor, typeInto, type Editor } from '../support/realtime.ts';
-import { databaseKinds, freshDatabase, postgresUrl, REDIS_URL, redisAvailable, startTestServer, type TestServer } from '../support/server.ts';
+import { appendParagraph, connectEditor, type Editor, typeInto } from '../support/realtime.ts';
+import {
+  databaseKinds,
+  freshDatabase,
+  postgresUrl,
+  REDIS_URL,
+  redisAvailable,
+  startTestServer,
+  type TestServer,
+} from '../support/server.ts';
 import { signatureVariants } from '../support/signed-links.ts';
 
 const IDLE_MS = 300;
-const until = <T>(read: () => T | Promise<T>, check: (value: T) => boolean) => eventually(async () => read(), check, 10_000);
+const until = <T>(read: () => T | Promise<T>, check: (value: T) => boolean) =>
+  eventually(async () => read(), check, 10_000);
 
 describe.each(databaseKinds)('real-time documents on %s', (kind) => {
   let server: TestServer;
@@ -35,7 +44,11 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
   async function newDocument(content = '# Launch\n\nFirst paragraph.') {
     const created = await server.call('POST', '/v1/documents', { body: { title: 'Launch post', content } });
     expect(created.status).toBe(201);
-    return created.body as { id: string; current_version: { id: string }; edit_token: { token: string; websocket_url: string; permission: string } };
+    return created.body as {
+      id: string;
+      current_version: { id: string };
+      edit_token: { token: string; websocket_url: string; permission: string };
+    };
   }
 
   async function token(id: string, body: Record<string, unknown> = {}, key?: string) {
@@ -46,7 +59,9 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
 
   test('two editors converge, a read-only client sees the changes and cannot make any', async () => {
     const document = await newDocument();
-    expect(document.edit_token.websocket_url).toBe(`${server.url.replace('http', 'ws')}/v1/documents/${document.id}/realtime`);
+    expect(document.edit_token.websocket_url).toBe(
+      `${server.url.replace('http', 'ws')}/v1/documents/${document.id}/realtime`,
+    );
     const a = open(document.id, document.edit_token.token);
     const b = open(document.id, await token(document.id), { tokenIn: 'query' });
     const viewerKey = await server.createKey('viewer');
@@ -58,12 +73,18 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
 
     appendParagraph(a.doc, 'Written by A.');
     appendParagraph(b.doc, 'Written by B.');
-    await until(() => [a.text(), b.text(), reader.text()], (texts) => texts.every((text) => text.includes('Written by A.') && text.includes('Written by B.')));
+    await until(
+      () => [a.text(), b.text(), reader.text()],
+      (texts) => texts.every((text) => text.includes('Written by A.') && text.includes('Written by B.')),
+    );
     expect(a.text()).toBe(b.text());
 
     appendParagraph(reader.doc, 'Written by the reader.');
     appendParagraph(a.doc, 'After the reader.');
-    await until(() => [b.text(), reader.text()], ([text]) => text!.includes('After the reader.'));
+    await until(
+      () => [b.text(), reader.text()],
+      ([text]) => text!.includes('After the reader.'),
+    );
     expect(b.text()).not.toContain('Written by the reader.');
     const got = await server.call('GET', `/v1/documents/${document.id}`);
     expect(got.body.content).toContain('After the reader.');
@@ -73,26 +94,39 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
   test('a viewer key cannot get an edit token', async () => {
     const document = await newDocument();
     const viewer = await server.createKey('viewer');
-    const answer = await server.call('POST', `/v1/documents/${document.id}/edit-token`, { key: viewer.secret, body: {} });
+    const answer = await server.call('POST', `/v1/documents/${document.id}/edit-token`, {
+      key: viewer.secret,
+      body: {},
+    });
     expect(answer.status).toBe(403);
     expect(answer.body.code).toBe('insufficient_role');
   });
 
-  test("a key names its own member or none on a token; only an owner key names another member (403 insufficient_role)", async () => {
+  test('a key names its own member or none on a token; only an owner key names another member (403 insufficient_role)', async () => {
     const document = await newDocument();
     const members = await server.call('GET', '/v1/members');
     const owner = members.body.data.find((member: { role: string }) => member.role === 'owner').id as string;
-    const member = async (email: string, role: string) => (await server.call('POST', '/v1/members', { body: { email, role } })).body.id as string;
+    const member = async (email: string, role: string) =>
+      (await server.call('POST', '/v1/members', { body: { email, role } })).body.id as string;
     const editor = await member('editor@tokens.example', 'editor');
     const admin = await member('admin@tokens.example', 'admin');
-    const keyOf = async (role: string, user_id: string | null) => (await server.call('POST', '/v1/api-keys', { body: { name: `${role} of ${user_id}`, role, user_id } })).body.secret as string;
+    const keyOf = async (role: string, user_id: string | null) =>
+      (await server.call('POST', '/v1/api-keys', { body: { name: `${role} of ${user_id}`, role, user_id } })).body
+        .secret as string;
     const editorKey = await keyOf('editor', editor);
     const editorServiceKey = await keyOf('editor', null);
     const adminKey = await keyOf('admin', admin);
     const ownerServiceKey = await keyOf('owner', null);
-    const ask = (key: string, body: Record<string, unknown>) => server.call('POST', `/v1/documents/${document.id}/edit-token`, { key, body });
+    const ask = (key: string, body: Record<string, unknown>) =>
+      server.call('POST', `/v1/documents/${document.id}/edit-token`, { key, body });
 
-    for (const [key, user_id] of [[editorKey, owner], [editorKey, admin], [editorServiceKey, owner], [adminKey, owner], [adminKey, editor]] as const) {
+    for (const [key, user_id] of [
+      [editorKey, owner],
+      [editorKey, admin],
+      [editorServiceKey, owner],
+      [adminKey, owner],
+      [adminKey, editor],
+    ] as const) {
       const refused = await ask(key, { user_id });
       expect(refused.status, refused.text).toBe(403);
       expect(refused.body.code).toBe('insufficient_role');
@@ -121,7 +155,18 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     const document = await newDocument();
     const other = await newDocument();
     const past = new Date(Date.now() - 3_600_000);
-    const expired = await signEditToken(server.platform.db, { documentId: document.id, workspaceId: server.workspaceId, permission: 'edit', apiKeyId: server.ownerKeyId, userId: null }, past, new Date(past.getTime() + 60_000));
+    const expired = await signEditToken(
+      server.platform.db,
+      {
+        documentId: document.id,
+        workspaceId: server.workspaceId,
+        permission: 'edit',
+        apiKeyId: server.ownerKeyId,
+        userId: null,
+      },
+      past,
+      new Date(past.getTime() + 60_000),
+    );
     const refused = open(document.id, expired);
     await expect(refused.ready).rejects.toThrow('token_expired');
     // One socket serves one document: after the refusal the server closes it.
@@ -134,12 +179,30 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     // The same signature spelled otherwise (jose decodes base64url leniently): only the server's spelling works.
     const signed = await token(document.id);
     for (const signature of signatureVariants(signed.split('.')[2]!)) {
-      await expect(open(document.id, signed.split('.').slice(0, 2).concat(signature).join('.')).ready).rejects.toThrow('token_invalid');
+      await expect(open(document.id, signed.split('.').slice(0, 2).concat(signature).join('.')).ready).rejects.toThrow(
+        'token_invalid',
+      );
     }
     expect(await open(document.id, signed).ready).toBe('read-write');
     // A token of another workspace's signing names a document this workspace does not have.
-    const foreign = await createWorkspace(server.platform.db, { name: 'Foreign', region: server.platform.config.region, ownerEmail: 'foreign@test.example', now: new Date() });
-    const foreignToken = await signEditToken(server.platform.db, { documentId: document.id, workspaceId: foreign.workspace.id, permission: 'edit', apiKeyId: foreign.apiKey.id, userId: null }, new Date(), new Date(Date.now() + 60_000));
+    const foreign = await createWorkspace(server.platform.db, {
+      name: 'Foreign',
+      region: server.platform.config.region,
+      ownerEmail: 'foreign@test.example',
+      now: new Date(),
+    });
+    const foreignToken = await signEditToken(
+      server.platform.db,
+      {
+        documentId: document.id,
+        workspaceId: foreign.workspace.id,
+        permission: 'edit',
+        apiKeyId: foreign.apiKey.id,
+        userId: null,
+      },
+      new Date(),
+      new Date(Date.now() + 60_000),
+    );
     await expect(open(document.id, foreignToken).ready).rejects.toThrow('document_not_found');
     // A token is only as good as its key.
     const editorKey = await server.createKey('editor');
@@ -154,11 +217,23 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     await editor.ready;
     const live = () => server.platform.services.realtime.hocuspocus.documents.get(document.id);
     appendParagraph(editor.doc, 'Typed just now.');
-    await until(() => (live() ? renderMarkdown(live()!) : ''), (text) => text.includes('Typed just now.'));
+    await until(
+      () => (live() ? renderMarkdown(live()!) : ''),
+      (text) => text.includes('Typed just now.'),
+    );
     // Based on version 1, the update conflicts with the typing (saved or not).
-    expect((await server.call('PATCH', `/v1/documents/${document.id}`, { body: { content: 'Replaced.', base_version_id: document.current_version.id } })).status).toBe(409);
+    expect(
+      (
+        await server.call('PATCH', `/v1/documents/${document.id}`, {
+          body: { content: 'Replaced.', base_version_id: document.current_version.id },
+        })
+      ).status,
+    ).toBe(409);
     appendParagraph(editor.doc, 'And a second line.');
-    await until(() => renderMarkdown(live()!), (text) => text.includes('And a second line.'));
+    await until(
+      () => renderMarkdown(live()!),
+      (text) => text.includes('And a second line.'),
+    );
     // Without a base the last write wins, and the typing is a version first.
     const replaced = await server.call('PATCH', `/v1/documents/${document.id}`, { body: { content: 'Replaced.' } });
     expect(replaced.status).toBe(200);
@@ -168,7 +243,10 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     const typed = await server.call('GET', `/v1/documents/${document.id}/versions/${versions.body.data[1].id}`);
     expect(typed.body).toMatchObject({ source: { kind: 'realtime' } });
     expect(typed.body.content).toContain('And a second line.');
-    await until(() => editor.text(), (text) => text === 'Replaced.');
+    await until(
+      () => editor.text(),
+      (text) => text === 'Replaced.',
+    );
   });
 
   test('the public address shows saved session edits without making them a version', async () => {
@@ -176,18 +254,33 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     // be cut between the save and the check on a busy machine (it happened in CI), and this test is about reads.
     const patient = await startTestServer({ database: kind, env: { REALTIME_VERSION_IDLE_MS: '600000' } });
     try {
-      const created = await patient.call('POST', '/v1/documents', { body: { title: 'Launch post', content: '# Launch\n\nFirst paragraph.' } });
+      const created = await patient.call('POST', '/v1/documents', {
+        body: { title: 'Launch post', content: '# Launch\n\nFirst paragraph.' },
+      });
       const document = created.body as { id: string; edit_token: { token: string } };
-      expect((await patient.call('POST', `/v1/documents/${document.id}/publish`, { body: { visibility: 'public' } })).status).toBe(200);
+      expect(
+        (await patient.call('POST', `/v1/documents/${document.id}/publish`, { body: { visibility: 'public' } })).status,
+      ).toBe(200);
       const editor = connectEditor(patient.url, document.id, document.edit_token.token);
       editors.push(editor);
       await editor.ready;
       appendParagraph(editor.doc, 'Live on the public page.');
-      const saved = async () => (await patient.platform.db.selectFrom('documents').select('yjs_markdown').where('id', '=', document.id).executeTakeFirstOrThrow()).yjs_markdown ?? '';
+      const saved = async () =>
+        (
+          await patient.platform.db
+            .selectFrom('documents')
+            .select('yjs_markdown')
+            .where('id', '=', document.id)
+            .executeTakeFirstOrThrow()
+        ).yjs_markdown ?? '';
       await until(saved, (markdown) => markdown.includes('Live on the public page.'));
       const page = await patient.call('GET', `/v1/public/documents/${document.id}`, { key: null });
       expect(page.body.content).toContain('Live on the public page.');
-      const versions = await patient.platform.db.selectFrom('document_versions').select('id').where('document_id', '=', document.id).execute();
+      const versions = await patient.platform.db
+        .selectFrom('document_versions')
+        .select('id')
+        .where('document_id', '=', document.id)
+        .execute();
       expect(versions).toHaveLength(1);
       editor.close();
     } finally {
@@ -213,16 +306,32 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     appendParagraph(editor.doc, '');
     typeInto(editor.doc, 'A burst of typing, one character at a time.');
     // Nothing reads the document meanwhile: the session saves one version once it has been idle.
-    const versionCount = async () => Number((await server.platform.db.selectFrom('document_versions').select((eb) => eb.fn.countAll().as('n')).where('document_id', '=', document.id).executeTakeFirstOrThrow()).n);
+    const versionCount = async () =>
+      Number(
+        (
+          await server.platform.db
+            .selectFrom('document_versions')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('document_id', '=', document.id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     await until(versionCount, (n) => n === 2);
     const got = await server.call('GET', `/v1/documents/${document.id}`);
     expect(got.body.version_count).toBe(2);
     expect(got.body.content).toBe('# Launch\n\nFirst paragraph.\n\nA burst of typing, one character at a time.');
-    expect(got.body.current_version.source).toMatchObject({ kind: 'realtime', api_key_id: server.ownerKeyId, user_id: expect.stringMatching(/^usr_/) });
+    expect(got.body.current_version.source).toMatchObject({
+      kind: 'realtime',
+      api_key_id: server.ownerKeyId,
+      user_id: expect.stringMatching(/^usr_/),
+    });
 
     // A read does not wait for the session to save: it makes the version at once.
     typeInto(editor.doc, ' More.');
-    const read = await until(() => server.call('GET', `/v1/documents/${document.id}`), (answer) => answer.body.content.endsWith('More.'));
+    const read = await until(
+      () => server.call('GET', `/v1/documents/${document.id}`),
+      (answer) => answer.body.content.endsWith('More.'),
+    );
     expect(read.body.version_count).toBe(3);
     const versions = await server.call('GET', `/v1/documents/${document.id}/versions?source_kind=realtime`);
     expect(versions.body.data.map((version: { number: number }) => version.number)).toEqual([3, 2]);
@@ -232,66 +341,117 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     const document = await newDocument();
     const editor = open(document.id, document.edit_token.token);
     await editor.ready;
-    const updated = await server.call('PATCH', `/v1/documents/${document.id}`, { body: { content: '# Launch\n\nRewritten through the API.', base_version_id: document.current_version.id } });
+    const updated = await server.call('PATCH', `/v1/documents/${document.id}`, {
+      body: { content: '# Launch\n\nRewritten through the API.', base_version_id: document.current_version.id },
+    });
     expect(updated.status, updated.text).toBe(200);
     expect(updated.body.current_version.source.kind).toBe('edit');
-    await until(() => editor.text(), (text) => text === '# Launch\n\nRewritten through the API.');
-    const stale = await server.call('PATCH', `/v1/documents/${document.id}`, { body: { content: 'Stale.', base_version_id: document.current_version.id } });
+    await until(
+      () => editor.text(),
+      (text) => text === '# Launch\n\nRewritten through the API.',
+    );
+    const stale = await server.call('PATCH', `/v1/documents/${document.id}`, {
+      body: { content: 'Stale.', base_version_id: document.current_version.id },
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.code).toBe('version_conflict');
 
-    const restored = await server.call('POST', `/v1/documents/${document.id}/versions/${document.current_version.id}/restore`);
+    const restored = await server.call(
+      'POST',
+      `/v1/documents/${document.id}/versions/${document.current_version.id}/restore`,
+    );
     expect(restored.status).toBe(201);
     expect(restored.body).toMatchObject({ number: 3, source: { kind: 'restore', restored_from_version_number: 1 } });
-    await until(() => editor.text(), (text) => text === '# Launch\n\nFirst paragraph.');
+    await until(
+      () => editor.text(),
+      (text) => text === '# Launch\n\nFirst paragraph.',
+    );
     // The API's changes are not made versions again by the session.
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS * 3));
     expect((await server.call('GET', `/v1/documents/${document.id}`)).body.version_count).toBe(3);
 
     expect((await server.call('DELETE', `/v1/documents/${document.id}`)).status).toBe(204);
     expect(await editor.closed).toBe(4404);
-    await expect(open(document.id, await signEditToken(server.platform.db, { documentId: document.id, workspaceId: server.workspaceId, permission: 'edit', apiKeyId: server.ownerKeyId, userId: null }, new Date(), new Date(Date.now() + 60_000))).ready).rejects.toThrow('document_not_found');
+    await expect(
+      open(
+        document.id,
+        await signEditToken(
+          server.platform.db,
+          {
+            documentId: document.id,
+            workspaceId: server.workspaceId,
+            permission: 'edit',
+            apiKeyId: server.ownerKeyId,
+            userId: null,
+          },
+          new Date(),
+          new Date(Date.now() + 60_000),
+        ),
+      ).ready,
+    ).rejects.toThrow('document_not_found');
   });
 });
 
-describe.runIf(postgresUrl && redisAvailable)('two server processes on one PostgreSQL database, joined by Redis', () => {
-  let first: TestServer;
-  let second: TestServer;
-  let database: Awaited<ReturnType<typeof freshDatabase>>;
-  const editors: Editor[] = [];
+describe.runIf(postgresUrl && redisAvailable)(
+  'two server processes on one PostgreSQL database, joined by Redis',
+  () => {
+    let first: TestServer;
+    let second: TestServer;
+    let database: Awaited<ReturnType<typeof freshDatabase>>;
+    const editors: Editor[] = [];
 
-  beforeAll(async () => {
-    database = await freshDatabase('postgres');
-    first = await startTestServer({ databaseUrl: database.url, redisUrl: REDIS_URL, env: { REALTIME_VERSION_IDLE_MS: String(IDLE_MS) } });
-    second = await startTestServer({ databaseUrl: database.url, redisUrl: REDIS_URL, workspace: false, env: { REALTIME_VERSION_IDLE_MS: String(IDLE_MS) } });
-  });
-  afterAll(async () => {
-    for (const editor of editors) editor.close();
-    await second?.close();
-    await first?.close();
-    await database?.drop();
-  });
+    beforeAll(async () => {
+      database = await freshDatabase('postgres');
+      first = await startTestServer({
+        databaseUrl: database.url,
+        redisUrl: REDIS_URL,
+        env: { REALTIME_VERSION_IDLE_MS: String(IDLE_MS) },
+      });
+      second = await startTestServer({
+        databaseUrl: database.url,
+        redisUrl: REDIS_URL,
+        workspace: false,
+        env: { REALTIME_VERSION_IDLE_MS: String(IDLE_MS) },
+      });
+    });
+    afterAll(async () => {
+      for (const editor of editors) editor.close();
+      await second?.close();
+      await first?.close();
+      await database?.drop();
+    });
 
-  test('editors on different processes converge, and an API update on one reaches the other', async () => {
-    const created = await first.call('POST', '/v1/documents', { body: { title: 'Shared', content: 'Start.' } });
-    const id = created.body.id as string;
-    const onFirst = connectEditor(first.url, id, created.body.edit_token.token);
-    editors.push(onFirst);
-    await onFirst.ready;
-    const secondToken = (await first.call('POST', `/v1/documents/${id}/edit-token`, { body: {} })).body.token;
-    const onSecond = connectEditor(second.url, id, secondToken);
-    editors.push(onSecond);
-    await onSecond.ready;
-    appendParagraph(onFirst.doc, 'From the first process.');
-    appendParagraph(onSecond.doc, 'From the second process.');
-    await until(() => [onFirst.text(), onSecond.text()], (texts) => texts.every((text) => text.includes('From the first process.') && text.includes('From the second process.')));
+    test('editors on different processes converge, and an API update on one reaches the other', async () => {
+      const created = await first.call('POST', '/v1/documents', { body: { title: 'Shared', content: 'Start.' } });
+      const id = created.body.id as string;
+      const onFirst = connectEditor(first.url, id, created.body.edit_token.token);
+      editors.push(onFirst);
+      await onFirst.ready;
+      const secondToken = (await first.call('POST', `/v1/documents/${id}/edit-token`, { body: {} })).body.token;
+      const onSecond = connectEditor(second.url, id, secondToken);
+      editors.push(onSecond);
+      await onSecond.ready;
+      appendParagraph(onFirst.doc, 'From the first process.');
+      appendParagraph(onSecond.doc, 'From the second process.');
+      await until(
+        () => [onFirst.text(), onSecond.text()],
+        (texts) =>
+          texts.every((text) => text.includes('From the first process.') && text.includes('From the second process.')),
+      );
 
-    const patched = await second.call('PATCH', `/v1/documents/${id}`, { key: first.ownerKey, body: { title: 'Shared', content: 'Replaced on the second process.' } });
-    expect(patched.status, patched.text).toBe(200);
-    await until(() => onFirst.text(), (text) => text === 'Replaced on the second process.');
+      const patched = await second.call('PATCH', `/v1/documents/${id}`, {
+        key: first.ownerKey,
+        body: { title: 'Shared', content: 'Replaced on the second process.' },
+      });
+      expect(patched.status, patched.text).toBe(200);
+      await until(
+        () => onFirst.text(),
+        (text) => text === 'Replaced on the second process.',
+      );
 
-    // Deleted through the first process: the sessions on the second end too.
-    expect((await first.call('DELETE', `/v1/documents/${id}`)).status).toBe(204);
-    expect(await onSecond.closed).toBe(4404);
-  });
-});
+      // Deleted through the first process: the sessions on the second end too.
+      expect((await first.call('DELETE', `/v1/documents/${id}`)).status).toBe(204);
+      expect(await onSecond.closed).toBe(4404);
+    });
+  },
+);

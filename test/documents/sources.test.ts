@@ -32,14 +32,19 @@ const requests: string[] = [];
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     requests.push(req.url!);
-    const html = (body: string, headers: Record<string, string> = {}) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(body);
+    const html = (body: string, headers: Record<string, string> = {}) =>
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...headers }).end(body);
     switch (req.url) {
       case '/article':
         return html(article);
       case '/og':
-        return html('<html><head><meta content="The OG title" property="og:title"></head><body><article><p>Only the article.</p></article><aside>Related</aside></body></html>');
+        return html(
+          '<html><head><meta content="The OG title" property="og:title"></head><body><article><p>Only the article.</p></article><aside>Related</aside></body></html>',
+        );
       case '/latin1':
-        return res.writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' }).end(Buffer.from('<title>Caf\xe9 cr\xe8me</title><p>D\xe9j\xe0 vu</p>', 'latin1'));
+        return res
+          .writeHead(200, { 'content-type': 'text/html; charset=iso-8859-1' })
+          .end(Buffer.from('<title>Caf\xe9 cr\xe8me</title><p>D\xe9j\xe0 vu</p>', 'latin1'));
       case '/moved':
         return res.writeHead(301, { location: '/article' }).end();
       case '/loop':
@@ -72,7 +77,12 @@ afterAll(async () => {
 describe('with private networks allowed (the development setting)', () => {
   test('the title and the text of the main part: no script, style, navigation, comment or footer; entities decoded', async () => {
     const [source] = await fetchCitationSources([`${base}/article`], { allowPrivateNetworks: true });
-    expect(source).toEqual({ n: 1, url: `${base}/article`, title: 'Retail report & outlook — 2026', excerpt: 'Retail in spring Sales rose 4% in spring. Most shoppers now buy online.' });
+    expect(source).toEqual({
+      n: 1,
+      url: `${base}/article`,
+      title: 'Retail report & outlook — 2026',
+      excerpt: 'Retail in spring Sales rose 4% in spring. Most shoppers now buy online.',
+    });
   });
 
   test('numbered in request order, fetched in parallel; every failure still a source titled by host and path', async () => {
@@ -81,7 +91,12 @@ describe('with private networks allowed (the development setting)', () => {
     expect(sources).toEqual([
       { n: 1, url: urls[0], title: 'The OG title', excerpt: 'Only the article.' },
       // A redirect is followed (and checked again); the source keeps the URL it was given.
-      { n: 2, url: urls[1], title: 'Retail report & outlook — 2026', excerpt: expect.stringContaining('Sales rose 4%') },
+      {
+        n: 2,
+        url: urls[1],
+        title: 'Retail report & outlook — 2026',
+        excerpt: expect.stringContaining('Sales rose 4%'),
+      },
       { n: 3, url: urls[2], title: '127.0.0.1/missing', excerpt: '' },
       { n: 4, url: urls[3], title: '127.0.0.1/report.pdf', excerpt: '' },
       { n: 5, url: urls[4], title: '127.0.0.1/loop', excerpt: '' },
@@ -91,7 +106,11 @@ describe('with private networks allowed (the development setting)', () => {
 
   test('at most maxBytes of a page, and at most timeoutMs for it', async () => {
     const started = Date.now();
-    const [big, slow] = await fetchCitationSources([`${base}/big`, `${base}/slow`], { allowPrivateNetworks: true, maxBytes: 64 * 1024, timeoutMs: 300 });
+    const [big, slow] = await fetchCitationSources([`${base}/big`, `${base}/slow`], {
+      allowPrivateNetworks: true,
+      maxBytes: 64 * 1024,
+      timeoutMs: 300,
+    });
     expect(Date.now() - started).toBeLessThan(3000);
     expect(big!.title).toBe('Big page');
     // About 1,500 characters, cut at a word.
@@ -104,7 +123,10 @@ describe('without private networks (production): the URL policy refuses', () => 
   test('http and loopback addresses are never requested; the source is the URL, titled by host and path', async () => {
     const before = requests.length;
     const port = new URL(base).port;
-    const sources = await fetchCitationSources([`${base}/article`, `https://127.0.0.1:${port}/article`, `https://localhost:${port}/docs/`], { allowPrivateNetworks: false });
+    const sources = await fetchCitationSources(
+      [`${base}/article`, `https://127.0.0.1:${port}/article`, `https://localhost:${port}/docs/`],
+      { allowPrivateNetworks: false },
+    );
     expect(sources).toEqual([
       { n: 1, url: `${base}/article`, title: '127.0.0.1/article', excerpt: '' },
       { n: 2, url: `https://127.0.0.1:${port}/article`, title: '127.0.0.1/article', excerpt: '' },
@@ -119,10 +141,14 @@ describe('without private networks (production): the URL policy refuses', () => 
     const fetch: typeof globalThis.fetch = async (input, init) => {
       const url = new URL(String(input));
       asked.push(url.href);
-      if (url.pathname === '/to-private') return new Response(null, { status: 302, headers: { location: 'https://10.0.0.8/admin' } });
+      if (url.pathname === '/to-private')
+        return new Response(null, { status: 302, headers: { location: 'https://10.0.0.8/admin' } });
       return globalThis.fetch(`${base}${url.pathname}`, init);
     };
-    const sources = await fetchCitationSources(['https://docs.example.test/article', 'https://[::1]/article', 'https://docs.example.test/to-private'], { allowPrivateNetworks: false, fetch });
+    const sources = await fetchCitationSources(
+      ['https://docs.example.test/article', 'https://[::1]/article', 'https://docs.example.test/to-private'],
+      { allowPrivateNetworks: false, fetch },
+    );
     expect(sources.map((s) => [s.n, s.title])).toEqual([
       [1, 'Retail report & outlook — 2026'],
       [2, '[::1]/article'],
@@ -134,7 +160,10 @@ describe('without private networks (production): the URL policy refuses', () => 
 
 describe('readHtml', () => {
   test('an unclosed script takes the rest of the page; a missing </head> does not', () => {
-    expect(readHtml('<title>T</title><p>Before</p><script>never closed <p>hidden</p>')).toEqual({ title: 'T', excerpt: 'Before' });
+    expect(readHtml('<title>T</title><p>Before</p><script>never closed <p>hidden</p>')).toEqual({
+      title: 'T',
+      excerpt: 'Before',
+    });
     expect(readHtml('<head><title>T</title><body><p>Shown</p>')).toEqual({ title: 'T', excerpt: 'Shown' });
   });
 

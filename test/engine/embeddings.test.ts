@@ -5,12 +5,17 @@
 // failures as our problems.
 import { embedMany } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Engine } from '../../src/features/engine/engine.ts';
 import type { EmbeddingRequest } from '../../src/features/engine/embeddings.ts';
+import type { Engine } from '../../src/features/engine/engine.ts';
+import {
+  fnv1a,
+  sandboxEmbedding,
+  sandboxEmbeddingModel,
+  sandboxFeatures,
+} from '../../src/features/engine/sandbox-embedding.ts';
 import { countTokens } from '../../src/features/engine/tokens.ts';
-import { fnv1a, sandboxEmbedding, sandboxEmbeddingModel, sandboxFeatures } from '../../src/features/engine/sandbox-embedding.ts';
 import { Problem } from '../../src/platform/problems.ts';
-import { fakeEmbedding, startFakeGoogle, startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
+import { type FakeProvider, fakeEmbedding, startFakeGoogle, startFakeOpenAi } from '../support/fake-providers.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const dot = (a: number[], b: number[]) => a.reduce((sum, value, i) => sum + value * b[i]!, 0);
@@ -18,7 +23,18 @@ const norm = (a: number[]) => Math.sqrt(dot(a, a));
 
 describe('the built-in sandbox-embedding model', () => {
   test('features: NFKC, lower case, each word and its space-padded trigrams', () => {
-    expect(sandboxFeatures('Café, ﬁne!')).toEqual(['w:café', 'g: ca', 'g:caf', 'g:afé', 'g:fé ', 'w:fine', 'g: fi', 'g:fin', 'g:ine', 'g:ne ']);
+    expect(sandboxFeatures('Café, ﬁne!')).toEqual([
+      'w:café',
+      'g: ca',
+      'g:caf',
+      'g:afé',
+      'g:fé ',
+      'w:fine',
+      'g: fi',
+      'g:fin',
+      'g:ine',
+      'g:ne ',
+    ]);
     expect(sandboxFeatures('a')).toEqual(['w:a', 'g: a ']);
     // A text without letters or digits is one word, itself; white space alone has no feature.
     expect(sandboxFeatures(' ?! ')).toEqual(['w:?!', 'g: ?!', 'g:?! ']);
@@ -57,7 +73,9 @@ describe('the built-in sandbox-embedding model', () => {
     const base = sandboxEmbedding(text);
     expect(dot(base, sandboxEmbedding(paraphrase))).toBeGreaterThan(0.5);
     expect(dot(base, sandboxEmbedding(paraphrase))).toBeGreaterThan(dot(base, sandboxEmbedding(unrelated)) + 0.3);
-    expect(dot(sandboxEmbedding('refunds payment'), sandboxEmbedding(typo))).toBeGreaterThan(dot(sandboxEmbedding('refunds payment'), sandboxEmbedding('shipping times')));
+    expect(dot(sandboxEmbedding('refunds payment'), sandboxEmbedding(typo))).toBeGreaterThan(
+      dot(sandboxEmbedding('refunds payment'), sandboxEmbedding('shipping times')),
+    );
     // Case and Unicode forms do not matter.
     expect(sandboxEmbedding('ＲＥＦＵＮＤＳ')).toEqual(sandboxEmbedding('refunds'));
   });
@@ -69,7 +87,9 @@ describe('the built-in sandbox-embedding model', () => {
     expect(result.usage.tokens).toBe(3);
     const short = await model.doEmbed({ values: ['one'], dimensions: 3 });
     expect(short.embeddings[0]).toHaveLength(3);
-    await expect(model.doEmbed({ values: ['one'], dimensions: 4097 })).rejects.toThrow(/dimensions must be an integer from 1 to 4096/);
+    await expect(model.doEmbed({ values: ['one'], dimensions: 4097 })).rejects.toThrow(
+      /dimensions must be an integer from 1 to 4096/,
+    );
   });
 });
 
@@ -88,12 +108,19 @@ describe('engine.embed', () => {
     now: new Date(),
     ...overrides,
   });
-  const rowsOf = (model: string) => server.platform.db.selectFrom('usage_records').selectAll().where('model', '=', model).orderBy('id').execute();
+  const rowsOf = (model: string) =>
+    server.platform.db.selectFrom('usage_records').selectAll().where('model', '=', model).orderBy('id').execute();
 
   beforeAll(async () => {
     [openai, google] = await Promise.all([startFakeOpenAi(), startFakeGoogle()]);
     server = await startTestServer({
-      env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url, GOOGLE_GENERATIVE_AI_API_KEY: 'g-test', GOOGLE_BASE_URL: google.url, PROVIDER_MAX_RETRIES: '1' },
+      env: {
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: openai.url,
+        GOOGLE_GENERATIVE_AI_API_KEY: 'g-test',
+        GOOGLE_BASE_URL: google.url,
+        PROVIDER_MAX_RETRIES: '1',
+      },
     });
     engine = server.platform.services.engine;
   });
@@ -103,21 +130,39 @@ describe('engine.embed', () => {
   });
 
   test('the built-in model: vectors, tokens counted, free, one usage row', async () => {
-    const result = await engine.embed(request({ inputs: ['Refunds take 14 days.', 'Shipping is free.'], dimensions: 32 }));
-    expect(result.vectors).toEqual([sandboxEmbedding('Refunds take 14 days.', 32), sandboxEmbedding('Shipping is free.', 32)]);
+    const result = await engine.embed(
+      request({ inputs: ['Refunds take 14 days.', 'Shipping is free.'], dimensions: 32 }),
+    );
+    expect(result.vectors).toEqual([
+      sandboxEmbedding('Refunds take 14 days.', 32),
+      sandboxEmbedding('Shipping is free.', 32),
+    ]);
     expect(result.tokens).toBeGreaterThan(0);
     expect(result.costUsd).toBe(0);
     const rows = await rowsOf('sandbox-embedding');
-    expect(rows.at(-1)).toMatchObject({ feature: 'embeddings', api_key_id: server.ownerKeyId, input_tokens: result.tokens, output_tokens: 0, cached_input_tokens: 0 });
+    expect(rows.at(-1)).toMatchObject({
+      feature: 'embeddings',
+      api_key_id: server.ownerKeyId,
+      input_tokens: result.tokens,
+      output_tokens: 0,
+      cached_input_tokens: 0,
+    });
     expect(Number(rows.at(-1)!.cost_usd)).toBe(0);
   });
 
   test('OpenAI through @ai-sdk/openai: its vectors, dimensions passed through, its usage priced', async () => {
     const before = openai.requests.length;
-    const result = await engine.embed(request({ model: 'text-embedding-3-small', inputs: ['refunds policy', 'shipping'], dimensions: 64 }));
+    const result = await engine.embed(
+      request({ model: 'text-embedding-3-small', inputs: ['refunds policy', 'shipping'], dimensions: 64 }),
+    );
     const sent = openai.requests.slice(before);
     expect(sent.map((r) => r.path)).toEqual(['/v1/embeddings']);
-    expect(sent[0]!.body).toMatchObject({ model: 'text-embedding-3-small', input: ['refunds policy', 'shipping'], dimensions: 64, encoding_format: 'float' });
+    expect(sent[0]!.body).toMatchObject({
+      model: 'text-embedding-3-small',
+      input: ['refunds policy', 'shipping'],
+      dimensions: 64,
+      encoding_format: 'float',
+    });
     expect(sent[0]!.headers.authorization).toBe('Bearer sk-test');
     expect(result.vectors).toEqual([fakeEmbedding('refunds policy', 64), fakeEmbedding('shipping', 64)]);
     // The fake counts a token a word; the price is the catalogue's $0.02 a million.
@@ -133,7 +178,11 @@ describe('engine.embed', () => {
     const inputs = Array.from({ length: 150 }, (_, i) => `passage number ${i}`);
     const many = await engine.embed(request({ model: 'gemini-embedding-001', inputs }));
     const sent = google.requests.slice(before);
-    expect(sent.map((r) => r.path)).toEqual(['/v1beta/models/gemini-embedding-001:embedContent', '/v1beta/models/gemini-embedding-001:batchEmbedContents', '/v1beta/models/gemini-embedding-001:batchEmbedContents']);
+    expect(sent.map((r) => r.path)).toEqual([
+      '/v1beta/models/gemini-embedding-001:embedContent',
+      '/v1beta/models/gemini-embedding-001:batchEmbedContents',
+      '/v1beta/models/gemini-embedding-001:batchEmbedContents',
+    ]);
     expect(sent[0]!.body).toMatchObject({ outputDimensionality: 256 });
     expect(sent[1]!.body.requests).toHaveLength(100);
     expect(sent[2]!.body.requests).toHaveLength(50);
@@ -158,14 +207,29 @@ describe('engine.embed', () => {
     expect((await refused({ model: 'text-embedding-9' })).code).toBe('model_not_found');
     const chat = await refused({ model: 'gpt-4o-mini' });
     expect(chat.code).toBe('validation_failed');
-    expect(chat.errors).toEqual([{ pointer: '/model', detail: 'gpt-4o-mini has no embeddings capability (it is a chat model); GET /v1/models?capability=embeddings lists the embedding models' }]);
+    expect(chat.errors).toEqual([
+      {
+        pointer: '/model',
+        detail:
+          'gpt-4o-mini has no embeddings capability (it is a chat model); GET /v1/models?capability=embeddings lists the embedding models',
+      },
+    ]);
     expect((await refused({ model: 'mistral-embed' })).code).toBe('model_unavailable');
-    expect((await refused({ model: 'text-embedding-ada-002', dimensions: 512 })).errors).toEqual([{ pointer: '/dimensions', detail: 'text-embedding-ada-002 always answers 1536 dimensions; leave dimensions out' }]);
-    expect((await refused({ model: 'text-embedding-3-small', dimensions: 2000 })).errors).toEqual([{ pointer: '/dimensions', detail: 'must be from 1 to 1536 for text-embedding-3-small' }]);
+    expect((await refused({ model: 'text-embedding-ada-002', dimensions: 512 })).errors).toEqual([
+      { pointer: '/dimensions', detail: 'text-embedding-ada-002 always answers 1536 dimensions; leave dimensions out' },
+    ]);
+    expect((await refused({ model: 'text-embedding-3-small', dimensions: 2000 })).errors).toEqual([
+      { pointer: '/dimensions', detail: 'must be from 1 to 1536 for text-embedding-3-small' },
+    ]);
     expect((await refused({ model: 'gemini-embedding-001', dimensions: 64 })).errors?.[0]?.pointer).toBe('/dimensions');
     const text = 'word '.repeat(9000);
     const long = await refused({ model: 'text-embedding-3-small', inputs: ['short', text] });
-    expect(long.errors).toEqual([{ pointer: '/input/1', detail: `is ${countTokens(text)} tokens; text-embedding-3-small takes at most 8191 tokens an input` }]);
+    expect(long.errors).toEqual([
+      {
+        pointer: '/input/1',
+        detail: `is ${countTokens(text)} tokens; text-embedding-3-small takes at most 8191 tokens an input`,
+      },
+    ]);
     // An embedding model is no chat model either.
     expect(() => engine.model('text-embedding-3-small')).toThrow(Problem);
     expect(openai.requests.length).toBe(before);
@@ -177,20 +241,33 @@ describe('engine.embed', () => {
     const retried = await engine.embed(request({ model: 'text-embedding-3-large', inputs: ['again'] }));
     expect(retried.vectors).toHaveLength(1);
 
-    openai.enqueueEmbeddings({ error: { status: 429, headers: { 'retry-after': '0' } } }, { error: { status: 429, headers: { 'retry-after': '7' } } });
-    const limited = await engine.embed(request({ model: 'text-embedding-3-large', inputs: ['x'] })).catch((error: unknown) => error as Problem);
+    openai.enqueueEmbeddings(
+      { error: { status: 429, headers: { 'retry-after': '0' } } },
+      { error: { status: 429, headers: { 'retry-after': '7' } } },
+    );
+    const limited = await engine
+      .embed(request({ model: 'text-embedding-3-large', inputs: ['x'] }))
+      .catch((error: unknown) => error as Problem);
     expect(limited).toMatchObject({ code: 'upstream_rate_limited', status: 429 });
     expect((limited as Problem).headers).toEqual({ 'Retry-After': '7' });
 
     openai.enqueueEmbeddings({ error: { status: 401 } });
-    expect(await engine.embed(request({ model: 'text-embedding-3-large', inputs: ['x'] })).catch((error: unknown) => (error as Problem).code)).toBe('upstream_error');
+    expect(
+      await engine
+        .embed(request({ model: 'text-embedding-3-large', inputs: ['x'] }))
+        .catch((error: unknown) => (error as Problem).code),
+    ).toBe('upstream_error');
     // The call that succeeded after its retry is the one row.
     expect((await rowsOf('text-embedding-3-large')).length).toBe(rows + 1);
   });
 
   test('the AI SDK embedMany on the engine’s own provider model is what the engine answers', async () => {
     const { createOpenAI } = await import('@ai-sdk/openai');
-    const direct = await embedMany({ model: createOpenAI({ apiKey: 'sk-test', baseURL: openai.url }).embedding('text-embedding-3-small'), values: ['same text'], maxRetries: 0 });
+    const direct = await embedMany({
+      model: createOpenAI({ apiKey: 'sk-test', baseURL: openai.url }).embedding('text-embedding-3-small'),
+      values: ['same text'],
+      maxRetries: 0,
+    });
     const viaEngine = await engine.embed(request({ model: 'text-embedding-3-small', inputs: ['same text'] }));
     expect(viaEngine.vectors).toEqual(direct.embeddings);
   });

@@ -5,9 +5,9 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { APICallError, generateText, RetryError, streamText, type LanguageModel } from 'ai';
+import { APICallError, generateText, type LanguageModel, RetryError, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startFakeAnthropic, startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
+import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';
 
 interface Case {
   name: string;
@@ -48,7 +48,10 @@ const cases: Case[] = [
   {
     name: 'OpenAI-compatible (Groq)',
     start: () => startFakeOpenAi(),
-    model: (baseURL) => createOpenAICompatible({ name: 'groq', baseURL, apiKey: 'test', includeUsage: true }).chatModel('llama-3.3-70b-versatile'),
+    model: (baseURL) =>
+      createOpenAICompatible({ name: 'groq', baseURL, apiKey: 'test', includeUsage: true }).chatModel(
+        'llama-3.3-70b-versatile',
+      ),
     path: '/v1/chat/completions',
     auth: { authorization: 'Bearer test' },
     unauthorized: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
@@ -69,10 +72,20 @@ describe.each(cases)('$name', ({ start, model: modelOf, path, auth, unauthorized
 
   test('generateText: the text, the usage (cached tokens included) and the finish reason', async () => {
     fake.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 30, output: 6, cachedInput: 10 } });
-    const result = await generateText({ model, instructions: 'Be upbeat.', prompt: 'Announce the sale', maxRetries: 0 });
+    const result = await generateText({
+      model,
+      instructions: 'Be upbeat.',
+      prompt: 'Announce the sale',
+      maxRetries: 0,
+    });
     expect(result.text).toBe('Spring sale: 20% off.');
     expect(result.finishReason).toBe('stop');
-    expect(result.usage).toMatchObject({ inputTokens: 30, outputTokens: 6, totalTokens: 36, inputTokenDetails: { cacheReadTokens: 10, noCacheTokens: 20 } });
+    expect(result.usage).toMatchObject({
+      inputTokens: 30,
+      outputTokens: 6,
+      totalTokens: 36,
+      inputTokenDetails: { cacheReadTokens: 10, noCacheTokens: 20 },
+    });
     expect(result.totalUsage).toMatchObject({ inputTokens: 30, outputTokens: 6 });
 
     const sent = fake.requests.at(-1)!;
@@ -100,7 +113,10 @@ describe.each(cases)('$name', ({ start, model: modelOf, path, auth, unauthorized
   });
 
   test('a reply cut by the token limit finishes with "length", streamed or not', async () => {
-    fake.enqueue({ text: 'Cut short', finishReason: 'length', usage: { input: 3, output: 2 } }, { text: 'Cut short', finishReason: 'length', usage: { input: 3, output: 2 } });
+    fake.enqueue(
+      { text: 'Cut short', finishReason: 'length', usage: { input: 3, output: 2 } },
+      { text: 'Cut short', finishReason: 'length', usage: { input: 3, output: 2 } },
+    );
     expect((await generateText({ model, prompt: 'Hi', maxRetries: 0 })).finishReason).toBe('length');
     const streamed = streamText({ model, prompt: 'Hi', maxRetries: 0 });
     expect(await streamed.text).toBe('Cut short');
@@ -115,7 +131,10 @@ describe.each(cases)('$name', ({ start, model: modelOf, path, auth, unauthorized
   });
 
   test('a 429 with retry-after: 0 is retried (maxRetries: 1) and the retry answers', async () => {
-    fake.enqueue({ error: { status: 429, headers: { 'retry-after': '0' } } }, { text: 'Recovered', usage: { input: 3, output: 1 } });
+    fake.enqueue(
+      { error: { status: 429, headers: { 'retry-after': '0' } } },
+      { text: 'Recovered', usage: { input: 3, output: 1 } },
+    );
     const before = fake.requests.length;
     const result = await generateText({ model, prompt: 'Hi', maxRetries: 1 });
     expect(result.text).toBe('Recovered');
@@ -131,7 +150,10 @@ describe.each(cases)('$name', ({ start, model: modelOf, path, auth, unauthorized
   });
 
   test('retries exhausted: a RetryError whose last error is the provider’s', async () => {
-    fake.enqueue({ error: { status: 500, headers: { 'retry-after': '0' }, message: 'Down for now' } }, { error: { status: 500, headers: { 'retry-after': '0' }, message: 'Still down' } });
+    fake.enqueue(
+      { error: { status: 500, headers: { 'retry-after': '0' }, message: 'Down for now' } },
+      { error: { status: 500, headers: { 'retry-after': '0' }, message: 'Still down' } },
+    );
     const before = fake.requests.length;
     const error = await generateText({ model, prompt: 'Hi', maxRetries: 1 }).catch((caught: unknown) => caught);
     expect(RetryError.isInstance(error)).toBe(true);
@@ -147,7 +169,12 @@ describe.each(cases)('$name', ({ start, model: modelOf, path, auth, unauthorized
     const before = fake.requests.length;
     const error = await generateText({ model, prompt: 'Hi', maxRetries: 2 }).catch((caught: unknown) => caught);
     expect(APICallError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ statusCode: 401, isRetryable: false, message: 'Invalid API key', data: unauthorized });
+    expect(error).toMatchObject({
+      statusCode: 401,
+      isRetryable: false,
+      message: 'Invalid API key',
+      data: unauthorized,
+    });
     expect(fake.requests.length - before).toBe(1);
   });
 
@@ -189,7 +216,10 @@ describe('the fakes themselves', () => {
   });
 
   test('OpenAI’s embeddings: one normalised vector per input, similar for texts that share letters; a bad input is 400', async () => {
-    const answer = await fetch(`${openai.url}/embeddings`, { method: 'POST', body: JSON.stringify({ model: 'text-embedding-3-small', input: ['refunds', 'refnds', 'shipping'] }) });
+    const answer = await fetch(`${openai.url}/embeddings`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'text-embedding-3-small', input: ['refunds', 'refnds', 'shipping'] }),
+    });
     expect(answer.status).toBe(200);
     const body = await answer.json();
     expect(body).toMatchObject({ object: 'list', usage: { prompt_tokens: 3 } });
@@ -204,7 +234,12 @@ describe('the fakes themselves', () => {
     openai.enqueue({ chunks: ['a', 'b'], usage: { input: 2, output: 2 } });
     const response = await fetch(`${openai.url}/chat/completions`, {
       method: 'POST',
-      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'x' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const frames = (await response.text()).split('\n\n').filter(Boolean);
@@ -215,20 +250,40 @@ describe('the fakes themselves', () => {
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     expect(chunks.slice(1, 3).map((chunk) => chunk.choices[0].delta.content)).toEqual(['a', 'b']);
     expect(chunks[3].choices[0].finish_reason).toBe('stop');
-    expect(chunks[4]).toMatchObject({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 } });
+    expect(chunks[4]).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 },
+    });
   });
 
   test('Anthropic’s stream is named events in the Messages API’s order', async () => {
     anthropic.enqueue({ chunks: ['a', 'b'], usage: { input: 2, output: 2 } });
     const response = await fetch(`${anthropic.url}/messages`, {
       method: 'POST',
-      body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'x' }], stream: true }),
+      body: JSON.stringify({
+        model: 'claude-haiku-4-5',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'x' }],
+        stream: true,
+      }),
     });
     const frames = (await response.text()).split('\n\n').filter(Boolean);
     const events = frames.map((frame) => frame.match(/^event: (\S+)\ndata: (.*)$/s)!);
-    expect(events.map((event) => event[1])).toEqual(['message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(events.map((event) => event[1])).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     for (const event of events) expect(JSON.parse(event[2]!).type).toBe(event[1]);
-    expect(JSON.parse(events[6]![2]!)).toMatchObject({ delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } });
+    expect(JSON.parse(events[6]![2]!)).toMatchObject({
+      delta: { stop_reason: 'end_turn' },
+      usage: { output_tokens: 2 },
+    });
   });
 
   test('a disconnect before waitForDisconnect is called is not missed; close() ends streams and keep-alive connections', async () => {
@@ -263,10 +318,15 @@ describe('the fakes themselves', () => {
   });
 
   test('a `reply` default answers by the body of each request nothing was enqueued for; undefined falls back to the echo', async () => {
-    const scripted = await startFakeOpenAi({ reply: (body) => (body.messages[0].content === 'shout' ? { text: 'LOUD ANSWER' } : undefined) });
+    const scripted = await startFakeOpenAi({
+      reply: (body) => (body.messages[0].content === 'shout' ? { text: 'LOUD ANSWER' } : undefined),
+    });
     try {
       const ask = async (content: string) => {
-        const response = await fetch(`${scripted.url}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }) });
+        const response = await fetch(`${scripted.url}/chat/completions`, {
+          method: 'POST',
+          body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }),
+        });
         return ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
       };
       expect(await ask('shout')).toBe('LOUD ANSWER');

@@ -42,7 +42,14 @@ describe('imageInfo', () => {
     expect(imageInfo(Buffer.from('%PDF-1.7\n'))).toBeNull();
     // Each cut one byte before the end of the size it declares (and shorter).
     const jpegSize = jpeg(10, 10).findIndex((byte, i, all) => byte === 0xff && all[i + 1] === 0xc0) + 9;
-    const cuts: Array<[Uint8Array, number]> = [[png(10, 10), 24], [gif(10, 10), 10], [jpeg(10, 10), jpegSize], [WEBP_1X1.lossy, 30], [WEBP_1X1.lossless, 25], [WEBP_1X1.extended, 30]];
+    const cuts: Array<[Uint8Array, number]> = [
+      [png(10, 10), 24],
+      [gif(10, 10), 10],
+      [jpeg(10, 10), jpegSize],
+      [WEBP_1X1.lossy, 30],
+      [WEBP_1X1.lossless, 25],
+      [WEBP_1X1.extended, 30],
+    ];
     for (const [image, needed] of cuts) {
       expect(imageInfo(image.subarray(0, needed))).not.toBeNull();
       for (const length of [1, 5, needed - 1]) expect(imageInfo(image.subarray(0, length))).toBeNull();
@@ -56,7 +63,9 @@ describe('imageInfo', () => {
     // A header that declares no pixels.
     expect(imageInfo(png(0, 10))).toBeNull();
     // A RIFF file that is not WebP (a WAVE).
-    expect(imageInfo(Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WAVEfmt '), Buffer.alloc(20)]))).toBeNull();
+    expect(
+      imageInfo(Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WAVEfmt '), Buffer.alloc(20)])),
+    ).toBeNull();
   });
 });
 

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateText, streamText, type LanguageModel } from 'ai';
+import { generateText, type LanguageModel, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeTinyGguf } from '../../scripts/make-tiny-gguf.ts';
 import { localModel } from '../../src/features/engine/local.ts';
@@ -25,7 +25,12 @@ afterAll(() => {
 
 describe('the local provider, with a tiny GGUF', () => {
   test('streams the answer in several chunks and reports usage from the model tokenizer', async () => {
-    const result = streamText({ model, system: 'Be brief.', prompt: 'Write about the local model', maxOutputTokens: 24 });
+    const result = streamText({
+      model,
+      system: 'Be brief.',
+      prompt: 'Write about the local model',
+      maxOutputTokens: 24,
+    });
     const deltas: string[] = [];
     for await (const delta of result.textStream) deltas.push(delta);
     expect(deltas.length).toBeGreaterThan(1);
@@ -62,7 +67,13 @@ describe('the local provider, with a tiny GGUF', () => {
 
   test('an aborted stream stops without hanging', async () => {
     const controller = new AbortController();
-    const result = streamText({ model, prompt: 'Go on forever', maxOutputTokens: 400, abortSignal: controller.signal, maxRetries: 0 });
+    const result = streamText({
+      model,
+      prompt: 'Go on forever',
+      maxOutputTokens: 400,
+      abortSignal: controller.signal,
+      maxRetries: 0,
+    });
     const deltas: string[] = [];
     // Ends when the abort ends the stream; bounded by the test's timeout should it not.
     for await (const delta of result.textStream) {

@@ -1,10 +1,11 @@
 // fast-check arbitraries of requests, driven by the bundled contract (generated/openapi.json): for an operation,
 // its path, query, header and body parameters, each either valid by its schema, a nasty value of another type or
 // shape, or left out; and whole-request damage (broken JSON, other encodings and content types, wrong methods).
-import fc from 'fast-check';
+
 import { gzipSync } from 'node:zlib';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
-import { deref, exampleRequest, operation, type Json } from '../support/spec.ts';
+import fc from 'fast-check';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
+import { deref, exampleRequest, type Json, operation } from '../support/spec.ts';
 
 /** A JSON number literal that JSON.stringify cannot write (1e309 parses to Infinity). */
 export class RawNumber {
@@ -38,7 +39,10 @@ export interface FuzzRequest {
   /** Query pairs, already percent-encoded. */
   query: Array<[string, string]>;
   headers: Record<string, string>;
-  body: { kind: 'none' } | { kind: 'json'; value: unknown; contentType: string } | { kind: 'bytes'; bytes: number[] | string; contentType?: string; encoding?: string; gzipped?: boolean };
+  body:
+    | { kind: 'none' }
+    | { kind: 'json'; value: unknown; contentType: string }
+    | { kind: 'bytes'; bytes: number[] | string; contentType?: string; encoding?: string; gzipped?: boolean };
   caller: 'owner' | 'admin' | 'editor' | 'viewer' | 'none' | 'garbage';
 }
 
@@ -87,8 +91,27 @@ export const nastyString: fc.Arbitrary<string> = fc.oneof(
 
 /** Numbers at the edges, and literals JSON can carry but JavaScript cannot hold. */
 export const nastyNumber: fc.Arbitrary<number | RawNumber> = fc.oneof(
-  fc.constantFrom(0, -0, -1, 1, 0.5, 1.5, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, -(2 ** 53), 2 ** 53 + 2, 1e308, Number.MAX_VALUE, Number.MIN_VALUE, 101, 1000),
-  fc.constantFrom('1e309', '-1e309', '1e400', '1e-400', '123456789012345678901234567890', '-0.0', '1E2', '0.1e1').map((literal) => new RawNumber(literal)),
+  fc.constantFrom(
+    0,
+    -0,
+    -1,
+    1,
+    0.5,
+    1.5,
+    2 ** 31,
+    -(2 ** 31) - 1,
+    2 ** 53,
+    -(2 ** 53),
+    2 ** 53 + 2,
+    1e308,
+    Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    101,
+    1000,
+  ),
+  fc
+    .constantFrom('1e309', '-1e309', '1e400', '1e-400', '123456789012345678901234567890', '-0.0', '1E2', '0.1e1')
+    .map((literal) => new RawNumber(literal)),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
@@ -97,7 +120,12 @@ export const nastyNumber: fc.Arbitrary<number | RawNumber> = fc.oneof(
 export const nastyValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: nastyString },
   { weight: 3, arbitrary: nastyNumber },
-  { weight: 1, arbitrary: fc.constantFrom(null, true, false, [], {}, [null], { '': '' }, { __proto__: { polluted: true } } as unknown) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(null, true, false, [], {}, [null], { '': '' }, {
+      __proto__: { polluted: true },
+    } as unknown),
+  },
   { weight: 1, arbitrary: fc.constant(null).map(() => deepNesting(2000)) },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 );
@@ -110,13 +138,39 @@ function deepNesting(depth: number): unknown {
 
 /** A cursor as the server writes them (base64url of JSON), holding what the server never wrote. */
 const forgedCursor: fc.Arbitrary<string> = fc
-  .record({ v: fc.oneof(fc.constant(1), nastyValue), id: nastyValue, at: fc.option(nastyValue, { nil: undefined }) }, { requiredKeys: ['v', 'id'] })
+  .record(
+    { v: fc.oneof(fc.constant(1), nastyValue), id: nastyValue, at: fc.option(nastyValue, { nil: undefined }) },
+    { requiredKeys: ['v', 'id'] },
+  )
   .map((position) => Buffer.from(serialize(position), 'utf8').toString('base64url'));
 
 /** Query values as a client would write them: numbers at the edges, words, blanks, forged cursors. */
 const nastyQueryValue: fc.Arbitrary<string> = fc.oneof(
   forgedCursor,
-  fc.constantFrom('0', '-1', '1', '100', '101', '9007199254740993', '1e309', '-1e309', 'Infinity', 'NaN', '-0', '1.5', '0x10', '', ' ', 'true', 'false', 'null', '[]', 'a,b', '*', 'api_key.*'),
+  fc.constantFrom(
+    '0',
+    '-1',
+    '1',
+    '100',
+    '101',
+    '9007199254740993',
+    '1e309',
+    '-1e309',
+    'Infinity',
+    'NaN',
+    '-0',
+    '1.5',
+    '0x10',
+    '',
+    ' ',
+    'true',
+    'false',
+    'null',
+    '[]',
+    'a,b',
+    '*',
+    'api_key.*',
+  ),
   nastyString,
 );
 
@@ -133,7 +187,9 @@ export function percentEncode(value: string): string {
       out += encodeURIComponent(value[i]! + value[i + 1]!);
       i++;
     } else if (code >= 0xd800 && code <= 0xdfff) {
-      out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+      out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)]
+        .map((b) => `%${b.toString(16).toUpperCase()}`)
+        .join('');
     } else {
       out += encodeURIComponent(value[i]!).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
     }
@@ -167,7 +223,8 @@ function buildFromSchema(schema: Json, depth: number): fc.Arbitrary<unknown> {
   if ('const' in schema) return fc.constant(schema.const);
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   for (const keyword of ['oneOf', 'anyOf'] as const) {
-    if (Array.isArray(schema[keyword])) return fc.oneof(...(schema[keyword] as unknown[]).map((branch) => fromSchema(branch, depth + 1)));
+    if (Array.isArray(schema[keyword]))
+      return fc.oneof(...(schema[keyword] as unknown[]).map((branch) => fromSchema(branch, depth + 1)));
   }
   if (Array.isArray(schema.allOf)) {
     const merged: Json = { type: 'object', properties: {}, required: [] };
@@ -177,7 +234,13 @@ function buildFromSchema(schema: Json, depth: number): fc.Arbitrary<unknown> {
     }
     return fromSchema(merged, depth + 1);
   }
-  const types: string[] = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : schema.properties ? ['object'] : ['string'];
+  const types: string[] = Array.isArray(schema.type)
+    ? schema.type
+    : schema.type
+      ? [schema.type]
+      : schema.properties
+        ? ['object']
+        : ['string'];
   return fc.oneof(...types.map((type) => fromType(type, schema, depth)));
 }
 
@@ -190,23 +253,45 @@ function fromType(type: string, schema: Json, depth: number): fc.Arbitrary<unkno
     case 'integer':
       return fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000 });
     case 'number':
-      return fc.double({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000, noNaN: true, noDefaultInfinity: true });
+      return fc.double({
+        min: schema.minimum ?? -1000,
+        max: schema.maximum ?? 1000,
+        noNaN: true,
+        noDefaultInfinity: true,
+      });
     case 'array': {
       const min = schema.minItems ?? 0;
-      return fc.array(fromSchema(schema.items, depth + 1), { minLength: min, maxLength: Math.min(schema.maxItems ?? 4, min + 4) });
+      return fc.array(fromSchema(schema.items, depth + 1), {
+        minLength: min,
+        maxLength: Math.min(schema.maxItems ?? 4, min + 4),
+      });
     }
     case 'object': {
       const properties: Record<string, fc.Arbitrary<unknown>> = {};
-      for (const [name, child] of Object.entries<unknown>(schema.properties ?? {})) properties[name] = fromSchema(child, depth + 1);
-      if (Object.keys(properties).length === 0) return fc.dictionary(fc.stringMatching(/^[a-z_]{1,12}$/), fc.string({ maxLength: 20 }), { maxKeys: 3 });
-      return fc.record(properties, { requiredKeys: (schema.required ?? []).filter((name: string) => name in properties) });
+      for (const [name, child] of Object.entries<unknown>(schema.properties ?? {}))
+        properties[name] = fromSchema(child, depth + 1);
+      if (Object.keys(properties).length === 0)
+        return fc.dictionary(fc.stringMatching(/^[a-z_]{1,12}$/), fc.string({ maxLength: 20 }), { maxKeys: 3 });
+      return fc.record(properties, {
+        requiredKeys: (schema.required ?? []).filter((name: string) => name in properties),
+      });
     }
     default: {
       const pattern = typeof schema.pattern === 'string' ? compilePattern(schema.pattern) : undefined;
-      if (pattern) return fc.stringMatching(pattern).filter((s) => s.length <= (schema.maxLength ?? 10_000) && s.length >= (schema.minLength ?? 0));
-      if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+      if (pattern)
+        return fc
+          .stringMatching(pattern)
+          .filter((s) => s.length <= (schema.maxLength ?? 10_000) && s.length >= (schema.minLength ?? 0));
+      if (schema.format === 'date-time')
+        return fc
+          .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+          .map((d) => d.toISOString());
       if (schema.format === 'email') return fc.emailAddress();
-      if (schema.format === 'uri') return fc.oneof(fc.integer({ min: 1, max: 65535 }).map((port) => `http://127.0.0.1:${port}/hook`), fc.webUrl());
+      if (schema.format === 'uri')
+        return fc.oneof(
+          fc.integer({ min: 1, max: 65535 }).map((port) => `http://127.0.0.1:${port}/hook`),
+          fc.webUrl(),
+        );
       return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 200) });
     }
   }
@@ -226,7 +311,10 @@ function damage(value: unknown, choices: number[], replacement: unknown, unknown
   if (slot === entries.length) return { ...(value as Json), [unknownName]: replacement };
   if (slot === entries.length + 1 && entries.length > 0) return Object.fromEntries(entries.slice(1));
   const [name, item] = entries[slot % Math.max(entries.length, 1)] ?? [unknownName, undefined];
-  return { ...(value as Json), [name]: item === undefined ? replacement : damage(item, rest, replacement, unknownName) };
+  return {
+    ...(value as Json),
+    [name]: item === undefined ? replacement : damage(item, rest, replacement, unknownName),
+  };
 }
 
 const contentTypes = [
@@ -249,17 +337,57 @@ const contentTypes = [
 /** Bodies no schema describes: broken JSON, other encodings, compression that is not. */
 function brokenBody(exampleText: string): fc.Arbitrary<FuzzRequest['body']> {
   return fc.oneof(
-    fc.integer({ min: 0, max: Math.max(exampleText.length - 1, 0) }).map((n) => ({ kind: 'bytes' as const, bytes: exampleText.slice(0, n), contentType: 'application/json' })),
     fc
-      .constantFrom('{', '[', '{"a":}', 'nul', '\ufeff{}', `${exampleText}garbage`, '{"a":1,"a":2}', '{"a":"\\ud800"}', '{"a":"\\u0000"}', '"\\u0000"', '1e309', '[1e309]', '{"__proto__":{"x":1}}', ' ', '\n')
+      .integer({ min: 0, max: Math.max(exampleText.length - 1, 0) })
+      .map((n) => ({ kind: 'bytes' as const, bytes: exampleText.slice(0, n), contentType: 'application/json' })),
+    fc
+      .constantFrom(
+        '{',
+        '[',
+        '{"a":}',
+        'nul',
+        '\ufeff{}',
+        `${exampleText}garbage`,
+        '{"a":1,"a":2}',
+        '{"a":"\\ud800"}',
+        '{"a":"\\u0000"}',
+        '"\\u0000"',
+        '1e309',
+        '[1e309]',
+        '{"__proto__":{"x":1}}',
+        ' ',
+        '\n',
+      )
       .map((text) => ({ kind: 'bytes' as const, bytes: text, contentType: 'application/json' })),
-    fc.constantFrom(...contentTypes).map((contentType) => ({ kind: 'bytes' as const, bytes: exampleText, contentType })),
+    fc
+      .constantFrom(...contentTypes)
+      .map((contentType) => ({ kind: 'bytes' as const, bytes: exampleText, contentType })),
     fc.constant({ kind: 'bytes' as const, bytes: exampleText }),
-    fc.constant({ kind: 'bytes' as const, bytes: [0xff, 0xfe, 0x7b, 0x00, 0x7d, 0x00] as number[], contentType: 'application/json' }),
-    fc.constant({ kind: 'bytes' as const, bytes: [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d] as number[], contentType: 'application/json' }),
-    fc.constantFrom('gzip', 'deflate', 'br', 'compress', 'identity', 'gzip, gzip').map((encoding) => ({ kind: 'bytes' as const, bytes: exampleText, contentType: 'application/json', encoding })),
-    fc.constant({ kind: 'bytes' as const, bytes: exampleText, contentType: 'application/json', encoding: 'gzip', gzipped: true }),
-    fc.constant({ kind: 'bytes' as const, bytes: `{"name":"${'x'.repeat(1_100_000)}"}`, contentType: 'application/json' }),
+    fc.constant({
+      kind: 'bytes' as const,
+      bytes: [0xff, 0xfe, 0x7b, 0x00, 0x7d, 0x00] as number[],
+      contentType: 'application/json',
+    }),
+    fc.constant({
+      kind: 'bytes' as const,
+      bytes: [0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d] as number[],
+      contentType: 'application/json',
+    }),
+    fc
+      .constantFrom('gzip', 'deflate', 'br', 'compress', 'identity', 'gzip, gzip')
+      .map((encoding) => ({ kind: 'bytes' as const, bytes: exampleText, contentType: 'application/json', encoding })),
+    fc.constant({
+      kind: 'bytes' as const,
+      bytes: exampleText,
+      contentType: 'application/json',
+      encoding: 'gzip',
+      gzipped: true,
+    }),
+    fc.constant({
+      kind: 'bytes' as const,
+      bytes: `{"name":"${'x'.repeat(1_100_000)}"}`,
+      contentType: 'application/json',
+    }),
   );
 }
 
@@ -293,10 +421,17 @@ function buildRequest(id: OperationId, known: KnownIds): fc.Arbitrary<FuzzReques
   // with values of their schema, a body of the body schema (or the example), the operation's method, an owner key.
   const validPath: Record<string, fc.Arbitrary<string>> = {};
   for (const p of pathParameters) {
-    const pattern = typeof deref<Json>(p.schema)?.pattern === 'string' ? compilePattern(deref<Json>(p.schema).pattern) : undefined;
+    const pattern =
+      typeof deref<Json>(p.schema)?.pattern === 'string' ? compilePattern(deref<Json>(p.schema).pattern) : undefined;
     const existing = known.ids.filter((value) => pattern?.test(value));
     validPath[p.name] = fc.oneof(
-      { weight: 3, arbitrary: existing.length > 0 ? fc.constantFrom(...existing) : fc.constant(encodeURIComponent(String(example.path[p.name]))) },
+      {
+        weight: 3,
+        arbitrary:
+          existing.length > 0
+            ? fc.constantFrom(...existing)
+            : fc.constant(encodeURIComponent(String(example.path[p.name]))),
+      },
       { weight: 1, arbitrary: fromSchema(p.schema).map((v) => percentEncode(String(v))) },
     );
   }
@@ -305,53 +440,92 @@ function buildRequest(id: OperationId, known: KnownIds): fc.Arbitrary<FuzzReques
     .chain((chosen) =>
       chosen.length === 0
         ? fc.constant([] as Array<[string, string]>)
-        : fc.tuple(...chosen.map((p) => fromSchema(p.schema).map((v) => [p.name as string, percentEncode(Array.isArray(v) ? v.join(',') : String(v))] as [string, string]))),
+        : fc.tuple(
+            ...chosen.map((p) =>
+              fromSchema(p.schema).map(
+                (v) =>
+                  [p.name as string, percentEncode(Array.isArray(v) ? v.join(',') : String(v))] as [string, string],
+              ),
+            ),
+          ),
     );
   const content = deref<Json>(op.requestBody)?.content as Json | undefined;
   const schema = content?.['application/json']?.schema;
   const exampleText = serialize(example.body ?? {});
   const validBody: fc.Arbitrary<FuzzRequest['body']> = content
-    ? fc.oneof(fromSchema(schema), fc.constant(example.body)).map((value) => ({ kind: 'json' as const, value, contentType: 'application/json' }))
+    ? fc
+        .oneof(fromSchema(schema), fc.constant(example.body))
+        .map((value) => ({ kind: 'json' as const, value, contentType: 'application/json' }))
     : fc.constant({ kind: 'none' as const });
   const base: fc.Arbitrary<FuzzRequest> = fc.record({
     id: fc.constant(id),
     method: fc.constant(table.method.toUpperCase()),
     path: fc.record(validPath),
     query: validQuery,
-    headers: fc.option(fc.uuid().map((key) => ({ 'Idempotency-Key': key })), { nil: {} as Record<string, string> }),
+    headers: fc.option(
+      fc.uuid().map((key) => ({ 'Idempotency-Key': key })),
+      { nil: {} as Record<string, string> },
+    ),
     body: validBody,
     caller: fc.constant('owner' as const),
   });
 
   // Header values: fetch sends Latin-1 only, and refuses CR, LF and NUL.
-  const headerValue = fc.oneof(fc.string({ minLength: 1, maxLength: 300 }), nastyString).map((v) => v.replace(/[^\x20-\xff]/g, '').trim() || 'x');
+  const headerValue = fc
+    .oneof(fc.string({ minLength: 1, maxLength: 300 }), nastyString)
+    .map((v) => v.replace(/[^\x20-\xff]/g, '').trim() || 'x');
 
   // One damage at a time, so that what the server refuses is that damage and not something before it.
   type Damage = (request: FuzzRequest) => FuzzRequest;
   const damages: Array<fc.Arbitrary<Damage>> = [
     fc.constant((request: FuzzRequest) => request),
-    fc.tuple(fc.array(fc.nat(), { minLength: 1, maxLength: 4 }), nastyValue, fc.oneof(fc.constant('unknown_field'), nastyString)).map(
-      ([choices, replacement, name]) => (request: FuzzRequest) => (request.body.kind === 'json' ? { ...request, body: { ...request.body, value: damage(request.body.value, choices, replacement, name) } } : request),
-    ),
+    fc
+      .tuple(
+        fc.array(fc.nat(), { minLength: 1, maxLength: 4 }),
+        nastyValue,
+        fc.oneof(fc.constant('unknown_field'), nastyString),
+      )
+      .map(
+        ([choices, replacement, name]) =>
+          (request: FuzzRequest) =>
+            request.body.kind === 'json'
+              ? { ...request, body: { ...request.body, value: damage(request.body.value, choices, replacement, name) } }
+              : request,
+      ),
     brokenBody(content ? exampleText : '{}').map((body) => (request: FuzzRequest) => ({ ...request, body })),
     fc.constant((request: FuzzRequest) => ({ ...request, body: { kind: 'none' as const } })),
     fc.tuple(fc.nat(), nastyQueryValue).map(([i, value]) => (request: FuzzRequest) => {
       if (queryParameters.length === 0) return request;
       const name = queryParameters[i % queryParameters.length]!.name as string;
-      return { ...request, query: [...request.query.filter(([n]) => n !== name), [name, percentEncode(value)] as [string, string]] };
+      return {
+        ...request,
+        query: [...request.query.filter(([n]) => n !== name), [name, percentEncode(value)] as [string, string]],
+      };
     }),
-    fc.tuple(nastyString, nastyQueryValue).map(([name, value]) => (request: FuzzRequest) => ({ ...request, query: [...request.query, [percentEncode(name), percentEncode(value)] as [string, string]] })),
+    fc.tuple(nastyString, nastyQueryValue).map(([name, value]) => (request: FuzzRequest) => ({
+      ...request,
+      query: [...request.query, [percentEncode(name), percentEncode(value)] as [string, string]],
+    })),
     fc.constant((request: FuzzRequest) => ({ ...request, query: [...request.query, ...request.query] })),
     fc.tuple(fc.nat(), nastyString).map(([i, value]) => (request: FuzzRequest) => {
       if (pathParameters.length === 0) return request;
       const name = pathParameters[i % pathParameters.length]!.name as string;
       return { ...request, path: { ...request.path, [name]: percentEncode(value) } };
     }),
-    fc.record({ 'Idempotency-Key': headerValue, Accept: fc.constantFrom('text/html', '*/*', 'image/png', 'application/problem+json'), 'X-Embed-Key': headerValue }, { requiredKeys: [] }).map(
-      (headers) => (request: FuzzRequest) => ({ ...request, headers: { ...request.headers, ...headers } }),
-    ),
+    fc
+      .record(
+        {
+          'Idempotency-Key': headerValue,
+          Accept: fc.constantFrom('text/html', '*/*', 'image/png', 'application/problem+json'),
+          'X-Embed-Key': headerValue,
+        },
+        { requiredKeys: [] },
+      )
+      .map((headers) => (request: FuzzRequest) => ({ ...request, headers: { ...request.headers, ...headers } })),
     fc.constantFrom(...METHODS).map((method) => (request: FuzzRequest) => ({ ...request, method })),
-    fc.constantFrom('admin' as const, 'editor' as const, 'viewer' as const, 'none' as const, 'garbage' as const).map((caller) => (request: FuzzRequest) => ({ ...request, caller })),
+    fc
+      .constantFrom('admin' as const, 'editor' as const, 'viewer' as const, 'none' as const, 'garbage' as const)
+      .map((caller) => (request: FuzzRequest) => ({ ...request, caller })),
   ];
   const anyDamage = fc.oneof(
     { weight: 2, arbitrary: damages[0]! },
@@ -366,7 +540,9 @@ function buildRequest(id: OperationId, known: KnownIds): fc.Arbitrary<FuzzReques
     { weight: 1, arbitrary: damages[9]! },
     { weight: 1, arbitrary: damages[10]! },
   );
-  return fc.tuple(base, fc.array(anyDamage, { minLength: 1, maxLength: 2 })).map(([request, applied]) => applied.reduce((r, apply) => apply(r), request));
+  return fc
+    .tuple(base, fc.array(anyDamage, { minLength: 1, maxLength: 2 }))
+    .map(([request, applied]) => applied.reduce((r, apply) => apply(r), request));
 }
 
 /** The URL path and query of a request. */
@@ -379,7 +555,8 @@ export function target(request: FuzzRequest): string {
 /** The body bytes and the headers that describe them. */
 export function encodeBody(body: FuzzRequest['body']): { bytes: Buffer | undefined; headers: Record<string, string> } {
   if (body.kind === 'none') return { bytes: undefined, headers: {} };
-  if (body.kind === 'json') return { bytes: Buffer.from(serialize(body.value), 'utf8'), headers: { 'Content-Type': body.contentType } };
+  if (body.kind === 'json')
+    return { bytes: Buffer.from(serialize(body.value), 'utf8'), headers: { 'Content-Type': body.contentType } };
   let bytes: Buffer = typeof body.bytes === 'string' ? Buffer.from(body.bytes, 'utf8') : Buffer.from(body.bytes);
   if (body.gzipped) bytes = gzipSync(bytes);
   const headers: Record<string, string> = {};

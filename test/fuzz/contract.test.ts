@@ -14,12 +14,12 @@
 // The seed is fixed so that CI runs the same cases; FUZZ_SEED and FUZZ_RUNS change them (README, Tests).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { notImplemented } from '../../src/handlers.ts';
-import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { rawRequest } from '../support/raw-http.ts';
+import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { exampleRequest, schemaErrors, spec } from '../support/spec.ts';
-import { encodeBody, percentEncode, requestFor, target, type FuzzRequest, type KnownIds } from './arbitraries.ts';
+import { encodeBody, type FuzzRequest, type KnownIds, percentEncode, requestFor, target } from './arbitraries.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 1000);
@@ -38,13 +38,23 @@ function describeRequest(request: FuzzRequest): string {
 
 describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
   let server: TestServer;
-  const keys: Record<FuzzRequest['caller'], string[]> = { owner: [], admin: [], editor: [], viewer: [], none: [''], garbage: ['cs_live_garbage', 'Bearer'] };
+  const keys: Record<FuzzRequest['caller'], string[]> = {
+    owner: [],
+    admin: [],
+    editor: [],
+    viewer: [],
+    none: [''],
+    garbage: ['cs_live_garbage', 'Bearer'],
+  };
   const known: KnownIds = { ids: [] };
   let sent = 0;
 
   beforeAll(async () => {
     // No delivery worker: endpoints the fuzz creates are never called (a public address would be on the internet).
-    server = await startTestServer({ database: kind, env: { WEBHOOKS_ALLOW_LOOPBACK: 'true', WEBHOOKS_WORKER: 'false' } });
+    server = await startTestServer({
+      database: kind,
+      env: { WEBHOOKS_ALLOW_LOOPBACK: 'true', WEBHOOKS_WORKER: 'false' },
+    });
     // 600 requests a minute per key: enough owner keys that the fuzz never meets the rate limit.
     keys.owner.push(server.ownerKey);
     for (let i = 0; i < Math.ceil(RUNS / 300); i++) keys.owner.push((await server.createKey('owner')).secret);
@@ -53,10 +63,18 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
     // an event and a delivery.
     const victim = await server.createKey('editor');
     const member = await server.call('POST', '/v1/members', { body: { email: 'fuzz@test.example', role: 'editor' } });
-    const endpoint = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/fuzz', event_types: ['*'] } });
+    const endpoint = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: 'http://127.0.0.1:9/fuzz', event_types: ['*'] },
+    });
     const delivery = await server.call('POST', `/v1/webhooks/endpoints/${endpoint.body.id as string}/test`);
     const events = await server.call('GET', '/v1/events');
-    known.ids.push(victim.id, member.body.id, endpoint.body.id, delivery.body.id, ...events.body.data.map((e: { id: string }) => e.id));
+    known.ids.push(
+      victim.id,
+      member.body.id,
+      endpoint.body.id,
+      delivery.body.id,
+      ...events.body.data.map((e: { id: string }) => e.id),
+    );
     expect(known.ids.every((id) => typeof id === 'string')).toBe(true);
   });
 
@@ -87,14 +105,22 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
   function expectProblemDocument(request: FuzzRequest, response: Response, text: string) {
     const where = describeRequest(request);
     const status = response.status;
-    expect(response.headers.get('content-type'), `content type of ${status} for ${where}`).toMatch(/^application\/problem\+json(;|$)/);
+    expect(response.headers.get('content-type'), `content type of ${status} for ${where}`).toMatch(
+      /^application\/problem\+json(;|$)/,
+    );
     const body = JSON.parse(text) as Record<string, unknown>;
     expect(schemaErrors('/components/schemas/Problem', body), `Problem schema for ${where}`).toEqual([]);
-    expect({ status: body.status, request_id: body.request_id, known_code: errorCodes.has(String(body.code)) }, where).toEqual({ status, request_id: response.headers.get('x-request-id'), known_code: true });
+    expect(
+      { status: body.status, request_id: body.request_id, known_code: errorCodes.has(String(body.code)) },
+      where,
+    ).toEqual({ status, request_id: response.headers.get('x-request-id'), known_code: true });
     if (status === 501) expect(body.code, where).toBe('not_implemented');
     // Only requests that reached createChatCompletion carry OpenAI's error; a wrong method is another route.
     if (request.id === 'createChatCompletion' && request.method === 'POST') {
-      expect(schemaErrors('/components/schemas/ChatCompletionProblem', body), `ChatCompletionProblem for ${where}`).toEqual([]);
+      expect(
+        schemaErrors('/components/schemas/ChatCompletionProblem', body),
+        `ChatCompletionProblem for ${where}`,
+      ).toEqual([]);
     }
   }
 
@@ -105,18 +131,29 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
     await fc.assert(
       fc.asyncProperty(
         // Operations that are not built answer 501 before they read their input: a few of their requests suffice.
-        (unbuilt.length > 0 ? fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...built) }, { weight: 1, arbitrary: fc.constantFrom(...unbuilt) }) : fc.constantFrom(...built)).chain((id) => requestFor(id, known)),
+        (unbuilt.length > 0
+          ? fc.oneof(
+              { weight: 5, arbitrary: fc.constantFrom(...built) },
+              { weight: 1, arbitrary: fc.constantFrom(...unbuilt) },
+            )
+          : fc.constantFrom(...built)
+        ).chain((id) => requestFor(id, known)),
         async (request) => {
           const { response, text } = await send(request);
           const where = describeRequest(request);
           const status = response.status;
-          if (process.env.FUZZ_STATS) { const k = `${notBuilt.has(request.id) ? 'nb' : request.id}:${status}:${text.includes('"code"') ? JSON.parse(text).code : ''}`; stats[k] = (stats[k] ?? 0) + 1; }
+          if (process.env.FUZZ_STATS) {
+            const k = `${notBuilt.has(request.id) ? 'nb' : request.id}:${status}:${text.includes('"code"') ? JSON.parse(text).code : ''}`;
+            stats[k] = (stats[k] ?? 0) + 1;
+          }
           const requestId = response.headers.get('x-request-id');
           expect(requestId, `X-Request-Id of ${where}`).toMatch(REQUEST_ID);
           const allowed501 = status === 501 && notBuilt.has(request.id);
           if (status >= 500 && !allowed501) throw new Error(`${status} for ${where}: ${text.slice(0, 500)}`);
           if (server.responseValidationErrors.length > 0) {
-            failures.push(`${where}: ${JSON.stringify(server.responseValidationErrors.map((e) => String((e.error as Error)?.message ?? e.error)))}`);
+            failures.push(
+              `${where}: ${JSON.stringify(server.responseValidationErrors.map((e) => String((e.error as Error)?.message ?? e.error)))}`,
+            );
             server.responseValidationErrors.length = 0;
             throw new Error(`the answer to ${where} broke the contract: ${failures.at(-1)}`);
           }
@@ -126,7 +163,13 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
       ),
       { seed: SEED, numRuns: RUNS, endOnFailure: true, verbose: 1 },
     );
-    if (process.env.FUZZ_STATS) console.log(Object.entries(stats).sort().map(([k, v]) => `${k}=${v}`).join('\n'));
+    if (process.env.FUZZ_STATS)
+      console.log(
+        Object.entries(stats)
+          .sort()
+          .map(([k, v]) => `${k}=${v}`)
+          .join('\n'),
+      );
     expect(failures).toEqual([]);
     const ready = await server.call('GET', '/readyz', { key: null });
     expect(ready.status, ready.text).toBe(200);
@@ -136,14 +179,18 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
   // arrays, are sent whole to every operation that takes JSON, with a well-formed path and an owner key.
   test('JSON scalars and arrays as the whole body of every operation that takes JSON: a 4xx problem document each', async () => {
     const wholeBodies = ['null', 'true', 'false', '0', '-12.5', '"text"', '[]', '[{}]'];
-    const takesJson = operationIds.filter((id) => (operationTable[id].requestContentTypes as readonly string[]).includes('application/json'));
+    const takesJson = operationIds.filter((id) =>
+      (operationTable[id].requestContentTypes as readonly string[]).includes('application/json'),
+    );
     for (const id of takesJson) {
       const example = exampleRequest(id);
       const requests = wholeBodies.map(
         (bytes): FuzzRequest => ({
           id,
           method: operationTable[id].method.toUpperCase(),
-          path: Object.fromEntries(Object.entries(example.path).map(([name, value]) => [name, encodeURIComponent(value)])),
+          path: Object.fromEntries(
+            Object.entries(example.path).map(([name, value]) => [name, encodeURIComponent(value)]),
+          ),
           query: Object.entries(example.query).map(([name, value]) => [name, percentEncode(String(value))]),
           headers: example.header,
           body: { kind: 'bytes', bytes, contentType: 'application/json' },
@@ -154,7 +201,10 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
         requests.map(async (request) => {
           const { response, text } = await send(request);
           const where = describeRequest(request);
-          expect(response.status >= 400 && (response.status < 500 || (response.status === 501 && notBuilt.has(id))), `${response.status} for ${where}: ${text.slice(0, 500)}`).toBe(true);
+          expect(
+            response.status >= 400 && (response.status < 500 || (response.status === 501 && notBuilt.has(id))),
+            `${response.status} for ${where}: ${text.slice(0, 500)}`,
+          ).toBe(true);
           expectProblemDocument(request, response, text);
         }),
       );
@@ -185,7 +235,9 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
             where === 'query' ? b : Buffer.alloc(0),
             Buffer.from(' HTTP/1.'),
             where === 'version' ? b : Buffer.from('1'),
-            Buffer.from(`\r\nHost: fuzz\r\nConnection: close\r\n${key ? `Authorization: Bearer ${keys.owner[0]}\r\n` : ''}X-`),
+            Buffer.from(
+              `\r\nHost: fuzz\r\nConnection: close\r\n${key ? `Authorization: Bearer ${keys.owner[0]}\r\n` : ''}X-`,
+            ),
             where === 'header name' ? b : Buffer.alloc(0),
             Buffer.from('Note: '),
             where === 'header value' ? b : Buffer.alloc(0),
@@ -195,7 +247,9 @@ describe.each(databaseKinds)('contract fuzz on %s', (kind) => {
           const where_ = `${where} ${JSON.stringify([...inserted])} on ${path}`;
           expect(answer.status, `${where_}: ${answer.head}`).toBeGreaterThanOrEqual(200);
           const notBuiltAnswer = answer.status === 501 && answer.body?.code === 'not_implemented';
-          expect(answer.status < 500 || notBuiltAnswer, `${where_}: ${answer.head} ${answer.text.slice(0, 300)}`).toBe(true);
+          expect(answer.status < 500 || notBuiltAnswer, `${where_}: ${answer.head} ${answer.text.slice(0, 300)}`).toBe(
+            true,
+          );
           expect(answer.headers.get('x-request-id'), where_).toMatch(REQUEST_ID);
           if (answer.status >= 400) {
             expect(answer.headers.get('content-type'), where_).toMatch(/^application\/problem\+json/);

@@ -4,7 +4,7 @@
 // every time.
 import { describe, expect, test } from 'vitest';
 import { countTokens } from '../../src/features/engine/tokens.ts';
-import { chunkText, type Chunk } from '../../src/features/knowledge/chunk.ts';
+import { type Chunk, chunkText } from '../../src/features/knowledge/chunk.ts';
 
 const WORDS = (
   'coffee beans roast grind water filter brew cup milk sugar espresso latte origin farm harvest temperature ' +
@@ -59,21 +59,30 @@ describe('chunkText', () => {
     [256, 32],
     [512, 64],
     [2000, 1000],
-  ])('max %i tokens, overlap %i: every chunk within the limit, ending at a sentence, nothing lost', async (max, overlap) => {
-    const text = prose(max + overlap, 120);
-    const chunks = await chunkText(text, { maxChunkTokens: max, overlapTokens: overlap });
-    expectWellFormed(chunks, max);
-    expect(chunks.length).toBeGreaterThan(countTokens(text) / max);
-    // The sentences are shorter than any limit: every chunk ends with one, and every sentence is whole in a chunk.
-    for (const chunk of chunks) expect(chunk.text).toMatch(/[.?!]$/);
-    for (const sentence of text.split(/(?<=[.?!])\s+/)) expect(chunks.some((chunk) => chunk.text.includes(sentence))).toBe(true);
-  });
+  ])(
+    'max %i tokens, overlap %i: every chunk within the limit, ending at a sentence, nothing lost',
+    async (max, overlap) => {
+      const text = prose(max + overlap, 120);
+      const chunks = await chunkText(text, { maxChunkTokens: max, overlapTokens: overlap });
+      expectWellFormed(chunks, max);
+      expect(chunks.length).toBeGreaterThan(countTokens(text) / max);
+      // The sentences are shorter than any limit: every chunk ends with one, and every sentence is whole in a chunk.
+      for (const chunk of chunks) expect(chunk.text).toMatch(/[.?!]$/);
+      for (const sentence of text.split(/(?<=[.?!])\s+/))
+        expect(chunks.some((chunk) => chunk.text.includes(sentence))).toBe(true);
+    },
+  );
 
   test('without overlap, the chunks are the text cut in pieces: joined, they are the text (whitespace aside)', async () => {
     const text = prose(1, 80);
     const chunks = await chunkText(text, { maxChunkTokens: 120, overlapTokens: 0 });
     expectWellFormed(chunks, 120);
-    expect(chunks.map((chunk) => chunk.text).join('').replace(/\s+/g, '')).toBe(text.replace(/\s+/g, ''));
+    expect(
+      chunks
+        .map((chunk) => chunk.text)
+        .join('')
+        .replace(/\s+/g, ''),
+    ).toBe(text.replace(/\s+/g, ''));
     for (let i = 1; i < chunks.length; i++) expect(overlapOf(chunks[i - 1]!.text, chunks[i]!.text).trim()).toBe('');
   });
 
@@ -82,23 +91,26 @@ describe('chunkText', () => {
     [100, 50],
     [512, 64],
     [400, 200],
-  ])('max %i, overlap %i: each chunk repeats from half to all of the overlap (or all of a shorter chunk), from a word start', async (max, overlap) => {
-    const text = prose(max * 3 + overlap, 150);
-    const chunks = await chunkText(text, { maxChunkTokens: max, overlapTokens: overlap });
-    expectWellFormed(chunks, max);
-    expect(chunks.length).toBeGreaterThan(5);
-    for (let i = 1; i < chunks.length; i++) {
-      const previous = chunks[i - 1]!.text;
-      const repeated = overlapOf(previous, chunks[i]!.text);
-      expect(countTokens(repeated)).toBeLessThanOrEqual(overlap);
-      // At least half of the overlap, unless the previous chunk is shorter than that and repeated whole.
-      if (repeated !== previous) expect(countTokens(repeated)).toBeGreaterThanOrEqual(overlap / 2);
-      // From a word start: the whole previous chunk, or what follows a space in it.
-      expect(repeated === previous || /\s$/.test(previous.slice(0, previous.length - repeated.length))).toBe(true);
-      // And the text goes on: the next chunk adds something.
-      expect(chunks[i]!.text.length).toBeGreaterThan(repeated.length);
-    }
-  });
+  ])(
+    'max %i, overlap %i: each chunk repeats from half to all of the overlap (or all of a shorter chunk), from a word start',
+    async (max, overlap) => {
+      const text = prose(max * 3 + overlap, 150);
+      const chunks = await chunkText(text, { maxChunkTokens: max, overlapTokens: overlap });
+      expectWellFormed(chunks, max);
+      expect(chunks.length).toBeGreaterThan(5);
+      for (let i = 1; i < chunks.length; i++) {
+        const previous = chunks[i - 1]!.text;
+        const repeated = overlapOf(previous, chunks[i]!.text);
+        expect(countTokens(repeated)).toBeLessThanOrEqual(overlap);
+        // At least half of the overlap, unless the previous chunk is shorter than that and repeated whole.
+        if (repeated !== previous) expect(countTokens(repeated)).toBeGreaterThanOrEqual(overlap / 2);
+        // From a word start: the whole previous chunk, or what follows a space in it.
+        expect(repeated === previous || /\s$/.test(previous.slice(0, previous.length - repeated.length))).toBe(true);
+        // And the text goes on: the next chunk adds something.
+        expect(chunks[i]!.text.length).toBeGreaterThan(repeated.length);
+      }
+    },
+  );
 
   test('the same text and options give the same chunks', async () => {
     const text = prose(42, 60);
@@ -110,7 +122,10 @@ describe('chunkText', () => {
 
   test('Markdown sections that fit are kept whole, each with its heading; a chunk starting at a heading repeats nothing', async () => {
     const g = generator(3);
-    const sections = Array.from({ length: 12 }, (_, i) => `## Section ${i + 1}\n\n${g.paragraph(2, 4)}\n\n${g.paragraph(1, 3)}`);
+    const sections = Array.from(
+      { length: 12 },
+      (_, i) => `## Section ${i + 1}\n\n${g.paragraph(2, 4)}\n\n${g.paragraph(1, 3)}`,
+    );
     const text = `# Handbook\n\n${g.paragraph(1, 2)}\n\n${sections.join('\n\n')}`;
     const chunks = await chunkText(text, { maxChunkTokens: 200, overlapTokens: 30 });
     expectWellFormed(chunks, 200);
@@ -156,7 +171,8 @@ describe('chunkText', () => {
       expectWellFormed(chunks, 100);
       expect(chunks.map((chunk) => chunk.text).join('')).toBe(text);
     }
-    for (const chunk of await chunkText(cjk, { maxChunkTokens: 100, overlapTokens: 0 })) expect(chunk.text.endsWith('。')).toBe(true);
+    for (const chunk of await chunkText(cjk, { maxChunkTokens: 100, overlapTokens: 0 }))
+      expect(chunk.text.endsWith('。')).toBe(true);
   });
 
   test('short text is one chunk; empty or blank text is none', async () => {

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { crawl, CrawlError, normaliseUrl, type CrawledPage } from '../../src/features/knowledge/crawl.ts';
+import { CrawlError, type CrawledPage, crawl, normaliseUrl } from '../../src/features/knowledge/crawl.ts';
 
 let server: http.Server;
 let port: number;
@@ -17,7 +17,8 @@ let pdf: Uint8Array;
 /** Every request the site answered: host header and path. */
 const requests: Array<{ host: string; path: string }> = [];
 
-const page = (title: string, body: string) => `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1>${body}</main></body></html>`;
+const page = (title: string, body: string) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><main><h1>${title}</h1>${body}</main></body></html>`;
 
 beforeAll(async () => {
   const document = await PDFDocument.create();
@@ -45,17 +46,23 @@ beforeAll(async () => {
         );
       case '/a':
       case '/a?lang=fr':
-        return html(page('Shipping', '<p>Orders ship within two days.</p><a href="/a/deeper">Deeper</a> <a href="/">Home</a>'));
+        return html(
+          page('Shipping', '<p>Orders ship within two days.</p><a href="/a/deeper">Deeper</a> <a href="/">Home</a>'),
+        );
       case '/b':
         return html(page('Returns', '<p>Returns are free for thirty days.</p><a href="/b/deeper">Deeper</a>'));
       case '/a/deeper':
-        return html(page('Shipping abroad', '<p>International orders ship within a week.</p><a href="/a/deepest">Deepest</a>'));
+        return html(
+          page('Shipping abroad', '<p>International orders ship within a week.</p><a href="/a/deepest">Deepest</a>'),
+        );
       case '/b/deeper':
         return html(page('Refunds', '<p>Refunds reach the card within five days.</p>'));
       case '/a/deepest':
         return html(page('Customs', '<p>Customs duties are paid by the buyer.</p>'));
       case '/notes.txt':
-        return res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Opening hours: nine to five, Monday to Friday.\n');
+        return res
+          .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+          .end('Opening hours: nine to five, Monday to Friday.\n');
       case '/guide.pdf':
         return res.writeHead(200, { 'content-type': 'application/pdf' }).end(pdf);
       case '/to-metadata':
@@ -73,13 +80,16 @@ beforeAll(async () => {
       case '/start-moved':
         return res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
       case '/slow-links':
-        return html(page('Slow links', '<p>One of these never answers.</p><a href="/slow">Slow</a> <a href="/b">B</a>'));
+        return html(
+          page('Slow links', '<p>One of these never answers.</p><a href="/slow">Slow</a> <a href="/b">B</a>'),
+        );
       case '/slow':
         return; // never answers
       case '/image.png':
         return res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
       default: // '/fails' and every other path not above: a 500, except /missing
-        if (path === '/missing') return res.writeHead(404, { 'content-type': 'text/html' }).end('<title>Not found</title>');
+        if (path === '/missing')
+          return res.writeHead(404, { 'content-type': 'text/html' }).end('<title>Not found</title>');
         return res.writeHead(500, { 'content-type': 'text/plain' }).end('boom');
     }
   });
@@ -95,7 +105,10 @@ afterAll(() => {
 });
 
 /** The requests made by the crawl run in `fn`, robots.txt left out unless asked. */
-async function requestsDuring<T>(fn: () => Promise<T>, withRobots = false): Promise<{ value: T; made: Array<{ host: string; path: string }> }> {
+async function requestsDuring<T>(
+  fn: () => Promise<T>,
+  withRobots = false,
+): Promise<{ value: T; made: Array<{ host: string; path: string }> }> {
   const from = requests.length;
   const value = await fn();
   return { value, made: requests.slice(from).filter((r) => withRobots || r.path !== '/robots.txt') };
@@ -130,7 +143,14 @@ describe('with private networks allowed (the development setting)', () => {
       true,
     );
     // Breadth first, in link order; the fragment dropped (one /a), the query kept (another page).
-    expect(value.pages.map((p) => p.url)).toEqual([`${base}/`, `${base}/a`, `${base}/b`, `${base}/a?lang=fr`, `${base}/notes.txt`, `${base}/guide.pdf`]);
+    expect(value.pages.map((p) => p.url)).toEqual([
+      `${base}/`,
+      `${base}/a`,
+      `${base}/b`,
+      `${base}/a?lang=fr`,
+      `${base}/notes.txt`,
+      `${base}/guide.pdf`,
+    ]);
     expect(seen).toEqual(value.pages);
     const byUrl = new Map(value.pages.map((p) => [p.url, p]));
     expect(byUrl.get(`${base}/a`)).toMatchObject({ title: 'Shipping' });
@@ -162,7 +182,8 @@ describe('with private networks allowed (the development setting)', () => {
     expect(urls.indexOf(`${base}/a/deeper`)).toBeGreaterThan(urls.indexOf(`${base}/guide.pdf`));
     expect(made.map((r) => r.path)).not.toContain('/a/deepest');
     // Each URL once, although /a?lang=fr and /a both link to /a/deeper and back home.
-    for (const path of ['/', '/a', '/a/deeper', '/b/deeper']) expect(made.filter((r) => r.path === path)).toHaveLength(1);
+    for (const path of ['/', '/a', '/a/deeper', '/b/deeper'])
+      expect(made.filter((r) => r.path === path)).toHaveLength(1);
   });
 
   test('max_pages caps the pages fetched, the first included; robots-disallowed links are not counted', async () => {
@@ -176,7 +197,12 @@ describe('with private networks allowed (the development setting)', () => {
   });
 
   test('an error thrown by onPage ends the crawl', async () => {
-    const failing = crawl(base, { ...dev, depth: 1, maxPages: 50, onPage: async () => Promise.reject(new Error('index down')) });
+    const failing = crawl(base, {
+      ...dev,
+      depth: 1,
+      maxPages: 50,
+      onPage: async () => Promise.reject(new Error('index down')),
+    });
     await expect(failing).rejects.toThrow('index down');
   });
 
@@ -195,21 +221,33 @@ describe('with private networks allowed (the development setting)', () => {
     const unreachable = await crawlError(crawl(`http://127.0.0.1:${closedPort}/`, { ...dev, depth: 1, maxPages: 5 }));
     expect(unreachable.code).toBe('fetch_failed');
 
-    expect((await crawlError(crawl(`${base}/private/start`, { ...dev, depth: 0, maxPages: 5 }))).code).toBe('robots_disallowed');
-    expect((await crawlError(crawl(`${base}/start-moved`, { ...dev, depth: 0, maxPages: 5 }))).code).toBe('url_not_allowed');
-    expect((await crawlError(crawl(`${base}/image.png`, { ...dev, depth: 0, maxPages: 5 }))).code).toBe('unsupported_content');
+    expect((await crawlError(crawl(`${base}/private/start`, { ...dev, depth: 0, maxPages: 5 }))).code).toBe(
+      'robots_disallowed',
+    );
+    expect((await crawlError(crawl(`${base}/start-moved`, { ...dev, depth: 0, maxPages: 5 }))).code).toBe(
+      'url_not_allowed',
+    );
+    expect((await crawlError(crawl(`${base}/image.png`, { ...dev, depth: 0, maxPages: 5 }))).code).toBe(
+      'unsupported_content',
+    );
     expect((await crawlError(crawl(`${base}/empty`, { ...dev, depth: 1, maxPages: 5 }))).code).toBe('empty_content');
-    expect((await crawlError(crawl('ftp://127.0.0.1/', { ...dev, depth: 0, maxPages: 5 }))).code).toBe('url_not_allowed');
+    expect((await crawlError(crawl('ftp://127.0.0.1/', { ...dev, depth: 0, maxPages: 5 }))).code).toBe(
+      'url_not_allowed',
+    );
   });
 
   test('bounded: a page that does not answer in time is skipped; a page over the byte limit is cut, a cut PDF unreadable', async () => {
     const slow = await crawl(`${base}/slow-links`, { ...dev, depth: 1, maxPages: 5, timeoutMs: 200 });
     expect(slow.pages.map((p) => p.url)).toEqual([`${base}/slow-links`, `${base}/b`]);
-    expect(slow.skipped).toEqual([{ url: `${base}/slow`, code: 'fetch_failed', message: `${base}/slow did not answer within 0.2 s.` }]);
+    expect(slow.skipped).toEqual([
+      { url: `${base}/slow`, code: 'fetch_failed', message: `${base}/slow did not answer within 0.2 s.` },
+    ]);
 
     const cut = await crawl(base, { ...dev, depth: 0, maxPages: 1, maxBytesPerPage: 200 });
     expect(cut.pages[0]!.bytes).toBe(200);
-    const pdfCut = await crawlError(crawl(`${base}/guide.pdf`, { ...dev, depth: 0, maxPages: 1, maxBytesPerPage: 200 }));
+    const pdfCut = await crawlError(
+      crawl(`${base}/guide.pdf`, { ...dev, depth: 0, maxPages: 1, maxBytesPerPage: 200 }),
+    );
     expect(pdfCut.code).toBe('unreadable_file');
   });
 

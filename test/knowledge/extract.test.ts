@@ -5,7 +5,13 @@
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from 'docx';
 import { PDFDocument, PDFHexString, StandardFonts } from 'pdf-lib';
 import { describe, expect, test } from 'vitest';
-import { csvToText, ExtractionError, extractText, htmlToMarkdown, normaliseText } from '../../src/features/knowledge/extract.ts';
+import {
+  csvToText,
+  ExtractionError,
+  extractText,
+  htmlToMarkdown,
+  normaliseText,
+} from '../../src/features/knowledge/extract.ts';
 
 const PDF = 'application/pdf';
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -13,7 +19,10 @@ const utf8 = (text: string) => new TextEncoder().encode(text);
 const latin1 = (text: string) => Uint8Array.from(text, (char) => char.charCodeAt(0));
 
 /** A real PDF, one page per string (its lines drawn one under the other), with `title` in its metadata. */
-async function makePdf(pages: string[], options: { title?: string; encrypted?: boolean; objectStreams?: boolean } = {}): Promise<Uint8Array> {
+async function makePdf(
+  pages: string[],
+  options: { title?: string; encrypted?: boolean; objectStreams?: boolean } = {},
+): Promise<Uint8Array> {
   const pdf = await PDFDocument.create();
   if (options.title) pdf.setTitle(options.title);
   const font = await pdf.embedFont(StandardFonts.Helvetica);
@@ -25,7 +34,15 @@ async function makePdf(pages: string[], options: { title?: string; encrypted?: b
   }
   if (options.encrypted) {
     // The standard security handler with a user password that is not empty: readers ask for the password.
-    const encrypt = pdf.context.obj({ Filter: 'Standard', V: 1, R: 2, Length: 40, O: PDFHexString.of('11'.repeat(32)), U: PDFHexString.of('22'.repeat(32)), P: -4 });
+    const encrypt = pdf.context.obj({
+      Filter: 'Standard',
+      V: 1,
+      R: 2,
+      Length: 40,
+      O: PDFHexString.of('11'.repeat(32)),
+      U: PDFHexString.of('22'.repeat(32)),
+      P: -4,
+    });
     pdf.context.trailerInfo.Encrypt = pdf.context.register(encrypt);
     pdf.context.trailerInfo.ID = pdf.context.obj([PDFHexString.of('33'.repeat(16)), PDFHexString.of('33'.repeat(16))]);
   }
@@ -40,7 +57,13 @@ async function makeDocx(): Promise<Uint8Array> {
       {
         children: [
           new Paragraph({ text: 'Wholesale terms', heading: HeadingLevel.HEADING_1 }),
-          new Paragraph({ children: [new TextRun('We deliver on '), new TextRun({ text: 'Tuesdays', bold: true }), new TextRun(' and Fridays.')] }),
+          new Paragraph({
+            children: [
+              new TextRun('We deliver on '),
+              new TextRun({ text: 'Tuesdays', bold: true }),
+              new TextRun(' and Fridays.'),
+            ],
+          }),
           new Paragraph({ text: 'Whole beans', bullet: { level: 0 } }),
           new Paragraph({ text: 'Paper filters', bullet: { level: 0 } }),
           new Paragraph({ text: 'Payment', heading: HeadingLevel.HEADING_2 }),
@@ -93,7 +116,10 @@ const PAGE = `<!doctype html>
 
 describe('extractText, each media type', () => {
   test('a PDF: the text of each page, in order, a blank line between pages; the title from its metadata', async () => {
-    const pdf = await makePdf(['Grinding coffee for filter brewing.\nUse a medium grind.', 'Water temperature is 94 degrees.'], { title: 'Brewing guide' });
+    const pdf = await makePdf(
+      ['Grinding coffee for filter brewing.\nUse a medium grind.', 'Water temperature is 94 degrees.'],
+      { title: 'Brewing guide' },
+    );
     const result = await extractText(pdf, PDF, { name: 'guide.pdf' });
     expect(result).toEqual({
       title: 'Brewing guide',
@@ -123,7 +149,14 @@ describe('extractText, each media type', () => {
 
   test('a Word paragraph in the Title style is a level-one heading, and the title', async () => {
     const document = new Document({
-      sections: [{ children: [new Paragraph({ text: 'Roastery handbook', heading: HeadingLevel.TITLE }), new Paragraph({ text: 'Welcome aboard.' })] }],
+      sections: [
+        {
+          children: [
+            new Paragraph({ text: 'Roastery handbook', heading: HeadingLevel.TITLE }),
+            new Paragraph({ text: 'Welcome aboard.' }),
+          ],
+        },
+      ],
     });
     const result = await extractText(new Uint8Array(await Packer.toBuffer(document)), DOCX);
     expect(result).toEqual({ title: 'Roastery handbook', text: '# Roastery handbook\n\nWelcome aboard.' });
@@ -132,27 +165,42 @@ describe('extractText, each media type', () => {
   test('an HTML page: its article as Markdown, headings and lists kept, navigation, scripts, styles and footer dropped', async () => {
     const result = await extractText(utf8(PAGE), 'text/html; charset=utf-8', { url: 'https://northwind.example/faq' });
     expect(result.title).toBe('Wholesale FAQ');
-    expect(result.text).toContain('We sell freshly roasted single-origin beans to cafés and restaurants across the region');
-    expect(result.text).toContain('## Ordering\n\n- The minimum order is 5 kg of beans.\n- Orders placed before noon leave the same day.');
+    expect(result.text).toContain(
+      'We sell freshly roasted single-origin beans to cafés and restaurants across the region',
+    );
+    expect(result.text).toContain(
+      '## Ordering\n\n- The minimum order is 5 kg of beans.\n- Orders placed before noon leave the same day.',
+    );
     expect(result.text).toContain('## Payment\n\nInvoices are due within 30 days of delivery.');
     expect(result.text).toContain('Size | Price\n1 kg | 20 EUR');
-    for (const noise of ['SCRIPT-NOISE', 'STYLE-NOISE', 'NAV-NOISE', 'FOOTER-NOISE', 'https://', '](']) expect(result.text).not.toContain(noise);
+    for (const noise of ['SCRIPT-NOISE', 'STYLE-NOISE', 'NAV-NOISE', 'FOOTER-NOISE', 'https://', ']('])
+      expect(result.text).not.toContain(noise);
   });
 
   test('an HTML page in Windows-1252, as its <meta charset> says', async () => {
-    const page = '<html><head><meta charset="windows-1252"><title>Caf\u00e9 cr\u00e8me</title></head><body><p>Un caf\u00e9 cr\u00e8me, s\u2019il vous pla\u00eet.</p></body></html>';
+    const page =
+      '<html><head><meta charset="windows-1252"><title>Caf\u00e9 cr\u00e8me</title></head><body><p>Un caf\u00e9 cr\u00e8me, s\u2019il vous pla\u00eet.</p></body></html>';
     const bytes = Uint8Array.from(page, (char) => (char === '\u2019' ? 0x92 : char.charCodeAt(0)));
-    expect(await extractText(bytes, 'text/html')).toEqual({ title: 'Café crème', text: 'Un café crème, s’il vous plaît.' });
+    expect(await extractText(bytes, 'text/html')).toEqual({
+      title: 'Café crème',
+      text: 'Un café crème, s’il vous plaît.',
+    });
   });
 
   test('Markdown as it is; the title is the first "# " heading (not a "# " line in a code fence)', async () => {
     const markdown = 'Intro line.\n\n```sh\n# not a heading\n```\n\n# Brewing guide\n\n## Grind\n\n- medium\n- fine\n';
-    expect(await extractText(utf8(markdown), 'text/markdown')).toEqual({ title: 'Brewing guide', text: markdown.trimEnd() });
+    expect(await extractText(utf8(markdown), 'text/markdown')).toEqual({
+      title: 'Brewing guide',
+      text: markdown.trimEnd(),
+    });
   });
 
   test('Markdown front matter is dropped, and its title is the title', async () => {
     const markdown = '---\ntitle: "Cold brew"\ntags: [coffee]\n---\n# Heading one\n\nSteep for 12 hours.\n';
-    expect(await extractText(utf8(markdown), 'text/markdown')).toEqual({ title: 'Cold brew', text: '# Heading one\n\nSteep for 12 hours.' });
+    expect(await extractText(utf8(markdown), 'text/markdown')).toEqual({
+      title: 'Cold brew',
+      text: '# Heading one\n\nSteep for 12 hours.',
+    });
   });
 
   test('Markdown without a level-one heading has no title', async () => {
@@ -160,7 +208,8 @@ describe('extractText, each media type', () => {
   });
 
   test('CSV: one line a row, "column: value; column: value", quoted commas and quotes kept, empty values left out', async () => {
-    const csv = 'name,origin,notes\r\nHouse blend,"Brazil, Ethiopia","Chocolate, ""nutty"""\r\nDecaf,Colombia,\r\n\r\nKenya AA,Kenya,"Bright\nand fruity"\r\n';
+    const csv =
+      'name,origin,notes\r\nHouse blend,"Brazil, Ethiopia","Chocolate, ""nutty"""\r\nDecaf,Colombia,\r\n\r\nKenya AA,Kenya,"Bright\nand fruity"\r\n';
     expect(await extractText(utf8(csv), 'text/csv', { name: 'beans.csv' })).toEqual({
       title: null,
       text: [
@@ -177,7 +226,10 @@ describe('extractText, each media type', () => {
   });
 
   test('plain text that is not valid UTF-8 is read as Latin-1 (Windows-1252)', async () => {
-    expect(await extractText(latin1('Caf\u00e9 cr\u00e8me \u00e0 la carte.'), 'text/plain')).toEqual({ title: null, text: 'Café crème à la carte.' });
+    expect(await extractText(latin1('Caf\u00e9 cr\u00e8me \u00e0 la carte.'), 'text/plain')).toEqual({
+      title: null,
+      text: 'Café crème à la carte.',
+    });
   });
 
   test('a declared charset is used', async () => {
@@ -187,7 +239,9 @@ describe('extractText, each media type', () => {
   test('UTF-8 with a byte-order mark: the mark is not part of the text', async () => {
     const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...utf8('Crème brûlée.')]);
     expect(await extractText(bytes, 'text/plain')).toEqual({ title: null, text: 'Crème brûlée.' });
-    expect((await extractText(new Uint8Array([0xef, 0xbb, 0xbf, ...utf8('# Title\n\nBody')]), 'text/markdown')).title).toBe('Title');
+    expect(
+      (await extractText(new Uint8Array([0xef, 0xbb, 0xbf, ...utf8('# Title\n\nBody')]), 'text/markdown')).title,
+    ).toBe('Title');
   });
 
   test('UTF-16 with a byte-order mark', async () => {
@@ -206,7 +260,10 @@ describe('extractText, each media type', () => {
 describe('normalised text', () => {
   test('line ends, trailing spaces, runs of blank lines, NFC, control characters, no-break spaces', async () => {
     const raw = '\r\n\r\n  Indented first line  \r\nCafe\u0301\t \r\n\r\n\r\n\r\nnext\u0007\u00a0word\n\n\n';
-    expect(await extractText(utf8(raw), 'text/plain')).toEqual({ title: null, text: '  Indented first line\nCafé\n\nnext word' });
+    expect(await extractText(utf8(raw), 'text/plain')).toEqual({
+      title: null,
+      text: '  Indented first line\nCafé\n\nnext word',
+    });
   });
 
   test('normaliseText is idempotent', () => {
@@ -247,12 +304,16 @@ describe('extraction errors', () => {
       const error = await extractionError(() => extractText(bytes, DOCX, { name: 'terms.docx' }));
       expect(error.code).toBe('unreadable_file');
     }
-    expect((await extractionError(() => extractText(legacy, DOCX))).message).toBe('The file is a legacy Word (.doc) file; save it as .docx and add it again.');
+    expect((await extractionError(() => extractText(legacy, DOCX))).message).toBe(
+      'The file is a legacy Word (.doc) file; save it as .docx and add it again.',
+    );
   });
 
   test('a binary file sent as text is unreadable_file', async () => {
     for (const mediaType of ['text/plain', 'text/markdown', 'text/csv', 'text/html']) {
-      const error = await extractionError(async () => extractText(await makePdf(['Binary.'], { objectStreams: true }), mediaType));
+      const error = await extractionError(async () =>
+        extractText(await makePdf(['Binary.'], { objectStreams: true }), mediaType),
+      );
       expect(error.code).toBe('unreadable_file');
     }
   });
@@ -274,7 +335,16 @@ describe('extraction errors', () => {
       expect(error.message).toBe('No text could be extracted from "empty.txt".');
     }
     expect((await extractionError(() => extractText(utf8(' \n\t\r\n '), 'text/plain'))).code).toBe('empty_content');
-    expect((await extractionError(() => extractText(utf8('<html><head><title>T</title><script>x()</script></head><body><nav></nav></body></html>'), 'text/html'))).code).toBe('empty_content');
+    expect(
+      (
+        await extractionError(() =>
+          extractText(
+            utf8('<html><head><title>T</title><script>x()</script></head><body><nav></nav></body></html>'),
+            'text/html',
+          ),
+        )
+      ).code,
+    ).toBe('empty_content');
     expect((await extractionError(() => extractText(utf8('\ufeff'), 'text/plain'))).code).toBe('empty_content');
   });
 
@@ -315,12 +385,17 @@ describe('htmlToMarkdown', () => {
   });
 
   test('a <base href> is the base of relative links', () => {
-    const { links } = htmlToMarkdown('<html><head><base href="/docs/"></head><body><a href="intro.html">Intro</a></body></html>', 'https://northwind.example/x/y');
+    const { links } = htmlToMarkdown(
+      '<html><head><base href="/docs/"></head><body><a href="intro.html">Intro</a></body></html>',
+      'https://northwind.example/x/y',
+    );
     expect(links).toEqual(['https://northwind.example/docs/intro.html']);
   });
 
   test('without a page URL, relative links are left out', () => {
-    const { links } = htmlToMarkdown('<body><a href="/relative">r</a><a href="https://northwind.example/abs">a</a></body>');
+    const { links } = htmlToMarkdown(
+      '<body><a href="/relative">r</a><a href="https://northwind.example/abs">a</a></body>',
+    );
     expect(links).toEqual(['https://northwind.example/abs']);
   });
 
@@ -332,7 +407,9 @@ describe('htmlToMarkdown', () => {
   });
 
   test('a page without an article (a fragment, no title): the body without its navigation', () => {
-    const { title, text, links } = htmlToMarkdown('<nav><a href="https://a.example/">A</a></nav><p>Just <em>one</em> line.</p><ol start="3"><li>three</li><li>four</li></ol>');
+    const { title, text, links } = htmlToMarkdown(
+      '<nav><a href="https://a.example/">A</a></nav><p>Just <em>one</em> line.</p><ol start="3"><li>three</li><li>four</li></ol>',
+    );
     expect(title).toBeNull();
     expect(text).toBe('Just _one_ line.\n\n3. three\n4. four');
     expect(links).toEqual(['https://a.example/']);

@@ -8,11 +8,11 @@ import type { components } from '../../generated/openapi.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
-import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { parseEvents } from '../support/sse.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import type { Json } from '../support/spec.ts';
+import { parseEvents } from '../support/sse.ts';
 
 const today = () => new Date().toISOString().slice(0, 10);
 const round = (usd: number) => Math.round(usd * 1e11) / 1e11;
@@ -43,8 +43,13 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
 
   beforeAll(async () => {
     [openai, receiver] = await Promise.all([startFakeOpenAi(), startReceiver()]);
-    server = await startTestServer({ database, env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url, WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
-    const endpoint = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: `${receiver.url}/usage`, event_types: ['usage.limit_approaching', 'usage.limit_reached'] } });
+    server = await startTestServer({
+      database,
+      env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url, WEBHOOKS_ALLOW_LOOPBACK: 'true' },
+    });
+    const endpoint = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: `${receiver.url}/usage`, event_types: ['usage.limit_approaching', 'usage.limit_reached'] },
+    });
     expect(endpoint.status, endpoint.text).toBe(201);
   });
   afterAll(async () => {
@@ -53,11 +58,21 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
   });
 
   const chat = (key: string, body: Record<string, unknown> = {}) =>
-    server.call('POST', '/v1/chat/completions', { key, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Announce the spring sale.' }], max_completion_tokens: 2000, ...body } });
+    server.call('POST', '/v1/chat/completions', {
+      key,
+      body: {
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Announce the spring sale.' }],
+        max_completion_tokens: 2000,
+        ...body,
+      },
+    });
 
   test('a limit is created, read, listed, changed and deleted; admins only; one per scope and period', async () => {
     const key = await server.createKey('editor');
-    const created = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'api_key', id: key.id }, amount_usd: 20, period: 'month' } });
+    const created = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: key.id }, amount_usd: 20, period: 'month' },
+    });
     expect(created.status, created.text).toBe(201);
     const now = new Date();
     expect(created.body).toMatchObject({
@@ -74,25 +89,47 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     const id = created.body.id as string;
 
     expect((await server.call('GET', `/v1/spend-limits/${id}`)).body).toEqual(created.body);
-    expect((await server.call('GET', '/v1/spend-limits')).body.data.map((limit: { id: string }) => limit.id)).toContain(id);
+    expect((await server.call('GET', '/v1/spend-limits')).body.data.map((limit: { id: string }) => limit.id)).toContain(
+      id,
+    );
 
-    const second = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'api_key', id: key.id }, amount_usd: 5, period: 'month' } });
+    const second = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: key.id }, amount_usd: 5, period: 'month' },
+    });
     expect(second.status).toBe(409);
     expect(second.body).toMatchObject({ code: 'conflict' });
     // The same scope per day is another limit.
-    const daily = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'api_key', id: key.id }, amount_usd: 5, period: 'day', soft_threshold: null } });
+    const daily = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: key.id }, amount_usd: 5, period: 'day', soft_threshold: null },
+    });
     expect(daily.status).toBe(201);
     expect(daily.body.soft_threshold).toBeNull();
     // Changing the daily one to monthly would make two monthly limits of the key.
-    expect((await server.call('PATCH', `/v1/spend-limits/${daily.body.id}`, { body: { period: 'month' } })).status).toBe(409);
+    expect(
+      (await server.call('PATCH', `/v1/spend-limits/${daily.body.id}`, { body: { period: 'month' } })).status,
+    ).toBe(409);
 
-    const changed = await server.call('PATCH', `/v1/spend-limits/${id}`, { body: { amount_usd: 40, soft_threshold: 0.9 } });
+    const changed = await server.call('PATCH', `/v1/spend-limits/${id}`, {
+      body: { amount_usd: 40, soft_threshold: 0.9 },
+    });
     expect(changed.status).toBe(200);
-    expect(changed.body).toMatchObject({ amount_usd: 40, soft_threshold: 0.9, period: 'month', created_at: created.body.created_at });
+    expect(changed.body).toMatchObject({
+      amount_usd: 40,
+      soft_threshold: 0.9,
+      period: 'month',
+      created_at: created.body.created_at,
+    });
 
     // Only admins and owners see and manage limits.
     expect((await server.call('GET', '/v1/spend-limits', { key: key.secret })).status).toBe(403);
-    expect((await server.call('POST', '/v1/spend-limits', { key: key.secret, body: { scope: { type: 'api_key', id: key.id }, amount_usd: 1, period: 'day' } })).status).toBe(403);
+    expect(
+      (
+        await server.call('POST', '/v1/spend-limits', {
+          key: key.secret,
+          body: { scope: { type: 'api_key', id: key.id }, amount_usd: 1, period: 'day' },
+        })
+      ).status,
+    ).toBe(403);
 
     expect((await server.call('DELETE', `/v1/spend-limits/${id}`)).status).toBe(204);
     expect((await server.call('DELETE', `/v1/spend-limits/${daily.body.id}`)).status).toBe(204);
@@ -100,13 +137,19 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
   });
 
   test('a scope of another workspace, an unknown one and a bad threshold are refused', async () => {
-    const notMine = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'workspace', id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M' }, amount_usd: 1, period: 'day' } });
+    const notMine = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'workspace', id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M' }, amount_usd: 1, period: 'day' },
+    });
     expect(notMine.status).toBe(404);
     expect(notMine.body.errors).toEqual([{ pointer: '/scope/id', detail: 'is not this workspace' }]);
-    const noProject = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'project', id: 'prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A' }, amount_usd: 1, period: 'day' } });
+    const noProject = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'project', id: 'prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A' }, amount_usd: 1, period: 'day' },
+    });
     expect(noProject.status).toBe(404);
     expect(noProject.body.errors[0].pointer).toBe('/scope/id');
-    const noKey = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'api_key', id: 'key_01JD1C2D3E4F5G6H7J8K9M0N1P' }, amount_usd: 1, period: 'day' } });
+    const noKey = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: 'key_01JD1C2D3E4F5G6H7J8K9M0N1P' }, amount_usd: 1, period: 'day' },
+    });
     expect(noKey.status).toBe(404);
     for (const body of [
       { scope: { type: 'workspace', id: server.workspaceId }, amount_usd: 0, period: 'day' },
@@ -117,18 +160,31 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
       const answer = await server.call('POST', '/v1/spend-limits', { body });
       expect(answer.status, JSON.stringify(body)).toBe(422);
     }
-    expect((await server.call('PATCH', '/v1/spend-limits/lim_01JDB7K2M4N6P8Q0R2S4T6V8W0', { body: { amount_usd: 2 } })).status).toBe(404);
+    expect(
+      (await server.call('PATCH', '/v1/spend-limits/lim_01JDB7K2M4N6P8Q0R2S4T6V8W0', { body: { amount_usd: 2 } }))
+        .status,
+    ).toBe(404);
   });
 
   test("at its key's limit a call is refused with 402 before any provider call; the events are sent once; spent_usd is GET /v1/usage's figure", async () => {
     const key = await server.createKey('editor');
     const other = await server.createKey('editor');
     const cost = costOf(server, USAGE);
-    const limit = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'api_key', id: key.id }, amount_usd: round(1.5 * cost), period: 'day', soft_threshold: 0.5 } });
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: {
+        scope: { type: 'api_key', id: key.id },
+        amount_usd: round(1.5 * cost),
+        period: 'day',
+        soft_threshold: 0.5,
+      },
+    });
     expect(limit.status).toBe(201);
     const before = receiver.requests.length;
 
-    openai.enqueue({ text: 'Spring sale: everything 20 % off.', usage: USAGE }, { text: 'The sale starts Monday.', usage: USAGE });
+    openai.enqueue(
+      { text: 'Spring sale: everything 20 % off.', usage: USAGE },
+      { text: 'The sale starts Monday.', usage: USAGE },
+    );
     expect((await chat(key.secret)).status).toBe(200); // spent 1 call: over the soft threshold
     expect((await chat(key.secret)).status).toBe(200); // spent under the limit before it: allowed, and now over
     const calls = openai.requests.length;
@@ -139,7 +195,13 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     expect(refused.body).toMatchObject({
       status: 402,
       code: 'spend_limit_reached',
-      spend_limit: { id: limit.body.id, scope: { type: 'api_key', id: key.id }, amount_usd: round(1.5 * cost), spent_usd: round(2 * cost), resets_at: limit.body.resets_at },
+      spend_limit: {
+        id: limit.body.id,
+        scope: { type: 'api_key', id: key.id },
+        amount_usd: round(1.5 * cost),
+        spent_usd: round(2 * cost),
+        resets_at: limit.body.resets_at,
+      },
       error: { type: 'invalid_request_error', code: 'spend_limit_reached', param: null },
     });
     expect(refused.body.detail).toContain(`resets at ${limit.body.resets_at}`);
@@ -152,24 +214,36 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
 
     const shown = (await server.call('GET', `/v1/spend-limits/${limit.body.id}`)).body;
     expect(shown.spent_usd).toBe(round(2 * cost));
-    expect(shown.spent_usd).toBe(await usageReport(server, `api_key_id=${key.id}&start_date=${today()}&end_date=${today()}`));
+    expect(shown.spent_usd).toBe(
+      await usageReport(server, `api_key_id=${key.id}&start_date=${today()}&end_date=${today()}`),
+    );
 
     const delivered = (await receiver.waitFor(before + 2)).slice(before);
     expect(delivered.map((request) => request.body.type)).toEqual(['usage.limit_approaching', 'usage.limit_reached']);
     for (const request of delivered) {
       expect(asyncApiErrors(request.body)).toEqual([]);
-      expect(request.body.data).toMatchObject({ spend_limit_id: limit.body.id, scope: { type: 'api_key', id: key.id }, soft_threshold: 0.5, period: 'day', resets_at: limit.body.resets_at });
+      expect(request.body.data).toMatchObject({
+        spend_limit_id: limit.body.id,
+        scope: { type: 'api_key', id: key.id },
+        soft_threshold: 0.5,
+        period: 'day',
+        resets_at: limit.body.resets_at,
+      });
     }
     expect(delivered[0]!.body.data.spent_usd).toBe(round(cost));
     expect(delivered[1]!.body.data.spent_usd).toBe(round(2 * cost));
     // Refused calls send nothing more: each event once per period.
     expect((await chat(key.secret)).status).toBe(402);
-    const ours = (type: string) => eventsOf(server, type).then((events) => events.filter((event) => event.data.spend_limit_id === limit.body.id));
+    const ours = (type: string) =>
+      eventsOf(server, type).then((events) => events.filter((event) => event.data.spend_limit_id === limit.body.id));
     expect(await ours('usage.limit_approaching')).toHaveLength(1);
     expect(await ours('usage.limit_reached')).toHaveLength(1);
 
     // Raised above the spend, the key calls again at once; the events of the period are not sent again.
-    expect((await server.call('PATCH', `/v1/spend-limits/${limit.body.id}`, { body: { amount_usd: round(10 * cost) } })).status).toBe(200);
+    expect(
+      (await server.call('PATCH', `/v1/spend-limits/${limit.body.id}`, { body: { amount_usd: round(10 * cost) } }))
+        .status,
+    ).toBe(200);
     openai.enqueue({ text: 'Back in budget.', usage: USAGE });
     expect((await chat(key.secret)).status).toBe(200);
     expect(await ours('usage.limit_approaching')).toHaveLength(1);
@@ -178,10 +252,15 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
   test('a workspace limit refuses embeddings too, with nothing sent to the provider', async () => {
     const key = await server.createKey('editor');
     const workspaceSpent = await usageReport(server, `start_date=${today()}&end_date=${today()}`);
-    const limit = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'workspace', id: server.workspaceId }, amount_usd: workspaceSpent || 1e-9, period: 'day' } });
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'workspace', id: server.workspaceId }, amount_usd: workspaceSpent || 1e-9, period: 'day' },
+    });
     expect(limit.status).toBe(201);
     const calls = openai.requests.length;
-    const embedded = await server.call('POST', '/v1/embeddings', { key: key.secret, body: { model: 'text-embedding-3-small', input: 'spring sale' } });
+    const embedded = await server.call('POST', '/v1/embeddings', {
+      key: key.secret,
+      body: { model: 'text-embedding-3-small', input: 'spring sale' },
+    });
     expect(embedded.status).toBe(402);
     expect(embedded.body.spend_limit.scope).toEqual({ type: 'workspace', id: server.workspaceId });
     expect((await chat(key.secret)).status).toBe(402);
@@ -192,7 +271,9 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
   test('a stream that crosses the limit mid-way finishes; the next call is refused', async () => {
     const key = await server.createKey('editor');
     const cost = costOf(server, USAGE);
-    const limit = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'api_key', id: key.id }, amount_usd: round(0.5 * cost), period: 'day' } });
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: key.id }, amount_usd: round(0.5 * cost), period: 'day' },
+    });
     expect(limit.status).toBe(201);
     openai.enqueue({ text: 'A long announcement of the spring sale, word after word.', usage: USAGE, chunkDelayMs: 2 });
     const stream = await chat(key.secret, { stream: true, stream_options: { include_usage: true } });
@@ -200,7 +281,10 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     const events = parseEvents(stream.text);
     expect(events.some((event) => event.event === 'error')).toBe(false);
     expect(events.at(-1)!.data).toBe('[DONE]');
-    const text = events.filter((event) => event.data !== '[DONE]').map((event) => JSON.parse(event.data).choices[0]?.delta?.content ?? '').join('');
+    const text = events
+      .filter((event) => event.data !== '[DONE]')
+      .map((event) => JSON.parse(event.data).choices[0]?.delta?.content ?? '')
+      .join('');
     expect(text).toBe('A long announcement of the spring sale, word after word.');
 
     const next = await chat(key.secret, { stream: true });
@@ -212,7 +296,9 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
   test("a workflow run whose project reaches its limit fails at the next step's call with budget_exceeded", async () => {
     const project = await server.call('POST', '/v1/projects', { body: { name: `Spring campaign ${database}` } });
     expect(project.status).toBe(201);
-    const limit = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'project', id: project.body.id }, amount_usd: 1e-9, period: 'month' } });
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'project', id: project.body.id }, amount_usd: 1e-9, period: 'month' },
+    });
     expect(limit.status).toBe(201);
     const workflow = await server.call('POST', '/v1/workflows', {
       body: {
@@ -220,7 +306,13 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
         project_id: project.body.id,
         steps: [
           { id: 'first', type: 'generate', model: 'sandbox-writer', prompt: 'Announce the spring sale.' },
-          { id: 'second', type: 'generate', model: 'sandbox-writer', prompt: 'Shorten: {{ steps.first.output.text }}', depends_on: ['first'] },
+          {
+            id: 'second',
+            type: 'generate',
+            model: 'sandbox-writer',
+            prompt: 'Shorten: {{ steps.first.output.text }}',
+            depends_on: ['first'],
+          },
         ],
       },
     });
@@ -235,15 +327,24 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     }
     expect(run.status).toBe('failure');
     expect(run.error).toMatchObject({ step_id: 'second', code: 'budget_exceeded' });
-    expect(run.error.message).toMatch(/^spend_limit_reached: The project prj_\w+ has spent [\d.e-]+ USD of its 1e-9 USD monthly limit lim_\w+/);
-    const steps = Object.fromEntries(run.steps.map((step: components['schemas']['WorkflowRunStep']) => [step.id, step]));
+    expect(run.error.message).toMatch(
+      /^spend_limit_reached: The project prj_\w+ has spent [\d.e-]+ USD of its 1e-9 USD monthly limit lim_\w+/,
+    );
+    const steps = Object.fromEntries(
+      run.steps.map((step: components['schemas']['WorkflowRunStep']) => [step.id, step]),
+    );
     expect(steps.first.status).toBe('success');
     // Not retried: waiting would be refused again until the limit resets.
     expect(steps.second).toMatchObject({ status: 'failure', attempts: 1 });
 
     const shown = (await server.call('GET', `/v1/spend-limits/${limit.body.id}`)).body;
     expect(shown.spent_usd).toBeGreaterThan(0);
-    expect(shown.spent_usd).toBe(await usageReport(server, `project_id=${project.body.id}&start_date=${shown.period_start.slice(0, 10)}&end_date=${today()}`));
+    expect(shown.spent_usd).toBe(
+      await usageReport(
+        server,
+        `project_id=${project.body.id}&start_date=${shown.period_start.slice(0, 10)}&end_date=${today()}`,
+      ),
+    );
     expect(shown.spent_usd).toBe(run.cost_usd);
   });
 });
@@ -259,26 +360,46 @@ describe.each(databaseKinds)('the period of a spend limit on %s', (database) => 
   });
 
   test('a daily limit resets at 00:00 UTC: the spend counts from zero and the events are sent again', async () => {
-    const draft = () => server.call('POST', '/v1/chat/completions', { body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Announce the spring sale.' }] } });
-    const limit = await server.call('POST', '/v1/spend-limits', { body: { scope: { type: 'workspace', id: server.workspaceId }, amount_usd: 1e-9, period: 'day' } });
-    expect(limit.body).toMatchObject({ period_start: '2026-11-20T00:00:00.000Z', resets_at: '2026-11-21T00:00:00.000Z' });
+    const draft = () =>
+      server.call('POST', '/v1/chat/completions', {
+        body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Announce the spring sale.' }] },
+      });
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'workspace', id: server.workspaceId }, amount_usd: 1e-9, period: 'day' },
+    });
+    expect(limit.body).toMatchObject({
+      period_start: '2026-11-20T00:00:00.000Z',
+      resets_at: '2026-11-21T00:00:00.000Z',
+    });
     const first = await draft();
     expect(first.status).toBe(200);
     const refused = await draft();
     expect(refused.status).toBe(402);
-    expect(refused.body.spend_limit).toMatchObject({ spent_usd: first.body.cost_usd, resets_at: '2026-11-21T00:00:00.000Z' });
+    expect(refused.body.spend_limit).toMatchObject({
+      spent_usd: first.body.cost_usd,
+      resets_at: '2026-11-21T00:00:00.000Z',
+    });
 
     clock.set('2026-11-21T00:00:00.000Z');
     const shown = (await server.call('GET', `/v1/spend-limits/${limit.body.id}`)).body;
-    expect(shown).toMatchObject({ spent_usd: 0, period_start: '2026-11-21T00:00:00.000Z', resets_at: '2026-11-22T00:00:00.000Z' });
+    expect(shown).toMatchObject({
+      spent_usd: 0,
+      period_start: '2026-11-21T00:00:00.000Z',
+      resets_at: '2026-11-22T00:00:00.000Z',
+    });
     const next = await draft();
     expect(next.status).toBe(200);
     expect((await draft()).status).toBe(402);
 
     const reached = await eventsOf(server, 'usage.limit_reached');
-    expect(reached.map((event) => event.data.period_start).sort()).toEqual(['2026-11-20T00:00:00.000Z', '2026-11-21T00:00:00.000Z']);
+    expect(reached.map((event) => event.data.period_start).sort()).toEqual([
+      '2026-11-20T00:00:00.000Z',
+      '2026-11-21T00:00:00.000Z',
+    ]);
     expect(await eventsOf(server, 'usage.limit_approaching')).toHaveLength(2);
     // The monthly figure of GET /v1/usage is both days.
-    expect(await usageReport(server, 'start_date=2026-11-01&end_date=2026-11-30')).toBe(round(first.body.cost_usd + next.body.cost_usd));
+    expect(await usageReport(server, 'start_date=2026-11-01&end_date=2026-11-30')).toBe(
+      round(first.body.cost_usd + next.body.cost_usd),
+    );
   });
 });

@@ -2,18 +2,18 @@
 // in front of one fake OpenAI upstream: 40 calls started together, 20 through each process, under a workspace limit
 // of three calls' cost, never overspend it by one call or more; the spend the limit shows is GET /v1/usage's, and no
 // reservation is left behind.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
+import { loadProvidersConfig } from '../../src/features/engine/providers.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
-import { Catalogue } from '../../src/features/engine/catalogue.ts';
-import { loadProvidersConfig } from '../../src/features/engine/providers.ts';
-import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
+import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
 import { freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -38,7 +38,15 @@ interface ServerProcess {
 
 function startProcess(env: Record<string, string>, port: number): ServerProcess {
   const child = spawn(process.execPath, [MAIN], {
-    env: { VALIDATOR_WARM_UP: 'false', PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...env },
+    env: {
+      VALIDATOR_WARM_UP: 'false',
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -50,7 +58,8 @@ function startProcess(env: Record<string, string>, port: number): ServerProcess 
 /** Polls /readyz until 200: at most 300 tries, 100 ms apart. */
 async function waitUntilReady(server: ServerProcess): Promise<void> {
   for (let i = 0; i < 300; i++) {
-    if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
+    if (server.child.exitCode !== null)
+      throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
     try {
       const response = await fetch(`${server.url}/readyz`);
       await response.arrayBuffer();
@@ -83,11 +92,18 @@ describe.skipIf(!postgresUrl)('spend limits across two server processes on one P
   let workspaceId: string;
 
   beforeAll(async () => {
-    openai = await startFakeOpenAi({ chunkDelayMs: 5, reply: () => ({ text: 'Spring sale: everything must go now.', usage: USAGE }) });
+    openai = await startFakeOpenAi({
+      chunkDelayMs: 5,
+      reply: () => ({ text: 'Spring sale: everything must go now.', usage: USAGE }),
+    });
     database = await freshDatabase('postgres');
     storage = openStorage(database.url);
     await migrate(storage.db, features);
-    const created = await createWorkspace(storage.db, { name: 'Two processes', region: 'eu', ownerEmail: 'owner@limits.example' });
+    const created = await createWorkspace(storage.db, {
+      name: 'Two processes',
+      region: 'eu',
+      ownerEmail: 'owner@limits.example',
+    });
     [ownerKey, workspaceId] = [created.secret, created.workspace.id];
     const env = { DATABASE_URL: database.url, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url };
     a = startProcess(env, await freePort());
@@ -103,26 +119,53 @@ describe.skipIf(!postgresUrl)('spend limits across two server processes on one P
   });
 
   test('40 concurrent calls, 20 through each process, pass the workspace limit by less than one call', async () => {
-    const catalogue = new Catalogue(loadProvidersConfig({ OPENAI_API_KEY: 'sk-test' }, (message) => { throw new Error(message); }));
-    const cost = priceOf(catalogue.get('gpt-4o-mini')!, { inputTokens: USAGE.input, cachedInputTokens: 0, outputTokens: USAGE.output });
+    const catalogue = new Catalogue(
+      loadProvidersConfig({ OPENAI_API_KEY: 'sk-test' }, (message) => {
+        throw new Error(message);
+      }),
+    );
+    const cost = priceOf(catalogue.get('gpt-4o-mini')!, {
+      inputTokens: USAGE.input,
+      cachedInputTokens: 0,
+      outputTokens: USAGE.output,
+    });
     const amount = Math.round(3 * cost * 1e11) / 1e11;
-    const limit = await call(a.url, 'POST', '/v1/spend-limits', ownerKey, { scope: { type: 'workspace', id: workspaceId }, amount_usd: amount, period: 'day' });
+    const limit = await call(a.url, 'POST', '/v1/spend-limits', ownerKey, {
+      scope: { type: 'workspace', id: workspaceId },
+      amount_usd: amount,
+      period: 'day',
+    });
     expect(limit.status).toBe(201);
-    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Announce the spring sale.' }], max_completion_tokens: 20 };
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => call(i % 2 === 0 ? a.url : b.url, 'POST', '/v1/chat/completions', ownerKey, body)));
+    const body = {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Announce the spring sale.' }],
+      max_completion_tokens: 20,
+    };
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        call(i % 2 === 0 ? a.url : b.url, 'POST', '/v1/chat/completions', ownerKey, body),
+      ),
+    );
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.every((status) => status === 200 || status === 402)).toBe(true);
     expect(statuses).toContain(200);
     expect(statuses).toContain(402);
-    for (const refused of answers.filter((answer) => answer.status === 402)) expect(refused.body.spend_limit.id).toBe(limit.body.id);
+    for (const refused of answers.filter((answer) => answer.status === 402))
+      expect(refused.body.spend_limit.id).toBe(limit.body.id);
 
     // Then one call after another until the limit refuses: the spend reaches the limit, and passes it by less than one call.
-    for (let i = 0; i < 10 && (await call(i % 2 ? b.url : a.url, 'POST', '/v1/chat/completions', ownerKey, body)).status === 200; i++);
+    for (
+      let i = 0;
+      i < 10 && (await call(i % 2 ? b.url : a.url, 'POST', '/v1/chat/completions', ownerKey, body)).status === 200;
+      i++
+    );
     const spent = (await call(b.url, 'GET', `/v1/spend-limits/${limit.body.id}`, ownerKey)).body.spent_usd as number;
     expect(spent).toBeGreaterThanOrEqual(amount);
     expect(spent - amount).toBeLessThan(cost);
     const today = new Date().toISOString().slice(0, 10);
-    expect(spent).toBe((await call(a.url, 'GET', `/v1/usage?start_date=${today}&end_date=${today}`, ownerKey)).body.totals.cost_usd);
+    expect(spent).toBe(
+      (await call(a.url, 'GET', `/v1/usage?start_date=${today}&end_date=${today}`, ownerKey)).body.totals.cost_usd,
+    );
     expect(await storage.db.selectFrom('spend_reservations').select('id').execute()).toEqual([]);
   });
 });

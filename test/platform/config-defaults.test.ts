@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { ConfigError, loadConfig, type Config } from '../../src/config.ts';
+import { type Config, ConfigError, loadConfig } from '../../src/config.ts';
 import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { loadProvidersConfig } from '../../src/features/engine/providers.ts';
 import { checkVoiceTrainingModel } from '../../src/features/voices/training.ts';
@@ -60,7 +60,9 @@ describe('configuration defaults', () => {
     expect(loadConfig({}).metricsToken).toBeNull();
     expect(loadConfig({ METRICS_TOKEN: '' }).metricsToken).toBeNull();
     expect(loadConfig({ METRICS_TOKEN: 'a'.repeat(16) }).metricsToken).toBe('a'.repeat(16));
-    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN must be at least 16 characters long, got 5/);
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(
+      /METRICS_TOKEN must be at least 16 characters long, got 5/,
+    );
   });
 
   test('no AI provider is enabled by default (only the built-in sandbox models are available)', () => {
@@ -73,26 +75,51 @@ describe('configuration defaults', () => {
       const path = join(dir, 'Tiny-Llama.Q4.gguf');
       writeFileSync(path, 'GGUF');
       expect(documentedDefault('LOCAL_MODEL_CONTEXT_SIZE')).toBe('4096');
-      expect(providers({ LOCAL_MODEL_PATH: path }).configured.local).toEqual({ modelPath: path, name: 'tiny-llama.q4', contextSize: 4096, threads: undefined });
-      expect(providers({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_NAME: 'tiny', LOCAL_MODEL_CONTEXT_SIZE: '512', LOCAL_MODEL_THREADS: '2' }).configured.local).toEqual({ modelPath: path, name: 'tiny', contextSize: 512, threads: 2 });
-      expect(() => providers({ LOCAL_MODEL_PATH: join(dir, 'missing.gguf') })).toThrow(/LOCAL_MODEL_PATH must name a GGUF model file/);
+      expect(providers({ LOCAL_MODEL_PATH: path }).configured.local).toEqual({
+        modelPath: path,
+        name: 'tiny-llama.q4',
+        contextSize: 4096,
+        threads: undefined,
+      });
+      expect(
+        providers({
+          LOCAL_MODEL_PATH: path,
+          LOCAL_MODEL_NAME: 'tiny',
+          LOCAL_MODEL_CONTEXT_SIZE: '512',
+          LOCAL_MODEL_THREADS: '2',
+        }).configured.local,
+      ).toEqual({ modelPath: path, name: 'tiny', contextSize: 512, threads: 2 });
+      expect(() => providers({ LOCAL_MODEL_PATH: join(dir, 'missing.gguf') })).toThrow(
+        /LOCAL_MODEL_PATH must name a GGUF model file/,
+      );
       expect(() => providers({ LOCAL_MODEL_PATH: dir })).toThrow(/LOCAL_MODEL_PATH/);
       expect(() => providers({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_NAME: 'Has Spaces' })).toThrow(/LOCAL_MODEL_NAME/);
-      expect(() => providers({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_CONTEXT_SIZE: '100' })).toThrow(/LOCAL_MODEL_CONTEXT_SIZE must be at least 256/);
+      expect(() => providers({ LOCAL_MODEL_PATH: path, LOCAL_MODEL_CONTEXT_SIZE: '100' })).toThrow(
+        /LOCAL_MODEL_CONTEXT_SIZE must be at least 256/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   test('a provider is enabled by its key; a self-hosted one by its base URL, with the models it names', () => {
-    const config = providers({ OPENAI_API_KEY: 'sk-test', OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'llama3.2:3b, Qwen/Qwen2.5-7B' });
+    const config = providers({
+      OPENAI_API_KEY: 'sk-test',
+      OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1',
+      OLLAMA_MODELS: 'llama3.2:3b, Qwen/Qwen2.5-7B',
+    });
     expect(Object.keys(config.configured).sort()).toEqual(['ollama', 'openai', 'sandbox']);
     expect(config.configured.ollama).toMatchObject({ models: ['llama3.2:3b', 'Qwen/Qwen2.5-7B'], contextWindow: 8192 });
-    expect(new Catalogue(config).get('ollama:qwen-qwen2.5-7b')).toMatchObject({ provider: 'ollama', upstream_id: 'Qwen/Qwen2.5-7B', context_window: 8192 });
+    expect(new Catalogue(config).get('ollama:qwen-qwen2.5-7b')).toMatchObject({
+      provider: 'ollama',
+      upstream_id: 'Qwen/Qwen2.5-7B',
+      context_window: 8192,
+    });
   });
 
   test('VOICE_TRAINING_MODEL names an available model other than the sandbox’s, or stops the start', () => {
-    const check = (env: Record<string, string>) => checkVoiceTrainingModel(new Catalogue(providers(env)), loadConfig(env).voiceTrainingModel);
+    const check = (env: Record<string, string>) =>
+      checkVoiceTrainingModel(new Catalogue(providers(env)), loadConfig(env).voiceTrainingModel);
     expect(loadConfig({}).voiceTrainingModel).toBeNull();
     expect(() => check({})).not.toThrow();
     expect(() => check({ OPENAI_API_KEY: 'sk-test', VOICE_TRAINING_MODEL: 'gpt-4o-mini' })).not.toThrow();
@@ -102,8 +129,12 @@ describe('configuration defaults', () => {
   });
 
   test('a provider variable that does not parse is a configuration error (the start stops when the engine is built)', () => {
-    expect(() => providers({ OPENAI_BASE_URL: 'ftp://example.com' })).toThrow(/OPENAI_BASE_URL must be an http or https URL/);
+    expect(() => providers({ OPENAI_BASE_URL: 'ftp://example.com' })).toThrow(
+      /OPENAI_BASE_URL must be an http or https URL/,
+    );
     expect(() => providers({ PROVIDER_MAX_RETRIES: '-1' })).toThrow(/PROVIDER_MAX_RETRIES/);
-    expect(() => providers({ OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'bad model' })).toThrow(/OLLAMA_MODELS/);
+    expect(() => providers({ OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1', OLLAMA_MODELS: 'bad model' })).toThrow(
+      /OLLAMA_MODELS/,
+    );
   });
 });

@@ -1,7 +1,7 @@
 // The feature list and what the platform gathers from it: migrations sorted by name with the released names kept,
 // no name defined twice, every implemented operation's handler from a feature.
 import { describe, expect, test } from 'vitest';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { features } from '../../src/features/index.ts';
 import { notImplemented } from '../../src/handlers.ts';
 import { collectByKey, collectJobs, collectMigrations, type Feature } from '../../src/platform/feature.ts';
@@ -18,13 +18,31 @@ describe('features', () => {
   });
 
   test('a migration, an operation or a job kind defined twice is refused at start-up', () => {
-    const a: Feature = { name: 'a', handlers: {}, migrations: { '009_x': noop }, jobs: () => ({ 'a.work': { run: async () => {} } }) };
-    const b: Feature = { name: 'b', handlers: {}, migrations: { '009_x': noop }, jobs: () => ({ 'a.work': { run: async () => {} } }) };
+    const a: Feature = {
+      name: 'a',
+      handlers: {},
+      migrations: { '009_x': noop },
+      jobs: () => ({ 'a.work': { run: async () => {} } }),
+    };
+    const b: Feature = {
+      name: 'b',
+      handlers: {},
+      migrations: { '009_x': noop },
+      jobs: () => ({ 'a.work': { run: async () => {} } }),
+    };
     expect(() => collectMigrations({}, [a, b])).toThrow('migration 009_x of feature b is already defined');
     expect(() => collectMigrations({ '009_x': noop }, [a])).toThrow('already defined');
     expect(() => collectJobs([a, b], {} as never)).toThrow('job kind a.work of feature b is already defined');
     const handler = async () => ({ status: 200 }) as never;
-    expect(() => collectByKey([{ name: 'a', handlers: { getHealth: handler } }, { name: 'b', handlers: { getHealth: handler } }], 'handlers')).toThrow('handlers getHealth of feature b');
+    expect(() =>
+      collectByKey(
+        [
+          { name: 'a', handlers: { getHealth: handler } },
+          { name: 'b', handlers: { getHealth: handler } },
+        ],
+        'handlers',
+      ),
+    ).toThrow('handlers getHealth of feature b');
   });
 
   test('every operation is implemented by exactly one feature or listed as not built', () => {

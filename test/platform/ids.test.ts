@@ -9,7 +9,10 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 describe('newId', () => {
   test('ids of one millisecond and of the next are well-formed and strictly increasing', () => {
     const now = new Date('2026-11-25T10:00:00.000Z');
-    const ids = [...Array.from({ length: 5000 }, () => newId('req', now)), ...Array.from({ length: 5000 }, () => newId('req', new Date(now.getTime() + 1)))];
+    const ids = [
+      ...Array.from({ length: 5000 }, () => newId('req', now)),
+      ...Array.from({ length: 5000 }, () => newId('req', new Date(now.getTime() + 1))),
+    ];
     for (const id of ids) expect(id).toMatch(/^req_[0-9A-HJKMNP-TV-Z]{26}$/);
     for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true);
   });

@@ -6,7 +6,13 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { defaultRetryDelayMs, enqueueJob, JobRunner, type JobDefinitions, type NewJob } from '../../src/platform/jobs/runner.ts';
+import {
+  defaultRetryDelayMs,
+  enqueueJob,
+  type JobDefinitions,
+  JobRunner,
+  type NewJob,
+} from '../../src/platform/jobs/runner.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { eventually } from '../support/expect.ts';
 import { databaseKinds, freshDatabase, type TestDatabase } from '../support/server.ts';
@@ -63,9 +69,22 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
     await database.drop();
   });
 
-  async function startRunner(definitions: JobDefinitions, options: { leaseMs?: number; pollMs?: number; stopGraceMs?: number; on?: Storage } = {}): Promise<JobRunner> {
+  async function startRunner(
+    definitions: JobDefinitions,
+    options: { leaseMs?: number; pollMs?: number; stopGraceMs?: number; on?: Storage } = {},
+  ): Promise<JobRunner> {
     const on = options.on ?? storage;
-    const runner = new JobRunner({ db: on.db, kind, databaseUrl: database.url, clock, logger, definitions, leaseMs: options.leaseMs, pollMs: options.pollMs ?? 50, stopGraceMs: options.stopGraceMs });
+    const runner = new JobRunner({
+      db: on.db,
+      kind,
+      databaseUrl: database.url,
+      clock,
+      logger,
+      definitions,
+      leaseMs: options.leaseMs,
+      pollMs: options.pollMs ?? 50,
+      stopGraceMs: options.stopGraceMs,
+    });
     runners.push(runner);
     await runner.start();
     return runner;
@@ -76,7 +95,13 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
     await storage.db
       .transaction()
       .execute(async (trx) => {
-        id = await enqueueJob(trx, { kind: 'test.work', payload: { n: 1 }, workspaceId: null, now: clock.now(), ...job });
+        id = await enqueueJob(trx, {
+          kind: 'test.work',
+          payload: { n: 1 },
+          workspaceId: null,
+          now: clock.now(),
+          ...job,
+        });
         if (!commit) throw new Error('roll back');
       })
       .catch((error: unknown) => {
@@ -89,14 +114,28 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
 
   test('a job enqueued in a committed transaction runs once, with its payload', async () => {
     const runs: Array<{ id: string; n: number; attempt: number }> = [];
-    const runner = await startRunner({ 'test.work': { run: async (j) => void runs.push({ id: j.id, n: j.payload.n, attempt: j.attempt }) } });
+    const runner = await startRunner({
+      'test.work': { run: async (j) => void runs.push({ id: j.id, n: j.payload.n, attempt: j.attempt }) },
+    });
     const id = await enqueue({ payload: { n: 42 } });
-    const done = await eventually(() => job(id), (row) => row.status === 'done');
-    expect(done).toMatchObject({ attempts: 1, leased_until: null, lease_token: null, last_error: null, finished_at: clock.now().toISOString() });
+    const done = await eventually(
+      () => job(id),
+      (row) => row.status === 'done',
+    );
+    expect(done).toMatchObject({
+      attempts: 1,
+      leased_until: null,
+      lease_token: null,
+      last_error: null,
+      finished_at: clock.now().toISOString(),
+    });
     // Woken again, it finds nothing to run.
     runner.wake();
     const marker = await enqueue({ payload: { n: 2 } });
-    await eventually(() => job(marker), (row) => row.status === 'done');
+    await eventually(
+      () => job(marker),
+      (row) => row.status === 'done',
+    );
     expect(runs).toEqual([
       { id, n: 42, attempt: 1 },
       { id: marker, n: 2, attempt: 1 },
@@ -108,7 +147,10 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
     await startRunner({ 'test.work': { run: async (j) => void ran.push(j.payload.n) } });
     await enqueue({ payload: { n: 1 } }, false);
     const marker = await enqueue({ payload: { n: 2 } });
-    await eventually(() => job(marker), (row) => row.status === 'done');
+    await eventually(
+      () => job(marker),
+      (row) => row.status === 'done',
+    );
     expect(ran).toEqual([2]);
     expect(await storage.db.selectFrom('jobs').select('id').execute()).toEqual([{ id: marker }]);
   });
@@ -126,8 +168,15 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
     });
     const start = clock.now().getTime();
     const id = await enqueue({ maxAttempts: 3 });
-    const first = await eventually(() => job(id), (row) => row.attempts === 1 && row.lease_token === null);
-    expect(first).toMatchObject({ status: 'pending', run_at: new Date(start + 1000).toISOString(), last_error: 'attempt 1 broke' });
+    const first = await eventually(
+      () => job(id),
+      (row) => row.attempts === 1 && row.lease_token === null,
+    );
+    expect(first).toMatchObject({
+      status: 'pending',
+      run_at: new Date(start + 1000).toISOString(),
+      last_error: 'attempt 1 broke',
+    });
     // Not due yet: woken, the runner leaves it.
     runner.wake();
     await turns();
@@ -135,19 +184,36 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
 
     clock.advance(1000);
     runner.wake();
-    const second = await eventually(() => job(id), (row) => row.attempts === 2 && row.lease_token === null);
-    expect(second).toMatchObject({ status: 'pending', run_at: new Date(start + 1000 + 2000).toISOString(), last_error: 'attempt 2 broke' });
+    const second = await eventually(
+      () => job(id),
+      (row) => row.attempts === 2 && row.lease_token === null,
+    );
+    expect(second).toMatchObject({
+      status: 'pending',
+      run_at: new Date(start + 1000 + 2000).toISOString(),
+      last_error: 'attempt 2 broke',
+    });
 
     clock.advance(2000);
     runner.wake();
-    const last = await eventually(() => job(id), (row) => row.status === 'failed');
-    expect(last).toMatchObject({ attempts: 3, last_error: 'attempt 3 broke', finished_at: new Date(start + 3000).toISOString(), lease_token: null });
+    const last = await eventually(
+      () => job(id),
+      (row) => row.status === 'failed',
+    );
+    expect(last).toMatchObject({
+      attempts: 3,
+      last_error: 'attempt 3 broke',
+      finished_at: new Date(start + 3000).toISOString(),
+      lease_token: null,
+    });
     expect(attempts).toEqual([1, 2, 3]);
   });
 
   test('the default backoff doubles from 10 s up to an hour, within ±10 %', () => {
     const middle = () => 0.5;
-    expect([1, 2, 3, 4, 10, 20].map((n) => defaultRetryDelayMs(n, middle))).toEqual([10_000, 20_000, 40_000, 80_000, 3_600_000, 3_600_000]);
+    expect([1, 2, 3, 4, 10, 20].map((n) => defaultRetryDelayMs(n, middle))).toEqual([
+      10_000, 20_000, 40_000, 80_000, 3_600_000, 3_600_000,
+    ]);
     expect(defaultRetryDelayMs(1, () => 0)).toBe(9_000);
     expect(defaultRetryDelayMs(1, () => 0.999999)).toBeLessThanOrEqual(11_000);
   });
@@ -168,13 +234,19 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
       { leaseMs: 300 },
     );
     const id = await enqueue();
-    const done = await eventually(() => job(id), (row) => row.status === 'done');
+    const done = await eventually(
+      () => job(id),
+      (row) => row.status === 'done',
+    );
     expect(done.attempts).toBe(2);
     expect(signals).toHaveLength(2);
     expect(signals[0]!.aborted).toBe(true);
     // The first run ends now: its lease is gone, so it records nothing.
     hung.resolve();
-    await eventually(async () => logged.filter((line) => line.job_id === id).map((line) => line.msg), (messages) => messages.includes('a job ended after its lease ran out; another runner owns it now'));
+    await eventually(
+      async () => logged.filter((line) => line.job_id === id).map((line) => line.msg),
+      (messages) => messages.includes('a job ended after its lease ran out; another runner owns it now'),
+    );
     expect(await job(id)).toMatchObject({ status: 'done', attempts: 2, last_error: null });
   });
 
@@ -212,7 +284,9 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
           // A long job that honours its signal.
           run: async (j) => {
             started.resolve();
-            await new Promise<void>((_resolve, reject) => j.signal.addEventListener('abort', () => reject(j.signal.reason), { once: true }));
+            await new Promise<void>((_resolve, reject) =>
+              j.signal.addEventListener('abort', () => reject(j.signal.reason), { once: true }),
+            );
           },
         },
       },
@@ -221,43 +295,63 @@ describe.each(databaseKinds)('the job runner on %s', (kind) => {
     const id = await enqueue();
     await started.promise;
     await runner.stop();
-    expect(await job(id)).toMatchObject({ status: 'pending', attempts: 0, leased_until: null, lease_token: null, run_at: clock.now().toISOString() });
+    expect(await job(id)).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      leased_until: null,
+      lease_token: null,
+      run_at: clock.now().toISOString(),
+    });
     const ran = deferred();
     await startRunner({ 'test.work': { run: async () => ran.resolve() } });
     await ran.promise;
-    expect(await eventually(() => job(id), (row) => row.status === 'done')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(
+      await eventually(
+        () => job(id),
+        (row) => row.status === 'done',
+      ),
+    ).toMatchObject({ status: 'done', attempts: 1 });
   });
 
-  test.runIf(kind === 'postgres')('two runners on one PostgreSQL database never run a job twice, nor at the same time', async () => {
-    const running = new Set<string>();
-    const runs = new Map<string, number>();
-    let overlaps = 0;
-    const second = openStorage(database.url);
-    storages.push(second);
-    const definitions = (db: Storage['db']): JobDefinitions => ({
-      'test.work': {
-        run: async (j) => {
-          if (running.has(j.id)) overlaps++;
-          running.add(j.id);
-          await db.selectFrom('jobs').select('id').where('id', '=', j.id).execute();
-          running.delete(j.id);
-          runs.set(j.id, (runs.get(j.id) ?? 0) + 1);
+  test.runIf(kind === 'postgres')(
+    'two runners on one PostgreSQL database never run a job twice, nor at the same time',
+    async () => {
+      const running = new Set<string>();
+      const runs = new Map<string, number>();
+      let overlaps = 0;
+      const second = openStorage(database.url);
+      storages.push(second);
+      const definitions = (db: Storage['db']): JobDefinitions => ({
+        'test.work': {
+          run: async (j) => {
+            if (running.has(j.id)) overlaps++;
+            running.add(j.id);
+            await db.selectFrom('jobs').select('id').where('id', '=', j.id).execute();
+            running.delete(j.id);
+            runs.set(j.id, (runs.get(j.id) ?? 0) + 1);
+          },
         },
-      },
-    });
-    await startRunner(definitions(storage.db));
-    await startRunner(definitions(second.db), { on: second });
-    const ids: string[] = [];
-    await storage.db.transaction().execute(async (trx) => {
-      for (let n = 0; n < 200; n++) ids.push(await enqueueJob(trx, { kind: 'test.work', payload: { n }, workspaceId: null, now: clock.now() }));
-    });
-    await eventually(
-      () => storage.db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'done').executeTakeFirstOrThrow(),
-      (row) => Number(row.n) === ids.length,
-      30_000,
-    );
-    expect(overlaps).toBe(0);
-    expect([...runs.values()].every((n) => n === 1)).toBe(true);
-    expect(runs.size).toBe(ids.length);
-  });
+      });
+      await startRunner(definitions(storage.db));
+      await startRunner(definitions(second.db), { on: second });
+      const ids: string[] = [];
+      await storage.db.transaction().execute(async (trx) => {
+        for (let n = 0; n < 200; n++)
+          ids.push(await enqueueJob(trx, { kind: 'test.work', payload: { n }, workspaceId: null, now: clock.now() }));
+      });
+      await eventually(
+        () =>
+          storage.db
+            .selectFrom('jobs')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('status', '=', 'done')
+            .executeTakeFirstOrThrow(),
+        (row) => Number(row.n) === ids.length,
+        30_000,
+      );
+      expect(overlaps).toBe(0);
+      expect([...runs.values()].every((n) => n === 1)).toBe(true);
+      expect(runs.size).toBe(ids.length);
+    },
+  );
 });

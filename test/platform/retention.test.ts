@@ -13,7 +13,13 @@ import { storedKey } from '../../src/platform/idempotency.ts';
 import { openStorage, type Storage } from '../../src/storage/database.ts';
 import type { Database } from '../../src/storage/schema.ts';
 import { eventually } from '../support/expect.ts';
-import { databaseKinds, freshDatabase, startTestServer, type TestDatabase, type TestServer } from '../support/server.ts';
+import {
+  databaseKinds,
+  freshDatabase,
+  startTestServer,
+  type TestDatabase,
+  type TestServer,
+} from '../support/server.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -29,12 +35,21 @@ interface Written {
 /** Which of the rows a request wrote are still there. */
 async function remaining(db: Kysely<Database>, written: Written) {
   const [record, logRow, auditEntry, event] = await Promise.all([
-    db.selectFrom('idempotency_keys').select('key').where('key', '=', storedKey(written.idempotencyKey)).executeTakeFirst(),
+    db
+      .selectFrom('idempotency_keys')
+      .select('key')
+      .where('key', '=', storedKey(written.idempotencyKey))
+      .executeTakeFirst(),
     db.selectFrom('request_log_entries').select('id').where('id', '=', written.requestId).executeTakeFirst(),
     db.selectFrom('audit_log_entries').select('id').where('request_id', '=', written.requestId).executeTakeFirst(),
     db.selectFrom('events').select('id').where('created_at', '=', written.eventAt).executeTakeFirst(),
   ]);
-  return { idempotency: record !== undefined, requestLog: logRow !== undefined, audit: auditEntry !== undefined, event: event !== undefined };
+  return {
+    idempotency: record !== undefined,
+    requestLog: logRow !== undefined,
+    audit: auditEntry !== undefined,
+    event: event !== undefined,
+  };
 }
 
 describe.each(databaseKinds)('retention on %s', (kind) => {
@@ -49,7 +64,12 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
   async function startServer(): Promise<TestServer> {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     // No delivery worker: its poll is an interval too, and there is nothing to deliver.
-    server = await startTestServer({ databaseUrl: database.url, clock, workspace: false, env: { WEBHOOKS_WORKER: 'false' } });
+    server = await startTestServer({
+      databaseUrl: database.url,
+      clock,
+      workspace: false,
+      env: { WEBHOOKS_WORKER: 'false' },
+    });
     return server;
   }
 
@@ -68,9 +88,14 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
     const first = await startTestServer({ databaseUrl: database.url, clock, env: { WEBHOOKS_WORKER: 'false' } });
     const write = async (label: string): Promise<Written> => {
       const idempotencyKey = `retention-${label}`;
-      const answer = await first.call('POST', '/v1/api-keys', { body: { name: label, role: 'viewer' }, headers: { 'Idempotency-Key': idempotencyKey } });
+      const answer = await first.call('POST', '/v1/api-keys', {
+        body: { name: label, role: 'viewer' },
+        headers: { 'Idempotency-Key': idempotencyKey },
+      });
       expect(answer.status).toBe(201);
-      const member = await first.call('POST', '/v1/members', { body: { email: `${label}@retention.example`, role: 'viewer' } });
+      const member = await first.call('POST', '/v1/members', {
+        body: { email: `${label}@retention.example`, role: 'viewer' },
+      });
       expect(member.status).toBe(201);
       return { requestId: answer.headers.get('x-request-id')!, idempotencyKey, eventAt: clock.now().toISOString() };
     };
@@ -79,7 +104,12 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
     younger = await write('younger');
     // Closing writes the request log.
     await first.close();
-    expect(await remaining(await openDb(), older)).toEqual({ idempotency: true, requestLog: true, audit: true, event: true });
+    expect(await remaining(await openDb(), older)).toEqual({
+      idempotency: true,
+      requestLog: true,
+      audit: true,
+      event: true,
+    });
   });
   afterEach(stopServer);
   afterAll(async () => {
@@ -115,18 +145,27 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
     clock.set(new Date(start + 1 + 30 * DAY));
     await vi.advanceTimersByTimeAsync(RETENTION_INTERVAL_MS);
     // Events are pruned after the request log: once the older one is gone, this run is past both.
-    await eventually(() => remaining(db, older), (rows) => !rows.event);
+    await eventually(
+      () => remaining(db, older),
+      (rows) => !rows.event,
+    );
     expect(await remaining(db, older)).toMatchObject({ requestLog: false, audit: true });
     expect(await remaining(db, younger)).toEqual({ idempotency: false, requestLog: true, audit: true, event: true });
 
     clock.set(new Date(start + 1 + 365 * DAY));
     await vi.advanceTimersByTimeAsync(RETENTION_INTERVAL_MS);
     // Audit entries are pruned last: once the older one is gone, this run is over.
-    await eventually(() => remaining(db, older), (rows) => !rows.audit);
+    await eventually(
+      () => remaining(db, older),
+      (rows) => !rows.audit,
+    );
     expect(await remaining(db, younger)).toEqual({ idempotency: false, requestLog: false, audit: true, event: false });
     // The younger entry is exactly 365 days old; one millisecond later it goes too.
     clock.advance(1);
     await vi.advanceTimersByTimeAsync(RETENTION_INTERVAL_MS);
-    await eventually(() => remaining(db, younger), (rows) => !rows.audit);
+    await eventually(
+      () => remaining(db, younger),
+      (rows) => !rows.audit,
+    );
   });
 });

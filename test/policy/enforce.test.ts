@@ -12,7 +12,11 @@ async function* events(list: GenerationEvent[]): AsyncGenerator<GenerationEvent>
   yield* list;
 }
 
-const usage: GenerationEvent = { type: 'usage', usage: { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 }, costUsd: 0 };
+const usage: GenerationEvent = {
+  type: 'usage',
+  usage: { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 },
+  costUsd: 0,
+};
 const policy = compilePolicy([
   { id: 'rul_phrases', kind: 'banned_phrase', phrases: ['game-changer'], action: 'block', label: 'the rule' },
   { id: 'rul_emails', kind: 'personal_data', types: ['email'], action: 'redact', label: 'the email rule' },
@@ -20,11 +24,17 @@ const policy = compilePolicy([
 
 async function collect(list: GenerationEvent[], seen: Violation[] = []) {
   const out: GenerationEvent[] = [];
-  for await (const event of enforcePolicy(events(list), policy, async (violation) => (seen.push(violation), new Problem('policy_violation', 'blocked')))) out.push(event);
+  for await (const event of enforcePolicy(
+    events(list),
+    policy,
+    async (violation) => (seen.push(violation), new Problem('policy_violation', 'blocked')),
+  ))
+    out.push(event);
   return out;
 }
 
-const textOf = (out: GenerationEvent[], choice = 0) => out.map((e) => (e.type === 'text' && e.choice === choice ? e.text : '')).join('');
+const textOf = (out: GenerationEvent[], choice = 0) =>
+  out.map((e) => (e.type === 'text' && e.choice === choice ? e.text : '')).join('');
 
 describe('enforcePolicy', () => {
   test('sends every checked text before the finish event, redacted', async () => {
@@ -40,7 +50,12 @@ describe('enforcePolicy', () => {
   });
 
   test('a choice whose stream ended without a finish event still gets its held-back text, before the usage', async () => {
-    const out = await collect([{ type: 'text', choice: 0, text: 'A short answer.' }, { type: 'text', choice: 1, text: 'Another one.' }, { type: 'finish', choice: 1, finishReason: 'stop' }, usage]);
+    const out = await collect([
+      { type: 'text', choice: 0, text: 'A short answer.' },
+      { type: 'text', choice: 1, text: 'Another one.' },
+      { type: 'finish', choice: 1, finishReason: 'stop' },
+      usage,
+    ]);
     expect(textOf(out, 0)).toBe('A short answer.');
     expect(textOf(out, 1)).toBe('Another one.');
     expect(out.at(-1)).toBe(usage);
@@ -48,7 +63,16 @@ describe('enforcePolicy', () => {
 
   test('a block throws the problem and hands over the output with redact rules applied', async () => {
     const seen: Violation[] = [];
-    await expect(collect([{ type: 'text', choice: 0, text: 'Mail sam@corner.example: a Game Changer.' }, { type: 'finish', choice: 0, finishReason: 'stop' }, usage], seen)).rejects.toThrow('blocked');
+    await expect(
+      collect(
+        [
+          { type: 'text', choice: 0, text: 'Mail sam@corner.example: a Game Changer.' },
+          { type: 'finish', choice: 0, finishReason: 'stop' },
+          usage,
+        ],
+        seen,
+      ),
+    ).rejects.toThrow('blocked');
     expect(seen).toHaveLength(1);
     expect(seen[0]!.rule.id).toBe('rul_phrases');
     expect(seen[0]!.output).toBe('Mail [redacted]: a Game Changer.');
@@ -56,23 +80,57 @@ describe('enforcePolicy', () => {
 
   describe('tool-call arguments', () => {
     const redacting = compilePolicy([
-      { id: 'rul_phones', kind: 'personal_data', types: ['phone'], action: 'redact', replacement: '"phone" \\ hidden', label: 'the phone rule' },
-      { id: 'rul_accounts', kind: 'regex', pattern: '\\b\\d{10}\\b', action: 'redact', replacement: '[account]', label: 'the account rule' },
+      {
+        id: 'rul_phones',
+        kind: 'personal_data',
+        types: ['phone'],
+        action: 'redact',
+        replacement: '"phone" \\ hidden',
+        label: 'the phone rule',
+      },
+      {
+        id: 'rul_accounts',
+        kind: 'regex',
+        pattern: '\\b\\d{10}\\b',
+        action: 'redact',
+        replacement: '[account]',
+        label: 'the account rule',
+      },
       { id: 'rul_phrases', kind: 'banned_phrase', phrases: ['game-changer'], action: 'block', label: 'the rule' },
     ]);
     const call = (index: number, fragments: string[], choice = 0): GenerationEvent[] => [
       { type: 'tool-call-start', choice, index, id: `call_${choice}_${index}`, name: 'contact' },
-      ...fragments.map((argumentsDelta): GenerationEvent => ({ type: 'tool-call-delta', choice, index, argumentsDelta })),
-      { type: 'tool-call', choice, index, id: `call_${choice}_${index}`, name: 'contact', arguments: fragments.join('') },
+      ...fragments.map(
+        (argumentsDelta): GenerationEvent => ({ type: 'tool-call-delta', choice, index, argumentsDelta }),
+      ),
+      {
+        type: 'tool-call',
+        choice,
+        index,
+        id: `call_${choice}_${index}`,
+        name: 'contact',
+        arguments: fragments.join(''),
+      },
     ];
     async function run(list: GenerationEvent[], seen: Violation[] = []) {
       const out: GenerationEvent[] = [];
-      for await (const event of enforcePolicy(events(list), redacting, async (violation) => (seen.push(violation), new Problem('policy_violation', 'blocked')))) out.push(event);
+      for await (const event of enforcePolicy(
+        events(list),
+        redacting,
+        async (violation) => (seen.push(violation), new Problem('policy_violation', 'blocked')),
+      ))
+        out.push(event);
       return out;
     }
     const joined = (out: GenerationEvent[], choice: number, index: number) =>
-      out.map((e) => (e.type === 'tool-call-delta' && e.choice === choice && e.index === index ? e.argumentsDelta : '')).join('');
-    const finished = (out: GenerationEvent[], choice: number, index: number) => out.find((e) => e.type === 'tool-call' && e.choice === choice && e.index === index) as Extract<GenerationEvent, { type: 'tool-call' }>;
+      out
+        .map((e) => (e.type === 'tool-call-delta' && e.choice === choice && e.index === index ? e.argumentsDelta : ''))
+        .join('');
+    const finished = (out: GenerationEvent[], choice: number, index: number) =>
+      out.find((e) => e.type === 'tool-call' && e.choice === choice && e.index === index) as Extract<
+        GenerationEvent,
+        { type: 'tool-call' }
+      >;
 
     test('a redaction inside a string is escaped, one outside a string is a string of its own: the JSON stays valid', async () => {
       const out = await run([
@@ -112,7 +170,12 @@ describe('enforcePolicy', () => {
       const list = [...call(0, ['{"pitch":"a game', '-changer for you"}']), usage];
       await expect(
         (async () => {
-          for await (const event of enforcePolicy(events(list), redacting, async (violation) => (seen.push(violation), new Problem('policy_violation', 'blocked')))) released.push(event);
+          for await (const event of enforcePolicy(
+            events(list),
+            redacting,
+            async (violation) => (seen.push(violation), new Problem('policy_violation', 'blocked')),
+          ))
+            released.push(event);
         })(),
       ).rejects.toThrow('blocked');
       expect(seen[0]!.rule.id).toBe('rul_phrases');

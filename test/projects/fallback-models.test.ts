@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { expectProblem } from '../support/expect.ts';
-import { startFakeAnthropic, startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 const CLAUDE = 'claude-haiku-4-5';
@@ -25,7 +25,13 @@ describe.each(databaseKinds)('project fallback models on %s', (kind) => {
     [openai, anthropic] = await Promise.all([startFakeOpenAi(), startFakeAnthropic()]);
     server = await startTestServer({
       database: kind,
-      env: { OPENAI_API_KEY: 'sk-test-openai', OPENAI_BASE_URL: openai.url, ANTHROPIC_API_KEY: 'sk-ant-test', ANTHROPIC_BASE_URL: anthropic.url, PROVIDER_MAX_RETRIES: '0' },
+      env: {
+        OPENAI_API_KEY: 'sk-test-openai',
+        OPENAI_BASE_URL: openai.url,
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: anthropic.url,
+        PROVIDER_MAX_RETRIES: '0',
+      },
     });
   });
   afterAll(async () => {
@@ -34,7 +40,11 @@ describe.each(databaseKinds)('project fallback models on %s', (kind) => {
   });
 
   async function newWorkspace() {
-    const created = await createWorkspace(server.platform.db, { name: `Project fallbacks ${++counter}`, region: server.platform.config.region, now: new Date() });
+    const created = await createWorkspace(server.platform.db, {
+      name: `Project fallbacks ${++counter}`,
+      region: server.platform.config.region,
+      now: new Date(),
+    });
     return { key: created.secret, workspaceId: created.workspace.id };
   }
 
@@ -45,50 +55,91 @@ describe.each(databaseKinds)('project fallback models on %s', (kind) => {
   }
 
   async function usageRows(workspaceId: string) {
-    const rows = await server.platform.db.selectFrom('usage_records').select(['model', 'project_id']).where('workspace_id', '=', workspaceId).orderBy('id').execute();
+    const rows = await server.platform.db
+      .selectFrom('usage_records')
+      .select(['model', 'project_id'])
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('id')
+      .execute();
     return rows.map((row) => ({ model: row.model, project_id: row.project_id }));
   }
 
-  const complete = (key: string, body: Record<string, unknown>): Promise<Answer> => server.call('POST', '/v1/chat/completions', { key, body });
+  const complete = (key: string, body: Record<string, unknown>): Promise<Answer> =>
+    server.call('POST', '/v1/chat/completions', { key, body });
   const ask = { messages: [{ role: 'user', content: 'A subject line for the sale' }], max_completion_tokens: 60 };
 
   test('set on creation, shown, replaced by an update and cleared with []; none by default', async () => {
     const { key } = await newWorkspace();
-    const created = await server.call('POST', '/v1/projects', { key, body: { name: 'Spring', fallback_models: [CLAUDE, 'gpt-4o-mini'] } });
+    const created = await server.call('POST', '/v1/projects', {
+      key,
+      body: { name: 'Spring', fallback_models: [CLAUDE, 'gpt-4o-mini'] },
+    });
     expect(created.status, created.text).toBe(201);
     expect(schemaErrors('/components/schemas/Project', created.body)).toEqual([]);
     expect(created.body.fallback_models).toEqual([CLAUDE, 'gpt-4o-mini']);
-    expect((await server.call('GET', `/v1/projects/${created.body.id}`, { key })).body.fallback_models).toEqual([CLAUDE, 'gpt-4o-mini']);
-    const replaced = await server.call('PATCH', `/v1/projects/${created.body.id}`, { key, body: { fallback_models: ['gpt-4.1-mini'] } });
+    expect((await server.call('GET', `/v1/projects/${created.body.id}`, { key })).body.fallback_models).toEqual([
+      CLAUDE,
+      'gpt-4o-mini',
+    ]);
+    const replaced = await server.call('PATCH', `/v1/projects/${created.body.id}`, {
+      key,
+      body: { fallback_models: ['gpt-4.1-mini'] },
+    });
     expect(replaced.status, replaced.text).toBe(200);
     expect(replaced.body.fallback_models).toEqual(['gpt-4.1-mini']);
-    const cleared = await server.call('PATCH', `/v1/projects/${created.body.id}`, { key, body: { fallback_models: [] } });
+    const cleared = await server.call('PATCH', `/v1/projects/${created.body.id}`, {
+      key,
+      body: { fallback_models: [] },
+    });
     expect(cleared.body.fallback_models).toEqual([]);
     const plain = await server.call('POST', '/v1/projects', { key, body: { name: 'Plain' } });
     expect(plain.body.fallback_models).toEqual([]);
     // A model whose provider is not configured here is taken, as for default_model.
-    const later = await server.call('POST', '/v1/projects', { key, body: { name: 'Later', fallback_models: ['gemini-2.5-flash-lite'] } });
+    const later = await server.call('POST', '/v1/projects', {
+      key,
+      body: { name: 'Later', fallback_models: ['gemini-2.5-flash-lite'] },
+    });
     expect(later.status, later.text).toBe(201);
   });
 
   test('refused like the other model references: unknown, an embedding model, a duplicate, more than five', async () => {
     const { key } = await newWorkspace();
-    const unknown = await server.call('POST', '/v1/projects', { key, body: { name: 'A', fallback_models: [CLAUDE, 'gpt-9-imaginary'] } });
+    const unknown = await server.call('POST', '/v1/projects', {
+      key,
+      body: { name: 'A', fallback_models: [CLAUDE, 'gpt-9-imaginary'] },
+    });
     expectProblem(unknown, 404, 'model_not_found');
     expect(unknown.body.errors).toEqual([{ pointer: '/fallback_models/1', detail: 'is not a model of the catalogue' }]);
-    const embedding = await server.call('POST', '/v1/projects', { key, body: { name: 'B', fallback_models: ['text-embedding-3-small'] } });
+    const embedding = await server.call('POST', '/v1/projects', {
+      key,
+      body: { name: 'B', fallback_models: ['text-embedding-3-small'] },
+    });
     expectProblem(embedding, 422, 'validation_failed');
     expect(embedding.body.errors[0].pointer).toBe('/fallback_models/0');
     const id = await newProject(key, {});
-    const update = await server.call('PATCH', `/v1/projects/${id}`, { key, body: { fallback_models: ['text-embedding-3-small'] } });
+    const update = await server.call('PATCH', `/v1/projects/${id}`, {
+      key,
+      body: { fallback_models: ['text-embedding-3-small'] },
+    });
     expectProblem(update, 422, 'validation_failed');
     expect(update.body.errors[0].pointer).toBe('/fallback_models/0');
-    expectProblem(await server.call('PATCH', `/v1/projects/${id}`, { key, body: { fallback_models: [CLAUDE, CLAUDE] } }), 422, 'validation_failed');
-    expectProblem(await server.call('PATCH', `/v1/projects/${id}`, { key, body: { fallback_models: ['a', 'b', 'c', 'd', 'e', 'f'] } }), 422, 'validation_failed');
+    expectProblem(
+      await server.call('PATCH', `/v1/projects/${id}`, { key, body: { fallback_models: [CLAUDE, CLAUDE] } }),
+      422,
+      'validation_failed',
+    );
+    expectProblem(
+      await server.call('PATCH', `/v1/projects/${id}`, {
+        key,
+        body: { fallback_models: ['a', 'b', 'c', 'd', 'e', 'f'] },
+      }),
+      422,
+      'validation_failed',
+    );
     expect((await server.call('GET', `/v1/projects/${id}`, { key })).body.fallback_models).toEqual([]);
   });
 
-  test('a chat completion naming the project and no models falls back to its default; the usage is the project\'s', async () => {
+  test("a chat completion naming the project and no models falls back to its default; the usage is the project's", async () => {
     const { key, workspaceId } = await newWorkspace();
     const projectId = await newProject(key, { fallback_models: [CLAUDE] });
     openai.enqueue({ error: { status: 503 } });
@@ -109,7 +160,7 @@ describe.each(databaseKinds)('project fallback models on %s', (kind) => {
     expect(direct.body).toMatchObject({ model: 'gpt-4o-mini', models_tried: [] });
   });
 
-  test('the request\'s own models win over the project\'s; with n over 1 the default does not apply', async () => {
+  test("the request's own models win over the project's; with n over 1 the default does not apply", async () => {
     const { key } = await newWorkspace();
     const projectId = await newProject(key, { fallback_models: [CLAUDE] });
     openai.enqueue({ error: { status: 503 } });
@@ -129,22 +180,31 @@ describe.each(databaseKinds)('project fallback models on %s', (kind) => {
     expect(two.body).not.toHaveProperty('models_tried');
   });
 
-  test('a default that cannot serve the request is left out, not refused: the request\'s own model, one lacking a capability', async () => {
+  test("a default that cannot serve the request is left out, not refused: the request's own model, one lacking a capability", async () => {
     const { key } = await newWorkspace();
     // gpt-4o-mini is the request's model; chatgpt-4o-latest cannot call tools; claude can.
     const projectId = await newProject(key, { fallback_models: ['gpt-4o-mini', 'chatgpt-4o-latest', CLAUDE] });
     openai.enqueue({ error: { status: 503 } });
     anthropic.enqueue({ text: 'No tool needed.', usage: { input: 20, output: 4 } });
-    const tools = [{ type: 'function', function: { name: 'lookup', description: 'Looks a thing up.', parameters: { type: 'object', properties: {} } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'lookup', description: 'Looks a thing up.', parameters: { type: 'object', properties: {} } },
+      },
+    ];
     const answer = await complete(key, { model: 'gpt-4o-mini', project_id: projectId, tools, ...ask });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.model).toBe(CLAUDE);
     expect(answer.body.models_tried).toEqual([{ model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 }]);
     // The same list given as the request's own `models` is refused.
-    expectProblem(await complete(key, { model: 'gpt-4o-mini', models: ['gpt-4o-mini', CLAUDE], tools, ...ask }), 422, 'validation_failed');
+    expectProblem(
+      await complete(key, { model: 'gpt-4o-mini', models: ['gpt-4o-mini', CLAUDE], tools, ...ask }),
+      422,
+      'validation_failed',
+    );
   });
 
-  test('an unknown project_id is 404 at /project_id, on chat completions and responses; another workspace\'s too', async () => {
+  test("an unknown project_id is 404 at /project_id, on chat completions and responses; another workspace's too", async () => {
     const { key } = await newWorkspace();
     const other = await newWorkspace();
     const theirs = await newProject(other.key, { fallback_models: [CLAUDE] });
@@ -153,20 +213,29 @@ describe.each(databaseKinds)('project fallback models on %s', (kind) => {
       expectProblem(chat, 404, 'not_found');
       expect(chat.body.errors).toEqual([{ pointer: '/project_id', detail: 'is not a project of this workspace' }]);
       expect(chat.body.error).toMatchObject({ code: 'not_found', param: 'project_id' });
-      const response = await server.call('POST', '/v1/responses', { key, body: { model: 'sandbox-writer', project_id: projectId, input: 'Hello' } });
+      const response = await server.call('POST', '/v1/responses', {
+        key,
+        body: { model: 'sandbox-writer', project_id: projectId, input: 'Hello' },
+      });
       expectProblem(response, 404, 'not_found');
     }
   });
 
-  test('Responses API: the project\'s default answers when the model fails; the response names it', async () => {
+  test("Responses API: the project's default answers when the model fails; the response names it", async () => {
     const { key, workspaceId } = await newWorkspace();
     const projectId = await newProject(key, { fallback_models: [CLAUDE] });
     openai.enqueue({ error: { status: 503 } });
     anthropic.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 40, output: 7 } });
-    const answer = await server.call('POST', '/v1/responses', { key, body: { model: 'gpt-4o-mini', project_id: projectId, input: 'Announce the sale' } });
+    const answer = await server.call('POST', '/v1/responses', {
+      key,
+      body: { model: 'gpt-4o-mini', project_id: projectId, input: 'Announce the sale' },
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(schemaErrors('/components/schemas/Response', answer.body)).toEqual([]);
-    expect(answer.body).toMatchObject({ model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 }] });
+    expect(answer.body).toMatchObject({
+      model: CLAUDE,
+      models_tried: [{ model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 }],
+    });
     expect(await usageRows(workspaceId)).toEqual([{ model: CLAUDE, project_id: projectId }]);
   });
 });

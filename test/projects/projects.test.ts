@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { expectProblem } from '../support/expect.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 const PROJECT_ID = /^prj_[0-9A-HJKMNP-TV-Z]{26}$/;
 /** A well-formed voice id that names no voice. */
@@ -29,7 +29,11 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
 
   /** A workspace of its own, so that names and lists of one test are not another's. */
   async function newWorkspace() {
-    const created = await createWorkspace(server.platform.db, { name: `Workspace ${++counter}`, region: server.platform.config.region, now: clock.now() });
+    const created = await createWorkspace(server.platform.db, {
+      name: `Workspace ${++counter}`,
+      region: server.platform.config.region,
+      now: clock.now(),
+    });
     return { key: created.secret, id: created.workspace.id };
   }
 
@@ -55,7 +59,11 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
   async function auditEntries(key: string) {
     const answer = await server.call('GET', '/v1/audit-logs?action=project.*&limit=100', { key });
     expect(answer.status, answer.text).toBe(200);
-    return answer.body.data as Array<{ action: string; target: { type: string; id: string; display_name: string }; details: Record<string, unknown> }>;
+    return answer.body.data as Array<{
+      action: string;
+      target: { type: string; id: string; display_name: string };
+      details: Record<string, unknown>;
+    }>;
   }
 
   test('create answers 201 with a Location and the defaults; get returns the same project', async () => {
@@ -82,7 +90,13 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
 
   test('create takes every field as given', async () => {
     const { key } = await newWorkspace();
-    const body = { name: 'Spring campaign 2027', description: 'Spring range', default_voice_id: await newVoice(key), default_model: 'gpt-4o-mini', metadata: { team: 'growth' } };
+    const body = {
+      name: 'Spring campaign 2027',
+      description: 'Spring range',
+      default_voice_id: await newVoice(key),
+      default_model: 'gpt-4o-mini',
+      metadata: { team: 'growth' },
+    };
     expect(await create(key, body)).toMatchObject(body);
   });
 
@@ -130,9 +144,18 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
 
   test('update changes only the fields given; null clears a nullable field; metadata is replaced', async () => {
     const { key } = await newWorkspace();
-    const project = await create(key, { name: 'Launch', description: 'All launch work', default_voice_id: await newVoice(key), default_model: 'gpt-4o-mini', metadata: { a: '1', b: '2' } });
+    const project = await create(key, {
+      name: 'Launch',
+      description: 'All launch work',
+      default_voice_id: await newVoice(key),
+      default_model: 'gpt-4o-mini',
+      metadata: { a: '1', b: '2' },
+    });
     clock.advance(1000);
-    const answer = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { description: null, default_model: 'claude-3-5-haiku-latest', metadata: { c: '3' } } });
+    const answer = await server.call('PATCH', `/v1/projects/${project.id}`, {
+      key,
+      body: { description: null, default_model: 'claude-3-5-haiku-latest', metadata: { c: '3' } },
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body).toEqual({
       ...project,
@@ -144,8 +167,16 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     const read = await server.call('GET', `/v1/projects/${project.id}`, { key });
     expect(read.body).toEqual(answer.body);
 
-    const renamed = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { name: 'Launch 2027', default_voice_id: null } });
-    expect(renamed.body).toMatchObject({ name: 'Launch 2027', default_voice_id: null, default_model: 'claude-3-5-haiku-latest', metadata: { c: '3' } });
+    const renamed = await server.call('PATCH', `/v1/projects/${project.id}`, {
+      key,
+      body: { name: 'Launch 2027', default_voice_id: null },
+    });
+    expect(renamed.body).toMatchObject({
+      name: 'Launch 2027',
+      default_voice_id: null,
+      default_model: 'claude-3-5-haiku-latest',
+      metadata: { c: '3' },
+    });
   });
 
   test("default_voice_id must be a voice of the workspace: another workspace's or an unknown one is 404 with a pointer", async () => {
@@ -154,18 +185,28 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     const othersVoice = await newVoice(other.key);
     const ownVoice = await newVoice(key);
     for (const voiceId of [othersVoice, UNKNOWN_VOICE_ID]) {
-      const refused = await server.call('POST', '/v1/projects', { key, body: { name: 'Borrowed voice', default_voice_id: voiceId } });
+      const refused = await server.call('POST', '/v1/projects', {
+        key,
+        body: { name: 'Borrowed voice', default_voice_id: voiceId },
+      });
       expectProblem(refused, 404, 'not_found');
-      expect(refused.body.errors).toEqual([{ pointer: '/default_voice_id', detail: 'is not a voice of this workspace' }]);
+      expect(refused.body.errors).toEqual([
+        { pointer: '/default_voice_id', detail: 'is not a voice of this workspace' },
+      ]);
     }
     expect(await listIds(key)).toEqual([]);
 
     const project = await create(key, { name: 'Own voice', default_voice_id: ownVoice });
     expect(project.default_voice_id).toBe(ownVoice);
     for (const voiceId of [othersVoice, UNKNOWN_VOICE_ID]) {
-      const refused = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_voice_id: voiceId } });
+      const refused = await server.call('PATCH', `/v1/projects/${project.id}`, {
+        key,
+        body: { default_voice_id: voiceId },
+      });
       expectProblem(refused, 404, 'not_found');
-      expect(refused.body.errors).toEqual([{ pointer: '/default_voice_id', detail: 'is not a voice of this workspace' }]);
+      expect(refused.body.errors).toEqual([
+        { pointer: '/default_voice_id', detail: 'is not a voice of this workspace' },
+      ]);
     }
     expect((await server.call('GET', `/v1/projects/${project.id}`, { key })).body.default_voice_id).toBe(ownVoice);
     const cleared = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_voice_id: null } });
@@ -178,7 +219,10 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
 
   test('default_model must be a model of the catalogue: an unknown one is 404 model_not_found with a pointer', async () => {
     const { key } = await newWorkspace();
-    const refused = await server.call('POST', '/v1/projects', { key, body: { name: 'Unknown model', default_model: 'gpt-9-turbo' } });
+    const refused = await server.call('POST', '/v1/projects', {
+      key,
+      body: { name: 'Unknown model', default_model: 'gpt-9-turbo' },
+    });
     expectProblem(refused, 404, 'model_not_found');
     expect(refused.body.errors).toEqual([{ pointer: '/default_model', detail: 'is not a model of the catalogue' }]);
     expect(await listIds(key)).toEqual([]);
@@ -186,11 +230,17 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     // A model of the catalogue is taken whether or not its provider is configured here (no OpenAI key in the tests).
     const project = await create(key, { name: 'Known model', default_model: 'gpt-4o-mini' });
     expect(project.default_model).toBe('gpt-4o-mini');
-    const unknown = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_model: 'gpt-9-turbo' } });
+    const unknown = await server.call('PATCH', `/v1/projects/${project.id}`, {
+      key,
+      body: { default_model: 'gpt-9-turbo' },
+    });
     expectProblem(unknown, 404, 'model_not_found');
     expect(unknown.body.errors).toEqual([{ pointer: '/default_model', detail: 'is not a model of the catalogue' }]);
     expect((await server.call('GET', `/v1/projects/${project.id}`, { key })).body.default_model).toBe('gpt-4o-mini');
-    const sandbox = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_model: 'sandbox-writer' } });
+    const sandbox = await server.call('PATCH', `/v1/projects/${project.id}`, {
+      key,
+      body: { default_model: 'sandbox-writer' },
+    });
     expect(sandbox.status, sandbox.text).toBe(200);
     expect(sandbox.body.default_model).toBe('sandbox-writer');
     const cleared = await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { default_model: null } });
@@ -203,11 +253,21 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     const othersVoice = await newVoice(other.key);
     await server.platform.db.updateTable('voices').set({ status: 'ready' }).where('id', '=', othersVoice).execute();
     const project = await create(key, { name: 'Legacy default' });
-    await server.platform.db.updateTable('projects').set({ default_voice_id: othersVoice }).where('id', '=', project.id).execute();
-    const document = await server.call('POST', '/v1/documents', { key, body: { title: 'Draft', project_id: project.id } });
+    await server.platform.db
+      .updateTable('projects')
+      .set({ default_voice_id: othersVoice })
+      .where('id', '=', project.id)
+      .execute();
+    const document = await server.call('POST', '/v1/documents', {
+      key,
+      body: { title: 'Draft', project_id: project.id },
+    });
     expect(document.status, document.text).toBe(201);
     expect(document.body.voice_id).toBeNull();
-    const chatbot = await server.call('POST', '/v1/chatbots', { key, body: { name: 'Helper', model: 'sandbox-writer', instructions: 'Answer briefly.', project_id: project.id } });
+    const chatbot = await server.call('POST', '/v1/chatbots', {
+      key,
+      body: { name: 'Helper', model: 'sandbox-writer', instructions: 'Answer briefly.', project_id: project.id },
+    });
     expect(chatbot.status, chatbot.text).toBe(201);
     expect(chatbot.body.voice_id).toBeNull();
   });
@@ -232,7 +292,11 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     expect(taken.body.detail).toContain(first.id);
 
     const other = await create(key, { name: 'Autumn' });
-    expectProblem(await server.call('PATCH', `/v1/projects/${other.id}`, { key, body: { name: 'SPRING CAMPAIGN' } }), 409, 'project_name_taken');
+    expectProblem(
+      await server.call('PATCH', `/v1/projects/${other.id}`, { key, body: { name: 'SPRING CAMPAIGN' } }),
+      409,
+      'project_name_taken',
+    );
     // A project may take its own name in another case.
     const recased = await server.call('PATCH', `/v1/projects/${first.id}`, { key, body: { name: 'spring campaign' } });
     expect(recased.status, recased.text).toBe(200);
@@ -246,7 +310,9 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
   test('concurrent creations with one name: exactly one succeeds, the others are 409 project_name_taken', async () => {
     const { key } = await newWorkspace();
     const answers = await Promise.all(
-      ['Launch', 'launch', 'LAUNCH', 'Launch', 'lAuNcH', 'Launch'].map((name) => server.call('POST', '/v1/projects', { key, body: { name } })),
+      ['Launch', 'launch', 'LAUNCH', 'Launch', 'lAuNcH', 'Launch'].map((name) =>
+        server.call('POST', '/v1/projects', { key, body: { name } }),
+      ),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
     for (const answer of answers.filter((a) => a.status === 409)) expectProblem(answer, 409, 'project_name_taken');
@@ -255,21 +321,46 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
 
   test('concurrent renames to one name: exactly one succeeds', async () => {
     const { key } = await newWorkspace();
-    const projects = [await create(key, { name: 'A' }), await create(key, { name: 'B' }), await create(key, { name: 'C' })];
-    const answers = await Promise.all(projects.map((p) => server.call('PATCH', `/v1/projects/${p.id}`, { key, body: { name: 'Target' } })));
+    const projects = [
+      await create(key, { name: 'A' }),
+      await create(key, { name: 'B' }),
+      await create(key, { name: 'C' }),
+    ];
+    const answers = await Promise.all(
+      projects.map((p) => server.call('PATCH', `/v1/projects/${p.id}`, { key, body: { name: 'Target' } })),
+    );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
   });
 
   test('roles: a viewer reads; an editor creates, updates and deletes', async () => {
     const viewer = await server.createKey('viewer');
     const editor = await server.createKey('editor');
-    expectProblem(await server.call('POST', '/v1/projects', { key: viewer.secret, body: { name: 'By a viewer' } }), 403, 'insufficient_role');
+    expectProblem(
+      await server.call('POST', '/v1/projects', { key: viewer.secret, body: { name: 'By a viewer' } }),
+      403,
+      'insufficient_role',
+    );
     const project = await create(editor.secret, { name: `By an editor ${++counter}` });
     expect((await server.call('GET', `/v1/projects/${project.id}`, { key: viewer.secret })).status).toBe(200);
     expect((await server.call('GET', '/v1/projects', { key: viewer.secret })).status).toBe(200);
-    expectProblem(await server.call('PATCH', `/v1/projects/${project.id}`, { key: viewer.secret, body: { name: 'Renamed' } }), 403, 'insufficient_role');
-    expectProblem(await server.call('DELETE', `/v1/projects/${project.id}`, { key: viewer.secret }), 403, 'insufficient_role');
-    expect((await server.call('PATCH', `/v1/projects/${project.id}`, { key: editor.secret, body: { description: 'By an editor' } })).status).toBe(200);
+    expectProblem(
+      await server.call('PATCH', `/v1/projects/${project.id}`, { key: viewer.secret, body: { name: 'Renamed' } }),
+      403,
+      'insufficient_role',
+    );
+    expectProblem(
+      await server.call('DELETE', `/v1/projects/${project.id}`, { key: viewer.secret }),
+      403,
+      'insufficient_role',
+    );
+    expect(
+      (
+        await server.call('PATCH', `/v1/projects/${project.id}`, {
+          key: editor.secret,
+          body: { description: 'By an editor' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await server.call('DELETE', `/v1/projects/${project.id}`, { key: editor.secret })).status).toBe(204);
     expectProblem(await server.call('GET', '/v1/projects', { key: null }), 401, 'unauthenticated');
   });
@@ -279,11 +370,19 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     const b = await newWorkspace();
     const project = await create(a.key, { name: 'Private to A' });
     expectProblem(await server.call('GET', `/v1/projects/${project.id}`, { key: b.key }), 404, 'not_found');
-    expectProblem(await server.call('PATCH', `/v1/projects/${project.id}`, { key: b.key, body: { name: 'Taken over' } }), 404, 'not_found');
+    expectProblem(
+      await server.call('PATCH', `/v1/projects/${project.id}`, { key: b.key, body: { name: 'Taken over' } }),
+      404,
+      'not_found',
+    );
     expectProblem(await server.call('DELETE', `/v1/projects/${project.id}`, { key: b.key }), 404, 'not_found');
     // Unknown here comes before the name rule: a name taken in B does not reveal anything about A's project.
     await create(b.key, { name: 'Taken in B' });
-    expectProblem(await server.call('PATCH', `/v1/projects/${project.id}`, { key: b.key, body: { name: 'Taken in B' } }), 404, 'not_found');
+    expectProblem(
+      await server.call('PATCH', `/v1/projects/${project.id}`, { key: b.key, body: { name: 'Taken in B' } }),
+      404,
+      'not_found',
+    );
     expect(await listIds(b.key)).toHaveLength(1);
     expect(await listIds(b.key, '&name=private')).toEqual([]);
     const unchanged = await server.call('GET', `/v1/projects/${project.id}`, { key: a.key });
@@ -305,12 +404,27 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     for (const [body, pointer] of cases) {
       const answer = await server.call('POST', '/v1/projects', { key, body });
       expectProblem(answer, 422, 'validation_failed');
-      expect(answer.body.errors.map((e: { pointer: string }) => e.pointer), JSON.stringify(body)).toContain(pointer);
+      expect(
+        answer.body.errors.map((e: { pointer: string }) => e.pointer),
+        JSON.stringify(body),
+      ).toContain(pointer);
     }
     const project = await create(key, { name: 'Valid' });
-    expectProblem(await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: {} }), 422, 'validation_failed');
-    expectProblem(await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { name: null } }), 422, 'validation_failed');
-    expectProblem(await server.call('GET', '/v1/projects/doc_01JDB2C3D4E5F6G7H8J9K0M1N2', { key }), 422, 'validation_failed');
+    expectProblem(
+      await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: {} }),
+      422,
+      'validation_failed',
+    );
+    expectProblem(
+      await server.call('PATCH', `/v1/projects/${project.id}`, { key, body: { name: null } }),
+      422,
+      'validation_failed',
+    );
+    expectProblem(
+      await server.call('GET', '/v1/projects/doc_01JDB2C3D4E5F6G7H8J9K0M1N2', { key }),
+      422,
+      'validation_failed',
+    );
     expectProblem(await server.call('GET', '/v1/projects?limit=0', { key }), 422, 'validation_failed');
     expectProblem(await server.call('GET', '/v1/projects?name=', { key }), 422, 'validation_failed');
     expectProblem(await server.call('GET', '/v1/projects?archived=true', { key }), 422, 'validation_failed');
@@ -326,7 +440,11 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual(first.body);
     expect(await listIds(key)).toEqual([first.body.id]);
-    expectProblem(await server.call('POST', '/v1/projects', { key, body: { name: 'Twice' }, headers }), 422, 'idempotency_key_reused');
+    expectProblem(
+      await server.call('POST', '/v1/projects', { key, body: { name: 'Twice' }, headers }),
+      422,
+      'idempotency_key_reused',
+    );
   });
 
   test('each change writes its audit entry: project.created, project.updated, project.deleted', async () => {
@@ -336,8 +454,16 @@ describe.each(databaseKinds)('projects on %s', (kind) => {
     await server.call('DELETE', `/v1/projects/${project.id}`, { key });
     const entries = await auditEntries(key);
     expect(entries.map((e) => [e.action, e.target, e.details])).toEqual([
-      ['project.deleted', { type: 'project', id: project.id, display_name: 'Audited twice' }, { name: 'Audited twice' }],
-      ['project.updated', { type: 'project', id: project.id, display_name: 'Audited twice' }, { changed: 'metadata,name', name: 'Audited twice' }],
+      [
+        'project.deleted',
+        { type: 'project', id: project.id, display_name: 'Audited twice' },
+        { name: 'Audited twice' },
+      ],
+      [
+        'project.updated',
+        { type: 'project', id: project.id, display_name: 'Audited twice' },
+        { changed: 'metadata,name', name: 'Audited twice' },
+      ],
       ['project.created', { type: 'project', id: project.id, display_name: 'Audited' }, { name: 'Audited' }],
     ]);
     // A refused change writes nothing.

@@ -9,16 +9,16 @@
 //   member's role as its ceiling, rotation keeping it, and migration 003 giving a workspace's first owner key to
 //   the owner member created with it.
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
 import { type Kysely, Migrator } from 'kysely';
-import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { features } from '../../src/features/index.ts';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { ManualClock } from '../../src/platform/clock.ts';
+import { collectByKey } from '../../src/platform/feature.ts';
 import { allMigrations, migrate, openStorage } from '../../src/storage/database.ts';
 import type { Database } from '../../src/storage/schema.ts';
-import { collectByKey } from '../../src/platform/feature.ts';
-import { ManualClock } from '../../src/platform/clock.ts';
-import { databaseKinds, freshDatabase, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type Answer, databaseKinds, freshDatabase, startTestServer, type TestServer } from '../support/server.ts';
 
 type Role = 'owner' | 'admin' | 'editor' | 'viewer';
 /** DESIGN.md: owner > admin > editor > viewer. */
@@ -49,7 +49,13 @@ describe.each(databaseKinds)('access on %s', (kind) => {
   });
 
   async function newKey(role: Role, options: { name?: string; expires_at?: string } = {}) {
-    const answer = await server.call('POST', '/v1/api-keys', { body: { name: options.name ?? `${role} key`, role, ...(options.expires_at ? { expires_at: options.expires_at } : {}) } });
+    const answer = await server.call('POST', '/v1/api-keys', {
+      body: {
+        name: options.name ?? `${role} key`,
+        role,
+        ...(options.expires_at ? { expires_at: options.expires_at } : {}),
+      },
+    });
     expect(answer.status).toBe(201);
     return { id: answer.body.id as string, secret: answer.body.secret as string, body: answer.body };
   }
@@ -86,45 +92,84 @@ describe.each(databaseKinds)('access on %s', (kind) => {
     };
 
     test('covers every implemented workspace and logs operation', () => {
-      const implemented = Object.keys(collectByKey(features, 'handlers')).filter((id) => ['Workspace', 'Logs'].includes(operationTable[id as OperationId].tag));
+      const implemented = Object.keys(collectByKey(features, 'handlers')).filter((id) =>
+        ['Workspace', 'Logs'].includes(operationTable[id as OperationId].tag),
+      );
       expect(Object.keys(requests).sort()).toEqual(implemented.sort());
     });
 
-    test.each(rolesLowToHigh)('the %s role gets the success status exactly where it reaches the minimum role, else 403 insufficient_role', async (role) => {
-      const key = role === 'owner' ? server.ownerKey : (await newKey(role)).secret;
-      const outcomes: Record<string, string> = {};
-      const expected: Record<string, string> = {};
-      for (const [id, prepare] of Object.entries(requests)) {
-        const operation = operationTable[id as OperationId];
-        const { path, body } = await prepare();
-        const answer = await server.call(operation.method.toUpperCase(), path, { key, body });
-        outcomes[id] = `${answer.status} ${answer.body?.code ?? ''}`.trim();
-        const minimum = operation.minimumRole as Role;
-        expected[id] = allows(role, minimum) ? String(operation.successStatus) : '403 insufficient_role';
-      }
-      expect(outcomes).toEqual(expected);
-    });
+    test.each(rolesLowToHigh)(
+      'the %s role gets the success status exactly where it reaches the minimum role, else 403 insufficient_role',
+      async (role) => {
+        const key = role === 'owner' ? server.ownerKey : (await newKey(role)).secret;
+        const outcomes: Record<string, string> = {};
+        const expected: Record<string, string> = {};
+        for (const [id, prepare] of Object.entries(requests)) {
+          const operation = operationTable[id as OperationId];
+          const { path, body } = await prepare();
+          const answer = await server.call(operation.method.toUpperCase(), path, { key, body });
+          outcomes[id] = `${answer.status} ${answer.body?.code ?? ''}`.trim();
+          const minimum = operation.minimumRole as Role;
+          expected[id] = allows(role, minimum) ? String(operation.successStatus) : '403 insufficient_role';
+        }
+        expect(outcomes).toEqual(expected);
+      },
+    );
 
     test('an admin cannot create, rotate or revoke an owner key, nor add an owner member', async () => {
       const admin = await newKey('admin');
       const ownerKey = await newKey('owner');
-      expectProblem(await server.call('POST', '/v1/api-keys', { key: admin.secret, body: { name: 'escalation', role: 'owner' } }), 403, 'insufficient_role');
-      expectProblem(await server.call('POST', `/v1/api-keys/${ownerKey.id}/rotate`, { key: admin.secret }), 403, 'insufficient_role');
-      expectProblem(await server.call('DELETE', `/v1/api-keys/${ownerKey.id}`, { key: admin.secret }), 403, 'insufficient_role');
-      expectProblem(await server.call('POST', '/v1/members', { key: admin.secret, body: { email: uniqueEmail('escalation'), role: 'owner' } }), 403, 'insufficient_role');
+      expectProblem(
+        await server.call('POST', '/v1/api-keys', { key: admin.secret, body: { name: 'escalation', role: 'owner' } }),
+        403,
+        'insufficient_role',
+      );
+      expectProblem(
+        await server.call('POST', `/v1/api-keys/${ownerKey.id}/rotate`, { key: admin.secret }),
+        403,
+        'insufficient_role',
+      );
+      expectProblem(
+        await server.call('DELETE', `/v1/api-keys/${ownerKey.id}`, { key: admin.secret }),
+        403,
+        'insufficient_role',
+      );
+      expectProblem(
+        await server.call('POST', '/v1/members', {
+          key: admin.secret,
+          body: { email: uniqueEmail('escalation'), role: 'owner' },
+        }),
+        403,
+        'insufficient_role',
+      );
       // Nothing changed: the owner key still works with its original secret.
       expect(await works(ownerKey.secret)).toBe(200);
-      expect((await server.call('GET', `/v1/api-keys/${ownerKey.id}`)).body).toMatchObject({ status: 'active', rotated_at: null });
+      expect((await server.call('GET', `/v1/api-keys/${ownerKey.id}`)).body).toMatchObject({
+        status: 'active',
+        rotated_at: null,
+      });
     });
 
     test('an admin can manage keys and members up to the admin role', async () => {
       const admin = await newKey('admin');
-      const created = await server.call('POST', '/v1/api-keys', { key: admin.secret, body: { name: 'peer admin', role: 'admin' } });
+      const created = await server.call('POST', '/v1/api-keys', {
+        key: admin.secret,
+        body: { name: 'peer admin', role: 'admin' },
+      });
       expect(created.status).toBe(201);
       expect(created.body.created_by_api_key_id).toBe(admin.id);
-      expect((await server.call('POST', `/v1/api-keys/${created.body.id}/rotate`, { key: admin.secret })).status).toBe(200);
+      expect((await server.call('POST', `/v1/api-keys/${created.body.id}/rotate`, { key: admin.secret })).status).toBe(
+        200,
+      );
       expect((await server.call('DELETE', `/v1/api-keys/${created.body.id}`, { key: admin.secret })).status).toBe(200);
-      expect((await server.call('POST', '/v1/members', { key: admin.secret, body: { email: uniqueEmail('peer'), role: 'admin' } })).status).toBe(201);
+      expect(
+        (
+          await server.call('POST', '/v1/members', {
+            key: admin.secret,
+            body: { email: uniqueEmail('peer'), role: 'admin' },
+          })
+        ).status,
+      ).toBe(201);
     });
 
     test('an owner key can create, rotate and revoke an owner key and add an owner member', async () => {
@@ -164,7 +209,12 @@ describe.each(databaseKinds)('access on %s', (kind) => {
           audit_log_retention_days: 365,
         },
         // Created by the owner key, which acts on behalf of the owner member: so does this key.
-        caller: { api_key_id: viewer.id, api_key_name: 'Dashboard viewer', role: 'viewer', user_id: await ownerUserId() },
+        caller: {
+          api_key_id: viewer.id,
+          api_key_name: 'Dashboard viewer',
+          role: 'viewer',
+          user_id: await ownerUserId(),
+        },
       });
     });
 
@@ -205,7 +255,11 @@ describe.each(databaseKinds)('access on %s', (kind) => {
 
   describe('tenant isolation', () => {
     test("another workspace's key gets 404 for this workspace's keys and members, and lists only its own", async () => {
-      const other = await createWorkspace(server.platform.db, { name: 'Other workspace', region: 'eu', now: clock.now() });
+      const other = await createWorkspace(server.platform.db, {
+        name: 'Other workspace',
+        region: 'eu',
+        now: clock.now(),
+      });
       const otherKey = other.secret;
       const victimKey = await newKey('editor');
       const victimMember = await newMember('editor');
@@ -219,18 +273,29 @@ describe.each(databaseKinds)('access on %s', (kind) => {
         ['DELETE', `/v1/members/${victimMember}`],
       ] as const) {
         const answer = await server.call(method, path, { key: otherKey });
-        expect({ method, path, status: answer.status, code: answer.body?.code }).toEqual({ method, path, status: 404, code: 'not_found' });
+        expect({ method, path, status: answer.status, code: answer.body?.code }).toEqual({
+          method,
+          path,
+          status: 404,
+          code: 'not_found',
+        });
       }
 
       // Nothing of the first workspace changed.
       expect(await works(victimKey.secret)).toBe(200);
-      expect((await server.call('GET', `/v1/api-keys/${victimKey.id}`)).body).toMatchObject({ status: 'active', rotated_at: null });
+      expect((await server.call('GET', `/v1/api-keys/${victimKey.id}`)).body).toMatchObject({
+        status: 'active',
+        rotated_at: null,
+      });
       expect((await server.call('GET', `/v1/members/${victimMember}`)).status).toBe(200);
 
       // Its lists hold its own data only.
       const keys = await server.call('GET', '/v1/api-keys?limit=100', { key: otherKey });
       expect(keys.body.data.map((k: { id: string }) => k.id)).toEqual([other.apiKey.id]);
-      const added = await server.call('POST', '/v1/members', { key: otherKey, body: { email: uniqueEmail('other'), role: 'viewer' } });
+      const added = await server.call('POST', '/v1/members', {
+        key: otherKey,
+        body: { email: uniqueEmail('other'), role: 'viewer' },
+      });
       expect(added.status).toBe(201);
       const members = await server.call('GET', '/v1/members?limit=100', { key: otherKey });
       expect(members.body.data.map((m: { id: string }) => m.id)).toEqual([added.body.id]);
@@ -252,7 +317,14 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expect(created.headers.get('location')).toBe(`/v1/api-keys/${created.body.id}`);
       const { secret, id } = created.body as { secret: string; id: string };
       expect(secret).toMatch(SECRET);
-      expect(created.body).toMatchObject({ object: 'api_key', name: 'CI pipeline', role: 'editor', status: 'active', last4: secret.slice(-4), redacted_value: `cs_live_…${secret.slice(-4)}` });
+      expect(created.body).toMatchObject({
+        object: 'api_key',
+        name: 'CI pipeline',
+        role: 'editor',
+        status: 'active',
+        last4: secret.slice(-4),
+        redacted_value: `cs_live_…${secret.slice(-4)}`,
+      });
 
       const got = await server.call('GET', `/v1/api-keys/${id}`);
       expect(got.body).not.toHaveProperty('secret');
@@ -262,7 +334,11 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expect(list.text).not.toContain(secret);
       expect(list.body.data.find((k: { id: string }) => k.id === id)).not.toHaveProperty('secret');
 
-      const row = await server.platform.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await server.platform.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(row.secret_hash).toBe(sha256(secret));
       expect(row.secret_hash).toMatch(/^[0-9a-f]{64}$/);
       expect(JSON.stringify(row)).not.toContain(secret);
@@ -276,8 +352,16 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       const secret = rotated.body.secret as string;
       expect(secret).toMatch(SECRET);
       expect(secret).not.toBe(key.secret);
-      expect(rotated.body).toMatchObject({ id: key.id, last4: secret.slice(-4), redacted_value: `cs_live_…${secret.slice(-4)}` });
-      const row = await server.platform.db.selectFrom('api_keys').selectAll().where('id', '=', key.id).executeTakeFirstOrThrow();
+      expect(rotated.body).toMatchObject({
+        id: key.id,
+        last4: secret.slice(-4),
+        redacted_value: `cs_live_…${secret.slice(-4)}`,
+      });
+      const row = await server.platform.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', key.id)
+        .executeTakeFirstOrThrow();
       expect(row.secret_hash).toBe(sha256(secret));
       expect(row.previous_secret_hash).toBe(sha256(key.secret));
       expect(JSON.stringify(row)).not.toContain(secret);
@@ -289,12 +373,22 @@ describe.each(databaseKinds)('access on %s', (kind) => {
     // database does not hold (src/platform/idempotency.ts); the replay still returns the secret.
     test('with an Idempotency-Key the secret is still stored nowhere in plain text, and the replay returns it', async () => {
       const headers = { 'Idempotency-Key': `access-${Date.now()}` };
-      const created = await server.call('POST', '/v1/api-keys', { body: { name: 'idempotent', role: 'viewer' }, headers });
+      const created = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'idempotent', role: 'viewer' },
+        headers,
+      });
       expect(created.status).toBe(201);
-      const stored = await server.platform.db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', server.workspaceId).execute();
+      const stored = await server.platform.db
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('workspace_id', '=', server.workspaceId)
+        .execute();
       expect(JSON.stringify(stored)).not.toContain(created.body.secret);
       expect(JSON.stringify(stored)).not.toContain(headers['Idempotency-Key']);
-      const replayed = await server.call('POST', '/v1/api-keys', { body: { name: 'idempotent', role: 'viewer' }, headers });
+      const replayed = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'idempotent', role: 'viewer' },
+        headers,
+      });
       expect(replayed.headers.get('idempotent-replayed')).toBe('true');
       expect(replayed.body).toEqual(created.body);
     });
@@ -333,7 +427,10 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       const refused = await server.call('GET', '/v1/workspace', { key: key.secret });
       expectProblem(refused, 401, 'unauthenticated');
       expect(await works(fresh)).toBe(200);
-      expect((await server.call('GET', `/v1/api-keys/${key.id}`)).body).toMatchObject({ status: 'active', previous_secret_expires_at: null });
+      expect((await server.call('GET', `/v1/api-keys/${key.id}`)).body).toMatchObject({
+        status: 'active',
+        previous_secret_expires_at: null,
+      });
     });
 
     test('rotating again ends the older secret’s grace period at once', async () => {
@@ -351,7 +448,9 @@ describe.each(databaseKinds)('access on %s', (kind) => {
 
     test('rotations racing on one key all succeed, and leave exactly the last two secrets working', async () => {
       const key = await newKey('viewer');
-      const answers = await Promise.all(Array.from({ length: 5 }, () => server.call('POST', `/v1/api-keys/${key.id}/rotate`)));
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, () => server.call('POST', `/v1/api-keys/${key.id}/rotate`)),
+      );
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
       const secrets = answers.map((a) => a.body.secret as string);
       expect(new Set(secrets).size).toBe(5);
@@ -359,9 +458,18 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       for (const secret of secrets) if ((await works(secret)) === 200) working.push(secret);
       expect(working.length).toBe(2);
       expect(await works(key.secret)).toBe(401);
-      const row = await server.platform.db.selectFrom('api_keys').selectAll().where('id', '=', key.id).executeTakeFirstOrThrow();
+      const row = await server.platform.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', key.id)
+        .executeTakeFirstOrThrow();
       expect(working.map(sha256).sort()).toEqual([row.secret_hash, row.previous_secret_hash].sort());
-      const audit = await server.platform.db.selectFrom('audit_log_entries').select('action').where('target_id', '=', key.id).where('action', '=', 'api_key.rotated').execute();
+      const audit = await server.platform.db
+        .selectFrom('audit_log_entries')
+        .select('action')
+        .where('target_id', '=', key.id)
+        .where('action', '=', 'api_key.rotated')
+        .execute();
       expect(audit.length).toBe(5);
     });
 
@@ -374,7 +482,11 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       clock.advance(HOUR);
       expectProblem(await server.call('POST', `/v1/api-keys/${expiring.id}/rotate`), 409, 'api_key_inactive');
       // The refused rotations changed nothing.
-      const rows = await server.platform.db.selectFrom('api_keys').select(['id', 'secret_hash', 'rotated_at']).where('id', 'in', [revoked.id, expiring.id]).execute();
+      const rows = await server.platform.db
+        .selectFrom('api_keys')
+        .select(['id', 'secret_hash', 'rotated_at'])
+        .where('id', 'in', [revoked.id, expiring.id])
+        .execute();
       for (const row of rows) expect(row.rotated_at).toBeNull();
     });
 
@@ -391,7 +503,12 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expect(await works(key.secret)).toBe(200);
       const revoked = await server.call('DELETE', `/v1/api-keys/${key.id}`);
       expect(revoked.status).toBe(200);
-      expect(revoked.body).toMatchObject({ id: key.id, status: 'revoked', revoked_at: clock.now().toISOString(), previous_secret_expires_at: null });
+      expect(revoked.body).toMatchObject({
+        id: key.id,
+        status: 'revoked',
+        revoked_at: clock.now().toISOString(),
+        previous_secret_expires_at: null,
+      });
       expect(revoked.body).not.toHaveProperty('secret');
 
       expectProblem(await server.call('GET', '/v1/workspace', { key: key.secret }), 401, 'unauthenticated');
@@ -422,7 +539,10 @@ describe.each(databaseKinds)('access on %s', (kind) => {
     test('a revoked key stays listed with status revoked, and the status filter selects by state', async () => {
       const active = await newKey('viewer', { name: 'stays active' });
       const revoked = await newKey('viewer', { name: 'gets revoked' });
-      const expiring = await newKey('viewer', { name: 'expires', expires_at: new Date(clock.now().getTime() + 60_000).toISOString() });
+      const expiring = await newKey('viewer', {
+        name: 'expires',
+        expires_at: new Date(clock.now().getTime() + 60_000).toISOString(),
+      });
       await server.call('DELETE', `/v1/api-keys/${revoked.id}`);
       clock.advance(60_000);
 
@@ -437,7 +557,11 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       for (const status of ['active', 'revoked', 'expired']) {
         const filtered = await statusOf(`&status=${status}`);
         expect([...filtered.values()].every((s) => s === status)).toBe(true);
-        expect([...filtered.keys()].filter((id) => [active.id, revoked.id, expiring.id].includes(id)).map((id) => all.get(id))).toEqual([status]);
+        expect(
+          [...filtered.keys()]
+            .filter((id) => [active.id, revoked.id, expiring.id].includes(id))
+            .map((id) => all.get(id)),
+        ).toEqual([status]);
       }
       expect((await server.call('GET', `/v1/api-keys/${revoked.id}`)).body).toMatchObject({ status: 'revoked' });
     });
@@ -454,7 +578,10 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expect(await works(key.secret)).toBe(200);
       clock.set(expiresAt);
       expectProblem(await server.call('GET', '/v1/workspace', { key: key.secret }), 401, 'unauthenticated');
-      expect((await server.call('GET', `/v1/api-keys/${key.id}`)).body).toMatchObject({ status: 'expired', revoked_at: null });
+      expect((await server.call('GET', `/v1/api-keys/${key.id}`)).body).toMatchObject({
+        status: 'expired',
+        revoked_at: null,
+      });
     });
 
     test('an expires_at on a leap second is accepted as the next second (not a 500)', async () => {
@@ -464,7 +591,9 @@ describe.each(databaseKinds)('access on %s', (kind) => {
 
     test('an expires_at in the past or now is 422 validation_failed at /expires_at', async () => {
       for (const at of [new Date(clock.now().getTime() - 1), clock.now()]) {
-        const answer = await server.call('POST', '/v1/api-keys', { body: { name: 'already expired', role: 'viewer', expires_at: at.toISOString() } });
+        const answer = await server.call('POST', '/v1/api-keys', {
+          body: { name: 'already expired', role: 'viewer', expires_at: at.toISOString() },
+        });
         expectProblem(answer, 422, 'validation_failed');
         expect(answer.body.errors).toEqual([expect.objectContaining({ pointer: '/expires_at' })]);
       }
@@ -479,7 +608,8 @@ describe.each(databaseKinds)('access on %s', (kind) => {
   });
 
   describe('keys on behalf of members', () => {
-    const create = (body: Record<string, unknown>, key?: string) => server.call('POST', '/v1/api-keys', { key, body: { name: 'a key', role: 'viewer', ...body } });
+    const create = (body: Record<string, unknown>, key?: string) =>
+      server.call('POST', '/v1/api-keys', { key, body: { name: 'a key', role: 'viewer', ...body } });
 
     test("without user_id a key belongs to the calling key's member; null makes a service key, whose keys are service keys too", async () => {
       const owner = await ownerUserId();
@@ -500,7 +630,10 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expect(fromService.body.user_id).toBeNull();
       // The list and GET show the same user_id as the creation.
       expect((await server.call('GET', `/v1/api-keys/${fromService.body.id}`)).body.user_id).toBeNull();
-      const listed = (await server.call('GET', '/v1/api-keys?limit=100')).body.data as Array<{ id: string; user_id: string | null }>;
+      const listed = (await server.call('GET', '/v1/api-keys?limit=100')).body.data as Array<{
+        id: string;
+        user_id: string | null;
+      }>;
       expect(listed.find((k) => k.id === same.body.id)!.user_id).toBe(owner);
     });
 
@@ -516,7 +649,11 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expect(above.body.errors).toEqual([expect.objectContaining({ pointer: '/role' })]);
       // The caller's own ceiling still comes first: an admin key cannot make an owner key, for anyone.
       const admin = await newKey('admin');
-      expectProblem(await create({ user_id: await ownerUserId(), role: 'owner' }, admin.secret), 403, 'insufficient_role');
+      expectProblem(
+        await create({ user_id: await ownerUserId(), role: 'owner' }, admin.secret),
+        403,
+        'insufficient_role',
+      );
       // A key made by the member's key keeps to the member's role.
       expectProblem(await create({ role: 'admin' }, forEditor.body.secret), 403, 'insufficient_role');
     });
@@ -527,7 +664,12 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expectProblem(unknown, 422, 'user_not_member');
       expect(unknown.body.errors).toEqual([expect.objectContaining({ pointer: '/user_id' })]);
       // A member of another workspace is not a member of this one.
-      const other = await createWorkspace(server.platform.db, { name: 'Elsewhere', region: 'eu', ownerEmail: uniqueEmail('elsewhere'), now: clock.now() });
+      const other = await createWorkspace(server.platform.db, {
+        name: 'Elsewhere',
+        region: 'eu',
+        ownerEmail: uniqueEmail('elsewhere'),
+        now: clock.now(),
+      });
       const otherOwner = (await server.call('GET', '/v1/members', { key: other.secret })).body.data[0].id as string;
       expectProblem(await create({ user_id: otherOwner }), 422, 'user_not_member');
       // A removed member too.
@@ -561,7 +703,9 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       const rotated = await server.call('POST', `/v1/api-keys/${key.body.id}/rotate`);
       expect(rotated.status).toBe(200);
       expect(rotated.body.user_id).toBe(editor);
-      expect((await server.call('GET', '/v1/workspace', { key: rotated.body.secret })).body.caller.user_id).toBe(editor);
+      expect((await server.call('GET', '/v1/workspace', { key: rotated.body.secret })).body.caller.user_id).toBe(
+        editor,
+      );
       expect((await server.call('GET', '/v1/workspace', { key: key.body.secret })).body.caller.user_id).toBe(editor);
     });
   });
@@ -583,25 +727,80 @@ describe.each(databaseKinds)('migration 003_key_users on %s', (kind) => {
       const later = '2026-11-02T08:00:00.000Z';
       // biome-ignore lint/suspicious/noExplicitAny: the tables as the migrations before 003 made them, not as storage/schema.ts describes them now
       const old = db as unknown as Kysely<any>;
-      await old.insertInto('workspaces').values([
-        { id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', name: 'With owner', region: 'eu', created_at: at, updated_at: at, event_sequence: 0 },
-        { id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0N', name: 'Without owner', region: 'eu', created_at: at, updated_at: at, event_sequence: 0 },
-      ]).execute();
-      await old.insertInto('users').values({ id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M', email: 'owner@migration.example', name: null, created_at: at }).execute();
-      await old.insertInto('members').values({ workspace_id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', user_id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M', role: 'owner', added_at: at, added_by_api_key_id: null }).execute();
+      await old
+        .insertInto('workspaces')
+        .values([
+          {
+            id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M',
+            name: 'With owner',
+            region: 'eu',
+            created_at: at,
+            updated_at: at,
+            event_sequence: 0,
+          },
+          {
+            id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0N',
+            name: 'Without owner',
+            region: 'eu',
+            created_at: at,
+            updated_at: at,
+            event_sequence: 0,
+          },
+        ])
+        .execute();
+      await old
+        .insertInto('users')
+        .values({ id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M', email: 'owner@migration.example', name: null, created_at: at })
+        .execute();
+      await old
+        .insertInto('members')
+        .values({
+          workspace_id: 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M',
+          user_id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M',
+          role: 'owner',
+          added_at: at,
+          added_by_api_key_id: null,
+        })
+        .execute();
       const key = (id: string, workspace: string, role: string, createdBy: string | null, createdAt: string) => ({
-        id, workspace_id: workspace, name: id, role, secret_hash: `hash-${id}`, last4: 'abcd', previous_secret_hash: null, previous_secret_expires_at: null,
-        created_by_api_key_id: createdBy, created_at: createdAt, updated_at: createdAt, last_used_at: null, expires_at: null, rotated_at: null, revoked_at: null,
+        id,
+        workspace_id: workspace,
+        name: id,
+        role,
+        secret_hash: `hash-${id}`,
+        last4: 'abcd',
+        previous_secret_hash: null,
+        previous_secret_expires_at: null,
+        created_by_api_key_id: createdBy,
+        created_at: createdAt,
+        updated_at: createdAt,
+        last_used_at: null,
+        expires_at: null,
+        rotated_at: null,
+        revoked_at: null,
       });
-      await old.insertInto('api_keys').values([
-        key('key_01JD0A1B2C3D4E5F6G7H8J9K01', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', 'owner', null, at),
-        key('key_01JD0A1B2C3D4E5F6G7H8J9K02', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', 'owner', 'key_01JD0A1B2C3D4E5F6G7H8J9K01', at),
-        key('key_01JD0A1B2C3D4E5F6G7H8J9K03', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', 'owner', null, later),
-        key('key_01JD0A1B2C3D4E5F6G7H8J9K04', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0N', 'owner', null, at),
-      ]).execute();
+      await old
+        .insertInto('api_keys')
+        .values([
+          key('key_01JD0A1B2C3D4E5F6G7H8J9K01', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', 'owner', null, at),
+          key(
+            'key_01JD0A1B2C3D4E5F6G7H8J9K02',
+            'ws_01JD0A1B2C3D4E5F6G7H8J9K0M',
+            'owner',
+            'key_01JD0A1B2C3D4E5F6G7H8J9K01',
+            at,
+          ),
+          key('key_01JD0A1B2C3D4E5F6G7H8J9K03', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0M', 'owner', null, later),
+          key('key_01JD0A1B2C3D4E5F6G7H8J9K04', 'ws_01JD0A1B2C3D4E5F6G7H8J9K0N', 'owner', null, at),
+        ])
+        .execute();
 
       expect(await migrate(db, features)).toContain('003_key_users');
-      const users = await (db as Kysely<Database>).selectFrom('api_keys').select(['id', 'user_id']).orderBy('id').execute();
+      const users = await (db as Kysely<Database>)
+        .selectFrom('api_keys')
+        .select(['id', 'user_id'])
+        .orderBy('id')
+        .execute();
       expect(users).toEqual([
         { id: 'key_01JD0A1B2C3D4E5F6G7H8J9K01', user_id: 'usr_01JD0A1B2C3D4E5F6G7H8J9K0M' },
         { id: 'key_01JD0A1B2C3D4E5F6G7H8J9K02', user_id: null },

@@ -23,7 +23,10 @@ describe.each([
   });
 
   test(`is ${ip} in the request log and in the audit log`, async () => {
-    const created = await server.call('POST', '/v1/api-keys', { body: { name: 'from behind a proxy', role: 'viewer' }, headers: { 'X-Forwarded-For': FORWARDED_FOR } });
+    const created = await server.call('POST', '/v1/api-keys', {
+      body: { name: 'from behind a proxy', role: 'viewer' },
+      headers: { 'X-Forwarded-For': FORWARDED_FOR },
+    });
     expect(created.status).toBe(201);
     const requestId = created.headers.get('x-request-id');
 
@@ -58,7 +61,8 @@ describe.each([
   });
 
   test(`a body of ${limit} bytes is read; one byte more is 413 payload_too_large`, async () => {
-    const post = (rawBody: string) => server.call('POST', '/v1/api-keys', { rawBody, headers: { 'Content-Type': 'application/json' } });
+    const post = (rawBody: string) =>
+      server.call('POST', '/v1/api-keys', { rawBody, headers: { 'Content-Type': 'application/json' } });
     expect(Buffer.byteLength(bodyOf(limit))).toBe(limit);
     expect((await post(bodyOf(limit))).status).toBe(201);
     const tooLarge = await post(bodyOf(limit + 1));

@@ -3,11 +3,10 @@
 // `Access-Control-Allow-Origin: *` and expose the headers clients need.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
-
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 describe('CORS', () => {
   let server: TestServer;
@@ -20,7 +19,9 @@ describe('CORS', () => {
   });
 
   test('every answer may be read from any origin; a preflight is 204 with what the API accepts', async () => {
-    const answer = await fetch(`${server.url}/v1/workspace`, { headers: { Origin: 'https://app.example', Authorization: `Bearer ${server.ownerKey}` } });
+    const answer = await fetch(`${server.url}/v1/workspace`, {
+      headers: { Origin: 'https://app.example', Authorization: `Bearer ${server.ownerKey}` },
+    });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('access-control-allow-origin')).toBe('*');
     expect(answer.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
@@ -30,7 +31,11 @@ describe('CORS', () => {
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');
     const preflight = await fetch(`${server.url}/v1/documents`, {
       method: 'OPTIONS',
-      headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type, idempotency-key' },
+      headers: {
+        Origin: 'https://app.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization, content-type, idempotency-key',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
@@ -43,9 +48,23 @@ describe('CORS', () => {
 
     // biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in the nested describe.skipIf block, which Biome does not see as a describe
     beforeAll(async () => {
-      page = http.createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>Another site</title>'));
+      page = http.createServer((_req, res) =>
+        res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>Another site</title>'),
+      );
       await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--no-sandbox',
+          '--headless',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
     });
     // biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in the nested describe.skipIf block, which Biome does not see as a describe
     afterAll(async () => {
@@ -59,13 +78,31 @@ describe('CORS', () => {
       await tab.goto(`http://localhost:${(page.address() as AddressInfo).port}/`);
       const result = await tab.evaluate(
         async ({ api, key }) => {
-          const created = await fetch(`${api}/v1/documents`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'cors-test-1' }, body: JSON.stringify({ title: 'From a browser' }) });
+          const created = await fetch(`${api}/v1/documents`, {
+            method: 'POST',
+            headers: {
+              Authorization: `Bearer ${key}`,
+              'Content-Type': 'application/json',
+              'Idempotency-Key': 'cors-test-1',
+            },
+            body: JSON.stringify({ title: 'From a browser' }),
+          });
           const body = await created.json();
-          return { status: created.status, title: body.title, requestId: created.headers.get('x-request-id'), location: created.headers.get('location') };
+          return {
+            status: created.status,
+            title: body.title,
+            requestId: created.headers.get('x-request-id'),
+            location: created.headers.get('location'),
+          };
         },
         { api: server.url, key: server.ownerKey },
       );
-      expect(result).toMatchObject({ status: 201, title: 'From a browser', requestId: expect.stringMatching(/^req_/), location: expect.stringMatching(/^\/v1\/documents\/doc_/) });
+      expect(result).toMatchObject({
+        status: 201,
+        title: 'From a browser',
+        requestId: expect.stringMatching(/^req_/),
+        location: expect.stringMatching(/^\/v1\/documents\/doc_/),
+      });
       await tab.close();
     });
   });

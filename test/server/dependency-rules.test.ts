@@ -12,28 +12,40 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 const root = join(import.meta.dirname, '../..');
 const config = join(root, '.dependency-cruiser.cjs');
 const cli = join(root, 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs');
-const rules = (createRequire(import.meta.url)(config) as { forbidden: { name: string }[] }).forbidden.map((rule) => rule.name);
+const rules = (createRequire(import.meta.url)(config) as { forbidden: { name: string }[] }).forbidden.map(
+  (rule) => rule.name,
+);
 
 /** Files of the tree: path → source. Comments say which rule an import breaks; the others are allowed. */
 const tree: Record<string, string> = {
   'src/platform/clock.ts': 'export const now = () => new Date();\n',
-  'src/platform/feature.ts': "import { alphaFeature } from '../features/alpha/index.ts'; // platform-imports-no-feature\nexport const x = alphaFeature;\n",
-  'src/storage/migrations/001_first.ts': "import { helper } from '../../features/alpha/index.ts'; // storage-imports-no-feature\nexport const m = helper;\n",
-  'src/config.ts': "import { helper } from './features/alpha/index.ts'; // config-imports-no-feature\nexport const c = helper;\n",
+  'src/platform/feature.ts':
+    "import { alphaFeature } from '../features/alpha/index.ts'; // platform-imports-no-feature\nexport const x = alphaFeature;\n",
+  'src/storage/migrations/001_first.ts':
+    "import { helper } from '../../features/alpha/index.ts'; // storage-imports-no-feature\nexport const m = helper;\n",
+  'src/config.ts':
+    "import { helper } from './features/alpha/index.ts'; // config-imports-no-feature\nexport const c = helper;\n",
   'src/server.ts': "import { features } from './features/index.ts';\nexport { features };\n",
-  'src/main.ts': "import { inside } from './features/alpha/inside.ts'; // no-deep-feature-import-from-entry-point\nexport const m = inside;\n",
-  'src/features/alpha/index.ts': "export const alphaFeature = { name: 'alpha' };\nexport { helper } from './inside.ts';\n",
+  'src/main.ts':
+    "import { inside } from './features/alpha/inside.ts'; // no-deep-feature-import-from-entry-point\nexport const m = inside;\n",
+  'src/features/alpha/index.ts':
+    "export const alphaFeature = { name: 'alpha' };\nexport { helper } from './inside.ts';\n",
   'src/features/alpha/inside.ts':
     "import { now } from '../../platform/clock.ts';\nimport { betaThing } from '../beta/index.ts';\n" +
     'export const inside = now;\nexport const helper = () => betaThing;\n',
-  'src/features/index.ts': "import { alphaFeature } from './alpha/index.ts';\nexport const features = [alphaFeature];\n",
-  'src/features/alpha/uses-list.ts': "import type { features } from '../index.ts'; // feature-list-only-from-entry-points\nexport type L = typeof features;\n",
-  'src/features/alpha/uses-server.ts': "import { features } from '../../server.ts'; // no-entry-point-import\nexport const f = features;\n",
+  'src/features/index.ts':
+    "import { alphaFeature } from './alpha/index.ts';\nexport const features = [alphaFeature];\n",
+  'src/features/alpha/uses-list.ts':
+    "import type { features } from '../index.ts'; // feature-list-only-from-entry-points\nexport type L = typeof features;\n",
+  'src/features/alpha/uses-server.ts':
+    "import { features } from '../../server.ts'; // no-entry-point-import\nexport const f = features;\n",
   // beta → alpha while alpha → beta: no-feature-cycle, and at run time no-runtime-cycle-across-features.
   'src/features/beta/index.ts': "export { betaThing } from './thing.ts';\n",
-  'src/features/beta/thing.ts': "import { inside } from '../alpha/inside.ts'; // no-deep-cross-feature-import\nexport const betaThing = () => inside();\n",
+  'src/features/beta/thing.ts':
+    "import { inside } from '../alpha/inside.ts'; // no-deep-cross-feature-import\nexport const betaThing = () => inside();\n",
   // Type-only: counts as a deep import, not as a run-time cycle.
-  'src/features/gamma/index.ts': "import type { Engine } from '../delta/engine.ts'; // no-deep-cross-feature-import\nexport type E = Engine;\n",
+  'src/features/gamma/index.ts':
+    "import type { Engine } from '../delta/engine.ts'; // no-deep-cross-feature-import\nexport type E = Engine;\n",
   'src/features/alpha/uses-delta.ts': "import type { Engine } from '../delta/index.ts';\nexport type D = Engine;\n",
   'src/features/delta/index.ts': "export type { Engine } from './engine.ts';\n",
   'src/features/delta/engine.ts': 'export interface Engine { run(): void }\n',
@@ -78,7 +90,9 @@ describe('the dependency rules', () => {
 
   test('flag exactly the breaks: a feature index, the platform and type-only imports of an index are allowed', async () => {
     const { stdout } = await depcruise(dir, '--output-type', 'json');
-    const found = (JSON.parse(stdout) as { summary: { violations: Violation[] } }).summary.violations.map((v) => `${v.rule.name} ${v.from} → ${v.to}`);
+    const found = (JSON.parse(stdout) as { summary: { violations: Violation[] } }).summary.violations.map(
+      (v) => `${v.rule.name} ${v.from} → ${v.to}`,
+    );
     expect(found.sort()).toEqual(
       [
         'config-imports-no-feature src/config.ts → src/features/alpha/index.ts',

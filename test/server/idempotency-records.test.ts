@@ -7,8 +7,8 @@
 //   all, its answer does not replace the retry's: the key keeps replaying the retry's answer.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
-import { collectByKey } from '../../src/platform/feature.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
+import { collectByKey } from '../../src/platform/feature.ts';
 import type { OperationHandler } from '../../src/platform/operations.ts';
 import { expectProblem } from '../support/expect.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
@@ -60,7 +60,11 @@ describe.each(databaseKinds)('Idempotency-Key records on %s', (kind) => {
       return (collectByKey(features, 'handlers').createApiKey as OperationHandler<'createApiKey'>)(request, context);
     });
     const started = clock.now().getTime();
-    const post = () => server.call('POST', '/v1/api-keys', { body: { name: `cut off ${kind}`, role: 'viewer' }, headers: { 'Idempotency-Key': `cut-off-${kind}` } });
+    const post = () =>
+      server.call('POST', '/v1/api-keys', {
+        body: { name: `cut off ${kind}`, role: 'viewer' },
+        headers: { 'Idempotency-Key': `cut-off-${kind}` },
+      });
     const cutOff = post();
     await inHandler;
 

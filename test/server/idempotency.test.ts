@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { storedKey } from '../../src/platform/idempotency.ts';
-import { databaseKinds, freshDatabase, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type Answer, databaseKinds, freshDatabase, startTestServer, type TestServer } from '../support/server.ts';
 
 const HOUR = 3_600_000;
 let counter = 0;
@@ -41,7 +41,12 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
     server.call('POST', path, { body, key, headers: { 'Idempotency-Key': idempotencyKey } });
 
   const keysNamed = async (name: string, workspaceId = server.workspaceId) =>
-    server.platform.db.selectFrom('api_keys').select('id').where('workspace_id', '=', workspaceId).where('name', '=', name).execute();
+    server.platform.db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('name', '=', name)
+      .execute();
 
   const membersWithEmail = async (email: string) =>
     server.platform.db
@@ -53,7 +58,12 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
       .execute();
 
   const record = (idempotencyKey: string, workspaceId = server.workspaceId) =>
-    server.platform.db.selectFrom('idempotency_keys').selectAll().where('workspace_id', '=', workspaceId).where('key', '=', storedKey(idempotencyKey)).executeTakeFirst();
+    server.platform.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('key', '=', storedKey(idempotencyKey))
+      .executeTakeFirst();
 
   test('the same key and request get the stored answer again, and the key is created once', async () => {
     const key = uniqueKey('create');
@@ -86,7 +96,10 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
     const first = await post('/v1/members', body, key);
     const again = await post('/v1/members', body, key);
     expect([first.status, again.status]).toEqual([201, 201]);
-    expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual(['false', 'true']);
+    expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual([
+      'false',
+      'true',
+    ]);
     expect(again.body).toEqual(first.body);
     expect(await membersWithEmail(body.email)).toHaveLength(1);
 
@@ -138,7 +151,9 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
       const key = uniqueKey('race');
       const body = { email: uniqueEmail('race'), role: 'viewer' };
       const answers = await Promise.all([post('/v1/members', body, key), post('/v1/members', body, key)]);
-      const outcomes = answers.map((a) => `${a.status} ${a.body.code ?? ''} ${a.headers.get('idempotent-replayed')}`.replace(/ {2}/, ' ')).sort();
+      const outcomes = answers
+        .map((a) => `${a.status} ${a.body.code ?? ''} ${a.headers.get('idempotent-replayed')}`.replace(/ {2}/, ' '))
+        .sort();
       expect([
         ['201 false', '201 true'],
         ['201 false', '409 idempotency_key_in_use false'],
@@ -153,13 +168,20 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
   });
 
   test('keys are scoped to the workspace: the same key in two workspaces runs in both', async () => {
-    const other = await createWorkspace(server.platform.db, { name: 'Other workspace', region: 'eu', now: clock.now() });
+    const other = await createWorkspace(server.platform.db, {
+      name: 'Other workspace',
+      region: 'eu',
+      now: clock.now(),
+    });
     const key = uniqueKey('scoped');
     const body = { name: uniqueKey('scoped-name'), role: 'viewer' };
     const here = await post('/v1/api-keys', body, key);
     const there = await post('/v1/api-keys', body, key, other.secret);
     expect([here.status, there.status]).toEqual([201, 201]);
-    expect([here.headers.get('idempotent-replayed'), there.headers.get('idempotent-replayed')]).toEqual(['false', 'false']);
+    expect([here.headers.get('idempotent-replayed'), there.headers.get('idempotent-replayed')]).toEqual([
+      'false',
+      'false',
+    ]);
     expect(there.body.id).not.toBe(here.body.id);
     expect(await keysNamed(body.name)).toHaveLength(1);
     expect(await keysNamed(body.name, other.workspace.id)).toHaveLength(1);
@@ -193,7 +215,10 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
     const refused = await post('/v1/api-keys', { name, role: 'emperor' }, key);
     expectProblem(refused, 422, 'validation_failed');
     expect(await record(key)).toBeUndefined();
-    const badJson = await server.call('POST', '/v1/api-keys', { rawBody: '{', headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key } });
+    const badJson = await server.call('POST', '/v1/api-keys', {
+      rawBody: '{',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+    });
     expectProblem(badJson, 400, 'invalid_json');
     expect(await record(key)).toBeUndefined();
     const corrected = await post('/v1/api-keys', { name, role: 'viewer' }, key);
@@ -227,7 +252,11 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
   test('an answer that breaks the contract (500 response_validation_failed) releases the key: the retry runs', async () => {
     const key = uniqueKey('broken');
     const body = { name: uniqueKey('broken-name'), role: 'viewer' };
-    server.handlerOverrides.set('createApiKey', async () => ({ status: 201, contentType: 'application/json', body: { id: 'not an api key' } }));
+    server.handlerOverrides.set('createApiKey', async () => ({
+      status: 201,
+      contentType: 'application/json',
+      body: { id: 'not an api key' },
+    }));
     try {
       expectProblem(await post('/v1/api-keys', body, key), 500, 'response_validation_failed');
       expect(server.responseValidationErrors).toHaveLength(1);
@@ -246,7 +275,9 @@ describe.each(databaseKinds)('Idempotency-Key on %s', (kind) => {
     expect(get.status).toBe(200);
     expect(get.headers.get('idempotent-replayed')).toBeNull();
     const { id } = await server.createKey('viewer');
-    const revoke = await server.call('DELETE', `/v1/api-keys/${id}`, { headers: { 'Idempotency-Key': uniqueKey('delete') } });
+    const revoke = await server.call('DELETE', `/v1/api-keys/${id}`, {
+      headers: { 'Idempotency-Key': uniqueKey('delete') },
+    });
     expect(revoke.status).toBe(200);
     expect(revoke.headers.get('idempotent-replayed')).toBeNull();
   });
@@ -269,11 +300,19 @@ describe.each(databaseKinds)('Idempotency-Key records on %s', (kind) => {
 
       const second = await startTestServer({ databaseUrl: database.url, workspace: false });
       try {
-        const replay = await second.call('POST', '/v1/api-keys', { key: first.ownerKey, body, headers: { 'Idempotency-Key': key } });
+        const replay = await second.call('POST', '/v1/api-keys', {
+          key: first.ownerKey,
+          body,
+          headers: { 'Idempotency-Key': key },
+        });
         expect(replay.status).toBe(201);
         expect(replay.headers.get('idempotent-replayed')).toBe('true');
         expect(replay.body).toEqual(original.body);
-        const keys = await second.platform.db.selectFrom('api_keys').select('id').where('name', '=', 'durable key').execute();
+        const keys = await second.platform.db
+          .selectFrom('api_keys')
+          .select('id')
+          .where('name', '=', 'durable key')
+          .execute();
         expect(keys).toHaveLength(1);
       } finally {
         await second.close();

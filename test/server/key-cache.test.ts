@@ -1,7 +1,7 @@
 // The key cache (src/platform/key-cache.ts): a key that authenticated is remembered, and a change of it (revocation,
 // a new role, its workspace) is seen at its very next request, on this server and on another server of the same
 // database. The rest of the suite runs with the cache on too (its default), so every test of keys exercises it.
-import { Kysely, sql, PostgresAdapter, DummyDriver, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { hashSecret } from '../../src/platform/auth.ts';
@@ -13,12 +13,19 @@ import { databaseKinds, startTestServer, type TestServer } from '../support/serv
 describe('which statements change a caller', () => {
   // A database handle that only builds queries.
   const db = new Kysely<Database>({
-    dialect: { createAdapter: () => new PostgresAdapter(), createDriver: () => new DummyDriver(), createIntrospector: (k) => new PostgresIntrospector(k), createQueryCompiler: () => new PostgresQueryCompiler() },
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (k) => new PostgresIntrospector(k),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
   });
   const changes = (query: { compile(): { query: unknown; sql: string } }) => changesCallers(query.compile() as never);
 
   test('a key revoked, rotated, renamed or deleted, a workspace renamed or deleted: yes', () => {
-    expect(changes(db.updateTable('api_keys').set({ revoked_at: 'x', updated_at: 'x' }).where('id', '=', 'k'))).toBe(true);
+    expect(changes(db.updateTable('api_keys').set({ revoked_at: 'x', updated_at: 'x' }).where('id', '=', 'k'))).toBe(
+      true,
+    );
     expect(changes(db.updateTable('api_keys').set({ secret_hash: 'x' }))).toBe(true);
     expect(changes(db.updateTable('api_keys').set({ last_used_at: 'x', role: 'viewer' }))).toBe(true);
     expect(changes(db.deleteFrom('api_keys').where('id', '=', 'k'))).toBe(true);
@@ -26,18 +33,34 @@ describe('which statements change a caller', () => {
     expect(changes(db.deleteFrom('workspaces'))).toBe(true);
     // Through an alias, an upsert, or SQL that Kysely did not build.
     expect(changes(db.updateTable('api_keys as k').set({ revoked_at: 'x' }))).toBe(true);
-    expect(changes(db.insertInto('api_keys').values({} as never).onConflict((oc) => oc.column('id').doUpdateSet({ role: 'viewer' })))).toBe(true);
-    expect(changesCallers({ query: sql`update api_keys set role = 'viewer'`.toOperationNode() as never, sql: "update api_keys set role = 'viewer'" })).toBe(true);
+    expect(
+      changes(
+        db
+          .insertInto('api_keys')
+          .values({} as never)
+          .onConflict((oc) => oc.column('id').doUpdateSet({ role: 'viewer' })),
+      ),
+    ).toBe(true);
+    expect(
+      changesCallers({
+        query: sql`update api_keys set role = 'viewer'`.toOperationNode() as never,
+        sql: "update api_keys set role = 'viewer'",
+      }),
+    ).toBe(true);
   });
 
   test("a key's last use, a workspace's event sequence, another table, a read or an insert: no", () => {
     expect(changes(db.updateTable('api_keys').set({ last_used_at: 'x' }))).toBe(false);
-    expect(changes(db.updateTable('workspaces').set((eb) => ({ event_sequence: eb('event_sequence', '+', 1) })))).toBe(false);
+    expect(changes(db.updateTable('workspaces').set((eb) => ({ event_sequence: eb('event_sequence', '+', 1) })))).toBe(
+      false,
+    );
     expect(changes(db.updateTable('members').set({ role: 'viewer' }))).toBe(false);
     expect(changes(db.deleteFrom('members'))).toBe(false);
     expect(changes(db.selectFrom('api_keys').selectAll())).toBe(false);
     expect(changes(db.insertInto('api_keys').values({} as never))).toBe(false);
-    expect(changesCallers({ query: sql`select 1 from api_keys`.toOperationNode() as never, sql: 'select 1 from api_keys' })).toBe(false);
+    expect(
+      changesCallers({ query: sql`select 1 from api_keys`.toOperationNode() as never, sql: 'select 1 from api_keys' }),
+    ).toBe(false);
   });
 });
 
@@ -48,14 +71,19 @@ describe.each(databaseKinds)('the key cache on %s', (kind) => {
 
   beforeAll(async () => {
     server = await startTestServer({ database: kind });
-    other = await startTestServer({ databaseUrl: server.database.url, workspace: false, env: { AUTH_CACHE_MS: '60000' } });
+    other = await startTestServer({
+      databaseUrl: server.database.url,
+      workspace: false,
+      env: { AUTH_CACHE_MS: '60000' },
+    });
   });
   afterAll(async () => {
     await other?.close();
     await server?.close();
   });
 
-  const remembered = (on: TestServer, secret: string) => on.platform.keyCache.get(hashSecret(secret), process.hrtime.bigint()) !== undefined;
+  const remembered = (on: TestServer, secret: string) =>
+    on.platform.keyCache.get(hashSecret(secret), process.hrtime.bigint()) !== undefined;
 
   /**
    * Uses the key until the server remembers it (bounded): after any write to the keys the cache stays unused for a
@@ -87,19 +115,30 @@ describe.each(databaseKinds)('the key cache on %s', (kind) => {
     const key = await server.createKey('admin');
     await useUntilRemembered(server, key.secret);
     await server.platform.db.updateTable('api_keys').set({ role: 'viewer' }).where('id', '=', key.id).execute();
-    expectProblem(await server.call('POST', '/v1/api-keys', { key: key.secret, body: { name: 'no', role: 'viewer' } }), 403, 'insufficient_role');
+    expectProblem(
+      await server.call('POST', '/v1/api-keys', { key: key.secret, body: { name: 'no', role: 'viewer' } }),
+      403,
+      'insufficient_role',
+    );
   });
 
   test("a remembered key's last use is still recorded, to the minute", async () => {
     const key = await server.createKey('viewer');
     const minute = () => new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
     const before = minute();
-    for (let i = 0; i < 3; i++) expect((await server.call('GET', '/v1/workspace', { key: key.secret })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await server.call('GET', '/v1/workspace', { key: key.secret })).status).toBe(200);
     const after = minute();
     // The write is not awaited by the request: wait (bounded) for it.
     let lastUsed: string | null = null;
     for (let i = 0; i < 100 && !lastUsed; i++) {
-      lastUsed = (await server.platform.db.selectFrom('api_keys').select('last_used_at').where('id', '=', key.id).executeTakeFirstOrThrow()).last_used_at;
+      lastUsed = (
+        await server.platform.db
+          .selectFrom('api_keys')
+          .select('last_used_at')
+          .where('id', '=', key.id)
+          .executeTakeFirstOrThrow()
+      ).last_used_at;
       if (!lastUsed) await new Promise((resolve) => setTimeout(resolve, 10));
     }
     expect([before, after]).toContain(lastUsed);
@@ -128,33 +167,47 @@ describe.each(databaseKinds)('the key cache on %s', (kind) => {
     const outside = kind === 'postgres' ? new pg.Client({ connectionString: server.database.url }) : undefined;
     if (outside) {
       await outside.connect();
-      await outside.query('update api_keys set previous_secret_expires_at = $1 where id = $2', [new Date(Date.now() - 1000).toISOString(), key.id]);
+      await outside.query('update api_keys set previous_secret_expires_at = $1 where id = $2', [
+        new Date(Date.now() - 1000).toISOString(),
+        key.id,
+      ]);
       await outside.end();
       await forgotten(other, key.secret);
     } else {
-      await server.platform.db.updateTable('api_keys').set({ previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', key.id).execute();
+      await server.platform.db
+        .updateTable('api_keys')
+        .set({ previous_secret_expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', key.id)
+        .execute();
     }
     expectProblem(await other.call('GET', '/v1/workspace', { key: key.secret }), 401, 'unauthenticated');
     expect((await other.call('GET', '/v1/workspace', { key: rotated.body.secret })).status).toBe(200);
   });
 
-  test.runIf(kind === 'postgres')('while a transaction that changes a key is open, the key is read from the database and not remembered', async () => {
-    const key = await server.createKey('admin');
-    await useUntilRemembered(server, key.secret);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const transaction = server.platform.db.transaction().execute(async (trx) => {
-      await trx.updateTable('api_keys').set({ role: 'viewer' }).where('id', '=', key.id).execute();
-      await held;
-    });
-    try {
-      // Uncommitted: the request reads the admin row on another connection, and must not keep it past the commit.
-      expect((await server.call('GET', '/v1/api-keys', { key: key.secret })).status).toBe(200);
-      expect(remembered(server, key.secret)).toBe(false);
-    } finally {
-      release();
-      await transaction;
-    }
-    expectProblem(await server.call('POST', '/v1/api-keys', { key: key.secret, body: { name: 'no', role: 'viewer' } }), 403, 'insufficient_role');
-  });
+  test.runIf(kind === 'postgres')(
+    'while a transaction that changes a key is open, the key is read from the database and not remembered',
+    async () => {
+      const key = await server.createKey('admin');
+      await useUntilRemembered(server, key.secret);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const transaction = server.platform.db.transaction().execute(async (trx) => {
+        await trx.updateTable('api_keys').set({ role: 'viewer' }).where('id', '=', key.id).execute();
+        await held;
+      });
+      try {
+        // Uncommitted: the request reads the admin row on another connection, and must not keep it past the commit.
+        expect((await server.call('GET', '/v1/api-keys', { key: key.secret })).status).toBe(200);
+        expect(remembered(server, key.secret)).toBe(false);
+      } finally {
+        release();
+        await transaction;
+      }
+      expectProblem(
+        await server.call('POST', '/v1/api-keys', { key: key.secret, body: { name: 'no', role: 'viewer' } }),
+        403,
+        'insufficient_role',
+      );
+    },
+  );
 });

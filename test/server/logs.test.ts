@@ -6,18 +6,20 @@
 // requests without a key of the workspace are not logged; the filters select by key, status (code or class),
 // method, path prefix and time; a next-page Link keeps the filters in a form the API accepts back (`api_key.*`).
 // A ManualClock gives each phase its own instant. Query values are sent percent-encoded (see `q`).
-import type { components } from '../../generated/openapi.ts';
+
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { components } from '../../generated/openapi.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 const requestIdOf = (answer: Answer) => answer.headers.get('x-request-id')!;
 /**
  * A query value percent-encoded as the contract requires: its parameters do not allow reserved characters, so `:`,
  * `/` and `*` must be encoded too (encodeURIComponent leaves `*` as it is).
  */
-const q = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const q = (value: string) =>
+  encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 interface AuditEntry {
   id: string;
@@ -50,7 +52,11 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
     let url = `${path}${path.includes('?') ? '&' : '?'}limit=100`;
     for (let page = 0; page < 50; page++) {
       const answer = await server.call('GET', url, { key });
-      expect({ url, status: answer.status, problem: answer.status === 200 ? undefined : answer.body }).toEqual({ url, status: 200, problem: undefined });
+      expect({ url, status: answer.status, problem: answer.status === 200 ? undefined : answer.body }).toEqual({
+        url,
+        status: 200,
+        problem: undefined,
+      });
       items.push(...(answer.body.data as T[]));
       if (!answer.body.next_cursor) return items;
       const next = new URL(/^<([^>]+)>; rel="next"$/.exec(answer.headers.get('link') ?? '')![1]!);
@@ -79,7 +85,10 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       clock.advance(60_000);
       instants.push(clock.now().toISOString());
       const expiresAt = new Date(clock.now().getTime() + 30 * 86_400_000).toISOString();
-      const keyAnswer = await server.call('POST', '/v1/api-keys', { ...as, body: { name: 'Zapier integration', role: 'editor', expires_at: expiresAt } });
+      const keyAnswer = await server.call('POST', '/v1/api-keys', {
+        ...as,
+        body: { name: 'Zapier integration', role: 'editor', expires_at: expiresAt },
+      });
 
       clock.advance(60_000);
       instants.push(clock.now().toISOString());
@@ -91,14 +100,25 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
 
       clock.advance(60_000);
       instants.push(clock.now().toISOString());
-      const added = await server.call('POST', '/v1/members', { ...as, body: { email: 'Lucas.Martin@Northwind.example', role: 'editor' } });
+      const added = await server.call('POST', '/v1/members', {
+        ...as,
+        body: { email: 'Lucas.Martin@Northwind.example', role: 'editor' },
+      });
 
       clock.advance(60_000);
       instants.push(clock.now().toISOString());
       const removed = await server.call('DELETE', `/v1/members/${added.body.id}`, as);
 
-      expect([keyAnswer.status, rotated.status, revoked.status, added.status, removed.status]).toEqual([201, 200, 200, 201, 204]);
-      changes = { created: { answer: keyAnswer, id: keyAnswer.body.id, secret: keyAnswer.body.secret }, rotated, revoked, added, removed };
+      expect([keyAnswer.status, rotated.status, revoked.status, added.status, removed.status]).toEqual([
+        201, 200, 200, 201, 204,
+      ]);
+      changes = {
+        created: { answer: keyAnswer, id: keyAnswer.body.id, secret: keyAnswer.body.secret },
+        rotated,
+        revoked,
+        added,
+        removed,
+      };
       clock.advance(60_000);
     });
 
@@ -106,13 +126,44 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       const entries = await listAll<AuditEntry>(`/v1/audit-logs?actor_api_key_id=${admin.id}`);
       const actor = { type: 'api_key', api_key_id: admin.id, api_key_name: 'Audit admin', role: 'admin' };
       const keyTarget = { type: 'api_key', id: changes.created.id, display_name: 'Zapier integration' };
-      const memberTarget = { type: 'member', id: changes.added.body.id, display_name: 'lucas.martin@northwind.example' };
+      const memberTarget = {
+        type: 'member',
+        id: changes.added.body.id,
+        display_name: 'lucas.martin@northwind.example',
+      };
       const common = { ip: '127.0.0.1', user_agent: agent };
       // Newest first.
       expect(entries.map(({ id: _id, ...entry }) => entry)).toEqual([
-        { ...common, object: 'audit_log_entry', action: 'member.removed', actor, target: memberTarget, details: { email: 'lucas.martin@northwind.example', role: 'editor' }, request_id: requestIdOf(changes.removed), created_at: instants[4] },
-        { ...common, object: 'audit_log_entry', action: 'member.added', actor, target: memberTarget, details: { email: 'lucas.martin@northwind.example', role: 'editor' }, request_id: requestIdOf(changes.added), created_at: instants[3] },
-        { ...common, object: 'audit_log_entry', action: 'api_key.revoked', actor, target: keyTarget, details: {}, request_id: requestIdOf(changes.revoked), created_at: instants[2] },
+        {
+          ...common,
+          object: 'audit_log_entry',
+          action: 'member.removed',
+          actor,
+          target: memberTarget,
+          details: { email: 'lucas.martin@northwind.example', role: 'editor' },
+          request_id: requestIdOf(changes.removed),
+          created_at: instants[4],
+        },
+        {
+          ...common,
+          object: 'audit_log_entry',
+          action: 'member.added',
+          actor,
+          target: memberTarget,
+          details: { email: 'lucas.martin@northwind.example', role: 'editor' },
+          request_id: requestIdOf(changes.added),
+          created_at: instants[3],
+        },
+        {
+          ...common,
+          object: 'audit_log_entry',
+          action: 'api_key.revoked',
+          actor,
+          target: keyTarget,
+          details: {},
+          request_id: requestIdOf(changes.revoked),
+          created_at: instants[2],
+        },
         {
           ...common,
           object: 'audit_log_entry',
@@ -135,18 +186,28 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
         },
       ]);
       for (const entry of entries) expect(entry.id).toMatch(/^aud_[0-9A-HJKMNP-TV-Z]{26}$/);
-      expect(changes.rotated.body.previous_secret_expires_at).toBe(new Date(Date.parse(instants[1]!) + 24 * 3_600_000).toISOString());
+      expect(changes.rotated.body.previous_secret_expires_at).toBe(
+        new Date(Date.parse(instants[1]!) + 24 * 3_600_000).toISOString(),
+      );
     });
 
     test('no entry holds a secret', async () => {
       const all = await server.call('GET', '/v1/audit-logs?limit=100');
-      for (const secret of [changes.created.secret, changes.rotated.body.secret as string, admin.secret, server.ownerKey]) {
+      for (const secret of [
+        changes.created.secret,
+        changes.rotated.body.secret as string,
+        admin.secret,
+        server.ownerKey,
+      ]) {
         expect(all.text).not.toContain(secret);
       }
     });
 
     test('the action filter matches an exact action or every action of a resource', async () => {
-      const actions = async (filter: string) => (await listAll<AuditEntry>(`/v1/audit-logs?actor_api_key_id=${admin.id}&action=${q(filter)}`)).map((e) => e.action);
+      const actions = async (filter: string) =>
+        (await listAll<AuditEntry>(`/v1/audit-logs?actor_api_key_id=${admin.id}&action=${q(filter)}`)).map(
+          (e) => e.action,
+        );
       expect(await actions('api_key.created')).toEqual(['api_key.created']);
       expect(await actions('api_key.*')).toEqual(['api_key.revoked', 'api_key.rotated', 'api_key.created']);
       expect(await actions('member.*')).toEqual(['member.removed', 'member.added']);
@@ -167,16 +228,30 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
 
       const toKey = await listAll<AuditEntry>(`/v1/audit-logs?target_id=${changes.created.id}`);
       expect(toKey.map((e) => e.action)).toEqual(['api_key.revoked', 'api_key.rotated', 'api_key.created']);
-      const toMember = await listAll<AuditEntry>(`/v1/audit-logs?target_id=${changes.added.body.id}&actor_api_key_id=${admin.id}`);
+      const toMember = await listAll<AuditEntry>(
+        `/v1/audit-logs?target_id=${changes.added.body.id}&actor_api_key_id=${admin.id}`,
+      );
       expect(toMember.map((e) => e.action)).toEqual(['member.removed', 'member.added']);
-      expect(await listAll<AuditEntry>(`/v1/audit-logs?target_id=${changes.created.id}&actor_api_key_id=${server.ownerKeyId}`)).toEqual([]);
+      expect(
+        await listAll<AuditEntry>(
+          `/v1/audit-logs?target_id=${changes.created.id}&actor_api_key_id=${server.ownerKeyId}`,
+        ),
+      ).toEqual([]);
     });
 
     test('created_after is inclusive, created_before exclusive, and both accept any RFC 3339 offset', async () => {
-      const actions = async (query: string) => (await listAll<AuditEntry>(`/v1/audit-logs?actor_api_key_id=${admin.id}&${query}`)).map((e) => e.action);
-      expect(await actions(`created_after=${q(instants[2]!)}`)).toEqual(['member.removed', 'member.added', 'api_key.revoked']);
+      const actions = async (query: string) =>
+        (await listAll<AuditEntry>(`/v1/audit-logs?actor_api_key_id=${admin.id}&${query}`)).map((e) => e.action);
+      expect(await actions(`created_after=${q(instants[2]!)}`)).toEqual([
+        'member.removed',
+        'member.added',
+        'api_key.revoked',
+      ]);
       expect(await actions(`created_before=${q(instants[2]!)}`)).toEqual(['api_key.rotated', 'api_key.created']);
-      expect(await actions(`created_after=${q(instants[1]!)}&created_before=${q(instants[3]!)}`)).toEqual(['api_key.revoked', 'api_key.rotated']);
+      expect(await actions(`created_after=${q(instants[1]!)}&created_before=${q(instants[3]!)}`)).toEqual([
+        'api_key.revoked',
+        'api_key.rotated',
+      ]);
       // The same instant written with a +02:00 offset.
       const offset = new Date(Date.parse(instants[3]!) + 2 * 3_600_000).toISOString().replace('Z', '+02:00');
       expect(await actions(`created_after=${q(offset)}`)).toEqual(['member.removed', 'member.added']);
@@ -210,7 +285,10 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       const answer = await server.call('GET', `/v1/audit-logs?created_before=${q('2016-12-31T23:59:60Z')}`);
       expect(answer.status).toBe(200);
       expect(answer.body.data).toEqual([]);
-      const requests = await server.call('GET', `/v1/request-logs?created_after=${q('2016-12-31T23:59:60+00:00')}&limit=1`);
+      const requests = await server.call(
+        'GET',
+        `/v1/request-logs?created_after=${q('2016-12-31T23:59:60+00:00')}&limit=1`,
+      );
       expect(requests.status).toBe(200);
       expect(requests.body.data.length).toBe(1);
     });
@@ -222,10 +300,17 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
         await server.call('POST', '/v1/api-keys', { key: viewer.secret, body: { name: 'nope', role: 'viewer' } }),
         await server.call('POST', '/v1/api-keys', { key: admin2.secret, body: { name: 'nope', role: 'owner' } }),
         await server.call('DELETE', `/v1/api-keys/${server.ownerKeyId}`, { key: admin2.secret }),
-        await server.call('POST', '/v1/api-keys', { key: admin2.secret, body: { name: 'nope', role: 'viewer', expires_at: '2000-01-01T00:00:00Z' } }),
+        await server.call('POST', '/v1/api-keys', {
+          key: admin2.secret,
+          body: { name: 'nope', role: 'viewer', expires_at: '2000-01-01T00:00:00Z' },
+        }),
       ];
       expect(refused.map((a) => a.status)).toEqual([403, 403, 403, 422]);
-      const rows = await server.platform.db.selectFrom('audit_log_entries').select('id').where('request_id', 'in', refused.map(requestIdOf)).execute();
+      const rows = await server.platform.db
+        .selectFrom('audit_log_entries')
+        .select('id')
+        .where('request_id', 'in', refused.map(requestIdOf))
+        .execute();
       expect(rows).toEqual([]);
     });
 
@@ -236,7 +321,11 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
         ['created_after=yesterday', 'query/created_after'],
       ]) {
         const answer = await server.call('GET', `/v1/audit-logs?${query}`);
-        expect({ status: answer.status, code: answer.body.code, pointers: answer.body.errors?.map((e: { pointer: string }) => e.pointer) }).toEqual({
+        expect({
+          status: answer.status,
+          code: answer.body.code,
+          pointers: answer.body.errors?.map((e: { pointer: string }) => e.pointer),
+        }).toEqual({
           status: 422,
           code: 'validation_failed',
           pointers: [pointer],
@@ -246,7 +335,10 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
 
     test("another workspace's audit log holds only its own changes", async () => {
       const other = await createWorkspace(server.platform.db, { name: 'Other', region: 'eu', now: clock.now() });
-      expect((await server.call('POST', '/v1/api-keys', { key: other.secret, body: { name: 'Other key', role: 'viewer' } })).status).toBe(201);
+      expect(
+        (await server.call('POST', '/v1/api-keys', { key: other.secret, body: { name: 'Other key', role: 'viewer' } }))
+          .status,
+      ).toBe(201);
       const entries = await listAll<AuditEntry>('/v1/audit-logs', other.secret);
       expect(entries.map((e) => [e.action, e.actor.api_key_id])).toEqual([['api_key.created', other.apiKey.id]]);
       expect(await listAll<AuditEntry>(`/v1/audit-logs?actor_api_key_id=${admin.id}`, other.secret)).toEqual([]);
@@ -257,7 +349,14 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
     const agent = 'request-log-tests/1.0';
     let key: { id: string; secret: string };
     let revoked: { id: string; secret: string };
-    const made: Array<{ answer: Answer; method: string; path: string; operationId: string | null; keyId: string; at: string }> = [];
+    const made: Array<{
+      answer: Answer;
+      method: string;
+      path: string;
+      operationId: string | null;
+      keyId: string;
+      at: string;
+    }> = [];
     const unlogged: Answer[] = [];
     let phaseTwo: string;
     let routeNotFound: Answer;
@@ -269,10 +368,22 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       clock.advance(3_600_000);
 
       const as = (secret: string) => ({ key: secret, headers: { 'User-Agent': agent } });
-      const record = async (method: string, url: string, operationId: string | null, options: { secret?: string; body?: unknown } = {}) => {
+      const record = async (
+        method: string,
+        url: string,
+        operationId: string | null,
+        options: { secret?: string; body?: unknown } = {},
+      ) => {
         const secret = options.secret ?? key.secret;
         const answer = await server.call(method, url, { ...as(secret), body: options.body });
-        made.push({ answer, method, path: url.split('?')[0]!, operationId, keyId: secret === revoked.secret ? revoked.id : key.id, at: clock.now().toISOString() });
+        made.push({
+          answer,
+          method,
+          path: url.split('?')[0]!,
+          operationId,
+          keyId: secret === revoked.secret ? revoked.id : key.id,
+          at: clock.now().toISOString(),
+        });
         return answer;
       };
 
@@ -284,12 +395,19 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       await record('GET', '/v1/workspace', 'getWorkspace', { secret: revoked.secret });
       clock.advance(60_000);
       phaseTwo = clock.now().toISOString();
-      await record('POST', '/v1/members', 'addMember', { body: { email: 'logged@request-log.example', role: 'viewer' } });
+      await record('POST', '/v1/members', 'addMember', {
+        body: { email: 'logged@request-log.example', role: 'viewer' },
+      });
       routeNotFound = await server.call('GET', '/v1/no-such-route', as(key.secret));
 
       // Not requests of a key of this workspace.
       unlogged.push(await server.call('GET', '/v1/workspace', { key: null, headers: { 'User-Agent': agent } }));
-      unlogged.push(await server.call('GET', '/v1/workspace', { key: 'cs_live_0000000000000000000000000000000000000000', headers: { 'User-Agent': agent } }));
+      unlogged.push(
+        await server.call('GET', '/v1/workspace', {
+          key: 'cs_live_0000000000000000000000000000000000000000',
+          headers: { 'User-Agent': agent },
+        }),
+      );
       unlogged.push(await server.call('GET', '/healthz', { key: null }));
       clock.advance(60_000);
     });
@@ -343,7 +461,11 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       const ids = unlogged.map(requestIdOf);
       expect(ids.every((id) => /^req_[0-9A-HJKMNP-TV-Z]{26}$/.test(id))).toBe(true);
       await listAll<RequestLogEntry>('/v1/request-logs'); // flushes the writer
-      const rows = await server.platform.db.selectFrom('request_log_entries').select('id').where('id', 'in', ids).execute();
+      const rows = await server.platform.db
+        .selectFrom('request_log_entries')
+        .select('id')
+        .where('id', 'in', ids)
+        .execute();
       expect(rows).toEqual([]);
     });
 
@@ -352,7 +474,12 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       const rows = await server.platform.db.selectFrom('request_log_entries').selectAll().execute();
       expect(rows.length).toBeGreaterThan(made.length);
       const text = JSON.stringify(rows) + JSON.stringify(await listAll<RequestLogEntry>('/v1/request-logs'));
-      for (const secret of [key.secret, revoked.secret, server.ownerKey, 'cs_live_0000000000000000000000000000000000000000']) {
+      for (const secret of [
+        key.secret,
+        revoked.secret,
+        server.ownerKey,
+        'cs_live_0000000000000000000000000000000000000000',
+      ]) {
         expect(text).not.toContain(secret);
         expect(text).not.toContain(secret.slice('cs_live_'.length));
       }
@@ -382,11 +509,20 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       const first = await server.call('GET', `/v1/request-logs?api_key_id=${key.id}&limit=1`, { key: key.secret });
       expect(first.status).toBe(200);
       const second = await server.call('GET', `/v1/request-logs?api_key_id=${key.id}&limit=1`, { key: key.secret });
-      expect(second.body.data[0]).toMatchObject({ id: requestIdOf(first), operation_id: 'listRequestLogs', path: '/v1/request-logs', status: 200, error_code: null });
+      expect(second.body.data[0]).toMatchObject({
+        id: requestIdOf(first),
+        operation_id: 'listRequestLogs',
+        path: '/v1/request-logs',
+        status: 200,
+        error_code: null,
+      });
     });
 
     test('the filters select by key, status code or class, method, path prefix and time', async () => {
-      const ours = (rows: RequestLogEntry[]) => rows.filter((r) => made.some((m) => requestIdOf(m.answer) === r.id)).map((r) => made.findIndex((m) => requestIdOf(m.answer) === r.id));
+      const ours = (rows: RequestLogEntry[]) =>
+        rows
+          .filter((r) => made.some((m) => requestIdOf(m.answer) === r.id))
+          .map((r) => made.findIndex((m) => requestIdOf(m.answer) === r.id));
       const query = async (filter: string) => {
         const rows = await listAll<RequestLogEntry>(`/v1/request-logs?${filter}`);
         return { rows, ours: ours(rows) };
@@ -420,7 +556,9 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
       expect(earlier.rows.every((r) => r.created_at < phaseTwo)).toBe(true);
       expect(earlier.ours).toEqual([4, 3, 2, 1, 0]);
 
-      const combined = await query(`status=4xx&method=GET&path_prefix=${q('/v1/')}&created_before=${q(phaseTwo)}&api_key_id=${key.id}`);
+      const combined = await query(
+        `status=4xx&method=GET&path_prefix=${q('/v1/')}&created_before=${q(phaseTwo)}&api_key_id=${key.id}`,
+      );
       expect(combined.ours).toEqual([3, 2]);
     });
 
@@ -434,7 +572,12 @@ describe.each(databaseKinds)('logs on %s', (kind) => {
         ['api_key_id=nope', 'query/api_key_id'],
       ]) {
         const answer = await server.call('GET', `/v1/request-logs?${query}`);
-        expect({ query, status: answer.status, code: answer.body.code, pointers: answer.body.errors?.map((e: { pointer: string }) => e.pointer) }).toEqual({
+        expect({
+          query,
+          status: answer.status,
+          code: answer.body.code,
+          pointers: answer.body.errors?.map((e: { pointer: string }) => e.pointer),
+        }).toEqual({
           query,
           status: 422,
           code: 'validation_failed',

@@ -1,6 +1,6 @@
 // `npm start` as a newcomer meets it: src/main.ts in a child process on a fresh SQLite file prints a demo key and a
 // curl command that work, seeds only once, stops cleanly on SIGTERM, and refuses a bad configuration clearly.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +35,12 @@ function start(env: Record<string, string>): Started {
 const TEST_TIMEOUT_MS = 150_000;
 
 /** Waits, bounded, until `done` holds; fails with the process's output otherwise. */
-async function waitFor<T>(started: Started, what: string, done: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+async function waitFor<T>(
+  started: Started,
+  what: string,
+  done: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const value = await done();
@@ -43,7 +48,9 @@ async function waitFor<T>(started: Started, what: string, done: () => T | undefi
     if (started.child.exitCode !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`${what} did not happen (exit code ${started.child.exitCode}):\n${started.output.stdout}\n${started.output.stderr}`);
+  throw new Error(
+    `${what} did not happen (exit code ${started.child.exitCode}):\n${started.output.stdout}\n${started.output.stderr}`,
+  );
 }
 
 async function answers(url: string): Promise<boolean> {
@@ -67,7 +74,10 @@ async function stop(started: Started): Promise<number | null> {
 async function workspaceCount(databaseUrl: string): Promise<number> {
   const storage = openStorage(databaseUrl);
   try {
-    const { n } = await storage.db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await storage.db
+      .selectFrom('workspaces')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(n);
   } finally {
     await storage.close();
@@ -82,61 +92,103 @@ describe('npm start (src/main.ts)', () => {
     dir = mkdtempSync(join(tmpdir(), 'content-service-main-'));
   });
   afterEach(() => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   afterAll(() => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('prints a demo key and a curl command that work, seeds only once, and exits 0 on SIGTERM', async () => {
-    const databaseUrl = `sqlite:${join(dir, 'demo.db')}`;
-    const port = String(await freePort());
-    const first = start({ PORT: port, DATABASE_URL: databaseUrl });
-    const [, baseUrl, secret] = await waitFor(first, 'the demo key', () => CURL.exec(first.output.stdout) ?? undefined);
-    expect(first.output.stdout).toMatch(/Created the demo workspace ws_\w+ \(eu\) with an owner API key/);
-    expect(baseUrl).toBe(`http://localhost:${port}`);
+  test(
+    'prints a demo key and a curl command that work, seeds only once, and exits 0 on SIGTERM',
+    async () => {
+      const databaseUrl = `sqlite:${join(dir, 'demo.db')}`;
+      const port = String(await freePort());
+      const first = start({ PORT: port, DATABASE_URL: databaseUrl });
+      const [, baseUrl, secret] = await waitFor(
+        first,
+        'the demo key',
+        () => CURL.exec(first.output.stdout) ?? undefined,
+      );
+      expect(first.output.stdout).toMatch(/Created the demo workspace ws_\w+ \(eu\) with an owner API key/);
+      expect(baseUrl).toBe(`http://localhost:${port}`);
 
-    // What the printed curl command does.
-    const response = await fetch(`${baseUrl}/v1/workspace`, { headers: { Authorization: `Bearer ${secret}` } });
-    expect(response.status).toBe(200);
-    // The demo's owner key acts on behalf of its owner member.
-    expect(await response.json()).toMatchObject({ object: 'workspace', name: 'Demo workspace', region: 'eu', caller: { role: 'owner', user_id: expect.stringMatching(/^usr_/) } });
-    // The printed chat completion answers at once on the sandbox model, with no provider key.
-    const chatBody = /-d '(\{"model": "sandbox-writer".*\})'/.exec(first.output.stdout)?.[1];
-    expect(chatBody, 'the printed chat completion').toBeDefined();
-    const chat = await fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' }, body: chatBody });
-    expect(chat.status).toBe(200);
-    expect(await chat.json()).toMatchObject({ object: 'chat.completion', model: 'sandbox-writer', choices: [{ message: { content: 'Draft on announce, spring and sale. Announce: “Announce our spring sale”. Spring: “Announce our spring sale on coffee”. Sale: “Announce our spring sale on coffee roasts”. Coffee: “spring sale on coffee roasts”. Roasts: “sale on coffee roasts”. In short: announce and spring.' } }] });
-    expect(await stop(first)).toBe(0);
-    expect(first.output.stderr).toBe('');
+      // What the printed curl command does.
+      const response = await fetch(`${baseUrl}/v1/workspace`, { headers: { Authorization: `Bearer ${secret}` } });
+      expect(response.status).toBe(200);
+      // The demo's owner key acts on behalf of its owner member.
+      expect(await response.json()).toMatchObject({
+        object: 'workspace',
+        name: 'Demo workspace',
+        region: 'eu',
+        caller: { role: 'owner', user_id: expect.stringMatching(/^usr_/) },
+      });
+      // The printed chat completion answers at once on the sandbox model, with no provider key.
+      const chatBody = /-d '(\{"model": "sandbox-writer".*\})'/.exec(first.output.stdout)?.[1];
+      expect(chatBody, 'the printed chat completion').toBeDefined();
+      const chat = await fetch(`${baseUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' },
+        body: chatBody,
+      });
+      expect(chat.status).toBe(200);
+      expect(await chat.json()).toMatchObject({
+        object: 'chat.completion',
+        model: 'sandbox-writer',
+        choices: [
+          {
+            message: {
+              content:
+                'Draft on announce, spring and sale. Announce: “Announce our spring sale”. Spring: “Announce our spring sale on coffee”. Sale: “Announce our spring sale on coffee roasts”. Coffee: “spring sale on coffee roasts”. Roasts: “sale on coffee roasts”. In short: announce and spring.',
+            },
+          },
+        ],
+      });
+      expect(await stop(first)).toBe(0);
+      expect(first.output.stderr).toBe('');
 
-    // The second start finds the workspace and prints no new key; the first key still works.
-    const second = start({ PORT: port, DATABASE_URL: databaseUrl });
-    await waitFor(second, 'listening', () => answers(`http://127.0.0.1:${port}/healthz`));
-    const again = await fetch(`http://127.0.0.1:${port}/v1/workspace`, { headers: { Authorization: `Bearer ${secret}` } });
-    expect(again.status).toBe(200);
-    expect(await stop(second)).toBe(0);
-    expect(second.output.stdout).not.toContain('demo workspace');
-    expect(second.output.stdout).not.toContain('cs_live_');
-    expect(await workspaceCount(databaseUrl)).toBe(1);
-  }, TEST_TIMEOUT_MS);
+      // The second start finds the workspace and prints no new key; the first key still works.
+      const second = start({ PORT: port, DATABASE_URL: databaseUrl });
+      await waitFor(second, 'listening', () => answers(`http://127.0.0.1:${port}/healthz`));
+      const again = await fetch(`http://127.0.0.1:${port}/v1/workspace`, {
+        headers: { Authorization: `Bearer ${secret}` },
+      });
+      expect(again.status).toBe(200);
+      expect(await stop(second)).toBe(0);
+      expect(second.output.stdout).not.toContain('demo workspace');
+      expect(second.output.stdout).not.toContain('cs_live_');
+      expect(await workspaceCount(databaseUrl)).toBe(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  test('with NODE_ENV=production no demo workspace is created', async () => {
-    const databaseUrl = `sqlite:${join(dir, 'production.db')}`;
-    const port = String(await freePort());
-    const started = start({ PORT: port, DATABASE_URL: databaseUrl, NODE_ENV: 'production' });
-    await waitFor(started, 'listening', () => answers(`http://127.0.0.1:${port}/readyz`));
-    expect(await stop(started)).toBe(0);
-    expect(started.output.stdout).not.toContain('demo workspace');
-    expect(started.output.stdout).not.toContain('cs_live_');
-    expect(await workspaceCount(databaseUrl)).toBe(0);
-  }, TEST_TIMEOUT_MS);
+  test(
+    'with NODE_ENV=production no demo workspace is created',
+    async () => {
+      const databaseUrl = `sqlite:${join(dir, 'production.db')}`;
+      const port = String(await freePort());
+      const started = start({ PORT: port, DATABASE_URL: databaseUrl, NODE_ENV: 'production' });
+      await waitFor(started, 'listening', () => answers(`http://127.0.0.1:${port}/readyz`));
+      expect(await stop(started)).toBe(0);
+      expect(started.output.stdout).not.toContain('demo workspace');
+      expect(started.output.stdout).not.toContain('cs_live_');
+      expect(await workspaceCount(databaseUrl)).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
 
-  test('a bad configuration exits 1 with a clear message', async () => {
-    const started = start({ REGION: 'mars', DATABASE_URL: `sqlite:${join(dir, 'never.db')}` });
-    const code = await Promise.race([started.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000))]);
-    expect(code).toBe(1);
-    expect(started.output.stderr.trim()).toBe('configuration: REGION must be eu or us, got mars');
-    expect(started.output.stdout).toBe('');
-  }, TEST_TIMEOUT_MS);
+  test(
+    'a bad configuration exits 1 with a clear message',
+    async () => {
+      const started = start({ REGION: 'mars', DATABASE_URL: `sqlite:${join(dir, 'never.db')}` });
+      const code = await Promise.race([
+        started.exited,
+        new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000)),
+      ]);
+      expect(code).toBe(1);
+      expect(started.output.stderr.trim()).toBe('configuration: REGION must be eu or us, got mars');
+      expect(started.output.stdout).toBe('');
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -8,11 +8,11 @@
 //   parser refuses (431, 400), answered with a problem document over a raw socket.
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { notImplemented } from '../../src/handlers.ts';
-import { problemCatalogue, problemTypeBase, type ErrorCode } from '../../src/platform/problems.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { rawRequest, type RawAnswer } from '../support/raw-http.ts';
+import { type ErrorCode, problemCatalogue, problemTypeBase } from '../../src/platform/problems.ts';
+import { type RawAnswer, rawRequest } from '../support/raw-http.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { deref, operation, schemaErrors } from '../support/spec.ts';
 
 const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -36,25 +36,33 @@ function expectProblem(answer: Answer, status: number, code: ErrorCode): void {
 }
 
 /** Operations this server implements (the others answer 501 before they look at their input). */
-const implemented = (Object.keys(operationTable) as OperationId[]).filter((id) => !(notImplemented as readonly string[]).includes(id));
+const implemented = (Object.keys(operationTable) as OperationId[]).filter(
+  (id) => !(notImplemented as readonly string[]).includes(id),
+);
 
 /** The query parameters of an operation whose schema is a number or an integer. */
 function numericQueryParameters(id: OperationId): string[] {
   return (operation(id).parameters ?? [])
     .map((p: unknown) => deref<{ in: string; name: string; schema?: unknown }>(p))
-    .filter((p: { in: string; schema?: unknown }) => p.in === 'query' && ['integer', 'number'].includes(deref<{ type?: string }>(p.schema)?.type ?? ''))
+    .filter(
+      (p: { in: string; schema?: unknown }) =>
+        p.in === 'query' && ['integer', 'number'].includes(deref<{ type?: string }>(p.schema)?.type ?? ''),
+    )
     .map((p: { name: string }) => p.name);
 }
 
 /** A path of the operation with every parameter filled with a well-formed id of its kind that does not exist. */
 const samplePath = (id: OperationId) =>
   operationTable[id].path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
-    const parameter = (operation(id).parameters ?? []).map((p: unknown) => deref<{ in: string; name: string; schema?: unknown; example?: string }>(p)).find((p: { in: string; name: string }) => p.in === 'path' && p.name === name);
+    const parameter = (operation(id).parameters ?? [])
+      .map((p: unknown) => deref<{ in: string; name: string; schema?: unknown; example?: string }>(p))
+      .find((p: { in: string; name: string }) => p.in === 'path' && p.name === name);
     return encodeURIComponent(String(parameter?.example ?? 'x'));
   });
 
 /** The pointers of a validation_failed problem, sorted. */
-const pointers = (answer: Answer): string[] => (answer.body.errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
+const pointers = (answer: Answer): string[] =>
+  (answer.body.errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
 
 describe.each(databaseKinds)('malformed input on %s', (kind) => {
   let server: TestServer;
@@ -68,19 +76,28 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
 
   describe('the body', () => {
     test('JSON that does not parse is 400 invalid_json', async () => {
-      const answer = await server.call('POST', '/v1/api-keys', { rawBody: '{"name": "x", "role": ', headers: { 'Content-Type': 'application/json' } });
+      const answer = await server.call('POST', '/v1/api-keys', {
+        rawBody: '{"name": "x", "role": ',
+        headers: { 'Content-Type': 'application/json' },
+      });
       expectProblem(answer, 400, 'invalid_json');
       expect(answer.body.instance).toBe('/v1/api-keys');
     });
 
     test('a body over 1 MiB is 413 payload_too_large', async () => {
       const big = JSON.stringify({ name: 'x'.repeat(1_048_576), role: 'viewer' });
-      const answer = await server.call('POST', '/v1/api-keys', { rawBody: big, headers: { 'Content-Type': 'application/json' } });
+      const answer = await server.call('POST', '/v1/api-keys', {
+        rawBody: big,
+        headers: { 'Content-Type': 'application/json' },
+      });
       expectProblem(answer, 413, 'payload_too_large');
     });
 
     test('a body of exactly-not-JSON type (text/plain) is 415 unsupported_media_type', async () => {
-      const answer = await server.call('POST', '/v1/api-keys', { rawBody: '{"name":"x","role":"viewer"}', headers: { 'Content-Type': 'text/plain' } });
+      const answer = await server.call('POST', '/v1/api-keys', {
+        rawBody: '{"name":"x","role":"viewer"}',
+        headers: { 'Content-Type': 'text/plain' },
+      });
       expectProblem(answer, 415, 'unsupported_media_type');
     });
 
@@ -97,7 +114,10 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
     });
 
     test('a JSON body that is not UTF-8 is 415 unsupported_media_type', async () => {
-      const answer = await server.call('POST', '/v1/api-keys', { rawBody: '{"name":"x","role":"viewer"}', headers: { 'Content-Type': 'application/json; charset=latin1' } });
+      const answer = await server.call('POST', '/v1/api-keys', {
+        rawBody: '{"name":"x","role":"viewer"}',
+        headers: { 'Content-Type': 'application/json; charset=latin1' },
+      });
       expectProblem(answer, 415, 'unsupported_media_type');
     });
 
@@ -119,7 +139,10 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
     });
 
     test('a body without a known value of its discriminator is 422 validation_failed at the discriminating member', async () => {
-      for (const [path, member] of [[samplePath('addKnowledgeBaseSource'), 'type'], [samplePath('runDocumentCommand'), 'command']] as const) {
+      for (const [path, member] of [
+        [samplePath('addKnowledgeBaseSource'), 'type'],
+        [samplePath('runDocumentCommand'), 'command'],
+      ] as const) {
         for (const body of [{}, { [member]: 'unknown' }, { [member]: null }]) {
           const answer = await server.call('POST', path, { body });
           expectProblem(answer, 422, 'validation_failed');
@@ -130,10 +153,16 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
 
     test('a compressed body that does not decompress is 400 invalid_json; an unknown Content-Encoding is 415', async () => {
       for (const encoding of ['gzip', 'deflate', 'br']) {
-        const answer = await server.call('POST', '/v1/api-keys', { rawBody: 'not compressed', headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding } });
+        const answer = await server.call('POST', '/v1/api-keys', {
+          rawBody: 'not compressed',
+          headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+        });
         expectProblem(answer, 400, 'invalid_json');
       }
-      const unknown = await server.call('POST', '/v1/api-keys', { rawBody: '{}', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' } });
+      const unknown = await server.call('POST', '/v1/api-keys', {
+        rawBody: '{}',
+        headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'compress' },
+      });
       expectProblem(unknown, 415, 'unsupported_media_type');
     });
 
@@ -141,7 +170,11 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       const body = gzipSync(JSON.stringify({ name: 'gzipped', role: 'viewer' }));
       const response = await fetch(`${server.url}/v1/api-keys`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${server.ownerKey}`, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+        headers: {
+          Authorization: `Bearer ${server.ownerKey}`,
+          'Content-Type': 'application/json',
+          'Content-Encoding': 'gzip',
+        },
         body,
       });
       expect(response.status).toBe(201);
@@ -152,7 +185,12 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
   describe('routes and methods', () => {
     test('an unknown route is 404 route_not_found, with or without a key', async () => {
       for (const key of [undefined, null]) {
-        for (const path of ['/v1/nothing-here', '/v2/workspace', '/', '/v1/api-keys/key_01M7Q2V3GK111YYJGRJ8GTSVW2/nope']) {
+        for (const path of [
+          '/v1/nothing-here',
+          '/v2/workspace',
+          '/',
+          '/v1/api-keys/key_01M7Q2V3GK111YYJGRJ8GTSVW2/nope',
+        ]) {
           const answer = await server.call('GET', path, { key });
           expectProblem(answer, 404, 'route_not_found');
         }
@@ -199,7 +237,9 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       const dotted = await server.call('POST', '/v1/api-keys', { body: { name: 'k', role: 'viewer', 'a.b': 1 } });
       expectProblem(dotted, 422, 'validation_failed');
       expect(pointers(dotted)).toEqual(['/a.b']);
-      const long = await server.call('POST', '/v1/api-keys', { body: { name: 'k', role: 'viewer', ['p'.repeat(600)]: 1 } });
+      const long = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'k', role: 'viewer', ['p'.repeat(600)]: 1 },
+      });
       expectProblem(long, 422, 'validation_failed');
       expect(pointers(long)[0]).toBe(`/${'p'.repeat(511)}`);
     });
@@ -254,25 +294,47 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
     });
 
     test('an Idempotency-Key over 255 characters is header/Idempotency-Key; 255 is fine', async () => {
-      const tooLong = await server.call('POST', '/v1/api-keys', { body: { name: 'k', role: 'viewer' }, headers: { 'Idempotency-Key': 'k'.repeat(256) } });
+      const tooLong = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'k', role: 'viewer' },
+        headers: { 'Idempotency-Key': 'k'.repeat(256) },
+      });
       expectProblem(tooLong, 422, 'validation_failed');
       expect(pointers(tooLong)).toEqual(['header/Idempotency-Key']);
-      const longest = await server.call('POST', '/v1/api-keys', { body: { name: 'k', role: 'viewer' }, headers: { 'Idempotency-Key': 'k'.repeat(255) } });
+      const longest = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'k', role: 'viewer' },
+        headers: { 'Idempotency-Key': 'k'.repeat(255) },
+      });
       expect(longest.status).toBe(201);
     });
 
     test('an Idempotency-Key with a space is header/Idempotency-Key', async () => {
-      const answer = await server.call('POST', '/v1/api-keys', { body: { name: 'k', role: 'viewer' }, headers: { 'Idempotency-Key': 'two words' } });
+      const answer = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'k', role: 'viewer' },
+        headers: { 'Idempotency-Key': 'two words' },
+      });
       expectProblem(answer, 422, 'validation_failed');
       expect(pointers(answer)).toEqual(['header/Idempotency-Key']);
     });
   });
 
   describe('credentials', () => {
-    const garbled = ['', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Token abc', 'Bearer two words', `Bearer ${'x'.repeat(513)}`, 'Bearer\u00e9t\u00e9'];
+    const garbled = [
+      '',
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwYXNz',
+      'Token abc',
+      'Bearer two words',
+      `Bearer ${'x'.repeat(513)}`,
+      'Bearer\u00e9t\u00e9',
+    ];
 
     test('no Authorization header is 401 unauthenticated, even with a broken body', async () => {
-      const answer = await server.call('POST', '/v1/api-keys', { key: null, rawBody: '{oops', headers: { 'Content-Type': 'application/json' } });
+      const answer = await server.call('POST', '/v1/api-keys', {
+        key: null,
+        rawBody: '{oops',
+        headers: { 'Content-Type': 'application/json' },
+      });
       expectProblem(answer, 401, 'unauthenticated');
       expectProblem(await server.call('GET', '/v1/workspace', { key: null }), 401, 'unauthenticated');
     });
@@ -297,7 +359,13 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       ['GET', '/nowhere', {}, 404, 'route_not_found'],
       ['DELETE', '/v1/workspace', {}, 405, 'method_not_allowed'],
       ['POST', '/v1/api-keys', { rawBody: '{', headers: { 'Content-Type': 'application/json' } }, 400, 'invalid_json'],
-      ['POST', '/v1/api-keys', { rawBody: 'x', headers: { 'Content-Type': 'application/xml' } }, 415, 'unsupported_media_type'],
+      [
+        'POST',
+        '/v1/api-keys',
+        { rawBody: 'x', headers: { 'Content-Type': 'application/xml' } },
+        415,
+        'unsupported_media_type',
+      ],
       ['GET', '/v1/api-keys/%E0%A4%A', {}, 422, 'validation_failed'],
       ['GET', '/v1/api-keys?limit=abc', {}, 422, 'validation_failed'],
       ['GET', '/v1/workspace', { key: 'nope' }, 401, 'unauthenticated'],
@@ -318,14 +386,30 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
   describe('numbers', () => {
     // Ajv coerces "1e309" to Infinity and then skips minimum and maximum for it: the list reached the database with
     // LIMIT Infinity and answered 500.
-    const notNumbers = ['1e309', 'Infinity', '-Infinity', '1e400', '-1e400', 'NaN', '0x10', '0b1', '1_0', ' 5', '5 ', ''];
+    const notNumbers = [
+      '1e309',
+      'Infinity',
+      '-Infinity',
+      '1e400',
+      '-1e400',
+      'NaN',
+      '0x10',
+      '0b1',
+      '1_0',
+      ' 5',
+      '5 ',
+      '',
+    ];
 
     test('every numeric query parameter of every operation refuses values that are not finite decimal numbers (422 query/<name>)', async () => {
       const cases = implemented.flatMap((id) => numericQueryParameters(id).map((name) => ({ id, name })));
       expect(cases.map((c) => c.id)).toContain('listMembers');
       for (const { id, name } of cases) {
         for (const value of notNumbers) {
-          const answer = await server.call(operationTable[id].method.toUpperCase(), `${samplePath(id)}?${name}=${encodeURIComponent(value)}`);
+          const answer = await server.call(
+            operationTable[id].method.toUpperCase(),
+            `${samplePath(id)}?${name}=${encodeURIComponent(value)}`,
+          );
           expect({ id, value, status: answer.status }).toEqual({ id, value, status: 422 });
           expectProblem(answer, 422, 'validation_failed');
           expect(pointers(answer), `${id} ${name}=${value}`).toEqual([`query/${name}`]);
@@ -348,35 +432,53 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expectProblem(key, 422, 'validation_failed');
       expect(pointers(key)).toEqual(['/name']);
 
-      const member = await server.call('POST', '/v1/members', { body: { email: 'nul@test.example', role: 'viewer', name: '\u0000' } });
+      const member = await server.call('POST', '/v1/members', {
+        body: { email: 'nul@test.example', role: 'viewer', name: '\u0000' },
+      });
       expectProblem(member, 422, 'validation_failed');
       expect(pointers(member)).toEqual(['/name']);
 
       const endpoint = await server.call('POST', '/v1/webhooks/endpoints', {
-        body: { url: 'https://hooks.test.example/in', event_types: ['*'], description: 'ok', metadata: { campaign: 'x\u0000y' } },
+        body: {
+          url: 'https://hooks.test.example/in',
+          event_types: ['*'],
+          description: 'ok',
+          metadata: { campaign: 'x\u0000y' },
+        },
       });
       expectProblem(endpoint, 422, 'validation_failed');
       expect(pointers(endpoint)).toEqual(['/metadata/campaign']);
 
-      const types = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: 'https://hooks.test.example/in', event_types: ['workspace.member.added', 'x\u0000'] } });
+      const types = await server.call('POST', '/v1/webhooks/endpoints', {
+        body: { url: 'https://hooks.test.example/in', event_types: ['workspace.member.added', 'x\u0000'] },
+      });
       expectProblem(types, 422, 'validation_failed');
       expect(pointers(types)).toContain('/event_types/1');
     });
 
     test('with an Idempotency-Key, the refusal is not stored and nothing is created', async () => {
       const before = (await server.call('GET', '/v1/api-keys?limit=100')).body.data.length;
-      const answer = await server.call('POST', '/v1/api-keys', { body: { name: 'nul\u0000', role: 'viewer' }, headers: { 'Idempotency-Key': 'nul-body-1' } });
+      const answer = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'nul\u0000', role: 'viewer' },
+        headers: { 'Idempotency-Key': 'nul-body-1' },
+      });
       expectProblem(answer, 422, 'validation_failed');
       expect((await server.call('GET', '/v1/api-keys?limit=100')).body.data.length).toBe(before);
     });
 
     test('a lone surrogate (not Unicode text) is refused the same way: both databases stored U+FFFD while the answer echoed it', async () => {
       for (const rawBody of ['{"name":"a\\ud800b","role":"viewer"}', '{"name":"\\udfff","role":"viewer"}']) {
-        const answer = await server.call('POST', '/v1/api-keys', { rawBody, headers: { 'Content-Type': 'application/json' } });
+        const answer = await server.call('POST', '/v1/api-keys', {
+          rawBody,
+          headers: { 'Content-Type': 'application/json' },
+        });
         expectProblem(answer, 422, 'validation_failed');
         expect(pointers(answer)).toEqual(['/name']);
       }
-      const pair = await server.call('POST', '/v1/api-keys', { rawBody: '{"name":"\\ud83d\\ude00","role":"viewer"}', headers: { 'Content-Type': 'application/json' } });
+      const pair = await server.call('POST', '/v1/api-keys', {
+        rawBody: '{"name":"\\ud83d\\ude00","role":"viewer"}',
+        headers: { 'Content-Type': 'application/json' },
+      });
       expect(pair.status).toBe(201);
       expect(pair.body.name).toBe('😀');
       const query = await server.call('GET', '/v1/audit-logs?action=api_key.%ED%A0%80');
@@ -397,7 +499,12 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
 
     test('in a cursor the server did not write (found with the fuzz: the decoded id reached PostgreSQL, 500)', async () => {
       const forged = (position: object) => Buffer.from(JSON.stringify({ v: 1, ...position })).toString('base64url');
-      for (const cursor of [forged({ id: 'usr_\u0000' }), forged({ id: 'usr_1', at: '2026-01-01T00:00:00.000Z\u0000' }), forged({ id: 'x'.repeat(2000) }), forged({ id: '\ud800' })]) {
+      for (const cursor of [
+        forged({ id: 'usr_\u0000' }),
+        forged({ id: 'usr_1', at: '2026-01-01T00:00:00.000Z\u0000' }),
+        forged({ id: 'x'.repeat(2000) }),
+        forged({ id: '\ud800' }),
+      ]) {
         for (const list of ['/v1/members', '/v1/api-keys', '/v1/events', '/v1/audit-logs', '/v1/webhooks/endpoints']) {
           const answer = await server.call('GET', `${list}?cursor=${cursor}`);
           expectProblem(answer, 422, 'validation_failed');
@@ -421,7 +528,9 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expect(gets.length).toBeGreaterThan(10);
       // The widget's operations authenticate with a chatbot's embed key, from one of its origins.
       const origin = 'https://malformed.test.example';
-      const chatbot = await server.call('POST', '/v1/chatbots', { body: { name: 'HEAD', model: 'sandbox-writer', instructions: 'x', allowed_origins: [origin] } });
+      const chatbot = await server.call('POST', '/v1/chatbots', {
+        body: { name: 'HEAD', model: 'sandbox-writer', instructions: 'x', allowed_origins: [origin] },
+      });
       const embed = { 'X-Embed-Key': chatbot.body.embed.key as string, Origin: origin };
       for (const id of gets) {
         const path = `${samplePath(id)}?colour=blue`;
@@ -440,21 +549,38 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
   });
 
   describe('operations whose request body is optional', () => {
-    const optional = implemented.filter((id) => operationTable[id].requestContentTypes.length > 0 && deref(operation(id).requestBody)?.required !== true);
+    const optional = implemented.filter(
+      (id) => operationTable[id].requestContentTypes.length > 0 && deref(operation(id).requestBody)?.required !== true,
+    );
 
     test('a body of another content type, or without one, is 415 as on every other operation; no body at all is fine', async () => {
       expect(optional).toContain('sendWebhookEndpointTest');
-      const endpoint = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: 'http://127.0.0.1:9/optional', event_types: ['*'], enabled: false } });
+      const endpoint = await server.call('POST', '/v1/webhooks/endpoints', {
+        body: { url: 'http://127.0.0.1:9/optional', event_types: ['*'], enabled: false },
+      });
       expect(endpoint.status).toBe(201);
-      const paths: Partial<Record<OperationId, string>> = { sendWebhookEndpointTest: `/v1/webhooks/endpoints/${endpoint.body.id as string}/test` };
+      const paths: Partial<Record<OperationId, string>> = {
+        sendWebhookEndpointTest: `/v1/webhooks/endpoints/${endpoint.body.id as string}/test`,
+      };
       for (const id of optional) {
         const path = paths[id] ?? samplePath(id);
         const method = operationTable[id].method.toUpperCase();
-        const wrongType = await server.call(method, path, { rawBody: '{"event_type":"workspace.member.added"}', headers: { 'Content-Type': 'text/plain' } });
+        const wrongType = await server.call(method, path, {
+          rawBody: '{"event_type":"workspace.member.added"}',
+          headers: { 'Content-Type': 'text/plain' },
+        });
         expectProblem(wrongType, 415, 'unsupported_media_type');
-        const response = await fetch(server.url + path, { method, headers: { Authorization: `Bearer ${server.ownerKey}` }, body: new TextEncoder().encode('{"event_type":"workspace.member.added"}') });
+        const response = await fetch(server.url + path, {
+          method,
+          headers: { Authorization: `Bearer ${server.ownerKey}` },
+          body: new TextEncoder().encode('{"event_type":"workspace.member.added"}'),
+        });
         const text = await response.text();
-        expectProblem({ status: response.status, headers: response.headers, text, body: JSON.parse(text) }, 415, 'unsupported_media_type');
+        expectProblem(
+          { status: response.status, headers: response.headers, text, body: JSON.parse(text) },
+          415,
+          'unsupported_media_type',
+        );
       }
       const none = await server.call('POST', paths.sendWebhookEndpointTest!);
       expect(none.status).toBe(202);
@@ -468,42 +594,72 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
       const requestId = answer.headers.get('x-request-id');
       expect(requestId).toMatch(REQUEST_ID);
-      expect(answer.body).toMatchObject({ type: problemTypeBase + code, title: problemCatalogue[code].title, status, code, request_id: requestId, detail: expect.any(String) });
+      expect(answer.body).toMatchObject({
+        type: problemTypeBase + code,
+        title: problemCatalogue[code].title,
+        status,
+        code,
+        request_id: requestId,
+        detail: expect.any(String),
+      });
       expect(schemaErrors('/components/schemas/Problem', answer.body)).toEqual([]);
       expect(answer.headers.get('connection')).toBe('close');
       expect(Number(answer.headers.get('content-length'))).toBe(Buffer.byteLength(answer.text));
       // The parser refused the request line or a header: there is no path to name.
       expect(answer.body.instance).toBeUndefined();
     }
-    const request = (...parts: Array<string | number[]>) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));
+    const request = (...parts: Array<string | number[]>) =>
+      Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part))));
 
     test('headers over 16 KiB are 431 headers_too_large', async () => {
-      const answer = await rawRequest(server.url, request(`GET /v1/workspace HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+      const answer = await rawRequest(
+        server.url,
+        request(`GET /v1/workspace HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+      );
       expectRawProblem(answer, 431, 'headers_too_large');
     });
 
     test.each([
       ['a NUL in a header value', request('GET /v1/workspace HTTP/1.1\r\nHost: x\r\nX-Note: a\u0000b\r\n\r\n')],
-      ['a raw non-ASCII byte in a header name', request('GET /v1/workspace HTTP/1.1\r\nHost: x\r\nX-', [0xe9], ': a\r\n\r\n')],
+      [
+        'a raw non-ASCII byte in a header name',
+        request('GET /v1/workspace HTTP/1.1\r\nHost: x\r\nX-', [0xe9], ': a\r\n\r\n'),
+      ],
       ['a raw non-ASCII byte in the path', request('GET /v1/', [0xff], ' HTTP/1.1\r\nHost: x\r\n\r\n')],
       ['a NUL in the path', request('GET /v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n')],
       ['a NUL in the query', request('GET /v1/members?a=\u0000 HTTP/1.1\r\nHost: x\r\n\r\n')],
       ['raw UTF-8 in the query', request('GET /v1/members?a=', [0xc3, 0xa9], ' HTTP/1.1\r\nHost: x\r\n\r\n')],
       ['a request line that is not HTTP', request('HELLO\r\n\r\n')],
-      ['a broken chunked body', request('POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n')],
-      ['both Content-Length and Transfer-Encoding', request('POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')],
+      [
+        'a broken chunked body',
+        request(
+          'POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n',
+        ),
+      ],
+      [
+        'both Content-Length and Transfer-Encoding',
+        request(
+          'POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        ),
+      ],
     ])('%s is 400 malformed_request', async (_what, bytes) => {
       expectRawProblem(await rawRequest(server.url, bytes), 400, 'malformed_request');
     });
 
     test('after a pipelined request, the refusal follows its answer instead of cutting in before it', async () => {
-      const answer = await rawRequest(server.url, request('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n'));
+      const answer = await rawRequest(
+        server.url,
+        request('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/\u0000 HTTP/1.1\r\nHost: x\r\n\r\n'),
+      );
       expect(answer.status).toBe(200);
       const second = answer.text.indexOf('HTTP/1.1 ');
       expect(second, answer.text).toBeGreaterThan(0);
       const rest = answer.text.slice(second);
       expect(rest).toMatch(/^HTTP\/1\.1 400 /);
-      expect(JSON.parse(rest.slice(rest.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400, code: 'malformed_request' });
+      expect(JSON.parse(rest.slice(rest.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        status: 400,
+        code: 'malformed_request',
+      });
     });
 
     test('the server goes on answering after them', async () => {

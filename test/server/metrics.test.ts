@@ -2,10 +2,10 @@
 // METRICS_TOKEN, refused without the token, and its text parsed: the counters of requests, provider calls, tokens,
 // cost and webhook attempts move with the work done, and the scrape-time gauges (queues, pool) are there.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { expectProblem } from '../support/expect.ts';
+import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 const TOKEN = 'metrics-token-for-the-tests-0123456789';
 
@@ -44,7 +44,9 @@ class Scrape {
   }
 
   matching(name: string, labels: Record<string, string> = {}): Sample[] {
-    return this.samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+    return this.samples.filter(
+      (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    );
   }
 }
 
@@ -80,7 +82,13 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     openai = await startFakeOpenAi();
     server = await startTestServer({
       database: kind,
-      env: { METRICS_TOKEN: TOKEN, WEBHOOKS_ALLOW_LOOPBACK: 'true', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url, PROVIDER_MAX_RETRIES: '0' },
+      env: {
+        METRICS_TOKEN: TOKEN,
+        WEBHOOKS_ALLOW_LOOPBACK: 'true',
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: openai.url,
+        PROVIDER_MAX_RETRIES: '0',
+      },
     });
   });
   afterEach(async () => {
@@ -99,7 +107,14 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     expect(missing.text).not.toContain('content_service_');
     expectProblem(await server.call('GET', '/metrics', { key: `${TOKEN}x` }), 401, 'unauthenticated');
     expectProblem(await server.call('GET', '/metrics', { key: TOKEN.slice(0, -1) }), 401, 'unauthenticated');
-    expectProblem(await server.call('GET', '/metrics', { headers: { Authorization: `Basic ${Buffer.from(`prometheus:${TOKEN}`).toString('base64')}` }, key: null }), 401, 'unauthenticated');
+    expectProblem(
+      await server.call('GET', '/metrics', {
+        headers: { Authorization: `Basic ${Buffer.from(`prometheus:${TOKEN}`).toString('base64')}` },
+        key: null,
+      }),
+      401,
+      'unauthenticated',
+    );
     // The owner's API key is not the metrics token.
     expectProblem(await server.call('GET', '/metrics'), 401, 'unauthenticated');
   });
@@ -112,29 +127,52 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     const after = await scrape(server);
 
     const requests = 'content_service_http_requests_total';
-    expect(after.value(requests, { operation: 'listModels', method: 'GET', status: '200' }) - before.value(requests, { operation: 'listModels', method: 'GET', status: '200' })).toBe(3);
-    expect(after.value(requests, { operation: 'listModels', status: '401' }) - before.value(requests, { operation: 'listModels', status: '401' })).toBe(1);
-    expect(after.value(requests, { operation: 'none', status: '404' }) - before.value(requests, { operation: 'none', status: '404' })).toBe(1);
+    expect(
+      after.value(requests, { operation: 'listModels', method: 'GET', status: '200' }) -
+        before.value(requests, { operation: 'listModels', method: 'GET', status: '200' }),
+    ).toBe(3);
+    expect(
+      after.value(requests, { operation: 'listModels', status: '401' }) -
+        before.value(requests, { operation: 'listModels', status: '401' }),
+    ).toBe(1);
+    expect(
+      after.value(requests, { operation: 'none', status: '404' }) -
+        before.value(requests, { operation: 'none', status: '404' }),
+    ).toBe(1);
     // Never a raw path as a label.
-    expect(after.samples.some((sample) => Object.values(sample.labels).some((value) => value.includes('/v1/')))).toBe(false);
+    expect(after.samples.some((sample) => Object.values(sample.labels).some((value) => value.includes('/v1/')))).toBe(
+      false,
+    );
     const durations = 'content_service_http_request_duration_seconds_count';
-    expect(after.value(durations, { operation: 'listModels' }) - before.value(durations, { operation: 'listModels' })).toBe(4);
-    expect(after.value('content_service_http_request_duration_seconds_bucket', { operation: 'listModels', le: '+Inf' })).toBe(after.value(durations, { operation: 'listModels' }));
+    expect(
+      after.value(durations, { operation: 'listModels' }) - before.value(durations, { operation: 'listModels' }),
+    ).toBe(4);
+    expect(
+      after.value('content_service_http_request_duration_seconds_bucket', { operation: 'listModels', le: '+Inf' }),
+    ).toBe(after.value(durations, { operation: 'listModels' }));
   });
 
   test('counts provider calls, time to first token, tokens and cost of a sandbox chat completion', async () => {
     const before = await scrape(server);
-    const body = { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Write two sentences about spring gardening.' }] };
+    const body = {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: 'Write two sentences about spring gardening.' }],
+    };
     const whole = await server.call('POST', '/v1/chat/completions', { body });
     expect(whole.status).toBe(200);
-    const streamed = await server.call('POST', '/v1/chat/completions', { body: { ...body, stream: true, stream_options: { include_usage: true } } });
+    const streamed = await server.call('POST', '/v1/chat/completions', {
+      body: { ...body, stream: true, stream_options: { include_usage: true } },
+    });
     expect(streamed.status).toBe(200);
     const after = await scrape(server);
-    const grew = (name: string, labels: Record<string, string>) => after.value(name, labels) - before.value(name, labels);
+    const grew = (name: string, labels: Record<string, string>) =>
+      after.value(name, labels) - before.value(name, labels);
 
     const model = { model: 'sandbox-writer' };
     expect(grew('content_service_ai_provider_calls_total', { ...model, provider: 'sandbox', outcome: 'ok' })).toBe(2);
-    expect(grew('content_service_ai_provider_call_duration_seconds_count', { ...model, provider: 'sandbox', outcome: 'ok' })).toBe(2);
+    expect(
+      grew('content_service_ai_provider_call_duration_seconds_count', { ...model, provider: 'sandbox', outcome: 'ok' }),
+    ).toBe(2);
     expect(grew('content_service_ai_time_to_first_token_seconds_count', model)).toBe(2);
     expect(grew('content_service_http_requests_total', { operation: 'createChatCompletion', status: '200' })).toBe(2);
 
@@ -142,7 +180,9 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     const chat = { feature: 'chat', ...model };
     // Both answers were made from the same prompt; the whole one says what each cost.
     expect(grew('content_service_ai_tokens_total', { ...chat, kind: 'input' })).toBe(2 * usage.prompt_tokens);
-    expect(grew('content_service_ai_tokens_total', { ...chat, kind: 'output' })).toBeGreaterThanOrEqual(usage.completion_tokens);
+    expect(grew('content_service_ai_tokens_total', { ...chat, kind: 'output' })).toBeGreaterThanOrEqual(
+      usage.completion_tokens,
+    );
     expect(grew('content_service_ai_cost_usd_total', chat)).toBeGreaterThan(0);
     expect(grew('content_service_ai_cost_usd_total', chat)).toBeCloseTo(whole.body.cost_usd * 2, 6);
   });
@@ -150,20 +190,47 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
   test('counts provider calls that fail by outcome, and none for a request refused before any call', async () => {
     const model = { model: 'gpt-5.2', provider: 'openai' };
     const before = await scrape(server);
-    openai.enqueue({ error: { status: 429, headers: { 'retry-after': '7' } } }, { error: { status: 400, message: 'bad request' } }, { text: 'Fine.' });
-    const ask = () => server.call('POST', '/v1/chat/completions', { body: { model: 'gpt-5.2', messages: [{ role: 'user', content: 'Hello' }] } });
+    openai.enqueue(
+      { error: { status: 429, headers: { 'retry-after': '7' } } },
+      { error: { status: 400, message: 'bad request' } },
+      { text: 'Fine.' },
+    );
+    const ask = () =>
+      server.call('POST', '/v1/chat/completions', {
+        body: { model: 'gpt-5.2', messages: [{ role: 'user', content: 'Hello' }] },
+      });
     expect((await ask()).status).toBe(429);
     expect((await ask()).status).toBe(502);
     expect((await ask()).status).toBe(200);
     // Over the model's output limit: refused before any call.
-    expect((await server.call('POST', '/v1/chat/completions', { body: { model: 'gpt-5.2', messages: [{ role: 'user', content: 'Hello' }], max_completion_tokens: 10_000_000 } })).status).toBe(422);
+    expect(
+      (
+        await server.call('POST', '/v1/chat/completions', {
+          body: { model: 'gpt-5.2', messages: [{ role: 'user', content: 'Hello' }], max_completion_tokens: 10_000_000 },
+        })
+      ).status,
+    ).toBe(422);
     const after = await scrape(server);
-    const grew = (outcome: string) => after.value('content_service_ai_provider_calls_total', { ...model, outcome }) - before.value('content_service_ai_provider_calls_total', { ...model, outcome });
-    expect({ rate_limited: grew('rate_limited'), upstream_error: grew('upstream_error'), ok: grew('ok') }).toEqual({ rate_limited: 1, upstream_error: 1, ok: 1 });
-    expect(after.value('content_service_ai_provider_calls_total', model) - before.value('content_service_ai_provider_calls_total', model)).toBe(3);
-    expect(after.value('content_service_ai_provider_call_duration_seconds_count', { ...model, outcome: 'rate_limited' })).toBeGreaterThanOrEqual(1);
+    const grew = (outcome: string) =>
+      after.value('content_service_ai_provider_calls_total', { ...model, outcome }) -
+      before.value('content_service_ai_provider_calls_total', { ...model, outcome });
+    expect({ rate_limited: grew('rate_limited'), upstream_error: grew('upstream_error'), ok: grew('ok') }).toEqual({
+      rate_limited: 1,
+      upstream_error: 1,
+      ok: 1,
+    });
+    expect(
+      after.value('content_service_ai_provider_calls_total', model) -
+        before.value('content_service_ai_provider_calls_total', model),
+    ).toBe(3);
+    expect(
+      after.value('content_service_ai_provider_call_duration_seconds_count', { ...model, outcome: 'rate_limited' }),
+    ).toBeGreaterThanOrEqual(1);
     // Only the call that answered has a first token.
-    expect(after.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' }) - before.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' })).toBe(1);
+    expect(
+      after.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' }) -
+        before.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' }),
+    ).toBe(1);
   });
 
   test('counts a streamed call its client abandoned as aborted, after its first token', async () => {
@@ -186,19 +253,37 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     await openai.waitForDisconnect();
     // The call is counted when the engine's generator ends, just after it stopped reading the provider.
     let after = await scrape(server);
-    for (let i = 0; i < 100 && after.value('content_service_ai_provider_calls_total', labels) === before.value('content_service_ai_provider_calls_total', labels); i++) {
+    for (
+      let i = 0;
+      i < 100 &&
+      after.value('content_service_ai_provider_calls_total', labels) ===
+        before.value('content_service_ai_provider_calls_total', labels);
+      i++
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       after = await scrape(server);
     }
-    expect(after.value('content_service_ai_provider_calls_total', labels) - before.value('content_service_ai_provider_calls_total', labels)).toBe(1);
-    expect(after.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' }) - before.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' })).toBe(1);
+    expect(
+      after.value('content_service_ai_provider_calls_total', labels) -
+        before.value('content_service_ai_provider_calls_total', labels),
+    ).toBe(1);
+    expect(
+      after.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' }) -
+        before.value('content_service_ai_time_to_first_token_seconds_count', { model: 'gpt-5.2' }),
+    ).toBe(1);
     // What was generated before the client left is billed, and counted.
-    expect(after.value('content_service_ai_tokens_total', { feature: 'chat', model: 'gpt-5.2', kind: 'output' })).toBeGreaterThan(before.value('content_service_ai_tokens_total', { feature: 'chat', model: 'gpt-5.2', kind: 'output' }));
+    expect(
+      after.value('content_service_ai_tokens_total', { feature: 'chat', model: 'gpt-5.2', kind: 'output' }),
+    ).toBeGreaterThan(
+      before.value('content_service_ai_tokens_total', { feature: 'chat', model: 'gpt-5.2', kind: 'output' }),
+    );
   });
 
   test('counts webhook delivery attempts by outcome', async () => {
     receiver = await startReceiver();
-    const endpoint = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.added'] } });
+    const endpoint = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.added'] },
+    });
     expect(endpoint.status).toBe(201);
     const before = await scrape(server);
     receiver.respond = () => ({ status: 500 });
@@ -206,19 +291,35 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     await receiver.waitFor(1);
     // The attempt is counted when the sender has its answer, just after the receiver sent it.
     let after = await scrape(server);
-    for (let i = 0; i < 100 && after.value('content_service_webhook_delivery_attempts_total') === before.value('content_service_webhook_delivery_attempts_total'); i++) {
+    for (
+      let i = 0;
+      i < 100 &&
+      after.value('content_service_webhook_delivery_attempts_total') ===
+        before.value('content_service_webhook_delivery_attempts_total');
+      i++
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       after = await scrape(server);
     }
-    expect(after.value('content_service_webhook_delivery_attempts_total', { outcome: 'failed' }) - before.value('content_service_webhook_delivery_attempts_total', { outcome: 'failed' })).toBe(1);
-    expect(after.value('content_service_webhook_delivery_attempts_total', { outcome: 'succeeded' })).toBe(before.value('content_service_webhook_delivery_attempts_total', { outcome: 'succeeded' }));
+    expect(
+      after.value('content_service_webhook_delivery_attempts_total', { outcome: 'failed' }) -
+        before.value('content_service_webhook_delivery_attempts_total', { outcome: 'failed' }),
+    ).toBe(1);
+    expect(after.value('content_service_webhook_delivery_attempts_total', { outcome: 'succeeded' })).toBe(
+      before.value('content_service_webhook_delivery_attempts_total', { outcome: 'succeeded' }),
+    );
   });
 
   test('computes the queue gauges when scraped', async () => {
     const metrics = await scrape(server);
     expect(metrics.matching('content_service_webhook_queue_depth')).toHaveLength(1);
     expect(metrics.matching('content_service_jobs_queue_depth')).toHaveLength(1);
-    expect(metrics.matching('content_service_workflow_runs').map((sample) => sample.labels.status).sort()).toEqual(['awaiting_approval', 'queued', 'running']);
+    expect(
+      metrics
+        .matching('content_service_workflow_runs')
+        .map((sample) => sample.labels.status)
+        .sort(),
+    ).toEqual(['awaiting_approval', 'queued', 'running']);
     // Node's own metrics under their usual names.
     expect(metrics.matching('process_cpu_user_seconds_total')).toHaveLength(1);
     expect(metrics.matching('nodejs_eventloop_lag_seconds')).toHaveLength(1);
@@ -227,7 +328,10 @@ describe.each(databaseKinds)('GET /metrics on %s', (kind) => {
     if (kind === 'postgres') {
       expect(pool.map((sample) => sample.labels.state).sort()).toEqual(['idle', 'in_use', 'waiting']);
       // The scrape itself ran the gauges' queries on the pool: it has opened connections.
-      expect(metrics.value('content_service_db_pool_connections', { state: 'idle' }) + metrics.value('content_service_db_pool_connections', { state: 'in_use' })).toBeGreaterThan(0);
+      expect(
+        metrics.value('content_service_db_pool_connections', { state: 'idle' }) +
+          metrics.value('content_service_db_pool_connections', { state: 'in_use' }),
+      ).toBeGreaterThan(0);
     } else {
       expect(pool).toHaveLength(0);
     }

@@ -6,7 +6,7 @@
 // are 422 validation_failed.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 type Role = 'owner' | 'admin' | 'editor' | 'viewer';
 const roles: Role[] = ['admin', 'editor', 'viewer'];
@@ -48,7 +48,11 @@ describe.each(databaseKinds)('pagination on %s', (kind) => {
     let current: string | null = path;
     for (let i = 0; current !== null && i < (options.maxPages ?? 60); i++) {
       const answer = await server.call('GET', current);
-      expect({ current, status: answer.status, problem: answer.status === 200 ? undefined : answer.body }).toEqual({ current, status: 200, problem: undefined });
+      expect({ current, status: answer.status, problem: answer.status === 200 ? undefined : answer.body }).toEqual({
+        current,
+        status: 200,
+        problem: undefined,
+      });
       pages.push(answer);
       const link = nextLink(answer);
       expect(link === null).toBe(answer.body.next_cursor === null);
@@ -77,15 +81,18 @@ describe.each(databaseKinds)('pagination on %s', (kind) => {
       expect(second.body.data.map((k: { id: string }) => k.id)).toEqual(newestFirst().slice(20, 40));
     });
 
-    test.each([1, 7, 20, 45, 46])('walking every page with limit=%i returns every key once, newest first', async (limit) => {
-      const { ids, pages } = await walk(`/v1/api-keys?limit=${limit}`);
-      expect(ids).toEqual(newestFirst());
-      expect(pages.length).toBe(Math.ceil(keys.length / limit));
-      for (const page of pages.slice(0, -1)) expect(page.body.data.length).toBe(limit);
-      const last = pages[pages.length - 1]!;
-      expect(last.body.next_cursor).toBeNull();
-      expect(last.headers.get('link')).toBeNull();
-    });
+    test.each([1, 7, 20, 45, 46])(
+      'walking every page with limit=%i returns every key once, newest first',
+      async (limit) => {
+        const { ids, pages } = await walk(`/v1/api-keys?limit=${limit}`);
+        expect(ids).toEqual(newestFirst());
+        expect(pages.length).toBe(Math.ceil(keys.length / limit));
+        for (const page of pages.slice(0, -1)) expect(page.body.data.length).toBe(limit);
+        const last = pages[pages.length - 1]!;
+        expect(last.body.next_cursor).toBeNull();
+        expect(last.headers.get('link')).toBeNull();
+      },
+    );
 
     test('limit=100 returns everything on one page, with no next_cursor and no Link', async () => {
       const answer = await server.call('GET', '/v1/api-keys?limit=100');
@@ -110,17 +117,27 @@ describe.each(databaseKinds)('pagination on %s', (kind) => {
     test('the Link keeps the filters, and the pages it leads to stay filtered', async () => {
       const first = await server.call('GET', '/v1/api-keys?role=editor&status=active&limit=4');
       const link = nextLink(first)!;
-      expect(Object.fromEntries(link.searchParams)).toEqual({ role: 'editor', status: 'active', limit: '4', cursor: first.body.next_cursor });
+      expect(Object.fromEntries(link.searchParams)).toEqual({
+        role: 'editor',
+        status: 'active',
+        limit: '4',
+        cursor: first.body.next_cursor,
+      });
 
       const { ids, pages } = await walk('/v1/api-keys?role=editor&status=active&limit=4');
       const editors = newestFirst().filter((id) => keys.find((k) => k.id === id)!.role === 'editor');
       expect(ids).toEqual(editors);
-      for (const page of pages) expect(page.body.data.every((k: { role: string; status: string }) => k.role === 'editor' && k.status === 'active')).toBe(true);
+      for (const page of pages)
+        expect(
+          page.body.data.every((k: { role: string; status: string }) => k.role === 'editor' && k.status === 'active'),
+        ).toBe(true);
     });
 
     test('a cursor keeps its place when keys are created after it was issued', async () => {
       const first = await server.call('GET', '/v1/api-keys?limit=5');
-      const created = await server.call('POST', '/v1/api-keys', { body: { name: 'created meanwhile', role: 'viewer' } });
+      const created = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'created meanwhile', role: 'viewer' },
+      });
       expect(created.status).toBe(201);
       const link = nextLink(first)!;
       const second = await server.call('GET', link.pathname + link.search);
@@ -144,7 +161,9 @@ describe.each(databaseKinds)('pagination on %s', (kind) => {
       for (let i = 0; i < 24; i++) {
         // Groups of three share an instant.
         if (i % 3 === 0) clock.advance(1000);
-        const answer = await server.call('POST', '/v1/members', { body: { email: `member-${i}@pages.example`, role: roles[i % roles.length] } });
+        const answer = await server.call('POST', '/v1/members', {
+          body: { email: `member-${i}@pages.example`, role: roles[i % roles.length] },
+        });
         expect(answer.status).toBe(201);
         members.push(answer.body.id);
       }
@@ -173,7 +192,9 @@ describe.each(databaseKinds)('pagination on %s', (kind) => {
       expect(nextLink(first)).not.toBeNull();
 
       const { ids } = await walk('/v1/members?role=viewer&limit=3');
-      const viewers = (await server.call('GET', '/v1/members?role=viewer&limit=100')).body.data.map((m: { id: string }) => m.id);
+      const viewers = (await server.call('GET', '/v1/members?role=viewer&limit=100')).body.data.map(
+        (m: { id: string }) => m.id,
+      );
       expect(viewers.length).toBe(8);
       expect(ids).toEqual(viewers);
       const firstFiltered = await server.call('GET', '/v1/members?role=viewer&limit=3');
@@ -184,7 +205,9 @@ describe.each(databaseKinds)('pagination on %s', (kind) => {
       const returning = members[3]!;
       expect((await server.call('DELETE', `/v1/members/${returning}`)).status).toBe(204);
       clock.advance(1000);
-      const again = await server.call('POST', '/v1/members', { body: { email: 'member-2@pages.example', role: 'viewer' } });
+      const again = await server.call('POST', '/v1/members', {
+        body: { email: 'member-2@pages.example', role: 'viewer' },
+      });
       expect(again.body.id).toBe(returning);
       const first = await server.call('GET', '/v1/members?limit=1');
       expect(first.body.data[0].id).toBe(returning);
@@ -216,29 +239,45 @@ describe.each(databaseKinds)('pagination on %s', (kind) => {
       'x'.repeat(513),
     ];
 
-    test.each(notACursor.map((cursor) => [cursor.slice(0, 40), cursor]))('cursor %s is 422 validation_failed at query/cursor', async (_label, cursor) => {
-      for (const path of ['/v1/api-keys', '/v1/members']) {
-        const answer = await server.call('GET', `${path}?cursor=${encodeURIComponent(cursor)}`);
-        expect({ path, status: answer.status, code: answer.body.code, pointers: answer.body.errors?.map((e: { pointer: string }) => e.pointer) }).toEqual({
-          path,
-          status: 422,
-          code: 'validation_failed',
-          pointers: ['query/cursor'],
-        });
-      }
-    });
+    test.each(notACursor.map((cursor) => [cursor.slice(0, 40), cursor]))(
+      'cursor %s is 422 validation_failed at query/cursor',
+      async (_label, cursor) => {
+        for (const path of ['/v1/api-keys', '/v1/members']) {
+          const answer = await server.call('GET', `${path}?cursor=${encodeURIComponent(cursor)}`);
+          expect({
+            path,
+            status: answer.status,
+            code: answer.body.code,
+            pointers: answer.body.errors?.map((e: { pointer: string }) => e.pointer),
+          }).toEqual({
+            path,
+            status: 422,
+            code: 'validation_failed',
+            pointers: ['query/cursor'],
+          });
+        }
+      },
+    );
 
-    test.each(['0', '101', '-1', '2.5', 'ten', ''])('limit=%s is 422 validation_failed at query/limit', async (limit) => {
-      for (const path of ['/v1/api-keys', '/v1/members', '/v1/audit-logs', '/v1/request-logs']) {
-        const answer = await server.call('GET', `${path}?limit=${limit}`);
-        expect({ path, status: answer.status, code: answer.body.code, pointers: answer.body.errors?.map((e: { pointer: string }) => e.pointer) }).toEqual({
-          path,
-          status: 422,
-          code: 'validation_failed',
-          pointers: ['query/limit'],
-        });
-      }
-    });
+    test.each(['0', '101', '-1', '2.5', 'ten', ''])(
+      'limit=%s is 422 validation_failed at query/limit',
+      async (limit) => {
+        for (const path of ['/v1/api-keys', '/v1/members', '/v1/audit-logs', '/v1/request-logs']) {
+          const answer = await server.call('GET', `${path}?limit=${limit}`);
+          expect({
+            path,
+            status: answer.status,
+            code: answer.body.code,
+            pointers: answer.body.errors?.map((e: { pointer: string }) => e.pointer),
+          }).toEqual({
+            path,
+            status: 422,
+            code: 'validation_failed',
+            pointers: ['query/limit'],
+          });
+        }
+      },
+    );
 
     test('limit=1 and limit=100 are the bounds that are accepted', async () => {
       expect((await server.call('GET', '/v1/api-keys?limit=1')).body.data.length).toBe(1);

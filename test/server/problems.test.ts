@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
-import { Problem, problemCatalogue, problemTypeBase, type ErrorCode } from '../../src/platform/problems.ts';
+import { type ErrorCode, Problem, problemCatalogue, problemTypeBase } from '../../src/platform/problems.ts';
 import { startServer } from '../../src/server.ts';
-import { databaseKinds, HandlerOverrides, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type Answer, databaseKinds, HandlerOverrides, startTestServer, type TestServer } from '../support/server.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 const REQUEST_ID = /^req_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -25,12 +25,20 @@ function expectProblem(answer: Answer, status: number, code: ErrorCode): void {
   expect({ status: answer.status, code: answer.body?.code }).toEqual({ status, code });
   expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
   expect(answer.headers.get('x-request-id')).toMatch(REQUEST_ID);
-  expect(answer.body).toMatchObject({ type: problemTypeBase + code, title: problemCatalogue[code].title, status, code, request_id: answer.headers.get('x-request-id') });
+  expect(answer.body).toMatchObject({
+    type: problemTypeBase + code,
+    title: problemCatalogue[code].title,
+    status,
+    code,
+    request_id: answer.headers.get('x-request-id'),
+  });
   expect(schemaErrors('/components/schemas/Problem', answer.body)).toEqual([]);
 }
 
 describe('the error catalogue', () => {
-  const errorCode = parse(readFileSync(new URL('../../openapi/components/schemas/ErrorCode.yaml', import.meta.url), 'utf8')) as { description: string; enum: string[] };
+  const errorCode = parse(
+    readFileSync(new URL('../../openapi/components/schemas/ErrorCode.yaml', import.meta.url), 'utf8'),
+  ) as { description: string; enum: string[] };
   const table = new Map<string, number>();
   for (const line of errorCode.description.split('\n')) {
     const row = /^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|/.exec(line.trim());
@@ -66,7 +74,11 @@ describe.each(databaseKinds)('problems on %s', (kind) => {
 
   describe('through the handlerOverrides test seam', () => {
     test('a handler whose answer breaks its schema is 500 response_validation_failed, and it is reported', async () => {
-      server.handlerOverrides.set('getWorkspace', async () => ({ status: 200, contentType: 'application/json', body: { id: 'not a workspace', object: 'workspace' } }));
+      server.handlerOverrides.set('getWorkspace', async () => ({
+        status: 200,
+        contentType: 'application/json',
+        body: { id: 'not a workspace', object: 'workspace' },
+      }));
       try {
         const answer = await server.call('GET', '/v1/workspace');
         expectProblem(answer, 500, 'response_validation_failed');
@@ -82,7 +94,11 @@ describe.each(databaseKinds)('problems on %s', (kind) => {
     });
 
     test('a handler that answers a status its operation does not document is 500 response_validation_failed', async () => {
-      server.handlerOverrides.set('getWorkspace', async () => ({ status: 418, contentType: 'application/json', body: { teapot: true } }));
+      server.handlerOverrides.set('getWorkspace', async () => ({
+        status: 418,
+        contentType: 'application/json',
+        body: { teapot: true },
+      }));
       try {
         expectProblem(await server.call('GET', '/v1/workspace'), 500, 'response_validation_failed');
         expect(server.responseValidationErrors).toHaveLength(1);
@@ -122,12 +138,19 @@ describe.each(databaseKinds)('problems on %s', (kind) => {
         expect(answer.body.detail).toContain(us.workspace.id);
       }
       // Nothing was created in the us workspace.
-      const keys = await server.platform.db.selectFrom('api_keys').select('id').where('workspace_id', '=', us.workspace.id).execute();
+      const keys = await server.platform.db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('workspace_id', '=', us.workspace.id)
+        .execute();
       expect(keys).toHaveLength(1);
     });
 
     test('on a us server, an eu workspace is sent to the eu base URL, and a us workspace is served', async () => {
-      const usServer = await startTestServer({ database: kind, env: { REGION: 'us', EU_BASE_URL: 'https://api.eu.example/' } });
+      const usServer = await startTestServer({
+        database: kind,
+        env: { REGION: 'us', EU_BASE_URL: 'https://api.eu.example/' },
+      });
       try {
         const eu = await createWorkspace(usServer.platform.db, { name: 'EU workspace', region: 'eu' });
         const answer = await usServer.call('GET', '/v1/workspace', { key: eu.secret });
@@ -141,7 +164,6 @@ describe.each(databaseKinds)('problems on %s', (kind) => {
       }
     });
   });
-
 });
 
 describe('the level of the access log line', () => {
@@ -154,12 +176,25 @@ describe('the level of the access log line', () => {
       },
     });
     const dir = mkdtempSync(join(tmpdir(), 'content-service-log-levels-'));
-    const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${join(dir, 'test.db')}`, LOG_LEVEL: 'info', NODE_ENV: 'test', WEBHOOKS_WORKER: 'false', VALIDATOR_WARM_UP: 'false' });
+    const config = loadConfig({
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_URL: `sqlite:${join(dir, 'test.db')}`,
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'test',
+      WEBHOOKS_WORKER: 'false',
+      VALIDATOR_WARM_UP: 'false',
+    });
     const overrides = new HandlerOverrides();
-    const running = await startServer(config, { logger: pino({ level: 'info' }, sink), rateLimitKeyPrefix: `test:${Math.random()}`, handlers: overrides.handlers() });
+    const running = await startServer(config, {
+      logger: pino({ level: 'info' }, sink),
+      rateLimitKeyPrefix: `test:${Math.random()}`,
+      handlers: overrides.handlers(),
+    });
     try {
       const { secret } = await createWorkspace(running.platform.db, { name: 'Logs', region: 'eu' });
-      const get = (path: string, key: string | null = secret) => fetch(running.url + path, { headers: key ? { Authorization: `Bearer ${key}` } : {} }).then((r) => r.status);
+      const get = (path: string, key: string | null = secret) =>
+        fetch(running.url + path, { headers: key ? { Authorization: `Bearer ${key}` } : {} }).then((r) => r.status);
       overrides.set('getWorkspace', async () => {
         throw new Error('provoked');
       });
@@ -176,8 +211,18 @@ describe('the level of the access log line', () => {
       expect(await get('/v1/workflows')).toBe(501);
       overrides.clear();
       await running.close();
-      const levelOf = (status: number) => lines.filter((line) => line.access?.status === status && /^GET /.test(line.msg)).map((line) => pino.levels.labels[line.level]);
-      expect({ 200: levelOf(200), 401: levelOf(401), 404: levelOf(404), 422: levelOf(422), 501: levelOf(501), 500: levelOf(500) }).toEqual({
+      const levelOf = (status: number) =>
+        lines
+          .filter((line) => line.access?.status === status && /^GET /.test(line.msg))
+          .map((line) => pino.levels.labels[line.level]);
+      expect({
+        200: levelOf(200),
+        401: levelOf(401),
+        404: levelOf(404),
+        422: levelOf(422),
+        501: levelOf(501),
+        500: levelOf(500),
+      }).toEqual({
         200: ['info'],
         401: ['info'],
         404: ['info'],

@@ -5,21 +5,28 @@
 // - the same start of two processes on one fresh SQLite file;
 // - shutdown drains: a request in flight when close() is called still completes with 200, and new connections are
 //   refused from that moment (a handler that waits on a promise, through the handlerOverrides test seam).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { features } from '../../src/features/index.ts';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { collectByKey } from '../../src/platform/feature.ts';
 import type { OperationHandler } from '../../src/platform/operations.ts';
 import { allMigrations, migrate, openStorage, type Storage } from '../../src/storage/database.ts';
-import { freshDatabase, postgresUrl, REDIS_URL, redisAvailable, startTestServer, type TestDatabase } from '../support/server.ts';
+import {
+  freshDatabase,
+  postgresUrl,
+  REDIS_URL,
+  redisAvailable,
+  startTestServer,
+  type TestDatabase,
+} from '../support/server.ts';
 
 const migrations = allMigrations(features);
 const handlers = collectByKey(features, 'handlers');
@@ -60,7 +67,15 @@ function startProcess(env: Record<string, string>, port: number): ServerProcess 
   const child = spawn(process.execPath, [MAIN], {
     // Started and stopped many times: compiling every validator at each start (VALIDATOR_WARM_UP) is not what
     // these tests are about (test/server/main.test.ts starts the server as `npm start` does, warm-up included).
-    env: { VALIDATOR_WARM_UP: 'false', PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...env },
+    env: {
+      VALIDATOR_WARM_UP: 'false',
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -72,7 +87,8 @@ function startProcess(env: Record<string, string>, port: number): ServerProcess 
 /** Polls /readyz until 200: at most `attempts` tries, 100 ms apart. Fails with the process's output. */
 async function waitUntilReady(server: ServerProcess, attempts = 300): Promise<void> {
   for (let i = 0; i < attempts; i++) {
-    if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
+    if (server.child.exitCode !== null)
+      throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
     try {
       const response = await fetch(`${server.url}/readyz`);
       await response.arrayBuffer();
@@ -91,7 +107,10 @@ async function terminate(server: ServerProcess, ms = 20_000): Promise<number | s
   const exited = once(server.child, 'exit').then(([code]) => code as number | null);
   server.child.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([exited, new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)))]);
+  const outcome = await Promise.race([
+    exited,
+    new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms))),
+  ]);
   clearTimeout(timer);
   if (outcome === 'timeout') server.child.kill('SIGKILL');
   return outcome;
@@ -107,89 +126,112 @@ async function call(baseUrl: string, method: string, path: string, key: string, 
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-describe.skipIf(!postgresUrl || !redisAvailable)('two server processes on one PostgreSQL database and one Redis', () => {
-  let database: TestDatabase;
-  let storage: Storage;
-  let a: ServerProcess;
-  let b: ServerProcess;
-  let ownerKey: string;
+describe.skipIf(!postgresUrl || !redisAvailable)(
+  'two server processes on one PostgreSQL database and one Redis',
+  () => {
+    let database: TestDatabase;
+    let storage: Storage;
+    let a: ServerProcess;
+    let b: ServerProcess;
+    let ownerKey: string;
 
-  beforeAll(async () => {
-    database = await freshDatabase('postgres');
-    const env = { DATABASE_URL: database.url, REDIS_URL };
-    const [portA, portB] = [await freePort(), await freePort()];
-    // Both start on the empty database at once: both run the migrations.
-    a = startProcess(env, portA);
-    b = startProcess(env, portB);
-    await Promise.all([waitUntilReady(a), waitUntilReady(b)]);
-    storage = openStorage(database.url);
-    await migrate(storage.db, features);
-    ownerKey = (await createWorkspace(storage.db, { name: 'Two processes', region: 'eu', ownerEmail: 'owner@processes.example' })).secret;
-  });
+    beforeAll(async () => {
+      database = await freshDatabase('postgres');
+      const env = { DATABASE_URL: database.url, REDIS_URL };
+      const [portA, portB] = [await freePort(), await freePort()];
+      // Both start on the empty database at once: both run the migrations.
+      a = startProcess(env, portA);
+      b = startProcess(env, portB);
+      await Promise.all([waitUntilReady(a), waitUntilReady(b)]);
+      storage = openStorage(database.url);
+      await migrate(storage.db, features);
+      ownerKey = (
+        await createWorkspace(storage.db, {
+          name: 'Two processes',
+          region: 'eu',
+          ownerEmail: 'owner@processes.example',
+        })
+      ).secret;
+    });
 
-  afterAll(async () => {
-    for (const server of [a, b]) if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
-    await storage?.close();
-    await database?.drop();
-  });
+    afterAll(async () => {
+      for (const server of [a, b]) if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+      await storage?.close();
+      await database?.drop();
+    });
 
-  test('both processes migrated the same empty database at once, and the migration ran once', async () => {
-    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db);
-    expect(rows.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
-  });
+    test('both processes migrated the same empty database at once, and the migration ran once', async () => {
+      const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(storage.db);
+      expect(rows.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
+    });
 
-  test('what one process writes, the other reads: a key created on A works on B', async () => {
-    const created = await call(a.url, 'POST', '/v1/api-keys', ownerKey, { name: 'made on A', role: 'editor' });
-    expect(created.status).toBe(201);
-    const onB = await call(b.url, 'GET', '/v1/workspace', created.body.secret);
-    expect(onB.status).toBe(200);
-    expect(onB.body.caller).toMatchObject({ api_key_id: created.body.id, role: 'editor' });
-    const listed = await call(b.url, 'GET', `/v1/api-keys/${created.body.id}`, ownerKey);
-    expect(listed.status).toBe(200);
-    expect(listed.body.name).toBe('made on A');
-  });
+    test('what one process writes, the other reads: a key created on A works on B', async () => {
+      const created = await call(a.url, 'POST', '/v1/api-keys', ownerKey, { name: 'made on A', role: 'editor' });
+      expect(created.status).toBe(201);
+      const onB = await call(b.url, 'GET', '/v1/workspace', created.body.secret);
+      expect(onB.status).toBe(200);
+      expect(onB.body.caller).toMatchObject({ api_key_id: created.body.id, role: 'editor' });
+      const listed = await call(b.url, 'GET', `/v1/api-keys/${created.body.id}`, ownerKey);
+      expect(listed.status).toBe(200);
+      expect(listed.body.name).toBe('made on A');
+    });
 
-  test('an Idempotency-Key used on A is replayed by B', async () => {
-    const send = (url: string) =>
-      fetch(`${url}/v1/members`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${ownerKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'across-processes' },
-        body: JSON.stringify({ email: 'across@processes.example', role: 'viewer' }),
+    test('an Idempotency-Key used on A is replayed by B', async () => {
+      const send = (url: string) =>
+        fetch(`${url}/v1/members`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${ownerKey}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': 'across-processes',
+          },
+          body: JSON.stringify({ email: 'across@processes.example', role: 'viewer' }),
+        });
+      const first = await send(a.url);
+      const again = await send(b.url);
+      expect([first.status, again.status]).toEqual([201, 201]);
+      expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual([
+        'false',
+        'true',
+      ]);
+      expect(await again.json()).toEqual(await first.json());
+    });
+
+    test('the rate limit is one budget across both processes', async () => {
+      const { body: key } = await call(a.url, 'POST', '/v1/api-keys', ownerKey, {
+        name: 'shared budget',
+        role: 'viewer',
       });
-    const first = await send(a.url);
-    const again = await send(b.url);
-    expect([first.status, again.status]).toEqual([201, 201]);
-    expect([first.headers.get('idempotent-replayed'), again.headers.get('idempotent-replayed')]).toEqual(['false', 'true']);
-    expect(await again.json()).toEqual(await first.json());
-  });
-
-  test('the rate limit is one budget across both processes', async () => {
-    const { body: key } = await call(a.url, 'POST', '/v1/api-keys', ownerKey, { name: 'shared budget', role: 'viewer' });
-    const statuses: number[] = [];
-    const left: number[] = [];
-    for (let start = 0; start < LIMIT; start += 50) {
-      const batch = await Promise.all(Array.from({ length: 50 }, (_, j) => call((start + j) % 2 ? b.url : a.url, 'GET', '/v1/workspace', key.secret)));
-      for (const answer of batch) {
-        statuses.push(answer.status);
-        left.push(Number(/;r=(\d+);/.exec(answer.headers.get('ratelimit') ?? '')?.[1]));
+      const statuses: number[] = [];
+      const left: number[] = [];
+      for (let start = 0; start < LIMIT; start += 50) {
+        const batch = await Promise.all(
+          Array.from({ length: 50 }, (_, j) =>
+            call((start + j) % 2 ? b.url : a.url, 'GET', '/v1/workspace', key.secret),
+          ),
+        );
+        for (const answer of batch) {
+          statuses.push(answer.status);
+          left.push(Number(/;r=(\d+);/.exec(answer.headers.get('ratelimit') ?? '')?.[1]));
+        }
       }
-    }
-    expect(statuses).toEqual(Array(LIMIT).fill(200));
-    expect(left.sort((x, y) => y - x)).toEqual(Array.from({ length: LIMIT }, (_, i) => LIMIT - 1 - i));
-    for (const url of [a.url, b.url]) {
-      const limited = await call(url, 'GET', '/v1/workspace', key.secret);
-      expect(limited.status).toBe(429);
-      expect(limited.body.code).toBe('rate_limited');
-      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    }
-  });
+      expect(statuses).toEqual(Array(LIMIT).fill(200));
+      expect(left.sort((x, y) => y - x)).toEqual(Array.from({ length: LIMIT }, (_, i) => LIMIT - 1 - i));
+      for (const url of [a.url, b.url]) {
+        const limited = await call(url, 'GET', '/v1/workspace', key.secret);
+        expect(limited.status).toBe(429);
+        expect(limited.body.code).toBe('rate_limited');
+        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+    });
 
-  test('SIGTERM stops both with exit code 0, and they stop listening', async () => {
-    const codes = await Promise.all([terminate(a), terminate(b)]);
-    expect(codes, a.output() + b.output()).toEqual([0, 0]);
-    for (const server of [a, b]) expect(await tryConnect(Number(new URL(server.url).port))).toBe('ECONNREFUSED');
-  });
-});
+    test('SIGTERM stops both with exit code 0, and they stop listening', async () => {
+      const codes = await Promise.all([terminate(a), terminate(b)]);
+      expect(codes, a.output() + b.output()).toEqual([0, 0]);
+      for (const server of [a, b]) expect(await tryConnect(Number(new URL(server.url).port))).toBe('ECONNREFUSED');
+    });
+  },
+);
 
 describe.skipIf(!postgresUrl)('migrating one PostgreSQL database from several connections at once', () => {
   test('every migrate() succeeds and each migration runs once', async () => {
@@ -214,7 +256,10 @@ describe('two server processes on one fresh SQLite file', () => {
     const database = await freshDatabase('sqlite');
     const servers: ServerProcess[] = [];
     try {
-      servers.push(startProcess({ DATABASE_URL: database.url }, await freePort()), startProcess({ DATABASE_URL: database.url }, await freePort()));
+      servers.push(
+        startProcess({ DATABASE_URL: database.url }, await freePort()),
+        startProcess({ DATABASE_URL: database.url }, await freePort()),
+      );
       await Promise.all(servers.map((server) => waitUntilReady(server)));
       const storage = openStorage(database.url);
       try {
@@ -234,7 +279,9 @@ describe('two server processes on one fresh SQLite file', () => {
 describe('two processes opening one new SQLite file at the same moment', () => {
   // Switching a new file to WAL, two processes can deadlock on its locks, and SQLite answers one of them "database is
   // locked" at once (busy_timeout does not apply): the CI's start of two servers failed so, 1 time in 20 here.
-  test('neither fails, over 150 new files each opened by both within the same millisecond', { timeout: 60_000 }, async () => {
+  test('neither fails, over 150 new files each opened by both within the same millisecond', {
+    timeout: 60_000,
+  }, async () => {
     const directory = mkdtempSync(join(tmpdir(), 'wal-race-'));
     const script = `
       import { openStorage } from ${JSON.stringify(new URL('../../src/storage/database.ts', import.meta.url).href)};
@@ -247,12 +294,17 @@ describe('two processes opening one new SQLite file at the same moment', () => {
       process.stdout.write(String(failures));`;
     try {
       const runs = Array.from({ length: 2 }, () => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => (out += chunk));
         return once(child, 'exit').then(([code]) => ({ code, failures: out }));
       });
-      expect(await Promise.all(runs)).toEqual([{ code: 0, failures: '0' }, { code: 0, failures: '0' }]);
+      expect(await Promise.all(runs)).toEqual([
+        { code: 0, failures: '0' },
+        { code: 0, failures: '0' },
+      ]);
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
@@ -260,7 +312,9 @@ describe('two processes opening one new SQLite file at the same moment', () => {
 });
 
 describe('shutdown', () => {
-  test('a request in flight when close() is called completes with 200; new connections are refused', { timeout: 20_000 }, async () => {
+  test('a request in flight when close() is called completes with 200; new connections are refused', {
+    timeout: 20_000,
+  }, async () => {
     // Neither the shutdown timeout nor the keep-alive timeout may end the drain: close() must finish because the
     // request did (it used to wait for the timeout, with the finished request's connection kept alive).
     const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '600000' }, handlerOverrides: true });

@@ -3,7 +3,7 @@
 // before the window can have ended the key is still refused, with Retry-After counting down; once it has ended, the
 // key has a whole budget again. Redis keeps its own time (the key's TTL), which a test cannot move.
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
 
 const LIMIT = 600;
 const WINDOW_MS = 60_000;
@@ -24,7 +24,9 @@ describe('the rate limit window', () => {
     const { secret } = await server.createKey('viewer');
     const beforeFirst = Date.now();
     for (let start = 0; start < LIMIT; start += 50) {
-      const batch = await Promise.all(Array.from({ length: 50 }, () => server.call('GET', '/v1/workspace', { key: secret })));
+      const batch = await Promise.all(
+        Array.from({ length: 50 }, () => server.call('GET', '/v1/workspace', { key: secret })),
+      );
       expect(batch.map((answer) => answer.status)).toEqual(Array(50).fill(200));
     }
     const afterLast = Date.now();
@@ -34,7 +36,10 @@ describe('the rate limit window', () => {
     // The window began with the first request, so it ends no earlier than 60 s after `beforeFirst`.
     vi.setSystemTime(beforeFirst + WINDOW_MS - 1000);
     const stillRefused = await server.call('GET', '/v1/workspace', { key: secret });
-    expect({ status: stillRefused.status, code: stillRefused.body.code }).toEqual({ status: 429, code: 'rate_limited' });
+    expect({ status: stillRefused.status, code: stillRefused.body.code }).toEqual({
+      status: 429,
+      code: 'rate_limited',
+    });
     const retryAfter = Number(stillRefused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(Math.ceil((afterLast - beforeFirst) / 1000) + 1);

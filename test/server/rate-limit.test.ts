@@ -6,7 +6,14 @@
 // - /healthz, /readyz and /v1/openapi.json carry no RateLimit and are never limited.
 // Requests go in concurrent batches to keep this fast; the window is 60 s, far longer than a test takes.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { databaseKinds, REDIS_URL, redisAvailable, startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import {
+  type Answer,
+  databaseKinds,
+  REDIS_URL,
+  redisAvailable,
+  startTestServer,
+  type TestServer,
+} from '../support/server.ts';
 
 const LIMIT = 600;
 const POLICY = '"default";q=600;w=60';
@@ -14,7 +21,10 @@ const RATE_LIMIT = /^"default";r=(\d+);t=(\d+)$/;
 const BATCH = 50;
 
 /** `count` requests, `BATCH` at a time; `target(i)` says which server and key the i-th goes to. */
-async function burst(count: number, target: (i: number) => { server: TestServer; key: string; path?: string }): Promise<Answer[]> {
+async function burst(
+  count: number,
+  target: (i: number) => { server: TestServer; key: string; path?: string },
+): Promise<Answer[]> {
   const answers: Answer[] = [];
   for (let start = 0; start < count; start += BATCH) {
     const batch = Array.from({ length: Math.min(BATCH, count - start) }, (_, j) => {
@@ -77,7 +87,10 @@ describe.each(databaseKinds)('the rate limit in memory, on %s', (kind) => {
     const over = await burst(3, () => ({ server, key: first.secret }));
     for (const answer of over) expectLimited(answer);
     // Refused whatever the operation, and a POST does not run.
-    const refusedPost = await server.call('POST', '/v1/api-keys', { key: first.secret, body: { name: 'never', role: 'viewer' } });
+    const refusedPost = await server.call('POST', '/v1/api-keys', {
+      key: first.secret,
+      body: { name: 'never', role: 'viewer' },
+    });
     expectLimited(refusedPost);
 
     const other = await server.call('GET', '/v1/workspace', { key: second.secret });
@@ -105,7 +118,11 @@ describe.each(databaseKinds)('the rate limit in memory, on %s', (kind) => {
     await burst(LIMIT + 1, () => ({ server, key: spent.secret }));
     expectLimited(await server.call('GET', '/v1/workspace', { key: spent.secret }));
     // More than a budget's worth of public requests (mostly the cheap /healthz), with and without the spent key.
-    const answers = await burst(LIMIT + 30, (i) => ({ server, key: i % 2 ? spent.secret : '', path: i < 30 ? PUBLIC_PATHS[i % PUBLIC_PATHS.length] : '/healthz' }));
+    const answers = await burst(LIMIT + 30, (i) => ({
+      server,
+      key: i % 2 ? spent.secret : '',
+      path: i < 30 ? PUBLIC_PATHS[i % PUBLIC_PATHS.length] : '/healthz',
+    }));
     for (const answer of answers) {
       expect(answer.status).toBe(200);
       expect(answer.headers.get('ratelimit')).toBeNull();
@@ -121,7 +138,12 @@ describe.skipIf(!redisAvailable)('the rate limit in Redis', () => {
   beforeAll(async () => {
     a = await startTestServer({ redisUrl: REDIS_URL, rateLimitKeyPrefix: prefix });
     // A second process of the same deployment: same database, same Redis, same key prefix.
-    b = await startTestServer({ redisUrl: REDIS_URL, rateLimitKeyPrefix: prefix, databaseUrl: a.database.url, workspace: false });
+    b = await startTestServer({
+      redisUrl: REDIS_URL,
+      rateLimitKeyPrefix: prefix,
+      databaseUrl: a.database.url,
+      workspace: false,
+    });
   });
   afterAll(async () => {
     await b?.close();
@@ -157,7 +179,12 @@ describe.skipIf(!redisAvailable)('the rate limit in Redis', () => {
   test('a server with another prefix has budgets of its own', async () => {
     const { secret } = await a.createKey('viewer');
     await burst(LIMIT + 1, () => ({ server: a, key: secret }));
-    const elsewhere = await startTestServer({ redisUrl: REDIS_URL, rateLimitKeyPrefix: `${prefix}:other`, databaseUrl: a.database.url, workspace: false });
+    const elsewhere = await startTestServer({
+      redisUrl: REDIS_URL,
+      rateLimitKeyPrefix: `${prefix}:other`,
+      databaseUrl: a.database.url,
+      workspace: false,
+    });
     try {
       const answer = await elsewhere.call('GET', '/v1/workspace', { key: secret });
       expect(answer.status).toBe(200);
@@ -168,7 +195,11 @@ describe.skipIf(!redisAvailable)('the rate limit in Redis', () => {
   });
 
   test('public operations are not limited with Redis either', async () => {
-    const answers = await burst(LIMIT + 30, (i) => ({ server: i % 2 ? b : a, key: '', path: i < 30 ? PUBLIC_PATHS[i % PUBLIC_PATHS.length] : '/healthz' }));
+    const answers = await burst(LIMIT + 30, (i) => ({
+      server: i % 2 ? b : a,
+      key: '',
+      path: i < 30 ? PUBLIC_PATHS[i % PUBLIC_PATHS.length] : '/healthz',
+    }));
     for (const answer of answers) {
       expect(answer.status).toBe(200);
       expect(answer.headers.get('ratelimit')).toBeNull();
@@ -177,7 +208,9 @@ describe.skipIf(!redisAvailable)('the rate limit in Redis', () => {
 });
 
 describe('the rate limit with Redis unreachable', () => {
-  test('the server starts, /readyz is 503 naming the store, and the process still limits on its own', { timeout: 60_000 }, async () => {
+  test('the server starts, /readyz is 503 naming the store, and the process still limits on its own', {
+    timeout: 60_000,
+  }, async () => {
     // Port 1 on loopback: nothing listens, every connection attempt is refused.
     const server = await startTestServer({ redisUrl: 'redis://127.0.0.1:1' });
     try {
@@ -185,7 +218,10 @@ describe('the rate limit with Redis unreachable', () => {
       expect(ready.status).toBe(503);
       expect(ready.body.code).toBe('service_unavailable');
       expect(ready.body.checks).toEqual(
-        expect.arrayContaining([expect.objectContaining({ name: 'database', status: 'ok' }), expect.objectContaining({ name: 'rate_limit_store', status: 'failing' })]),
+        expect.arrayContaining([
+          expect.objectContaining({ name: 'database', status: 'ok' }),
+          expect.objectContaining({ name: 'rate_limit_store', status: 'failing' }),
+        ]),
       );
       const { secret } = await server.createKey('viewer');
       expectWholeBudget(await burst(LIMIT, () => ({ server, key: secret })));

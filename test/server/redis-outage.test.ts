@@ -3,13 +3,13 @@
 // - while Redis is down, /readyz is 503 naming the rate-limit store, and requests are still answered (this process
 //   counts them on its own);
 // - when Redis is back, /readyz is 200 again and requests are counted in Redis again: the budget all processes share.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../support/prism.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 const redisServerInstalled = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -31,7 +31,11 @@ const accepts = (port: number) =>
 
 /** A redis-server on the port, without persistence (a restart starts empty); resolves when it accepts connections. */
 async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   await until(() => accepts(port), `redis-server on port ${port}`);
   return child;
 }
@@ -61,12 +65,16 @@ describe.skipIf(!redisServerInstalled)('a Redis outage while the server runs', (
 
   const readiness = async () => {
     const answer = await server.call('GET', '/readyz', { key: null });
-    const store = (answer.body.checks as Array<{ name: string; status: string }>).find((check) => check.name === 'rate_limit_store');
+    const store = (answer.body.checks as Array<{ name: string; status: string }>).find(
+      (check) => check.name === 'rate_limit_store',
+    );
     return { status: answer.status, store: store?.status };
   };
   const remaining = (header: string | null) => Number(/;r=(\d+);/.exec(header ?? '')?.[1]);
 
-  test('the server stays up while Redis is down, and counts in Redis again once it is back', { timeout: 90_000 }, async () => {
+  test('the server stays up while Redis is down, and counts in Redis again once it is back', {
+    timeout: 90_000,
+  }, async () => {
     const { secret, id } = await server.createKey('viewer');
     expect(await readiness()).toEqual({ status: 200, store: 'ok' });
     const first = await server.call('GET', '/v1/workspace', { key: secret });

@@ -13,7 +13,7 @@
 // body are looked at, so the answer is the refusal or, for a caller let in, whatever the operation says of them.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Role } from '../../src/platform/context.ts';
-import { startTestServer, type Answer, type TestServer } from '../support/server.ts';
+import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
 import { deref, type Json, schemaErrors, spec } from '../support/spec.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -56,7 +56,9 @@ function problemPointer(op: Operation, status: number): string | undefined {
     pointer = node.$ref.replace(/^#/, '');
     node = deref(node);
   }
-  return node?.content?.['application/problem+json'] ? `${pointer}/content/application~1problem+json/schema` : undefined;
+  return node?.content?.['application/problem+json']
+    ? `${pointer}/content/application~1problem+json/schema`
+    : undefined;
 }
 
 function expectDocumentedProblem(op: Operation, answer: Answer, status: number, code: string): void {
@@ -88,11 +90,14 @@ describe('the contract security requirement of every operation', () => {
   });
 
   test('the contract has operations of each kind, and every one is one of them', () => {
-    const kinds = operations.map((op) => (isPublic(op) ? 'public' : isEmbed(op) ? 'embed' : bearerRole(op) ? 'bearer' : 'unknown'));
+    const kinds = operations.map((op) =>
+      isPublic(op) ? 'public' : isEmbed(op) ? 'embed' : bearerRole(op) ? 'bearer' : 'unknown',
+    );
     expect(kinds).not.toContain('unknown');
     expect(new Set(kinds)).toEqual(new Set(['public', 'embed', 'bearer']));
     // Every bearer requirement names one role of the four.
-    for (const op of operations.filter((o) => !isPublic(o) && !isEmbed(o))) expect(ROLES, op.id).toContain(bearerRole(op));
+    for (const op of operations.filter((o) => !isPublic(o) && !isEmbed(o)))
+      expect(ROLES, op.id).toContain(bearerRole(op));
   });
 
   test('operations with `security: []` are reached without credentials', async () => {
@@ -100,15 +105,28 @@ describe('the contract security requirement of every operation', () => {
     expect(open.length).toBeGreaterThan(0);
     for (const op of open) {
       const answer = await server.call(op.method, op.url, { key: null });
-      expect([401, 403], `${op.method} ${op.path} answered ${answer.status} ${answer.text.slice(0, 200)}`).not.toContain(answer.status);
+      expect(
+        [401, 403],
+        `${op.method} ${op.path} answered ${answer.status} ${answer.text.slice(0, 200)}`,
+      ).not.toContain(answer.status);
     }
   });
 
   test('bearerAuth operations answer 401 without a key, with a key that is not valid, and with an embed key only', async () => {
     for (const op of operations.filter((o) => !isPublic(o) && !isEmbed(o))) {
       expectDocumentedProblem(op, await server.call(op.method, op.url, { key: null }), 401, 'unauthenticated');
-      expectDocumentedProblem(op, await server.call(op.method, op.url, { key: 'cs_live_0000000000000000000000000000000000000000' }), 401, 'unauthenticated');
-      expectDocumentedProblem(op, await server.call(op.method, op.url, { key: null, headers: { 'X-Embed-Key': 'emb_placeholder' } }), 401, 'unauthenticated');
+      expectDocumentedProblem(
+        op,
+        await server.call(op.method, op.url, { key: 'cs_live_0000000000000000000000000000000000000000' }),
+        401,
+        'unauthenticated',
+      );
+      expectDocumentedProblem(
+        op,
+        await server.call(op.method, op.url, { key: null, headers: { 'X-Embed-Key': 'emb_placeholder' } }),
+        401,
+        'unauthenticated',
+      );
     }
   });
 
@@ -117,13 +135,21 @@ describe('the contract security requirement of every operation', () => {
     for (const op of operations.filter((o) => !isPublic(o) && !isEmbed(o))) {
       const minimum = bearerRole(op)!;
       for (const role of ROLES.slice(0, ROLES.indexOf(minimum))) {
-        expectDocumentedProblem(op, await server.call(op.method, op.url, { key: keys.get(role)! }), 403, 'insufficient_role');
+        expectDocumentedProblem(
+          op,
+          await server.call(op.method, op.url, { key: keys.get(role)! }),
+          403,
+          'insufficient_role',
+        );
         refusals++;
       }
       // The role named is not refused for its role (what the operation says of the placeholders is its own business).
       // Safe to call: every placeholder names nothing, and no body is sent.
       const answer = await server.call(op.method, op.url, { key: keys.get(minimum)! });
-      expect(['unauthenticated', 'insufficient_role'], `${op.method} ${op.path} with a ${minimum} key: ${answer.status} ${answer.text.slice(0, 200)}`).not.toContain(answer.body?.code);
+      expect(
+        ['unauthenticated', 'insufficient_role'],
+        `${op.method} ${op.path} with a ${minimum} key: ${answer.status} ${answer.text.slice(0, 200)}`,
+      ).not.toContain(answer.body?.code);
     }
     expect(refusals).toBeGreaterThan(0);
   });
@@ -133,8 +159,18 @@ describe('the contract security requirement of every operation', () => {
     expect(embed.length).toBeGreaterThan(0);
     for (const op of embed) {
       expectDocumentedProblem(op, await server.call(op.method, op.url, { key: null }), 401, 'invalid_embed_key');
-      expectDocumentedProblem(op, await server.call(op.method, op.url, { key: server.ownerKey }), 401, 'invalid_embed_key');
-      expectDocumentedProblem(op, await server.call(op.method, op.url, { key: null, headers: { 'X-Embed-Key': 'emb_not_a_key' } }), 401, 'invalid_embed_key');
+      expectDocumentedProblem(
+        op,
+        await server.call(op.method, op.url, { key: server.ownerKey }),
+        401,
+        'invalid_embed_key',
+      );
+      expectDocumentedProblem(
+        op,
+        await server.call(op.method, op.url, { key: null, headers: { 'X-Embed-Key': 'emb_not_a_key' } }),
+        401,
+        'invalid_embed_key',
+      );
     }
   });
 });

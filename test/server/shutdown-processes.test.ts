@@ -6,17 +6,17 @@
 //   exits 0.
 // A request is "in flight" once the server answered its `Expect: 100-continue`: it has read the headers and waits for
 // the body, which the test sends when it decides.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { features } from '../../src/features/index.ts';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
-import { freshDatabase, type TestDatabase } from '../support/server.ts';
 import { freePort } from '../support/prism.ts';
 import { holdingReceiver } from '../support/receiver.ts';
+import { freshDatabase, type TestDatabase } from '../support/server.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
@@ -50,7 +50,15 @@ async function startProcess(env: Record<string, string>): Promise<ServerProcess>
   const child = spawn(process.execPath, [MAIN], {
     // Started and stopped many times: compiling every validator at each start (VALIDATOR_WARM_UP) is not what
     // these tests are about (test/server/main.test.ts starts the server as `npm start` does, warm-up included).
-    env: { VALIDATOR_WARM_UP: 'false', PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), SEED_DEMO: 'false', LOG_LEVEL: 'info', ...env },
+    env: {
+      VALIDATOR_WARM_UP: 'false',
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -58,16 +66,20 @@ async function startProcess(env: Record<string, string>): Promise<ServerProcess>
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const server: ServerProcess = { child, port, url: `http://127.0.0.1:${port}`, output: () => output, exited };
-  await until(async () => {
-    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}:\n${output}`);
-    try {
-      const response = await fetch(`${server.url}/readyz`);
-      await response.arrayBuffer();
-      return response.status === 200;
-    } catch {
-      return false;
-    }
-  }, 'the server to be ready', 60_000);
+  await until(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}:\n${output}`);
+      try {
+        const response = await fetch(`${server.url}/readyz`);
+        await response.arrayBuffer();
+        return response.status === 200;
+      } catch {
+        return false;
+      }
+    },
+    'the server to be ready',
+    60_000,
+  );
   return server;
 }
 
@@ -86,7 +98,9 @@ async function slowRequest(port: number, secret: string) {
     received += chunk.toString();
     if (received.startsWith('HTTP/1.1 100')) continued();
   });
-  const answer = new Promise<string>((resolve) => socket.once('close', () => resolve(received.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '') || 'closed')));
+  const answer = new Promise<string>((resolve) =>
+    socket.once('close', () => resolve(received.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '') || 'closed')),
+  );
   socket.on('error', () => {});
   socket.write(
     [
@@ -112,7 +126,9 @@ describe('SIGTERM to a server process with work in flight', () => {
     const storage = openStorage(database.url);
     try {
       await migrate(storage.db, features);
-      return (await createWorkspace(storage.db, { name: 'Shutdown', region: 'eu', ownerEmail: 'owner@shutdown.example' })).secret;
+      return (
+        await createWorkspace(storage.db, { name: 'Shutdown', region: 'eu', ownerEmail: 'owner@shutdown.example' })
+      ).secret;
     } finally {
       await storage.close();
     }
@@ -124,15 +140,28 @@ describe('SIGTERM to a server process with work in flight', () => {
     await database?.drop();
   });
 
-  test('drains: a request and a webhook attempt in flight finish, and what they did is written, before exit 0', { timeout: 90_000 }, async () => {
+  test('drains: a request and a webhook attempt in flight finish, and what they did is written, before exit 0', {
+    timeout: 90_000,
+  }, async () => {
     const secret = await prepare();
     const receiver = await holdingReceiver();
     try {
       // A timeout far longer than the test: only the drain can end this shutdown.
-      server = await startProcess({ DATABASE_URL: database.url, WEBHOOKS_ALLOW_LOOPBACK: 'true', SHUTDOWN_TIMEOUT_MS: '600000' });
+      server = await startProcess({
+        DATABASE_URL: database.url,
+        WEBHOOKS_ALLOW_LOOPBACK: 'true',
+        SHUTDOWN_TIMEOUT_MS: '600000',
+      });
       const call = (method: string, path: string, body: unknown) =>
-        fetch(server!.url + path, { method, headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      const endpoint = await call('POST', '/v1/webhooks/endpoints', { url: `${receiver.url}/hook`, event_types: ['workspace.member.added'] });
+        fetch(server!.url + path, {
+          method,
+          headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const endpoint = await call('POST', '/v1/webhooks/endpoints', {
+        url: `${receiver.url}/hook`,
+        event_types: ['workspace.member.added'],
+      });
       expect(endpoint.status).toBe(201);
       const endpointId = ((await endpoint.json()) as { id: string }).id;
       expect((await call('POST', '/v1/members', { email: 'added@shutdown.example', role: 'viewer' })).status).toBe(201);
@@ -141,12 +170,20 @@ describe('SIGTERM to a server process with work in flight', () => {
       await request.inFlight;
 
       server.child.kill('SIGTERM');
-      await until(async () => (await tryConnect(server!.port)) === 'ECONNREFUSED', 'the server to stop accepting connections');
+      await until(
+        async () => (await tryConnect(server!.port)) === 'ECONNREFUSED',
+        'the server to stop accepting connections',
+      );
       expect(server.child.exitCode).toBeNull();
 
       const storage = openStorage(database.url);
       try {
-        const delivery = () => storage.db.selectFrom('webhook_deliveries').select(['status', 'attempt_count']).where('endpoint_id', '=', endpointId).execute();
+        const delivery = () =>
+          storage.db
+            .selectFrom('webhook_deliveries')
+            .select(['status', 'attempt_count'])
+            .where('endpoint_id', '=', endpointId)
+            .execute();
         // The attempt in flight is sent to its end and recorded during the drain.
         receiver.release();
         await until(async () => (await delivery())[0]?.status === 'delivered', 'the attempt to be recorded');
@@ -162,7 +199,11 @@ describe('SIGTERM to a server process with work in flight', () => {
         expect(requestId).toBeDefined();
         expect(await server.exited, server.output()).toBe(0);
         // Its request-log row was written before the exit (rows are otherwise written every 200 ms).
-        const logRow = await storage.db.selectFrom('request_log_entries').select(['status', 'operation_id']).where('id', '=', requestId!).executeTakeFirst();
+        const logRow = await storage.db
+          .selectFrom('request_log_entries')
+          .select(['status', 'operation_id'])
+          .where('id', '=', requestId!)
+          .executeTakeFirst();
         expect(logRow).toEqual({ status: 201, operation_id: 'createApiKey' });
       } finally {
         await storage.close();
@@ -172,7 +213,9 @@ describe('SIGTERM to a server process with work in flight', () => {
     }
   });
 
-  test('force-closes: a request still running at SHUTDOWN_TIMEOUT_MS loses its connection, and the process exits 0', { timeout: 90_000 }, async () => {
+  test('force-closes: a request still running at SHUTDOWN_TIMEOUT_MS loses its connection, and the process exits 0', {
+    timeout: 90_000,
+  }, async () => {
     const secret = await prepare();
     server = await startProcess({ DATABASE_URL: database.url, SHUTDOWN_TIMEOUT_MS: '500' });
     const request = await slowRequest(server.port, secret);

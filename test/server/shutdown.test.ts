@@ -5,8 +5,8 @@
 // test/server/shutdown-processes.test.ts does the same with SIGTERM to a real server process.
 import { afterEach, describe, expect, test } from 'vitest';
 import { openStorage } from '../../src/storage/database.ts';
-import { freshDatabase, startTestServer, type TestDatabase } from '../support/server.ts';
 import { holdingReceiver } from '../support/receiver.ts';
+import { freshDatabase, startTestServer, type TestDatabase } from '../support/server.ts';
 
 describe('shutdown', () => {
   const databases: TestDatabase[] = [];
@@ -19,7 +19,9 @@ describe('shutdown', () => {
     return created;
   }
 
-  test('a request still running at SHUTDOWN_TIMEOUT_MS has its connection closed, and close() finishes', { timeout: 20_000 }, async () => {
+  test('a request still running at SHUTDOWN_TIMEOUT_MS has its connection closed, and close() finishes', {
+    timeout: 20_000,
+  }, async () => {
     const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '300' }, handlerOverrides: true });
     let entered!: () => void;
     const inHandler = new Promise<void>((resolve) => (entered = resolve));
@@ -56,9 +58,14 @@ describe('shutdown', () => {
     const receiver = await holdingReceiver();
     try {
       const server = await startTestServer({ databaseUrl: db.url, env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
-      const endpoint = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.added'] } });
+      const endpoint = await server.call('POST', '/v1/webhooks/endpoints', {
+        body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.added'] },
+      });
       expect(endpoint.status).toBe(201);
-      expect((await server.call('POST', '/v1/members', { body: { email: 'in-flight@shutdown.example', role: 'viewer' } })).status).toBe(201);
+      expect(
+        (await server.call('POST', '/v1/members', { body: { email: 'in-flight@shutdown.example', role: 'viewer' } }))
+          .status,
+      ).toBe(201);
       await receiver.arrival;
 
       const closed = server.close();
@@ -71,9 +78,17 @@ describe('shutdown', () => {
 
       const storage = openStorage(db.url);
       try {
-        const deliveries = await storage.db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempt_count']).where('endpoint_id', '=', endpoint.body.id).execute();
+        const deliveries = await storage.db
+          .selectFrom('webhook_deliveries')
+          .select(['id', 'status', 'attempt_count'])
+          .where('endpoint_id', '=', endpoint.body.id)
+          .execute();
         expect(deliveries).toEqual([expect.objectContaining({ status: 'delivered', attempt_count: 1 })]);
-        const attempts = await storage.db.selectFrom('webhook_attempts').select(['status', 'response_status_code']).where('delivery_id', '=', deliveries[0]!.id).execute();
+        const attempts = await storage.db
+          .selectFrom('webhook_attempts')
+          .select(['status', 'response_status_code'])
+          .where('delivery_id', '=', deliveries[0]!.id)
+          .execute();
         expect(attempts).toEqual([{ status: 'succeeded', response_status_code: 200 }]);
       } finally {
         await storage.close();

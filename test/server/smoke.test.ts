@@ -13,6 +13,10 @@ describe.each(databaseKinds)('the server on %s', (kind) => {
   test('answers GET /v1/workspace with the calling key', async () => {
     const answer = await server.call('GET', '/v1/workspace');
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ id: server.workspaceId, object: 'workspace', caller: { api_key_id: server.ownerKeyId, role: 'owner' } });
+    expect(answer.body).toMatchObject({
+      id: server.workspaceId,
+      object: 'workspace',
+      caller: { api_key_id: server.ownerKeyId, role: 'owner' },
+    });
   });
 });

@@ -4,7 +4,7 @@
 // ordinary problem document (with OpenAI's `error`, the chat feature's problem shape), one after it a last
 // `event: error`.
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createContentServiceClient, ContentServiceError } from '../../generated/client.ts';
+import { ContentServiceError, createContentServiceClient } from '../../generated/client.ts';
 import type { components } from '../../generated/openapi.ts';
 import type { Handlers, ServerSentEvent } from '../../generated/operations.ts';
 import type { RequestContext } from '../../src/platform/context.ts';
@@ -24,7 +24,9 @@ function chunk(n: number, content: string): Chunk {
     object: 'chat.completion.chunk',
     created: 1795183407,
     model: 'gpt-4o-mini',
-    choices: [{ index: 0, delta: n === 0 ? { role: 'assistant', content } : { content }, logprobs: null, finish_reason: null }],
+    choices: [
+      { index: 0, delta: n === 0 ? { role: 'assistant', content } : { content }, logprobs: null, finish_reason: null },
+    ],
     usage: null,
     thread_id: null,
     cost_usd: null,
@@ -67,7 +69,12 @@ describe.each(databaseKinds)('streamed answers on %s', (kind) => {
   const post = (headers: Record<string, string> = {}, signal?: AbortSignal) =>
     fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${server.ownerKey}`, 'Content-Type': 'application/json', Accept: 'text/event-stream', ...headers },
+      headers: {
+        Authorization: `Bearer ${server.ownerKey}`,
+        'Content-Type': 'application/json',
+        Accept: 'text/event-stream',
+        ...headers,
+      },
       body: JSON.stringify(body),
       signal,
     });
@@ -89,7 +96,11 @@ describe.each(databaseKinds)('streamed answers on %s', (kind) => {
 
     const client = createContentServiceClient({ baseUrl: server.url, apiKey: server.ownerKey, maxRetries: 0 });
     const received: string[] = [];
-    for await (const c of client.streamChatCompletion({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hi' }] })) received.push(c.choices[0]!.delta.content ?? '');
+    for await (const c of client.streamChatCompletion({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Say hi' }],
+    }))
+      received.push(c.choices[0]!.delta.content ?? '');
     expect(received).toEqual(words);
   });
 
@@ -150,7 +161,8 @@ describe.each(databaseKinds)('streamed answers on %s', (kind) => {
     expect(busy.body.error).toMatchObject({ type: 'invalid_request_error', code: 'idempotency_key_in_use' });
 
     gate.resolve();
-    for (let part = await reader.read(); !part.done; part = await reader.read()) original += decoder.decode(part.value, { stream: true });
+    for (let part = await reader.read(); !part.done; part = await reader.read())
+      original += decoder.decode(part.value, { stream: true });
 
     const replay = await post(key);
     expect(replay.status).toBe(200);
@@ -158,7 +170,11 @@ describe.each(databaseKinds)('streamed answers on %s', (kind) => {
     expect(replay.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const replayed = await replay.text();
     expect(replayed).toBe(original);
-    expect(parseEvents(replayed).map((e) => e.data)).toEqual([JSON.stringify(chunk(0, 'one')), JSON.stringify(chunk(1, 'two')), '[DONE]']);
+    expect(parseEvents(replayed).map((e) => e.data)).toEqual([
+      JSON.stringify(chunk(0, 'one')),
+      JSON.stringify(chunk(1, 'two')),
+      '[DONE]',
+    ]);
     expect(runs).toBe(1);
   });
 
@@ -212,7 +228,12 @@ describe.each(databaseKinds)('streamed answers on %s', (kind) => {
     const answer = await server.call('POST', '/v1/chat/completions', { body, headers: key });
     expectProblem(answer, 404, 'model_not_found');
     expect(answer.headers.get('content-type')).toContain('application/problem+json');
-    expect(answer.body.error).toEqual({ message: 'No model gpt-9 in the catalogue.', type: 'invalid_request_error', param: null, code: 'model_not_found' });
+    expect(answer.body.error).toEqual({
+      message: 'No model gpt-9 in the catalogue.',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'model_not_found',
+    });
     const replay = await server.call('POST', '/v1/chat/completions', { body, headers: key });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(answer.body);
@@ -238,11 +259,18 @@ describe.each(databaseKinds)('streamed answers on %s', (kind) => {
     expect(events).toHaveLength(2);
     expect(events[1]!.event).toBe('error');
     const problem = JSON.parse(events[1]!.data);
-    expect(problem).toMatchObject({ status: 500, code: 'internal_error', error: { type: 'server_error', code: 'internal_error' } });
+    expect(problem).toMatchObject({
+      status: 500,
+      code: 'internal_error',
+      error: { type: 'server_error', code: 'internal_error' },
+    });
 
     const client = createContentServiceClient({ baseUrl: server.url, apiKey: server.ownerKey, maxRetries: 0 });
     const failing = (async () => {
-      for await (const _ of client.streamChatCompletion({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hi' }] }, { idempotencyKey: key['Idempotency-Key'] }));
+      for await (const _ of client.streamChatCompletion(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hi' }] },
+        { idempotencyKey: key['Idempotency-Key'] },
+      ));
     })();
     await expect(failing).rejects.toBeInstanceOf(ContentServiceError);
     expect(runs).toBe(2);

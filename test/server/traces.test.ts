@@ -4,19 +4,19 @@
 // provider package in front of a fake upstream); a knowledge-base job, a workflow run with its steps and a webhook
 // delivery make traces of their own; the shutdown exports what is still queued. Without the variables nothing is
 // installed: no `traceresponse`, no trace id in the log.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { priceOf } from '../../src/features/engine/engine.ts';
 import { Catalogue } from '../../src/features/engine/catalogue.ts';
+import { priceOf } from '../../src/features/engine/engine.ts';
 import { loadProvidersConfig } from '../../src/features/engine/providers.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
-import { startFakeOpenAi, type FakeProvider } from '../support/fake-providers.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { freshDatabase, type TestDatabase } from '../support/server.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -42,7 +42,15 @@ interface ServerProcess {
 
 function startProcess(env: Record<string, string>, port: number): ServerProcess {
   const child = spawn(process.execPath, [MAIN], {
-    env: { VALIDATOR_WARM_UP: 'false', PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), SEED_DEMO: 'false', LOG_LEVEL: 'info', ...env },
+    env: {
+      VALIDATOR_WARM_UP: 'false',
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -54,7 +62,8 @@ function startProcess(env: Record<string, string>, port: number): ServerProcess 
 /** Polls /readyz until 200: at most 1200 tries, 100 ms apart (a loaded machine starts a process slowly). */
 async function waitUntilReady(server: ServerProcess): Promise<void> {
   for (let i = 0; i < 1200; i++) {
-    if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
+    if (server.child.exitCode !== null)
+      throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
     try {
       const response = await fetch(`${server.url}/readyz`);
       await response.arrayBuffer();
@@ -116,7 +125,9 @@ interface OtlpExport {
 
 /** Every span the receiver got so far. */
 function received(receiver: Receiver): OtlpSpan[] {
-  return receiver.requests.flatMap((request) => (request.body as OtlpExport).resourceSpans.flatMap((entry) => entry.scopeSpans.flatMap((scope) => scope.spans)));
+  return receiver.requests.flatMap((request) =>
+    (request.body as OtlpExport).resourceSpans.flatMap((entry) => entry.scopeSpans.flatMap((scope) => scope.spans)),
+  );
 }
 
 /** Waits until `found` holds for the spans received (the processor exports every 100 ms here): at most 400 tries. */
@@ -126,13 +137,28 @@ async function spansUntil(receiver: Receiver, found: (spans: OtlpSpan[]) => bool
     if (found(spans)) return spans;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`the spans did not arrive: ${received(receiver).map((span) => span.name).join(', ')}`);
+  throw new Error(
+    `the spans did not arrive: ${received(receiver)
+      .map((span) => span.name)
+      .join(', ')}`,
+  );
 }
 
-async function call(server: ServerProcess, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) {
+async function call(
+  server: ServerProcess,
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(server.url + path, {
     method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+    headers: {
+      Authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -147,8 +173,18 @@ describe('traces over OTLP/HTTP', () => {
   let ownerKey: string;
   let traced: ServerProcess;
   let untraced: ServerProcess;
-  const env = () => ({ DATABASE_URL: database.url, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url, WEBHOOKS_ALLOW_LOOPBACK: 'true' });
-  const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Announce the spring sale.' }], max_completion_tokens: 30, temperature: 0.5 };
+  const env = () => ({
+    DATABASE_URL: database.url,
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: openai.url,
+    WEBHOOKS_ALLOW_LOOPBACK: 'true',
+  });
+  const chat = {
+    model: 'gpt-4o-mini',
+    messages: [{ role: 'user', content: 'Announce the spring sale.' }],
+    max_completion_tokens: 30,
+    temperature: 0.5,
+  };
 
   beforeAll(async () => {
     [receiver, webhooks] = await Promise.all([startReceiver(), startReceiver()]);
@@ -156,7 +192,8 @@ describe('traces over OTLP/HTTP', () => {
     database = await freshDatabase('sqlite');
     const storage = openStorage(database.url);
     await migrate(storage.db, features);
-    ownerKey = (await createWorkspace(storage.db, { name: 'Traced', region: 'eu', ownerEmail: 'owner@traces.example' })).secret;
+    ownerKey = (await createWorkspace(storage.db, { name: 'Traced', region: 'eu', ownerEmail: 'owner@traces.example' }))
+      .secret;
     await storage.close();
     traced = startProcess(
       {
@@ -178,7 +215,9 @@ describe('traces over OTLP/HTTP', () => {
   });
 
   test('a chat completion is one trace: the request continues the traceparent, with its queries and its provider call as children', async () => {
-    const response = await call(traced, 'POST', '/v1/chat/completions', ownerKey, chat, { traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01` });
+    const response = await call(traced, 'POST', '/v1/chat/completions', ownerKey, chat, {
+      traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01`,
+    });
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-request-id')!;
     // W3C Trace Context Level 2: the trace and the server span that answered.
@@ -193,12 +232,21 @@ describe('traces over OTLP/HTTP', () => {
     expect(otherTrace).toMatch(/^[0-9a-f]{32}$/);
     expect(otherTrace).not.toBe(TRACE_ID);
 
-    const spans = await spansUntil(receiver, (all) => all.some((span) => span.spanId === serverSpanId) && all.some((span) => span.traceId === otherTrace && span.name === 'getWorkspace'));
+    const spans = await spansUntil(
+      receiver,
+      (all) =>
+        all.some((span) => span.spanId === serverSpanId) &&
+        all.some((span) => span.traceId === otherTrace && span.name === 'getWorkspace'),
+    );
     for (const request of receiver.requests) {
       expect(request.path).toBe('/v1/traces');
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.headers['x-collector-token']).toBe('secret-of-the-test');
-      for (const entry of request.body.resourceSpans) expect(entry.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'content-service-test' } });
+      for (const entry of request.body.resourceSpans)
+        expect(entry.resource.attributes).toContainEqual({
+          key: 'service.name',
+          value: { stringValue: 'content-service-test' },
+        });
     }
     const line = accessLines(traced.output()).find((entry) => entry.access.request_id === requestId);
     expect(line?.trace_id).toBe(TRACE_ID);
@@ -220,7 +268,9 @@ describe('traces over OTLP/HTTP', () => {
     expect(server.status?.code ?? 0).toBe(0);
 
     // Its database queries: client spans named by their summary, children of the request.
-    const queries = spans.filter((span) => span.parentSpanId === serverSpanId && attributes(span)['db.system.name'] === 'sqlite');
+    const queries = spans.filter(
+      (span) => span.parentSpanId === serverSpanId && attributes(span)['db.system.name'] === 'sqlite',
+    );
     expect(queries.length).toBeGreaterThan(0);
     for (const query of queries) {
       expect(query.traceId).toBe(TRACE_ID);
@@ -231,12 +281,18 @@ describe('traces over OTLP/HTTP', () => {
     expect(queries.map((query) => query.name)).toContain('INSERT usage_records');
 
     // The provider call: the GenAI semantic conventions, with the tokens the provider reported and their cost.
-    const calls = spans.filter((span) => span.parentSpanId === serverSpanId && attributes(span)['gen_ai.operation.name'] === 'chat');
+    const calls = spans.filter(
+      (span) => span.parentSpanId === serverSpanId && attributes(span)['gen_ai.operation.name'] === 'chat',
+    );
     expect(calls).toHaveLength(1);
     const providerCall = calls[0]!;
     expect(providerCall.name).toBe('chat gpt-4o-mini');
     expect(providerCall.kind).toBe(3);
-    const catalogue = new Catalogue(loadProvidersConfig({ OPENAI_API_KEY: 'sk-test' }, (message) => { throw new Error(message); }));
+    const catalogue = new Catalogue(
+      loadProvidersConfig({ OPENAI_API_KEY: 'sk-test' }, (message) => {
+        throw new Error(message);
+      }),
+    );
     expect(attributes(providerCall)).toMatchObject({
       'gen_ai.provider.name': 'openai',
       'gen_ai.request.model': 'gpt-4o-mini',
@@ -245,7 +301,11 @@ describe('traces over OTLP/HTTP', () => {
       'gen_ai.usage.input_tokens': USAGE.input,
       'gen_ai.usage.output_tokens': USAGE.output,
       'gen_ai.response.finish_reasons': ['stop'],
-      'content_service.cost_usd': priceOf(catalogue.get('gpt-4o-mini')!, { inputTokens: USAGE.input, cachedInputTokens: 0, outputTokens: USAGE.output }),
+      'content_service.cost_usd': priceOf(catalogue.get('gpt-4o-mini')!, {
+        inputTokens: USAGE.input,
+        cachedInputTokens: 0,
+        outputTokens: USAGE.output,
+      }),
     });
     expect(attributes(providerCall)['gen_ai.response.model']).toEqual(expect.any(String));
 
@@ -254,14 +314,26 @@ describe('traces over OTLP/HTTP', () => {
     expect(second.parentSpanId ?? '').toBe('');
   });
 
-  test('background work makes traces of its own: a knowledge job, a workflow run and its steps, a webhook delivery', { timeout: 60_000 }, async () => {
-    const endpoint = await call(traced, 'POST', '/v1/webhooks/endpoints', ownerKey, { url: `${webhooks.url}/hook`, event_types: ['workflow.run.completed'] });
+  test('background work makes traces of its own: a knowledge job, a workflow run and its steps, a webhook delivery', {
+    timeout: 60_000,
+  }, async () => {
+    const endpoint = await call(traced, 'POST', '/v1/webhooks/endpoints', ownerKey, {
+      url: `${webhooks.url}/hook`,
+      event_types: ['workflow.run.completed'],
+    });
     expect(endpoint.status).toBe(201);
     const base = await call(traced, 'POST', '/v1/knowledge-bases', ownerKey, { name: 'Help centre' });
     expect(base.status).toBe(201);
-    const source = await call(traced, 'POST', `/v1/knowledge-bases/${base.body.id}/sources`, ownerKey, { type: 'text', title: 'Returns', content: 'Coffee roasts may be returned within 30 days.' });
+    const source = await call(traced, 'POST', `/v1/knowledge-bases/${base.body.id}/sources`, ownerKey, {
+      type: 'text',
+      title: 'Returns',
+      content: 'Coffee roasts may be returned within 30 days.',
+    });
     expect(source.status).toBe(202);
-    const workflow = await call(traced, 'POST', '/v1/workflows', ownerKey, { name: 'Traced', steps: [{ id: 'draft', type: 'generate', model: 'gpt-4o-mini', prompt: 'Say hello.' }] });
+    const workflow = await call(traced, 'POST', '/v1/workflows', ownerKey, {
+      name: 'Traced',
+      steps: [{ id: 'draft', type: 'generate', model: 'gpt-4o-mini', prompt: 'Say hello.' }],
+    });
     expect(workflow.status).toBe(201);
     const run = await call(traced, 'POST', `/v1/workflows/${workflow.body.id}/runs`, ownerKey, { inputs: {} });
     expect(run.status).toBe(202);
@@ -274,12 +346,19 @@ describe('traces over OTLP/HTTP', () => {
         all.some((span) => span.name === 'workflow step draft'),
     );
     // A query outside a request, a job, a delivery or a step (a worker's poll) makes no trace of its own.
-    expect(spans.filter((span) => attributes(span)['db.system.name'] && !span.parentSpanId).map((span) => span.name)).toEqual([]);
+    expect(
+      spans.filter((span) => attributes(span)['db.system.name'] && !span.parentSpanId).map((span) => span.name),
+    ).toEqual([]);
     // The job: a root span named after its kind, its provider call (embeddings) within it.
     const job = spans.find((span) => span.name.startsWith('job '))!;
     expect(job.parentSpanId ?? '').toBe('');
-    expect(attributes(job)).toMatchObject({ 'content_service.job.kind': expect.any(String), 'content_service.job.attempt': 1 });
-    const embedded = spans.filter((span) => span.parentSpanId === job.spanId && attributes(span)['gen_ai.operation.name'] === 'embeddings');
+    expect(attributes(job)).toMatchObject({
+      'content_service.job.kind': expect.any(String),
+      'content_service.job.attempt': 1,
+    });
+    const embedded = spans.filter(
+      (span) => span.parentSpanId === job.spanId && attributes(span)['gen_ai.operation.name'] === 'embeddings',
+    );
     expect(embedded.length).toBeGreaterThan(0);
     expect(attributes(embedded[0]!)['gen_ai.usage.input_tokens']).toEqual(expect.any(Number));
 
@@ -288,25 +367,36 @@ describe('traces over OTLP/HTTP', () => {
     const byId = new Map(spans.map((span) => [span.spanId, span]));
     const ancestors = (span: OtlpSpan) => {
       const names: string[] = [];
-      for (let parent = byId.get(span.parentSpanId ?? ''); parent; parent = byId.get(parent.parentSpanId ?? '')) names.push(parent.name);
+      for (let parent = byId.get(span.parentSpanId ?? ''); parent; parent = byId.get(parent.parentSpanId ?? ''))
+        names.push(parent.name);
       return names;
     };
     const step = spans.find((span) => span.name === 'workflow step draft')!;
     const runSpan = spans.find((span) => span.spanId === step.parentSpanId)!;
     expect(runSpan.name).toBe('workflow run');
     expect(attributes(runSpan)['content_service.workflow_run.id']).toBe(run.body.id);
-    expect(attributes(step)).toMatchObject({ 'content_service.workflow_step.type': 'generate', 'content_service.workflow_step.status': 'success' });
+    expect(attributes(step)).toMatchObject({
+      'content_service.workflow_step.type': 'generate',
+      'content_service.workflow_step.status': 'success',
+    });
     const stepCall = spans.find((span) => span.traceId === step.traceId && span.name === 'chat gpt-4o-mini')!;
     expect(ancestors(stepCall)).toContain('workflow step draft');
     expect(ancestors(stepCall)).toContain('workflow run');
     // Nothing of the delivery worker (woken when the run's event was committed) is filed under the run.
-    expect(spans.filter((span) => span.traceId === step.traceId).map((span) => span.name)).not.toContain('INSERT webhook_attempts');
+    expect(spans.filter((span) => span.traceId === step.traceId).map((span) => span.name)).not.toContain(
+      'INSERT webhook_attempts',
+    );
 
     // The delivery: a client span with the receiver's answer.
     const delivery = spans.find((span) => span.name === 'webhook workflow.run.completed')!;
     expect(delivery.kind).toBe(3);
     expect(delivery.parentSpanId ?? '').toBe('');
-    expect(attributes(delivery)).toMatchObject({ 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'http.response.status_code': 200, 'content_service.webhook.event_type': 'workflow.run.completed' });
+    expect(attributes(delivery)).toMatchObject({
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'http.response.status_code': 200,
+      'content_service.webhook.event_type': 'workflow.run.completed',
+    });
   });
 
   test('the shutdown exports the spans still queued', async () => {
@@ -319,11 +409,22 @@ describe('traces over OTLP/HTTP', () => {
     expect(received(receiver).some((span) => span.traceId === traceId && span.name === 'getWorkspace')).toBe(true);
   });
 
-  test('without the OTLP variables nothing is installed: no traceresponse, no trace id in the log', { timeout: 180_000 }, async () => {
+  test('without the OTLP variables nothing is installed: no traceresponse, no trace id in the log', {
+    timeout: 180_000,
+  }, async () => {
     const before = receiver.requests.length;
-    untraced = startProcess({ ...env(), OTEL_SERVICE_NAME: 'content-service-test', OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-token=secret-of-the-test' }, await freePort());
+    untraced = startProcess(
+      {
+        ...env(),
+        OTEL_SERVICE_NAME: 'content-service-test',
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-token=secret-of-the-test',
+      },
+      await freePort(),
+    );
     await waitUntilReady(untraced);
-    const response = await call(untraced, 'POST', '/v1/chat/completions', ownerKey, chat, { traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01` });
+    const response = await call(untraced, 'POST', '/v1/chat/completions', ownerKey, chat, {
+      traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01`,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
     expect(response.headers.has('traceresponse')).toBe(false);

@@ -13,7 +13,9 @@ const entry = require.resolve('express-openapi-validator');
 const root = join(dirname(entry), '..');
 const source = (file: string) => readFileSync(join(root, 'dist', file), 'utf8');
 const installed = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
-const patches = readdirSync(join(import.meta.dirname, '..', '..', 'patches')).filter((name) => name.startsWith('express-openapi-validator+'));
+const patches = readdirSync(join(import.meta.dirname, '..', '..', 'patches')).filter((name) =>
+  name.startsWith('express-openapi-validator+'),
+);
 
 describe('the patch of express-openapi-validator', () => {
   test('was made for the installed version', () => {
@@ -31,15 +33,34 @@ describe('the patch of express-openapi-validator', () => {
   // script (or ran it on another version). `npx patch-package` applies it.
   test.each([
     ['openapi.validator.js', 'const withContext = (next, fn) =>', 'no promise hop once the spec is loaded'],
-    ['openapi.validator.js', 'if (this.options.validateSecurity) {', 'no security middleware when security is not validated'],
+    [
+      'openapi.validator.js',
+      'if (this.options.validateSecurity) {',
+      'no security middleware when security is not validated',
+    ],
     ['middlewares/util.js', 'contentTypeCache.get(type)', 'a Content-Type parsed once per distinct value'],
-    ['middlewares/openapi.request.validator.js', '// The mutator keeps nothing of a request', 'one parameter mutator per operation'],
-    ['middlewares/parsers/req.parameter.mutator.js', 'function rawQueryOf(originalUrl)', 'the raw query without url.parse'],
+    [
+      'middlewares/openapi.request.validator.js',
+      '// The mutator keeps nothing of a request',
+      'one parameter mutator per operation',
+    ],
+    [
+      'middlewares/parsers/req.parameter.mutator.js',
+      'function rawQueryOf(originalUrl)',
+      'the raw query without url.parse',
+    ],
     ['middlewares/parsers/req.parameter.mutator.js', 'normalizedParameters(parameters)', 'parameters normalized once'],
-    ['middlewares/openapi.response.validator.js', 'this.validatableContentTypes.get(contentType)', "an answer's content type checked once"],
+    [
+      'middlewares/openapi.response.validator.js',
+      'this.validatableContentTypes.get(contentType)',
+      "an answer's content type checked once",
+    ],
     ['middlewares/openapi.metadata.js', 'compiledRouteCache.get(key)', 'route matchers compiled once'],
   ])('is applied to %s: %s (%s)', (file, marker) => {
-    expect(source(file), `express-openapi-validator is not patched; run \`npx patch-package\` (patches/${patches[0]})`).toContain(marker);
+    expect(
+      source(file),
+      `express-openapi-validator is not patched; run \`npx patch-package\` (patches/${patches[0]})`,
+    ).toContain(marker);
   });
 });
 
@@ -47,8 +68,14 @@ describe('the seam in express-openapi-validator that the server replaces', () =>
   const reread = 'express-openapi-validator changed: read src/platform/validator-schema-roots.ts again';
 
   test('the compiled-schema cache is read from its module at every compile, and is ours', () => {
-    expect(source('middlewares/openapi.request.validator.js').split('(0, util_1.useAjvCache)(').length - 1, reread).toBe(2);
-    expect(source('middlewares/openapi.response.validator.js').split('(0, util_1.useAjvCache)(').length - 1, reread).toBe(1);
+    expect(
+      source('middlewares/openapi.request.validator.js').split('(0, util_1.useAjvCache)(').length - 1,
+      reread,
+    ).toBe(2);
+    expect(
+      source('middlewares/openapi.response.validator.js').split('(0, util_1.useAjvCache)(').length - 1,
+      reread,
+    ).toBe(1);
     const util = createRequire(entry)('./middlewares/util.js') as { useAjvCache: { toString(): string } };
     expect(util.useAjvCache.toString(), reread).toContain('sharedRoot');
   });

@@ -9,7 +9,9 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 
 describe('validator warm-up', () => {
   // It compiles the validators of every operation, which takes seconds on a busy machine.
-  test('every operation is sent once and every example request passes the request validation', { timeout: 180_000 }, async () => {
+  test('every operation is sent once and every example request passes the request validation', {
+    timeout: 180_000,
+  }, async () => {
     const result = await warmUpValidator();
     expect(result.operations).toBe(Object.keys(operationTable).length);
     expect(result.validated).toBe(result.operations);
@@ -25,10 +27,17 @@ describe('validator warm-up', () => {
     });
 
     test('answers its first requests as a cold one does: validated, with the same problem documents', async () => {
-      const invalid = await fetch(`${server.url}/v1/voices?limit=0`, { headers: { Authorization: `Bearer ${server.ownerKey}` } });
+      const invalid = await fetch(`${server.url}/v1/voices?limit=0`, {
+        headers: { Authorization: `Bearer ${server.ownerKey}` },
+      });
       expect(invalid.status).toBe(422);
-      expect(await invalid.json()).toMatchObject({ code: 'validation_failed', errors: [{ pointer: expect.stringContaining('limit') }] });
-      const valid = await fetch(`${server.url}/v1/voices?limit=1`, { headers: { Authorization: `Bearer ${server.ownerKey}` } });
+      expect(await invalid.json()).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ pointer: expect.stringContaining('limit') }],
+      });
+      const valid = await fetch(`${server.url}/v1/voices?limit=1`, {
+        headers: { Authorization: `Bearer ${server.ownerKey}` },
+      });
       expect(valid.status).toBe(200);
       expect(await valid.json()).toMatchObject({ data: [], next_cursor: null });
     });

@@ -13,7 +13,9 @@ addFormats.default(asyncAjv);
 
 /** The AsyncAPI message whose payload is the event of this type (its `type` is a `const`). */
 export function messageFor(type: string): Json | undefined {
-  return Object.values<Json>(asyncapi.components.messages).find((message) => message.payload?.properties?.type?.const === type);
+  return Object.values<Json>(asyncapi.components.messages).find(
+    (message) => message.payload?.properties?.type?.const === type,
+  );
 }
 
 const payloadValidators = new Map<string, ValidateFunction>();

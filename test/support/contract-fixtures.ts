@@ -7,7 +7,7 @@
 import type { components } from '../../generated/openapi.ts';
 import type { OperationId } from '../../generated/operations.ts';
 import type { notImplemented } from '../../src/handlers.ts';
-import { exampleRequest, type ExampleRequest } from './spec.ts';
+import { type ExampleRequest, exampleRequest } from './spec.ts';
 
 type Schemas = components['schemas'];
 type JsonObject = Record<string, unknown>;
@@ -34,10 +34,18 @@ export function unique(): string {
   return `${Date.now().toString(36)}${process.pid.toString(36)}${(counter++).toString(36)}`;
 }
 
-async function post<T extends object = JsonObject>(target: FixtureTarget, path: string, body: unknown): Promise<T & { id: string }> {
+async function post<T extends object = JsonObject>(
+  target: FixtureTarget,
+  path: string,
+  body: unknown,
+): Promise<T & { id: string }> {
   const response = await fetch(target.baseUrl + path, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    headers: {
+      Authorization: `Bearer ${target.apiKey}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    },
     body: JSON.stringify(body),
   });
   const text = await response.text();
@@ -67,7 +75,9 @@ async function freshMember(target: FixtureTarget): Promise<RequestOverrides> {
 }
 
 async function get<T extends object = JsonObject>(target: FixtureTarget, path: string): Promise<T> {
-  const response = await fetch(target.baseUrl + path, { headers: { Authorization: `Bearer ${target.apiKey}`, Accept: 'application/json' } });
+  const response = await fetch(target.baseUrl + path, {
+    headers: { Authorization: `Bearer ${target.apiKey}`, Accept: 'application/json' },
+  });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`fixture GET ${path} answered ${response.status}: ${text}`);
   return JSON.parse(text) as T;
@@ -92,7 +102,9 @@ async function freshEndpoint(target: FixtureTarget): Promise<RequestOverrides> {
 async function freshEvent(target: FixtureTarget): Promise<string> {
   const member = await post(target, '/v1/members', newMemberBody());
   const events = await get(target, '/v1/events?type=workspace.member.added&limit=20');
-  const event = (events.data as Array<{ id: string; data: { user_id: string } }>).find((e) => e.data.user_id === member.id);
+  const event = (events.data as Array<{ id: string; data: { user_id: string } }>).find(
+    (e) => e.data.user_id === member.id,
+  );
   if (!event) throw new Error(`fixture: no workspace.member.added event for ${String(member.id)}`);
   return event.id;
 }
@@ -109,7 +121,10 @@ function newProjectBody(): Record<string, unknown> {
 /** A monthly limit on a fresh key: each scope has one limit per period, and a fresh key's calls are nobody else's. */
 async function newSpendLimitBody(target: FixtureTarget): Promise<Record<string, unknown>> {
   const { path } = await freshKey(target);
-  return { ...(exampleRequest('createSpendLimit').body as Record<string, unknown>), scope: { type: 'api_key', id: path!.id } };
+  return {
+    ...(exampleRequest('createSpendLimit').body as Record<string, unknown>),
+    scope: { type: 'api_key', id: path!.id },
+  };
 }
 
 async function freshSpendLimit(target: FixtureTarget): Promise<RequestOverrides> {
@@ -124,7 +139,11 @@ async function freshProject(target: FixtureTarget): Promise<RequestOverrides> {
 
 /** The spec's example document without its project and voice (they do not exist on the target). */
 function newDocumentBody(): Record<string, unknown> {
-  const { project_id: _project, voice_id: _voice, ...example } = exampleRequest('createDocument').body as Record<string, unknown>;
+  const {
+    project_id: _project,
+    voice_id: _voice,
+    ...example
+  } = exampleRequest('createDocument').body as Record<string, unknown>;
   return example;
 }
 
@@ -145,10 +164,15 @@ async function freshKnowledgeSource(target: FixtureTarget): Promise<RequestOverr
   const { path } = await freshKnowledgeBase(target);
   const response = await fetch(`${target.baseUrl}/v1/knowledge-bases/${String(path!.id)}/sources`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    headers: {
+      Authorization: `Bearer ${target.apiKey}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    },
     body: JSON.stringify({ type: 'text', title: 'Refunds', content: 'Refunds are paid within 14 days of a return.' }),
   });
-  if (response.status !== 202) throw new Error(`fixture: adding a source answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 202)
+    throw new Error(`fixture: adding a source answered ${response.status}: ${await response.text()}`);
   return { path: { id: String(path!.id), source_id: String(((await response.json()) as { id: string }).id) } };
 }
 
@@ -176,7 +200,11 @@ async function freshComplianceRule(target: FixtureTarget): Promise<RequestOverri
 async function freshVoice(target: FixtureTarget): Promise<RequestOverrides> {
   const response = await fetch(`${target.baseUrl}/v1/voices`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    headers: {
+      Authorization: `Bearer ${target.apiKey}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    },
     body: JSON.stringify(exampleRequest('createVoice').body),
   });
   const text = await response.text();
@@ -184,9 +212,12 @@ async function freshVoice(target: FixtureTarget): Promise<RequestOverrides> {
   const id = String((JSON.parse(text) as { id: string }).id);
   createdByFixtures.push(`/v1/voices/${id}`);
   for (let attempt = 0; attempt < 200; attempt++) {
-    const voice = (await (await fetch(`${target.baseUrl}/v1/voices/${id}`, { headers: { Authorization: `Bearer ${target.apiKey}` } })).json()) as { status: string };
+    const voice = (await (
+      await fetch(`${target.baseUrl}/v1/voices/${id}`, { headers: { Authorization: `Bearer ${target.apiKey}` } })
+    ).json()) as { status: string };
     if (voice.status === 'ready') return { path: { id } };
-    if (voice.status === 'failed') throw new Error(`fixture: the example voice failed training: ${JSON.stringify(voice)}`);
+    if (voice.status === 'failed')
+      throw new Error(`fixture: the example voice failed training: ${JSON.stringify(voice)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error('fixture: the example voice did not finish training in 20 s');
@@ -201,7 +232,11 @@ function sandboxCompletionBody(): Record<string, unknown> {
 async function freshThread(target: FixtureTarget): Promise<RequestOverrides> {
   const response = await fetch(`${target.baseUrl}/v1/chat/completions`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    headers: {
+      Authorization: `Bearer ${target.apiKey}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    },
     body: JSON.stringify({ ...sandboxCompletionBody(), store: true, metadata: { source: 'contract-fixture' } }),
   });
   const text = await response.text();
@@ -215,8 +250,16 @@ async function freshThread(target: FixtureTarget): Promise<RequestOverrides> {
 async function freshResponse(target: FixtureTarget): Promise<RequestOverrides> {
   const response = await fetch(`${target.baseUrl}/v1/responses`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
-    body: JSON.stringify({ ...(exampleRequest('createResponse').body as Record<string, unknown>), model: 'sandbox-writer', metadata: { source: 'contract-fixture' } }),
+    headers: {
+      Authorization: `Bearer ${target.apiKey}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    },
+    body: JSON.stringify({
+      ...(exampleRequest('createResponse').body as Record<string, unknown>),
+      model: 'sandbox-writer',
+      metadata: { source: 'contract-fixture' },
+    }),
   });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`fixture: a stored response answered ${response.status}: ${text}`);
@@ -231,7 +274,12 @@ function newWorkflowBody(): Record<string, unknown> {
     name: `Contract workflow ${unique()}`,
     inputs: { topic: { required: true } },
     steps: [
-      { id: 'draft', type: 'generate', model: 'sandbox-writer', prompt: 'Write two sentences about {{ inputs.topic }}.' },
+      {
+        id: 'draft',
+        type: 'generate',
+        model: 'sandbox-writer',
+        prompt: 'Write two sentences about {{ inputs.topic }}.',
+      },
       { id: 'review', type: 'approval', instructions: 'Check the draft.', show: '{{ steps.draft.output.text }}' },
     ],
     outputs: { text: '{{ steps.draft.output.text }}' },
@@ -247,7 +295,11 @@ async function freshRunPath(target: FixtureTarget, awaiting = false): Promise<Re
   const workflowId = String((await post(target, '/v1/workflows', newWorkflowBody())).id);
   const response = await fetch(`${target.baseUrl}/v1/workflows/${workflowId}/runs`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    headers: {
+      Authorization: `Bearer ${target.apiKey}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    },
     body: JSON.stringify({ inputs: { topic: 'release notes' } }),
   });
   const text = await response.text();
@@ -266,7 +318,13 @@ async function freshRunPath(target: FixtureTarget, awaiting = false): Promise<Re
 export const CONTRACT_ORIGIN = 'https://contract.test.example';
 
 function newChatbotBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { name: `Contract ${unique()}`, model: 'sandbox-writer', instructions: 'Made by the contract tests.', allowed_origins: [CONTRACT_ORIGIN], ...extra };
+  return {
+    name: `Contract ${unique()}`,
+    model: 'sandbox-writer',
+    instructions: 'Made by the contract tests.',
+    allowed_origins: [CONTRACT_ORIGIN],
+    ...extra,
+  };
 }
 
 async function freshChatbot(target: FixtureTarget, extra: Record<string, unknown> = {}): Promise<Schemas['Chatbot']> {
@@ -278,16 +336,27 @@ async function freshChatbotPath(target: FixtureTarget): Promise<RequestOverrides
 }
 
 /** A chatbot's conversation with one exchange (server-side), or the reply of a message that escalated it. */
-async function freshConversation(target: FixtureTarget, content = 'Hello, where is my parcel?', extra: Record<string, unknown> = {}): Promise<{ id: string; conversationId: string }> {
+async function freshConversation(
+  target: FixtureTarget,
+  content = 'Hello, where is my parcel?',
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; conversationId: string }> {
   const chatbot = await freshChatbot(target, extra);
   const response = await fetch(`${target.baseUrl}/v1/chatbots/${String(chatbot.id)}/messages`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+    headers: {
+      Authorization: `Bearer ${target.apiKey}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json',
+    },
     body: JSON.stringify({ content }),
   });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`fixture: a chatbot message answered ${response.status}: ${text}`);
-  return { id: String(chatbot.id), conversationId: String((JSON.parse(text) as { conversation_id: string }).conversation_id) };
+  return {
+    id: String(chatbot.id),
+    conversationId: String((JSON.parse(text) as { conversation_id: string }).conversation_id),
+  };
 }
 
 async function freshConversationPath(target: FixtureTarget): Promise<RequestOverrides> {
@@ -319,14 +388,24 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   sendWebhookEndpointTest: freshEndpoint,
   getWebhookDelivery: async (target) => {
     const { path } = await freshEndpoint(target);
-    const delivery = await fetch(`${target.baseUrl}/v1/webhooks/endpoints/${String(path!.id)}/test`, { method: 'POST', headers: { Authorization: `Bearer ${target.apiKey}` } });
-    if (delivery.status !== 202) throw new Error(`fixture: test delivery answered ${delivery.status}: ${await delivery.text()}`);
+    const delivery = await fetch(`${target.baseUrl}/v1/webhooks/endpoints/${String(path!.id)}/test`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${target.apiKey}` },
+    });
+    if (delivery.status !== 202)
+      throw new Error(`fixture: test delivery answered ${delivery.status}: ${await delivery.text()}`);
     return { path: { id: String(((await delivery.json()) as { id: string }).id) } };
   },
   createChatCompletion: async () => ({ body: sandboxCompletionBody() }),
   getChatThread: freshThread,
   deleteChatThread: freshThread,
-  createResponse: async () => ({ body: { ...(exampleRequest('createResponse').body as Record<string, unknown>), model: 'sandbox-writer', store: false } }),
+  createResponse: async () => ({
+    body: {
+      ...(exampleRequest('createResponse').body as Record<string, unknown>),
+      model: 'sandbox-writer',
+      store: false,
+    },
+  }),
   getResponse: freshResponse,
   deleteResponse: freshResponse,
   listResponseInputItems: freshResponse,
@@ -354,14 +433,20 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   deleteComplianceRule: freshComplianceRule,
   createDocument: async () => ({ body: newDocumentBody() }),
   getDocument: freshDocumentPath,
-  updateDocument: async (target) => ({ ...(await freshDocumentPath(target)), body: { title: `Contract ${unique()}`, content: '# Updated\n\nBy the contract test.' } }),
+  updateDocument: async (target) => ({
+    ...(await freshDocumentPath(target)),
+    body: { title: `Contract ${unique()}`, content: '# Updated\n\nBy the contract test.' },
+  }),
   deleteDocument: freshDocumentPath,
   createDocumentEditToken: async (target) => ({ ...(await freshDocumentPath(target)), body: { ttl_seconds: 600 } }),
   publishDocument: freshDocumentPath,
   unpublishDocument: freshDocumentPath,
   listDocumentVersions: freshDocumentPath,
   // The sandbox model: the example's model needs a provider key the target may not have.
-  runDocumentCommand: async (target) => ({ ...(await freshDocumentPath(target)), body: { command: 'summarize', model: 'sandbox-writer', length: 'short' } }),
+  runDocumentCommand: async (target) => ({
+    ...(await freshDocumentPath(target)),
+    body: { command: 'summarize', model: 'sandbox-writer', length: 'short' },
+  }),
   getDocumentVersion: freshDocumentVersion,
   restoreDocumentVersion: freshDocumentVersion,
   getPublicDocument: async (target) => {
@@ -371,24 +456,36 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
       headers: { Authorization: `Bearer ${target.apiKey}`, 'Content-Type': 'application/json' },
       body: JSON.stringify({ visibility: 'public' }),
     });
-    if (published.status !== 200) throw new Error(`fixture: publishing answered ${published.status}: ${await published.text()}`);
+    if (published.status !== 200)
+      throw new Error(`fixture: publishing answered ${published.status}: ${await published.text()}`);
     return { path };
   },
-  createKnowledgeBase: async () => ({ body: { name: `Contract ${unique()}`, description: 'Made by the contract tests.' } }),
+  createKnowledgeBase: async () => ({
+    body: { name: `Contract ${unique()}`, description: 'Made by the contract tests.' },
+  }),
   getKnowledgeBase: freshKnowledgeBase,
   deleteKnowledgeBase: freshKnowledgeBase,
   listKnowledgeBaseSources: freshKnowledgeBase,
   // A text source: the example's URL does not resolve on the target's network.
-  addKnowledgeBaseSource: async (target) => ({ ...(await freshKnowledgeBase(target)), body: { type: 'text', title: 'Shipping', content: 'Orders ship within two working days.' } }),
+  addKnowledgeBaseSource: async (target) => ({
+    ...(await freshKnowledgeBase(target)),
+    body: { type: 'text', title: 'Shipping', content: 'Orders ship within two working days.' },
+  }),
   getKnowledgeBaseSource: freshKnowledgeSource,
   removeKnowledgeBaseSource: freshKnowledgeSource,
-  searchKnowledgeBase: async (target) => ({ ...(await freshKnowledgeBase(target)), body: { query: 'How long do refunds take?', top_k: 5 } }),
+  searchKnowledgeBase: async (target) => ({
+    ...(await freshKnowledgeBase(target)),
+    body: { query: 'How long do refunds take?', top_k: 5 },
+  }),
   createWorkflow: async () => ({ body: newWorkflowBody() }),
   getWorkflow: freshWorkflowPath,
   replaceWorkflow: async (target) => ({ ...(await freshWorkflowPath(target)), body: newWorkflowBody() }),
   deleteWorkflow: freshWorkflowPath,
   listWorkflowRuns: freshWorkflowPath,
-  startWorkflowRun: async (target) => ({ ...(await freshWorkflowPath(target)), body: { inputs: { topic: 'release notes' } } }),
+  startWorkflowRun: async (target) => ({
+    ...(await freshWorkflowPath(target)),
+    body: { inputs: { topic: 'release notes' } },
+  }),
   getWorkflowRun: (target) => freshRunPath(target),
   cancelWorkflowRun: (target) => freshRunPath(target),
   approveWorkflowStep: (target) => freshRunPath(target, true),
@@ -398,18 +495,31 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   updateChatbot: freshChatbotPath,
   deleteChatbot: freshChatbotPath,
   rotateChatbotEmbedKey: freshChatbotPath,
-  sendChatbotMessage: async (target) => ({ ...(await freshChatbotPath(target)), body: exampleRequest('sendChatbotMessage').body }),
+  sendChatbotMessage: async (target) => ({
+    ...(await freshChatbotPath(target)),
+    body: exampleRequest('sendChatbotMessage').body,
+  }),
   listChatbotConversations: freshChatbotPath,
   getChatbotConversation: freshConversationPath,
   escalateChatbotConversation: freshConversationPath,
   recordChatbotConversationCsat: freshConversationPath,
   getPublicTranscript: async (target) => {
-    const { conversationId } = await freshConversation(target, 'I want a refund', { escalation: { mode: 'webhook', keywords: ['refund'] } });
+    const { conversationId } = await freshConversation(target, 'I want a refund', {
+      escalation: { mode: 'webhook', keywords: ['refund'] },
+    });
     const events = await get(target, '/v1/events?type=chatbot.conversation.escalated&limit=100');
-    const event = (events.data as Array<{ data: { conversation_id: string; transcript_url: string } }>).find((e) => e.data.conversation_id === conversationId);
+    const event = (events.data as Array<{ data: { conversation_id: string; transcript_url: string } }>).find(
+      (e) => e.data.conversation_id === conversationId,
+    );
     if (!event) throw new Error('fixture: the escalation event was not found');
     const link = new URL(event.data.transcript_url);
-    return { path: { conversation_id: conversationId }, query: { expires: Number(link.searchParams.get('expires')), signature: String(link.searchParams.get('signature')) } };
+    return {
+      path: { conversation_id: conversationId },
+      query: {
+        expires: Number(link.searchParams.get('expires')),
+        signature: String(link.searchParams.get('signature')),
+      },
+    };
   },
   // The widget's: the embed key and origin come from embedHeaders.
   recordEmbedCsat: async (target) => {
@@ -421,9 +531,17 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
     });
     const text = await response.text();
     if (response.status !== 200) throw new Error(`fixture: a widget message answered ${response.status}: ${text}`);
-    return { body: { conversation_id: (JSON.parse(text) as { conversation_id: string }).conversation_id, visitor_id: visitor, score: 5 } };
+    return {
+      body: {
+        conversation_id: (JSON.parse(text) as { conversation_id: string }).conversation_id,
+        visitor_id: visitor,
+        score: 5,
+      },
+    };
   },
-  sendEmbedMessage: async () => ({ body: { content: 'Hi, where is my order?', visitor_id: `contract-${unique()}-visitor` } }),
+  sendEmbedMessage: async () => ({
+    body: { content: 'Hi, where is my order?', visitor_id: `contract-${unique()}-visitor` },
+  }),
   getEvent: async (target) => ({ path: { id: await freshEvent(target) } }),
   replayWebhookEvents: async (target) => {
     const { path } = await freshEndpoint(target);
@@ -454,10 +572,14 @@ const FIXTURE_MEMBER_EMAIL = /^contract-.+@test\.example$/;
 const FIXTURE_RULE_NAME = / contract-[0-9a-z]+$/;
 
 async function remove(target: FixtureTarget, path: string): Promise<void> {
-  const response = await fetch(target.baseUrl + path, { method: 'DELETE', headers: { Authorization: `Bearer ${target.apiKey}` } });
+  const response = await fetch(target.baseUrl + path, {
+    method: 'DELETE',
+    headers: { Authorization: `Bearer ${target.apiKey}` },
+  });
   await response.body?.cancel();
   // 404: the tested operation deleted it already (deleteWebhookEndpoint, removeMember).
-  if (response.status >= 300 && response.status !== 404) throw new Error(`fixture cleanup: DELETE ${path} answered ${response.status}`);
+  if (response.status >= 300 && response.status !== 404)
+    throw new Error(`fixture cleanup: DELETE ${path} answered ${response.status}`);
 }
 
 /** Every item of a list operation, page by page. */
@@ -465,7 +587,10 @@ async function listAll(target: FixtureTarget, path: string): Promise<JsonObject[
   const items: JsonObject[] = [];
   let cursor: string | null = null;
   do {
-    const page: { data: JsonObject[]; next_cursor: string | null } = await get(target, `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const page: { data: JsonObject[]; next_cursor: string | null } = await get(
+      target,
+      `${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     items.push(...page.data);
     cursor = page.next_cursor;
   } while (cursor);
@@ -474,7 +599,9 @@ async function listAll(target: FixtureTarget, path: string): Promise<JsonObject[
 
 /** Every item of a list operation, or none when the target does not serve it yet (501 not_implemented). */
 async function listAllIfServed(target: FixtureTarget, path: string): Promise<JsonObject[]> {
-  const probe = await fetch(`${target.baseUrl}${path}?limit=1`, { headers: { Authorization: `Bearer ${target.apiKey}`, Accept: 'application/json' } });
+  const probe = await fetch(`${target.baseUrl}${path}?limit=1`, {
+    headers: { Authorization: `Bearer ${target.apiKey}`, Accept: 'application/json' },
+  });
   await probe.body?.cancel();
   return probe.status === 501 ? [] : listAll(target, path);
 }
@@ -485,10 +612,21 @@ async function listAllIfServed(target: FixtureTarget, path: string): Promise<Jso
  * runs that stopped early.
  */
 export async function removeFixtureResources(target: FixtureTarget): Promise<void> {
-  const endpoints = (await listAll(target, '/v1/webhooks/endpoints')).filter((e) => FIXTURE_ENDPOINT_URL.test(String(e.url)));
+  const endpoints = (await listAll(target, '/v1/webhooks/endpoints')).filter((e) =>
+    FIXTURE_ENDPOINT_URL.test(String(e.url)),
+  );
   const members = (await listAll(target, '/v1/members')).filter((m) => FIXTURE_MEMBER_EMAIL.test(String(m.email)));
-  const rules = (await listAllIfServed(target, '/v1/compliance-rules')).filter((r) => FIXTURE_RULE_NAME.test(String(r.name)));
-  const keys = createdByFixtures.filter((path) => path.startsWith('/v1/api-keys/') || path.startsWith('/v1/chat/threads/') || path.startsWith('/v1/documents/') || path.startsWith('/v1/knowledge-bases/') || path.startsWith('/v1/chatbots/'));
+  const rules = (await listAllIfServed(target, '/v1/compliance-rules')).filter((r) =>
+    FIXTURE_RULE_NAME.test(String(r.name)),
+  );
+  const keys = createdByFixtures.filter(
+    (path) =>
+      path.startsWith('/v1/api-keys/') ||
+      path.startsWith('/v1/chat/threads/') ||
+      path.startsWith('/v1/documents/') ||
+      path.startsWith('/v1/knowledge-bases/') ||
+      path.startsWith('/v1/chatbots/'),
+  );
   createdByFixtures.length = 0;
   for (const path of [
     ...endpoints.map((e) => `/v1/webhooks/endpoints/${String(e.id)}`),
@@ -499,4 +637,3 @@ export async function removeFixtureResources(target: FixtureTarget): Promise<voi
     await remove(target, path);
   }
 }
-

@@ -144,7 +144,12 @@ function chatUsage(usage: Usage) {
     completion_tokens: usage.output,
     total_tokens: usage.input + usage.output,
     prompt_tokens_details: { cached_tokens: usage.cachedInput ?? 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -161,7 +166,15 @@ const chatCompletions: Api = {
           role: 'assistant',
           content: answer.text === '' && answer.toolCalls.length > 0 ? null : answer.text,
           refusal: null,
-          ...(answer.toolCalls.length > 0 ? { tool_calls: answer.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) } : {}),
+          ...(answer.toolCalls.length > 0
+            ? {
+                tool_calls: answer.toolCalls.map((call) => ({
+                  id: call.id,
+                  type: 'function',
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
+            : {}),
           annotations: [],
         },
         logprobs: null,
@@ -174,15 +187,45 @@ const chatCompletions: Api = {
   }),
   stream: (body, usage) => {
     const includeUsage = body.stream_options?.include_usage === true;
-    const head = { id: `chatcmpl-${nextId()}`, object: 'chat.completion.chunk', created: now(), model: body.model, service_tier: 'default', system_fingerprint: 'fp_fake' };
-    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => sse({ ...head, choices, ...(includeUsage ? { usage: null } : {}), ...extra });
+    const head = {
+      id: `chatcmpl-${nextId()}`,
+      object: 'chat.completion.chunk',
+      created: now(),
+      model: body.model,
+      service_tier: 'default',
+      system_fingerprint: 'fp_fake',
+    };
+    const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+      sse({ ...head, choices, ...(includeUsage ? { usage: null } : {}), ...extra });
     return {
-      start: () => [chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }])],
+      start: () => [
+        chunk([
+          { index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null },
+        ]),
+      ],
       chunk: (text) => chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]),
       toolCalls: (calls) =>
         calls.flatMap((call, index) => [
-          chunk([{ index: 0, delta: { tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]),
-          ...call.chunks.map((part) => chunk([{ index: 0, delta: { tool_calls: [{ index, function: { arguments: part } }] }, logprobs: null, finish_reason: null }])),
+          chunk([
+            {
+              index: 0,
+              delta: {
+                tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+              },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ]),
+          ...call.chunks.map((part) =>
+            chunk([
+              {
+                index: 0,
+                delta: { tool_calls: [{ index, function: { arguments: part } }] },
+                logprobs: null,
+                finish_reason: null,
+              },
+            ]),
+          ),
         ]),
       end: (finishReason) => [
         chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]),
@@ -203,7 +246,16 @@ function responsesUsage(usage: Usage) {
   };
 }
 
-function responseObject(id: string, body: ReceivedRequest['body'], state: { status: 'in_progress' | 'completed' | 'incomplete'; output: unknown[]; usage: Usage | null; createdAt: number }) {
+function responseObject(
+  id: string,
+  body: ReceivedRequest['body'],
+  state: {
+    status: 'in_progress' | 'completed' | 'incomplete';
+    output: unknown[];
+    usage: Usage | null;
+    createdAt: number;
+  },
+) {
   return {
     id,
     object: 'response',
@@ -232,13 +284,24 @@ function responseObject(id: string, body: ReceivedRequest['body'], state: { stat
 }
 
 function messageItem(id: string, text: string, status: 'in_progress' | 'completed' | 'incomplete') {
-  return { id, type: 'message', status, content: status === 'in_progress' ? [] : [{ type: 'output_text', annotations: [], logprobs: [], text }], role: 'assistant' };
+  return {
+    id,
+    type: 'message',
+    status,
+    content: status === 'in_progress' ? [] : [{ type: 'output_text', annotations: [], logprobs: [], text }],
+    role: 'assistant',
+  };
 }
 
 const responses: Api = {
   json: (answer, body) => {
     const status = answer.finishReason === 'length' ? 'incomplete' : 'completed';
-    return responseObject(`resp_${nextId()}`, body, { status, output: [messageItem(`msg_${nextId()}`, answer.text, status)], usage: answer.usage, createdAt: now() });
+    return responseObject(`resp_${nextId()}`, body, {
+      status,
+      output: [messageItem(`msg_${nextId()}`, answer.text, status)],
+      usage: answer.usage,
+      createdAt: now(),
+    });
   },
   stream: (body, usage) => {
     const id = `resp_${nextId()}`;
@@ -246,13 +309,18 @@ const responses: Api = {
     const createdAt = now();
     let sequence = 0;
     let text = '';
-    const event = (type: string, data: Record<string, unknown>) => sse({ type, sequence_number: sequence++, ...data }, type);
+    const event = (type: string, data: Record<string, unknown>) =>
+      sse({ type, sequence_number: sequence++, ...data }, type);
     const part = (partText: string) => ({ type: 'output_text', annotations: [], logprobs: [], text: partText });
     const at = { item_id: itemId, output_index: 0, content_index: 0 };
     return {
       start: () => [
-        event('response.created', { response: responseObject(id, body, { status: 'in_progress', output: [], usage: null, createdAt }) }),
-        event('response.in_progress', { response: responseObject(id, body, { status: 'in_progress', output: [], usage: null, createdAt }) }),
+        event('response.created', {
+          response: responseObject(id, body, { status: 'in_progress', output: [], usage: null, createdAt }),
+        }),
+        event('response.in_progress', {
+          response: responseObject(id, body, { status: 'in_progress', output: [], usage: null, createdAt }),
+        }),
         event('response.output_item.added', { output_index: 0, item: messageItem(itemId, '', 'in_progress') }),
         event('response.content_part.added', { ...at, part: part('') }),
       ],
@@ -267,7 +335,9 @@ const responses: Api = {
           event('response.output_text.done', { ...at, text, logprobs: [] }),
           event('response.content_part.done', { ...at, part: part(text) }),
           event('response.output_item.done', { output_index: 0, item }),
-          event(`response.${status}`, { response: responseObject(id, body, { status, output: [item], usage, createdAt }) }),
+          event(`response.${status}`, {
+            response: responseObject(id, body, { status, output: [item], usage, createdAt }),
+          }),
         ];
       },
     };
@@ -277,11 +347,32 @@ const responses: Api = {
 /** What OpenAI answers for a status: type, code and message (its 429 is the rate limit on requests). */
 const openAiErrors: Record<number, { type: string; code: string | null; message: string }> = {
   400: { type: 'invalid_request_error', code: null, message: 'Invalid request.' },
-  401: { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided: sk-fa***ke. You can find your API key at https://platform.openai.com/account/api-keys.' },
-  403: { type: 'invalid_request_error', code: 'unsupported_country_region_territory', message: 'Country, region, or territory not supported' },
-  404: { type: 'invalid_request_error', code: 'model_not_found', message: 'The model does not exist or you do not have access to it.' },
-  429: { type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.' },
-  500: { type: 'server_error', code: null, message: 'The server had an error while processing your request. Sorry about that!' },
+  401: {
+    type: 'invalid_request_error',
+    code: 'invalid_api_key',
+    message:
+      'Incorrect API key provided: sk-fa***ke. You can find your API key at https://platform.openai.com/account/api-keys.',
+  },
+  403: {
+    type: 'invalid_request_error',
+    code: 'unsupported_country_region_territory',
+    message: 'Country, region, or territory not supported',
+  },
+  404: {
+    type: 'invalid_request_error',
+    code: 'model_not_found',
+    message: 'The model does not exist or you do not have access to it.',
+  },
+  429: {
+    type: 'requests',
+    code: 'rate_limit_exceeded',
+    message: 'Rate limit reached on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.',
+  },
+  500: {
+    type: 'server_error',
+    code: null,
+    message: 'The server had an error while processing your request. Sorry about that!',
+  },
   503: { type: 'server_error', code: null, message: 'The engine is currently overloaded, please try again later.' },
 };
 
@@ -289,7 +380,12 @@ const openAi: Dialect = {
   apis: { '/v1/chat/completions': chatCompletions, '/v1/responses': responses },
   error: (status, type, message) => {
     const known = openAiErrors[status] ?? (status >= 500 ? openAiErrors[500]! : openAiErrors[400]!);
-    const code = type === 'insufficient_quota' ? 'insufficient_quota' : type === undefined || type === known.type ? known.code : null;
+    const code =
+      type === 'insufficient_quota'
+        ? 'insufficient_quota'
+        : type === undefined || type === known.type
+          ? known.code
+          : null;
     return { error: { message: message ?? known.message, type: type ?? known.type, param: null, code } };
   },
   requestIdHeader: 'x-request-id',
@@ -300,7 +396,13 @@ const openAi: Dialect = {
 const anthropicStop = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use' } as const;
 
 function anthropicUsage(usage: Usage, outputTokens: number) {
-  return { input_tokens: usage.input - (usage.cachedInput ?? 0), cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cachedInput ?? 0, output_tokens: outputTokens, service_tier: 'standard' };
+  return {
+    input_tokens: usage.input - (usage.cachedInput ?? 0),
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: usage.cachedInput ?? 0,
+    output_tokens: outputTokens,
+    service_tier: 'standard',
+  };
 }
 
 const messages: Api = {
@@ -311,7 +413,12 @@ const messages: Api = {
     model: body.model,
     content: [
       ...(answer.text !== '' || answer.toolCalls.length === 0 ? [{ type: 'text', text: answer.text }] : []),
-      ...answer.toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.arguments) })),
+      ...answer.toolCalls.map((call) => ({
+        type: 'tool_use',
+        id: call.id,
+        name: call.name,
+        input: JSON.parse(call.arguments),
+      })),
     ],
     stop_reason: anthropicStop[answer.finishReason],
     stop_sequence: null,
@@ -319,23 +426,58 @@ const messages: Api = {
   }),
   stream: (body, usage) => ({
     start: () => [
-      sse({ type: 'message_start', message: { id: `msg_${nextId()}`, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(usage, 1) } }, 'message_start'),
+      sse(
+        {
+          type: 'message_start',
+          message: {
+            id: `msg_${nextId()}`,
+            type: 'message',
+            role: 'assistant',
+            model: body.model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: anthropicUsage(usage, 1),
+          },
+        },
+        'message_start',
+      ),
       sse({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }, 'content_block_start'),
       sse({ type: 'ping' }, 'ping'),
     ],
-    chunk: (text) => sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta'),
+    chunk: (text) =>
+      sse({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }, 'content_block_delta'),
     // The text block closes first; each call is a tool_use block after it, its input streamed as JSON fragments.
     toolCalls: (calls) => [
       sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
       ...calls.flatMap((call, i) => [
-        sse({ type: 'content_block_start', index: i + 1, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } }, 'content_block_start'),
-        ...call.chunks.map((part) => sse({ type: 'content_block_delta', index: i + 1, delta: { type: 'input_json_delta', partial_json: part } }, 'content_block_delta')),
+        sse(
+          {
+            type: 'content_block_start',
+            index: i + 1,
+            content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+          },
+          'content_block_start',
+        ),
+        ...call.chunks.map((part) =>
+          sse(
+            { type: 'content_block_delta', index: i + 1, delta: { type: 'input_json_delta', partial_json: part } },
+            'content_block_delta',
+          ),
+        ),
         sse({ type: 'content_block_stop', index: i + 1 }, 'content_block_stop'),
       ]),
     ],
     end: (finishReason) => [
       ...(finishReason === 'tool_calls' ? [] : [sse({ type: 'content_block_stop', index: 0 }, 'content_block_stop')]),
-      sse({ type: 'message_delta', delta: { stop_reason: anthropicStop[finishReason], stop_sequence: null }, usage: { output_tokens: usage.output } }, 'message_delta'),
+      sse(
+        {
+          type: 'message_delta',
+          delta: { stop_reason: anthropicStop[finishReason], stop_sequence: null },
+          usage: { output_tokens: usage.output },
+        },
+        'message_delta',
+      ),
       sse({ type: 'message_stop' }, 'message_stop'),
     ],
   }),
@@ -357,7 +499,11 @@ const anthropic: Dialect = {
   apis: { '/v1/messages': messages },
   error: (status, type, message) => {
     const errorType = type ?? anthropicErrors[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
-    return { type: 'error', error: { type: errorType, message: message ?? `fake ${errorType}` }, request_id: `req_${nextId()}` };
+    return {
+      type: 'error',
+      error: { type: errorType, message: message ?? `fake ${errorType}` },
+      request_id: `req_${nextId()}`,
+    };
   },
   requestIdHeader: 'request-id',
 };
@@ -367,7 +513,12 @@ const anthropic: Dialect = {
 const googleFinish = { stop: 'STOP', length: 'MAX_TOKENS', tool_calls: 'STOP' } as const;
 
 function googleUsage(usage: Usage) {
-  return { promptTokenCount: usage.input, candidatesTokenCount: usage.output, totalTokenCount: usage.input + usage.output, cachedContentTokenCount: usage.cachedInput ?? 0 };
+  return {
+    promptTokenCount: usage.input,
+    candidatesTokenCount: usage.output,
+    totalTokenCount: usage.input + usage.output,
+    cachedContentTokenCount: usage.cachedInput ?? 0,
+  };
 }
 
 const functionCallPart = (call: ToolCall) => ({ functionCall: { name: call.name, args: JSON.parse(call.arguments) } });
@@ -376,7 +527,10 @@ const generateContent: Api = {
   json: (answer, body) => ({
     candidates: [
       {
-        content: { parts: [...(answer.text !== '' ? [{ text: answer.text }] : []), ...answer.toolCalls.map(functionCallPart)], role: 'model' },
+        content: {
+          parts: [...(answer.text !== '' ? [{ text: answer.text }] : []), ...answer.toolCalls.map(functionCallPart)],
+          role: 'model',
+        },
         finishReason: googleFinish[answer.finishReason],
         index: 0,
       },
@@ -387,18 +541,32 @@ const generateContent: Api = {
   }),
   stream: (_body, usage) => {
     const responseId = nextId();
-    const frame = (candidate: Record<string, unknown>, extra: Record<string, unknown> = {}) => sse({ candidates: [{ ...candidate, index: 0 }], modelVersion: 'gemini', responseId, ...extra });
+    const frame = (candidate: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      sse({ candidates: [{ ...candidate, index: 0 }], modelVersion: 'gemini', responseId, ...extra });
     return {
       start: () => [],
       chunk: (text) => frame({ content: { parts: [{ text }], role: 'model' } }),
       // Gemini streams a function call whole, in one part.
       toolCalls: (calls) => [frame({ content: { parts: calls.map(functionCallPart), role: 'model' } })],
-      end: (finishReason) => [frame({ content: { parts: [{ text: '' }], role: 'model' }, finishReason: googleFinish[finishReason] }, { usageMetadata: googleUsage(usage) })],
+      end: (finishReason) => [
+        frame(
+          { content: { parts: [{ text: '' }], role: 'model' }, finishReason: googleFinish[finishReason] },
+          { usageMetadata: googleUsage(usage) },
+        ),
+      ],
     };
   },
 };
 
-const googleStatus: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+const googleStatus: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
 
 const google: Dialect = {
   apis: {},
@@ -406,7 +574,13 @@ const google: Dialect = {
     const found = /^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent)$/.exec(path);
     return found ? { api: generateContent, stream: found[1] === 'streamGenerateContent' } : undefined;
   },
-  error: (status, type, message) => ({ error: { code: status, message: message ?? `fake ${type ?? googleStatus[status] ?? 'error'}`, status: type ?? googleStatus[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT') } }),
+  error: (status, type, message) => ({
+    error: {
+      code: status,
+      message: message ?? `fake ${type ?? googleStatus[status] ?? 'error'}`,
+      status: type ?? googleStatus[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'),
+    },
+  }),
   requestIdHeader: 'x-goog-request-id',
   basePath: '/v1beta',
 };
@@ -423,7 +597,8 @@ function textOf(content: unknown): string {
 /** The messages of a Chat Completions, Messages, Responses or Gemini request (Gemini's with their parts as `content`). */
 function messagesOf(body: ReceivedRequest['body']): { role?: unknown; content?: unknown }[] {
   if (Array.isArray(body.messages)) return body.messages;
-  if (Array.isArray(body.contents)) return body.contents.map((c: { role?: unknown; parts?: unknown } | null) => ({ role: c?.role, content: c?.parts }));
+  if (Array.isArray(body.contents))
+    return body.contents.map((c: { role?: unknown; parts?: unknown } | null) => ({ role: c?.role, content: c?.parts }));
   if (typeof body.input === 'string') return [{ role: 'user', content: body.input }];
   return Array.isArray(body.input) ? body.input : [];
 }
@@ -434,7 +609,10 @@ function lastUserText(body: ReceivedRequest['body']): string {
 }
 
 function promptChars(body: ReceivedRequest['body']): number {
-  return [body.system, body.instructions, ...messagesOf(body).map((m) => m?.content)].reduce((sum: number, content) => sum + textOf(content).length, 0);
+  return [body.system, body.instructions, ...messagesOf(body).map((m) => m?.content)].reduce(
+    (sum: number, content) => sum + textOf(content).length,
+    0,
+  );
 }
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
@@ -491,8 +669,19 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
     req.on('end', () => void answer(req, res, Buffer.concat(parts).toString('utf8')));
   });
 
-  function sendJson(res: http.ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
-    res.writeHead(status, { 'content-type': 'application/json', [dialect.requestIdHeader]: `req_${nextId()}`, ...headers }).end(JSON.stringify(payload));
+  function sendJson(
+    res: http.ServerResponse,
+    status: number,
+    payload: unknown,
+    headers: Record<string, string> = {},
+  ): void {
+    res
+      .writeHead(status, {
+        'content-type': 'application/json',
+        [dialect.requestIdHeader]: `req_${nextId()}`,
+        ...headers,
+      })
+      .end(JSON.stringify(payload));
   }
 
   async function answer(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
@@ -519,21 +708,47 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
       }
       const dimensions = typeof body.dimensions === 'number' ? body.dimensions : 256;
       const tokens = inputs.reduce((sum, input) => sum + words(input), 0);
-      sendJson(res, 200, { object: 'list', model: body.model, data: inputs.map((input, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(input, dimensions) })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
+      sendJson(res, 200, {
+        object: 'list',
+        model: body.model,
+        data: inputs.map((input, index) => ({
+          object: 'embedding',
+          index,
+          embedding: fakeEmbedding(input, dimensions),
+        })),
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      });
       return;
     }
-    const googleEmbedding = dialect === google && req.method === 'POST' ? /^\/v1beta\/models\/[^/:]+:(embedContent|batchEmbedContents)$/.exec(path) : null;
+    const googleEmbedding =
+      dialect === google && req.method === 'POST'
+        ? /^\/v1beta\/models\/[^/:]+:(embedContent|batchEmbedContents)$/.exec(path)
+        : null;
     if (googleEmbedding) {
       // Google's embeddings: each request's fakeEmbedding (3072 dimensions unless asked), without usage (as Google's).
       if (!body) return sendJson(res, 400, dialect.error(400, undefined, 'Invalid JSON payload received.'));
       const scripted = embeddingQueue.shift();
-      if (scripted?.error) return sendJson(res, scripted.error.status, dialect.error(scripted.error.status, scripted.error.type, scripted.error.message), scripted.error.headers);
-      const vector = (request: { content?: { parts?: { text?: string }[] }; outputDimensionality?: unknown } | null) => {
+      if (scripted?.error)
+        return sendJson(
+          res,
+          scripted.error.status,
+          dialect.error(scripted.error.status, scripted.error.type, scripted.error.message),
+          scripted.error.headers,
+        );
+      const vector = (
+        request: { content?: { parts?: { text?: string }[] }; outputDimensionality?: unknown } | null,
+      ) => {
         const text = (request?.content?.parts ?? []).map((part) => part?.text ?? '').join('');
-        return { values: fakeEmbedding(text, typeof request?.outputDimensionality === 'number' ? request.outputDimensionality : 3072) };
+        return {
+          values: fakeEmbedding(
+            text,
+            typeof request?.outputDimensionality === 'number' ? request.outputDimensionality : 3072,
+          ),
+        };
       };
       if (googleEmbedding[1] === 'embedContent') return sendJson(res, 200, { embedding: vector(body) });
-      if (!Array.isArray(body.requests)) return sendJson(res, 400, dialect.error(400, undefined, "Invalid value at 'requests'."));
+      if (!Array.isArray(body.requests))
+        return sendJson(res, 400, dialect.error(400, undefined, "Invalid value at 'requests'."));
       return sendJson(res, 200, { embeddings: body.requests.map(vector) });
     }
     const routed = dialect.route?.(path);
@@ -546,7 +761,8 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
       sendJson(res, 400, dialect.error(400, undefined, 'The body of the request is not valid JSON.'));
       return;
     }
-    const reply: FakeReply = queue.shift() ?? defaults.reply?.(body) ?? { chunkDelayMs: defaults.chunkDelayMs, text: `You said: ${lastUserText(body)}` };
+    const reply: FakeReply = queue.shift() ??
+      defaults.reply?.(body) ?? { chunkDelayMs: defaults.chunkDelayMs, text: `You said: ${lastUserText(body)}` };
     if (reply.error) {
       const { status, headers = {}, type, message } = reply.error;
       sendJson(res, status, dialect.error(status, type, message), headers);
@@ -567,7 +783,12 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
       return;
     }
 
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', [dialect.requestIdHeader]: `req_${nextId()}` });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      [dialect.requestIdHeader]: `req_${nextId()}`,
+    });
     let gone = false;
     res.on('close', () => {
       if (res.writableFinished) return;
@@ -631,7 +852,13 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
             else resolve();
           },
         };
-        const timer = setTimeout(() => waiter.settle(new Error(`no client disconnected from a stream within ${timeoutMs} ms (${disconnects} so far)`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            waiter.settle(
+              new Error(`no client disconnected from a stream within ${timeoutMs} ms (${disconnects} so far)`),
+            ),
+          timeoutMs,
+        );
         waiters.add(waiter);
       }),
     close: () =>

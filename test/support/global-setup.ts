@@ -4,7 +4,7 @@
 //   - or, when CONTRACT_BASE_URL is set, only that running server (with the owner key CONTRACT_API_KEY).
 import type { TestProject } from 'vitest/node';
 import { hasChromium, missingChromium } from './chromium.ts';
-import { startPrism, type RunningMock } from './prism.ts';
+import { type RunningMock, startPrism } from './prism.ts';
 import { startTestServer, type TestServer } from './server.ts';
 
 /** One target of the table-driven contract suite. */
@@ -28,7 +28,10 @@ let server: TestServer | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   // Once for the run, rather than once per browser test file (REQUIRE_CHROMIUM=1 makes it an error instead).
-  if (!hasChromium) console.warn(`\nThe browser tests (docs portal, dashboard, widget, editor, approval page, CORS) are skipped: ${missingChromium}.\n`);
+  if (!hasChromium)
+    console.warn(
+      `\nThe browser tests (docs portal, dashboard, widget, editor, approval page, CORS) are skipped: ${missingChromium}.\n`,
+    );
   const external = process.env.CONTRACT_BASE_URL;
   if (external) {
     const target: ContractTarget = {
@@ -39,7 +42,10 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('contractTargets', [target]);
     return;
   }
-  const [startedMock, startedServer] = await Promise.allSettled([startPrism(), startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } })]);
+  const [startedMock, startedServer] = await Promise.allSettled([
+    startPrism(),
+    startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } }),
+  ]);
   if (startedMock.status === 'rejected' || startedServer.status === 'rejected') {
     // Stop whichever did start before failing the run.
     if (startedMock.status === 'fulfilled') await startedMock.value.stop();
@@ -65,7 +71,9 @@ export async function teardown(): Promise<void> {
     } catch (error) {
       // Vitest only logs an error of a global teardown ("error during close") and still exits 0: fail the run here.
       process.exitCode = 1;
-      console.error(`\nThe contract suite's server failed at teardown; the run fails:\n${String((error as Error)?.stack ?? error)}\n`);
+      console.error(
+        `\nThe contract suite's server failed at teardown; the run fails:\n${String((error as Error)?.stack ?? error)}\n`,
+      );
       // biome-ignore lint/correctness/noUnsafeFinally: the server's failure is the one to report, even when stopping the mock failed too
       throw error;
     }

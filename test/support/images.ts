@@ -19,7 +19,12 @@ export function png(width: number, height: number): Uint8Array {
   const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, Buffer.from([255, 0, 0]))]);
   const rows = Buffer.concat(Array.from({ length: height }, () => row));
   return new Uint8Array(
-    Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(rows)), pngChunk('IEND', Buffer.alloc(0))]),
+    Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      pngChunk('IHDR', header),
+      pngChunk('IDAT', deflateSync(rows)),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]),
   );
 }
 
@@ -111,7 +116,10 @@ export const WEBP_1X1 = {
   lossy: new Uint8Array(Buffer.from('UklGRiIAAABXRUJQVlA4IBYAAAAwAQCdASoBAAEADsD+JaQAA3AAAAAA', 'base64')),
   lossless: new Uint8Array(Buffer.from('UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiI4HAA==', 'base64')),
   extended: new Uint8Array(
-    Buffer.from('UklGRkoAAABXRUJQVlA4WAoAAAAQAAAAAAAAAAAAQUxQSAwAAAARBxAR/Q9ERP8DAABWUDggGAAAABQBAJ0BKgEAAQAAAP4AAA3AAP7mtQAAAA==', 'base64'),
+    Buffer.from(
+      'UklGRkoAAABXRUJQVlA4WAoAAAAQAAAAAAAAAAAAQUxQSAwAAAARBxAR/Q9ERP8DAABWUDggGAAAABQBAJ0BKgEAAQAAAP4AAA3AAP7mtQAAAA==',
+      'base64',
+    ),
   ),
 };
 
@@ -131,6 +139,13 @@ export function webpHeader(kind: 'VP8 ' | 'VP8L' | 'VP8X', width: number, height
     chunk.writeUIntLE(width - 1, 4, 3);
     chunk.writeUIntLE(height - 1, 7, 3);
   }
-  const body = Buffer.concat([Buffer.from('WEBP', 'latin1'), Buffer.from(kind, 'latin1'), Buffer.from([chunk.length, 0, 0, 0]), chunk]);
-  return new Uint8Array(Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([body.length & 0xff, body.length >> 8, 0, 0]), body]));
+  const body = Buffer.concat([
+    Buffer.from('WEBP', 'latin1'),
+    Buffer.from(kind, 'latin1'),
+    Buffer.from([chunk.length, 0, 0, 0]),
+    chunk,
+  ]);
+  return new Uint8Array(
+    Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([body.length & 0xff, body.length >> 8, 0, 0]), body]),
+  );
 }

@@ -1,5 +1,5 @@
 // Starts the Prism mock on a loopback port, as `npm run mock` does, and stops it again.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 

@@ -33,7 +33,13 @@ export function rawRequest(baseUrl: string, bytes: Buffer): Promise<RawAnswer> {
       } catch {
         // left as text; the assertions say what was expected
       }
-      resolve({ head, status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0), headers, body, text: bodyText });
+      resolve({
+        head,
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0),
+        headers,
+        body,
+        text: bodyText,
+      });
     });
   });
 }

@@ -15,7 +15,12 @@ export interface Editor {
   close(): void;
 }
 
-export function connectEditor(baseUrl: string, documentId: string, token: string, options: { tokenIn?: 'query' | 'message' } = {}): Editor {
+export function connectEditor(
+  baseUrl: string,
+  documentId: string,
+  token: string,
+  options: { tokenIn?: 'query' | 'message' } = {},
+): Editor {
   const base = `${baseUrl.replace(/^http/, 'ws')}/v1/documents/${documentId}/realtime`;
   const url = options.tokenIn === 'query' ? `${base}?token=${encodeURIComponent(token)}` : base;
   const websocketProvider = new HocuspocusProviderWebsocket({ url, maxAttempts: 1 });
@@ -35,7 +40,9 @@ export function connectEditor(baseUrl: string, documentId: string, token: string
     },
   });
   provider.attach();
-  const closed = new Promise<number>((resolve) => websocketProvider.on('close', ({ event }: { event: { code: number } }) => resolve(event.code)));
+  const closed = new Promise<number>((resolve) =>
+    websocketProvider.on('close', ({ event }: { event: { code: number } }) => resolve(event.code)),
+  );
   ready.catch(() => {});
   return {
     provider,

@@ -80,7 +80,14 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       } catch {
         body = undefined;
       }
-      const received: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawBody, body, receivedAt: Date.now() };
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody,
+        body,
+        receivedAt: Date.now(),
+      };
       requests.push(received);
       const answer = receiver.respond(received);
       for (const waiter of [...waiters]) waiter();

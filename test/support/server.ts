@@ -5,19 +5,19 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
+import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import type { Clock } from '../../src/platform/clock.ts';
-import { createLogger } from '../../src/platform/logging.ts';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
-import { features } from '../../src/features/index.ts';
+import type { Role } from '../../src/platform/context.ts';
 import { collectByKey } from '../../src/platform/feature.ts';
+import { createLogger } from '../../src/platform/logging.ts';
 import type { OperationHandler, OperationHandlers } from '../../src/platform/operations.ts';
 import { Problem } from '../../src/platform/problems.ts';
-import { startServer, type RunningServer } from '../../src/server.ts';
-
-import type { Role } from '../../src/platform/context.ts';
+import { type RunningServer, startServer } from '../../src/server.ts';
 import type { DatabaseKind } from '../../src/storage/database.ts';
+
 export type { DatabaseKind };
 
 const DEFAULT_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
@@ -40,7 +40,8 @@ function reachable(url: string): Promise<boolean> {
 export const postgresUrl: string | undefined = await (async () => {
   const url = process.env.TEST_DATABASE_URL ?? DEFAULT_POSTGRES;
   if (await reachable(url)) return url;
-  if (process.env.REQUIRE_POSTGRES === '1') throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL at ${url} does not answer`);
+  if (process.env.REQUIRE_POSTGRES === '1')
+    throw new Error(`REQUIRE_POSTGRES=1 but PostgreSQL at ${url} does not answer`);
   return undefined;
 })();
 
@@ -247,7 +248,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   };
 
   const createKey: TestServer['createKey'] = async (role, createOptions = {}) => {
-    const answer = await call('POST', '/v1/api-keys', { key: createOptions.key ?? ownerKey, body: { name: `${role} key`, role } });
+    const answer = await call('POST', '/v1/api-keys', {
+      key: createOptions.key ?? ownerKey,
+      body: { name: `${role} key`, role },
+    });
     if (answer.status !== 201) throw new Error(`could not create a ${role} key: ${answer.status} ${answer.text}`);
     return { secret: answer.body.secret as string, id: answer.body.id as string };
   };
@@ -256,9 +260,22 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     await running.close();
     if (!options.databaseUrl) await database.drop();
     if (responseValidationErrors.length > 0) {
-      throw new Error(`responses broke the contract: ${JSON.stringify(responseValidationErrors.map((e) => ({ op: e.operationId, error: String((e.error as Error)?.message ?? e.error) })))}`);
+      throw new Error(
+        `responses broke the contract: ${JSON.stringify(responseValidationErrors.map((e) => ({ op: e.operationId, error: String((e.error as Error)?.message ?? e.error) })))}`,
+      );
     }
   };
 
-  return { ...running, handlerOverrides, close, ownerKey, workspaceId, ownerKeyId, database, responseValidationErrors, call, createKey };
+  return {
+    ...running,
+    handlerOverrides,
+    close,
+    ownerKey,
+    workspaceId,
+    ownerKeyId,
+    database,
+    responseValidationErrors,
+    call,
+    createKey,
+  };
 }

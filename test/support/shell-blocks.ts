@@ -1,7 +1,7 @@
 // The `sh` blocks of a Markdown file (the README, a guide), and a bash session that runs them one after another as a
 // reader's shell would: variables set by one block are there for the next. A block that a test cannot run carries a
 // visible marker right before it, `<!-- not run by test/docs/<file>: <why> -->`; every other block is run.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,7 +80,11 @@ export class ShellSession {
   private count = 0;
 
   constructor(options: { cwd: string; env: Record<string, string> }) {
-    this.child = spawn('bash', ['--noprofile', '--norc'], { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn('bash', ['--noprofile', '--norc'], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.child.stdout.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     this.child.stderr.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     this.child.stdin.write(PRELUDE);
@@ -96,10 +100,13 @@ export class ShellSession {
     this.child.stdin.write(`source ${script} > ${out} 2> ${err} < /dev/null\necho "@@done ${n}"\n`);
     const deadline = Date.now() + timeoutMs;
     while (!this.output.includes(`@@done ${n}\n`)) {
-      if (this.child.exitCode !== null) throw new Error(`the shell exited (${this.child.exitCode}) during the block:\n${this.output}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`the shell exited (${this.child.exitCode}) during the block:\n${this.output}`);
       if (Date.now() > deadline) {
         this.stop();
-        throw new Error(`the block did not finish within ${timeoutMs} ms; it printed:\n${readFileSync(out, 'utf8')}\n${readFileSync(err, 'utf8')}`);
+        throw new Error(
+          `the block did not finish within ${timeoutMs} ms; it printed:\n${readFileSync(out, 'utf8')}\n${readFileSync(err, 'utf8')}`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -15,7 +15,8 @@ export function signatureVariants(signature: string): string[] {
   const variants: string[] = [];
   for (let low = 1; low < 1 << unusedBits; low++) variants.push(signature.slice(0, -1) + ALPHABET[last ^ low]);
   variants.push(signature + '='.repeat(4 - (signature.length % 4)));
-  for (const variant of variants) expect(Buffer.from(variant, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+  for (const variant of variants)
+    expect(Buffer.from(variant, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
   return variants;
 }
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { operationTable, type OperationId } from '../../generated/operations.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { projectRoot } from './prism.ts';
 
 /** A JSON document (the contract, a schema) read by path: its fields are what the specification names them. */
@@ -18,7 +18,10 @@ export function deref<T = Json>(node: unknown): T {
   let current = node as Json | undefined;
   for (let hops = 0; current && typeof current === 'object' && typeof current.$ref === 'string' && hops < 20; hops++) {
     const pointer = current.$ref.replace(/^#\//, '').split('/');
-    current = pointer.reduce<Json | undefined>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
+    current = pointer.reduce<Json | undefined>(
+      (n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')],
+      spec,
+    );
   }
   return current as T;
 }
@@ -45,7 +48,11 @@ export function operation(id: OperationId): Json {
 export function responsePointer(id: OperationId, status: number, contentType: string): string {
   const { path, method } = operationTable[id];
   let pointer = `/paths/${escapePointer(path)}/${method}/responses/${status}`;
-  const at = (p: string) => p.split('/').slice(1).reduce<Json | undefined>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
+  const at = (p: string) =>
+    p
+      .split('/')
+      .slice(1)
+      .reduce<Json | undefined>((n, part) => n?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], spec);
   for (let node = at(pointer), hops = 0; typeof node?.$ref === 'string' && hops < 20; node = at(pointer), hops++) {
     pointer = node.$ref.replace(/^#/, '');
   }
@@ -120,10 +127,21 @@ export function invalidRequest(id: OperationId): InvalidRequest {
   if (limit) return { how: 'limit=0', request: { ...valid, query: { ...valid.query, limit: 0 } } };
   const patterned = parameters.find((p: Json) => p.in === 'path' && p.schema?.pattern);
   if (patterned) {
-    return { how: `a malformed ${patterned.name}`, request: { ...valid, path: { ...valid.path, [patterned.name]: 'Not an id!' } } };
+    return {
+      how: `a malformed ${patterned.name}`,
+      request: { ...valid, path: { ...valid.path, [patterned.name]: 'Not an id!' } },
+    };
   }
   const query = parameters.find((p: Json) => p.in === 'query' && (p.schema?.enum || p.schema?.type === 'integer'));
-  if (query) return { how: `an invalid ${query.name}`, request: { ...valid, query: { ...valid.query, [query.name]: '!invalid!' } } };
+  if (query)
+    return {
+      how: `an invalid ${query.name}`,
+      request: { ...valid, query: { ...valid.query, [query.name]: '!invalid!' } },
+    };
   // Prism ignores unknown query parameters; the server rejects them (they are usually a typo of a real one).
-  return { how: 'an unknown query parameter', request: { ...valid, query: { ...valid.query, unknown_parameter: 'x' } }, serverOnly: true };
+  return {
+    how: 'an unknown query parameter',
+    request: { ...valid, query: { ...valid.query, unknown_parameter: 'x' } },
+    serverOnly: true,
+  };
 }

@@ -42,8 +42,12 @@ export async function getModel(request: GetModelRequest): Promise<GetModelRespon
 // @ts-expect-error 201 is not a documented status of getModel.
 export const undocumentedStatus: GetModelResponse = { status: 201, contentType: 'application/json', body: {} };
 
-// @ts-expect-error the body of a 200 must be a Model, not a problem document.
-export const wrongBody: OperationResponse<'getModel'> = { status: 200, contentType: 'application/json', body: { code: 'not_found' } };
+export const wrongBody: OperationResponse<'getModel'> = {
+  status: 200,
+  contentType: 'application/json',
+  // @ts-expect-error the body of a 200 must be a Model, not a problem document.
+  body: { code: 'not_found' },
+};
 
 export const deleteAnswersNoBody: OperationResponse<'deleteVoice'> = { status: 204 };
 
@@ -69,5 +73,9 @@ export const wrongEvent: OperationResponse<'createChatCompletion'> = {
   })(),
 };
 
-// @ts-expect-error a JSON answer has a body, not events.
-export const eventsOnJson: OperationResponse<'getModel'> = { status: 200, contentType: 'application/json', events: (async function* () {})() };
+export const eventsOnJson: OperationResponse<'getModel'> = {
+  status: 200,
+  contentType: 'application/json',
+  // @ts-expect-error a JSON answer has a body, not events.
+  events: (async function* () {})(),
+};

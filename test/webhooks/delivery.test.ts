@@ -9,9 +9,9 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { verifyWebhook, WebhookVerificationError } from '../../generated/webhooks.ts';
 import { JITTER, MAX_ATTEMPTS, RETRY_WAITS_S } from '../../src/features/webhooks/schedule.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { expectProblem } from '../support/expect.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 const DAY_MS = 86_400_000;
 /** Long enough for a worker that would send something to have sent it: a wake is immediate, a poll every 250 ms. */
@@ -70,13 +70,17 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
   }
 
   async function createEndpoint(url: string, eventTypes: string[], extra: Record<string, unknown> = {}) {
-    const answer = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: `${url}/hook`, event_types: eventTypes, ...extra } });
+    const answer = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: `${url}/hook`, event_types: eventTypes, ...extra },
+    });
     expect(answer.status).toBe(201);
     return answer.body as { id: string; secret: string };
   }
 
   async function addMember() {
-    const answer = await server.call('POST', '/v1/members', { body: { email: `member-${++memberCount}@delivery.example`, role: 'viewer' } });
+    const answer = await server.call('POST', '/v1/members', {
+      body: { email: `member-${++memberCount}@delivery.example`, role: 'viewer' },
+    });
     expect(answer.status).toBe(201);
     return answer.body as { id: string };
   }
@@ -124,7 +128,11 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     server.workers.get('webhook-delivery')!.wake();
   }
 
-  function expectWaitWithinJitter(attempt: Delivery['attempts'][number], nextAttemptAt: string | null, attemptNumber: number): void {
+  function expectWaitWithinJitter(
+    attempt: Delivery['attempts'][number],
+    nextAttemptAt: string | null,
+    attemptNumber: number,
+  ): void {
     const wait = RETRY_WAITS_S[attemptNumber - 1]! * 1000;
     // The ManualClock stands still during an attempt: it ended when it started.
     const after = Date.parse(nextAttemptAt!) - Date.parse(attempt.started_at);
@@ -151,7 +159,12 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     expect(request!.headers['service-signature']).toMatch(/^[0-9a-f]{64}$/);
     expect(request!.headers['service-event-id']).toBe(request!.body.id);
     expect(request!.headers['service-event-type']).toBe(request!.body.type);
-    expect(request!.body).toMatchObject({ object: 'event', type: 'workspace.member.added', workspace_id: server.workspaceId, test: false });
+    expect(request!.body).toMatchObject({
+      object: 'event',
+      type: 'workspace.member.added',
+      workspace_id: server.workspaceId,
+      test: false,
+    });
     expect(request!.body).toEqual(await getEvent(request!.body.id));
 
     const event = verifyWebhook(request!.rawBody, request!.headers, endpoint.secret);
@@ -181,7 +194,10 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     await addMember();
     const [during] = await r.waitFor(1);
     const timestamp = during!.headers['service-timestamp'] as string;
-    expect((during!.headers['service-signature'] as string).split(',')).toEqual([hmac(newSecret, timestamp, during!.rawBody), hmac(endpoint.secret, timestamp, during!.rawBody)]);
+    expect((during!.headers['service-signature'] as string).split(',')).toEqual([
+      hmac(newSecret, timestamp, during!.rawBody),
+      hmac(endpoint.secret, timestamp, during!.rawBody),
+    ]);
     const now = () => clock.now().getTime();
     expect(verifyWebhook(during!.rawBody, during!.headers, newSecret, { now }).id).toBe(during!.body.id);
     expect(verifyWebhook(during!.rawBody, during!.headers, endpoint.secret, { now }).id).toBe(during!.body.id);
@@ -192,11 +208,19 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     const laterTimestamp = after.headers['service-timestamp'] as string;
     expect(after.headers['service-signature']).toBe(hmac(newSecret, laterTimestamp, after.rawBody));
     expect(verifyWebhook(after.rawBody, after.headers, newSecret, { now }).id).toBe(after.body.id);
-    expect(() => verifyWebhook(after.rawBody, after.headers, endpoint.secret, { now })).toThrow(WebhookVerificationError);
+    expect(() => verifyWebhook(after.rawBody, after.headers, endpoint.secret, { now })).toThrow(
+      WebhookVerificationError,
+    );
   });
 
   test('event type filters: each member event reaches exactly the endpoints that subscribe to it', async () => {
-    const [exact, prefix, everything, chat, disabled] = await Promise.all([receiver(), receiver(), receiver(), receiver(), receiver()]);
+    const [exact, prefix, everything, chat, disabled] = await Promise.all([
+      receiver(),
+      receiver(),
+      receiver(),
+      receiver(),
+      receiver(),
+    ]);
     await createEndpoint(exact!.url, ['workspace.member.added']);
     await createEndpoint(prefix!.url, ['workspace.*']);
     await createEndpoint(everything!.url, ['*']);
@@ -237,7 +261,12 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
       expect(current).toMatchObject({ status: 'pending', attempt_count: attempt });
       expect(current.next_attempt_at).not.toBeNull();
       for (const waiting of queue.slice(1)) {
-        expect(await getDelivery(waiting.id)).toMatchObject({ status: 'pending', attempt_count: 0, next_attempt_at: null, attempts: [] });
+        expect(await getDelivery(waiting.id)).toMatchObject({
+          status: 'pending',
+          attempt_count: 0,
+          next_attempt_at: null,
+          attempts: [],
+        });
       }
       expect(r.requests).toHaveLength(attempt);
       moveClockTo(Date.parse(current.next_attempt_at!));
@@ -253,48 +282,53 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     expect((await afterAttempts(head.id, 4)).status).toBe('delivered');
   });
 
-  test(
-    'exhaustion: retries follow RETRY_WAITS_S within the jitter, 24 failures end the delivery, then the queue moves on',
-    async () => {
-      const r = await receiver();
-      r.respond = () => ({ status: 503, body: 'down' });
-      const endpoint = await createEndpoint(r.url, ['workspace.member.added']);
-      await addMember();
-      await addMember();
-      await r.waitFor(1);
-      const [first, second] = await queueOf(endpoint.id);
+  test('exhaustion: retries follow RETRY_WAITS_S within the jitter, 24 failures end the delivery, then the queue moves on', async () => {
+    const r = await receiver();
+    r.respond = () => ({ status: 503, body: 'down' });
+    const endpoint = await createEndpoint(r.url, ['workspace.member.added']);
+    await addMember();
+    await addMember();
+    await r.waitFor(1);
+    const [first, second] = await queueOf(endpoint.id);
 
-      for (let n = 1; n <= MAX_ATTEMPTS; n++) {
-        const delivery = await afterAttempts(first!.id, n);
-        const attempt = delivery.attempts[n - 1]!;
-        expect(attempt).toMatchObject({ number: n, trigger: 'scheduled', status: 'failed', response_status_code: 503, response_body: 'down', error: null });
-        if (n === MAX_ATTEMPTS) {
-          expect(delivery).toMatchObject({ status: 'failed', attempt_count: MAX_ATTEMPTS, next_attempt_at: null });
-          break;
-        }
-        expect(delivery).toMatchObject({ status: 'pending', attempt_count: n });
-        expectWaitWithinJitter(attempt, delivery.next_attempt_at, n);
-        // Just before the time actually drawn, which is at or after 95 % of the wait: nothing may go out.
-        const ended = Date.parse(attempt.started_at);
-        moveClockTo(Date.parse(delivery.next_attempt_at!) - 1);
-        await pause(QUIET_MS);
-        expect(r.requests).toHaveLength(n);
-        moveClockTo(ended + Math.ceil(RETRY_WAITS_S[n - 1]! * 1000 * (1 + JITTER)) + 1);
-        await r.waitFor(n + 1, 5000);
+    for (let n = 1; n <= MAX_ATTEMPTS; n++) {
+      const delivery = await afterAttempts(first!.id, n);
+      const attempt = delivery.attempts[n - 1]!;
+      expect(attempt).toMatchObject({
+        number: n,
+        trigger: 'scheduled',
+        status: 'failed',
+        response_status_code: 503,
+        response_body: 'down',
+        error: null,
+      });
+      if (n === MAX_ATTEMPTS) {
+        expect(delivery).toMatchObject({ status: 'failed', attempt_count: MAX_ATTEMPTS, next_attempt_at: null });
+        break;
       }
-      const received = await r.waitFor(MAX_ATTEMPTS + 1);
-      expect(received.slice(0, MAX_ATTEMPTS).every((request) => request.body.id === first!.event_id)).toBe(true);
-      expect(received[MAX_ATTEMPTS]!.body.id).toBe(second!.event_id);
-      expect(await afterAttempts(second!.id, 1)).toMatchObject({ status: 'pending', attempt_count: 1 });
-    },
-    90_000,
-  );
+      expect(delivery).toMatchObject({ status: 'pending', attempt_count: n });
+      expectWaitWithinJitter(attempt, delivery.next_attempt_at, n);
+      // Just before the time actually drawn, which is at or after 95 % of the wait: nothing may go out.
+      const ended = Date.parse(attempt.started_at);
+      moveClockTo(Date.parse(delivery.next_attempt_at!) - 1);
+      await pause(QUIET_MS);
+      expect(r.requests).toHaveLength(n);
+      moveClockTo(ended + Math.ceil(RETRY_WAITS_S[n - 1]! * 1000 * (1 + JITTER)) + 1);
+      await r.waitFor(n + 1, 5000);
+    }
+    const received = await r.waitFor(MAX_ATTEMPTS + 1);
+    expect(received.slice(0, MAX_ATTEMPTS).every((request) => request.body.id === first!.event_id)).toBe(true);
+    expect(received[MAX_ATTEMPTS]!.body.id).toBe(second!.event_id);
+    expect(await afterAttempts(second!.id, 1)).toMatchObject({ status: 'pending', attempt_count: 1 });
+  }, 90_000);
 
   test('a delivery shows every attempt: the first 1,024 bytes of the answer, invalid UTF-8 and NUL replaced, and the payload', async () => {
     const r = await receiver();
     const longBody = Array.from({ length: 2048 }, (_, i) => String.fromCharCode(33 + (i % 90))).join('');
     r.respond = () =>
-      r.requests.length === 1 ? { status: 500, body: longBody } : { status: 200, body: Buffer.from([0x6f, 0x6b, 0x00, 0xc3, 0x28, 0xff, 0x41]) };
+      r.requests.length === 1
+        ? { status: 500, body: longBody }
+        : { status: 200, body: Buffer.from([0x6f, 0x6b, 0x00, 0xc3, 0x28, 0xff, 0x41]) };
     const endpoint = await createEndpoint(r.url, ['workspace.*']);
     await addMember();
     const [request] = await r.waitFor(1);
@@ -319,8 +353,26 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
       last_response_status_code: 200,
     });
     expect(delivery.attempts).toEqual([
-      { number: 1, trigger: 'scheduled', started_at: firstAttemptAt, status: 'failed', response_status_code: 500, response_body: longBody.slice(0, 1024), duration_ms: expect.any(Number), error: null },
-      { number: 2, trigger: 'scheduled', started_at: clock.now().toISOString(), status: 'succeeded', response_status_code: 200, response_body: 'ok\ufffd\ufffd(\ufffdA', duration_ms: expect.any(Number), error: null },
+      {
+        number: 1,
+        trigger: 'scheduled',
+        started_at: firstAttemptAt,
+        status: 'failed',
+        response_status_code: 500,
+        response_body: longBody.slice(0, 1024),
+        duration_ms: expect.any(Number),
+        error: null,
+      },
+      {
+        number: 2,
+        trigger: 'scheduled',
+        started_at: clock.now().toISOString(),
+        status: 'succeeded',
+        response_status_code: 200,
+        response_body: 'ok\ufffd\ufffd(\ufffdA',
+        duration_ms: expect.any(Number),
+        error: null,
+      },
     ]);
     expect(Buffer.byteLength(delivery.attempts[0]!.response_body!)).toBe(1024);
     for (const attempt of delivery.attempts) expect(attempt.duration_ms).toBeGreaterThanOrEqual(0);
@@ -340,10 +392,28 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
 
     const noAnswer = { status: 'failed', response_status_code: null, response_body: null };
     const [reset] = await queueOf(resetEndpoint.id);
-    expect((await afterAttempts(reset!.id, 1)).attempts).toEqual([{ number: 1, trigger: 'scheduled', started_at: expect.any(String), duration_ms: expect.any(Number), ...noAnswer, error: 'connection_reset' }]);
+    expect((await afterAttempts(reset!.id, 1)).attempts).toEqual([
+      {
+        number: 1,
+        trigger: 'scheduled',
+        started_at: expect.any(String),
+        duration_ms: expect.any(Number),
+        ...noAnswer,
+        error: 'connection_reset',
+      },
+    ]);
     const [refused] = await queueOf(refusedEndpoint.id);
     const refusedDelivery = await afterAttempts(refused!.id, 1);
-    expect(refusedDelivery.attempts).toEqual([{ number: 1, trigger: 'scheduled', started_at: expect.any(String), duration_ms: expect.any(Number), ...noAnswer, error: 'connection_refused' }]);
+    expect(refusedDelivery.attempts).toEqual([
+      {
+        number: 1,
+        trigger: 'scheduled',
+        started_at: expect.any(String),
+        duration_ms: expect.any(Number),
+        ...noAnswer,
+        error: 'connection_refused',
+      },
+    ]);
     expect(refusedDelivery).toMatchObject({ status: 'pending', attempt_count: 1, last_response_status_code: null });
   });
 
@@ -367,15 +437,26 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
 
     const okQueue = await queueOf(all.id);
     const failingQueue = await queueOf(added.id);
-    expect(okQueue.map((d) => d.event_type)).toEqual(['workspace.member.added', 'workspace.member.removed', 'workspace.member.added']);
+    expect(okQueue.map((d) => d.event_type)).toEqual([
+      'workspace.member.added',
+      'workspace.member.removed',
+      'workspace.member.added',
+    ]);
     expect(failingQueue).toHaveLength(2);
     for (const d of okQueue) await afterAttempts(d.id, 1);
     await afterAttempts(failingQueue[0]!.id, 1);
     const [e1, e2, e3] = okQueue.map((d) => d.event_id);
-    const everyId = [...okQueue, ...failingQueue].map((d) => d.id).sort().reverse();
+    const everyId = [...okQueue, ...failingQueue]
+      .map((d) => d.id)
+      .sort()
+      .reverse();
 
     const ids = async (query: string) => (await listDeliveries(query)).map((d) => d.id);
-    const sorted = (list: Delivery[]) => list.map((d) => d.id).sort().reverse();
+    const sorted = (list: Delivery[]) =>
+      list
+        .map((d) => d.id)
+        .sort()
+        .reverse();
     expect(await ids('')).toEqual(everyId);
     expect(await ids(`endpoint_id=${all.id}`)).toEqual(sorted(okQueue));
     expect(await ids(`event_id=${e1}`)).toEqual(sorted([okQueue[0]!, failingQueue[0]!]));
@@ -392,7 +473,9 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     expect(await ids(`created_gte=${t1}&created_lt=${t2}`)).toEqual([okQueue[1]!.id]);
     expect(await ids(`created_gte=${t0}&endpoint_id=${added.id}&event_id=${e3}`)).toEqual([failingQueue[1]!.id]);
 
-    expect((await server.call('PATCH', `/v1/webhooks/endpoints/${added.id}`, { body: { enabled: false } })).status).toBe(200);
+    expect(
+      (await server.call('PATCH', `/v1/webhooks/endpoints/${added.id}`, { body: { enabled: false } })).status,
+    ).toBe(200);
     expect(await ids('status=failed')).toEqual(sorted(failingQueue));
     expect(await ids('status=pending')).toEqual([]);
 
@@ -418,23 +501,51 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     const r = await receiver();
     r.respond = () => ({ status: 500 });
     const endpoint = await createEndpoint(r.url, ['workspace.*']);
-    const catalogue = (await server.call('GET', '/v1/event-types')).body.data as Array<{ type: string; example_payload: { id: string; data: unknown } }>;
+    const catalogue = (await server.call('GET', '/v1/event-types')).body.data as Array<{
+      type: string;
+      example_payload: { id: string; data: unknown };
+    }>;
     const example = catalogue.find((entry) => entry.type === 'workspace.member.added')!.example_payload;
 
     const answer = await server.call('POST', `/v1/webhooks/endpoints/${endpoint.id}/test`);
     expect(answer.status).toBe(202);
-    expect(answer.body).toMatchObject({ object: 'webhook_delivery', endpoint_id: endpoint.id, event_type: 'workspace.member.added', status: 'pending', attempt_count: 0, test: true, manual: true, attempts: [] });
+    expect(answer.body).toMatchObject({
+      object: 'webhook_delivery',
+      endpoint_id: endpoint.id,
+      event_type: 'workspace.member.added',
+      status: 'pending',
+      attempt_count: 0,
+      test: true,
+      manual: true,
+      attempts: [],
+    });
     const [request] = await r.waitFor(1);
-    expect(request!.body).toMatchObject({ object: 'event', type: 'workspace.member.added', test: true, workspace_id: server.workspaceId, id: answer.body.event_id });
+    expect(request!.body).toMatchObject({
+      object: 'event',
+      type: 'workspace.member.added',
+      test: true,
+      workspace_id: server.workspaceId,
+      id: answer.body.event_id,
+    });
     expect(request!.body.id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(request!.body.id).not.toBe(example.id);
     expect(request!.body.data).toEqual(example.data);
     expect(request!.headers['service-event-id']).toBe(request!.body.id);
-    expect(verifyWebhook(request!.rawBody, request!.headers, endpoint.secret, { now: () => clock.now().getTime() }).id).toBe(request!.body.id);
+    expect(
+      verifyWebhook(request!.rawBody, request!.headers, endpoint.secret, { now: () => clock.now().getTime() }).id,
+    ).toBe(request!.body.id);
 
     const delivery = await afterAttempts(answer.body.id, 1);
-    expect(delivery).toMatchObject({ status: 'failed', attempt_count: 1, next_attempt_at: null, test: true, manual: true });
-    expect(delivery.attempts).toMatchObject([{ number: 1, trigger: 'manual', status: 'failed', response_status_code: 500 }]);
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempt_count: 1,
+      next_attempt_at: null,
+      test: true,
+      manual: true,
+    });
+    expect(delivery.attempts).toMatchObject([
+      { number: 1, trigger: 'manual', status: 'failed', response_status_code: 500 },
+    ]);
     moveClockTo(clock.now().getTime() + 3600_000);
     await pause(QUIET_MS);
     expect(r.requests).toHaveLength(1);
@@ -443,7 +554,9 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
   test('a test event of a named type, even one the endpoint does not subscribe to, and to a disabled endpoint', async () => {
     const r = await receiver();
     const endpoint = await createEndpoint(r.url, ['workspace.*']);
-    const named = await server.call('POST', `/v1/webhooks/endpoints/${endpoint.id}/test`, { body: { event_type: 'chat.thread.deleted' } });
+    const named = await server.call('POST', `/v1/webhooks/endpoints/${endpoint.id}/test`, {
+      body: { event_type: 'chat.thread.deleted' },
+    });
     expect(named.status).toBe(202);
     expect(named.body).toMatchObject({ event_type: 'chat.thread.deleted', test: true, manual: true });
     const [request] = await r.waitFor(1);
@@ -495,8 +608,12 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
 
     const toAll = await replay({ event_ids: [e2, e1] });
     expect(toAll.map((d) => d.event_id)).toEqual([e2, e2, e1, e1]);
-    expect(new Set(toAll.slice(0, 2).map((d) => d.endpoint_id))).toEqual(new Set([prefixEndpoint.id, everythingEndpoint.id]));
-    expect(new Set(toAll.slice(2).map((d) => d.endpoint_id))).toEqual(new Set([prefixEndpoint.id, everythingEndpoint.id]));
+    expect(new Set(toAll.slice(0, 2).map((d) => d.endpoint_id))).toEqual(
+      new Set([prefixEndpoint.id, everythingEndpoint.id]),
+    );
+    expect(new Set(toAll.slice(2).map((d) => d.endpoint_id))).toEqual(
+      new Set([prefixEndpoint.id, everythingEndpoint.id]),
+    );
     for (const r of [prefix!, everything!]) {
       const again = (await r.waitFor(4)).slice(2);
       expect(new Set(again.map((request) => request.body.id))).toEqual(new Set([e1, e2]));
@@ -523,23 +640,33 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     const missing = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [e1, unknown] } });
     expectProblem(missing, 404, 'not_found');
     expect(missing.body.errors[0].pointer).toBe('/event_ids/1');
-    const noEndpoint = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [e1], endpoint_id: `whe_${ulid(clock.now().getTime())}` } });
+    const noEndpoint = await server.call('POST', '/v1/webhooks/replay', {
+      body: { event_ids: [e1], endpoint_id: `whe_${ulid(clock.now().getTime())}` },
+    });
     expectProblem(noEndpoint, 404, 'not_found');
     const ancient = `evt_${ulid(clock.now().getTime() - 40 * DAY_MS)}`;
-    const tooOldId = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [e1, ancient], endpoint_id: endpoint.id } });
+    const tooOldId = await server.call('POST', '/v1/webhooks/replay', {
+      body: { event_ids: [e1, ancient], endpoint_id: endpoint.id },
+    });
     expectProblem(tooOldId, 422, 'event_too_old');
     expect(tooOldId.body.errors[0].pointer).toBe('/event_ids/1');
     // The pattern admits ids whose time part is past the largest ULID time; such an id names no event.
-    const impossible = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [e1, 'evt_ZZZZZZZZZZZZZZZZZZZZZZZZZZ'] } });
+    const impossible = await server.call('POST', '/v1/webhooks/replay', {
+      body: { event_ids: [e1, 'evt_ZZZZZZZZZZZZZZZZZZZZZZZZZZ'] },
+    });
     expectProblem(impossible, 404, 'not_found');
     expect(impossible.body.errors[0].pointer).toBe('/event_ids/1');
     // The largest ULID time (year 10889) is in the future, not more than 30 days ago.
-    const future = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: ['evt_7ZZZZZZZZZZZZZZZZZZZZZZZZZ'] } });
+    const future = await server.call('POST', '/v1/webhooks/replay', {
+      body: { event_ids: ['evt_7ZZZZZZZZZZZZZZZZZZZZZZZZZ'] },
+    });
     expectProblem(future, 404, 'not_found');
     expect((await listDeliveries('')).map((d) => d.id)).toEqual(before);
 
     clock.advance(31 * DAY_MS);
-    const tooOld = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [e1], endpoint_id: endpoint.id } });
+    const tooOld = await server.call('POST', '/v1/webhooks/replay', {
+      body: { event_ids: [e1], endpoint_id: endpoint.id },
+    });
     expectProblem(tooOld, 422, 'event_too_old');
     expect(tooOld.body.errors[0].pointer).toBe('/event_ids/0');
     await pause(QUIET_MS);
@@ -553,13 +680,17 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     const [original] = await r.waitFor(1);
     r.respond = () => ({ status: r.requests.length === 2 ? 502 : 200 });
 
-    const answer = await server.call('POST', '/v1/webhooks/replay', { body: { event_ids: [original!.body.id], endpoint_id: endpoint.id } });
+    const answer = await server.call('POST', '/v1/webhooks/replay', {
+      body: { event_ids: [original!.body.id], endpoint_id: endpoint.id },
+    });
     expect(answer.status).toBe(202);
     const id = answer.body.data[0].id as string;
     await r.waitFor(2);
     const failed = await afterAttempts(id, 1);
     expect(failed).toMatchObject({ status: 'pending', attempt_count: 1, manual: true });
-    expect(failed.attempts).toMatchObject([{ number: 1, trigger: 'manual', status: 'failed', response_status_code: 502 }]);
+    expect(failed.attempts).toMatchObject([
+      { number: 1, trigger: 'manual', status: 'failed', response_status_code: 502 },
+    ]);
     expectWaitWithinJitter(failed.attempts[0]!, failed.next_attempt_at, 1);
 
     moveClockTo(Date.parse(failed.next_attempt_at!));
@@ -573,23 +704,28 @@ describe.each(databaseKinds)('webhook delivery on %s', (kind) => {
     ]);
   });
 
-  test(
-    'an attempt without an answer within 15 s fails with timeout',
-    async () => {
-      const r = await receiver();
-      r.respond = () => ({ status: 200, hang: true });
-      const endpoint = await createEndpoint(r.url, ['workspace.member.added']);
-      await addMember();
-      await r.waitFor(1);
-      const [queued] = await queueOf(endpoint.id);
-      // Polled slowly: the attempt takes 15 s and the key's rate limit counts every poll.
-      const delivery = await afterAttempts(queued!.id, 1, 120, 250);
-      expect(delivery.attempts).toEqual([
-        { number: 1, trigger: 'scheduled', started_at: expect.any(String), status: 'failed', response_status_code: null, response_body: null, duration_ms: expect.any(Number), error: 'timeout' },
-      ]);
-      expect(delivery.attempts[0]!.duration_ms).toBeGreaterThanOrEqual(15_000);
-      expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1 });
-    },
-    40_000,
-  );
+  test('an attempt without an answer within 15 s fails with timeout', async () => {
+    const r = await receiver();
+    r.respond = () => ({ status: 200, hang: true });
+    const endpoint = await createEndpoint(r.url, ['workspace.member.added']);
+    await addMember();
+    await r.waitFor(1);
+    const [queued] = await queueOf(endpoint.id);
+    // Polled slowly: the attempt takes 15 s and the key's rate limit counts every poll.
+    const delivery = await afterAttempts(queued!.id, 1, 120, 250);
+    expect(delivery.attempts).toEqual([
+      {
+        number: 1,
+        trigger: 'scheduled',
+        started_at: expect.any(String),
+        status: 'failed',
+        response_status_code: null,
+        response_body: null,
+        duration_ms: expect.any(Number),
+        error: 'timeout',
+      },
+    ]);
+    expect(delivery.attempts[0]!.duration_ms).toBeGreaterThanOrEqual(15_000);
+    expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1 });
+  }, 40_000);
 });

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 const HOUR_MS = 3600_000;
 const ENDPOINT_ID = /^whe_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -35,12 +35,19 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
 
   /** A workspace of its own, so that endpoint counts and lists of one test are not another's. */
   async function newWorkspace() {
-    const created = await createWorkspace(server.platform.db, { name: `Workspace ${++counter}`, region: server.platform.config.region, now: clock.now() });
+    const created = await createWorkspace(server.platform.db, {
+      name: `Workspace ${++counter}`,
+      region: server.platform.config.region,
+      now: clock.now(),
+    });
     return { key: created.secret, id: created.workspace.id, keyId: created.apiKey.id };
   }
 
   async function create(key: string, body: Record<string, unknown> = {}) {
-    const answer = await server.call('POST', '/v1/webhooks/endpoints', { key, body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.*'], ...body } });
+    const answer = await server.call('POST', '/v1/webhooks/endpoints', {
+      key,
+      body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.*'], ...body },
+    });
     expect(answer.status, answer.text).toBe(201);
     return answer.body as { id: string; secret: string; [field: string]: unknown };
   }
@@ -52,14 +59,20 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
   }
 
   async function addMember(key: string) {
-    const answer = await server.call('POST', '/v1/members', { key, body: { email: `person-${++counter}@endpoints.example`, role: 'viewer' } });
+    const answer = await server.call('POST', '/v1/members', {
+      key,
+      body: { email: `person-${++counter}@endpoints.example`, role: 'viewer' },
+    });
     expect(answer.status).toBe(201);
   }
 
   test('create answers 201 with a Location, the secret once, and the defaults', async () => {
     const { key } = await newWorkspace();
     const url = `${receiver.url}/hook`;
-    const answer = await server.call('POST', '/v1/webhooks/endpoints', { key, body: { url, event_types: ['workspace.*', 'chat.thread.deleted'] } });
+    const answer = await server.call('POST', '/v1/webhooks/endpoints', {
+      key,
+      body: { url, event_types: ['workspace.*', 'chat.thread.deleted'] },
+    });
     expect(answer.status).toBe(201);
     expect(answer.body).toEqual({
       id: expect.stringMatching(ENDPOINT_ID),
@@ -91,8 +104,16 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
 
   test('create takes description, enabled and metadata as given', async () => {
     const { key } = await newWorkspace();
-    const endpoint = await create(key, { description: 'CRM sync', enabled: false, metadata: { team: 'crm', env: 'staging' } });
-    expect(endpoint).toMatchObject({ description: 'CRM sync', enabled: false, metadata: { team: 'crm', env: 'staging' } });
+    const endpoint = await create(key, {
+      description: 'CRM sync',
+      enabled: false,
+      metadata: { team: 'crm', env: 'staging' },
+    });
+    expect(endpoint).toMatchObject({
+      description: 'CRM sync',
+      enabled: false,
+      metadata: { team: 'crm', env: 'staging' },
+    });
   });
 
   test('the list is newest first, pages with limit=1 through next_cursor and Link, and filters on enabled', async () => {
@@ -134,9 +155,17 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
     const { key } = await newWorkspace();
     const unknown = 'whe_01JD0A1B2C3D4E5F6G7H8J9K0M';
     expectProblem(await server.call('GET', `/v1/webhooks/endpoints/${unknown}`, { key }), 404, 'not_found');
-    expectProblem(await server.call('PATCH', `/v1/webhooks/endpoints/${unknown}`, { key, body: { enabled: false } }), 404, 'not_found');
+    expectProblem(
+      await server.call('PATCH', `/v1/webhooks/endpoints/${unknown}`, { key, body: { enabled: false } }),
+      404,
+      'not_found',
+    );
     expectProblem(await server.call('DELETE', `/v1/webhooks/endpoints/${unknown}`, { key }), 404, 'not_found');
-    expectProblem(await server.call('POST', `/v1/webhooks/endpoints/${unknown}/rotate-secret`, { key }), 404, 'not_found');
+    expectProblem(
+      await server.call('POST', `/v1/webhooks/endpoints/${unknown}/rotate-secret`, { key }),
+      404,
+      'not_found',
+    );
   });
 
   test('PATCH changes each field it is given and keeps the others; the secret does not change', async () => {
@@ -167,7 +196,11 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
     }
     expect(expected.created_at).toBe(created.created_at);
 
-    const row = await server.platform.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', created.id).executeTakeFirstOrThrow();
+    const row = await server.platform.db
+      .selectFrom('webhook_endpoints')
+      .select('secret')
+      .where('id', '=', created.id)
+      .executeTakeFirstOrThrow();
     expect(row.secret).toBe(created.secret);
   });
 
@@ -202,7 +235,9 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
 
     const after = await server.call('GET', `/v1/webhooks/deliveries?endpoint_id=${endpoint.id}`, { key });
     expect(after.status).toBe(200);
-    expect(after.body.data.map((d: { id: string; endpoint_id: string }) => [d.id, d.endpoint_id])).toEqual([[before.body.data[0].id, endpoint.id]]);
+    expect(after.body.data.map((d: { id: string; endpoint_id: string }) => [d.id, d.endpoint_id])).toEqual([
+      [before.body.data[0].id, endpoint.id],
+    ]);
     const delivery = await server.call('GET', `/v1/webhooks/deliveries/${before.body.data[0].id}`, { key });
     expect(delivery.status).toBe(200);
     expect(delivery.body.endpoint_id).toBe(endpoint.id);
@@ -212,7 +247,14 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
     const { key } = await newWorkspace();
     const created = [];
     for (let i = 0; i < 20; i++) created.push(await create(key));
-    expectProblem(await server.call('POST', '/v1/webhooks/endpoints', { key, body: { url: `${receiver.url}/hook`, event_types: ['*'] } }), 422, 'webhook_endpoint_limit_reached');
+    expectProblem(
+      await server.call('POST', '/v1/webhooks/endpoints', {
+        key,
+        body: { url: `${receiver.url}/hook`, event_types: ['*'] },
+      }),
+      422,
+      'webhook_endpoint_limit_reached',
+    );
     expect((await listAll(key)).length).toBe(20);
     expect((await server.call('DELETE', `/v1/webhooks/endpoints/${created[0]!.id}`, { key })).status).toBe(204);
     await create(key);
@@ -222,14 +264,21 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
   test('25 concurrent creations make exactly 20 endpoints', async () => {
     const { key } = await newWorkspace();
     const answers = await Promise.all(
-      Array.from({ length: 25 }, () => server.call('POST', '/v1/webhooks/endpoints', { key, body: { url: `${receiver.url}/hook`, event_types: ['*'] } })),
+      Array.from({ length: 25 }, () =>
+        server.call('POST', '/v1/webhooks/endpoints', {
+          key,
+          body: { url: `${receiver.url}/hook`, event_types: ['*'] },
+        }),
+      ),
     );
     expect(answers.filter((a) => a.status === 201).length).toBe(20);
     const refused = answers.filter((a) => a.status !== 201);
     expect(refused.map((a) => [a.status, a.body.code])).toEqual(Array(5).fill([422, 'webhook_endpoint_limit_reached']));
     const listed = await listAll(key);
     expect(listed.length).toBe(20);
-    expect(new Set(listed.map((e) => e.id))).toEqual(new Set(answers.filter((a) => a.status === 201).map((a) => a.body.id)));
+    expect(new Set(listed.map((e) => e.id))).toEqual(
+      new Set(answers.filter((a) => a.status === 201).map((a) => a.body.id)),
+    );
   });
 
   test('editor and viewer keys are 403 insufficient_role on every endpoint operation; an admin key may do them all', async () => {
@@ -281,7 +330,12 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
     const rotated = await server.call('POST', `${path}/rotate-secret`, { key });
     expect(rotated.status).toBe(200);
     const expiresAt = new Date(rotatedAt.getTime() + 24 * HOUR_MS).toISOString();
-    expect(rotated.body).toMatchObject({ id: endpoint.id, secret: expect.stringMatching(SECRET), previous_secret_expires_at: expiresAt, updated_at: rotatedAt.toISOString() });
+    expect(rotated.body).toMatchObject({
+      id: endpoint.id,
+      secret: expect.stringMatching(SECRET),
+      previous_secret_expires_at: expiresAt,
+      updated_at: rotatedAt.toISOString(),
+    });
     expect(rotated.body.secret).not.toBe(endpoint.secret);
 
     const read = await server.call('GET', path, { key });
@@ -292,7 +346,9 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
     expect((await server.call('GET', path, { key })).body.previous_secret_expires_at).toBe(expiresAt);
     clock.advance(1);
     expect((await server.call('GET', path, { key })).body.previous_secret_expires_at).toBeNull();
-    expect((await listAll(key)).map((e) => (e as { previous_secret_expires_at?: unknown }).previous_secret_expires_at)).toEqual([null]);
+    expect(
+      (await listAll(key)).map((e) => (e as { previous_secret_expires_at?: unknown }).previous_secret_expires_at),
+    ).toEqual([null]);
   });
 
   test('rotating again replaces the grace period: the expiry moves to 24 h after the second rotation', async () => {
@@ -305,7 +361,11 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
     expect(second.status).toBe(200);
     expect(new Set([endpoint.secret, first.body.secret, second.body.secret]).size).toBe(3);
     expect(second.body.previous_secret_expires_at).toBe(new Date(clock.now().getTime() + 24 * HOUR_MS).toISOString());
-    const row = await server.platform.db.selectFrom('webhook_endpoints').select(['secret', 'previous_secret']).where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+    const row = await server.platform.db
+      .selectFrom('webhook_endpoints')
+      .select(['secret', 'previous_secret'])
+      .where('id', '=', endpoint.id)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ secret: second.body.secret, previous_secret: first.body.secret });
   });
 
@@ -313,14 +373,26 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
     const { key, keyId } = await newWorkspace();
     const endpoint = await create(key);
     const path = `/v1/webhooks/endpoints/${endpoint.id}`;
-    expect((await server.call('PATCH', path, { key, body: { enabled: false, description: 'paused' } })).status).toBe(200);
+    expect((await server.call('PATCH', path, { key, body: { enabled: false, description: 'paused' } })).status).toBe(
+      200,
+    );
     expect((await server.call('POST', `${path}/rotate-secret`, { key })).status).toBe(200);
     expect((await server.call('DELETE', path, { key })).status).toBe(204);
 
     const audit = await server.call('GET', '/v1/audit-logs?action=webhook_endpoint.*&limit=100', { key });
     expect(audit.status).toBe(200);
-    const entries = audit.body.data as Array<{ action: string; target: unknown; actor: { api_key_id: string }; details: Record<string, unknown> }>;
-    expect(entries.map((e) => e.action)).toEqual(['webhook_endpoint.deleted', 'webhook_endpoint.secret_rotated', 'webhook_endpoint.updated', 'webhook_endpoint.created']);
+    const entries = audit.body.data as Array<{
+      action: string;
+      target: unknown;
+      actor: { api_key_id: string };
+      details: Record<string, unknown>;
+    }>;
+    expect(entries.map((e) => e.action)).toEqual([
+      'webhook_endpoint.deleted',
+      'webhook_endpoint.secret_rotated',
+      'webhook_endpoint.updated',
+      'webhook_endpoint.created',
+    ]);
     for (const entry of entries) {
       expect(entry.target).toEqual({ type: 'webhook_endpoint', id: endpoint.id, display_name: endpoint.url });
       expect(entry.actor.api_key_id).toBe(keyId);
@@ -348,10 +420,18 @@ describe.each(databaseKinds)('webhook endpoints on %s', (kind) => {
       () => server.call('GET', deliveryPath, { key }),
       (answer) => answer.body.attempts?.length === 1,
     );
-    expect(pending.body).toMatchObject({ status: 'pending', attempt_count: 1, last_response_status_code: 500, next_attempt_at: expect.any(String) });
+    expect(pending.body).toMatchObject({
+      status: 'pending',
+      attempt_count: 1,
+      last_response_status_code: 500,
+      next_attempt_at: expect.any(String),
+    });
     expect(pending.body.attempts[0]).toMatchObject({ number: 1, status: 'failed', response_status_code: 500 });
 
-    const disabled = await server.call('PATCH', `/v1/webhooks/endpoints/${endpoint.id}`, { key, body: { enabled: false } });
+    const disabled = await server.call('PATCH', `/v1/webhooks/endpoints/${endpoint.id}`, {
+      key,
+      body: { enabled: false },
+    });
     expect(disabled.status).toBe(200);
     expect(disabled.body.enabled).toBe(false);
     const failed = await server.call('GET', deliveryPath, { key });

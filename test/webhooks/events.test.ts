@@ -8,12 +8,11 @@ import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { pruneExpired } from '../../src/platform/retention.ts';
-import { asyncapi, asyncApiErrors, messageFor } from '../support/asyncapi.ts';
-import { startReceiver } from '../support/receiver.ts';
-import { databaseKinds, startTestServer, type Answer, type TestServer } from '../support/server.ts';
-import { schemaErrors, spec, type Json } from '../support/spec.ts';
+import { asyncApiErrors, asyncapi, messageFor } from '../support/asyncapi.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
-
+import { startReceiver } from '../support/receiver.ts';
+import { type Answer, databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { type Json, schemaErrors, spec } from '../support/spec.ts';
 
 const DAY_MS = 86_400_000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -21,12 +20,17 @@ const EVENT_ID = /^evt_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 describe('the AsyncAPI document', () => {
   test('has a message for every event type, whose payload is that type and whose channel lists it', () => {
-    const channelMessages = Object.values<Json>(asyncapi.channels).flatMap((channel) => Object.values<Json>(channel.messages ?? {}));
+    const channelMessages = Object.values<Json>(asyncapi.channels).flatMap((channel) =>
+      Object.values<Json>(channel.messages ?? {}),
+    );
     for (const type of EVENT_TYPES) {
       const message = messageFor(type);
       expect(message, type).toBeDefined();
       expect(message!.name, type).toBe(type);
-      expect(channelMessages.some((m) => m.payload?.properties?.type?.const === type), type).toBe(true);
+      expect(
+        channelMessages.some((m) => m.payload?.properties?.type?.const === type),
+        type,
+      ).toBe(true);
     }
     expect(Object.keys(asyncapi.components.messages).length).toBe(EVENT_TYPES.length);
   });
@@ -56,12 +60,20 @@ describe.each(databaseKinds)('events on %s', (kind) => {
 
   /** A workspace of its own, whose event sequence starts at 1. */
   async function newWorkspace(ownerEmail?: string) {
-    const created = await createWorkspace(server.platform.db, { name: `Events ${++counter}`, region: server.platform.config.region, ownerEmail, now: clock.now() });
+    const created = await createWorkspace(server.platform.db, {
+      name: `Events ${++counter}`,
+      region: server.platform.config.region,
+      ownerEmail,
+      now: clock.now(),
+    });
     return { key: created.secret, id: created.workspace.id, keyId: created.apiKey.id };
   }
 
   async function addMember(key: string, role: 'admin' | 'editor' | 'viewer' = 'viewer') {
-    const answer = await server.call('POST', '/v1/members', { key, body: { email: `person-${++counter}@events.example`, role } });
+    const answer = await server.call('POST', '/v1/members', {
+      key,
+      body: { email: `person-${++counter}@events.example`, role },
+    });
     expect(answer.status).toBe(201);
     return answer.body as { id: string; email: string; role: string; name: string | null };
   }
@@ -87,28 +99,86 @@ describe.each(databaseKinds)('events on %s', (kind) => {
     const removedA = clock.now().toISOString();
     const events = await listEvents(workspace.key);
     expect(events.length).toBe(3);
-    return { workspace, a, b, times: { addedA, addedB, removedA }, ids: { removedA: events[0]!.id, addedB: events[1]!.id, addedA: events[2]!.id } };
+    return {
+      workspace,
+      a,
+      b,
+      times: { addedA, addedB, removedA },
+      ids: { removedA: events[0]!.id, addedB: events[1]!.id, addedA: events[2]!.id },
+    };
   }
 
-  test('adding and removing members records workspace.member.* events with sequence 1, 2, 3 and the specification\'s keys', async () => {
+  test("adding and removing members records workspace.member.* events with sequence 1, 2, 3 and the specification's keys", async () => {
     const { workspace, a, b, times, ids } = await threeEvents();
-    const added = (m: { id: string; email: string; role: string; name: string | null }) => ({ user_id: m.id, email: m.email, role: m.role, scim_source: null, name: m.name });
+    const added = (m: { id: string; email: string; role: string; name: string | null }) => ({
+      user_id: m.id,
+      email: m.email,
+      role: m.role,
+      scim_source: null,
+      name: m.name,
+    });
     const envelope = { object: 'event', workspace_id: workspace.id, test: false };
     // The workspace's owner key is a service key (it was created without an owner member): it removed A itself.
-    const removed = { user_id: a.id, removed_at: times.removedA, removed_by: workspace.keyId, removed_by_api_key_id: workspace.keyId, email: a.email, role: a.role };
+    const removed = {
+      user_id: a.id,
+      removed_at: times.removedA,
+      removed_by: workspace.keyId,
+      removed_by_api_key_id: workspace.keyId,
+      email: a.email,
+      role: a.role,
+    };
     expect(await listEvents(workspace.key)).toEqual([
-      { id: ids.removedA, ...envelope, type: 'workspace.member.removed', created: times.removedA, sequence: 3, data: removed },
-      { id: ids.addedB, ...envelope, type: 'workspace.member.added', created: times.addedB, sequence: 2, data: added(b) },
-      { id: ids.addedA, ...envelope, type: 'workspace.member.added', created: times.addedA, sequence: 1, data: added(a) },
+      {
+        id: ids.removedA,
+        ...envelope,
+        type: 'workspace.member.removed',
+        created: times.removedA,
+        sequence: 3,
+        data: removed,
+      },
+      {
+        id: ids.addedB,
+        ...envelope,
+        type: 'workspace.member.added',
+        created: times.addedB,
+        sequence: 2,
+        data: added(b),
+      },
+      {
+        id: ids.addedA,
+        ...envelope,
+        type: 'workspace.member.added',
+        created: times.addedA,
+        sequence: 1,
+        data: added(a),
+      },
     ]);
     // The data keys come in the specification's order, then the extra ones.
-    const removedRaw = JSON.parse((await server.call('GET', `/v1/events/${ids.removedA}`, { key: workspace.key })).text);
-    expect(Object.keys(removedRaw.data)).toEqual(['user_id', 'removed_at', 'removed_by', 'removed_by_api_key_id', 'email', 'role']);
+    const removedRaw = JSON.parse(
+      (await server.call('GET', `/v1/events/${ids.removedA}`, { key: workspace.key })).text,
+    );
+    expect(Object.keys(removedRaw.data)).toEqual([
+      'user_id',
+      'removed_at',
+      'removed_by',
+      'removed_by_api_key_id',
+      'email',
+      'role',
+    ]);
     for (const id of Object.values(ids)) expect(id).toMatch(EVENT_ID);
     for (const created of Object.values(times)) expect(created).toMatch(ISO_MS);
     // The envelope's fields come in the contract's order.
     const raw = await server.call('GET', `/v1/events/${ids.addedA}`, { key: workspace.key });
-    expect(Object.keys(JSON.parse(raw.text))).toEqual(['id', 'object', 'type', 'created', 'workspace_id', 'sequence', 'test', 'data']);
+    expect(Object.keys(JSON.parse(raw.text))).toEqual([
+      'id',
+      'object',
+      'type',
+      'created',
+      'workspace_id',
+      'sequence',
+      'test',
+      'data',
+    ]);
   });
 
   test('each workspace has its own sequence', async () => {
@@ -161,8 +231,16 @@ describe.each(databaseKinds)('events on %s', (kind) => {
     expect(await filtered('chat.*')).toEqual([]);
     expect(await filtered('voice.trained')).toEqual([]);
     expect(await filtered('audit.*')).toEqual([]);
-    expectProblem(await server.call('GET', '/v1/events?type=workspace.mem*', { key: workspace.key }), 422, 'validation_failed');
-    expectProblem(await server.call('GET', '/v1/events?type=nothing.happened', { key: workspace.key }), 422, 'validation_failed');
+    expectProblem(
+      await server.call('GET', '/v1/events?type=workspace.mem*', { key: workspace.key }),
+      422,
+      'validation_failed',
+    );
+    expectProblem(
+      await server.call('GET', '/v1/events?type=nothing.happened', { key: workspace.key }),
+      422,
+      'validation_failed',
+    );
   });
 
   test('created_gte is inclusive, created_lt exclusive, and both take any RFC 3339 offset', async () => {
@@ -178,7 +256,7 @@ describe.each(databaseKinds)('events on %s', (kind) => {
     expect(await filtered(`&type=workspace.member.added&created_gte=${times.addedB}`)).toEqual([ids.addedB]);
   });
 
-  test('GET /v1/events/{id} returns the listed event; an unknown id and another workspace\'s event are 404 not_found', async () => {
+  test("GET /v1/events/{id} returns the listed event; an unknown id and another workspace's event are 404 not_found", async () => {
     const { workspace, ids } = await threeEvents();
     const listed = await listEvents(workspace.key);
     for (const event of listed) {
@@ -186,11 +264,19 @@ describe.each(databaseKinds)('events on %s', (kind) => {
       expect(read.status).toBe(200);
       expect(read.body).toEqual(event);
     }
-    expectProblem(await server.call('GET', '/v1/events/evt_01JD0A1B2C3D4E5F6G7H8J9K0M', { key: workspace.key }), 404, 'not_found');
+    expectProblem(
+      await server.call('GET', '/v1/events/evt_01JD0A1B2C3D4E5F6G7H8J9K0M', { key: workspace.key }),
+      404,
+      'not_found',
+    );
     const other = await newWorkspace();
     expectProblem(await server.call('GET', `/v1/events/${ids.addedA}`, { key: other.key }), 404, 'not_found');
     expect(await listEvents(other.key)).toEqual([]);
-    expectProblem(await server.call('GET', '/v1/events/not-an-event-id', { key: workspace.key }), 422, 'validation_failed');
+    expectProblem(
+      await server.call('GET', '/v1/events/not-an-event-id', { key: workspace.key }),
+      422,
+      'validation_failed',
+    );
   });
 
   test('viewer and editor keys may read events and event types', async () => {
@@ -212,8 +298,15 @@ describe.each(databaseKinds)('events on %s', (kind) => {
     const owners = await server.call('GET', '/v1/members?role=owner', { key: workspace.key });
     const owner = owners.body.data[0] as { id: string };
     // The workspace's owner key acts for that owner, who cannot remove themselves: a service key asks instead.
-    const service = await server.call('POST', '/v1/api-keys', { key: workspace.key, body: { name: 'service', role: 'owner', user_id: null } });
-    expectProblem(await server.call('DELETE', `/v1/members/${owner.id}`, { key: service.body.secret }), 409, 'last_owner');
+    const service = await server.call('POST', '/v1/api-keys', {
+      key: workspace.key,
+      body: { name: 'service', role: 'owner', user_id: null },
+    });
+    expectProblem(
+      await server.call('DELETE', `/v1/members/${owner.id}`, { key: service.body.secret }),
+      409,
+      'last_owner',
+    );
     expect((await listEvents(workspace.key)).map((e) => [e.type, e.sequence])).toEqual([['workspace.member.added', 1]]);
     await addMember(workspace.key);
     expect((await listEvents(workspace.key)).map((e) => e.sequence)).toEqual([2, 1]);
@@ -231,14 +324,25 @@ describe.each(databaseKinds)('events on %s', (kind) => {
         expect(asyncApiErrors({ ...event, data: without }), `${event.type} without ${key}`).not.toEqual([]);
       }
     }
-    expect(asyncApiErrors({ ...events[0], data: { member: { id: events[0]!.data.user_id, email: events[0]!.data.email, role: 'viewer' } } }).length).toBeGreaterThan(0);
+    expect(
+      asyncApiErrors({
+        ...events[0],
+        data: { member: { id: events[0]!.data.user_id, email: events[0]!.data.email, role: 'viewer' } },
+      }).length,
+    ).toBeGreaterThan(0);
   });
 
-  test('GET /v1/event-types lists the 14 types in the contract\'s order, each with its schema and a valid example', async () => {
+  test("GET /v1/event-types lists the 14 types in the contract's order, each with its schema and a valid example", async () => {
     const answer = await server.call('GET', '/v1/event-types');
     expect(answer.status).toBe(200);
     expect(answer.body.next_cursor).toBeNull();
-    const entries = answer.body.data as Array<{ object: string; type: string; description: string; schema_name: string; example_payload: Json }>;
+    const entries = answer.body.data as Array<{
+      object: string;
+      type: string;
+      description: string;
+      schema_name: string;
+      example_payload: Json;
+    }>;
     expect(entries.length).toBe(14);
     // The contract's own example of the catalogue is the catalogue: descriptions, schema names and examples.
     expect(entries).toEqual(spec.components.examples.EventTypeList.value.data);
@@ -264,19 +368,27 @@ describe.each(databaseKinds)('event retention on %s', (kind) => {
     try {
       const { db } = server.platform;
       const create = async (url: string) => {
-        const answer = await server.call('POST', '/v1/webhooks/endpoints', { body: { url, event_types: ['workspace.member.*'] } });
+        const answer = await server.call('POST', '/v1/webhooks/endpoints', {
+          body: { url, event_types: ['workspace.member.*'] },
+        });
         expect(answer.status).toBe(201);
         return answer.body.id as string;
       };
       const delivered = await create(`${ok.url}/hook`);
       const pending = await create(`${failing.url}/pending`);
       const ended = await create(`${failing.url}/ended`);
-      const add = async (email: string) => expect((await server.call('POST', '/v1/members', { body: { email, role: 'viewer' } })).status).toBe(201);
+      const add = async (email: string) =>
+        expect((await server.call('POST', '/v1/members', { body: { email, role: 'viewer' } })).status).toBe(201);
 
       const start = clock.now();
       await add('old@retention.example');
-      const deliveryOf = async (endpointId: string) => (await server.call('GET', `/v1/webhooks/deliveries?endpoint_id=${endpointId}`)).body.data[0].id as string;
-      const oldDeliveries = { delivered: await deliveryOf(delivered), pending: await deliveryOf(pending), ended: await deliveryOf(ended) };
+      const deliveryOf = async (endpointId: string) =>
+        (await server.call('GET', `/v1/webhooks/deliveries?endpoint_id=${endpointId}`)).body.data[0].id as string;
+      const oldDeliveries = {
+        delivered: await deliveryOf(delivered),
+        pending: await deliveryOf(pending),
+        ended: await deliveryOf(ended),
+      };
       // The first attempt of each is recorded: delivered; failed with a retry due 10 s later (the clock stands still).
       for (const id of Object.values(oldDeliveries)) {
         await eventually(
@@ -284,9 +396,16 @@ describe.each(databaseKinds)('event retention on %s', (kind) => {
           (answer) => answer.body.attempts?.length === 1,
         );
       }
-      expect((await server.call('PATCH', `/v1/webhooks/endpoints/${ended}`, { body: { enabled: false } })).status).toBe(200);
-      const statusOf = async (id: string) => (await db.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirst())?.status;
-      expect([await statusOf(oldDeliveries.delivered), await statusOf(oldDeliveries.pending), await statusOf(oldDeliveries.ended)]).toEqual(['delivered', 'pending', 'failed']);
+      expect((await server.call('PATCH', `/v1/webhooks/endpoints/${ended}`, { body: { enabled: false } })).status).toBe(
+        200,
+      );
+      const statusOf = async (id: string) =>
+        (await db.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirst())?.status;
+      expect([
+        await statusOf(oldDeliveries.delivered),
+        await statusOf(oldDeliveries.pending),
+        await statusOf(oldDeliveries.ended),
+      ]).toEqual(['delivered', 'pending', 'failed']);
 
       // Exactly 30 days later the event is still in the window; a millisecond later it is not.
       clock.set(new Date(start.getTime() + 30 * DAY_MS));
@@ -301,9 +420,17 @@ describe.each(databaseKinds)('event retention on %s', (kind) => {
 
       await pruneExpired(db, clock.now(), features);
 
-      const events = await db.selectFrom('events').select(['id', 'created_at']).where('workspace_id', '=', server.workspaceId).execute();
+      const events = await db
+        .selectFrom('events')
+        .select(['id', 'created_at'])
+        .where('workspace_id', '=', server.workspaceId)
+        .execute();
       expect(events.map((e) => e.id)).toEqual([visible[0]!.id]);
-      const deliveries = await db.selectFrom('webhook_deliveries').select(['id', 'event_id', 'status']).where('workspace_id', '=', server.workspaceId).execute();
+      const deliveries = await db
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'event_id', 'status'])
+        .where('workspace_id', '=', server.workspaceId)
+        .execute();
       const kept = new Set(deliveries.map((d) => d.id));
       expect(kept.has(oldDeliveries.pending)).toBe(true);
       expect(kept.has(oldDeliveries.delivered)).toBe(false);
@@ -317,7 +444,11 @@ describe.each(databaseKinds)('event retention on %s', (kind) => {
         .where('delivery_id', 'in', [oldDeliveries.delivered, oldDeliveries.ended])
         .execute();
       expect(orphans).toEqual([]);
-      const pendingAttempts = await db.selectFrom('webhook_attempts').select('delivery_id').where('delivery_id', '=', oldDeliveries.pending).execute();
+      const pendingAttempts = await db
+        .selectFrom('webhook_attempts')
+        .select('delivery_id')
+        .where('delivery_id', '=', oldDeliveries.pending)
+        .execute();
       expect(pendingAttempts.length).toBeGreaterThanOrEqual(1);
     } finally {
       await server.close();

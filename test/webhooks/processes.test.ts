@@ -4,7 +4,7 @@
 // - kill -9 loses nothing: a delivery whose process died mid-attempt is leased again when its lease runs out and the
 //   endpoint's queue goes on in order, on SQLite and PostgreSQL;
 // - a server with WEBHOOKS_WORKER=false sends nothing; `npm run worker` beside it does, and stops on SIGTERM with 0.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import http from 'node:http';
@@ -15,9 +15,9 @@ import type { components } from '../../generated/openapi.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { databaseKinds, freshDatabase, postgresUrl, type DatabaseKind, type TestDatabase } from '../support/server.ts';
 import { freePort } from '../support/prism.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { type DatabaseKind, databaseKinds, freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
 import type { Json } from '../support/spec.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -57,9 +57,13 @@ function spawnNode(entry: string, env: Record<string, string>): NodeProcess {
 /** A server process, once /readyz answers 200 (at most 30 s). */
 async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const server = { ...spawnNode(MAIN, { HOST: '127.0.0.1', PORT: String(port), ...env }), url: `http://127.0.0.1:${port}` };
+  const server = {
+    ...spawnNode(MAIN, { HOST: '127.0.0.1', PORT: String(port), ...env }),
+    url: `http://127.0.0.1:${port}`,
+  };
   for (let i = 0; i < 300; i++) {
-    if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
+    if (server.child.exitCode !== null)
+      throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
     try {
       const response = await fetch(`${server.url}/readyz`);
       await response.arrayBuffer();
@@ -85,7 +89,10 @@ async function terminate(running: NodeProcess, ms = 20_000): Promise<number | st
   const exited = once(running.child, 'exit').then(([code]) => code as number | null);
   running.child.kill('SIGTERM');
   let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([exited, new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)))]);
+  const outcome = await Promise.race([
+    exited,
+    new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms))),
+  ]);
   clearTimeout(timer);
   if (outcome === 'timeout') running.child.kill('SIGKILL');
   return outcome;
@@ -102,7 +109,11 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Polls `probe` every 100 ms until it returns something other than undefined; fails after `ms`. */
-async function until<T>(what: () => string, ms: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+async function until<T>(
+  what: () => string,
+  ms: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await probe();
@@ -138,12 +149,18 @@ async function listAll(baseUrl: string, path: string, key: string): Promise<Json
 }
 
 async function addMember(baseUrl: string, key: string, n: number): Promise<void> {
-  const answer = await call(baseUrl, 'POST', '/v1/members', key, { email: `member-${n}@processes.example`, role: 'viewer' });
+  const answer = await call(baseUrl, 'POST', '/v1/members', key, {
+    email: `member-${n}@processes.example`,
+    role: 'viewer',
+  });
   expect(answer.status, JSON.stringify(answer.body)).toBe(201);
 }
 
 async function createEndpoint(baseUrl: string, key: string, receiverUrl: string): Promise<string> {
-  const answer = await call(baseUrl, 'POST', '/v1/webhooks/endpoints', key, { url: `${receiverUrl}/hook`, event_types: ['workspace.member.added'] });
+  const answer = await call(baseUrl, 'POST', '/v1/webhooks/endpoints', key, {
+    url: `${receiverUrl}/hook`,
+    event_types: ['workspace.member.added'],
+  });
   expect(answer.status, JSON.stringify(answer.body)).toBe(201);
   return answer.body.id;
 }
@@ -161,7 +178,11 @@ async function setUp(kind: DatabaseKind, keepStorage = false): Promise<Setup> {
   const storage = openStorage(database.url);
   try {
     await migrate(storage.db, features);
-    const { secret } = await createWorkspace(storage.db, { name: 'Webhook processes', region: 'eu', ownerEmail: 'owner@processes.example' });
+    const { secret } = await createWorkspace(storage.db, {
+      name: 'Webhook processes',
+      region: 'eu',
+      ownerEmail: 'owner@processes.example',
+    });
     if (keepStorage) return { database, ownerKey: secret, storage };
     return { database, ownerKey: secret };
   } finally {
@@ -169,8 +190,13 @@ async function setUp(kind: DatabaseKind, keepStorage = false): Promise<Setup> {
   }
 }
 
-async function tearDown(setup: Setup | undefined, processes: NodeProcess[], receivers: { close(): Promise<void> }[]): Promise<void> {
-  for (const running of processes) if (running.child.exitCode === null && running.child.signalCode === null) await killHard(running);
+async function tearDown(
+  setup: Setup | undefined,
+  processes: NodeProcess[],
+  receivers: { close(): Promise<void> }[],
+): Promise<void> {
+  for (const running of processes)
+    if (running.child.exitCode === null && running.child.signalCode === null) await killHard(running);
   for (const receiver of receivers) await receiver.close().catch(() => {});
   await setup?.storage?.close();
   await setup?.database.drop();
@@ -258,7 +284,9 @@ async function startTracingReceiver(status: () => number, pids: () => number[]):
       res.writeHead(answer, { 'Content-Type': 'text/plain' }).end();
     });
   });
-  server.on('connection', (socket: Socket) => owners.set(socket, connectionOwner(socket.remotePort!, socket.localPort!, pids())));
+  server.on('connection', (socket: Socket) =>
+    owners.set(socket, connectionOwner(socket.remotePort!, socket.localPort!, pids())),
+  );
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return {
@@ -273,7 +301,9 @@ async function startTracingReceiver(status: () => number, pids: () => number[]):
 }
 
 describe.skipIf(!postgresUrl)('two servers and one worker on one PostgreSQL database', () => {
-  test('share the work: every endpoint gets every event in order, and no attempt is sent twice', { timeout: 120_000 }, async () => {
+  test('share the work: every endpoint gets every event in order, and no attempt is sent twice', {
+    timeout: 120_000,
+  }, async () => {
     const EVENTS = 60;
     const setup = await setUp('postgres', true);
     const processes: NodeProcess[] = [];
@@ -316,7 +346,9 @@ describe.skipIf(!postgresUrl)('two servers and one worker on one PostgreSQL data
 
       // Events through both servers at once, ten at a time.
       for (let start = 0; start < EVENTS; start += 10) {
-        await Promise.all(Array.from({ length: 10 }, (_, i) => addMember((start + i) % 2 ? b!.url : a!.url, setup.ownerKey, start + i)));
+        await Promise.all(
+          Array.from({ length: 10 }, (_, i) => addMember((start + i) % 2 ? b!.url : a!.url, setup.ownerKey, start + i)),
+        );
       }
       const events = await listAll(a!.url, '/v1/events', setup.ownerKey);
       expect(events.map((event) => event.sequence).sort((x, y) => x - y)).toEqual(oneToN(EVENTS));
@@ -324,7 +356,8 @@ describe.skipIf(!postgresUrl)('two servers and one worker on one PostgreSQL data
 
       const succeeded = (receiver: TracingReceiver) => receiver.requests.filter((request) => request.status < 300);
       await until(
-        () => `deliveries left: ${receivers.map((r) => succeeded(r).length).join(', ')} of ${EVENTS} each\n${processes.map((running) => running.output()).join('\n')}`,
+        () =>
+          `deliveries left: ${receivers.map((r) => succeeded(r).length).join(', ')} of ${EVENTS} each\n${processes.map((running) => running.output()).join('\n')}`,
         60_000,
         async () => {
           if (receivers.some((receiver) => succeeded(receiver).length < EVENTS)) return undefined;
@@ -342,20 +375,37 @@ describe.skipIf(!postgresUrl)('two servers and one worker on one PostgreSQL data
       for (const [index, receiver] of receivers.entries()) {
         // (a) Order: the successful requests are the events in sequence order, each once.
         expect(succeeded(receiver).map((request) => request.sequence)).toEqual(oneToN(EVENTS));
-        expect(succeeded(receiver).map((request) => request.eventId)).toEqual(oneToN(EVENTS).map((s) => eventIdBySequence.get(s)));
+        expect(succeeded(receiver).map((request) => request.eventId)).toEqual(
+          oneToN(EVENTS).map((s) => eventIdBySequence.get(s)),
+        );
         // (b) No request, retries included, goes back to an earlier event.
         const arrival = receiver.requests.map((request) => request.sequence);
         expect(arrival).toEqual([...arrival].sort((x, y) => x - y));
         // (c) What the receiver saw is exactly what was recorded: one request per attempt, with the same answers.
-        const deliveries = await listAll(a!.url, `/v1/webhooks/deliveries?endpoint_id=${endpointIds[index]}`, setup.ownerKey);
+        const deliveries = await listAll(
+          a!.url,
+          `/v1/webhooks/deliveries?endpoint_id=${endpointIds[index]}`,
+          setup.ownerKey,
+        );
         expect(deliveries).toHaveLength(EVENTS);
         for (const [n, summary] of deliveries.entries()) {
-          const detail = await call(n % 2 ? b!.url : a!.url, 'GET', `/v1/webhooks/deliveries/${summary.id}`, setup.ownerKey);
+          const detail = await call(
+            n % 2 ? b!.url : a!.url,
+            'GET',
+            `/v1/webhooks/deliveries/${summary.id}`,
+            setup.ownerKey,
+          );
           expect(detail.status).toBe(200);
           expect(detail.body.status).toBe('delivered');
-          const seen = receiver.requests.filter((request) => request.eventId === detail.body.event_id).map((request) => request.status);
+          const seen = receiver.requests
+            .filter((request) => request.eventId === detail.body.event_id)
+            .map((request) => request.status);
           expect(seen).toHaveLength(detail.body.attempt_count);
-          expect(detail.body.attempts.map((attempt: components['schemas']['WebhookDeliveryAttempt']) => attempt.response_status_code)).toEqual(seen);
+          expect(
+            detail.body.attempts.map(
+              (attempt: components['schemas']['WebhookDeliveryAttempt']) => attempt.response_status_code,
+            ),
+          ).toEqual(seen);
           attemptsRecorded += detail.body.attempt_count;
         }
       }
@@ -379,93 +429,103 @@ describe.skipIf(!postgresUrl)('two servers and one worker on one PostgreSQL data
 
 // The four cases wait for a lease to run out (30 s) and do little meanwhile: they run at the same time.
 describe.concurrent('kill -9 of the process that is sending', () => {
-  test.for(databaseKinds)('%s: the attempt in flight is sent again after its lease, then the queue goes on in order', { timeout: 120_000 }, async (kind, { expect }) => {
-    const setup = await setUp(kind);
-    const processes: NodeProcess[] = [];
-    const receiver = await startReceiver();
-    try {
-      const env = { DATABASE_URL: setup.database.url, WEBHOOKS_ALLOW_LOOPBACK: 'true' };
-      receiver.respond = () => ({ status: 200, hang: true });
-      const first = await startServerProcess(env);
-      processes.push(first);
-      const endpointId = await createEndpoint(first.url, setup.ownerKey, receiver.url);
-      for (let n = 0; n < 5; n++) await addMember(first.url, setup.ownerKey, n);
-      await receiver.waitFor(1, 10_000);
-      await killHard(first);
-      expect(sequences(receiver)).toEqual([1]);
+  test.for(databaseKinds)(
+    '%s: the attempt in flight is sent again after its lease, then the queue goes on in order',
+    { timeout: 120_000 },
+    async (kind, { expect }) => {
+      const setup = await setUp(kind);
+      const processes: NodeProcess[] = [];
+      const receiver = await startReceiver();
+      try {
+        const env = { DATABASE_URL: setup.database.url, WEBHOOKS_ALLOW_LOOPBACK: 'true' };
+        receiver.respond = () => ({ status: 200, hang: true });
+        const first = await startServerProcess(env);
+        processes.push(first);
+        const endpointId = await createEndpoint(first.url, setup.ownerKey, receiver.url);
+        for (let n = 0; n < 5; n++) await addMember(first.url, setup.ownerKey, n);
+        await receiver.waitFor(1, 10_000);
+        await killHard(first);
+        expect(sequences(receiver)).toEqual([1]);
 
-      receiver.respond = () => ({ status: 200 });
-      const second = await startServerProcess(env);
-      processes.push(second);
-      await receiver.waitFor(6, AFTER_KILL_MS);
-      const deliveries = await until(
-        () => second.output(),
-        10_000,
-        async () => {
-          const all = await listAll(second.url, `/v1/webhooks/deliveries?endpoint_id=${endpointId}`, setup.ownerKey);
-          return all.every((delivery) => delivery.status === 'delivered') ? all : undefined;
-        },
-      );
-      // The first event twice (the attempt the kill cut short, and its re-send), then the others once, in order.
-      expect(sequences(receiver)).toEqual([1, 1, 2, 3, 4, 5]);
-      expect(receiver.requests[0]!.body.id).toBe(receiver.requests[1]!.body.id);
-      expect(deliveries).toHaveLength(5);
-      // The attempt cut short left no record: the re-send is the first attempt recorded.
-      expect(deliveries.map((delivery) => delivery.attempt_count)).toEqual([1, 1, 1, 1, 1]);
-      expect(await terminate(second)).toBe(0);
-    } finally {
-      await tearDown(setup, processes, [receiver]);
-    }
-  });
+        receiver.respond = () => ({ status: 200 });
+        const second = await startServerProcess(env);
+        processes.push(second);
+        await receiver.waitFor(6, AFTER_KILL_MS);
+        const deliveries = await until(
+          () => second.output(),
+          10_000,
+          async () => {
+            const all = await listAll(second.url, `/v1/webhooks/deliveries?endpoint_id=${endpointId}`, setup.ownerKey);
+            return all.every((delivery) => delivery.status === 'delivered') ? all : undefined;
+          },
+        );
+        // The first event twice (the attempt the kill cut short, and its re-send), then the others once, in order.
+        expect(sequences(receiver)).toEqual([1, 1, 2, 3, 4, 5]);
+        expect(receiver.requests[0]!.body.id).toBe(receiver.requests[1]!.body.id);
+        expect(deliveries).toHaveLength(5);
+        // The attempt cut short left no record: the re-send is the first attempt recorded.
+        expect(deliveries.map((delivery) => delivery.attempt_count)).toEqual([1, 1, 1, 1, 1]);
+        expect(await terminate(second)).toBe(0);
+      } finally {
+        await tearDown(setup, processes, [receiver]);
+      }
+    },
+  );
 
-  test.for(databaseKinds)('%s: killed with many deliveries pending, all of them arrive after a restart, in order', { timeout: 120_000 }, async (kind, { expect }) => {
-    const EVENTS = 30;
-    const setup = await setUp(kind);
-    const processes: NodeProcess[] = [];
-    const receiver = await startReceiver();
-    try {
-      const env = { DATABASE_URL: setup.database.url, WEBHOOKS_ALLOW_LOOPBACK: 'true' };
-      receiver.respond = () => ({ status: 200, delayMs: 50 });
-      const first = await startServerProcess(env);
-      processes.push(first);
-      const endpointId = await createEndpoint(first.url, setup.ownerKey, receiver.url);
-      await Promise.all(Array.from({ length: EVENTS }, (_, n) => addMember(first.url, setup.ownerKey, n)));
-      await receiver.waitFor(5, 10_000);
-      await killHard(first);
-      const beforeKill = receiver.requests.length;
-      expect(beforeKill, 'the kill came before the end of the queue').toBeLessThan(EVENTS);
+  test.for(databaseKinds)(
+    '%s: killed with many deliveries pending, all of them arrive after a restart, in order',
+    { timeout: 120_000 },
+    async (kind, { expect }) => {
+      const EVENTS = 30;
+      const setup = await setUp(kind);
+      const processes: NodeProcess[] = [];
+      const receiver = await startReceiver();
+      try {
+        const env = { DATABASE_URL: setup.database.url, WEBHOOKS_ALLOW_LOOPBACK: 'true' };
+        receiver.respond = () => ({ status: 200, delayMs: 50 });
+        const first = await startServerProcess(env);
+        processes.push(first);
+        const endpointId = await createEndpoint(first.url, setup.ownerKey, receiver.url);
+        await Promise.all(Array.from({ length: EVENTS }, (_, n) => addMember(first.url, setup.ownerKey, n)));
+        await receiver.waitFor(5, 10_000);
+        await killHard(first);
+        const beforeKill = receiver.requests.length;
+        expect(beforeKill, 'the kill came before the end of the queue').toBeLessThan(EVENTS);
 
-      const second = await startServerProcess(env);
-      processes.push(second);
-      await until(
-        () => `${new Set(sequences(receiver)).size} of ${EVENTS} events arrived\n${second.output()}`,
-        AFTER_KILL_MS,
-        () => (new Set(sequences(receiver)).size === EVENTS ? true : undefined),
-      );
-      const deliveries = await until(
-        () => second.output(),
-        10_000,
-        async () => {
-          const all = await listAll(second.url, `/v1/webhooks/deliveries?endpoint_id=${endpointId}`, setup.ownerKey);
-          return all.every((delivery) => delivery.status === 'delivered') ? all : undefined;
-        },
-      );
-      expect(deliveries).toHaveLength(EVENTS);
-      const arrival = sequences(receiver);
-      expect(arrival).toEqual([...arrival].sort((x, y) => x - y));
-      expect([...new Set(arrival)]).toEqual(oneToN(EVENTS));
-      // At-least-once, and no more than that: only the attempt the kill cut short can arrive twice.
-      expect(arrival.length - EVENTS).toBeLessThanOrEqual(1);
-      expect(deliveries.map((delivery) => delivery.attempt_count)).toEqual(Array(EVENTS).fill(1));
-      expect(await terminate(second)).toBe(0);
-    } finally {
-      await tearDown(setup, processes, [receiver]);
-    }
-  });
+        const second = await startServerProcess(env);
+        processes.push(second);
+        await until(
+          () => `${new Set(sequences(receiver)).size} of ${EVENTS} events arrived\n${second.output()}`,
+          AFTER_KILL_MS,
+          () => (new Set(sequences(receiver)).size === EVENTS ? true : undefined),
+        );
+        const deliveries = await until(
+          () => second.output(),
+          10_000,
+          async () => {
+            const all = await listAll(second.url, `/v1/webhooks/deliveries?endpoint_id=${endpointId}`, setup.ownerKey);
+            return all.every((delivery) => delivery.status === 'delivered') ? all : undefined;
+          },
+        );
+        expect(deliveries).toHaveLength(EVENTS);
+        const arrival = sequences(receiver);
+        expect(arrival).toEqual([...arrival].sort((x, y) => x - y));
+        expect([...new Set(arrival)]).toEqual(oneToN(EVENTS));
+        // At-least-once, and no more than that: only the attempt the kill cut short can arrive twice.
+        expect(arrival.length - EVENTS).toBeLessThanOrEqual(1);
+        expect(deliveries.map((delivery) => delivery.attempt_count)).toEqual(Array(EVENTS).fill(1));
+        expect(await terminate(second)).toBe(0);
+      } finally {
+        await tearDown(setup, processes, [receiver]);
+      }
+    },
+  );
 });
 
 describe.each(databaseKinds)('npm run worker as the only worker, on %s', (kind) => {
-  test('a server with WEBHOOKS_WORKER=false sends nothing; the worker process does, and stops on SIGTERM with 0', { timeout: 60_000 }, async () => {
+  test('a server with WEBHOOKS_WORKER=false sends nothing; the worker process does, and stops on SIGTERM with 0', {
+    timeout: 60_000,
+  }, async () => {
     const setup = await setUp(kind);
     const processes: NodeProcess[] = [];
     const receiver = await startReceiver();

@@ -5,7 +5,7 @@
 // an event is delivered, retried and replayed, and asks SQLite for the plan of each that reads the queue tables.
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { freshDatabase, startTestServer, type TestDatabase, type TestServer } from '../support/server.ts';
 
 const prepared = new Set<string>();
@@ -39,17 +39,23 @@ test('the delivery worker, the job runner and recordEvent read the queue tables 
     return { status: 500 };
   };
   for (const path of ['/a', '/b', '/c']) {
-    const created = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: `${receiver.url}${path}`, event_types: ['*'] } });
+    const created = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: `${receiver.url}${path}`, event_types: ['*'] },
+    });
     expect(created.status).toBe(201);
   }
   for (let i = 0; i < 4; i++) {
-    expect((await server.call('POST', '/v1/members', { body: { email: `plans${i}@plans.example`, role: 'viewer' } })).status).toBe(201);
+    expect(
+      (await server.call('POST', '/v1/members', { body: { email: `plans${i}@plans.example`, role: 'viewer' } })).status,
+    ).toBe(201);
   }
   // 12 deliveries, one of them failed first; its queue waits for the retry (10 s) with the next events behind it.
   await receiver.waitFor(9, 10_000);
 
   const plans = new DatabaseSync(database.url.slice('sqlite:'.length), { readOnly: true });
-  const queueStatements = [...prepared].filter((text) => /"(webhook_deliveries|jobs)"/.test(text) && /'pending'|"status" = \?/.test(text));
+  const queueStatements = [...prepared].filter(
+    (text) => /"(webhook_deliveries|jobs)"/.test(text) && /'pending'|"status" = \?/.test(text),
+  );
   const read: string[] = [];
   try {
     for (const text of queueStatements) {
@@ -66,7 +72,11 @@ test('the delivery worker, the job runner and recordEvent read the queue tables 
     plans.close();
   }
   // The statements that matter were seen: the claim, the queue's next, and recordEvent's busy queues.
-  expect(read.some((text) => /update "webhook_deliveries" set "leased_until"/.test(text) && /webhook_deliveries_due/.test(text))).toBe(true);
+  expect(
+    read.some(
+      (text) => /update "webhook_deliveries" set "leased_until"/.test(text) && /webhook_deliveries_due/.test(text),
+    ),
+  ).toBe(true);
   expect(read.some((text) => /"head"/.test(text) && /webhook_deliveries_queue/.test(text))).toBe(true);
   expect(read.some((text) => /exists/.test(text) && /webhook_deliveries_queue/.test(text))).toBe(true);
   expect(read.some((text) => /update "jobs"/.test(text) && /jobs_due/.test(text))).toBe(true);

@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { MAX_ATTEMPTS, nextAttemptAt, RETRY_WAITS_S, scheduleTable } from '../../src/features/webhooks/schedule.ts';
 
-const asyncapi = JSON.parse(readFileSync(new URL('../../generated/asyncapi.json', import.meta.url), 'utf8')) as { info: { description: string } };
+const asyncapi = JSON.parse(readFileSync(new URL('../../generated/asyncapi.json', import.meta.url), 'utf8')) as {
+  info: { description: string };
+};
 const guide = readFileSync(new URL('../../docs/guides/receiving-webhooks.md', import.meta.url), 'utf8');
 
 test('the schedule is 24 attempts: 10 s growing ×1.87 per attempt, capped at 6 h, about 71 h in all', () => {

@@ -4,12 +4,13 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const DAY_MS = 86_400_000;
 
-const hmac = (secret: string, timestamp: string, rawBody: Buffer) => createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
+const hmac = (secret: string, timestamp: string, rawBody: Buffer) =>
+  createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
 
 describe('the previous webhook secret', () => {
   let server: TestServer;
@@ -26,7 +27,9 @@ describe('the previous webhook secret', () => {
   });
 
   test('signs attempts until its expiry, and not from that millisecond on', async () => {
-    const created = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.added'] } });
+    const created = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: `${receiver.url}/hook`, event_types: ['workspace.member.added'] },
+    });
     expect(created.status).toBe(201);
     const rotatedAt = clock.now().getTime();
     const rotated = await server.call('POST', `/v1/webhooks/endpoints/${created.body.id}/rotate-secret`);
@@ -40,7 +43,13 @@ describe('the previous webhook secret', () => {
       const request = (await receiver.waitFor(before + 1))[before]!;
       const timestamp = request.headers['service-timestamp'] as string;
       const signatures = (request.headers['service-signature'] as string).split(',');
-      return signatures.map((signature) => (signature === hmac(newSecret, timestamp, request.rawBody) ? 'new' : signature === hmac(oldSecret, timestamp, request.rawBody) ? 'old' : signature));
+      return signatures.map((signature) =>
+        signature === hmac(newSecret, timestamp, request.rawBody)
+          ? 'new'
+          : signature === hmac(oldSecret, timestamp, request.rawBody)
+            ? 'old'
+            : signature,
+      );
     };
 
     clock.set(new Date(rotatedAt + DAY_MS - 1));

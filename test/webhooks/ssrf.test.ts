@@ -6,12 +6,17 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { addressAllowed } from '../../src/platform/url-guard.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
-import { freshDatabase, startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { eventually } from '../support/expect.ts';
+import { type Receiver, startReceiver } from '../support/receiver.ts';
+import { type Answer, freshDatabase, startTestServer, type TestServer } from '../support/server.ts';
 
 function expectUrlRefused(answer: Answer, label: string): void {
-  expect({ url: label, status: answer.status, code: answer.body?.code, pointers: answer.body?.errors?.map((e: { pointer: string }) => e.pointer) }).toEqual({
+  expect({
+    url: label,
+    status: answer.status,
+    code: answer.body?.code,
+    pointers: answer.body?.errors?.map((e: { pointer: string }) => e.pointer),
+  }).toEqual({
     url: label,
     status: 422,
     code: 'invalid_webhook_url',
@@ -56,13 +61,17 @@ describe('webhook URLs on a server without WEBHOOKS_ALLOW_LOOPBACK', () => {
 
   test('a public IP literal is accepted without any DNS lookup', async () => {
     // Created disabled: nothing in this suite should try to reach a public address.
-    const answer = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: 'https://93.184.216.34/hook', event_types: ['*'], enabled: false } });
+    const answer = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: 'https://93.184.216.34/hook', event_types: ['*'], enabled: false },
+    });
     expect(answer.status).toBe(201);
     expect(answer.body.url).toBe('https://93.184.216.34/hook');
   });
 
   test('PATCH refuses the same URLs and keeps the endpoint as it was', async () => {
-    const created = await server.call('POST', '/v1/webhooks/endpoints', { body: { url: 'https://93.184.216.34/hook', event_types: ['*'], enabled: false } });
+    const created = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url: 'https://93.184.216.34/hook', event_types: ['*'], enabled: false },
+    });
     expect(created.status).toBe(201);
     const path = `/v1/webhooks/endpoints/${created.body.id}`;
     for (const url of refusedInProduction) {
@@ -74,7 +83,9 @@ describe('webhook URLs on a server without WEBHOOKS_ALLOW_LOOPBACK', () => {
   });
 
   test('the refusal says what is wrong with the URL', async () => {
-    const detail = async (url: string) => (await server.call('POST', '/v1/webhooks/endpoints', { body: { url, event_types: ['*'] } })).body.errors[0].detail as string;
+    const detail = async (url: string) =>
+      (await server.call('POST', '/v1/webhooks/endpoints', { body: { url, event_types: ['*'] } })).body.errors[0]
+        .detail as string;
     expect(await detail('http://example.com/hook')).toMatch(/https/);
     expect(await detail('https://user:pass@93.184.216.34/hook')).toMatch(/credentials/);
     expect(await detail('https://localhost/')).toMatch(/resolves to (127\.0\.0\.1|::1)/);
@@ -93,8 +104,16 @@ describe('webhook URLs on a server with WEBHOOKS_ALLOW_LOOPBACK=true', () => {
   });
 
   // Created disabled: no event should be sent to these addresses.
-  test.each(['http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'https://10.0.0.1/', 'https://[fc00::1]/', 'http://192.168.1.1/'])('accepts %s', async (url) => {
-    const answer = await server.call('POST', '/v1/webhooks/endpoints', { body: { url, event_types: ['*'], enabled: false } });
+  test.each([
+    'http://127.0.0.1:9/hook',
+    'http://localhost:9/hook',
+    'https://10.0.0.1/',
+    'https://[fc00::1]/',
+    'http://192.168.1.1/',
+  ])('accepts %s', async (url) => {
+    const answer = await server.call('POST', '/v1/webhooks/endpoints', {
+      body: { url, event_types: ['*'], enabled: false },
+    });
     expect(answer.status, answer.text).toBe(201);
   });
 
@@ -163,14 +182,18 @@ describe('the WEBHOOKS_ALLOW_LOOPBACK setting', () => {
 
   test('is refused with NODE_ENV=production', () => {
     expect(() => loadConfig({ ...base, NODE_ENV: 'production', WEBHOOKS_ALLOW_LOOPBACK: 'true' })).toThrow(ConfigError);
-    expect(loadConfig({ ...base, NODE_ENV: 'production', WEBHOOKS_ALLOW_LOOPBACK: 'false' }).webhooksAllowLoopback).toBe(false);
+    expect(
+      loadConfig({ ...base, NODE_ENV: 'production', WEBHOOKS_ALLOW_LOOPBACK: 'false' }).webhooksAllowLoopback,
+    ).toBe(false);
     expect(loadConfig({ ...base, NODE_ENV: 'production' }).webhooksAllowLoopback).toBe(false);
   });
 
   test('takes only true or false', () => {
     expect(() => loadConfig({ ...base, NODE_ENV: 'development', WEBHOOKS_ALLOW_LOOPBACK: 'yes' })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, NODE_ENV: 'development', WEBHOOKS_ALLOW_LOOPBACK: '1' })).toThrow(ConfigError);
-    expect(loadConfig({ ...base, NODE_ENV: 'development', WEBHOOKS_ALLOW_LOOPBACK: 'true' }).webhooksAllowLoopback).toBe(true);
+    expect(
+      loadConfig({ ...base, NODE_ENV: 'development', WEBHOOKS_ALLOW_LOOPBACK: 'true' }).webhooksAllowLoopback,
+    ).toBe(true);
     expect(loadConfig({ ...base, NODE_ENV: 'development' }).webhooksAllowLoopback).toBe(false);
   });
 });
@@ -189,7 +212,10 @@ describe('the URL policy at attempt time', () => {
     const database = await freshDatabase('sqlite');
     let production: TestServer | undefined;
     try {
-      const development = await startTestServer({ databaseUrl: database.url, env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
+      const development = await startTestServer({
+        databaseUrl: database.url,
+        env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' },
+      });
       const ownerKey = development.ownerKey;
       const port = new URL(receiver.url).port;
       // http and a literal; https and a literal; https and a name, which only the connection's lookup can refuse
@@ -197,7 +223,9 @@ describe('the URL policy at attempt time', () => {
       const urls = [`${receiver.url}/hook`, `https://127.0.0.1:${port}/hook`, `https://localhost:${port}/hook`];
       const endpoints: string[] = [];
       for (const url of urls) {
-        const created = await development.call('POST', '/v1/webhooks/endpoints', { body: { url, event_types: ['workspace.member.*'] } });
+        const created = await development.call('POST', '/v1/webhooks/endpoints', {
+          body: { url, event_types: ['workspace.member.*'] },
+        });
         expect(created.status, url).toBe(201);
         endpoints.push(created.body.id);
       }
@@ -205,7 +233,10 @@ describe('the URL policy at attempt time', () => {
 
       production = await startTestServer({ databaseUrl: database.url, workspace: false });
       const server = production;
-      const added = await server.call('POST', '/v1/members', { key: ownerKey, body: { email: 'blocked@ssrf.example', role: 'viewer' } });
+      const added = await server.call('POST', '/v1/members', {
+        key: ownerKey,
+        body: { email: 'blocked@ssrf.example', role: 'viewer' },
+      });
       expect(added.status).toBe(201);
 
       for (const [i, endpointId] of endpoints.entries()) {
@@ -217,7 +248,13 @@ describe('the URL policy at attempt time', () => {
         );
         expect({ url: urls[i], attempt: delivery.body.attempts[0] }).toMatchObject({
           url: urls[i],
-          attempt: { number: 1, status: 'failed', error: 'address_blocked', response_status_code: null, response_body: null },
+          attempt: {
+            number: 1,
+            status: 'failed',
+            error: 'address_blocked',
+            response_status_code: null,
+            response_body: null,
+          },
         });
         expect(delivery.body).toMatchObject({ status: 'pending', attempt_count: 1, last_response_status_code: null });
       }

@@ -13,7 +13,11 @@ describe('webhook URLs with credentials', () => {
     await server?.close();
   });
 
-  test.each(['https://user@203.0.113.10/hook', 'https://:secret@203.0.113.10/hook', 'https://user:secret@203.0.113.10/hook'])('%s is 422 invalid_webhook_url', async (url) => {
+  test.each([
+    'https://user@203.0.113.10/hook',
+    'https://:secret@203.0.113.10/hook',
+    'https://user:secret@203.0.113.10/hook',
+  ])('%s is 422 invalid_webhook_url', async (url) => {
     const answer = await server.call('POST', '/v1/webhooks/endpoints', { body: { url, event_types: ['*'] } });
     expectProblem(answer, 422, 'invalid_webhook_url');
     expect(answer.body.errors).toEqual([expect.objectContaining({ detail: 'must not contain credentials' })]);

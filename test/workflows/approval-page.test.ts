@@ -2,15 +2,18 @@
 // instructions and content (its Markdown rendered, HTML in it escaped, no javascript: link); a key below the approver role is refused with the problem's detail and the run still
 // waits; an admin key approves with a comment and the run goes on; the page then shows the decision. A tampered or
 // expired link shows nothing of the run.
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { approvalUrl } from '../../src/features/workflows/approvals.ts';
-import { startTestServer, type Answer, type TestServer } from '../support/server.ts';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
 
-
-async function waitForRun(server: TestServer, path: string, done: (run: components['schemas']['WorkflowRun']) => boolean): Promise<Answer['body']> {
+async function waitForRun(
+  server: TestServer,
+  path: string,
+  done: (run: components['schemas']['WorkflowRun']) => boolean,
+): Promise<Answer['body']> {
   for (let waited = 0, delay = 25; waited < 20_000; waited += delay, delay = Math.min(delay * 1.3, 500)) {
     const run = (await server.call('GET', path)).body;
     if (done(run)) return run;
@@ -26,7 +29,16 @@ describe.skipIf(!hasChromium)('the approval page', () => {
     server = await startTestServer();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--headless',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   afterAll(async () => {
@@ -40,7 +52,13 @@ describe.skipIf(!hasChromium)('the approval page', () => {
         name: 'Press release',
         steps: [
           { id: 'draft', type: 'generate', model: 'sandbox-writer', prompt: 'Announce our <b>spring</b> sale.' },
-          { id: 'legal', type: 'approval', instructions: 'Check the claims.', show: '# Draft\n\n{{ steps.draft.output.text }}\n\n**Checked** by [the team](javascript:alert(1)) and [legal](https://example.com/legal).', approver_role: role },
+          {
+            id: 'legal',
+            type: 'approval',
+            instructions: 'Check the claims.',
+            show: '# Draft\n\n{{ steps.draft.output.text }}\n\n**Checked** by [the team](javascript:alert(1)) and [legal](https://example.com/legal).',
+            approver_role: role,
+          },
         ],
       },
     });
@@ -48,7 +66,9 @@ describe.skipIf(!hasChromium)('the approval page', () => {
     const path = `/v1/workflows/${workflow.body.id}/runs/${run.body.id}`;
     const waiting = await waitForRun(server, path, (current) => current.status === 'awaiting_approval');
     const events = await server.call('GET', '/v1/events?type=workflow.run.approval_required&limit=100');
-    const url = events.body.data.find((event: components['schemas']['WorkflowRunApprovalRequiredEvent']) => event.data.run_id === run.body.id).data.approval_url as string;
+    const url = events.body.data.find(
+      (event: components['schemas']['WorkflowRunApprovalRequiredEvent']) => event.data.run_id === run.body.id,
+    ).data.approval_url as string;
     return { path, waiting, url: url.replace(/^https?:\/\/[^/]+/, server.url) };
   }
 
@@ -72,15 +92,21 @@ describe.skipIf(!hasChromium)('the approval page', () => {
     expect(await content.locator('b').count()).toBe(0);
     expect(await content.innerText()).toContain('<b>spring</b>');
     expect(await content.innerText()).not.toMatch(/^#|\*\*/m);
-    expect(await content.locator('a').evaluateAll((links) => links.map((link) => [link.textContent, link.getAttribute('href'), link.getAttribute('rel')]))).toEqual([
-      ['legal', 'https://example.com/legal', 'nofollow noopener noreferrer'],
-    ]);
+    expect(
+      await content
+        .locator('a')
+        .evaluateAll((links) =>
+          links.map((link) => [link.textContent, link.getAttribute('href'), link.getAttribute('rel')]),
+        ),
+    ).toEqual([['legal', 'https://example.com/legal', 'nofollow noopener noreferrer']]);
     expect(waiting.steps[1].approval.content).toContain('# Draft\n\n');
 
     const editor = await server.createKey('editor');
     await page.getByLabel('API key (admin role or higher)').fill(editor.secret);
     await page.getByRole('button', { name: 'Approve' }).click();
-    await expect.poll(() => page.locator('[data-part="error"]').innerText()).toMatch(/^The API key's role does not allow this: .*admin role or higher/);
+    await expect
+      .poll(() => page.locator('[data-part="error"]').innerText())
+      .toMatch(/^The API key's role does not allow this: .*admin role or higher/);
     expect((await server.call('GET', path)).body.status).toBe('awaiting_approval');
 
     const admin = await server.createKey('admin');
@@ -90,12 +116,21 @@ describe.skipIf(!hasChromium)('the approval page', () => {
     await expect.poll(() => page.locator('[data-part="state"]').innerText()).toBe('Approved. The run goes on.');
     const done = await waitForRun(server, path, (run) => run.status === 'success' || run.status === 'failure');
     expect(done.status).toBe('success');
-    expect(done.steps[1].approval).toMatchObject({ decision: 'approve', comment: 'Claims checked.', decided_by_key_id: admin.id });
+    expect(done.steps[1].approval).toMatchObject({
+      decision: 'approve',
+      comment: 'Claims checked.',
+      decided_by_key_id: admin.id,
+    });
 
     await page.reload();
-    expect(await page.locator('[data-part="state"]').innerText()).toMatch(new RegExp(`^Approved at .* by ${admin.id}: “Claims checked.”$`));
+    expect(await page.locator('[data-part="state"]').innerText()).toMatch(
+      new RegExp(`^Approved at .* by ${admin.id}: “Claims checked.”$`),
+    );
     expect(await page.locator('form').count()).toBe(0);
-    expect(failed.filter((entry) => !/401|403/.test(entry)), failed.join('\n')).toEqual([]);
+    expect(
+      failed.filter((entry) => !/401|403/.test(entry)),
+      failed.join('\n'),
+    ).toEqual([]);
     await page.close();
   });
 
@@ -116,7 +151,9 @@ describe.skipIf(!hasChromium)('the approval page', () => {
     expect(refused!.status()).toBe(403);
     expect(await page.locator('body').innerText()).not.toContain('Press release');
     const [, runId, stepId] = /\/approvals\/([^/]+)\/([^?]+)/.exec(url)!;
-    const expired = (await approvalUrl(server.platform, { region: 'eu' }, runId!, stepId!, new Date(Date.now() - 1000))).replace(/^https?:\/\/[^/]+/, server.url);
+    const expired = (
+      await approvalUrl(server.platform, { region: 'eu' }, runId!, stepId!, new Date(Date.now() - 1000))
+    ).replace(/^https?:\/\/[^/]+/, server.url);
     expect((await page.goto(expired))!.status()).toBe(403);
     await page.close();
   });

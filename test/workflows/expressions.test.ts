@@ -2,7 +2,16 @@
 // parses and what does not (with the offset of the error), what each operator and function evaluates to, and how
 // templates render (one placeholder keeps its type; otherwise text).
 import { describe, expect, test } from 'vitest';
-import { evaluate, ExpressionError, parseExpression, parseTemplate, referencesOf, render, type Scope, type Value } from '../../src/features/workflows/expressions.ts';
+import {
+  ExpressionError,
+  evaluate,
+  parseExpression,
+  parseTemplate,
+  referencesOf,
+  render,
+  type Scope,
+  type Value,
+} from '../../src/features/workflows/expressions.ts';
 
 const scope: Scope = {
   inputs: { topic: 'Spring roasts', count: 3, tags: ['coffee', 'spring'], audience: null, flags: { draft: true } },
@@ -35,27 +44,27 @@ describe('expressions', () => {
     ['steps.draft.output.text', 'A draft about beans.'],
     ['steps.draft.output.usage.prompt_tokens', 12],
     ['steps.review.status', 'rejected'],
-    ['steps.review.output.decision == \'reject\'', true],
+    ["steps.review.output.decision == 'reject'", true],
     ['run.id', 'run_01'],
     ['workflow.version', 2],
     ['inputs.missing', null],
     ['inputs.tags[9]', null],
     ['steps.skipped.output.text', null],
-    ['inputs.audience ?? \'everyone\'', 'everyone'],
-    ['inputs.topic ?? \'x\'', 'Spring roasts'],
+    ["inputs.audience ?? 'everyone'", 'everyone'],
+    ["inputs.topic ?? 'x'", 'Spring roasts'],
     ['inputs.count > 2 && inputs.count <= 3', true],
     ['inputs.count < -1 || !inputs.flags.draft', false],
     ['!(inputs.count == 3)', false],
-    ['inputs.count != \'3\'', true],
+    ["inputs.count != '3'", true],
     ["'a' < 'b'", true],
     ["inputs.count < 'z'", false],
-    ['contains(inputs.tags, \'coffee\')', true],
+    ["contains(inputs.tags, 'coffee')", true],
     ['contains(steps.draft.output.text, "beans")', true],
-    ['starts_with(inputs.topic, \'Spring\')', true],
+    ["starts_with(inputs.topic, 'Spring')", true],
     ['length(inputs.tags) + 0'.replace(' + 0', ''), 2],
     ['length(inputs.topic)', 13],
     ['lower(inputs.topic)', 'spring roasts'],
-    ['upper(\'ok\')', 'OK'],
+    ["upper('ok')", 'OK'],
     ['json(inputs.tags)', '["coffee","spring"]'],
     ['length(inputs.audience)', 0],
     ['lower(inputs.count)', null],
@@ -90,7 +99,9 @@ describe('expressions', () => {
   });
 
   test('the references of an expression, for checking them against the definition', () => {
-    const refs = referencesOf(parseExpression("contains(steps.draft.output.text, inputs.topic) && steps.review.status != 'x'"));
+    const refs = referencesOf(
+      parseExpression("contains(steps.draft.output.text, inputs.topic) && steps.review.status != 'x'"),
+    );
     expect(refs.map((ref) => [ref.root, ref.path[0]])).toEqual([
       ['steps', 'draft'],
       ['inputs', 'topic'],
@@ -103,10 +114,14 @@ describe('templates', () => {
   const rendered = (template: string) => render(parseTemplate(template), scope);
 
   test('text with placeholders renders as text; one placeholder alone keeps its type', () => {
-    expect(rendered('Write about {{ inputs.topic }} in {{ inputs.count }} paragraphs.')).toBe('Write about Spring roasts in 3 paragraphs.');
+    expect(rendered('Write about {{ inputs.topic }} in {{ inputs.count }} paragraphs.')).toBe(
+      'Write about Spring roasts in 3 paragraphs.',
+    );
     expect(rendered('{{ inputs.tags }}')).toEqual(['coffee', 'spring']);
     expect(rendered('{{inputs.count}}')).toBe(3);
-    expect(rendered('Tags: {{ inputs.tags }}; audience: "{{ inputs.audience }}"')).toBe('Tags: ["coffee","spring"]; audience: ""');
+    expect(rendered('Tags: {{ inputs.tags }}; audience: "{{ inputs.audience }}"')).toBe(
+      'Tags: ["coffee","spring"]; audience: ""',
+    );
     expect(rendered('No placeholders')).toBe('No placeholders');
     expect(rendered("A literal {{ '{{' }} and {{ '}}' }}")).toBe('A literal {{ and }}');
   });
@@ -120,11 +135,17 @@ describe('templates', () => {
   });
 
   test('the references of a template', () => {
-    expect(referencesOf(parseTemplate('{{ inputs.a }} and {{ steps.b.output ?? inputs.c }}')).map((ref) => `${ref.root}.${ref.path[0]}`)).toEqual(['inputs.a', 'steps.b', 'inputs.c']);
+    expect(
+      referencesOf(parseTemplate('{{ inputs.a }} and {{ steps.b.output ?? inputs.c }}')).map(
+        (ref) => `${ref.root}.${ref.path[0]}`,
+      ),
+    ).toEqual(['inputs.a', 'steps.b', 'inputs.c']);
   });
 
   test('rendering is bounded', () => {
     const big: Scope = { ...scope, inputs: { text: 'x'.repeat(600_000) } };
-    expect(() => render(parseTemplate('{{ inputs.text }} {{ inputs.text }}'), big)).toThrow(/more than 1,000,000 characters/);
+    expect(() => render(parseTemplate('{{ inputs.text }} {{ inputs.text }}'), big)).toThrow(
+      /more than 1,000,000 characters/,
+    );
   });
 });

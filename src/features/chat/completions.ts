@@ -4,13 +4,35 @@
 import type { JSONSchema7 } from '@ai-sdk/provider';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers, ServerSentEvent } from '../../../generated/operations.ts';
+import { byRequest } from '../../platform/audit.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
-import { byRequest } from '../../platform/audit.ts';
-import { type EngineContentPart, type EngineMessage, type EngineTool, type EngineToolCall, type EngineToolChoice, type GenerationRequest, type TokenUsage, IMAGE_LIMITS, readImage, type CatalogueEntry } from '../engine/index.ts';
+import {
+  type CatalogueEntry,
+  type EngineContentPart,
+  type EngineMessage,
+  type EngineTool,
+  type EngineToolCall,
+  type EngineToolChoice,
+  type GenerationRequest,
+  IMAGE_LIMITS,
+  readImage,
+  type TokenUsage,
+} from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
-import { imagePlaceholder, replayedMessage, saveExchange, THREAD_LIMIT, threadFull, threadMessages, threadsOf, wireToolCalls, type Exchange, type SavedMessage } from './threads.ts';
+import {
+  type Exchange,
+  imagePlaceholder,
+  replayedMessage,
+  type SavedMessage,
+  saveExchange,
+  THREAD_LIMIT,
+  threadFull,
+  threadMessages,
+  threadsOf,
+  wireToolCalls,
+} from './threads.ts';
 
 type Schemas = components['schemas'];
 type Request = Schemas['ChatCompletionRequest'];
@@ -27,34 +49,63 @@ function checkToolFields(body: Request, known: Set<string>): void {
   const tools = body.tools ?? [];
   const names = new Set<string>();
   tools.forEach((tool, i) => {
-    if (names.has(tool.function.name)) throw validationFailed([{ pointer: `/tools/${i}/function/name`, detail: `${tool.function.name} names another tool too; tool names must be unique` }]);
+    if (names.has(tool.function.name))
+      throw validationFailed([
+        {
+          pointer: `/tools/${i}/function/name`,
+          detail: `${tool.function.name} names another tool too; tool names must be unique`,
+        },
+      ]);
     names.add(tool.function.name);
   });
   const choice = body.tool_choice;
-  if (choice !== undefined && tools.length === 0) throw validationFailed([{ pointer: '/tool_choice', detail: 'is only allowed with tools' }]);
+  if (choice !== undefined && tools.length === 0)
+    throw validationFailed([{ pointer: '/tool_choice', detail: 'is only allowed with tools' }]);
   if (typeof choice === 'object' && !names.has(choice.function.name)) {
-    throw validationFailed([{ pointer: '/tool_choice/function/name', detail: `${choice.function.name} is not one of the tools` }]);
+    throw validationFailed([
+      { pointer: '/tool_choice/function/name', detail: `${choice.function.name} is not one of the tools` },
+    ]);
   }
   body.messages.forEach((message, i) => {
     if (message.role === 'assistant') {
       for (const call of message.tool_calls ?? []) known.add(call.id);
-      if (textOf(message.content) === '' && !message.tool_calls) throw validationFailed([{ pointer: `/messages/${i}/content`, detail: 'is required for an assistant message without tool_calls' }]);
+      if (textOf(message.content) === '' && !message.tool_calls)
+        throw validationFailed([
+          { pointer: `/messages/${i}/content`, detail: 'is required for an assistant message without tool_calls' },
+        ]);
     } else if (message.role === 'tool' && !known.has(message.tool_call_id)) {
-      throw validationFailed([{ pointer: `/messages/${i}/tool_call_id`, detail: `${message.tool_call_id} is not the id of a tool call of an earlier assistant message` }]);
+      throw validationFailed([
+        {
+          pointer: `/messages/${i}/tool_call_id`,
+          detail: `${message.tool_call_id} is not the id of a tool call of an earlier assistant message`,
+        },
+      ]);
     }
   });
 }
 
 /** The request's image parts, where they are: at most IMAGE_LIMITS.perRequest, and only for a model that reads images. */
-function imageParts(messages: RequestMessage[], model: CatalogueEntry): { i: number; j: number; url: string; detail: 'auto' | 'low' | 'high' | undefined }[] {
+function imageParts(
+  messages: RequestMessage[],
+  model: CatalogueEntry,
+): { i: number; j: number; url: string; detail: 'auto' | 'low' | 'high' | undefined }[] {
   const found = [];
   for (const [i, message] of messages.entries()) {
     if (message.role !== 'user' || typeof message.content === 'string') continue;
     for (const [j, part] of message.content.entries()) {
       if (part.type !== 'image_url') continue;
       const pointer = `/messages/${i}/content/${j}`;
-      if (!model.capabilities.includes('vision')) throw validationFailed([{ pointer, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` }]);
-      if (found.length === IMAGE_LIMITS.perRequest) throw validationFailed([{ pointer, detail: `is image number ${found.length + 1}; a request holds at most ${IMAGE_LIMITS.perRequest}` }]);
+      if (!model.capabilities.includes('vision'))
+        throw validationFailed([
+          { pointer, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` },
+        ]);
+      if (found.length === IMAGE_LIMITS.perRequest)
+        throw validationFailed([
+          {
+            pointer,
+            detail: `is image number ${found.length + 1}; a request holds at most ${IMAGE_LIMITS.perRequest}`,
+          },
+        ]);
       found.push({ i, j, url: part.image_url.url, detail: part.image_url.detail });
     }
   }
@@ -84,9 +135,18 @@ function engineMessage(message: RequestMessage, images: Map<string, EngineConten
       return { role: 'system', content: textOf(message.content) };
     case 'user':
       if (typeof message.content === 'string') return { role: 'user', content: message.content };
-      return { role: 'user', content: message.content.map((part, j) => (part.type === 'text' ? { type: 'text', text: part.text } : images.get(`${i}/${j}`)!)) };
+      return {
+        role: 'user',
+        content: message.content.map((part, j) =>
+          part.type === 'text' ? { type: 'text', text: part.text } : images.get(`${i}/${j}`)!,
+        ),
+      };
     case 'assistant':
-      return { role: 'assistant', content: textOf(message.content), ...(message.tool_calls ? { toolCalls: message.tool_calls.map(fromWire) } : {}) };
+      return {
+        role: 'assistant',
+        content: textOf(message.content),
+        ...(message.tool_calls ? { toolCalls: message.tool_calls.map(fromWire) } : {}),
+      };
     case 'tool':
       return { role: 'tool', toolCallId: message.tool_call_id, content: textOf(message.content) };
   }
@@ -98,13 +158,30 @@ function fromWire(call: Schemas['ChatCompletionMessageToolCall']): EngineToolCal
 
 /** A request message as its thread keeps it. */
 function savedMessage(message: RequestMessage): SavedMessage {
-  const base = { role: message.role, name: ('name' in message ? message.name : null) ?? null, toolCalls: null, toolCallId: null };
+  const base = {
+    role: message.role,
+    name: ('name' in message ? message.name : null) ?? null,
+    toolCalls: null,
+    toolCallId: null,
+  };
   switch (message.role) {
     case 'user':
-      return { ...base, content: typeof message.content === 'string' ? message.content : message.content.map((part) => (part.type === 'text' ? part.text : imagePlaceholder(part.image_url.url))).join('') };
+      return {
+        ...base,
+        content:
+          typeof message.content === 'string'
+            ? message.content
+            : message.content
+                .map((part) => (part.type === 'text' ? part.text : imagePlaceholder(part.image_url.url)))
+                .join(''),
+      };
     case 'assistant': {
       const text = textOf(message.content);
-      return { ...base, content: text === '' && message.tool_calls ? null : text, toolCalls: message.tool_calls?.map(fromWire) ?? null };
+      return {
+        ...base,
+        content: text === '' && message.tool_calls ? null : text,
+        toolCalls: message.tool_calls?.map(fromWire) ?? null,
+      };
     }
     case 'tool':
       return { ...base, content: textOf(message.content), toolCallId: message.tool_call_id };
@@ -122,12 +199,21 @@ function usageBody(usage: TokenUsage): Schemas['ChatCompletionUsage'] {
   };
 }
 
-function responseFormat(body: Request, capabilities: readonly string[], model: string): GenerationRequest['responseFormat'] {
+function responseFormat(
+  body: Request,
+  capabilities: readonly string[],
+  model: string,
+): GenerationRequest['responseFormat'] {
   const format = body.response_format;
   if (!format || format.type === 'text') return undefined;
   const needed = format.type === 'json_object' ? 'json_mode' : 'json_schema';
   if (!capabilities.includes(needed)) {
-    throw validationFailed([{ pointer: '/response_format', detail: `${format.type} is not supported by ${model} (it lacks the ${needed} capability)` }]);
+    throw validationFailed([
+      {
+        pointer: '/response_format',
+        detail: `${format.type} is not supported by ${model} (it lacks the ${needed} capability)`,
+      },
+    ]);
   }
   if (format.type === 'json_object') return { type: 'json' };
   const { name, description, schema } = format.json_schema;
@@ -153,7 +239,8 @@ export const completionHandlers = {
     if (body.thread_id) {
       const thread = await threadsOf(db, workspaceId).where('id', '=', body.thread_id).executeTakeFirst();
       if (!thread) throw notFound('chat thread', body.thread_id);
-      if (Number(thread.message_count) + body.messages.length + 1 > THREAD_LIMIT) throw threadFull(thread.id, Number(thread.message_count));
+      if (Number(thread.message_count) + body.messages.length + 1 > THREAD_LIMIT)
+        throw threadFull(thread.id, Number(thread.message_count));
       for (const row of await threadMessages(db, thread.id)) {
         const message = replayedMessage(row);
         if (!message) continue;
@@ -164,14 +251,19 @@ export const completionHandlers = {
     checkToolFields(body, knownCalls);
     const found = imageParts(body.messages, model);
     const allowPrivateNetworks = context.platform.config.webhooksAllowLoopback;
-    const read = await Promise.all(found.map(({ i, j, url, detail }) => readImage(url, { pointer: `/messages/${i}/content/${j}`, detail, allowPrivateNetworks })));
+    const read = await Promise.all(
+      found.map(({ i, j, url, detail }) =>
+        readImage(url, { pointer: `/messages/${i}/content/${j}`, detail, allowPrivateNetworks }),
+      ),
+    );
     const images = new Map<string, EngineContentPart>(found.map(({ i, j }, n) => [`${i}/${j}`, read[n]!]));
     const messages: SavedMessage[] = body.messages.map(savedMessage);
     const voiceId = body.voice_id ?? null;
     const projectId = body.project_id ?? null;
     // The project's fallback models when the request names none (not with n over 1: a choice each from another model).
     const projectDefaults = projectId ? await projectFallbacks(context.platform.db, workspaceId, projectId) : [];
-    const fallbackModels = body.models ?? ((body.n ?? 1) === 1 && projectDefaults.length > 0 ? projectDefaults : undefined);
+    const fallbackModels =
+      body.models ?? ((body.n ?? 1) === 1 && projectDefaults.length > 0 ? projectDefaults : undefined);
     const generation: GenerationRequest = {
       workspaceId,
       apiKeyId: context.caller.apiKey.id,
@@ -200,7 +292,11 @@ export const completionHandlers = {
       now: context.now,
     };
 
-    const saving = body.thread_id ? { threadId: body.thread_id, create: null } : body.store ? { threadId: newId('thr', context.now), create: { metadata: body.metadata ?? {} } } : null;
+    const saving = body.thread_id
+      ? { threadId: body.thread_id, create: null }
+      : body.store
+        ? { threadId: newId('thr', context.now), create: { metadata: body.metadata ?? {} } }
+        : null;
     /** The thread keeps the model that answered (with fallback models, the one of them that did). */
     const save = async (answer: Exchange['answer'], answeredBy: string) => {
       if (!saving) return;
@@ -214,7 +310,16 @@ export const completionHandlers = {
       const result = await engine.generate(generation, { whole: true });
       const usage = usageBody(result.usage);
       const first = result.choices[0]!;
-      await save({ content: answerContent(first.text, first.toolCalls), toolCalls: first.toolCalls, finishReason: first.finishReason, usage, costUsd: result.costUsd }, result.model.id);
+      await save(
+        {
+          content: answerContent(first.text, first.toolCalls),
+          toolCalls: first.toolCalls,
+          finishReason: first.finishReason,
+          usage,
+          costUsd: result.costUsd,
+        },
+        result.model.id,
+      );
       return {
         status: 200,
         contentType: 'application/json',
@@ -249,8 +354,21 @@ export const completionHandlers = {
     // first one lists the models tried before it.
     let answeredBy = model.id;
     let modelsTried: Chunk['models_tried'];
-    const chunk = (choices: Chunk['choices'], usage: Chunk['usage'] = null, cost: number | null = null): ServerSentEvent<Chunk> => {
-      const data: Chunk = { id, object: 'chat.completion.chunk', created, model: answeredBy, choices, usage, thread_id: threadId, cost_usd: cost };
+    const chunk = (
+      choices: Chunk['choices'],
+      usage: Chunk['usage'] = null,
+      cost: number | null = null,
+    ): ServerSentEvent<Chunk> => {
+      const data: Chunk = {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: answeredBy,
+        choices,
+        usage,
+        thread_id: threadId,
+        cost_usd: cost,
+      };
       if (modelsTried) data.models_tried = modelsTried;
       modelsTried = undefined;
       return { data };
@@ -264,22 +382,50 @@ export const completionHandlers = {
         const firstCalls: EngineToolCall[] = [];
         let firstFinish: Exchange['answer']['finishReason'] = 'stop';
         // The first chunk of a choice names the role, as OpenAI's does.
-        const role = (choice: number) => (started.has(choice) ? {} : (started.add(choice), { role: 'assistant' as const }));
+        const role = (choice: number) =>
+          started.has(choice) ? {} : (started.add(choice), { role: 'assistant' as const });
         for await (const event of events) {
           if (event.type === 'model') {
             answeredBy = event.model.id;
             modelsTried = event.tried;
           } else if (event.type === 'text') {
             if (event.choice === 0) firstText += event.text;
-            yield chunk([{ index: event.choice, delta: { ...role(event.choice), content: event.text }, finish_reason: null, logprobs: null }]);
+            yield chunk([
+              {
+                index: event.choice,
+                delta: { ...role(event.choice), content: event.text },
+                finish_reason: null,
+                logprobs: null,
+              },
+            ]);
           } else if (event.type === 'tool-call-start') {
             // As OpenAI streams a call: its first fragment names it, with empty arguments; the others add arguments.
-            const call = { index: event.index, id: event.id, type: 'function' as const, function: { name: event.name, arguments: '' } };
-            yield chunk([{ index: event.choice, delta: { ...role(event.choice), tool_calls: [call] }, finish_reason: null, logprobs: null }]);
+            const call = {
+              index: event.index,
+              id: event.id,
+              type: 'function' as const,
+              function: { name: event.name, arguments: '' },
+            };
+            yield chunk([
+              {
+                index: event.choice,
+                delta: { ...role(event.choice), tool_calls: [call] },
+                finish_reason: null,
+                logprobs: null,
+              },
+            ]);
           } else if (event.type === 'tool-call-delta') {
-            yield chunk([{ index: event.choice, delta: { tool_calls: [{ index: event.index, function: { arguments: event.argumentsDelta } }] }, finish_reason: null, logprobs: null }]);
+            yield chunk([
+              {
+                index: event.choice,
+                delta: { tool_calls: [{ index: event.index, function: { arguments: event.argumentsDelta } }] },
+                finish_reason: null,
+                logprobs: null,
+              },
+            ]);
           } else if (event.type === 'tool-call') {
-            if (event.choice === 0) firstCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
+            if (event.choice === 0)
+              firstCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
           } else if (event.type === 'finish') {
             if (event.choice === 0) firstFinish = event.finishReason;
             const delta = started.has(event.choice) ? {} : { role: 'assistant' as const, content: '' };
@@ -287,7 +433,16 @@ export const completionHandlers = {
             yield chunk([{ index: event.choice, delta, finish_reason: event.finishReason, logprobs: null }]);
           } else {
             const usage = usageBody(event.usage);
-            await save({ content: answerContent(firstText, firstCalls), toolCalls: firstCalls, finishReason: firstFinish, usage, costUsd: event.costUsd }, answeredBy);
+            await save(
+              {
+                content: answerContent(firstText, firstCalls),
+                toolCalls: firstCalls,
+                finishReason: firstFinish,
+                usage,
+                costUsd: event.costUsd,
+              },
+              answeredBy,
+            );
             if (includeUsage) yield chunk([], usage, event.costUsd);
           }
         }

@@ -5,7 +5,7 @@ import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { MAX_TOKENS_PER_CALL, countTokens } from '../engine/index.ts';
+import { countTokens, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
 
 type Embedding = components['schemas']['Embedding'];
 
@@ -27,7 +27,10 @@ export const embeddingHandlers = {
     // The model first: a chat model is refused before its inputs are counted.
     engine.model(body.model, 'embeddings');
     const total = inputs.reduce((sum, input) => sum + countTokens(input), 0);
-    if (total > MAX_TOKENS_PER_CALL) throw validationFailed([{ pointer: '/input', detail: `is ${total} tokens in all; at most ${MAX_TOKENS_PER_CALL} tokens a request` }]);
+    if (total > MAX_TOKENS_PER_CALL)
+      throw validationFailed([
+        { pointer: '/input', detail: `is ${total} tokens in all; at most ${MAX_TOKENS_PER_CALL} tokens a request` },
+      ]);
 
     const embedded = await engine.embed({
       workspaceId: context.caller.workspace.id,

@@ -25,8 +25,14 @@ function openAiParam(problem: Problem): string | null {
 }
 
 export function openAiError(problem: Problem): components['schemas']['ChatCompletionError'] {
-  return { message: problem.message.slice(0, 2000), type: openAiErrorType(problem.status), param: openAiParam(problem), code: problem.code };
+  return {
+    message: problem.message.slice(0, 2000),
+    type: openAiErrorType(problem.status),
+    param: openAiParam(problem),
+    code: problem.code,
+  };
 }
 
 /** The problem document with OpenAI's `error` object beside it. */
-export const withOpenAiError: ProblemShaper = (problem, body) => ({ ...body, error: openAiError(problem) }) as typeof body;
+export const withOpenAiError: ProblemShaper = (problem, body) =>
+  ({ ...body, error: openAiError(problem) }) as typeof body;

@@ -17,11 +17,24 @@ import { newId } from '../../platform/ids.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
+import {
+  type CatalogueEntry,
+  type EngineContentPart,
+  type EngineMessage,
+  type EngineTool,
+  type EngineToolCall,
+  type EngineToolChoice,
+  type FinishReason,
+  type GenerationRequest,
+  IMAGE_LIMITS,
+  type ModelTried,
+  readImage,
+  type TokenUsage,
+} from '../engine/index.ts';
+import { projectFallbacks } from '../projects/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
-import { type EngineContentPart, type EngineMessage, type EngineTool, type EngineToolCall, type EngineToolChoice, type FinishReason, type GenerationRequest, type ModelTried, type TokenUsage, IMAGE_LIMITS, readImage, type CatalogueEntry } from '../engine/index.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
 import { imagePlaceholder, replayedMessage, THREAD_LIMIT, threadFull, threadsOf, wireToolCalls } from './threads.ts';
-import { projectFallbacks } from '../projects/index.ts';
 
 type Schemas = components['schemas'];
 type Request = Schemas['ResponseCreateRequest'];
@@ -48,10 +61,16 @@ interface InputMessage {
 }
 
 /** An output item of the model: its thread message's id and what it holds. */
-type OutputItem = { kind: 'message'; messageId: string; text: string } | { kind: 'call'; messageId: string; call: EngineToolCall };
+type OutputItem =
+  | { kind: 'message'; messageId: string; text: string }
+  | { kind: 'call'; messageId: string; call: EngineToolCall };
 
 function responseNotFound(id: string, pointer?: string): Problem {
-  return new Problem('not_found', `No response ${id} in this workspace.`, pointer ? { errors: [{ pointer, detail: 'is not a stored response of this workspace' }] } : {});
+  return new Problem(
+    'not_found',
+    `No response ${id} in this workspace.`,
+    pointer ? { errors: [{ pointer, detail: 'is not a stored response of this workspace' }] } : {},
+  );
 }
 
 /** The stored responses of one workspace: every response query starts here. */
@@ -86,7 +105,11 @@ function messageIdOf(itemId: string): string | null {
 
 function toolCallsOf(row: MessageRow): EngineToolCall[] | null {
   if (row.tool_calls === null) return null;
-  return (JSON.parse(row.tool_calls) as Schemas['ChatCompletionMessageToolCall'][]).map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
+  return (JSON.parse(row.tool_calls) as Schemas['ChatCompletionMessageToolCall'][]).map((call) => ({
+    id: call.id,
+    name: call.function.name,
+    arguments: call.function.arguments,
+  }));
 }
 
 function textOfParts(parts: Exclude<Schemas['ResponseInputMessage']['content'], string>): string {
@@ -94,7 +117,10 @@ function textOfParts(parts: Exclude<Schemas['ResponseInputMessage']['content'], 
 }
 
 /** The request's image parts, where they are: only in user messages, for a model that reads images, at most IMAGE_LIMITS.perRequest. */
-function imageParts(input: Request['input'], model: CatalogueEntry): { pointer: string; url: string; detail: 'auto' | 'low' | 'high' | undefined }[] {
+function imageParts(
+  input: Request['input'],
+  model: CatalogueEntry,
+): { pointer: string; url: string; detail: 'auto' | 'low' | 'high' | undefined }[] {
   if (typeof input === 'string') return [];
   const found = [];
   for (const [i, item] of input.entries()) {
@@ -102,9 +128,21 @@ function imageParts(input: Request['input'], model: CatalogueEntry): { pointer: 
     for (const [j, part] of item.content.entries()) {
       if (part.type !== 'input_image') continue;
       const pointer = `/input/${i}/content/${j}`;
-      if (item.role !== 'user') throw validationFailed([{ pointer, detail: `is an image in a ${item.role} message; images go in user messages` }]);
-      if (!model.capabilities.includes('vision')) throw validationFailed([{ pointer, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` }]);
-      if (found.length === IMAGE_LIMITS.perRequest) throw validationFailed([{ pointer, detail: `is image number ${found.length + 1}; a request holds at most ${IMAGE_LIMITS.perRequest}` }]);
+      if (item.role !== 'user')
+        throw validationFailed([
+          { pointer, detail: `is an image in a ${item.role} message; images go in user messages` },
+        ]);
+      if (!model.capabilities.includes('vision'))
+        throw validationFailed([
+          { pointer, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` },
+        ]);
+      if (found.length === IMAGE_LIMITS.perRequest)
+        throw validationFailed([
+          {
+            pointer,
+            detail: `is image number ${found.length + 1}; a request holds at most ${IMAGE_LIMITS.perRequest}`,
+          },
+        ]);
       found.push({ pointer, url: part.image_url, detail: part.detail ?? undefined });
     }
   }
@@ -112,30 +150,64 @@ function imageParts(input: Request['input'], model: CatalogueEntry): { pointer: 
 }
 
 /** One input item as a thread message and an engine message, its images read (`images`, by pointer). */
-function inputMessage(item: Exclude<InputItem, Schemas['ResponseItemReference']>, pointer: string, images: Map<string, EngineContentPart>): InputMessage {
+function inputMessage(
+  item: Exclude<InputItem, Schemas['ResponseItemReference']>,
+  pointer: string,
+  images: Map<string, EngineContentPart>,
+): InputMessage {
   const base = { toolCalls: null, toolCallId: null, pointer };
   if (item.type === 'function_call') {
     const call = { id: item.call_id, name: item.name, arguments: item.arguments };
-    return { ...base, role: 'assistant', content: null, toolCalls: [call], engine: { role: 'assistant', content: '', toolCalls: [call] } };
+    return {
+      ...base,
+      role: 'assistant',
+      content: null,
+      toolCalls: [call],
+      engine: { role: 'assistant', content: '', toolCalls: [call] },
+    };
   }
   if (item.type === 'function_call_output') {
-    return { ...base, role: 'tool', content: item.output, toolCallId: item.call_id, engine: { role: 'tool', toolCallId: item.call_id, content: item.output } };
+    return {
+      ...base,
+      role: 'tool',
+      content: item.output,
+      toolCallId: item.call_id,
+      engine: { role: 'tool', toolCallId: item.call_id, content: item.output },
+    };
   }
   const message = item as Schemas['ResponseInputMessage'];
   if (typeof message.content === 'string') {
     const { content } = message;
-    return { ...base, role: message.role, content, engine: message.role === 'user' || message.role === 'assistant' ? { role: message.role, content } : { role: 'system', content } };
+    return {
+      ...base,
+      role: message.role,
+      content,
+      engine:
+        message.role === 'user' || message.role === 'assistant'
+          ? { role: message.role, content }
+          : { role: 'system', content },
+    };
   }
   const parts = message.content;
   if (message.role !== 'user') {
     const content = textOfParts(parts);
-    return { ...base, role: message.role, content, engine: message.role === 'assistant' ? { role: 'assistant', content } : { role: 'system', content } };
+    return {
+      ...base,
+      role: message.role,
+      content,
+      engine: message.role === 'assistant' ? { role: 'assistant', content } : { role: 'system', content },
+    };
   }
   return {
     ...base,
     role: 'user',
     content: parts.map((part) => (part.type === 'input_image' ? imagePlaceholder(part.image_url) : part.text)).join(''),
-    engine: { role: 'user', content: parts.map((part, j) => (part.type === 'input_image' ? images.get(`${pointer}/content/${j}`)! : { type: 'text', text: part.text })) },
+    engine: {
+      role: 'user',
+      content: parts.map((part, j) =>
+        part.type === 'input_image' ? images.get(`${pointer}/content/${j}`)! : { type: 'text', text: part.text },
+      ),
+    },
   };
 }
 
@@ -143,7 +215,14 @@ function inputMessage(item: Exclude<InputItem, Schemas['ResponseItemReference']>
 function referencedMessage(row: MessageRow): InputMessage | null {
   const engine = replayedMessage(row);
   if (!engine) return null;
-  return { role: row.role, content: row.content, toolCalls: toolCallsOf(row), toolCallId: row.tool_call_id, engine, pointer: null };
+  return {
+    role: row.role,
+    content: row.content,
+    toolCalls: toolCallsOf(row),
+    toolCallId: row.tool_call_id,
+    engine,
+    pointer: null,
+  };
 }
 
 /** Consecutive assistant messages are one model turn (its text and its calls, saved one item a message): merged. */
@@ -166,11 +245,15 @@ function mergeTurns(messages: EngineMessage[]): EngineMessage[] {
 function checkTools(body: Request): void {
   const names = new Set<string>();
   (body.tools ?? []).forEach((tool, i) => {
-    if (names.has(tool.name)) throw validationFailed([{ pointer: `/tools/${i}/name`, detail: `${tool.name} names another tool too; tool names must be unique` }]);
+    if (names.has(tool.name))
+      throw validationFailed([
+        { pointer: `/tools/${i}/name`, detail: `${tool.name} names another tool too; tool names must be unique` },
+      ]);
     names.add(tool.name);
   });
   const choice = body.tool_choice;
-  if (choice === 'required' && names.size === 0) throw validationFailed([{ pointer: '/tool_choice', detail: 'required needs tools' }]);
+  if (choice === 'required' && names.size === 0)
+    throw validationFailed([{ pointer: '/tool_choice', detail: 'required needs tools' }]);
   if (typeof choice === 'object' && choice !== null && !names.has(choice.name)) {
     throw validationFailed([{ pointer: '/tool_choice/name', detail: `${choice.name} is not one of the tools` }]);
   }
@@ -194,37 +277,70 @@ function toolChoiceOf(choice: Request['tool_choice']): EngineToolChoice | undefi
 /** A function_call_output must answer a call made earlier in the conversation (replayed, referenced or in the input). */
 function checkToolOutputs(history: EngineMessage[], messages: InputMessage[]): void {
   const known = new Set<string>();
-  for (const message of history) if (message.role === 'assistant') for (const call of message.toolCalls ?? []) known.add(call.id);
+  for (const message of history)
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) known.add(call.id);
   for (const message of messages) {
     for (const call of message.toolCalls ?? []) known.add(call.id);
     if (message.role === 'tool' && !known.has(message.toolCallId ?? '')) {
-      throw validationFailed([{ pointer: message.pointer ? `${message.pointer}/call_id` : '/input', detail: `${message.toolCallId} is not the call_id of a function_call earlier in the conversation` }]);
+      throw validationFailed([
+        {
+          pointer: message.pointer ? `${message.pointer}/call_id` : '/input',
+          detail: `${message.toolCallId} is not the call_id of a function_call earlier in the conversation`,
+        },
+      ]);
     }
   }
 }
 
-function textFormat(body: Request, capabilities: readonly string[], model: string): GenerationRequest['responseFormat'] {
+function textFormat(
+  body: Request,
+  capabilities: readonly string[],
+  model: string,
+): GenerationRequest['responseFormat'] {
   const format = body.text?.format;
   if (!format || format.type === 'text') return undefined;
   const needed = format.type === 'json_object' ? 'json_mode' : 'json_schema';
   if (!capabilities.includes(needed)) {
-    throw validationFailed([{ pointer: '/text/format', detail: `${format.type} is not supported by ${model} (it lacks the ${needed} capability)` }]);
+    throw validationFailed([
+      {
+        pointer: '/text/format',
+        detail: `${format.type} is not supported by ${model} (it lacks the ${needed} capability)`,
+      },
+    ]);
   }
   if (format.type !== 'json_schema') return { type: 'json' };
-  return { type: 'json', name: format.name, description: format.description ?? undefined, schema: format.schema as JSONSchema7 };
+  return {
+    type: 'json',
+    name: format.name,
+    description: format.description ?? undefined,
+    schema: format.schema as JSONSchema7,
+  };
 }
 
 function outputMessage(id: string, text: string, status: OutputMessage['status']): OutputMessage {
   return { id, type: 'message', role: 'assistant', status, content: [{ type: 'output_text', text, annotations: [] }] };
 }
 
-function functionCallItem(messageId: string, call: EngineToolCall, status: 'in_progress' | 'completed'): FunctionCallItem {
-  return { id: itemIdOf({ id: messageId, role: 'assistant', toolCalls: [call] }), type: 'function_call', call_id: call.id, name: call.name, arguments: call.arguments, status };
+function functionCallItem(
+  messageId: string,
+  call: EngineToolCall,
+  status: 'in_progress' | 'completed',
+): FunctionCallItem {
+  return {
+    id: itemIdOf({ id: messageId, role: 'assistant', toolCalls: [call] }),
+    type: 'function_call',
+    call_id: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    status,
+  };
 }
 
 /** The wire item of an output item; a message's status follows the response's (cut text is incomplete), a call is whole. */
 function wireItem(item: OutputItem, status: 'completed' | 'incomplete'): Schemas['ResponseOutputItem'] {
-  return item.kind === 'message' ? outputMessage(item.messageId, item.text, status) : functionCallItem(item.messageId, item.call, 'completed');
+  return item.kind === 'message'
+    ? outputMessage(item.messageId, item.text, status)
+    : functionCallItem(item.messageId, item.call, 'completed');
 }
 
 /** The output items of a generated answer: its text (when it wrote some, or called nothing), then its calls. */
@@ -235,7 +351,10 @@ function outputItemsOf(text: string, calls: EngineToolCall[], now: Date): Output
   ];
 }
 
-function statusOf(finishReason: FinishReason): { status: 'completed' | 'incomplete'; incomplete: ResponseObject['incomplete_details'] } {
+function statusOf(finishReason: FinishReason): {
+  status: 'completed' | 'incomplete';
+  incomplete: ResponseObject['incomplete_details'];
+} {
   if (finishReason === 'length') return { status: 'incomplete', incomplete: { reason: 'max_output_tokens' } };
   if (finishReason === 'content_filter') return { status: 'incomplete', incomplete: { reason: 'content_filter' } };
   return { status: 'completed', incomplete: null };
@@ -257,7 +376,8 @@ interface Outcome {
   costUsd: number;
 }
 
-const savedCalls = (calls: EngineToolCall[] | null) => (calls && calls.length > 0 ? JSON.stringify(wireToolCalls(calls)) : null);
+const savedCalls = (calls: EngineToolCall[] | null) =>
+  calls && calls.length > 0 ? JSON.stringify(wireToolCalls(calls)) : null;
 
 /**
  * Saves a response in one transaction: the thread (created, forked or locked and checked to be unchanged), its input
@@ -278,7 +398,15 @@ async function saveResponse(
     let count = 0;
     const copies: MessageRow[] = [];
     if (placement.create) {
-      const source = placement.fork ? await trx.selectFrom('chat_messages').selectAll().where('thread_id', '=', placement.fork.fromThreadId).where('position', '<=', placement.fork.through).orderBy('position').execute() : [];
+      const source = placement.fork
+        ? await trx
+            .selectFrom('chat_messages')
+            .selectAll()
+            .where('thread_id', '=', placement.fork.fromThreadId)
+            .where('position', '<=', placement.fork.through)
+            .orderBy('position')
+            .execute()
+        : [];
       const firstUser = [...source, ...messages].find((m) => m.role === 'user');
       await trx
         .insertInto('chat_threads')
@@ -294,20 +422,37 @@ async function saveResponse(
           updated_at: iso(now),
         })
         .execute();
-      for (const message of source) copies.push({ ...message, id: newId('msg', now), thread_id: placement.threadId, created_at: iso(now) });
+      for (const message of source)
+        copies.push({ ...message, id: newId('msg', now), thread_id: placement.threadId, created_at: iso(now) });
       count = copies.length;
     } else {
-      const thread = await forUpdate(threadsOf(trx, workspaceId).where('id', '=', placement.threadId), trx).executeTakeFirst();
+      const thread = await forUpdate(
+        threadsOf(trx, workspaceId).where('id', '=', placement.threadId),
+        trx,
+      ).executeTakeFirst();
       if (!thread) throw responseNotFound(row.previous_response_id ?? placement.threadId, '/previous_response_id');
       count = Number(thread.message_count);
       // Another request continued the same response meanwhile: this one would no longer follow it.
       if (count !== expectedCount) {
-        throw new Problem('conflict', `Response ${row.previous_response_id} was continued by another request at the same time; send this request again to continue from it (it will start a new thread).`);
+        throw new Problem(
+          'conflict',
+          `Response ${row.previous_response_id} was continued by another request at the same time; send this request again to continue from it (it will start a new thread).`,
+        );
       }
     }
     const total = count + messages.length + output.items.length;
     if (total > THREAD_LIMIT) throw threadFull(placement.threadId, count);
-    const inputs = messages.map((m) => ({ id: newId('msg', now), role: m.role, content: m.content, tool_calls: savedCalls(m.toolCalls), tool_call_id: m.toolCallId, model: null, usage: null, cost_usd: null, finish_reason: null }));
+    const inputs = messages.map((m) => ({
+      id: newId('msg', now),
+      role: m.role,
+      content: m.content,
+      tool_calls: savedCalls(m.toolCalls),
+      tool_call_id: m.toolCallId,
+      model: null,
+      usage: null,
+      cost_usd: null,
+      finish_reason: null,
+    }));
     // Each output item is one assistant message of the model; the turn's usage, cost and finish reason are on its last.
     const outputs = output.items.map((item, i) => {
       const last = i === output.items.length - 1;
@@ -349,7 +494,13 @@ async function saveResponse(
       .execute();
     await trx
       .insertInto('chat_responses')
-      .values({ ...row, thread_id: placement.threadId, input_position: count, output_position: count + messages.length, last_position: total - 1 })
+      .values({
+        ...row,
+        thread_id: placement.threadId,
+        input_position: count,
+        output_position: count + messages.length,
+        last_position: total - 1,
+      })
       .execute();
     for (const message of rows) {
       await recordEvent(
@@ -363,7 +514,9 @@ async function saveResponse(
           content: message.content,
           model: meta.model,
           voice_id: meta.voiceId,
-          tool_calls: message.tool_calls ? (JSON.parse(message.tool_calls) as Schemas['ChatCompletionMessageToolCall'][]) : null,
+          tool_calls: message.tool_calls
+            ? (JSON.parse(message.tool_calls) as Schemas['ChatCompletionMessageToolCall'][])
+            : null,
           tool_call_id: message.tool_call_id,
         },
         now,
@@ -388,7 +541,10 @@ async function storedResponse(db: Kysely<Database>, row: Selectable<ChatResponse
     ...body,
     output: outputs.map((m) => {
       const call = toolCallsOf(m)?.[0];
-      return wireItem(call ? { kind: 'call', messageId: m.id, call } : { kind: 'message', messageId: m.id, text: m.content ?? '' }, status);
+      return wireItem(
+        call ? { kind: 'call', messageId: m.id, call } : { kind: 'message', messageId: m.id, text: m.content ?? '' },
+        status,
+      );
     }),
   };
 }
@@ -398,10 +554,19 @@ function listedItem(message: MessageRow): ListedItem {
   const call = toolCallsOf(message)?.[0];
   if (call) return functionCallItem(message.id, call, 'completed') as ListedItem;
   if (message.role === 'tool') {
-    return { id: itemIdOf({ id: message.id, role: 'tool', toolCalls: null }), type: 'function_call_output', call_id: message.tool_call_id ?? '', output: message.content ?? '', status: 'completed' };
+    return {
+      id: itemIdOf({ id: message.id, role: 'tool', toolCalls: null }),
+      type: 'function_call_output',
+      call_id: message.tool_call_id ?? '',
+      output: message.content ?? '',
+      status: 'completed',
+    };
   }
   const text = message.content ?? '';
-  const content = message.role === 'assistant' ? [{ type: 'output_text' as const, text, annotations: [] }] : [{ type: 'input_text' as const, text }];
+  const content =
+    message.role === 'assistant'
+      ? [{ type: 'output_text' as const, text, annotations: [] }]
+      : [{ type: 'input_text' as const, text }];
   return { id: message.id, type: 'message', role: message.role, status: 'completed', content };
 }
 
@@ -417,16 +582,22 @@ export const responseHandlers = {
     checkTools(body);
     const found = imageParts(body.input, model);
     const allowPrivateNetworks = context.platform.config.webhooksAllowLoopback;
-    const read = await Promise.all(found.map(({ pointer, url, detail }) => readImage(url, { pointer, detail, allowPrivateNetworks })));
+    const read = await Promise.all(
+      found.map(({ pointer, url, detail }) => readImage(url, { pointer, detail, allowPrivateNetworks })),
+    );
     const images = new Map<string, EngineContentPart>(found.map(({ pointer }, n) => [pointer, read[n]!]));
     const messages: InputMessage[] = [];
     /** The item_references of the input, each with the position of the messages it goes before. */
     const references: { id: string; index: number }[] = [];
-    if (typeof body.input === 'string') messages.push(inputMessage({ role: 'user', content: body.input }, '/input', images));
+    if (typeof body.input === 'string')
+      messages.push(inputMessage({ role: 'user', content: body.input }, '/input', images));
     else {
       body.input.forEach((item, i) => {
         if (item.type === 'item_reference') references.push({ id: item.id, index: messages.length });
-        else messages.push(inputMessage(item as Exclude<InputItem, Schemas['ResponseItemReference']>, `/input/${i}`, images));
+        else
+          messages.push(
+            inputMessage(item as Exclude<InputItem, Schemas['ResponseItemReference']>, `/input/${i}`, images),
+          );
       });
     }
 
@@ -440,7 +611,13 @@ export const responseHandlers = {
       const previous = await responsesOf(db, workspaceId).where('id', '=', previousId).executeTakeFirst();
       if (!previous) throw responseNotFound(previousId, '/previous_response_id');
       const thread = await threadsOf(db, workspaceId).where('id', '=', previous.thread_id).executeTakeFirstOrThrow();
-      const rows = await db.selectFrom('chat_messages').selectAll().where('thread_id', '=', previous.thread_id).where('position', '<=', previous.last_position).orderBy('position').execute();
+      const rows = await db
+        .selectFrom('chat_messages')
+        .selectAll()
+        .where('thread_id', '=', previous.thread_id)
+        .where('position', '<=', previous.last_position)
+        .orderBy('position')
+        .execute();
       for (const row of rows) {
         // A thread's rows, tool calls and results of chat completions included.
         const message = replayedMessage(row);
@@ -450,9 +627,16 @@ export const responseHandlers = {
       const atEnd = Number(thread.message_count) === previous.last_position + 1;
       expectedCount = Number(thread.message_count);
       if (store) {
-        placement = atEnd ? { threadId: thread.id, fork: null, create: false } : { threadId: newId('thr', context.now), fork: { fromThreadId: thread.id, through: previous.last_position }, create: true };
+        placement = atEnd
+          ? { threadId: thread.id, fork: null, create: false }
+          : {
+              threadId: newId('thr', context.now),
+              fork: { fromThreadId: thread.id, through: previous.last_position },
+              create: true,
+            };
       }
-      if (previous.last_position + 1 + messages.length + 1 > THREAD_LIMIT) throw threadFull(thread.id, previous.last_position + 1);
+      if (previous.last_position + 1 + messages.length + 1 > THREAD_LIMIT)
+        throw threadFull(thread.id, previous.last_position + 1);
     } else if (store) {
       placement = { threadId: newId('thr', context.now), fork: null, create: true };
     }
@@ -461,8 +645,18 @@ export const responseHandlers = {
     let inserted = 0;
     for (const reference of references) {
       const messageId = messageIdOf(reference.id);
-      const row = messageId ? await db.selectFrom('chat_messages').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', messageId).executeTakeFirst() : undefined;
-      if (!row) throw new Problem('not_found', `No item ${reference.id} in this workspace.`, { errors: [{ pointer: '/input', detail: `item_reference ${reference.id} is not an item of a stored response` }] });
+      const row = messageId
+        ? await db
+            .selectFrom('chat_messages')
+            .selectAll()
+            .where('workspace_id', '=', workspaceId)
+            .where('id', '=', messageId)
+            .executeTakeFirst()
+        : undefined;
+      if (!row)
+        throw new Problem('not_found', `No item ${reference.id} in this workspace.`, {
+          errors: [{ pointer: '/input', detail: `item_reference ${reference.id} is not an item of a stored response` }],
+        });
       if (replayed && row.thread_id === replayed.threadId && row.position <= replayed.through) continue;
       const message = referencedMessage(row);
       if (message) messages.splice(reference.index + inserted++, 0, message);
@@ -484,7 +678,11 @@ export const responseHandlers = {
       model: model.id,
       ...(fallbackModels ? { fallbackModels, fallbackModelsDefault: !body.models } : {}),
       projectId,
-      messages: mergeTurns([...(instructions ? [{ role: 'system' as const, content: instructions }] : []), ...history, ...messages.map((m) => m.engine)]),
+      messages: mergeTurns([
+        ...(instructions ? [{ role: 'system' as const, content: instructions }] : []),
+        ...history,
+        ...messages.map((m) => m.engine),
+      ]),
       voiceId,
       maxOutputTokens: body.max_output_tokens ?? null,
       temperature: body.temperature,
@@ -553,7 +751,15 @@ export const responseHandlers = {
           expectedCount,
           messages,
           { items: outcome.items, usage, costUsd: outcome.costUsd, finishReason: outcome.finishReason },
-          { id, workspace_id: workspaceId, previous_response_id: previousId, model: done.model, status, body: JSON.stringify(stored), created_at: iso(context.now) },
+          {
+            id,
+            workspace_id: workspaceId,
+            previous_response_id: previousId,
+            model: done.model,
+            status,
+            body: JSON.stringify(stored),
+            created_at: iso(context.now),
+          },
           { model: done.model, voiceId, metadata },
           context.now,
         );
@@ -570,7 +776,12 @@ export const responseHandlers = {
       const result = await engine.generate(generation, { whole: true });
       if (result.modelsTried) answeredBy(result.model.id, result.modelsTried);
       const first = result.choices[0]!;
-      const done = await finish({ items: outputItemsOf(first.text, first.toolCalls, context.now), finishReason: first.finishReason, usage: result.usage, costUsd: result.costUsd });
+      const done = await finish({
+        items: outputItemsOf(first.text, first.toolCalls, context.now),
+        finishReason: first.finishReason,
+        usage: result.usage,
+        costUsd: result.costUsd,
+      });
       return { status: 200, contentType: 'application/json', body: done };
     }
 
@@ -580,7 +791,10 @@ export const responseHandlers = {
       contentType: 'text/event-stream',
       events: (async function* (): AsyncGenerator<ServerSentEvent<StreamEvent>> {
         let sequence = 0;
-        const send = (event: DistributiveOmit<StreamEvent, 'sequence_number'>): ServerSentEvent<StreamEvent> => ({ event: event.type, data: { ...event, sequence_number: sequence++ } as StreamEvent });
+        const send = (event: DistributiveOmit<StreamEvent, 'sequence_number'>): ServerSentEvent<StreamEvent> => ({
+          event: event.type,
+          data: { ...event, sequence_number: sequence++ } as StreamEvent,
+        });
         // The first engine event is awaited before anything is sent, so that a refusal before the first token (a
         // provider's rate limit) is still an ordinary problem response with its status.
         const iterator = events[Symbol.asyncIterator]();
@@ -602,8 +816,18 @@ export const responseHandlers = {
             const item = { kind: 'message' as const, messageId: newId('msg', context.now), text: '' };
             const opened = { index: items.push(item) - 1, item };
             writing = opened;
-            yield send({ type: 'response.output_item.added', output_index: opened.index, item: { ...outputMessage(item.messageId, '', 'in_progress'), content: [] } });
-            yield send({ type: 'response.content_part.added', item_id: item.messageId, output_index: opened.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+            yield send({
+              type: 'response.output_item.added',
+              output_index: opened.index,
+              item: { ...outputMessage(item.messageId, '', 'in_progress'), content: [] },
+            });
+            yield send({
+              type: 'response.content_part.added',
+              item_id: item.messageId,
+              output_index: opened.index,
+              content_index: 0,
+              part: { type: 'output_text', text: '', annotations: [] },
+            });
             return opened;
           };
           const closeMessage = function* (status: 'completed' | 'incomplete') {
@@ -626,24 +850,49 @@ export const responseHandlers = {
               if (event.type === 'text') {
                 const current = writing ?? (yield* openMessage());
                 current.item.text += event.text;
-                yield send({ type: 'response.output_text.delta', item_id: current.item.messageId, output_index: current.index, content_index: 0, delta: event.text, logprobs: [] });
+                yield send({
+                  type: 'response.output_text.delta',
+                  item_id: current.item.messageId,
+                  output_index: current.index,
+                  content_index: 0,
+                  delta: event.text,
+                  logprobs: [],
+                });
               } else if (event.type === 'tool-call-start') {
                 yield* closeMessage('completed');
-                const item = { kind: 'call' as const, messageId: newId('msg', context.now), call: { id: event.id, name: event.name, arguments: '' } };
+                const item = {
+                  kind: 'call' as const,
+                  messageId: newId('msg', context.now),
+                  call: { id: event.id, name: event.name, arguments: '' },
+                };
                 const index = items.push(item) - 1;
                 calls.set(event.index, index);
-                yield send({ type: 'response.output_item.added', output_index: index, item: functionCallItem(item.messageId, item.call, 'in_progress') });
+                yield send({
+                  type: 'response.output_item.added',
+                  output_index: index,
+                  item: functionCallItem(item.messageId, item.call, 'in_progress'),
+                });
               } else if (event.type === 'tool-call-delta') {
                 const index = calls.get(event.index)!;
                 const item = items[index] as Extract<OutputItem, { kind: 'call' }>;
                 item.call.arguments += event.argumentsDelta;
-                yield send({ type: 'response.function_call_arguments.delta', item_id: functionCallItem(item.messageId, item.call, 'in_progress').id!, output_index: index, delta: event.argumentsDelta });
+                yield send({
+                  type: 'response.function_call_arguments.delta',
+                  item_id: functionCallItem(item.messageId, item.call, 'in_progress').id!,
+                  output_index: index,
+                  delta: event.argumentsDelta,
+                });
               } else if (event.type === 'tool-call') {
                 const index = calls.get(event.index)!;
                 const item = items[index] as Extract<OutputItem, { kind: 'call' }>;
                 item.call = { id: event.id, name: event.name, arguments: event.arguments };
                 const done = functionCallItem(item.messageId, item.call, 'completed');
-                yield send({ type: 'response.function_call_arguments.done', item_id: done.id!, output_index: index, arguments: event.arguments });
+                yield send({
+                  type: 'response.function_call_arguments.done',
+                  item_id: done.id!,
+                  output_index: index,
+                  arguments: event.arguments,
+                });
                 yield send({ type: 'response.output_item.done', output_index: index, item: done });
               } else if (event.type === 'finish') finishReason = event.finishReason;
               else ({ usage, costUsd } = event);
@@ -654,12 +903,32 @@ export const responseHandlers = {
             if (items.length === 0) yield* openMessage();
             const done = await finish({ items, finishReason, usage, costUsd });
             yield* closeMessage(done.status === 'completed' ? 'completed' : 'incomplete');
-            yield send({ type: done.status === 'completed' ? 'response.completed' : 'response.incomplete', response: done });
+            yield send({
+              type: done.status === 'completed' ? 'response.completed' : 'response.incomplete',
+              response: done,
+            });
           } catch (error) {
             if (context.signal.aborted) return;
-            const problem = error instanceof Problem ? error : new Problem('internal_error', `The response failed. Quote request id ${context.requestId} when contacting support.`);
-            if (!(error instanceof Problem)) context.platform.logger.error({ err: error, request_id: context.requestId }, 'a streamed response failed');
-            yield send({ type: 'response.failed', response: { ...base, status: 'failed', error: { code: problem.code, message: problem.message.slice(0, 2000) } } });
+            const problem =
+              error instanceof Problem
+                ? error
+                : new Problem(
+                    'internal_error',
+                    `The response failed. Quote request id ${context.requestId} when contacting support.`,
+                  );
+            if (!(error instanceof Problem))
+              context.platform.logger.error(
+                { err: error, request_id: context.requestId },
+                'a streamed response failed',
+              );
+            yield send({
+              type: 'response.failed',
+              response: {
+                ...base,
+                status: 'failed',
+                error: { code: problem.code, message: problem.message.slice(0, 2000) },
+              },
+            });
           }
         } finally {
           await iterator.return?.(undefined);
@@ -676,9 +945,17 @@ export const responseHandlers = {
   },
 
   async deleteResponse(request, context) {
-    const deleted = await context.platform.db.deleteFrom('chat_responses').where('workspace_id', '=', context.caller.workspace.id).where('id', '=', request.path.id).executeTakeFirst();
+    const deleted = await context.platform.db
+      .deleteFrom('chat_responses')
+      .where('workspace_id', '=', context.caller.workspace.id)
+      .where('id', '=', request.path.id)
+      .executeTakeFirst();
     if (Number(deleted.numDeletedRows) === 0) throw responseNotFound(request.path.id);
-    return { status: 200, contentType: 'application/json', body: { id: request.path.id, object: 'response', deleted: true } };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: { id: request.path.id, object: 'response', deleted: true },
+    };
   },
 
   async listResponseInputItems(request, context) {
@@ -687,11 +964,19 @@ export const responseHandlers = {
     if (!row) throw responseNotFound(request.path.id);
     const limit = request.query.limit ?? 20;
     const ascending = request.query.order === 'asc';
-    let query = db.selectFrom('chat_messages').selectAll().where('thread_id', '=', row.thread_id).where('position', '>=', row.input_position).where('position', '<', row.output_position);
+    let query = db
+      .selectFrom('chat_messages')
+      .selectAll()
+      .where('thread_id', '=', row.thread_id)
+      .where('position', '>=', row.input_position)
+      .where('position', '<', row.output_position);
     if (request.query.after !== undefined) {
       const afterId = messageIdOf(request.query.after);
       const after = afterId ? await query.where('id', '=', afterId).executeTakeFirst() : undefined;
-      if (!after) throw validationFailed([{ pointer: '/after', detail: `${request.query.after} is not an input item of ${row.id}` }]);
+      if (!after)
+        throw validationFailed([
+          { pointer: '/after', detail: `${request.query.after} is not an input item of ${row.id}` },
+        ]);
       query = query.where('position', ascending ? '>' : '<', after.position);
     }
     const rows = await query
@@ -702,9 +987,18 @@ export const responseHandlers = {
     return {
       status: 200,
       contentType: 'application/json',
-      body: { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: rows.length > limit },
+      body: {
+        object: 'list',
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        has_more: rows.length > limit,
+      },
     };
   },
-} satisfies Pick<Handlers<RequestContext>, 'createResponse' | 'getResponse' | 'deleteResponse' | 'listResponseInputItems'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'createResponse' | 'getResponse' | 'deleteResponse' | 'listResponseInputItems'
+>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -8,12 +8,12 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { recordEvent } from '../webhooks/index.ts';
 import type { EngineMessage, EngineToolCall } from '../engine/index.ts';
+import { recordEvent } from '../webhooks/index.ts';
 import type { ChatMessagesTable, ChatThreadsTable } from './schema.ts';
 
 type Schemas = components['schemas'];
@@ -66,7 +66,11 @@ function toolCallsOf(json: string | null): Schemas['ChatCompletionMessageToolCal
 
 /** The engine's tool calls in OpenAI's wire format (the answer's `tool_calls`, and what a saved message keeps). */
 export function wireToolCalls(calls: EngineToolCall[]): Schemas['ChatCompletionMessageToolCall'][] {
-  return calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  return calls.map((call) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  }));
 }
 
 /** A saved message as the engine takes it again when the thread continues; null for one it cannot (a refusal). */
@@ -75,7 +79,19 @@ export function replayedMessage(row: Selectable<ChatMessagesTable>): EngineMessa
   if (row.role === 'tool') return { role: 'tool', toolCallId: row.tool_call_id ?? '', content: row.content ?? '' };
   if (row.role === 'assistant') {
     if (row.content === null && !calls) return null;
-    return { role: 'assistant', content: row.content ?? '', ...(calls ? { toolCalls: calls.map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })) } : {}) };
+    return {
+      role: 'assistant',
+      content: row.content ?? '',
+      ...(calls
+        ? {
+            toolCalls: calls.map((call) => ({
+              id: call.id,
+              name: call.function.name,
+              arguments: call.function.arguments,
+            })),
+          }
+        : {}),
+    };
   }
   if (row.content === null) return null;
   return { role: row.role === 'user' ? 'user' : 'system', content: row.content };
@@ -109,14 +125,25 @@ export interface Exchange {
   model: string;
   voiceId: string | null;
   messages: SavedMessage[];
-  answer: { content: string | null; toolCalls: EngineToolCall[]; finishReason: NonNullable<ChatMessagesTable['finish_reason']>; usage: Schemas['ChatCompletionUsage']; costUsd: number };
+  answer: {
+    content: string | null;
+    toolCalls: EngineToolCall[];
+    finishReason: NonNullable<ChatMessagesTable['finish_reason']>;
+    usage: Schemas['ChatCompletionUsage'];
+    costUsd: number;
+  };
 }
 
 /**
  * Saves the request's messages and the answer to the thread, in one transaction with their events. The thread's row
  * lock orders concurrent completions of one thread, and its 1,000-message limit is checked again under it.
  */
-export async function saveExchange(db: Kysely<Database>, workspaceId: string, exchange: Exchange, now: Date): Promise<void> {
+export async function saveExchange(
+  db: Kysely<Database>,
+  workspaceId: string,
+  exchange: Exchange,
+  now: Date,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     let count = 0;
     if (exchange.create) {
@@ -136,13 +163,17 @@ export async function saveExchange(db: Kysely<Database>, workspaceId: string, ex
         })
         .execute();
     } else {
-      const thread = await forUpdate(threadsOf(trx, workspaceId).where('id', '=', exchange.threadId), trx).executeTakeFirst();
+      const thread = await forUpdate(
+        threadsOf(trx, workspaceId).where('id', '=', exchange.threadId),
+        trx,
+      ).executeTakeFirst();
       if (!thread) throw notFound('chat thread', exchange.threadId);
       count = Number(thread.message_count);
     }
     const total = count + exchange.messages.length + 1;
     if (total > THREAD_LIMIT) throw threadFull(exchange.threadId, count);
-    const savedCalls = (calls: EngineToolCall[] | null) => (calls && calls.length > 0 ? JSON.stringify(wireToolCalls(calls)) : null);
+    const savedCalls = (calls: EngineToolCall[] | null) =>
+      calls && calls.length > 0 ? JSON.stringify(wireToolCalls(calls)) : null;
     const rows = [
       ...exchange.messages.map((message) => ({
         role: message.role,
@@ -168,7 +199,14 @@ export async function saveExchange(db: Kysely<Database>, workspaceId: string, ex
         tool_calls: savedCalls(exchange.answer.toolCalls),
         tool_call_id: null,
       },
-    ].map((message, i) => ({ ...message, id: newId('msg', now), thread_id: exchange.threadId, workspace_id: workspaceId, position: count + i, created_at: iso(now) }));
+    ].map((message, i) => ({
+      ...message,
+      id: newId('msg', now),
+      thread_id: exchange.threadId,
+      workspace_id: workspaceId,
+      position: count + i,
+      created_at: iso(now),
+    }));
     await trx.insertInto('chat_messages').values(rows).execute();
     await trx
       .updateTable('chat_threads')
@@ -197,7 +235,10 @@ export async function saveExchange(db: Kysely<Database>, workspaceId: string, ex
 }
 
 export function threadFull(threadId: string, count: number): Problem {
-  return new Problem('thread_full', `Thread ${threadId} holds ${count} messages; with this request it would exceed ${THREAD_LIMIT}. Start a new thread.`);
+  return new Problem(
+    'thread_full',
+    `Thread ${threadId} holds ${count} messages; with this request it would exceed ${THREAD_LIMIT}. Start a new thread.`,
+  );
 }
 
 export const threadHandlers = {
@@ -216,16 +257,25 @@ export const threadHandlers = {
 
   async getChatThread(request, context) {
     const { db } = context.platform;
-    const thread = await threadsOf(db, context.caller.workspace.id).where('id', '=', request.path.id).executeTakeFirst();
+    const thread = await threadsOf(db, context.caller.workspace.id)
+      .where('id', '=', request.path.id)
+      .executeTakeFirst();
     if (!thread) throw notFound('chat thread', request.path.id);
     const messages = await threadMessages(db, thread.id);
-    return { status: 200, contentType: 'application/json', body: { ...presentThread(thread), messages: messages.map(presentMessage) } };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: { ...presentThread(thread), messages: messages.map(presentMessage) },
+    };
   },
 
   async deleteChatThread(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
       const workspaceId = context.caller.workspace.id;
-      const thread = await forUpdate(threadsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const thread = await forUpdate(
+        threadsOf(trx, workspaceId).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!thread) throw notFound('chat thread', request.path.id);
       await trx.deleteFrom('chat_responses').where('thread_id', '=', thread.id).execute();
       await trx.deleteFrom('chat_messages').where('thread_id', '=', thread.id).execute();
@@ -235,7 +285,13 @@ export const threadHandlers = {
         target: { type: 'chat_thread', id: thread.id, display_name: thread.title || null },
         details: { message_count: Number(thread.message_count) },
       });
-      await recordEvent(trx, workspaceId, 'chat.thread.deleted', { thread_id: thread.id, deleted_at: iso(context.now) }, context.now);
+      await recordEvent(
+        trx,
+        workspaceId,
+        'chat.thread.deleted',
+        { thread_id: thread.id, deleted_at: iso(context.now) },
+        context.now,
+      );
     });
     return { status: 204 };
   },

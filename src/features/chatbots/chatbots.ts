@@ -9,7 +9,7 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { Platform, RequestContext, WorkspaceRow } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -65,7 +65,12 @@ export async function loadChatbot(db: Db, context: RequestContext, id: string): 
 export async function knowledgeBaseIdsOf(db: Db, chatbotIds: string[]): Promise<Map<string, string[]>> {
   const ids = new Map(chatbotIds.map((id) => [id, [] as string[]]));
   if (chatbotIds.length === 0) return ids;
-  const rows = await db.selectFrom('chatbot_knowledge_bases').selectAll().where('chatbot_id', 'in', chatbotIds).orderBy('position').execute();
+  const rows = await db
+    .selectFrom('chatbot_knowledge_bases')
+    .selectAll()
+    .where('chatbot_id', 'in', chatbotIds)
+    .orderBy('position')
+    .execute();
   for (const row of rows) ids.get(row.chatbot_id)!.push(row.knowledge_base_id);
   return ids;
 }
@@ -81,11 +86,23 @@ export function embedSnippet(baseUrl: string, key: string): string {
 }
 
 /** Whether a previous embed key still works at `now`. */
-export function previousKeyActive(row: Pick<ChatbotRow, 'previous_embed_key' | 'previous_key_expires_at'>, now: Date): boolean {
-  return row.previous_embed_key !== null && row.previous_key_expires_at !== null && Date.parse(row.previous_key_expires_at) > now.getTime();
+export function previousKeyActive(
+  row: Pick<ChatbotRow, 'previous_embed_key' | 'previous_key_expires_at'>,
+  now: Date,
+): boolean {
+  return (
+    row.previous_embed_key !== null &&
+    row.previous_key_expires_at !== null &&
+    Date.parse(row.previous_key_expires_at) > now.getTime()
+  );
 }
 
-export function presentChatbot(row: ChatbotRow, knowledgeBaseIds: string[], baseUrl: string, now: Date): Schemas['Chatbot'] {
+export function presentChatbot(
+  row: ChatbotRow,
+  knowledgeBaseIds: string[],
+  baseUrl: string,
+  now: Date,
+): Schemas['Chatbot'] {
   const previous = previousKeyActive(row, now);
   return {
     id: row.id,
@@ -120,33 +137,62 @@ function checkModel(context: RequestContext, id: string): void {
   const model = context.platform.services.engine.catalogue.get(id);
   if (!model?.regions.includes(context.caller.workspace.region)) {
     const where = model ? ` in the ${context.caller.workspace.region} region` : '';
-    throw new Problem('model_not_found', `No model ${id} in the catalogue${where}; GET /v1/models lists them.`, { errors: [{ pointer: '/model', detail: `is not a model of the catalogue${where}` }] });
+    throw new Problem('model_not_found', `No model ${id} in the catalogue${where}; GET /v1/models lists them.`, {
+      errors: [{ pointer: '/model', detail: `is not a model of the catalogue${where}` }],
+    });
   }
-  if (!model.capabilities.includes('chat')) throw validationFailed([{ pointer: '/model', detail: `${id} is an embedding model; a chatbot answers with a chat model` }]);
+  if (!model.capabilities.includes('chat'))
+    throw validationFailed([
+      { pointer: '/model', detail: `${id} is an embedding model; a chatbot answers with a chat model` },
+    ]);
 }
 
 async function checkKnowledgeBases(db: Db, context: RequestContext, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  const found = new Set((await knowledgeBasesOf(db, context.caller.workspace.id).where('id', 'in', ids).execute()).map((row) => row.id));
-  const errors = ids.flatMap((id, index) => (found.has(id) ? [] : [{ pointer: `/knowledge_base_ids/${index}`, detail: 'is not a knowledge base of this workspace' }]));
-  if (errors.length > 0) throw new Problem('not_found', `No knowledge base ${ids.filter((id) => !found.has(id)).join(', ')} in this workspace.`, { errors });
+  const found = new Set(
+    (await knowledgeBasesOf(db, context.caller.workspace.id).where('id', 'in', ids).execute()).map((row) => row.id),
+  );
+  const errors = ids.flatMap((id, index) =>
+    found.has(id)
+      ? []
+      : [{ pointer: `/knowledge_base_ids/${index}`, detail: 'is not a knowledge base of this workspace' }],
+  );
+  if (errors.length > 0)
+    throw new Problem(
+      'not_found',
+      `No knowledge base ${ids.filter((id) => !found.has(id)).join(', ')} in this workspace.`,
+      { errors },
+    );
 }
 
 async function checkProject(db: Db, context: RequestContext, id: string) {
   const project = await projectsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
-  if (!project) throw new Problem('not_found', `No project ${id} in this workspace.`, { errors: [{ pointer: '/project_id', detail: 'is not a project of this workspace' }] });
+  if (!project)
+    throw new Problem('not_found', `No project ${id} in this workspace.`, {
+      errors: [{ pointer: '/project_id', detail: 'is not a project of this workspace' }],
+    });
   return project;
 }
 
 function checkEscalation(escalation: Schemas['ChatbotEscalationSettings']): void {
   if (escalation.mode === 'email' && escalation.email_recipients.length === 0) {
-    throw new Problem('validation_failed', 'Escalation by email needs at least one recipient.', { errors: [{ pointer: '/escalation/email_recipients', detail: 'must not be empty when mode is email' }] });
+    throw new Problem('validation_failed', 'Escalation by email needs at least one recipient.', {
+      errors: [{ pointer: '/escalation/email_recipients', detail: 'must not be empty when mode is email' }],
+    });
   }
 }
 
-async function saveKnowledgeBases(trx: Transaction<Database>, chatbotId: string, ids: readonly string[]): Promise<void> {
+async function saveKnowledgeBases(
+  trx: Transaction<Database>,
+  chatbotId: string,
+  ids: readonly string[],
+): Promise<void> {
   await trx.deleteFrom('chatbot_knowledge_bases').where('chatbot_id', '=', chatbotId).execute();
-  if (ids.length > 0) await trx.insertInto('chatbot_knowledge_bases').values(ids.map((id, position) => ({ chatbot_id: chatbotId, knowledge_base_id: id, position }))).execute();
+  if (ids.length > 0)
+    await trx
+      .insertInto('chatbot_knowledge_bases')
+      .values(ids.map((id, position) => ({ chatbot_id: chatbotId, knowledge_base_id: id, position })))
+      .execute();
 }
 
 export const chatbotHandlers = {
@@ -156,9 +202,18 @@ export const chatbotHandlers = {
     if (request.query.enabled !== undefined) query = query.where('enabled', '=', request.query.enabled ? 1 : 0);
     if (request.query.project_id !== undefined) query = query.where('project_id', '=', request.query.project_id);
     const rows = await paginate(query, { id: 'id' }, page).execute();
-    const bases = await knowledgeBaseIdsOf(context.platform.db, rows.map((row) => row.id));
+    const bases = await knowledgeBaseIdsOf(
+      context.platform.db,
+      rows.map((row) => row.id),
+    );
     const baseUrl = regionBaseUrl(context.platform, context.caller.workspace);
-    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), (row) => presentChatbot(row, bases.get(row.id)!, baseUrl, context.now), context.url);
+    const { body, headers } = toPage(
+      rows,
+      page,
+      (row) => ({ id: row.id }),
+      (row) => presentChatbot(row, bases.get(row.id)!, baseUrl, context.now),
+      context.url,
+    );
     return { status: 200, contentType: 'application/json', body, headers };
   },
 
@@ -176,7 +231,15 @@ export const chatbotHandlers = {
     if (input.voice_id) voiceId = (await readyVoice(db, workspaceId, input.voice_id, '/voice_id')).id;
     else if (input.voice_id === undefined && project?.default_voice_id) {
       voiceId =
-        (await db.selectFrom('voices').select('id').where('workspace_id', '=', workspaceId).where('id', '=', project.default_voice_id).where('status', '=', 'ready').executeTakeFirst())?.id ?? null;
+        (
+          await db
+            .selectFrom('voices')
+            .select('id')
+            .where('workspace_id', '=', workspaceId)
+            .where('id', '=', project.default_voice_id)
+            .where('status', '=', 'ready')
+            .executeTakeFirst()
+        )?.id ?? null;
     }
     const escalation = { ...DEFAULT_ESCALATION, ...input.escalation };
     checkEscalation(escalation);
@@ -205,16 +268,34 @@ export const chatbotHandlers = {
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('chatbots').values(row).execute();
       await saveKnowledgeBases(trx, row.id, knowledgeBaseIds);
-      await recordAudit(trx, byRequest(context), { action: 'chatbot.created', target: { type: 'chatbot', id: row.id, display_name: row.name }, details: { name: row.name, model: row.model } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'chatbot.created',
+        target: { type: 'chatbot', id: row.id, display_name: row.name },
+        details: { name: row.name, model: row.model },
+      });
     });
-    const body = presentChatbot(row, knowledgeBaseIds, regionBaseUrl(context.platform, context.caller.workspace), context.now);
+    const body = presentChatbot(
+      row,
+      knowledgeBaseIds,
+      regionBaseUrl(context.platform, context.caller.workspace),
+      context.now,
+    );
     return { status: 201, contentType: 'application/json', headers: { Location: `/v1/chatbots/${row.id}` }, body };
   },
 
   async getChatbot(request, context) {
     const row = await loadChatbot(context.platform.db, context, request.path.id);
     const bases = await knowledgeBaseIdsOf(context.platform.db, [row.id]);
-    return { status: 200, contentType: 'application/json', body: presentChatbot(row, bases.get(row.id)!, regionBaseUrl(context.platform, context.caller.workspace), context.now) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentChatbot(
+        row,
+        bases.get(row.id)!,
+        regionBaseUrl(context.platform, context.caller.workspace),
+        context.now,
+      ),
+    };
   },
 
   async updateChatbot(request, context) {
@@ -225,9 +306,15 @@ export const chatbotHandlers = {
     if (changes.project_id) await checkProject(db, context, changes.project_id);
     if (changes.voice_id) await readyVoice(db, context.caller.workspace.id, changes.voice_id, '/voice_id');
     const { row, knowledgeBaseIds } = await db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('chatbot', request.path.id);
-      const escalation = { ...(JSON.parse(existing.escalation) as Schemas['ChatbotEscalationSettings']), ...changes.escalation };
+      const escalation = {
+        ...(JSON.parse(existing.escalation) as Schemas['ChatbotEscalationSettings']),
+        ...changes.escalation,
+      };
       checkEscalation(escalation);
       const next: ChatbotRow = {
         ...existing,
@@ -249,15 +336,34 @@ export const chatbotHandlers = {
       const { id, workspace_id, created_at, ...values } = next;
       await trx.updateTable('chatbots').set(values).where('id', '=', id).execute();
       if (changes.knowledge_base_ids) await saveKnowledgeBases(trx, id, changes.knowledge_base_ids);
-      await recordAudit(trx, byRequest(context), { action: 'chatbot.updated', target: { type: 'chatbot', id, display_name: next.name }, details: { changed: Object.keys(changes).join(','), name: next.name } });
-      return { row: next, knowledgeBaseIds: changes.knowledge_base_ids ?? (await knowledgeBaseIdsOf(trx, [id])).get(id)! };
+      await recordAudit(trx, byRequest(context), {
+        action: 'chatbot.updated',
+        target: { type: 'chatbot', id, display_name: next.name },
+        details: { changed: Object.keys(changes).join(','), name: next.name },
+      });
+      return {
+        row: next,
+        knowledgeBaseIds: changes.knowledge_base_ids ?? (await knowledgeBaseIdsOf(trx, [id])).get(id)!,
+      };
     });
-    return { status: 200, contentType: 'application/json', body: presentChatbot(row, knowledgeBaseIds, regionBaseUrl(context.platform, context.caller.workspace), context.now) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentChatbot(
+        row,
+        knowledgeBaseIds,
+        regionBaseUrl(context.platform, context.caller.workspace),
+        context.now,
+      ),
+    };
   },
 
   async deleteChatbot(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const row = await forUpdate(chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const row = await forUpdate(
+        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!row) throw notFound('chatbot', request.path.id);
       // Conversations, their messages and the knowledge-base links go with it (foreign keys, deleted here explicitly
       // so that SQLite without foreign-key enforcement behaves the same).
@@ -266,7 +372,11 @@ export const chatbotHandlers = {
       await trx.deleteFrom('chatbot_conversations').where('chatbot_id', '=', row.id).execute();
       await trx.deleteFrom('chatbot_knowledge_bases').where('chatbot_id', '=', row.id).execute();
       await trx.deleteFrom('chatbots').where('id', '=', row.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'chatbot.deleted', target: { type: 'chatbot', id: row.id, display_name: row.name }, details: { name: row.name } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'chatbot.deleted',
+        target: { type: 'chatbot', id: row.id, display_name: row.name },
+        details: { name: row.name },
+      });
     });
     return { status: 204 };
   },
@@ -274,7 +384,10 @@ export const chatbotHandlers = {
   async rotateChatbotEmbedKey(request, context) {
     const grace = request.body?.grace_period_seconds ?? 86_400;
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('chatbot', request.path.id);
       // One previous key at most: rotating again ends the older one's grace at once.
       const next: ChatbotRow = {
@@ -286,13 +399,34 @@ export const chatbotHandlers = {
       };
       await trx
         .updateTable('chatbots')
-        .set({ embed_key: next.embed_key, previous_embed_key: next.previous_embed_key, previous_key_expires_at: next.previous_key_expires_at, updated_at: next.updated_at })
+        .set({
+          embed_key: next.embed_key,
+          previous_embed_key: next.previous_embed_key,
+          previous_key_expires_at: next.previous_key_expires_at,
+          updated_at: next.updated_at,
+        })
         .where('id', '=', next.id)
         .execute();
-      await recordAudit(trx, byRequest(context), { action: 'chatbot.embed_key_rotated', target: { type: 'chatbot', id: next.id, display_name: next.name }, details: { grace_period_seconds: grace } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'chatbot.embed_key_rotated',
+        target: { type: 'chatbot', id: next.id, display_name: next.name },
+        details: { grace_period_seconds: grace },
+      });
       return next;
     });
     const bases = await knowledgeBaseIdsOf(context.platform.db, [row.id]);
-    return { status: 200, contentType: 'application/json', body: presentChatbot(row, bases.get(row.id)!, regionBaseUrl(context.platform, context.caller.workspace), context.now) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentChatbot(
+        row,
+        bases.get(row.id)!,
+        regionBaseUrl(context.platform, context.caller.workspace),
+        context.now,
+      ),
+    };
   },
-} satisfies Pick<Handlers<RequestContext>, 'listChatbots' | 'createChatbot' | 'getChatbot' | 'updateChatbot' | 'deleteChatbot' | 'rotateChatbotEmbedKey'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'listChatbots' | 'createChatbot' | 'getChatbot' | 'updateChatbot' | 'deleteChatbot' | 'rotateChatbotEmbedKey'
+>;

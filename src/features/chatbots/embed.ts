@@ -12,16 +12,15 @@
 // ratings a minute per visitor.
 import type { Request, Response } from 'express';
 import type { components } from '../../../generated/openapi.ts';
-import type { Handlers } from '../../../generated/operations.ts';
+import type { Handlers, ServerSentEvent } from '../../../generated/operations.ts';
 import { byRequest, bySystem } from '../../platform/audit.ts';
 import { locals, type Platform, type RequestContext } from '../../platform/context.ts';
 import type { Authenticator } from '../../platform/feature.ts';
 import { clientIp } from '../../platform/logging.ts';
 import { Problem } from '../../platform/problems.ts';
 import { consumeBudget } from '../../platform/rate-limit.ts';
-import type { ServerSentEvent } from '../../../generated/operations.ts';
 import { forUpdate } from '../../storage/locks.ts';
-import { loadChatbot, previousKeyActive, regionBaseUrl, type ChatbotRow } from './chatbots.ts';
+import { type ChatbotRow, loadChatbot, previousKeyActive, regionBaseUrl } from './chatbots.ts';
 import { presentMessage, rate } from './conversations.ts';
 import { prepareReply, type Reply } from './replies.ts';
 
@@ -75,24 +74,49 @@ export const embedKeyAuthenticator: Authenticator = async (req, res, platform) =
   if (!key) throw new Problem('invalid_embed_key', "Send the chatbot's embed key in the X-Embed-Key header.");
   const state = locals(res);
   const store = platform.rateLimitStore;
-  limitHeaders(res, await consumeBudget(store.limiterFor('embed-ip', LIMITS.ip), clientIp(req), { points: LIMITS.ip.points, window: LIMITS.ip.duration, who: 'from this address' }));
+  limitHeaders(
+    res,
+    await consumeBudget(store.limiterFor('embed-ip', LIMITS.ip), clientIp(req), {
+      points: LIMITS.ip.points,
+      window: LIMITS.ip.duration,
+      who: 'from this address',
+    }),
+  );
   const chatbot = await chatbotByEmbedKey(platform, key, state.receivedAt);
-  if (!chatbot) throw new Problem('invalid_embed_key', 'This embed key opens no chatbot: it was rotated (and its grace period is over) or its chatbot was deleted. Copy the current snippet from GET /v1/chatbots/{id}.');
+  if (!chatbot)
+    throw new Problem(
+      'invalid_embed_key',
+      'This embed key opens no chatbot: it was rotated (and its grace period is over) or its chatbot was deleted. Copy the current snippet from GET /v1/chatbots/{id}.',
+    );
   state.workspaceId = chatbot.workspace_id;
   const origin = req.get('origin');
   const allowed = JSON.parse(chatbot.allowed_origins) as string[];
   if (!fromOwnOrigin(req, platform, origin) && !(origin !== undefined && originAllowed(origin, allowed))) {
-    const where = origin === undefined ? 'a request without an Origin header (not from a browser page)' : `the origin ${origin}`;
+    const where =
+      origin === undefined ? 'a request without an Origin header (not from a browser page)' : `the origin ${origin}`;
     throw new Problem(
       'origin_not_allowed',
       `This chatbot's widget does not answer ${where}. Add the site to the chatbot's allowed_origins (PATCH /v1/chatbots/${chatbot.id}); from a server, use POST /v1/chatbots/${chatbot.id}/messages with an API key.`,
     );
   }
-  const workspace = await platform.db.selectFrom('workspaces').selectAll().where('id', '=', chatbot.workspace_id).executeTakeFirstOrThrow();
+  const workspace = await platform.db
+    .selectFrom('workspaces')
+    .selectAll()
+    .where('id', '=', chatbot.workspace_id)
+    .executeTakeFirstOrThrow();
   if (workspace.region !== platform.config.region) {
-    throw new Problem('wrong_region', `Workspace ${workspace.id} is homed in ${workspace.region}.`, { extra: { region: workspace.region, base_url: platform.config.regionBaseUrls[workspace.region] } });
+    throw new Problem('wrong_region', `Workspace ${workspace.id} is homed in ${workspace.region}.`, {
+      extra: { region: workspace.region, base_url: platform.config.regionBaseUrls[workspace.region] },
+    });
   }
-  limitHeaders(res, await consumeBudget(store.limiterFor('embed-key', LIMITS.key), chatbot.id, { points: LIMITS.key.points, window: LIMITS.key.duration, who: "with this chatbot's embed key" }));
+  limitHeaders(
+    res,
+    await consumeBudget(store.limiterFor('embed-key', LIMITS.key), chatbot.id, {
+      points: LIMITS.key.points,
+      window: LIMITS.key.duration,
+      who: "with this chatbot's embed key",
+    }),
+  );
   if (!chatbot.enabled && state.operationId !== 'getEmbedConfig') {
     throw new Problem('chatbot_disabled', 'This chat is offline: its chatbot is disabled.');
   }
@@ -100,18 +124,26 @@ export const embedKeyAuthenticator: Authenticator = async (req, res, platform) =
 };
 
 async function embedChatbot(context: RequestContext): Promise<ChatbotRow> {
-  const row = await context.platform.db.selectFrom('chatbots').selectAll().where('id', '=', context.embed.chatbotId).executeTakeFirst();
+  const row = await context.platform.db
+    .selectFrom('chatbots')
+    .selectAll()
+    .where('id', '=', context.embed.chatbotId)
+    .executeTakeFirst();
   if (!row) throw new Problem('invalid_embed_key', 'The chatbot of this embed key was deleted.');
   return row;
 }
 
 /** 30 messages and ratings a minute per visitor of a chatbot. */
 function consumeVisitorBudget(context: RequestContext, visitorId: string): Promise<Record<string, string>> {
-  return consumeBudget(context.platform.rateLimitStore.limiterFor('embed-visitor', LIMITS.visitor), `${context.embed.chatbotId}:${visitorId}`, {
-    points: LIMITS.visitor.points,
-    window: LIMITS.visitor.duration,
-    who: 'from this visitor',
-  });
+  return consumeBudget(
+    context.platform.rateLimitStore.limiterFor('embed-visitor', LIMITS.visitor),
+    `${context.embed.chatbotId}:${visitorId}`,
+    {
+      points: LIMITS.visitor.points,
+      window: LIMITS.visitor.duration,
+      who: 'from this visitor',
+    },
+  );
 }
 
 function embedReply(reply: Reply, showSources: boolean): Schemas['EmbedReply'] {
@@ -124,7 +156,13 @@ function embedReply(reply: Reply, showSources: boolean): Schemas['EmbedReply'] {
       id: message.id,
       role: 'assistant',
       content: message.content,
-      citations: showSources ? message.citations.map((c) => ({ title: c.title, url: c.url, excerpt: c.excerpt.length > 300 ? `${c.excerpt.slice(0, 299)}…` : c.excerpt })) : [],
+      citations: showSources
+        ? message.citations.map((c) => ({
+            title: c.title,
+            url: c.url,
+            excerpt: c.excerpt.length > 300 ? `${c.excerpt.slice(0, 299)}…` : c.excerpt,
+          }))
+        : [],
       created_at: message.created_at,
     },
     escalated: reply.escalated,
@@ -157,7 +195,14 @@ export const embedHandlers = {
       channel: 'embed',
       content: input.content,
       conversationId: input.conversation_id,
-      visitor: { id: input.visitor_id, externalId: null, name: null, email: null, locale: input.locale ?? null, metadata: {} },
+      visitor: {
+        id: input.visitor_id,
+        externalId: null,
+        name: null,
+        email: null,
+        locale: input.locale ?? null,
+        metadata: {},
+      },
       pageUrl: input.page_url ?? null,
       apiKeyId: null,
       userId: null,
@@ -169,7 +214,12 @@ export const embedHandlers = {
     const showSources = (JSON.parse(chatbot.widget) as Schemas['ChatbotWidget']).show_sources;
     if (!input.stream) {
       for await (const _ of prepared.text);
-      return { status: 200, contentType: 'application/json', headers: limit, body: embedReply(await prepared.finish(), showSources) };
+      return {
+        status: 200,
+        contentType: 'application/json',
+        headers: limit,
+        body: embedReply(await prepared.finish(), showSources),
+      };
     }
     const events = (async function* (): AsyncGenerator<ServerSentEvent<Schemas['EmbedStreamEvent']>> {
       for await (const piece of prepared.text) yield { event: 'delta', data: { content: piece } };
@@ -183,23 +233,44 @@ export const embedHandlers = {
     const limit = await consumeVisitorBudget(context, input.visitor_id);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       const conversation = await forUpdate(
-        trx.selectFrom('chatbot_conversations').selectAll().where('id', '=', input.conversation_id).where('chatbot_id', '=', context.embed.chatbotId),
+        trx
+          .selectFrom('chatbot_conversations')
+          .selectAll()
+          .where('id', '=', input.conversation_id)
+          .where('chatbot_id', '=', context.embed.chatbotId),
         trx,
       ).executeTakeFirst();
       // Only the visitor who started it rates a conversation; anyone else learns nothing about it.
       if (conversation?.channel !== 'embed' || conversation.visitor_id !== input.visitor_id) {
-        throw new Problem('not_found', `No conversation ${input.conversation_id} of this visitor.`, { errors: [{ pointer: '/conversation_id', detail: 'is not a conversation of this visitor' }] });
+        throw new Problem('not_found', `No conversation ${input.conversation_id} of this visitor.`, {
+          errors: [{ pointer: '/conversation_id', detail: 'is not a conversation of this visitor' }],
+        });
       }
-      return rate(trx, conversation, { score: input.score, comment: input.comment ?? null, source: 'embed' }, context.now);
+      return rate(
+        trx,
+        conversation,
+        { score: input.score, comment: input.comment ?? null, source: 'embed' },
+        context.now,
+      );
     });
-    const body: Schemas['EmbedCsat'] = { object: 'embed.csat', conversation_id: row.id, score: row.csat_score!, comment: row.csat_comment, rated_at: row.rated_at! };
+    const body: Schemas['EmbedCsat'] = {
+      object: 'embed.csat',
+      conversation_id: row.id,
+      score: row.csat_score!,
+      comment: row.csat_comment,
+      rated_at: row.rated_at!,
+    };
     return { status: 200, contentType: 'application/json', headers: limit, body };
   },
 
   async sendChatbotMessage(request, context) {
     const input = request.body;
     if (input.conversation_id && input.visitor) {
-      throw new Problem('validation_failed', 'visitor describes who starts a new conversation; leave it out when continuing one.', { errors: [{ pointer: '/visitor', detail: 'must be omitted with conversation_id' }] });
+      throw new Problem(
+        'validation_failed',
+        'visitor describes who starts a new conversation; leave it out when continuing one.',
+        { errors: [{ pointer: '/visitor', detail: 'must be omitted with conversation_id' }] },
+      );
     }
     const chatbot = await loadChatbot(context.platform.db, context, request.path.id);
     const visitor = input.visitor ?? {};
@@ -210,7 +281,14 @@ export const embedHandlers = {
       channel: 'api',
       content: input.content,
       conversationId: input.conversation_id,
-      visitor: { id: null, externalId: visitor.external_id ?? null, name: visitor.name ?? null, email: visitor.email ?? null, locale: visitor.locale ?? null, metadata: visitor.metadata ?? {} },
+      visitor: {
+        id: null,
+        externalId: visitor.external_id ?? null,
+        name: visitor.name ?? null,
+        email: visitor.email ?? null,
+        locale: visitor.locale ?? null,
+        metadata: visitor.metadata ?? {},
+      },
       pageUrl: null,
       apiKeyId: context.caller.apiKey.id,
       userId: context.caller.userId,
@@ -232,11 +310,17 @@ export const embedHandlers = {
       escalated: reply.escalated,
       escalation_reason: reply.escalationReason,
       model: reply.model,
-      usage: { prompt_tokens: reply.usage.inputTokens, completion_tokens: reply.usage.outputTokens, total_tokens: reply.usage.inputTokens + reply.usage.outputTokens },
+      usage: {
+        prompt_tokens: reply.usage.inputTokens,
+        completion_tokens: reply.usage.outputTokens,
+        total_tokens: reply.usage.inputTokens + reply.usage.outputTokens,
+      },
       cost_usd: Math.round(reply.costUsd * 1e9) / 1e9,
       latency_ms: reply.latencyMs,
     };
     return { status: 200, contentType: 'application/json', body };
   },
-} satisfies Pick<Handlers<RequestContext>, 'getEmbedConfig' | 'sendEmbedMessage' | 'recordEmbedCsat' | 'sendChatbotMessage'>;
-
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'getEmbedConfig' | 'sendEmbedMessage' | 'recordEmbedCsat' | 'sendChatbotMessage'
+>;

@@ -19,7 +19,14 @@ export const chatbotsFeature = {
   pages: (platform) =>
     widgetPages(platform, async (key) => {
       const row = await chatbotByEmbedKey(platform, key, platform.clock.now());
-      return row && { chatbotId: row.id, name: row.name, enabled: Boolean(row.enabled), allowedOrigins: JSON.parse(row.allowed_origins) as string[] };
+      return (
+        row && {
+          chatbotId: row.id,
+          name: row.name,
+          enabled: Boolean(row.enabled),
+          allowedOrigins: JSON.parse(row.allowed_origins) as string[],
+        }
+      );
     }),
 } satisfies Feature;
 

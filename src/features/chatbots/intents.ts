@@ -48,8 +48,18 @@ import type { components } from '../../../generated/openapi.ts';
 
 export type Intent = components['schemas']['ChatbotIntent'];
 export const INTENTS: readonly Intent[] = [
-  'product_question', 'pricing', 'order_status', 'billing', 'technical_support', 'account',
-  'complaint', 'feedback', 'sales_lead', 'human_handoff', 'greeting', 'other',
+  'product_question',
+  'pricing',
+  'order_status',
+  'billing',
+  'technical_support',
+  'account',
+  'complaint',
+  'feedback',
+  'sales_lead',
+  'human_handoff',
+  'greeting',
+  'other',
 ];
 
 export interface Classification {
@@ -64,105 +74,358 @@ export interface Classification {
 
 type ScoredIntent = Exclude<Intent, 'greeting' | 'human_handoff' | 'other'>;
 /** Ties go to the earlier intent (rule 4). */
-const PRIORITY: readonly ScoredIntent[] = ['complaint', 'billing', 'order_status', 'technical_support', 'account', 'sales_lead', 'pricing', 'feedback', 'product_question'];
+const PRIORITY: readonly ScoredIntent[] = [
+  'complaint',
+  'billing',
+  'order_status',
+  'technical_support',
+  'account',
+  'sales_lead',
+  'pricing',
+  'feedback',
+  'product_question',
+];
 
 /**
  * Any of `alternatives` as whole words: no letter or digit right before or after (`\b` only knows ASCII letters, so
  * it would fail after "contraseña"). Case-insensitive, Unicode-aware.
  */
-const w = (...alternatives: string[]) => new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives.join('|')})(?![\\p{L}\\p{N}])`, 'iu');
+const w = (...alternatives: string[]) =>
+  new RegExp(`(?<![\\p{L}\\p{N}])(?:${alternatives.join('|')})(?![\\p{L}\\p{N}])`, 'iu');
 /** A phrase that leaves little doubt counts 2, a telling but ambiguous word 1 (rule 3). */
 const strong = (...alternatives: string[]) => [w(...alternatives), 2] as const;
 const weak = (...alternatives: string[]) => [w(...alternatives), 1] as const;
 
 const PATTERNS: Record<ScoredIntent, ReadonlyArray<readonly [RegExp, number]>> = {
   complaint: [
-    strong('complain(?:t|ts|ing|ed)?', 'unacceptable', 'disappoint(?:ed|ing)', 'terrible', 'awful', 'horrible', 'worst',
-      'furious', 'ridiculous', 'scam', 'rip-?off', 'waste of (?:money|time)', 'never (?:again|buying|ordering)',
-      '(?:very |so |really )?unhappy', 'not happy', 'beschwerde', 'reklamation', 'inakzeptabel', 'réclamation',
-      'inadmissible', 'inacceptable', 'reclamaci[óo]n', 'queja'),
-    weak('angry', 'annoyed', 'frustrat(?:ed|ing)', 'upset', 'rude', 'still waiting', 'ignored',
-      '(?:no one|nobody) (?:answers|replies|responds|called)', '(?:poor|bad) service', 'enttäuscht', 'déçue?',
-      'decepcionad[oa]'),
+    strong(
+      'complain(?:t|ts|ing|ed)?',
+      'unacceptable',
+      'disappoint(?:ed|ing)',
+      'terrible',
+      'awful',
+      'horrible',
+      'worst',
+      'furious',
+      'ridiculous',
+      'scam',
+      'rip-?off',
+      'waste of (?:money|time)',
+      'never (?:again|buying|ordering)',
+      '(?:very |so |really )?unhappy',
+      'not happy',
+      'beschwerde',
+      'reklamation',
+      'inakzeptabel',
+      'réclamation',
+      'inadmissible',
+      'inacceptable',
+      'reclamaci[óo]n',
+      'queja',
+    ),
+    weak(
+      'angry',
+      'annoyed',
+      'frustrat(?:ed|ing)',
+      'upset',
+      'rude',
+      'still waiting',
+      'ignored',
+      '(?:no one|nobody) (?:answers|replies|responds|called)',
+      '(?:poor|bad) service',
+      'enttäuscht',
+      'déçue?',
+      'decepcionad[oa]',
+    ),
   ],
   billing: [
-    strong('invoices?', 'receipts?', 'refund(?:s|ed)?', 'charged twice', 'double[- ]charged', 'overcharged', 'chargeback',
-      'billing', 'billed', 'rechnung', '(?:rück)?erstattung', 'abbuchung', 'facture', 'remboursement', 'factura',
-      'reembolso', 'cobro'),
-    weak('payments?', 'paid', 'pay(?:ing)?', 'charge[ds]?', 'bill', 'credit card', 'debit', 'vat', 'money back',
-      'bank transfer', 'paypal', 'subscription', 'return (?:my|the|it|this|an?)', 'returns? policy',
-      'send (?:it|this) back', 'zahlung', 'rücksendung', 'paiement', 'retour', 'pago', 'devoluci[óo]n'),
+    strong(
+      'invoices?',
+      'receipts?',
+      'refund(?:s|ed)?',
+      'charged twice',
+      'double[- ]charged',
+      'overcharged',
+      'chargeback',
+      'billing',
+      'billed',
+      'rechnung',
+      '(?:rück)?erstattung',
+      'abbuchung',
+      'facture',
+      'remboursement',
+      'factura',
+      'reembolso',
+      'cobro',
+    ),
+    weak(
+      'payments?',
+      'paid',
+      'pay(?:ing)?',
+      'charge[ds]?',
+      'bill',
+      'credit card',
+      'debit',
+      'vat',
+      'money back',
+      'bank transfer',
+      'paypal',
+      'subscription',
+      'return (?:my|the|it|this|an?)',
+      'returns? policy',
+      'send (?:it|this) back',
+      'zahlung',
+      'rücksendung',
+      'paiement',
+      'retour',
+      'pago',
+      'devoluci[óo]n',
+    ),
   ],
   order_status: [
-    strong("where(?: is|'s) my (?:order|parcel|package|delivery|shipment)", "track(?:ing)? (?:number|my|the|an? order)",
-      "has my (?:order|parcel|package)", "order status",
+    strong(
+      "where(?: is|'s) my (?:order|parcel|package|delivery|shipment)",
+      'track(?:ing)? (?:number|my|the|an? order)',
+      'has my (?:order|parcel|package)',
+      'order status',
       "(?:not|hasn't|haven't|didn't|isn't) (?:yet )?(?:arrived?|been delivered|received?|shipped)",
-      "when will (?:it|my \\w+) (?:arrive|ship|be delivered)",
-      "how long (?:does|will) (?:the )?(?:delivery|shipping) take", "lieferung", "sendungsverfolgung",
-      "wo ist mein(?:e)? (?:bestellung|paket)", "livraison", "colis", "où est ma commande", "env[íi]o", "mi pedido"),
-    weak('orders?', 'deliver(?:y|ed|ies)?', 'shipping', 'shipped', 'ship', 'shipment', 'tracking', 'parcel', 'package',
-      'arrive[ds]?', 'dispatch(?:ed)?', 'courier', 'bestellung', 'paket', 'commande', 'pedido'),
+      'when will (?:it|my \\w+) (?:arrive|ship|be delivered)',
+      'how long (?:does|will) (?:the )?(?:delivery|shipping) take',
+      'lieferung',
+      'sendungsverfolgung',
+      'wo ist mein(?:e)? (?:bestellung|paket)',
+      'livraison',
+      'colis',
+      'où est ma commande',
+      'env[íi]o',
+      'mi pedido',
+    ),
+    weak(
+      'orders?',
+      'deliver(?:y|ed|ies)?',
+      'shipping',
+      'shipped',
+      'ship',
+      'shipment',
+      'tracking',
+      'parcel',
+      'package',
+      'arrive[ds]?',
+      'dispatch(?:ed)?',
+      'courier',
+      'bestellung',
+      'paket',
+      'commande',
+      'pedido',
+    ),
   ],
   technical_support: [
-    strong("does(?: not|n't) work", "not working", "won't (?:start|turn on|connect|charge|load|open|pair|sync)",
-      "stopped working", "error (?:code|message)", "crash(?:es|ed|ing)?", "broken", "defect(?:ive)?",
-      "keeps (?:crashing|restarting|disconnecting|freezing)", "freez(?:es|ing)", "kaputt", "defekt",
-      "funktioniert nicht", "ne (?:fonctionne|marche) pas", "en panne", "no funciona"),
-    weak('errors?', 'bugs?', 'problems?', 'issues?', 'fix', 'repair', 'reset', 'troubleshoot(?:ing)?',
-      'install(?:ation|ing)?', 'set ?up', 'update', 'firmware', 'not loading', 'fehler', 'erreur', 'problème',
-      'problema'),
+    strong(
+      "does(?: not|n't) work",
+      'not working',
+      "won't (?:start|turn on|connect|charge|load|open|pair|sync)",
+      'stopped working',
+      'error (?:code|message)',
+      'crash(?:es|ed|ing)?',
+      'broken',
+      'defect(?:ive)?',
+      'keeps (?:crashing|restarting|disconnecting|freezing)',
+      'freez(?:es|ing)',
+      'kaputt',
+      'defekt',
+      'funktioniert nicht',
+      'ne (?:fonctionne|marche) pas',
+      'en panne',
+      'no funciona',
+    ),
+    weak(
+      'errors?',
+      'bugs?',
+      'problems?',
+      'issues?',
+      'fix',
+      'repair',
+      'reset',
+      'troubleshoot(?:ing)?',
+      'install(?:ation|ing)?',
+      'set ?up',
+      'update',
+      'firmware',
+      'not loading',
+      'fehler',
+      'erreur',
+      'problème',
+      'problema',
+    ),
   ],
   account: [
-    strong("log ?in", "log-in", "logging in", "sign ?in", "signing in", "password", "forgot my (?:username|e-?mail)",
-      "(?:can't|cannot|can not) access (?:my )?account", "locked out", "two-factor", "2fa",
-      "(?:delete|close|deactivate) my account", "change my (?:e-?mail|username)", "passwort", "anmelden",
-      "mot de passe", "contrase[ñn]a", "iniciar sesi[óo]n"),
-    weak('account', 'profile', 'username', 'e-?mail address', 'settings', 'unsubscribe', 'newsletter', 'konto',
-      'benutzername', 'compte', 'cuenta'),
+    strong(
+      'log ?in',
+      'log-in',
+      'logging in',
+      'sign ?in',
+      'signing in',
+      'password',
+      'forgot my (?:username|e-?mail)',
+      "(?:can't|cannot|can not) access (?:my )?account",
+      'locked out',
+      'two-factor',
+      '2fa',
+      '(?:delete|close|deactivate) my account',
+      'change my (?:e-?mail|username)',
+      'passwort',
+      'anmelden',
+      'mot de passe',
+      'contrase[ñn]a',
+      'iniciar sesi[óo]n',
+    ),
+    weak(
+      'account',
+      'profile',
+      'username',
+      'e-?mail address',
+      'settings',
+      'unsubscribe',
+      'newsletter',
+      'konto',
+      'benutzername',
+      'compte',
+      'cuenta',
+    ),
   ],
   sales_lead: [
-    strong("quote", "quotation", "demo", "bulk (?:orders?|purchases?|pricing|discount)", "wholesale",
-      "volume (?:pricing|discount|licen[cs]es?)", "resell(?:er)?", "distributor", "partnership",
-      "enterprise (?:plan|pricing|licen[cs]e)",
-      "for (?:our|my) (?:company|team|office|business|staff|employees|school|shop|store)",
-      "interested in (?:buying|purchasing|ordering)", "(?:want|would like|i'd like|plan) to (?:buy|purchase|order)",
-      "(?:\\d{2,}|several|multiple|dozens of|hundreds of) (?:units|pieces|licen[cs]es|seats)", "angebot",
-      "gro(?:ß|ss)bestellung", "devis", "presupuesto", "cotizaci[óo]n"),
+    strong(
+      'quote',
+      'quotation',
+      'demo',
+      'bulk (?:orders?|purchases?|pricing|discount)',
+      'wholesale',
+      'volume (?:pricing|discount|licen[cs]es?)',
+      'resell(?:er)?',
+      'distributor',
+      'partnership',
+      'enterprise (?:plan|pricing|licen[cs]e)',
+      'for (?:our|my) (?:company|team|office|business|staff|employees|school|shop|store)',
+      'interested in (?:buying|purchasing|ordering)',
+      "(?:want|would like|i'd like|plan) to (?:buy|purchase|order)",
+      '(?:\\d{2,}|several|multiple|dozens of|hundreds of) (?:units|pieces|licen[cs]es|seats)',
+      'angebot',
+      'gro(?:ß|ss)bestellung',
+      'devis',
+      'presupuesto',
+      'cotizaci[óo]n',
+    ),
     weak('buy(?:ing)?', 'purchas(?:e|ing)', 'trial', 'b2b', 'tender', 'procurement', 'licen[cs]es', 'seats'),
   ],
   pricing: [
-    strong("how much", "price list", "pricing",
-      "what (?:does|do|would) (?:it|this|that|they|the [\\p{L}\\p{N} -]{1,30}) cost", "how expensive",
-      "what(?:'s| is| are) (?:the|your) (?:prices?|rates|fees)", "cost of", "(?:discount|promo|coupon|voucher) codes?",
-      "preise?", "kostet", "prix", "combien", "precios?", "cu[áa]nto cuesta"),
-    weak('prices?', 'costs?', 'cheap(?:er|est)?', 'expensive', 'discounts?', 'coupons?', 'promo(?:tion)?', 'vouchers?',
-      'sale', 'fees?', 'plans?', 'rabatt', 'tarifs?'),
+    strong(
+      'how much',
+      'price list',
+      'pricing',
+      'what (?:does|do|would) (?:it|this|that|they|the [\\p{L}\\p{N} -]{1,30}) cost',
+      'how expensive',
+      "what(?:'s| is| are) (?:the|your) (?:prices?|rates|fees)",
+      'cost of',
+      '(?:discount|promo|coupon|voucher) codes?',
+      'preise?',
+      'kostet',
+      'prix',
+      'combien',
+      'precios?',
+      'cu[áa]nto cuesta',
+    ),
+    weak(
+      'prices?',
+      'costs?',
+      'cheap(?:er|est)?',
+      'expensive',
+      'discounts?',
+      'coupons?',
+      'promo(?:tion)?',
+      'vouchers?',
+      'sale',
+      'fees?',
+      'plans?',
+      'rabatt',
+      'tarifs?',
+    ),
   ],
   feedback: [
-    strong('feedback', 'suggestions?', 'i (?:would )?suggest', 'would be (?:nice|great|cool|helpful)', 'feature request',
-      'lov(?:e|ed|ing) (?:your|the|it|this)', 'great (?:service|product|job|work|app|experience|support)', 'well done',
-      'keep it up', 'vorschlag', 'sugerencia'),
-    weak('ideas?', 'improve(?:ment)?', 'like (?:your|the)', 'amazing', 'awesome', 'excellent', 'fantastic', 'happy with',
-      'satisfied', 'thank(?:s| you)(?: so much)? for'),
+    strong(
+      'feedback',
+      'suggestions?',
+      'i (?:would )?suggest',
+      'would be (?:nice|great|cool|helpful)',
+      'feature request',
+      'lov(?:e|ed|ing) (?:your|the|it|this)',
+      'great (?:service|product|job|work|app|experience|support)',
+      'well done',
+      'keep it up',
+      'vorschlag',
+      'sugerencia',
+    ),
+    weak(
+      'ideas?',
+      'improve(?:ment)?',
+      'like (?:your|the)',
+      'amazing',
+      'awesome',
+      'excellent',
+      'fantastic',
+      'happy with',
+      'satisfied',
+      'thank(?:s| you)(?: so much)? for',
+    ),
   ],
   product_question: [
-    strong("(?:does|do|will|can) (?:it|this|that|they|the(?: [\\p{L}\\p{N}.-]+){1,3}) (?:have|support|fit|work with|come with|include)",
-      "(?:is|are) (?:it|this|that|they|the(?: [\\p{L}\\p{N}.-]+){1,3}) (?:compatible|available|in stock|waterproof)",
-      "which (?:one|model|size|version|variant)", "difference between", "what(?:'s| is) the difference",
-      "(?:can|could|would) you recommend", "do you (?:sell|have|offer|carry|stock|make)",
-      "what (?:sizes?|colou?rs?|materials?)", "how (?:big|heavy|long|wide|tall) is"),
-    weak('compatible', 'compatibility', 'sizes?', 'colou?rs?', 'models?', 'features?', 'specs?', 'specifications',
-      'dimensions', 'available', 'availability', 'in stock', 'materials?', 'weight', 'battery', 'warranty', 'versus',
-      'vs', 'kompatibel', 'unterschied', 'taille', 'différence', 'talla', 'diferencia'),
+    strong(
+      '(?:does|do|will|can) (?:it|this|that|they|the(?: [\\p{L}\\p{N}.-]+){1,3}) (?:have|support|fit|work with|come with|include)',
+      '(?:is|are) (?:it|this|that|they|the(?: [\\p{L}\\p{N}.-]+){1,3}) (?:compatible|available|in stock|waterproof)',
+      'which (?:one|model|size|version|variant)',
+      'difference between',
+      "what(?:'s| is) the difference",
+      '(?:can|could|would) you recommend',
+      'do you (?:sell|have|offer|carry|stock|make)',
+      'what (?:sizes?|colou?rs?|materials?)',
+      'how (?:big|heavy|long|wide|tall) is',
+    ),
+    weak(
+      'compatible',
+      'compatibility',
+      'sizes?',
+      'colou?rs?',
+      'models?',
+      'features?',
+      'specs?',
+      'specifications',
+      'dimensions',
+      'available',
+      'availability',
+      'in stock',
+      'materials?',
+      'weight',
+      'battery',
+      'warranty',
+      'versus',
+      'vs',
+      'kompatibel',
+      'unterschied',
+      'taille',
+      'différence',
+      'talla',
+      'diferencia',
+    ),
   ],
 };
 
 const GREETING_WORDS = new Set(
-  ('hi hello hey heya hiya howdy yo there all everyone team guys folks good morning afternoon evening day again how are you doing ' +
+  (
+    'hi hello hey heya hiya howdy yo there all everyone team guys folks good morning afternoon evening day again how are you doing ' +
     'thanks thank thx ty cheers much very so a lot many ok okay great bye goodbye see later ' +
     'hallo servus moin guten tag morgen abend danke schön vielen dank tschüss ' +
     'bonjour bonsoir salut coucou merci beaucoup au revoir ' +
-    'hola buenos buenas días dias tardes noches gracias muchas adiós adios').split(' '),
+    'hola buenos buenas días dias tardes noches gracias muchas adiós adios'
+  ).split(' '),
 );
 
 /** What may follow thanks in small talk ("thanks for your help"). */
@@ -170,19 +433,30 @@ const THANKS_FOR = w('for (?:your|the|all (?:your|the)) (?:quick )?(?:help|time|
 
 const PERSON = '(?:(?:real|live|actual) )?(?:human(?: being| agent)?|person|agent|representative|rep|operator)';
 const TALK = '(?:talk|speak|chat)';
-const ASKING = "(?:(?:i|we)(?:'d| would)? (?:want|need|like|wish|have) to|i'd like to|(?:can|could|may|do|should) (?:i|we)|let me|please|how (?:do|can) i|want to|need to)";
+const ASKING =
+  "(?:(?:i|we)(?:'d| would)? (?:want|need|like|wish|have) to|i'd like to|(?:can|could|may|do|should) (?:i|we)|let me|please|how (?:do|can) i|want to|need to)";
 /** Each request for a person (rule 1, a to d); group 1, where there is one, is whom the visitor named. */
 const HANDOFF: readonly RegExp[] = [
   w(`(?:^|${ASKING} )${TALK}(?: directly| now)? (?:to|with) (.+)`),
-  w('(?:connect|transfer|put|forward|redirect|pass|escalate) (?:me|us|this|my (?:call|chat|case|request))(?: through| over| on)? (?:to|with) (.+)'),
+  w(
+    '(?:connect|transfer|put|forward|redirect|pass|escalate) (?:me|us|this|my (?:call|chat|case|request))(?: through| over| on)? (?:to|with) (.+)',
+  ),
   w(`${TALK} (?:to|with) (?:(?:a|an|some|your|one of your) )?(?:${PERSON}|someone|somebody|an employee|staff)`),
-  w(`(?:i (?:want|need|would like)|i'd like|(?:can|could|may) (?:i|we) (?:get|have|see)|get me|give me|(?:help|an answer|a reply) from) (?:(?:a|an|some|any) )?${PERSON}`),
+  w(
+    `(?:i (?:want|need|would like)|i'd like|(?:can|could|may) (?:i|we) (?:get|have|see)|get me|give me|(?:help|an answer|a reply) from) (?:(?:a|an|some|any) )?${PERSON}`,
+  ),
   // "Is there a human?", "is there a person here"; not "is there a person limit".
   w(`(?:is|are) there (?:(?:a|an|any) )?${PERSON}s?(?: (?:here|available|online|around))?(?:[.!?]|$)`),
   w(`(?:someone|somebody|anyone|anybody|a (?:real )?(?:human|person)) (?:i|we) (?:can|could) ${TALK} (?:to|with)`),
   new RegExp(`^(?:(?:a|an) )?(?:${PERSON}|mensch|humain|humano|agente|persona)(?: please| pls| now)?[ .!?]*$`, 'iu'),
-  w('mit (?:einem |einer )?(?:echten )?(?:menschen?|mitarbeiter(?:in)?|person|berater(?:in)?|jemandem)(?: [^.?!]*)? (?:sprechen|reden|chatten)', 'verbinden sie mich'),
-  w("parler (?:à|a|avec) (?:(?:un|une) (?:vrai |vraie )?(?:humain|conseill(?:er|ère)|agent|personne|opérateur)|quelqu'un)", '(?:un|une) (?:vrai |vraie )?(?:humain|conseill(?:er|ère))'),
+  w(
+    'mit (?:einem |einer )?(?:echten )?(?:menschen?|mitarbeiter(?:in)?|person|berater(?:in)?|jemandem)(?: [^.?!]*)? (?:sprechen|reden|chatten)',
+    'verbinden sie mich',
+  ),
+  w(
+    "parler (?:à|a|avec) (?:(?:un|une) (?:vrai |vraie )?(?:humain|conseill(?:er|ère)|agent|personne|opérateur)|quelqu'un)",
+    '(?:un|une) (?:vrai |vraie )?(?:humain|conseill(?:er|ère))',
+  ),
   w('hablar con (?:(?:una?|el|la) )?(?:persona|agente|humano|asesora?|operador|alguien)'),
 ];
 /** Talking to the chatbot itself (or "please talk to me") is no request for a person. */
@@ -203,7 +477,12 @@ const GENERIC_PERSON = new RegExp(
 
 /** Whom a request named (null: nobody in particular), or undefined when it addressed the chatbot itself. */
 function namedIn(target: string): string | null | undefined {
-  const named = target.replace(NAME_END, '').replace(/^please /iu, '').trim().slice(0, 200).trim();
+  const named = target
+    .replace(NAME_END, '')
+    .replace(/^please /iu, '')
+    .trim()
+    .slice(0, 200)
+    .trim();
   if (NOT_A_PERSON.test(named)) return undefined;
   return named === '' || GENERIC_PERSON.test(named) ? null : named;
 }
@@ -225,15 +504,21 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
 export function classifyIntent(message: string): Classification {
   const text = message.normalize('NFC').replace(/[’‘]/g, "'").replace(/\s+/g, ' ').trim();
   const handoff = handoffOf(text);
-  if (handoff) return { intent: 'human_handoff', confidence: 0.9, asksForPerson: true, requestedAgent: handoff.requestedAgent };
+  if (handoff)
+    return { intent: 'human_handoff', confidence: 0.9, asksForPerson: true, requestedAgent: handoff.requestedAgent };
 
-  const words = text.replace(THANKS_FOR, ' ').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    text
+      .replace(THANKS_FOR, ' ')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   if (words.length > 0 && words.length <= 6 && words.every((word) => GREETING_WORDS.has(word))) {
     return { intent: 'greeting', confidence: 0.9, asksForPerson: false, requestedAgent: null };
   }
 
   // PRIORITY order plus a stable sort: equal scores keep the earlier intent first (rule 4).
-  const scoreOf = (intent: ScoredIntent) => PATTERNS[intent].reduce((sum, [pattern, weight]) => sum + (pattern.test(text) ? weight : 0), 0);
+  const scoreOf = (intent: ScoredIntent) =>
+    PATTERNS[intent].reduce((sum, [pattern, weight]) => sum + (pattern.test(text) ? weight : 0), 0);
   const ranked = PRIORITY.map((intent) => ({ intent, score: scoreOf(intent) }))
     .filter((entry) => entry.score > 0)
     .sort((a, b) => b.score - a.score);
@@ -262,7 +547,8 @@ export function matchKeyword(message: string, keywords: readonly string[]): stri
     if (wanted === '') continue;
     let source = wanted.split(/\s+/).map(escapeRegExp).join('\\s+');
     if (/^[\p{L}\p{N}]/u.test(wanted)) source = `(?<![\\p{L}\\p{N}])${source}`;
-    if (/\p{L}$/u.test(wanted)) source = /[^e]e$/iu.test(wanted) ? `${source.slice(0, -1)}(?:e[sd]?|ing)` : `${source}(?:s|es|ed|ing)?`;
+    if (/\p{L}$/u.test(wanted))
+      source = /[^e]e$/iu.test(wanted) ? `${source.slice(0, -1)}(?:e[sd]?|ing)` : `${source}(?:s|es|ed|ing)?`;
     if (/[\p{L}\p{N}]$/u.test(wanted)) source = `${source}(?![\\p{L}\\p{N}])`;
     if (new RegExp(source, 'iu').test(text)) return keyword;
   }

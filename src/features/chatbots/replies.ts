@@ -25,11 +25,18 @@ import { newId } from '../../platform/ids.ts';
 import { Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { type EngineMessage, type TokenUsage, passagesBlock } from '../engine/index.ts';
-import { queryWords, searchKnowledge, type SearchUsage } from '../knowledge/index.ts';
-import { knowledgeBaseIdsOf, type ChatbotRow } from './chatbots.ts';
-import { escalate, messagesOf, transcriptUrl, type ConversationRow, type Escalation, type MessageRow } from './conversations.ts';
-import { classifyIntent, INTENTS, matchKeyword, type Classification, type Intent } from './intents.ts';
+import { type EngineMessage, passagesBlock, type TokenUsage } from '../engine/index.ts';
+import { queryWords, type SearchUsage, searchKnowledge } from '../knowledge/index.ts';
+import { type ChatbotRow, knowledgeBaseIdsOf } from './chatbots.ts';
+import {
+  type ConversationRow,
+  type Escalation,
+  escalate,
+  type MessageRow,
+  messagesOf,
+  transcriptUrl,
+} from './conversations.ts';
+import { type Classification, classifyIntent, INTENTS, type Intent, matchKeyword } from './intents.ts';
 
 type Schemas = components['schemas'];
 
@@ -95,19 +102,31 @@ type Citation = Schemas['ChatbotCitation'];
 /** A word's stem for matching: lower case without a plural or -ed/-ing ending. */
 function stem(word: string): string {
   if (word.length <= 3) return word;
-  return word.replace(/ies$/, 'y').replace(/(?:ing|ed)$/, '').replace(/([^s])s$/, '$1');
+  return word
+    .replace(/ies$/, 'y')
+    .replace(/(?:ing|ed)$/, '')
+    .replace(/([^s])s$/, '$1');
 }
 
 function coverage(words: string[], texts: string[]): number {
   if (words.length === 0) return 0;
-  const found = new Set((texts.join(' ').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map(stem));
+  const found = new Set(
+    (
+      texts
+        .join(' ')
+        .toLowerCase()
+        .match(/[\p{L}\p{N}]+/gu) ?? []
+    ).map(stem),
+  );
   return words.filter((word) => found.has(stem(word))).length / words.length;
 }
 
 export function confidenceOf(message: string, passages: string[]): number {
   const words = queryWords(message);
   if (passages.length === 0) return 0;
-  return Math.round((0.5 * coverage(words, passages.slice(0, 1)) + 0.5 * coverage(words, passages.slice(0, 3))) * 100) / 100;
+  return (
+    Math.round((0.5 * coverage(words, passages.slice(0, 1)) + 0.5 * coverage(words, passages.slice(0, 3))) * 100) / 100
+  );
 }
 
 /** The best passages of the chatbot's knowledge bases for the message, and what embedding the query cost. */
@@ -115,10 +134,33 @@ async function retrieve(request: ReplyRequest): Promise<{ passages: Citation[]; 
   const { db } = request.platform;
   const message = request.content;
   const ids = (await knowledgeBaseIdsOf(db, [request.chatbot.id])).get(request.chatbot.id)!;
-  const bases = ids.length === 0 ? [] : await db.selectFrom('knowledge_bases').select(['id', 'embedding_model']).where('id', 'in', ids).execute();
-  const billing = { workspaceId: request.chatbot.workspace_id, apiKeyId: request.apiKeyId, now: request.now, signal: request.signal };
-  const searched = await Promise.all(bases.map(async (base) => ({ base: base.id, ...(await searchKnowledge(request.platform.services.engine, db, base, message, { topK: MAX_PASSAGES, minScore: 0 }, billing)) })));
-  const usage = searched.reduce<SearchUsage>((sum, one) => ({ tokens: sum.tokens + one.usage.tokens, costUsd: sum.costUsd + one.usage.costUsd }), { tokens: 0, costUsd: 0 });
+  const bases =
+    ids.length === 0
+      ? []
+      : await db.selectFrom('knowledge_bases').select(['id', 'embedding_model']).where('id', 'in', ids).execute();
+  const billing = {
+    workspaceId: request.chatbot.workspace_id,
+    apiKeyId: request.apiKeyId,
+    now: request.now,
+    signal: request.signal,
+  };
+  const searched = await Promise.all(
+    bases.map(async (base) => ({
+      base: base.id,
+      ...(await searchKnowledge(
+        request.platform.services.engine,
+        db,
+        base,
+        message,
+        { topK: MAX_PASSAGES, minScore: 0 },
+        billing,
+      )),
+    })),
+  );
+  const usage = searched.reduce<SearchUsage>(
+    (sum, one) => ({ tokens: sum.tokens + one.usage.tokens, costUsd: sum.costUsd + one.usage.costUsd }),
+    { tokens: 0, costUsd: 0 },
+  );
   const hits = searched
     .flatMap((one) => one.hits.map((hit) => ({ ...hit, base: one.base })))
     .sort((a, b) => b.score - a.score)
@@ -137,13 +179,20 @@ async function retrieve(request: ReplyRequest): Promise<{ passages: Citation[]; 
 }
 
 /** The system prompt: the chatbot's instructions, the rules of grounding, and the passages in the engine's block. */
-function systemPrompt(chatbot: ChatbotRow, passages: Citation[], locale: string | null, pageUrl: string | null): string {
+function systemPrompt(
+  chatbot: ChatbotRow,
+  passages: Citation[],
+  locale: string | null,
+  pageUrl: string | null,
+): string {
   return [
     chatbot.instructions,
     '',
     "Answer the visitor's last message using only the knowledge passages below. After each statement taken from a passage, cite it with its number in square brackets, like [1]. " +
       'If the passages do not contain the answer, say that you do not know and offer to pass the question on to the team; never invent facts, prices, dates or policies.',
-    locale ? `Answer in the visitor's language (${locale}) unless they write in another one.` : "Answer in the visitor's language.",
+    locale
+      ? `Answer in the visitor's language (${locale}) unless they write in another one.`
+      : "Answer in the visitor's language.",
     pageUrl ? `The visitor is on the page ${pageUrl}.` : '',
     '',
     ...passagesBlock(passages.map((passage) => ({ title: passage.title, text: passage.excerpt }))),
@@ -160,31 +209,55 @@ function citedPassages(answer: string, passages: Citation[]): Citation[] {
 
 async function loadConversation(db: Kysely<Database>, request: ReplyRequest): Promise<ConversationRow | undefined> {
   if (!request.conversationId) return undefined;
-  const row = await db.selectFrom('chatbot_conversations').selectAll().where('id', '=', request.conversationId).where('chatbot_id', '=', request.chatbot.id).executeTakeFirst();
+  const row = await db
+    .selectFrom('chatbot_conversations')
+    .selectAll()
+    .where('id', '=', request.conversationId)
+    .where('chatbot_id', '=', request.chatbot.id)
+    .executeTakeFirst();
   // Another visitor's conversation is as unknown as one that does not exist.
   if (!row || (request.channel === 'embed' && (row.channel !== 'embed' || row.visitor_id !== request.visitor.id))) {
-    throw new Problem('not_found', `No conversation ${request.conversationId} of this ${request.channel === 'embed' ? 'visitor' : 'chatbot'}.`, {
-      errors: [{ pointer: '/conversation_id', detail: 'is not a conversation you can continue' }],
-    });
+    throw new Problem(
+      'not_found',
+      `No conversation ${request.conversationId} of this ${request.channel === 'embed' ? 'visitor' : 'chatbot'}.`,
+      {
+        errors: [{ pointer: '/conversation_id', detail: 'is not a conversation you can continue' }],
+      },
+    );
   }
   if (request.channel === 'api' && row.channel === 'embed') {
-    throw new Problem('conflict', `The conversation ${row.id} takes place in the website widget; only its visitor continues it.`);
+    throw new Problem(
+      'conflict',
+      `The conversation ${row.id} takes place in the website widget; only its visitor continues it.`,
+    );
   }
   checkRoom(row);
   return row;
 }
 
 function checkRoom(row: ConversationRow): void {
-  if (row.message_count + 2 > MAX_MESSAGES) throw new Problem('conversation_full', `The conversation ${row.id} holds ${row.message_count} messages, the most it can; start a new one.`);
+  if (row.message_count + 2 > MAX_MESSAGES)
+    throw new Problem(
+      'conversation_full',
+      `The conversation ${row.id} holds ${row.message_count} messages, the most it can; start a new one.`,
+    );
 }
 
-function decideEscalation(chatbot: ChatbotRow, conversation: ConversationRow | undefined, content: string, intent: Classification, confidence: number): Escalation | null {
+function decideEscalation(
+  chatbot: ChatbotRow,
+  conversation: ConversationRow | undefined,
+  content: string,
+  intent: Classification,
+  confidence: number,
+): Escalation | null {
   const settings = JSON.parse(chatbot.escalation) as Schemas['ChatbotEscalationSettings'];
   if (settings.mode === 'disabled' || conversation?.escalation_status === 'escalated') return null;
   const keyword = matchKeyword(content, settings.keywords);
   if (keyword !== null) return { source: 'automatic', reason: 'keyword', note: keyword, requestedAgent: null };
-  if (settings.on_visitor_request && intent.asksForPerson) return { source: 'automatic', reason: 'visitor_request', note: null, requestedAgent: intent.requestedAgent };
-  if (intent.intent !== 'greeting' && confidence < settings.confidence_threshold) return { source: 'automatic', reason: 'low_confidence', note: null, requestedAgent: null };
+  if (settings.on_visitor_request && intent.asksForPerson)
+    return { source: 'automatic', reason: 'visitor_request', note: null, requestedAgent: intent.requestedAgent };
+  if (intent.intent !== 'greeting' && confidence < settings.confidence_threshold)
+    return { source: 'automatic', reason: 'low_confidence', note: null, requestedAgent: null };
   return null;
 }
 
@@ -210,7 +283,9 @@ const CLASSIFICATION_SCHEMA = {
 } as const;
 
 /** The intent by the chatbot's model, or by the rules (sandbox models, or when the call or its JSON fails). */
-async function classify(request: ReplyRequest): Promise<{ classification: Classification; usage: TokenUsage; costUsd: number }> {
+async function classify(
+  request: ReplyRequest,
+): Promise<{ classification: Classification; usage: TokenUsage; costUsd: number }> {
   const rules = { classification: classifyIntent(request.content), usage: NO_USAGE, costUsd: 0 };
   const engine = request.platform.services.engine;
   const model = engine.catalogue.get(request.chatbot.model);
@@ -232,22 +307,40 @@ async function classify(request: ReplyRequest): Promise<{ classification: Classi
       signal: request.signal,
       now: request.now,
     });
-    const answer = JSON.parse(result.choices[0]!.text) as { intent?: unknown; confidence?: unknown; asks_for_person?: unknown; requested_agent?: unknown };
+    const answer = JSON.parse(result.choices[0]!.text) as {
+      intent?: unknown;
+      confidence?: unknown;
+      asks_for_person?: unknown;
+      requested_agent?: unknown;
+    };
     const intent = INTENTS.find((name) => name === answer.intent);
     if (!intent) throw new Error(`the model answered the intent ${String(answer.intent)}`);
-    const confidence = typeof answer.confidence === 'number' ? Math.min(1, Math.max(0, Math.round(answer.confidence * 100) / 100)) : 0.5;
+    const confidence =
+      typeof answer.confidence === 'number' ? Math.min(1, Math.max(0, Math.round(answer.confidence * 100) / 100)) : 0.5;
     const asksForPerson = answer.asks_for_person === true || intent === 'human_handoff';
-    const requestedAgent = asksForPerson && typeof answer.requested_agent === 'string' && answer.requested_agent.trim() ? answer.requested_agent.trim().slice(0, 200) : null;
-    return { classification: { intent, confidence, asksForPerson, requestedAgent }, usage: result.usage, costUsd: result.costUsd };
+    const requestedAgent =
+      asksForPerson && typeof answer.requested_agent === 'string' && answer.requested_agent.trim()
+        ? answer.requested_agent.trim().slice(0, 200)
+        : null;
+    return {
+      classification: { intent, confidence, asksForPerson, requestedAgent },
+      usage: result.usage,
+      costUsd: result.costUsd,
+    };
   } catch (error) {
     if (request.signal.aborted) throw error;
-    request.platform.logger.warn({ err: error, chatbot_id: request.chatbot.id }, 'intent classification by the model failed; the rules classified the message');
+    request.platform.logger.warn(
+      { err: error, chatbot_id: request.chatbot.id },
+      'intent classification by the model failed; the rules classified the message',
+    );
     return rules;
   }
 }
 
 function historyOf(rows: MessageRow[]): EngineMessage[] {
-  return rows.slice(-HISTORY_MESSAGES).map((row) => ({ role: row.role === 'visitor' ? 'user' : 'assistant', content: row.content }));
+  return rows
+    .slice(-HISTORY_MESSAGES)
+    .map((row) => ({ role: row.role === 'visitor' ? 'user' : 'assistant', content: row.content }));
 }
 
 export async function prepareReply(request: ReplyRequest): Promise<PreparedReply> {
@@ -259,7 +352,12 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
   const { classification } = classified;
   const smallTalk = classification.intent === 'greeting';
   const passages = smallTalk ? [] : found.passages;
-  const confidence = smallTalk ? 1 : confidenceOf(request.content, passages.map((passage) => `${passage.title} ${passage.excerpt}`));
+  const confidence = smallTalk
+    ? 1
+    : confidenceOf(
+        request.content,
+        passages.map((passage) => `${passage.title} ${passage.excerpt}`),
+      );
   const escalation = decideEscalation(chatbot, existing, request.content, classification, confidence);
   const settings = JSON.parse(chatbot.escalation) as Schemas['ChatbotEscalationSettings'];
 
@@ -281,7 +379,11 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
       apiKeyId: request.apiKeyId,
       feature: 'chatbots',
       model: chatbot.model,
-      messages: [{ role: 'system', content: systemPrompt(chatbot, passages, locale, existing?.page_url ?? request.pageUrl) }, ...history, { role: 'user', content: request.content }],
+      messages: [
+        { role: 'system', content: systemPrompt(chatbot, passages, locale, existing?.page_url ?? request.pageUrl) },
+        ...history,
+        { role: 'user', content: request.content },
+      ],
       voiceId: chatbot.voice_id,
       projectId: chatbot.project_id,
       userId: request.userId,
@@ -298,7 +400,11 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
           answer += event.text;
           yield event.text;
         } else if (event.type === 'usage') {
-          usage = { inputTokens: usage.inputTokens + event.usage.inputTokens, cachedInputTokens: usage.cachedInputTokens + event.usage.cachedInputTokens, outputTokens: usage.outputTokens + event.usage.outputTokens };
+          usage = {
+            inputTokens: usage.inputTokens + event.usage.inputTokens,
+            cachedInputTokens: usage.cachedInputTokens + event.usage.cachedInputTokens,
+            outputTokens: usage.outputTokens + event.usage.outputTokens,
+          };
           costUsd += event.costUsd;
         }
       }
@@ -308,7 +414,11 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
   return {
     text,
     async finish(): Promise<Reply> {
-      if (request.signal.aborted) throw new Problem('internal_error', 'The client closed the connection before the answer was complete; nothing was saved.');
+      if (request.signal.aborted)
+        throw new Problem(
+          'internal_error',
+          'The client closed the connection before the answer was complete; nothing was saved.',
+        );
       const content = answer.trim().slice(0, 8000) || "I'm sorry, I have no answer to that.";
       const citations = escalation || smallTalk ? [] : citedPassages(content, passages);
       const conversationId = existing?.id ?? newId('conv', now);
@@ -316,7 +426,10 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
       const stored = await db.transaction().execute(async (trx) => {
         let conversation: ConversationRow;
         if (existing) {
-          conversation = (await forUpdate(trx.selectFrom('chatbot_conversations').selectAll().where('id', '=', existing.id), trx).executeTakeFirst())!;
+          conversation = (await forUpdate(
+            trx.selectFrom('chatbot_conversations').selectAll().where('id', '=', existing.id),
+            trx,
+          ).executeTakeFirst())!;
           if (!conversation) throw new Problem('not_found', `The conversation ${existing.id} was deleted.`);
           checkRoom(conversation);
         } else {
@@ -350,7 +463,16 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
           await trx.insertInto('chatbot_conversations').values(conversation).execute();
         }
         const answeredAt = new Date(Math.max(now.getTime(), platform.clock.now().getTime()));
-        const visitorMessage: MessageRow = { id: newId('msg', now), conversation_id: conversation.id, role: 'visitor', content: request.content, citations: '[]', confidence: null, intent: classification.intent, created_at: iso(now) };
+        const visitorMessage: MessageRow = {
+          id: newId('msg', now),
+          conversation_id: conversation.id,
+          role: 'visitor',
+          content: request.content,
+          citations: '[]',
+          confidence: null,
+          intent: classification.intent,
+          created_at: iso(now),
+        };
         const message: MessageRow = {
           id: newId('msg', answeredAt),
           conversation_id: conversation.id,

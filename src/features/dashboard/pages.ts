@@ -1,12 +1,13 @@
 // GET /dashboard: the dashboard's page and its assets (app/main.tsx bundled by esbuild on first request, kept in
 // memory, sent with an ETag). The page holds no data: its script signs in with an API key and calls the API.
 // `<meta name="api-base">` is where the script sends its requests: this server, or (scripts/dashboard.ts) the mock.
-import { Router, type Response } from 'express';
+import { type Response, Router } from 'express';
 import { bundleScript, once, sendAsset, stylesheet } from '../../platform/assets.ts';
 import type { Platform } from '../../platform/context.ts';
 
 const ASSETS = '/dashboard/assets';
-const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** The HTML of the dashboard, its assets under `assets`, calling the API at `apiBase` ('' for the same origin). */
 export function dashboardHtml(assets: string, apiBase: string): string {

@@ -12,13 +12,20 @@ export interface StandaloneDashboard {
   close(): Promise<void>;
 }
 
-export async function startStandaloneDashboard(options: { apiBase: string; port?: number; host?: string }): Promise<StandaloneDashboard> {
+export async function startStandaloneDashboard(options: {
+  apiBase: string;
+  port?: number;
+  host?: string;
+}): Promise<StandaloneDashboard> {
   const apiBase = new URL(options.apiBase).origin;
   const app = express();
   app.get('/assets/dashboard.js', async (req, res) => sendAsset(req, res, await dashboardScript()));
   app.get('/assets/dashboard.css', async (req, res) => sendAsset(req, res, await dashboardStylesheet()));
   app.get('/', (_req, res) => {
-    res.setHeader('Content-Security-Policy', `default-src 'none'; script-src 'self'; style-src 'self'; connect-src ${apiBase}; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+    res.setHeader(
+      'Content-Security-Policy',
+      `default-src 'none'; script-src 'self'; style-src 'self'; connect-src ${apiBase}; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    );
     res.setHeader('Cache-Control', 'no-store');
     res.type('html').send(dashboardHtml('/assets', apiBase));
   });

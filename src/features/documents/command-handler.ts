@@ -1,18 +1,19 @@
 // POST /v1/documents/{id}/commands: runs an AI command (commands.ts) through the engine, with the document's or
 // the request's voice and the workspace's output policy, and saves the result as a new version (source `command`)
 // that connected editors receive at once. A policy violation withholds the output and saves nothing.
+
+import type { Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
-import type { Transaction } from 'kysely';
-import { byRequest, type AuditOrigin } from '../../platform/audit.ts';
+import { type AuditOrigin, byRequest } from '../../platform/audit.ts';
 import type { Platform, RequestContext } from '../../platform/context.ts';
-import type { Database } from '../../storage/schema.ts';
 import { Problem } from '../../platform/problems.ts';
-import { type UsageFeature, taskOption } from '../engine/index.ts';
+import type { Database } from '../../storage/schema.ts';
+import { taskOption, type UsageFeature } from '../engine/index.ts';
 import { knowledgeBasesOf, searchKnowledge } from '../knowledge/index.ts';
 import { projectsOf } from '../projects/index.ts';
 import { readyVoice } from '../voices/index.ts';
-import { runCommand, selectionOf, type CitationSource } from './commands.ts';
+import { type CitationSource, runCommand, selectionOf } from './commands.ts';
 import { checkBaseVersion, loadDocument, lockDocument } from './documents.ts';
 import { Realtime } from './realtime.ts';
 import { fetchCitationSources } from './sources.ts';
@@ -65,7 +66,11 @@ function defaultModel(platform: Platform, projectModel: string | null | undefine
 async function citationSources(context: CommandActor, sources: string[], text: string): Promise<CitationSource[]> {
   const db = context.platform.db;
   const urls = sources.filter((source) => !source.startsWith('kb_'));
-  const fetched = new Map((await fetchCitationSources(urls, { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback })).map((source) => [source.url, source]));
+  const fetched = new Map(
+    (await fetchCitationSources(urls, { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback })).map(
+      (source) => [source.url, source],
+    ),
+  );
   const numbered: CitationSource[] = [];
   for (const [index, source] of sources.entries()) {
     if (!source.startsWith('kb_')) {
@@ -73,10 +78,26 @@ async function citationSources(context: CommandActor, sources: string[], text: s
       continue;
     }
     const base = await knowledgeBasesOf(db, context.workspaceId).where('id', '=', source).executeTakeFirst();
-    if (!base) throw new Problem('not_found', `No knowledge base ${source} in this workspace.`, { errors: [{ pointer: `/sources/${index}`, detail: 'is not a knowledge base of this workspace' }] });
-    const billing = { workspaceId: context.workspaceId, apiKeyId: context.apiKeyId, now: context.now, signal: context.signal };
-    for (const hit of (await searchKnowledge(context.platform.services.engine, db, base, text, { topK: 3, minScore: 0 }, billing)).hits) {
-      numbered.push({ n: numbered.length + 1, url: hit.url, title: hit.title ?? base.name, excerpt: hit.text.slice(0, 1500), knowledgeBaseId: base.id });
+    if (!base)
+      throw new Problem('not_found', `No knowledge base ${source} in this workspace.`, {
+        errors: [{ pointer: `/sources/${index}`, detail: 'is not a knowledge base of this workspace' }],
+      });
+    const billing = {
+      workspaceId: context.workspaceId,
+      apiKeyId: context.apiKeyId,
+      now: context.now,
+      signal: context.signal,
+    };
+    for (const hit of (
+      await searchKnowledge(context.platform.services.engine, db, base, text, { topK: 3, minScore: 0 }, billing)
+    ).hits) {
+      numbered.push({
+        n: numbered.length + 1,
+        url: hit.url,
+        title: hit.title ?? base.name,
+        excerpt: hit.text.slice(0, 1500),
+        knowledgeBaseId: base.id,
+      });
     }
   }
   return numbered;
@@ -91,19 +112,27 @@ export async function commandOnDocument(
   context: CommandActor,
   documentId: string,
   command: Schemas['DocumentCommandRequest'],
-  options: { apply: boolean; onSaved?: (trx: Transaction<Database>, result: CommandResult & { version: VersionRow }) => Promise<void> } = { apply: true },
+  options: {
+    apply: boolean;
+    onSaved?: (trx: Transaction<Database>, result: CommandResult & { version: VersionRow }) => Promise<void>;
+  } = { apply: true },
 ): Promise<CommandResult> {
   const workspaceId = context.workspaceId;
   const db = context.platform.db;
   const scope = { platform: context.platform, caller: { workspace: { id: workspaceId } } };
   const { row, current } = await loadDocument(scope, documentId);
   checkBaseVersion(row, command.base_version_id);
-  const project = row.project_id ? await projectsOf(db, workspaceId).where('id', '=', row.project_id).executeTakeFirst() : undefined;
+  const project = row.project_id
+    ? await projectsOf(db, workspaceId).where('id', '=', row.project_id).executeTakeFirst()
+    : undefined;
   const model = command.model ?? defaultModel(context.platform, project?.default_model);
   const voiceId = command.voice_id !== undefined ? command.voice_id : row.voice_id;
   if (voiceId) await readyVoice(db, workspaceId, voiceId, command.voice_id !== undefined ? '/voice_id' : undefined);
   const range = selectionOf(current.content, command.selection);
-  const sources = command.command === 'cite' ? await citationSources(context, command.sources, current.content.slice(range.start, range.end)) : undefined;
+  const sources =
+    command.command === 'cite'
+      ? await citationSources(context, command.sources, current.content.slice(range.start, range.end))
+      : undefined;
 
   const engine = context.platform.services.engine;
   const usage = { prompt: 0, completion: 0, cost: 0, ms: 0 };
@@ -140,9 +169,13 @@ export async function commandOnDocument(
   );
 
   if (outcome.content.length > MAX_CHARACTERS && [...outcome.content].length > MAX_CHARACTERS) {
-    throw new Problem('validation_failed', `The command's result would make the document longer than ${MAX_CHARACTERS.toLocaleString('en')} characters; run it on a selection.`, {
-      errors: [{ pointer: '/selection', detail: 'makes the document too long' }],
-    });
+    throw new Problem(
+      'validation_failed',
+      `The command's result would make the document longer than ${MAX_CHARACTERS.toLocaleString('en')} characters; run it on a selection.`,
+      {
+        errors: [{ pointer: '/selection', detail: 'makes the document too long' }],
+      },
+    );
   }
   const result = (version: VersionRow | null): CommandResult => ({
     documentId: row.id,
@@ -162,10 +195,19 @@ export async function commandOnDocument(
       // The command worked on `current`; a change meanwhile, through the API or by an editor (saved or still only
       // in the live document), would be overwritten.
       if (locked.current_version_id !== current.id || Realtime.hasLiveEdits(locked, live)) {
-        throw new Problem('version_conflict', `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version.`);
+        throw new Problem(
+          'version_conflict',
+          `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version.`,
+        );
       }
-      const source = { kind: 'command' as const, apiKeyId: context.apiKeyId, userId: context.userId, command: command.command };
-      const saved = (await saveVersion(trx, locked, outcome.content, source, context.now, live.apply(outcome.content))).version;
+      const source = {
+        kind: 'command' as const,
+        apiKeyId: context.apiKeyId,
+        userId: context.userId,
+        command: command.command,
+      };
+      const saved = (await saveVersion(trx, locked, outcome.content, source, context.now, live.apply(outcome.content)))
+        .version;
       await options.onSaved?.(trx, { ...result(saved), version: saved });
       return saved;
     }),
@@ -196,10 +238,19 @@ export const commandHandlers = {
       version: presentVersionSummary(version),
       output: result.output,
       output_range: result.outputRange,
-      usage: { prompt_tokens: result.usage.prompt, completion_tokens: result.usage.completion, total_tokens: result.usage.prompt + result.usage.completion },
+      usage: {
+        prompt_tokens: result.usage.prompt,
+        completion_tokens: result.usage.completion,
+        total_tokens: result.usage.prompt + result.usage.completion,
+      },
       cost_usd: result.costUsd,
       duration_ms: result.durationMs,
     };
-    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/documents/${result.documentId}/versions/${version.id}` }, body };
+    return {
+      status: 201,
+      contentType: 'application/json',
+      headers: { Location: `/v1/documents/${result.documentId}/versions/${version.id}` },
+      body,
+    };
   },
 } satisfies Pick<Handlers<RequestContext>, 'runDocumentCommand'>;

@@ -9,12 +9,30 @@ import { cite, referencesStart, withReferences } from './commands/cite.ts';
 import { place, selectionOf, workRange } from './commands/placement.ts';
 import { clean, expandMessages, outlineMessages, rewriteMessages, summarizeMessages } from './commands/prompts.ts';
 import { translate } from './commands/translate.ts';
-import type { CitationSource, CommandInput, CommandName, CommandOutcome, CommandRequest, Generate, Placement } from './commands/types.ts';
+import type {
+  CitationSource,
+  CommandInput,
+  CommandName,
+  CommandOutcome,
+  CommandRequest,
+  Generate,
+  Placement,
+} from './commands/types.ts';
 
 // The commands' API for the rest of the code: code outside commands/ imports from this file.
 export { formatReference } from './commands/cite.ts';
 export { place, selectionOf } from './commands/placement.ts';
-export type { CitationSource, CitationStyle, CommandInput, CommandName, CommandOutcome, CommandRequest, Generate, Placement, Range } from './commands/types.ts';
+export type {
+  CitationSource,
+  CitationStyle,
+  CommandInput,
+  CommandName,
+  CommandOutcome,
+  CommandRequest,
+  Generate,
+  Placement,
+  Range,
+} from './commands/types.ts';
 
 /** The contract's default placement of each command (DocumentXxxCommand.yaml). */
 export const defaultPlacements: Record<CommandName, Placement> = {
@@ -32,14 +50,22 @@ export const defaultPlacements: Record<CommandName, Placement> = {
  * the output. `sources` are cite's (from fetchCitationSources, numbered in request order); `now` dates their
  * references ("accessed"). Throws 422 problems for a selection out of range, nothing to work on, or no source.
  */
-export async function runCommand(request: CommandRequest, input: CommandInput, generate: Generate, sources?: CitationSource[], now: Date = new Date()): Promise<CommandOutcome> {
+export async function runCommand(
+  request: CommandRequest,
+  input: CommandInput,
+  generate: Generate,
+  sources?: CitationSource[],
+  now: Date = new Date(),
+): Promise<CommandOutcome> {
   const { content } = input;
   let selected = selectionOf(content, request.selection);
   // Cite manages the closing References section itself: the text it works on stops where that section starts.
   const references = request.command === 'cite' ? referencesStart(content) : -1;
   if (references >= 0 && selected.end > references) {
     if (selected.start >= references) {
-      throw validationFailed([{ pointer: '/selection', detail: 'is inside the References section, which the cite command writes itself' }]);
+      throw validationFailed([
+        { pointer: '/selection', detail: 'is inside the References section, which the cite command writes itself' },
+      ]);
     }
     selected = { start: selected.start, end: references };
   }
@@ -47,33 +73,67 @@ export async function runCommand(request: CommandRequest, input: CommandInput, g
   const text = content.slice(range.start, range.end);
   if (text === '' && request.command !== 'outline') {
     throw validationFailed([
-      { pointer: '/selection', detail: request.selection ? 'selects only whitespace' : `is the whole content, which is empty: there is nothing to ${request.command}` },
+      {
+        pointer: '/selection',
+        detail: request.selection
+          ? 'selects only whitespace'
+          : `is the whole content, which is empty: there is nothing to ${request.command}`,
+      },
     ]);
   }
   const placement = request.placement ?? defaultPlacements[request.command];
   const modelOutput = async (messages: EngineMessage[], task: SandboxTask) => {
     const output = clean(await generate(messages, task), text);
-    if (output === '') throw new Problem('upstream_error', `The model answered the ${request.command} command with no text.`);
+    if (output === '')
+      throw new Problem('upstream_error', `The model answered the ${request.command} command with no text.`);
     return output;
   };
 
   switch (request.command) {
     case 'outline': {
-      const task: SandboxTask = { kind: 'outline', text, depth: request.depth ?? 2, title: input.title, instruction: request.instruction };
+      const task: SandboxTask = {
+        kind: 'outline',
+        text,
+        depth: request.depth ?? 2,
+        title: input.title,
+        instruction: request.instruction,
+      };
       return placed(await modelOutput(outlineMessages(request, input, text), task));
     }
     case 'expand':
-      return placed(await modelOutput(expandMessages(request, input, text), { kind: 'expand', text, context: content, words: request.target_words }));
+      return placed(
+        await modelOutput(expandMessages(request, input, text), {
+          kind: 'expand',
+          text,
+          context: content,
+          words: request.target_words,
+        }),
+      );
     case 'summarize': {
-      const task: SandboxTask = { kind: 'summarize', text, length: request.length ?? 'medium', format: request.format ?? 'paragraph' };
+      const task: SandboxTask = {
+        kind: 'summarize',
+        text,
+        length: request.length ?? 'medium',
+        format: request.format ?? 'paragraph',
+      };
       return placed(await modelOutput(summarizeMessages(request, input, text), task));
     }
     case 'rewrite':
-      return placed(await modelOutput(rewriteMessages(request, input, text), { kind: 'rewrite', text, tone: request.tone }));
+      return placed(
+        await modelOutput(rewriteMessages(request, input, text), { kind: 'rewrite', text, tone: request.tone }),
+      );
     case 'translate':
       return placed(await translate(text, request, generate));
     case 'cite': {
-      const cited = await cite(request, input, text, sources ?? [], references >= 0 ? content.slice(references) : '', modelOutput, now);
+      const cited = await cite(
+        request,
+        input,
+        text,
+        sources ?? [],
+        references >= 0 ? content.slice(references) : '',
+        modelOutput,
+        now,
+      );
       const result = placed(cited.output);
       return { ...result, content: withReferences(result.content, cited.section) };
     }

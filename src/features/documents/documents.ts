@@ -2,14 +2,14 @@
 // optimistic concurrency), delete, publish and unpublish, the public page, and edit tokens. Every read and change
 // first settles the real-time session (realtime.ts), so the API sees every edit made over the socket, and every
 // change of content goes through the live Yjs document, so editors see it at once.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { Platform, RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { consumePublicBudget } from '../../platform/rate-limit.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -17,10 +17,17 @@ import type { Database } from '../../storage/schema.ts';
 import { projectsOf } from '../projects/index.ts';
 import { voicesOf } from '../voices/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
-import { signEditToken, type EditPermission } from './edit-tokens.ts';
+import { type EditPermission, signEditToken } from './edit-tokens.ts';
 import { renderHtml } from './markdown.ts';
-import { Realtime, type LiveDocument } from './realtime.ts';
-import { documentsOf, presentDocument, presentSummary, saveVersion, type DocumentRow, type VersionRow } from './store.ts';
+import { type LiveDocument, Realtime } from './realtime.ts';
+import {
+  type DocumentRow,
+  documentsOf,
+  presentDocument,
+  presentSummary,
+  saveVersion,
+  type VersionRow,
+} from './store.ts';
 
 type Schemas = components['schemas'];
 type Db = Kysely<Database> | Transaction<Database>;
@@ -32,7 +39,10 @@ export interface DocumentScope {
   caller: { workspace: { id: string } };
 }
 
-export async function loadDocument(context: DocumentScope, id: string): Promise<{ row: DocumentRow; current: VersionRow }> {
+export async function loadDocument(
+  context: DocumentScope,
+  id: string,
+): Promise<{ row: DocumentRow; current: VersionRow }> {
   const db = context.platform.db;
   const realtime = context.platform.services.realtime;
   let row = await documentsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
@@ -41,47 +51,80 @@ export async function loadDocument(context: DocumentScope, id: string): Promise<
     row = await documentsOf(db, context.caller.workspace.id).where('id', '=', id).executeTakeFirst();
   }
   if (!row) throw notFound('document', id);
-  const current = await db.selectFrom('document_versions').selectAll().where('id', '=', row.current_version_id).executeTakeFirst();
+  const current = await db
+    .selectFrom('document_versions')
+    .selectAll()
+    .where('id', '=', row.current_version_id)
+    .executeTakeFirst();
   // Deleted between the two reads.
   if (!current) throw notFound('document', id);
   return { row, current };
 }
 
 /** The document of a change, its row locked for the caller's transaction; 404 when there is none. */
-export async function lockDocument(trx: Transaction<Database>, context: DocumentScope, id: string): Promise<DocumentRow> {
-  const row = await forUpdate(documentsOf(trx, context.caller.workspace.id).where('id', '=', id), trx).executeTakeFirst();
+export async function lockDocument(
+  trx: Transaction<Database>,
+  context: DocumentScope,
+  id: string,
+): Promise<DocumentRow> {
+  const row = await forUpdate(
+    documentsOf(trx, context.caller.workspace.id).where('id', '=', id),
+    trx,
+  ).executeTakeFirst();
   if (!row) throw notFound('document', id);
   return row;
 }
 
 /** `409 version_conflict` for a change based on text that editors have changed since (not saved as a version yet). */
 export function changedMeanwhile(row: DocumentRow): Problem {
-  return new Problem('version_conflict', `Editors changed the document meanwhile (their changes become the version after ${row.current_version_id}); get the document and try again.`);
+  return new Problem(
+    'version_conflict',
+    `Editors changed the document meanwhile (their changes become the version after ${row.current_version_id}); get the document and try again.`,
+  );
 }
 
 /** `409 version_conflict` when the change is based on a version that is no longer the current one. */
 export function checkBaseVersion(row: DocumentRow, baseVersionId: string | undefined): void {
   if (baseVersionId !== undefined && baseVersionId !== row.current_version_id) {
-    throw new Problem('version_conflict', `The document's current version is ${row.current_version_id}, not ${baseVersionId}: someone changed it meanwhile. Get the document, merge, and send its current_version.id.`, {
-      errors: [{ pointer: '/base_version_id', detail: `is not the current version (${row.current_version_id})` }],
-    });
+    throw new Problem(
+      'version_conflict',
+      `The document's current version is ${row.current_version_id}, not ${baseVersionId}: someone changed it meanwhile. Get the document, merge, and send its current_version.id.`,
+      {
+        errors: [{ pointer: '/base_version_id', detail: `is not the current version (${row.current_version_id})` }],
+      },
+    );
   }
 }
 
 async function checkProject(db: Db, workspaceId: string, projectId: string) {
   const project = await projectsOf(db, workspaceId).where('id', '=', projectId).executeTakeFirst();
-  if (!project) throw new Problem('not_found', `No project ${projectId} in this workspace.`, { errors: [{ pointer: '/project_id', detail: 'is not a project of this workspace' }] });
+  if (!project)
+    throw new Problem('not_found', `No project ${projectId} in this workspace.`, {
+      errors: [{ pointer: '/project_id', detail: 'is not a project of this workspace' }],
+    });
   return project;
 }
 
 /** The voice's id if it is a voice of the workspace, else null. */
 async function ownVoiceId(db: Kysely<Database>, workspaceId: string, voiceId: string): Promise<string | null> {
-  return (await db.selectFrom('voices').select('id').where('workspace_id', '=', workspaceId).where('id', '=', voiceId).executeTakeFirst())?.id ?? null;
+  return (
+    (
+      await db
+        .selectFrom('voices')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('id', '=', voiceId)
+        .executeTakeFirst()
+    )?.id ?? null
+  );
 }
 
 async function checkVoice(db: Db, workspaceId: string, voiceId: string): Promise<void> {
   const voice = await voicesOf(db, workspaceId).where('id', '=', voiceId).executeTakeFirst();
-  if (!voice) throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, { errors: [{ pointer: '/voice_id', detail: 'is not a voice of this workspace' }] });
+  if (!voice)
+    throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, {
+      errors: [{ pointer: '/voice_id', detail: 'is not a voice of this workspace' }],
+    });
 }
 
 /** `%`, `_` and `\` match themselves in a LIKE pattern written with `escape '\'`. */
@@ -101,7 +144,13 @@ async function issueEditToken(
   const expiresAt = new Date(context.now.getTime() + options.ttlSeconds * 1000);
   const token = await signEditToken(
     context.platform.db,
-    { documentId, workspaceId: context.caller.workspace.id, permission: options.permission, apiKeyId: context.caller.apiKey.id, userId: options.userId },
+    {
+      documentId,
+      workspaceId: context.caller.workspace.id,
+      permission: options.permission,
+      apiKeyId: context.caller.apiKey.id,
+      userId: options.userId,
+    },
     context.now,
     expiresAt,
   );
@@ -117,7 +166,8 @@ async function issueEditToken(
   };
 }
 
-const PAGE_STYLE = 'body{max-width:46rem;margin:2rem auto;padding:0 1rem;font:16px/1.6 system-ui,sans-serif;color:#1d1d1f}pre{overflow:auto;background:#f5f5f7;padding:.75rem}code{font-family:ui-monospace,monospace}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem}img{max-width:100%}';
+const PAGE_STYLE =
+  'body{max-width:46rem;margin:2rem auto;padding:0 1rem;font:16px/1.6 system-ui,sans-serif;color:#1d1d1f}pre{overflow:auto;background:#f5f5f7;padding:.75rem}code{font-family:ui-monospace,monospace}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem}img{max-width:100%}';
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -128,7 +178,8 @@ export const documentHandlers = {
     const page = pageRequest(request.query);
     const { title, voice_id, project_id, status, visibility, created_after, created_before } = request.query;
     let query = documentsOf(context.platform.db, context.caller.workspace.id);
-    if (title !== undefined) query = query.where(sql<boolean>`lower(title) like ${`%${likeLiteral(title.toLowerCase())}%`} escape '\\'`);
+    if (title !== undefined)
+      query = query.where(sql<boolean>`lower(title) like ${`%${likeLiteral(title.toLowerCase())}%`} escape '\\'`);
     if (voice_id !== undefined) query = query.where('voice_id', '=', voice_id);
     if (project_id !== undefined) query = query.where('project_id', '=', project_id);
     if (status !== undefined) query = query.where('status', '=', status);
@@ -137,10 +188,19 @@ export const documentHandlers = {
     if (created_before !== undefined) query = query.where('created_at', '<', iso(new Date(created_before)));
     const rows = await paginate(query, { id: 'id' }, page).execute();
     const versionIds = rows.map((row) => row.current_version_id);
-    const versions = versionIds.length === 0 ? [] : await context.platform.db.selectFrom('document_versions').selectAll().where('id', 'in', versionIds).execute();
+    const versions =
+      versionIds.length === 0
+        ? []
+        : await context.platform.db.selectFrom('document_versions').selectAll().where('id', 'in', versionIds).execute();
     const byId = new Map(versions.map((version) => [version.id, version]));
     const baseUrl = context.platform.config.publicBaseUrl;
-    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), (row) => presentSummary(row, byId.get(row.current_version_id)!, baseUrl), context.url);
+    const { body, headers } = toPage(
+      rows,
+      page,
+      (row) => ({ id: row.id }),
+      (row) => presentSummary(row, byId.get(row.current_version_id)!, baseUrl),
+      context.url,
+    );
     return { status: 200, contentType: 'application/json', body, headers };
   },
 
@@ -152,7 +212,10 @@ export const documentHandlers = {
     if (request.body.voice_id) await checkVoice(db, workspaceId, request.body.voice_id);
     // A project's default is checked when the project is saved; one saved before that check was made (or whose voice
     // is gone) is not copied.
-    const defaultVoice = request.body.voice_id === undefined && project?.default_voice_id ? await ownVoiceId(db, workspaceId, project.default_voice_id) : null;
+    const defaultVoice =
+      request.body.voice_id === undefined && project?.default_voice_id
+        ? await ownVoiceId(db, workspaceId, project.default_voice_id)
+        : null;
     const voiceId = request.body.voice_id !== undefined ? request.body.voice_id : defaultVoice;
     const { row, version } = await db.transaction().execute(async (trx) => {
       const draft: DocumentRow = {
@@ -178,17 +241,31 @@ export const documentHandlers = {
         updated_at: iso(context.now),
       };
       await trx.insertInto('documents').values(draft).execute();
-      const saved = await saveVersion(trx, draft, content, { kind: 'create', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId }, context.now);
+      const saved = await saveVersion(
+        trx,
+        draft,
+        content,
+        { kind: 'create', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId },
+        context.now,
+      );
       return { row: saved.document, version: saved.version };
     });
-    const editToken = await issueEditToken(context, row.id, { permission: 'edit', ttlSeconds: 900, userId: context.caller.userId });
+    const editToken = await issueEditToken(context, row.id, {
+      permission: 'edit',
+      ttlSeconds: 900,
+      userId: context.caller.userId,
+    });
     const body = { ...presentDocument(row, version, context.platform.config.publicBaseUrl), edit_token: editToken };
     return { status: 201, contentType: 'application/json', headers: { Location: `/v1/documents/${row.id}` }, body };
   },
 
   async getDocument(request, context) {
     const { row, current } = await loadDocument(context, request.path.id);
-    return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentDocument(row, current, context.platform.config.publicBaseUrl),
+    };
   },
 
   async updateDocument(request, context) {
@@ -210,7 +287,11 @@ export const documentHandlers = {
       let row = await lockDocument(trx, context, before.id);
       checkBaseVersion(row, changes.base_version_id);
       if (Object.keys(fields).length > 0) {
-        await trx.updateTable('documents').set({ ...fields, updated_at: iso(context.now) }).where('id', '=', row.id).execute();
+        await trx
+          .updateTable('documents')
+          .set({ ...fields, updated_at: iso(context.now) })
+          .where('id', '=', row.id)
+          .execute();
         row = { ...row, ...fields, updated_at: iso(context.now) };
       }
       if (live && changes.content !== row.content) {
@@ -218,15 +299,34 @@ export const documentHandlers = {
         // it the typing becomes a version first, so the last write wins without losing it.
         if (changes.base_version_id !== undefined && Realtime.hasLiveEdits(row, live)) throw changedMeanwhile(row);
         row = await context.platform.services.realtime.keepLiveEdits(trx, row, live, context.now);
-        row = (await saveVersion(trx, row, changes.content!, { kind: 'edit', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId }, context.now, live.apply(changes.content!))).document;
+        row = (
+          await saveVersion(
+            trx,
+            row,
+            changes.content!,
+            { kind: 'edit', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId },
+            context.now,
+            live.apply(changes.content!),
+          )
+        ).document;
       }
       return row;
     };
     const row = contentChanged
-      ? await context.platform.services.realtime.withLiveDocument(before.id, (live) => db.transaction().execute((trx) => update(trx, live)))
+      ? await context.platform.services.realtime.withLiveDocument(before.id, (live) =>
+          db.transaction().execute((trx) => update(trx, live)),
+        )
       : await db.transaction().execute((trx) => update(trx));
-    const current = await db.selectFrom('document_versions').selectAll().where('id', '=', row.current_version_id).executeTakeFirstOrThrow();
-    return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
+    const current = await db
+      .selectFrom('document_versions')
+      .selectAll()
+      .where('id', '=', row.current_version_id)
+      .executeTakeFirstOrThrow();
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentDocument(row, current, context.platform.config.publicBaseUrl),
+    };
   },
 
   async deleteDocument(request, context) {
@@ -234,7 +334,11 @@ export const documentHandlers = {
       const row = await lockDocument(trx, context, request.path.id);
       await trx.deleteFrom('document_versions').where('document_id', '=', row.id).execute();
       await trx.deleteFrom('documents').where('id', '=', row.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'document.deleted', target: { type: 'document', id: row.id, display_name: row.title }, details: { title: row.title, versions: row.version_count } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'document.deleted',
+        target: { type: 'document', id: row.id, display_name: row.title },
+        details: { title: row.title, versions: row.version_count },
+      });
     });
     await context.platform.services.realtime.documentDeleted(request.path.id);
     return { status: 204 };
@@ -243,17 +347,31 @@ export const documentHandlers = {
   async createDocumentEditToken(request, context) {
     const { permission = 'edit', ttl_seconds = 900, user_id = null } = request.body ?? {};
     if (permission === 'edit' && context.caller.role === 'viewer') {
-      throw new Problem('insufficient_role', "An edit token needs the editor role or higher; this key's role is viewer, which can create read tokens (permission: read).");
+      throw new Problem(
+        'insufficient_role',
+        "An edit token needs the editor role or higher; this key's role is viewer, which can create read tokens (permission: read).",
+      );
     }
     // Naming a member attributes the session's edits to them: as with API keys (createApiKey), a key acts for its own
     // member, and only an owner may act in another's name.
     if (user_id !== null && user_id !== context.caller.userId && context.caller.role !== 'owner') {
-      throw new Problem('insufficient_role', `Only an owner key can name another member on an edit token; this ${context.caller.role} key can name ${context.caller.userId ?? 'no member (it is a service key)'}${context.caller.userId ? ' or no one' : ''}.`);
+      throw new Problem(
+        'insufficient_role',
+        `Only an owner key can name another member on an edit token; this ${context.caller.role} key can name ${context.caller.userId ?? 'no member (it is a service key)'}${context.caller.userId ? ' or no one' : ''}.`,
+      );
     }
     const { row } = await loadDocument(context, request.path.id);
     if (user_id !== null) {
-      const member = await context.platform.db.selectFrom('members').select('user_id').where('workspace_id', '=', context.caller.workspace.id).where('user_id', '=', user_id).executeTakeFirst();
-      if (!member) throw new Problem('not_found', `No member ${user_id} in this workspace.`, { errors: [{ pointer: '/user_id', detail: 'is not a member of this workspace' }] });
+      const member = await context.platform.db
+        .selectFrom('members')
+        .select('user_id')
+        .where('workspace_id', '=', context.caller.workspace.id)
+        .where('user_id', '=', user_id)
+        .executeTakeFirst();
+      if (!member)
+        throw new Problem('not_found', `No member ${user_id} in this workspace.`, {
+          errors: [{ pointer: '/user_id', detail: 'is not a member of this workspace' }],
+        });
     }
     const body = await issueEditToken(context, row.id, { permission, ttlSeconds: ttl_seconds, userId: user_id });
     return { status: 201, contentType: 'application/json', headers: { Location: `/v1/documents/${row.id}` }, body };
@@ -271,45 +389,93 @@ export const documentHandlers = {
       };
       if (next.status === row.status && next.visibility === row.visibility) return row;
       const updated = { ...row, ...next, updated_at: iso(context.now) };
-      await trx.updateTable('documents').set({ ...next, updated_at: updated.updated_at }).where('id', '=', row.id).execute();
+      await trx
+        .updateTable('documents')
+        .set({ ...next, updated_at: updated.updated_at })
+        .where('id', '=', row.id)
+        .execute();
       // Sent when the document becomes published, or a published one becomes public; never on becoming private.
       if (row.status === 'draft' || next.visibility === 'public') {
-        await recordEvent(trx, row.workspace_id, 'document.published', { document_id: row.id, published_at: updated.published_at!, author: row.author, project_id: row.project_id, title: row.title }, context.now);
+        await recordEvent(
+          trx,
+          row.workspace_id,
+          'document.published',
+          {
+            document_id: row.id,
+            published_at: updated.published_at!,
+            author: row.author,
+            project_id: row.project_id,
+            title: row.title,
+          },
+          context.now,
+        );
       }
       return updated;
     });
     const { current } = await loadDocument(context, row.id);
-    return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentDocument(row, current, context.platform.config.publicBaseUrl),
+    };
   },
 
   async unpublishDocument(request, context) {
     const row = await context.platform.db.transaction().execute(async (trx) => {
       const row = await lockDocument(trx, context, request.path.id);
       if (row.status === 'draft' && row.visibility === 'private') return row;
-      const next = { status: 'draft' as const, visibility: 'private' as const, published_at: null, updated_at: iso(context.now) };
+      const next = {
+        status: 'draft' as const,
+        visibility: 'private' as const,
+        published_at: null,
+        updated_at: iso(context.now),
+      };
       await trx.updateTable('documents').set(next).where('id', '=', row.id).execute();
       return { ...row, ...next };
     });
     const { current } = await loadDocument(context, row.id);
-    return { status: 200, contentType: 'application/json', body: presentDocument(row, current, context.platform.config.publicBaseUrl) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentDocument(row, current, context.platform.config.publicBaseUrl),
+    };
   },
 
   async getPublicDocument(request, context) {
     const limit = await consumePublicBudget(context.platform.rateLimitStore, context.ip);
     const notPublic = () => new Problem('not_found', `No public document ${request.path.id}.`, { headers: limit });
-    const row = await context.platform.db.selectFrom('documents').selectAll().where('id', '=', request.path.id).executeTakeFirst();
+    const row = await context.platform.db
+      .selectFrom('documents')
+      .selectAll()
+      .where('id', '=', request.path.id)
+      .executeTakeFirst();
     if (row?.status !== 'published' || row.visibility !== 'public') throw notPublic();
     // What editors saved and is not a version yet is shown too, without making it one: readers do not cut versions.
-    const content = row.yjs_markdown !== null && row.yjs_markdown !== row.yjs_version_markdown ? row.yjs_markdown : row.content;
+    const content =
+      row.yjs_markdown !== null && row.yjs_markdown !== row.yjs_version_markdown ? row.yjs_markdown : row.content;
     const html = renderHtml(content);
-    const body: Schemas['PublicDocument'] = { id: row.id, object: 'public_document', title: row.title, content, html, published_at: row.published_at!, updated_at: row.updated_at };
+    const body: Schemas['PublicDocument'] = {
+      id: row.id,
+      object: 'public_document',
+      title: row.title,
+      content,
+      html,
+      published_at: row.published_at!,
+      updated_at: row.updated_at,
+    };
     if (context.accepts('application/json', 'text/html') === 'text/html') {
       const page = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(row.title)}</title><style>${PAGE_STYLE}</style></head>\n<body><article><h1>${escapeHtml(row.title)}</h1>\n${html}</article></body></html>\n`;
       return {
         status: 200,
         contentType: 'text/html',
         // The page runs no script and loads nothing but its own inline style and images the author linked.
-        headers: { ...limit, 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; frame-ancestors *", 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' },
+        headers: {
+          ...limit,
+          'Content-Security-Policy':
+            "default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; frame-ancestors *",
+          'X-Content-Type-Options': 'nosniff',
+          'Referrer-Policy': 'no-referrer',
+        },
         body: page,
       };
     }
@@ -317,5 +483,13 @@ export const documentHandlers = {
   },
 } satisfies Pick<
   Handlers<RequestContext>,
-  'listDocuments' | 'createDocument' | 'getDocument' | 'updateDocument' | 'deleteDocument' | 'createDocumentEditToken' | 'publishDocument' | 'unpublishDocument' | 'getPublicDocument'
+  | 'listDocuments'
+  | 'createDocument'
+  | 'getDocument'
+  | 'updateDocument'
+  | 'deleteDocument'
+  | 'createDocumentEditToken'
+  | 'publishDocument'
+  | 'unpublishDocument'
+  | 'getPublicDocument'
 >;

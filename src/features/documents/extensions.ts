@@ -9,5 +9,11 @@ import StarterKit from '@tiptap/starter-kit';
 
 /** `undoRedo: false` in an editor with the Collaboration extension, which keeps its own undo history. */
 export function documentExtensions(options: { undoRedo?: boolean } = {}) {
-  return [StarterKit.configure({ undoRedo: options.undoRedo === false ? false : undefined }), TaskList, TaskItem.configure({ nested: true }), Image, TableKit];
+  return [
+    StarterKit.configure({ undoRedo: options.undoRedo === false ? false : undefined }),
+    TaskList,
+    TaskItem.configure({ nested: true }),
+    Image,
+    TableKit,
+  ];
 }

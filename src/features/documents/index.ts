@@ -17,9 +17,9 @@ export const documentsFeature = {
   upgrades: (platform) => [platform.services.realtime.endpoint()],
 } satisfies Feature;
 
-// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
-export { documentsOf } from './store.ts'; // workflows check that a step's document is the workspace's
 export { commandOnDocument } from './command-handler.ts'; // a workflow step runs a document command
-export { Realtime } from './realtime.ts'; // the real-time sessions, a process-wide service built by src/services.ts
 // Signing keys live in this feature's table; chatbots' transcript links and workflows' approval links sign with them.
 export { storedSigningKey } from './edit-tokens.ts';
+export { Realtime } from './realtime.ts'; // the real-time sessions, a process-wide service built by src/services.ts
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { documentsOf } from './store.ts'; // workflows check that a step's document is the workspace's

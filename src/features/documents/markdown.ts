@@ -20,7 +20,10 @@ const markdown = new MarkdownManager({ extensions });
 /** Markdown → ProseMirror document of the editor's schema. */
 function parse(text: string): ProseMirrorNode {
   const json = markdown.parse(text);
-  return ProseMirrorNode.fromJSON(schema, json.content?.length ? json : { type: 'doc', content: [{ type: 'paragraph' }] });
+  return ProseMirrorNode.fromJSON(
+    schema,
+    json.content?.length ? json : { type: 'doc', content: [{ type: 'paragraph' }] },
+  );
 }
 
 interface JsonNode {
@@ -36,9 +39,17 @@ interface JsonNode {
  * nodes give their text, a bare top-level text becomes a paragraph.
  */
 function known(node: JsonNode, top: boolean): JsonNode[] {
-  if (node.type === 'text') return typeof node.text === 'string' && node.text !== '' ? (top ? [{ type: 'paragraph', content: [node] }] : [node]) : [];
+  if (node.type === 'text')
+    return typeof node.text === 'string' && node.text !== ''
+      ? top
+        ? [{ type: 'paragraph', content: [node] }]
+        : [node]
+      : [];
   const children = (node.content ?? []).flatMap((child) => known(child, false));
-  if (!schema.nodes[node.type]) return top ? children.map((child) => (child.type === 'text' ? { type: 'paragraph', content: [child] } : child)) : children;
+  if (!schema.nodes[node.type])
+    return top
+      ? children.map((child) => (child.type === 'text' ? { type: 'paragraph', content: [child] } : child))
+      : children;
   return [{ ...node, ...(node.content ? { content: children } : {}) }];
 }
 
@@ -53,7 +64,10 @@ export function renderMarkdown(doc: Y.Doc): string {
   } catch {
     // Still not a valid document (a table without rows, a list item at the top…): its text, one paragraph a block.
     const blocks = content.map((block) => textOf(block)).filter((text) => text !== '');
-    node = ProseMirrorNode.fromJSON(schema, { type: 'doc', content: blocks.map((text) => ({ type: 'paragraph', content: [{ type: 'text', text }] })) });
+    node = ProseMirrorNode.fromJSON(schema, {
+      type: 'doc',
+      content: blocks.map((text) => ({ type: 'paragraph', content: [{ type: 'text', text }] })),
+    });
   }
   return markdown.serialize(node.toJSON()).replace(/\s+$/, '');
 }
@@ -74,7 +88,10 @@ export function yDocFromMarkdown(text: string): Y.Doc {
  * editors keep their place in the parts that did not change. `origin` marks the transaction (not an editor's).
  */
 export function replaceContent(doc: Y.Doc, text: string, origin: unknown): void {
-  doc.transact(() => updateYFragment(doc, doc.getXmlFragment(FIELD), parse(text), { mapping: new Map(), isOMark: new Map() }), origin);
+  doc.transact(
+    () => updateYFragment(doc, doc.getXmlFragment(FIELD), parse(text), { mapping: new Map(), isOMark: new Map() }),
+    origin,
+  );
 }
 
 const html = new MarkdownIt({ html: false, linkify: true, typographer: false });

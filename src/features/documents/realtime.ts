@@ -17,17 +17,17 @@ import type { Duplex } from 'node:stream';
 import { Redis as RedisExtension } from '@hocuspocus/extension-redis';
 import { type Document, Hocuspocus } from '@hocuspocus/server';
 import { Redis as IORedis } from 'ioredis';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Kysely, Transaction } from 'kysely';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import { WebSocketServer } from 'ws';
 import * as Y from 'yjs';
 import type { Platform } from '../../platform/context.ts';
 import type { UpgradeEndpoint } from '../../platform/feature.ts';
-import type { Database } from '../../storage/schema.ts';
 import { forUpdate } from '../../storage/locks.ts';
-import { TokenRefused, verifyEditToken, type EditClaims } from './edit-tokens.ts';
+import type { Database } from '../../storage/schema.ts';
+import { type EditClaims, TokenRefused, verifyEditToken } from './edit-tokens.ts';
 import { renderMarkdown, replaceContent, yDocFromMarkdown } from './markdown.ts';
-import { saveVersion, type DocumentRow } from './store.ts';
+import { type DocumentRow, saveVersion } from './store.ts';
 
 const PATH = /^\/v1\/documents\/(doc_[0-9A-HJKMNP-TV-Z]{26})\/realtime$/;
 /** The most a document may hold (the contract's `content` maxLength, in code points). */
@@ -84,16 +84,21 @@ export class Realtime {
       const client = new IORedis(redisUrl!);
       let warned = false;
       client.on('error', (error) => {
-        if (!warned) platform.logger.warn({ err: error }, 'a Redis connection of the real-time sessions failed; it reconnects');
+        if (!warned)
+          platform.logger.warn({ err: error }, 'a Redis connection of the real-time sessions failed; it reconnects');
         warned = true;
       });
       client.on('ready', () => (warned = false));
       return client;
     };
-    const extensions = redisUrl ? [new RedisExtension({ createClient: connect, prefix: 'content-service:documents' })] : [];
+    const extensions = redisUrl
+      ? [new RedisExtension({ createClient: connect, prefix: 'content-service:documents' })]
+      : [];
     if (redisUrl) {
       this.#redis = { publisher: connect(), subscriber: connect() };
-      this.#redis.subscriber.subscribe(DELETIONS_CHANNEL).catch((error) => platform.logger.warn({ err: error }, 'cannot hear document deletions from other processes'));
+      this.#redis.subscriber
+        .subscribe(DELETIONS_CHANNEL)
+        .catch((error) => platform.logger.warn({ err: error }, 'cannot hear document deletions from other processes'));
       this.#redis.subscriber.on('message', (_channel, documentId: string) => this.closeDocument(documentId));
     }
     this.hocuspocus = new Hocuspocus<SessionContext>({
@@ -133,12 +138,17 @@ export class Realtime {
       () => this.#accept(req, socket, head),
       (rejection: unknown) => {
         if (!(rejection instanceof RateLimiterRes)) {
-          this.#platform.logger.error({ err: rejection }, 'the rate-limit store failed; a real-time session was refused');
+          this.#platform.logger.error(
+            { err: rejection },
+            'the rate-limit store failed; a real-time session was refused',
+          );
           socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
           return;
         }
         const seconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-        socket.end(`HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${seconds}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+        socket.end(
+          `HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${seconds}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+        );
       },
     );
   }
@@ -155,14 +165,24 @@ export class Realtime {
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
       // The Auth message with the refusal is sent first; the close frame follows it.
       const closeSocket = (code: number, reason: string) => setImmediate(() => ws.close(code, reason));
-      const connection = this.hocuspocus.handleConnection(ws, new Request(new URL(url.pathname + url.search, this.#platform.config.publicBaseUrl), { headers }), { pathDocumentId, closeSocket });
+      const connection = this.hocuspocus.handleConnection(
+        ws,
+        new Request(new URL(url.pathname + url.search, this.#platform.config.publicBaseUrl), { headers }),
+        { pathDocumentId, closeSocket },
+      );
       ws.on('message', (data: Buffer) => connection.handleMessage(new Uint8Array(data)));
       ws.on('close', (code, reason) => connection.handleClose({ code, reason: reason.toString() }));
       ws.on('error', () => ws.terminate());
     });
   }
 
-  async #authenticate(payload: { token: string; documentName: string; requestParameters: URLSearchParams; connectionConfig: { readOnly: boolean }; context: SessionContext }) {
+  async #authenticate(payload: {
+    token: string;
+    documentName: string;
+    requestParameters: URLSearchParams;
+    connectionConfig: { readOnly: boolean };
+    context: SessionContext;
+  }) {
     try {
       return await this.#authorise(payload);
     } catch (error) {
@@ -171,23 +191,51 @@ export class Realtime {
     }
   }
 
-  async #authorise({ token, documentName, requestParameters, connectionConfig, context }: { token: string; documentName: string; requestParameters: URLSearchParams; connectionConfig: { readOnly: boolean }; context: SessionContext }) {
+  async #authorise({
+    token,
+    documentName,
+    requestParameters,
+    connectionConfig,
+    context,
+  }: {
+    token: string;
+    documentName: string;
+    requestParameters: URLSearchParams;
+    connectionConfig: { readOnly: boolean };
+    context: SessionContext;
+  }) {
     // The URL names the document; the Hocuspocus messages name it too, and must name the same one.
     if (documentName !== context.pathDocumentId) throw new Refusal('token_wrong_document');
     let claims: EditClaims;
     try {
-      claims = await verifyEditToken(this.#db, requestParameters.get('token') || token, documentName, this.#platform.clock.now());
+      claims = await verifyEditToken(
+        this.#db,
+        requestParameters.get('token') || token,
+        documentName,
+        this.#platform.clock.now(),
+      );
     } catch (error) {
       if (error instanceof TokenRefused) throw new Refusal(error.reason);
       throw error;
     }
-    const row = await this.#db.selectFrom('documents').select('id').where('id', '=', documentName).where('workspace_id', '=', claims.workspaceId).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('documents')
+      .select('id')
+      .where('id', '=', documentName)
+      .where('workspace_id', '=', claims.workspaceId)
+      .executeTakeFirst();
     if (!row) throw new Refusal('document_not_found');
     // A token is only as good as the key that asked for it: revoked or expired, the key's tokens open nothing; a key
     // that has become a viewer's opens read-only sessions.
-    const key = await this.#db.selectFrom('api_keys').select(['role', 'revoked_at', 'expires_at']).where('id', '=', claims.apiKeyId).where('workspace_id', '=', claims.workspaceId).executeTakeFirst();
+    const key = await this.#db
+      .selectFrom('api_keys')
+      .select(['role', 'revoked_at', 'expires_at'])
+      .where('id', '=', claims.apiKeyId)
+      .where('workspace_id', '=', claims.workspaceId)
+      .executeTakeFirst();
     const now = this.#platform.clock.now().toISOString();
-    if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now)) throw new Refusal('token_revoked');
+    if (!key || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now))
+      throw new Refusal('token_revoked');
     connectionConfig.readOnly = claims.permission === 'read' || key.role === 'viewer';
     return { claims };
   }
@@ -195,18 +243,30 @@ export class Realtime {
   /** The saved Yjs state; a document never opened in a session is seeded from its content, once (the first
    *  process to seed wins, so two processes never start from two different Yjs histories of the same text). */
   async #loadState(documentId: string): Promise<Uint8Array | null> {
-    const row = await this.#db.selectFrom('documents').select(['yjs_state', 'content']).where('id', '=', documentId).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('documents')
+      .select(['yjs_state', 'content'])
+      .where('id', '=', documentId)
+      .executeTakeFirst();
     if (!row) return null;
     if (row.yjs_state !== null) return Buffer.from(row.yjs_state, 'base64');
     const seeded = yDocFromMarkdown(row.content);
     const markdown = renderMarkdown(seeded);
     await this.#db
       .updateTable('documents')
-      .set({ yjs_state: Buffer.from(Y.encodeStateAsUpdate(seeded)).toString('base64'), yjs_markdown: markdown, yjs_version_markdown: markdown })
+      .set({
+        yjs_state: Buffer.from(Y.encodeStateAsUpdate(seeded)).toString('base64'),
+        yjs_markdown: markdown,
+        yjs_version_markdown: markdown,
+      })
       .where('id', '=', documentId)
       .where('yjs_state', 'is', null)
       .execute();
-    const saved = await this.#db.selectFrom('documents').select('yjs_state').where('id', '=', documentId).executeTakeFirst();
+    const saved = await this.#db
+      .selectFrom('documents')
+      .select('yjs_state')
+      .where('id', '=', documentId)
+      .executeTakeFirst();
     return saved?.yjs_state ? Buffer.from(saved.yjs_state, 'base64') : null;
   }
 
@@ -219,7 +279,10 @@ export class Realtime {
     this.#editors.delete(documentId);
     this.#dirty.delete(documentId);
     const outcome = await this.#db.transaction().execute(async (trx) => {
-      const row = await forUpdate(trx.selectFrom('documents').select('id').where('id', '=', documentId), trx).executeTakeFirst();
+      const row = await forUpdate(
+        trx.selectFrom('documents').select('id').where('id', '=', documentId),
+        trx,
+      ).executeTakeFirst();
       if (!row) return 'deleted' as const;
       const markdown = renderMarkdown(document);
       if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
@@ -241,7 +304,10 @@ export class Realtime {
     }
     if (outcome === 'too_large') {
       // Not saved: the sessions end, saying why (their last changes are lost, not the document).
-      this.#platform.logger.warn({ document_id: documentId }, 'a real-time session made the document larger than 1,000,000 characters; its sessions are closed unsaved');
+      this.#platform.logger.warn(
+        { document_id: documentId },
+        'a real-time session made the document larger than 1,000,000 characters; its sessions are closed unsaved',
+      );
       this.#closeSockets(documentId, 4413, 'document_too_large');
       return;
     }
@@ -252,7 +318,9 @@ export class Realtime {
     } else {
       const timer = setTimeout(() => {
         this.#idle.delete(documentId);
-        this.checkpoint(documentId).catch((error) => this.#platform.logger.error({ err: error, document_id: documentId }, 'saving a real-time version failed'));
+        this.checkpoint(documentId).catch((error) =>
+          this.#platform.logger.error({ err: error, document_id: documentId }, 'saving a real-time version failed'),
+        );
       }, this.#platform.config.realtimeVersionIdleMs);
       timer.unref();
       this.#idle.set(documentId, timer);
@@ -261,16 +329,27 @@ export class Realtime {
 
   /** Makes a `realtime` version of the saved session state when its Markdown differs from the current version's. */
   async checkpoint(documentId: string): Promise<void> {
-    const saved = await this.#db.selectFrom('documents').select(['yjs_markdown', 'yjs_version_markdown']).where('id', '=', documentId).executeTakeFirst();
+    const saved = await this.#db
+      .selectFrom('documents')
+      .select(['yjs_markdown', 'yjs_version_markdown'])
+      .where('id', '=', documentId)
+      .executeTakeFirst();
     if (!saved || saved.yjs_markdown === null || saved.yjs_markdown === saved.yjs_version_markdown) return;
     await this.#db.transaction().execute(async (trx) => {
-      const row = await forUpdate(trx.selectFrom('documents').selectAll().where('id', '=', documentId), trx).executeTakeFirst();
+      const row = await forUpdate(
+        trx.selectFrom('documents').selectAll().where('id', '=', documentId),
+        trx,
+      ).executeTakeFirst();
       if (!row || row.yjs_markdown === null || row.yjs_markdown === row.yjs_version_markdown) return;
       await saveVersion(
         trx,
         row,
         row.yjs_markdown,
-        { kind: 'realtime', apiKeyId: row.live_api_key_id ?? (await creatorKey(trx, documentId)), userId: row.live_user_id },
+        {
+          kind: 'realtime',
+          apiKeyId: row.live_api_key_id ?? (await creatorKey(trx, documentId)),
+          userId: row.live_user_id,
+        },
         this.#platform.clock.now(),
         { state: row.yjs_state, markdown: row.yjs_markdown },
       );
@@ -284,7 +363,8 @@ export class Realtime {
   async settle(documentId: string): Promise<void> {
     const live = this.hocuspocus.documents.get(documentId);
     // Under the document's save lock, which Hocuspocus's own saves take too: saves never overlap.
-    if (live && !live.isLoading && this.#dirty.has(documentId)) await live.saveMutex.runExclusive(() => this.#store(documentId, live));
+    if (live && !live.isLoading && this.#dirty.has(documentId))
+      await live.saveMutex.runExclusive(() => this.#store(documentId, live));
     await this.checkpoint(documentId);
   }
 
@@ -309,7 +389,10 @@ export class Realtime {
         markdown: () => renderMarkdown(document),
         apply: (markdown) => {
           replaceContent(document, markdown, API_ORIGIN);
-          return { state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'), markdown: renderMarkdown(document) };
+          return {
+            state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'),
+            markdown: renderMarkdown(document),
+          };
         },
       });
     } finally {
@@ -322,11 +405,20 @@ export class Realtime {
    * in the last second) becomes a `realtime` version, so that the change overwrites nothing unrecorded. Returns the
    * row as it is after.
    */
-  async keepLiveEdits(trx: Transaction<Database>, row: DocumentRow, live: LiveDocument, now: Date): Promise<DocumentRow> {
+  async keepLiveEdits(
+    trx: Transaction<Database>,
+    row: DocumentRow,
+    live: LiveDocument,
+    now: Date,
+  ): Promise<DocumentRow> {
     const markdown = live.markdown();
     if (markdown === row.yjs_version_markdown || markdown === row.content) return row;
     const editor = this.#editors.get(row.id);
-    const source = { kind: 'realtime' as const, apiKeyId: editor?.apiKeyId ?? row.live_api_key_id ?? (await creatorKey(trx, row.id)), userId: editor ? editor.userId : row.live_user_id };
+    const source = {
+      kind: 'realtime' as const,
+      apiKeyId: editor?.apiKeyId ?? row.live_api_key_id ?? (await creatorKey(trx, row.id)),
+      userId: editor ? editor.userId : row.live_user_id,
+    };
     return (await saveVersion(trx, row, markdown, source, now)).document;
   }
 
@@ -353,7 +445,14 @@ export class Realtime {
   /** Ends the sessions of a deleted document on every process (through Redis when there are several). */
   async documentDeleted(documentId: string): Promise<void> {
     this.closeDocument(documentId);
-    await this.#redis?.publisher.publish(DELETIONS_CHANNEL, documentId).catch((error) => this.#platform.logger.warn({ err: error, document_id: documentId }, 'could not tell the other processes of a deleted document'));
+    await this.#redis?.publisher
+      .publish(DELETIONS_CHANNEL, documentId)
+      .catch((error) =>
+        this.#platform.logger.warn(
+          { err: error, document_id: documentId },
+          'could not tell the other processes of a deleted document',
+        ),
+      );
   }
 
   /**
@@ -369,22 +468,35 @@ export class Realtime {
     for (const ws of this.#sockets.clients) ws.terminate();
     for (const [name, document] of open) {
       // Under the save lock: a save that Hocuspocus started when the sockets closed finishes first.
-      if (!document.isLoading) await document.saveMutex.runExclusive(() => this.#store(name, document)).catch((error) => this.#platform.logger.error({ err: error, document_id: name }, 'saving a document at shutdown failed'));
-      await this.checkpoint(name).catch((error) => this.#platform.logger.error({ err: error, document_id: name }, 'saving a real-time version at shutdown failed'));
+      if (!document.isLoading)
+        await document.saveMutex
+          .runExclusive(() => this.#store(name, document))
+          .catch((error) =>
+            this.#platform.logger.error({ err: error, document_id: name }, 'saving a document at shutdown failed'),
+          );
+      await this.checkpoint(name).catch((error) =>
+        this.#platform.logger.error({ err: error, document_id: name }, 'saving a real-time version at shutdown failed'),
+      );
     }
     this.#sockets.close();
   }
 
   /** After the HTTP server drained, before the database closes: the Redis connections. */
   async dispose(): Promise<void> {
-    for (const extension of this.hocuspocus.configuration.extensions) await extension.onDestroy?.({ instance: this.hocuspocus });
+    for (const extension of this.hocuspocus.configuration.extensions)
+      await extension.onDestroy?.({ instance: this.hocuspocus });
     if (this.#redis) await Promise.all([this.#redis.publisher.quit(), this.#redis.subscriber.quit()]).catch(() => {});
   }
 }
 
 /** The key that created the document: the attribution of session changes whose editor is unknown (a restart). */
 async function creatorKey(trx: Kysely<Database>, documentId: string): Promise<string> {
-  const first = await trx.selectFrom('document_versions').select('api_key_id').where('document_id', '=', documentId).where('number', '=', 1).executeTakeFirstOrThrow();
+  const first = await trx
+    .selectFrom('document_versions')
+    .select('api_key_id')
+    .where('document_id', '=', documentId)
+    .where('number', '=', 1)
+    .executeTakeFirstOrThrow();
   return first.api_key_id;
 }
 

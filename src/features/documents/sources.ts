@@ -3,7 +3,7 @@
 // and a plain-text excerpt the model cites from. A page that cannot be read is still a source: its reference is the
 // URL itself, titled by its host and path, with no excerpt.
 import { decode } from '../../platform/text-decoding.ts';
-import { fetchGuarded, UrlNotAllowedError, type GuardedResponse } from '../../platform/url-guard.ts';
+import { fetchGuarded, type GuardedResponse, UrlNotAllowedError } from '../../platform/url-guard.ts';
 import type { CitationSource } from './commands.ts';
 
 export interface SourceFetchOptions {
@@ -77,8 +77,27 @@ async function fetchPage(raw: string, options: SourceFetchOptions): Promise<{ te
 }
 
 const ENTITIES: Record<string, string> = {
-  amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ndash: '–', mdash: '—', hellip: '…', lsquo: '‘', rsquo: '’',
-  ldquo: '“', rdquo: '”', laquo: '«', raquo: '»', middot: '·', bull: '•', copy: '©', reg: '®', trade: '™', euro: '€',
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  ndash: '–',
+  mdash: '—',
+  hellip: '…',
+  lsquo: '‘',
+  rsquo: '’',
+  ldquo: '“',
+  rdquo: '”',
+  laquo: '«',
+  raquo: '»',
+  middot: '·',
+  bull: '•',
+  copy: '©',
+  reg: '®',
+  trade: '™',
+  euro: '€',
 };
 
 function decodeEntities(text: string): string {
@@ -134,7 +153,8 @@ function withoutElements(html: string, names: string[], unclosed: 'rest' | 'tag'
 
 function attributes(tag: string): Map<string, string> {
   const found = new Map<string, string>();
-  for (const m of tag.matchAll(/([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g)) found.set(m[1]!.toLowerCase(), m[2] ?? m[3] ?? m[4] ?? '');
+  for (const m of tag.matchAll(/([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g))
+    found.set(m[1]!.toLowerCase(), m[2] ?? m[3] ?? m[4] ?? '');
   return found;
 }
 
@@ -152,7 +172,11 @@ export function readHtml(whole: string): { title: string; excerpt: string } {
     }
   }
   // The text of the main part of the page when it says which that is; navigation and the like are not the source.
-  let body = withoutElements(page, ['head', 'title', 'nav', 'footer', 'aside', 'form', 'iframe', 'button', 'select'], 'tag');
+  let body = withoutElements(
+    page,
+    ['head', 'title', 'nav', 'footer', 'aside', 'form', 'iframe', 'button', 'select'],
+    'tag',
+  );
   for (const name of ['main', 'article']) {
     const start = new RegExp(`<${name}\\b[^<>]*>`, 'i').exec(body);
     if (!start) continue;

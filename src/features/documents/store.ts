@@ -19,7 +19,11 @@ export function documentsOf(db: Db, workspaceId: string) {
 }
 
 export function versionsOf(db: Db, workspaceId: string, documentId: string) {
-  return db.selectFrom('document_versions').selectAll().where('workspace_id', '=', workspaceId).where('document_id', '=', documentId);
+  return db
+    .selectFrom('document_versions')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('document_id', '=', documentId);
 }
 
 export interface VersionSource {

@@ -17,7 +17,14 @@ export const versionHandlers = {
     // request begins before the versions made while it ran).
     query = query.orderBy('number', 'desc').limit(page.limit + 1);
     const after = page.after;
-    if (after) query = query.where('number', '<', (eb) => eb.selectFrom('document_versions').select('number').where('id', '=', after.id).where('document_id', '=', row.id));
+    if (after)
+      query = query.where('number', '<', (eb) =>
+        eb
+          .selectFrom('document_versions')
+          .select('number')
+          .where('id', '=', after.id)
+          .where('document_id', '=', row.id),
+      );
     const rows = await query.execute();
     const { body, headers } = toPage(rows, page, (version) => ({ id: version.id }), presentVersionSummary, context.url);
     return { status: 200, contentType: 'application/json', body, headers };
@@ -25,24 +32,39 @@ export const versionHandlers = {
 
   async getDocumentVersion(request, context) {
     const { row } = await loadDocument(context, request.path.id);
-    const version = await versionsOf(context.platform.db, context.caller.workspace.id, row.id).where('id', '=', request.path.version_id).executeTakeFirst();
+    const version = await versionsOf(context.platform.db, context.caller.workspace.id, row.id)
+      .where('id', '=', request.path.version_id)
+      .executeTakeFirst();
     if (!version) throw notFound('version', request.path.version_id);
     return { status: 200, contentType: 'application/json', body: presentVersion(version) };
   },
 
   async restoreDocumentVersion(request, context) {
     const { row } = await loadDocument(context, request.path.id);
-    const restored = await versionsOf(context.platform.db, context.caller.workspace.id, row.id).where('id', '=', request.path.version_id).executeTakeFirst();
+    const restored = await versionsOf(context.platform.db, context.caller.workspace.id, row.id)
+      .where('id', '=', request.path.version_id)
+      .executeTakeFirst();
     if (!restored) throw notFound('version', request.path.version_id);
     const realtime = context.platform.services.realtime;
     const version = await realtime.withLiveDocument(row.id, (live) =>
       context.platform.db.transaction().execute(async (trx) => {
         // Typing of the last second becomes a version before the restore replaces it.
         const locked = await realtime.keepLiveEdits(trx, await lockDocument(trx, context, row.id), live, context.now);
-        const source = { kind: 'restore' as const, apiKeyId: context.caller.apiKey.id, userId: context.caller.userId, restoredFrom: { id: restored.id, number: restored.number } };
-        return (await saveVersion(trx, locked, restored.content, source, context.now, live.apply(restored.content))).version;
+        const source = {
+          kind: 'restore' as const,
+          apiKeyId: context.caller.apiKey.id,
+          userId: context.caller.userId,
+          restoredFrom: { id: restored.id, number: restored.number },
+        };
+        return (await saveVersion(trx, locked, restored.content, source, context.now, live.apply(restored.content)))
+          .version;
       }),
     );
-    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/documents/${row.id}/versions/${version.id}` }, body: presentVersion(version) };
+    return {
+      status: 201,
+      contentType: 'application/json',
+      headers: { Location: `/v1/documents/${row.id}/versions/${version.id}` },
+      body: presentVersion(version),
+    };
   },
 } satisfies Pick<Handlers<RequestContext>, 'listDocumentVersions' | 'getDocumentVersion' | 'restoreDocumentVersion'>;

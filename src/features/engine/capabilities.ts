@@ -7,7 +7,12 @@ import type { GenerationRequest } from './generation.ts';
 export function missingCapability(model: CatalogueEntry, request: GenerationRequest): string | null {
   const has = (capability: CatalogueEntry['capabilities'][number]) => model.capabilities.includes(capability);
   if ((request.tools ?? []).length > 0 && request.toolChoice !== 'none' && !has('tools')) return 'tools';
-  const images = request.messages.some((message) => message.role === 'user' && typeof message.content !== 'string' && message.content.some((part) => part.type === 'image'));
+  const images = request.messages.some(
+    (message) =>
+      message.role === 'user' &&
+      typeof message.content !== 'string' &&
+      message.content.some((part) => part.type === 'image'),
+  );
   if (images && !has('vision')) return 'vision';
   const format = request.responseFormat;
   if (format?.type === 'json' && format.schema && !has('json_schema')) return 'json_schema';
@@ -19,12 +24,20 @@ export function missingCapability(model: CatalogueEntry, request: GenerationRequ
 export function checkCapabilities(model: CatalogueEntry, request: GenerationRequest): void {
   const tools = request.tools ?? [];
   if (tools.length > 0 && request.toolChoice !== 'none' && !model.capabilities.includes('tools')) {
-    throw validationFailed([{ pointer: '/tools', detail: `are not supported by ${model.id} (it lacks the tools capability)` }]);
+    throw validationFailed([
+      { pointer: '/tools', detail: `are not supported by ${model.id} (it lacks the tools capability)` },
+    ]);
   }
   if (model.capabilities.includes('vision')) return;
   request.messages.forEach((message, i) => {
     if (message.role !== 'user' || typeof message.content === 'string') return;
     const j = message.content.findIndex((part) => part.type === 'image');
-    if (j >= 0) throw validationFailed([{ pointer: `/messages/${i}/content/${j}`, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` }]);
+    if (j >= 0)
+      throw validationFailed([
+        {
+          pointer: `/messages/${i}/content/${j}`,
+          detail: `is an image, which ${model.id} does not read (it lacks the vision capability)`,
+        },
+      ]);
   });
 }

@@ -8,15 +8,15 @@ import type { EmbeddingModelV4 } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../platform/metrics.ts';
-import { providerSpan } from '../../platform/telemetry.ts';
 import { validationFailed } from '../../platform/problems.ts';
+import { providerSpan } from '../../platform/telemetry.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
 import type { UsageFeature } from './generation.ts';
 import { priceOf } from './pricing.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
-import { withRetries } from './retries.ts';
 import type { ProvidersConfig } from './providers.ts';
+import { withRetries } from './retries.ts';
 import { countTokens } from './tokens.ts';
 import { recordUsage } from './usage-records.ts';
 
@@ -63,7 +63,8 @@ export interface EmbeddingServices {
 function dimensionsProblem(model: CatalogueEntry, dimensions: number): string | null {
   const range = model.dimensions_range;
   if (!range) return `${model.id} always answers ${model.dimensions} dimensions; leave dimensions out`;
-  if (dimensions < range.min || dimensions > range.max) return `must be from ${range.min} to ${range.max} for ${model.id}`;
+  if (dimensions < range.min || dimensions > range.max)
+    return `must be from ${range.min} to ${range.max} for ${model.id}`;
   return null;
 }
 
@@ -85,7 +86,11 @@ function batches(tokens: number[], maxCount: number): Array<{ start: number; end
 }
 
 /** Embeds the request's inputs with `model` (found and checked for the capability by the engine). */
-export async function embedWith(services: EmbeddingServices, model: CatalogueEntry, request: EmbeddingRequest): Promise<Embeddings> {
+export async function embedWith(
+  services: EmbeddingServices,
+  model: CatalogueEntry,
+  request: EmbeddingRequest,
+): Promise<Embeddings> {
   const pointer = request.inputPointer ?? ((index: number) => `/input/${index}`);
   const dimensions = request.dimensions ?? undefined;
   if (dimensions !== undefined) {
@@ -93,7 +98,16 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
     if (problem) throw validationFailed([{ pointer: '/dimensions', detail: problem }]);
   }
   const counted = request.inputs.map((input) => countTokens(input));
-  const tooLong = counted.flatMap((tokens, index) => (tokens > model.context_window ? [{ pointer: pointer(index), detail: `is ${tokens} tokens; ${model.id} takes at most ${model.context_window} tokens an input` }] : []));
+  const tooLong = counted.flatMap((tokens, index) =>
+    tokens > model.context_window
+      ? [
+          {
+            pointer: pointer(index),
+            detail: `is ${tokens} tokens; ${model.id} takes at most ${model.context_window} tokens an input`,
+          },
+        ]
+      : [],
+  );
   if (tooLong.length > 0) throw validationFailed(tooLong.slice(0, 100));
   if (request.inputs.length === 0) return { model, vectors: [], tokens: 0, costUsd: 0 };
 
@@ -111,10 +125,19 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
       const seconds = () => (performance.now() - startedAt) / 1000;
       const span = providerSpan({ operation: 'embeddings', provider: model.provider, model: model.id });
       try {
-        result = await withRetries(() => embeddingModel.doEmbed({ values, dimensions, abortSignal: signal }), services.config.maxRetries, signal);
+        result = await withRetries(
+          () => embeddingModel.doEmbed({ values, dimensions, abortSignal: signal }),
+          services.config.maxRetries,
+          signal,
+        );
       } catch (error) {
         const problem = upstreamProblem(error, model, timeout.aborted);
-        services.metrics.providerCall(model.id, model.provider, request.signal.aborted ? 'aborted' : providerOutcome(problem, timeout.aborted), seconds());
+        services.metrics.providerCall(
+          model.id,
+          model.provider,
+          request.signal.aborted ? 'aborted' : providerOutcome(problem, timeout.aborted),
+          seconds(),
+        );
         span.fail(problem, problem.code);
         span.end(() => ({ usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, costUsd: 0 }));
         throw problem;
@@ -125,7 +148,11 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
         return { usage: used, costUsd: priceOf(model, used) };
       });
       if (result.embeddings.length !== values.length) {
-        throw upstreamProblem(new Error(`it answered ${result.embeddings.length} embeddings for ${values.length} inputs`), model, false);
+        throw upstreamProblem(
+          new Error(`it answered ${result.embeddings.length} embeddings for ${values.length} inputs`),
+          model,
+          false,
+        );
       }
       vectors.push(...result.embeddings);
       // What the provider reported, else (Google reports none) what was counted here.
@@ -136,6 +163,10 @@ export async function embedWith(services: EmbeddingServices, model: CatalogueEnt
     const usage = { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 };
     await recordUsage(services, model, request, [{ usage, costUsd: priceOf(model, usage) }]);
   }
-  return { model, vectors, tokens, costUsd: priceOf(model, { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 }) };
+  return {
+    model,
+    vectors,
+    tokens,
+    costUsd: priceOf(model, { inputTokens: tokens, cachedInputTokens: 0, outputTokens: 0 }),
+  };
 }
-

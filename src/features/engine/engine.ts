@@ -10,37 +10,75 @@
 // It calls the AI SDK's language models directly (`doStream`, the provider packages' own interface) rather than
 // through `streamText`: our calls are single steps, and streamText's layers of web streams cost more than the
 // provider call itself (`npm run bench:chat` measures the path).
-import type { EmbeddingModelV4, JSONValue, LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type {
+  EmbeddingModelV4,
+  JSONValue,
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+} from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Metrics, ProviderOutcome } from '../../platform/metrics.ts';
-import { providerSpan } from '../../platform/telemetry.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
+import { providerSpan } from '../../platform/telemetry.ts';
 import type { Database } from '../../storage/schema.ts';
 import { checkCapabilities, missingCapability } from './capabilities.ts';
 import { Catalogue, type CatalogueEntry } from './catalogue.ts';
-import { embedWith, type EmbeddingRequest, type Embeddings } from './embeddings.ts';
+import { type EmbeddingRequest, type Embeddings, embedWith } from './embeddings.ts';
 import { finishReasonOf } from './finish-reason.ts';
-import type { EngineMessage, EngineToolCall, FinishReason, Generated, GenerationEvent, GenerationRequest, ModelTried, TokenUsage } from './generation.ts';
+import type {
+  EngineMessage,
+  EngineToolCall,
+  FinishReason,
+  Generated,
+  GenerationEvent,
+  GenerationRequest,
+  ModelTried,
+  TokenUsage,
+} from './generation.ts';
 import { merge } from './merge.ts';
 import type { Admission, EngineMiddleware, ModelCall, PreparedGeneration } from './middleware.ts';
 import { priceOf } from './pricing.ts';
 import { toolChoiceOf, toolsOf, toPrompt } from './prompt.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
-import { withRetries } from './retries.ts';
-import { recordUsage } from './usage-records.ts';
 import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
+import { withRetries } from './retries.ts';
 import { countedText, countPromptTokens, countTokens, promptImageTokens } from './tokens.ts';
+import { recordUsage } from './usage-records.ts';
 
 // The engine's types and helpers live beside it, one concept a file; these names stay importable from here.
-export type { EngineContentPart, EngineMessage, EngineTool, EngineToolCall, EngineToolChoice, FinishReason, Generated, GenerationEvent, GenerationRequest, ModelTried, TokenUsage, UsageFeature } from './generation.ts';
+export type {
+  EngineContentPart,
+  EngineMessage,
+  EngineTool,
+  EngineToolCall,
+  EngineToolChoice,
+  FinishReason,
+  Generated,
+  GenerationEvent,
+  GenerationRequest,
+  ModelTried,
+  TokenUsage,
+  UsageFeature,
+} from './generation.ts';
 export { priceOf } from './pricing.ts';
 export { providerOutcome, upstreamProblem } from './provider-problems.ts';
 export { withRetries } from './retries.ts';
 
 /** A call as the middleware's `admit` sees it: who makes it, and a bound of its cost, computed when asked. */
-function modelCall(request: { workspaceId: string; apiKeyId: string | null; projectId?: string | null; now: Date }, maxCostUsd: () => number): ModelCall {
-  return { workspaceId: request.workspaceId, apiKeyId: request.apiKeyId, projectId: request.projectId ?? null, maxCostUsd, now: request.now };
+function modelCall(
+  request: { workspaceId: string; apiKeyId: string | null; projectId?: string | null; now: Date },
+  maxCostUsd: () => number,
+): ModelCall {
+  return {
+    workspaceId: request.workspaceId,
+    apiKeyId: request.apiKeyId,
+    projectId: request.projectId ?? null,
+    maxCostUsd,
+    now: request.now,
+  };
 }
 
 export interface EngineOptions {
@@ -75,10 +113,18 @@ export class Engine {
   /** The model of a request, or the problem of an unknown one, one without the capability, or an unavailable one. */
   model(id: string, capability: 'chat' | 'embeddings' = 'chat'): CatalogueEntry {
     const model = this.catalogue.get(id);
-    if (!model) throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer: '/model', detail: 'is not a model of the catalogue' }] });
+    if (!model)
+      throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, {
+        errors: [{ pointer: '/model', detail: 'is not a model of the catalogue' }],
+      });
     if (!model.capabilities.includes(capability)) {
       const kind = model.capabilities.includes('embeddings') ? 'an embedding model' : 'a chat model';
-      throw validationFailed([{ pointer: '/model', detail: `${id} has no ${capability} capability (it is ${kind}); GET /v1/models?capability=${capability} lists the ${capability === 'chat' ? 'chat' : 'embedding'} models` }]);
+      throw validationFailed([
+        {
+          pointer: '/model',
+          detail: `${id} has no ${capability} capability (it is ${kind}); GET /v1/models?capability=${capability} lists the ${capability === 'chat' ? 'chat' : 'embedding'} models`,
+        },
+      ]);
     }
     if (!this.catalogue.available(model)) {
       throw new Problem(
@@ -106,13 +152,30 @@ export class Engine {
   async #start(request: GenerationRequest, whole: boolean): Promise<AsyncGenerator<GenerationEvent>> {
     const model = this.model(request.model);
     if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) {
-      throw validationFailed([{ pointer: '/max_completion_tokens', detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}` }]);
+      throw validationFailed([
+        {
+          pointer: '/max_completion_tokens',
+          detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}`,
+        },
+      ]);
     }
     checkCapabilities(model, request);
     const fallbacks = request.fallbackModels ?? [];
-    if (fallbacks.length > 0 && (request.n ?? 1) > 1) throw validationFailed([{ pointer: '/models', detail: 'cannot be combined with n over 1: the choices of one answer come from one model' }]);
-    let generation: PreparedGeneration = { request: { ...request, messages: [...request.messages] }, model, voice: null, providerOptions: {} };
-    for (const middleware of this.#middleware) if (middleware.transform) generation = await middleware.transform(generation);
+    if (fallbacks.length > 0 && (request.n ?? 1) > 1)
+      throw validationFailed([
+        {
+          pointer: '/models',
+          detail: 'cannot be combined with n over 1: the choices of one answer come from one model',
+        },
+      ]);
+    let generation: PreparedGeneration = {
+      request: { ...request, messages: [...request.messages] },
+      model,
+      voice: null,
+      providerOptions: {},
+    };
+    for (const middleware of this.#middleware)
+      if (middleware.transform) generation = await middleware.transform(generation);
     const { messages } = generation.request;
     const first = this.#fit(model, request, messages);
     if (!first) {
@@ -127,9 +190,22 @@ export class Engine {
     let admissions: Admission[] = [];
     if (fallbacks.length === 0) {
       const n = request.n ?? 1;
-      admissions = await this.#admit(modelCall(request, () => n * priceOf(model, { inputTokens: first.promptTokens(), cachedInputTokens: 0, outputTokens: first.maxOutputTokens })));
+      admissions = await this.#admit(
+        modelCall(
+          request,
+          () =>
+            n *
+            priceOf(model, {
+              inputTokens: first.promptTokens(),
+              cachedInputTokens: 0,
+              outputTokens: first.maxOutputTokens,
+            }),
+        ),
+      );
       const call = { ...generation.request, maxOutputTokens: first.maxOutputTokens };
-      const choices = Array.from({ length: n }, (_, choice) => this.#call(model, call, generation.providerOptions, choice, first.promptTokens, whole));
+      const choices = Array.from({ length: n }, (_, choice) =>
+        this.#call(model, call, generation.providerOptions, choice, first.promptTokens, whole),
+      );
       events = this.#withUsage(model, request, choices, admissions);
     } else {
       const candidates = [
@@ -147,7 +223,8 @@ export class Engine {
     }
     try {
       // The first middleware is the outermost: it sees the events as the others left them.
-      for (const middleware of this.#middleware.toReversed()) if (middleware.wrap) events = await middleware.wrap(events, generation);
+      for (const middleware of this.#middleware.toReversed())
+        if (middleware.wrap) events = await middleware.wrap(events, generation);
     } catch (error) {
       await this.#settle(admissions);
       throw error;
@@ -158,7 +235,11 @@ export class Engine {
   /** The prompt's tokens as the model counts them: the messages, the images, the tools it is offered. */
   #promptTokens(model: CatalogueEntry, request: GenerationRequest, messages: EngineMessage[]): number {
     const tools = toolsOf(request, model);
-    return countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) + promptImageTokens(messages) + (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0);
+    return (
+      countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) +
+      promptImageTokens(messages) +
+      (tools.length > 0 ? countTokens(JSON.stringify(tools)) : 0)
+    );
   }
 
   /**
@@ -184,7 +265,11 @@ export class Engine {
     if (model.context_window - bound >= Math.max(1, wanted)) {
       // With at least the room the bound leaves, the exact count gives the same answer: it fits, with `wanted`.
       let counted: number | undefined;
-      return { model, promptTokens: () => (counted ??= this.#promptTokens(model, request, messages)), maxOutputTokens: wanted };
+      return {
+        model,
+        promptTokens: () => (counted ??= this.#promptTokens(model, request, messages)),
+        maxOutputTokens: wanted,
+      };
     }
     const promptTokens = this.#promptTokens(model, request, messages);
     const room = model.context_window - promptTokens;
@@ -200,14 +285,19 @@ export class Engine {
   #fallback(id: string, i: number, request: GenerationRequest, messages: EngineMessage[]): Candidate | ModelTried {
     const pointer = `/models/${i}`;
     const model = this.catalogue.get(id);
-    if (!model) throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer, detail: 'is not a model of the catalogue' }] });
+    if (!model)
+      throw new Problem('model_not_found', `No model ${id} in the catalogue; GET /v1/models lists them.`, {
+        errors: [{ pointer, detail: 'is not a model of the catalogue' }],
+      });
     const refuse = (detail: string) => validationFailed([{ pointer, detail }]);
     if (id === request.model) throw refuse(`${id} is the request's model; a fallback is another model`);
-    if (!model.capabilities.includes('chat')) throw refuse(`${id} has no chat capability; GET /v1/models?capability=chat lists the chat models`);
+    if (!model.capabilities.includes('chat'))
+      throw refuse(`${id} has no chat capability; GET /v1/models?capability=chat lists the chat models`);
     if (!this.catalogue.available(model)) return { model: id, code: 'model_unavailable', status: 422 };
     const missing = missingCapability(model, request);
     if (missing) throw refuse(`${id} lacks the ${missing} capability this request needs`);
-    if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) throw refuse(`${id} writes at most ${model.max_output_tokens} tokens, fewer than max_completion_tokens`);
+    if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens)
+      throw refuse(`${id} writes at most ${model.max_output_tokens} tokens, fewer than max_completion_tokens`);
     const fit = this.#fit(model, request, messages);
     if (!fit) throw refuse(`${id} has a context window of ${model.context_window} tokens, too small for this request`);
     return fit;
@@ -218,7 +308,11 @@ export class Engine {
    * or an outage (after no retries: the next model is the retry; the last one gets the server's retries) gives way to
    * the next. What one streamed is the client's, so a failure after its first event ends the generation.
    */
-  async *#withFallbacks(candidates: (Candidate | ModelTried)[], generation: PreparedGeneration, whole: boolean): AsyncGenerator<GenerationEvent> {
+  async *#withFallbacks(
+    candidates: (Candidate | ModelTried)[],
+    generation: PreparedGeneration,
+    whole: boolean,
+  ): AsyncGenerator<GenerationEvent> {
     const { request } = generation;
     const tried: ModelTried[] = [];
     const lastCallable = candidates.findLastIndex((candidate) => 'promptTokens' in candidate);
@@ -237,14 +331,27 @@ export class Engine {
         reasoningEffort: model.capabilities.includes('reasoning') ? request.reasoningEffort : null,
       };
       // Each attempt is admitted under the spend limits at its own model's prices (a refusal is not a fallback's cause).
-      const admissions = await this.#admit(modelCall(request, () => priceOf(model, { inputTokens: promptTokens(), cachedInputTokens: 0, outputTokens: maxOutputTokens })));
-      const events = this.#withUsage(model, request, [this.#call(model, call, generation.providerOptions, 0, promptTokens, whole)], admissions);
+      const admissions = await this.#admit(
+        modelCall(request, () =>
+          priceOf(model, { inputTokens: promptTokens(), cachedInputTokens: 0, outputTokens: maxOutputTokens }),
+        ),
+      );
+      const events = this.#withUsage(
+        model,
+        request,
+        [this.#call(model, call, generation.providerOptions, 0, promptTokens, whole)],
+        admissions,
+      );
       let first: IteratorResult<GenerationEvent>;
       try {
         first = await events.next();
       } catch (error) {
-        if (last || request.signal.aborted || !(error instanceof Problem) || !FALLBACK_CODES.has(error.code)) throw error;
-        this.#logger.info({ model: model.id, code: error.code }, 'a model failed before its first token; trying the next one');
+        if (last || request.signal.aborted || !(error instanceof Problem) || !FALLBACK_CODES.has(error.code))
+          throw error;
+        this.#logger.info(
+          { model: model.id, code: error.code },
+          'a model failed before its first token; trying the next one',
+        );
         tried.push({ model: model.id, code: error.code, status: error.status });
         continue;
       }
@@ -265,9 +372,27 @@ export class Engine {
   /** Embeds texts (embeddings.ts): one vector per input, the tokens and their cost; records one usage row. */
   async embed(request: EmbeddingRequest): Promise<Embeddings> {
     const model = this.model(request.model, 'embeddings');
-    const admissions = await this.#admit(modelCall(request, () => priceOf(model, { inputTokens: request.inputs.reduce((sum, input) => sum + countTokens(input), 0), cachedInputTokens: 0, outputTokens: 0 })));
+    const admissions = await this.#admit(
+      modelCall(request, () =>
+        priceOf(model, {
+          inputTokens: request.inputs.reduce((sum, input) => sum + countTokens(input), 0),
+          cachedInputTokens: 0,
+          outputTokens: 0,
+        }),
+      ),
+    );
     try {
-      return await embedWith({ config: this.#config, db: this.#db, logger: this.#logger, metrics: this.#metrics, embeddingModel: (entry) => this.#embeddingModel(entry) }, model, request);
+      return await embedWith(
+        {
+          config: this.#config,
+          db: this.#db,
+          logger: this.#logger,
+          metrics: this.#metrics,
+          embeddingModel: (entry) => this.#embeddingModel(entry),
+        },
+        model,
+        request,
+      );
     } finally {
       await this.#settle(admissions);
     }
@@ -307,23 +432,37 @@ export class Engine {
   async generate(request: GenerationRequest, { whole = false }: { whole?: boolean } = {}): Promise<Generated> {
     let model = this.model(request.model);
     let modelsTried: ModelTried[] | undefined;
-    const choices = Array.from({ length: request.n ?? 1 }, () => ({ text: '', finishReason: 'stop' as FinishReason, toolCalls: [] as EngineToolCall[] }));
+    const choices = Array.from({ length: request.n ?? 1 }, () => ({
+      text: '',
+      finishReason: 'stop' as FinishReason,
+      toolCalls: [] as EngineToolCall[],
+    }));
     let usage: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
     let costUsd = 0;
     for await (const event of await this.#start(request, whole)) {
       if (event.type === 'model') ({ model, tried: modelsTried } = event);
       else if (event.type === 'text') choices[event.choice]!.text += event.text;
       else if (event.type === 'finish') choices[event.choice]!.finishReason = event.finishReason;
-      else if (event.type === 'tool-call') choices[event.choice]!.toolCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
+      else if (event.type === 'tool-call')
+        choices[event.choice]!.toolCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
       else if (event.type === 'usage') ({ usage, costUsd } = event);
     }
-    if (request.signal.aborted) throw new Problem('internal_error', 'The client closed the connection before the answer was complete; nothing was saved.');
+    if (request.signal.aborted)
+      throw new Problem(
+        'internal_error',
+        'The client closed the connection before the answer was complete; nothing was saved.',
+      );
     return { model, ...(modelsTried ? { modelsTried } : {}), choices, usage, costUsd };
   }
 
   /** Runs the calls of every choice, then records each call's usage (whatever happened), settles the call's
    *  admissions, and sends the sum. */
-  async *#withUsage(model: CatalogueEntry, request: GenerationRequest, calls: CallRun[], admissions: Admission[]): AsyncGenerator<GenerationEvent> {
+  async *#withUsage(
+    model: CatalogueEntry,
+    request: GenerationRequest,
+    calls: CallRun[],
+    admissions: Admission[],
+  ): AsyncGenerator<GenerationEvent> {
     let completed = false;
     try {
       yield* merge(
@@ -338,14 +477,24 @@ export class Engine {
     } finally {
       const usages = calls.map((call) => call.usage());
       const total = usages.reduce<TokenUsage>(
-        (sum, u) => ({ inputTokens: sum.inputTokens + u.inputTokens, cachedInputTokens: sum.cachedInputTokens + u.cachedInputTokens, outputTokens: sum.outputTokens + u.outputTokens }),
+        (sum, u) => ({
+          inputTokens: sum.inputTokens + u.inputTokens,
+          cachedInputTokens: sum.cachedInputTokens + u.cachedInputTokens,
+          outputTokens: sum.outputTokens + u.outputTokens,
+        }),
         { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 },
       );
       const costs = usages.map((u) => priceOf(model, u));
-      await recordUsage({ db: this.#db, logger: this.#logger, metrics: this.#metrics }, model, request, usages.map((usage, i) => ({ usage, costUsd: costs[i]! })));
+      await recordUsage(
+        { db: this.#db, logger: this.#logger, metrics: this.#metrics },
+        model,
+        request,
+        usages.map((usage, i) => ({ usage, costUsd: costs[i]! })),
+      );
       await this.#settle(admissions);
       // A generation its client abandoned ends without a usage event: what it cost is recorded, nothing else follows.
-      if (completed && !request.signal.aborted) yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
+      if (completed && !request.signal.aborted)
+        yield { type: 'usage', usage: total, costUsd: Math.round(costs.reduce((a, b) => a + b, 0) * 1e11) / 1e11 };
     }
   }
 
@@ -358,11 +507,19 @@ export class Engine {
 
   #embeddingModel(entry: CatalogueEntry): EmbeddingModelV4 {
     let model = this.#embeddingModels.get(entry.id);
-    if (!model) this.#embeddingModels.set(entry.id, (model = embeddingModel(this.#config, entry.provider, entry.upstream_id)));
+    if (!model)
+      this.#embeddingModels.set(entry.id, (model = embeddingModel(this.#config, entry.provider, entry.upstream_id)));
     return model;
   }
 
-  #call(model: CatalogueEntry, request: GenerationRequest & { maxOutputTokens: number }, extra: PreparedGeneration['providerOptions'], choice: number, promptTokens: () => number, whole: boolean): CallRun {
+  #call(
+    model: CatalogueEntry,
+    request: GenerationRequest & { maxOutputTokens: number },
+    extra: PreparedGeneration['providerOptions'],
+    choice: number,
+    promptTokens: () => number,
+    whole: boolean,
+  ): CallRun {
     const timeout = AbortSignal.timeout(this.#config.timeoutMs);
     // Stopped when the generation's reader stopped reading the other choices' events (merge).
     const stopped = new AbortController();
@@ -390,15 +547,31 @@ export class Engine {
       seed: request.seed ?? undefined,
       stopSequences: request.stop,
       responseFormat: format?.type === 'json' ? format : undefined,
-      tools: offersTools ? tools.map((tool) => ({ type: 'function' as const, name: tool.name, description: tool.description, inputSchema: tool.parameters, strict: tool.strict })) : undefined,
+      tools: offersTools
+        ? tools.map((tool) => ({
+            type: 'function' as const,
+            name: tool.name,
+            description: tool.description,
+            inputSchema: tool.parameters,
+            strict: tool.strict,
+          }))
+        : undefined,
       toolChoice: offersTools ? toolChoiceOf(request.toolChoice ?? 'auto') : undefined,
       providerOptions: {
         ...merged,
         sandbox: { ...merged.sandbox, choice, ...(offersTools ? { parallelToolCalls } : {}) },
         ...(request.reasoningEffort || offersTools
-          ? { openai: { ...merged.openai, ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}), ...(offersTools ? { parallelToolCalls } : {}) } }
+          ? {
+              openai: {
+                ...merged.openai,
+                ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}),
+                ...(offersTools ? { parallelToolCalls } : {}),
+              },
+            }
           : {}),
-        ...(offersTools && !parallelToolCalls ? { anthropic: { ...merged.anthropic, disableParallelToolUse: true } } : {}),
+        ...(offersTools && !parallelToolCalls
+          ? { anthropic: { ...merged.anthropic, disableParallelToolUse: true } }
+          : {}),
       },
       abortSignal: signal,
     };
@@ -409,11 +582,20 @@ export class Engine {
     // What the call used: what the provider reported; else, for a call cut short, the prompt and what was generated,
     // counted here. A call never made, or that the provider refused before it generated anything, costs nothing.
     const usage = (): TokenUsage =>
-      reported ?? (started && !refused ? { inputTokens: promptTokens(), cachedInputTokens: 0, outputTokens: countTokens(generated) } : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 });
+      reported ??
+      (started && !refused
+        ? { inputTokens: promptTokens(), cachedInputTokens: 0, outputTokens: countTokens(generated) }
+        : { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 });
     const events = (async function* (): AsyncGenerator<GenerationEvent> {
       started = true;
       const startedAt = performance.now();
-      const span = providerSpan({ operation: 'chat', provider: model.provider, model: model.id, maxTokens: request.maxOutputTokens, temperature: request.temperature });
+      const span = providerSpan({
+        operation: 'chat',
+        provider: model.provider,
+        model: model.id,
+        maxTokens: request.maxOutputTokens,
+        temperature: request.temperature,
+      });
       let firstTokenSeen = false;
       /** The first text or tool call of the call: its time to first token. */
       const firstToken = () => {
@@ -430,7 +612,9 @@ export class Engine {
         return { type: 'tool-call-start', choice, index: calls.size - 1, id, name };
       };
       try {
-        const stream = whole ? wholeAnswerParts(await withRetries(() => languageModel.doGenerate(options), maxRetries, signal)) : (await withRetries(() => languageModel.doStream(options), maxRetries, signal)).stream;
+        const stream = whole
+          ? wholeAnswerParts(await withRetries(() => languageModel.doGenerate(options), maxRetries, signal))
+          : (await withRetries(() => languageModel.doStream(options), maxRetries, signal)).stream;
         for await (const part of stream) {
           if (part.type === 'text-delta') {
             if (part.delta === '') continue;
@@ -459,7 +643,14 @@ export class Engine {
               yield { type: 'tool-call-delta', choice, index: call.index, argumentsDelta: rest };
             }
             const args = rest === '' && call.streamed !== part.input ? call.streamed : part.input;
-            yield { type: 'tool-call', choice, index: call.index, id: part.toolCallId, name: call.name, arguments: args };
+            yield {
+              type: 'tool-call',
+              choice,
+              index: call.index,
+              id: part.toolCallId,
+              name: call.name,
+              arguments: args,
+            };
           } else if (part.type === 'finish') {
             const { inputTokens, outputTokens } = part.usage;
             if (inputTokens.total !== undefined || outputTokens.total !== undefined) {
@@ -477,7 +668,10 @@ export class Engine {
           } else if (part.type === 'error') {
             throw part.error;
           } else if (part.type === 'stream-start' && part.warnings.length > 0) {
-            logger.debug({ warnings: part.warnings, provider: model.provider, model: model.id }, 'the provider ignored part of a request');
+            logger.debug(
+              { warnings: part.warnings, provider: model.provider, model: model.id },
+              'the provider ignored part of a request',
+            );
           }
         }
         outcome = 'ok';

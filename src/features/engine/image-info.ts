@@ -10,12 +10,15 @@ export interface ImageInfo {
   height: number;
 }
 
-const ascii = (bytes: Uint8Array, at: number, length: number) => String.fromCharCode(...bytes.subarray(at, at + length));
+const ascii = (bytes: Uint8Array, at: number, length: number) =>
+  String.fromCharCode(...bytes.subarray(at, at + length));
 const u16be = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
 const u16le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 const u24le = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
-const u32be = (b: Uint8Array, at: number) => ((b[at]! << 24) >>> 0) + (b[at + 1]! << 16) + (b[at + 2]! << 8) + b[at + 3]!;
-const u32le = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)) + ((b[at + 3]! << 24) >>> 0);
+const u32be = (b: Uint8Array, at: number) =>
+  ((b[at]! << 24) >>> 0) + (b[at + 1]! << 16) + (b[at + 2]! << 8) + b[at + 3]!;
+const u32le = (b: Uint8Array, at: number) =>
+  (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16)) + ((b[at + 3]! << 24) >>> 0);
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
@@ -103,7 +106,10 @@ export function imageInfo(bytes: Uint8Array): ImageInfo | null {
  * (and `auto`) the image is scaled to fit 2048×2048, then so that its shorter side is at most 768 pixels, and each
  * 512-pixel tile it covers adds 170 to the 85. An image of unknown size counts as at `low` detail.
  */
-export function imageTokens(info: Pick<ImageInfo, 'width' | 'height'> | null, detail: 'auto' | 'low' | 'high' = 'auto'): number {
+export function imageTokens(
+  info: Pick<ImageInfo, 'width' | 'height'> | null,
+  detail: 'auto' | 'low' | 'high' = 'auto',
+): number {
   if (!info || detail === 'low') return 85;
   let { width, height } = info;
   const fit = Math.min(1, 2048 / Math.max(width, height));

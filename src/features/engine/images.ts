@@ -23,7 +23,9 @@ const DATA_URL = /^data:(image\/[A-Za-z0-9.+-]+);base64,/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function unreadable(pointer: string, detail: string): Problem {
-  return new Problem('image_unreadable', `The image at ${pointer} could not be read: ${detail}.`, { errors: [{ pointer, detail }] });
+  return new Problem('image_unreadable', `The image at ${pointer} could not be read: ${detail}.`, {
+    errors: [{ pointer, detail }],
+  });
 }
 
 export interface ReadImageOptions {
@@ -40,12 +42,20 @@ export async function readImage(url: string, options: ReadImageOptions): Promise
   const dataUrl = DATA_URL.exec(url);
   if (dataUrl) {
     const payload = url.slice(dataUrl[0].length);
-    if (payload.length === 0 || payload.length % 4 !== 0 || !BASE64.test(payload)) throw unreadable(pointer, 'its data: URL is not valid base64');
+    if (payload.length === 0 || payload.length % 4 !== 0 || !BASE64.test(payload))
+      throw unreadable(pointer, 'its data: URL is not valid base64');
     const bytes = Buffer.from(payload, 'base64');
-    if (bytes.length > IMAGE_LIMITS.maxBytes) throw unreadable(pointer, `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`);
-    return { type: 'image', data: new Uint8Array(bytes), mediaType: dataUrl[1]!.toLowerCase(), ...(detail ? { detail } : {}) };
+    if (bytes.length > IMAGE_LIMITS.maxBytes)
+      throw unreadable(pointer, `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`);
+    return {
+      type: 'image',
+      data: new Uint8Array(bytes),
+      mediaType: dataUrl[1]!.toLowerCase(),
+      ...(detail ? { detail } : {}),
+    };
   }
-  if (url.startsWith('data:')) throw unreadable(pointer, 'a data: URL must be a base64-encoded image (data:image/<type>;base64,…)');
+  if (url.startsWith('data:'))
+    throw unreadable(pointer, 'a data: URL must be a base64-encoded image (data:image/<type>;base64,…)');
   let response: GuardedResponse;
   try {
     response = await fetchGuarded(url, {
@@ -57,12 +67,14 @@ export async function readImage(url: string, options: ReadImageOptions): Promise
     });
   } catch (error) {
     if (error instanceof UrlNotAllowedError) throw unreadable(pointer, error.message);
-    if (error instanceof Error && error.name === 'TimeoutError') throw unreadable(pointer, `it did not arrive within ${IMAGE_LIMITS.timeoutMs / 1000} seconds`);
+    if (error instanceof Error && error.name === 'TimeoutError')
+      throw unreadable(pointer, `it did not arrive within ${IMAGE_LIMITS.timeoutMs / 1000} seconds`);
     throw unreadable(pointer, `it could not be fetched (${error instanceof Error ? error.message : String(error)})`);
   }
   if (response.status < 200 || response.status > 299) throw unreadable(pointer, `its URL answered ${response.status}`);
   const mediaType = response.contentType.split(';')[0]!.trim();
-  if (!mediaType.startsWith('image/')) throw unreadable(pointer, `its URL answered ${mediaType || 'no content type'}, not an image`);
+  if (!mediaType.startsWith('image/'))
+    throw unreadable(pointer, `its URL answered ${mediaType || 'no content type'}, not an image`);
   if (response.truncated) throw unreadable(pointer, `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`);
   if (response.bytes.length === 0) throw unreadable(pointer, 'its URL answered an empty body');
   return { type: 'image', data: response.bytes, mediaType, ...(detail ? { detail } : {}) };

@@ -11,9 +11,11 @@ export const engineFeature = {
   migrations: { '007_usage': usage },
 } satisfies Feature;
 
-// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
-// The engine and its call: every feature that writes text or embeds goes through it.
-export { Engine } from './engine.ts';
+export type { CatalogueEntry } from './catalogue.ts';
+// The model catalogue and the providers, built once per process by src/services.ts.
+export { Catalogue } from './catalogue.ts';
+// Limits of the engine's inputs that the chat feature checks before a call, to answer OpenAI's errors.
+export { MAX_TOKENS_PER_CALL } from './embeddings.ts';
 export type {
   EngineContentPart,
   EngineMessage,
@@ -27,33 +29,31 @@ export type {
   TokenUsage,
   UsageFeature,
 } from './engine.ts';
-// The model catalogue and the providers, built once per process by src/services.ts.
-export { Catalogue } from './catalogue.ts';
-export type { CatalogueEntry } from './catalogue.ts';
-export { loadProvidersConfig } from './providers.ts';
-export type { ProvidersConfig } from './providers.ts';
-// Middleware: how the voices, policy and limits features take part in every call without the engine importing them.
-export type { Admission, EngineMiddleware, ModelCall } from './middleware.ts';
-// Limits of the engine's inputs that the chat feature checks before a call, to answer OpenAI's errors.
-export { MAX_TOKENS_PER_CALL } from './embeddings.ts';
-export { IMAGE_LIMITS, readImage } from './images.ts';
-// Tokens as the engine counts them (the knowledge feature sizes its chunks with them).
-export { countTokens, truncateTokens } from './tokens.ts';
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+// The engine and its call: every feature that writes text or embeds goes through it.
+export { Engine } from './engine.ts';
 // Retrieved passages as the engine's grounding writes them into a prompt (chatbots answer from them).
 export { passagesBlock } from './grounding.ts';
+export { IMAGE_LIMITS, readImage } from './images.ts';
+// Middleware: how the voices, policy and limits features take part in every call without the engine importing them.
+export type { Admission, EngineMiddleware, ModelCall } from './middleware.ts';
+export type { ProvidersConfig } from './providers.ts';
+export { loadProvidersConfig } from './providers.ts';
+export { SANDBOX_EMBEDDING_DIMENSIONS, SANDBOX_EMBEDDING_MAX_DIMENSIONS } from './sandbox-embedding.ts';
+export type { SandboxTask } from './sandbox-task.ts';
 // The sandbox provider: the tasks a feature's prompt can ask it for, and its embedding sizes (the catalogue script).
 export { taskOption } from './sandbox-task.ts';
-export type { SandboxTask } from './sandbox-task.ts';
-export { SANDBOX_EMBEDDING_DIMENSIONS, SANDBOX_EMBEDDING_MAX_DIMENSIONS } from './sandbox-embedding.ts';
+export type { Measurements, Sliders } from './style.ts';
 // Style measurement: the voices feature trains, describes and checks a voice with the measures the engine writes to.
 export {
-  SLIDER_NAMES,
   checkText,
   countWords,
   measure,
+  SLIDER_NAMES,
   slidersFrom,
   summaryFrom,
   trainingVerdict,
   traitsFrom,
 } from './style.ts';
-export type { Measurements, Sliders } from './style.ts';
+// Tokens as the engine counts them (the knowledge feature sizes its chunks with them).
+export { countTokens, truncateTokens } from './tokens.ts';

@@ -3,7 +3,13 @@
 // (@node-llama-cpp/linux-x64) is used. The prompt is rendered with the model's own chat template (the jinja template in
 // the GGUF, else node-llama-cpp's pick from its name and architecture) and completed with LlamaCompletion, so usage is
 // counted by the model's tokenizer and max_tokens, stop sequences, seeds and aborts act on the generation itself.
-import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart, LanguageModelV4Usage, SharedV4Warning } from '@ai-sdk/provider';
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
+  SharedV4Warning,
+} from '@ai-sdk/provider';
 import type { ChatHistoryItem, ChatWrapper, GbnfJsonSchema, Llama, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 
 export interface LocalModelSettings {
@@ -48,7 +54,8 @@ function load(modelPath: string): Promise<Loaded> {
   return loaded;
 }
 
-const textOf = (content: Message['content']): string => (typeof content === 'string' ? content : content.map((part) => (part.type === 'text' ? part.text : '')).join(''));
+const textOf = (content: Message['content']): string =>
+  typeof content === 'string' ? content : content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 
 /** The AI SDK prompt as chat history, ending with the assistant turn to write (empty, or prefilled by the caller). */
 function history(prompt: Message[], warnings: SharedV4Warning[]): ChatHistoryItem[] {
@@ -58,13 +65,18 @@ function history(prompt: Message[], warnings: SharedV4Warning[]): ChatHistoryIte
     else if (message.role === 'user') items.push({ type: 'user', text: textOf(message.content) });
     else if (message.role === 'assistant') items.push({ type: 'model', response: [textOf(message.content)] });
     else warnings.push({ type: 'unsupported', feature: 'tool messages' });
-    if (message.role === 'user' && message.content.some((part) => part.type !== 'text')) warnings.push({ type: 'unsupported', feature: 'file parts' });
+    if (message.role === 'user' && message.content.some((part) => part.type !== 'text'))
+      warnings.push({ type: 'unsupported', feature: 'file parts' });
   }
   if (items.at(-1)?.type !== 'model') items.push({ type: 'model', response: [] });
   return items;
 }
 
-async function grammarFor(llama: Llama, format: LanguageModelV4CallOptions['responseFormat'], warnings: SharedV4Warning[]): Promise<LlamaGrammar | undefined> {
+async function grammarFor(
+  llama: Llama,
+  format: LanguageModelV4CallOptions['responseFormat'],
+  warnings: SharedV4Warning[],
+): Promise<LlamaGrammar | undefined> {
   if (format?.type !== 'json') return undefined;
   // node-llama-cpp's schema grammars cover a subset of JSON Schema; another schema gets "any JSON value" and a warning.
   // (The parameter's type is inferred from a literal schema; this one is only known at run time, hence the cast.)
@@ -72,7 +84,11 @@ async function grammarFor(llama: Llama, format: LanguageModelV4CallOptions['resp
     try {
       return await llama.createGrammarForJsonSchema(format.schema as GbnfJsonSchema as never);
     } catch (error) {
-      warnings.push({ type: 'compatibility', feature: 'responseFormat.schema', details: `any JSON instead: ${String(error)}` });
+      warnings.push({
+        type: 'compatibility',
+        feature: 'responseFormat.schema',
+        details: `any JSON instead: ${String(error)}`,
+      });
     }
   }
   return llama.getGrammarFor('json');
@@ -84,7 +100,9 @@ function stopCutter(stops: string[], emit: (delta: string) => void, onStop: () =
   let held = '';
   let stopped = false;
   return {
-    get stopped() { return stopped; },
+    get stopped() {
+      return stopped;
+    },
     push(delta: string): void {
       if (stopped) return;
       held += delta;
@@ -96,7 +114,9 @@ function stopCutter(stops: string[], emit: (delta: string) => void, onStop: () =
         return;
       }
       let keep = 0; // the longest end of `held` that is the start of a stop sequence
-      for (const stop of stops) for (let k = Math.min(stop.length - 1, held.length); k > keep; k--) if (held.endsWith(stop.slice(0, k))) keep = k;
+      for (const stop of stops)
+        for (let k = Math.min(stop.length - 1, held.length); k > keep; k--)
+          if (held.endsWith(stop.slice(0, k))) keep = k;
       emit(held.slice(0, held.length - keep));
       held = held.slice(held.length - keep);
     },
@@ -104,10 +124,24 @@ function stopCutter(stops: string[], emit: (delta: string) => void, onStop: () =
   };
 }
 
-interface Output { text: string; finish: 'stop' | 'length'; raw: string; usage: LanguageModelV4Usage }
-interface Hooks { signal?: AbortSignal; onStart?: (warnings: SharedV4Warning[]) => void; onText?: (delta: string) => void }
+interface Output {
+  text: string;
+  finish: 'stop' | 'length';
+  raw: string;
+  usage: LanguageModelV4Usage;
+}
+interface Hooks {
+  signal?: AbortSignal;
+  onStart?: (warnings: SharedV4Warning[]) => void;
+  onText?: (delta: string) => void;
+}
 
-async function complete(modelPath: string, settings: LocalModelSettings, options: LanguageModelV4CallOptions, { signal, onStart, onText }: Hooks): Promise<Output> {
+async function complete(
+  modelPath: string,
+  settings: LocalModelSettings,
+  options: LanguageModelV4CallOptions,
+  { signal, onStart, onText }: Hooks,
+): Promise<Output> {
   const { LlamaCompletion } = await import('node-llama-cpp');
   const { llama, model, wrapper } = await load(modelPath);
   const warnings: SharedV4Warning[] = options.tools?.length ? [{ type: 'unsupported', feature: 'tools' }] : [];
@@ -118,13 +152,20 @@ async function complete(modelPath: string, settings: LocalModelSettings, options
   const cap = Math.min(settings.contextSize ?? 4096, model.trainContextSize);
   if (input.length >= cap) throw new LocalContextExceeded(input.length, cap);
   signal?.throwIfAborted();
-  const context = await model.createContext({ contextSize: Math.min(cap, Math.ceil((input.length + (options.maxOutputTokens ?? cap)) / 256) * 256), threads: settings.threads });
+  const context = await model.createContext({
+    contextSize: Math.min(cap, Math.ceil((input.length + (options.maxOutputTokens ?? cap)) / 256) * 256),
+    threads: settings.threads,
+  });
   // One signal ends the generation: the caller's abort, or the cutter finding a stop sequence.
   const halt = new AbortController();
   const abort = () => halt.abort(signal?.reason);
   signal?.addEventListener('abort', abort, { once: true });
   let text = '';
-  const cutter = stopCutter((options.stopSequences ?? []).filter(Boolean), (delta) => ((text += delta), delta && onText?.(delta)), () => halt.abort());
+  const cutter = stopCutter(
+    (options.stopSequences ?? []).filter(Boolean),
+    (delta) => ((text += delta), delta && onText?.(delta)),
+    () => halt.abort(),
+  );
   try {
     const sequence = context.getSequence();
     // LlamaCompletion prepends the BOS token itself; the template's own would make two.
@@ -138,7 +179,9 @@ async function complete(modelPath: string, settings: LocalModelSettings, options
       topP: options.topP,
       topK: options.topK,
       seed: options.seed,
-      repeatPenalty: penalties ? { penalty: 1, presencePenalty: options.presencePenalty, frequencyPenalty: options.frequencyPenalty } : undefined,
+      repeatPenalty: penalties
+        ? { penalty: 1, presencePenalty: options.presencePenalty, frequencyPenalty: options.frequencyPenalty }
+        : undefined,
       grammar,
       customStopTriggers: state.stopGenerationTriggers, // the template's end of turn (special tokens, mostly)
       // A full context ends the answer (stopReason maxTokens, finish "length") rather than shifting out the prompt.
@@ -175,8 +218,16 @@ export function localModel(modelPath: string, modelId: string, settings: LocalMo
     supportedUrls: {},
     async doGenerate(options) {
       let warnings: SharedV4Warning[] = [];
-      const output = await complete(modelPath, settings, options, { signal: options.abortSignal, onStart: (w) => (warnings = w) });
-      return { content: [{ type: 'text', text: output.text }], finishReason: { unified: output.finish, raw: output.raw }, usage: output.usage, warnings };
+      const output = await complete(modelPath, settings, options, {
+        signal: options.abortSignal,
+        onStart: (w) => (warnings = w),
+      });
+      return {
+        content: [{ type: 'text', text: output.text }],
+        finishReason: { unified: output.finish, raw: output.raw },
+        usage: output.usage,
+        warnings,
+      };
     },
     async doStream(options) {
       options.abortSignal?.throwIfAborted();

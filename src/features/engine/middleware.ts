@@ -58,5 +58,8 @@ export interface EngineMiddleware {
    */
   admit?(call: ModelCall): Promise<Admission | null>;
   /** Wraps the generation's events (may hold text back, change it, or end the generation with a Problem). */
-  wrap?(events: AsyncGenerator<GenerationEvent>, generation: PreparedGeneration): Promise<AsyncGenerator<GenerationEvent>>;
+  wrap?(
+    events: AsyncGenerator<GenerationEvent>,
+    generation: PreparedGeneration,
+  ): Promise<AsyncGenerator<GenerationEvent>>;
 }

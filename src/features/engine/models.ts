@@ -19,7 +19,8 @@ export const modelHandlers = {
   async getModel(request, context) {
     const { catalogue } = context.platform.services.engine;
     const entry = catalogue.get(request.path.id);
-    if (!entry) throw new Problem('model_not_found', `No model ${request.path.id} in the catalogue; GET /v1/models lists them.`);
+    if (!entry)
+      throw new Problem('model_not_found', `No model ${request.path.id} in the catalogue; GET /v1/models lists them.`);
     return { status: 200, contentType: 'application/json', body: catalogue.present(entry) };
   },
 } satisfies Pick<Handlers<RequestContext>, 'listModels' | 'getModel'>;

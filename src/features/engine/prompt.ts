@@ -30,7 +30,8 @@ export function toPrompt(messages: EngineMessage[]): LanguageModelV4Prompt {
     if (message.role === 'system') {
       prompt.push({ role: 'system', content: message.content });
     } else if (message.role === 'user') {
-      const parts = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+      const parts =
+        typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
       prompt.push({
         role: 'user',
         content: parts.map((part) =>
@@ -51,11 +52,21 @@ export function toPrompt(messages: EngineMessage[]): LanguageModelV4Prompt {
         role: 'assistant',
         content: [
           ...(message.content !== '' || calls.length === 0 ? [{ type: 'text' as const, text: message.content }] : []),
-          ...calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.id, toolName: call.name, input: argumentsValue(call.arguments) })),
+          ...calls.map((call) => ({
+            type: 'tool-call' as const,
+            toolCallId: call.id,
+            toolName: call.name,
+            input: argumentsValue(call.arguments),
+          })),
         ],
       });
     } else {
-      const result = { type: 'tool-result' as const, toolCallId: message.toolCallId, toolName: toolNames.get(message.toolCallId) ?? '', output: { type: 'text' as const, value: message.content } };
+      const result = {
+        type: 'tool-result' as const,
+        toolCallId: message.toolCallId,
+        toolName: toolNames.get(message.toolCallId) ?? '',
+        output: { type: 'text' as const, value: message.content },
+      };
       // The results of one answer's calls go together, as providers expect them (Anthropic in one user turn).
       const last = prompt.at(-1);
       if (last?.role === 'tool') last.content.push(result);

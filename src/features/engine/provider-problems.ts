@@ -24,9 +24,13 @@ export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut:
   const who = `The provider of ${model.id} (${model.provider})`;
   if (timedOut) return new Problem('upstream_unavailable', `${who} did not answer in time.`);
   if (cause instanceof LocalContextExceeded) {
-    return new Problem('context_length_exceeded', `This model's maximum context length is ${cause.contextSize} tokens; the messages alone are ${cause.promptTokens}.`, {
-      errors: [{ pointer: '/messages', detail: `are ${cause.promptTokens} tokens long` }],
-    });
+    return new Problem(
+      'context_length_exceeded',
+      `This model's maximum context length is ${cause.contextSize} tokens; the messages alone are ${cause.promptTokens}.`,
+      {
+        errors: [{ pointer: '/messages', detail: `are ${cause.promptTokens} tokens long` }],
+      },
+    );
   }
   if (!APICallError.isInstance(cause)) {
     const message = cause instanceof Error ? cause.message : String(cause);
@@ -37,8 +41,10 @@ export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut:
   const headers: Record<string, string> = retryAfter === undefined ? {} : { 'Retry-After': retryAfter };
   const wait = retryAfter === undefined ? '' : `; retry in ${retryAfter} seconds`;
   // A successful answer whose stream broke (the connection cut mid-way) is an outage, not a refusal of the request.
-  if (status !== undefined && status < 400) return new Problem('upstream_unavailable', `${who} broke off its answer: ${cause.message}`.slice(0, 2000));
-  if (status === 429) return new Problem('upstream_rate_limited', `${who} is rate limiting this service${wait}.`, { headers });
+  if (status !== undefined && status < 400)
+    return new Problem('upstream_unavailable', `${who} broke off its answer: ${cause.message}`.slice(0, 2000));
+  if (status === 429)
+    return new Problem('upstream_rate_limited', `${who} is rate limiting this service${wait}.`, { headers });
   if (status === undefined || status >= 500 || status === 408) {
     return new Problem('upstream_unavailable', `${who} is unavailable (${status ?? 'no answer'})${wait}.`, { headers });
   }

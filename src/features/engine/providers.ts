@@ -66,7 +66,8 @@ function positiveInteger(env: Environment, name: string, fallback: number, max: 
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > max) fail(`${name} must be an integer from 0 to ${max}, got ${raw}`);
+  if (!Number.isInteger(value) || value < 0 || value > max)
+    fail(`${name} must be an integer from 0 to ${max}, got ${raw}`);
   return value;
 }
 
@@ -86,7 +87,10 @@ function url(env: Environment, name: string, fail: Fail): string | undefined {
 function hosted(
   keyVariable: string,
   baseUrlVariable: string,
-  build: { languageModel(settings: HostedSettings, id: string): LanguageModelV4; embeddingModel?(settings: HostedSettings, id: string): EmbeddingModelV4 },
+  build: {
+    languageModel(settings: HostedSettings, id: string): LanguageModelV4;
+    embeddingModel?(settings: HostedSettings, id: string): EmbeddingModelV4;
+  },
 ): Provider<HostedSettings> {
   return {
     enabledBy: keyVariable,
@@ -100,10 +104,23 @@ function hosted(
 }
 
 /** An OpenAI-compatible service (Groq, Together…): the compatible package at its own base URL. */
-function compatible(name: string, keyVariable: string, baseUrlVariable: string, defaultBaseUrl: string): Provider<HostedSettings> {
+function compatible(
+  name: string,
+  keyVariable: string,
+  baseUrlVariable: string,
+  defaultBaseUrl: string,
+): Provider<HostedSettings> {
   return hosted(keyVariable, baseUrlVariable, {
-    languageModel: ({ apiKey, baseUrl }, id) => createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl, includeUsage: true, supportsStructuredOutputs: true }).chatModel(id),
-    embeddingModel: ({ apiKey, baseUrl }, id) => createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl }).embeddingModel(id),
+    languageModel: ({ apiKey, baseUrl }, id) =>
+      createOpenAICompatible({
+        name,
+        apiKey,
+        baseURL: baseUrl ?? defaultBaseUrl,
+        includeUsage: true,
+        supportsStructuredOutputs: true,
+      }).chatModel(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) =>
+      createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl }).embeddingModel(id),
   });
 }
 
@@ -122,13 +139,22 @@ function selfHosted(name: ProviderName, prefix: string): Provider<SelfHostedSett
         .map((model) => model.trim())
         .filter(Boolean);
       for (const model of models) {
-        if (!/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,80}$/.test(model)) fail(`${modelsVariable}: ${model} is not a model name (letters, digits, . _ : / -)`);
+        if (!/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,80}$/.test(model))
+          fail(`${modelsVariable}: ${model} is not a model name (letters, digits, . _ : / -)`);
       }
       const contextWindow = positiveInteger(env, `${prefix}_CONTEXT_WINDOW`, 8192, 10_000_000, fail);
       return { apiKey: env[`${prefix}_API_KEY`] || undefined, baseUrl, models, contextWindow };
     },
-    languageModel: ({ apiKey, baseUrl }, id) => createOpenAICompatible({ name, apiKey, baseURL: baseUrl, includeUsage: true, supportsStructuredOutputs: true }).chatModel(id),
-    embeddingModel: ({ apiKey, baseUrl }, id) => createOpenAICompatible({ name, apiKey, baseURL: baseUrl }).embeddingModel(id),
+    languageModel: ({ apiKey, baseUrl }, id) =>
+      createOpenAICompatible({
+        name,
+        apiKey,
+        baseURL: baseUrl,
+        includeUsage: true,
+        supportsStructuredOutputs: true,
+      }).chatModel(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) =>
+      createOpenAICompatible({ name, apiKey, baseURL: baseUrl }).embeddingModel(id),
     models: ({ models, contextWindow }) =>
       models.map((model) => ({
         id: selfHostedId(name, model),
@@ -166,8 +192,13 @@ const local: Provider<LocalSettings> = {
       // not there, or not readable: the same message
     }
     if (!isFile) fail(`LOCAL_MODEL_PATH must name a GGUF model file, got ${modelPath}`);
-    const name = env.LOCAL_MODEL_NAME || basename(modelPath).replace(/\.gguf$/i, '').toLowerCase();
-    if (!/^[a-z0-9][a-z0-9._-]{0,80}$/.test(name)) fail(`LOCAL_MODEL_NAME must be lower-case letters, digits, . _ - (from the file name when unset), got ${name}`);
+    const name =
+      env.LOCAL_MODEL_NAME ||
+      basename(modelPath)
+        .replace(/\.gguf$/i, '')
+        .toLowerCase();
+    if (!/^[a-z0-9][a-z0-9._-]{0,80}$/.test(name))
+      fail(`LOCAL_MODEL_NAME must be lower-case letters, digits, . _ - (from the file name when unset), got ${name}`);
     const contextSize = positiveInteger(env, 'LOCAL_MODEL_CONTEXT_SIZE', 4096, 1_048_576, fail);
     if (contextSize < 256) fail(`LOCAL_MODEL_CONTEXT_SIZE must be at least 256, got ${contextSize}`);
     const threads = positiveInteger(env, 'LOCAL_MODEL_THREADS', 0, 256, fail);
@@ -214,7 +245,8 @@ const registry = {
   }),
   google: hosted('GOOGLE_GENERATIVE_AI_API_KEY', 'GOOGLE_BASE_URL', {
     languageModel: ({ apiKey, baseUrl }, id) => createGoogleGenerativeAI({ apiKey, baseURL: baseUrl })(id),
-    embeddingModel: ({ apiKey, baseUrl }, id) => createGoogleGenerativeAI({ apiKey, baseURL: baseUrl }).embeddingModel(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) =>
+      createGoogleGenerativeAI({ apiKey, baseURL: baseUrl }).embeddingModel(id),
   }),
   mistral: hosted('MISTRAL_API_KEY', 'MISTRAL_BASE_URL', {
     languageModel: ({ apiKey, baseUrl }, id) => createMistral({ apiKey, baseURL: baseUrl })(id),
@@ -262,7 +294,10 @@ export function enablingVariable(provider: ProviderName): string | null {
   return registry[provider].enabledBy;
 }
 
-function providerOf<P extends ProviderName>(config: ProvidersConfig, provider: P): { definition: Provider<SettingsOf<P>>; settings: SettingsOf<P> } {
+function providerOf<P extends ProviderName>(
+  config: ProvidersConfig,
+  provider: P,
+): { definition: Provider<SettingsOf<P>>; settings: SettingsOf<P> } {
   const settings = config.configured[provider];
   if (settings === undefined) throw new Error(`provider ${provider} is not configured`);
   return { definition: registry[provider] as unknown as Provider<SettingsOf<P>>, settings: settings as SettingsOf<P> };
@@ -283,5 +318,7 @@ export function embeddingModel(config: ProvidersConfig, provider: ProviderName, 
 
 /** The models the configured providers add to the catalogue (self-hosted servers' and the local file's). */
 export function configuredModels(config: ProvidersConfig): CatalogueEntry[] {
-  return (Object.entries(config.configured) as [ProviderName, unknown][]).flatMap(([name, settings]) => (registry[name] as Provider<unknown>).models?.(settings) ?? []);
+  return (Object.entries(config.configured) as [ProviderName, unknown][]).flatMap(
+    ([name, settings]) => (registry[name] as Provider<unknown>).models?.(settings) ?? [],
+  );
 }

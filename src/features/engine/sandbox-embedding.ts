@@ -66,7 +66,9 @@ export function sandboxEmbeddingModel(modelId: string): EmbeddingModelV4 {
       options.abortSignal?.throwIfAborted();
       const dimensions = options.dimensions ?? SANDBOX_EMBEDDING_DIMENSIONS;
       if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > SANDBOX_EMBEDDING_MAX_DIMENSIONS) {
-        throw new RangeError(`sandbox-embedding: dimensions must be an integer from 1 to ${SANDBOX_EMBEDDING_MAX_DIMENSIONS}, got ${dimensions}`);
+        throw new RangeError(
+          `sandbox-embedding: dimensions must be an integer from 1 to ${SANDBOX_EMBEDDING_MAX_DIMENSIONS}, got ${dimensions}`,
+        );
       }
       return {
         embeddings: options.values.map((value) => sandboxEmbedding(value, dimensions)),

@@ -6,12 +6,22 @@
 // The text is Markdown, read with markdown-it: headings, paragraphs and list items are its blocks (code, tables and
 // HTML are not prose and are left out), their inline markup dropped. Sentences are cut by style.ts's rules.
 // Sentences are ranked by TextRank (Mihalcea and Tarau, 2004) over the key words they share.
-import MarkdownIt, { type Token } from 'markdown-it';
-import type { JSONValue } from '@ai-sdk/provider';
-import { forms, keyTerms, keyWords, meets } from './sandbox-words.ts';
-import { clarify, measure, rewriteToward, sentenceSpans, slidersFrom, type Sliders } from './style.ts';
 
-export const TONES = ['neutral', 'formal', 'casual', 'friendly', 'confident', 'persuasive', 'empathetic', 'playful'] as const;
+import type { JSONValue } from '@ai-sdk/provider';
+import MarkdownIt, { type Token } from 'markdown-it';
+import { forms, keyTerms, keyWords, meets } from './sandbox-words.ts';
+import { clarify, measure, rewriteToward, type Sliders, sentenceSpans, slidersFrom } from './style.ts';
+
+export const TONES = [
+  'neutral',
+  'formal',
+  'casual',
+  'friendly',
+  'confident',
+  'persuasive',
+  'empathetic',
+  'playful',
+] as const;
 export type Tone = (typeof TONES)[number];
 
 export interface CiteSource {
@@ -34,7 +44,8 @@ export function taskOption(task: SandboxTask): Record<string, JSONValue> {
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
-const oneOf = <T extends string>(value: unknown, allowed: readonly T[]): value is T | undefined => value === undefined || allowed.includes(value as T);
+const oneOf = <T extends string>(value: unknown, allowed: readonly T[]): value is T | undefined =>
+  value === undefined || allowed.includes(value as T);
 
 /** The task of a call's sandbox options, or null when there is none or it is not one of the shapes above. */
 export function taskOf(sandbox: Record<string, unknown> | undefined): SandboxTask | null {
@@ -43,16 +54,29 @@ export function taskOf(sandbox: Record<string, unknown> | undefined): SandboxTas
   const number = (value: unknown) => value === undefined || (Number.isInteger(value) && (value as number) > 0);
   switch (task.kind) {
     case 'summarize':
-      return oneOf(task.length, ['short', 'medium', 'long']) && oneOf(task.format, ['paragraph', 'bullets']) ? (task as SandboxTask) : null;
+      return oneOf(task.length, ['short', 'medium', 'long']) && oneOf(task.format, ['paragraph', 'bullets'])
+        ? (task as SandboxTask)
+        : null;
     case 'outline':
-      return number(task.depth) && (task.title === undefined || isString(task.title)) && (task.instruction === undefined || isString(task.instruction)) ? (task as SandboxTask) : null;
+      return number(task.depth) &&
+        (task.title === undefined || isString(task.title)) &&
+        (task.instruction === undefined || isString(task.instruction))
+        ? (task as SandboxTask)
+        : null;
     case 'expand':
-      return number(task.words) && (task.context === undefined || isString(task.context)) ? (task as SandboxTask) : null;
+      return number(task.words) && (task.context === undefined || isString(task.context))
+        ? (task as SandboxTask)
+        : null;
     case 'rewrite':
       return oneOf(task.tone, TONES) ? (task as SandboxTask) : null;
     case 'cite': {
       const sources = task.sources;
-      const valid = Array.isArray(sources) && sources.every((s) => typeof s === 'object' && s !== null && Number.isInteger(s.n) && isString(s.title) && isString(s.excerpt));
+      const valid =
+        Array.isArray(sources) &&
+        sources.every(
+          (s) =>
+            typeof s === 'object' && s !== null && Number.isInteger(s.n) && isString(s.title) && isString(s.excerpt),
+        );
       return valid ? (task as SandboxTask) : null;
     }
     default:
@@ -102,7 +126,13 @@ interface Sentence {
 const inlineText = (inline: Token) => inline.content.replace(/\s*\n\s*/g, ' ').trim();
 
 /** The words of inline Markdown, without link destinations and URLs (their words are not the text's). */
-const wordsOf = (text: string) => distinctWords(text.replace(/\]\([^)]*\)/g, ']').replace(/<[a-z][a-z0-9+.-]*:[^>\s]*>/gi, ' ').replace(/https?:\/\/\S+/g, ' '));
+const wordsOf = (text: string) =>
+  distinctWords(
+    text
+      .replace(/\]\([^)]*\)/g, ']')
+      .replace(/<[a-z][a-z0-9+.-]*:[^>\s]*>/gi, ' ')
+      .replace(/https?:\/\/\S+/g, ' '),
+  );
 
 function blocksOf(text: string): Block[] {
   const tokens = markdown.parse(text, {});
@@ -112,8 +142,10 @@ function blocksOf(text: string): Block[] {
     if (token.level === 0 && token.nesting === 1) group++;
     const inline = tokens[index + 1];
     if (inline?.type !== 'inline') return;
-    if (token.type === 'heading_open') blocks.push({ kind: 'heading', level: Number(token.tag.slice(1)), group, text: inlineText(inline) });
-    else if (token.type === 'paragraph_open') blocks.push({ kind: token.level === 0 ? 'paragraph' : 'item', level: 0, group, text: inlineText(inline) });
+    if (token.type === 'heading_open')
+      blocks.push({ kind: 'heading', level: Number(token.tag.slice(1)), group, text: inlineText(inline) });
+    else if (token.type === 'paragraph_open')
+      blocks.push({ kind: token.level === 0 ? 'paragraph' : 'item', level: 0, group, text: inlineText(inline) });
   });
   return blocks.filter((block) => block.text !== '');
 }
@@ -132,7 +164,8 @@ function sentencesOf(blocks: Block[]): Sentence[] {
   const out: Sentence[] = [];
   blocks.forEach((block, index) => {
     if (block.kind === 'heading') return;
-    for (const span of sentenceSpans(block.text)) out.push({ text: span.text, position: out.length, block: index, words: wordsOf(span.text) });
+    for (const span of sentenceSpans(block.text))
+      out.push({ text: span.text, position: out.length, block: index, words: wordsOf(span.text) });
   });
   return out;
 }
@@ -151,7 +184,11 @@ const MAX_ITERATIONS = 100;
 export function textRank(sentences: { words: Set<string>[] }[]): number[] {
   const n = sentences.length;
   const weights = sentences.map((a, i) =>
-    sentences.map((b, j) => (i === j || a.words.length === 0 || b.words.length === 0 ? 0 : shared(a.words, b.words) / (Math.log(1 + a.words.length) + Math.log(1 + b.words.length)))),
+    sentences.map((b, j) =>
+      i === j || a.words.length === 0 || b.words.length === 0
+        ? 0
+        : shared(a.words, b.words) / (Math.log(1 + a.words.length) + Math.log(1 + b.words.length)),
+    ),
   );
   const totals = weights.map((row) => row.reduce((sum, w) => sum + w, 0));
   // The jump weighs early sentences more (1/√(1 + position), scaled to average 1): a text states its point early.
@@ -159,7 +196,11 @@ export function textRank(sentences: { words: Set<string>[] }[]): number[] {
   const mean = lead.reduce((sum, w) => sum + w, 0) / Math.max(1, n);
   let scores = new Array<number>(n).fill(1);
   for (let round = 0; round < MAX_ITERATIONS; round++) {
-    const next = scores.map((_, i) => (1 - DAMPING) * (lead[i]! / mean) + DAMPING * weights.reduce((sum, row, j) => sum + (totals[j]! > 0 ? (row[i]! / totals[j]!) * scores[j]! : 0), 0));
+    const next = scores.map(
+      (_, i) =>
+        (1 - DAMPING) * (lead[i]! / mean) +
+        DAMPING * weights.reduce((sum, row, j) => sum + (totals[j]! > 0 ? (row[i]! / totals[j]!) * scores[j]! : 0), 0),
+    );
     const moved = Math.max(0, ...next.map((score, i) => Math.abs(score - scores[i]!)));
     scores = next;
     if (moved < 1e-9) break;
@@ -170,7 +211,11 @@ export function textRank(sentences: { words: Set<string>[] }[]): number[] {
 /** The TextRank score of each sentence (by position). The headings are vertices of the graph too, in their place, so
  *  that the sentences that share their words rank higher; a heading is never chosen. */
 function scoresOf(blocks: Block[], sentences: Sentence[]): number[] {
-  const nodes = blocks.flatMap((block, index) => (block.kind === 'heading' ? [{ words: wordsOf(block.text), sentence: -1 }] : sentences.filter((s) => s.block === index).map((s) => ({ words: s.words, sentence: s.position }))));
+  const nodes = blocks.flatMap((block, index) =>
+    block.kind === 'heading'
+      ? [{ words: wordsOf(block.text), sentence: -1 }]
+      : sentences.filter((s) => s.block === index).map((s) => ({ words: s.words, sentence: s.position })),
+  );
   const scores = textRank(nodes);
   const out = new Array<number>(sentences.length).fill(0);
   nodes.forEach((node, i) => {
@@ -238,7 +283,12 @@ const MAX_PARAGRAPH_SECTIONS = 8;
 function termsAsWritten(text: string, count: number): string[] {
   return keyTerms(text)
     .slice(0, count)
-    .map((term) => new RegExp(`(?<![\\p{L}\\p{N}])${term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}])`, 'iu').exec(text)?.[0] ?? term);
+    .map(
+      (term) =>
+        new RegExp(`(?<![\\p{L}\\p{N}])${term.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}])`, 'iu').exec(
+          text,
+        )?.[0] ?? term,
+    );
 }
 
 /** A section of the outline: its heading (null for the text before the first one), its level and its sentences. */
@@ -260,7 +310,8 @@ function outline(text: string, depth: number, title: string, instruction: string
   const sentences = sentencesOf(blocks);
   if (blocks.length === 0) return plan(title, instruction);
   const scores = scoresOf(blocks, sentences);
-  const key = (section: Sentence[]) => [...section].sort((a, b) => scores[b.position]! - scores[a.position]! || a.position - b.position)[0];
+  const key = (section: Sentence[]) =>
+    [...section].sort((a, b) => scores[b.position]! - scores[a.position]! || a.position - b.position)[0];
   const levels = [...new Set(blocks.filter((b) => b.kind === 'heading').map((b) => b.level))].sort((a, b) => a - b);
   const sections: Section[] = [];
   if (levels.length > 0) {
@@ -280,7 +331,9 @@ function outline(text: string, depth: number, title: string, instruction: string
     const count = Math.min(groups.length, MAX_PARAGRAPH_SECTIONS);
     const merged = Array.from({ length: count }, () => [] as Sentence[]);
     blocks.forEach((block, index) => {
-      merged[Math.floor((groups.indexOf(block.group) * count) / groups.length)]!.push(...sentences.filter((s) => s.block === index));
+      merged[Math.floor((groups.indexOf(block.group) * count) / groups.length)]!.push(
+        ...sentences.filter((s) => s.block === index),
+      );
     });
     for (const section of merged) sections.push({ heading: sectionTitle(section), rank: 1, sentences: section });
   }
@@ -301,7 +354,12 @@ function sectionTitle(section: Sentence[]): string {
     const tokens = sentence.text.match(/\p{L}[\p{L}\p{N}'-]*|[^\s\p{L}]+/gu) ?? [];
     tokens.slice(1).forEach((token, i) => {
       const previous = tokens[i]!;
-      if (keyWords(previous).length === 0 || keyWords(token).length === 0 || keyWords(`${previous} ${token}`).length < 2) return;
+      if (
+        keyWords(previous).length === 0 ||
+        keyWords(token).length === 0 ||
+        keyWords(`${previous} ${token}`).length < 2
+      )
+        return;
       const key = `${previous} ${token}`.toLowerCase();
       const seen = pairs.get(key);
       pairs.set(key, { count: (seen?.count ?? 0) + 1, shown: seen?.shown ?? `${previous} ${token}` });
@@ -309,12 +367,22 @@ function sectionTitle(section: Sentence[]): string {
   }
   const best = [...pairs.values()].sort((a, b) => b.count - a.count)[0];
   const words = section.map((s) => s.text).join(' ');
-  return capitalised(best?.shown ?? termsAsWritten(words, 1)[0] ?? words.split(/\s+/).slice(0, 4).join(' ').replace(/[.,;:!?]+$/, ''));
+  return capitalised(
+    best?.shown ??
+      termsAsWritten(words, 1)[0] ??
+      words
+        .split(/\s+/)
+        .slice(0, 4)
+        .join(' ')
+        .replace(/[.,;:!?]+$/, ''),
+  );
 }
 
 /** Words that say what to write rather than what about; an empty document's plan leaves them out of its headings. */
 const WRITING_WORDS = new Set(
-  'plan plans write draft outline post posts article articles guide guides blog page pages document section sections words word paragraph paragraphs cover covers covering explain introduce announce describe focus create include'.split(' '),
+  'plan plans write draft outline post posts article articles guide guides blog page pages document section sections words word paragraph paragraphs cover covers covering explain introduce announce describe focus create include'.split(
+    ' ',
+  ),
 );
 
 /** An empty document's plan: `## Introduction`, a `##` section per key-term kind word of the title, then of the
@@ -352,7 +420,10 @@ function expand(text: string, context: string, words: number | undefined): strin
   if (candidates.length === 0) return selection;
   const selected = wordsOf(selection);
   const related = candidates.map((s) => ({ s, shared: shared(s.words, selected) })).filter((c) => c.shared > 0);
-  const order = related.length > 0 ? related.sort((a, b) => b.shared - a.shared || a.s.position - b.s.position).map((c) => c.s) : ranked(contextBlocks, all).filter((s) => candidates.includes(s));
+  const order =
+    related.length > 0
+      ? related.sort((a, b) => b.shared - a.shared || a.s.position - b.s.position).map((c) => c.s)
+      : ranked(contextBlocks, all).filter((s) => candidates.includes(s));
   const budget = words ?? Math.max(50, 2 * wordCount(selection));
   let total = wordCount(selection);
   const added: Sentence[] = [];
@@ -367,7 +438,8 @@ function expand(text: string, context: string, words: number | undefined): strin
     .map((s) => clarify(withStop(s.text)))
     .join(' ');
   const blocks = blocksOf(selection);
-  const endsInParagraph = blocks.at(-1)?.kind === 'paragraph' && !/\n\s*$/.test(text) && /[.!?]["'”’)\]]*$/.test(selection);
+  const endsInParagraph =
+    blocks.at(-1)?.kind === 'paragraph' && !/\n\s*$/.test(text) && /[.!?]["'”’)\]]*$/.test(selection);
   return endsInParagraph ? `${selection} ${addition}` : `${selection}\n\n${addition}`;
 }
 
@@ -403,7 +475,12 @@ function eachProseLine(text: string, change: (line: string) => string): string {
         fence = opening;
         return line;
       }
-      if (/^[ \t]*(?:#{1,6}(?:[ \t]|$)|\||<|[-*_=][ \t]*[-*_=][ \t]*[-*_=])/.test(line) || /^(?: {4}|\t)/.test(line) || line.trim() === '') return line;
+      if (
+        /^[ \t]*(?:#{1,6}(?:[ \t]|$)|\||<|[-*_=][ \t]*[-*_=][ \t]*[-*_=])/.test(line) ||
+        /^(?: {4}|\t)/.test(line) ||
+        line.trim() === ''
+      )
+        return line;
       const [, prefix, body] = LINE_PREFIX.exec(line)!;
       return prefix! + change(body!);
     })
@@ -413,12 +490,15 @@ function eachProseLine(text: string, change: (line: string) => string): string {
 /** The first "<word> and <word>" of two words that are not common ones, in the other order ("new and existing" →
  *  "existing and new"), a capital first letter staying first. */
 function swapPair(line: string): string {
-  return line.replace(/(?<![\p{L}\p{N}'’-])(\p{L}{3,}) and (\p{L}{3,})(?![\p{L}\p{N}'’-])/u, (all, a: string, b: string) => {
-    if (keyWords(a).length + keyWords(b).length === 0 && !/^\p{Lu}/u.test(a)) return all;
-    const first = /^\p{Lu}\p{Ll}*$/u.test(a) && /^\p{Ll}+$/u.test(b) ? capitalised(b) : b;
-    const second = first !== b ? a.toLowerCase() : a;
-    return `${first} and ${second}`;
-  });
+  return line.replace(
+    /(?<![\p{L}\p{N}'’-])(\p{L}{3,}) and (\p{L}{3,})(?![\p{L}\p{N}'’-])/u,
+    (all, a: string, b: string) => {
+      if (keyWords(a).length + keyWords(b).length === 0 && !/^\p{Lu}/u.test(a)) return all;
+      const first = /^\p{Lu}\p{Ll}*$/u.test(a) && /^\p{Ll}+$/u.test(b) ? capitalised(b) : b;
+      const second = first !== b ? a.toLowerCase() : a;
+      return `${first} and ${second}`;
+    },
+  );
 }
 
 /**
@@ -463,11 +543,16 @@ function cite(text: string, sources: CiteSource[]): string {
         .map((source) => ({ n: source.n, size: source.words.length, score: shared(words, source.words) }))
         .filter((c) => c.score > 0 && c.score >= Math.min(2, c.size))
         .sort((a, b) => b.score - a.score || a.n - b.n)[0];
-      const marked = best && !span.text.includes(`[${best.n}]`) ? span.text.replace(/^(.*?)([.!?…]*["'”’)\]]*)$/su, (_m, body: string, end: string) => `${body} [${best.n}]${end}`) : span.text;
+      const marked =
+        best && !span.text.includes(`[${best.n}]`)
+          ? span.text.replace(
+              /^(.*?)([.!?…]*["'”’)\]]*)$/su,
+              (_m, body: string, end: string) => `${body} [${best.n}]${end}`,
+            )
+          : span.text;
       out += line.slice(at, span.start) + marked;
       at = span.end;
     }
     return out + line.slice(at);
   });
 }
-

@@ -2,7 +2,12 @@
 // rules are documented in sandbox.ts's header and docs/engine.md ("The sandbox models"); they are deterministic, so a
 // whole agent loop (call, result, answer) runs offline, through the same AI SDK interface a real provider implements.
 import { createHash } from 'node:crypto';
-import type { JSONSchema7, JSONSchema7Definition, LanguageModelV4FunctionTool, LanguageModelV4ToolChoice } from '@ai-sdk/provider';
+import type {
+  JSONSchema7,
+  JSONSchema7Definition,
+  LanguageModelV4FunctionTool,
+  LanguageModelV4ToolChoice,
+} from '@ai-sdk/provider';
 import { forms, keyWords, meets } from './sandbox-words.ts';
 
 export interface SandboxToolCall {
@@ -44,7 +49,10 @@ export function toolScore(tool: LanguageModelV4FunctionTool, message: string): n
 }
 
 /** The best-scoring tool (the first offered among equals) and its score. */
-function bestTool(tools: LanguageModelV4FunctionTool[], message: string): { tool: LanguageModelV4FunctionTool; score: number } {
+function bestTool(
+  tools: LanguageModelV4FunctionTool[],
+  message: string,
+): { tool: LanguageModelV4FunctionTool; score: number } {
   let best = { tool: tools[0]!, score: toolScore(tools[0]!, message) };
   for (const tool of tools.slice(1)) {
     const score = toolScore(tool, message);
@@ -64,7 +72,13 @@ export interface ToolDecision {
 }
 
 /** The tool the model calls, or null when it answers in text. */
-export function chosenTool({ modelId, tools, toolChoice, message, endsWithUser }: ToolDecision): LanguageModelV4FunctionTool | null {
+export function chosenTool({
+  modelId,
+  tools,
+  toolChoice,
+  message,
+  endsWithUser,
+}: ToolDecision): LanguageModelV4FunctionTool | null {
   if (tools.length === 0) return null;
   switch (toolChoice.type) {
     case 'none':
@@ -102,7 +116,9 @@ interface Sources {
 
 const PREPOSITIONS = new Set(['in', 'at', 'for', 'to', 'from', 'about', 'near', 'of']);
 /** A string property whose name has one of these words holds a place, read from the names after a preposition. */
-const PLACE_WORDS = ['location', 'city', 'place', 'country', 'region', 'destination', 'origin', 'address', 'town'].map(forms);
+const PLACE_WORDS = ['location', 'city', 'place', 'country', 'region', 'destination', 'origin', 'address', 'town'].map(
+  forms,
+);
 
 const capitalised = (token: string | undefined) => token !== undefined && token !== 'I' && /^\p{Lu}/u.test(token);
 
@@ -156,7 +172,9 @@ function quotedGroups(message: string): string[][] {
 
 /** The numbers of the message, in order: "-3", "2.5", "12,000" (a thousands separator), not the digits in a word. */
 function numbersIn(message: string): number[] {
-  return [...message.matchAll(/(?<![\p{L}\p{N}.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?/gu)].map((match) => Number(match[0].replaceAll(',', '')));
+  return [...message.matchAll(/(?<![\p{L}\p{N}.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?/gu)].map((match) =>
+    Number(match[0].replaceAll(',', '')),
+  );
 }
 
 function sourcesOf(message: string, tool: LanguageModelV4FunctionTool): Sources {
@@ -174,7 +192,8 @@ function sourcesOf(message: string, tool: LanguageModelV4FunctionTool): Sources 
   };
 }
 
-const asSchema = (definition: JSONSchema7Definition | undefined): Schema => (typeof definition === 'object' && definition !== null ? definition : {});
+const asSchema = (definition: JSONSchema7Definition | undefined): Schema =>
+  typeof definition === 'object' && definition !== null ? definition : {};
 
 /** anyOf / oneOf: their first option that is not `null`. */
 function resolved(schema: Schema): Schema {
@@ -205,22 +224,26 @@ interface Filled {
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const mentions = (message: string, value: string) => value.length > 0 && new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, 'iu').test(message);
+const mentions = (message: string, value: string) =>
+  value.length > 0 && new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, 'iu').test(message);
 
 /** Cut to `maxLength`, padded with "." to `minLength`. */
 function fitted(value: string, schema: Schema): string {
   let out = value;
   if (schema.maxLength !== undefined) out = [...out].slice(0, schema.maxLength).join('');
-  if (schema.minLength !== undefined && [...out].length < schema.minLength) out += '.'.repeat(schema.minLength - [...out].length);
+  if (schema.minLength !== undefined && [...out].length < schema.minLength)
+    out += '.'.repeat(schema.minLength - [...out].length);
   return out;
 }
 
 function bounded(value: number, schema: Schema, integer: boolean): number {
   let out = integer ? Math.round(value) : value;
   if (schema.minimum !== undefined && out < schema.minimum) out = integer ? Math.ceil(schema.minimum) : schema.minimum;
-  if (typeof schema.exclusiveMinimum === 'number' && out <= schema.exclusiveMinimum) out = Math.floor(schema.exclusiveMinimum) + 1;
+  if (typeof schema.exclusiveMinimum === 'number' && out <= schema.exclusiveMinimum)
+    out = Math.floor(schema.exclusiveMinimum) + 1;
   if (schema.maximum !== undefined && out > schema.maximum) out = integer ? Math.floor(schema.maximum) : schema.maximum;
-  if (typeof schema.exclusiveMaximum === 'number' && out >= schema.exclusiveMaximum) out = Math.ceil(schema.exclusiveMaximum) - 1;
+  if (typeof schema.exclusiveMaximum === 'number' && out >= schema.exclusiveMaximum)
+    out = Math.ceil(schema.exclusiveMaximum) - 1;
   return out;
 }
 
@@ -228,8 +251,10 @@ function bounded(value: number, schema: Schema, integer: boolean): number {
  *  (one value, the terms joined by spaces; or each term a value for an array), else the message, else the name. */
 function stringValues(name: string, sources: Sources, asItems: boolean): { values: string[]; found: boolean } {
   const isPlace = nameWords(name).some((word) => PLACE_WORDS.some((place) => meets(forms(word), place)));
-  if (isPlace && sources.taken.places < sources.places.length) return { values: sources.places[sources.taken.places++]!, found: true };
-  if (sources.taken.quoted < sources.quoted.length) return { values: sources.quoted[sources.taken.quoted++]!, found: true };
+  if (isPlace && sources.taken.places < sources.places.length)
+    return { values: sources.places[sources.taken.places++]!, found: true };
+  if (sources.taken.quoted < sources.quoted.length)
+    return { values: sources.quoted[sources.taken.quoted++]!, found: true };
   if (sources.terms.length > 0) return { values: asItems ? sources.terms : [sources.terms.join(' ')], found: false };
   return { values: [sources.message.trim() || name], found: false };
 }
@@ -247,7 +272,9 @@ function fill(name: string, definition: JSONSchema7Definition | undefined, sourc
     case 'null':
       return { value: null, found: false };
     case 'boolean': {
-      const yes = nameWords(name).some((word) => word.length >= 3 && sources.words.some((form) => meets(forms(word), form)));
+      const yes = nameWords(name).some(
+        (word) => word.length >= 3 && sources.words.some((form) => meets(forms(word), form)),
+      );
       return { value: yes, found: yes };
     }
     case 'integer':
@@ -264,7 +291,8 @@ function fill(name: string, definition: JSONSchema7Definition | undefined, sourc
       const items = asSchema(Array.isArray(schema.items) ? schema.items[0] : schema.items);
       const { values, found } = arrayItems(name, items, sources);
       const kept = values.slice(0, schema.maxItems ?? values.length);
-      while (kept.length < (schema.minItems ?? 0)) kept.push(kept.length > 0 ? kept[kept.length - 1] : fill(name, items, sources).value);
+      while (kept.length < (schema.minItems ?? 0))
+        kept.push(kept.length > 0 ? kept[kept.length - 1] : fill(name, items, sources).value);
       return { value: kept, found };
     }
     case 'object': {
@@ -289,14 +317,19 @@ function arrayItems(name: string, items: Schema, sources: Sources): { values: un
   if (kind === 'number' || kind === 'integer') {
     const left = sources.numbers.slice(sources.taken.numbers);
     sources.taken.numbers = sources.numbers.length;
-    const values = (left.length > 0 ? left : [item.minimum ?? 1]).map((value) => bounded(value, item, kind === 'integer'));
+    const values = (left.length > 0 ? left : [item.minimum ?? 1]).map((value) =>
+      bounded(value, item, kind === 'integer'),
+    );
     return { values, found: left.length > 0 };
   }
   const one = fill(name, items, sources);
   return { values: [one.value], found: one.found };
 }
 
-function fillObject(schema: Schema, sources: Sources): { value: Record<string, unknown>; found: boolean; filled: Map<string, Filled> } {
+function fillObject(
+  schema: Schema,
+  sources: Sources,
+): { value: Record<string, unknown>; found: boolean; filled: Map<string, Filled> } {
   const value: Record<string, unknown> = {};
   const filled = new Map<string, Filled>();
   const required = new Set(schema.required ?? []);
@@ -312,13 +345,19 @@ function fillObject(schema: Schema, sources: Sources): { value: Record<string, u
  * The arguments objects of the calls the model makes to `tool`: one, or with `parallel` one per value listed for the
  * first required string property ("in Paris and Berlin"), at most MAX_PARALLEL_CALLS.
  */
-export function toolArguments(tool: LanguageModelV4FunctionTool, message: string, parallel: boolean): Record<string, unknown>[] {
+export function toolArguments(
+  tool: LanguageModelV4FunctionTool,
+  message: string,
+  parallel: boolean,
+): Record<string, unknown>[] {
   const sources = sourcesOf(message, tool);
   const schema = resolved(tool.inputSchema);
   const { value, filled } = fillObject(schema, sources);
   if (!parallel) return [value];
   const required = new Set(schema.required ?? []);
-  const key = Object.keys(schema.properties ?? {}).find((name) => required.has(name) && filled.get(name)?.list !== undefined);
+  const key = Object.keys(schema.properties ?? {}).find(
+    (name) => required.has(name) && filled.get(name)?.list !== undefined,
+  );
   const list = key === undefined ? undefined : filled.get(key)!.list!;
   if (!list || list.length < 2) return [value];
   return list.slice(0, MAX_PARALLEL_CALLS).map((item) => ({ ...value, [key!]: item }));
@@ -328,8 +367,16 @@ const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 
 /** `call_` and 24 letters and digits from the SHA-256 of the model, the prompt's length in messages, the message, the
  *  tool's name and the call's position. */
-export function toolCallId(modelId: string, promptLength: number, message: string, toolName: string, position: number): string {
-  const digest = createHash('sha256').update(JSON.stringify([modelId, promptLength, message, toolName, position])).digest();
+export function toolCallId(
+  modelId: string,
+  promptLength: number,
+  message: string,
+  toolName: string,
+  position: number,
+): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([modelId, promptLength, message, toolName, position]))
+    .digest();
   return `call_${[...digest.subarray(0, 24)].map((byte) => ID_ALPHABET[byte % ID_ALPHABET.length]).join('')}`;
 }
 

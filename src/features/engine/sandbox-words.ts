@@ -2,7 +2,9 @@
 // engine/sandbox.ts and sandbox-tools.ts; the rules are in docs/engine.md).
 
 const STOP_WORDS = new Set(
-  'about above after again against also among because been before being below between both cannot could does doing down during each either every from further have having here hers herself himself into itself just like make more most much must myself neither never once only other ought ours ourselves over same shall should some such than that their theirs them themselves then there these they this those through under until upon very wants were what when where which while whom whose will with within without would write your yours yourself yourselves please tell give need want know'.split(' '),
+  'about above after again against also among because been before being below between both cannot could does doing down during each either every from further have having here hers herself himself into itself just like make more most much must myself neither never once only other ought ours ourselves over same shall should some such than that their theirs them themselves then there these they this those through under until upon very wants were what when where which while whom whose will with within without would write your yours yourself yourselves please tell give need want know'.split(
+    ' ',
+  ),
 );
 
 const words = (text: string) => text.toLowerCase().match(/\p{L}[\p{L}\p{N}'-]*/gu) ?? [];
@@ -46,7 +48,6 @@ export function forms(word: string): Set<string> {
 }
 
 export const meets = (a: Set<string>, b: Set<string>) => [...a].some((form) => b.has(form));
-
 
 /** Every distinct word of the key-term kind in a text, lower-cased, in order of first appearance (no limit). */
 export function keyWords(text: string): string[] {

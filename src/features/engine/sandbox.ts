@@ -64,12 +64,15 @@ interface ImageNote {
 }
 
 function imageNote(part: LanguageModelV4FilePart): ImageNote {
-  const options = part.providerOptions as { sandbox?: { imageDetail?: unknown }; openai?: { imageDetail?: unknown } } | undefined;
+  const options = part.providerOptions as
+    | { sandbox?: { imageDetail?: unknown }; openai?: { imageDetail?: unknown } }
+    | undefined;
   const asked = options?.sandbox?.imageDetail ?? options?.openai?.imageDetail;
   const detail = asked === 'low' || asked === 'high' ? asked : 'auto';
   // The tagged file data of the v4 interface; the bare forms of earlier versions (bytes, base64, a URL) are read too.
   const data = part.data as LanguageModelV4FilePart['data'] | Uint8Array | string | URL;
-  const bytesOf = (content: Uint8Array | string) => (typeof content === 'string' ? new Uint8Array(Buffer.from(content, 'base64')) : content);
+  const bytesOf = (content: Uint8Array | string) =>
+    typeof content === 'string' ? new Uint8Array(Buffer.from(content, 'base64')) : content;
   if (data instanceof URL) return { info: null, bytes: 0, url: data.href, detail };
   if (data instanceof Uint8Array || typeof data === 'string') {
     const bytes = bytesOf(data);
@@ -123,13 +126,12 @@ function resultText(output: LanguageModelV4ToolResultOutput): string {
     case 'execution-denied':
       return output.reason ? `denied: ${output.reason}` : 'denied';
     case 'content':
-      return output.value
-        .flatMap((item) => (item.type === 'text' ? [item.text] : []))
-        .join(' ');
+      return output.value.flatMap((item) => (item.type === 'text' ? [item.text] : [])).join(' ');
   }
 }
 
-const isImage = (part: { type: string; mediaType?: string }): part is LanguageModelV4FilePart => part.type === 'file' && /^image(?:\/|$)/i.test(part.mediaType ?? '');
+const isImage = (part: { type: string; mediaType?: string }): part is LanguageModelV4FilePart =>
+  part.type === 'file' && /^image(?:\/|$)/i.test(part.mediaType ?? '');
 
 function readPrompt(options: LanguageModelV4CallOptions): SandboxInput {
   const all: { content: string }[] = [];
@@ -166,12 +168,17 @@ function readPrompt(options: LanguageModelV4CallOptions): SandboxInput {
     } else if (entry.role === 'assistant') {
       const lines = entry.content.flatMap((part) => {
         if (part.type === 'text') return [part.text];
-        if (part.type === 'tool-call') return [`${part.toolName} ${typeof part.input === 'string' ? part.input : JSON.stringify(part.input)}`];
+        if (part.type === 'tool-call')
+          return [`${part.toolName} ${typeof part.input === 'string' ? part.input : JSON.stringify(part.input)}`];
         return [];
       });
       all.push({ content: lines.join('\n') });
     } else {
-      all.push({ content: entry.content.flatMap((part) => (part.type === 'tool-result' ? [resultText(part.output)] : [])).join('\n') });
+      all.push({
+        content: entry.content
+          .flatMap((part) => (part.type === 'tool-result' ? [resultText(part.output)] : []))
+          .join('\n'),
+      });
     }
   }
   const last = options.prompt[options.prompt.length - 1];
@@ -181,11 +188,22 @@ function readPrompt(options: LanguageModelV4CallOptions): SandboxInput {
     for (let at = options.prompt.length - 1; at >= 0; at--) {
       const entry = options.prompt[at]!;
       if (entry.role !== 'tool') break;
-      const parts = entry.content.flatMap((part) => (part.type === 'tool-result' ? [{ toolName: part.toolName, text: resultText(part.output) }] : []));
+      const parts = entry.content.flatMap((part) =>
+        part.type === 'tool-result' ? [{ toolName: part.toolName, text: resultText(part.output) }] : [],
+      );
       results.unshift(...parts);
     }
   }
-  return { message, echo, images, all, imageTokens: imageTokenCount, system, endsWithUser: last?.role === 'user', results };
+  return {
+    message,
+    echo,
+    images,
+    all,
+    imageTokens: imageTokenCount,
+    system,
+    endsWithUser: last?.role === 'user',
+    results,
+  };
 }
 
 function sentences(text: string): string[] {
@@ -213,7 +231,10 @@ function writerText(message: string, rotation: number): { text: string; terms: s
   const words = message.split(/\s+/).filter(Boolean);
   for (const term of terms) {
     const at = words.findIndex((word) => word.toLowerCase().replace(/[^\p{L}\p{N}'-]/gu, '') === term);
-    const context = words.slice(Math.max(0, at - 3), at + 4).join(' ').replace(/[.!?,;:]+$/, '');
+    const context = words
+      .slice(Math.max(0, at - 3), at + 4)
+      .join(' ')
+      .replace(/[.!?,;:]+$/, '');
     parts.push(`${capitalise(term)}: “${context}”.`);
   }
   parts.push(`In short: ${listed(terms.slice(0, 2))}.`);
@@ -221,18 +242,32 @@ function writerText(message: string, rotation: number): { text: string; terms: s
 }
 
 /** A value of `schema` derived from the text and terms (the json_schema rule). */
-function valueFor(schema: JSONSchema7 | boolean | undefined, text: string, terms: string[], index: number, name: string): unknown {
+function valueFor(
+  schema: JSONSchema7 | boolean | undefined,
+  text: string,
+  terms: string[],
+  index: number,
+  name: string,
+): unknown {
   if (typeof schema !== 'object' || schema === null) return text;
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[index % schema.enum.length];
   const options = schema.anyOf ?? schema.oneOf;
-  if (options && options.length > 0) return valueFor(options.find((o) => typeof o === 'object' && o.type !== 'null') ?? options[0], text, terms, index, name);
+  if (options && options.length > 0)
+    return valueFor(
+      options.find((o) => typeof o === 'object' && o.type !== 'null') ?? options[0],
+      text,
+      terms,
+      index,
+      name,
+    );
   const type = Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'null') : schema.type;
   const words = text.split(/\s+/).filter(Boolean).length;
   switch (type) {
     case 'object': {
       const out: Record<string, unknown> = {};
-      for (const [key, property] of Object.entries(schema.properties ?? {})) out[key] = valueFor(property, text, terms, index, key);
+      for (const [key, property] of Object.entries(schema.properties ?? {}))
+        out[key] = valueFor(property, text, terms, index, key);
       return out;
     }
     case 'array': {
@@ -293,14 +328,21 @@ function groundedText(message: string, passages: Passage[]): string {
     .flatMap((passage) =>
       sentences(passage.text).map((sentence, position) => {
         const words = (sentence.toLowerCase().match(/\p{L}[\p{L}\p{N}'-]*/gu) ?? []).map(forms);
-        return { sentence, n: passage.n, position, score: terms.filter((term) => words.some((word) => meets(term, word))).length };
+        return {
+          sentence,
+          n: passage.n,
+          position,
+          score: terms.filter((term) => words.some((word) => meets(term, word))).length,
+        };
       }),
     )
     .filter((candidate) => candidate.score > 0)
     .sort((a, b) => b.score - a.score || a.n - b.n || a.position - b.position);
   // The best sentence and the next one that says something else (overlapping passages repeat sentences).
   const same = (a: string, b: string) => a.toLowerCase().replace(/\s+/g, ' ') === b.toLowerCase().replace(/\s+/g, ' ');
-  const chosen = scored.filter((candidate, index) => !scored.slice(0, index).some((earlier) => same(earlier.sentence, candidate.sentence))).slice(0, 2);
+  const chosen = scored
+    .filter((candidate, index) => !scored.slice(0, index).some((earlier) => same(earlier.sentence, candidate.sentence)))
+    .slice(0, 2);
   if (chosen.length === 0) return NOT_IN_SOURCES;
   return chosen
     .map(({ sentence, n }) => {
@@ -338,7 +380,9 @@ function formatted(options: LanguageModelV4CallOptions, text: string, terms: str
 function slidersOf(options: LanguageModelV4CallOptions): Sliders | null {
   const given = (options.providerOptions?.sandbox as { sliders?: Record<string, unknown> } | undefined)?.sliders;
   if (typeof given !== 'object' || given === null) return null;
-  const valid = SLIDER_NAMES.every((name) => Number.isInteger(given[name]) && (given[name] as number) >= 0 && (given[name] as number) <= 100);
+  const valid = SLIDER_NAMES.every(
+    (name) => Number.isInteger(given[name]) && (given[name] as number) >= 0 && (given[name] as number) <= 100,
+  );
   return valid ? (given as Sliders) : null;
 }
 
@@ -358,7 +402,11 @@ function answer(modelId: string, options: LanguageModelV4CallOptions, input: San
   }
   const passages = modelId === 'sandbox-echo' ? null : passagesIn(input.system);
   const written =
-    modelId === 'sandbox-echo' ? { text: input.echo, terms: keyTerms(input.message) } : passages ? { text: groundedText(input.message, passages), terms: keyTerms(input.message) } : writerText(input.message, rotation);
+    modelId === 'sandbox-echo'
+      ? { text: input.echo, terms: keyTerms(input.message) }
+      : passages
+        ? { text: groundedText(input.message, passages), terms: keyTerms(input.message) }
+        : writerText(input.message, rotation);
   const sliders = modelId === 'sandbox-echo' || passages ? null : slidersOf(options);
   const { text, terms } = sliders ? { ...written, text: rewriteToward(written.text, sliders) } : written;
   return formatted(options, modelId === 'sandbox-echo' ? text : withImages(text, terms, input.images), terms, rotation);
@@ -373,11 +421,20 @@ interface SandboxOutput {
   usage: LanguageModelV4Usage;
 }
 
-const isFunctionTool = (tool: LanguageModelV4FunctionTool | LanguageModelV4ProviderTool): tool is LanguageModelV4FunctionTool => tool.type === 'function';
+const isFunctionTool = (
+  tool: LanguageModelV4FunctionTool | LanguageModelV4ProviderTool,
+): tool is LanguageModelV4FunctionTool => tool.type === 'function';
 
 /** A tool definition counts the tokens of its name, its description and its input schema as compact JSON. */
 const toolDefinitionTokens = (tools: LanguageModelV4FunctionTool[]) =>
-  tools.reduce((sum, tool) => sum + countTokens(tool.name) + countTokens(tool.description ?? '') + countTokens(JSON.stringify(tool.inputSchema)), 0);
+  tools.reduce(
+    (sum, tool) =>
+      sum +
+      countTokens(tool.name) +
+      countTokens(tool.description ?? '') +
+      countTokens(JSON.stringify(tool.inputSchema)),
+    0,
+  );
 
 function usageOf(inputTokens: number, outputTokens: number): LanguageModelV4Usage {
   return {
@@ -418,7 +475,10 @@ function generate(modelId: string, options: LanguageModelV4CallOptions): Sandbox
   return { text, calls: [], finish, usage: usageOf(inputTokens, countTokens(text)) };
 }
 
-const finishReason = (finish: SandboxFinish) => ({ unified: finish, raw: finish === 'tool-calls' ? 'tool_calls' : finish });
+const finishReason = (finish: SandboxFinish) => ({
+  unified: finish,
+  raw: finish === 'tool-calls' ? 'tool_calls' : finish,
+});
 
 /** The chunks a sandbox answer streams in: one word each, with the space that follows it. */
 function chunks(text: string): string[] {
@@ -432,7 +492,9 @@ function streamParts(output: SandboxOutput): LanguageModelV4StreamPart[] {
     output.calls.length > 0
       ? output.calls.flatMap((call): LanguageModelV4StreamPart[] => [
           { type: 'tool-input-start', id: call.toolCallId, toolName: call.toolName },
-          ...argumentFragments(call.input).map((delta): LanguageModelV4StreamPart => ({ type: 'tool-input-delta', id: call.toolCallId, delta })),
+          ...argumentFragments(call.input).map(
+            (delta): LanguageModelV4StreamPart => ({ type: 'tool-input-delta', id: call.toolCallId, delta }),
+          ),
           { type: 'tool-input-end', id: call.toolCallId },
           { type: 'tool-call', toolCallId: call.toolCallId, toolName: call.toolName, input: call.input },
         ])
@@ -441,7 +503,11 @@ function streamParts(output: SandboxOutput): LanguageModelV4StreamPart[] {
           ...chunks(output.text).map((delta): LanguageModelV4StreamPart => ({ type: 'text-delta', id: '0', delta })),
           { type: 'text-end', id: '0' },
         ];
-  return [{ type: 'stream-start', warnings: [] }, ...body, { type: 'finish', usage: output.usage, finishReason: finishReason(output.finish) }];
+  return [
+    { type: 'stream-start', warnings: [] },
+    ...body,
+    { type: 'finish', usage: output.usage, finishReason: finishReason(output.finish) },
+  ];
 }
 
 export function sandboxModel(modelId: string): LanguageModelV4 {
@@ -458,7 +524,12 @@ export function sandboxModel(modelId: string): LanguageModelV4 {
       return {
         content:
           output.calls.length > 0
-            ? output.calls.map((call) => ({ type: 'tool-call' as const, toolCallId: call.toolCallId, toolName: call.toolName, input: call.input }))
+            ? output.calls.map((call) => ({
+                type: 'tool-call' as const,
+                toolCallId: call.toolCallId,
+                toolName: call.toolName,
+                input: call.input,
+              }))
             : [{ type: 'text', text: output.text }],
         finishReason: finishReason(output.finish),
         usage: output.usage,

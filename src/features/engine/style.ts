@@ -10,7 +10,7 @@
 export { type CheckResult, checkText, type SliderDeviation, type Suggestion } from './style/check.ts';
 export { type Measurements, measure } from './style/measure.ts';
 export { clarify, rewriteToward } from './style/rewrite.ts';
-export { countWords, sentenceSpans, type Span } from './style/sentences.ts';
+export { countWords, type Span, sentenceSpans } from './style/sentences.ts';
 export { SLIDER_NAMES, type SliderName, type Sliders, slidersFrom } from './style/sliders.ts';
 export { summaryFrom, traitsFrom } from './style/summary.ts';
 export { type TrainingVerdict, trainingVerdict } from './style/training.ts';

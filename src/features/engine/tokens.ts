@@ -43,7 +43,8 @@ export function countPromptTokens(messages: ReadonlyArray<{ content: string }>):
 
 /** A message as text, for its token count: its text, its tool calls' names and arguments. */
 export function countedText(message: EngineMessage): string {
-  if (message.role === 'assistant') return message.content + (message.toolCalls ?? []).map((call) => call.name + call.arguments).join('');
+  if (message.role === 'assistant')
+    return message.content + (message.toolCalls ?? []).map((call) => call.name + call.arguments).join('');
   if (typeof message.content === 'string') return message.content;
   return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
@@ -53,7 +54,9 @@ export function promptImageTokens(messages: EngineMessage[]): number {
   let total = 0;
   for (const message of messages) {
     if (message.role !== 'user' || typeof message.content === 'string') continue;
-    for (const part of message.content) if (part.type === 'image') total += imageTokens(part.data instanceof URL ? null : imageInfo(part.data), part.detail);
+    for (const part of message.content)
+      if (part.type === 'image')
+        total += imageTokens(part.data instanceof URL ? null : imageInfo(part.data), part.detail);
   }
   return total;
 }

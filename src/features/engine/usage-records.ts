@@ -6,9 +6,9 @@ import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Metrics } from '../../platform/metrics.ts';
+import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
-import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { TokenUsage, UsageFeature } from './generation.ts';
 
 /** Whose calls they were. */
@@ -22,7 +22,9 @@ export interface UsageOwner {
 }
 
 type UsageRow = Insertable<Database['usage_records']>;
-const insertUsageRow = preparedQuery<UsageRow & Record<string, unknown>, never>((db, row) => db.insertInto('usage_records').values(row));
+const insertUsageRow = preparedQuery<UsageRow & Record<string, unknown>, never>((db, row) =>
+  db.insertInto('usage_records').values(row),
+);
 
 /** Writes a row for each call that used tokens (a call refused before the provider costs nothing and is not a call). */
 export async function recordUsage(
@@ -50,7 +52,12 @@ export async function recordUsage(
     }));
   if (rows.length === 0) return;
   for (const row of rows) {
-    metrics.usage(owner.feature, model.id, { inputTokens: row.input_tokens, cachedInputTokens: row.cached_input_tokens, outputTokens: row.output_tokens }, row.cost_usd);
+    metrics.usage(
+      owner.feature,
+      model.id,
+      { inputTokens: row.input_tokens, cachedInputTokens: row.cached_input_tokens, outputTokens: row.output_tokens },
+      row.cost_usd,
+    );
   }
   try {
     // One call's row (the common case) through the prepared insert; several choices' rows in one statement.

@@ -3,8 +3,8 @@
 import { sql } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
-import type { RequestContext } from '../../platform/context.ts';
 import { iso } from '../../platform/clock.ts';
+import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
 
 type Dimension = components['schemas']['UsageDimension'];
@@ -14,7 +14,10 @@ const DAY_MS = 86_400_000;
 const MAX_DAYS = 366;
 const MAX_BUCKETS = 10_000;
 
-const columns = { day: 'day', model: 'model', feature: 'feature', api_key: 'api_key_id' } as const satisfies Record<Dimension, string>;
+const columns = { day: 'day', model: 'model', feature: 'feature', api_key: 'api_key_id' } as const satisfies Record<
+  Dimension,
+  string
+>;
 
 function roundUsd(value: number): number {
   return Math.round(value * 1e11) / 1e11;
@@ -26,8 +29,12 @@ export const usageHandlers = {
     const endDate = query.end_date ?? iso(context.now).slice(0, 10);
     const startDate = query.start_date ?? iso(new Date(Date.parse(endDate) - 29 * DAY_MS)).slice(0, 10);
     const days = (Date.parse(endDate) - Date.parse(startDate)) / DAY_MS + 1;
-    if (days < 1) throw validationFailed([{ pointer: 'query/start_date', detail: `must not be after end_date (${endDate})` }]);
-    if (days > MAX_DAYS) throw validationFailed([{ pointer: 'query/start_date', detail: `the range is ${days} days; at most ${MAX_DAYS}` }]);
+    if (days < 1)
+      throw validationFailed([{ pointer: 'query/start_date', detail: `must not be after end_date (${endDate})` }]);
+    if (days > MAX_DAYS)
+      throw validationFailed([
+        { pointer: 'query/start_date', detail: `the range is ${days} days; at most ${MAX_DAYS}` },
+      ]);
     const groupBy = [...new Set<Dimension>(query.group_by ?? ['day', 'model'])];
     const grouped = groupBy.map((dimension) => columns[dimension]);
 
@@ -53,9 +60,21 @@ export const usageHandlers = {
       .limit(MAX_BUCKETS + 1)
       .execute();
     if (found.length > MAX_BUCKETS) {
-      throw validationFailed([{ pointer: 'query/group_by', detail: `the report would have more than ${MAX_BUCKETS} buckets; narrow the range or group by fewer dimensions` }]);
+      throw validationFailed([
+        {
+          pointer: 'query/group_by',
+          detail: `the report would have more than ${MAX_BUCKETS} buckets; narrow the range or group by fewer dimensions`,
+        },
+      ]);
     }
-    const totals = { requests: 0, input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, total_tokens: 0, cost_usd: 0 };
+    const totals = {
+      requests: 0,
+      input_tokens: 0,
+      cached_input_tokens: 0,
+      output_tokens: 0,
+      total_tokens: 0,
+      cost_usd: 0,
+    };
     const data: Bucket[] = found.map((row) => {
       const r = row as Record<string, string | number | null>;
       const counts = {
@@ -77,12 +96,24 @@ export const usageHandlers = {
     });
     // A range without usage answers one all-zero total and no buckets (count(*) of no rows is one row of zeros).
     const buckets = data.filter((bucket) => bucket.requests > 0);
-    buckets.sort((a, b) => (a.date ?? '').localeCompare(b.date ?? '') || b.cost_usd - a.cost_usd || (a.model ?? '').localeCompare(b.model ?? ''));
+    buckets.sort(
+      (a, b) =>
+        (a.date ?? '').localeCompare(b.date ?? '') ||
+        b.cost_usd - a.cost_usd ||
+        (a.model ?? '').localeCompare(b.model ?? ''),
+    );
     totals.cost_usd = roundUsd(totals.cost_usd);
     return {
       status: 200,
       contentType: 'application/json',
-      body: { object: 'usage_report', start_date: startDate, end_date: endDate, group_by: groupBy, data: buckets, totals },
+      body: {
+        object: 'usage_report',
+        start_date: startDate,
+        end_date: endDate,
+        group_by: groupBy,
+        data: buckets,
+        totals,
+      },
     };
   },
 } satisfies Pick<Handlers<RequestContext>, 'getUsage'>;

@@ -40,7 +40,26 @@ const CLAUSE_END = /(?<=[;:,])(?=\s)/u;
  * for the pieces still too large; the heading and line separators are kept at the start of the piece they begin,
  * the sentence and clause markers only choose a level (the split itself is SENTENCE_END or CLAUSE_END).
  */
-const SEPARATORS = ['\n# ', '\n## ', '\n### ', '\n#### ', '\n##### ', '\n###### ', '\n\n', '\n', '. ', '? ', '! ', '。', '！', '？', '; ', ', ', ' ', ''];
+const SEPARATORS = [
+  '\n# ',
+  '\n## ',
+  '\n### ',
+  '\n#### ',
+  '\n##### ',
+  '\n###### ',
+  '\n\n',
+  '\n',
+  '. ',
+  '? ',
+  '! ',
+  '。',
+  '！',
+  '？',
+  '; ',
+  ', ',
+  ' ',
+  '',
+];
 const SENTENCE_MARKERS = new Set(['. ', '? ', '! ', '。', '！', '？']);
 const CLAUSE_MARKERS = new Set(['; ', ', ']);
 
@@ -50,7 +69,9 @@ let BoundarySplitterClass: typeof SplitterClass | undefined;
 /** The splitter class, made on first use: @langchain/textsplitters is 7.5 MB of heap that a server without knowledge bases need not hold. */
 function boundarySplitterClass(): typeof SplitterClass {
   if (BoundarySplitterClass) return BoundarySplitterClass;
-  const { RecursiveCharacterTextSplitter } = createRequire(import.meta.url)('@langchain/textsplitters') as { RecursiveCharacterTextSplitter: typeof SplitterClass };
+  const { RecursiveCharacterTextSplitter } = createRequire(import.meta.url)('@langchain/textsplitters') as {
+    RecursiveCharacterTextSplitter: typeof SplitterClass;
+  };
   BoundarySplitterClass = class BoundarySplitter extends RecursiveCharacterTextSplitter {
     protected override splitOnSeparator(text: string, separator: string): string[] {
       if (SENTENCE_MARKERS.has(separator)) return text.split(SENTENCE_END).filter((piece) => piece !== '');
@@ -75,7 +96,13 @@ function splitter(chunkSize: number): BoundarySplitter {
     return tokens;
   };
   const BoundarySplitter = boundarySplitterClass();
-  return new BoundarySplitter({ chunkSize, chunkOverlap: 0, keepSeparator: true, separators: SEPARATORS, lengthFunction });
+  return new BoundarySplitter({
+    chunkSize,
+    chunkOverlap: 0,
+    keepSeparator: true,
+    separators: SEPARATORS,
+    lengthFunction,
+  });
 }
 
 /** The chunks of `text`, without empty ones. Throws a RangeError for options outside their ranges. */
@@ -83,7 +110,9 @@ export async function chunkText(text: string, options: ChunkOptions): Promise<Ch
   const { maxChunkTokens: max, overlapTokens: overlap } = options;
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxChunkTokens must be a positive integer, not ${max}`);
   if (!Number.isInteger(overlap) || overlap < 0 || overlap * 2 > max) {
-    throw new RangeError(`overlapTokens must be an integer from 0 to half of maxChunkTokens (${Math.floor(max / 2)}), not ${overlap}`);
+    throw new RangeError(
+      `overlapTokens must be an integer from 0 to half of maxChunkTokens (${Math.floor(max / 2)}), not ${overlap}`,
+    );
   }
   if (text.trim() === '') return [];
 
@@ -159,7 +188,13 @@ async function fitToBudget(pieces: string[], budget: number): Promise<string[]> 
  * `overlap` tokens, if that is at least half of them, else the earliest such word start; and the whole chunk at most
  * `max` tokens. Null when nothing fits (a previous chunk that is one long word).
  */
-function overlapStart(text: string, previous: { start: number; end: number }, end: number, overlap: number, max: number): number | null {
+function overlapStart(
+  text: string,
+  previous: { start: number; end: number },
+  end: number,
+  overlap: number,
+  max: number,
+): number | null {
   // Only the end of the previous chunk can be repeated: a token is rarely more than a few characters, so the last
   // 16 characters a token of overlap hold every candidate in practice (the counts below decide, not this bound).
   const from = Math.max(previous.start, previous.end - overlap * 16 - 64);
@@ -167,13 +202,15 @@ function overlapStart(text: string, previous: { start: number; end: number }, en
   const tail = (start: number) => countTokens(text.slice(start, previous.end));
   const sentences: number[] = from === previous.start ? [from] : [];
   const words: number[] = from === previous.start ? [from] : [];
-  for (const match of region.matchAll(/(?:[.!?…]["'”’»)\]]*\s+|\n\s*)(?=\S)/gu)) sentences.push(from + match.index + match[0].length);
+  for (const match of region.matchAll(/(?:[.!?…]["'”’»)\]]*\s+|\n\s*)(?=\S)/gu))
+    sentences.push(from + match.index + match[0].length);
   for (const match of region.matchAll(/(?<=[。！？])(?=\S)/gu)) sentences.push(from + match.index);
   for (const match of region.matchAll(/\s+(?=\S)/gu)) words.push(from + match.index + match[0].length);
   sentences.sort((a, b) => a - b);
 
   const bySentence = earliestWithin(sentences, tail, overlap);
-  const start = bySentence !== null && tail(bySentence) * 2 >= overlap ? bySentence : earliestWithin(words, tail, overlap);
+  const start =
+    bySentence !== null && tail(bySentence) * 2 >= overlap ? bySentence : earliestWithin(words, tail, overlap);
   if (start === null) return null;
   // The whole chunk (the repeated end, what lies between, the new piece) within max: else less is repeated.
   const candidates = [start, ...words.filter((word) => word > start)];

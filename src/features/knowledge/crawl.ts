@@ -9,7 +9,7 @@
 // KnowledgeBaseSourceError). A later page that fails is listed in `skipped` and the crawl goes on.
 import robotsModule from 'robots-parser';
 import { decode } from '../../platform/text-decoding.ts';
-import { fetchGuarded, UrlNotAllowedError, type GuardedResponse } from '../../platform/url-guard.ts';
+import { fetchGuarded, type GuardedResponse, UrlNotAllowedError } from '../../platform/url-guard.ts';
 import { extractText, htmlToMarkdown } from './extract.ts';
 
 export interface CrawledPage {
@@ -22,7 +22,14 @@ export interface CrawledPage {
   bytes: number;
 }
 
-export type CrawlErrorCode = 'fetch_failed' | 'http_error' | 'url_not_allowed' | 'robots_disallowed' | 'unsupported_content' | 'unreadable_file' | 'empty_content';
+export type CrawlErrorCode =
+  | 'fetch_failed'
+  | 'http_error'
+  | 'url_not_allowed'
+  | 'robots_disallowed'
+  | 'unsupported_content'
+  | 'unreadable_file'
+  | 'empty_content';
 
 export class CrawlError extends Error {
   readonly code: CrawlErrorCode;
@@ -59,7 +66,10 @@ const USER_AGENT = 'content-service';
 const ROBOTS_MAX_BYTES = 512 * 1024;
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 /** Binary formats a cut body cannot be read from; text is read as far as it goes. */
-const WHOLE_TYPES = new Set(['application/pdf', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document']);
+const WHOLE_TYPES = new Set([
+  'application/pdf',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+]);
 /** The media type of a body served without one (or as application/octet-stream), by the URL's extension. */
 const BY_EXTENSION: Record<string, string> = {
   pdf: 'application/pdf',
@@ -130,7 +140,8 @@ export async function crawl(start: string, options: CrawlOptions): Promise<Crawl
     const isFirst = next === 0;
     if (done.has(url)) continue;
     try {
-      if (!(await allowed(url))) throw new CrawlError('robots_disallowed', `robots.txt of ${new URL(url).host} disallows ${url}.`);
+      if (!(await allowed(url)))
+        throw new CrawlError('robots_disallowed', `robots.txt of ${new URL(url).host} disallows ${url}.`);
       fetched++;
       const page = await fetchOne(url, fetchOptions, allowed);
       // A first page that redirects to another site (http → https, example.com → www.example.com) moves the crawl there.
@@ -161,7 +172,8 @@ export async function crawl(start: string, options: CrawlOptions): Promise<Crawl
       result.skipped.push({ url, code: error.code, message: error.message });
     }
   }
-  if (result.pages.length === 0 && emptyFirst) throw new CrawlError('empty_content', `No text could be extracted from ${first} or the pages it links to.`);
+  if (result.pages.length === 0 && emptyFirst)
+    throw new CrawlError('empty_content', `No text could be extracted from ${first} or the pages it links to.`);
   return result;
 }
 
@@ -170,7 +182,11 @@ type FetchOptions = Parameters<typeof fetchGuarded>[1];
 async function readRobots(origin: string, options: FetchOptions): Promise<Robots> {
   const url = `${origin}/robots.txt`;
   try {
-    const answer = await fetchGuarded(url, { ...options, maxBytes: ROBOTS_MAX_BYTES, headers: { accept: 'text/plain', 'user-agent': `${USER_AGENT}/0.1` } });
+    const answer = await fetchGuarded(url, {
+      ...options,
+      maxBytes: ROBOTS_MAX_BYTES,
+      headers: { accept: 'text/plain', 'user-agent': `${USER_AGENT}/0.1` },
+    });
     if (answer.status < 200 || answer.status > 299) return null;
     return robotsParser(url, decode(answer.bytes, answer.contentType, false));
   } catch {
@@ -190,21 +206,27 @@ async function fetchOne(
     answer = await fetchGuarded(url, {
       ...options,
       headers: {
-        accept: 'text/html,application/xhtml+xml,text/markdown,text/plain,text/csv,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document;q=0.9,*/*;q=0.1',
+        accept:
+          'text/html,application/xhtml+xml,text/markdown,text/plain,text/csv,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document;q=0.9,*/*;q=0.1',
         'user-agent': `${USER_AGENT}/0.1 (knowledge crawler)`,
       },
     });
   } catch (error) {
     if (error instanceof UrlNotAllowedError) throw new CrawlError('url_not_allowed', `${error.message}.`);
     const timedOut = (error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError';
-    const reason = timedOut ? `did not answer within ${(options.timeoutMs ?? 0) / 1000} s` : `could not be reached (${describe(error)})`;
+    const reason = timedOut
+      ? `did not answer within ${(options.timeoutMs ?? 0) / 1000} s`
+      : `could not be reached (${describe(error)})`;
     throw new CrawlError('fetch_failed', `${url} ${reason}.`);
   }
   const finalUrl = normaliseUrl(answer.finalUrl) ?? answer.finalUrl;
-  if (answer.status >= 300 && answer.status < 400) throw new CrawlError('http_error', `${url} redirected too many times.`);
-  if (answer.status < 200 || answer.status > 299) throw new CrawlError('http_error', `${finalUrl} answered ${answer.status}${statusText(answer.status)}.`);
+  if (answer.status >= 300 && answer.status < 400)
+    throw new CrawlError('http_error', `${url} redirected too many times.`);
+  if (answer.status < 200 || answer.status > 299)
+    throw new CrawlError('http_error', `${finalUrl} answered ${answer.status}${statusText(answer.status)}.`);
   // The page that answered is the one robots.txt must allow, after a redirect too.
-  if (finalUrl !== url && !(await allowed(finalUrl))) throw new CrawlError('robots_disallowed', `robots.txt of ${new URL(finalUrl).host} disallows ${finalUrl}.`);
+  if (finalUrl !== url && !(await allowed(finalUrl)))
+    throw new CrawlError('robots_disallowed', `robots.txt of ${new URL(finalUrl).host} disallows ${finalUrl}.`);
 
   const mediaType = mediaTypeOf(answer, finalUrl);
   if (HTML_TYPES.has(mediaType)) {
@@ -212,11 +234,17 @@ async function fetchOne(
     return { url: finalUrl, title, text, bytes: answer.bytes.length, links };
   }
   if (answer.truncated && WHOLE_TYPES.has(mediaType)) {
-    throw new CrawlError('unreadable_file', `${finalUrl} is larger than ${Math.round((options.maxBytes ?? 0) / 1024 / 1024)} MB, the most read of a page.`);
+    throw new CrawlError(
+      'unreadable_file',
+      `${finalUrl} is larger than ${Math.round((options.maxBytes ?? 0) / 1024 / 1024)} MB, the most read of a page.`,
+    );
   }
   try {
     const charset = /;\s*charset=[^;]+/.exec(answer.contentType)?.[0] ?? '';
-    const { title, text } = await extractText(answer.bytes, `${mediaType}${charset}`, { url: finalUrl, name: new URL(finalUrl).pathname.split('/').pop() || new URL(finalUrl).hostname });
+    const { title, text } = await extractText(answer.bytes, `${mediaType}${charset}`, {
+      url: finalUrl,
+      name: new URL(finalUrl).pathname.split('/').pop() || new URL(finalUrl).hostname,
+    });
     return { url: finalUrl, title, text, bytes: answer.bytes.length, links: [] };
   } catch (error) {
     const code = (error as { code?: unknown })?.code;
@@ -239,7 +267,18 @@ function mediaTypeOf(answer: GuardedResponse, url: string): string {
   return declared || 'text/html';
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 410: 'Gone', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  410: 'Gone',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
 
 function statusText(status: number): string {
   const text = STATUS_TEXT[status];
@@ -247,6 +286,8 @@ function statusText(status: number): string {
 }
 
 function describe(error: unknown): string {
-  const code = (error as { code?: unknown; cause?: { code?: unknown } })?.code ?? (error as { cause?: { code?: unknown } })?.cause?.code;
+  const code =
+    (error as { code?: unknown; cause?: { code?: unknown } })?.code ??
+    (error as { cause?: { code?: unknown } })?.cause?.code;
   return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
 }

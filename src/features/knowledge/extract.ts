@@ -17,7 +17,14 @@ import { extractText as extractPdfText, getDocumentProxy, getMeta } from 'unpdf'
 
 // The HTML and Word libraries (about 10 MB of heap) load when a source first needs them, not with every server.
 const load = createRequire(import.meta.url);
-let libraries: { parseHTML: typeof ParseHtml; Readability: typeof ReadabilityClass; mammoth: typeof Mammoth; turndown: TurndownService } | undefined;
+let libraries:
+  | {
+      parseHTML: typeof ParseHtml;
+      Readability: typeof ReadabilityClass;
+      mammoth: typeof Mammoth;
+      turndown: TurndownService;
+    }
+  | undefined;
 function htmlLibraries() {
   return (libraries ??= {
     parseHTML: (load('linkedom') as { parseHTML: typeof ParseHtml }).parseHTML,
@@ -72,7 +79,11 @@ export const SUPPORTED_MEDIA_TYPES: readonly string[] = [
  * The title and text of a file. `mediaType` may carry parameters (`text/plain; charset=iso-8859-1`): a charset is
  * used for the text types when the bytes have no byte-order mark. Throws an ExtractionError.
  */
-export async function extractText(bytes: Uint8Array, mediaType: string, options: ExtractOptions = {}): Promise<ExtractedText> {
+export async function extractText(
+  bytes: Uint8Array,
+  mediaType: string,
+  options: ExtractOptions = {},
+): Promise<ExtractedText> {
   const { essence, charset } = parseMediaType(mediaType);
   const label = options.name ? `"${options.name}"` : 'The file';
   let result: ExtractedText;
@@ -177,13 +188,21 @@ async function extractPdf(bytes: Uint8Array, label: string): Promise<ExtractedTe
     } catch {
       // the metadata is optional
     }
-    return { title, text: pages.map((page) => normaliseText(page)).filter((page) => page !== '').join('\n\n') };
+    return {
+      title,
+      text: pages
+        .map((page) => normaliseText(page))
+        .filter((page) => page !== '')
+        .join('\n\n'),
+    };
   } catch (error) {
     if (error instanceof ExtractionError) throw error;
     const encrypted = (error as { name?: unknown } | null)?.name === 'PasswordException';
     throw new ExtractionError(
       'unreadable_file',
-      encrypted ? `${label} is an encrypted (password-protected) PDF.` : `${label} is not a readable PDF (it is damaged or incomplete).`,
+      encrypted
+        ? `${label} is an encrypted (password-protected) PDF.`
+        : `${label} is not a readable PDF (it is damaged or incomplete).`,
       { cause: error },
     );
   } finally {
@@ -198,7 +217,10 @@ const DOCX_STYLE_MAP = ["p[style-name='Title'] => h1:fresh", "p[style-name='Subt
 
 async function extractDocx(bytes: Uint8Array, label: string): Promise<ExtractedText> {
   if (startsWith(bytes, [0xd0, 0xcf, 0x11, 0xe0])) {
-    throw new ExtractionError('unreadable_file', `${label} is a legacy Word (.doc) file; save it as .docx and add it again.`);
+    throw new ExtractionError(
+      'unreadable_file',
+      `${label} is a legacy Word (.doc) file; save it as .docx and add it again.`,
+    );
   }
   if (!startsWith(bytes, [0x50, 0x4b, 0x03, 0x04])) {
     throw new ExtractionError('unreadable_file', `${label} is not a Word (.docx) file.`);
@@ -217,7 +239,11 @@ async function extractDocx(bytes: Uint8Array, label: string): Promise<ExtractedT
     );
     converted = result.value;
   } catch (error) {
-    throw new ExtractionError('unreadable_file', `${label} is not a readable Word (.docx) file (it is damaged or encrypted).`, { cause: error });
+    throw new ExtractionError(
+      'unreadable_file',
+      `${label} is not a readable Word (.docx) file (it is damaged or encrypted).`,
+      { cause: error },
+    );
   }
   return markdownDocument(htmlFragmentToMarkdown(converted));
 }
@@ -226,7 +252,8 @@ async function extractDocx(bytes: Uint8Array, label: string): Promise<ExtractedT
 // HTML
 
 /** What is never text in a page, removed when Readability finds no article. */
-const NOISE = 'script, style, noscript, template, iframe, object, embed, svg, canvas, nav, header, footer, aside, form, dialog';
+const NOISE =
+  'script, style, noscript, template, iframe, object, embed, svg, canvas, nav, header, footer, aside, form, dialog';
 
 function createTurndown(Turndown: typeof TurndownService): TurndownService {
   const service = new Turndown({
@@ -239,7 +266,19 @@ function createTurndown(Turndown: typeof TurndownService): TurndownService {
   });
   // The text is for search and for a model to read, not to be rendered: no backslash escapes.
   service.escape = (text: string) => text;
-  const removed = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'IFRAME', 'OBJECT', 'EMBED', 'SVG', 'CANVAS', 'BUTTON', 'SELECT']);
+  const removed = new Set([
+    'SCRIPT',
+    'STYLE',
+    'NOSCRIPT',
+    'TEMPLATE',
+    'IFRAME',
+    'OBJECT',
+    'EMBED',
+    'SVG',
+    'CANVAS',
+    'BUTTON',
+    'SELECT',
+  ]);
   service.remove((node) => removed.has(node.nodeName.toUpperCase()));
   service.addRule('linkText', { filter: 'a', replacement: (content) => content });
   service.addRule('noImages', { filter: ['img', 'picture', 'video', 'audio'], replacement: () => '' });
@@ -254,7 +293,10 @@ function createTurndown(Turndown: typeof TurndownService): TurndownService {
         const index = Array.prototype.indexOf.call(parent.children, item);
         prefix = `${(Number.isFinite(start) ? start : 1) + index}. `;
       }
-      const body = content.replace(/^\n+/, '').replace(/\n+$/, '\n').replace(/\n/g, `\n${' '.repeat(prefix.length)}`);
+      const body = content
+        .replace(/^\n+/, '')
+        .replace(/\n+$/, '\n')
+        .replace(/\n/g, `\n${' '.repeat(prefix.length)}`);
       return prefix + body + (item.nextSibling && !body.endsWith('\n') ? '\n' : '');
     },
   });
@@ -271,7 +313,10 @@ function createTurndown(Turndown: typeof TurndownService): TurndownService {
     },
   });
   service.addRule('tableSection', { filter: ['thead', 'tbody', 'tfoot'], replacement: (content) => content });
-  service.addRule('table', { filter: 'table', replacement: (content) => `\n\n${content.replace(/\n{2,}/g, '\n').trim()}\n\n` });
+  service.addRule('table', {
+    filter: 'table',
+    replacement: (content) => `\n\n${content.replace(/\n{2,}/g, '\n').trim()}\n\n`,
+  });
   return service;
 }
 
@@ -343,7 +388,8 @@ function firstHeading(markdown: string): string | null {
     const atx = /^ {0,3}#[^\S\n]+(.+?)(?:[^\S\n]+#+)?[^\S\n]*$/.exec(line);
     if (atx?.[1]) return atx[1];
     const next = lines[i + 1];
-    if (next !== undefined && /^ {0,3}=+[^\S\n]*$/.test(next) && line.trim() !== '' && !/^ {0,3}[-*+>]/.test(line)) return line.trim();
+    if (next !== undefined && /^ {0,3}=+[^\S\n]*$/.test(next) && line.trim() !== '' && !/^ {0,3}[-*+>]/.test(line))
+      return line.trim();
   }
   return null;
 }
@@ -417,7 +463,11 @@ function parseCsv(csv: string): string[][] {
 }
 
 function sniffDelimiter(csv: string): string {
-  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0]]);
+  const counts = new Map<string, number>([
+    [',', 0],
+    [';', 0],
+    ['\t', 0],
+  ]);
   let quoted = false;
   for (const char of csv) {
     if (char === '"') quoted = !quoted;

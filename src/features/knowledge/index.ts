@@ -16,5 +16,5 @@ export const knowledgeFeature = {
 
 // The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
 export { knowledgeBasesOf } from './knowledge-bases.ts'; // features that link knowledge bases check the ids are the workspace's
-export { queryWords, searchKnowledge } from './search.ts'; // documents' `cite`, chatbots' answers and workflow steps search
 export type { SearchUsage } from './search.ts';
+export { queryWords, searchKnowledge } from './search.ts'; // documents' `cite`, chatbots' answers and workflow steps search

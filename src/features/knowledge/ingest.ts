@@ -9,12 +9,12 @@ import { iso } from '../../platform/clock.ts';
 import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions, RunningJob } from '../../platform/jobs/runner.ts';
 import { isPostgres } from '../../storage/locks.ts';
-import type { KnowledgeSourcesTable } from './schema.ts';
-import { chunkText } from './chunk.ts';
-import { crawl, CrawlError } from './crawl.ts';
-import { extractText, ExtractionError } from './extract.ts';
 import type { Engine } from '../engine/index.ts';
-import { canEmbed, embedTexts, vectorBlob, type EmbeddingBilling } from './vectors.ts';
+import { chunkText } from './chunk.ts';
+import { CrawlError, crawl } from './crawl.ts';
+import { ExtractionError, extractText } from './extract.ts';
+import type { KnowledgeSourcesTable } from './schema.ts';
+import { canEmbed, type EmbeddingBilling, embedTexts, vectorBlob } from './vectors.ts';
 
 interface Page {
   title: string | null;
@@ -29,11 +29,21 @@ class SourceGone extends Error {}
  * The chunks' vectors, or none when the provider fails: the chunks are then searched by full text only, which is
  * better than failing a source that full-text search serves well (the failure is logged).
  */
-async function embedChunks(engine: Engine, model: string, texts: string[], billing: EmbeddingBilling, logger: Logger, sourceId: string): Promise<Float32Array[] | null> {
+async function embedChunks(
+  engine: Engine,
+  model: string,
+  texts: string[],
+  billing: EmbeddingBilling,
+  logger: Logger,
+  sourceId: string,
+): Promise<Float32Array[] | null> {
   try {
     return (await embedTexts(engine, model, texts, billing)).vectors;
   } catch (error) {
-    logger.warn({ err: error, source_id: sourceId, model }, 'embedding a knowledge source failed; its chunks are searched by full text only');
+    logger.warn(
+      { err: error, source_id: sourceId, model },
+      'embedding a knowledge source failed; its chunks are searched by full text only',
+    );
     return null;
   }
 }
@@ -46,9 +56,18 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
       async run(job: RunningJob<{ source_id: string; processing_id: string; api_key_id?: string | null }>) {
         const { source_id: sourceId, processing_id: processingId } = job.payload;
         const db = job.db;
-        const source = await db.selectFrom('knowledge_sources').selectAll().where('id', '=', sourceId).where('processing_id', '=', processingId).executeTakeFirst();
+        const source = await db
+          .selectFrom('knowledge_sources')
+          .selectAll()
+          .where('id', '=', sourceId)
+          .where('processing_id', '=', processingId)
+          .executeTakeFirst();
         if (!source || source.status === 'ready' || source.status === 'failed') return;
-        const base = await db.selectFrom('knowledge_bases').select(['max_chunk_tokens', 'overlap_tokens', 'embedding_model']).where('id', '=', source.knowledge_base_id).executeTakeFirst();
+        const base = await db
+          .selectFrom('knowledge_bases')
+          .select(['max_chunk_tokens', 'overlap_tokens', 'embedding_model'])
+          .where('id', '=', source.knowledge_base_id)
+          .executeTakeFirst();
         if (!base) return;
         const update = async (values: Partial<KnowledgeSourcesTable>) => {
           const result = await db
@@ -61,7 +80,13 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
         };
         // An earlier attempt's chunks go: this one starts over.
         await db.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
-        await update({ status: 'processing', chunk_count: 0, character_count: 0, page_count: 0, ...(source.type === 'url' ? { size_bytes: 0 } : {}) });
+        await update({
+          status: 'processing',
+          chunk_count: 0,
+          character_count: 0,
+          page_count: 0,
+          ...(source.type === 'url' ? { size_bytes: 0 } : {}),
+        });
 
         let chunkIndex = 0;
         let characters = 0;
@@ -69,18 +94,52 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
         let pages = 0;
         let title = source.given_title;
         const embeds = canEmbed(engine, base.embedding_model);
-        const billing = { workspaceId: source.workspace_id, apiKeyId: job.payload.api_key_id ?? null, now: job.clock.now() };
+        const billing = {
+          workspaceId: source.workspace_id,
+          apiKeyId: job.payload.api_key_id ?? null,
+          now: job.clock.now(),
+        };
         const index = async (page: Page) => {
-          const chunks = await chunkText(page.text, { maxChunkTokens: base.max_chunk_tokens, overlapTokens: base.overlap_tokens });
+          const chunks = await chunkText(page.text, {
+            maxChunkTokens: base.max_chunk_tokens,
+            overlapTokens: base.overlap_tokens,
+          });
           const texts = chunks.map((chunk) => `${page.title ?? title ?? ''}\n${chunk.text}`);
-          const vectors = embeds && chunks.length > 0 ? await embedChunks(engine, base.embedding_model, texts, { ...billing, now: job.clock.now() }, job.logger, sourceId) : null;
+          const vectors =
+            embeds && chunks.length > 0
+              ? await embedChunks(
+                  engine,
+                  base.embedding_model,
+                  texts,
+                  { ...billing, now: job.clock.now() },
+                  job.logger,
+                  sourceId,
+                )
+              : null;
           if (!(await job.extendLease())) throw new SourceGone();
           await db.transaction().execute(async (trx) => {
-            const still = await trx.selectFrom('knowledge_sources').select('id').where('id', '=', sourceId).where('processing_id', '=', processingId).executeTakeFirst();
+            const still = await trx
+              .selectFrom('knowledge_sources')
+              .select('id')
+              .where('id', '=', sourceId)
+              .where('processing_id', '=', processingId)
+              .executeTakeFirst();
             if (!still) throw new SourceGone();
             for (const [i, chunk] of chunks.entries()) {
               const embedding = vectors ? vectorBlob(vectors[i]!) : null;
-              await trx.insertInto('knowledge_chunks').values({ knowledge_base_id: source.knowledge_base_id, source_id: sourceId, chunk_index: chunkIndex++, title: page.title ?? title, url: page.url, text: chunk.text, tokens: chunk.tokens, embedding }).execute();
+              await trx
+                .insertInto('knowledge_chunks')
+                .values({
+                  knowledge_base_id: source.knowledge_base_id,
+                  source_id: sourceId,
+                  chunk_index: chunkIndex++,
+                  title: page.title ?? title,
+                  url: page.url,
+                  text: chunk.text,
+                  tokens: chunk.tokens,
+                  embedding,
+                })
+                .execute();
             }
             pages++;
             characters += page.text.length;
@@ -88,7 +147,14 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
             title ??= page.title;
             await trx
               .updateTable('knowledge_sources')
-              .set({ chunk_count: chunkIndex, character_count: characters, page_count: source.type === 'url' ? pages : 0, size_bytes: bytes, title, updated_at: iso(job.clock.now()) })
+              .set({
+                chunk_count: chunkIndex,
+                character_count: characters,
+                page_count: source.type === 'url' ? pages : 0,
+                size_bytes: bytes,
+                title,
+                updated_at: iso(job.clock.now()),
+              })
               .where('id', '=', sourceId)
               .execute();
           });
@@ -98,7 +164,9 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
           if (source.type === 'text') {
             await index({ title: source.given_title, url: null, text: source.payload ?? '', bytes: source.size_bytes });
           } else if (source.type === 'file') {
-            const extracted = await extractText(Buffer.from(source.payload ?? '', 'base64'), source.media_type!, { name: source.file_name! });
+            const extracted = await extractText(Buffer.from(source.payload ?? '', 'base64'), source.media_type!, {
+              name: source.file_name!,
+            });
             title ??= extracted.title ?? source.file_name;
             await index({ title, url: null, text: extracted.text, bytes: source.size_bytes });
           } else {
@@ -108,7 +176,8 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
               allowPrivateNetworks: services.config.webhooksAllowLoopback,
               onPage: (page) => index({ title: page.title, url: page.url, text: page.text, bytes: page.bytes }),
             });
-            if (result.skipped.length > 0) job.logger.info({ source_id: sourceId, skipped: result.skipped.length }, 'a crawl skipped pages');
+            if (result.skipped.length > 0)
+              job.logger.info({ source_id: sourceId, skipped: result.skipped.length }, 'a crawl skipped pages');
           }
           await update({ status: 'ready', payload: null, processed_at: iso(job.clock.now()) });
           // PostgreSQL plans searches from the table's statistics: without them (autovacuum off or behind) it scanned
@@ -118,7 +187,11 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
           if (error instanceof SourceGone) return;
           const known = error instanceof ExtractionError || error instanceof CrawlError ? error : null;
           if (!known && job.attempt < job.maxAttempts) throw error;
-          if (!known) job.logger.error({ err: error, source_id: sourceId }, 'processing a knowledge source failed at its last attempt');
+          if (!known)
+            job.logger.error(
+              { err: error, source_id: sourceId },
+              'processing a knowledge source failed at its last attempt',
+            );
           await db.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
           await update({
             status: 'failed',

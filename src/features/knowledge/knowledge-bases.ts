@@ -7,13 +7,13 @@ import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { enqueueJob } from '../../platform/jobs/runner.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
+import { checkPublicUrl } from '../../platform/url-guard.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { checkPublicUrl } from '../../platform/url-guard.ts';
 import type { Engine } from '../engine/index.ts';
-import { presentKnowledgeBase, presentSource, type BaseTotals } from './presenters.ts';
+import { type BaseTotals, presentKnowledgeBase, presentSource } from './presenters.ts';
 import type { KnowledgeSourcesTable, SourceStatus } from './schema.ts';
 import { searchKnowledge } from './search.ts';
 
@@ -25,11 +25,23 @@ export function knowledgeBasesOf(db: Db, workspaceId: string) {
 }
 
 async function totalsOf(db: Db, ids: string[]): Promise<Map<string, BaseTotals>> {
-  const totals = new Map<string, BaseTotals>(ids.map((id) => [id, { counts: { pending: 0, processing: 0, ready: 0, failed: 0 }, chunk_count: 0, character_count: 0, size_bytes: 0 }]));
+  const totals = new Map<string, BaseTotals>(
+    ids.map((id) => [
+      id,
+      { counts: { pending: 0, processing: 0, ready: 0, failed: 0 }, chunk_count: 0, character_count: 0, size_bytes: 0 },
+    ]),
+  );
   if (ids.length === 0) return totals;
   const rows = await db
     .selectFrom('knowledge_sources')
-    .select((eb) => ['knowledge_base_id', 'status', eb.fn.countAll<number>().as('n'), eb.fn.sum<number>('chunk_count').as('chunks'), eb.fn.sum<number>('character_count').as('characters'), eb.fn.sum<number>('size_bytes').as('bytes')])
+    .select((eb) => [
+      'knowledge_base_id',
+      'status',
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.sum<number>('chunk_count').as('chunks'),
+      eb.fn.sum<number>('character_count').as('characters'),
+      eb.fn.sum<number>('size_bytes').as('bytes'),
+    ])
     .where('knowledge_base_id', 'in', ids)
     .groupBy(['knowledge_base_id', 'status'])
     .execute();
@@ -65,15 +77,23 @@ function embeddingModelOf(engine: Engine, asked: string | undefined): string {
   }
   const entry = engine.catalogue.get(asked);
   if (!entry?.capabilities.includes('embeddings')) {
-    throw new Problem('model_unavailable', `No provider serves the embedding model ${asked} on this server; GET /v1/models?capability=embeddings lists those that can be used.`, {
-      errors: [{ pointer: '/embedding_model', detail: 'has no provider on this server' }],
-    });
+    throw new Problem(
+      'model_unavailable',
+      `No provider serves the embedding model ${asked} on this server; GET /v1/models?capability=embeddings lists those that can be used.`,
+      {
+        errors: [{ pointer: '/embedding_model', detail: 'has no provider on this server' }],
+      },
+    );
   }
   if (!engine.catalogue.available(entry)) {
     throw new Problem(
       'model_unavailable',
       `The embedding model ${asked} is served by ${entry.provider}, which is not configured on this server: set ${engine.catalogue.enablingVariable(entry)}, or use sandbox-embedding.`,
-      { errors: [{ pointer: '/embedding_model', detail: `its provider ${entry.provider} is not configured on this server` }] },
+      {
+        errors: [
+          { pointer: '/embedding_model', detail: `its provider ${entry.provider} is not configured on this server` },
+        ],
+      },
     );
   }
   return entry.id;
@@ -82,9 +102,22 @@ function embeddingModelOf(engine: Engine, asked: string | undefined): string {
 export const knowledgeBaseHandlers = {
   async listKnowledgeBases(request, context) {
     const page = pageRequest(request.query);
-    const rows = await paginate(knowledgeBasesOf(context.platform.db, context.caller.workspace.id), { id: 'id' }, page).execute();
-    const totals = await totalsOf(context.platform.db, rows.map((row) => row.id));
-    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), (row) => presentKnowledgeBase(row, totals.get(row.id)!), context.url);
+    const rows = await paginate(
+      knowledgeBasesOf(context.platform.db, context.caller.workspace.id),
+      { id: 'id' },
+      page,
+    ).execute();
+    const totals = await totalsOf(
+      context.platform.db,
+      rows.map((row) => row.id),
+    );
+    const { body, headers } = toPage(
+      rows,
+      page,
+      (row) => ({ id: row.id }),
+      (row) => presentKnowledgeBase(row, totals.get(row.id)!),
+      context.url,
+    );
     return { status: 200, contentType: 'application/json', body, headers };
   },
 
@@ -93,7 +126,13 @@ export const knowledgeBaseHandlers = {
     const embedding_model = embeddingModelOf(context.platform.services.engine, request.body.embedding_model);
     const maxChunkTokens = chunking.max_chunk_tokens ?? 512;
     const overlapTokens = chunking.overlap_tokens ?? 64;
-    if (overlapTokens * 2 > maxChunkTokens) throw validationFailed([{ pointer: '/chunking/overlap_tokens', detail: `must be at most half of max_chunk_tokens (${Math.floor(maxChunkTokens / 2)})` }]);
+    if (overlapTokens * 2 > maxChunkTokens)
+      throw validationFailed([
+        {
+          pointer: '/chunking/overlap_tokens',
+          detail: `must be at most half of max_chunk_tokens (${Math.floor(maxChunkTokens / 2)})`,
+        },
+      ]);
     const row = {
       id: newId('kb', context.now),
       workspace_id: context.caller.workspace.id,
@@ -108,7 +147,12 @@ export const knowledgeBaseHandlers = {
     };
     await context.platform.db.insertInto('knowledge_bases').values(row).execute();
     const totals = await totalsOf(context.platform.db, [row.id]);
-    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/knowledge-bases/${row.id}` }, body: presentKnowledgeBase(row, totals.get(row.id)!) };
+    return {
+      status: 201,
+      contentType: 'application/json',
+      headers: { Location: `/v1/knowledge-bases/${row.id}` },
+      body: presentKnowledgeBase(row, totals.get(row.id)!),
+    };
   },
 
   async getKnowledgeBase(request, context) {
@@ -119,17 +163,31 @@ export const knowledgeBaseHandlers = {
 
   async deleteKnowledgeBase(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const row = await forUpdate(knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const row = await forUpdate(
+        knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!row) throw notFound('knowledge base', request.path.id);
-      const users = await trx.selectFrom('chatbot_knowledge_bases').select('chatbot_id').where('knowledge_base_id', '=', row.id).execute();
+      const users = await trx
+        .selectFrom('chatbot_knowledge_bases')
+        .select('chatbot_id')
+        .where('knowledge_base_id', '=', row.id)
+        .execute();
       if (users.length > 0) {
-        throw new Problem('conflict', `The knowledge base ${row.id} is used by ${users.length === 1 ? 'the chatbot' : 'the chatbots'} ${users.map((u) => u.chatbot_id).join(', ')}; remove it from their knowledge_base_ids first.`);
+        throw new Problem(
+          'conflict',
+          `The knowledge base ${row.id} is used by ${users.length === 1 ? 'the chatbot' : 'the chatbots'} ${users.map((u) => u.chatbot_id).join(', ')}; remove it from their knowledge_base_ids first.`,
+        );
       }
       // Chunks and sources go with it (foreign keys); a job still running finds no source and stops.
       await trx.deleteFrom('knowledge_chunks').where('knowledge_base_id', '=', row.id).execute();
       await trx.deleteFrom('knowledge_sources').where('knowledge_base_id', '=', row.id).execute();
       await trx.deleteFrom('knowledge_bases').where('id', '=', row.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'knowledge_base.deleted', target: { type: 'knowledge_base', id: row.id, display_name: row.name }, details: { name: row.name } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'knowledge_base.deleted',
+        target: { type: 'knowledge_base', id: row.id, display_name: row.name },
+        details: { name: row.name },
+      });
     });
     return { status: 204 };
   },
@@ -137,7 +195,10 @@ export const knowledgeBaseHandlers = {
   async listKnowledgeBaseSources(request, context) {
     const base = await loadBase(context.platform.db, context, request.path.id);
     const page = pageRequest(request.query);
-    let query = context.platform.db.selectFrom('knowledge_sources').selectAll().where('knowledge_base_id', '=', base.id);
+    let query = context.platform.db
+      .selectFrom('knowledge_sources')
+      .selectAll()
+      .where('knowledge_base_id', '=', base.id);
     if (request.query.status !== undefined) query = query.where('status', '=', request.query.status);
     if (request.query.type !== undefined) query = query.where('type', '=', request.query.type);
     const rows = await paginate(query, { id: 'id' }, page).execute();
@@ -176,16 +237,39 @@ export const knowledgeBaseHandlers = {
       updated_at: now,
     };
     if (body.type === 'text') {
-      Object.assign(source, { title: body.title, given_title: body.title, payload: body.content, size_bytes: Buffer.byteLength(body.content) });
+      Object.assign(source, {
+        title: body.title,
+        given_title: body.title,
+        payload: body.content,
+        size_bytes: Buffer.byteLength(body.content),
+      });
     } else if (body.type === 'file') {
       const bytes = Buffer.from(body.content, 'base64');
-      if (bytes.toString('base64').replace(/=+$/, '') !== body.content.replace(/\s/g, '').replace(/=+$/, '')) throw validationFailed([{ pointer: '/content', detail: 'is not base64 (RFC 4648, with padding)' }]);
-      if (bytes.length > MAX_FILE_BYTES) throw new Problem('payload_too_large', `The file has ${bytes.length} bytes; a file source may have at most ${MAX_FILE_BYTES} (5 MB).`);
-      Object.assign(source, { title: body.title ?? null, given_title: body.title ?? null, file_name: body.name, media_type: body.media_type, payload: bytes.toString('base64'), size_bytes: bytes.length });
+      if (bytes.toString('base64').replace(/=+$/, '') !== body.content.replace(/\s/g, '').replace(/=+$/, ''))
+        throw validationFailed([{ pointer: '/content', detail: 'is not base64 (RFC 4648, with padding)' }]);
+      if (bytes.length > MAX_FILE_BYTES)
+        throw new Problem(
+          'payload_too_large',
+          `The file has ${bytes.length} bytes; a file source may have at most ${MAX_FILE_BYTES} (5 MB).`,
+        );
+      Object.assign(source, {
+        title: body.title ?? null,
+        given_title: body.title ?? null,
+        file_name: body.name,
+        media_type: body.media_type,
+        payload: bytes.toString('base64'),
+        size_bytes: bytes.length,
+      });
     } else {
       // http or https, no credentials, no private, loopback or link-local address (allowed with WEBHOOKS_ALLOW_LOOPBACK,
       // the development setting, as for webhook endpoints).
-      const checked = await checkPublicUrl(body.url, { allowLoopback: context.platform.config.webhooksAllowLoopback, allowHttp: true, pointer: '/url', code: 'invalid_source_url', what: 'source URL' });
+      const checked = await checkPublicUrl(body.url, {
+        allowLoopback: context.platform.config.webhooksAllowLoopback,
+        allowHttp: true,
+        pointer: '/url',
+        code: 'invalid_source_url',
+        what: 'source URL',
+      });
       checked.hash = '';
       const url = checked.toString();
       Object.assign(source, { url, crawl_depth: body.crawl_depth ?? 0, max_pages: body.max_pages ?? 50 });
@@ -193,32 +277,69 @@ export const knowledgeBaseHandlers = {
     await context.platform.db.transaction().execute(async (trx) => {
       await forUpdate(knowledgeBasesOf(trx, base.workspace_id).where('id', '=', base.id), trx).executeTakeFirst();
       if (source.url) {
-        const taken = await trx.selectFrom('knowledge_sources').select('id').where('knowledge_base_id', '=', base.id).where('url', '=', source.url).executeTakeFirst();
-        if (taken) throw new Problem('conflict', `${source.url} is already the source ${taken.id} of this knowledge base; remove it to fetch the page again.`, { errors: [{ pointer: '/url', detail: `is already source ${taken.id}` }] });
+        const taken = await trx
+          .selectFrom('knowledge_sources')
+          .select('id')
+          .where('knowledge_base_id', '=', base.id)
+          .where('url', '=', source.url)
+          .executeTakeFirst();
+        if (taken)
+          throw new Problem(
+            'conflict',
+            `${source.url} is already the source ${taken.id} of this knowledge base; remove it to fetch the page again.`,
+            { errors: [{ pointer: '/url', detail: `is already source ${taken.id}` }] },
+          );
       }
       await trx.insertInto('knowledge_sources').values(source).execute();
       await trx.updateTable('knowledge_bases').set({ updated_at: now }).where('id', '=', base.id).execute();
-      await enqueueJob(trx, { kind: 'knowledge.ingest', workspaceId: base.workspace_id, payload: { source_id: source.id, processing_id: source.processing_id, api_key_id: context.caller.apiKey.id }, now: context.now });
+      await enqueueJob(trx, {
+        kind: 'knowledge.ingest',
+        workspaceId: base.workspace_id,
+        payload: { source_id: source.id, processing_id: source.processing_id, api_key_id: context.caller.apiKey.id },
+        now: context.now,
+      });
     });
-    return { status: 202, contentType: 'application/json', headers: { Location: `/v1/knowledge-bases/${base.id}/sources/${source.id}` }, body: presentSource(source) };
+    return {
+      status: 202,
+      contentType: 'application/json',
+      headers: { Location: `/v1/knowledge-bases/${base.id}/sources/${source.id}` },
+      body: presentSource(source),
+    };
   },
 
   async getKnowledgeBaseSource(request, context) {
     const base = await loadBase(context.platform.db, context, request.path.id);
-    const row = await context.platform.db.selectFrom('knowledge_sources').selectAll().where('knowledge_base_id', '=', base.id).where('id', '=', request.path.source_id).executeTakeFirst();
+    const row = await context.platform.db
+      .selectFrom('knowledge_sources')
+      .selectAll()
+      .where('knowledge_base_id', '=', base.id)
+      .where('id', '=', request.path.source_id)
+      .executeTakeFirst();
     if (!row) throw notFound('source', request.path.source_id);
     return { status: 200, contentType: 'application/json', body: presentSource(row) };
   },
 
   async removeKnowledgeBaseSource(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const base = await forUpdate(knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const base = await forUpdate(
+        knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!base) throw notFound('knowledge base', request.path.id);
-      const row = await trx.selectFrom('knowledge_sources').select('id').where('knowledge_base_id', '=', base.id).where('id', '=', request.path.source_id).executeTakeFirst();
+      const row = await trx
+        .selectFrom('knowledge_sources')
+        .select('id')
+        .where('knowledge_base_id', '=', base.id)
+        .where('id', '=', request.path.source_id)
+        .executeTakeFirst();
       if (!row) throw notFound('source', request.path.source_id);
       await trx.deleteFrom('knowledge_chunks').where('source_id', '=', row.id).execute();
       await trx.deleteFrom('knowledge_sources').where('id', '=', row.id).execute();
-      await trx.updateTable('knowledge_bases').set({ updated_at: iso(context.now) }).where('id', '=', base.id).execute();
+      await trx
+        .updateTable('knowledge_bases')
+        .set({ updated_at: iso(context.now) })
+        .where('id', '=', base.id)
+        .execute();
     });
     return { status: 204 };
   },
@@ -227,9 +348,16 @@ export const knowledgeBaseHandlers = {
     const base = await loadBase(context.platform.db, context, request.path.id);
     const { query, top_k = 10, min_score = 0, source_ids } = request.body;
     if (source_ids) {
-      const found = await context.platform.db.selectFrom('knowledge_sources').select('id').where('knowledge_base_id', '=', base.id).where('id', 'in', source_ids).execute();
+      const found = await context.platform.db
+        .selectFrom('knowledge_sources')
+        .select('id')
+        .where('knowledge_base_id', '=', base.id)
+        .where('id', 'in', source_ids)
+        .execute();
       const known = new Set(found.map((row) => row.id));
-      const errors = source_ids.flatMap((id, index) => (known.has(id) ? [] : [{ pointer: `/source_ids/${index}`, detail: 'is not a source of this knowledge base' }]));
+      const errors = source_ids.flatMap((id, index) =>
+        known.has(id) ? [] : [{ pointer: `/source_ids/${index}`, detail: 'is not a source of this knowledge base' }],
+      );
       if (errors.length > 0) throw validationFailed(errors);
     }
     const { hits, usage } = await searchKnowledge(
@@ -243,10 +371,25 @@ export const knowledgeBaseHandlers = {
     return {
       status: 200,
       contentType: 'application/json',
-      body: { object: 'knowledge_base_search_result', knowledge_base_id: base.id, query, embedding_model: base.embedding_model as never, data: hits, usage: { embedding_tokens: usage.tokens, cost_usd: usage.costUsd } },
+      body: {
+        object: 'knowledge_base_search_result',
+        knowledge_base_id: base.id,
+        query,
+        embedding_model: base.embedding_model as never,
+        data: hits,
+        usage: { embedding_tokens: usage.tokens, cost_usd: usage.costUsd },
+      },
     };
   },
 } satisfies Pick<
   Handlers<RequestContext>,
-  'listKnowledgeBases' | 'createKnowledgeBase' | 'getKnowledgeBase' | 'deleteKnowledgeBase' | 'listKnowledgeBaseSources' | 'addKnowledgeBaseSource' | 'getKnowledgeBaseSource' | 'removeKnowledgeBaseSource' | 'searchKnowledgeBase'
+  | 'listKnowledgeBases'
+  | 'createKnowledgeBase'
+  | 'getKnowledgeBase'
+  | 'deleteKnowledgeBase'
+  | 'listKnowledgeBaseSources'
+  | 'addKnowledgeBaseSource'
+  | 'getKnowledgeBaseSource'
+  | 'removeKnowledgeBaseSource'
+  | 'searchKnowledgeBase'
 >;

@@ -12,7 +12,10 @@ export interface BaseTotals {
   size_bytes: number;
 }
 
-export function presentKnowledgeBase(row: Selectable<KnowledgeBasesTable>, totals: BaseTotals): Schemas['KnowledgeBase'] {
+export function presentKnowledgeBase(
+  row: Selectable<KnowledgeBasesTable>,
+  totals: BaseTotals,
+): Schemas['KnowledgeBase'] {
   const sourceCount = Object.values(totals.counts).reduce((a, b) => a + b, 0);
   return {
     id: row.id,
@@ -40,10 +43,15 @@ export function presentSource(row: Selectable<KnowledgeSourcesTable>): Schemas['
     knowledge_base_id: row.knowledge_base_id,
     type: row.type,
     title: row.title,
-    url: row.type === 'url' ? { url: row.url!, crawl_depth: row.crawl_depth!, max_pages: row.max_pages!, page_count: row.page_count } : null,
+    url:
+      row.type === 'url'
+        ? { url: row.url!, crawl_depth: row.crawl_depth!, max_pages: row.max_pages!, page_count: row.page_count }
+        : null,
     file: row.type === 'file' ? { name: row.file_name!, media_type: row.media_type! } : null,
     status: row.status,
-    error: row.error_code ? { code: row.error_code as Schemas['KnowledgeBaseSourceError']['code'], message: row.error_message ?? '' } : null,
+    error: row.error_code
+      ? { code: row.error_code as Schemas['KnowledgeBaseSourceError']['code'], message: row.error_message ?? '' }
+      : null,
     chunk_count: row.chunk_count,
     character_count: row.character_count,
     size_bytes: row.size_bytes,

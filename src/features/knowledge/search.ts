@@ -8,12 +8,12 @@
 // query is embedded too (through the engine, billed as `embeddings`), and the candidates of both rankings (the best max(4 × top_k, 50) of each) are scored
 // 0.5 × the full-text score + 0.5 × the cosine similarity (below 0 counts as 0). A chunk that shares no word with
 // the query (a synonym, a typo) can then be found.
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../storage/schema.ts';
+import { type Kysely, sql } from 'kysely';
 import { isPostgres } from '../../storage/locks.ts';
+import type { Database } from '../../storage/schema.ts';
 import type { Engine } from '../engine/index.ts';
 import type { SourceType } from './schema.ts';
-import { canEmbed, embedTexts, hasVectors, nearestChunks, type EmbeddingBilling } from './vectors.ts';
+import { canEmbed, type EmbeddingBilling, embedTexts, hasVectors, nearestChunks } from './vectors.ts';
 
 export interface SearchHit {
   source_id: string;
@@ -28,13 +28,22 @@ export interface SearchHit {
 /** English words too common to tell passages apart ("how", "the", "is"): matching them made a question match nearly
  *  every chunk, and SQLite rank all of them (its FTS5 keeps no stop-word list; PostgreSQL's `english` does). */
 const STOP_WORDS = new Set(
-  'a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only or other our ours out over own same she should so some such than that the their them then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours'.split(' '),
+  'a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its itself just me more most my no nor not now of off on once only or other our ours out over own same she should so some such than that the their them then there these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours'.split(
+    ' ',
+  ),
 );
 
 /** The words of a query, lower case, at most 64, without stop words unless it has nothing else: nothing of FTS5's or
  *  tsquery's syntax gets through. */
 export function queryWords(query: string): string[] {
-  const words = [...new Set(query.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+  const words = [
+    ...new Set(
+      query
+        .normalize('NFKC')
+        .toLowerCase()
+        .match(/[\p{L}\p{N}]+/gu) ?? [],
+    ),
+  ];
   const telling = words.filter((word) => !STOP_WORDS.has(word));
   return (telling.length > 0 ? telling : words).slice(0, 64);
 }
@@ -93,7 +102,10 @@ export async function searchKnowledge(
     return { hits: await searchChunks(db, base.id, query, options), usage: { tokens: 0, costUsd: 0 } };
   }
   const pool = Math.max(options.topK * 4, 50);
-  const [textHits, embedded] = await Promise.all([searchChunks(db, base.id, query, { ...options, topK: pool, minScore: 0 }), embedTexts(engine, base.embedding_model, [query], billing)]);
+  const [textHits, embedded] = await Promise.all([
+    searchChunks(db, base.id, query, { ...options, topK: pool, minScore: 0 }),
+    embedTexts(engine, base.embedding_model, [query], billing),
+  ]);
   const near = await nearestChunks(db, base.id, embedded.vectors[0]!, pool, options.sourceIds);
   const key = (hit: { source_id: string; chunk_index: number }) => `${hit.source_id}:${hit.chunk_index}`;
   const candidates = new Map<string, { hit: Omit<SearchHit, 'score'>; text: number; similarity: number }>();
@@ -103,14 +115,22 @@ export async function searchKnowledge(
       .selectFrom('knowledge_chunks as c')
       .innerJoin('knowledge_sources as s', 's.id', 'c.source_id')
       .select(['c.id', 'c.source_id', 's.type as source_type', 'c.title', 'c.url', 'c.chunk_index', 'c.text'])
-      .where('c.id', 'in', near.map((hit) => hit.chunkId))
+      .where(
+        'c.id',
+        'in',
+        near.map((hit) => hit.chunkId),
+      )
       .execute()) as HitRow[];
     const byId = new Map(rows.map((row) => [Number(row.id), row]));
     for (const { chunkId, similarity } of near) {
       const row = byId.get(chunkId);
       if (!row) continue;
       const { id: _, ...hit } = row;
-      const candidate = candidates.get(key(hit)) ?? { hit: { ...hit, chunk_index: Number(hit.chunk_index) }, text: 0, similarity: 0 };
+      const candidate = candidates.get(key(hit)) ?? {
+        hit: { ...hit, chunk_index: Number(hit.chunk_index) },
+        text: 0,
+        similarity: 0,
+      };
       candidate.similarity = Math.max(0, similarity);
       candidates.set(key(hit), candidate);
     }

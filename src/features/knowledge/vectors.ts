@@ -5,7 +5,7 @@
 // query and ranks the knowledge base's chunks by cosine similarity, in this process: the vectors of a knowledge base
 // are read once and kept (about 6 KB a chunk for OpenAI's small model, 1 KB for the built-in one), and read again
 // when its chunks change. search.ts fuses these with the full-text ranking (hybrid search).
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
 import type { Engine } from '../engine/index.ts';
 
@@ -31,7 +31,12 @@ export function canEmbed(engine: Engine, model: string): boolean {
 }
 
 /** The texts' vectors, normalised to length 1 (so cosine similarity is a dot product), through the engine. */
-export async function embedTexts(engine: Engine, model: string, texts: string[], billing: EmbeddingBilling): Promise<Embedded> {
+export async function embedTexts(
+  engine: Engine,
+  model: string,
+  texts: string[],
+  billing: EmbeddingBilling,
+): Promise<Embedded> {
   const embedded = await engine.embed({
     workspaceId: billing.workspaceId,
     apiKeyId: billing.apiKeyId,
@@ -41,7 +46,11 @@ export async function embedTexts(engine: Engine, model: string, texts: string[],
     signal: billing.signal ?? new AbortController().signal,
     now: billing.now,
   });
-  return { vectors: embedded.vectors.map((vector) => normalized(Float32Array.from(vector))), tokens: embedded.tokens, costUsd: embedded.costUsd };
+  return {
+    vectors: embedded.vectors.map((vector) => normalized(Float32Array.from(vector))),
+    tokens: embedded.tokens,
+    costUsd: embedded.costUsd,
+  };
 }
 
 function normalized(vector: Float32Array): Float32Array {
@@ -85,7 +94,13 @@ async function vectorsOf(db: Kysely<Database>, knowledgeBaseId: string): Promise
   if (!ofDb) loaded.set(db, (ofDb = new Map()));
   const cached = ofDb.get(knowledgeBaseId);
   if (cached?.signature === signature) return cached;
-  const rows = await db.selectFrom('knowledge_chunks').select(['id', 'source_id', 'embedding']).where('knowledge_base_id', '=', knowledgeBaseId).where('embedding', 'is not', null).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('knowledge_chunks')
+    .select(['id', 'source_id', 'embedding'])
+    .where('knowledge_base_id', '=', knowledgeBaseId)
+    .where('embedding', 'is not', null)
+    .orderBy('id')
+    .execute();
   if (rows.length === 0) return null;
   const first = vectorOf(rows[0]!.embedding!);
   const dimensions = first.length;
@@ -93,7 +108,13 @@ async function vectorsOf(db: Kysely<Database>, knowledgeBaseId: string): Promise
   rows.forEach((row, i) => {
     matrix.set(i === 0 ? first : vectorOf(row.embedding!).subarray(0, dimensions), i * dimensions);
   });
-  const vectors = { signature, ids: rows.map((row) => Number(row.id)), sourceIds: rows.map((row) => row.source_id), dimensions, matrix };
+  const vectors = {
+    signature,
+    ids: rows.map((row) => Number(row.id)),
+    sourceIds: rows.map((row) => row.source_id),
+    dimensions,
+    matrix,
+  };
   ofDb.set(knowledgeBaseId, vectors);
   return vectors;
 }
@@ -104,7 +125,13 @@ export interface VectorHit {
 }
 
 /** The `limit` chunks most similar to the (normalised) query vector, by cosine similarity, most similar first. */
-export async function nearestChunks(db: Kysely<Database>, knowledgeBaseId: string, query: Float32Array, limit: number, sourceIds?: string[]): Promise<VectorHit[]> {
+export async function nearestChunks(
+  db: Kysely<Database>,
+  knowledgeBaseId: string,
+  query: Float32Array,
+  limit: number,
+  sourceIds?: string[],
+): Promise<VectorHit[]> {
   const vectors = await vectorsOf(db, knowledgeBaseId);
   if (!vectors || vectors.dimensions !== query.length || limit < 1) return [];
   const allowed = sourceIds ? new Set(sourceIds) : null;
@@ -128,6 +155,10 @@ export async function nearestChunks(db: Kysely<Database>, knowledgeBaseId: strin
 
 /** Whether any chunk of the knowledge base has a vector (a base indexed before a provider was configured has none). */
 export async function hasVectors(db: Kysely<Database>, knowledgeBaseId: string): Promise<boolean> {
-  const row = await sql<{ one: number }>`select 1 as one from knowledge_chunks where knowledge_base_id = ${knowledgeBaseId} and embedding is not null limit 1`.execute(db);
+  const row = await sql<{
+    one: number;
+  }>`select 1 as one from knowledge_chunks where knowledge_base_id = ${knowledgeBaseId} and embedding is not null limit 1`.execute(
+    db,
+  );
   return row.rows.length > 0;
 }

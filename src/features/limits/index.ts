@@ -1,7 +1,8 @@
 // The limits feature: spend limits on a workspace, a project or an API key (limits.ts), enforced on every model call
 // by engine middleware (middleware.ts, registered in src/services.ts).
-import type { Feature } from '../../platform/feature.ts';
+
 import { iso } from '../../platform/clock.ts';
+import type { Feature } from '../../platform/feature.ts';
 import { limitHandlers } from './limits.ts';
 import { spendLimits } from './migrations/021_spend_limits.ts';
 

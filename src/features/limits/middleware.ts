@@ -13,8 +13,8 @@ import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import { Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
-import type { Database } from '../../storage/schema.ts';
 import { preparedQuery } from '../../storage/prepared-query.ts';
+import type { Database } from '../../storage/schema.ts';
 import type { Admission, EngineMiddleware, ModelCall } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
 import { presentSpendLimit } from './presenters.ts';
@@ -38,7 +38,11 @@ function refusal(limit: SpendLimitsTable, spent: number, reserved: number, now: 
 }
 
 /** Sends the events of the limits whose thresholds the spend has crossed in the period, each once per period. */
-async function sendNotices(db: Kysely<Database>, call: Pick<ModelCall, 'workspaceId' | 'apiKeyId' | 'projectId' | 'now'>, only?: string): Promise<void> {
+async function sendNotices(
+  db: Kysely<Database>,
+  call: Pick<ModelCall, 'workspaceId' | 'apiKeyId' | 'projectId' | 'now'>,
+  only?: string,
+): Promise<void> {
   const limits = await limitsOfCall(db, call).execute();
   for (const limit of limits) {
     if (only && limit.id !== only) continue;
@@ -65,21 +69,28 @@ async function sendNotices(db: Kysely<Database>, call: Pick<ModelCall, 'workspac
           period_start: iso(period.start),
           resets_at: iso(period.end),
         };
-        if (kind === 'approaching') await recordEvent(trx, limit.workspace_id, 'usage.limit_approaching', data, call.now);
+        if (kind === 'approaching')
+          await recordEvent(trx, limit.workspace_id, 'usage.limit_approaching', data, call.now);
         else await recordEvent(trx, limit.workspace_id, 'usage.limit_reached', data, call.now);
       });
     }
   }
 }
 
-const limitsOfCallPrepared = preparedQuery((db, call: { workspaceId: string; apiKeyId: string | null; projectId: string | null }) => limitsOfCall(db, call));
+const limitsOfCallPrepared = preparedQuery(
+  (db, call: { workspaceId: string; apiKeyId: string | null; projectId: string | null }) => limitsOfCall(db, call),
+);
 
 export function spendLimitMiddleware(db: Kysely<Database>): EngineMiddleware {
   return {
     name: 'spend-limits',
     async admit(call): Promise<Admission | null> {
       // The common case, a workspace without limits: one indexed read (compiled once), no transaction.
-      const limits = await limitsOfCallPrepared(db, { workspaceId: call.workspaceId, apiKeyId: call.apiKeyId, projectId: call.projectId });
+      const limits = await limitsOfCallPrepared(db, {
+        workspaceId: call.workspaceId,
+        apiKeyId: call.apiKeyId,
+        projectId: call.projectId,
+      });
       if (limits.length === 0) return null;
       const reservationId = newId('rsv', call.now);
       const refused = await db.transaction().execute(async (trx) => {

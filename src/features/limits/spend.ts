@@ -1,7 +1,7 @@
 // What a limit's scope has spent in a period: the sum of its usage records over the period's UTC days, the query
 // GET /v1/usage runs (with `api_key_id` or `project_id` for those scopes), so a limit's `spent_usd` is that report's
 // `cost_usd`. And what the calls admitted under a limit and not yet recorded may still cost (their reservations).
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import { iso } from '../../platform/clock.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -45,10 +45,15 @@ export async function spentUsd(db: Db, scope: Scope, period: Period): Promise<nu
 
 /** What the scope's calls in flight may still cost: their reservations that have not expired. */
 export async function reservedUsd(db: Db, scope: Scope, now: Date): Promise<number> {
-  let rows = db.selectFrom('spend_reservations').where('workspace_id', '=', scope.workspace_id).where('expires_at', '>', iso(now));
+  let rows = db
+    .selectFrom('spend_reservations')
+    .where('workspace_id', '=', scope.workspace_id)
+    .where('expires_at', '>', iso(now));
   if (scope.scope_type === 'api_key') rows = rows.where('api_key_id', '=', scope.scope_id);
   if (scope.scope_type === 'project') rows = rows.where('project_id', '=', scope.scope_id);
-  const { total } = await rows.select(sql<string | number | null>`sum(amount_usd)`.as('total')).executeTakeFirstOrThrow();
+  const { total } = await rows
+    .select(sql<string | number | null>`sum(amount_usd)`.as('total'))
+    .executeTakeFirstOrThrow();
   return Number(total ?? 0);
 }
 

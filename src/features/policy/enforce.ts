@@ -12,13 +12,13 @@
 // number written as a number), so that arguments that were valid JSON stay valid JSON.
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { recordAudit, type AuditOrigin } from '../../platform/audit.ts';
+import { type AuditOrigin, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { GenerationEvent } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
-import { compilePolicy, StreamGuard, type Policy, type PolicyMatch, type PolicyRule } from './match.ts';
+import { compilePolicy, type Policy, type PolicyMatch, type PolicyRule, StreamGuard } from './match.ts';
 import { ruleOf } from './rules.ts';
 import { bannedPhrasesRule, VOICE_RULE_ID } from './voice-rule.ts';
 
@@ -38,11 +38,16 @@ export async function outputPolicy(db: Kysely<Database>, scope: PolicyScope): Pr
     .selectAll()
     .where('workspace_id', '=', scope.workspaceId)
     .where('enabled', '=', 1)
-    .where((eb) => (scope.projectId ? eb.or([eb('project_id', 'is', null), eb('project_id', '=', scope.projectId)]) : eb('project_id', 'is', null)))
+    .where((eb) =>
+      scope.projectId
+        ? eb.or([eb('project_id', 'is', null), eb('project_id', '=', scope.projectId)])
+        : eb('project_id', 'is', null),
+    )
     .orderBy('id')
     .execute();
   const rules: PolicyRule[] = rows.map(ruleOf);
-  if (scope.voice && scope.voice.banned_phrases.length > 0) rules.unshift(bannedPhrasesRule(scope.voice.name, scope.voice.banned_phrases));
+  if (scope.voice && scope.voice.banned_phrases.length > 0)
+    rules.unshift(bannedPhrasesRule(scope.voice.name, scope.voice.banned_phrases));
   return rules.length === 0 ? null : compilePolicy(rules);
 }
 
@@ -66,7 +71,11 @@ const MARK_END = '\uE001';
 
 /** The policy for tool-call arguments: the same rules, each redaction written as a mark that ArgumentsWriter replaces. */
 function argumentsPolicy(policy: Policy): Policy {
-  return compilePolicy(policy.rules.map((rule, i) => (rule.action === 'redact' ? { ...rule, replacement: `${MARK_START}${i}${MARK_END}` } : rule)));
+  return compilePolicy(
+    policy.rules.map((rule, i) =>
+      rule.action === 'redact' ? { ...rule, replacement: `${MARK_START}${i}${MARK_END}` } : rule,
+    ),
+  );
 }
 
 /**
@@ -112,7 +121,11 @@ interface CallGuard {
 }
 
 /** The events with every choice's text and tool-call arguments checked; a blocking match calls `onBlock` and throws what it returns. */
-export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, policy: Policy, onBlock: (violation: Violation) => Promise<Problem>): AsyncGenerator<GenerationEvent> {
+export async function* enforcePolicy(
+  events: AsyncGenerator<GenerationEvent>,
+  policy: Policy,
+  onBlock: (violation: Violation) => Promise<Problem>,
+): AsyncGenerator<GenerationEvent> {
   const audited = auditedOutput(policy);
   let forArguments: Policy | undefined;
   const calls = new Map<string, CallGuard>();
@@ -158,7 +171,13 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
       yield event;
     } else if (event.type === 'tool-call-start') {
       forArguments ??= argumentsPolicy(policy);
-      calls.set(`${event.choice}/${event.index}`, { guard: new StreamGuard(forArguments), writer: new ArgumentsWriter(policy.rules), written: '', released: '', name: event.name });
+      calls.set(`${event.choice}/${event.index}`, {
+        guard: new StreamGuard(forArguments),
+        writer: new ArgumentsWriter(policy.rules),
+        written: '',
+        released: '',
+        name: event.name,
+      });
       yield event;
     } else if (event.type === 'tool-call-delta') {
       const call = callOf(event.choice, event.index)!;
@@ -196,7 +215,13 @@ export async function* enforcePolicy(events: AsyncGenerator<GenerationEvent>, po
  * Complete texts checked at once, each returned with the redact rules applied. A blocking match in any of them is
  * recorded as a generation's is (recordViolation) and its problem thrown: nothing of the texts is handed out.
  */
-export async function enforcePolicyOnTexts(db: Kysely<Database>, logger: Logger, policy: Policy, texts: readonly string[], facts: ViolationFacts): Promise<string[]> {
+export async function enforcePolicyOnTexts(
+  db: Kysely<Database>,
+  logger: Logger,
+  policy: Policy,
+  texts: readonly string[],
+  facts: ViolationFacts,
+): Promise<string[]> {
   const results = texts.map((text) => policy.apply(text));
   const first = results.findIndex((result) => result.blocked !== null);
   if (first >= 0) {
@@ -219,7 +244,12 @@ export interface ViolationFacts {
 }
 
 /** Writes the violation (audit entry with the blocked output, event) and returns the problem for the caller. */
-export async function recordViolation(db: Kysely<Database>, logger: Logger, violation: Violation, facts: ViolationFacts): Promise<Problem> {
+export async function recordViolation(
+  db: Kysely<Database>,
+  logger: Logger,
+  violation: Violation,
+  facts: ViolationFacts,
+): Promise<Problem> {
   const { match, rule, output } = violation;
   const fromVoice = rule.id === VOICE_RULE_ID;
   const reason = `The output contained ${match.what}, which ${rule.label} does not allow.`.slice(0, 1000);
@@ -229,21 +259,42 @@ export async function recordViolation(db: Kysely<Database>, logger: Logger, viol
     await db.transaction().execute(async (trx) => {
       await recordAudit(trx, origin, {
         action: 'policy.violation',
-        target: fromVoice ? { type: 'voice', id: facts.voiceId!, display_name: null } : { type: 'compliance_rule', id: rule.id, display_name: null },
+        target: fromVoice
+          ? { type: 'voice', id: facts.voiceId!, display_name: null }
+          : { type: 'compliance_rule', id: rule.id, display_name: null },
         // An audit detail holds at most 500 characters, the blocked output 4,000 (the contract's AuditLogEntry).
-        details: { rule_id: rule.id, reason: reason.slice(0, 500), feature: facts.feature, model: facts.model, blocked_output: output.slice(0, KEPT_OUTPUT_CHARS), matched_text: match.matchedText.slice(0, 200) },
+        details: {
+          rule_id: rule.id,
+          reason: reason.slice(0, 500),
+          feature: facts.feature,
+          model: facts.model,
+          blocked_output: output.slice(0, KEPT_OUTPUT_CHARS),
+          matched_text: match.matchedText.slice(0, 200),
+        },
       });
       await recordEvent(
         trx,
         origin.workspaceId,
         'audit.policy.violation',
-        { rule_id: rule.id, project_id: facts.projectId, user_id: facts.userId, blocked_at: iso(now), reason, voice_id: fromVoice ? facts.voiceId : null },
+        {
+          rule_id: rule.id,
+          project_id: facts.projectId,
+          user_id: facts.userId,
+          blocked_at: iso(now),
+          reason,
+          voice_id: fromVoice ? facts.voiceId : null,
+        },
         now,
       );
     });
   } catch (error) {
     // The output stays withheld and the caller still learns why; the log keeps what could not be recorded.
-    logger.error({ err: error, rule_id: rule.id, workspace_id: origin.workspaceId }, 'a policy violation could not be recorded');
+    logger.error(
+      { err: error, rule_id: rule.id, workspace_id: origin.workspaceId },
+      'a policy violation could not be recorded',
+    );
   }
-  return new Problem('policy_violation', `${reason} The output was withheld; the audit log keeps it.`, { extra: { rule_id: rule.id } });
+  return new Problem('policy_violation', `${reason} The output was withheld; the audit log keeps it.`, {
+    extra: { rule_id: rule.id },
+  });
 }

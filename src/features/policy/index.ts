@@ -13,6 +13,6 @@ export const policyFeature = {
 
 // The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
 export { enforcePolicyOnTexts, outputPolicy } from './enforce.ts'; // workflows check a step's outputs like a generation's
-export { PolicyRuleError, compilePolicy } from './match.ts'; // voices compile their banned phrases as a rule on save
-export { bannedPhrasesRule } from './voice-rule.ts';
+export { compilePolicy, PolicyRuleError } from './match.ts'; // voices compile their banned phrases as a rule on save
 export { policyMiddleware } from './middleware.ts'; // registered on the engine by src/services.ts
+export { bannedPhrasesRule } from './voice-rule.ts';

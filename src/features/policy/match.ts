@@ -33,5 +33,5 @@
 export { compilePolicy } from './match/compiled-policy.ts';
 export { normalizeForMatching } from './match/normalize.ts';
 export { StreamGuard } from './match/stream-guard.ts';
-export { PolicyRuleError } from './match/types.ts';
 export type { PersonalDataType, Policy, PolicyMatch, PolicyRule } from './match/types.ts';
+export { PolicyRuleError } from './match/types.ts';

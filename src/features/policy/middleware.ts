@@ -6,8 +6,8 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { bySystem } from '../../platform/audit.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { EngineMiddleware } from '../engine/index.ts';
 import type { Database } from '../../storage/schema.ts';
+import type { EngineMiddleware } from '../engine/index.ts';
 import { enforcePolicy, outputPolicy, recordViolation } from './enforce.ts';
 
 export function policyMiddleware(db: Kysely<Database>, logger: Logger, clock: Clock): EngineMiddleware {
@@ -15,10 +15,21 @@ export function policyMiddleware(db: Kysely<Database>, logger: Logger, clock: Cl
     name: 'policy',
     async wrap(events, { request, model, voice }) {
       const projectId = request.projectId ?? null;
-      const policy = await outputPolicy(db, { workspaceId: request.workspaceId, projectId, voice: voice && { id: voice.id, name: voice.name, banned_phrases: voice.bannedPhrases } });
+      const policy = await outputPolicy(db, {
+        workspaceId: request.workspaceId,
+        projectId,
+        voice: voice && { id: voice.id, name: voice.name, banned_phrases: voice.bannedPhrases },
+      });
       if (!policy) return events;
       const origin = request.origin ?? bySystem(request.workspaceId, 'engine', request.now);
-      const facts = { origin, userId: request.userId ?? null, projectId, voiceId: voice?.id ?? null, feature: request.feature, model: model.id };
+      const facts = {
+        origin,
+        userId: request.userId ?? null,
+        projectId,
+        voiceId: voice?.id ?? null,
+        feature: request.feature,
+        model: model.id,
+      };
       // With fallback models, a blocked output is recorded under the model that wrote it, named by the first event.
       const answering = async function* () {
         for await (const event of events) {
@@ -26,7 +37,9 @@ export function policyMiddleware(db: Kysely<Database>, logger: Logger, clock: Cl
           yield event;
         }
       };
-      return enforcePolicy(request.fallbackModels?.length ? answering() : events, policy, (violation) => recordViolation(db, logger, violation, { ...facts, blockedAt: clock.now() }));
+      return enforcePolicy(request.fallbackModels?.length ? answering() : events, policy, (violation) =>
+        recordViolation(db, logger, violation, { ...facts, blockedAt: clock.now() }),
+      );
     },
   };
 }

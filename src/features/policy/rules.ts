@@ -7,11 +7,11 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { compilePolicy, PolicyRuleError, type PersonalDataType, type PolicyRule } from './match.ts';
+import { compilePolicy, type PersonalDataType, type PolicyRule, PolicyRuleError } from './match.ts';
 import type { ComplianceRulesTable } from './schema.ts';
 
 /** A stored rule as the policy matcher takes it. */
@@ -30,7 +30,10 @@ export function ruleOf(row: Selectable<ComplianceRulesTable>): PolicyRule {
 }
 
 type Schemas = components['schemas'];
-type RuleFields = Pick<Schemas['ComplianceRule'], 'kind' | 'phrases' | 'pattern' | 'case_sensitive' | 'personal_data_types' | 'action' | 'replacement'>;
+type RuleFields = Pick<
+  Schemas['ComplianceRule'],
+  'kind' | 'phrases' | 'pattern' | 'case_sensitive' | 'personal_data_types' | 'action' | 'replacement'
+>;
 
 /** The rules of one workspace: every query of this feature starts here. */
 export function rulesOf(db: Kysely<Database> | Transaction<Database>, workspaceId: string) {
@@ -67,10 +70,22 @@ function checkRule(fields: RuleFields): void {
   const errors: { pointer: string; detail: string }[] = [];
   const need = (ok: boolean, pointer: string, detail: string) => ok || errors.push({ pointer, detail });
   const { kind } = fields;
-  need(kind === 'banned_phrase' ? fields.phrases.length > 0 : fields.phrases.length === 0, '/phrases', kind === 'banned_phrase' ? 'must hold at least one phrase' : `must be empty for a ${kind} rule`);
-  need(kind === 'regex' ? fields.pattern !== null : fields.pattern === null, '/pattern', kind === 'regex' ? 'is required for a regex rule' : `must be null for a ${kind} rule`);
+  need(
+    kind === 'banned_phrase' ? fields.phrases.length > 0 : fields.phrases.length === 0,
+    '/phrases',
+    kind === 'banned_phrase' ? 'must hold at least one phrase' : `must be empty for a ${kind} rule`,
+  );
+  need(
+    kind === 'regex' ? fields.pattern !== null : fields.pattern === null,
+    '/pattern',
+    kind === 'regex' ? 'is required for a regex rule' : `must be null for a ${kind} rule`,
+  );
   need(kind === 'regex' || !fields.case_sensitive, '/case_sensitive', 'applies to regex rules only');
-  need(kind === 'personal_data' ? fields.personal_data_types.length > 0 : fields.personal_data_types.length === 0, '/personal_data_types', kind === 'personal_data' ? 'must name at least one type' : `must be empty for a ${kind} rule`);
+  need(
+    kind === 'personal_data' ? fields.personal_data_types.length > 0 : fields.personal_data_types.length === 0,
+    '/personal_data_types',
+    kind === 'personal_data' ? 'must name at least one type' : `must be empty for a ${kind} rule`,
+  );
   need(fields.action === 'redact' || fields.replacement === null, '/replacement', 'applies to redact rules only');
   if (errors.length === 0) {
     try {
@@ -95,9 +110,18 @@ function toColumns(fields: RuleFields) {
   };
 }
 
-async function refuseUnknownProject(db: Kysely<Database> | Transaction<Database>, workspaceId: string, projectId: string | null | undefined): Promise<void> {
+async function refuseUnknownProject(
+  db: Kysely<Database> | Transaction<Database>,
+  workspaceId: string,
+  projectId: string | null | undefined,
+): Promise<void> {
   if (!projectId) return;
-  const project = await db.selectFrom('projects').select('id').where('workspace_id', '=', workspaceId).where('id', '=', projectId).executeTakeFirst();
+  const project = await db
+    .selectFrom('projects')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', projectId)
+    .executeTakeFirst();
   if (!project) throw notFound('project', projectId);
 }
 
@@ -142,14 +166,25 @@ export const ruleHandlers = {
         updated_at: iso(context.now),
       };
       await trx.insertInto('compliance_rules').values(values).execute();
-      await recordAudit(trx, byRequest(context), { action: 'compliance_rule.created', target: { type: 'compliance_rule', id: values.id, display_name: body.name }, details: { name: body.name, kind: body.kind, action } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'compliance_rule.created',
+        target: { type: 'compliance_rule', id: values.id, display_name: body.name },
+        details: { name: body.name, kind: body.kind, action },
+      });
       return values;
     });
-    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/compliance-rules/${row.id}` }, body: presentRule(row) };
+    return {
+      status: 201,
+      contentType: 'application/json',
+      headers: { Location: `/v1/compliance-rules/${row.id}` },
+      body: presentRule(row),
+    };
   },
 
   async getComplianceRule(request, context) {
-    const row = await rulesOf(context.platform.db, context.caller.workspace.id).where('id', '=', request.path.id).executeTakeFirst();
+    const row = await rulesOf(context.platform.db, context.caller.workspace.id)
+      .where('id', '=', request.path.id)
+      .executeTakeFirst();
     if (!row) throw notFound('compliance rule', request.path.id);
     return { status: 200, contentType: 'application/json', body: presentRule(row) };
   },
@@ -158,7 +193,10 @@ export const ruleHandlers = {
     const changes = request.body;
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(rulesOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        rulesOf(trx, workspaceId).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('compliance rule', request.path.id);
       const current = presentRule(existing);
       const action = changes.action ?? current.action;
@@ -171,7 +209,12 @@ export const ruleHandlers = {
         action,
         // A rule that becomes a redact rule gets the default replacement, as does `replacement: null` on one; a rule
         // that becomes a block rule loses it.
-        replacement: action === 'block' ? (changes.replacement ?? null) : changes.replacement === undefined ? (current.replacement ?? '[redacted]') : (changes.replacement ?? '[redacted]'),
+        replacement:
+          action === 'block'
+            ? (changes.replacement ?? null)
+            : changes.replacement === undefined
+              ? (current.replacement ?? '[redacted]')
+              : (changes.replacement ?? '[redacted]'),
       };
       checkRule(fields);
       if (changes.project_id !== undefined) await refuseUnknownProject(trx, workspaceId, changes.project_id);
@@ -198,11 +241,21 @@ export const ruleHandlers = {
 
   async deleteComplianceRule(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(rulesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        rulesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('compliance rule', request.path.id);
       await trx.deleteFrom('compliance_rules').where('id', '=', existing.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'compliance_rule.deleted', target: { type: 'compliance_rule', id: existing.id, display_name: existing.name }, details: { name: existing.name } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'compliance_rule.deleted',
+        target: { type: 'compliance_rule', id: existing.id, display_name: existing.name },
+        details: { name: existing.name },
+      });
     });
     return { status: 204 };
   },
-} satisfies Pick<Handlers<RequestContext>, 'listComplianceRules' | 'createComplianceRule' | 'getComplianceRule' | 'updateComplianceRule' | 'deleteComplianceRule'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'listComplianceRules' | 'createComplianceRule' | 'getComplianceRule' | 'updateComplianceRule' | 'deleteComplianceRule'
+>;

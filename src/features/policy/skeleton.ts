@@ -20,7 +20,8 @@ for (let code = 0; code < 0x80; code++) {
 
 /** Each character outside ASCII that has a prototype, and what it folds to. */
 const PROTOTYPES = new Map<string, string>();
-for (const [ch, prototype] of Object.entries(confusables)) if (ch >= '\x80') PROTOTYPES.set(ch, asciiOf.get(prototype) ?? prototype);
+for (const [ch, prototype] of Object.entries(confusables))
+  if (ch >= '\x80') PROTOTYPES.set(ch, asciiOf.get(prototype) ?? prototype);
 
 /**
  * The skeleton of a text in NFKC form: each character outside ASCII of its canonical decomposition replaced by its

@@ -6,5 +6,11 @@ export const VOICE_RULE_ID = 'voice.banned_phrases';
 
 /** A voice's banned phrases always block: a voice's phrase has no safe rewrite. */
 export function bannedPhrasesRule(voiceName: string, phrases: string[]): PolicyRule {
-  return { id: VOICE_RULE_ID, kind: 'banned_phrase', phrases, action: 'block', label: `the banned phrases of the voice ${voiceName}` };
+  return {
+    id: VOICE_RULE_ID,
+    kind: 'banned_phrase',
+    phrases,
+    action: 'block',
+    label: `the banned phrases of the voice ${voiceName}`,
+  };
 }

@@ -4,13 +4,13 @@
 // both take one name, and a unique index on (workspace_id, name_key) backs the rule. Deleting a project keeps what
 // belonged to it: their `project_id` references projects with `on delete set null` (migration 004's rule for the
 // features that add one), so they are detached in the delete's own statement.
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -38,11 +38,20 @@ async function lockNames(trx: Transaction<Database>, workspaceId: string): Promi
 }
 
 /** Refuses a name that another project of the workspace has, ignoring case. Call after lockNames. */
-async function refuseTakenName(trx: Transaction<Database>, workspaceId: string, name: string, exceptProjectId?: string): Promise<void> {
+async function refuseTakenName(
+  trx: Transaction<Database>,
+  workspaceId: string,
+  name: string,
+  exceptProjectId?: string,
+): Promise<void> {
   let holder = projectsOf(trx, workspaceId).where('name_key', '=', projectNameKey(name));
   if (exceptProjectId) holder = holder.where('id', '!=', exceptProjectId);
   const taken = await holder.executeTakeFirst();
-  if (taken) throw new Problem('project_name_taken', `Project ${taken.id} is already named "${taken.name}"; choose another name.`);
+  if (taken)
+    throw new Problem(
+      'project_name_taken',
+      `Project ${taken.id} is already named "${taken.name}"; choose another name.`,
+    );
 }
 
 /**
@@ -51,7 +60,10 @@ async function refuseTakenName(trx: Transaction<Database>, workspaceId: string, 
  */
 async function checkDefaultVoice(db: Kysely<Database>, workspaceId: string, voiceId: string): Promise<void> {
   const voice = await voicesOf(db, workspaceId).where('id', '=', voiceId).executeTakeFirst();
-  if (!voice) throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, { errors: [{ pointer: '/default_voice_id', detail: 'is not a voice of this workspace' }] });
+  if (!voice)
+    throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, {
+      errors: [{ pointer: '/default_voice_id', detail: 'is not a voice of this workspace' }],
+    });
 }
 
 /**
@@ -61,9 +73,17 @@ async function checkDefaultVoice(db: Kysely<Database>, workspaceId: string, voic
 function checkDefaultModel(context: RequestContext, model: string): void {
   const entry = context.platform.services.engine.catalogue.get(model);
   if (!entry) {
-    throw new Problem('model_not_found', `No model ${model} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer: '/default_model', detail: 'is not a model of the catalogue' }] });
+    throw new Problem('model_not_found', `No model ${model} in the catalogue; GET /v1/models lists them.`, {
+      errors: [{ pointer: '/default_model', detail: 'is not a model of the catalogue' }],
+    });
   }
-  if (!entry.capabilities.includes('chat')) throw validationFailed([{ pointer: '/default_model', detail: `${model} is an embedding model; the documents' AI commands write with a chat model` }]);
+  if (!entry.capabilities.includes('chat'))
+    throw validationFailed([
+      {
+        pointer: '/default_model',
+        detail: `${model} is an embedding model; the documents' AI commands write with a chat model`,
+      },
+    ]);
 }
 
 /** Refuses fallback models that the calls using them would refuse, each at `/fallback_models/<i>`. */
@@ -71,8 +91,14 @@ function checkFallbackModels(context: RequestContext, models: string[]): void {
   for (const [i, model] of models.entries()) {
     const pointer = `/fallback_models/${i}`;
     const entry = context.platform.services.engine.catalogue.get(model);
-    if (!entry) throw new Problem('model_not_found', `No model ${model} in the catalogue; GET /v1/models lists them.`, { errors: [{ pointer, detail: 'is not a model of the catalogue' }] });
-    if (!entry.capabilities.includes('chat')) throw validationFailed([{ pointer, detail: `${model} is an embedding model; a fallback answers chat completions and responses` }]);
+    if (!entry)
+      throw new Problem('model_not_found', `No model ${model} in the catalogue; GET /v1/models lists them.`, {
+        errors: [{ pointer, detail: 'is not a model of the catalogue' }],
+      });
+    if (!entry.capabilities.includes('chat'))
+      throw validationFailed([
+        { pointer, detail: `${model} is an embedding model; a fallback answers chat completions and responses` },
+      ]);
   }
 }
 
@@ -80,9 +106,19 @@ function checkFallbackModels(context: RequestContext, models: string[]): void {
  * The fallback models of a chat completion or a response that names `projectId` and no `models` of its own: the
  * project's `fallback_models`. A project that is not the workspace's is `404 not_found` at `/project_id`.
  */
-export async function projectFallbacks(db: Kysely<Database>, workspaceId: string, projectId: string): Promise<string[]> {
-  const row = await projectsOf(db, workspaceId).select('fallback_models').where('id', '=', projectId).executeTakeFirst();
-  if (!row) throw new Problem('not_found', `No project ${projectId} in this workspace.`, { errors: [{ pointer: '/project_id', detail: 'is not a project of this workspace' }] });
+export async function projectFallbacks(
+  db: Kysely<Database>,
+  workspaceId: string,
+  projectId: string,
+): Promise<string[]> {
+  const row = await projectsOf(db, workspaceId)
+    .select('fallback_models')
+    .where('id', '=', projectId)
+    .executeTakeFirst();
+  if (!row)
+    throw new Problem('not_found', `No project ${projectId} in this workspace.`, {
+      errors: [{ pointer: '/project_id', detail: 'is not a project of this workspace' }],
+    });
   return JSON.parse(row.fallback_models) as string[];
 }
 
@@ -101,7 +137,14 @@ export const projectHandlers = {
   },
 
   async createProject(request, context) {
-    const { name, description = null, default_voice_id = null, default_model = null, fallback_models = [], metadata = {} } = request.body;
+    const {
+      name,
+      description = null,
+      default_voice_id = null,
+      default_model = null,
+      fallback_models = [],
+      metadata = {},
+    } = request.body;
     const workspaceId = context.caller.workspace.id;
     if (default_voice_id !== null) await checkDefaultVoice(context.platform.db, workspaceId, default_voice_id);
     if (default_model !== null) checkDefaultModel(context, default_model);
@@ -123,14 +166,25 @@ export const projectHandlers = {
         updated_at: iso(context.now),
       };
       await trx.insertInto('projects').values(values).execute();
-      await recordAudit(trx, byRequest(context), { action: 'project.created', target: { type: 'project', id: values.id, display_name: name }, details: { name } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'project.created',
+        target: { type: 'project', id: values.id, display_name: name },
+        details: { name },
+      });
       return values;
     });
-    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/projects/${row.id}` }, body: presentProject(row) };
+    return {
+      status: 201,
+      contentType: 'application/json',
+      headers: { Location: `/v1/projects/${row.id}` },
+      body: presentProject(row),
+    };
   },
 
   async getProject(request, context) {
-    const row = await projectsOf(context.platform.db, context.caller.workspace.id).where('id', '=', request.path.id).executeTakeFirst();
+    const row = await projectsOf(context.platform.db, context.caller.workspace.id)
+      .where('id', '=', request.path.id)
+      .executeTakeFirst();
     if (!row) throw notFound('project', request.path.id);
     return { status: 200, contentType: 'application/json', body: presentProject(row) };
   },
@@ -143,7 +197,10 @@ export const projectHandlers = {
     if (changes.fallback_models) checkFallbackModels(context, changes.fallback_models);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       if (changes.name !== undefined) await lockNames(trx, workspaceId);
-      const existing = await forUpdate(projectsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        projectsOf(trx, workspaceId).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('project', request.path.id);
       if (changes.name !== undefined) await refuseTakenName(trx, workspaceId, changes.name, existing.id);
       const updated = {
@@ -169,11 +226,21 @@ export const projectHandlers = {
 
   async deleteProject(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(projectsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        projectsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('project', request.path.id);
       await trx.deleteFrom('projects').where('id', '=', existing.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'project.deleted', target: { type: 'project', id: existing.id, display_name: existing.name }, details: { name: existing.name } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'project.deleted',
+        target: { type: 'project', id: existing.id, display_name: existing.name },
+        details: { name: existing.name },
+      });
     });
     return { status: 204 };
   },
-} satisfies Pick<Handlers<RequestContext>, 'listProjects' | 'createProject' | 'getProject' | 'updateProject' | 'deleteProject'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'listProjects' | 'createProject' | 'getProject' | 'updateProject' | 'deleteProject'
+>;

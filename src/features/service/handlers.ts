@@ -2,8 +2,8 @@
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
+import { Problem, problemBody } from '../../platform/problems.ts';
 import { openApiDocument } from '../../platform/spec.ts';
-import { problemBody, Problem } from '../../platform/problems.ts';
 
 type Check = components['schemas']['ServiceReadinessCheck'];
 
@@ -21,7 +21,12 @@ async function check(name: string, probe: () => Promise<void>): Promise<Check> {
     ]);
     return { name, status: 'ok', duration_ms: Math.round(performance.now() - started), detail: null };
   } catch (error) {
-    return { name, status: 'failing', duration_ms: Math.round(performance.now() - started), detail: String((error as Error).message ?? error).slice(0, 500) };
+    return {
+      name,
+      status: 'failing',
+      duration_ms: Math.round(performance.now() - started),
+      detail: String((error as Error).message ?? error).slice(0, 500),
+    };
   } finally {
     clearTimeout(timer);
   }
@@ -39,9 +44,13 @@ export const serviceHandlers = {
     if (store.ping) probes.push({ name: 'rate_limit_store', probe: store.ping });
     for (const feature of platform.features) probes.push(...(feature.readiness?.(platform) ?? []));
     const checks = await Promise.all(probes.map(({ name, probe }) => check(name, probe)));
-    if (checks.every((c) => c.status === 'ok')) return { status: 200, contentType: 'application/json', body: { status: 'ready', checks } };
+    if (checks.every((c) => c.status === 'ok'))
+      return { status: 200, contentType: 'application/json', body: { status: 'ready', checks } };
     const failing = checks.filter((c) => c.status === 'failing').map((c) => c.name);
-    const problem = new Problem('service_unavailable', `The ${failing.join(' and ')} check failed; this process cannot serve requests.`);
+    const problem = new Problem(
+      'service_unavailable',
+      `The ${failing.join(' and ')} check failed; this process cannot serve requests.`,
+    );
     return {
       status: 503,
       contentType: 'application/problem+json',

@@ -13,7 +13,7 @@ export const voicesFeature = {
   jobs: voiceJobs,
 } satisfies Feature;
 
-// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
-export { readyVoice, voicesOf } from './voices.ts'; // features that write in a voice check it is the workspace's and trained
 export { voiceMiddleware } from './middleware.ts'; // registered on the engine by src/services.ts
 export { checkVoiceTrainingModel } from './training.ts'; // src/services.ts checks VOICE_TRAINING_MODEL at start
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { readyVoice, voicesOf } from './voices.ts'; // features that write in a voice check it is the workspace's and trained

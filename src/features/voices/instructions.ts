@@ -2,8 +2,8 @@
 // of the sample as reference. The sandbox models get the sliders themselves (middleware.ts), not this text.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
-import { effectiveSliders, type Sliders } from './presenters.ts';
 import { SLIDER_NAMES } from '../engine/index.ts';
+import { effectiveSliders, type Sliders } from './presenters.ts';
 import { readyVoice } from './voices.ts';
 
 const SLIDER_LINE = 'Slider targets (0-100): ';
@@ -18,19 +18,32 @@ const SLIDER_WORDS: Record<keyof Sliders, [low: string, high: string]> = {
   assertiveness: ['tentative and hedged', 'direct and confident, no hedging'],
 };
 
-export function voiceInstructions(voice: { name: string; style_summary: string | null; traits: string[]; sliders: Sliders; banned_phrases: string[]; sample_text: string }): string {
+export function voiceInstructions(voice: {
+  name: string;
+  style_summary: string | null;
+  traits: string[];
+  sliders: Sliders;
+  banned_phrases: string[];
+  sample_text: string;
+}): string {
   const lean = (Object.keys(SLIDER_WORDS) as (keyof Sliders)[])
     .filter((name) => Math.abs(voice.sliders[name] - 50) >= 15)
     .map((name) => SLIDER_WORDS[name][voice.sliders[name] < 50 ? 0 : 1]);
   // A few whole sentences of the sample: enough to show the rhythm, not so many that the model copies them.
-  const reference = (voice.sample_text.match(/[^.!?]+[.!?]+/g) ?? [voice.sample_text]).slice(0, 3).join(' ').trim().slice(0, 600);
+  const reference = (voice.sample_text.match(/[^.!?]+[.!?]+/g) ?? [voice.sample_text])
+    .slice(0, 3)
+    .join(' ')
+    .trim()
+    .slice(0, 600);
   return [
     `Write in the brand voice "${voice.name}".`,
     voice.style_summary ? `Style: ${voice.style_summary}` : null,
     voice.traits.length > 0 ? `Traits: ${voice.traits.join('; ')}.` : null,
     lean.length > 0 ? `Be ${lean.join('; ')}.` : null,
     `${SLIDER_LINE}${SLIDER_NAMES.map((name) => `${name} ${voice.sliders[name]}`).join(', ')}`,
-    voice.banned_phrases.length > 0 ? `Never use these phrases: ${voice.banned_phrases.map((p) => `"${p}"`).join(', ')}.` : null,
+    voice.banned_phrases.length > 0
+      ? `Never use these phrases: ${voice.banned_phrases.map((p) => `"${p}"`).join(', ')}.`
+      : null,
     `Reference sentences of the voice: ${reference}`,
   ]
     .filter((line): line is string => line !== null)

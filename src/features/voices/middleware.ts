@@ -3,8 +3,8 @@
 // (`providerOptions.sandbox.sliders`, docs/engine.md), and the voice is named on the generation for the output policy,
 // which blocks its banned phrases.
 import type { Kysely } from 'kysely';
-import type { EngineMiddleware } from '../engine/index.ts';
 import type { Database } from '../../storage/schema.ts';
+import type { EngineMiddleware } from '../engine/index.ts';
 import { appliedVoice } from './instructions.ts';
 
 export function voiceMiddleware(db: Kysely<Database>): EngineMiddleware {
@@ -18,7 +18,10 @@ export function voiceMiddleware(db: Kysely<Database>): EngineMiddleware {
         ...generation,
         request: { ...request, messages: [{ role: 'system', content: voice.instructions }, ...request.messages] },
         voice: { id: voice.id, name: voice.name, bannedPhrases: voice.banned_phrases },
-        providerOptions: { ...generation.providerOptions, sandbox: { ...generation.providerOptions.sandbox, sliders: voice.sliders } },
+        providerOptions: {
+          ...generation.providerOptions,
+          sandbox: { ...generation.providerOptions.sandbox, sliders: voice.sliders },
+        },
       };
     },
   };

@@ -8,11 +8,14 @@ export type Sliders = Schemas['VoiceSliders'];
 export type SliderOverrides = Schemas['VoiceSliderOverrides'];
 
 /** The inferred sliders with the overrides applied; null before the first training. */
-export function effectiveSliders(row: Pick<Selectable<VoicesTable>, 'inferred_sliders' | 'slider_overrides'>): Sliders | null {
+export function effectiveSliders(
+  row: Pick<Selectable<VoicesTable>, 'inferred_sliders' | 'slider_overrides'>,
+): Sliders | null {
   if (row.inferred_sliders === null) return null;
   const overrides = JSON.parse(row.slider_overrides) as SliderOverrides;
   const sliders = { ...(JSON.parse(row.inferred_sliders) as Sliders) };
-  for (const [name, value] of Object.entries(overrides)) if (typeof value === 'number') sliders[name as keyof Sliders] = value;
+  for (const [name, value] of Object.entries(overrides))
+    if (typeof value === 'number') sliders[name as keyof Sliders] = value;
   return sliders;
 }
 

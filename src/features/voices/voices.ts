@@ -9,13 +9,13 @@ import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { enqueueJob } from '../../platform/jobs/runner.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { compilePolicy, PolicyRuleError, bannedPhrasesRule } from '../policy/index.ts';
-import { effectiveSliders, presentVoice, type SliderOverrides } from './presenters.ts';
 import { checkText, countWords } from '../engine/index.ts';
+import { bannedPhrasesRule, compilePolicy, PolicyRuleError } from '../policy/index.ts';
+import { effectiveSliders, presentVoice, type SliderOverrides } from './presenters.ts';
 
 type Schemas = components['schemas'];
 
@@ -31,8 +31,18 @@ export function voicesOf(db: Kysely<Database> | Transaction<Database>, workspace
 function sampleWords(sample: string): number {
   const words = countWords(sample);
   const errors = [{ pointer: '/sample_text', detail: `has ${words} word${words === 1 ? '' : 's'}` }];
-  if (words < MIN_SAMPLE_WORDS) throw new Problem('voice_sample_too_short', `The sample has ${words} word${words === 1 ? '' : 's'}; a voice needs at least ${MIN_SAMPLE_WORDS} (about 300 works best).`, { errors });
-  if (words > MAX_SAMPLE_WORDS) throw new Problem('voice_sample_too_long', `The sample has ${words} words; a voice takes at most ${MAX_SAMPLE_WORDS} (about 300 works best).`, { errors });
+  if (words < MIN_SAMPLE_WORDS)
+    throw new Problem(
+      'voice_sample_too_short',
+      `The sample has ${words} word${words === 1 ? '' : 's'}; a voice needs at least ${MIN_SAMPLE_WORDS} (about 300 works best).`,
+      { errors },
+    );
+  if (words > MAX_SAMPLE_WORDS)
+    throw new Problem(
+      'voice_sample_too_long',
+      `The sample has ${words} words; a voice takes at most ${MAX_SAMPLE_WORDS} (about 300 works best).`,
+      { errors },
+    );
   return words;
 }
 
@@ -61,8 +71,19 @@ function mergeOverrides(current: SliderOverrides, changes: SliderOverrides | und
   return merged;
 }
 
-async function startTraining(trx: Transaction<Database>, workspaceId: string, voiceId: string, trainingId: string, now: Date): Promise<void> {
-  await enqueueJob(trx, { kind: 'voices.train', workspaceId, payload: { voice_id: voiceId, training_id: trainingId }, now });
+async function startTraining(
+  trx: Transaction<Database>,
+  workspaceId: string,
+  voiceId: string,
+  trainingId: string,
+  now: Date,
+): Promise<void> {
+  await enqueueJob(trx, {
+    kind: 'voices.train',
+    workspaceId,
+    payload: { voice_id: voiceId, training_id: trainingId },
+    now,
+  });
 }
 
 export const voiceHandlers = {
@@ -76,7 +97,14 @@ export const voiceHandlers = {
   },
 
   async createVoice(request, context) {
-    const { name, description = null, sample_text, slider_overrides, banned_phrases = [], metadata = {} } = request.body;
+    const {
+      name,
+      description = null,
+      sample_text,
+      slider_overrides,
+      banned_phrases = [],
+      metadata = {},
+    } = request.body;
     const words = sampleWords(sample_text);
     checkBannedPhrases(banned_phrases);
     const workspaceId = context.caller.workspace.id;
@@ -105,14 +133,25 @@ export const voiceHandlers = {
       };
       await trx.insertInto('voices').values(values).execute();
       await startTraining(trx, workspaceId, values.id, values.training_id, context.now);
-      await recordAudit(trx, byRequest(context), { action: 'voice.created', target: { type: 'voice', id: values.id, display_name: name }, details: { name, sample_word_count: words } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'voice.created',
+        target: { type: 'voice', id: values.id, display_name: name },
+        details: { name, sample_word_count: words },
+      });
       return values;
     });
-    return { status: 202, contentType: 'application/json', headers: { Location: `/v1/voices/${row.id}` }, body: presentVoice(row) };
+    return {
+      status: 202,
+      contentType: 'application/json',
+      headers: { Location: `/v1/voices/${row.id}` },
+      body: presentVoice(row),
+    };
   },
 
   async getVoice(request, context) {
-    const row = await voicesOf(context.platform.db, context.caller.workspace.id).where('id', '=', request.path.id).executeTakeFirst();
+    const row = await voicesOf(context.platform.db, context.caller.workspace.id)
+      .where('id', '=', request.path.id)
+      .executeTakeFirst();
     if (!row) throw notFound('voice', request.path.id);
     return { status: 200, contentType: 'application/json', body: presentVoice(row) };
   },
@@ -123,23 +162,44 @@ export const voiceHandlers = {
     checkBannedPhrases(changes.banned_phrases);
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(voicesOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        voicesOf(trx, workspaceId).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('voice', request.path.id);
       const users = await trx.selectFrom('chatbots').select('id').where('voice_id', '=', existing.id).execute();
       if (users.length > 0) {
-        throw new Problem('conflict', `The voice ${existing.id} is the brand voice of ${users.length === 1 ? 'the chatbot' : 'the chatbots'} ${users.map((u) => u.id).join(', ')}; change their voice_id first.`);
+        throw new Problem(
+          'conflict',
+          `The voice ${existing.id} is the brand voice of ${users.length === 1 ? 'the chatbot' : 'the chatbots'} ${users.map((u) => u.id).join(', ')}; change their voice_id first.`,
+        );
       }
       const retrain = changes.sample_text !== undefined;
       const updated = {
         ...existing,
         ...(changes.name !== undefined ? { name: changes.name } : {}),
         ...(changes.description !== undefined ? { description: changes.description } : {}),
-        ...(changes.slider_overrides !== undefined ? { slider_overrides: JSON.stringify(mergeOverrides(JSON.parse(existing.slider_overrides), changes.slider_overrides)) } : {}),
+        ...(changes.slider_overrides !== undefined
+          ? {
+              slider_overrides: JSON.stringify(
+                mergeOverrides(JSON.parse(existing.slider_overrides), changes.slider_overrides),
+              ),
+            }
+          : {}),
         ...(changes.banned_phrases !== undefined ? { banned_phrases: JSON.stringify(changes.banned_phrases) } : {}),
         ...(changes.metadata !== undefined ? { metadata: JSON.stringify(changes.metadata) } : {}),
         // What the last successful training learned stays visible while the new sample trains (the contract's
         // `inferred_sliders`, `traits`… describe the last successful training).
-        ...(retrain ? { sample_text: changes.sample_text!, sample_word_count: words!, status: 'training' as const, failure_reason: null, failure_message: null, training_id: newId('trn', context.now) } : {}),
+        ...(retrain
+          ? {
+              sample_text: changes.sample_text!,
+              sample_word_count: words!,
+              status: 'training' as const,
+              failure_reason: null,
+              failure_message: null,
+              training_id: newId('trn', context.now),
+            }
+          : {}),
         updated_at: iso(context.now),
       };
       await trx.updateTable('voices').set(updated).where('id', '=', existing.id).execute();
@@ -152,16 +212,25 @@ export const voiceHandlers = {
       return { row: updated, retrain };
     });
     const body = presentVoice(row.row);
-    return row.retrain ? { status: 202, contentType: 'application/json', body } : { status: 200, contentType: 'application/json', body };
+    return row.retrain
+      ? { status: 202, contentType: 'application/json', body }
+      : { status: 200, contentType: 'application/json', body };
   },
 
   async deleteVoice(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(voicesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        voicesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('voice', request.path.id);
       // A training job still queued finds no voice and ends without an event.
       await trx.deleteFrom('voices').where('id', '=', existing.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'voice.deleted', target: { type: 'voice', id: existing.id, display_name: existing.name }, details: { name: existing.name } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'voice.deleted',
+        target: { type: 'voice', id: existing.id, display_name: existing.name },
+        details: { name: existing.name },
+      });
     });
     return { status: 204 };
   },
@@ -172,7 +241,10 @@ export const voiceHandlers = {
     if (countWords(text) === 0) throw validationFailed([{ pointer: '/text', detail: 'has no words' }]);
     const banned = JSON.parse(row.banned_phrases) as string[];
     const matches = banned.length === 0 ? [] : compilePolicy([bannedPhrasesRule(row.name, banned)]).scan(text);
-    const result = checkText(text, effectiveSliders(row)!, { bannedMatches: matches.length, maxSuggestions: max_suggestions });
+    const result = checkText(text, effectiveSliders(row)!, {
+      bannedMatches: matches.length,
+      maxSuggestions: max_suggestions,
+    });
     const body: Schemas['VoiceCheckResult'] = {
       object: 'voice_check',
       voice_id: row.id,
@@ -180,14 +252,22 @@ export const voiceHandlers = {
       rating: result.rating,
       word_count: result.word_count,
       sliders: result.sliders,
-      banned_phrases_found: matches.slice(0, 500).map((match) => ({ phrase: match.phrase ?? match.what, matched_text: match.matchedText.slice(0, 400), start: match.start, end: match.end })),
+      banned_phrases_found: matches.slice(0, 500).map((match) => ({
+        phrase: match.phrase ?? match.what,
+        matched_text: match.matchedText.slice(0, 400),
+        start: match.start,
+        end: match.end,
+      })),
       suggestions: result.suggestions,
       model: null,
       usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0 },
     };
     return { status: 200, contentType: 'application/json', body };
   },
-} satisfies Pick<Handlers<RequestContext>, 'listVoices' | 'createVoice' | 'getVoice' | 'updateVoice' | 'deleteVoice' | 'checkVoice'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'listVoices' | 'createVoice' | 'getVoice' | 'updateVoice' | 'deleteVoice' | 'checkVoice'
+>;
 
 /**
  * A voice of the workspace that can be applied: 404 when there is none, 409 `voice_not_ready` while it trains or
@@ -197,10 +277,15 @@ export async function readyVoice(db: Kysely<Database>, workspaceId: string, voic
   const row = await voicesOf(db, workspaceId).where('id', '=', voiceId).executeTakeFirst();
   if (!row) {
     if (!field) throw notFound('voice', voiceId);
-    throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, { errors: [{ pointer: field, detail: 'is not a voice of this workspace' }] });
+    throw new Problem('not_found', `No voice ${voiceId} in this workspace.`, {
+      errors: [{ pointer: field, detail: 'is not a voice of this workspace' }],
+    });
   }
   if (row.status !== 'ready') {
-    const why = row.status === 'training' ? 'is still training (usually under a minute)' : `failed training (${row.failure_reason}): send a new sample_text`;
+    const why =
+      row.status === 'training'
+        ? 'is still training (usually under a minute)'
+        : `failed training (${row.failure_reason}): send a new sample_text`;
     throw new Problem('voice_not_ready', `The voice ${voiceId} ${why}; it can be used once its status is ready.`);
   }
   return row;

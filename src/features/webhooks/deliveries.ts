@@ -9,16 +9,16 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { notifyOnCommit } from '../../platform/jobs/notify.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
-import { notFound, Problem } from '../../platform/problems.ts';
-import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
-import { isPostgres } from '../../storage/locks.ts';
 import { parseInstant } from '../../platform/instant.ts';
-import { EVENT_TYPE_ORDER, eventTypeCatalogue, eventWindowStart, typesMatching } from './events.ts';
-import { eventPayload, filtersMatch } from './record-event.ts';
-import { presentDelivery, presentDeliverySummary } from './presenters.ts';
+import { notifyOnCommit } from '../../platform/jobs/notify.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
+import { notFound, Problem } from '../../platform/problems.ts';
+import { isPostgres } from '../../storage/locks.ts';
+import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
 import { DELIVERIES_CHANNEL } from './delivery-worker.ts';
+import { EVENT_TYPE_ORDER, eventTypeCatalogue, eventWindowStart, typesMatching } from './events.ts';
+import { presentDelivery, presentDeliverySummary } from './presenters.ts';
+import { eventPayload, filtersMatch } from './record-event.ts';
 
 type Schemas = components['schemas'];
 const utc = (value: string) => iso(parseInstant(value));
@@ -85,13 +85,21 @@ export const deliveryHandlers = {
         .executeTakeFirst();
       if (!endpoint) throw notFound('webhook endpoint', request.path.id);
       const filters = JSON.parse(endpoint.event_types) as string[];
-      const type = request.body?.event_type ?? EVENT_TYPE_ORDER.find((t) => filtersMatch(filters, t)) ?? EVENT_TYPE_ORDER[0]!;
+      const type =
+        request.body?.event_type ?? EVENT_TYPE_ORDER.find((t) => filtersMatch(filters, t)) ?? EVENT_TYPE_ORDER[0]!;
       const example = eventTypeCatalogue.find((entry) => entry.type === type)!.example_payload;
-      const { event_sequence } = await trx.selectFrom('workspaces').select('event_sequence').where('id', '=', workspace.id).executeTakeFirstOrThrow();
+      const { event_sequence } = await trx
+        .selectFrom('workspaces')
+        .select('event_sequence')
+        .where('id', '=', workspace.id)
+        .executeTakeFirstOrThrow();
       // The example's data under a new id, now, in this workspace. `sequence` repeats the workspace's latest (at
       // least 1, the schema's minimum) so that it is never mistaken for a gap.
       const event = { id: newId('evt', context.now), type, sequence: Math.max(1, Number(event_sequence)) };
-      const payload = eventPayload({ ...event, created_at: iso(context.now), workspace_id: workspace.id, data: JSON.stringify(example.data) }, true);
+      const payload = eventPayload(
+        { ...event, created_at: iso(context.now), workspace_id: workspace.id, data: JSON.stringify(example.data) },
+        true,
+      );
       const row = manualDelivery(context.now, workspace.id, endpoint.id, event, payload, true);
       await trx.insertInto('webhook_deliveries').values(row).execute();
       await notifyOnCommit(trx, DELIVERIES_CHANNEL);
@@ -121,9 +129,16 @@ export const deliveryHandlers = {
     // two reads apart could straddle it (PostgreSQL's read committed showed an attempt while attempt_count was still 0).
     const transaction = isPostgres(db) ? db.transaction().setIsolationLevel('repeatable read') : db.transaction();
     const found = await transaction.execute(async (trx) => {
-      const row = await deliveriesOf(trx, context.caller.workspace.id, context.now).where('id', '=', request.path.id).executeTakeFirst();
+      const row = await deliveriesOf(trx, context.caller.workspace.id, context.now)
+        .where('id', '=', request.path.id)
+        .executeTakeFirst();
       if (!row) return undefined;
-      const attempts = await trx.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', row.id).orderBy('number').execute();
+      const attempts = await trx
+        .selectFrom('webhook_attempts')
+        .selectAll()
+        .where('delivery_id', '=', row.id)
+        .orderBy('number')
+        .execute();
       return { row, attempts };
     });
     if (!found) throw notFound('webhook delivery', request.path.id);
@@ -144,28 +159,56 @@ export const deliveryHandlers = {
         .orderBy('id')
         .execute();
       if (endpoint_id !== undefined && endpoints.length === 0) {
-        throw new Problem('not_found', `No webhook endpoint ${endpoint_id} in this workspace.`, { errors: [{ pointer: '/endpoint_id', detail: 'no such webhook endpoint' }] });
+        throw new Problem('not_found', `No webhook endpoint ${endpoint_id} in this workspace.`, {
+          errors: [{ pointer: '/endpoint_id', detail: 'no such webhook endpoint' }],
+        });
       }
-      const events = new Map((await trx.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).where('id', 'in', event_ids).execute()).map((e) => [e.id, e]));
+      const events = new Map(
+        (
+          await trx
+            .selectFrom('events')
+            .selectAll()
+            .where('workspace_id', '=', workspaceId)
+            .where('id', 'in', event_ids)
+            .execute()
+        ).map((e) => [e.id, e]),
+      );
       // All or nothing: every event is checked before any delivery is created.
       event_ids.forEach((id, i) => {
         const event = events.get(id);
         // An event past the window may be pruned already; its id still tells when it happened.
         const happened = event ? Date.parse(event.created_at) : idTime(id);
         if (happened !== undefined && happened < Date.parse(windowStart)) {
-          throw new Problem('event_too_old', `Event ${id} happened at ${iso(new Date(happened))}, more than 30 days ago; only events of the last 30 days can be replayed.`, {
-            errors: [{ pointer: `/event_ids/${i}`, detail: 'older than 30 days' }],
-          });
+          throw new Problem(
+            'event_too_old',
+            `Event ${id} happened at ${iso(new Date(happened))}, more than 30 days ago; only events of the last 30 days can be replayed.`,
+            {
+              errors: [{ pointer: `/event_ids/${i}`, detail: 'older than 30 days' }],
+            },
+          );
         }
-        if (!event) throw new Problem('not_found', `No event ${id} in this workspace.`, { errors: [{ pointer: `/event_ids/${i}`, detail: 'no such event' }] });
+        if (!event)
+          throw new Problem('not_found', `No event ${id} in this workspace.`, {
+            errors: [{ pointer: `/event_ids/${i}`, detail: 'no such event' }],
+          });
       });
       const rows: WebhookDeliveriesTable[] = [];
       for (const id of event_ids) {
         const event = events.get(id)!;
         const payload = eventPayload(event);
         for (const endpoint of endpoints) {
-          if (endpoint_id === undefined && !filtersMatch(JSON.parse(endpoint.event_types) as string[], event.type)) continue;
-          rows.push(manualDelivery(context.now, workspaceId, endpoint.id, { id: event.id, type: event.type, sequence: Number(event.sequence) }, payload, false));
+          if (endpoint_id === undefined && !filtersMatch(JSON.parse(endpoint.event_types) as string[], event.type))
+            continue;
+          rows.push(
+            manualDelivery(
+              context.now,
+              workspaceId,
+              endpoint.id,
+              { id: event.id, type: event.type, sequence: Number(event.sequence) },
+              payload,
+              false,
+            ),
+          );
         }
       }
       if (rows.length > 0) {
@@ -174,7 +217,9 @@ export const deliveryHandlers = {
       }
       await recordAudit(trx, byRequest(context), {
         action: 'webhook.replay_requested',
-        target: endpoint_id ? { type: 'webhook_endpoint', id: endpoint_id, display_name: null } : { type: 'workspace', id: workspaceId, display_name: null },
+        target: endpoint_id
+          ? { type: 'webhook_endpoint', id: endpoint_id, display_name: null }
+          : { type: 'workspace', id: workspaceId, display_name: null },
         details: { event_count: event_ids.length, delivery_count: rows.length, endpoint_id: endpoint_id ?? null },
       });
       return rows;
@@ -182,4 +227,7 @@ export const deliveryHandlers = {
     const body: Schemas['WebhookReplay'] = { object: 'webhook_replay', data: created.map(presentDeliverySummary) };
     return { status: 202, contentType: 'application/json', body };
   },
-} satisfies Pick<Handlers<RequestContext>, 'sendWebhookEndpointTest' | 'listWebhookDeliveries' | 'getWebhookDelivery' | 'replayWebhookEvents'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'sendWebhookEndpointTest' | 'listWebhookDeliveries' | 'getWebhookDelivery' | 'replayWebhookEvents'
+>;

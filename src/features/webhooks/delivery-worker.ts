@@ -13,21 +13,26 @@
 // The loop around this (claim, run, wake, poll, stop) is the platform's ClaimLoop, which the job runner runs too;
 // deliveries keep their own table and claim rather than being jobs, for their per-endpoint order and the handoff to
 // the queue's next delivery in the transaction that records an attempt (no extra round trip per delivery).
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_SERVER_ADDRESS,
+} from '@opentelemetry/semantic-conventions';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { signWebhookPayload } from '../../../generated/webhooks.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Metrics } from '../../platform/metrics.ts';
 import { iso } from '../../platform/clock.ts';
+import { type BackgroundWorker, ClaimLoop, type Lease, newLease } from '../../platform/jobs/claim-loop.ts';
+import type { Metrics } from '../../platform/metrics.ts';
+import { failSpan, inSpan, SpanKind } from '../../platform/telemetry.ts';
 import type { DatabaseKind } from '../../storage/database.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import { ONE, PENDING } from '../../storage/partial-indexes.ts';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../storage/schema.ts';
 import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
-import { sendAttempt, type AttemptOutcome } from './send.ts';
-import { ClaimLoop, newLease, type BackgroundWorker, type Lease } from '../../platform/jobs/claim-loop.ts';
-import { failSpan, inSpan, SpanKind } from '../../platform/telemetry.ts';
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_SERVER_ADDRESS } from '@opentelemetry/semantic-conventions';
+import { type AttemptOutcome, sendAttempt } from './send.ts';
 
 /**
  * The channel that wakes delivery workers: a transaction that creates deliveries (or makes some due) calls
@@ -115,11 +120,19 @@ export class DeliveryWorker implements BackgroundWorker {
       .execute();
     if (deliveries.length === 0) return [];
     const ids = [...new Set(deliveries.map((d) => d.endpoint_id))];
-    const endpoints = new Map((await db.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', 'in', ids).execute()).map((e) => [e.id, e]));
+    const endpoints = new Map(
+      (await db.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', 'in', ids).execute()).map(
+        (e) => [e.id, e],
+      ),
+    );
     return deliveries.map((delivery) => ({ delivery, endpoint: endpoints.get(delivery.endpoint_id) }));
   }
 
-  async #attempt(delivery: Delivery, endpoint: EndpointTarget | undefined, stopping: () => boolean): Promise<Handoff | undefined> {
+  async #attempt(
+    delivery: Delivery,
+    endpoint: EndpointTarget | undefined,
+    stopping: () => boolean,
+  ): Promise<Handoff | undefined> {
     const { db, clock, allowLoopback } = this.#options;
     if (!endpoint) {
       // Deleted while this delivery was being claimed: deletion ends pending deliveries, nothing is sent.
@@ -134,7 +147,12 @@ export class DeliveryWorker implements BackgroundWorker {
     const started = clock.now();
     const timestamp = Math.floor(started.getTime() / 1000);
     const secrets = [endpoint.secret];
-    if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > iso(started)) secrets.push(endpoint.previous_secret);
+    if (
+      endpoint.previous_secret &&
+      endpoint.previous_secret_expires_at &&
+      endpoint.previous_secret_expires_at > iso(started)
+    )
+      secrets.push(endpoint.previous_secret);
     const headers = {
       'Content-Type': 'application/json',
       'User-Agent': USER_AGENT,
@@ -145,15 +163,27 @@ export class DeliveryWorker implements BackgroundWorker {
       'Service-Event-Type': delivery.event_type,
     };
     // A span per attempt (a trace of its own), named after the event type it carries.
-    const outcome = await inSpan(`webhook ${delivery.event_type}`, SpanKind.CLIENT, {}, async (span) => {
-      const sent = await sendAttempt(endpoint.url, delivery.payload, headers, allowLoopback);
-      if (span) {
-        span.setAttributes(deliveryAttributes(delivery, endpoint.url));
-        if (sent.responseStatusCode !== null) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, sent.responseStatusCode);
-        if (sent.status === 'failed') failSpan(span, new Error(`the attempt failed: ${sent.error ?? sent.responseStatusCode}`), sent.error ?? String(sent.responseStatusCode));
-      }
-      return sent;
-    }, { root: true });
+    const outcome = await inSpan(
+      `webhook ${delivery.event_type}`,
+      SpanKind.CLIENT,
+      {},
+      async (span) => {
+        const sent = await sendAttempt(endpoint.url, delivery.payload, headers, allowLoopback);
+        if (span) {
+          span.setAttributes(deliveryAttributes(delivery, endpoint.url));
+          if (sent.responseStatusCode !== null)
+            span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, sent.responseStatusCode);
+          if (sent.status === 'failed')
+            failSpan(
+              span,
+              new Error(`the attempt failed: ${sent.error ?? sent.responseStatusCode}`),
+              sent.error ?? String(sent.responseStatusCode),
+            );
+        }
+        return sent;
+      },
+      { root: true },
+    );
     this.#options.metrics.webhookAttempt(outcome.status);
     return this.#record(delivery, started, outcome, stopping);
   }
@@ -167,9 +197,22 @@ export class DeliveryWorker implements BackgroundWorker {
    * (group commit): under load one commit serves many attempts (a commit was the largest cost of a delivery), and an
    * attempt that ends alone is recorded at once, without waiting for company.
    */
-  #record(delivery: Delivery, started: Date, outcome: AttemptOutcome, stopping: () => boolean): Promise<Handoff | undefined> {
+  #record(
+    delivery: Delivery,
+    started: Date,
+    outcome: AttemptOutcome,
+    stopping: () => boolean,
+  ): Promise<Handoff | undefined> {
     return new Promise((resolve, reject) => {
-      this.#unrecorded.push({ delivery, started, ended: this.#options.clock.now(), outcome, stopping, resolve, reject });
+      this.#unrecorded.push({
+        delivery,
+        started,
+        ended: this.#options.clock.now(),
+        outcome,
+        stopping,
+        resolve,
+        reject,
+      });
       // After the event loop's I/O phase, so that the attempts whose answers came in the same phase go together (a
       // SQLite transaction runs on microtasks alone: no other answer can come in while it runs).
       if (!this.#recordScheduled && this.#recorders < (this.#options.kind === 'postgres' ? POSTGRES_RECORDERS : 1)) {
@@ -221,7 +264,10 @@ export class DeliveryWorker implements BackgroundWorker {
       ended.resolve(result);
       return;
     }
-    this.#options.logger.warn({ delivery_id: ended.delivery.id }, 'a webhook attempt ended after its lease ran out; another worker owns the delivery now');
+    this.#options.logger.warn(
+      { delivery_id: ended.delivery.id },
+      'a webhook attempt ended after its lease ran out; another worker owns the delivery now',
+    );
     ended.resolve(undefined);
   }
 }
@@ -246,13 +292,21 @@ interface Ended {
  * Records the attempts of `batch` in the caller's transaction, in a few statements whatever its size (on PostgreSQL
  * each statement is a round trip while the endpoints stay locked); per attempt, the handoff or that the lease was lost.
  */
-async function recordAttempts(trx: Transaction<Database>, batch: Ended[]): Promise<Array<Handoff | undefined | 'lease_lost'>> {
+async function recordAttempts(
+  trx: Transaction<Database>,
+  batch: Ended[],
+): Promise<Array<Handoff | undefined | 'lease_lost'>> {
   // The endpoints' locks first (see recordEvent), in id order as recordEvent takes them (two transactions locking
   // the same endpoints in different orders could deadlock on PostgreSQL): a delivery queued meanwhile is visible to
   // the queue's search below.
   const endpointIds = [...new Set(batch.map((ended) => ended.delivery.endpoint_id))].sort();
   const endpoints = new Map(
-    (await forUpdate(trx.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', 'in', endpointIds).orderBy('id'), trx).execute()).map((e) => [e.id, e]),
+    (
+      await forUpdate(
+        trx.selectFrom('webhook_endpoints').select(endpointTargetColumns).where('id', 'in', endpointIds).orderBy('id'),
+        trx,
+      ).execute()
+    ).map((e) => [e.id, e]),
   );
 
   // Every delivery's next state in one statement, only while this worker still holds its lease. A delivery ended
@@ -306,9 +360,13 @@ async function recordAttempts(trx: Transaction<Database>, batch: Ended[]): Promi
   // The queues whose head ended move on; their next deliveries are leased to this worker unless it is stopping.
   const movedOn = recorded.filter(({ delivery }) => delivery.ordered && statusOf.get(delivery.id) !== 'pending');
   const now = new Date(Math.max(...batch.map(({ ended }) => ended.getTime())));
-  const leased = movedOn.filter(({ delivery, stopping }) => !stopping() && endpoints.has(delivery.endpoint_id)).map(({ delivery }) => delivery.endpoint_id);
+  const leased = movedOn
+    .filter(({ delivery, stopping }) => !stopping() && endpoints.has(delivery.endpoint_id))
+    .map(({ delivery }) => delivery.endpoint_id);
   const unleased = movedOn.map(({ delivery }) => delivery.endpoint_id).filter((id) => !leased.includes(id));
-  const nextOf = new Map((await startNextInQueues(trx, leased, now, newLease(LEASE_MS))).map((next) => [next.endpoint_id, next]));
+  const nextOf = new Map(
+    (await startNextInQueues(trx, leased, now, newLease(LEASE_MS))).map((next) => [next.endpoint_id, next]),
+  );
   await startNextInQueues(trx, unleased, now);
 
   return batch.map(({ delivery }) => {
@@ -342,7 +400,12 @@ interface Handoff {
  * Makes the oldest waiting delivery of each endpoint's queue due, unless the queue still has a pending head. With a
  * lease, also leases them and returns them, for the caller to send at once.
  */
-export async function startNextInQueues(trx: Transaction<Database>, endpointIds: string[], now: Date, lease?: Lease): Promise<Delivery[]> {
+export async function startNextInQueues(
+  trx: Transaction<Database>,
+  endpointIds: string[],
+  now: Date,
+  lease?: Lease,
+): Promise<Delivery[]> {
   if (endpointIds.length === 0) return [];
   const heads = trx
     .selectFrom('webhook_endpoints as e')

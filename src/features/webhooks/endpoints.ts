@@ -8,7 +8,7 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -29,7 +29,12 @@ function endpointsOf(db: RequestContext['platform']['db'] | Transaction<Database
 
 /** Ends every pending delivery of the endpoint: nothing more is sent to it. */
 async function failPendingDeliveries(trx: Transaction<Database>, endpointId: string): Promise<void> {
-  await trx.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').execute();
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null })
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 export const endpointHandlers = {
@@ -38,7 +43,13 @@ export const endpointHandlers = {
     let query = endpointsOf(context.platform.db, context.caller.workspace.id);
     if (request.query.enabled !== undefined) query = query.where('enabled', '=', request.query.enabled ? 1 : 0);
     const rows = await paginate(query, { id: 'id' }, page).execute();
-    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), (row) => presentEndpoint(row, context.now), context.url);
+    const { body, headers } = toPage(
+      rows,
+      page,
+      (row) => ({ id: row.id }),
+      (row) => presentEndpoint(row, context.now),
+      context.url,
+    );
     return { status: 200, contentType: 'application/json', body, headers };
   },
 
@@ -55,7 +66,10 @@ export const endpointHandlers = {
         .where('workspace_id', '=', workspaceId)
         .executeTakeFirstOrThrow();
       if (Number(count) >= MAX_ENDPOINTS_PER_WORKSPACE) {
-        throw new Problem('webhook_endpoint_limit_reached', `The workspace already has ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`);
+        throw new Problem(
+          'webhook_endpoint_limit_reached',
+          `The workspace already has ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints; delete one first.`,
+        );
       }
       const values = {
         id: newId('whe', context.now),
@@ -72,14 +86,25 @@ export const endpointHandlers = {
         updated_at: iso(context.now),
       };
       await trx.insertInto('webhook_endpoints').values(values).execute();
-      await recordAudit(trx, byRequest(context), { action: 'webhook_endpoint.created', target: { type: 'webhook_endpoint', id: values.id, display_name: url }, details: { url } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'webhook_endpoint.created',
+        target: { type: 'webhook_endpoint', id: values.id, display_name: url },
+        details: { url },
+      });
       return values;
     });
-    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/webhooks/endpoints/${row.id}` }, body: presentEndpointWithSecret(row, context.now) };
+    return {
+      status: 201,
+      contentType: 'application/json',
+      headers: { Location: `/v1/webhooks/endpoints/${row.id}` },
+      body: presentEndpointWithSecret(row, context.now),
+    };
   },
 
   async getWebhookEndpoint(request, context) {
-    const row = await endpointsOf(context.platform.db, context.caller.workspace.id).where('id', '=', request.path.id).executeTakeFirst();
+    const row = await endpointsOf(context.platform.db, context.caller.workspace.id)
+      .where('id', '=', request.path.id)
+      .executeTakeFirst();
     if (!row) throw notFound('webhook endpoint', request.path.id);
     return { status: 200, contentType: 'application/json', body: presentEndpoint(row, context.now) };
   },
@@ -88,7 +113,10 @@ export const endpointHandlers = {
     const changes = request.body;
     if (changes.url !== undefined) await checkWebhookUrl(changes.url, context.platform.config.webhooksAllowLoopback);
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('webhook endpoint', request.path.id);
       const updated = {
         ...existing,
@@ -113,18 +141,28 @@ export const endpointHandlers = {
 
   async deleteWebhookEndpoint(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('webhook endpoint', request.path.id);
       await failPendingDeliveries(trx, existing.id);
       await trx.deleteFrom('webhook_endpoints').where('id', '=', existing.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'webhook_endpoint.deleted', target: { type: 'webhook_endpoint', id: existing.id, display_name: existing.url }, details: { url: existing.url } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'webhook_endpoint.deleted',
+        target: { type: 'webhook_endpoint', id: existing.id, display_name: existing.url },
+        details: { url: existing.url },
+      });
     });
     return { status: 204 };
   },
 
   async rotateWebhookEndpointSecret(request, context) {
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const existing = await forUpdate(
+        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!existing) throw notFound('webhook endpoint', request.path.id);
       // The secret being replaced signs for 24 hours more; one still in its grace period from an earlier rotation
       // retires now: never more than two secrets sign.
@@ -137,15 +175,28 @@ export const endpointHandlers = {
       };
       await trx
         .updateTable('webhook_endpoints')
-        .set({ secret: updated.secret, previous_secret: updated.previous_secret, previous_secret_expires_at: updated.previous_secret_expires_at, updated_at: updated.updated_at })
+        .set({
+          secret: updated.secret,
+          previous_secret: updated.previous_secret,
+          previous_secret_expires_at: updated.previous_secret_expires_at,
+          updated_at: updated.updated_at,
+        })
         .where('id', '=', existing.id)
         .execute();
-      await recordAudit(trx, byRequest(context), { action: 'webhook_endpoint.secret_rotated', target: { type: 'webhook_endpoint', id: existing.id, display_name: existing.url } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'webhook_endpoint.secret_rotated',
+        target: { type: 'webhook_endpoint', id: existing.id, display_name: existing.url },
+      });
       return updated;
     });
     return { status: 200, contentType: 'application/json', body: presentEndpointWithSecret(row, context.now) };
   },
 } satisfies Pick<
   Handlers<RequestContext>,
-  'listWebhookEndpoints' | 'createWebhookEndpoint' | 'getWebhookEndpoint' | 'updateWebhookEndpoint' | 'deleteWebhookEndpoint' | 'rotateWebhookEndpointSecret'
+  | 'listWebhookEndpoints'
+  | 'createWebhookEndpoint'
+  | 'getWebhookEndpoint'
+  | 'updateWebhookEndpoint'
+  | 'deleteWebhookEndpoint'
+  | 'rotateWebhookEndpointSecret'
 >;

@@ -6,12 +6,12 @@ import type { Handlers } from '../../../generated/operations.ts';
 import type { EventType } from '../../../generated/webhooks.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
-import { RETENTION_DAYS } from '../../platform/retention.ts';
+import { parseInstant } from '../../platform/instant.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound } from '../../platform/problems.ts';
+import { RETENTION_DAYS } from '../../platform/retention.ts';
 import { openApiDocument } from '../../platform/spec.ts';
 import type { Database, EventsTable } from '../../storage/schema.ts';
-import { parseInstant } from '../../platform/instant.ts';
 import { eventPayload, filterMatches } from './record-event.ts';
 
 type Schemas = components['schemas'];
@@ -22,9 +22,14 @@ type Schemas = components['schemas'];
 
 interface WebhookOperation {
   description: string;
-  requestBody: { content: { 'application/json': { schema: { $ref: string }; examples: Record<string, { $ref: string }> } } };
+  requestBody: {
+    content: { 'application/json': { schema: { $ref: string }; examples: Record<string, { $ref: string }> } };
+  };
 }
-const components_ = openApiDocument.components as { schemas: Record<string, { enum?: string[] }>; examples: Record<string, { value: unknown }> };
+const components_ = openApiDocument.components as {
+  schemas: Record<string, { enum?: string[] }>;
+  examples: Record<string, { value: unknown }>;
+};
 const webhooks = openApiDocument.webhooks as Record<string, { post: WebhookOperation }>;
 
 /** Every event type, in the order of the contract's EventType enum. */
@@ -66,7 +71,11 @@ export function presentEvent(row: EventsTable): Schemas['Event'] {
 const utc = (value: string) => iso(parseInstant(value));
 
 export function eventsOf(db: Kysely<Database> | Transaction<Database>, workspaceId: string, now: Date) {
-  return db.selectFrom('events').selectAll().where('workspace_id', '=', workspaceId).where('created_at', '>=', eventWindowStart(now));
+  return db
+    .selectFrom('events')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('created_at', '>=', eventWindowStart(now));
 }
 
 export const eventHandlers = {
@@ -83,7 +92,9 @@ export const eventHandlers = {
   },
 
   async getEvent(request, context) {
-    const row = await eventsOf(context.platform.db, context.caller.workspace.id, context.now).where('id', '=', request.path.id).executeTakeFirst();
+    const row = await eventsOf(context.platform.db, context.caller.workspace.id, context.now)
+      .where('id', '=', request.path.id)
+      .executeTakeFirst();
     if (!row) throw notFound('event', request.path.id);
     return { status: 200, contentType: 'application/json', body: presentEvent(row) };
   },

@@ -1,10 +1,11 @@
 // The webhooks feature: endpoints, events, deliveries and the delivery worker.
-import type { Feature } from '../../platform/feature.ts';
+
 import { iso } from '../../platform/clock.ts';
+import type { Feature } from '../../platform/feature.ts';
 import { RETENTION_DAYS } from '../../platform/retention.ts';
-import { PENDING } from '../../storage/partial-indexes.ts';
 import { webhooks } from '../../storage/migrations/002_webhooks.ts';
 import { eventCatalogue } from '../../storage/migrations/006_event_catalogue.ts';
+import { PENDING } from '../../storage/partial-indexes.ts';
 import { deliveryHandlers } from './deliveries.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { endpointHandlers } from './endpoints.ts';
@@ -21,10 +22,22 @@ export const webhooksFeature = {
     await db.deleteFrom('events').where('created_at', '<', before).execute();
     // Attempts go with their delivery (on delete cascade). A delivery still pending (a long queue behind an endpoint
     // that keeps failing) is kept until it ends: deleting it would lose the event and stall its endpoint's queue.
-    await db.deleteFrom('webhook_deliveries').where('created_at', '<', before).where('status', '!=', 'pending').execute();
+    await db
+      .deleteFrom('webhook_deliveries')
+      .where('created_at', '<', before)
+      .where('status', '!=', 'pending')
+      .execute();
   },
   workers: ({ config, db, kind, clock, logger, metrics }) => [
-    new DeliveryWorker({ db, kind, databaseUrl: config.databaseUrl, clock, logger, metrics, allowLoopback: config.webhooksAllowLoopback }),
+    new DeliveryWorker({
+      db,
+      kind,
+      databaseUrl: config.databaseUrl,
+      clock,
+      logger,
+      metrics,
+      allowLoopback: config.webhooksAllowLoopback,
+    }),
   ],
   gauges: ({ db }) => [
     {
@@ -32,7 +45,11 @@ export const webhooksFeature = {
       help: 'Webhook deliveries not yet ended (status pending: due, waiting for a retry, or queued behind their endpoint).',
       // On the partial index of pending deliveries (webhook_deliveries_due): its size is the backlog, not the history.
       async collect() {
-        const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number | string>().as('count')).where('status', '=', PENDING).executeTakeFirstOrThrow();
+        const row = await db
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.countAll<number | string>().as('count'))
+          .where('status', '=', PENDING)
+          .executeTakeFirstOrThrow();
         return [{ value: Number(row.count) }];
       },
     },

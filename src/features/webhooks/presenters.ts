@@ -22,7 +22,10 @@ export function presentEndpoint(row: Selectable<WebhookEndpointsTable>, now: Dat
   };
 }
 
-export function presentEndpointWithSecret(row: Selectable<WebhookEndpointsTable>, now: Date): Schemas['WebhookEndpointWithSecret'] {
+export function presentEndpointWithSecret(
+  row: Selectable<WebhookEndpointsTable>,
+  now: Date,
+): Schemas['WebhookEndpointWithSecret'] {
   return { ...presentEndpoint(row, now), secret: row.secret };
 }
 
@@ -45,7 +48,10 @@ export function presentDeliverySummary(row: Selectable<WebhookDeliveriesTable>):
   };
 }
 
-export function presentDelivery(row: Selectable<WebhookDeliveriesTable>, attempts: Selectable<WebhookAttemptsTable>[]): Schemas['WebhookDelivery'] {
+export function presentDelivery(
+  row: Selectable<WebhookDeliveriesTable>,
+  attempts: Selectable<WebhookAttemptsTable>[],
+): Schemas['WebhookDelivery'] {
   return {
     ...presentDeliverySummary(row),
     attempts: attempts.map((attempt) => ({

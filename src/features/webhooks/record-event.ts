@@ -18,14 +18,19 @@ export type { EventType };
 
 type Schemas = components['schemas'];
 /** The `data` of an event type, from its schema in the contract (`WorkspaceMemberAddedEvent`…). */
-type EventSchemaName<T extends EventType> = { [K in keyof Schemas]: Schemas[K] extends { object: 'event'; type: T } ? K : never }[keyof Schemas];
+type EventSchemaName<T extends EventType> = {
+  [K in keyof Schemas]: Schemas[K] extends { object: 'event'; type: T } ? K : never;
+}[keyof Schemas];
 export type EventData<T extends EventType> = Schemas[EventSchemaName<T>] extends { data: infer D } ? D : never;
 
 /**
  * The event as delivered and as GET /v1/events shows it, as the exact JSON text of every delivery: the envelope's
  * fields in the contract's order, then `data` as it was stored.
  */
-export function eventPayload(event: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'workspace_id' | 'sequence' | 'data'>, test = false): string {
+export function eventPayload(
+  event: Pick<EventsTable, 'id' | 'type' | 'created_at' | 'workspace_id' | 'sequence' | 'data'>,
+  test = false,
+): string {
   return (
     `{"id":${JSON.stringify(event.id)},"object":"event","type":${JSON.stringify(event.type)},"created":${JSON.stringify(event.created_at)},` +
     `"workspace_id":${JSON.stringify(event.workspace_id)},"sequence":${Number(event.sequence)},"test":${test},"data":${event.data}}`
@@ -36,7 +41,13 @@ export function eventPayload(event: Pick<EventsTable, 'id' | 'type' | 'created_a
  * Records an event of the workspace in the caller's transaction, with the next `sequence`, and creates its
  * deliveries to every enabled endpoint that subscribes to the type. `data` is typed by the contract's event schema.
  */
-export async function recordEvent<T extends EventType>(trx: Transaction<Database>, workspaceId: string, type: T, data: EventData<T>, now: Date): Promise<string> {
+export async function recordEvent<T extends EventType>(
+  trx: Transaction<Database>,
+  workspaceId: string,
+  type: T,
+  data: EventData<T>,
+  now: Date,
+): Promise<string> {
   // The row lock of this update orders concurrent events of one workspace (PostgreSQL); SQLite has one writer.
   const { event_sequence } = await trx
     .updateTable('workspaces')
@@ -44,17 +55,31 @@ export async function recordEvent<T extends EventType>(trx: Transaction<Database
     .where('id', '=', workspaceId)
     .returning('event_sequence')
     .executeTakeFirstOrThrow();
-  const event = { id: newId('evt', now), workspace_id: workspaceId, type, sequence: Number(event_sequence), data: JSON.stringify(data), created_at: iso(now) };
+  const event = {
+    id: newId('evt', now),
+    workspace_id: workspaceId,
+    type,
+    sequence: Number(event_sequence),
+    data: JSON.stringify(data),
+    created_at: iso(now),
+  };
   await trx.insertInto('events').values(event).execute();
 
   // The endpoints' rows are locked until commit: the worker, finishing an endpoint's queue head, takes the same lock
   // before it looks for the next one, so it cannot miss a delivery that this transaction queues behind the head. In id
   // order, as the worker takes them (two transactions locking the same rows in different orders could deadlock).
   const endpoints = await forUpdate(
-    trx.selectFrom('webhook_endpoints').select(['id', 'event_types']).where('workspace_id', '=', workspaceId).where('enabled', '=', 1).orderBy('id'),
+    trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'event_types'])
+      .where('workspace_id', '=', workspaceId)
+      .where('enabled', '=', 1)
+      .orderBy('id'),
     trx,
   ).execute();
-  const subscribed = endpoints.filter((endpoint) => filtersMatch(JSON.parse(endpoint.event_types) as string[], type)).map((e) => e.id);
+  const subscribed = endpoints
+    .filter((endpoint) => filtersMatch(JSON.parse(endpoint.event_types) as string[], type))
+    .map((e) => e.id);
   if (subscribed.length === 0) return event.id;
   // Per endpoint, a delivery waits (next_attempt_at null) while an earlier one of the queue is still pending.
   // One probe of the queue index per endpoint (a `distinct` over the pending deliveries read every one of them).
@@ -65,7 +90,13 @@ export async function recordEvent<T extends EventType>(trx: Transaction<Database
         .select('e.id')
         .where('e.id', 'in', subscribed)
         .where(({ exists, selectFrom }) =>
-          exists(selectFrom('webhook_deliveries as d').select(sql.lit(1).as('one')).whereRef('d.endpoint_id', '=', 'e.id').where('d.status', '=', PENDING).where('d.ordered', '=', ONE)),
+          exists(
+            selectFrom('webhook_deliveries as d')
+              .select(sql.lit(1).as('one'))
+              .whereRef('d.endpoint_id', '=', 'e.id')
+              .where('d.status', '=', PENDING)
+              .where('d.ordered', '=', ONE),
+          ),
         )
         .execute()
     ).map((row) => row.id),

@@ -15,7 +15,9 @@ const CAP_S = 6 * 3600;
  * `RETRY_WAITS_S[n - 1]`: the wait, in seconds, between the end of attempt `n` and the start of attempt `n + 1`
  * (before jitter), for n = 1 … 23.
  */
-export const RETRY_WAITS_S: readonly number[] = Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => Math.min(CAP_S, Math.round(FIRST_WAIT_S * GROWTH ** i)));
+export const RETRY_WAITS_S: readonly number[] = Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) =>
+  Math.min(CAP_S, Math.round(FIRST_WAIT_S * GROWTH ** i)),
+);
 
 /**
  * When attempt `attempt + 1` is due after attempt `attempt` failed and ended at `endedAt`; `null` when `attempt`
@@ -38,7 +40,11 @@ export function formatDuration(seconds: number): string {
 
 /** The schedule as the Markdown table of the docs: attempt, wait after the previous attempt ended, time since the first. */
 export function scheduleTable(): string {
-  const rows = ['| attempt | waits after the previous attempt ended | since the first attempt, about |', '|---|---|---|', '| 1 | at once, when the event happens | 0 |'];
+  const rows = [
+    '| attempt | waits after the previous attempt ended | since the first attempt, about |',
+    '|---|---|---|',
+    '| 1 | at once, when the event happens | 0 |',
+  ];
   let total = 0;
   RETRY_WAITS_S.forEach((wait, i) => {
     total += wait;

@@ -3,9 +3,9 @@
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
+import { guardedLookup, literalHostBlocked } from '../../platform/url-guard.ts';
 import type { WebhookAttemptsTable } from '../../storage/schema.ts';
 import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
-import { guardedLookup, literalHostBlocked } from '../../platform/url-guard.ts';
 
 export type AttemptError = NonNullable<WebhookAttemptsTable['error']>;
 
@@ -34,7 +34,8 @@ function classify(error: NodeJS.ErrnoException, timedOut: boolean): AttemptError
   const code = error.code ?? '';
   if (code === 'EADDRBLOCKED') return 'address_blocked';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') return 'dns';
-  if (code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL') return 'connection_refused';
+  if (code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EADDRNOTAVAIL')
+    return 'connection_refused';
   if (tlsCodes.test(code) || /certificate|ssl|tls/i.test(error.message)) return 'tls';
   if (code === 'ETIMEDOUT') return 'timeout';
   return 'connection_reset';
@@ -42,10 +43,18 @@ function classify(error: NodeJS.ErrnoException, timedOut: boolean): AttemptError
 
 /** Text of a response excerpt: invalid UTF-8 replaced, and no NUL (PostgreSQL text cannot hold it). */
 function excerpt(bytes: Buffer): string {
-  return new TextDecoder('utf-8').decode(bytes).replace(/\u0000/g, '\ufffd').slice(0, RESPONSE_EXCERPT_BYTES);
+  return new TextDecoder('utf-8')
+    .decode(bytes)
+    .replace(/\u0000/g, '\ufffd')
+    .slice(0, RESPONSE_EXCERPT_BYTES);
 }
 
-export async function sendAttempt(target: string, body: string, headers: Record<string, string>, allowLoopback: boolean): Promise<AttemptOutcome> {
+export async function sendAttempt(
+  target: string,
+  body: string,
+  headers: Record<string, string>,
+  allowLoopback: boolean,
+): Promise<AttemptOutcome> {
   const started = performance.now();
   // A kept-alive connection that the receiver closed while idle fails at once on reuse, before the receiver saw
   // anything: that is no answer of the receiver, so the request goes again (as Node advises). Several idle
@@ -56,17 +65,27 @@ export async function sendAttempt(target: string, body: string, headers: Record<
   }
 }
 
-function postOnce(target: string, body: string, headers: Record<string, string>, allowLoopback: boolean, started: number): Promise<AttemptOutcome | 'stale_connection'> {
+function postOnce(
+  target: string,
+  body: string,
+  headers: Record<string, string>,
+  allowLoopback: boolean,
+  started: number,
+): Promise<AttemptOutcome | 'stale_connection'> {
   const duration = () => Math.min(60_000, Math.round(performance.now() - started));
   return new Promise((resolve) => {
-    const failed = (error: AttemptError) => resolve({ status: 'failed', responseStatusCode: null, responseBody: null, durationMs: duration(), error });
+    const failed = (error: AttemptError) =>
+      resolve({ status: 'failed', responseStatusCode: null, responseBody: null, durationMs: duration(), error });
     let url: URL;
     try {
       url = new URL(target);
     } catch {
       return failed('dns');
     }
-    if (literalHostBlocked(url, allowLoopback) || (url.protocol !== 'https:' && !(allowLoopback && url.protocol === 'http:'))) {
+    if (
+      literalHostBlocked(url, allowLoopback) ||
+      (url.protocol !== 'https:' && !(allowLoopback && url.protocol === 'http:'))
+    ) {
       return failed('address_blocked');
     }
     const transport = url.protocol === 'https:' ? https : http;

@@ -5,5 +5,11 @@ import { checkPublicUrl } from '../../platform/url-guard.ts';
 
 /** A webhook endpoint's URL: https (http too with the development setting that allows loopback). */
 export async function checkWebhookUrl(raw: string, allowLoopback: boolean, pointer = '/url'): Promise<void> {
-  await checkPublicUrl(raw, { allowLoopback, allowHttp: allowLoopback, pointer, code: 'invalid_webhook_url', what: 'webhook URL' });
+  await checkPublicUrl(raw, {
+    allowLoopback,
+    allowHttp: allowLoopback,
+    pointer,
+    code: 'invalid_webhook_url',
+    what: 'webhook URL',
+  });
 }

@@ -27,12 +27,18 @@ if (form) {
     try {
       const response = await fetch(`/v1/workflows/${workflowId}/runs/${runId}/steps/${stepId}/${decision}`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${key.value.trim()}`, 'Content-Type': 'application/json', Accept: 'application/json' },
+        headers: {
+          Authorization: `Bearer ${key.value.trim()}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+        },
         body: JSON.stringify(comment.value.trim() ? { comment: comment.value.trim() } : {}),
       });
       const body = (await response.json().catch(() => null)) as { title?: string; detail?: string } | null;
       if (!response.ok) {
-        error.textContent = body?.title ? `${body.title}: ${body.detail ?? ''}` : `The API answered ${response.status}.`;
+        error.textContent = body?.title
+          ? `${body.title}: ${body.detail ?? ''}`
+          : `The API answered ${response.status}.`;
         error.hidden = false;
         buttons.forEach((button) => {
           button.disabled = false;

@@ -6,7 +6,7 @@
 // The page's data is in the HTML as text and attributes (escaped), the content to review as Markdown rendered to HTML
 // (markdown-it with raw HTML escaped, so markup in a model's output is shown, never run); its script (approval-app.ts, bundled by esbuild
 // on first request) only reads them and calls the API. The policy allows no inline script and nothing from elsewhere.
-import { Router, type Response } from 'express';
+import { type Response, Router } from 'express';
 import MarkdownIt from 'markdown-it';
 import type { components } from '../../../generated/openapi.ts';
 import { bundleScript, once, sendAsset, stylesheet } from '../../platform/assets.ts';
@@ -16,7 +16,8 @@ import type { Approval } from './store.ts';
 
 type Schemas = components['schemas'];
 
-const POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const ASSETS = '/approvals/assets';
 
 /** The content's Markdown: raw HTML escaped (`html: false`), links markdown-it accepts (never `javascript:`, `vbscript:`,
@@ -33,7 +34,8 @@ markdown.renderer.rules.heading_open = (tokens, index, options, _env, self) => {
 };
 markdown.renderer.rules.heading_close = markdown.renderer.rules.heading_open;
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 function page(res: Response, status: number, title: string, body: string): void {
   res.status(status);
@@ -65,8 +67,12 @@ function notice(res: Response, status: number, title: string, text: string): voi
 /** The step's state in words: waiting, or what was decided and by whom. */
 function stateOf(status: string, approval: Approval): string {
   if (status === 'awaiting_approval') return `Waiting for a decision until ${approval.expires_at}.`;
-  if (approval.timed_out) return approval.decision ? `Nobody decided in time: ${approval.decision === 'approve' ? 'approved' : 'rejected'} by its timeout.` : 'Nobody decided in time: the step failed.';
-  if (approval.decision) return `${approval.decision === 'approve' ? 'Approved' : 'Rejected'} at ${approval.decided_at} by ${approval.decided_by_key_id}${approval.comment ? `: “${approval.comment}”` : '.'}`;
+  if (approval.timed_out)
+    return approval.decision
+      ? `Nobody decided in time: ${approval.decision === 'approve' ? 'approved' : 'rejected'} by its timeout.`
+      : 'Nobody decided in time: the step failed.';
+  if (approval.decision)
+    return `${approval.decision === 'approve' ? 'Approved' : 'Rejected'} at ${approval.decided_at} by ${approval.decided_by_key_id}${approval.comment ? `: “${approval.comment}”` : '.'}`;
   return status === 'cancelled' ? 'The run was cancelled: nothing to decide.' : `The step is ${status}.`;
 }
 
@@ -82,12 +88,31 @@ export function approvalPages(platform: Platform): Router {
     const expires = typeof req.query.expires === 'string' ? req.query.expires : undefined;
     const signature = typeof req.query.signature === 'string' ? req.query.signature : undefined;
     if (!(await verifyApprovalLink(platform.db, runId, stepId, expires, signature, platform.clock.now()))) {
-      return notice(res, 403, 'This approval link does not work', 'The link is not valid or has expired. Ask for the run in the API (GET /v1/workflows/{id}/runs/{run_id}) or wait for a new link.');
+      return notice(
+        res,
+        403,
+        'This approval link does not work',
+        'The link is not valid or has expired. Ask for the run in the API (GET /v1/workflows/{id}/runs/{run_id}) or wait for a new link.',
+      );
     }
     const run = await platform.db.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirst();
-    const step = run && (await platform.db.selectFrom('workflow_run_steps').selectAll().where('run_id', '=', runId).where('step_id', '=', stepId).executeTakeFirst());
-    const workflow = run && (await platform.db.selectFrom('workflows').select(['id', 'name']).where('id', '=', run.workflow_id).executeTakeFirst());
-    if (!run || !step?.approval || !workflow) return notice(res, 404, 'No such approval', 'The run or its workflow has been deleted.');
+    const step =
+      run &&
+      (await platform.db
+        .selectFrom('workflow_run_steps')
+        .selectAll()
+        .where('run_id', '=', runId)
+        .where('step_id', '=', stepId)
+        .executeTakeFirst());
+    const workflow =
+      run &&
+      (await platform.db
+        .selectFrom('workflows')
+        .select(['id', 'name'])
+        .where('id', '=', run.workflow_id)
+        .executeTakeFirst());
+    if (!run || !step?.approval || !workflow)
+      return notice(res, 404, 'No such approval', 'The run or its workflow has been deleted.');
     const approval = JSON.parse(step.approval) as Approval;
     const waiting = step.status === 'awaiting_approval' && run.status !== 'cancelled';
     const role = approval.approver_role as Schemas['WorkflowApprovalStep']['approver_role'];

@@ -6,7 +6,14 @@
 // template it is. Also the warnings, the normalised definition (every `depends_on` explicit, every step default
 // filled in) and the JSON Schema of the inputs.
 import type { components } from '../../../generated/openapi.ts';
-import { ExpressionError, parseExpression, parseTemplate, referencesOf, type Expression, type TemplatePart } from './expressions.ts';
+import {
+  type Expression,
+  ExpressionError,
+  parseExpression,
+  parseTemplate,
+  referencesOf,
+  type TemplatePart,
+} from './expressions.ts';
 
 type Schemas = components['schemas'];
 export type Definition = Schemas['WorkflowDefinition'];
@@ -33,7 +40,13 @@ export interface Checked {
   normalized: Definition | null;
 }
 
-const RETRY_DEFAULT = { max_attempts: 3, initial_ms: 1000, multiplier: 2, max_ms: 30_000, retry_on: ['timeout', 'rate_limited', 'provider_error'] };
+const RETRY_DEFAULT = {
+  max_attempts: 3,
+  initial_ms: 1000,
+  multiplier: 2,
+  max_ms: 30_000,
+  retry_on: ['timeout', 'rate_limited', 'provider_error'],
+};
 const TIMEOUT_DEFAULT = 120_000;
 
 /** The template fields of each step type. */
@@ -48,7 +61,9 @@ const TEMPLATE_FIELDS: Record<Step['type'], string[]> = {
 /** Line and column (1-based) of an offset in a text, for error details. */
 function place(text: string, offset: number): string {
   const before = text.slice(0, offset).split('\n');
-  return before.length === 1 ? `column ${offset + 1}` : `line ${before.length}, column ${before[before.length - 1]!.length + 1}`;
+  return before.length === 1
+    ? `column ${offset + 1}`
+    : `line ${before.length}, column ${before[before.length - 1]!.length + 1}`;
 }
 
 function typeMatches(type: InputDefinition['type'], value: unknown): boolean {
@@ -82,7 +97,11 @@ export function checkDefinition(definition: Definition, resources: Resources = {
 
   steps.forEach((step, index) => {
     const first = indexOf.get(step.id);
-    if (first !== undefined) errors.push({ pointer: `/steps/${index}/id`, detail: `is also the id of step ${first} (/steps/${first}); step ids must be unique` });
+    if (first !== undefined)
+      errors.push({
+        pointer: `/steps/${index}/id`,
+        detail: `is also the id of step ${first} (/steps/${first}); step ids must be unique`,
+      });
     else indexOf.set(step.id, index);
   });
 
@@ -91,7 +110,8 @@ export function checkDefinition(definition: Definition, resources: Resources = {
   depends.forEach((list, index) => {
     list.forEach((id, k) => {
       if (!indexOf.has(id)) errors.push({ pointer: `/steps/${index}/depends_on/${k}`, detail: `names no step: ${id}` });
-      else if (id === steps[index]!.id) errors.push({ pointer: `/steps/${index}/depends_on/${k}`, detail: 'names the step itself' });
+      else if (id === steps[index]!.id)
+        errors.push({ pointer: `/steps/${index}/depends_on/${k}`, detail: 'names the step itself' });
     });
   });
   const cycle = findCycle(steps, depends, indexOf);
@@ -99,7 +119,10 @@ export function checkDefinition(definition: Definition, resources: Resources = {
     const from = indexOf.get(cycle[0]!)!;
     const edge = depends[from]!.indexOf(cycle[1]!);
     // Omitted depends_on (the step before) has no entry to point at: the step's depends_on then.
-    errors.push({ pointer: steps[from]!.depends_on ? `/steps/${from}/depends_on/${edge}` : `/steps/${from}`, detail: `dependency cycle: ${cycle.join(' → ')}` });
+    errors.push({
+      pointer: steps[from]!.depends_on ? `/steps/${from}/depends_on/${edge}` : `/steps/${from}`,
+      detail: `dependency cycle: ${cycle.join(' → ')}`,
+    });
   }
 
   // What each step may reference: the steps it depends on, directly or through others.
@@ -107,22 +130,45 @@ export function checkDefinition(definition: Definition, resources: Resources = {
   const usedInputs = new Set<string>();
   const usedSteps = new Set<string>();
 
-  const checkReferences = (parsed: Expression | TemplatePart[], pointer: string, allowed: Set<string> | 'any', text: string) => {
+  const checkReferences = (
+    parsed: Expression | TemplatePart[],
+    pointer: string,
+    allowed: Set<string> | 'any',
+    text: string,
+  ) => {
     for (const reference of referencesOf(parsed)) {
       const [first, second] = reference.path;
       const where = ` (${place(text, reference.start)})`;
       if (reference.root === 'inputs') {
         if (typeof first !== 'string') errors.push({ pointer, detail: `name an input: inputs.<name>${where}` });
-        else if (!Object.hasOwn(inputs, first)) errors.push({ pointer, detail: `references input \`${first}\`, which is not defined${where}` });
+        else if (!Object.hasOwn(inputs, first))
+          errors.push({ pointer, detail: `references input \`${first}\`, which is not defined${where}` });
         else usedInputs.add(first);
       } else if (reference.root === 'steps') {
-        if (typeof first !== 'string') errors.push({ pointer, detail: `name a step: steps.<id>.output or steps.<id>.status${where}` });
-        else if (!indexOf.has(first)) errors.push({ pointer, detail: `references step \`${first}\`, which is not defined${where}` });
-        else if (allowed !== 'any' && !allowed.has(first)) errors.push({ pointer, detail: `references step \`${first}\`, which this step does not depend on: add it to depends_on${where}` });
-        else if (second !== 'output' && second !== 'status') errors.push({ pointer, detail: `a step has output and status: steps.${first}.output or steps.${first}.status${where}` });
+        if (typeof first !== 'string')
+          errors.push({ pointer, detail: `name a step: steps.<id>.output or steps.<id>.status${where}` });
+        else if (!indexOf.has(first))
+          errors.push({ pointer, detail: `references step \`${first}\`, which is not defined${where}` });
+        else if (allowed !== 'any' && !allowed.has(first))
+          errors.push({
+            pointer,
+            detail: `references step \`${first}\`, which this step does not depend on: add it to depends_on${where}`,
+          });
+        else if (second !== 'output' && second !== 'status')
+          errors.push({
+            pointer,
+            detail: `a step has output and status: steps.${first}.output or steps.${first}.status${where}`,
+          });
         else usedSteps.add(first);
-      } else if (reference.root === 'run' ? !(first === 'id' && reference.path.length === 1) : !((first === 'id' || first === 'version') && reference.path.length === 1)) {
-        errors.push({ pointer, detail: `${reference.root === 'run' ? 'run has only run.id' : 'workflow has only workflow.id and workflow.version'}${where}` });
+      } else if (
+        reference.root === 'run'
+          ? !(first === 'id' && reference.path.length === 1)
+          : !((first === 'id' || first === 'version') && reference.path.length === 1)
+      ) {
+        errors.push({
+          pointer,
+          detail: `${reference.root === 'run' ? 'run has only run.id' : 'workflow has only workflow.id and workflow.version'}${where}`,
+        });
       }
     }
   };
@@ -139,52 +185,95 @@ export function checkDefinition(definition: Definition, resources: Resources = {
 
   steps.forEach((step, index) => {
     const allowed = upstream[index]!;
-    for (const field of TEMPLATE_FIELDS[step.type]) template((step as Record<string, unknown>)[field] as string | undefined, `/steps/${index}/${field}`, allowed);
-    if (step.type === 'document_command') template(step.options?.instructions, `/steps/${index}/options/instructions`, allowed);
+    for (const field of TEMPLATE_FIELDS[step.type])
+      template((step as Record<string, unknown>)[field] as string | undefined, `/steps/${index}/${field}`, allowed);
+    if (step.type === 'document_command')
+      template(step.options?.instructions, `/steps/${index}/options/instructions`, allowed);
     if (step.when !== undefined) {
       try {
         const parsed = parseExpression(step.when);
         checkReferences(parsed, `/steps/${index}/when`, allowed, step.when);
-        if (parsed.kind === 'literal') warnings.push({ pointer: `/steps/${index}/when`, detail: `is always ${parsed.value === null || parsed.value === false || parsed.value === 0 || parsed.value === '' ? 'false: the step never runs' : 'true'}` });
+        if (parsed.kind === 'literal')
+          warnings.push({
+            pointer: `/steps/${index}/when`,
+            detail: `is always ${parsed.value === null || parsed.value === false || parsed.value === 0 || parsed.value === '' ? 'false: the step never runs' : 'true'}`,
+          });
       } catch (error) {
         if (!(error instanceof ExpressionError)) throw error;
         errors.push({ pointer: `/steps/${index}/when`, detail: `${place(step.when, error.offset)}: ${error.message}` });
       }
     }
     if (step.type === 'generate') {
-      if (resources.model && !resources.model(step.model)) errors.push({ pointer: `/steps/${index}/model`, detail: `${step.model} is not a chat model of the catalogue in this workspace's region` });
-      if (step.voice_id && resources.voice && !resources.voice(step.voice_id)) errors.push({ pointer: `/steps/${index}/voice_id`, detail: `${step.voice_id} is not a ready voice of this workspace` });
+      if (resources.model && !resources.model(step.model))
+        errors.push({
+          pointer: `/steps/${index}/model`,
+          detail: `${step.model} is not a chat model of the catalogue in this workspace's region`,
+        });
+      if (step.voice_id && resources.voice && !resources.voice(step.voice_id))
+        errors.push({
+          pointer: `/steps/${index}/voice_id`,
+          detail: `${step.voice_id} is not a ready voice of this workspace`,
+        });
     }
-    if (step.type === 'knowledge_search' && resources.knowledgeBase && !resources.knowledgeBase(step.knowledge_base_id)) {
-      errors.push({ pointer: `/steps/${index}/knowledge_base_id`, detail: `${step.knowledge_base_id} is not a knowledge base of this workspace` });
+    if (
+      step.type === 'knowledge_search' &&
+      resources.knowledgeBase &&
+      !resources.knowledgeBase(step.knowledge_base_id)
+    ) {
+      errors.push({
+        pointer: `/steps/${index}/knowledge_base_id`,
+        detail: `${step.knowledge_base_id} is not a knowledge base of this workspace`,
+      });
     }
-    if (step.type === 'approval' && step.on_timeout === 'approve') warnings.push({ pointer: `/steps/${index}/on_timeout`, detail: 'approve: the step is approved when nobody decides in time' });
-    if ('retry' in step && step.retry && step.retry.max_ms !== undefined && step.retry.max_ms < (step.retry.initial_ms ?? RETRY_DEFAULT.initial_ms)) {
+    if (step.type === 'approval' && step.on_timeout === 'approve')
+      warnings.push({
+        pointer: `/steps/${index}/on_timeout`,
+        detail: 'approve: the step is approved when nobody decides in time',
+      });
+    if (
+      'retry' in step &&
+      step.retry &&
+      step.retry.max_ms !== undefined &&
+      step.retry.max_ms < (step.retry.initial_ms ?? RETRY_DEFAULT.initial_ms)
+    ) {
       errors.push({ pointer: `/steps/${index}/retry/max_ms`, detail: 'must be at least initial_ms' });
     }
   });
 
-  for (const [name, output] of Object.entries(definition.outputs ?? {})) template(output, `/outputs/${escapePointer(name)}`, 'any');
+  for (const [name, output] of Object.entries(definition.outputs ?? {}))
+    template(output, `/outputs/${escapePointer(name)}`, 'any');
 
   for (const [name, input] of Object.entries(inputs)) {
     const pointer = `/inputs/${escapePointer(name)}`;
     const type = input.type ?? 'string';
-    if (input.enum && !['string', 'number', 'integer'].includes(type)) errors.push({ pointer: `${pointer}/enum`, detail: `applies to string, number and integer inputs, not ${type}` });
-    if (input.enum) input.enum.forEach((item, k) => {
-        if (!typeMatches(type, item)) errors.push({ pointer: `${pointer}/enum/${k}`, detail: `is not of the input's type, ${type}` });
+    if (input.enum && !['string', 'number', 'integer'].includes(type))
+      errors.push({ pointer: `${pointer}/enum`, detail: `applies to string, number and integer inputs, not ${type}` });
+    if (input.enum)
+      input.enum.forEach((item, k) => {
+        if (!typeMatches(type, item))
+          errors.push({ pointer: `${pointer}/enum/${k}`, detail: `is not of the input's type, ${type}` });
       });
     if (input.default !== undefined && input.default !== null) {
-      if (!typeMatches(type, input.default)) errors.push({ pointer: `${pointer}/default`, detail: `is not of the input's type, ${type}` });
-      else if (input.enum && !input.enum.includes(input.default as string | number)) errors.push({ pointer: `${pointer}/default`, detail: 'is not one of the enum values' });
+      if (!typeMatches(type, input.default))
+        errors.push({ pointer: `${pointer}/default`, detail: `is not of the input's type, ${type}` });
+      else if (input.enum && !input.enum.includes(input.default as string | number))
+        errors.push({ pointer: `${pointer}/default`, detail: 'is not one of the enum values' });
     }
-    if (input.required && input.default !== undefined) warnings.push({ pointer: `${pointer}/default`, detail: 'is never used: the input is required' });
-    if (!usedInputs.has(name)) warnings.push({ pointer, detail: `input \`${name}\` is not used by any step or output` });
+    if (input.required && input.default !== undefined)
+      warnings.push({ pointer: `${pointer}/default`, detail: 'is never used: the input is required' });
+    if (!usedInputs.has(name))
+      warnings.push({ pointer, detail: `input \`${name}\` is not used by any step or output` });
   }
   steps.forEach((step, index) => {
     const worksForOthers = step.type === 'generate' || step.type === 'transform' || step.type === 'knowledge_search';
-    if (worksForOthers && !usedSteps.has(step.id)) warnings.push({ pointer: `/steps/${index}`, detail: `the output of step \`${step.id}\` is not used by any step or output` });
+    if (worksForOthers && !usedSteps.has(step.id))
+      warnings.push({
+        pointer: `/steps/${index}`,
+        detail: `the output of step \`${step.id}\` is not used by any step or output`,
+      });
   });
-  if (definition.project_id && resources.project && !resources.project(definition.project_id)) errors.push({ pointer: '/project_id', detail: `${definition.project_id} is not a project of this workspace` });
+  if (definition.project_id && resources.project && !resources.project(definition.project_id))
+    errors.push({ pointer: '/project_id', detail: `${definition.project_id} is not a project of this workspace` });
 
   const order = (issue: Issue) => issue.pointer;
   return {
@@ -258,15 +347,43 @@ function normalize(definition: Definition, depends: string[][]): Definition {
     const common = { ...step, depends_on: depends[index]! };
     switch (step.type) {
       case 'generate':
-        return { temperature: 1, response_format: 'text', timeout_ms: TIMEOUT_DEFAULT, ...common, retry: { ...RETRY_DEFAULT, ...step.retry } } as Step;
+        return {
+          temperature: 1,
+          response_format: 'text',
+          timeout_ms: TIMEOUT_DEFAULT,
+          ...common,
+          retry: { ...RETRY_DEFAULT, ...step.retry },
+        } as Step;
       case 'transform':
-        return { ...(step.function === 'split' || step.function === 'join' ? { separator: '\n' } : {}), timeout_ms: TIMEOUT_DEFAULT, ...common, retry: { ...RETRY_DEFAULT, ...step.retry } } as Step;
+        return {
+          ...(step.function === 'split' || step.function === 'join' ? { separator: '\n' } : {}),
+          timeout_ms: TIMEOUT_DEFAULT,
+          ...common,
+          retry: { ...RETRY_DEFAULT, ...step.retry },
+        } as Step;
       case 'knowledge_search':
-        return { top_k: 5, min_score: 0, timeout_ms: TIMEOUT_DEFAULT, ...common, retry: { ...RETRY_DEFAULT, ...step.retry } } as Step;
+        return {
+          top_k: 5,
+          min_score: 0,
+          timeout_ms: TIMEOUT_DEFAULT,
+          ...common,
+          retry: { ...RETRY_DEFAULT, ...step.retry },
+        } as Step;
       case 'document_command':
-        return { apply: false, timeout_ms: TIMEOUT_DEFAULT, ...common, retry: { ...RETRY_DEFAULT, ...step.retry } } as Step;
+        return {
+          apply: false,
+          timeout_ms: TIMEOUT_DEFAULT,
+          ...common,
+          retry: { ...RETRY_DEFAULT, ...step.retry },
+        } as Step;
       case 'approval':
-        return { approver_role: 'editor', timeout_ms: 604_800_000, on_timeout: 'fail', on_reject: 'fail', ...common } as Step;
+        return {
+          approver_role: 'editor',
+          timeout_ms: 604_800_000,
+          on_timeout: 'fail',
+          on_reject: 'fail',
+          ...common,
+        } as Step;
     }
   });
   return { ...definition, steps };
@@ -289,5 +406,11 @@ export function inputSchema(definition: Definition): Record<string, unknown> {
     properties[name] = schema;
     if (input.required) required.push(name);
   }
-  return { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false, required, properties };
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    additionalProperties: false,
+    required,
+    properties,
+  };
 }

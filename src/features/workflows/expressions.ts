@@ -98,7 +98,11 @@ function tokenize(source: string, base: number): Token[] {
 
 /** Whether a `.` after this token is a path step rather than the start of a number. */
 function isOperand(token: Token): boolean {
-  return token.type === 'name' || token.type === 'string' || (token.type === 'operator' && (token.value === ')' || token.value === ']'));
+  return (
+    token.type === 'name' ||
+    token.type === 'string' ||
+    (token.type === 'operator' && (token.value === ')' || token.value === ']'))
+  );
 }
 
 // ----------------------------------------------------------------------------------------------------- parser
@@ -155,7 +159,11 @@ export function parseExpression(source: string, base = 0): Expression {
       if (token.value === 'true' || token.value === 'false') return { kind: 'literal', value: token.value === 'true' };
       if (token.value === 'null') return { kind: 'literal', value: null };
       if (isOp('(')) {
-        if (!(token.value in FUNCTIONS)) throw new ExpressionError(`unknown function ${token.value}(); the functions are ${Object.keys(FUNCTIONS).join(', ')}`, token.start);
+        if (!(token.value in FUNCTIONS))
+          throw new ExpressionError(
+            `unknown function ${token.value}(); the functions are ${Object.keys(FUNCTIONS).join(', ')}`,
+            token.start,
+          );
         at++;
         const args: Expression[] = [];
         if (!isOp(')')) {
@@ -165,11 +173,18 @@ export function parseExpression(source: string, base = 0): Expression {
         expect(')');
         const name = token.value as FunctionName;
         const arity = FUNCTIONS[name].length;
-        if (args.length !== arity) throw new ExpressionError(`${name}() takes ${arity} argument${arity === 1 ? '' : 's'}, not ${args.length}`, token.start);
+        if (args.length !== arity)
+          throw new ExpressionError(
+            `${name}() takes ${arity} argument${arity === 1 ? '' : 's'}, not ${args.length}`,
+            token.start,
+          );
         return { kind: 'call', name, args, start: token.start };
       }
       if (!ROOTS.includes(token.value as ReferenceRoot)) {
-        throw new ExpressionError(`unknown name ${token.value}: a reference starts with inputs, steps, run or workflow; text is written in quotes`, token.start);
+        throw new ExpressionError(
+          `unknown name ${token.value}: a reference starts with inputs, steps, run or workflow; text is written in quotes`,
+          token.start,
+        );
       }
       const path: Array<string | number> = [];
       let end = token.start + token.value.length;
@@ -184,7 +199,7 @@ export function parseExpression(source: string, base = 0): Expression {
           at++;
           const key = tokens[at++]!;
           if (!(key.type === 'string' || (key.type === 'number' && Number.isInteger(key.value) && key.value >= 0))) {
-            throw new ExpressionError("expected an index (a whole number) or a key in quotes inside [ ]", key.start);
+            throw new ExpressionError('expected an index (a whole number) or a key in quotes inside [ ]', key.start);
           }
           path.push(key.value);
           end = peek().start + 1;
@@ -198,7 +213,8 @@ export function parseExpression(source: string, base = 0): Expression {
   };
 
   const expression = level(0);
-  if (peek().type !== 'end') throw new ExpressionError(`unexpected ${describe(peek())} after the expression`, peek().start);
+  if (peek().type !== 'end')
+    throw new ExpressionError(`unexpected ${describe(peek())} after the expression`, peek().start);
   return expression;
 }
 
@@ -325,7 +341,13 @@ function resolve(reference: Extract<Expression, { kind: 'reference' }>, scope: S
   let value: unknown = scope[reference.root];
   for (const key of reference.path) {
     if (value === null || typeof value !== 'object') return null;
-    value = Array.isArray(value) ? (typeof key === 'number' ? value[key] : undefined) : Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+    value = Array.isArray(value)
+      ? typeof key === 'number'
+        ? value[key]
+        : undefined
+      : Object.hasOwn(value, key)
+        ? (value as Record<string, unknown>)[key]
+        : undefined;
     if (value === undefined) return null;
   }
   return (value ?? null) as Value;
@@ -340,21 +362,31 @@ export function evaluate(expression: Expression, scope: Scope): Value {
     case 'not':
       return !truthy(evaluate(expression.operand, scope));
     case 'call':
-      return (FUNCTIONS[expression.name] as (...args: Value[]) => Value)(...expression.args.map((arg) => evaluate(arg, scope)));
+      return (FUNCTIONS[expression.name] as (...args: Value[]) => Value)(
+        ...expression.args.map((arg) => evaluate(arg, scope)),
+      );
     case 'binary': {
       const { operator } = expression;
       if (operator === '??') {
         const left = evaluate(expression.left, scope);
         return left === null ? evaluate(expression.right, scope) : left;
       }
-      if (operator === '||') return truthy(evaluate(expression.left, scope)) || truthy(evaluate(expression.right, scope));
-      if (operator === '&&') return truthy(evaluate(expression.left, scope)) && truthy(evaluate(expression.right, scope));
+      if (operator === '||')
+        return truthy(evaluate(expression.left, scope)) || truthy(evaluate(expression.right, scope));
+      if (operator === '&&')
+        return truthy(evaluate(expression.left, scope)) && truthy(evaluate(expression.right, scope));
       const left = evaluate(expression.left, scope);
       const right = evaluate(expression.right, scope);
       if (operator === '==') return equal(left, right);
       if (operator === '!=') return !equal(left, right);
       // Ordering compares numbers with numbers and text with text; anything else is false.
-      if (!((typeof left === 'number' && typeof right === 'number') || (typeof left === 'string' && typeof right === 'string'))) return false;
+      if (
+        !(
+          (typeof left === 'number' && typeof right === 'number') ||
+          (typeof left === 'string' && typeof right === 'string')
+        )
+      )
+        return false;
       if (operator === '<') return left < right;
       if (operator === '<=') return left <= right;
       if (operator === '>') return left > right;
@@ -369,7 +401,10 @@ export function render(parts: TemplatePart[], scope: Scope): Value {
   let out = '';
   for (const part of parts) {
     out += 'text' in part ? part.text : asText(evaluate(part.expression, scope));
-    if (out.length > MAX_RENDERED_CHARACTERS) throw new RangeError(`the template renders to more than ${MAX_RENDERED_CHARACTERS.toLocaleString('en')} characters`);
+    if (out.length > MAX_RENDERED_CHARACTERS)
+      throw new RangeError(
+        `the template renders to more than ${MAX_RENDERED_CHARACTERS.toLocaleString('en')} characters`,
+      );
   }
   return out;
 }

@@ -43,6 +43,7 @@ export async function withOutputPolicy(value: Value, { platform, run, projectId 
 function visit(value: Value, replace: (text: string) => string): Value {
   if (typeof value === 'string') return replace(value);
   if (Array.isArray(value)) return value.map((item) => visit(item, replace));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [replace(key), visit(item, replace)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [replace(key), visit(item, replace)]));
   return value;
 }

@@ -6,17 +6,27 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { Problem, type ProblemFieldError } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Definition } from './definition.ts';
 import type { Value } from './expressions.ts';
-import { cancelOpenSteps, FINAL_RUN_STATUSES, presentRun, refreshRunStatus, stepsOf, versionDefinition, type Approval, type RunRow } from './store.ts';
+import {
+  type Approval,
+  cancelOpenSteps,
+  FINAL_RUN_STATUSES,
+  presentRun,
+  type RunRow,
+  refreshRunStatus,
+  stepsOf,
+  versionDefinition,
+} from './store.ts';
 import { loadWorkflow, workflowsOf } from './workflows.ts';
 
 type Schemas = components['schemas'];
 
-const runNotFound = (workflowId: string, runId: string) => new Problem('not_found', `No run ${runId} of workflow ${workflowId} in this workspace.`);
+const runNotFound = (workflowId: string, runId: string) =>
+  new Problem('not_found', `No run ${runId} of workflow ${workflowId} in this workspace.`);
 
 function typeName(value: unknown): string {
   if (value === null) return 'null';
@@ -26,11 +36,19 @@ function typeName(value: unknown): string {
 }
 
 /** The run's inputs with the defaults filled in, or every way they break the definition's `inputs`. */
-export function checkInputs(definition: Definition, given: Record<string, Value>): { inputs: Record<string, Value>; errors: ProblemFieldError[] } {
+export function checkInputs(
+  definition: Definition,
+  given: Record<string, Value>,
+): { inputs: Record<string, Value>; errors: ProblemFieldError[] } {
   const declared = definition.inputs ?? {};
   const errors: ProblemFieldError[] = [];
   const inputs: Record<string, Value> = {};
-  for (const name of Object.keys(given)) if (!Object.hasOwn(declared, name)) errors.push({ pointer: `/inputs/${name}`, detail: `is not an input of this workflow (it has: ${Object.keys(declared).join(', ') || 'none'})` });
+  for (const name of Object.keys(given))
+    if (!Object.hasOwn(declared, name))
+      errors.push({
+        pointer: `/inputs/${name}`,
+        detail: `is not an input of this workflow (it has: ${Object.keys(declared).join(', ') || 'none'})`,
+      });
   for (const [name, input] of Object.entries(declared)) {
     const pointer = `/inputs/${name}`;
     const value = given[name];
@@ -43,14 +61,22 @@ export function checkInputs(definition: Definition, given: Record<string, Value>
     const actual = typeName(value);
     const fits = type === actual || (type === 'number' && actual === 'integer');
     if (!fits) {
-      errors.push({ pointer, detail: `must be ${type === 'array' || type === 'object' || type === 'integer' ? `an ${type}` : `a ${type}`}, not ${actual === 'array' || actual === 'object' || actual === 'integer' ? `an ${actual}` : actual}` });
+      errors.push({
+        pointer,
+        detail: `must be ${type === 'array' || type === 'object' || type === 'integer' ? `an ${type}` : `a ${type}`}, not ${actual === 'array' || actual === 'object' || actual === 'integer' ? `an ${actual}` : actual}`,
+      });
       continue;
     }
-    if (input.enum && !input.enum.includes(value as string | number)) errors.push({ pointer, detail: `must be one of ${input.enum.map((item) => JSON.stringify(item)).join(', ')}` });
-    if (typeof value === 'string' && [...value].length > (input.max_length ?? 100_000)) errors.push({ pointer, detail: `must be at most ${input.max_length ?? 100_000} characters` });
-    if (typeof value === 'number' && input.minimum !== undefined && value < input.minimum) errors.push({ pointer, detail: `must be at least ${input.minimum}` });
-    if (typeof value === 'number' && input.maximum !== undefined && value > input.maximum) errors.push({ pointer, detail: `must be at most ${input.maximum}` });
-    if (Array.isArray(value) && value.length > (input.max_items ?? 1000)) errors.push({ pointer, detail: `must have at most ${input.max_items ?? 1000} items` });
+    if (input.enum && !input.enum.includes(value as string | number))
+      errors.push({ pointer, detail: `must be one of ${input.enum.map((item) => JSON.stringify(item)).join(', ')}` });
+    if (typeof value === 'string' && [...value].length > (input.max_length ?? 100_000))
+      errors.push({ pointer, detail: `must be at most ${input.max_length ?? 100_000} characters` });
+    if (typeof value === 'number' && input.minimum !== undefined && value < input.minimum)
+      errors.push({ pointer, detail: `must be at least ${input.minimum}` });
+    if (typeof value === 'number' && input.maximum !== undefined && value > input.maximum)
+      errors.push({ pointer, detail: `must be at most ${input.maximum}` });
+    if (Array.isArray(value) && value.length > (input.max_items ?? 1000))
+      errors.push({ pointer, detail: `must have at most ${input.max_items ?? 1000} items` });
     inputs[name] = value;
   }
   return { inputs, errors };
@@ -78,24 +104,53 @@ async function presented(context: RequestContext, runId: string): Promise<Schema
 }
 
 /** Records a decision on an approval step that waits, then wakes its run. */
-async function decide(context: RequestContext, path: { id: string; run_id: string; step_id: string }, decision: 'approve' | 'reject', comment: string | undefined) {
+async function decide(
+  context: RequestContext,
+  path: { id: string; run_id: string; step_id: string },
+  decision: 'approve' | 'reject',
+  comment: string | undefined,
+) {
   const db = context.platform.db;
   await loadRun(context, path.id, path.run_id);
   await db.transaction().execute(async (trx) => {
-    const run = await forUpdate(trx.selectFrom('workflow_runs').selectAll().where('id', '=', path.run_id), trx).executeTakeFirstOrThrow();
-    const step = await trx.selectFrom('workflow_run_steps').selectAll().where('run_id', '=', run.id).where('step_id', '=', path.step_id).executeTakeFirst();
+    const run = await forUpdate(
+      trx.selectFrom('workflow_runs').selectAll().where('id', '=', path.run_id),
+      trx,
+    ).executeTakeFirstOrThrow();
+    const step = await trx
+      .selectFrom('workflow_run_steps')
+      .selectAll()
+      .where('run_id', '=', run.id)
+      .where('step_id', '=', path.step_id)
+      .executeTakeFirst();
     if (!step) throw new Problem('not_found', `The run ${run.id} has no step ${path.step_id}.`);
     if (step.type !== 'approval' || step.status !== 'awaiting_approval' || run.status === 'cancelled') {
-      const why = step.type !== 'approval' ? 'is not an approval step' : `is ${run.status === 'cancelled' ? 'cancelled' : step.status}`;
-      throw new Problem('step_not_awaiting_approval', `The step ${step.step_id} ${why}; only a step that is awaiting_approval can be decided.`);
+      const why =
+        step.type !== 'approval'
+          ? 'is not an approval step'
+          : `is ${run.status === 'cancelled' ? 'cancelled' : step.status}`;
+      throw new Problem(
+        'step_not_awaiting_approval',
+        `The step ${step.step_id} ${why}; only a step that is awaiting_approval can be decided.`,
+      );
     }
     const approval = JSON.parse(step.approval!) as Approval;
     if (!atLeast(context.caller.role, approval.approver_role)) {
-      throw new Problem('insufficient_role', `The step ${step.step_id} needs an approver with the ${approval.approver_role} role or higher; the key's role is ${context.caller.role}.`);
+      throw new Problem(
+        'insufficient_role',
+        `The step ${step.step_id} needs an approver with the ${approval.approver_role} role or higher; the key's role is ${context.caller.role}.`,
+      );
     }
     const now = iso(context.now);
     const keyId = context.caller.apiKey.id;
-    const decided: Approval = { ...approval, decision, decided_at: now, decided_by_key_id: keyId, comment: comment ?? null, timed_out: false };
+    const decided: Approval = {
+      ...approval,
+      decision,
+      decided_at: now,
+      decided_by_key_id: keyId,
+      comment: comment ?? null,
+      timed_out: false,
+    };
     await trx
       .updateTable('workflow_run_steps')
       .set({
@@ -118,8 +173,17 @@ async function decide(context: RequestContext, path: { id: string; run_id: strin
   // The decision is recorded: a lost wake-up is sent again by the runtime's reconciliation.
   await context.platform.services.workflows
     .wake(path.run_id, path.step_id)
-    .catch((error: unknown) => context.platform.logger.warn({ err: error, run_id: path.run_id }, 'could not wake the run; it is woken within seconds'));
-  return { status: 200 as const, contentType: 'application/json' as const, body: await presented(context, path.run_id) };
+    .catch((error: unknown) =>
+      context.platform.logger.warn(
+        { err: error, run_id: path.run_id },
+        'could not wake the run; it is woken within seconds',
+      ),
+    );
+  return {
+    status: 200 as const,
+    contentType: 'application/json' as const,
+    body: await presented(context, path.run_id),
+  };
 }
 
 export const runHandlers = {
@@ -128,11 +192,19 @@ export const runHandlers = {
     const workspaceId = context.caller.workspace.id;
     const run = await db.transaction().execute(async (trx) => {
       // Locked: a delete of the workflow waits for the run to exist, and then refuses (it has an active run).
-      const workflow = await forUpdate(workflowsOf(trx, workspaceId).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const workflow = await forUpdate(
+        workflowsOf(trx, workspaceId).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!workflow) throw new Problem('not_found', `No workflow ${request.path.id} in this workspace.`);
       const definition = await versionDefinition(trx, workflow.id, workflow.version);
       const { inputs, errors } = checkInputs(definition, (request.body.inputs ?? {}) as Record<string, Value>);
-      if (errors.length > 0) throw new Problem('invalid_workflow_inputs', `The run's inputs have ${errors.length} error${errors.length === 1 ? '' : 's'}; the workflow's input_schema describes them.`, { errors });
+      if (errors.length > 0)
+        throw new Problem(
+          'invalid_workflow_inputs',
+          `The run's inputs have ${errors.length} error${errors.length === 1 ? '' : 's'}; the workflow's input_schema describes them.`,
+          { errors },
+        );
       const now = iso(context.now);
       const row: RunRow = {
         id: newId('run', context.now),
@@ -179,51 +251,101 @@ export const runHandlers = {
     // handed by the runtime's reconciliation.
     await context.platform.services.workflows
       .enqueue(run.id)
-      .catch((error: unknown) => context.platform.logger.warn({ err: error, run_id: run.id }, 'could not hand the run to the engine; it is handed within seconds'));
+      .catch((error: unknown) =>
+        context.platform.logger.warn(
+          { err: error, run_id: run.id },
+          'could not hand the run to the engine; it is handed within seconds',
+        ),
+      );
     const body = await presented(context, run.id);
-    return { status: 202, contentType: 'application/json', headers: { Location: `/v1/workflows/${run.workflow_id}/runs/${run.id}` }, body };
+    return {
+      status: 202,
+      contentType: 'application/json',
+      headers: { Location: `/v1/workflows/${run.workflow_id}/runs/${run.id}` },
+      body,
+    };
   },
 
   async listWorkflowRuns(request, context) {
     const db = context.platform.db;
     await loadWorkflow(db, context, request.path.id);
     const page = pageRequest(request.query);
-    let query = db.selectFrom('workflow_runs').selectAll().where('workflow_id', '=', request.path.id).where('workspace_id', '=', context.caller.workspace.id);
+    let query = db
+      .selectFrom('workflow_runs')
+      .selectAll()
+      .where('workflow_id', '=', request.path.id)
+      .where('workspace_id', '=', context.caller.workspace.id);
     if (request.query.status !== undefined) query = query.where('status', '=', request.query.status);
-    if (request.query.created_after !== undefined) query = query.where('created_at', '>=', iso(new Date(request.query.created_after)));
-    if (request.query.created_before !== undefined) query = query.where('created_at', '<', iso(new Date(request.query.created_before)));
+    if (request.query.created_after !== undefined)
+      query = query.where('created_at', '>=', iso(new Date(request.query.created_after)));
+    if (request.query.created_before !== undefined)
+      query = query.where('created_at', '<', iso(new Date(request.query.created_before)));
     const rows = await paginate(query, { id: 'id' }, page).execute();
     const steps = new Map<string, Awaited<ReturnType<typeof stepsOf>>>();
     const ids = rows.map((row) => row.id);
     if (ids.length > 0) {
-      for (const step of await db.selectFrom('workflow_run_steps').selectAll().where('run_id', 'in', ids).orderBy('position').execute()) {
+      for (const step of await db
+        .selectFrom('workflow_run_steps')
+        .selectAll()
+        .where('run_id', 'in', ids)
+        .orderBy('position')
+        .execute()) {
         steps.set(step.run_id, [...(steps.get(step.run_id) ?? []), step]);
       }
     }
-    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), (row) => presentRun(row, steps.get(row.id) ?? []), context.url);
+    const { body, headers } = toPage(
+      rows,
+      page,
+      (row) => ({ id: row.id }),
+      (row) => presentRun(row, steps.get(row.id) ?? []),
+      context.url,
+    );
     return { status: 200, contentType: 'application/json', body, headers };
   },
 
   async getWorkflowRun(request, context) {
     const run = await loadRun(context, request.path.id, request.path.run_id);
-    return { status: 200, contentType: 'application/json', body: presentRun(run, await stepsOf(context.platform.db, run.id)) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentRun(run, await stepsOf(context.platform.db, run.id)),
+    };
   },
 
   async cancelWorkflowRun(request, context) {
     const db = context.platform.db;
     await loadRun(context, request.path.id, request.path.run_id);
     await db.transaction().execute(async (trx) => {
-      const run = await forUpdate(trx.selectFrom('workflow_runs').selectAll().where('id', '=', request.path.run_id), trx).executeTakeFirstOrThrow();
+      const run = await forUpdate(
+        trx.selectFrom('workflow_runs').selectAll().where('id', '=', request.path.run_id),
+        trx,
+      ).executeTakeFirstOrThrow();
       if (FINAL_RUN_STATUSES.includes(run.status as never)) {
-        throw new Problem('run_not_cancellable', `The run ${run.id} has already finished (${run.status}); only a queued, running or awaiting_approval run can be cancelled.`);
+        throw new Problem(
+          'run_not_cancellable',
+          `The run ${run.id} has already finished (${run.status}); only a queued, running or awaiting_approval run can be cancelled.`,
+        );
       }
       await cancelOpenSteps(trx, run.id, context.now);
-      await trx.updateTable('workflow_runs').set({ status: 'cancelled', finished_at: iso(context.now) }).where('id', '=', run.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'workflow_run.cancelled', target: { type: 'workflow_run', id: run.id, display_name: null }, details: { workflow_id: run.workflow_id } });
+      await trx
+        .updateTable('workflow_runs')
+        .set({ status: 'cancelled', finished_at: iso(context.now) })
+        .where('id', '=', run.id)
+        .execute();
+      await recordAudit(trx, byRequest(context), {
+        action: 'workflow_run.cancelled',
+        target: { type: 'workflow_run', id: run.id, display_name: null },
+        details: { workflow_id: run.workflow_id },
+      });
     });
     await context.platform.services.workflows
       .cancel(request.path.run_id)
-      .catch((error: unknown) => context.platform.logger.warn({ err: error, run_id: request.path.run_id }, 'could not stop the engine run; it stops at its next step'));
+      .catch((error: unknown) =>
+        context.platform.logger.warn(
+          { err: error, run_id: request.path.run_id },
+          'could not stop the engine run; it stops at its next step',
+        ),
+      );
     return { status: 200, contentType: 'application/json', body: await presented(context, request.path.run_id) };
   },
 
@@ -234,4 +356,12 @@ export const runHandlers = {
   async rejectWorkflowStep(request, context) {
     return decide(context, request.path, 'reject', request.body?.comment);
   },
-} satisfies Pick<Handlers<RequestContext>, 'startWorkflowRun' | 'listWorkflowRuns' | 'getWorkflowRun' | 'cancelWorkflowRun' | 'approveWorkflowStep' | 'rejectWorkflowStep'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  | 'startWorkflowRun'
+  | 'listWorkflowRuns'
+  | 'getWorkflowRun'
+  | 'cancelWorkflowRun'
+  | 'approveWorkflowStep'
+  | 'rejectWorkflowStep'
+>;

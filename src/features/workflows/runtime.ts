@@ -19,22 +19,43 @@
 //     outputs) passes the output policy like generated text (output-policy.ts); a block fails the step or the run
 //     with `invalid_output`.
 //   - The end (status, outputs, `workflow.run.completed`) is one transaction.
-import { OpenWorkflow, defineWorkflowSpec, type Worker } from 'openworkflow';
+
+import { sql } from 'kysely';
+import { defineWorkflowSpec, OpenWorkflow, type Worker } from 'openworkflow';
 import { BackendPostgres } from 'openworkflow/postgres';
 import { BackendSqlite } from 'openworkflow/sqlite';
-import { sql } from 'kysely';
 import { iso } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
-import { recordEvent } from '../webhooks/index.ts';
-import type { Definition } from './definition.ts';
-import { asText, parseExpression, truthy, evaluate, type Scope, type Value } from './expressions.ts';
-import { approvalUrl } from './approvals.ts';
 import { failSpan, inSpan, SpanKind } from '../../platform/telemetry.ts';
+import { recordEvent } from '../webhooks/index.ts';
+import { approvalUrl } from './approvals.ts';
+import type { Definition } from './definition.ts';
+import { asText, evaluate, parseExpression, type Scope, truthy, type Value } from './expressions.ts';
 import { withOutputPolicy } from './output-policy.ts';
+import {
+  isFinal,
+  type Outcome,
+  recordAttemptStarted,
+  recordedOutcome,
+  recordFailure,
+  recordRetriedFailure,
+  recordSkipped,
+  recordSuccess,
+  stepRow,
+} from './step-records.ts';
 import { failureOf, renderTemplate, runAttempt, type Step } from './steps.ts';
-import { isFinal, type Outcome, recordAttemptStarted, recordedOutcome, recordFailure, recordRetriedFailure, recordSkipped, recordSuccess, stepRow } from './step-records.ts';
-import { cancelOpenSteps, FINAL_RUN_STATUSES, refreshRunStatus, roundCost, versionDefinition, type Approval, type RunError, type RunRow, type StepRow } from './store.ts';
+import {
+  type Approval,
+  cancelOpenSteps,
+  FINAL_RUN_STATUSES,
+  type RunError,
+  type RunRow,
+  refreshRunStatus,
+  roundCost,
+  type StepRow,
+  versionDefinition,
+} from './store.ts';
 
 type Backend = BackendSqlite | BackendPostgres;
 
@@ -81,11 +102,25 @@ export class WorkflowRuntime {
     this.#client = new OpenWorkflow({ backend: this.#backend });
     // One span per execution of a run (a replay after a wait or a crash is another), its steps' spans within it; the
     // parent is openworkflow's own span of the execution (it traces through the same OpenTelemetry API).
-    this.#client.implementWorkflow(RUN, ({ input, step }) => inSpan('workflow run', SpanKind.INTERNAL, { 'content_service.workflow_run.id': input.runId }, () => this.#execute(input.runId, step), { parked }));
+    this.#client.implementWorkflow(RUN, ({ input, step }) =>
+      inSpan(
+        'workflow run',
+        SpanKind.INTERNAL,
+        { 'content_service.workflow_run.id': input.runId },
+        () => this.#execute(input.runId, step),
+        { parked },
+      ),
+    );
     if (config.webhooksWorker) {
       this.#worker = this.#client.newWorker({ concurrency: config.workflowConcurrency });
       await this.#worker.start();
-      this.#reconciler = setInterval(() => void this.#reconcile().catch((error: unknown) => this.#platform.logger.warn({ err: error }, 'workflow reconciliation failed')), RECONCILE_MS);
+      this.#reconciler = setInterval(
+        () =>
+          void this.#reconcile().catch((error: unknown) =>
+            this.#platform.logger.warn({ err: error }, 'workflow reconciliation failed'),
+          ),
+        RECONCILE_MS,
+      );
       this.#reconciler.unref();
       void this.#reconcile().catch(() => {});
     }
@@ -125,12 +160,20 @@ export class WorkflowRuntime {
   /** Hands an accepted run to the engine; the run's id is the idempotency key, so handing it twice starts it once. */
   async enqueue(runId: string): Promise<void> {
     const handle = await this.#client!.runWorkflow(RUN, { runId }, { idempotencyKey: runId });
-    await this.#platform.db.updateTable('workflow_runs').set({ engine_run_id: handle.workflowRun.id }).where('id', '=', runId).execute();
+    await this.#platform.db
+      .updateTable('workflow_runs')
+      .set({ engine_run_id: handle.workflowRun.id })
+      .where('id', '=', runId)
+      .execute();
   }
 
   /** Stops the engine's run of a cancelled run (the run's state is already ours): a run parked on an approval or a retry. */
   async cancel(runId: string): Promise<void> {
-    const row = await this.#platform.db.selectFrom('workflow_runs').select('engine_run_id').where('id', '=', runId).executeTakeFirst();
+    const row = await this.#platform.db
+      .selectFrom('workflow_runs')
+      .select('engine_run_id')
+      .where('id', '=', runId)
+      .executeTakeFirst();
     if (!row?.engine_run_id) return;
     const run = await this.#backend!.getWorkflowRun({ workflowRunId: row.engine_run_id });
     if (run && ['pending', 'running', 'sleeping'].includes(run.status)) await this.#client!.cancelWorkflowRun(run.id);
@@ -138,7 +181,10 @@ export class WorkflowRuntime {
 
   /** Wakes a run whose approval step was decided (the decision is in our tables already). */
   async wake(runId: string, stepId: string): Promise<boolean> {
-    const { workflowRunIds } = await this.#client!.sendSignal({ signal: signalName(runId, stepId), data: { decided: true } });
+    const { workflowRunIds } = await this.#client!.sendSignal({
+      signal: signalName(runId, stepId),
+      data: { decided: true },
+    });
     return workflowRunIds.length > 0;
   }
 
@@ -149,7 +195,14 @@ export class WorkflowRuntime {
   async #reconcile(): Promise<void> {
     const db = this.#platform.db;
     const stale = iso(new Date(Date.now() - RECONCILE_MS));
-    const queued = await db.selectFrom('workflow_runs').select('id').where('status', '=', 'queued').where('engine_run_id', 'is', null).where('created_at', '<', stale).limit(50).execute();
+    const queued = await db
+      .selectFrom('workflow_runs')
+      .select('id')
+      .where('status', '=', 'queued')
+      .where('engine_run_id', 'is', null)
+      .where('created_at', '<', stale)
+      .limit(50)
+      .execute();
     for (const run of queued) await this.enqueue(run.id);
     const decided = await db
       .selectFrom('workflow_run_steps as s')
@@ -172,9 +225,18 @@ export class WorkflowRuntime {
     // Deleted with its workflow, or already ended (cancelled while queued): nothing to do.
     if (!run || FINAL_RUN_STATUSES.includes(run.status as never)) return null;
     const definition = await versionDefinition(db, run.workflow_id, run.workflow_version);
-    const workflow = await db.selectFrom('workflows').select('project_id').where('id', '=', run.workflow_id).executeTakeFirst();
+    const workflow = await db
+      .selectFrom('workflows')
+      .select('project_id')
+      .where('id', '=', run.workflow_id)
+      .executeTakeFirst();
     await step.run({ name: 'start' }, async () => {
-      await db.updateTable('workflow_runs').set({ status: 'running', started_at: iso(new Date()) }).where('id', '=', runId).where('status', '=', 'queued').execute();
+      await db
+        .updateTable('workflow_runs')
+        .set({ status: 'running', started_at: iso(new Date()) })
+        .where('id', '=', runId)
+        .where('status', '=', 'queued')
+        .execute();
       return null;
     });
 
@@ -202,20 +264,41 @@ export class WorkflowRuntime {
           const result =
             blocked || failure || (await this.#cancelled(runId))
               ? { status: 'cancelled' as const, output: null }
-              : await inSpan(`workflow step ${id}`, SpanKind.INTERNAL, { 'content_service.workflow_run.id': runId, 'content_service.workflow_step.id': id, 'content_service.workflow_step.type': item.type }, async (span) => {
-                  const outcome = await this.#step(run, item, scope, workflow?.project_id ?? null, step);
-                  span?.setAttribute('content_service.workflow_step.status', outcome.status);
-                  if (span && outcome.status === 'failure') failSpan(span, new Error(`the step ${id} failed`), 'step_failed');
-                  return outcome;
-                }, { parked });
+              : await inSpan(
+                  `workflow step ${id}`,
+                  SpanKind.INTERNAL,
+                  {
+                    'content_service.workflow_run.id': runId,
+                    'content_service.workflow_step.id': id,
+                    'content_service.workflow_step.type': item.type,
+                  },
+                  async (span) => {
+                    const outcome = await this.#step(run, item, scope, workflow?.project_id ?? null, step);
+                    span?.setAttribute('content_service.workflow_step.status', outcome.status);
+                    if (span && outcome.status === 'failure')
+                      failSpan(span, new Error(`the step ${id} failed`), 'step_failed');
+                    return outcome;
+                  },
+                  { parked },
+                );
           scope.steps[id] = { status: result.status, output: result.output };
           if (result.status === 'failure' && !failure) failure = await this.#stepError(runId, id);
-          if (result.status === 'rejected' && item.type === 'approval' && (item.on_reject ?? 'fail') === 'fail' && !failure) {
+          if (
+            result.status === 'rejected' &&
+            item.type === 'approval' &&
+            (item.on_reject ?? 'fail') === 'fail' &&
+            !failure
+          ) {
             failure = { step_id: id, code: 'approval_rejected', message: `The approval step ${id} was rejected.` };
           }
           if (!failure && definition.max_cost_usd !== undefined && result.status === 'success') {
             const cost = await this.#runCost(runId);
-            if (cost > definition.max_cost_usd) failure = { step_id: null, code: 'budget_exceeded', message: `The run cost $${roundCost(cost)}, more than the budget of $${definition.max_cost_usd} (max_cost_usd).` };
+            if (cost > definition.max_cost_usd)
+              failure = {
+                step_id: null,
+                code: 'budget_exceeded',
+                message: `The run cost $${roundCost(cost)}, more than the budget of $${definition.max_cost_usd} (max_cost_usd).`,
+              };
           }
           return result;
         })();
@@ -237,18 +320,33 @@ export class WorkflowRuntime {
   }
 
   async #cancelled(runId: string): Promise<boolean> {
-    const row = await this.#platform.db.selectFrom('workflow_runs').select('status').where('id', '=', runId).executeTakeFirst();
+    const row = await this.#platform.db
+      .selectFrom('workflow_runs')
+      .select('status')
+      .where('id', '=', runId)
+      .executeTakeFirst();
     return !row || row.status === 'cancelled';
   }
 
   async #runCost(runId: string): Promise<number> {
-    const row = await this.#platform.db.selectFrom('workflow_run_steps').select((eb) => eb.fn.sum<number>('cost_usd').as('cost')).where('run_id', '=', runId).executeTakeFirst();
+    const row = await this.#platform.db
+      .selectFrom('workflow_run_steps')
+      .select((eb) => eb.fn.sum<number>('cost_usd').as('cost'))
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
     return Number(row?.cost ?? 0);
   }
 
   async #stepError(runId: string, stepId: string): Promise<RunError> {
-    const row = await this.#platform.db.selectFrom('workflow_run_steps').select('error').where('run_id', '=', runId).where('step_id', '=', stepId).executeTakeFirst();
-    const error = row?.error ? (JSON.parse(row.error) as { code: RunError['code']; message: string }) : { code: 'internal_error' as const, message: 'The step failed.' };
+    const row = await this.#platform.db
+      .selectFrom('workflow_run_steps')
+      .select('error')
+      .where('run_id', '=', runId)
+      .where('step_id', '=', stepId)
+      .executeTakeFirst();
+    const error = row?.error
+      ? (JSON.parse(row.error) as { code: RunError['code']; message: string })
+      : { code: 'internal_error' as const, message: 'The step failed.' };
     return { step_id: stepId, ...error };
   }
 
@@ -261,7 +359,9 @@ export class WorkflowRuntime {
     if (item.type === 'approval') return this.#approval(run, item, scope, projectId, step);
     // One engine step per workflow step: the engine retries it (a thrown error) with the step's backoff, and replays
     // its result once it has one. A failure that is not retried is a result too: the step's `failure`.
-    return step.run({ name: `step:${item.id}`, retryPolicy: retriesOf(item).policy }, () => this.#attempt(run, item, scope, projectId));
+    return step.run({ name: `step:${item.id}`, retryPolicy: retriesOf(item).policy }, () =>
+      this.#attempt(run, item, scope, projectId),
+    );
   }
 
   /** What the step's `when` decides: skipped when false, failed when it cannot be evaluated; null when the step runs. */
@@ -301,7 +401,8 @@ export class WorkflowRuntime {
         // A document version and the step's success are one transaction.
         recordSuccess: (trx, output, costUsd) => recordSuccess(trx, run.id, item.id, output, costUsd),
       });
-      if (!outcome.recorded) await db.transaction().execute((trx) => recordSuccess(trx, run.id, item.id, outcome.output, outcome.costUsd));
+      if (!outcome.recorded)
+        await db.transaction().execute((trx) => recordSuccess(trx, run.id, item.id, outcome.output, outcome.costUsd));
       return { status: 'success', output: outcome.output };
     } catch (error) {
       return this.#attemptFailed(run.id, item, attempts, error, timeout.aborted);
@@ -312,7 +413,13 @@ export class WorkflowRuntime {
    * A failed attempt: the step's failure when it was the last one or its failure is not retried; else recorded, then
    * thrown, so that the engine schedules the next attempt after the step's backoff.
    */
-  async #attemptFailed(runId: string, item: WorkStep, attempts: number, error: unknown, timedOut: boolean): Promise<Outcome> {
+  async #attemptFailed(
+    runId: string,
+    item: WorkStep,
+    attempts: number,
+    error: unknown,
+    timedOut: boolean,
+  ): Promise<Outcome> {
     const failure = failureOf(error, timedOut);
     const cost = (error as { costUsd?: number }).costUsd ?? 0;
     const { maxAttempts, retryOn } = retriesOf(item);
@@ -324,8 +431,13 @@ export class WorkflowRuntime {
     throw failure;
   }
 
-
-  async #approval(run: RunRow, item: Extract<Step, { type: 'approval' }>, scope: Scope, projectId: string | null, step: StepApi): Promise<Outcome> {
+  async #approval(
+    run: RunRow,
+    item: Extract<Step, { type: 'approval' }>,
+    scope: Scope,
+    projectId: string | null,
+    step: StepApi,
+  ): Promise<Outcome> {
     const db = this.#platform.db;
     const { expiresAt } = await step.run({ name: `request:${item.id}` }, async () => {
       const now = new Date();
@@ -360,7 +472,11 @@ export class WorkflowRuntime {
         comment: null,
         timed_out: false,
       };
-      const workspace = await db.selectFrom('workspaces').selectAll().where('id', '=', run.workspace_id).executeTakeFirstOrThrow();
+      const workspace = await db
+        .selectFrom('workspaces')
+        .selectAll()
+        .where('id', '=', run.workspace_id)
+        .executeTakeFirstOrThrow();
       const url = await approvalUrl(this.#platform, workspace, run.id, item.id, expires);
       await db.transaction().execute(async (trx) => {
         const changed = await trx
@@ -376,7 +492,14 @@ export class WorkflowRuntime {
           trx,
           run.workspace_id,
           'workflow.run.approval_required',
-          { workflow_id: run.workflow_id, run_id: run.id, step_id: item.id, approval_url: url, approver_role: approval.approver_role, expires_at: approval.expires_at },
+          {
+            workflow_id: run.workflow_id,
+            run_id: run.id,
+            step_id: item.id,
+            approval_url: url,
+            approver_role: approval.approver_role,
+            expires_at: approval.expires_at,
+          },
           now,
         );
       });
@@ -387,7 +510,11 @@ export class WorkflowRuntime {
     let row = await stepRow(db, run.id, item.id);
     if (row?.status === 'awaiting_approval') {
       // Woken by the decision's signal, or by the timeout; our table says which.
-      await step.waitForSignal({ name: `decision:${item.id}`, signal: signalName(run.id, item.id), timeout: new Date(expiresAt) });
+      await step.waitForSignal({
+        name: `decision:${item.id}`,
+        signal: signalName(run.id, item.id),
+        timeout: new Date(expiresAt),
+      });
       row = await stepRow(db, run.id, item.id);
       if (row?.status === 'awaiting_approval') row = await this.#timeOut(run.id, item);
     }
@@ -403,15 +530,27 @@ export class WorkflowRuntime {
       const row = await stepRow(trx, runId, item.id);
       if (row?.status !== 'awaiting_approval') return;
       const now = iso(new Date());
-      const approval = { ...(JSON.parse(row.approval!) as Approval), timed_out: true, decided_at: onTimeout === 'fail' ? null : now, decision: onTimeout === 'fail' ? null : onTimeout };
-      const output = onTimeout === 'fail' ? null : { decision: onTimeout, comment: null, decided_by_key_id: null, timed_out: true };
+      const approval = {
+        ...(JSON.parse(row.approval!) as Approval),
+        timed_out: true,
+        decided_at: onTimeout === 'fail' ? null : now,
+        decision: onTimeout === 'fail' ? null : onTimeout,
+      };
+      const output =
+        onTimeout === 'fail' ? null : { decision: onTimeout, comment: null, decided_by_key_id: null, timed_out: true };
       await trx
         .updateTable('workflow_run_steps')
         .set({
           status: onTimeout === 'approve' ? 'success' : onTimeout === 'reject' ? 'rejected' : 'failure',
           approval: JSON.stringify(approval),
           output: output === null ? null : JSON.stringify(output),
-          error: onTimeout === 'fail' ? JSON.stringify({ code: 'approval_timed_out', message: `Nobody decided on ${item.id} by ${approval.expires_at}.` }) : null,
+          error:
+            onTimeout === 'fail'
+              ? JSON.stringify({
+                  code: 'approval_timed_out',
+                  message: `Nobody decided on ${item.id} by ${approval.expires_at}.`,
+                })
+              : null,
           finished_at: now,
         })
         .where('run_id', '=', runId)
@@ -424,19 +563,34 @@ export class WorkflowRuntime {
   }
 
   /** The run's end: its status, outputs or error, the steps left `cancelled`, and `workflow.run.completed`, at once. */
-  async #finish(run: RunRow, definition: Definition, scope: Scope, projectId: string | null, failure: RunError | null): Promise<void> {
+  async #finish(
+    run: RunRow,
+    definition: Definition,
+    scope: Scope,
+    projectId: string | null,
+    failure: RunError | null,
+  ): Promise<void> {
     const now = new Date();
     let outputs: Record<string, Value> | null = null;
     if (!failure) {
       try {
-        outputs = Object.fromEntries(Object.entries(definition.outputs ?? {}).map(([name, template]) => [name, renderTemplate(template, scope)]));
+        outputs = Object.fromEntries(
+          Object.entries(definition.outputs ?? {}).map(([name, template]) => [name, renderTemplate(template, scope)]),
+        );
       } catch (error) {
-        failure = { step_id: null, code: 'template_error', message: `The outputs could not be rendered: ${(error as Error).message}` };
+        failure = {
+          step_id: null,
+          code: 'template_error',
+          message: `The outputs could not be rendered: ${(error as Error).message}`,
+        };
       }
     }
     if (outputs) {
       try {
-        outputs = (await withOutputPolicy(outputs, { platform: this.#platform, run, projectId })) as Record<string, Value>;
+        outputs = (await withOutputPolicy(outputs, { platform: this.#platform, run, projectId })) as Record<
+          string,
+          Value
+        >;
       } catch (error) {
         if (!isPolicyViolation(error)) throw error;
         const withheld = failureOf(error, false);
@@ -452,7 +606,13 @@ export class WorkflowRuntime {
       await cancelOpenSteps(trx, run.id, now);
       await trx
         .updateTable('workflow_runs')
-        .set({ status, outputs: outputs === null ? null : JSON.stringify(outputs), error: failure ? JSON.stringify(failure) : null, finished_at: iso(now), started_at: startedAt })
+        .set({
+          status,
+          outputs: outputs === null ? null : JSON.stringify(outputs),
+          error: failure ? JSON.stringify(failure) : null,
+          finished_at: iso(now),
+          started_at: startedAt,
+        })
         .where('id', '=', run.id)
         .execute();
       await recordEvent(

@@ -16,8 +16,17 @@ export interface Outcome {
   output: Value;
 }
 
-export async function stepRow(db: Db | Transaction<Database>, runId: string, stepId: string): Promise<StepRow | undefined> {
-  return db.selectFrom('workflow_run_steps').selectAll().where('run_id', '=', runId).where('step_id', '=', stepId).executeTakeFirst();
+export async function stepRow(
+  db: Db | Transaction<Database>,
+  runId: string,
+  stepId: string,
+): Promise<StepRow | undefined> {
+  return db
+    .selectFrom('workflow_run_steps')
+    .selectAll()
+    .where('run_id', '=', runId)
+    .where('step_id', '=', stepId)
+    .executeTakeFirst();
 }
 
 export function isFinal(status: string): boolean {
@@ -36,53 +45,111 @@ export function recordedOutcome(row: StepRow): Outcome {
 /** A step whose `when` is false: skipped, unless it has started meanwhile. */
 export async function recordSkipped(db: Db, runId: string, stepId: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await trx.updateTable('workflow_run_steps').set({ status: 'skipped', finished_at: iso(new Date()) }).where('run_id', '=', runId).where('step_id', '=', stepId).where('status', '=', 'pending').execute();
+    await trx
+      .updateTable('workflow_run_steps')
+      .set({ status: 'skipped', finished_at: iso(new Date()) })
+      .where('run_id', '=', runId)
+      .where('step_id', '=', stepId)
+      .where('status', '=', 'pending')
+      .execute();
     await refreshRunStatus(trx, runId);
   });
 }
 
 /** An attempt begins: the step is running, its attempts counted from 1, started when its first attempt was. */
-export async function recordAttemptStarted(db: Db, runId: string, stepId: string, attempts: number, startedAt: string): Promise<void> {
+export async function recordAttemptStarted(
+  db: Db,
+  runId: string,
+  stepId: string,
+  attempts: number,
+  startedAt: string,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await trx.updateTable('workflow_run_steps').set({ status: 'running', attempts, started_at: startedAt }).where('run_id', '=', runId).where('step_id', '=', stepId).execute();
+    await trx
+      .updateTable('workflow_run_steps')
+      .set({ status: 'running', attempts, started_at: startedAt })
+      .where('run_id', '=', runId)
+      .where('step_id', '=', stepId)
+      .execute();
     await refreshRunStatus(trx, runId);
   });
 }
 
 /** The step's success and its cost, in our tables. */
-export async function recordSuccess(trx: Transaction<Database>, runId: string, stepId: string, output: Value, costUsd: number): Promise<void> {
+export async function recordSuccess(
+  trx: Transaction<Database>,
+  runId: string,
+  stepId: string,
+  output: Value,
+  costUsd: number,
+): Promise<void> {
   await trx
     .updateTable('workflow_run_steps')
-    .set((eb) => ({ status: 'success', output: JSON.stringify(output), error: null, finished_at: iso(new Date()), cost_usd: eb('cost_usd', '+', costUsd) }))
+    .set((eb) => ({
+      status: 'success',
+      output: JSON.stringify(output),
+      error: null,
+      finished_at: iso(new Date()),
+      cost_usd: eb('cost_usd', '+', costUsd),
+    }))
     .where('run_id', '=', runId)
     .where('step_id', '=', stepId)
     .where('status', '=', 'running')
     .execute();
-  await trx.updateTable('workflow_runs').set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd) })).where('id', '=', runId).execute();
+  await trx
+    .updateTable('workflow_runs')
+    .set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd) }))
+    .where('id', '=', runId)
+    .execute();
   await refreshRunStatus(trx, runId);
 }
 
 /** The step's failure, its error and its cost. */
-export async function recordFailure(db: Db, runId: string, stepId: string, code: StepFailure['code'], message: string, costUsd = 0): Promise<void> {
+export async function recordFailure(
+  db: Db,
+  runId: string,
+  stepId: string,
+  code: StepFailure['code'],
+  message: string,
+  costUsd = 0,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx
       .updateTable('workflow_run_steps')
-      .set((eb) => ({ status: 'failure', error: JSON.stringify({ code, message: message.slice(0, 2000) }), finished_at: iso(new Date()), cost_usd: eb('cost_usd', '+', costUsd) }))
+      .set((eb) => ({
+        status: 'failure',
+        error: JSON.stringify({ code, message: message.slice(0, 2000) }),
+        finished_at: iso(new Date()),
+        cost_usd: eb('cost_usd', '+', costUsd),
+      }))
       .where('run_id', '=', runId)
       .where('step_id', '=', stepId)
       .where('status', 'in', ['pending', 'running', 'awaiting_approval'])
       .execute();
-    await trx.updateTable('workflow_runs').set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd) })).where('id', '=', runId).execute();
+    await trx
+      .updateTable('workflow_runs')
+      .set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd) }))
+      .where('id', '=', runId)
+      .execute();
     await refreshRunStatus(trx, runId);
   });
 }
 
 /** A failed attempt that will be retried: its cost and its error are kept, the step stays running. */
-export async function recordRetriedFailure(db: Db, runId: string, stepId: string, failure: StepFailure, costUsd: number): Promise<void> {
+export async function recordRetriedFailure(
+  db: Db,
+  runId: string,
+  stepId: string,
+  failure: StepFailure,
+  costUsd: number,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx
       .updateTable('workflow_run_steps')
-      .set((eb) => ({ cost_usd: eb('cost_usd', '+', costUsd), error: JSON.stringify({ code: failure.code, message: failure.message }) }))
+      .set((eb) => ({
+        cost_usd: eb('cost_usd', '+', costUsd),
+        error: JSON.stringify({ code: failure.code, message: failure.message }),
+      }))
       .where('run_id', '=', runId)
       .where('step_id', '=', stepId)
       .execute();

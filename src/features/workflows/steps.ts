@@ -4,12 +4,12 @@
 // step's output and cost, or throws a StepFailure whose `code` is the contract's WorkflowRunErrorCode (the retry
 // policy's `retry_on` names those codes).
 import { query as jsonPath } from 'jsonpath-rfc9535';
+import type { Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import { bySystem } from '../../platform/audit.ts';
-import type { Transaction } from 'kysely';
 import type { Platform } from '../../platform/context.ts';
-import type { Database } from '../../storage/schema.ts';
 import { Problem } from '../../platform/problems.ts';
+import type { Database } from '../../storage/schema.ts';
 import { commandOnDocument } from '../documents/index.ts';
 import type { Engine } from '../engine/index.ts';
 import { knowledgeBasesOf, searchKnowledge } from '../knowledge/index.ts';
@@ -59,17 +59,19 @@ export function renderTemplate(template: string, scope: Scope): Value {
   try {
     return render(parseTemplate(template), scope);
   } catch (error) {
-    if (error instanceof ExpressionError || error instanceof RangeError) throw new StepFailure('template_error', error.message);
+    if (error instanceof ExpressionError || error instanceof RangeError)
+      throw new StepFailure('template_error', error.message);
     throw error;
   }
 }
 
-const text = (template: string | undefined, scope: Scope) => (template === undefined ? undefined : asText(renderTemplate(template, scope)));
+const text = (template: string | undefined, scope: Scope) =>
+  template === undefined ? undefined : asText(renderTemplate(template, scope));
 
 /** The contract's code for an error of the engine, a document or a search. */
 export function failureOf(error: unknown, timedOut: boolean): StepFailure {
   if (error instanceof StepFailure) return error;
-  if (timedOut) return new StepFailure('timeout', 'The attempt took longer than the step\'s timeout_ms.');
+  if (timedOut) return new StepFailure('timeout', "The attempt took longer than the step's timeout_ms.");
   if (error instanceof Problem) {
     switch (error.code) {
       case 'upstream_rate_limited':
@@ -91,7 +93,10 @@ export function failureOf(error: unknown, timedOut: boolean): StepFailure {
       case 'voice_not_ready':
         return new StepFailure('resource_not_found', error.message);
       case 'policy_violation':
-        return new StepFailure('invalid_output', `The output was withheld by the workspace's output policy: ${error.message}`);
+        return new StepFailure(
+          'invalid_output',
+          `The output was withheld by the workspace's output policy: ${error.message}`,
+        );
       case 'version_conflict':
       case 'validation_failed':
       case 'selection_out_of_range':
@@ -151,7 +156,10 @@ async function generate(step: Extract<Step, { type: 'generate' }>, attempt: Atte
       output.json = JSON.parse(choice.text) as Value;
     } catch {
       // The call was made and paid for: its cost counts even though the output is unusable.
-      throw Object.assign(new StepFailure('invalid_output', `The model's reply is not valid JSON: ${choice.text.slice(0, 200)}`), { costUsd: result.costUsd });
+      throw Object.assign(
+        new StepFailure('invalid_output', `The model's reply is not valid JSON: ${choice.text.slice(0, 200)}`),
+        { costUsd: result.costUsd },
+      );
     }
   }
   return { output, costUsd: result.costUsd };
@@ -159,7 +167,11 @@ async function generate(step: Extract<Step, { type: 'generate' }>, attempt: Atte
 
 function transform(step: Extract<Step, { type: 'transform' }>, scope: Scope): Value {
   const value = renderTemplate(step.value, scope);
-  const wrongType = (expected: string) => new StepFailure('invalid_output', `${step.function} needs ${expected}; the value is ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}.`);
+  const wrongType = (expected: string) =>
+    new StepFailure(
+      'invalid_output',
+      `${step.function} needs ${expected}; the value is ${value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value}.`,
+    );
   switch (step.function) {
     case 'template':
       return value;
@@ -168,14 +180,18 @@ function transform(step: Extract<Step, { type: 'transform' }>, scope: Scope): Va
       try {
         results = jsonPath(value as never, step.path ?? '$') as Value[];
       } catch (error) {
-        throw new StepFailure('invalid_output', `The JSONPath ${step.path ?? '$'} could not be applied: ${(error as Error).message}`);
+        throw new StepFailure(
+          'invalid_output',
+          `The JSONPath ${step.path ?? '$'} could not be applied: ${(error as Error).message}`,
+        );
       }
       return results.length === 0 ? null : results.length === 1 ? results[0]! : results;
     }
     case 'extract_json': {
       if (typeof value !== 'string') throw wrongType('text');
       const found = firstJson(value);
-      if (found === undefined) throw new StepFailure('invalid_output', 'No JSON object or array was found in the text.');
+      if (found === undefined)
+        throw new StepFailure('invalid_output', 'No JSON object or array was found in the text.');
       return found;
     }
     case 'split':
@@ -217,10 +233,17 @@ function firstJson(text: string): Value | undefined {
   return undefined;
 }
 
-async function documentCommand(step: Extract<Step, { type: 'document_command' }>, attempt: Attempt): Promise<AttemptResult> {
+async function documentCommand(
+  step: Extract<Step, { type: 'document_command' }>,
+  attempt: Attempt,
+): Promise<AttemptResult> {
   const { run, scope } = attempt;
   const documentId = asText(renderTemplate(step.document_id, scope));
-  if (!/^doc_[0-9A-HJKMNP-TV-Z]{26}$/.test(documentId)) throw new StepFailure('resource_not_found', `document_id rendered to "${documentId.slice(0, 100)}", which is not a document id.`);
+  if (!/^doc_[0-9A-HJKMNP-TV-Z]{26}$/.test(documentId))
+    throw new StepFailure(
+      'resource_not_found',
+      `document_id rendered to "${documentId.slice(0, 100)}", which is not a document id.`,
+    );
   const options = step.options ?? {};
   const instruction = text(options.instructions, scope);
   const common = { model: options.model, voice_id: options.voice_id };
@@ -233,7 +256,12 @@ async function documentCommand(step: Extract<Step, { type: 'document_command' }>
       case 'outline':
         return { command: 'outline' as const, ...common, depth, instruction };
       case 'expand':
-        return { command: 'expand' as const, ...common, target_words: words, instruction } as Schemas['DocumentExpandCommand'];
+        return {
+          command: 'expand' as const,
+          ...common,
+          target_words: words,
+          instruction,
+        } as Schemas['DocumentExpandCommand'];
       case 'summarize':
         return { command: 'summarize' as const, ...common, length: options.length };
       case 'rewrite':
@@ -241,10 +269,16 @@ async function documentCommand(step: Extract<Step, { type: 'document_command' }>
       case 'translate':
         return { command: 'translate' as const, ...common, target_language: options.target_language! };
       case 'cite':
-        return { command: 'cite' as const, model: options.model, sources: options.knowledge_base_id ? [options.knowledge_base_id] : [] };
+        return {
+          command: 'cite' as const,
+          model: options.model,
+          sources: options.knowledge_base_id ? [options.knowledge_base_id] : [],
+        };
     }
   })();
-  const clean = Object.fromEntries(Object.entries(command).filter(([, value]) => value !== undefined)) as Schemas['DocumentCommandRequest'];
+  const clean = Object.fromEntries(
+    Object.entries(command).filter(([, value]) => value !== undefined),
+  ) as Schemas['DocumentCommandRequest'];
   const result = await commandOnDocument(
     {
       platform: attempt.platform,
@@ -258,21 +292,54 @@ async function documentCommand(step: Extract<Step, { type: 'document_command' }>
     },
     documentId,
     clean,
-    { apply: step.apply ?? false, onSaved: (trx, saved) => attempt.recordSuccess(trx, outputOf(saved.documentId, saved.version.id, saved.output), saved.costUsd) },
+    {
+      apply: step.apply ?? false,
+      onSaved: (trx, saved) =>
+        attempt.recordSuccess(trx, outputOf(saved.documentId, saved.version.id, saved.output), saved.costUsd),
+    },
   );
-  return { output: outputOf(result.documentId, result.version?.id ?? null, result.output), costUsd: result.costUsd, recorded: result.version !== null };
+  return {
+    output: outputOf(result.documentId, result.version?.id ?? null, result.output),
+    costUsd: result.costUsd,
+    recorded: result.version !== null,
+  };
 }
 
-const outputOf = (documentId: string, versionId: string | null, text: string): Value => ({ document_id: documentId, version_id: versionId, text });
+const outputOf = (documentId: string, versionId: string | null, text: string): Value => ({
+  document_id: documentId,
+  version_id: versionId,
+  text,
+});
 
-async function knowledgeSearch(step: Extract<Step, { type: 'knowledge_search' }>, attempt: Attempt): Promise<AttemptResult> {
+async function knowledgeSearch(
+  step: Extract<Step, { type: 'knowledge_search' }>,
+  attempt: Attempt,
+): Promise<AttemptResult> {
   const { platform, run, scope } = attempt;
-  const base = await knowledgeBasesOf(platform.db, run.workspace_id).where('id', '=', step.knowledge_base_id).executeTakeFirst();
-  if (!base) throw new StepFailure('resource_not_found', `The knowledge base ${step.knowledge_base_id} no longer exists.`);
+  const base = await knowledgeBasesOf(platform.db, run.workspace_id)
+    .where('id', '=', step.knowledge_base_id)
+    .executeTakeFirst();
+  if (!base)
+    throw new StepFailure('resource_not_found', `The knowledge base ${step.knowledge_base_id} no longer exists.`);
   const query = [...asText(renderTemplate(step.query, scope))].slice(0, 2000).join('');
-  const { hits, usage } = await searchKnowledge(attempt.engine, platform.db, base, query, { topK: step.top_k ?? 5, minScore: step.min_score ?? 0 }, { workspaceId: run.workspace_id, apiKeyId: run.api_key_id, now: attempt.now, signal: attempt.signal });
+  const { hits, usage } = await searchKnowledge(
+    attempt.engine,
+    platform.db,
+    base,
+    query,
+    { topK: step.top_k ?? 5, minScore: step.min_score ?? 0 },
+    { workspaceId: run.workspace_id, apiKeyId: run.api_key_id, now: attempt.now, signal: attempt.signal },
+  );
   return {
-    output: { results: hits.map((hit) => ({ source_id: hit.source_id, title: hit.title, url: hit.url, text: hit.text, score: hit.score })) },
+    output: {
+      results: hits.map((hit) => ({
+        source_id: hit.source_id,
+        title: hit.title,
+        url: hit.url,
+        text: hit.text,
+        score: hit.score,
+      })),
+    },
     costUsd: usage.costUsd,
   };
 }

@@ -5,7 +5,7 @@ import type { components } from '../../../generated/openapi.ts';
 import { iso } from '../../platform/clock.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { Definition } from './definition.ts';
-import type { WorkflowRunsTable, WorkflowRunStepsTable } from './schema.ts';
+import type { WorkflowRunStepsTable, WorkflowRunsTable } from './schema.ts';
 
 type Schemas = components['schemas'];
 type Db = Kysely<Database> | Transaction<Database>;
@@ -25,7 +25,12 @@ export async function stepsOf(db: Db, runId: string): Promise<StepRow[]> {
 }
 
 export async function versionDefinition(db: Db, workflowId: string, version: number): Promise<Definition> {
-  const row = await db.selectFrom('workflow_versions').select('definition').where('workflow_id', '=', workflowId).where('version', '=', version).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('workflow_versions')
+    .select('definition')
+    .where('workflow_id', '=', workflowId)
+    .where('version', '=', version)
+    .executeTakeFirstOrThrow();
   return JSON.parse(row.definition) as Definition;
 }
 
@@ -43,7 +48,8 @@ export function presentStep(row: StepRow): Schemas['WorkflowRunStep'] {
     status: row.status as StepStatus,
     attempts: row.attempts,
     cost_usd: roundCost(row.cost_usd),
-    latency_ms: row.started_at && row.finished_at ? Math.max(0, Date.parse(row.finished_at) - Date.parse(row.started_at)) : null,
+    latency_ms:
+      row.started_at && row.finished_at ? Math.max(0, Date.parse(row.finished_at) - Date.parse(row.started_at)) : null,
     started_at: row.started_at,
     finished_at: row.finished_at,
     output: parse(row.output),
@@ -64,7 +70,8 @@ export function presentRun(row: RunRow, steps: StepRow[]): Schemas['WorkflowRun'
     error: parse<RunError>(row.error),
     metadata: JSON.parse(row.metadata) as Schemas['Metadata'],
     cost_usd: roundCost(row.cost_usd),
-    latency_ms: row.started_at && row.finished_at ? Math.max(0, Date.parse(row.finished_at) - Date.parse(row.started_at)) : null,
+    latency_ms:
+      row.started_at && row.finished_at ? Math.max(0, Date.parse(row.finished_at) - Date.parse(row.started_at)) : null,
     steps: steps.map(presentStep),
     created_at: row.created_at,
     started_at: row.started_at,

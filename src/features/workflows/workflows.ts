@@ -8,7 +8,7 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, type ProblemFieldError } from '../../platform/problems.ts';
 import { yamlPosition } from '../../platform/yaml-body.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -16,7 +16,7 @@ import type { Database } from '../../storage/schema.ts';
 import { documentsOf } from '../documents/index.ts';
 import { knowledgeBasesOf } from '../knowledge/index.ts';
 import { projectsOf } from '../projects/index.ts';
-import { checkDefinition, inputSchema, type Checked, type Definition } from './definition.ts';
+import { type Checked, checkDefinition, type Definition, inputSchema } from './definition.ts';
 import { asText, ExpressionError, parseTemplate, referencesOf, render } from './expressions.ts';
 import type { WorkflowsTable } from './schema.ts';
 
@@ -57,18 +57,55 @@ async function check(context: RequestContext, definition: Definition): Promise<C
   const workspace = context.caller.workspace;
   const catalogue = context.platform.services.engine.catalogue;
   const ids = (type: Definition['steps'][number]['type'], field: string) =>
-    definition.steps.filter((step) => step.type === type).map((step) => (step as Record<string, unknown>)[field] as string | undefined).filter((id): id is string => !!id);
-  const voiceIds = [...ids('generate', 'voice_id'), ...definition.steps.flatMap((step) => (step.type === 'document_command' && step.options?.voice_id ? [step.options.voice_id] : []))];
-  const baseIds = [...ids('knowledge_search', 'knowledge_base_id'), ...definition.steps.flatMap((step) => (step.type === 'document_command' && step.options?.knowledge_base_id ? [step.options.knowledge_base_id] : []))];
+    definition.steps
+      .filter((step) => step.type === type)
+      .map((step) => (step as Record<string, unknown>)[field] as string | undefined)
+      .filter((id): id is string => !!id);
+  const voiceIds = [
+    ...ids('generate', 'voice_id'),
+    ...definition.steps.flatMap((step) =>
+      step.type === 'document_command' && step.options?.voice_id ? [step.options.voice_id] : [],
+    ),
+  ];
+  const baseIds = [
+    ...ids('knowledge_search', 'knowledge_base_id'),
+    ...definition.steps.flatMap((step) =>
+      step.type === 'document_command' && step.options?.knowledge_base_id ? [step.options.knowledge_base_id] : [],
+    ),
+  ];
   const readyVoices = new Set(
-    voiceIds.length === 0 ? [] : (await db.selectFrom('voices').select('id').where('workspace_id', '=', workspace.id).where('id', 'in', voiceIds).where('status', '=', 'ready').execute()).map((row) => row.id),
+    voiceIds.length === 0
+      ? []
+      : (
+          await db
+            .selectFrom('voices')
+            .select('id')
+            .where('workspace_id', '=', workspace.id)
+            .where('id', 'in', voiceIds)
+            .where('status', '=', 'ready')
+            .execute()
+        ).map((row) => row.id),
   );
-  const bases = new Set(baseIds.length === 0 ? [] : (await knowledgeBasesOf(db, workspace.id).where('id', 'in', baseIds).execute()).map((row) => row.id));
+  const bases = new Set(
+    baseIds.length === 0
+      ? []
+      : (await knowledgeBasesOf(db, workspace.id).where('id', 'in', baseIds).execute()).map((row) => row.id),
+  );
   // A document named by a run's data (`{{ inputs.document_id }}`) is looked up when the step runs.
-  const documentIds = new Map(definition.steps.flatMap((step, index) => (step.type === 'document_command' ? [[index, fixedDocumentId(step.document_id)] as const] : [])));
+  const documentIds = new Map(
+    definition.steps.flatMap((step, index) =>
+      step.type === 'document_command' ? [[index, fixedDocumentId(step.document_id)] as const] : [],
+    ),
+  );
   const named = [...new Set([...documentIds.values()].filter((id): id is string => id !== undefined))];
-  const documents = new Set(named.length === 0 ? [] : (await documentsOf(db, workspace.id).where('id', 'in', named).execute()).map((row) => row.id));
-  const project = definition.project_id ? await projectsOf(db, workspace.id).where('id', '=', definition.project_id).executeTakeFirst() : undefined;
+  const documents = new Set(
+    named.length === 0
+      ? []
+      : (await documentsOf(db, workspace.id).where('id', 'in', named).execute()).map((row) => row.id),
+  );
+  const project = definition.project_id
+    ? await projectsOf(db, workspace.id).where('id', '=', definition.project_id).executeTakeFirst()
+    : undefined;
   // A model the steps can write with: a chat model (not an embedding model) that the workspace's region offers.
   const writesHere = (id: string) => {
     const model = catalogue.get(id);
@@ -85,13 +122,30 @@ async function check(context: RequestContext, definition: Definition): Promise<C
   definition.steps.forEach((step, index) => {
     if (step.type !== 'document_command') return;
     const documentId = documentIds.get(index);
-    if (documentId !== undefined && !documents.has(documentId)) extra.push({ pointer: `/steps/${index}/document_id`, detail: `${documentId.slice(0, 100)} is not a document of this workspace` });
+    if (documentId !== undefined && !documents.has(documentId))
+      extra.push({
+        pointer: `/steps/${index}/document_id`,
+        detail: `${documentId.slice(0, 100)} is not a document of this workspace`,
+      });
     if (!step.options) return;
     const { model, voice_id: voiceId, knowledge_base_id: baseId } = step.options;
-    if (model && !writesHere(model)) extra.push({ pointer: `/steps/${index}/options/model`, detail: `${model} is not a chat model of the catalogue in this workspace's region` });
-    if (voiceId && !readyVoices.has(voiceId)) extra.push({ pointer: `/steps/${index}/options/voice_id`, detail: `${voiceId} is not a ready voice of this workspace` });
-    if (baseId && !bases.has(baseId)) extra.push({ pointer: `/steps/${index}/options/knowledge_base_id`, detail: `${baseId} is not a knowledge base of this workspace` });
-    if (step.command === 'translate' && !step.options.target_language) extra.push({ pointer: `/steps/${index}/options`, detail: 'translate needs options.target_language' });
+    if (model && !writesHere(model))
+      extra.push({
+        pointer: `/steps/${index}/options/model`,
+        detail: `${model} is not a chat model of the catalogue in this workspace's region`,
+      });
+    if (voiceId && !readyVoices.has(voiceId))
+      extra.push({
+        pointer: `/steps/${index}/options/voice_id`,
+        detail: `${voiceId} is not a ready voice of this workspace`,
+      });
+    if (baseId && !bases.has(baseId))
+      extra.push({
+        pointer: `/steps/${index}/options/knowledge_base_id`,
+        detail: `${baseId} is not a knowledge base of this workspace`,
+      });
+    if (step.command === 'translate' && !step.options.target_language)
+      extra.push({ pointer: `/steps/${index}/options`, detail: 'translate needs options.target_language' });
   });
   if (extra.length === 0) return checked;
   return { errors: [...checked.errors, ...extra].slice(0, 100), warnings: checked.warnings, normalized: null };
@@ -103,7 +157,9 @@ function placed(context: RequestContext, issues: ProblemFieldError[]): ProblemFi
   if (!yaml) return issues;
   return issues.map((issue) => {
     const at = yamlPosition(yaml, issue.pointer);
-    return at ? { ...issue, detail: `${issue.detail}; in the YAML at line ${at.line}, column ${at.column}`.slice(0, 1000) } : issue;
+    return at
+      ? { ...issue, detail: `${issue.detail}; in the YAML at line ${at.line}, column ${at.column}`.slice(0, 1000) }
+      : issue;
   });
 }
 
@@ -111,7 +167,9 @@ async function checked(context: RequestContext, definition: Definition): Promise
   const result = await check(context, definition);
   if (result.errors.length > 0) {
     const n = result.errors.length;
-    throw new Problem('invalid_workflow_definition', `The definition has ${n} error${n === 1 ? '' : 's'}.`, { errors: placed(context, result.errors) });
+    throw new Problem('invalid_workflow_definition', `The definition has ${n} error${n === 1 ? '' : 's'}.`, {
+      errors: placed(context, result.errors),
+    });
   }
   return result.normalized!;
 }
@@ -162,7 +220,10 @@ function canonical(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>).filter(([, item]) => item !== undefined);
-  return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
+  return `{${entries
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`)
+    .join(',')}}`;
 }
 
 export const workflowHandlers = {
@@ -171,8 +232,17 @@ export const workflowHandlers = {
     let query = workflowsOf(context.platform.db, context.caller.workspace.id);
     if (request.query.project_id !== undefined) query = query.where('project_id', '=', request.query.project_id);
     const rows = await paginate(query, { id: 'id' }, page).execute();
-    const counts = await runCounts(context.platform.db, rows.map((row) => row.id));
-    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), (row) => presentWorkflow(row, counts.get(row.id)!), context.url);
+    const counts = await runCounts(
+      context.platform.db,
+      rows.map((row) => row.id),
+    );
+    const { body, headers } = toPage(
+      rows,
+      page,
+      (row) => ({ id: row.id }),
+      (row) => presentWorkflow(row, counts.get(row.id)!),
+      context.url,
+    );
     return { status: 200, contentType: 'application/json', body, headers };
   },
 
@@ -207,10 +277,22 @@ export const workflowHandlers = {
     };
     await db.transaction().execute(async (trx) => {
       await trx.insertInto('workflows').values(row).execute();
-      await trx.insertInto('workflow_versions').values({ workflow_id: row.id, version: 1, definition: JSON.stringify(normalized), created_at: now }).execute();
-      await recordAudit(trx, byRequest(context), { action: 'workflow.created', target: { type: 'workflow', id: row.id, display_name: row.name }, details: { name: row.name } });
+      await trx
+        .insertInto('workflow_versions')
+        .values({ workflow_id: row.id, version: 1, definition: JSON.stringify(normalized), created_at: now })
+        .execute();
+      await recordAudit(trx, byRequest(context), {
+        action: 'workflow.created',
+        target: { type: 'workflow', id: row.id, display_name: row.name },
+        details: { name: row.name },
+      });
     });
-    return { status: 201, contentType: 'application/json', headers: { Location: `/v1/workflows/${row.id}` }, body: presentWorkflow(row, { total: 0, active: 0, success: 0, failure: 0, cancelled: 0 }) };
+    return {
+      status: 201,
+      contentType: 'application/json',
+      headers: { Location: `/v1/workflows/${row.id}` },
+      body: presentWorkflow(row, { total: 0, active: 0, success: 0, failure: 0, cancelled: 0 }),
+    };
   },
 
   async getWorkflow(request, context) {
@@ -223,7 +305,10 @@ export const workflowHandlers = {
     const normalized = await checked(context, definition);
     const db = context.platform.db;
     const row = await db.transaction().execute(async (trx) => {
-      const current = await forUpdate(workflowsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const current = await forUpdate(
+        workflowsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!current) throw notFound('workflow', request.path.id);
       if (canonical(JSON.parse(current.definition)) === canonical(definition)) return current;
       const now = iso(context.now);
@@ -236,8 +321,20 @@ export const workflowHandlers = {
         updated_at: now,
       };
       await trx.updateTable('workflows').set(changes).where('id', '=', current.id).execute();
-      await trx.insertInto('workflow_versions').values({ workflow_id: current.id, version: changes.version, definition: JSON.stringify(normalized), created_at: now }).execute();
-      await recordAudit(trx, byRequest(context), { action: 'workflow.updated', target: { type: 'workflow', id: current.id, display_name: changes.name }, details: { version: changes.version } });
+      await trx
+        .insertInto('workflow_versions')
+        .values({
+          workflow_id: current.id,
+          version: changes.version,
+          definition: JSON.stringify(normalized),
+          created_at: now,
+        })
+        .execute();
+      await recordAudit(trx, byRequest(context), {
+        action: 'workflow.updated',
+        target: { type: 'workflow', id: current.id, display_name: changes.name },
+        details: { version: changes.version },
+      });
       return { ...current, ...changes };
     });
     return { status: 200, contentType: 'application/json', body: await present(db, row) };
@@ -246,19 +343,41 @@ export const workflowHandlers = {
   async deleteWorkflow(request, context) {
     const db = context.platform.db;
     await db.transaction().execute(async (trx) => {
-      const row = await forUpdate(workflowsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id), trx).executeTakeFirst();
+      const row = await forUpdate(
+        workflowsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        trx,
+      ).executeTakeFirst();
       if (!row) throw notFound('workflow', request.path.id);
       // Runs start with the workflow's row locked (runs.ts), so none can start between this count and the delete.
-      const active = await trx.selectFrom('workflow_runs').select('id').where('workflow_id', '=', row.id).where('status', 'in', [...ACTIVE_RUN_STATUSES]).limit(1).executeTakeFirst();
+      const active = await trx
+        .selectFrom('workflow_runs')
+        .select('id')
+        .where('workflow_id', '=', row.id)
+        .where('status', 'in', [...ACTIVE_RUN_STATUSES])
+        .limit(1)
+        .executeTakeFirst();
       if (active) {
-        throw new Problem('workflow_has_active_runs', `The workflow has runs in progress (${active.id} among them); cancel them first (POST /v1/workflows/${row.id}/runs/{run_id}/cancel).`);
+        throw new Problem(
+          'workflow_has_active_runs',
+          `The workflow has runs in progress (${active.id} among them); cancel them first (POST /v1/workflows/${row.id}/runs/{run_id}/cancel).`,
+        );
       }
-      await trx.deleteFrom('workflow_run_steps').where('run_id', 'in', trx.selectFrom('workflow_runs').select('id').where('workflow_id', '=', row.id)).execute();
+      await trx
+        .deleteFrom('workflow_run_steps')
+        .where('run_id', 'in', trx.selectFrom('workflow_runs').select('id').where('workflow_id', '=', row.id))
+        .execute();
       await trx.deleteFrom('workflow_runs').where('workflow_id', '=', row.id).execute();
       await trx.deleteFrom('workflow_versions').where('workflow_id', '=', row.id).execute();
       await trx.deleteFrom('workflows').where('id', '=', row.id).execute();
-      await recordAudit(trx, byRequest(context), { action: 'workflow.deleted', target: { type: 'workflow', id: row.id, display_name: row.name }, details: { name: row.name } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'workflow.deleted',
+        target: { type: 'workflow', id: row.id, display_name: row.name },
+        details: { name: row.name },
+      });
     });
     return { status: 204 };
   },
-} satisfies Pick<Handlers<RequestContext>, 'listWorkflows' | 'validateWorkflow' | 'createWorkflow' | 'getWorkflow' | 'replaceWorkflow' | 'deleteWorkflow'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'listWorkflows' | 'validateWorkflow' | 'createWorkflow' | 'getWorkflow' | 'replaceWorkflow' | 'deleteWorkflow'
+>;

@@ -4,14 +4,14 @@ import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { hashSecret, newSecret } from '../../platform/auth.ts';
 import { iso } from '../../platform/clock.ts';
-import { atLeast, type ApiKeyRow, type RequestContext, type Role } from '../../platform/context.ts';
-import { forUpdate } from '../../storage/locks.ts';
+import { type ApiKeyRow, atLeast, type RequestContext, type Role } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
+import { parseInstant } from '../../platform/instant.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
+import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { presentApiKey } from './presenters.ts';
-import { parseInstant } from '../../platform/instant.ts';
 
 export const ROTATION_GRACE_MS = 24 * 3_600_000;
 /** Rotations of one key that may race; past this many lost races the request answers 409 conflict. */
@@ -20,7 +20,15 @@ const MAX_ROTATION_ATTEMPTS = 10;
 /** Inserts a key and returns it with its secret, which exists nowhere else afterwards. */
 export async function insertApiKey(
   db: Kysely<Database> | Transaction<Database>,
-  values: { workspaceId: string; name: string; role: Role; expiresAt: string | null; createdBy: string | null; userId?: string | null; now: Date },
+  values: {
+    workspaceId: string;
+    name: string;
+    role: Role;
+    expiresAt: string | null;
+    createdBy: string | null;
+    userId?: string | null;
+    now: Date;
+  },
 ): Promise<{ key: ApiKeyRow; secret: string }> {
   const secret = newSecret();
   const key: ApiKeyRow = {
@@ -60,7 +68,12 @@ async function findKey(context: RequestContext, id: string): Promise<ApiKeyRow> 
  * The member a new key will act on behalf of, checked: a member of the workspace whose role is at least the key's.
  * The member's row stays locked until commit, so that a removal running meanwhile revokes the new key too.
  */
-export async function keyOwner(trx: Transaction<Database>, workspaceId: string, userId: string, role: Role): Promise<string> {
+export async function keyOwner(
+  trx: Transaction<Database>,
+  workspaceId: string,
+  userId: string,
+  role: Role,
+): Promise<string> {
   const member = await forUpdate(
     trx
       .selectFrom('members')
@@ -71,14 +84,22 @@ export async function keyOwner(trx: Transaction<Database>, workspaceId: string, 
     trx,
   ).executeTakeFirst();
   if (!member) {
-    throw new Problem('user_not_member', `${userId} is not a member of this workspace; add them with POST /v1/members first.`, {
-      errors: [{ pointer: '/user_id', detail: 'is not a member of this workspace' }],
-    });
+    throw new Problem(
+      'user_not_member',
+      `${userId} is not a member of this workspace; add them with POST /v1/members first.`,
+      {
+        errors: [{ pointer: '/user_id', detail: 'is not a member of this workspace' }],
+      },
+    );
   }
   if (!atLeast(member.role, role)) {
-    throw new Problem('role_above_member', `${member.email} has the ${member.role} role; a key on their behalf can have at most that role, not ${role}.`, {
-      errors: [{ pointer: '/role', detail: `is above the member's role (${member.role})` }],
-    });
+    throw new Problem(
+      'role_above_member',
+      `${member.email} has the ${member.role} role; a key on their behalf can have at most that role, not ${role}.`,
+      {
+        errors: [{ pointer: '/role', detail: `is above the member's role (${member.role})` }],
+      },
+    );
   }
   return member.user_id;
 }
@@ -86,7 +107,10 @@ export async function keyOwner(trx: Transaction<Database>, workspaceId: string, 
 /** A key can manage keys up to its own role: only an owner key creates, rotates or revokes an owner key. */
 function requireRoleAtLeast(context: RequestContext, role: Role, action: string): void {
   if (!atLeast(context.caller.role, role)) {
-    throw new Problem('insufficient_role', `A ${context.caller.role} key cannot ${action} a key with the ${role} role.`);
+    throw new Problem(
+      'insufficient_role',
+      `A ${context.caller.role} key cannot ${action} a key with the ${role} role.`,
+    );
   }
 }
 
@@ -94,11 +118,16 @@ export const apiKeyHandlers = {
   async listApiKeys(request, context) {
     const page = pageRequest(request.query);
     const now = iso(context.now);
-    let query = context.platform.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', context.caller.workspace.id);
+    let query = context.platform.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('workspace_id', '=', context.caller.workspace.id);
     if (request.query.role) query = query.where('role', '=', request.query.role);
     switch (request.query.status) {
       case 'active':
-        query = query.where('revoked_at', 'is', null).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+        query = query
+          .where('revoked_at', 'is', null)
+          .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
         break;
       case 'expired':
         query = query.where('revoked_at', 'is', null).where('expires_at', '<=', now);
@@ -108,7 +137,13 @@ export const apiKeyHandlers = {
         break;
     }
     const rows = await paginate(query, { id: 'id' }, page).execute();
-    const { body, headers } = toPage(rows, page, (row) => ({ id: row.id }), (row) => presentApiKey(row, context.now), context.url);
+    const { body, headers } = toPage(
+      rows,
+      page,
+      (row) => ({ id: row.id }),
+      (row) => presentApiKey(row, context.now),
+      context.url,
+    );
     return { status: 200, contentType: 'application/json', body, headers };
   },
 
@@ -126,10 +161,14 @@ export const apiKeyHandlers = {
     // A key for someone else (or a service key made from a person's key) would outlive its creator's removal and act
     // in another's name: only an owner may hand out such keys.
     if (requestedUser !== context.caller.userId && context.caller.role !== 'owner') {
-      throw new Problem('insufficient_role', `Only an owner key can create a key for another member or a service key; this ${context.caller.role} key creates keys for ${context.caller.userId ?? 'no member (it is a service key)'} only.`);
+      throw new Problem(
+        'insufficient_role',
+        `Only an owner key can create a key for another member or a service key; this ${context.caller.role} key creates keys for ${context.caller.userId ?? 'no member (it is a service key)'} only.`,
+      );
     }
     const { key, secret } = await context.platform.db.transaction().execute(async (trx) => {
-      const userId = requestedUser === null ? null : await keyOwner(trx, context.caller.workspace.id, requestedUser, role);
+      const userId =
+        requestedUser === null ? null : await keyOwner(trx, context.caller.workspace.id, requestedUser, role);
       const created = await insertApiKey(trx, {
         workspaceId: context.caller.workspace.id,
         name,
@@ -169,7 +208,10 @@ export const apiKeyHandlers = {
     for (let attempt = 0; attempt < MAX_ROTATION_ATTEMPTS; attempt++) {
       if (attempt > 0) key = await findKey(context, key.id);
       if (key.revoked_at || (key.expires_at && key.expires_at <= iso(context.now))) {
-        throw new Problem('api_key_inactive', `API key ${key.id} is ${key.revoked_at ? 'revoked' : 'expired'}; create a new key instead.`);
+        throw new Problem(
+          'api_key_inactive',
+          `API key ${key.id} is ${key.revoked_at ? 'revoked' : 'expired'}; create a new key instead.`,
+        );
       }
       const current = key;
       const rotated = await context.platform.db.transaction().execute(async (trx) => {
@@ -197,7 +239,12 @@ export const apiKeyHandlers = {
         });
         return row;
       });
-      if (rotated) return { status: 200, contentType: 'application/json', body: { ...presentApiKey(rotated, context.now), secret } };
+      if (rotated)
+        return {
+          status: 200,
+          contentType: 'application/json',
+          body: { ...presentApiKey(rotated, context.now), secret },
+        };
     }
     throw new Problem('conflict', `API key ${key.id} is being rotated by many requests at once; retry.`);
   },
@@ -209,16 +256,31 @@ export const apiKeyHandlers = {
     const revoked = await context.platform.db.transaction().execute(async (trx) => {
       const row = await trx
         .updateTable('api_keys')
-        .set({ revoked_at: iso(context.now), updated_at: iso(context.now), previous_secret_hash: null, previous_secret_expires_at: null })
+        .set({
+          revoked_at: iso(context.now),
+          updated_at: iso(context.now),
+          previous_secret_hash: null,
+          previous_secret_expires_at: null,
+        })
         .where('id', '=', key.id)
         .where('revoked_at', 'is', null)
         .returningAll()
         .executeTakeFirst();
       // Revoked by a concurrent request: the answer is the same.
       if (!row) return undefined;
-      await recordAudit(trx, byRequest(context), { action: 'api_key.revoked', target: { type: 'api_key', id: key.id, display_name: key.name } });
+      await recordAudit(trx, byRequest(context), {
+        action: 'api_key.revoked',
+        target: { type: 'api_key', id: key.id, display_name: key.name },
+      });
       return row;
     });
-    return { status: 200, contentType: 'application/json', body: presentApiKey(revoked ?? (await findKey(context, key.id)), context.now) };
+    return {
+      status: 200,
+      contentType: 'application/json',
+      body: presentApiKey(revoked ?? (await findKey(context, key.id)), context.now),
+    };
   },
-} satisfies Pick<Handlers<RequestContext>, 'listApiKeys' | 'createApiKey' | 'getApiKey' | 'rotateApiKey' | 'revokeApiKey'>;
+} satisfies Pick<
+  Handlers<RequestContext>,
+  'listApiKeys' | 'createApiKey' | 'getApiKey' | 'rotateApiKey' | 'revokeApiKey'
+>;

@@ -13,8 +13,7 @@ export const workspaceFeature = {
   migrations: { '003_key_users': keyUsers },
 } satisfies Feature;
 
-// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
-export { createWorkspace } from './workspace.ts'; // the first workspace: npm start on an empty database, the CLI, benchmarks
-export { presentWorkspace } from './workspace.ts'; // the CLI prints what the API would answer
 export { insertApiKey, keyOwner } from './api-keys.ts'; // the CLI and the benchmarks make keys without a request
 export { presentApiKey } from './presenters.ts';
+// The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
+export { createWorkspace, presentWorkspace } from './workspace.ts'; // the first workspace: npm start on an empty database, the CLI, benchmarks

@@ -3,9 +3,9 @@ import { sql } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
-import { paginate, pageRequest, toPage } from '../../platform/pagination.ts';
-import { presentAuditLogEntry, presentRequestLogEntry } from './presenters.ts';
 import { parseInstant } from '../../platform/instant.ts';
+import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
+import { presentAuditLogEntry, presentRequestLogEntry } from './presenters.ts';
 
 /** Inputs accept any RFC 3339 offset; the database holds UTC with milliseconds. */
 const utc = (value: string) => iso(parseInstant(value));
@@ -14,7 +14,10 @@ export const logHandlers = {
   async listAuditLogs(request, context) {
     const { action, actor_api_key_id, target_id, created_after, created_before } = request.query;
     const page = pageRequest(request.query);
-    let query = context.platform.db.selectFrom('audit_log_entries').selectAll().where('workspace_id', '=', context.caller.workspace.id);
+    let query = context.platform.db
+      .selectFrom('audit_log_entries')
+      .selectAll()
+      .where('workspace_id', '=', context.caller.workspace.id);
     if (action?.endsWith('.*')) {
       const prefix = action.slice(0, -1); // keeps the dot: `api_key.*` matches `api_key.created`
       query = query.where((eb) => eb(eb.fn('substr', ['action', eb.val(1), eb.val(prefix.length)]), '=', prefix));
@@ -35,7 +38,10 @@ export const logHandlers = {
     const page = pageRequest(request.query);
     // Entries are written in batches just after each response; this request's own entry is not among them yet.
     await context.platform.requestLog.flush();
-    let query = context.platform.db.selectFrom('request_log_entries').selectAll().where('workspace_id', '=', context.caller.workspace.id);
+    let query = context.platform.db
+      .selectFrom('request_log_entries')
+      .selectAll()
+      .where('workspace_id', '=', context.caller.workspace.id);
     if (api_key_id) query = query.where('api_key_id', '=', api_key_id);
     if (status?.endsWith('xx')) {
       // A class is written as `status / 100`, which no index answers: the walk back in id order finds a page of a
@@ -48,7 +54,10 @@ export const logHandlers = {
     }
     if (method) query = query.where('method', '=', method);
     // A prefix may match most rows (`/v1/chat`) or few: the walk in id order, not an index of paths (migration 020).
-    if (path_prefix) query = query.where((eb) => eb(eb.fn('substr', ['path', eb.val(1), eb.val(path_prefix.length)]), '=', path_prefix));
+    if (path_prefix)
+      query = query.where((eb) =>
+        eb(eb.fn('substr', ['path', eb.val(1), eb.val(path_prefix.length)]), '=', path_prefix),
+      );
     if (created_after) query = query.where('created_at', '>=', utc(created_after));
     if (created_before) query = query.where('created_at', '<', utc(created_before));
     const rows = await paginate(query, { id: 'id' }, page).execute();

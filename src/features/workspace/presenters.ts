@@ -1,8 +1,8 @@
 // Database rows as the API shows them (the shapes are the spec's, through the generated types).
 import type { Selectable } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
-import { iso } from '../../platform/clock.ts';
 import { keyStatus } from '../../platform/auth.ts';
+import { iso } from '../../platform/clock.ts';
 import type { ApiKeyRow } from '../../platform/context.ts';
 import type { AuditLogEntriesTable, MembersTable, RequestLogEntriesTable, UsersTable } from '../../storage/schema.ts';
 
@@ -10,7 +10,8 @@ type Schemas = components['schemas'];
 
 export function presentApiKey(key: ApiKeyRow, now: Date): Schemas['ApiKey'] {
   const status = keyStatus(key, now);
-  const graceOpen = status === 'active' && key.previous_secret_expires_at !== null && key.previous_secret_expires_at > iso(now);
+  const graceOpen =
+    status === 'active' && key.previous_secret_expires_at !== null && key.previous_secret_expires_at > iso(now);
   return {
     id: key.id,
     object: 'api_key',
@@ -50,7 +51,12 @@ export function presentAuditLogEntry(row: Selectable<AuditLogEntriesTable>): Sch
     id: row.id,
     object: 'audit_log_entry',
     action: row.action,
-    actor: { type: row.actor_type, api_key_id: row.actor_api_key_id, api_key_name: row.actor_api_key_name, role: row.actor_role },
+    actor: {
+      type: row.actor_type,
+      api_key_id: row.actor_api_key_id,
+      api_key_name: row.actor_api_key_name,
+      role: row.actor_role,
+    },
     target: { type: row.target_type, id: row.target_id, display_name: row.target_display_name },
     details: JSON.parse(row.details),
     ip: row.ip,

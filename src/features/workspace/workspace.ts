@@ -1,7 +1,7 @@
 // The workspace itself: created by the CLI (or the demo seed) with its first owner key; read with GET /v1/workspace.
 import type { Kysely } from 'kysely';
-import type { Handlers } from '../../../generated/operations.ts';
 import type { components } from '../../../generated/openapi.ts';
+import type { Handlers } from '../../../generated/operations.ts';
 import type { Config, Region } from '../../config.ts';
 import { iso } from '../../platform/clock.ts';
 import type { ApiKeyRow, RequestContext, WorkspaceRow } from '../../platform/context.ts';
@@ -26,21 +26,48 @@ export async function createWorkspace(
 ): Promise<NewWorkspace> {
   const now = input.now ?? new Date();
   return db.transaction().execute(async (trx) => {
-    const workspace: WorkspaceRow = { id: newId('ws', now), name: input.name, region: input.region, created_at: iso(now), updated_at: iso(now), event_sequence: 0 };
+    const workspace: WorkspaceRow = {
+      id: newId('ws', now),
+      name: input.name,
+      region: input.region,
+      created_at: iso(now),
+      updated_at: iso(now),
+      event_sequence: 0,
+    };
     await trx.insertInto('workspaces').values(workspace).execute();
     // Given an owner, the owner key is theirs; without one it is a service key.
     let ownerId: string | null = null;
     if (input.ownerEmail) {
       ownerId = await userByEmail(trx, input.ownerEmail.toLowerCase(), null, now);
-      await trx.insertInto('members').values({ workspace_id: workspace.id, user_id: ownerId, role: 'owner', added_at: iso(now), added_by_api_key_id: null }).execute();
+      await trx
+        .insertInto('members')
+        .values({
+          workspace_id: workspace.id,
+          user_id: ownerId,
+          role: 'owner',
+          added_at: iso(now),
+          added_by_api_key_id: null,
+        })
+        .execute();
     }
-    const { key, secret } = await insertApiKey(trx, { workspaceId: workspace.id, name: input.keyName ?? 'Owner key', role: 'owner', expiresAt: null, createdBy: null, userId: ownerId, now });
+    const { key, secret } = await insertApiKey(trx, {
+      workspaceId: workspace.id,
+      name: input.keyName ?? 'Owner key',
+      role: 'owner',
+      expiresAt: null,
+      createdBy: null,
+      userId: ownerId,
+      now,
+    });
     return { workspace, apiKey: key, secret };
   });
 }
 
 /** The workspace as GET /v1/workspace shows it, without `caller` (the CLI shows it with no key calling). */
-export function presentWorkspace(workspace: WorkspaceRow, config: Config): Omit<components['schemas']['Workspace'], 'caller'> {
+export function presentWorkspace(
+  workspace: WorkspaceRow,
+  config: Config,
+): Omit<components['schemas']['Workspace'], 'caller'> {
   return {
     id: workspace.id,
     object: 'workspace',

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DatabaseKind } from '../../storage/database.ts';
 import { iso } from '../clock.ts';
-import { listenForWork } from './notify.ts';
 import { outsideTraces } from '../telemetry.ts';
+import { listenForWork } from './notify.ts';
 
 /** What every background worker of a process offers the server and `npm run worker`. */
 export interface BackgroundWorker {
@@ -99,7 +99,10 @@ export class ClaimLoop<Item> implements BackgroundWorker {
       } while (this.#again && !this.#stopped);
     } catch (error) {
       this.#again = false; // not at once: the database may be down
-      this.#options.logger.error({ err: error, worker: this.name }, 'claiming work failed; trying again at the next poll');
+      this.#options.logger.error(
+        { err: error, worker: this.name },
+        'claiming work failed; trying again at the next poll',
+      );
     }
   }
 
@@ -115,7 +118,10 @@ export class ClaimLoop<Item> implements BackgroundWorker {
         }
       })
       .catch((error: unknown) =>
-        this.#options.logger.error({ err: error, worker: this.name, ...this.#options.describe(item) }, 'running claimed work failed; its lease will run out and it runs again'),
+        this.#options.logger.error(
+          { err: error, worker: this.name, ...this.#options.describe(item) },
+          'running claimed work failed; its lease will run out and it runs again',
+        ),
       )
       .finally(() => {
         this.#inFlight.delete(work);

@@ -6,7 +6,7 @@
 //     so the worker's next query waits for the transaction that signalled to end: it sees the committed rows.
 //     A worker in another process on the same SQLite file sees them at its next poll.
 import { EventEmitter } from 'node:events';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseKind } from '../../storage/database.ts';
@@ -28,7 +28,14 @@ export async function notifyOnCommit(trx: Kysely<Database>, channel: string): Pr
  * Calls `wake` whenever work may have been committed on `channel` (and when listening starts); `lost` when a
  * PostgreSQL listening connection fails, until it is back. Returns the function that stops listening.
  */
-export async function listenForWork(kind: DatabaseKind, databaseUrl: string, channel: string, logger: Logger, wake: () => void, lost: () => void = () => {}): Promise<() => Promise<void>> {
+export async function listenForWork(
+  kind: DatabaseKind,
+  databaseUrl: string,
+  channel: string,
+  logger: Logger,
+  wake: () => void,
+  lost: () => void = () => {},
+): Promise<() => Promise<void>> {
   if (kind === 'sqlite') {
     local.on(channel, wake);
     return async () => {
@@ -60,7 +67,9 @@ export async function listenForWork(kind: DatabaseKind, databaseUrl: string, cha
     // Notifications sent while no connection listened are lost; the worker checks once now.
     wake();
   };
-  await connect().catch((error: unknown) => logger.warn({ err: error, channel }, 'could not listen for notifications; polling until it can'));
+  await connect().catch((error: unknown) =>
+    logger.warn({ err: error, channel }, 'could not listen for notifications; polling until it can'),
+  );
   return async () => {
     stopped = true;
     clearTimeout(retry);

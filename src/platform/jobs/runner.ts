@@ -17,7 +17,7 @@ import type { Clock } from '../clock.ts';
 import { iso } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { ATTR_WORKSPACE_ID, inSpan, SpanKind } from '../telemetry.ts';
-import { ClaimLoop, newLease, type BackgroundWorker } from './claim-loop.ts';
+import { type BackgroundWorker, ClaimLoop, newLease } from './claim-loop.ts';
 import { notifyOnCommit } from './notify.ts';
 
 export const JOBS_CHANNEL = 'jobs';
@@ -219,10 +219,19 @@ export class JobRunner implements BackgroundWorker {
   async #run(job: Job): Promise<void> {
     const { db, clock, logger, leaseMs, definitions } = this.#options;
     const definition = definitions[job.kind]!;
-    const ours = (query: ReturnType<typeof updateJob>) => query.where('id', '=', job.id).where('lease_token', '=', job.lease_token);
+    const ours = (query: ReturnType<typeof updateJob>) =>
+      query.where('id', '=', job.id).where('lease_token', '=', job.lease_token);
     if (job.attempts > job.max_attempts) {
       // Its last attempt's runner died (the lease ran out): the attempts are used up.
-      await ours(updateJob(db)).set({ status: 'failed', finished_at: iso(clock.now()), leased_until: null, lease_token: null, last_error: job.last_error ?? 'the lease of the last attempt ran out' }).execute();
+      await ours(updateJob(db))
+        .set({
+          status: 'failed',
+          finished_at: iso(clock.now()),
+          leased_until: null,
+          lease_token: null,
+          last_error: job.last_error ?? 'the lease of the last attempt ran out',
+        })
+        .execute();
       return;
     }
     const controller = new AbortController();
@@ -231,35 +240,53 @@ export class JobRunner implements BackgroundWorker {
     // another runner may claim the job, and this run must already know it lost it (the claim came first on a loaded
     // machine, and the second attempt had ended before the first one's signal said so).
     const abortAt = (until: number) => {
-      const timer = setTimeout(() => controller.abort(new Error('the job lease ran out')), Math.max(0, until - Date.now()));
+      const timer = setTimeout(
+        () => controller.abort(new Error('the job lease ran out')),
+        Math.max(0, until - Date.now()),
+      );
       timer.unref();
       return timer;
     };
     let timer = abortAt(job.leased_until ? Date.parse(job.leased_until) : Date.now() + leaseMs);
     let error: unknown;
     // A span per attempt (a trace of its own), named after the job's kind.
-    const attributes = { 'content_service.job.id': job.id, 'content_service.job.kind': job.kind, 'content_service.job.attempt': job.attempts, ...(job.workspace_id ? { [ATTR_WORKSPACE_ID]: job.workspace_id } : {}) };
+    const attributes = {
+      'content_service.job.id': job.id,
+      'content_service.job.kind': job.kind,
+      'content_service.job.attempt': job.attempts,
+      ...(job.workspace_id ? { [ATTR_WORKSPACE_ID]: job.workspace_id } : {}),
+    };
     try {
-      await inSpan(`job ${job.kind}`, SpanKind.INTERNAL, attributes, () => definition.run({
-        id: job.id,
-        kind: job.kind,
-        workspaceId: job.workspace_id,
-        payload: JSON.parse(job.payload),
-        attempt: job.attempts,
-        maxAttempts: job.max_attempts,
-        signal: controller.signal,
-        extendLease: async () => {
-          const until = Date.now() + leaseMs;
-          const result = await ours(updateJob(db)).set({ leased_until: iso(new Date(until)) }).where('status', '=', 'pending').executeTakeFirst();
-          if (Number(result.numUpdatedRows) !== 1) return false;
-          clearTimeout(timer);
-          timer = abortAt(until);
-          return true;
-        },
-        db,
-        clock,
-        logger,
-      }), { root: true });
+      await inSpan(
+        `job ${job.kind}`,
+        SpanKind.INTERNAL,
+        attributes,
+        () =>
+          definition.run({
+            id: job.id,
+            kind: job.kind,
+            workspaceId: job.workspace_id,
+            payload: JSON.parse(job.payload),
+            attempt: job.attempts,
+            maxAttempts: job.max_attempts,
+            signal: controller.signal,
+            extendLease: async () => {
+              const until = Date.now() + leaseMs;
+              const result = await ours(updateJob(db))
+                .set({ leased_until: iso(new Date(until)) })
+                .where('status', '=', 'pending')
+                .executeTakeFirst();
+              if (Number(result.numUpdatedRows) !== 1) return false;
+              clearTimeout(timer);
+              timer = abortAt(until);
+              return true;
+            },
+            db,
+            clock,
+            logger,
+          }),
+        { root: true },
+      );
     } catch (failure) {
       error = failure ?? new Error('the job failed');
     } finally {
@@ -268,8 +295,13 @@ export class JobRunner implements BackgroundWorker {
     }
     const now = clock.now();
     if (controller.signal.reason instanceof RunnerStopping) {
-      await ours(updateJob(db)).set({ run_at: iso(now), leased_until: null, lease_token: null, attempts: job.attempts - 1 }).execute();
-      logger.warn({ job_id: job.id, job_kind: job.kind }, 'a job was interrupted by the shutdown; it is handed back to run again');
+      await ours(updateJob(db))
+        .set({ run_at: iso(now), leased_until: null, lease_token: null, attempts: job.attempts - 1 })
+        .execute();
+      logger.warn(
+        { job_id: job.id, job_kind: job.kind },
+        'a job was interrupted by the shutdown; it is handed back to run again',
+      );
       return;
     }
     const lastError = error === undefined ? null : String((error as Error)?.message ?? error).slice(0, 1000);
@@ -279,14 +311,25 @@ export class JobRunner implements BackgroundWorker {
         error === undefined
           ? { status: 'done', finished_at: iso(now), leased_until: null, lease_token: null, last_error: null }
           : retry
-            ? { run_at: iso(new Date(now.getTime() + (definition.retryDelayMs ?? defaultRetryDelayMs)(job.attempts))), leased_until: null, lease_token: null, last_error: lastError }
+            ? {
+                run_at: iso(new Date(now.getTime() + (definition.retryDelayMs ?? defaultRetryDelayMs)(job.attempts))),
+                leased_until: null,
+                lease_token: null,
+                last_error: lastError,
+              }
             : { status: 'failed', finished_at: iso(now), leased_until: null, lease_token: null, last_error: lastError },
       )
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) {
-      logger.warn({ job_id: job.id, job_kind: job.kind }, 'a job ended after its lease ran out; another runner owns it now');
+      logger.warn(
+        { job_id: job.id, job_kind: job.kind },
+        'a job ended after its lease ran out; another runner owns it now',
+      );
     } else if (error !== undefined) {
-      logger.warn({ err: error, job_id: job.id, job_kind: job.kind, attempt: job.attempts, retry }, retry ? 'a job attempt failed; it is retried' : 'a job failed for good');
+      logger.warn(
+        { err: error, job_id: job.id, job_kind: job.kind, attempt: job.attempts, retry },
+        retry ? 'a job attempt failed; it is retried' : 'a job failed for good',
+      );
     }
   }
 }

@@ -31,7 +31,11 @@ export const platform: Migration = {
       .addColumn('rotated_at', 'text')
       .addColumn('revoked_at', 'text')
       .execute();
-    await db.schema.createIndex('api_keys_previous_secret_hash').on('api_keys').column('previous_secret_hash').execute();
+    await db.schema
+      .createIndex('api_keys_previous_secret_hash')
+      .on('api_keys')
+      .column('previous_secret_hash')
+      .execute();
     await db.schema.createIndex('api_keys_workspace_id').on('api_keys').columns(['workspace_id', 'id']).execute();
 
     await db.schema
@@ -51,7 +55,11 @@ export const platform: Migration = {
       .addColumn('added_by_api_key_id', 'text')
       .addPrimaryKeyConstraint('members_pk', ['workspace_id', 'user_id'])
       .execute();
-    await db.schema.createIndex('members_workspace_added').on('members').columns(['workspace_id', 'added_at']).execute();
+    await db.schema
+      .createIndex('members_workspace_added')
+      .on('members')
+      .columns(['workspace_id', 'added_at'])
+      .execute();
 
     await db.schema
       .createTable('audit_log_entries')
@@ -71,7 +79,11 @@ export const platform: Migration = {
       .addColumn('request_id', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('audit_log_entries_workspace').on('audit_log_entries').columns(['workspace_id', 'id']).execute();
+    await db.schema
+      .createIndex('audit_log_entries_workspace')
+      .on('audit_log_entries')
+      .columns(['workspace_id', 'id'])
+      .execute();
 
     await db.schema
       .createTable('request_log_entries')
@@ -88,7 +100,11 @@ export const platform: Migration = {
       .addColumn('user_agent', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('request_log_entries_workspace').on('request_log_entries').columns(['workspace_id', 'id']).execute();
+    await db.schema
+      .createIndex('request_log_entries_workspace')
+      .on('request_log_entries')
+      .columns(['workspace_id', 'id'])
+      .execute();
     await db.schema.createIndex('request_log_entries_created').on('request_log_entries').column('created_at').execute();
 
     await db.schema

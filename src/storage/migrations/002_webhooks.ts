@@ -1,5 +1,5 @@
 // Webhook endpoints, their deliveries and attempts; the indexes the delivery worker and the event list need.
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 export const webhooks: Migration = {
   async up(db: Kysely<unknown>) {
@@ -21,7 +21,11 @@ export const webhooks: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('webhook_endpoints_workspace').on('webhook_endpoints').columns(['workspace_id', 'id']).execute();
+    await db.schema
+      .createIndex('webhook_endpoints_workspace')
+      .on('webhook_endpoints')
+      .columns(['workspace_id', 'id'])
+      .execute();
 
     await db.schema
       .createTable('webhook_deliveries')
@@ -45,8 +49,16 @@ export const webhooks: Migration = {
       .addColumn('leased_until', 'text')
       .addColumn('lease_token', 'text')
       .execute();
-    await db.schema.createIndex('webhook_deliveries_workspace').on('webhook_deliveries').columns(['workspace_id', 'id']).execute();
-    await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'id']).execute();
+    await db.schema
+      .createIndex('webhook_deliveries_workspace')
+      .on('webhook_deliveries')
+      .columns(['workspace_id', 'id'])
+      .execute();
+    await db.schema
+      .createIndex('webhook_deliveries_endpoint')
+      .on('webhook_deliveries')
+      .columns(['endpoint_id', 'id'])
+      .execute();
     await db.schema.createIndex('webhook_deliveries_event').on('webhook_deliveries').column('event_id').execute();
     await db.schema.createIndex('webhook_deliveries_created').on('webhook_deliveries').column('created_at').execute();
     // The worker's two hot lookups stay small however long the history: what is due, and each endpoint's queue head.

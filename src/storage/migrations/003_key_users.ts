@@ -1,11 +1,15 @@
 // API keys act on behalf of a member (`user_id`) or belong to no person (null: a service key).
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 export const keyUsers: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema.alterTable('api_keys').addColumn('user_id', 'text').execute();
     // Removing a member revokes their keys: that looks the keys up by workspace and user.
-    await db.schema.createIndex('api_keys_workspace_user').on('api_keys').columns(['workspace_id', 'user_id']).execute();
+    await db.schema
+      .createIndex('api_keys_workspace_user')
+      .on('api_keys')
+      .columns(['workspace_id', 'user_id'])
+      .execute();
     // A workspace's first key, created with its first owner member (CLI `workspace create --owner-email`, the demo),
     // was that owner's key: same workspace, no creating key, no adding key, the same instant.
     await sql`

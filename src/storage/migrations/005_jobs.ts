@@ -1,7 +1,7 @@
 // The platform's leased jobs (src/platform/jobs/runner.ts): background work of any feature, driven from this table.
 // The platform's and the features' migrations share one numbered sequence, run in name order; this one takes the
 // number after the features' 003_key_users and 004_projects.
-import { sql, type Kysely, type Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
 
 export const jobs: Migration = {
   async up(db: Kysely<unknown>) {
@@ -22,7 +22,12 @@ export const jobs: Migration = {
       .addColumn('finished_at', 'text')
       .execute();
     // The runner's hot lookup (what is due) stays small however long the history.
-    await db.schema.createIndex('jobs_due').on('jobs').column('run_at').where(sql.ref('status'), '=', 'pending').execute();
+    await db.schema
+      .createIndex('jobs_due')
+      .on('jobs')
+      .column('run_at')
+      .where(sql.ref('status'), '=', 'pending')
+      .execute();
     await db.schema.createIndex('jobs_finished').on('jobs').column('finished_at').execute();
   },
 };

@@ -8,9 +8,21 @@ import type { Kysely, Migration } from 'kysely';
 
 export const requestLogIndexes: Migration = {
   async up(db: Kysely<unknown>) {
-    await db.schema.createIndex('request_log_entries_status').on('request_log_entries').columns(['workspace_id', 'status', 'id']).execute();
-    await db.schema.createIndex('request_log_entries_key').on('request_log_entries').columns(['workspace_id', 'api_key_id', 'id']).execute();
-    await db.schema.createIndex('request_log_entries_method').on('request_log_entries').columns(['workspace_id', 'method', 'id']).execute();
+    await db.schema
+      .createIndex('request_log_entries_status')
+      .on('request_log_entries')
+      .columns(['workspace_id', 'status', 'id'])
+      .execute();
+    await db.schema
+      .createIndex('request_log_entries_key')
+      .on('request_log_entries')
+      .columns(['workspace_id', 'api_key_id', 'id'])
+      .execute();
+    await db.schema
+      .createIndex('request_log_entries_method')
+      .on('request_log_entries')
+      .columns(['workspace_id', 'method', 'id'])
+      .execute();
   },
   async down(db: Kysely<unknown>) {
     await db.schema.dropIndex('request_log_entries_method').execute();

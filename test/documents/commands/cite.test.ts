@@ -1,21 +1,40 @@
 // Citations with a references section we build, never the model's (src/features/documents/commands/cite.ts).
 import { describe, expect, test } from 'vitest';
-import { runCommand } from '../../../src/features/documents/commands.ts';
 import { formatReference } from '../../../src/features/documents/commands/cite.ts';
 import type { CitationSource } from '../../../src/features/documents/commands/types.ts';
+import { runCommand } from '../../../src/features/documents/commands.ts';
 import { input, problemOf, recorder } from './support.ts';
 
 describe('cite builds the references itself', () => {
   const now = new Date('2026-03-14T22:30:00Z');
   const text = 'Retail sales rose in spring. Most shoppers buy online.';
   const sources: CitationSource[] = [
-    { n: 1, url: 'https://www.example.org/reports/retail-2026', title: 'Retail report 2026', excerpt: 'Retail sales rose 4% in spring.' },
-    { n: 2, url: 'https://stats.example.com/online', title: 'Online *shopping* [stats]', excerpt: 'Most shoppers now buy online.' },
+    {
+      n: 1,
+      url: 'https://www.example.org/reports/retail-2026',
+      title: 'Retail report 2026',
+      excerpt: 'Retail sales rose 4% in spring.',
+    },
+    {
+      n: 2,
+      url: 'https://stats.example.com/online',
+      title: 'Online *shopping* [stats]',
+      excerpt: 'Most shoppers now buy online.',
+    },
     { n: 3, url: 'https://blog.example.net/', title: 'blog.example.net', excerpt: '' },
   ];
   const cite = (style: 'apa' | 'ieee', answer: string, content = text, list = sources) => {
     const r = recorder(() => answer);
-    return { r, run: runCommand({ command: 'cite', sources: list.map((s) => s.url!), style }, input(content), r.generate, list, now) };
+    return {
+      r,
+      run: runCommand(
+        { command: 'cite', sources: list.map((s) => s.url!), style },
+        input(content),
+        r.generate,
+        list,
+        now,
+      ),
+    };
   };
 
   test('APA: only the sources the model cited, with the URL and the date accessed', async () => {
@@ -50,7 +69,11 @@ describe('cite builds the references itself', () => {
 
   test('a document that ends with a References section: it is merged, never a second one', async () => {
     const content = `# Report\n\n${text} Prices fell [1].\n\n## References\n\n- [1] Old report. <https://blog.example.net>\n`;
-    const { r, run } = cite('apa', `# Report\n\n${text.replace('online.', 'online [3].')} Prices fell [1].\n\n## References\n\n- made up`, content);
+    const { r, run } = cite(
+      'apa',
+      `# Report\n\n${text.replace('online.', 'online [3].')} Prices fell [1].\n\n## References\n\n- made up`,
+      content,
+    );
     const result = await run;
     // The model sees the text without the section, and the old source keeps its number; the new ones come after it.
     expect(r.user()).not.toContain('Old report');
@@ -68,7 +91,9 @@ describe('cite builds the references itself', () => {
 
   test('the reference styles of a page with no author or date', () => {
     const source = sources[0]!;
-    const entries = (['apa', 'mla', 'chicago', 'harvard', 'ieee'] as const).map((style) => formatReference(source, 7, style, '2026-03-14'));
+    const entries = (['apa', 'mla', 'chicago', 'harvard', 'ieee'] as const).map((style) =>
+      formatReference(source, 7, style, '2026-03-14'),
+    );
     expect(entries).toEqual([
       '- [7] *Retail report 2026*. (n.d.). example.org. Retrieved 2026-03-14, from <https://www.example.org/reports/retail-2026>',
       '- [7] "Retail report 2026." *example.org*, <https://www.example.org/reports/retail-2026>. Accessed 2026-03-14.',
@@ -80,6 +105,10 @@ describe('cite builds the references itself', () => {
 
   test('no source at all is a 422 at /sources', async () => {
     const r = recorder();
-    expect(await problemOf(() => runCommand({ command: 'cite', sources: ['https://a.example'] }, input(text), r.generate, []))).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/sources' }] });
+    expect(
+      await problemOf(() =>
+        runCommand({ command: 'cite', sources: ['https://a.example'] }, input(text), r.generate, []),
+      ),
+    ).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/sources' }] });
   });
 });

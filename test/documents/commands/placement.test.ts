@@ -29,7 +29,11 @@ describe('selectionOf', () => {
         problem = error;
       }
       expect(problem).toBeInstanceOf(Problem);
-      expect(problem).toMatchObject({ code: 'selection_out_of_range', status: 422, errors: [{ pointer: '/selection/end', detail }] });
+      expect(problem).toMatchObject({
+        code: 'selection_out_of_range',
+        status: 422,
+        errors: [{ pointer: '/selection/end', detail }],
+      });
     }
   });
 
@@ -38,34 +42,71 @@ describe('selectionOf', () => {
     expect(content.length).toBe(4);
     expect(selectionOf(content, { start: 1, end: 3 })).toEqual({ start: 1, end: 3 });
     expect(content.slice(1, 3)).toBe('😀');
-    expect(() => selectionOf(content, { start: 2, end: 4 })).toThrow(expect.objectContaining({ code: 'selection_out_of_range', errors: [expect.objectContaining({ pointer: '/selection/start' })] }));
-    expect(() => selectionOf(content, { start: 0, end: 2 })).toThrow(expect.objectContaining({ code: 'selection_out_of_range', errors: [expect.objectContaining({ pointer: '/selection/end' })] }));
+    expect(() => selectionOf(content, { start: 2, end: 4 })).toThrow(
+      expect.objectContaining({
+        code: 'selection_out_of_range',
+        errors: [expect.objectContaining({ pointer: '/selection/start' })],
+      }),
+    );
+    expect(() => selectionOf(content, { start: 0, end: 2 })).toThrow(
+      expect.objectContaining({
+        code: 'selection_out_of_range',
+        errors: [expect.objectContaining({ pointer: '/selection/end' })],
+      }),
+    );
   });
 });
 
 describe('place', () => {
   test('replace: the range becomes the output, and outputRange is where it is', () => {
-    expect(place('Hello world!', { start: 6, end: 11 }, 'there', 'replace')).toEqual({ content: 'Hello there!', outputRange: { start: 6, end: 11 } });
-    expect(place('abc', { start: 0, end: 3 }, 'longer text', 'replace')).toEqual({ content: 'longer text', outputRange: { start: 0, end: 11 } });
+    expect(place('Hello world!', { start: 6, end: 11 }, 'there', 'replace')).toEqual({
+      content: 'Hello there!',
+      outputRange: { start: 6, end: 11 },
+    });
+    expect(place('abc', { start: 0, end: 3 }, 'longer text', 'replace')).toEqual({
+      content: 'longer text',
+      outputRange: { start: 0, end: 11 },
+    });
   });
 
   test('before and after: the output is its own block, a blank line from the text on each side', () => {
     const content = 'One.\n\nTwo.\n\nThree.';
-    expect(place(content, { start: 6, end: 10 }, 'NEW', 'before')).toEqual({ content: 'One.\n\nNEW\n\nTwo.\n\nThree.', outputRange: { start: 6, end: 9 } });
-    expect(place(content, { start: 6, end: 10 }, 'NEW', 'after')).toEqual({ content: 'One.\n\nTwo.\n\nNEW\n\nThree.', outputRange: { start: 12, end: 15 } });
+    expect(place(content, { start: 6, end: 10 }, 'NEW', 'before')).toEqual({
+      content: 'One.\n\nNEW\n\nTwo.\n\nThree.',
+      outputRange: { start: 6, end: 9 },
+    });
+    expect(place(content, { start: 6, end: 10 }, 'NEW', 'after')).toEqual({
+      content: 'One.\n\nTwo.\n\nNEW\n\nThree.',
+      outputRange: { start: 12, end: 15 },
+    });
     // Only a line break: one more makes the blank line.
     expect(place('A\nB', { start: 0, end: 1 }, 'NEW', 'after').content).toBe('A\n\nNEW\n\nB');
     // In the middle of a line: the output splits it into blocks.
     expect(place('Alpha beta', { start: 0, end: 5 }, 'NEW', 'after').content).toBe('Alpha\n\nNEW\n\n beta');
     // The output's own line breaks count.
-    expect(place('A\n\nB', { start: 3, end: 4 }, 'NEW\n', 'before')).toEqual({ content: 'A\n\nNEW\n\nB', outputRange: { start: 3, end: 7 } });
+    expect(place('A\n\nB', { start: 3, end: 4 }, 'NEW\n', 'before')).toEqual({
+      content: 'A\n\nNEW\n\nB',
+      outputRange: { start: 3, end: 7 },
+    });
   });
 
   test('at the very start or end: no blank line there', () => {
-    expect(place('Text.', { start: 0, end: 5 }, 'NEW', 'before')).toEqual({ content: 'NEW\n\nText.', outputRange: { start: 0, end: 3 } });
-    expect(place('Text.', { start: 0, end: 5 }, 'NEW', 'after')).toEqual({ content: 'Text.\n\nNEW', outputRange: { start: 7, end: 10 } });
-    expect(place('', { start: 0, end: 0 }, 'NEW', 'before')).toEqual({ content: 'NEW', outputRange: { start: 0, end: 3 } });
-    expect(place('Text.\n\n', { start: 0, end: 5 }, 'NEW', 'after')).toEqual({ content: 'Text.\n\nNEW\n\n', outputRange: { start: 7, end: 10 } });
+    expect(place('Text.', { start: 0, end: 5 }, 'NEW', 'before')).toEqual({
+      content: 'NEW\n\nText.',
+      outputRange: { start: 0, end: 3 },
+    });
+    expect(place('Text.', { start: 0, end: 5 }, 'NEW', 'after')).toEqual({
+      content: 'Text.\n\nNEW',
+      outputRange: { start: 7, end: 10 },
+    });
+    expect(place('', { start: 0, end: 0 }, 'NEW', 'before')).toEqual({
+      content: 'NEW',
+      outputRange: { start: 0, end: 3 },
+    });
+    expect(place('Text.\n\n', { start: 0, end: 5 }, 'NEW', 'after')).toEqual({
+      content: 'Text.\n\nNEW\n\n',
+      outputRange: { start: 7, end: 10 },
+    });
   });
 
   test('UTF-16: with emoji before, in and after the range, outputRange still points at the output', () => {

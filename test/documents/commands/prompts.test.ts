@@ -1,7 +1,7 @@
 // The prompt of each document command with its options (src/features/documents/commands/prompts.ts).
 import { describe, expect, test } from 'vitest';
-import { runCommand } from '../../../src/features/documents/commands.ts';
 import type { CitationSource } from '../../../src/features/documents/commands/types.ts';
+import { runCommand } from '../../../src/features/documents/commands.ts';
 import { input, problemOf, recorder } from './support.ts';
 
 describe('prompts: one system message with the task, one user message with the text', () => {
@@ -9,7 +9,11 @@ describe('prompts: one system message with the task, one user message with the t
 
   test('outline: depth and instruction reach the prompt; placed before the content by default', async () => {
     const r = recorder(() => '## Sale\n### Dates');
-    const result = await runCommand({ command: 'outline', depth: 3, instruction: 'Stress the deadline.' }, input(article), r.generate);
+    const result = await runCommand(
+      { command: 'outline', depth: 3, instruction: 'Stress the deadline.' },
+      input(article),
+      r.generate,
+    );
     expect(r.calls[0]!.map((m) => m.role)).toEqual(['system', 'user']);
     expect(r.system()).toContain('heading outline');
     expect(r.system()).toContain('at most 3 levels');
@@ -18,7 +22,11 @@ describe('prompts: one system message with the task, one user message with the t
     expect(r.user()).toContain('Document title: Spring sale');
     expect(r.user()).toContain('Instruction: Stress the deadline.');
     expect(r.user()).toContain(`<text>\n${article}\n</text>`);
-    expect(result).toEqual({ output: '## Sale\n### Dates', content: `## Sale\n### Dates\n\n${article}`, outputRange: { start: 0, end: 17 } });
+    expect(result).toEqual({
+      output: '## Sale\n### Dates',
+      content: `## Sale\n### Dates\n\n${article}`,
+      outputRange: { start: 0, end: 17 },
+    });
 
     const byDefault = recorder();
     await runCommand({ command: 'outline' }, input(article), byDefault.generate);
@@ -27,7 +35,11 @@ describe('prompts: one system message with the task, one user message with the t
 
   test('outline of an empty document: a plan from the title and instruction; neither is a 422', async () => {
     const r = recorder(() => '## Why now\n## Plans');
-    const result = await runCommand({ command: 'outline', depth: 1, instruction: 'A guide for first-time buyers.' }, input('\n'), r.generate);
+    const result = await runCommand(
+      { command: 'outline', depth: 1, instruction: 'A guide for first-time buyers.' },
+      input('\n'),
+      r.generate,
+    );
     expect(r.system()).toContain('plan a document');
     expect(r.system()).toContain('one level only');
     expect(r.user()).toContain('Document title: Spring sale');
@@ -41,7 +53,16 @@ describe('prompts: one system message with the task, one user message with the t
   test('expand: the target length and instruction; the passage is replaced by default', async () => {
     const r = recorder(() => 'A longer passage.');
     const start = article.indexOf('Every');
-    const result = await runCommand({ command: 'expand', selection: { start, end: start + 35 }, target_words: 300, instruction: 'Add a customer example.' }, input(article), r.generate);
+    const result = await runCommand(
+      {
+        command: 'expand',
+        selection: { start, end: start + 35 },
+        target_words: 300,
+        instruction: 'Add a customer example.',
+      },
+      input(article),
+      r.generate,
+    );
     expect(r.system()).toContain('expand');
     expect(r.system()).toContain('about 300 words');
     expect(r.user()).toContain('Instruction: Add a customer example.');
@@ -52,7 +73,11 @@ describe('prompts: one system message with the task, one user message with the t
 
   test('summarize: length and format; before the content by default (a TL;DR)', async () => {
     const r = recorder(() => '- Sale\n- Ends Sunday');
-    const result = await runCommand({ command: 'summarize', length: 'short', format: 'bullets' }, input(article), r.generate);
+    const result = await runCommand(
+      { command: 'summarize', length: 'short', format: 'bullets' },
+      input(article),
+      r.generate,
+    );
     expect(r.system()).toContain('bulleted list (`- `) of two or three items');
     expect(result.content).toBe(`- Sale\n- Ends Sunday\n\n${article}`);
     const byDefault = recorder();
@@ -65,7 +90,11 @@ describe('prompts: one system message with the task, one user message with the t
 
   test('rewrite: instruction and tone; without either, clarity', async () => {
     const both = recorder();
-    await runCommand({ command: 'rewrite', instruction: 'Address the reader.', tone: 'formal' }, input(article), both.generate);
+    await runCommand(
+      { command: 'rewrite', instruction: 'Address the reader.', tone: 'formal' },
+      input(article),
+      both.generate,
+    );
     expect(both.system()).toContain('formal tone');
     expect(both.system()).not.toContain('clarity');
     expect(both.user()).toContain('Instruction: Address the reader.');
@@ -76,12 +105,20 @@ describe('prompts: one system message with the task, one user message with the t
   });
 
   test('translate: target and source languages (by name) and formality', async () => {
-    const r = recorder((messages) => (messages[1]!.content as string));
-    await runCommand({ command: 'translate', target_language: 'de', source_language: 'en', formality: 'formal' }, input(article), r.generate);
+    const r = recorder((messages) => messages[1]!.content as string);
+    await runCommand(
+      { command: 'translate', target_language: 'de', source_language: 'en', formality: 'formal' },
+      input(article),
+      r.generate,
+    );
     expect(r.system()).toContain('from English (en) into German (de)');
     expect(r.system()).toContain('formal form of address');
-    const informal = recorder((messages) => (messages[1]!.content as string));
-    await runCommand({ command: 'translate', target_language: 'pt-BR', formality: 'informal' }, input(article), informal.generate);
+    const informal = recorder((messages) => messages[1]!.content as string);
+    await runCommand(
+      { command: 'translate', target_language: 'pt-BR', formality: 'informal' },
+      input(article),
+      informal.generate,
+    );
     expect(informal.system()).toContain('into Brazilian Portuguese (pt-BR)');
     expect(informal.system()).toContain('informal form');
     expect(informal.system()).not.toContain(' from ');
@@ -93,9 +130,16 @@ describe('prompts: one system message with the task, one user message with the t
       { n: 1, url: 'https://example.org/retail', title: 'Retail report', excerpt: 'Sales rose 20% in spring.' },
       { n: 2, url: 'https://example.com/x', title: 'example.com/x', excerpt: '' },
     ];
-    await runCommand({ command: 'cite', sources: sources.map((s) => s.url!), style: 'apa' }, input(article), r.generate, sources);
+    await runCommand(
+      { command: 'cite', sources: sources.map((s) => s.url!), style: 'apa' },
+      input(article),
+      r.generate,
+      sources,
+    );
     expect(r.system()).toContain('[2]');
-    expect(r.user()).toContain('[1] Retail report\nURL: https://example.org/retail\nExcerpt: Sales rose 20% in spring.');
+    expect(r.user()).toContain(
+      '[1] Retail report\nURL: https://example.org/retail\nExcerpt: Sales rose 20% in spring.',
+    );
     expect(r.user()).toContain('[2] example.com/x\nURL: https://example.com/x\nExcerpt: (none');
     expect(r.user()).toContain(`<text>\n${article}\n</text>`);
   });
@@ -105,25 +149,41 @@ describe('prompts: one system message with the task, one user message with the t
     expect((await runCommand({ command: 'rewrite' }, input('Bad text.'), r.generate)).output).toBe('Better text.');
     // A fenced answer to a fenced text is the answer itself.
     const code = recorder(() => '```js\nx()\n```');
-    expect((await runCommand({ command: 'rewrite' }, input('```js\ny()\n```'), code.generate)).output).toBe('```js\nx()\n```');
+    expect((await runCommand({ command: 'rewrite' }, input('```js\ny()\n```'), code.generate)).output).toBe(
+      '```js\nx()\n```',
+    );
   });
 
   test('the whitespace around a selection stays where it is', async () => {
     const r = recorder(() => 'New.');
     const content = 'One.\n\n  Two.  \n\nThree.';
-    const result = await runCommand({ command: 'rewrite', selection: { start: 4, end: 15 } }, input(content), r.generate);
+    const result = await runCommand(
+      { command: 'rewrite', selection: { start: 4, end: 15 } },
+      input(content),
+      r.generate,
+    );
     expect(r.user()).toContain('<text>\nTwo.\n</text>');
     expect(result.content).toBe('One.\n\n  New.  \n\nThree.');
   });
 
   test('nothing to work on (an empty document, a blank selection) is a 422; an empty answer a 502', async () => {
     const r = recorder(() => '   ');
-    expect(await problemOf(() => runCommand({ command: 'summarize' }, input(''), r.generate))).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/selection' }] });
-    expect(await problemOf(() => runCommand({ command: 'rewrite', selection: { start: 1, end: 3 } }, input('a  b'), r.generate))).toMatchObject({
+    expect(await problemOf(() => runCommand({ command: 'summarize' }, input(''), r.generate))).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ pointer: '/selection' }],
+    });
+    expect(
+      await problemOf(() =>
+        runCommand({ command: 'rewrite', selection: { start: 1, end: 3 } }, input('a  b'), r.generate),
+      ),
+    ).toMatchObject({
       code: 'validation_failed',
       errors: [{ pointer: '/selection', detail: 'selects only whitespace' }],
     });
     expect(r.calls).toHaveLength(0);
-    expect(await problemOf(() => runCommand({ command: 'rewrite' }, input('Text.'), r.generate))).toMatchObject({ code: 'upstream_error', status: 502 });
+    expect(await problemOf(() => runCommand({ command: 'rewrite' }, input('Text.'), r.generate))).toMatchObject({
+      code: 'upstream_error',
+      status: 502,
+    });
   });
 });

@@ -1,13 +1,14 @@
 // Each document command (src/features/documents/commands.ts) through the real sandbox models, without a server or
 // a database.
 import { describe, expect, test } from 'vitest';
-import { runCommand } from '../../../src/features/documents/commands.ts';
 import type { CitationSource, CommandRequest } from '../../../src/features/documents/commands/types.ts';
+import { runCommand } from '../../../src/features/documents/commands.ts';
 import { keyTerms } from '../../../src/features/engine/sandbox.ts';
 import { input, sandbox } from './support.ts';
 
 describe('each command through the real sandbox models', () => {
-  const content = '# Spring sale\n\nEvery subscription plan is discounted until Sunday. The discount covers annual subscription plans too.';
+  const content =
+    '# Spring sale\n\nEvery subscription plan is discounted until Sunday. The discount covers annual subscription plans too.';
   /** A document of three sections, the example of docs/guides/documents.md. */
   const SALE = [
     '# Spring sale',
@@ -28,8 +29,18 @@ describe('each command through the real sandbox models', () => {
   /** The document's sentences, in order (list items without their marker). */
   const SALE_SENTENCES = SALE.split('\n')
     .filter((line) => line !== '' && !line.startsWith('#'))
-    .flatMap((line) => line.replace(/^- /, '').match(/[^.!?]+(?:[.!?]+|$)/g)!.map((sentence) => sentence.trim()));
-  const sentencesOf = (text: string) => text.split('\n').flatMap((line) => line.replace(/^- /, '').match(/[^.!?]+[.!?]*/g) ?? []).map((sentence) => sentence.trim()).filter(Boolean);
+    .flatMap((line) =>
+      line
+        .replace(/^- /, '')
+        .match(/[^.!?]+(?:[.!?]+|$)/g)!
+        .map((sentence) => sentence.trim()),
+    );
+  const sentencesOf = (text: string) =>
+    text
+      .split('\n')
+      .flatMap((line) => line.replace(/^- /, '').match(/[^.!?]+[.!?]*/g) ?? [])
+      .map((sentence) => sentence.trim())
+      .filter(Boolean);
   const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
   /** No part of the command's prompt, and no Markdown heading, in a draft. */
   const noPrompt = (text: string) => {
@@ -40,27 +51,38 @@ describe('each command through the real sandbox models', () => {
     ['short', 2, 50],
     ['medium', 5, 120],
     ['long', 10, 250],
-  ] as const)('summarize %s: sentences of the document, in its order, within %i sentences and %i words', async (length, most, budget) => {
-    for (const format of ['paragraph', 'bullets'] as const) {
-      const result = await runCommand({ command: 'summarize', length, format }, input(SALE), sandbox('sandbox-writer'));
-      noPrompt(result.output);
-      expect(result.output).not.toContain('#');
-      const sentences = sentencesOf(result.output);
-      expect(sentences.length).toBeGreaterThan(0);
-      expect(sentences.length).toBeLessThanOrEqual(most);
-      expect(words(result.output.replace(/^- /gm, ''))).toBeLessThanOrEqual(budget);
-      // Each is a sentence of the document (a list item gets a full stop), and they keep the document's order.
-      const at = sentences.map((sentence) => SALE_SENTENCES.findIndex((own) => own === sentence || `${own}.` === sentence));
-      expect(at).not.toContain(-1);
-      expect(at).toEqual([...at].sort((a, b) => a - b));
-      if (format === 'bullets') expect(result.output.split('\n').every((line) => line.startsWith('- '))).toBe(true);
-      expect(result.content.endsWith(`\n\n${SALE}`)).toBe(true);
-    }
-  });
+  ] as const)(
+    'summarize %s: sentences of the document, in its order, within %i sentences and %i words',
+    async (length, most, budget) => {
+      for (const format of ['paragraph', 'bullets'] as const) {
+        const result = await runCommand(
+          { command: 'summarize', length, format },
+          input(SALE),
+          sandbox('sandbox-writer'),
+        );
+        noPrompt(result.output);
+        expect(result.output).not.toContain('#');
+        const sentences = sentencesOf(result.output);
+        expect(sentences.length).toBeGreaterThan(0);
+        expect(sentences.length).toBeLessThanOrEqual(most);
+        expect(words(result.output.replace(/^- /gm, ''))).toBeLessThanOrEqual(budget);
+        // Each is a sentence of the document (a list item gets a full stop), and they keep the document's order.
+        const at = sentences.map((sentence) =>
+          SALE_SENTENCES.findIndex((own) => own === sentence || `${own}.` === sentence),
+        );
+        expect(at).not.toContain(-1);
+        expect(at).toEqual([...at].sort((a, b) => a - b));
+        if (format === 'bullets') expect(result.output.split('\n').every((line) => line.startsWith('- '))).toBe(true);
+        expect(result.content.endsWith(`\n\n${SALE}`)).toBe(true);
+      }
+    },
+  );
 
   test('summarize: the documented examples; a longer summary holds more', async () => {
     const short = await runCommand({ command: 'summarize', length: 'short' }, input(SALE), sandbox('sandbox-writer'));
-    expect(short.output).toBe('Our spring sale starts on Monday and runs for two weeks. Customers join the sale from the billing page.');
+    expect(short.output).toBe(
+      'Our spring sale starts on Monday and runs for two weeks. Customers join the sale from the billing page.',
+    );
     const medium = await runCommand({ command: 'summarize' }, input(SALE), sandbox('sandbox-writer'));
     const long = await runCommand({ command: 'summarize', length: 'long' }, input(SALE), sandbox('sandbox-writer'));
     expect(words(medium.output)).toBeGreaterThan(words(short.output));
@@ -68,7 +90,7 @@ describe('each command through the real sandbox models', () => {
     expect(long.output).toContain('\n\n');
   });
 
-  test('outline: the document\'s own headings, each with its key sentence, before the content', async () => {
+  test("outline: the document's own headings, each with its key sentence, before the content", async () => {
     const result = await runCommand({ command: 'outline' }, input(SALE), sandbox('sandbox-writer'));
     expect(result.output).toBe(
       [
@@ -86,7 +108,8 @@ describe('each command through the real sandbox models', () => {
   });
 
   test('outline of a text without headings: a section per paragraph, titled by its words', async () => {
-    const text = 'Orders placed before 2 pm ship the same day. Free shipping applies to orders over $50.\n\nReturns are free within 30 days. Send returns to our Lisbon warehouse.';
+    const text =
+      'Orders placed before 2 pm ship the same day. Free shipping applies to orders over $50.\n\nReturns are free within 30 days. Send returns to our Lisbon warehouse.';
     const result = await runCommand({ command: 'outline' }, input(text), sandbox('sandbox-writer'));
     noPrompt(result.output);
     const headings = result.output.split('\n').filter((line) => line.startsWith('## '));
@@ -95,14 +118,24 @@ describe('each command through the real sandbox models', () => {
   });
 
   test('outline of an empty document: a plan from the title and the instruction', async () => {
-    const result = await runCommand({ command: 'outline', instruction: 'Plan a post about roasts and subscriptions' }, input('', 'Spring launch 2027'), sandbox('sandbox-writer'));
-    expect(result.output).toBe(['## Introduction', '## Spring', '## Launch', '## Roasts', '## Subscriptions', '## Conclusion'].join('\n\n'));
+    const result = await runCommand(
+      { command: 'outline', instruction: 'Plan a post about roasts and subscriptions' },
+      input('', 'Spring launch 2027'),
+      sandbox('sandbox-writer'),
+    );
+    expect(result.output).toBe(
+      ['## Introduction', '## Spring', '## Launch', '## Roasts', '## Subscriptions', '## Conclusion'].join('\n\n'),
+    );
   });
 
   test('expand: the selection, then related sentences of the document, in place of the selection', async () => {
     const start = SALE.indexOf('Customers join');
     const end = SALE.indexOf('page.') + 'page.'.length;
-    const result = await runCommand({ command: 'expand', selection: { start, end } }, input(SALE), sandbox('sandbox-writer'));
+    const result = await runCommand(
+      { command: 'expand', selection: { start, end } },
+      input(SALE),
+      sandbox('sandbox-writer'),
+    );
     noPrompt(result.output);
     expect(result.output.startsWith('Customers join the sale from the billing page. ')).toBe(true);
     expect(words(result.output)).toBeLessThanOrEqual(50);
@@ -117,15 +150,29 @@ describe('each command through the real sandbox models', () => {
     const result = await runCommand({ command: 'rewrite' }, input(SALE), sandbox('sandbox-writer'));
     noPrompt(result.output);
     expect(result.output).not.toBe(SALE);
-    expect(result.output.split('\n').filter((line) => line.startsWith('#'))).toEqual(['# Spring sale', '## How to join', '## Shipping']);
-    expect(result.output).toContain('Each subscription plan is 20% off, and annual plans also get two more months for free.');
+    expect(result.output.split('\n').filter((line) => line.startsWith('#'))).toEqual([
+      '# Spring sale',
+      '## How to join',
+      '## Shipping',
+    ]);
+    expect(result.output).toContain(
+      'Each subscription plan is 20% off, and annual plans also get two more months for free.',
+    );
     expect(result.output).toContain("so there's no code to remember.");
     expect(keyTerms(result.output)).toEqual(keyTerms(SALE));
     expect(result.content).toBe(result.output);
-    const formal = await runCommand({ command: 'rewrite', tone: 'formal' }, input("We don't ship on Sundays, and it's free."), sandbox('sandbox-writer'));
+    const formal = await runCommand(
+      { command: 'rewrite', tone: 'formal' },
+      input("We don't ship on Sundays, and it's free."),
+      sandbox('sandbox-writer'),
+    );
     expect(formal.output).toBe('We do not ship on Sundays, and it is free.');
     // Nothing for the rules to change but an "x and y": it is turned round.
-    const swapped = await runCommand({ command: 'rewrite' }, input('New and existing customers.'), sandbox('sandbox-writer'));
+    const swapped = await runCommand(
+      { command: 'rewrite' },
+      input('New and existing customers.'),
+      sandbox('sandbox-writer'),
+    );
     expect(swapped.output).toBe('Existing and new customers.');
   });
 
@@ -136,27 +183,52 @@ describe('each command through the real sandbox models', () => {
   });
 
   test('cite (sandbox-writer): a marker on each sentence its source speaks to, and the references', async () => {
-    const sources: CitationSource[] = [{ n: 1, url: 'https://example.org/sale', title: 'Sale terms', excerpt: 'Subscription plans are discounted until Sunday.' }];
-    const result = await runCommand({ command: 'cite', sources: ['https://example.org/sale'], style: 'mla' }, input(content), sandbox('sandbox-writer'), sources, new Date('2026-01-02T00:00:00Z'));
-    expect(result.output).toBe('# Spring sale\n\nEvery subscription plan is discounted until Sunday [1]. The discount covers annual subscription plans too [1].');
-    expect(result.content).toBe(`${result.output}\n\n## References\n\n- [1] "Sale terms." *example.org*, <https://example.org/sale>. Accessed 2026-01-02.`);
+    const sources: CitationSource[] = [
+      {
+        n: 1,
+        url: 'https://example.org/sale',
+        title: 'Sale terms',
+        excerpt: 'Subscription plans are discounted until Sunday.',
+      },
+    ];
+    const result = await runCommand(
+      { command: 'cite', sources: ['https://example.org/sale'], style: 'mla' },
+      input(content),
+      sandbox('sandbox-writer'),
+      sources,
+      new Date('2026-01-02T00:00:00Z'),
+    );
+    expect(result.output).toBe(
+      '# Spring sale\n\nEvery subscription plan is discounted until Sunday [1]. The discount covers annual subscription plans too [1].',
+    );
+    expect(result.content).toBe(
+      `${result.output}\n\n## References\n\n- [1] "Sale terms." *example.org*, <https://example.org/sale>. Accessed 2026-01-02.`,
+    );
   });
 
   test('translate (sandbox-echo keeps the markers): the same Markdown back, in one call', async () => {
     const markdown = '# Title\n\n- one `code`\n- two\n\n```\nkeep\n```\n\n| a | b |\n|---|---|\n| c | d |';
     const calls: number[] = [];
     const echo = sandbox('sandbox-echo');
-    const result = await runCommand({ command: 'translate', target_language: 'fr' }, input(markdown), async (messages) => {
-      calls.push(1);
-      return echo(messages);
-    });
+    const result = await runCommand(
+      { command: 'translate', target_language: 'fr' },
+      input(markdown),
+      async (messages) => {
+        calls.push(1);
+        return echo(messages);
+      },
+    );
     expect(calls).toHaveLength(1);
     expect(result.content).toBe(markdown);
   });
 
   test('translate (sandbox-writer drops the markers): one call per segment, structure kept', async () => {
     const markdown = '## Title words\n\n> quoted sentence here\n\n```\nkeep this\n```';
-    const result = await runCommand({ command: 'translate', target_language: 'fr' }, input(markdown), sandbox('sandbox-writer'));
+    const result = await runCommand(
+      { command: 'translate', target_language: 'fr' },
+      input(markdown),
+      sandbox('sandbox-writer'),
+    );
     const lines = result.content.split('\n');
     expect(lines[0]).toMatch(/^## Draft on /);
     expect(lines[2]).toMatch(/^> Draft on /);
@@ -165,5 +237,8 @@ describe('each command through the real sandbox models', () => {
 });
 
 // The type of a request is the contract's: a command's options are checked by the compiler too.
-const _typed: CommandRequest[] = [{ command: 'translate', target_language: 'fr', formality: 'formal' }, { command: 'cite', sources: ['https://a.example'], style: 'ieee' }];
+const _typed: CommandRequest[] = [
+  { command: 'translate', target_language: 'fr', formality: 'formal' },
+  { command: 'cite', sources: ['https://a.example'], style: 'ieee' },
+];
 void _typed;

@@ -14,7 +14,12 @@ export function recorder(answer: (messages: EngineMessage[]) => string = () => '
     return answer(messages);
   };
   // Document commands send text messages only.
-  return { calls, generate, system: (i = 0) => calls[i]![0]!.content as string, user: (i = 0) => calls[i]![1]!.content as string };
+  return {
+    calls,
+    generate,
+    system: (i = 0) => calls[i]![0]!.content as string,
+    user: (i = 0) => calls[i]![1]!.content as string,
+  };
 }
 
 /** The problem a call throws, for its code, field errors and message. */
@@ -32,10 +37,15 @@ export async function problemOf(run: () => unknown): Promise<Problem> {
  *  the command's task the way the command handler gives it (`providerOptions.sandbox.task`). */
 export function sandbox(id: 'sandbox-echo' | 'sandbox-writer'): Generate {
   return async (messages, task) => {
-    const instructions = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+    const instructions = messages
+      .filter((m) => m.role === 'system')
+      .map((m) => m.content)
+      .join('\n');
     const rest = messages.filter((m) => m.role !== 'system') as ModelMessage[];
     const providerOptions = task ? { sandbox: { task: taskOption(task) } } : undefined;
-    return (await generateText({ model: sandboxModel(id), instructions, messages: rest, providerOptions, maxRetries: 0 })).text;
+    return (
+      await generateText({ model: sandboxModel(id), instructions, messages: rest, providerOptions, maxRetries: 0 })
+    ).text;
   };
 }
 

@@ -76,12 +76,14 @@ describe('translate keeps the Markdown structure', () => {
       .join('\n');
 
   test('one call with numbered segments; code, URLs and structure untouched', async () => {
-    const r = recorder((messages) => upperLines((messages[1]!.content as string)));
+    const r = recorder((messages) => upperLines(messages[1]!.content as string));
     const result = await runCommand({ command: 'translate', target_language: 'fr' }, input(source), r.generate);
     expect(r.calls).toHaveLength(1);
     const batch = r.user();
     expect(batch.split('\n')[0]).toBe('⟦1⟧ Spring sale');
-    expect(batch).toContain('⟦2⟧ Every plan is **20% off** until Sunday: [the offer]⟨1⟩ and ⟨2⟩.\nA second line\nafter a hard break.');
+    expect(batch).toContain(
+      '⟦2⟧ Every plan is **20% off** until Sunday: [the offer]⟨1⟩ and ⟨2⟩.\nA second line\nafter a hard break.',
+    );
     expect(batch).not.toContain('greeting');
     expect(batch).not.toContain('raw html');
     expect(batch).not.toContain('https://');
@@ -91,7 +93,11 @@ describe('translate keeps the Markdown structure', () => {
   });
 
   test('an answer without the same markers: one call per segment, same result', async () => {
-    const r = recorder((messages) => ((messages[1]!.content as string).includes('⟦1⟧') ? upperLines((messages[1]!.content as string).replace('⟦3⟧', '')) : (messages[1]!.content as string).toUpperCase()));
+    const r = recorder((messages) =>
+      (messages[1]!.content as string).includes('⟦1⟧')
+        ? upperLines((messages[1]!.content as string).replace('⟦3⟧', ''))
+        : (messages[1]!.content as string).toUpperCase(),
+    );
     const result = await runCommand({ command: 'translate', target_language: 'fr' }, input(source), r.generate);
     const segments = (r.user(0).match(/⟦\d+⟧/g) ?? []).length;
     expect(r.calls).toHaveLength(1 + segments);
@@ -102,7 +108,11 @@ describe('translate keeps the Markdown structure', () => {
 
   test('a segment whose translation loses a placeholder is asked again, then kept as it was', async () => {
     const r = recorder((messages) => (messages[1]!.content as string).replace(/⟨\d+⟩/g, '').toUpperCase());
-    const result = await runCommand({ command: 'translate', target_language: 'fr' }, input('Run `npm test` now.\n\nPlain words.'), r.generate);
+    const result = await runCommand(
+      { command: 'translate', target_language: 'fr' },
+      input('Run `npm test` now.\n\nPlain words.'),
+      r.generate,
+    );
     expect(r.calls).toHaveLength(2);
     expect(r.user(1)).toBe('Run ⟨1⟩ now.');
     expect(result.output).toBe('Run `npm test` now.\n\nPLAIN WORDS.');
@@ -112,7 +122,11 @@ describe('translate keeps the Markdown structure', () => {
     const content = 'Intro.\n\n> First line\n> second line\n\nOutro.';
     const r = recorder(() => '⟦1⟧ Erste Zeile und zweite Zeile');
     const start = content.indexOf('>');
-    const result = await runCommand({ command: 'translate', target_language: 'de', selection: { start, end: content.indexOf('Outro') } }, input(content), r.generate);
+    const result = await runCommand(
+      { command: 'translate', target_language: 'de', selection: { start, end: content.indexOf('Outro') } },
+      input(content),
+      r.generate,
+    );
     expect(result.output).toBe('> Erste Zeile und zweite Zeile');
     expect(result.content).toBe('Intro.\n\n> Erste Zeile und zweite Zeile\n\nOutro.');
   });
@@ -120,7 +134,9 @@ describe('translate keeps the Markdown structure', () => {
   test('nothing but code: no call, the text as it is', async () => {
     const r = recorder();
     const code = '```sh\nnpm test\n```';
-    expect((await runCommand({ command: 'translate', target_language: 'fr' }, input(code), r.generate)).content).toBe(code);
+    expect((await runCommand({ command: 'translate', target_language: 'fr' }, input(code), r.generate)).content).toBe(
+      code,
+    );
     expect(r.calls).toHaveLength(0);
   });
 });

@@ -1,10 +1,18 @@
 // Checking a text against a voice (src/features/engine/style/check.ts): scores, ratings and suggestions with
 // code-point offsets. Also measures how well check scores tell the five voices apart (the matrix is printed).
 import { describe, expect, test } from 'vitest';
-import { checkText, countWords, measure, SLIDER_NAMES, type Sliders, slidersFrom } from '../../../src/features/engine/style.ts';
-import { type Name, NAMES, sliders, texts } from './samples.ts';
+import {
+  checkText,
+  countWords,
+  measure,
+  SLIDER_NAMES,
+  type Sliders,
+  slidersFrom,
+} from '../../../src/features/engine/style.ts';
+import { NAMES, type Name, sliders, texts } from './samples.ts';
 
-const check = (text: string, target: Sliders, bannedMatches = 0, maxSuggestions = 10) => checkText(text, target, { bannedMatches, maxSuggestions });
+const check = (text: string, target: Sliders, bannedMatches = 0, maxSuggestions = 10) =>
+  checkText(text, target, { bannedMatches, maxSuggestions });
 
 describe('checkText', () => {
   test.each(NAMES)('scores %s on_voice against its own sliders', (name) => {
@@ -12,19 +20,30 @@ describe('checkText', () => {
     expect(result.score).toBeGreaterThanOrEqual(80);
     expect(result.rating).toBe('on_voice');
     expect(result.word_count).toBe(countWords(texts[name]));
-    for (const slider of SLIDER_NAMES) expect(result.sliders[slider]).toEqual({ target: sliders[name][slider], measured: sliders[name][slider], deviation: 0 });
+    for (const slider of SLIDER_NAMES)
+      expect(result.sliders[slider]).toEqual({
+        target: sliders[name][slider],
+        measured: sliders[name][slider],
+        deviation: 0,
+      });
   });
 
   test('scores lower against a very different voice, with signed deviations', () => {
     const result = check(texts['casual-coffee'], sliders['formal-bank']);
     expect(result.score).toBeLessThan(60);
     expect(result.rating).toBe('off_voice');
-    expect(result.sliders.formality.deviation).toBe(sliders['casual-coffee'].formality - sliders['formal-bank'].formality);
+    expect(result.sliders.formality.deviation).toBe(
+      sliders['casual-coffee'].formality - sliders['formal-bank'].formality,
+    );
     expect(result.sliders.formality.deviation).toBeLessThan(-25);
   });
 
   test('rates close between 60 and 79', () => {
-    const target = { ...sliders['warm-charity'], warmth: sliders['warm-charity'].warmth - 50, conciseness: sliders['warm-charity'].conciseness - 40 };
+    const target = {
+      ...sliders['warm-charity'],
+      warmth: sliders['warm-charity'].warmth - 50,
+      conciseness: sliders['warm-charity'].conciseness - 40,
+    };
     const result = check(texts['warm-charity'], target);
     expect(result.score).toBe(100 - Math.round((2 * 90) / 7));
     expect(result.rating).toBe('close');
@@ -58,7 +77,9 @@ describe('checkText', () => {
         expect(s.replacement).not.toBe(null);
         expect(s.replacement).not.toBe(s.original);
         expect(SLIDER_NAMES).toContain(s.slider);
-        expect(s.reason).toMatch(new RegExp(`^(More|Less) \\w+ than the voice \\(${s.slider} \\d+, target \\d+\\)\\.$`));
+        expect(s.reason).toMatch(
+          new RegExp(`^(More|Less) \\w+ than the voice \\(${s.slider} \\d+, target \\d+\\)\\.$`),
+        );
         expect(s.reason.length).toBeLessThanOrEqual(500);
       }
     }
@@ -77,7 +98,8 @@ describe('checkText', () => {
   });
 
   test('counts offsets in code points when the text has emoji', () => {
-    const text = '😄🎉 Hey!!! This is sooo cool, you’re gonna love it 😍! We are pleased to announce the commencement of operations. 👩‍👩‍👧 Thanks, folks — lol!';
+    const text =
+      '😄🎉 Hey!!! This is sooo cool, you’re gonna love it 😍! We are pleased to announce the commencement of operations. 👩‍👩‍👧 Thanks, folks — lol!';
     const { suggestions } = check(text, sliders['formal-bank'], 0, 10);
     expect(suggestions.length).toBeGreaterThan(0);
     for (const s of suggestions) {
@@ -114,7 +136,9 @@ describe('checkText', () => {
       [
         title,
         `${''.padEnd(width)}  ${NAMES.map((n) => n.slice(0, 9).padStart(9)).join(' ')}`,
-        ...NAMES.map((name, i) => `${name.padEnd(width)}  ${matrix[i]!.map((score) => String(score).padStart(9)).join(' ')}`),
+        ...NAMES.map(
+          (name, i) => `${name.padEnd(width)}  ${matrix[i]!.map((score) => String(score).padStart(9)).join(' ')}`,
+        ),
       ].join('\n'),
     );
     NAMES.forEach((_, a) => {
@@ -125,7 +149,11 @@ describe('checkText', () => {
   }
 
   test('tells the five voices apart: every sample scores higher against its own voice than against any other', () => {
-    discrimination('check score of sample (row) against the voice trained on sample (column)', (name) => texts[name], (name) => sliders[name]);
+    discrimination(
+      'check score of sample (row) against the voice trained on sample (column)',
+      (name) => texts[name],
+      (name) => sliders[name],
+    );
   });
 
   test('tells the five voices apart on held-out text: first half of a sample against voices trained on second halves', () => {
@@ -135,6 +163,10 @@ describe('checkText', () => {
       const middle = Math.ceil(paragraphs.length / 2);
       return (which === 0 ? paragraphs.slice(0, middle) : paragraphs.slice(middle)).join('\n\n');
     };
-    discrimination('check score of the first half of sample (row) against the voice trained on the second half of sample (column)', (name) => half(name, 0), (name) => slidersFrom(measure(half(name, 1))));
+    discrimination(
+      'check score of the first half of sample (row) against the voice trained on the second half of sample (column)',
+      (name) => half(name, 0),
+      (name) => slidersFrom(measure(half(name, 1))),
+    );
   });
 });

@@ -38,7 +38,13 @@ describe('measure', () => {
   });
 
   test('measures the samples in the expected directions', () => {
-    const { 'formal-bank': formal, 'casual-coffee': casual, 'technical-docs': technical, 'warm-charity': warm, 'hedged-consultancy': hedged } = measured;
+    const {
+      'formal-bank': formal,
+      'casual-coffee': casual,
+      'technical-docs': technical,
+      'warm-charity': warm,
+      'hedged-consultancy': hedged,
+    } = measured;
     expect(casual.contractions_per_100_words).toBeGreaterThan(formal.contractions_per_100_words + 3);
     expect(formal.contractions_per_100_words).toBe(0);
     expect(casual.second_person_per_100).toBeGreaterThan(formal.second_person_per_100 + 3);
@@ -59,7 +65,11 @@ describe('measure', () => {
   test('detects the language, and is unsure on too little text', () => {
     expect(measure(sample('german')).language).toBe('de');
     expect(measure('Le chat est sur la table et le chien dort dans la maison.').language).toBe(null); // under 20 words
-    expect(measure('Le chat est sur la table et le chien dort dans la maison avec les enfants de la famille, mais il ne veut pas manger le pain que nous avons acheté pour lui.').language).toBe('fr');
+    expect(
+      measure(
+        'Le chat est sur la table et le chien dort dans la maison avec les enfants de la famille, mais il ne veut pas manger le pain que nous avons acheté pour lui.',
+      ).language,
+    ).toBe('fr');
   });
 
   test('handles empty text', () => {

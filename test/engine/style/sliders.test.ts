@@ -6,7 +6,16 @@ import { measured, NAMES, sample, sliders, texts } from './samples.ts';
 
 describe('sliders', () => {
   test('are integers from 0 to 100 for every sample and odd inputs', () => {
-    for (const text of [...Object.values(texts), sample('german'), sample('list'), '', '!!!', '😄😄😄', 'a', 'Word '.repeat(500)]) {
+    for (const text of [
+      ...Object.values(texts),
+      sample('german'),
+      sample('list'),
+      '',
+      '!!!',
+      '😄😄😄',
+      'a',
+      'Word '.repeat(500),
+    ]) {
       const s = slidersFrom(measure(text));
       expect(Object.keys(s)).toEqual([...SLIDER_NAMES]);
       for (const name of SLIDER_NAMES) {
@@ -18,7 +27,13 @@ describe('sliders', () => {
   });
 
   test('differ between the samples in the expected directions', () => {
-    const { 'formal-bank': formal, 'casual-coffee': casual, 'technical-docs': technical, 'warm-charity': warm, 'hedged-consultancy': hedged } = sliders;
+    const {
+      'formal-bank': formal,
+      'casual-coffee': casual,
+      'technical-docs': technical,
+      'warm-charity': warm,
+      'hedged-consultancy': hedged,
+    } = sliders;
     expect(formal.formality).toBeGreaterThan(casual.formality + 25);
     expect(casual.enthusiasm).toBeGreaterThan(formal.enthusiasm);
     expect(casual.humor).toBeGreaterThan(Math.max(formal.humor, technical.humor, warm.humor, hedged.humor));
@@ -33,7 +48,8 @@ describe('sliders', () => {
 
   test('are monotonic: more contractions never make a text more formal, more hedges never more assertive', () => {
     const base = measured['formal-bank'];
-    const more = (field: keyof typeof base, by: number) => slidersFrom({ ...base, [field]: (base[field] as number) + by });
+    const more = (field: keyof typeof base, by: number) =>
+      slidersFrom({ ...base, [field]: (base[field] as number) + by });
     expect(more('contractions_per_100_words', 3).formality).toBeLessThan(slidersFrom(base).formality);
     expect(more('hedges_per_100_words', 3).assertiveness).toBeLessThan(slidersFrom(base).assertiveness);
     expect(more('exclamations_per_sentence', 0.3).enthusiasm).toBeGreaterThan(slidersFrom(base).enthusiasm);

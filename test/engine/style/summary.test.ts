@@ -1,7 +1,7 @@
 // The traits and summary of a voice (src/features/engine/style/summary.ts), from the samples' measurements.
 import { describe, expect, test } from 'vitest';
 import { summaryFrom, traitsFrom } from '../../../src/features/engine/style.ts';
-import { measured, type Name, NAMES, sliders } from './samples.ts';
+import { measured, NAMES, type Name, sliders } from './samples.ts';
 
 describe('traits and summary', () => {
   test.each(NAMES)('%s: at most 12 traits of at most 60 characters, and a summary of 1 to 4 sentences', (name) => {
@@ -18,11 +18,22 @@ describe('traits and summary', () => {
 
   test('describe what is characteristic of each sample', () => {
     const traitsOf = (name: Name) => traitsFrom(measured[name], sliders[name]);
-    expect(traitsOf('casual-coffee')).toEqual(expect.arrayContaining(['second person', 'short sentences', 'uses contractions', 'signature phrase "small batches"']));
-    expect(traitsOf('technical-docs')).toEqual(expect.arrayContaining(['technical vocabulary', 'imperative instructions', 'long sentences']));
+    expect(traitsOf('casual-coffee')).toEqual(
+      expect.arrayContaining([
+        'second person',
+        'short sentences',
+        'uses contractions',
+        'signature phrase "small batches"',
+      ]),
+    );
+    expect(traitsOf('technical-docs')).toEqual(
+      expect.arrayContaining(['technical vocabulary', 'imperative instructions', 'long sentences']),
+    );
     expect(traitsOf('hedged-consultancy')).toContain('hedged');
     expect(traitsOf('formal-bank')).toEqual(expect.arrayContaining(['third person', 'no contractions']));
-    expect(traitsOf('warm-charity')).toEqual(expect.arrayContaining(['warm, appreciative words', 'speaks as "we"', 'second person']));
+    expect(traitsOf('warm-charity')).toEqual(
+      expect.arrayContaining(['warm, appreciative words', 'speaks as "we"', 'second person']),
+    );
     // The summary is derived from the text, not canned.
     const summaries = NAMES.map((name) => summaryFrom(measured[name], sliders[name]));
     expect(new Set(summaries).size).toBe(NAMES.length);

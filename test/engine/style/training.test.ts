@@ -22,11 +22,14 @@ describe('trainingVerdict', () => {
   });
 
   test('rejects repeated text and too few sentences', () => {
-    const repeated = trainingVerdict(measure('We roast coffee in small batches every week and ship it fresh. '.repeat(20)));
+    const repeated = trainingVerdict(
+      measure('We roast coffee in small batches every week and ship it fresh. '.repeat(20)),
+    );
     expect(repeated).toMatchObject({ ok: false, reason: 'sample_not_distinctive' });
     expect(!repeated.ok && repeated.message).toContain('repeats itself');
     const oneSentence = trainingVerdict(measure(texts['formal-bank'].replace(/[.!?]/g, ',').replace(/\s+/g, ' ')));
     expect(oneSentence).toMatchObject({ ok: false, reason: 'sample_not_distinctive' });
-    for (const verdict of [repeated, oneSentence]) expect(!verdict.ok && verdict.message.length).toBeLessThanOrEqual(1000);
+    for (const verdict of [repeated, oneSentence])
+      expect(!verdict.ok && verdict.message.length).toBeLessThanOrEqual(1000);
   });
 });

@@ -6,7 +6,12 @@ import { personal, phrases, regex } from './rules.ts';
 
 describe('scan and apply', () => {
   test('scan: sorted by start then longer first, overlaps removed (earlier, then longer, kept)', () => {
-    const policy = compilePolicy([phrases(['beta gamma'], 'redact'), regex('alpha beta', 'redact', { id: 'r1' }), regex('gamma delta', 'redact', { id: 'r2' }), regex('delta', 'redact', { id: 'r3' })]);
+    const policy = compilePolicy([
+      phrases(['beta gamma'], 'redact'),
+      regex('alpha beta', 'redact', { id: 'r1' }),
+      regex('gamma delta', 'redact', { id: 'r2' }),
+      regex('delta', 'redact', { id: 'r3' }),
+    ]);
     expect(policy.scan('alpha beta gamma delta').map((m) => [m.ruleId, m.start, m.end])).toEqual([
       ['r1', 0, 10],
       ['r2', 11, 22],
@@ -14,7 +19,10 @@ describe('scan and apply', () => {
   });
 
   test('apply redacts right to left with each rule’s replacement (default [redacted]), offsets of the original', () => {
-    const policy = compilePolicy([personal(['email', 'payment_card']), phrases(['world-class'], 'redact', { replacement: '***' })]);
+    const policy = compilePolicy([
+      personal(['email', 'payment_card']),
+      phrases(['world-class'], 'redact', { replacement: '***' }),
+    ]);
     const text = '😀 Write to jane.doe@example.com or pay with 4111 1111 1111 1111; world–class!';
     const result = policy.apply(text);
     expect(result.text).toBe('😀 Write to [redacted] or pay with [redacted]; ***!');
@@ -30,7 +38,12 @@ describe('scan and apply', () => {
   test('apply: any match of a block rule blocks (the first one), even one overlapping a redaction', () => {
     const policy = compilePolicy([regex('secret \\w+', 'redact'), phrases(['project falcon', 'launch date'])]);
     const result = policy.apply('The secret project falcon has a launch date.');
-    expect(result.blocked).toMatchObject({ matchedText: 'project falcon', start: 11, action: 'block', ruleId: 'voice.banned_phrases' });
+    expect(result.blocked).toMatchObject({
+      matchedText: 'project falcon',
+      start: 11,
+      action: 'block',
+      ruleId: 'voice.banned_phrases',
+    });
     expect(result.redactions).toEqual([]);
   });
 });

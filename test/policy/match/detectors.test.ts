@@ -8,7 +8,14 @@ describe('banned phrases', () => {
   test('case, dashes and whitespace runs: every spelling matches both the hyphenated and the spaced phrase', () => {
     for (const phrase of ['game-changer', 'game changer', 'Game – Changer']) {
       const policy = compilePolicy([phrases([phrase])]);
-      for (const text of ['Game-Changer', 'game  changer', 'GAME–CHANGER', 'game\nchanger', 'game — changer', 'game‐changer']) {
+      for (const text of [
+        'Game-Changer',
+        'game  changer',
+        'GAME–CHANGER',
+        'game\nchanger',
+        'game — changer',
+        'game‐changer',
+      ]) {
         expect(spans(policy.scan(`A ${text}!`)), `${phrase} in ${text}`).toEqual([[2, 2 + cpLength(text), text]]);
       }
       expect(policy.scan('gamechanger game, changer')).toEqual([]);
@@ -30,7 +37,16 @@ describe('banned phrases', () => {
   test('the longest phrase at a position wins, and a match names the phrase as configured', () => {
     const policy = compilePolicy([phrases(['world', 'World-Class'])]);
     const [match] = policy.scan('simply world class coffee');
-    expect(match).toEqual({ start: 7, end: 18, matchedText: 'world class', what: 'the phrase "World-Class"', phrase: 'World-Class', ruleId: 'voice.banned_phrases', kind: 'banned_phrase', action: 'block' });
+    expect(match).toEqual({
+      start: 7,
+      end: 18,
+      matchedText: 'world class',
+      what: 'the phrase "World-Class"',
+      phrase: 'World-Class',
+      ruleId: 'voice.banned_phrases',
+      kind: 'banned_phrase',
+      action: 'block',
+    });
   });
 
   test('Unicode: NFKC forms, full-width letters, emoji before a match, combining marks, invisible characters', () => {
@@ -46,7 +62,8 @@ describe('banned phrases', () => {
 
   test('case folding: ß matches ss and İ matches i, both ways, with offsets of the original', () => {
     const strasse = compilePolicy([phrases(['strasse'])]);
-    for (const text of ['Straße', 'STRASSE', 'strasse', 'STRAẞE']) expect(spans(strasse.scan(`in der ${text}.`)), text).toEqual([[7, 7 + cpLength(text), text]]);
+    for (const text of ['Straße', 'STRASSE', 'strasse', 'STRAẞE'])
+      expect(spans(strasse.scan(`in der ${text}.`)), text).toEqual([[7, 7 + cpLength(text), text]]);
     expect(spans(compilePolicy([phrases(['Straße'])]).scan('Strasse und STRASSE'))).toEqual([
       [0, 7, 'Strasse'],
       [12, 19, 'STRASSE'],
@@ -55,7 +72,8 @@ describe('banned phrases', () => {
     expect(strasse.scan('Hauptstraße strassen straßenbahn')).toEqual([]);
     expect(compilePolicy([phrases(['stras'])]).scan('Straße')).toEqual([]);
     const istanbul = compilePolicy([phrases(['istanbul'])]);
-    for (const text of ['İSTANBUL', 'İstanbul', 'istanbul', 'ISTANBUL']) expect(spans(istanbul.scan(`to ${text}!`)), text).toEqual([[3, 11, text]]);
+    for (const text of ['İSTANBUL', 'İstanbul', 'istanbul', 'ISTANBUL'])
+      expect(spans(istanbul.scan(`to ${text}!`)), text).toEqual([[3, 11, text]]);
     expect(spans(compilePolicy([phrases(['İstanbul'])]).scan('istanbul'))).toEqual([[0, 8, 'istanbul']]);
     // Dotless ı is a look-alike of i (its UTS #39 skeleton), and a word boundary still applies.
     expect(spans(istanbul.scan('ıstanbul İstanbullu'))).toEqual([[0, 8, 'ıstanbul']]);
@@ -82,22 +100,35 @@ describe('banned phrases', () => {
 
 describe('regex rules', () => {
   test('case-insensitive unless caseSensitive, on the regex view, offsets in code points', () => {
-    expect(spans(compilePolicy([regex('\\bACME-\\d{4,}\\b')]).scan('😀 see acme-12345, ACME-1'))).toEqual([[6, 16, 'acme-12345']]);
+    expect(spans(compilePolicy([regex('\\bACME-\\d{4,}\\b')]).scan('😀 see acme-12345, ACME-1'))).toEqual([
+      [6, 16, 'acme-12345'],
+    ]);
     expect(compilePolicy([regex('ACME-\\d+', 'block', { caseSensitive: true })]).scan('acme-12')).toEqual([]);
     // NFKC, but no separator folding: a hyphen is not a space.
-    expect(spans(compilePolicy([regex('game changer')]).scan('game-changer ｇａｍｅ changer'))).toEqual([[13, 25, 'ｇａｍｅ changer']]);
+    expect(spans(compilePolicy([regex('game changer')]).scan('game-changer ｇａｍｅ changer'))).toEqual([
+      [13, 25, 'ｇａｍｅ changer'],
+    ]);
     const [match] = compilePolicy([regex('x+y')]).scan('xxy');
     expect(match).toMatchObject({ what: 'a match of the regex /x+y/', kind: 'regex', ruleId: 'rul_regex' });
   });
 
   test('full-width forms, invisible characters inside a match and Unicode spaces: matched, covering the original', () => {
     const policy = compilePolicy([regex('\\bACME-\\d{4}\\b')]);
-    for (const text of ['ＡＣＭＥ－１２３４', 'ａｃｍｅ-1234', 'AC\u200bME-1234', 'ACME\u00ad-1234', 'A\u200cC\u200dM\u2060E-12\ufeff34', 'ACME-１２３４']) {
+    for (const text of [
+      'ＡＣＭＥ－１２３４',
+      'ａｃｍｅ-1234',
+      'AC\u200bME-1234',
+      'ACME\u00ad-1234',
+      'A\u200cC\u200dM\u2060E-12\ufeff34',
+      'ACME-１２３４',
+    ]) {
       expect(spans(policy.scan(`😀 ref ${text}.`)), JSON.stringify(text)).toEqual([[6, 6 + cpLength(text), text]]);
     }
     // Invisible characters at the edges are not part of the match.
     expect(spans(policy.scan('\u200bACME-1234\u200b'))).toEqual([[1, 10, 'ACME-1234']]);
-    expect(spans(compilePolicy([regex('no smoking')]).scan('No\u00a0smoking, no\u202fsmoking, no\u3000smoking'))).toEqual([
+    expect(
+      spans(compilePolicy([regex('no smoking')]).scan('No\u00a0smoking, no\u202fsmoking, no\u3000smoking')),
+    ).toEqual([
       [0, 10, 'No\u00a0smoking'],
       [12, 22, 'no\u202fsmoking'],
       [24, 34, 'no\u3000smoking'],
@@ -115,7 +146,9 @@ describe('regex rules', () => {
 
   test('redact replaces the original span, invisible characters inside it included', () => {
     const policy = compilePolicy([regex('\\bACME-\\d{4}\\b', 'redact', { replacement: '<ticket>' })]);
-    expect(policy.apply('see AC\u200bME-1234\u200b and ＡＣＭＥ－１２３４.').text).toBe('see <ticket>\u200b and <ticket>.');
+    expect(policy.apply('see AC\u200bME-1234\u200b and ＡＣＭＥ－１２３４.').text).toBe(
+      'see <ticket>\u200b and <ticket>.',
+    );
   });
 
   test('a catastrophic-backtracking pattern runs in linear time', () => {
@@ -131,7 +164,9 @@ describe('regex rules', () => {
       expect(() => compilePolicy([regex(bad)]), bad).toThrow(/rule rul_regex: the pattern .* is not valid RE2 syntax/);
     }
     for (const empty of ['a*', 'x?', '(?:)', 'a|', '\\b', '^$', '\\bfoo|\\b', '(?:ab)*c?']) {
-      expect(() => compilePolicy([regex(empty)]), empty).toThrow(/rul_regex: the pattern .* can match the empty string/);
+      expect(() => compilePolicy([regex(empty)]), empty).toThrow(
+        /rul_regex: the pattern .* can match the empty string/,
+      );
     }
     expect(() => compilePolicy([regex('')])).toThrow(/needs a pattern/);
     const error = (() => {
@@ -141,17 +176,28 @@ describe('regex rules', () => {
         return e as PolicyRuleError;
       }
     })();
-    expect(error).toMatchObject({ name: 'PolicyRuleError', ruleId: 'rul_regex', reason: expect.stringContaining('not valid RE2 syntax') });
+    expect(error).toMatchObject({
+      name: 'PolicyRuleError',
+      ruleId: 'rul_regex',
+      reason: expect.stringContaining('not valid RE2 syntax'),
+    });
   });
 });
 
 describe('look-alike characters (the UTS #39 skeleton)', () => {
   // Cyrillic о, Greek ο, dotless ı, Cyrillic Е, and Cyrillic о, і and е together.
-  const forbidden = ['f\u043Erbiddenword', 'f\u03BFrbiddenword', 'forb\u0131ddenword', 'FORBIDD\u0415NWORD', 'f\u043Erb\u0456dd\u0435nw\u043Erd'];
+  const forbidden = [
+    'f\u043Erbiddenword',
+    'f\u03BFrbiddenword',
+    'forb\u0131ddenword',
+    'FORBIDD\u0415NWORD',
+    'f\u043Erb\u0456dd\u0435nw\u043Erd',
+  ];
 
   test('banned phrases match on the skeleton as well as the text, covering the original characters', () => {
     const policy = compilePolicy([phrases(['forbiddenword'])]);
-    for (const text of forbidden) expect(spans(policy.scan(`😀 say ${text}!`)), text).toEqual([[6, 6 + cpLength(text), text]]);
+    for (const text of forbidden)
+      expect(spans(policy.scan(`😀 say ${text}!`)), text).toEqual([[6, 6 + cpLength(text), text]]);
     // Word boundaries hold on the skeleton too.
     expect(policy.scan('f\u043Erbiddenwords xf\u043Erbiddenword')).toEqual([]);
     // Redaction replaces exactly the original characters, invisible ones inside included.
@@ -192,7 +238,13 @@ describe('look-alike characters (the UTS #39 skeleton)', () => {
 
   test('regex rules run on the text and on its skeleton: Cyrillic Е, U+2011 and U+2013 are caught, an em dash is not', () => {
     const policy = compilePolicy([regex('SECRET-[0-9]{4}')]);
-    for (const text of ['S\u0415CRET-1234', 'SECRET\u20111234', 'SECRET\u20131234', '\u0405\u0415\u0421RET\u20101234', 'S\u0415CR\u0415T\u22121234']) {
+    for (const text of [
+      'S\u0415CRET-1234',
+      'SECRET\u20111234',
+      'SECRET\u20131234',
+      '\u0405\u0415\u0421RET\u20101234',
+      'S\u0415CR\u0415T\u22121234',
+    ]) {
       expect(spans(policy.scan(`😀 ref ${text}.`)), JSON.stringify(text)).toEqual([[6, 6 + cpLength(text), text]]);
     }
     // confusables.txt has no hyphen look-alike in the em dash (U+2014) or the horizontal bar (U+2015).
@@ -210,13 +262,19 @@ describe('look-alike characters (the UTS #39 skeleton)', () => {
 
   test('personal data with look-alikes inside is redacted whole', () => {
     const policy = compilePolicy([personal(['email', 'phone'])]);
-    expect(policy.apply('mail j\u0430ne@\u0435xample.com or call 555\u2011123\u20114567.').text).toBe('mail [redacted] or call [redacted].');
+    expect(policy.apply('mail j\u0430ne@\u0435xample.com or call 555\u2011123\u20114567.').text).toBe(
+      'mail [redacted] or call [redacted].',
+    );
   });
 
   test('a look-alike base with a combining mark matches the precomposed letter', () => {
     // Cyrillic о and U+0302 have no precomposed form; their skeleton is ô.
-    expect(spans(compilePolicy([regex('\\br\u00F4le\\b')]).scan('a r\u043E\u0302le'))).toEqual([[2, 7, 'r\u043E\u0302le']]);
-    expect(spans(compilePolicy([phrases(['r\u00F4le'])]).scan('a r\u043E\u0302le'))).toEqual([[2, 7, 'r\u043E\u0302le']]);
+    expect(spans(compilePolicy([regex('\\br\u00F4le\\b')]).scan('a r\u043E\u0302le'))).toEqual([
+      [2, 7, 'r\u043E\u0302le'],
+    ]);
+    expect(spans(compilePolicy([phrases(['r\u00F4le'])]).scan('a r\u043E\u0302le'))).toEqual([
+      [2, 7, 'r\u043E\u0302le'],
+    ]);
   });
 });
 
@@ -225,7 +283,9 @@ describe('personal data', () => {
   const found = (text: string) => policy.scan(text).map((m) => [m.matchedText, m.what]);
 
   test('email addresses', () => {
-    expect(found('Write to Jane.Doe+news@mail.example.co.uk, please.')).toEqual([['Jane.Doe+news@mail.example.co.uk', 'an email address']]);
+    expect(found('Write to Jane.Doe+news@mail.example.co.uk, please.')).toEqual([
+      ['Jane.Doe+news@mail.example.co.uk', 'an email address'],
+    ]);
     expect(found('user@localhost and @handle and a@b.c')).toEqual([]);
   });
 
@@ -233,20 +293,60 @@ describe('personal data', () => {
     // Greedy candidates that run into a neighbouring number are tried span by span.
     expect(found('Call 555-123-4567 2 times')).toEqual([['555-123-4567', 'a phone number']]);
     expect(found('Ref 1234567 555-123-4567')).toEqual([['555-123-4567', 'a phone number']]);
-    for (const phone of ['+1 (555) 123-4567', '+44 20 7946 0958', '+4915112345678', '(555) 123-4567', '555-123-4567', '555.123.4567', '030 1234567', '1-800-555-1234']) {
+    for (const phone of [
+      '+1 (555) 123-4567',
+      '+44 20 7946 0958',
+      '+4915112345678',
+      '(555) 123-4567',
+      '555-123-4567',
+      '555.123.4567',
+      '030 1234567',
+      '1-800-555-1234',
+    ]) {
       expect(found(`Call ${phone}.`), phone).toEqual([[phone, 'a phone number']]);
     }
-    for (const text of ['2026', 'in 2026.', '$1,299.00', 'costs $1 299 000', 'Order 12345', 'Order 1234567', '2019-2026', '1000-2000 words', '2026-11-24', '24.11.2026', '192.168.1.1', '12345.67', 'v1.2.3.4.5.6.7', '978-3-16-148410-0', '50%']) {
+    for (const text of [
+      '2026',
+      'in 2026.',
+      '$1,299.00',
+      'costs $1 299 000',
+      'Order 12345',
+      'Order 1234567',
+      '2019-2026',
+      '1000-2000 words',
+      '2026-11-24',
+      '24.11.2026',
+      '192.168.1.1',
+      '12345.67',
+      'v1.2.3.4.5.6.7',
+      '978-3-16-148410-0',
+      '50%',
+    ]) {
       expect(found(text), text).toEqual([]);
     }
   });
 
   test('payment cards: 13–19 digits with single space or hyphen separators, Luhn-valid, not part of a longer number', () => {
-    for (const card of ['4111 1111 1111 1111', '4111-1111-1111-1111', '4111111111111111', '378282246310005', '6011 0009 9013 9424']) {
+    for (const card of [
+      '4111 1111 1111 1111',
+      '4111-1111-1111-1111',
+      '4111111111111111',
+      '378282246310005',
+      '6011 0009 9013 9424',
+    ]) {
       expect(found(`card ${card} ok`), card).toEqual([[card, 'a payment card number']]);
     }
-    for (const text of ['4111 1111 1111 1112', '4111  1111 1111 1111', '41111111111111110000', '4111 1111 1111 1111 5', '1 4111 1111 1111 1111']) {
-      expect(found(text).filter(([, what]) => what === 'a payment card number'), text).toEqual([]);
+    for (const text of [
+      '4111 1111 1111 1112',
+      '4111  1111 1111 1111',
+      '41111111111111110000',
+      '4111 1111 1111 1111 5',
+      '1 4111 1111 1111 1111',
+    ]) {
+      expect(
+        found(text).filter(([, what]) => what === 'a payment card number'),
+        text,
+      ).toEqual([]);
     }
   });
 
@@ -255,23 +355,49 @@ describe('personal data', () => {
       ['foo\u200b@bar.com', 'an email address'],
       ['ＪＡＮＥ＠ＥＸＡＭＰＬＥ．ＣＯＭ', 'an email address'],
     ]);
-    for (const card of ['4111\u00a01111\u00a01111\u00a01111', '4111\u202f1111\u20071111\u20091111', '4111\u200b1111\u00ad1111\ufeff1111', '４１１１ １１１１ １１１１ １１１１', '4111-1111-\u200b1111-1111']) {
+    for (const card of [
+      '4111\u00a01111\u00a01111\u00a01111',
+      '4111\u202f1111\u20071111\u20091111',
+      '4111\u200b1111\u00ad1111\ufeff1111',
+      '４１１１ １１１１ １１１１ １１１１',
+      '4111-1111-\u200b1111-1111',
+    ]) {
       expect(found(`card ${card} ok`), JSON.stringify(card)).toEqual([[card, 'a payment card number']]);
     }
-    for (const phone of ['+44\u00a020\u00a07946\u00a00958', '555-123-\u200b4567', '（555） 123-4567', '５５５-１２３-４５６７']) {
+    for (const phone of [
+      '+44\u00a020\u00a07946\u00a00958',
+      '555-123-\u200b4567',
+      '（555） 123-4567',
+      '５５５-１２３-４５６７',
+    ]) {
       expect(found(`Call ${phone}.`), JSON.stringify(phone)).toEqual([[phone, 'a phone number']]);
     }
     const [card] = policy.scan('pay 4111\u00a01111\u00a01111\u00a01111 now');
     expect(card).toMatchObject({ start: 4, end: 23 });
-    expect(policy.apply('pay 4111\u00a01111\u00a01111\u00a01111 now, mail foo\u200b@bar.com.').text).toBe('pay [redacted] now, mail [redacted].');
+    expect(policy.apply('pay 4111\u00a01111\u00a01111\u00a01111 now, mail foo\u200b@bar.com.').text).toBe(
+      'pay [redacted] now, mail [redacted].',
+    );
     // Still not: years, prices, a bad checksum, two separators, a digit after an invisible character.
-    for (const text of ['２０２６', 'in\u00a02026.', '＄1,299.00', '$1,299.00', '$1\u00a0299\u00a0000', '4111\u00a01111\u00a01111\u00a01112', '4111\u00a0\u00a01111 1111 1111', '4111 1111 1111 1111\u200b5', '4111 1111 1111 1111\u00a05', 'user\u200b@localhost']) {
+    for (const text of [
+      '２０２６',
+      'in\u00a02026.',
+      '＄1,299.00',
+      '$1,299.00',
+      '$1\u00a0299\u00a0000',
+      '4111\u00a01111\u00a01111\u00a01112',
+      '4111\u00a0\u00a01111 1111 1111',
+      '4111 1111 1111 1111\u200b5',
+      '4111 1111 1111 1111\u00a05',
+      'user\u200b@localhost',
+    ]) {
       expect(found(text), JSON.stringify(text)).toEqual([]);
     }
   });
 
   test('an unknown type or no type is a PolicyRuleError', () => {
-    expect(() => compilePolicy([personal(['email', 'passport' as never])])).toThrow(/rul_pii: unknown personal data type "passport"/);
+    expect(() => compilePolicy([personal(['email', 'passport' as never])])).toThrow(
+      /rul_pii: unknown personal data type "passport"/,
+    );
     expect(() => compilePolicy([personal([])])).toThrow(PolicyRuleError);
   });
 });

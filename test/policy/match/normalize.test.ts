@@ -11,7 +11,10 @@ describe('normalizeForMatching', () => {
     // An emoji is one code point (two UTF-16 units): offsets after it shift by one, not two.
     expect(normalizeForMatching('😀A')).toEqual({ normalized: '😀a', map: [0, 1] });
     // Invisible characters are dropped; a combining mark composes with its base and maps to it.
-    expect(normalizeForMatching('ba\u00ADd cafe\u0301')).toEqual({ normalized: 'bad café', map: [0, 1, 3, 4, 5, 6, 7, 8] });
+    expect(normalizeForMatching('ba\u00ADd cafe\u0301')).toEqual({
+      normalized: 'bad café',
+      map: [0, 1, 3, 4, 5, 6, 7, 8],
+    });
   });
 
   test('Turkish dotted and dotless I do not crash, and each normalised code point maps into the original', () => {

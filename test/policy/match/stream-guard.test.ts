@@ -1,12 +1,15 @@
 // The StreamGuard (src/features/policy/match/stream-guard.ts), which must release exactly what `apply` gives for the
 // whole text, however the text is chunked.
 import { describe, expect, test } from 'vitest';
-import { compilePolicy, StreamGuard } from '../../../src/features/policy/match.ts';
 import type { Policy, PolicyMatch } from '../../../src/features/policy/match.ts';
+import { compilePolicy, StreamGuard } from '../../../src/features/policy/match.ts';
 import { cpLength, personal, phrases, regex } from './rules.ts';
 
 /** Feeds the chunks; returns what was released and the block, checking that nothing follows a block. */
-function stream(policy: Policy, chunks: string[]): { released: string; blocked: PolicyMatch | null; releases: string[] } {
+function stream(
+  policy: Policy,
+  chunks: string[],
+): { released: string; blocked: PolicyMatch | null; releases: string[] } {
   const guard = new StreamGuard(policy);
   const releases: string[] = [];
   for (const chunk of chunks) {
@@ -47,7 +50,8 @@ function chunk(text: string, random: () => number, max: number): string[] {
 describe('StreamGuard', () => {
   test('a phrase delivered one code point per delta is blocked before any of it is released', () => {
     const policy = compilePolicy([phrases(['world-class'])]);
-    const text = 'Our beans are roasted every Tuesday in Leeds and they are simply world–class, you will taste it at once.';
+    const text =
+      'Our beans are roasted every Tuesday in Leeds and they are simply world–class, you will taste it at once.';
     const { released, blocked } = stream(policy, Array.from(text));
     expect(blocked).toEqual(policy.apply(text).blocked);
     expect(blocked).toMatchObject({ start: 65, matchedText: 'world–class' });
@@ -103,7 +107,10 @@ describe('StreamGuard', () => {
     const policy = compilePolicy([phrases(['art'], 'redact'), personal(['email'])]);
     const text = `${'x'.repeat(400)}art ${'y'.repeat(400)} mail jane@example.com now ${'z'.repeat(400)}`;
     for (const size of [1, 7, 50, 333]) {
-      const { released, releases } = stream(policy, chunk(text, () => (size - 1) / size, size));
+      const { released, releases } = stream(
+        policy,
+        chunk(text, () => (size - 1) / size, size),
+      );
       expect(released).toBe(policy.apply(text).text);
       expect(releases.some((r) => r.includes('[redacted]') && r.includes('jane'))).toBe(false);
     }
@@ -127,13 +134,23 @@ describe('StreamGuard', () => {
   ];
   const policies: Record<string, Policy> = {
     'redact everything': compilePolicy([
-      phrases(['game-changer', 'art', 'world class', 'fine dining', 'café', 'one two', 'strasse'], 'redact', { replacement: '<voice>' }),
+      phrases(['game-changer', 'art', 'world class', 'fine dining', 'café', 'one two', 'strasse'], 'redact', {
+        replacement: '<voice>',
+      }),
       regex('\\bACME-\\d{4}\\b', 'redact', { replacement: '<ticket>' }),
       regex('\\w{1,8} \\d{1,4}', 'redact', { id: 'rul_words' }),
       personal(['phone', 'payment_card']),
     ]),
-    'block phrases, redact the rest': compilePolicy([phrases(['game-changer', 'world-class', 'istanbul']), regex('acme-\\d{4,6}', 'redact'), personal(['phone', 'payment_card'])]),
-    'block only': compilePolicy([phrases(['ship', 'the end']), regex('ACME-\\d{5}'), personal(['phone', 'payment_card'], 'block')]),
+    'block phrases, redact the rest': compilePolicy([
+      phrases(['game-changer', 'world-class', 'istanbul']),
+      regex('acme-\\d{4,6}', 'redact'),
+      personal(['phone', 'payment_card']),
+    ]),
+    'block only': compilePolicy([
+      phrases(['ship', 'the end']),
+      regex('ACME-\\d{5}'),
+      personal(['phone', 'payment_card'], 'block'),
+    ]),
     'redact on the normalised views': compilePolicy([
       regex('ACME-\\d{4}\\b', 'redact', { caseSensitive: true, id: 'rul_exact', replacement: '<ACME>' }),
       phrases(['strasse', 'istanbul', 'fine dining', 'game changer'], 'redact', { replacement: '<voice>' }),
@@ -147,7 +164,9 @@ describe('StreamGuard', () => {
   });
 
   // Its 200 streams are all computation: on a loaded two-core machine they can outlast the default timeout.
-  test('200 random chunkings with emails and an unbounded regex (holdback 347) equal apply', { timeout: 120_000 }, () => {
+  test('200 random chunkings with emails and an unbounded regex (holdback 347) equal apply', {
+    timeout: 120_000,
+  }, () => {
     const policy = compilePolicy([personal(['email']), regex('\\bACME-\\d+', 'redact'), phrases(['art'], 'redact')]);
     const text = `${texts.join(' mail jane.doe@example.com ')} last: ops@acme.example.org`;
     const expected = policy.apply(text).text;
@@ -213,7 +232,10 @@ describe('StreamGuard', () => {
         else expect(cpLength(released)).toBeLessThanOrEqual(blocked.start);
       }
     });
-    expect(lookAlikePolicies.slice(1).map((policy) => policy.apply(text).blocked?.matchedText)).toEqual(['f\u043Erbiddenword', 'S\u0415CRET-1234']);
+    expect(lookAlikePolicies.slice(1).map((policy) => policy.apply(text).blocked?.matchedText)).toEqual([
+      'f\u043Erbiddenword',
+      'S\u0415CRET-1234',
+    ]);
   });
 
   describe.each(Object.entries(policies))('200 random chunkings equal apply on the whole text: %s', (_, policy) => {
@@ -232,7 +254,12 @@ describe('StreamGuard', () => {
           expect(text.startsWith(released)).toBe(true);
           expect(cpLength(released)).toBeLessThanOrEqual(blocked.start);
         } else {
-          expect(compilePolicy(policy.rules.filter((r) => r.action === 'redact')).apply(text).text.startsWith(released), `run ${run}`).toBe(true);
+          expect(
+            compilePolicy(policy.rules.filter((r) => r.action === 'redact'))
+              .apply(text)
+              .text.startsWith(released),
+            `run ${run}`,
+          ).toBe(true);
           expect(released).not.toContain(blocked.matchedText);
         }
       }
@@ -249,6 +276,14 @@ describe('StreamGuard', () => {
     const guard = new StreamGuard(compilePolicy([]));
     guard.end();
     expect(() => guard.push('x')).toThrow(/after end/);
-    expect(() => new StreamGuard({ rules: [], holdback: 0, scan: () => [], apply: (text) => ({ text, blocked: null, redactions: [] }) })).toThrow(TypeError);
+    expect(
+      () =>
+        new StreamGuard({
+          rules: [],
+          holdback: 0,
+          scan: () => [],
+          apply: (text) => ({ text, blocked: null, redactions: [] }),
+        }),
+    ).toThrow(TypeError);
   });
 });

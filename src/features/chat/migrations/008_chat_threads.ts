@@ -33,6 +33,11 @@ export const chatThreads: Migration = {
       .addColumn('finish_reason', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('chat_messages_thread').on('chat_messages').columns(['thread_id', 'position']).unique().execute();
+    await db.schema
+      .createIndex('chat_messages_thread')
+      .on('chat_messages')
+      .columns(['thread_id', 'position'])
+      .unique()
+      .execute();
   },
 };

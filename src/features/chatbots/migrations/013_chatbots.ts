@@ -39,7 +39,11 @@ export const chatbots: Migration = {
       .addColumn('position', 'integer', (c) => c.notNull())
       .addPrimaryKeyConstraint('chatbot_knowledge_bases_pk', ['chatbot_id', 'knowledge_base_id'])
       .execute();
-    await db.schema.createIndex('chatbot_knowledge_bases_base').on('chatbot_knowledge_bases').column('knowledge_base_id').execute();
+    await db.schema
+      .createIndex('chatbot_knowledge_bases_base')
+      .on('chatbot_knowledge_bases')
+      .column('knowledge_base_id')
+      .execute();
     await db.schema
       .createTable('chatbot_conversations')
       .addColumn('id', 'text', (c) => c.primaryKey())
@@ -68,11 +72,17 @@ export const chatbots: Migration = {
       .addColumn('rated_at', 'text')
       .addColumn('cost_usd', 'double precision', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('chatbot_conversations_chatbot').on('chatbot_conversations').columns(['chatbot_id', 'id']).execute();
+    await db.schema
+      .createIndex('chatbot_conversations_chatbot')
+      .on('chatbot_conversations')
+      .columns(['chatbot_id', 'id'])
+      .execute();
     await db.schema
       .createTable('chatbot_messages')
       .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('conversation_id', 'text', (c) => c.notNull().references('chatbot_conversations.id').onDelete('cascade'))
+      .addColumn('conversation_id', 'text', (c) =>
+        c.notNull().references('chatbot_conversations.id').onDelete('cascade'),
+      )
       .addColumn('role', 'text', (c) => c.notNull())
       .addColumn('content', 'text', (c) => c.notNull())
       /** JSON array of the contract's ChatbotCitation. */
@@ -81,6 +91,10 @@ export const chatbots: Migration = {
       .addColumn('intent', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('chatbot_messages_conversation').on('chatbot_messages').columns(['conversation_id', 'id']).execute();
+    await db.schema
+      .createIndex('chatbot_messages_conversation')
+      .on('chatbot_messages')
+      .columns(['conversation_id', 'id'])
+      .execute();
   },
 };

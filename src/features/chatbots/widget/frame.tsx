@@ -11,7 +11,7 @@
 //
 // Hooks for tests: <body data-state="loading|ready|offline|error">, and data-part on messages, message (data-role),
 // input, send, sources, escalated, csat (score buttons data-score), csat-comment, csat-send, thanks, error, offline.
-import { h, render, type ComponentChildren } from 'preact';
+import { type ComponentChildren, h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { serverSentEvents } from './sse.ts';
 
@@ -131,7 +131,12 @@ async function problemOf(response: Response): Promise<Problem | null> {
 
 /** What to tell the visitor about a problem document (or its absence). */
 function problemText(problem: Problem | null, status: number, retryAfter?: string | null): string {
-  const detail = typeof problem?.detail === 'string' && problem.detail ? problem.detail : status ? `Something went wrong (HTTP ${status}).` : 'The chat could not be reached. Check your connection and try again.';
+  const detail =
+    typeof problem?.detail === 'string' && problem.detail
+      ? problem.detail
+      : status
+        ? `Something went wrong (HTTP ${status}).`
+        : 'The chat could not be reached. Check your connection and try again.';
   if (status === 429 || problem?.code === 'rate_limited') {
     const seconds = Number(retryAfter);
     return `${detail} Please wait ${Number.isFinite(seconds) && seconds > 0 ? `${Math.ceil(seconds)} seconds` : 'a moment'} before sending again.`;
@@ -200,13 +205,22 @@ function Sources({ citations }: { citations: Citation[] }) {
 function Bubble({ message, showSources }: { message: Message; showSources: boolean }) {
   return h(
     'div',
-    { class: `message ${message.role}`, 'data-part': 'message', 'data-role': message.role, 'aria-busy': message.streaming ? 'true' : undefined },
+    {
+      class: `message ${message.role}`,
+      'data-part': 'message',
+      'data-role': message.role,
+      'aria-busy': message.streaming ? 'true' : undefined,
+    },
     h(
       'div',
       { class: 'bubble' },
-      message.role === 'assistant' ? h(Markdown, { text: message.content }) : h('p', { class: 'text plain' }, message.content),
+      message.role === 'assistant'
+        ? h(Markdown, { text: message.content })
+        : h('p', { class: 'text plain' }, message.content),
       showSources && message.citations.length > 0 ? h(Sources, { citations: message.citations }) : null,
-      message.escalated ? h('p', { class: 'note', 'data-part': 'escalated' }, 'A person from the team will follow up.') : null,
+      message.escalated
+        ? h('p', { class: 'note', 'data-part': 'escalated' }, 'A person from the team will follow up.')
+        : null,
     ),
   );
 }
@@ -216,7 +230,8 @@ function Rating({ conversationId }: { conversationId: string }) {
   const [comment, setComment] = useState('');
   const [state, setState] = useState<'asking' | 'sending' | 'thanks'>('asking');
   const [error, setError] = useState<string | null>(null);
-  if (state === 'thanks') return h('p', { class: 'thanks', 'data-part': 'thanks', role: 'status' }, 'Thanks for your rating!');
+  if (state === 'thanks')
+    return h('p', { class: 'thanks', 'data-part': 'thanks', role: 'status' }, 'Thanks for your rating!');
 
   const send = async () => {
     if (score === null || state === 'sending') return;
@@ -227,7 +242,12 @@ function Rating({ conversationId }: { conversationId: string }) {
       const response = await fetch('/v1/embed/csat', {
         method: 'POST',
         headers: headers('application/json', true),
-        body: JSON.stringify({ conversation_id: conversationId, visitor_id: visitor, score, ...(text ? { comment: text } : {}) }),
+        body: JSON.stringify({
+          conversation_id: conversationId,
+          visitor_id: visitor,
+          score,
+          ...(text ? { comment: text } : {}),
+        }),
       });
       if (response.ok) {
         setState('thanks');
@@ -256,7 +276,18 @@ function Rating({ conversationId }: { conversationId: string }) {
       'div',
       { class: 'scores', role: 'group', 'aria-labelledby': 'csat-question' },
       [1, 2, 3, 4, 5].map((n) =>
-        h('button', { type: 'button', key: n, 'data-score': n, 'aria-label': `${n} of 5`, 'aria-pressed': score === n ? 'true' : 'false', onClick: () => setScore(n) }, String(n)),
+        h(
+          'button',
+          {
+            type: 'button',
+            key: n,
+            'data-score': n,
+            'aria-label': `${n} of 5`,
+            'aria-pressed': score === n ? 'true' : 'false',
+            onClick: () => setScore(n),
+          },
+          String(n),
+        ),
       ),
     ),
     h(
@@ -271,7 +302,11 @@ function Rating({ conversationId }: { conversationId: string }) {
         value: comment,
         onInput: (event: Event) => setComment((event.currentTarget as HTMLInputElement).value),
       }),
-      h('button', { type: 'submit', 'data-part': 'csat-send', disabled: score === null || state === 'sending' }, 'Send'),
+      h(
+        'button',
+        { type: 'submit', 'data-part': 'csat-send', disabled: score === null || state === 'sending' },
+        'Send',
+      ),
     ),
     error ? h('p', { class: 'error', 'data-part': 'error', role: 'alert' }, error) : null,
   );
@@ -281,7 +316,9 @@ function Chat({ config }: { config: Config }) {
   const storageKey = `cs-chat-conversation:${config.chatbot_id}`;
   const nextKey = useRef(1);
   const [messages, setMessages] = useState<Message[]>(() =>
-    config.greeting.trim() ? [{ key: 0, role: 'assistant', content: config.greeting, citations: [], escalated: false, streaming: false }] : [],
+    config.greeting.trim()
+      ? [{ key: 0, role: 'assistant', content: config.greeting, citations: [], escalated: false, streaming: false }]
+      : [],
   );
   const [conversationId, setConversationId] = useState<string | null>(() => conversationStore.get(storageKey));
   const [replied, setReplied] = useState(false);
@@ -364,7 +401,12 @@ function Chat({ config }: { config: Config }) {
           if (typeof piece === 'string') update(answerKey, (message) => ({ content: message.content + piece }));
         } else if (event === 'reply') {
           const reply = payload as EmbedReply;
-          update(answerKey, () => ({ content: reply.message.content, citations: Array.isArray(reply.message.citations) ? reply.message.citations : [], escalated: reply.escalated === true, streaming: false }));
+          update(answerKey, () => ({
+            content: reply.message.content,
+            citations: Array.isArray(reply.message.citations) ? reply.message.citations : [],
+            escalated: reply.escalated === true,
+            streaming: false,
+          }));
           remember(reply.conversation_id);
           setReplied(true);
           done = true;
@@ -376,7 +418,11 @@ function Chat({ config }: { config: Config }) {
       if (!done) throw new ChatError('The answer was cut off. Please try again.');
     } catch (failure) {
       // An answer that never started goes; one cut off midway stays as far as it came.
-      setMessages((all) => all.flatMap((message) => (message.key !== answerKey ? [message] : message.content === '' ? [] : [{ ...message, streaming: false }])));
+      setMessages((all) =>
+        all.flatMap((message) =>
+          message.key !== answerKey ? [message] : message.content === '' ? [] : [{ ...message, streaming: false }],
+        ),
+      );
       setError(failure instanceof ChatError ? failure.message : 'The answer could not be read. Please try again.');
       setDraft((current) => current || content);
     } finally {
@@ -389,8 +435,18 @@ function Chat({ config }: { config: Config }) {
     { class: 'chat' },
     h(
       'div',
-      { class: 'messages', 'data-part': 'messages', ref: list, role: 'log', 'aria-live': 'polite', 'aria-label': 'Messages', tabIndex: 0 },
-      messages.map((message) => h(Bubble, { key: message.key, message, showSources: config.widget.show_sources !== false })),
+      {
+        class: 'messages',
+        'data-part': 'messages',
+        ref: list,
+        role: 'log',
+        'aria-live': 'polite',
+        'aria-label': 'Messages',
+        tabIndex: 0,
+      },
+      messages.map((message) =>
+        h(Bubble, { key: message.key, message, showSources: config.widget.show_sources !== false }),
+      ),
     ),
     error ? h('p', { class: 'error', 'data-part': 'error', role: 'alert' }, error) : null,
     config.widget.csat_enabled && replied && conversationId ? h(Rating, { key: conversationId, conversationId }) : null,
@@ -422,7 +478,9 @@ function Chat({ config }: { config: Config }) {
       }),
       h('button', { type: 'submit', 'data-part': 'send', disabled: busy || draft.trim() === '' }, 'Send'),
     ),
-    draft.length > MAX_LENGTH - 200 ? h('p', { class: 'counter', 'aria-live': 'polite' }, `${draft.length} / ${MAX_LENGTH}`) : null,
+    draft.length > MAX_LENGTH - 200
+      ? h('p', { class: 'counter', 'aria-live': 'polite' }, `${draft.length} / ${MAX_LENGTH}`)
+      : null,
   );
 }
 
@@ -454,9 +512,14 @@ function App() {
       } catch {
         return setLoaded({ state: 'error', error: problemText(null, 0) });
       }
-      if (!response.ok) return setLoaded({ state: 'error', error: problemText(await problemOf(response), response.status, response.headers.get('retry-after')) });
+      if (!response.ok)
+        return setLoaded({
+          state: 'error',
+          error: problemText(await problemOf(response), response.status, response.headers.get('retry-after')),
+        });
       const config = (await response.json().catch(() => null)) as Config | null;
-      if (!config || typeof config.name !== 'string' || !config.widget) return setLoaded({ state: 'error', error: 'The chat could not be loaded. Please try again later.' });
+      if (!config || typeof config.name !== 'string' || !config.widget)
+        return setLoaded({ state: 'error', error: 'The chat could not be loaded. Please try again later.' });
       applyLook(config.widget);
       document.title = `${config.name} · chat`;
       setLoaded({ state: config.enabled ? 'ready' : 'offline', config });
@@ -467,14 +530,24 @@ function App() {
   }, [loaded.state]);
 
   const config = 'config' in loaded ? loaded.config : null;
-  const avatar = config?.widget.avatar_url && /^https:\/\//i.test(config.widget.avatar_url) ? config.widget.avatar_url : null;
+  const avatar =
+    config?.widget.avatar_url && /^https:\/\//i.test(config.widget.avatar_url) ? config.widget.avatar_url : null;
   return h(
     'div',
     { class: 'app' },
-    h('header', { class: 'header' }, avatar ? h('img', { class: 'avatar', src: avatar, alt: '', width: 32, height: 32 }) : null, h('h1', null, config?.name ?? 'Chat')),
+    h(
+      'header',
+      { class: 'header' },
+      avatar ? h('img', { class: 'avatar', src: avatar, alt: '', width: 32, height: 32 }) : null,
+      h('h1', null, config?.name ?? 'Chat'),
+    ),
     loaded.state === 'loading' ? h('p', { class: 'loading', role: 'status' }, 'Loading…') : null,
-    loaded.state === 'error' ? h('p', { class: 'error standalone', 'data-part': 'error', role: 'alert' }, loaded.error) : null,
-    loaded.state === 'offline' ? h('p', { class: 'offline', 'data-part': 'offline', role: 'status' }, 'This chat is offline right now.') : null,
+    loaded.state === 'error'
+      ? h('p', { class: 'error standalone', 'data-part': 'error', role: 'alert' }, loaded.error)
+      : null,
+    loaded.state === 'offline'
+      ? h('p', { class: 'offline', 'data-part': 'offline', role: 'status' }, 'This chat is offline right now.')
+      : null,
     loaded.state === 'ready' ? h(Chat, { config: loaded.config }) : null,
   );
 }

@@ -98,7 +98,10 @@ function icons(): SVGSVGElement[] {
     }
     return svg;
   };
-  return [icon('bubble', ['M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.6A8 8 0 1 1 21 12z']), icon('close', ['M6 6l12 12', 'M18 6L6 18'])];
+  return [
+    icon('bubble', ['M21 12a8 8 0 0 1-11.6 7.1L4 20l1-4.6A8 8 0 1 1 21 12z']),
+    icon('close', ['M6 6l12 12', 'M18 6L6 18']),
+  ];
 }
 
 // Read while the script runs: document.currentScript is null in callbacks (and in modules).
@@ -121,7 +124,9 @@ const api: ChatApi = {
 
 function body(): Promise<HTMLElement> {
   if (document.body) return Promise.resolve(document.body);
-  return new Promise((resolve) => document.addEventListener('DOMContentLoaded', () => resolve(document.body), { once: true }));
+  return new Promise((resolve) =>
+    document.addEventListener('DOMContentLoaded', () => resolve(document.body), { once: true }),
+  );
 }
 
 async function host(state: State, code?: string): Promise<HTMLElement> {
@@ -218,11 +223,17 @@ async function problemOf(response: Response): Promise<{ code?: string; detail?: 
 async function start(): Promise<void> {
   const key = script?.getAttribute('data-embed-key')?.trim() ?? '';
   if (!script || !key) {
-    await refuse('missing_embed_key', "The widget's script tag needs a data-embed-key attribute: copy the snippet from the chatbot's embed settings.");
+    await refuse(
+      'missing_embed_key',
+      "The widget's script tag needs a data-embed-key attribute: copy the snippet from the chatbot's embed settings.",
+    );
     return;
   }
   if (!EMBED_KEY.test(key)) {
-    await refuse('invalid_embed_key', `The data-embed-key "${key.slice(0, 40)}" is not an embed key (emb_ and 32 letters or digits): copy the snippet from the chatbot's embed settings.`);
+    await refuse(
+      'invalid_embed_key',
+      `The data-embed-key "${key.slice(0, 40)}" is not an embed key (emb_ and 32 letters or digits): copy the snippet from the chatbot's embed settings.`,
+    );
     return;
   }
   const base = new URL(script.src, location.href).origin;
@@ -241,7 +252,10 @@ async function start(): Promise<void> {
   if (!response.ok) {
     const problem = await problemOf(response);
     const code = typeof problem.code === 'string' ? problem.code : `http_${response.status}`;
-    const detail = typeof problem.detail === 'string' ? problem.detail : `The chat's configuration answered HTTP ${response.status}.`;
+    const detail =
+      typeof problem.detail === 'string'
+        ? problem.detail
+        : `The chat's configuration answered HTTP ${response.status}.`;
     await refuse(code, detail);
     return;
   }

@@ -9,8 +9,8 @@
 // from the launcher) is informational: the frame never trusts it, and the page ignores it.
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { Router, type Request, type Response } from 'express';
-import { asset, bundleScript, once, sendAsset, stylesheet, type Asset } from '../../../platform/assets.ts';
+import { type Request, type Response, Router } from 'express';
+import { type Asset, asset, bundleScript, once, sendAsset, stylesheet } from '../../../platform/assets.ts';
 import type { Platform } from '../../../platform/context.ts';
 
 export interface WidgetEmbedding {
@@ -24,7 +24,8 @@ export interface WidgetEmbedding {
 
 const EMBED_KEY = /^emb_[A-Za-z0-9]{32}$/;
 /** A CSP host-source with a scheme and no path (the contract's ChatbotAllowedOrigin, and a little wider). */
-const HOST_SOURCE = /^https?:\/\/(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?$/;
+const HOST_SOURCE =
+  /^https?:\/\/(?:\*\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?$/;
 const ASSETS = '/embed/assets';
 
 function escapeHtml(text: string): string {
@@ -97,24 +98,40 @@ const UNKNOWN_CHAT = `<!doctype html>
 </html>
 `;
 
-export function widgetPages(platform: Platform, embeddingOf: (embedKey: string) => Promise<WidgetEmbedding | null>): Router {
+export function widgetPages(
+  platform: Platform,
+  embeddingOf: (embedKey: string) => Promise<WidgetEmbedding | null>,
+): Router {
   const router = Router();
   const launcher = once(() => bundleScript(new URL('./launcher.ts', import.meta.url), 'iife'));
   const frame = once(() => bundleFrame(new URL('./frame.tsx', import.meta.url)));
   const style = once(() => stylesheet(new URL('./frame.css', import.meta.url)));
 
-  const serve = (load: () => Promise<Asset>, what: string, headers: Record<string, string> = {}) => async (req: Request, res: Response) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    try {
-      sendAsset(req, res, await load());
-    } catch (error) {
-      platform.logger.error({ err: error }, `the chat widget's ${what} could not be built`);
-      res.status(500).type('text/plain').setHeader('Cache-Control', 'no-store').send(`The chat widget's ${what} could not be built.\n`);
-    }
-  };
+  const serve =
+    (load: () => Promise<Asset>, what: string, headers: Record<string, string> = {}) =>
+    async (req: Request, res: Response) => {
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+      try {
+        sendAsset(req, res, await load());
+      } catch (error) {
+        platform.logger.error({ err: error }, `the chat widget's ${what} could not be built`);
+        res
+          .status(500)
+          .type('text/plain')
+          .setHeader('Cache-Control', 'no-store')
+          .send(`The chat widget's ${what} could not be built.\n`);
+      }
+    };
   // Loaded by customers' pages, from any origin; cached five minutes, so a new version reaches them within that.
-  router.get('/widget.js', serve(launcher, 'launcher', { 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' }));
+  router.get(
+    '/widget.js',
+    serve(launcher, 'launcher', {
+      'Cache-Control': 'public, max-age=300',
+      'Access-Control-Allow-Origin': '*',
+      'Cross-Origin-Resource-Policy': 'cross-origin',
+    }),
+  );
   // Loaded by the frame only (same origin); revalidated with their ETag.
   router.get(`${ASSETS}/frame.js`, serve(frame, 'script'));
   router.get(`${ASSETS}/frame.css`, serve(style, 'stylesheet'));
@@ -141,13 +158,21 @@ export function widgetPages(platform: Platform, embeddingOf: (embedKey: string) 
     }
     if (!embedding) {
       // Shown inside any page (frame-ancestors *): it does nothing, and tells whoever embedded it what is wrong.
-      res.status(404).setHeader('Content-Security-Policy', "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *");
+      res
+        .status(404)
+        .setHeader(
+          'Content-Security-Policy',
+          "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",
+        );
       res.type('html').send(UNKNOWN_CHAT);
       return;
     }
     const origins = embedding.allowedOrigins.filter((origin) => HOST_SOURCE.test(origin));
     if (origins.length < embedding.allowedOrigins.length) {
-      platform.logger.warn({ chatbotId: embedding.chatbotId }, "some of the chatbot's allowed origins are not host-sources; the widget's frame leaves them out");
+      platform.logger.warn(
+        { chatbotId: embedding.chatbotId },
+        "some of the chatbot's allowed origins are not host-sources; the widget's frame leaves them out",
+      );
     }
     res.setHeader('Content-Security-Policy', framePolicy(origins));
     res.type('html').send(framePage(key, embedding.name));

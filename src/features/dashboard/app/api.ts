@@ -1,7 +1,11 @@
 // The dashboard's access to the API: the generated typed client with the key the person signed in with, the role
 // checks from the contract's operation table, and problem documents as errors the pages show.
-import { createContentServiceClient, type ContentServiceClient, type components } from '../../../../generated/client.ts';
-import { operationTable, type OperationId } from '../../../../generated/operations.ts';
+import {
+  type ContentServiceClient,
+  type components,
+  createContentServiceClient,
+} from '../../../../generated/client.ts';
+import { type OperationId, operationTable } from '../../../../generated/operations.ts';
 
 export type Schemas = components['schemas'];
 export type Role = Schemas['Role'];
@@ -10,12 +14,14 @@ export type Problem = Schemas['Problem'];
 const rank: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
 
 /** Where the API is: this page's origin, or the base the page names (the dashboard run against the mock). */
-export const apiBase = document.querySelector<HTMLMetaElement>('meta[name="api-base"]')?.content || window.location.origin;
+export const apiBase =
+  document.querySelector<HTMLMetaElement>('meta[name="api-base"]')?.content || window.location.origin;
 
 /** The key lives for this browser tab's session only (sessionStorage), never in the URL or in lasting storage. */
 const STORAGE = 'content-service-dashboard-key';
 export const savedKey = () => sessionStorage.getItem(STORAGE);
-export const saveKey = (key: string | null) => (key ? sessionStorage.setItem(STORAGE, key) : sessionStorage.removeItem(STORAGE));
+export const saveKey = (key: string | null) =>
+  key ? sessionStorage.setItem(STORAGE, key) : sessionStorage.removeItem(STORAGE);
 
 export function clientFor(key: string): ContentServiceClient {
   return createContentServiceClient({ apiKey: key, baseUrl: apiBase, maxRetries: 1 });
@@ -41,11 +47,25 @@ export async function unwrap<T>(answer: Promise<{ data?: T; error?: unknown; res
   try {
     result = await answer;
   } catch (error) {
-    throw new ApiError({ type: 'about:blank', title: 'The API could not be reached', status: 0, detail: (error as Error).message, code: 'internal_error', request_id: '', instance: '' } as unknown as Problem);
+    throw new ApiError({
+      type: 'about:blank',
+      title: 'The API could not be reached',
+      status: 0,
+      detail: (error as Error).message,
+      code: 'internal_error',
+      request_id: '',
+      instance: '',
+    } as unknown as Problem);
   }
   if (result.error !== undefined || !result.response.ok) {
     const body = result.error as Partial<Problem> | undefined;
-    throw new ApiError({ title: body?.title ?? `The API answered ${result.response.status}`, detail: body?.detail ?? '', status: result.response.status, code: body?.code ?? 'internal_error', errors: body?.errors } as Problem);
+    throw new ApiError({
+      title: body?.title ?? `The API answered ${result.response.status}`,
+      detail: body?.detail ?? '',
+      status: result.response.status,
+      code: body?.code ?? 'internal_error',
+      errors: body?.errors,
+    } as Problem);
   }
   return result.data as T;
 }

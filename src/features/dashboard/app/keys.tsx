@@ -1,7 +1,7 @@
 // API keys: the list (admin and owner keys), a new key with a role and an expiry whose secret is shown once, rotation
 // (the new secret shown once; the previous one works for 24 hours), and revocation after a confirmation.
 import { useState } from 'preact/hooks';
-import { allows, unwrap, type Role, type Schemas } from './api.ts';
+import { allows, type Role, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
 import { CopyButton, Empty, Loading, MoreButton, ProblemMessage, usePages, when } from './ui.tsx';
 
@@ -9,7 +9,17 @@ type Key = Schemas['ApiKey'];
 const ROLES: Role[] = ['viewer', 'editor', 'admin', 'owner'];
 
 /** A secret the API showed once: kept on screen until the person says they have it. */
-function SecretOnce({ title, secret, note, onDone }: { title: string; secret: string; note?: string; onDone: () => void }) {
+function SecretOnce({
+  title,
+  secret,
+  note,
+  onDone,
+}: {
+  title: string;
+  secret: string;
+  note?: string;
+  onDone: () => void;
+}) {
   return (
     <div class="secret" role="region" aria-label={title} data-part="secret">
       <h2>{title}</h2>
@@ -28,7 +38,13 @@ function SecretOnce({ title, secret, note, onDone }: { title: string; secret: st
   );
 }
 
-function CreateKey({ session, onCreated }: { session: Session; onCreated: (key: Schemas['ApiKeyWithSecret']) => void }) {
+function CreateKey({
+  session,
+  onCreated,
+}: {
+  session: Session;
+  onCreated: (key: Schemas['ApiKeyWithSecret']) => void;
+}) {
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('editor');
   const [expires, setExpires] = useState('');
@@ -44,7 +60,9 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: (key: 
         setError(null);
         try {
           const created = await unwrap<Schemas['ApiKeyWithSecret']>(
-            session.client.POST('/v1/api-keys', { body: { name: name.trim(), role, expires_at: expires ? new Date(expires).toISOString() : null } }),
+            session.client.POST('/v1/api-keys', {
+              body: { name: name.trim(), role, expires_at: expires ? new Date(expires).toISOString() : null },
+            }),
           );
           setName('');
           setExpires('');
@@ -58,9 +76,19 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: (key: 
     >
       <h2>New key</h2>
       <label for="key-name">Name</label>
-      <input id="key-name" required maxLength={100} value={name} onInput={(event) => setName((event.target as HTMLInputElement).value)} />
+      <input
+        id="key-name"
+        required
+        maxLength={100}
+        value={name}
+        onInput={(event) => setName((event.target as HTMLInputElement).value)}
+      />
       <label for="key-role">Role</label>
-      <select id="key-role" value={role} onChange={(event) => setRole((event.target as HTMLSelectElement).value as Role)}>
+      <select
+        id="key-role"
+        value={role}
+        onChange={(event) => setRole((event.target as HTMLSelectElement).value as Role)}
+      >
         {ROLES.map((item) => (
           <option key={item} value={item}>
             {item}
@@ -68,7 +96,12 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: (key: 
         ))}
       </select>
       <label for="key-expires">Expires (optional)</label>
-      <input id="key-expires" type="datetime-local" value={expires} onInput={(event) => setExpires((event.target as HTMLInputElement).value)} />
+      <input
+        id="key-expires"
+        type="datetime-local"
+        value={expires}
+        onInput={(event) => setExpires((event.target as HTMLInputElement).value)}
+      />
       <div class="actions">
         <button type="submit" disabled={busy || !name.trim()}>
           {busy ? 'Creating…' : 'Create key'}
@@ -79,7 +112,17 @@ function CreateKey({ session, onCreated }: { session: Session; onCreated: (key: 
   );
 }
 
-function KeyRow({ session, item, onChanged, onSecret }: { session: Session; item: Key; onChanged: () => void; onSecret: (title: string, secret: string, note: string) => void }) {
+function KeyRow({
+  session,
+  item,
+  onChanged,
+  onSecret,
+}: {
+  session: Session;
+  item: Key;
+  onChanged: () => void;
+  onSecret: (title: string, secret: string, note: string) => void;
+}) {
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const active = item.status === 'active';
@@ -109,8 +152,14 @@ function KeyRow({ session, item, onChanged, onSecret }: { session: Session; item
               onClick={async () => {
                 setError(null);
                 try {
-                  const rotated = await unwrap<Schemas['ApiKeyWithSecret']>(session.client.POST('/v1/api-keys/{id}/rotate', { params: { path: { id: item.id } } }));
-                  onSecret(`New secret of ${item.name}`, rotated.secret, `The previous secret keeps working until ${when(rotated.previous_secret_expires_at)} (24 hours), so that you can deploy the new one.`);
+                  const rotated = await unwrap<Schemas['ApiKeyWithSecret']>(
+                    session.client.POST('/v1/api-keys/{id}/rotate', { params: { path: { id: item.id } } }),
+                  );
+                  onSecret(
+                    `New secret of ${item.name}`,
+                    rotated.secret,
+                    `The previous secret keeps working until ${when(rotated.previous_secret_expires_at)} (24 hours), so that you can deploy the new one.`,
+                  );
                   onChanged();
                 } catch (caught) {
                   setError(caught);
@@ -160,14 +209,21 @@ export function KeysPage({ session }: { session: Session }) {
   const [secret, setSecret] = useState<{ title: string; secret: string; note?: string } | null>(null);
   const canList = allows(session.role, 'listApiKeys');
   const pages = usePages<Key>(
-    async (cursor) => (canList ? unwrap(session.client.GET('/v1/api-keys', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } })) : { data: [], next_cursor: null }),
+    async (cursor) =>
+      canList
+        ? unwrap(
+            session.client.GET('/v1/api-keys', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } }),
+          )
+        : { data: [], next_cursor: null },
     [version],
   );
   if (!canList) {
     return (
       <section aria-labelledby="keys-title">
         <h1 id="keys-title">API keys</h1>
-        <p data-part="not-allowed">A {session.role} key cannot see the workspace's API keys; sign in with an admin or owner key.</p>
+        <p data-part="not-allowed">
+          A {session.role} key cannot see the workspace's API keys; sign in with an admin or owner key.
+        </p>
       </section>
     );
   }
@@ -206,7 +262,13 @@ export function KeysPage({ session }: { session: Session }) {
             </thead>
             <tbody>
               {pages.items.map((item) => (
-                <KeyRow key={item.id} session={session} item={item} onChanged={() => setVersion((n) => n + 1)} onSecret={(title, value, note) => setSecret({ title, secret: value, note })} />
+                <KeyRow
+                  key={item.id}
+                  session={session}
+                  item={item}
+                  onChanged={() => setVersion((n) => n + 1)}
+                  onSecret={(title, value, note) => setSecret({ title, secret: value, note })}
+                />
               ))}
             </tbody>
           </table>

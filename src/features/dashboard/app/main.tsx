@@ -4,15 +4,15 @@
 // what the key's role allows (the contract's minimum role of each operation) and hides the controls it does not.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { clientFor, saveKey, savedKey, unwrap, type Schemas } from './api.ts';
+import { clientFor, type Schemas, savedKey, saveKey, unwrap } from './api.ts';
 import { KeysPage } from './keys.tsx';
-import { EventsPage, LogsPage, MembersPage, ProjectsPage } from './settings.tsx';
 import { PlaygroundPage } from './playground.tsx';
-import { UsagePage } from './usage.tsx';
+import type { Session } from './session.ts';
+import { EventsPage, LogsPage, MembersPage, ProjectsPage } from './settings.tsx';
 import { ProblemMessage } from './ui.tsx';
+import { UsagePage } from './usage.tsx';
 import { WebhooksPage } from './webhooks.tsx';
 import { WorkspacePage } from './workspace.tsx';
-import type { Session } from './session.ts';
 
 const PAGES = [
   { path: 'playground', title: 'Playground' },
@@ -59,7 +59,15 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
         }}
       >
         <label for="api-key">API key</label>
-        <input id="api-key" type="password" autocomplete="off" spellcheck={false} required value={key} onInput={(event) => setKey((event.target as HTMLInputElement).value)} />
+        <input
+          id="api-key"
+          type="password"
+          autocomplete="off"
+          spellcheck={false}
+          required
+          value={key}
+          onInput={(event) => setKey((event.target as HTMLInputElement).value)}
+        />
         <button type="submit" disabled={busy || !key.trim()}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
@@ -95,7 +103,8 @@ function App() {
         <strong>{session.workspace.name}</strong>
         <span class="muted">
           {' '}
-          {session.workspace.region.toUpperCase()} · signed in as <span data-part="role">{session.role}</span> ({session.workspace.caller.api_key_name})
+          {session.workspace.region.toUpperCase()} · signed in as <span data-part="role">{session.role}</span> (
+          {session.workspace.caller.api_key_name})
         </span>
         <nav aria-label="Dashboard">
           {PAGES.map((item) => (

@@ -5,7 +5,7 @@
 // document came: its title and detail.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ContentServiceError } from '../../../../generated/client.ts';
-import { allows, ApiError, unwrap, type Problem, type Schemas } from './api.ts';
+import { ApiError, allows, type Problem, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
 import { Loading, ProblemMessage } from './ui.tsx';
 
@@ -73,13 +73,23 @@ export function PlaygroundPage({ session }: { session: Session }) {
     setRunning(true);
     try {
       const chunks = session.client.streamChatCompletion(
-        { model, messages: [{ role: 'user', content: prompt }], stream_options: { include_usage: true }, ...(voice ? { voice_id: voice } : {}) },
+        {
+          model,
+          messages: [{ role: 'user', content: prompt }],
+          stream_options: { include_usage: true },
+          ...(voice ? { voice_id: voice } : {}),
+        },
         { signal: abort.signal },
       );
       for await (const chunk of chunks) {
         const text = chunk.choices[0]?.delta?.content;
         if (text) setAnswer((current) => current + text);
-        if (chunk.usage) setUsage({ prompt_tokens: chunk.usage.prompt_tokens, completion_tokens: chunk.usage.completion_tokens, cost_usd: chunk.cost_usd ?? null });
+        if (chunk.usage)
+          setUsage({
+            prompt_tokens: chunk.usage.prompt_tokens,
+            completion_tokens: chunk.usage.completion_tokens,
+            cost_usd: chunk.cost_usd ?? null,
+          });
       }
     } catch (caught) {
       if (abort.signal.aborted) setStopped(true);
@@ -94,7 +104,9 @@ export function PlaygroundPage({ session }: { session: Session }) {
     return (
       <section aria-labelledby="playground-title">
         <h1 id="playground-title">Playground</h1>
-        <p data-part="not-allowed">A {session.role} key cannot call the models; sign in with an editor, admin or owner key.</p>
+        <p data-part="not-allowed">
+          A {session.role} key cannot call the models; sign in with an editor, admin or owner key.
+        </p>
       </section>
     );
   }
@@ -106,7 +118,9 @@ export function PlaygroundPage({ session }: { session: Session }) {
       <ProblemMessage error={listError} />
       {models === null && !listError ? <Loading what="the models" /> : null}
       {models !== null && models.length === 0 ? (
-        <p data-part="empty">This server can call no chat model: configure a provider, or use the sandbox models, which need no key.</p>
+        <p data-part="empty">
+          This server can call no chat model: configure a provider, or use the sandbox models, which need no key.
+        </p>
       ) : null}
       {models !== null && models.length > 0 ? (
         <form
@@ -118,7 +132,12 @@ export function PlaygroundPage({ session }: { session: Session }) {
           }}
         >
           <label for="playground-model">Model</label>
-          <select id="playground-model" value={model} onChange={(event) => setModel((event.target as HTMLSelectElement).value)} aria-describedby="playground-model-note">
+          <select
+            id="playground-model"
+            value={model}
+            onChange={(event) => setModel((event.target as HTMLSelectElement).value)}
+            aria-describedby="playground-model-note"
+          >
             {models.map((item) => (
               <option key={item.id} value={item.id}>
                 {item.name === item.id ? item.id : `${item.name} (${item.id})`}
@@ -133,7 +152,11 @@ export function PlaygroundPage({ session }: { session: Session }) {
                 : ''}
           </p>
           <label for="playground-voice">Brand voice (optional)</label>
-          <select id="playground-voice" value={voice} onChange={(event) => setVoice((event.target as HTMLSelectElement).value)}>
+          <select
+            id="playground-voice"
+            value={voice}
+            onChange={(event) => setVoice((event.target as HTMLSelectElement).value)}
+          >
             <option value="">No voice</option>
             {voices.map((item) => (
               <option key={item.id} value={item.id}>
@@ -152,7 +175,8 @@ export function PlaygroundPage({ session }: { session: Session }) {
             onInput={(event) => setPrompt((event.target as HTMLTextAreaElement).value)}
             onKeyDown={(event) => {
               // Ctrl+Enter (⌘+Enter) sends, as in most chat tools; Enter alone is a new line.
-              if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) (event.currentTarget as HTMLTextAreaElement).form?.requestSubmit();
+              if (event.key === 'Enter' && (event.ctrlKey || event.metaKey))
+                (event.currentTarget as HTMLTextAreaElement).form?.requestSubmit();
             }}
           />
           <p class="muted note" id="playground-prompt-note">

@@ -1,7 +1,7 @@
 // The rest of the workspace's settings: members (add, remove), projects (create, delete), the audit log and the
 // request log with their filters, and the events list. Controls follow the contract's minimum roles.
 import { useState } from 'preact/hooks';
-import { allows, unwrap, type Role, type Schemas } from './api.ts';
+import { allows, type Role, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
 import { Empty, Loading, MoreButton, ProblemMessage, Skeleton, usePages, when } from './ui.tsx';
 
@@ -9,10 +9,22 @@ type Page<T> = { data: T[]; next_cursor: string | null };
 const cursorOf = (cursor: string | undefined) => (cursor ? { cursor } : {});
 
 function NotAllowed({ session, what }: { session: Session; what: string }) {
-  return <p data-part="not-allowed">A {session.role} key cannot see {what}; sign in with an admin or owner key.</p>;
+  return (
+    <p data-part="not-allowed">
+      A {session.role} key cannot see {what}; sign in with an admin or owner key.
+    </p>
+  );
 }
 
-function Table({ label, columns, rows }: { label: string; columns: string[]; rows: { key: string; cells: preact.ComponentChildren[] }[] }) {
+function Table({
+  label,
+  columns,
+  rows,
+}: {
+  label: string;
+  columns: string[];
+  rows: { key: string; cells: preact.ComponentChildren[] }[];
+}) {
   return (
     <div class="table" tabIndex={0} role="region" aria-label={label}>
       <table data-part={label}>
@@ -41,12 +53,28 @@ function Table({ label, columns, rows }: { label: string; columns: string[]; row
 }
 
 /** A list's first page: its table's skeleton while it comes (given its number of `columns`), then the table. */
-function List<T>({ pages, what, columns, children }: { pages: ReturnType<typeof usePages<T>>; what: string; columns?: number; children: (items: T[]) => preact.ComponentChildren }) {
+function List<T>({
+  pages,
+  what,
+  columns,
+  children,
+}: {
+  pages: ReturnType<typeof usePages<T>>;
+  what: string;
+  columns?: number;
+  children: (items: T[]) => preact.ComponentChildren;
+}) {
   const loading = pages.error ? null : columns ? <Skeleton what={what} columns={columns} /> : <Loading what={what} />;
   return (
     <>
       <ProblemMessage error={pages.error} />
-      {pages.items === null ? loading : pages.items.length === 0 ? <Empty>Nothing here yet.</Empty> : children(pages.items)}
+      {pages.items === null ? (
+        loading
+      ) : pages.items.length === 0 ? (
+        <Empty>Nothing here yet.</Empty>
+      ) : (
+        children(pages.items)
+      )}
       <MoreButton more={pages.more} busy={pages.busy} />
     </>
   );
@@ -57,7 +85,13 @@ export function MembersPage({ session }: { session: Session }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('editor');
   const [error, setError] = useState<unknown>(null);
-  const pages = usePages<Schemas['Member']>(async (cursor) => unwrap(session.client.GET('/v1/members', { params: { query: { limit: 20, ...cursorOf(cursor) } } })) as Promise<Page<Schemas['Member']>>, [version]);
+  const pages = usePages<Schemas['Member']>(
+    async (cursor) =>
+      unwrap(session.client.GET('/v1/members', { params: { query: { limit: 20, ...cursorOf(cursor) } } })) as Promise<
+        Page<Schemas['Member']>
+      >,
+    [version],
+  );
   return (
     <section aria-labelledby="members-title">
       <h1 id="members-title">Members</h1>
@@ -79,9 +113,19 @@ export function MembersPage({ session }: { session: Session }) {
         >
           <h2>Add a member</h2>
           <label for="member-email">Email</label>
-          <input id="member-email" type="email" required value={email} onInput={(event) => setEmail((event.target as HTMLInputElement).value)} />
+          <input
+            id="member-email"
+            type="email"
+            required
+            value={email}
+            onInput={(event) => setEmail((event.target as HTMLInputElement).value)}
+          />
           <label for="member-role">Role</label>
-          <select id="member-role" value={role} onChange={(event) => setRole((event.target as HTMLSelectElement).value as Role)}>
+          <select
+            id="member-role"
+            value={role}
+            onChange={(event) => setRole((event.target as HTMLSelectElement).value as Role)}
+          >
             {(['viewer', 'editor', 'admin', 'owner'] as Role[]).map((item) => (
               <option key={item} value={item}>
                 {item}
@@ -121,7 +165,9 @@ export function MembersPage({ session }: { session: Session }) {
                     onClick={async () => {
                       setError(null);
                       try {
-                        await unwrap(session.client.DELETE('/v1/members/{id}', { params: { path: { id: member.id } } }));
+                        await unwrap(
+                          session.client.DELETE('/v1/members/{id}', { params: { path: { id: member.id } } }),
+                        );
                         setVersion((n) => n + 1);
                       } catch (caught) {
                         setError(caught);
@@ -144,7 +190,13 @@ export function ProjectsPage({ session }: { session: Session }) {
   const [version, setVersion] = useState(0);
   const [name, setName] = useState('');
   const [error, setError] = useState<unknown>(null);
-  const pages = usePages<Schemas['Project']>(async (cursor) => unwrap(session.client.GET('/v1/projects', { params: { query: { limit: 20, ...cursorOf(cursor) } } })) as Promise<Page<Schemas['Project']>>, [version]);
+  const pages = usePages<Schemas['Project']>(
+    async (cursor) =>
+      unwrap(session.client.GET('/v1/projects', { params: { query: { limit: 20, ...cursorOf(cursor) } } })) as Promise<
+        Page<Schemas['Project']>
+      >,
+    [version],
+  );
   return (
     <section aria-labelledby="projects-title">
       <h1 id="projects-title">Projects</h1>
@@ -166,7 +218,13 @@ export function ProjectsPage({ session }: { session: Session }) {
         >
           <h2>New project</h2>
           <label for="project-name">Name</label>
-          <input id="project-name" required maxLength={100} value={name} onInput={(event) => setName((event.target as HTMLInputElement).value)} />
+          <input
+            id="project-name"
+            required
+            maxLength={100}
+            value={name}
+            onInput={(event) => setName((event.target as HTMLInputElement).value)}
+          />
           <div class="actions">
             <button type="submit" disabled={!name.trim()}>
               Create project
@@ -194,7 +252,9 @@ export function ProjectsPage({ session }: { session: Session }) {
                     onClick={async () => {
                       setError(null);
                       try {
-                        await unwrap(session.client.DELETE('/v1/projects/{id}', { params: { path: { id: project.id } } }));
+                        await unwrap(
+                          session.client.DELETE('/v1/projects/{id}', { params: { path: { id: project.id } } }),
+                        );
                         setVersion((n) => n + 1);
                       } catch (caught) {
                         setError(caught);
@@ -245,13 +305,31 @@ export function LogsPage({ session }: { session: Session }) {
   const [pathPrefix, setPathPrefix] = useState('');
   const canRead = allows(session.role, 'listAuditLogs');
   const audit = usePages<Schemas['AuditLogEntry']>(
-    async (cursor) => (canRead ? unwrap(session.client.GET('/v1/audit-logs', { params: { query: { limit: 20, ...cursorOf(cursor), ...(action ? { action } : {}) } } })) : { data: [], next_cursor: null }) as Promise<Page<Schemas['AuditLogEntry']>>,
+    async (cursor) =>
+      (canRead
+        ? unwrap(
+            session.client.GET('/v1/audit-logs', {
+              params: { query: { limit: 20, ...cursorOf(cursor), ...(action ? { action } : {}) } },
+            }),
+          )
+        : { data: [], next_cursor: null }) as Promise<Page<Schemas['AuditLogEntry']>>,
     [action],
   );
   const requests = usePages<Schemas['RequestLogEntry']>(
     async (cursor) =>
       (canRead
-        ? unwrap(session.client.GET('/v1/request-logs', { params: { query: { limit: 20, ...cursorOf(cursor), ...(status ? { status } : {}), ...(pathPrefix ? { path_prefix: pathPrefix } : {}) } } }))
+        ? unwrap(
+            session.client.GET('/v1/request-logs', {
+              params: {
+                query: {
+                  limit: 20,
+                  ...cursorOf(cursor),
+                  ...(status ? { status } : {}),
+                  ...(pathPrefix ? { path_prefix: pathPrefix } : {}),
+                },
+              },
+            }),
+          )
         : { data: [], next_cursor: null }) as Promise<Page<Schemas['RequestLogEntry']>>,
     [status, pathPrefix],
   );
@@ -269,7 +347,12 @@ export function LogsPage({ session }: { session: Session }) {
       <h2>Audit log</h2>
       <div class="filters">
         <label for="audit-action">Action</label>
-        <input id="audit-action" placeholder="api_key.created" value={action} onChange={(event) => setAction((event.target as HTMLInputElement).value.trim())} />
+        <input
+          id="audit-action"
+          placeholder="api_key.created"
+          value={action}
+          onChange={(event) => setAction((event.target as HTMLInputElement).value.trim())}
+        />
       </div>
       <List pages={audit} what="the audit log" columns={4}>
         {(items) => (
@@ -295,9 +378,20 @@ export function LogsPage({ session }: { session: Session }) {
       <h2>Request log</h2>
       <div class="filters">
         <label for="request-status">Status</label>
-        <input id="request-status" inputMode="numeric" placeholder="404" value={status} onChange={(event) => setStatus((event.target as HTMLInputElement).value.trim())} />
+        <input
+          id="request-status"
+          inputMode="numeric"
+          placeholder="404"
+          value={status}
+          onChange={(event) => setStatus((event.target as HTMLInputElement).value.trim())}
+        />
         <label for="request-path">Path starts with</label>
-        <input id="request-path" placeholder="/v1/workflows" value={pathPrefix} onChange={(event) => setPathPrefix((event.target as HTMLInputElement).value.trim())} />
+        <input
+          id="request-path"
+          placeholder="/v1/workflows"
+          value={pathPrefix}
+          onChange={(event) => setPathPrefix((event.target as HTMLInputElement).value.trim())}
+        />
       </div>
       <List pages={requests} what="the request log" columns={5}>
         {(items) => (
@@ -338,7 +432,12 @@ export function EventsPage({ session }: { session: Session }) {
   const [error, setError] = useState<unknown>(null);
   const canReplay = allows(session.role, 'replayWebhookEvents');
   const pages = usePages<{ id: string; type: string; created: string; data: unknown }>(
-    async (cursor) => unwrap(session.client.GET('/v1/events', { params: { query: { limit: 20, ...cursorOf(cursor), ...(type ? { type: type as never } : {}) } } })) as Promise<Page<{ id: string; type: string; created: string; data: unknown }>>,
+    async (cursor) =>
+      unwrap(
+        session.client.GET('/v1/events', {
+          params: { query: { limit: 20, ...cursorOf(cursor), ...(type ? { type: type as never } : {}) } },
+        }),
+      ) as Promise<Page<{ id: string; type: string; created: string; data: unknown }>>,
     [type],
   );
   return (
@@ -346,7 +445,12 @@ export function EventsPage({ session }: { session: Session }) {
       <h1 id="events-title">Events</h1>
       <div class="filters">
         <label for="event-type">Type</label>
-        <input id="event-type" placeholder="workflow.run.completed" value={type} onChange={(event) => setType((event.target as HTMLInputElement).value.trim())} />
+        <input
+          id="event-type"
+          placeholder="workflow.run.completed"
+          value={type}
+          onChange={(event) => setType((event.target as HTMLInputElement).value.trim())}
+        />
         {canReplay ? (
           <button
             type="button"
@@ -383,7 +487,13 @@ export function EventsPage({ session }: { session: Session }) {
                     type="checkbox"
                     aria-label={`Select ${event.type} ${event.id}`}
                     checked={selected.includes(event.id)}
-                    onChange={(change) => setSelected((current) => ((change.target as HTMLInputElement).checked ? [...current, event.id] : current.filter((id) => id !== event.id)))}
+                    onChange={(change) =>
+                      setSelected((current) =>
+                        (change.target as HTMLInputElement).checked
+                          ? [...current, event.id]
+                          : current.filter((id) => id !== event.id),
+                      )
+                    }
                   />
                 ) : null}
                 <details>

@@ -6,7 +6,10 @@ import { ApiError, type Problem } from './api.ts';
 
 export function ProblemMessage({ error }: { error: unknown }) {
   if (!error) return null;
-  const problem: Partial<Problem> = error instanceof ApiError ? error.problem : { title: 'Something went wrong', detail: String((error as Error)?.message ?? error) };
+  const problem: Partial<Problem> =
+    error instanceof ApiError
+      ? error.problem
+      : { title: 'Something went wrong', detail: String((error as Error)?.message ?? error) };
   return (
     <div class="problem" role="alert" data-part="problem">
       <strong>{problem.title}</strong>
@@ -86,7 +89,10 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
 }
 
 /** A list read page by page (`next_cursor`): the first page on mount and whenever `deps` change, more on demand. */
-export function usePages<T>(load: (cursor: string | undefined) => Promise<{ data: T[]; next_cursor: string | null }>, deps: unknown[]) {
+export function usePages<T>(
+  load: (cursor: string | undefined) => Promise<{ data: T[]; next_cursor: string | null }>,
+  deps: unknown[],
+) {
   const [items, setItems] = useState<T[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -108,7 +114,13 @@ export function usePages<T>(load: (cursor: string | undefined) => Promise<{ data
     setItems(null);
     void fetchPage(undefined, true);
   }, deps);
-  return { items, error, busy, more: cursor ? () => fetchPage(cursor, false) : null, reload: () => fetchPage(undefined, true) };
+  return {
+    items,
+    error,
+    busy,
+    more: cursor ? () => fetchPage(cursor, false) : null,
+    reload: () => fetchPage(undefined, true),
+  };
 }
 
 export function MoreButton({ more, busy }: { more: (() => void) | null; busy: boolean }) {

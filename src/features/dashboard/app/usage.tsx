@@ -2,7 +2,7 @@
 // day and model), as a chart with a dated axis and a dollar axis, and the same figures in tables below it for those
 // who do not see the chart; then the workspace's spend limits with what each scope has spent in its period.
 import { useEffect, useState } from 'preact/hooks';
-import { allows, unwrap, type Schemas } from './api.ts';
+import { allows, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
 import { Empty, Loading, ProblemMessage } from './ui.tsx';
 
@@ -18,7 +18,8 @@ const TOP = 10;
 const BOTTOM = 28;
 
 /** "Nov 3" for 2026-11-03: the days are UTC dates, and shown as such. */
-const shortDate = (date: string) => new Date(`${date}T00:00:00Z`).toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
+const shortDate = (date: string) =>
+  new Date(`${date}T00:00:00Z`).toLocaleDateString('en', { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 const dollars = (value: number, decimals: number) => `$${value.toFixed(decimals)}`;
 
@@ -43,12 +44,18 @@ function SpendLimits({ session }: { session: Session }) {
   const [limits, setLimits] = useState<Schemas['SpendLimit'][] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
-    unwrap(session.client.GET('/v1/spend-limits', { params: { query: { limit: 100 } } })).then((page) => setLimits((page as Schemas['SpendLimitList']).data), setError);
+    unwrap(session.client.GET('/v1/spend-limits', { params: { query: { limit: 100 } } })).then(
+      (page) => setLimits((page as Schemas['SpendLimitList']).data),
+      setError,
+    );
   }, []);
   return (
     <section aria-labelledby="limits-title">
       <h2 id="limits-title">Spend limits</h2>
-      <p class="muted">A call of a scope at its limit is refused (402 spend_limit_reached) until the period resets. Set limits with POST /v1/spend-limits.</p>
+      <p class="muted">
+        A call of a scope at its limit is refused (402 spend_limit_reached) until the period resets. Set limits with
+        POST /v1/spend-limits.
+      </p>
       <ProblemMessage error={error} />
       {!limits && !error ? <Loading what="the spend limits" /> : null}
       {limits && limits.length === 0 ? <Empty>No spend limits: calls are not capped.</Empty> : null}
@@ -69,7 +76,12 @@ function SpendLimits({ session }: { session: Session }) {
             <tbody>
               {limits.map((limit) => {
                 const used = limit.spent_usd / limit.amount_usd;
-                const state = used >= 1 ? 'reached' : limit.soft_threshold !== null && used >= limit.soft_threshold ? 'approaching' : 'ok';
+                const state =
+                  used >= 1
+                    ? 'reached'
+                    : limit.soft_threshold !== null && used >= limit.soft_threshold
+                      ? 'approaching'
+                      : 'ok';
                 return (
                   <tr key={limit.id} data-state={state}>
                     <th scope="row">
@@ -79,7 +91,12 @@ function SpendLimits({ session }: { session: Session }) {
                     <td>{limit.spent_usd.toFixed(6)}</td>
                     <td>{limit.amount_usd.toFixed(2)}</td>
                     <td>
-                      {(used * 100).toFixed(0)} %{state === 'reached' ? ' (reached: calls refused)' : state === 'approaching' ? ' (past the warning)' : ''}
+                      {(used * 100).toFixed(0)} %
+                      {state === 'reached'
+                        ? ' (reached: calls refused)'
+                        : state === 'approaching'
+                          ? ' (past the warning)'
+                          : ''}
                     </td>
                     <td>{limit.resets_at.slice(0, 16).replace('T', ' ')}</td>
                   </tr>
@@ -101,7 +118,11 @@ export function UsagePage({ session }: { session: Session }) {
   const start = new Date(end.getTime() - 29 * 86_400_000);
   useEffect(() => {
     if (!allowed) return;
-    unwrap(session.client.GET('/v1/usage', { params: { query: { start_date: day(start), end_date: day(end), group_by: ['day', 'model'] } } })).then((found) => setReport(found as Schemas['UsageReport']), setError);
+    unwrap(
+      session.client.GET('/v1/usage', {
+        params: { query: { start_date: day(start), end_date: day(end), group_by: ['day', 'model'] } },
+      }),
+    ).then((found) => setReport(found as Schemas['UsageReport']), setError);
   }, []);
   if (!allowed) {
     return (
@@ -113,7 +134,10 @@ export function UsagePage({ session }: { session: Session }) {
   }
   const days = Array.from({ length: 30 }, (_, i) => day(new Date(start.getTime() + i * 86_400_000)));
   const models = report ? [...new Set(report.data.map((bucket) => bucket.model ?? 'other'))] : [];
-  const cost = (date: string, model: string) => (report?.data ?? []).filter((bucket) => bucket.date === date && (bucket.model ?? 'other') === model).reduce((sum, bucket) => sum + bucket.cost_usd, 0);
+  const cost = (date: string, model: string) =>
+    (report?.data ?? [])
+      .filter((bucket) => bucket.date === date && (bucket.model ?? 'other') === model)
+      .reduce((sum, bucket) => sum + bucket.cost_usd, 0);
   const totals = days.map((date) => models.reduce((sum, model) => sum + cost(date, model), 0));
   const scale = dollarScale(Math.max(...totals, 0));
   const plotWidth = WIDTH - LEFT - RIGHT;
@@ -131,7 +155,13 @@ export function UsagePage({ session }: { session: Session }) {
       {report && report.data.length === 0 ? <Empty>No model calls in the last 30 days.</Empty> : null}
       {report && report.data.length > 0 ? (
         <>
-          <svg class="chart" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-labelledby="usage-chart-title usage-chart-desc" data-part="usage-chart">
+          <svg
+            class="chart"
+            viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+            role="img"
+            aria-labelledby="usage-chart-title usage-chart-desc"
+            data-part="usage-chart"
+          >
             <title id="usage-chart-title">Spend per day in US dollars, stacked by model.</title>
             <desc id="usage-chart-desc">
               {`From ${days[0]} to ${days[days.length - 1]}; the highest day is ${dollars(Math.max(...totals), scale.decimals)}. The tables below have the figures.`}
@@ -154,7 +184,14 @@ export function UsagePage({ session }: { session: Session }) {
                     const h = (cost(date, model) / scale.max) * plotHeight;
                     top -= h;
                     return h > 0 ? (
-                      <rect key={model} x={LEFT + i * bar + 1} y={top} width={Math.max(bar - 2, 1)} height={h} fill={COLORS[m % COLORS.length]}>
+                      <rect
+                        key={model}
+                        x={LEFT + i * bar + 1}
+                        y={top}
+                        width={Math.max(bar - 2, 1)}
+                        height={h}
+                        fill={COLORS[m % COLORS.length]}
+                      >
                         <title>{`${date} · ${model}: ${dollars(cost(date, model), 6)}`}</title>
                       </rect>
                     ) : null;
@@ -167,7 +204,13 @@ export function UsagePage({ session }: { session: Session }) {
               {days.map((date, i) =>
                 i % 7 === 0 || i === days.length - 1 ? (
                   <g key={date}>
-                    <line x1={LEFT + (i + 0.5) * bar} x2={LEFT + (i + 0.5) * bar} y1={y(0)} y2={y(0) + 4} stroke="currentColor" />
+                    <line
+                      x1={LEFT + (i + 0.5) * bar}
+                      x2={LEFT + (i + 0.5) * bar}
+                      y1={y(0)}
+                      y2={y(0) + 4}
+                      stroke="currentColor"
+                    />
                     <text x={LEFT + (i + 0.5) * bar} y={y(0) + 18} text-anchor="middle">
                       {shortDate(date)}
                     </text>

@@ -3,7 +3,7 @@
 // (status, response code, duration, response excerpt, the payload pretty-printed), and replay of an event to its
 // endpoint or to every subscribed one. Everything here needs an admin or owner key (the contract's minimum role).
 import { useEffect, useState } from 'preact/hooks';
-import { allows, unwrap, type Schemas } from './api.ts';
+import { allows, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
 import { CopyButton, Empty, Loading, MoreButton, ProblemMessage, usePages, when } from './ui.tsx';
 
@@ -25,7 +25,13 @@ function useEventTypes(session: Session): string[] {
   return types;
 }
 
-function CreateEndpoint({ session, onCreated }: { session: Session; onCreated: (endpoint: Schemas['WebhookEndpointWithSecret']) => void }) {
+function CreateEndpoint({
+  session,
+  onCreated,
+}: {
+  session: Session;
+  onCreated: (endpoint: Schemas['WebhookEndpointWithSecret']) => void;
+}) {
   const types = useEventTypes(session);
   const [url, setUrl] = useState('');
   const [chosen, setChosen] = useState<string[]>([]);
@@ -40,7 +46,11 @@ function CreateEndpoint({ session, onCreated }: { session: Session; onCreated: (
         setBusy(true);
         setError(null);
         try {
-          const created = await unwrap<Schemas['WebhookEndpointWithSecret']>(session.client.POST('/v1/webhooks/endpoints', { body: { url: url.trim(), event_types: chosen } as Schemas['WebhookEndpointCreateRequest'] }));
+          const created = await unwrap<Schemas['WebhookEndpointWithSecret']>(
+            session.client.POST('/v1/webhooks/endpoints', {
+              body: { url: url.trim(), event_types: chosen } as Schemas['WebhookEndpointCreateRequest'],
+            }),
+          );
           setUrl('');
           setChosen([]);
           onCreated(created);
@@ -53,13 +63,30 @@ function CreateEndpoint({ session, onCreated }: { session: Session; onCreated: (
     >
       <h2>New endpoint</h2>
       <label for="endpoint-url">URL</label>
-      <input id="endpoint-url" type="url" required placeholder="https://example.com/webhooks" value={url} onInput={(event) => setUrl((event.target as HTMLInputElement).value)} />
+      <input
+        id="endpoint-url"
+        type="url"
+        required
+        placeholder="https://example.com/webhooks"
+        value={url}
+        onInput={(event) => setUrl((event.target as HTMLInputElement).value)}
+      />
       <fieldset>
         <legend>Events</legend>
         <div class="choices">
           {types.map((type) => (
             <label key={type} class="choice">
-              <input type="checkbox" checked={chosen.includes(type)} onChange={(event) => setChosen((current) => ((event.target as HTMLInputElement).checked ? [...current, type] : current.filter((item) => item !== type)))} />
+              <input
+                type="checkbox"
+                checked={chosen.includes(type)}
+                onChange={(event) =>
+                  setChosen((current) =>
+                    (event.target as HTMLInputElement).checked
+                      ? [...current, type]
+                      : current.filter((item) => item !== type),
+                  )
+                }
+              />
               {type}
             </label>
           ))}
@@ -75,7 +102,19 @@ function CreateEndpoint({ session, onCreated }: { session: Session; onCreated: (
   );
 }
 
-function EndpointRow({ session, item, onChanged, onSecret, onDeliveries }: { session: Session; item: Endpoint; onChanged: () => void; onSecret: (title: string, secret: string) => void; onDeliveries: () => void }) {
+function EndpointRow({
+  session,
+  item,
+  onChanged,
+  onSecret,
+  onDeliveries,
+}: {
+  session: Session;
+  item: Endpoint;
+  onChanged: () => void;
+  onSecret: (title: string, secret: string) => void;
+  onDeliveries: () => void;
+}) {
   const [error, setError] = useState<unknown>(null);
   const [note, setNote] = useState('');
   /** Runs an action; one that changes the endpoint reloads the list, one that only reports (a test event) says so. */
@@ -100,10 +139,29 @@ function EndpointRow({ session, item, onChanged, onSecret, onDeliveries }: { ses
       <td data-part="enabled">{item.enabled ? 'enabled' : 'disabled'}</td>
       <td>
         <div class="actions">
-          <button type="button" class="secondary" onClick={() => act(() => unwrap(session.client.POST('/v1/webhooks/endpoints/{id}/test', { ...path, body: {} })), 'Test event sent.')}>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() =>
+              act(
+                () => unwrap(session.client.POST('/v1/webhooks/endpoints/{id}/test', { ...path, body: {} })),
+                'Test event sent.',
+              )
+            }
+          >
             Send test event
           </button>
-          <button type="button" class="secondary" onClick={() => act(() => unwrap(session.client.PATCH('/v1/webhooks/endpoints/{id}', { ...path, body: { enabled: !item.enabled } })))}>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() =>
+              act(() =>
+                unwrap(
+                  session.client.PATCH('/v1/webhooks/endpoints/{id}', { ...path, body: { enabled: !item.enabled } }),
+                ),
+              )
+            }
+          >
             {item.enabled ? 'Disable' : 'Enable'}
           </button>
           <button
@@ -111,7 +169,9 @@ function EndpointRow({ session, item, onChanged, onSecret, onDeliveries }: { ses
             class="secondary"
             onClick={() =>
               act(async () => {
-                const rotated = await unwrap<Schemas['WebhookEndpointWithSecret']>(session.client.POST('/v1/webhooks/endpoints/{id}/rotate-secret', path));
+                const rotated = await unwrap<Schemas['WebhookEndpointWithSecret']>(
+                  session.client.POST('/v1/webhooks/endpoints/{id}/rotate-secret', path),
+                );
                 onSecret(`New signing secret of ${item.url}`, rotated.secret);
               })
             }
@@ -140,16 +200,27 @@ function DeliveryDetail({ session, id }: { session: Session; id: string }) {
   const [note, setNote] = useState('');
   useEffect(() => {
     setDelivery(null);
-    unwrap(session.client.GET('/v1/webhooks/deliveries/{id}', { params: { path: { id } } })).then((found) => setDelivery(found as Schemas['WebhookDelivery']), setLoadError);
+    unwrap(session.client.GET('/v1/webhooks/deliveries/{id}', { params: { path: { id } } })).then(
+      (found) => setDelivery(found as Schemas['WebhookDelivery']),
+      setLoadError,
+    );
   }, [id]);
   if (loadError) return <ProblemMessage error={loadError} />;
   if (!delivery) return <Loading what="the delivery" />;
   const replay = async (all: boolean) => {
     setError(null);
     try {
-      await unwrap(session.client.POST('/v1/webhooks/replay', { body: { event_ids: [delivery.event_id], ...(all ? {} : { endpoint_id: delivery.endpoint_id }) } }));
+      await unwrap(
+        session.client.POST('/v1/webhooks/replay', {
+          body: { event_ids: [delivery.event_id], ...(all ? {} : { endpoint_id: delivery.endpoint_id }) },
+        }),
+      );
       // The list is not reloaded: this detail stays open; Refresh shows the new delivery.
-      setNote(all ? 'Queued again for every subscribed endpoint; Refresh shows the new deliveries.' : 'Queued again for this endpoint; Refresh shows the new delivery.');
+      setNote(
+        all
+          ? 'Queued again for every subscribed endpoint; Refresh shows the new deliveries.'
+          : 'Queued again for this endpoint; Refresh shows the new delivery.',
+      );
     } catch (caught) {
       setError(caught);
     }
@@ -160,7 +231,8 @@ function DeliveryDetail({ session, id }: { session: Session; id: string }) {
         {delivery.event_type} <span class="muted">{delivery.status}</span>
       </h3>
       <p class="muted">
-        Event <code>{delivery.event_id}</code> to endpoint <code>{delivery.endpoint_id}</code>, {delivery.attempt_count} attempt(s)
+        Event <code>{delivery.event_id}</code> to endpoint <code>{delivery.endpoint_id}</code>, {delivery.attempt_count}{' '}
+        attempt(s)
         {delivery.next_attempt_at ? `, next at ${when(delivery.next_attempt_at)}` : ''}.
       </p>
       <div class="actions">
@@ -184,7 +256,8 @@ function DeliveryDetail({ session, id }: { session: Session; id: string }) {
         <ol data-part="attempts">
           {delivery.attempts.map((attempt) => (
             <li key={attempt.number}>
-              #{attempt.number} {attempt.status} · {attempt.response_status_code ?? 'no answer'} · {attempt.duration_ms ?? '—'} ms · {when(attempt.started_at)} ({attempt.trigger})
+              #{attempt.number} {attempt.status} · {attempt.response_status_code ?? 'no answer'} ·{' '}
+              {attempt.duration_ms ?? '—'} ms · {when(attempt.started_at)} ({attempt.trigger})
               {attempt.error ? <span class="problem-inline"> {attempt.error}</span> : null}
               {attempt.response_body ? <pre class="excerpt">{attempt.response_body}</pre> : null}
             </li>
@@ -197,7 +270,15 @@ function DeliveryDetail({ session, id }: { session: Session; id: string }) {
   );
 }
 
-function Deliveries({ session, endpointId, version }: { session: Session; endpointId: string | null; version: number }) {
+function Deliveries({
+  session,
+  endpointId,
+  version,
+}: {
+  session: Session;
+  endpointId: string | null;
+  version: number;
+}) {
   const [status, setStatus] = useState('');
   const [selected, setSelected] = useState<string | null>(null);
   const [refresh, setRefresh] = useState(0);
@@ -205,7 +286,14 @@ function Deliveries({ session, endpointId, version }: { session: Session; endpoi
     async (cursor) =>
       unwrap(
         session.client.GET('/v1/webhooks/deliveries', {
-          params: { query: { limit: 20, ...(cursor ? { cursor } : {}), ...(endpointId ? { endpoint_id: endpointId } : {}), ...(status ? { status: status as Delivery['status'] } : {}) } },
+          params: {
+            query: {
+              limit: 20,
+              ...(cursor ? { cursor } : {}),
+              ...(endpointId ? { endpoint_id: endpointId } : {}),
+              ...(status ? { status: status as Delivery['status'] } : {}),
+            },
+          },
         }),
       ),
     [endpointId, status, version, refresh],
@@ -215,7 +303,11 @@ function Deliveries({ session, endpointId, version }: { session: Session; endpoi
       <h2 id="deliveries-title">Deliveries{endpointId ? ' of the endpoint' : ''}</h2>
       <div class="filters">
         <label for="delivery-status">Status</label>
-        <select id="delivery-status" value={status} onChange={(event) => setStatus((event.target as HTMLSelectElement).value)}>
+        <select
+          id="delivery-status"
+          value={status}
+          onChange={(event) => setStatus((event.target as HTMLSelectElement).value)}
+        >
           <option value="">any</option>
           {['pending', 'delivered', 'failed'].map((item) => (
             <option key={item} value={item}>
@@ -236,7 +328,12 @@ function Deliveries({ session, endpointId, version }: { session: Session; endpoi
         <ul class="deliveries" data-part="deliveries">
           {pages.items.map((item) => (
             <li key={item.id}>
-              <button type="button" class="link" aria-expanded={selected === item.id} onClick={() => setSelected(selected === item.id ? null : item.id)}>
+              <button
+                type="button"
+                class="link"
+                aria-expanded={selected === item.id}
+                onClick={() => setSelected(selected === item.id ? null : item.id)}
+              >
                 {item.event_type} · {item.status} · {item.attempt_count} attempt(s) · {when(item.created_at)}
                 {item.test ? ' · test' : ''}
                 {item.manual ? ' · replay' : ''}
@@ -257,14 +354,23 @@ export function WebhooksPage({ session }: { session: Session }) {
   const [endpointId, setEndpointId] = useState<string | null>(null);
   const canList = allows(session.role, 'listWebhookEndpoints');
   const pages = usePages<Endpoint>(
-    async (cursor) => (canList ? unwrap(session.client.GET('/v1/webhooks/endpoints', { params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } } })) : { data: [], next_cursor: null }),
+    async (cursor) =>
+      canList
+        ? unwrap(
+            session.client.GET('/v1/webhooks/endpoints', {
+              params: { query: { limit: 20, ...(cursor ? { cursor } : {}) } },
+            }),
+          )
+        : { data: [], next_cursor: null },
     [version],
   );
   if (!canList) {
     return (
       <section aria-labelledby="webhooks-title">
         <h1 id="webhooks-title">Webhooks</h1>
-        <p data-part="not-allowed">A {session.role} key cannot see the workspace's webhooks; sign in with an admin or owner key.</p>
+        <p data-part="not-allowed">
+          A {session.role} key cannot see the workspace's webhooks; sign in with an admin or owner key.
+        </p>
       </section>
     );
   }
@@ -274,7 +380,9 @@ export function WebhooksPage({ session }: { session: Session }) {
       {secret ? (
         <div class="secret" role="region" aria-label={secret.title} data-part="secret">
           <h2>{secret.title}</h2>
-          <p class="warning">Copy this signing secret now: it is shown only once. Verify each delivery's Service-Signature with it.</p>
+          <p class="warning">
+            Copy this signing secret now: it is shown only once. Verify each delivery's Service-Signature with it.
+          </p>
           <p>
             <code data-part="secret-value">{secret.secret}</code>
           </p>
@@ -312,7 +420,14 @@ export function WebhooksPage({ session }: { session: Session }) {
             </thead>
             <tbody>
               {pages.items.map((item) => (
-                <EndpointRow key={item.id} session={session} item={item} onChanged={() => setVersion((n) => n + 1)} onSecret={(title, value) => setSecret({ title, secret: value })} onDeliveries={() => setEndpointId(item.id)} />
+                <EndpointRow
+                  key={item.id}
+                  session={session}
+                  item={item}
+                  onChanged={() => setVersion((n) => n + 1)}
+                  onSecret={(title, value) => setSecret({ title, secret: value })}
+                  onDeliveries={() => setEndpointId(item.id)}
+                />
               ))}
             </tbody>
           </table>

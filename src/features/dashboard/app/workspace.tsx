@@ -26,7 +26,8 @@ export function WorkspacePage({ session }: { session: Session }) {
         </dd>
         <dt>Kept</dt>
         <dd>
-          events {limits.event_retention_days} days · request log {limits.request_log_retention_days} days · audit log {limits.audit_log_retention_days} days · idempotency keys {limits.idempotency_key_retention_hours} h
+          events {limits.event_retention_days} days · request log {limits.request_log_retention_days} days · audit log{' '}
+          {limits.audit_log_retention_days} days · idempotency keys {limits.idempotency_key_retention_hours} h
         </dd>
       </dl>
     </section>

@@ -1,6 +1,7 @@
 // Cite: the model adds `[n]` markers; the references section is ours, built from the sources, never the model's.
-import type { EngineMessage, SandboxTask } from '../../engine/index.ts';
+
 import { validationFailed } from '../../../platform/problems.ts';
+import type { EngineMessage, SandboxTask } from '../../engine/index.ts';
 import { ANSWER_RULES, userMessage } from './prompts.ts';
 import type { CitationSource, CitationStyle, CommandInput, Of } from './types.ts';
 
@@ -40,7 +41,10 @@ function sourceKey(source: CitationSource): string {
 
 /** A title as Markdown text: characters that would start emphasis, links, code or HTML are escaped. */
 function markdownText(text: string): string {
-  return text.replace(/\s+/g, ' ').trim().replace(/[\\`*_[\]<>|]/g, '\\$&');
+  return text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[\\`*_[\]<>|]/g, '\\$&');
 }
 
 /** `text` ending with `stop`, unless it already ends with a full stop, a question or an exclamation mark. */
@@ -49,7 +53,12 @@ function ended(text: string, stop: string): string {
 }
 
 /** One entry of the references list in a citation style. The pages have no known author or date: `n.d.`. */
-export function formatReference(source: CitationSource, number: number, style: CitationStyle, accessed: string): string {
+export function formatReference(
+  source: CitationSource,
+  number: number,
+  style: CitationStyle,
+  accessed: string,
+): string {
   const title = markdownText(source.title) || 'Untitled';
   let site = source.knowledgeBaseId ? `Knowledge base ${source.knowledgeBaseId}` : '';
   let link = '';
@@ -106,7 +115,8 @@ export async function cite(
   modelOutput: (messages: EngineMessage[], task: SandboxTask) => Promise<string>,
   now: Date,
 ): Promise<{ output: string; section: string | null }> {
-  if (sources.length === 0) throw validationFailed([{ pointer: '/sources', detail: 'has no source that could be used' }]);
+  if (sources.length === 0)
+    throw validationFailed([{ pointer: '/sources', detail: 'has no source that could be used' }]);
   // An existing references list keeps its numbers: a source it has keeps its number, new sources come after.
   const existing = new Map<string, number>();
   let last = 0;
@@ -143,7 +153,11 @@ export async function cite(
       return lines.join('\n');
     })
     .join('\n\n');
-  const task: SandboxTask = { kind: 'cite', text, sources: numbered.map(({ source, number }) => ({ n: number, title: source.title, excerpt: source.excerpt })) };
+  const task: SandboxTask = {
+    kind: 'cite',
+    text,
+    sources: numbered.map(({ source, number }) => ({ n: number, title: source.title, excerpt: source.excerpt })),
+  };
   let output = await modelOutput(
     [
       { role: 'system', content: system },
@@ -154,7 +168,8 @@ export async function cite(
   // A references section the model wrote anyway (one more such heading than the text had) is dropped: ours replaces it.
   const theirs = /^#{1,6}[ \t]+(?:References|Sources|Bibliography|Works cited)[ \t]*#*[ \t]*$/gim;
   const headings = [...output.matchAll(theirs)];
-  if (headings.length > [...text.matchAll(theirs)].length && headings.at(-1)!.index > 0) output = output.slice(0, headings.at(-1)!.index).trimEnd();
+  if (headings.length > [...text.matchAll(theirs)].length && headings.at(-1)!.index > 0)
+    output = output.slice(0, headings.at(-1)!.index).trimEnd();
 
   // Cited: a number that appears more often in the output than in the text it started from.
   const before = markerCounts(text);

@@ -19,13 +19,23 @@ export function selectionOf(content: string, selection: Range | undefined): Rang
   if (!selection) return { start: 0, end: content.length };
   const { start, end } = selection;
   const refuse = (pointer: string, detail: string) =>
-    new Problem('selection_out_of_range', `The selection ${start}–${end} is out of range: ${pointer.slice(11)} ${detail} (the content is ${content.length} UTF-16 code units long).`, {
-      errors: [{ pointer, detail }],
-    });
-  if (end > content.length) throw refuse('/selection/end', `must be at most ${content.length}, the length of the content`);
+    new Problem(
+      'selection_out_of_range',
+      `The selection ${start}–${end} is out of range: ${pointer.slice(11)} ${detail} (the content is ${content.length} UTF-16 code units long).`,
+      {
+        errors: [{ pointer, detail }],
+      },
+    );
+  if (end > content.length)
+    throw refuse('/selection/end', `must be at most ${content.length}, the length of the content`);
   if (start >= end) throw refuse('/selection/end', `must be greater than start (${start})`);
-  if (splitsPair(content, start)) throw refuse('/selection/start', 'falls inside a character (between the two UTF-16 code units of a surrogate pair)');
-  if (splitsPair(content, end)) throw refuse('/selection/end', 'falls inside a character (between the two UTF-16 code units of a surrogate pair)');
+  if (splitsPair(content, start))
+    throw refuse(
+      '/selection/start',
+      'falls inside a character (between the two UTF-16 code units of a surrogate pair)',
+    );
+  if (splitsPair(content, end))
+    throw refuse('/selection/end', 'falls inside a character (between the two UTF-16 code units of a surrogate pair)');
   return { start, end };
 }
 
@@ -45,9 +55,17 @@ function edgeNewlines(text: string, atEnd: boolean): number {
  * its own Markdown block: a blank line separates it from the text around it, unless it is at the very start or end
  * or the text is already separated. `outputRange` is where `output` itself sits in the new content.
  */
-export function place(content: string, range: Range, output: string, placement: Placement): { content: string; outputRange: Range } {
+export function place(
+  content: string,
+  range: Range,
+  output: string,
+  placement: Placement,
+): { content: string; outputRange: Range } {
   if (placement === 'replace') {
-    return { content: content.slice(0, range.start) + output + content.slice(range.end), outputRange: { start: range.start, end: range.start + output.length } };
+    return {
+      content: content.slice(0, range.start) + output + content.slice(range.end),
+      outputRange: { start: range.start, end: range.start + output.length },
+    };
   }
   const at = placement === 'before' ? range.start : range.end;
   const before = content.slice(0, at);

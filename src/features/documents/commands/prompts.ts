@@ -1,7 +1,8 @@
 // The prompts of outline, expand, summarize and rewrite (one system message with the task, one user message with the
 // text), and the cleaning of what the model answers.
-import type { EngineMessage } from '../../engine/index.ts';
+
 import { validationFailed } from '../../../platform/problems.ts';
+import type { EngineMessage } from '../../engine/index.ts';
 import type { CommandInput, Of } from './types.ts';
 
 /** The model's answer without a code fence wrapped around the whole of it (unless the text was itself fenced). */
@@ -36,7 +37,9 @@ export function outlineMessages(request: Of<'outline'>, input: CommandInput, tex
   const follow = request.instruction ? ' Follow the instruction.' : '';
   if (text === '') {
     if (!input.title.trim() && !request.instruction) {
-      throw validationFailed([{ pointer: '/instruction', detail: 'is needed to outline an empty document that has no title' }]);
+      throw validationFailed([
+        { pointer: '/instruction', detail: 'is needed to outline an empty document that has no title' },
+      ]);
     }
     const system =
       `You plan a document that has no content yet: write its outline as Markdown headings, from its title and the user's instruction, with ${headingLevels(depth)}.${follow} ` +
@@ -73,7 +76,11 @@ export function expandMessages(request: Of<'expand'>, input: CommandInput, text:
 }
 
 const summaryShapes = {
-  paragraph: { short: 'in one or two sentences', medium: 'in one paragraph', long: 'in several paragraphs (three to five)' },
+  paragraph: {
+    short: 'in one or two sentences',
+    medium: 'in one paragraph',
+    long: 'in several paragraphs (three to five)',
+  },
   bullets: {
     short: 'as a Markdown bulleted list (`- `) of two or three items',
     medium: 'as a Markdown bulleted list (`- `) of four to six items',
@@ -97,7 +104,9 @@ export function rewriteMessages(request: Of<'rewrite'>, input: CommandInput, tex
   if (request.instruction) how.push('Follow the instruction.');
   if (request.tone) how.push(`Write it in a ${request.tone} tone.`);
   if (how.length === 0) {
-    how.push('Improve its clarity: plain words, shorter sentences where they are long, a clear order, no repetition, correct grammar and spelling.');
+    how.push(
+      'Improve its clarity: plain words, shorter sentences where they are long, a clear order, no repetition, correct grammar and spelling.',
+    );
   }
   const system =
     `You rewrite a text. ${how.join(' ')} Keep its meaning, its facts, its language and its Markdown structure (headings, lists, links, code) unless the instruction says otherwise. ` +

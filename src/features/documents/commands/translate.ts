@@ -63,7 +63,9 @@ function segmentsOf(lines: string[]): Segment[] {
     for (let k = list.length - 1; k >= 0; k--) {
       const { part, text } = list[k]!;
       // A table cell's content has its escaped pipes (`\|`) unescaped.
-      const found = [text, text.replace(/\|/g, '\\|')].map((t) => ({ t, at: bound < t.length ? -1 : raw.lastIndexOf(t, bound - t.length) })).find(({ at }) => at >= 0);
+      const found = [text, text.replace(/\|/g, '\\|')]
+        .map((t) => ({ t, at: bound < t.length ? -1 : raw.lastIndexOf(t, bound - t.length) }))
+        .find(({ at }) => at >= 0);
       if (!found) break;
       const { at } = found;
       part.start = at;
@@ -73,7 +75,10 @@ function segmentsOf(lines: string[]): Segment[] {
   }
   return segments
     .filter((segment) => segment.parts.every((part) => part.start >= 0))
-    .map((segment) => ({ ...segment, text: segment.parts.map((part) => lines[part.line]!.slice(part.start, part.end)).join('\n') }));
+    .map((segment) => ({
+      ...segment,
+      text: segment.parts.map((part) => lines[part.line]!.slice(part.start, part.end)).join('\n'),
+    }));
 }
 
 const MARKER = /⟦(\d+)⟧[ \t]?/g;
@@ -155,7 +160,8 @@ export async function translate(text: string, request: Of<'translate'>, generate
   // one line in place of the first (Markdown joins a paragraph's lines anyway).
   const edits = new Map<number, { start: number; end: number; text: string }[]>();
   const dropped = new Set<number>();
-  const edit = (line: number, change: { start: number; end: number; text: string }) => edits.set(line, [...(edits.get(line) ?? []), change]);
+  const edit = (line: number, change: { start: number; end: number; text: string }) =>
+    edits.set(line, [...(edits.get(line) ?? []), change]);
   segments.forEach(({ segment }, i) => {
     const translation = translations[i];
     if (!translation) return;
@@ -173,7 +179,11 @@ export async function translate(text: string, request: Of<'translate'>, generate
     const first = parts[0]!;
     const last = parts[parts.length - 1]!;
     const tail = first.line === last.line ? '' : lines[last.line]!.slice(last.end);
-    edit(first.line, { start: first.start, end: first.line === last.line ? last.end : lines[first.line]!.length, text: translated.join(' ') + tail });
+    edit(first.line, {
+      start: first.start,
+      end: first.line === last.line ? last.end : lines[first.line]!.length,
+      text: translated.join(' ') + tail,
+    });
     for (const part of parts.slice(1)) dropped.add(part.line);
   });
   return lines
@@ -181,7 +191,8 @@ export async function translate(text: string, request: Of<'translate'>, generate
       if (dropped.has(i)) return '';
       let result = line;
       // From the right, so that the offsets of the edits still to make stay right.
-      for (const change of (edits.get(i) ?? []).sort((a, b) => b.start - a.start)) result = result.slice(0, change.start) + change.text + result.slice(change.end);
+      for (const change of (edits.get(i) ?? []).sort((a, b) => b.start - a.start))
+        result = result.slice(0, change.start) + change.text + result.slice(change.end);
       // A dropped line goes with the line break before it.
       return result + (dropped.has(i + 1) ? '' : breaks[i]);
     })

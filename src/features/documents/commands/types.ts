@@ -1,7 +1,8 @@
 // The shapes a document command works with: the request (the contract's), the document's text, the engine call it
 // is given, and what it produces. Offsets are UTF-16 code units (DocumentSelection), as JavaScript counts string length.
-import type { EngineMessage, SandboxTask } from '../../engine/index.ts';
+
 import type { components } from '../../../../generated/openapi.ts';
+import type { EngineMessage, SandboxTask } from '../../engine/index.ts';
 
 export type CommandRequest = components['schemas']['DocumentCommandRequest'];
 export type CommandName = CommandRequest['command'];

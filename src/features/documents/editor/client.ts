@@ -66,7 +66,12 @@ if (!token) {
     document: ydoc,
     token,
     onStatus({ status }) {
-      connection = status === WebSocketStatus.Connected ? 'connected' : status === WebSocketStatus.Connecting ? 'connecting' : 'disconnected';
+      connection =
+        status === WebSocketStatus.Connected
+          ? 'connected'
+          : status === WebSocketStatus.Connecting
+            ? 'connecting'
+            : 'disconnected';
       if (connection !== 'connected') synced = false;
       render();
     },

@@ -4,8 +4,8 @@
 //
 // The page does not check the token: the browser reads it from the URL fragment, which never reaches the server (nor
 // its logs), and sends it in the Hocuspocus authentication message of /v1/documents/{id}/realtime, which checks it.
-import { Router, type Request, type Response } from 'express';
-import { bundleScript, once, sendAsset, stylesheet, type Asset } from '../../../platform/assets.ts';
+import { type Request, type Response, Router } from 'express';
+import { type Asset, bundleScript, once, sendAsset, stylesheet } from '../../../platform/assets.ts';
 import type { Platform } from '../../../platform/context.ts';
 
 const DOCUMENT_ID = /^doc_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -18,7 +18,8 @@ const ASSETS = '/editor/assets';
  */
 function contentSecurityPolicy(req: Request): string {
   const host = req.get('host');
-  const sameHost = host && /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host) ? ` ws://${host} wss://${host}` : '';
+  const sameHost =
+    host && /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host) ? ` ws://${host} wss://${host}` : '';
   return [
     "default-src 'none'",
     "script-src 'self'",
@@ -76,7 +77,11 @@ export function editorPages(platform: Platform): Router {
       sendAsset(req, res, await load());
     } catch (error) {
       platform.logger.error({ err: error }, `the editor's ${what} could not be built`);
-      res.status(500).type('text/plain').setHeader('Cache-Control', 'no-store').send(`The editor's ${what} could not be built.\n`);
+      res
+        .status(500)
+        .type('text/plain')
+        .setHeader('Cache-Control', 'no-store')
+        .send(`The editor's ${what} could not be built.\n`);
     }
   };
   router.get(`${ASSETS}/editor.js`, serve(script, 'script'));

@@ -18,6 +18,10 @@ export const usage: Migration = {
       .addColumn('cost_usd', 'double precision', (c) => c.notNull())
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('usage_records_workspace_day').on('usage_records').columns(['workspace_id', 'day']).execute();
+    await db.schema
+      .createIndex('usage_records_workspace_day')
+      .on('usage_records')
+      .columns(['workspace_id', 'day'])
+      .execute();
   },
 };

@@ -33,21 +33,47 @@ const BANNED_PENALTY = 15;
 /** A sentence is worth a suggestion when its own mean deviation would make it score below 70 alone. */
 const SENTENCE_DEVIATION = 15;
 const ADJECTIVES: Record<SliderName, string> = {
-  formality: 'formal', warmth: 'warm', humor: 'playful', enthusiasm: 'enthusiastic', conciseness: 'concise', complexity: 'complex', assertiveness: 'assertive',
+  formality: 'formal',
+  warmth: 'warm',
+  humor: 'playful',
+  enthusiasm: 'enthusiastic',
+  conciseness: 'concise',
+  complexity: 'complex',
+  assertiveness: 'assertive',
 };
 
-const meanDeviation = (measured: Sliders, target: Sliders) => SLIDER_NAMES.reduce((sum, name) => sum + Math.abs(measured[name] - target[name]), 0) / SLIDER_NAMES.length;
+const meanDeviation = (measured: Sliders, target: Sliders) =>
+  SLIDER_NAMES.reduce((sum, name) => sum + Math.abs(measured[name] - target[name]), 0) / SLIDER_NAMES.length;
 
-export function checkText(text: string, target: Sliders, options: { bannedMatches: number; maxSuggestions: number }): CheckResult {
+export function checkText(
+  text: string,
+  target: Sliders,
+  options: { bannedMatches: number; maxSuggestions: number },
+): CheckResult {
   const m = measure(text);
   const measured = slidersFrom(m);
   const sliders = Object.fromEntries(
-    SLIDER_NAMES.map((name) => [name, { target: target[name], measured: measured[name], deviation: measured[name] - target[name] }]),
+    SLIDER_NAMES.map((name) => [
+      name,
+      { target: target[name], measured: measured[name], deviation: measured[name] - target[name] },
+    ]),
   ) as Record<SliderName, SliderDeviation>;
   if (m.word_count === 0) return { score: 0, rating: 'off_voice', word_count: 0, sliders, suggestions: [] };
-  const score = Math.max(0, Math.min(100, Math.round(100 - DEVIATION_PENALTY * meanDeviation(measured, target) - BANNED_PENALTY * options.bannedMatches)));
+  const score = Math.max(
+    0,
+    Math.min(
+      100,
+      Math.round(100 - DEVIATION_PENALTY * meanDeviation(measured, target) - BANNED_PENALTY * options.bannedMatches),
+    ),
+  );
   const rating = score >= 80 ? 'on_voice' : score >= 60 ? 'close' : 'off_voice';
-  return { score, rating, word_count: m.word_count, sliders, suggestions: suggestionsFor(text, target, options.maxSuggestions) };
+  return {
+    score,
+    rating,
+    word_count: m.word_count,
+    sliders,
+    suggestions: suggestionsFor(text, target, options.maxSuggestions),
+  };
 }
 
 /** The most off-voice sentences, each rewritten toward the voice; in order of position, never overlapping. */
@@ -58,7 +84,9 @@ function suggestionsFor(text: string, target: Sliders, max: number): Suggestion[
   const ranked = sentenceSpans(text)
     .map((span) => {
       const own = slidersFrom(measure(span.text));
-      const slider = SLIDER_NAMES.reduce((worst, name) => (Math.abs(own[name] - target[name]) > Math.abs(own[worst] - target[worst]) ? name : worst));
+      const slider = SLIDER_NAMES.reduce((worst, name) =>
+        Math.abs(own[name] - target[name]) > Math.abs(own[worst] - target[worst]) ? name : worst,
+      );
       return { span, own, slider, deviation: meanDeviation(own, target) };
     })
     .filter((c) => c.deviation >= SENTENCE_DEVIATION)

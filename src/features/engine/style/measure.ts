@@ -1,5 +1,5 @@
 // What a text measures: sentence lengths, reading grade, pronouns, contractions, hedges, humour, vocabulary, habits.
-import { BULLET_LINE, countWords, EMOJI, NOT_EMOJI, sentenceSpans, type Span, TOKEN, tokensOf } from './sentences.ts';
+import { BULLET_LINE, countWords, EMOJI, NOT_EMOJI, type Span, sentenceSpans, TOKEN, tokensOf } from './sentences.ts';
 import {
   CONFIDENT,
   EXCITEMENT_WORDS,
@@ -119,11 +119,17 @@ function signaturePhrases(sentences: Span[]): string[] {
         if (gram.length < n || gram.some((t) => STOPWORDS.has(t) || t.length < 2 || /['\d]/.test(t))) continue;
         const key = gram.join(' ');
         const seen = counts.get(key) ?? { count: 0, first: position, n, shown: key };
-        counts.set(key, { ...seen, count: seen.count + 1, shown: i > 0 && seen.shown === key ? raw.slice(i, i + n).join(' ') : seen.shown });
+        counts.set(key, {
+          ...seen,
+          count: seen.count + 1,
+          shown: i > 0 && seen.shown === key ? raw.slice(i, i + n).join(' ') : seen.shown,
+        });
       }
     }
   }
-  const ranked = [...counts.values()].filter((v) => v.count >= 2).sort((a, b) => b.count - a.count || b.n - a.n || a.first - b.first);
+  const ranked = [...counts.values()]
+    .filter((v) => v.count >= 2)
+    .sort((a, b) => b.count - a.count || b.n - a.n || a.first - b.first);
   const chosen: string[] = [];
   for (const { shown } of ranked) {
     // "small batches" and "roast small batches" (or "fresh coffee beans" and "coffee beans roasted") are one signature.
@@ -149,8 +155,10 @@ export function measure(text: string): Measurements {
   const syllableCounts = tokens.map(syllables);
   const totalSyllables = syllableCounts.reduce((a, b) => a + b, 0);
   const grade = n ? 0.39 * (n / Math.max(1, s)) + 11.8 * (totalSyllables / n) - 15.59 : 0;
-  // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
-  const ends = sentences.map((sentence) => sentence.text.replace(/[\s\p{Extended_Pictographic}\u{FE0F}\u{200D}\p{Emoji_Modifier}"'”’)\]]+$/u, ''));
+  const ends = sentences.map((sentence) =>
+    // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
+    sentence.text.replace(/[\s\p{Extended_Pictographic}\u{FE0F}\u{200D}\p{Emoji_Modifier}"'”’)\]]+$/u, ''),
+  );
   const emoji = (text.match(EMOJI) ?? []).filter((e) => !NOT_EMOJI.has(e)).length;
   const codeLike = text.split(/\s+/).filter((w) => /`[^`]+`|_\w|[a-z][A-Z]|[a-z]{2,}\.[a-z]{2,}|\w\/\w/.test(w)).length;
   const humor =
@@ -174,7 +182,9 @@ export function measure(text: string): Measurements {
     exclamations_per_sentence: perSentence(ends.filter((e) => e.endsWith('!')).length),
     questions_per_sentence: perSentence(ends.filter((e) => /\?!?$/.test(e)).length),
     emoji_per_100_words: per100(emoji),
-    semicolons_and_dashes_per_sentence: perSentence((text.match(/;|—|–|(?<=\S)[ \t]+-{1,2}[ \t]+(?=\S)/g) ?? []).length),
+    semicolons_and_dashes_per_sentence: perSentence(
+      (text.match(/;|—|–|(?<=\S)[ \t]+-{1,2}[ \t]+(?=\S)/g) ?? []).length,
+    ),
     parentheticals_per_sentence: perSentence((text.match(/\([^()]*\)/g) ?? []).length),
     hedges_per_100_words: per100(countIn(HEDGE_WORDS) + (text.match(HEDGE_PHRASES) ?? []).length),
     imperatives_ratio: perSentence(sentences.filter((sentence) => isImperative(sentence.text)).length),

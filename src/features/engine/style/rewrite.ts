@@ -1,6 +1,6 @@
 // A rule-based rewrite toward target sliders: how the sandbox models write in a voice, and the check's suggestions.
 import { isImperative, measure } from './measure.ts';
-import { capitalize, sentenceSpans, type Span, TOKEN, tokensOf } from './sentences.ts';
+import { capitalize, type Span, sentenceSpans, TOKEN, tokensOf } from './sentences.ts';
 import { type SliderName, type Sliders, slidersFrom } from './sliders.ts';
 import { HEDGE_WORDS, HUMOR_EMOJI, HUMOR_PHRASES, S_CONTRACTIBLE, SECOND_PERSON, WARM_WORDS, words } from './words.ts';
 
@@ -8,14 +8,42 @@ import { HEDGE_WORDS, HUMOR_EMOJI, HUMOR_PHRASES, S_CONTRACTIBLE, SECOND_PERSON,
 type Table = Record<string, string>;
 
 const CONTRACT: Table = {
-  'do not': "don't", 'does not': "doesn't", 'did not': "didn't", 'is not': "isn't", 'are not': "aren't", 'was not': "wasn't",
-  'were not': "weren't", cannot: "can't", 'can not': "can't", 'will not': "won't", 'would not': "wouldn't", 'should not': "shouldn't",
-  'could not': "couldn't", 'have not': "haven't", 'has not': "hasn't", 'we are': "we're", 'you are': "you're", 'they are': "they're",
-  'it is': "it's", 'that is': "that's", 'there is': "there's", 'we will': "we'll", 'you will': "you'll", 'it will': "it'll",
-  'i am': "i'm", 'i will': "i'll", 'we have been': "we've been", 'you have been': "you've been",
+  'do not': "don't",
+  'does not': "doesn't",
+  'did not': "didn't",
+  'is not': "isn't",
+  'are not': "aren't",
+  'was not': "wasn't",
+  'were not': "weren't",
+  cannot: "can't",
+  'can not': "can't",
+  'will not': "won't",
+  'would not': "wouldn't",
+  'should not': "shouldn't",
+  'could not': "couldn't",
+  'have not': "haven't",
+  'has not': "hasn't",
+  'we are': "we're",
+  'you are': "you're",
+  'they are': "they're",
+  'it is': "it's",
+  'that is': "that's",
+  'there is': "there's",
+  'we will': "we'll",
+  'you will': "you'll",
+  'it will': "it'll",
+  'i am': "i'm",
+  'i will': "i'll",
+  'we have been': "we've been",
+  'you have been': "you've been",
 };
 const EXPAND: Table = {
-  "can't": 'cannot', "won't": 'will not', "shan't": 'shall not', "ain't": 'is not', "i'm": 'i am', "let's": 'let us',
+  "can't": 'cannot',
+  "won't": 'will not',
+  "shan't": 'shall not',
+  "ain't": 'is not',
+  "i'm": 'i am',
+  "let's": 'let us',
   ...Object.fromEntries([...S_CONTRACTIBLE].filter((w) => w !== 'let').map((w) => [`${w}'s`, `${w} is`])),
 };
 /**
@@ -23,48 +51,202 @@ const EXPAND: Table = {
  * "prior to" breaks "before you brew", "many" → "numerous" breaks "many of you", so those are in SIMPLIFY only.
  */
 const ELABORATE: Table = {
-  use: 'utilize', uses: 'utilizes', used: 'utilized', using: 'utilizing', start: 'commence', starts: 'commences', help: 'assist',
-  helps: 'assists', buy: 'purchase', show: 'demonstrate', shows: 'demonstrates', get: 'obtain', gets: 'obtains', need: 'require',
-  needs: 'requires', extra: 'additional', later: 'subsequently',
+  use: 'utilize',
+  uses: 'utilizes',
+  used: 'utilized',
+  using: 'utilizing',
+  start: 'commence',
+  starts: 'commences',
+  help: 'assist',
+  helps: 'assists',
+  buy: 'purchase',
+  show: 'demonstrate',
+  shows: 'demonstrates',
+  get: 'obtain',
+  gets: 'obtains',
+  need: 'require',
+  needs: 'requires',
+  extra: 'additional',
+  later: 'subsequently',
 };
 const SIMPLIFY: Table = {
   ...Object.fromEntries(Object.entries(ELABORATE).map(([plain, long]) => [long, plain])),
-  utilise: 'use', utilises: 'uses', approximately: 'about', 'in order to': 'to', facilitate: 'help', regarding: 'about',
-  moreover: 'also', furthermore: 'also', 'therefore,': 'so', 'accordingly,': 'so', 'consequently,': 'so', nevertheless: 'still', 'however,': 'but',
-  assistance: 'help', indicate: 'show', indicates: 'show', endeavour: 'try', endeavor: 'try', initiate: 'start', commence: 'start',
-  terminate: 'end', modification: 'change', numerous: 'many', sufficient: 'enough', additional: 'more', components: 'parts',
-  component: 'part', individuals: 'people', methodology: 'method', objective: 'goal', 'prior to': 'before', 'due to the fact that': 'because',
+  utilise: 'use',
+  utilises: 'uses',
+  approximately: 'about',
+  'in order to': 'to',
+  facilitate: 'help',
+  regarding: 'about',
+  moreover: 'also',
+  furthermore: 'also',
+  'therefore,': 'so',
+  'accordingly,': 'so',
+  'consequently,': 'so',
+  nevertheless: 'still',
+  'however,': 'but',
+  assistance: 'help',
+  indicate: 'show',
+  indicates: 'show',
+  endeavour: 'try',
+  endeavor: 'try',
+  initiate: 'start',
+  commence: 'start',
+  terminate: 'end',
+  modification: 'change',
+  numerous: 'many',
+  sufficient: 'enough',
+  additional: 'more',
+  components: 'parts',
+  component: 'part',
+  individuals: 'people',
+  methodology: 'method',
+  objective: 'goal',
+  'prior to': 'before',
+  'due to the fact that': 'because',
 };
 const CASUAL: Table = {
   // "Therefore," opens a sentence and becomes "So,"; "the Directors therefore consider" has no casual word-for-word swap.
-  'therefore,': 'so', 'accordingly,': 'so', 'hence,': 'so', 'thus,': 'so', furthermore: 'also', moreover: 'also', regarding: 'about',
-  purchase: 'buy', assist: 'help', assistance: 'help', require: 'need', requires: 'need', obtain: 'get', approximately: 'about', herein: 'here',
+  'therefore,': 'so',
+  'accordingly,': 'so',
+  'hence,': 'so',
+  'thus,': 'so',
+  furthermore: 'also',
+  moreover: 'also',
+  regarding: 'about',
+  purchase: 'buy',
+  assist: 'help',
+  assistance: 'help',
+  require: 'need',
+  requires: 'need',
+  obtain: 'get',
+  approximately: 'about',
+  herein: 'here',
 };
 const FORMAL: Table = {
-  gonna: 'going to', wanna: 'want to', gotta: 'have to', yeah: 'yes', yep: 'yes', yup: 'yes', nope: 'no', hey: 'hello', stuff: 'things',
-  folks: 'everyone', guys: 'everyone', quid: 'pounds', awesome: 'excellent', cool: 'good', kinda: 'somewhat', sorta: 'somewhat',
+  gonna: 'going to',
+  wanna: 'want to',
+  gotta: 'have to',
+  yeah: 'yes',
+  yep: 'yes',
+  yup: 'yes',
+  nope: 'no',
+  hey: 'hello',
+  stuff: 'things',
+  folks: 'everyone',
+  guys: 'everyone',
+  quid: 'pounds',
+  awesome: 'excellent',
+  cool: 'good',
+  kinda: 'somewhat',
+  sorta: 'somewhat',
 };
 const WARMER: Table = {
-  'the customer is': 'you are', 'the user is': 'you are', 'the customer has': 'you have', 'the user has': 'you have',
-  'our customers': 'you', customers: 'you', 'the customer': 'you', clients: 'you', users: 'you', 'the user': 'you', readers: 'you',
-  "customers'": 'your', "customer's": 'your', "users'": 'your', "user's": 'your', 'the organisation': 'your organisation',
-  'the organization': 'your organization', 'the company': 'your company', 'the business': 'your business', 'the team': 'your team',
+  'the customer is': 'you are',
+  'the user is': 'you are',
+  'the customer has': 'you have',
+  'the user has': 'you have',
+  'our customers': 'you',
+  customers: 'you',
+  'the customer': 'you',
+  clients: 'you',
+  users: 'you',
+  'the user': 'you',
+  readers: 'you',
+  "customers'": 'your',
+  "customer's": 'your',
+  "users'": 'your',
+  "user's": 'your',
+  'the organisation': 'your organisation',
+  'the organization': 'your organization',
+  'the company': 'your company',
+  'the business': 'your business',
+  'the team': 'your team',
 };
 /** Certainty for hedges. "may" is handled apart: capitalised, it is usually the month. */
 const ASSERT: Table = {
-  'would suggest': 'recommend', 'is likely to': 'will', 'are likely to': 'will', 'might well': 'will', might: 'will', could: 'can',
-  'could not': 'cannot', would: 'will', 'would like': 'would like', 'would love': 'would love', 'seem to be': 'are',
-  'seems to be': 'is', 'not necessarily': 'not',
+  'would suggest': 'recommend',
+  'is likely to': 'will',
+  'are likely to': 'will',
+  'might well': 'will',
+  might: 'will',
+  could: 'can',
+  'could not': 'cannot',
+  would: 'will',
+  'would like': 'would like',
+  'would love': 'would love',
+  'seem to be': 'are',
+  'seems to be': 'is',
+  'not necessarily': 'not',
 };
 const HEDGE: Table = { will: 'might', must: 'should', always: 'usually', never: 'rarely', can: 'could' };
-const CALMER: Table = { amazing: 'good', awesome: 'good', incredible: 'remarkable', fantastic: 'good', thrilled: 'pleased', excited: 'pleased', brilliant: 'good' };
+const CALMER: Table = {
+  amazing: 'good',
+  awesome: 'good',
+  incredible: 'remarkable',
+  fantastic: 'good',
+  thrilled: 'pleased',
+  excited: 'pleased',
+  brilliant: 'good',
+};
 /** Removed outright (with the commas around them) when toning down hedges, filler or excitement. */
-const HEDGES_REMOVED = ['i think', 'we think', 'i believe', 'we believe', 'i feel', 'it seems that', 'it is possible that', 'it seems possible that', 'perhaps', 'maybe', 'possibly', 'somewhat', 'arguably', 'probably', 'likely', 'potentially', 'presumably', 'apparently', 'tentatively', 'admittedly', 'relatively', 'fairly', 'seemingly', 'to some extent'];
-const FILLER_REMOVED = ['really', 'very', 'just', 'actually', 'basically', 'quite', 'simply', 'literally', 'honestly', 'of course'];
+const HEDGES_REMOVED = [
+  'i think',
+  'we think',
+  'i believe',
+  'we believe',
+  'i feel',
+  'it seems that',
+  'it is possible that',
+  'it seems possible that',
+  'perhaps',
+  'maybe',
+  'possibly',
+  'somewhat',
+  'arguably',
+  'probably',
+  'likely',
+  'potentially',
+  'presumably',
+  'apparently',
+  'tentatively',
+  'admittedly',
+  'relatively',
+  'fairly',
+  'seemingly',
+  'to some extent',
+];
+const FILLER_REMOVED = [
+  'really',
+  'very',
+  'just',
+  'actually',
+  'basically',
+  'quite',
+  'simply',
+  'literally',
+  'honestly',
+  'of course',
+];
 const EXCITEMENT_REMOVED = ['absolutely', 'totally', 'super', 'wow', 'yay'];
-const HUMOR_REMOVED = ['haha', 'hahaha', 'hehe', 'lol', 'lmao', 'rofl', 'jk', 'just kidding', 'pun intended', 'no pun intended'];
+const HUMOR_REMOVED = [
+  'haha',
+  'hahaha',
+  'hehe',
+  'lol',
+  'lmao',
+  'rofl',
+  'jk',
+  'just kidding',
+  'pun intended',
+  'no pun intended',
+];
 
-const FORMAL_OPENERS: Record<string, string> = { So: 'Therefore,', But: 'However,', Also: 'Furthermore,', Plus: 'In addition,' };
+const FORMAL_OPENERS: Record<string, string> = {
+  So: 'Therefore,',
+  But: 'However,',
+  Also: 'Furthermore,',
+  Plus: 'In addition,',
+};
 // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
 const EMOJI_RUN = /[ \t]*\p{Extended_Pictographic}[\u{FE0F}\u{200D}\p{Extended_Pictographic}\p{Emoji_Modifier}]*/gu;
 
@@ -72,11 +254,17 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const WORD_EDGE_BEFORE = "(?<![\\p{L}\\p{N}'’])";
 const WORD_EDGE_AFTER = "(?![\\p{L}\\p{N}'’])";
 const phrasePattern = (keys: string[]) =>
-  keys.sort((a, b) => b.length - a.length || a.localeCompare(b)).map((k) => escapeRe(k).replace(/'/g, "['’]").replace(/ /g, '\\s+')).join('|');
+  keys
+    .sort((a, b) => b.length - a.length || a.localeCompare(b))
+    .map((k) => escapeRe(k).replace(/'/g, "['’]").replace(/ /g, '\\s+'))
+    .join('|');
 
 /** Replaces the table's words, keeping a capital first letter, ALL CAPS and the curly apostrophe of the original. */
 function replaceTable(text: string, table: Table, lookahead = ''): string {
-  const re = new RegExp(`${WORD_EDGE_BEFORE}(?:${phrasePattern(Object.keys(table))})${WORD_EDGE_AFTER}${lookahead}`, 'giu');
+  const re = new RegExp(
+    `${WORD_EDGE_BEFORE}(?:${phrasePattern(Object.keys(table))})${WORD_EDGE_AFTER}${lookahead}`,
+    'giu',
+  );
   return text.replace(re, (match) => {
     let out = table[match.toLowerCase().replace(/’/g, "'").replace(/\s+/g, ' ')] ?? match;
     if (match.includes('’')) out = out.replace(/'/g, '’');
@@ -87,7 +275,10 @@ function replaceTable(text: string, table: Table, lookahead = ''): string {
 
 /** Removes words; ", perhaps, " (an aside) becomes " ", and the sentence start is re-capitalised later. */
 function removeWords(text: string, list: string[]): string {
-  const re = new RegExp(`(,[ \\t]*)?${WORD_EDGE_BEFORE}(?:${phrasePattern([...list])})${WORD_EDGE_AFTER}([ \\t]*,)?[ \\t]*`, 'giu');
+  const re = new RegExp(
+    `(,[ \\t]*)?${WORD_EDGE_BEFORE}(?:${phrasePattern([...list])})${WORD_EDGE_AFTER}([ \\t]*,)?[ \\t]*`,
+    'giu',
+  );
   return text.replace(re, (_match, before?: string, after?: string) => (before && after ? ' ' : before ? ', ' : ''));
 }
 
@@ -104,19 +295,24 @@ function mapSentences(text: string, fn: (sentence: string, index: number, all: S
 }
 
 /** Words that open a clause with its own subject: splitting "X, and we ship" is safe, "X, and processes the payload" is not. */
-const SUBJECT_START = words('i we you he she it they there this that these those the a an our your their its my his her each every some all no one');
+const SUBJECT_START = words(
+  'i we you he she it they there this that these those the a an our your their its my his her each every some all no one',
+);
 
 /** Splits a long sentence at ", and" / ", but" / ";" / " — " (not ", so that") where both parts keep six words and the second its subject. */
 function splitLong(sentence: string): string {
   if (tokensOf(sentence).length <= 16) return sentence;
   let from = 0; // where the current part starts
-  return sentence.replace(/(,\s+(and|but)\s+|;\s+|\s+[—–]\s+)/gi, (sep, _sep, conj: string | undefined, offset: number) => {
-    const rest = sentence.slice(offset + sep.length);
-    const subject = sep.trim() === ';' || SUBJECT_START.has(tokensOf(rest)[0] ?? '') || /^\p{Lu}/u.test(rest);
-    if (!subject || tokensOf(sentence.slice(from, offset)).length < 6 || tokensOf(rest).length < 6) return sep;
-    from = offset + sep.length;
-    return conj && conj.toLowerCase() !== 'and' ? `. ${capitalize(conj.toLowerCase())} ` : '. ';
-  });
+  return sentence.replace(
+    /(,\s+(and|but)\s+|;\s+|\s+[—–]\s+)/gi,
+    (sep, _sep, conj: string | undefined, offset: number) => {
+      const rest = sentence.slice(offset + sep.length);
+      const subject = sep.trim() === ';' || SUBJECT_START.has(tokensOf(rest)[0] ?? '') || /^\p{Lu}/u.test(rest);
+      if (!subject || tokensOf(sentence.slice(from, offset)).length < 6 || tokensOf(rest).length < 6) return sep;
+      from = offset + sep.length;
+      return conj && conj.toLowerCase() !== 'and' ? `. ${capitalize(conj.toLowerCase())} ` : '. ';
+    },
+  );
 }
 
 /** Where a sentence's first word starts, past list markers, quotes and brackets. */
@@ -132,21 +328,35 @@ export function rewriteToward(text: string, target: Sliders): string {
   const lowerStarts = new Set(sentenceSpans(text).flatMap((s) => LEAD.exec(s.text)?.[2]?.match(/^\p{Ll}+$/u) ?? []));
   // A sentence's first word loses its capital after "Perhaps" or "and", unless it is "I", an acronym or a name: a
   // capitalised word seen inside a sentence ("Sam"), or followed by another ("Harbour Lights").
-  const names = new Set(sentenceSpans(text).flatMap((s) => (s.text.match(TOKEN) ?? []).slice(1).filter((t) => /^\p{Lu}/u.test(t))));
+  const names = new Set(
+    sentenceSpans(text).flatMap((s) => (s.text.match(TOKEN) ?? []).slice(1).filter((t) => /^\p{Lu}/u.test(t))),
+  );
   const lowerFirst = (sentence: string) =>
     sentence.replace(LEAD, (all, lead: string, word: string, offset: number, whole: string) =>
-      /^\p{Lu}\p{Ll}*$/u.test(word) && word !== 'I' && !names.has(word) && !/^\s+\p{Lu}/u.test(whole.slice(offset + all.length)) ? lead + word.toLowerCase() : all,
+      /^\p{Lu}\p{Ll}*$/u.test(word) &&
+      word !== 'I' &&
+      !names.has(word) &&
+      !/^\s+\p{Lu}/u.test(whole.slice(offset + all.length))
+        ? lead + word.toLowerCase()
+        : all,
     );
   // "Perhaps" fits a statement of some length that opens with a word rather than an interjection ("Well,", "Please").
   const hedgeable = (s: string, i: number) =>
-    (isImperative(s) || i % 2 === 0) && tokensOf(s).length >= 4 && !/\?\s*$/.test(s) && !/^\W*\p{L}+,|^\W*please\b/iu.test(s) && !tokensOf(s).some((t) => HEDGE_WORDS.has(t));
+    (isImperative(s) || i % 2 === 0) &&
+    tokensOf(s).length >= 4 &&
+    !/\?\s*$/.test(s) &&
+    !/^\W*\p{L}+,|^\W*please\b/iu.test(s) &&
+    !tokensOf(s).some((t) => HEDGE_WORDS.has(t));
   let out = text;
 
   if (down('humor')) out = removeWords(out.replace(HUMOR_EMOJI, '').replace(HUMOR_PHRASES, ''), HUMOR_REMOVED);
   if (up('assertiveness')) out = removeWords(replaceTable(out, ASSERT).replace(/\bmay\b/g, 'will'), HEDGES_REMOVED);
   if (down('assertiveness')) {
     // Fewer certainties, and "Perhaps" before every instruction and every other statement.
-    out = replaceTable(mapSentences(out, (s, i) => (hedgeable(s, i) ? `Perhaps ${lowerFirst(s)}` : s)), HEDGE);
+    out = replaceTable(
+      mapSentences(out, (s, i) => (hedgeable(s, i) ? `Perhaps ${lowerFirst(s)}` : s)),
+      HEDGE,
+    );
   }
   if (down('complexity')) out = replaceTable(out, SIMPLIFY);
   if (up('complexity')) out = replaceTable(out, ELABORATE);
@@ -154,7 +364,10 @@ export function rewriteToward(text: string, target: Sliders): string {
   if (up('formality')) {
     out = replaceTable(replaceTable(out, EXPAND), FORMAL)
       .replace(/(\p{L})n['’]t\b/gu, '$1 not')
-      .replace(/(\p{L})['’](re|ve|ll|d|m)\b/gu, (_m, l: string, c: string) => `${l} ${{ re: 'are', ve: 'have', ll: 'will', d: 'would', m: 'am' }[c]}`)
+      .replace(
+        /(\p{L})['’](re|ve|ll|d|m)\b/gu,
+        (_m, l: string, c: string) => `${l} ${{ re: 'are', ve: 'have', ll: 'will', d: 'would', m: 'am' }[c]}`,
+      )
       .replace(/!+/g, '.')
       .replace(EMOJI_RUN, '');
     // Ceremonious connectives for chatty ones at the start of a sentence.
@@ -171,21 +384,36 @@ export function rewriteToward(text: string, target: Sliders): string {
   }
   if (down('warmth')) out = replaceTable(out, { your: 'the', 'you are': 'customers are' });
   if (up('conciseness') || (down('complexity') && !down('conciseness'))) {
-    out = replaceTable(removeWords(out.replace(/[ \t]*\([^()]*\)/g, ''), FILLER_REMOVED), { 'in order to': 'to', 'due to the fact that': 'because', 'at this point in time': 'now' });
+    out = replaceTable(removeWords(out.replace(/[ \t]*\([^()]*\)/g, ''), FILLER_REMOVED), {
+      'in order to': 'to',
+      'due to the fact that': 'because',
+      'at this point in time': 'now',
+    });
     out = mapSentences(out, splitLong);
   }
   if ((up('complexity') || down('conciseness')) && !up('conciseness')) {
     // Two short statements in a row on one line become one: "We roast on Tuesdays. We ship the same day." → "…, and we ship…".
     const current = out;
     const short = (t: string) => /[^.]\.$/.test(t) && tokensOf(t).length <= 12;
-    const joined = (all: Span[], i: number) => i % 2 === 0 && all[i + 1] !== undefined && short(all[i]!.text) && short(all[i + 1]!.text) && /^[ \t]+$/.test(current.slice(all[i]!.end, all[i + 1]!.start));
-    out = mapSentences(current, (s, i, all) => (joined(all, i) ? `${s.slice(0, -1)},` : i % 2 === 1 && joined(all, i - 1) ? `and ${lowerFirst(s)}` : s));
+    const joined = (all: Span[], i: number) =>
+      i % 2 === 0 &&
+      all[i + 1] !== undefined &&
+      short(all[i]!.text) &&
+      short(all[i + 1]!.text) &&
+      /^[ \t]+$/.test(current.slice(all[i]!.end, all[i + 1]!.start));
+    out = mapSentences(current, (s, i, all) =>
+      joined(all, i) ? `${s.slice(0, -1)},` : i % 2 === 1 && joined(all, i - 1) ? `and ${lowerFirst(s)}` : s,
+    );
   }
-  if (up('enthusiasm')) out = mapSentences(out, (s, i) => (i % 2 === 0 ? s.replace(/(?<!\.)\.(["'”’)\]]*)$/, '!$1') : s));
+  if (up('enthusiasm'))
+    out = mapSentences(out, (s, i) => (i % 2 === 0 ? s.replace(/(?<!\.)\.(["'”’)\]]*)$/, '!$1') : s));
   if (down('enthusiasm')) {
     out = removeWords(replaceTable(out.replace(/!+/g, '.'), CALMER), EXCITEMENT_REMOVED).replace(EMOJI_RUN, '');
   }
-  if (up('humor')) out = mapSentences(out, (s, i, all) => (i % 5 === 1 || all.length === 1 ? s.replace(/(?<!\))([.!?]+["'”’]*)$/, ' (yes, really)$1') : s));
+  if (up('humor'))
+    out = mapSentences(out, (s, i, all) =>
+      i % 5 === 1 || all.length === 1 ? s.replace(/(?<!\))([.!?]+["'”’]*)$/, ' (yes, really)$1') : s,
+    );
 
   // Tidy what the rules left: doubled spaces, spaces before punctuation, empty brackets, doubled commas.
   out = out
@@ -196,7 +424,11 @@ export function rewriteToward(text: string, target: Sliders): string {
     .replace(/[ \t]+$/gm, '');
   // Sentence starts get their capital back (after "Perhaps" was removed, say); a first word the author writes in lower case keeps it.
   out = mapSentences(out, (s) =>
-    s.replace(/^[,;:]\s*/, '').replace(LEAD, (all, lead: string, word: string) => (/^\p{Ll}+$/u.test(word) && !lowerStarts.has(word) ? lead + capitalize(word) : all)),
+    s
+      .replace(/^[,;:]\s*/, '')
+      .replace(LEAD, (all, lead: string, word: string) =>
+        /^\p{Ll}+$/u.test(word) && !lowerStarts.has(word) ? lead + capitalize(word) : all,
+      ),
   );
   return out;
 }
@@ -204,9 +436,28 @@ export function rewriteToward(text: string, target: Sliders): string {
 /** Plain words for stiff ones, used by `clarify` only: each swap keeps the meaning in any sentence it appears in. */
 const PLAIN: Table = {
   ...SIMPLIFY,
-  every: 'each', extra: 'more', purchase: 'buy', purchases: 'buys', receive: 'get', receives: 'gets', provide: 'give', provides: 'gives',
-  require: 'need', requires: 'needs', assist: 'help', assists: 'helps', obtain: 'get', obtains: 'gets', currently: 'now', immediately: 'at once',
-  demonstrate: 'show', demonstrates: 'show', 'a number of': 'some', 'in addition,': 'also,', 'as well as': 'and', 'at the moment': 'now',
+  every: 'each',
+  extra: 'more',
+  purchase: 'buy',
+  purchases: 'buys',
+  receive: 'get',
+  receives: 'gets',
+  provide: 'give',
+  provides: 'gives',
+  require: 'need',
+  requires: 'needs',
+  assist: 'help',
+  assists: 'helps',
+  obtain: 'get',
+  obtains: 'gets',
+  currently: 'now',
+  immediately: 'at once',
+  demonstrate: 'show',
+  demonstrates: 'show',
+  'a number of': 'some',
+  'in addition,': 'also,',
+  'as well as': 'and',
+  'at the moment': 'now',
 };
 const EXPANDED: Record<string, string> = { re: 'are', ve: 'have', ll: 'will', d: 'would', m: 'am' };
 
@@ -229,6 +480,10 @@ export function clarify(text: string, formal = false): string {
     .replace(/[ \t]+([,.;:!?])/g, '$1')
     .replace(/,(?=\s*[,.;:!?])/g, '');
   return mapSentences(out, (s) =>
-    s.replace(/^[,;:]\s*/, '').replace(LEAD, (all, lead: string, word: string) => (/^\p{Ll}+$/u.test(word) && !lowerStarts.has(word) ? lead + capitalize(word) : all)),
+    s
+      .replace(/^[,;:]\s*/, '')
+      .replace(LEAD, (all, lead: string, word: string) =>
+        /^\p{Ll}+$/u.test(word) && !lowerStarts.has(word) ? lead + capitalize(word) : all,
+      ),
   );
 }

@@ -19,7 +19,12 @@ export const spendLimits: Migration = {
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
     await db.schema.createIndex('spend_limits_workspace').on('spend_limits').columns(['workspace_id', 'id']).execute();
-    await db.schema.createIndex('spend_limits_scope_period').on('spend_limits').columns(['scope_type', 'scope_id', 'period']).unique().execute();
+    await db.schema
+      .createIndex('spend_limits_scope_period')
+      .on('spend_limits')
+      .columns(['scope_type', 'scope_id', 'period'])
+      .unique()
+      .execute();
 
     await db.schema
       .createTable('spend_reservations')
@@ -30,7 +35,11 @@ export const spendLimits: Migration = {
       .addColumn('amount_usd', 'double precision', (c) => c.notNull())
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('spend_reservations_workspace').on('spend_reservations').columns(['workspace_id', 'expires_at']).execute();
+    await db.schema
+      .createIndex('spend_reservations_workspace')
+      .on('spend_reservations')
+      .columns(['workspace_id', 'expires_at'])
+      .execute();
 
     await db.schema
       .createTable('spend_limit_notices')
@@ -43,6 +52,10 @@ export const spendLimits: Migration = {
 
     await db.schema.alterTable('usage_records').addColumn('project_id', 'text').execute();
     await db.schema.createIndex('usage_records_key_day').on('usage_records').columns(['api_key_id', 'day']).execute();
-    await db.schema.createIndex('usage_records_project_day').on('usage_records').columns(['project_id', 'day']).execute();
+    await db.schema
+      .createIndex('usage_records_project_day')
+      .on('usage_records')
+      .columns(['project_id', 'day'])
+      .execute();
   },
 };

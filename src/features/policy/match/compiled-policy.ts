@@ -1,7 +1,27 @@
 // Scanning a whole text with a compiled policy.
 import { RE2JS } from 're2js';
-import { type Candidate, compileRegex, type Detector, PERSONAL_DATA, PERSONAL_DATA_LOOKAHEAD, REGEX_VIEWS, type Span, type TrieNode } from './detectors.ts';
-import { ASCII_ONLY, hasLookAlikes, isWord, type Normalized, normalizeCps, regexConvert, regexSkeletonConvert, regexView, skeletonCps, type View } from './normalize.ts';
+import {
+  type Candidate,
+  compileRegex,
+  type Detector,
+  PERSONAL_DATA,
+  PERSONAL_DATA_LOOKAHEAD,
+  REGEX_VIEWS,
+  type Span,
+  type TrieNode,
+} from './detectors.ts';
+import {
+  ASCII_ONLY,
+  hasLookAlikes,
+  isWord,
+  type Normalized,
+  normalizeCps,
+  regexConvert,
+  regexSkeletonConvert,
+  regexView,
+  skeletonCps,
+  type View,
+} from './normalize.ts';
 import { type Policy, type PolicyMatch, type PolicyRule, PolicyRuleError } from './types.ts';
 
 /** The holdback for a regex whose matches have no length bound. */
@@ -22,8 +42,10 @@ export function indexText(text: string): Indexed {
   return { text, cps, lookAlikes: !ASCII_ONLY.test(text) && hasLookAlikes(cps) };
 }
 export const viewOf = (w: Indexed): View => (w.view ??= regexView(w.cps, regexConvert));
-const skeletonViewOf = (w: Indexed): View => (w.skeleton ??= w.lookAlikes ? regexView(w.cps, regexSkeletonConvert) : viewOf(w));
-export const viewFor = (detector: Detector, w: Indexed): View => (detector.type === 'regex' && detector.view === 'skeleton' ? skeletonViewOf(w) : viewOf(w));
+const skeletonViewOf = (w: Indexed): View =>
+  (w.skeleton ??= w.lookAlikes ? regexView(w.cps, regexSkeletonConvert) : viewOf(w));
+export const viewFor = (detector: Detector, w: Indexed): View =>
+  detector.type === 'regex' && detector.view === 'skeleton' ? skeletonViewOf(w) : viewOf(w);
 
 /** A match in the coordinates of the scanned text, found by detector `d`. */
 interface Hit {
@@ -76,15 +98,19 @@ export class CompiledPolicy implements Policy {
       } else if (rule.kind === 'regex') {
         if (typeof rule.pattern !== 'string' || rule.pattern === '') fail('a regex rule needs a pattern');
         const { re, maxLen } = compileRegex(rule.pattern!, rule.caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE, fail);
-        for (const view of REGEX_VIEWS) this.detectors.push({ type: 'regex', rule, re, what: `a match of the regex /${rule.pattern}/`, view });
+        for (const view of REGEX_VIEWS)
+          this.detectors.push({ type: 'regex', rule, re, what: `a match of the regex /${rule.pattern}/`, view });
         // One more code point: an assertion at the end of a match (`\b`, `$`) reads the character after it.
         holdback = Math.max(holdback, Number.isFinite(maxLen) ? maxLen + 1 : UNBOUNDED_REGEX_HOLDBACK);
       } else if (rule.kind === 'personal_data') {
         if (!rule.types?.length) fail('a personal_data rule needs at least one type');
         for (const type of new Set(rule.types)) {
-          const spec = Object.hasOwn(PERSONAL_DATA, type) ? PERSONAL_DATA[type] : fail(`unknown personal data type "${String(type)}"`);
+          const spec = Object.hasOwn(PERSONAL_DATA, type)
+            ? PERSONAL_DATA[type]
+            : fail(`unknown personal data type "${String(type)}"`);
           const { re, maxLen } = compileRegex(spec.pattern, RE2JS.CASE_INSENSITIVE, fail);
-          for (const view of REGEX_VIEWS) this.detectors.push({ type: 'regex', rule, re, what: spec.what, accept: spec.accept, view });
+          for (const view of REGEX_VIEWS)
+            this.detectors.push({ type: 'regex', rule, re, what: spec.what, accept: spec.accept, view });
           holdback = Math.max(holdback, maxLen + PERSONAL_DATA_LOOKAHEAD);
         }
       } else {
@@ -100,7 +126,12 @@ export class CompiledPolicy implements Policy {
    * search went through. With `final` false the end of `w` is not the end of the text: `pending` is where the first
    * phrase that reaches it starts.
    */
-  scanIndexed(w: Indexed, from: number, resume: readonly number[] | null, final: boolean): { hits: Hit[]; candidates: Candidate[][]; pending: number } {
+  scanIndexed(
+    w: Indexed,
+    from: number,
+    resume: readonly number[] | null,
+    final: boolean,
+  ): { hits: Hit[]; candidates: Candidate[][]; pending: number } {
     const hits: Hit[] = [];
     const candidates: Candidate[][] = this.detectors.map(() => []);
     let pending = Infinity;
@@ -113,7 +144,8 @@ export class CompiledPolicy implements Policy {
     const searched = new Map<RE2JS, { view: View; start: number; candidates: Candidate[] }>();
     this.detectors.forEach((detector, d) => {
       if (detector.type === 'phrases') {
-        const found = (start: number, end: number, phrase: string) => hits.push({ d, start, end, what: `the phrase "${phrase}"`, phrase });
+        const found = (start: number, end: number, phrase: string) =>
+          hits.push({ d, start, end, what: `the phrase "${phrase}"`, phrase });
         text ??= withWords(normalizeCps(w.cps));
         pending = Math.min(pending, findPhrases(detector.trie, text.n, text.words, from, final, found));
         if (w.lookAlikes) folded ??= withWords(skeletonCps(w.cps));
@@ -153,7 +185,15 @@ export class CompiledPolicy implements Policy {
   toMatch(hit: Hit, w: Indexed, offset: number): PolicyMatch {
     const { rule } = this.detectors[hit.d]!;
     const matchedText = w.cps.slice(hit.start, hit.end).join('');
-    const match: PolicyMatch = { ruleId: rule.id, kind: rule.kind, action: rule.action, start: hit.start + offset, end: hit.end + offset, matchedText, what: hit.what };
+    const match: PolicyMatch = {
+      ruleId: rule.id,
+      kind: rule.kind,
+      action: rule.action,
+      start: hit.start + offset,
+      end: hit.end + offset,
+      matchedText,
+      what: hit.what,
+    };
     if (hit.phrase !== undefined) match.phrase = hit.phrase;
     return match;
   }
@@ -184,7 +224,11 @@ export class CompiledPolicy implements Policy {
     const block = this.firstBlock(hits);
     if (block) return { text, blocked: this.toMatch(block, w, 0), redactions: [] };
     const kept = dedupe(hits);
-    return { text: this.redact(w, 0, w.cps.length, kept), blocked: null, redactions: kept.map((hit) => this.toMatch(hit, w, 0)) };
+    return {
+      text: this.redact(w, 0, w.cps.length, kept),
+      blocked: null,
+      redactions: kept.map((hit) => this.toMatch(hit, w, 0)),
+    };
   }
 }
 
@@ -192,7 +236,14 @@ export class CompiledPolicy implements Policy {
  * At each normalised position at or after `from`, the longest phrase that starts there on word boundaries. Returns
  * the earliest start of a phrase that reaches the end of a text that is not final (Infinity if none).
  */
-function findPhrases(trie: TrieNode, n: Normalized, words: boolean[], from: number, final: boolean, found: (start: number, end: number, phrase: string) => void): number {
+function findPhrases(
+  trie: TrieNode,
+  n: Normalized,
+  words: boolean[],
+  from: number,
+  final: boolean,
+  found: (start: number, end: number, phrase: string) => void,
+): number {
   let pending = Infinity;
   const length = n.cps.length;
   for (let j = 0; j < length; j++) {

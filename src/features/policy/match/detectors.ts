@@ -39,7 +39,8 @@ function isPhone(cps: readonly string[], s: number, e: number): boolean {
   if (digits < 7 || digits > 15 || /[ .-]{2}/.test(t)) return false;
   // Not part of a word, a price, an amount or a longer number.
   if (/^[\p{L}\p{N}_\p{Sc}+\-.,/#@]$/u.test(cps[s - 1] ?? '')) return false;
-  if (/^[\p{L}\p{N}_\p{Sc}%/]$/u.test(cps[e] ?? '') || (/^[.,-]$/.test(cps[e] ?? '') && isDigit(cps[e + 1]))) return false;
+  if (/^[\p{L}\p{N}_\p{Sc}%/]$/u.test(cps[e] ?? '') || (/^[.,-]$/.test(cps[e] ?? '') && isDigit(cps[e + 1])))
+    return false;
   if (t.startsWith('+') || t.includes('(')) return true;
   // A national number: plain runs are order numbers and ids; two short groups are ranges ('2019-2026'); long groups
   // come last ('030 1234567'); one-digit groups are versions and ISBNs; then dates, IPv4 addresses and decimals.
@@ -67,7 +68,8 @@ export const PERSONAL_DATA: Record<PersonalDataType, { pattern: string; what: st
       const spaces: number[] = [];
       const mixed = cps.slice(s, e).some((ch) => ch === '-' || ch === '.' || ch === '(');
       for (let i = s; i < e && mixed; i++) if (cps[i] === ' ') spaces.push(i);
-      for (const a of [s, ...spaces.map((i) => i + 1)]) for (const b of [e, ...spaces.toReversed()]) if (b > a && isPhone(cps, a, b)) return [a, b];
+      for (const a of [s, ...spaces.map((i) => i + 1)])
+        for (const b of [e, ...spaces.toReversed()]) if (b > a && isPhone(cps, a, b)) return [a, b];
       return null;
     },
   },
@@ -76,8 +78,13 @@ export const PERSONAL_DATA: Record<PersonalDataType, { pattern: string; what: st
     what: 'a payment card number',
     // The whole run of digits (single separators included) must be the number, not part of a longer one.
     accept: (cps, s, e) => {
-      const joins = (a: string | undefined, b: string | undefined) => isDigit(a) || (/^[ -]$/.test(a ?? '') && isDigit(b));
-      return joins(cps[s - 1], cps[s - 2]) || joins(cps[e], cps[e + 1]) || !luhn(cps.slice(s, e).join('').replace(/\D/g, '')) ? null : [s, e];
+      const joins = (a: string | undefined, b: string | undefined) =>
+        isDigit(a) || (/^[ -]$/.test(a ?? '') && isDigit(b));
+      return joins(cps[s - 1], cps[s - 2]) ||
+        joins(cps[e], cps[e + 1]) ||
+        !luhn(cps.slice(s, e).join('').replace(/\D/g, ''))
+        ? null
+        : [s, e];
     },
   },
 };
@@ -97,11 +104,26 @@ function analyse(re: RE2JS): { empty: boolean; maxLen: number } | null {
   const edges = (pc: number): [to: number, consumes: number][] => {
     const i = inst[pc];
     switch (i?.op) {
-      case 1: case 2: return [[i.out, 0], [i.arg, 0]]; // prettier-ignore
-      case 3: case 4: case 7: return [[i.out, 0]]; // prettier-ignore
-      case 5: case MATCH: return []; // prettier-ignore
-      case 8: case 9: case 10: case 11: return [[i.out, 1]]; // prettier-ignore
-      default: throw new Error(`unexpected instruction at ${pc}`);
+      case 1:
+      case 2:
+        return [
+          [i.out, 0],
+          [i.arg, 0],
+        ]; // prettier-ignore
+      case 3:
+      case 4:
+      case 7:
+        return [[i.out, 0]]; // prettier-ignore
+      case 5:
+      case MATCH:
+        return []; // prettier-ignore
+      case 8:
+      case 9:
+      case 10:
+      case 11:
+        return [[i.out, 1]]; // prettier-ignore
+      default:
+        throw new Error(`unexpected instruction at ${pc}`);
     }
   };
   try {
@@ -144,14 +166,20 @@ function analyse(re: RE2JS): { empty: boolean; maxLen: number } | null {
     };
     visit(prog.start);
     const seen = new Set<number>();
-    const emptyFrom = (pc: number): boolean => !seen.has(pc) && (seen.add(pc), inst[pc]!.op === MATCH || edges(pc).some(([w, consumes]) => !consumes && emptyFrom(w)));
+    const emptyFrom = (pc: number): boolean =>
+      !seen.has(pc) &&
+      (seen.add(pc), inst[pc]!.op === MATCH || edges(pc).some(([w, consumes]) => !consumes && emptyFrom(w)));
     return { empty: emptyFrom(prog.start), maxLen: best[comp[prog.start]!]! };
   } catch {
     return null; // an unexpected program, or one too deep to walk
   }
 }
 
-export function compileRegex(pattern: string, flags: number, fail: (why: string) => never): { re: RE2JS; maxLen: number } {
+export function compileRegex(
+  pattern: string,
+  flags: number,
+  fail: (why: string) => never,
+): { re: RE2JS; maxLen: number } {
   let re: RE2JS;
   try {
     re = RE2JS.compile(pattern, flags);
@@ -159,7 +187,10 @@ export function compileRegex(pattern: string, flags: number, fail: (why: string)
     fail(`the pattern /${pattern}/ is not valid RE2 syntax: ${(error as Error).message}`);
   }
   // Without the program's shape: look for an empty match at the end of a few texts, where only an empty one fits.
-  const facts = analyse(re) ?? { empty: ['', 'a', ' ', '\n', '0'].some((s) => re.matcher(s).find(s.length)), maxLen: Infinity };
+  const facts = analyse(re) ?? {
+    empty: ['', 'a', ' ', '\n', '0'].some((s) => re.matcher(s).find(s.length)),
+    maxLen: Infinity,
+  };
   if (facts.empty) fail(`the pattern /${pattern}/ can match the empty string`);
   return { re, maxLen: facts.maxLen };
 }

@@ -14,7 +14,8 @@ const WORD = /^[\p{L}\p{N}\p{M}_]$/u;
 const SPACE = /^\p{Zs}$/u;
 export const ASCII_ONLY = /^[\x00-\x7F]*$/;
 /** On normalised (so lower-case) text. */
-export const isWord = (ch: string) => (ch < '\x80' ? (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch === '_' : WORD.test(ch));
+export const isWord = (ch: string) =>
+  ch < '\x80' ? (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch === '_' : WORD.test(ch);
 
 export interface Normalized {
   cps: string[];
@@ -30,13 +31,23 @@ export const joinsPrevious = (ch: string) => ch >= '\u0300' && JOINS_PREVIOUS.te
  * Full case folding where it is cheap: toLowerCase (locale-independent, unlike toLocaleLowerCase), with `ß` (and
  * `ẞ`) as `ss`, `İ` as `i` (toLowerCase would add U+0307), and final sigma as sigma.
  */
-const fold = (s: string) => s.replace(/\u0130/g, 'i').toLowerCase().replace(/ß/g, 'ss').replace(/ς/g, 'σ');
+const fold = (s: string) =>
+  s
+    .replace(/\u0130/g, 'i')
+    .toLowerCase()
+    .replace(/ß/g, 'ss')
+    .replace(/ς/g, 'σ');
 
 /**
  * Normalises segment by segment (a code point and the combining marks after it): `convert` gives the code points a
  * segment's text stands for (none for an invisible one). A space that follows a space is merged with `collapse`.
  */
-function normalizeSegments(cps: readonly string[], ascii: (ch: string) => string, convert: (segment: string) => Iterable<string>, collapse: boolean): Normalized {
+function normalizeSegments(
+  cps: readonly string[],
+  ascii: (ch: string) => string,
+  convert: (segment: string) => Iterable<string>,
+  collapse: boolean,
+): Normalized {
   const out: Normalized = { cps: [], map: [], ends: [] };
   const emit = (ch: string, i: number, j: number) => {
     if (collapse && ch === ' ' && out.cps.at(-1) === ' ') out.ends[out.ends.length - 1] = j;
@@ -92,7 +103,9 @@ const identity = (ch: string) => ch;
  * their capital lacks.
  */
 const phraseSkeletonConvert = cached((segment) =>
-  Array.from(fold(skeleton(phraseConvert(skeleton(segment.normalize('NFKC'))).join(''))), (ch) => (SEPARATOR.test(ch) ? ' ' : ch)),
+  Array.from(fold(skeleton(phraseConvert(skeleton(segment.normalize('NFKC'))).join(''))), (ch) =>
+    SEPARATOR.test(ch) ? ' ' : ch,
+  ),
 );
 export const skeletonCps = (cps: readonly string[]) => normalizeSegments(cps, phraseAscii, phraseSkeletonConvert, true);
 
@@ -100,14 +113,19 @@ export const skeletonCps = (cps: readonly string[]) => normalizeSegments(cps, ph
 export const regexSkeletonConvert = cached((segment) => Array.from(skeleton(regexConvert(segment).join(''))));
 
 /** Whether a segment's skeleton differs from what it is made from, in either copy. */
-const hasOwnSkeleton = cached((segment) => regexSkeletonConvert(segment).join('') !== regexConvert(segment).join('') || phraseSkeletonConvert(segment).join('') !== phraseConvert(segment).join(''));
+const hasOwnSkeleton = cached(
+  (segment) =>
+    regexSkeletonConvert(segment).join('') !== regexConvert(segment).join('') ||
+    phraseSkeletonConvert(segment).join('') !== phraseConvert(segment).join(''),
+);
 
 /** Whether a segment of the text has a skeleton of its own; if none has, each skeleton is the copy it is made from. */
 export function hasLookAlikes(cps: readonly string[]): boolean {
   for (let i = 0; i < cps.length; ) {
     let j = i + 1;
     while (j < cps.length && joinsPrevious(cps[j]!)) j++;
-    if ((j > i + 1 || cps[i]! >= '\x80') && hasOwnSkeleton(j === i + 1 ? cps[i]! : cps.slice(i, j).join(''))) return true;
+    if ((j > i + 1 || cps[i]! >= '\x80') && hasOwnSkeleton(j === i + 1 ? cps[i]! : cps.slice(i, j).join('')))
+      return true;
     i = j;
   }
   return false;

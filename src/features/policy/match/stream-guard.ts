@@ -57,7 +57,9 @@ export class StreamGuard {
     const from = this.#contextLength;
     const offset = this.#released - from; // window offset + offset = whole-text offset
     // A resume point before the window: no candidate starts between it and `from` (it would have been seen).
-    const resume = this.#resume.map(([at, into], d) => (at < offset ? views[d]!.at[from]! : views[d]!.at[at - offset]! + into));
+    const resume = this.#resume.map(([at, into], d) =>
+      at < offset ? views[d]!.at[from]! : views[d]!.at[at - offset]! + into,
+    );
     const { hits, candidates, pending } = policy.scanIndexed(w, from, resume, final);
     let cut = w.cps.length;
     if (!final && policy.holdback > 0) {
@@ -82,11 +84,18 @@ export class StreamGuard {
     const kept = dedupe(settled);
     const crossing = kept.find((h) => h.end > cut);
     if (crossing) cut = crossing.start; // a match goes out whole (redacted) or not yet
-    const release = policy.redact(w, from, cut, kept.filter((h) => h.end <= cut)); // prettier-ignore
+    const release = policy.redact(
+      w,
+      from,
+      cut,
+      kept.filter((h) => h.end <= cut),
+    ); // prettier-ignore
     // Each search resumes after its candidates that start before the cut, but at the start of one whose match (a
     // phone number inside a longer candidate) starts after the cut: that match is not settled, so it is found again.
     const position = (v: View, n: number): [number, number] =>
-      n < v.cps.length ? [v.map[n]! + offset, n - v.at[v.map[n]!]!] : [(v.cps.length ? v.ends[v.cps.length - 1]! : 0) + offset, 0];
+      n < v.cps.length
+        ? [v.map[n]! + offset, n - v.at[v.map[n]!]!]
+        : [(v.cps.length ? v.ends[v.cps.length - 1]! : 0) + offset, 0];
     candidates.forEach((list, d) => {
       for (const [start, matchStart, viewStart, viewEnd] of list) {
         if (start >= cut) break;

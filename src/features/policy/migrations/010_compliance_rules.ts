@@ -23,6 +23,10 @@ export const complianceRules: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('compliance_rules_workspace').on('compliance_rules').columns(['workspace_id', 'id']).execute();
+    await db.schema
+      .createIndex('compliance_rules_workspace')
+      .on('compliance_rules')
+      .columns(['workspace_id', 'id'])
+      .execute();
   },
 };

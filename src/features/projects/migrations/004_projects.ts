@@ -20,6 +20,11 @@ export const projects: Migration = {
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
     await db.schema.createIndex('projects_workspace').on('projects').columns(['workspace_id', 'id']).execute();
-    await db.schema.createIndex('projects_workspace_name').on('projects').columns(['workspace_id', 'name_key']).unique().execute();
+    await db.schema
+      .createIndex('projects_workspace_name')
+      .on('projects')
+      .columns(['workspace_id', 'name_key'])
+      .unique()
+      .execute();
   },
 };
