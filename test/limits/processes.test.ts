@@ -1,11 +1,3 @@
-// Spend limits across two real server processes (`src/main.ts`, as `npm start` runs it) on one PostgreSQL database,
-// in front of one fake OpenAI upstream: 40 calls started together, 20 through each process, under a workspace limit
-// of three calls' cost, never overspend it by one call or more; the spend the limit shows is GET /v1/usage's, and no
-// reservation is left behind.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
@@ -14,63 +6,11 @@ import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
+import { freePort, type ServerProcess, startServerProcess, waitUntilReady } from '../support/processes.ts';
 import { freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 // What the fake reports for every call; the engine reserves more (the prompt it counts and all of max_tokens).
 const USAGE = { input: 5, output: 10 };
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-interface ServerProcess {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-function startProcess(env: Record<string, string>, port: number): ServerProcess {
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      VALIDATOR_WARM_UP: 'false',
-      PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      SEED_DEMO: 'false',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
-}
-
-/** Polls /readyz until 200: at most 300 tries, 100 ms apart. */
-async function waitUntilReady(server: ServerProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (server.child.exitCode !== null)
-      throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
-    try {
-      const response = await fetch(`${server.url}/readyz`);
-      await response.arrayBuffer();
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the server did not become ready:\n${server.output()}`);
-}
 
 async function call(baseUrl: string, method: string, path: string, key: string, body?: unknown) {
   const response = await fetch(baseUrl + path, {
@@ -106,8 +46,8 @@ describe.skipIf(!postgresUrl)('spend limits across two server processes on one P
     });
     [ownerKey, workspaceId] = [created.secret, created.workspace.id];
     const env = { DATABASE_URL: database.url, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: openai.url };
-    a = startProcess(env, await freePort());
-    b = startProcess(env, await freePort());
+    a = startServerProcess(env, await freePort());
+    b = startServerProcess(env, await freePort());
     await Promise.all([waitUntilReady(a), waitUntilReady(b)]);
   });
 

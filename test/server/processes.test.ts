@@ -5,13 +5,12 @@
 // - the same start of two processes on one fresh SQLite file;
 // - shutdown drains: a request in flight when close() is called still completes with 200, and new connections are
 //   refused from that moment (a handler that waits on a promise, through the handlerOverrides test seam).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
@@ -19,6 +18,7 @@ import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { collectByKey } from '../../src/platform/feature.ts';
 import type { OperationHandler } from '../../src/platform/operations.ts';
 import { allMigrations, migrate, openStorage, type Storage } from '../../src/storage/database.ts';
+import { freePort, type ServerProcess, startServerProcess, terminate, waitUntilReady } from '../support/processes.ts';
 import {
   freshDatabase,
   postgresUrl,
@@ -31,19 +31,7 @@ import {
 const migrations = allMigrations(features);
 const handlers = collectByKey(features, 'handlers');
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const LIMIT = 600;
-
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 /** How a new TCP connection to the port ends: 'connected' or the error code. */
 function tryConnect(port: number): Promise<string> {
@@ -55,65 +43,6 @@ function tryConnect(port: number): Promise<string> {
     });
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
   });
-}
-
-interface ServerProcess {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-function startProcess(env: Record<string, string>, port: number): ServerProcess {
-  const child = spawn(process.execPath, [MAIN], {
-    // Started and stopped many times: compiling every validator at each start (VALIDATOR_WARM_UP) is not what
-    // these tests are about (test/server/main.test.ts starts the server as `npm start` does, warm-up included).
-    env: {
-      VALIDATOR_WARM_UP: 'false',
-      PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      SEED_DEMO: 'false',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
-}
-
-/** Polls /readyz until 200: at most `attempts` tries, 100 ms apart. Fails with the process's output. */
-async function waitUntilReady(server: ServerProcess, attempts = 300): Promise<void> {
-  for (let i = 0; i < attempts; i++) {
-    if (server.child.exitCode !== null)
-      throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
-    try {
-      const response = await fetch(`${server.url}/readyz`);
-      await response.arrayBuffer();
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the server did not become ready:\n${server.output()}`);
-}
-
-/** Sends SIGTERM and waits for the exit, at most `ms`; returns the exit code (or 'timeout'). */
-async function terminate(server: ServerProcess, ms = 20_000): Promise<number | string | null> {
-  if (server.child.exitCode !== null) return server.child.exitCode;
-  const exited = once(server.child, 'exit').then(([code]) => code as number | null);
-  server.child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([
-    exited,
-    new Promise<string>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms))),
-  ]);
-  clearTimeout(timer);
-  if (outcome === 'timeout') server.child.kill('SIGKILL');
-  return outcome;
 }
 
 async function call(baseUrl: string, method: string, path: string, key: string, body?: unknown) {
@@ -140,8 +69,8 @@ describe.skipIf(!postgresUrl || !redisAvailable)(
       const env = { DATABASE_URL: database.url, REDIS_URL };
       const [portA, portB] = [await freePort(), await freePort()];
       // Both start on the empty database at once: both run the migrations.
-      a = startProcess(env, portA);
-      b = startProcess(env, portB);
+      a = startServerProcess(env, portA);
+      b = startServerProcess(env, portB);
       await Promise.all([waitUntilReady(a), waitUntilReady(b)]);
       storage = openStorage(database.url);
       await migrate(storage.db, features);
@@ -257,8 +186,8 @@ describe('two server processes on one fresh SQLite file', () => {
     const servers: ServerProcess[] = [];
     try {
       servers.push(
-        startProcess({ DATABASE_URL: database.url }, await freePort()),
-        startProcess({ DATABASE_URL: database.url }, await freePort()),
+        startServerProcess({ DATABASE_URL: database.url }, await freePort()),
+        startServerProcess({ DATABASE_URL: database.url }, await freePort()),
       );
       await Promise.all(servers.map((server) => waitUntilReady(server)));
       const storage = openStorage(database.url);

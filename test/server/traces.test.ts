@@ -1,13 +1,4 @@
-// Traces over OTLP/HTTP: a real server process (`src/main.ts`, as `npm start` runs it) started with the standard
-// OTEL_* variables exports its spans as JSON to a receiver on loopback in this test. One chat completion, sent with a
-// `traceparent`, is followed from its request span to its database queries and its provider call (the real OpenAI
-// provider package in front of a fake upstream); a knowledge-base job, a workflow run with its steps and a webhook
-// delivery make traces of their own; the shutdown exports what is still queued. Without the variables nothing is
-// installed: no `traceresponse`, no trace id in the log.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Catalogue } from '../../src/features/engine/catalogue.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
@@ -16,65 +7,13 @@ import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
 import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
+import { freePort, type ServerProcess, startServerProcess, waitUntilReady } from '../support/processes.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { freshDatabase, type TestDatabase } from '../support/server.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const USAGE = { input: 12, output: 7 };
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_SPAN_ID = '00f067aa0ba902b7';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-interface ServerProcess {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-function startProcess(env: Record<string, string>, port: number): ServerProcess {
-  const child = spawn(process.execPath, [MAIN], {
-    env: {
-      VALIDATOR_WARM_UP: 'false',
-      PATH: process.env.PATH ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      SEED_DEMO: 'false',
-      LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
-}
-
-/** Polls /readyz until 200: at most 1200 tries, 100 ms apart (a loaded machine starts a process slowly). */
-async function waitUntilReady(server: ServerProcess): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (server.child.exitCode !== null)
-      throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
-    try {
-      const response = await fetch(`${server.url}/readyz`);
-      await response.arrayBuffer();
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`the server did not become ready:\n${server.output()}`);
-}
 
 /** The access log lines (pino JSON) of a process's output. */
 function accessLines(output: string): Array<{ access: { request_id: string; path: string }; trace_id?: string }> {
@@ -178,6 +117,8 @@ describe('traces over OTLP/HTTP', () => {
     OPENAI_API_KEY: 'sk-test',
     OPENAI_BASE_URL: openai.url,
     WEBHOOKS_ALLOW_LOOPBACK: 'true',
+    // The access log lines carry the trace id.
+    LOG_LEVEL: 'info',
   });
   const chat = {
     model: 'gpt-4o-mini',
@@ -195,7 +136,7 @@ describe('traces over OTLP/HTTP', () => {
     ownerKey = (await createWorkspace(storage.db, { name: 'Traced', region: 'eu', ownerEmail: 'owner@traces.example' }))
       .secret;
     await storage.close();
-    traced = startProcess(
+    traced = startServerProcess(
       {
         ...env(),
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -205,7 +146,8 @@ describe('traces over OTLP/HTTP', () => {
       },
       await freePort(),
     );
-    await waitUntilReady(traced);
+    // A loaded machine starts a process slowly.
+    await waitUntilReady(traced, 1200);
   });
 
   afterAll(async () => {
@@ -413,7 +355,7 @@ describe('traces over OTLP/HTTP', () => {
     timeout: 180_000,
   }, async () => {
     const before = receiver.requests.length;
-    untraced = startProcess(
+    untraced = startServerProcess(
       {
         ...env(),
         OTEL_SERVICE_NAME: 'content-service-test',
@@ -421,7 +363,7 @@ describe('traces over OTLP/HTTP', () => {
       },
       await freePort(),
     );
-    await waitUntilReady(untraced);
+    await waitUntilReady(untraced, 1200);
     const response = await call(untraced, 'POST', '/v1/chat/completions', ownerKey, chat, {
       traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01`,
     });
