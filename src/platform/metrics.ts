@@ -90,7 +90,7 @@ export class Metrics {
   });
   readonly #firstToken = new Histogram({
     name: `${PREFIX}ai_time_to_first_token_seconds`,
-    help: 'Time from the start of a generation call to its first streamed text or tool call, by catalogue model.',
+    help: 'Time from the start of a streamed generation call to its first text or tool call, by catalogue model.',
     labelNames: ['model'] as const,
     buckets: FIRST_TOKEN_BUCKETS,
     registers: [this.registry],

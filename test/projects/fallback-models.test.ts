@@ -204,6 +204,23 @@ describe.each(databaseKinds)('project fallback models on %s', (kind) => {
     );
   });
 
+  test('a default list that leaves no model for the request is no fallback: the answer names none tried', async () => {
+    const { key } = await newWorkspace();
+    // gpt-4o-mini is the request's model and chatgpt-4o-latest cannot call tools: neither can serve it.
+    const projectId = await newProject(key, { fallback_models: ['gpt-4o-mini', 'chatgpt-4o-latest'] });
+    openai.enqueue({ text: 'No tool needed.', usage: { input: 20, output: 4 } });
+    const tools = [
+      {
+        type: 'function',
+        function: { name: 'lookup', description: 'Looks a thing up.', parameters: { type: 'object', properties: {} } },
+      },
+    ];
+    const answer = await complete(key, { model: 'gpt-4o-mini', project_id: projectId, tools, ...ask });
+    expect(answer.status, answer.text).toBe(200);
+    expect(answer.body.model).toBe('gpt-4o-mini');
+    expect(answer.body).not.toHaveProperty('models_tried');
+  });
+
   test("an unknown project_id is 404 at /project_id, on chat completions and responses; another workspace's too", async () => {
     const { key } = await newWorkspace();
     const other = await newWorkspace();

@@ -188,7 +188,17 @@ export class Engine {
     }
     let events: AsyncGenerator<GenerationEvent>;
     let admissions: Admission[] = [];
-    if (fallbacks.length === 0) {
+    // A default list (a project's) leaves out the models that cannot serve this request; with none left, the request
+    // is one without fallbacks.
+    const others = fallbacks.flatMap((id, i) => {
+      try {
+        return [this.#fallback(id, i, request, messages)];
+      } catch (error) {
+        if (request.fallbackModelsDefault) return [];
+        throw error;
+      }
+    });
+    if (others.length === 0) {
       const n = request.n ?? 1;
       admissions = await this.#admit(
         modelCall(
@@ -208,18 +218,7 @@ export class Engine {
       );
       events = this.#withUsage(model, request, choices, admissions);
     } else {
-      const candidates = [
-        first,
-        ...fallbacks.flatMap((id, i) => {
-          try {
-            return [this.#fallback(id, i, request, messages)];
-          } catch (error) {
-            if (request.fallbackModelsDefault) return [];
-            throw error;
-          }
-        }),
-      ];
-      events = this.#withFallbacks(candidates, generation, whole);
+      events = this.#withFallbacks([first, ...others], generation, whole);
     }
     try {
       // The first middleware is the outermost: it sees the events as the others left them.
@@ -597,9 +596,12 @@ export class Engine {
         temperature: request.temperature,
       });
       let firstTokenSeen = false;
-      /** The first text or tool call of the call: its time to first token. */
+      /**
+       * The first text or tool call of the call: its time to first token. A call answered whole has none of its own
+       * (its first token arrives with its last), so it is not counted.
+       */
       const firstToken = () => {
-        if (firstTokenSeen) return;
+        if (firstTokenSeen || whole) return;
         firstTokenSeen = true;
         metrics.firstToken(model.id, (performance.now() - startedAt) / 1000);
       };
