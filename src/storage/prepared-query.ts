@@ -10,13 +10,14 @@ const PLACEHOLDER = '\u0000value:';
 /**
  * A query whose shape depends only on which of its values are null: `build` gets a placeholder for every value that is
  * not null (null for the others) and may use the placeholders only as values (compared, inserted), never transformed
- * or in the query's shape. Compiled once per database and per set of null values.
+ * or in the query's shape. Compiled once per database and per set of null values; `runner`, a transaction of that
+ * database, runs it inside the transaction.
  */
 export function preparedQuery<V extends Record<string, unknown>, R>(
   build: (db: Kysely<Database>, values: { [K in keyof V]: V[K] }) => Compilable<R>,
 ) {
   const compiledFor = new WeakMap<Kysely<Database>, Map<string, CompiledQuery<R>>>();
-  return async (db: Kysely<Database>, values: V): Promise<R[]> => {
+  return async (db: Kysely<Database>, values: V, runner: Kysely<Database> = db): Promise<R[]> => {
     let byShape = compiledFor.get(db);
     if (!byShape) compiledFor.set(db, (byShape = new Map()));
     const keys = Object.keys(values);
@@ -34,6 +35,6 @@ export function preparedQuery<V extends Record<string, unknown>, R>(
         ? values[parameter.slice(PLACEHOLDER.length)]
         : parameter,
     );
-    return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+    return (await runner.executeQuery<R>({ ...compiled, parameters })).rows;
   };
 }

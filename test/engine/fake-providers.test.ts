@@ -1,18 +1,20 @@
 // The fake upstreams (test/support/fake-providers.ts) are faithful: the real provider packages (@ai-sdk/openai's Chat
 // Completions and Responses models, @ai-sdk/anthropic, @ai-sdk/openai-compatible) driven by the AI SDK read their
 // answers, streams, usage, finish reasons and errors as they read the providers': 429s with `retry-after` are retried
-// without the SDK's back-off, a 401 is not retried, and an aborted stream is a disconnect the fake sees.
+// without the SDK's back-off, a 401 is not retried, and an aborted stream is a disconnect the fake sees. Each case
+// runs with the global fetch and with the engine's own (upstreamFetch), which every hosted provider is given.
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, type LanguageModel, RetryError, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { upstreamFetch } from '../../src/features/engine/upstream-fetch.ts';
 import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';
 
 interface Case {
   name: string;
   start: () => Promise<FakeProvider>;
-  model: (baseURL: string) => LanguageModel;
+  model: (baseURL: string, fetch: typeof globalThis.fetch | undefined) => LanguageModel;
   path: string;
   /** The request's credentials, as the provider package sends them. */
   auth: Record<string, string>;
@@ -24,7 +26,7 @@ const cases: Case[] = [
   {
     name: 'OpenAI Chat Completions (createOpenAI().chat)',
     start: () => startFakeOpenAi(),
-    model: (baseURL) => createOpenAI({ baseURL, apiKey: 'test' }).chat('gpt-4o-mini'),
+    model: (baseURL, fetch) => createOpenAI({ baseURL, apiKey: 'test', fetch }).chat('gpt-4o-mini'),
     path: '/v1/chat/completions',
     auth: { authorization: 'Bearer test' },
     unauthorized: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
@@ -32,7 +34,7 @@ const cases: Case[] = [
   {
     name: 'OpenAI Responses (createOpenAI()(id))',
     start: () => startFakeOpenAi(),
-    model: (baseURL) => createOpenAI({ baseURL, apiKey: 'test' })('gpt-4o-mini'),
+    model: (baseURL, fetch) => createOpenAI({ baseURL, apiKey: 'test', fetch })('gpt-4o-mini'),
     path: '/v1/responses',
     auth: { authorization: 'Bearer test' },
     unauthorized: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
@@ -40,7 +42,7 @@ const cases: Case[] = [
   {
     name: 'Anthropic Messages',
     start: () => startFakeAnthropic(),
-    model: (baseURL) => createAnthropic({ baseURL, apiKey: 'test' })('claude-haiku-4-5'),
+    model: (baseURL, fetch) => createAnthropic({ baseURL, apiKey: 'test', fetch })('claude-haiku-4-5'),
     path: '/v1/messages',
     auth: { 'x-api-key': 'test', 'anthropic-version': '2023-06-01' },
     unauthorized: { type: 'error', error: { type: 'authentication_error' } },
@@ -48,8 +50,8 @@ const cases: Case[] = [
   {
     name: 'OpenAI-compatible (Groq)',
     start: () => startFakeOpenAi(),
-    model: (baseURL) =>
-      createOpenAICompatible({ name: 'groq', baseURL, apiKey: 'test', includeUsage: true }).chatModel(
+    model: (baseURL, fetch) =>
+      createOpenAICompatible({ name: 'groq', baseURL, apiKey: 'test', includeUsage: true, fetch }).chatModel(
         'llama-3.3-70b-versatile',
       ),
     path: '/v1/chat/completions',
@@ -58,142 +60,150 @@ const cases: Case[] = [
   },
 ];
 
-describe.each(cases)('$name', ({ start, model: modelOf, path, auth, unauthorized }) => {
-  let fake: FakeProvider;
-  let model: LanguageModel;
+const fetches = [
+  { fetchName: 'the global fetch', fetch: undefined },
+  { fetchName: 'upstreamFetch', fetch: upstreamFetch as typeof globalThis.fetch },
+];
 
-  beforeAll(async () => {
-    fake = await start();
-    model = modelOf(fake.url);
-  });
-  afterAll(async () => {
-    await fake?.close();
-  });
+describe.each(cases.flatMap((c) => fetches.map((f) => ({ ...c, ...f }))))(
+  '$name, $fetchName',
+  ({ start, model: modelOf, fetch: fetchOf, path, auth, unauthorized }) => {
+    let fake: FakeProvider;
+    let model: LanguageModel;
 
-  test('generateText: the text, the usage (cached tokens included) and the finish reason', async () => {
-    fake.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 30, output: 6, cachedInput: 10 } });
-    const result = await generateText({
-      model,
-      instructions: 'Be upbeat.',
-      prompt: 'Announce the sale',
-      maxRetries: 0,
+    beforeAll(async () => {
+      fake = await start();
+      model = modelOf(fake.url, fetchOf);
     });
-    expect(result.text).toBe('Spring sale: 20% off.');
-    expect(result.finishReason).toBe('stop');
-    expect(result.usage).toMatchObject({
-      inputTokens: 30,
-      outputTokens: 6,
-      totalTokens: 36,
-      inputTokenDetails: { cacheReadTokens: 10, noCacheTokens: 20 },
+    afterAll(async () => {
+      await fake?.close();
     });
-    expect(result.totalUsage).toMatchObject({ inputTokens: 30, outputTokens: 6 });
 
-    const sent = fake.requests.at(-1)!;
-    expect(sent.path).toBe(path);
-    expect(sent.headers).toMatchObject(auth);
-    expect(sent.body.model).toBeTypeOf('string');
-    expect(sent.body.stream).toBeUndefined();
-    expect(JSON.stringify(sent.body)).toContain('Announce the sale');
-    expect(JSON.stringify(sent.body)).toContain('Be upbeat.');
-  });
+    test('generateText: the text, the usage (cached tokens included) and the finish reason', async () => {
+      fake.enqueue({ text: 'Spring sale: 20% off.', usage: { input: 30, output: 6, cachedInput: 10 } });
+      const result = await generateText({
+        model,
+        instructions: 'Be upbeat.',
+        prompt: 'Announce the sale',
+        maxRetries: 0,
+      });
+      expect(result.text).toBe('Spring sale: 20% off.');
+      expect(result.finishReason).toBe('stop');
+      expect(result.usage).toMatchObject({
+        inputTokens: 30,
+        outputTokens: 6,
+        totalTokens: 36,
+        inputTokenDetails: { cacheReadTokens: 10, noCacheTokens: 20 },
+      });
+      expect(result.totalUsage).toMatchObject({ inputTokens: 30, outputTokens: 6 });
 
-  test('streamText: the deltas in order, then the usage and the finish reason', async () => {
-    fake.enqueue({ chunks: ['Spring', ' is', ' here', '.'], usage: { input: 12, output: 4 } });
-    const result = streamText({ model, prompt: 'Hi', maxRetries: 0 });
-    const deltas: string[] = [];
-    for await (const delta of result.textStream) deltas.push(delta);
-    expect(deltas.filter(Boolean)).toEqual(['Spring', ' is', ' here', '.']);
-    expect(await result.text).toBe('Spring is here.');
-    expect(await result.finishReason).toBe('stop');
-    expect(await result.usage).toMatchObject({ inputTokens: 12, outputTokens: 4, totalTokens: 16 });
-    expect(await result.totalUsage).toMatchObject({ inputTokens: 12, outputTokens: 4 });
-    const sent = fake.requests.at(-1)!;
-    expect(sent.path).toBe(path);
-    expect(sent.body.stream).toBe(true);
-  });
-
-  test('a reply cut by the token limit finishes with "length", streamed or not', async () => {
-    fake.enqueue(
-      { text: 'Cut short', finishReason: 'length', usage: { input: 3, output: 2 } },
-      { text: 'Cut short', finishReason: 'length', usage: { input: 3, output: 2 } },
-    );
-    expect((await generateText({ model, prompt: 'Hi', maxRetries: 0 })).finishReason).toBe('length');
-    const streamed = streamText({ model, prompt: 'Hi', maxRetries: 0 });
-    expect(await streamed.text).toBe('Cut short');
-    expect(await streamed.finishReason).toBe('length');
-  });
-
-  test('without a scripted reply the fake echoes the last user message, with a rough usage', async () => {
-    const result = await generateText({ model, instructions: 'Be brief.', prompt: 'Hello there', maxRetries: 0 });
-    expect(result.text).toBe('You said: Hello there');
-    // Prompt: ("Be brief." + "Hello there") = 20 characters / 4; completion: 4 words.
-    expect(result.usage).toMatchObject({ inputTokens: 5, outputTokens: 4 });
-  });
-
-  test('a 429 with retry-after: 0 is retried (maxRetries: 1) and the retry answers', async () => {
-    fake.enqueue(
-      { error: { status: 429, headers: { 'retry-after': '0' } } },
-      { text: 'Recovered', usage: { input: 3, output: 1 } },
-    );
-    const before = fake.requests.length;
-    const result = await generateText({ model, prompt: 'Hi', maxRetries: 1 });
-    expect(result.text).toBe('Recovered');
-    expect(fake.requests.length - before).toBe(2);
-  });
-
-  test('a streamed call that meets a 5xx is retried too', async () => {
-    fake.enqueue({ error: { status: 503, headers: { 'retry-after': '0' } } }, { chunks: ['Back', ' again'] });
-    const before = fake.requests.length;
-    const result = streamText({ model, prompt: 'Hi', maxRetries: 1 });
-    expect(await result.text).toBe('Back again');
-    expect(fake.requests.length - before).toBe(2);
-  });
-
-  test('retries exhausted: a RetryError whose last error is the provider’s', async () => {
-    fake.enqueue(
-      { error: { status: 500, headers: { 'retry-after': '0' }, message: 'Down for now' } },
-      { error: { status: 500, headers: { 'retry-after': '0' }, message: 'Still down' } },
-    );
-    const before = fake.requests.length;
-    const error = await generateText({ model, prompt: 'Hi', maxRetries: 1 }).catch((caught: unknown) => caught);
-    expect(RetryError.isInstance(error)).toBe(true);
-    const { lastError, reason } = error as RetryError;
-    expect(reason).toBe('maxRetriesExceeded');
-    expect(APICallError.isInstance(lastError)).toBe(true);
-    expect(lastError).toMatchObject({ statusCode: 500, isRetryable: true, message: 'Still down' });
-    expect(fake.requests.length - before).toBe(2);
-  });
-
-  test('a 401 is not retried: an APICallError with the status and the provider’s error', async () => {
-    fake.enqueue({ error: { status: 401, message: 'Invalid API key' } });
-    const before = fake.requests.length;
-    const error = await generateText({ model, prompt: 'Hi', maxRetries: 2 }).catch((caught: unknown) => caught);
-    expect(APICallError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({
-      statusCode: 401,
-      isRetryable: false,
-      message: 'Invalid API key',
-      data: unauthorized,
+      const sent = fake.requests.at(-1)!;
+      expect(sent.path).toBe(path);
+      expect(sent.headers).toMatchObject(auth);
+      expect(sent.body.model).toBeTypeOf('string');
+      expect(sent.body.stream).toBeUndefined();
+      expect(JSON.stringify(sent.body)).toContain('Announce the sale');
+      expect(JSON.stringify(sent.body)).toContain('Be upbeat.');
     });
-    expect(fake.requests.length - before).toBe(1);
-  });
 
-  test('aborting an endless stream through abortSignal disconnects from the fake', async () => {
-    fake.enqueue({ endless: true, chunkDelayMs: 2 });
-    const disconnects = fake.disconnects;
-    const controller = new AbortController();
-    const result = streamText({ model, prompt: 'Go on forever', abortSignal: controller.signal, maxRetries: 0 });
-    const deltas: string[] = [];
-    // Ends when the abort ends the stream; bounded by the test's timeout should it not.
-    for await (const delta of result.textStream) {
-      if (delta) deltas.push(delta);
-      if (deltas.length === 3) controller.abort();
-    }
-    expect(deltas.slice(0, 3)).toEqual(['word0 ', 'word1 ', 'word2 ']);
-    await fake.waitForDisconnect(5_000);
-    expect(fake.disconnects).toBe(disconnects + 1);
-  });
-});
+    test('streamText: the deltas in order, then the usage and the finish reason', async () => {
+      fake.enqueue({ chunks: ['Spring', ' is', ' here', '.'], usage: { input: 12, output: 4 } });
+      const result = streamText({ model, prompt: 'Hi', maxRetries: 0 });
+      const deltas: string[] = [];
+      for await (const delta of result.textStream) deltas.push(delta);
+      expect(deltas.filter(Boolean)).toEqual(['Spring', ' is', ' here', '.']);
+      expect(await result.text).toBe('Spring is here.');
+      expect(await result.finishReason).toBe('stop');
+      expect(await result.usage).toMatchObject({ inputTokens: 12, outputTokens: 4, totalTokens: 16 });
+      expect(await result.totalUsage).toMatchObject({ inputTokens: 12, outputTokens: 4 });
+      const sent = fake.requests.at(-1)!;
+      expect(sent.path).toBe(path);
+      expect(sent.body.stream).toBe(true);
+    });
+
+    test('a reply cut by the token limit finishes with "length", streamed or not', async () => {
+      fake.enqueue(
+        { text: 'Cut short', finishReason: 'length', usage: { input: 3, output: 2 } },
+        { text: 'Cut short', finishReason: 'length', usage: { input: 3, output: 2 } },
+      );
+      expect((await generateText({ model, prompt: 'Hi', maxRetries: 0 })).finishReason).toBe('length');
+      const streamed = streamText({ model, prompt: 'Hi', maxRetries: 0 });
+      expect(await streamed.text).toBe('Cut short');
+      expect(await streamed.finishReason).toBe('length');
+    });
+
+    test('without a scripted reply the fake echoes the last user message, with a rough usage', async () => {
+      const result = await generateText({ model, instructions: 'Be brief.', prompt: 'Hello there', maxRetries: 0 });
+      expect(result.text).toBe('You said: Hello there');
+      // Prompt: ("Be brief." + "Hello there") = 20 characters / 4; completion: 4 words.
+      expect(result.usage).toMatchObject({ inputTokens: 5, outputTokens: 4 });
+    });
+
+    test('a 429 with retry-after: 0 is retried (maxRetries: 1) and the retry answers', async () => {
+      fake.enqueue(
+        { error: { status: 429, headers: { 'retry-after': '0' } } },
+        { text: 'Recovered', usage: { input: 3, output: 1 } },
+      );
+      const before = fake.requests.length;
+      const result = await generateText({ model, prompt: 'Hi', maxRetries: 1 });
+      expect(result.text).toBe('Recovered');
+      expect(fake.requests.length - before).toBe(2);
+    });
+
+    test('a streamed call that meets a 5xx is retried too', async () => {
+      fake.enqueue({ error: { status: 503, headers: { 'retry-after': '0' } } }, { chunks: ['Back', ' again'] });
+      const before = fake.requests.length;
+      const result = streamText({ model, prompt: 'Hi', maxRetries: 1 });
+      expect(await result.text).toBe('Back again');
+      expect(fake.requests.length - before).toBe(2);
+    });
+
+    test('retries exhausted: a RetryError whose last error is the provider’s', async () => {
+      fake.enqueue(
+        { error: { status: 500, headers: { 'retry-after': '0' }, message: 'Down for now' } },
+        { error: { status: 500, headers: { 'retry-after': '0' }, message: 'Still down' } },
+      );
+      const before = fake.requests.length;
+      const error = await generateText({ model, prompt: 'Hi', maxRetries: 1 }).catch((caught: unknown) => caught);
+      expect(RetryError.isInstance(error)).toBe(true);
+      const { lastError, reason } = error as RetryError;
+      expect(reason).toBe('maxRetriesExceeded');
+      expect(APICallError.isInstance(lastError)).toBe(true);
+      expect(lastError).toMatchObject({ statusCode: 500, isRetryable: true, message: 'Still down' });
+      expect(fake.requests.length - before).toBe(2);
+    });
+
+    test('a 401 is not retried: an APICallError with the status and the provider’s error', async () => {
+      fake.enqueue({ error: { status: 401, message: 'Invalid API key' } });
+      const before = fake.requests.length;
+      const error = await generateText({ model, prompt: 'Hi', maxRetries: 2 }).catch((caught: unknown) => caught);
+      expect(APICallError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({
+        statusCode: 401,
+        isRetryable: false,
+        message: 'Invalid API key',
+        data: unauthorized,
+      });
+      expect(fake.requests.length - before).toBe(1);
+    });
+
+    test('aborting an endless stream through abortSignal disconnects from the fake', async () => {
+      fake.enqueue({ endless: true, chunkDelayMs: 2 });
+      const disconnects = fake.disconnects;
+      const controller = new AbortController();
+      const result = streamText({ model, prompt: 'Go on forever', abortSignal: controller.signal, maxRetries: 0 });
+      const deltas: string[] = [];
+      // Ends when the abort ends the stream; bounded by the test's timeout should it not.
+      for await (const delta of result.textStream) {
+        if (delta) deltas.push(delta);
+        if (deltas.length === 3) controller.abort();
+      }
+      expect(deltas.slice(0, 3)).toEqual(['word0 ', 'word1 ', 'word2 ']);
+      await fake.waitForDisconnect(5_000);
+      expect(fake.disconnects).toBe(disconnects + 1);
+    });
+  },
+);
 
 describe('the fakes themselves', () => {
   let openai: FakeProvider;

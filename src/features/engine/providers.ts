@@ -17,6 +17,7 @@ import type { CatalogueEntry } from './catalogue.ts';
 import { localModel } from './local.ts';
 import { sandboxModel } from './sandbox.ts';
 import { sandboxEmbeddingModel } from './sandbox-embedding.ts';
+import { upstreamFetch } from './upstream-fetch.ts';
 
 export type ProviderName = components['schemas']['ModelProvider'];
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -116,11 +117,14 @@ function compatible(
         name,
         apiKey,
         baseURL: baseUrl ?? defaultBaseUrl,
+        fetch: upstreamFetch,
         includeUsage: true,
         supportsStructuredOutputs: true,
       }).chatModel(id),
     embeddingModel: ({ apiKey, baseUrl }, id) =>
-      createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl }).embeddingModel(id),
+      createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl, fetch: upstreamFetch }).embeddingModel(
+        id,
+      ),
   });
 }
 
@@ -150,11 +154,12 @@ function selfHosted(name: ProviderName, prefix: string): Provider<SelfHostedSett
         name,
         apiKey,
         baseURL: baseUrl,
+        fetch: upstreamFetch,
         includeUsage: true,
         supportsStructuredOutputs: true,
       }).chatModel(id),
     embeddingModel: ({ apiKey, baseUrl }, id) =>
-      createOpenAICompatible({ name, apiKey, baseURL: baseUrl }).embeddingModel(id),
+      createOpenAICompatible({ name, apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embeddingModel(id),
     models: ({ models, contextWindow }) =>
       models.map((model) => ({
         id: selfHostedId(name, model),
@@ -237,20 +242,24 @@ const registry = {
   sandbox,
   openai: hosted('OPENAI_API_KEY', 'OPENAI_BASE_URL', {
     // Chat Completions (not the Responses API): every OpenAI chat model speaks it, and so does our own wire format.
-    languageModel: ({ apiKey, baseUrl }, id) => createOpenAI({ apiKey, baseURL: baseUrl }).chat(id),
-    embeddingModel: ({ apiKey, baseUrl }, id) => createOpenAI({ apiKey, baseURL: baseUrl }).embedding(id),
+    languageModel: ({ apiKey, baseUrl }, id) =>
+      createOpenAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).chat(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) =>
+      createOpenAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embedding(id),
   }),
   anthropic: hosted('ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', {
-    languageModel: ({ apiKey, baseUrl }, id) => createAnthropic({ apiKey, baseURL: baseUrl })(id),
+    languageModel: ({ apiKey, baseUrl }, id) => createAnthropic({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
   }),
   google: hosted('GOOGLE_GENERATIVE_AI_API_KEY', 'GOOGLE_BASE_URL', {
-    languageModel: ({ apiKey, baseUrl }, id) => createGoogleGenerativeAI({ apiKey, baseURL: baseUrl })(id),
+    languageModel: ({ apiKey, baseUrl }, id) =>
+      createGoogleGenerativeAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
     embeddingModel: ({ apiKey, baseUrl }, id) =>
-      createGoogleGenerativeAI({ apiKey, baseURL: baseUrl }).embeddingModel(id),
+      createGoogleGenerativeAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embeddingModel(id),
   }),
   mistral: hosted('MISTRAL_API_KEY', 'MISTRAL_BASE_URL', {
-    languageModel: ({ apiKey, baseUrl }, id) => createMistral({ apiKey, baseURL: baseUrl })(id),
-    embeddingModel: ({ apiKey, baseUrl }, id) => createMistral({ apiKey, baseURL: baseUrl }).embeddingModel(id),
+    languageModel: ({ apiKey, baseUrl }, id) => createMistral({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
+    embeddingModel: ({ apiKey, baseUrl }, id) =>
+      createMistral({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embeddingModel(id),
   }),
   groq: compatible('groq', 'GROQ_API_KEY', 'GROQ_BASE_URL', 'https://api.groq.com/openai/v1'),
   together: compatible('together', 'TOGETHER_API_KEY', 'TOGETHER_BASE_URL', 'https://api.together.xyz/v1'),

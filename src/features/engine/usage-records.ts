@@ -1,6 +1,10 @@
 // The usage rows of provider calls (`usage_records`, what GET /v1/usage sums and prices), one a call that reached
-// the provider, written when the call ends whatever happened, and counted in the metrics (GET /metrics) alike. An answer is not withheld for its bookkeeping: a row
-// that cannot be written is logged with what it held.
+// the provider, written when the call ends whatever happened, and counted in the metrics (GET /metrics) alike. An
+// answer is not withheld for its bookkeeping: a row that cannot be written is logged with what it held.
+//
+// The rows of calls that end in the same turn of the event loop are written in one transaction, and each call waits
+// for it: under load a commit (its WAL frames, its index pages) costs more than the rows it holds, and a call's row is
+// still in the database before its answer ends.
 import type { Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
@@ -25,6 +29,33 @@ type UsageRow = Insertable<Database['usage_records']>;
 const insertUsageRow = preparedQuery<UsageRow & Record<string, unknown>, never>((db, row) =>
   db.insertInto('usage_records').values(row),
 );
+
+interface Batch {
+  rows: UsageRow[];
+  written: Promise<void>;
+}
+
+/** The batch of this turn of the event loop, per database. */
+const batches = new WeakMap<Kysely<Database>, Batch>();
+
+function write(db: Kysely<Database>, rows: UsageRow[]): Promise<void> {
+  let batch = batches.get(db);
+  if (!batch) {
+    const queued: UsageRow[] = [];
+    const written = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      batches.delete(db);
+      if (queued.length === 1) await insertUsageRow(db, queued[0]!);
+      else
+        await db.transaction().execute(async (trx) => {
+          for (const row of queued) await insertUsageRow(db, row, trx);
+        });
+    });
+    batch = { rows: queued, written };
+    batches.set(db, batch);
+  }
+  batch.rows.push(...rows);
+  return batch.written;
+}
 
 /** Writes a row for each call that used tokens (a call refused before the provider costs nothing and is not a call). */
 export async function recordUsage(
@@ -60,9 +91,7 @@ export async function recordUsage(
     );
   }
   try {
-    // One call's row (the common case) through the prepared insert; several choices' rows in one statement.
-    if (rows.length === 1) await insertUsageRow(db, rows[0]!);
-    else await db.insertInto('usage_records').values(rows).execute();
+    await write(db, rows);
   } catch (error) {
     logger.error({ err: error, usage: rows }, 'the usage of a model call could not be recorded');
   }

@@ -10,16 +10,18 @@
 // call), so a block ends the generation as it does for text. A redaction inside the arguments' JSON writes the
 // rule's replacement JSON-escaped within a string, and as a JSON string where the match was not inside one (a phone
 // number written as a number), so that arguments that were valid JSON stay valid JSON.
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import { type AuditOrigin, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { Problem } from '../../platform/problems.ts';
+import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { GenerationEvent } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
 import { compilePolicy, type Policy, type PolicyMatch, type PolicyRule, StreamGuard } from './match.ts';
 import { ruleOf } from './rules.ts';
+import type { ComplianceRulesTable } from './schema.ts';
 import { bannedPhrasesRule, VOICE_RULE_ID } from './voice-rule.ts';
 
 /** How much of a blocked output the audit entry keeps. */
@@ -31,20 +33,24 @@ export interface PolicyScope {
   voice: { id: string; name: string; banned_phrases: string[] } | null;
 }
 
+const enabledRules = preparedQuery<{ workspaceId: string; projectId: string | null }, Selectable<ComplianceRulesTable>>(
+  (db, { workspaceId, projectId }) =>
+    db
+      .selectFrom('compliance_rules')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('enabled', '=', 1)
+      .where((eb) =>
+        projectId !== null
+          ? eb.or([eb('project_id', 'is', null), eb('project_id', '=', projectId)])
+          : eb('project_id', 'is', null),
+      )
+      .orderBy('id'),
+);
+
 /** The policy of a generation, or null when no rule applies (the text then streams untouched). */
 export async function outputPolicy(db: Kysely<Database>, scope: PolicyScope): Promise<Policy | null> {
-  const rows = await db
-    .selectFrom('compliance_rules')
-    .selectAll()
-    .where('workspace_id', '=', scope.workspaceId)
-    .where('enabled', '=', 1)
-    .where((eb) =>
-      scope.projectId
-        ? eb.or([eb('project_id', 'is', null), eb('project_id', '=', scope.projectId)])
-        : eb('project_id', 'is', null),
-    )
-    .orderBy('id')
-    .execute();
+  const rows = await enabledRules(db, { workspaceId: scope.workspaceId, projectId: scope.projectId });
   const rules: PolicyRule[] = rows.map(ruleOf);
   if (scope.voice && scope.voice.banned_phrases.length > 0)
     rules.unshift(bannedPhrasesRule(scope.voice.name, scope.voice.banned_phrases));
