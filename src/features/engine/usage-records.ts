@@ -30,31 +30,57 @@ const insertUsageRow = preparedQuery<UsageRow & Record<string, unknown>, never>(
   db.insertInto('usage_records').values(row),
 );
 
-interface Batch {
+/** One call's rows waiting for the write of its turn. */
+interface Pending {
   rows: UsageRow[];
-  written: Promise<void>;
+  written: () => void;
+  failed: (error: unknown) => void;
 }
 
-/** The batch of this turn of the event loop, per database. */
-const batches = new WeakMap<Kysely<Database>, Batch>();
+/** The calls of this turn of the event loop, per database. */
+const batches = new WeakMap<Kysely<Database>, Pending[]>();
+
+async function insertRows(db: Kysely<Database>, rows: UsageRow[], runner: Kysely<Database> = db): Promise<void> {
+  for (const row of rows) await insertUsageRow(db, row, runner);
+}
+
+/** Writes the turn's calls in one transaction; when it fails, each call's rows alone, so that one call's bad row (its
+ *  workspace deleted meanwhile) costs no other call its rows. */
+async function flush(db: Kysely<Database>, batch: Pending[]): Promise<void> {
+  if (batch.length > 1) {
+    try {
+      await db.transaction().execute(async (trx) => {
+        for (const pending of batch) await insertRows(db, pending.rows, trx);
+      });
+      for (const pending of batch) pending.written();
+      return;
+    } catch {
+      // Each call on its own below.
+    }
+  }
+  for (const pending of batch) {
+    try {
+      if (pending.rows.length === 1) await insertRows(db, pending.rows);
+      else await db.transaction().execute((trx) => insertRows(db, pending.rows, trx));
+      pending.written();
+    } catch (error) {
+      pending.failed(error);
+    }
+  }
+}
 
 function write(db: Kysely<Database>, rows: UsageRow[]): Promise<void> {
   let batch = batches.get(db);
   if (!batch) {
-    const queued: UsageRow[] = [];
-    const written = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    const queued: Pending[] = [];
+    batches.set(db, (batch = queued));
+    setImmediate(() => {
       batches.delete(db);
-      if (queued.length === 1) await insertUsageRow(db, queued[0]!);
-      else
-        await db.transaction().execute(async (trx) => {
-          for (const row of queued) await insertUsageRow(db, row, trx);
-        });
+      void flush(db, queued);
     });
-    batch = { rows: queued, written };
-    batches.set(db, batch);
   }
-  batch.rows.push(...rows);
-  return batch.written;
+  const pending = batch;
+  return new Promise<void>((written, failed) => pending.push({ rows, written, failed }));
 }
 
 /** Writes a row for each call that used tokens (a call refused before the provider costs nothing and is not a call). */
