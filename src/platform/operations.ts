@@ -40,55 +40,80 @@ export type OperationHandler<K extends OperationId = OperationId> = (
 /** A handler for each operation that has one. */
 export type OperationHandlers = { [K in OperationId]?: OperationHandler<K> };
 
-export function requestContext(platform: Platform, req: Request, res: Response): RequestContext {
-  const state = locals(res);
-  const caller = state.caller;
-  let controller: AbortController | undefined;
-  let url: URL | undefined;
-  return {
-    platform,
-    requestId: state.requestId,
-    now: state.receivedAt,
-    // Parsed on first use: most handlers never read it.
-    get url(): URL {
-      return (url ??= new URL(req.originalUrl, `${platform.config.publicBaseUrl}/`));
-    },
-    // Computed on first use (it walks X-Forwarded-For when proxies are trusted): most handlers never read it.
-    get ip(): string {
-      return clientIp(req);
-    },
-    userAgent: req.get('user-agent')?.slice(0, 512) ?? null,
-    accepts: (...types: string[]) => req.accepts(types),
-    yamlBody: state.yamlBody,
-    // Made on first use, so that requests that never look at it pay nothing for it.
-    get signal(): AbortSignal {
-      if (!controller) {
-        const made = new AbortController();
-        controller = made;
-        const abort = () => made.abort(new Error('the client closed the connection'));
-        if (res.destroyed || res.writableFinished) {
+/**
+ * The context a handler gets. A class, so that what most handlers never read (the URL, the client's address, the
+ * abort signal) is computed on first use by getters shared by every request, not defined again on each one.
+ */
+class OperationContext implements RequestContext {
+  readonly platform: Platform;
+  readonly requestId: string;
+  readonly now: Date;
+  readonly userAgent: string | null;
+  readonly yamlBody: RequestContext['yamlBody'];
+  readonly #req: Request;
+  readonly #res: Response;
+  #url: URL | undefined;
+  #controller: AbortController | undefined;
+
+  constructor(platform: Platform, req: Request, res: Response) {
+    const state = locals(res);
+    this.platform = platform;
+    this.requestId = state.requestId;
+    this.now = state.receivedAt;
+    this.userAgent = req.get('user-agent')?.slice(0, 512) ?? null;
+    this.yamlBody = state.yamlBody;
+    this.#req = req;
+    this.#res = res;
+  }
+
+  get url(): URL {
+    this.#url ??= new URL(this.#req.originalUrl, `${this.platform.config.publicBaseUrl}/`);
+    return this.#url;
+  }
+
+  // It walks X-Forwarded-For when proxies are trusted.
+  get ip(): string {
+    return clientIp(this.#req);
+  }
+
+  accepts(...types: string[]): string | false {
+    return this.#req.accepts(types);
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      const made = new AbortController();
+      this.#controller = made;
+      const res = this.#res;
+      const abort = () => made.abort(new Error('the client closed the connection'));
+      if (res.destroyed || res.writableFinished) {
+        if (!res.writableFinished) abort();
+      } else {
+        res.once('close', () => {
           if (!res.writableFinished) abort();
-        } else {
-          res.once('close', () => {
-            if (!res.writableFinished) abort();
-          });
-        }
+        });
       }
-      return controller.signal;
-    },
-    get caller(): Caller {
-      if (!caller)
-        throw new Error(`operation ${String(state.operationId)} read the caller of an unauthenticated request`);
-      return caller;
-    },
-    get embed(): EmbedCaller {
-      if (!state.embed)
-        throw new Error(
-          `operation ${String(state.operationId)} read the embed caller of a request without an embed key`,
-        );
-      return state.embed;
-    },
-  };
+    }
+    return this.#controller.signal;
+  }
+
+  get caller(): Caller {
+    const state = locals(this.#res);
+    if (!state.caller)
+      throw new Error(`operation ${String(state.operationId)} read the caller of an unauthenticated request`);
+    return state.caller;
+  }
+
+  get embed(): EmbedCaller {
+    const state = locals(this.#res);
+    if (!state.embed)
+      throw new Error(`operation ${String(state.operationId)} read the embed caller of a request without an embed key`);
+    return state.embed;
+  }
+}
+
+export function requestContext(platform: Platform, req: Request, res: Response): RequestContext {
+  return new OperationContext(platform, req, res);
 }
 
 /**

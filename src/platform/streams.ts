@@ -44,8 +44,9 @@ export function formatEvent(event: Event): string {
   let out = '';
   if (event.event !== undefined) out += `event: ${event.event.replace(/[\r\n]/g, ' ')}\n`;
   if (event.id !== undefined) out += `id: ${event.id.replace(/[\r\n]/g, ' ')}\n`;
-  const data = event.text !== undefined ? event.text : JSON.stringify(event.data);
-  for (const line of data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  // JSON text has no line breaks (JSON.stringify escapes them in strings): one line, the common case of every chunk.
+  if (event.text === undefined) return `${out}data: ${JSON.stringify(event.data)}\n\n`;
+  for (const line of event.text.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
   return `${out}\n`;
 }
 

@@ -56,6 +56,7 @@ describe('the patch of express-openapi-validator', () => {
       "an answer's content type checked once",
     ],
     ['middlewares/openapi.metadata.js', 'compiledRouteCache.get(key)', 'route matchers compiled once'],
+    ['middlewares/openapi.metadata.js', 'matches.get(path)', "a path's route remembered"],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(
       source(file),
