@@ -285,3 +285,56 @@ describe.each(databaseKinds)('providers on %s', (kind) => {
     expect((await server.call('GET', '/v1/chat/threads', { key })).body.data).toEqual([]);
   });
 });
+
+describe('a provider call that outlasts PROVIDER_TIMEOUT_MS', () => {
+  let openai: FakeProvider;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    openai = await startFakeOpenAi();
+    server = await startTestServer({
+      database: databaseKinds[0]!,
+      env: {
+        OPENAI_API_KEY: 'sk-test-openai',
+        OPENAI_BASE_URL: openai.url,
+        PROVIDER_TIMEOUT_MS: '400',
+        PROVIDER_MAX_RETRIES: '0',
+      },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await openai?.close();
+  });
+
+  test('is abandoned: the stream ends with an upstream_unavailable error event, the upstream is disconnected, what was generated is billed', async () => {
+    const { secret: key } = await createWorkspace(server.platform.db, {
+      name: 'Timeouts',
+      region: server.platform.config.region,
+      now: new Date(),
+    });
+    openai.enqueue({ endless: true, chunkDelayMs: 20 });
+    const disconnects = openai.disconnects;
+    const answer = await server.call('POST', '/v1/chat/completions', {
+      key,
+      body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Go on forever' }], stream: true },
+    });
+    expect(answer.status).toBe(200);
+    const events = answer.text.split('\n\n').filter(Boolean);
+    expect(events.filter((event) => event.includes('"content"')).length).toBeGreaterThan(3);
+    const last = events.at(-1)!;
+    expect(last).toMatch(/^event: error\ndata: /);
+    expect(JSON.parse(last.slice(last.indexOf('data: ') + 'data: '.length))).toMatchObject({
+      status: 503,
+      code: 'upstream_unavailable',
+      detail: expect.stringContaining('did not answer in time'),
+    });
+    await openai.waitForDisconnect(10_000);
+    expect(openai.disconnects).toBe(disconnects + 1);
+    const usage = await eventually(
+      () => server.call('GET', '/v1/usage?group_by=model', { key }),
+      (summary) => summary.body.totals.requests === 1,
+    );
+    expect(usage.body.totals.output_tokens).toBeGreaterThan(3);
+  });
+});

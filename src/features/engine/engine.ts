@@ -519,10 +519,14 @@ export class Engine {
     promptTokens: () => number,
     whole: boolean,
   ): CallRun {
-    const timeout = AbortSignal.timeout(this.#config.timeoutMs);
-    // Stopped when the generation's reader stopped reading the other choices' events (merge).
-    const stopped = new AbortController();
-    const signal = AbortSignal.any([request.signal, timeout, stopped.signal]);
+    // One controller for the call, aborted by the request's signal, by the call's timeout, or by stop() when the
+    // generation's reader stopped reading the other choices' events (merge). Not AbortSignal.any and
+    // AbortSignal.timeout: their weak references and timers cost a call more than the rest of its bookkeeping.
+    const controller = new AbortController();
+    const signal = controller.signal;
+    const timeoutMs = this.#config.timeoutMs;
+    let timedOut = false;
+    let stopped = false;
     let reported: TokenUsage | undefined;
     let generated = '';
     let started = false;
@@ -613,6 +617,14 @@ export class Engine {
         calls.set(id, { index: calls.size, name, streamed: '' });
         return { type: 'tool-call-start', choice, index: calls.size - 1, id, name };
       };
+      const onRequestAbort = () => controller.abort(request.signal.reason);
+      if (request.signal.aborted) onRequestAbort();
+      else request.signal.addEventListener('abort', onRequestAbort, { once: true });
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+      }, timeoutMs);
+      timer.unref();
       try {
         const stream = whole
           ? wholeAnswerParts(await withRetries(() => languageModel.doGenerate(options), maxRetries, signal))
@@ -678,20 +690,25 @@ export class Engine {
         }
         outcome = 'ok';
       } catch (error) {
-        if (request.signal.aborted || stopped.signal.aborted) return;
+        if (request.signal.aborted || stopped) return;
         refused = generated === '';
-        const problem = error instanceof Problem ? error : upstreamProblem(error, model, timeout.aborted);
-        outcome = providerOutcome(problem, timeout.aborted);
+        const problem = error instanceof Problem ? error : upstreamProblem(error, model, timedOut);
+        outcome = providerOutcome(problem, timedOut);
         span.fail(problem, problem.code);
         throw problem;
       } finally {
+        clearTimeout(timer);
+        request.signal.removeEventListener('abort', onRequestAbort);
         metrics.providerCall(model.id, model.provider, outcome, (performance.now() - startedAt) / 1000);
         span.end(() => ({ usage: usage(), costUsd: priceOf(model, usage()) }));
       }
     })();
     return {
       events,
-      stop: () => stopped.abort(),
+      stop: () => {
+        stopped = true;
+        controller.abort();
+      },
       usage,
     };
   }
