@@ -39,29 +39,33 @@ function bodyStream(
   signal: AbortSignal | undefined,
 ): ReadableStream<Uint8Array> {
   const source = decoded(response);
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      const onAbort = () => {
-        controller.error(signal!.reason);
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const onAbort = () => {
+          controller.error(signal!.reason);
+          request.destroy();
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        response.once('close', () => signal?.removeEventListener('abort', onAbort));
+        source.on('data', (chunk: Buffer) => {
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 0) <= 0) source.pause();
+        });
+        source.once('end', () => controller.close());
+        source.once('error', (error) => controller.error(error));
+        response.once('aborted', () => controller.error(new TypeError('terminated')));
+      },
+      pull() {
+        source.resume();
+      },
+      cancel() {
         request.destroy();
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      response.once('close', () => signal?.removeEventListener('abort', onAbort));
-      source.on('data', (chunk: Buffer) => {
-        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-        if ((controller.desiredSize ?? 0) <= 0) source.pause();
-      });
-      source.once('end', () => controller.close());
-      source.once('error', (error) => controller.error(error));
-      response.once('aborted', () => controller.error(new TypeError('terminated')));
+      },
     },
-    pull() {
-      source.resume();
-    },
-    cancel() {
-      request.destroy();
-    },
-  });
+    // Counted in bytes: a stream of small events (one per token) does not pause the socket after each of them.
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
+  );
 }
 
 function headerPairs(headers: HeadersInit | undefined): Array<[string, string]> {
