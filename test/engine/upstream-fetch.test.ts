@@ -49,6 +49,19 @@ beforeAll(async () => {
           res.writeHead(204);
           res.end();
           return;
+        case '/cut':
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+          res.write('{"partial":');
+          setTimeout(() => res.socket?.destroy(), 20);
+          return;
+        case '/gzip-endless': {
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+          const gzip = zlib.createGzip({ flush: zlib.constants.Z_SYNC_FLUSH });
+          gzip.pipe(res);
+          const timer = setInterval(() => gzip.write('data: {"tick":1}\n\n'), 2);
+          res.on('close', () => clearInterval(timer));
+          return;
+        }
         case '/silent':
           return; // never answers
         case '/endless': {
@@ -183,6 +196,38 @@ describe('upstreamFetch', () => {
     await expect
       .poll(() => closedEarly.filter((path) => path === '/endless').length, { timeout: 5_000, interval: 5 })
       .toBe(before + 1);
+  });
+
+  test('a compressed stream aborted while it streams errors with the reason; nothing is read after', async () => {
+    const controller = new AbortController();
+    const response = await upstreamFetch(`${base}/gzip-endless`, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('tick');
+    controller.abort();
+    let error: unknown;
+    for (let i = 0; i < 10_000 && error === undefined; i++) {
+      const read = await reader.read().catch((caught: unknown) => ({ caught }));
+      if ('caught' in read) error = read.caught;
+      else if (read.done) break;
+    }
+    expect((error as DOMException).name).toBe('AbortError');
+    // Output the decompressor still held is dropped, not pushed into the errored stream (which would throw).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+
+  test('a connection that closes before the body’s end: reading the body fails, as with the global fetch', async () => {
+    for (const fetchOf of [upstreamFetch, fetch]) {
+      const response = await fetchOf(`${base}/cut`);
+      expect(response.status).toBe(200);
+      await expect(response.text()).rejects.toThrow(TypeError);
+    }
+  });
+
+  test('a 204 leaves its connection to the next call', async () => {
+    await upstreamFetch(`${base}/empty`, { method: 'POST', body: '{}' });
+    const first = seen.at(-1)!.remotePort;
+    await upstreamFetch(`${base}/empty`, { method: 'POST', body: '{}' });
+    expect(seen.at(-1)!.remotePort).toBe(first);
   });
 
   test('what it does not cover goes to the global fetch: a form body', async () => {

@@ -32,35 +32,59 @@ function decoded(response: http.IncomingMessage): Readable {
   }
 }
 
-/** The answer's body as a web stream that reads the socket as fast as its reader does. */
+/**
+ * The answer's body as a web stream that reads the socket as fast as its reader does. Once it is closed, errored or
+ * cancelled, nothing more reaches it (a decompressor may still hold output after the socket is gone).
+ */
 function bodyStream(
   response: http.IncomingMessage,
   request: http.ClientRequest,
   signal: AbortSignal | undefined,
 ): ReadableStream<Uint8Array> {
   const source = decoded(response);
+  let open = true;
+  const stop = () => {
+    open = false;
+    signal?.removeEventListener('abort', onAbort);
+    request.destroy();
+    if (source !== response) source.destroy();
+  };
+  let fail: (error: unknown) => void = () => {};
+  const onAbort = () => fail(signal!.reason);
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        const onAbort = () => {
-          controller.error(signal!.reason);
-          request.destroy();
+        fail = (error) => {
+          if (!open) return;
+          stop();
+          controller.error(error);
         };
         signal?.addEventListener('abort', onAbort, { once: true });
-        response.once('close', () => signal?.removeEventListener('abort', onAbort));
         source.on('data', (chunk: Buffer) => {
+          if (!open) return;
           controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
           if ((controller.desiredSize ?? 0) <= 0) source.pause();
         });
-        source.once('end', () => controller.close());
-        source.once('error', (error) => controller.error(error));
-        response.once('aborted', () => controller.error(new TypeError('terminated')));
+        source.once('end', () => {
+          if (!open) return;
+          open = false;
+          signal?.removeEventListener('abort', onAbort);
+          controller.close();
+        });
+        // As the global fetch: a body cut short (or one that does not decompress) is TypeError('terminated').
+        const terminated = (error: unknown) => fail(new TypeError('terminated', { cause: error }));
+        source.on('error', terminated);
+        if (source !== response) response.on('error', terminated);
+        // The connection closed before the body's end.
+        response.once('close', () => {
+          if (!response.complete) fail(new TypeError('terminated'));
+        });
       },
       pull() {
         source.resume();
       },
       cancel() {
-        request.destroy();
+        if (open) stop();
       },
     },
     // Counted in bytes: a stream of small events (one per token) does not pause the socket after each of them.
@@ -100,7 +124,7 @@ export function upstreamFetch(input: string | URL | Request, init: RequestInit =
       reject(reason);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    request.once('error', (error) => {
+    request.on('error', (error) => {
       signal?.removeEventListener('abort', onAbort);
       reject(new TypeError('fetch failed', { cause: error }));
     });
@@ -110,7 +134,10 @@ export function upstreamFetch(input: string | URL | Request, init: RequestInit =
       const raw = response.rawHeaders;
       for (let i = 0; i < raw.length; i += 2) responseHeaders.append(raw[i]!, raw[i + 1]!);
       signal?.removeEventListener('abort', onAbort);
-      const stream = NULL_BODY.has(status) || init.method === 'HEAD' ? null : bodyStream(response, request, signal);
+      const empty = NULL_BODY.has(status) || init.method === 'HEAD';
+      // A body the Response does not have is still read off the socket, so that the connection can be reused.
+      if (empty) response.resume();
+      const stream = empty ? null : bodyStream(response, request, signal);
       resolve(new Response(stream, { status, statusText: response.statusMessage ?? '', headers: responseHeaders }));
     });
     request.end(body ?? undefined);
