@@ -62,6 +62,15 @@ beforeAll(async () => {
           res.on('close', () => clearInterval(timer));
           return;
         }
+        case '/odd-status':
+          res.writeHead(999, { 'content-type': 'application/json' });
+          res.end('{}');
+          return;
+        case '/gzip-no-trailer':
+          // What a sloppy proxy sends: the compressed data without gzip's trailer.
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+          res.end(zlib.gzipSync(JSON.stringify({ trailer: false })).subarray(0, -8));
+          return;
         case '/silent':
           return; // never answers
         case '/endless': {
@@ -134,6 +143,18 @@ describe('upstreamFetch', () => {
     expect(missing.status).toBe(404);
     expect(missing.ok).toBe(false);
     expect(await missing.json()).toEqual({ error: { message: 'no such route' } });
+  });
+
+  test('an answer the Fetch standard does not allow (status 999) is a failed fetch, not a crash; the server goes on', async () => {
+    const error = await upstreamFetch(`${base}/odd-status`).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).message).toBe('fetch failed');
+    expect(((error as TypeError).cause as Error).name).toBe('RangeError');
+    expect((await upstreamFetch(`${base}/json`)).status).toBe(201);
+  });
+
+  test('a compressed body without its trailer is read to its end, as undici reads it', async () => {
+    expect(await (await upstreamFetch(`${base}/gzip-no-trailer`)).json()).toEqual({ trailer: false });
   });
 
   test('a 204 has no body', async () => {

@@ -10,9 +10,11 @@ import https from 'node:https';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 
+// An idle connection is closed after 4 s (undici's default): a provider or a proxy in between may drop it sooner
+// without a word, and a call on a dropped connection fails or hangs. The timeout ends idle connections only.
 const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
+  'http:': new http.Agent({ keepAlive: true, timeout: 4_000 }),
+  'https:': new https.Agent({ keepAlive: true, timeout: 4_000 }),
 };
 
 /** Statuses whose Response has no body (the Fetch standard's null body statuses). */
@@ -20,13 +22,14 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 function decoded(response: http.IncomingMessage): Readable {
   switch (response.headers['content-encoding']?.trim().toLowerCase()) {
+    // As lenient as undici at the end of the body: a stream whose compressor never wrote its trailer still ends.
     case 'gzip':
     case 'x-gzip':
-      return response.pipe(zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH }));
+      return response.pipe(zlib.createGunzip({ finishFlush: zlib.constants.Z_SYNC_FLUSH }));
     case 'deflate':
-      return response.pipe(zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH }));
+      return response.pipe(zlib.createInflate({ finishFlush: zlib.constants.Z_SYNC_FLUSH }));
     case 'br':
-      return response.pipe(zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH }));
+      return response.pipe(zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH }));
     default:
       return response;
   }
@@ -128,17 +131,26 @@ export function upstreamFetch(input: string | URL | Request, init: RequestInit =
       signal?.removeEventListener('abort', onAbort);
       reject(new TypeError('fetch failed', { cause: error }));
     });
+    // A connection closed without an answer (a 101, say, which nothing here upgrades); after one, this does nothing.
+    request.once('close', () => reject(new TypeError('fetch failed', { cause: new Error('closed before an answer') })));
     request.once('response', (response) => {
-      const status = response.statusCode ?? 0;
-      const responseHeaders = new Headers();
-      const raw = response.rawHeaders;
-      for (let i = 0; i < raw.length; i += 2) responseHeaders.append(raw[i]!, raw[i + 1]!);
       signal?.removeEventListener('abort', onAbort);
-      const empty = NULL_BODY.has(status) || init.method === 'HEAD';
-      // A body the Response does not have is still read off the socket, so that the connection can be reused.
-      if (empty) response.resume();
-      const stream = empty ? null : bodyStream(response, request, signal);
-      resolve(new Response(stream, { status, statusText: response.statusMessage ?? '', headers: responseHeaders }));
+      // Thrown here, an answer the Fetch standard does not allow (a status over 599, a status text with a control
+      // character) would escape the HTTP parser and end the process: it is a failed fetch, as with the global one.
+      try {
+        const status = response.statusCode ?? 0;
+        const responseHeaders = new Headers();
+        const raw = response.rawHeaders;
+        for (let i = 0; i < raw.length; i += 2) responseHeaders.append(raw[i]!, raw[i + 1]!);
+        const empty = NULL_BODY.has(status) || init.method === 'HEAD';
+        const stream = empty ? null : bodyStream(response, request, signal);
+        resolve(new Response(stream, { status, statusText: response.statusMessage ?? '', headers: responseHeaders }));
+        // A body the Response does not have is still read off the socket, so that the connection can be reused.
+        if (empty) response.resume();
+      } catch (error) {
+        request.destroy();
+        reject(new TypeError('fetch failed', { cause: error }));
+      }
     });
     request.end(body ?? undefined);
   });
