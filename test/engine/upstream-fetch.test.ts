@@ -94,6 +94,16 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+/** Reads what is left of a body; what reading it threw, or undefined when it ended (bounded). */
+async function readUntilError(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<unknown> {
+  for (let i = 0; i < 10_000; i++) {
+    const read = await reader.read().catch((caught: unknown) => ({ caught }));
+    if ('caught' in read) return read.caught;
+    if (read.done) return undefined;
+  }
+  return undefined;
+}
+
 describe('upstreamFetch', () => {
   test('a POST arrives with its method, headers and body; the answer keeps its status, status text, headers and body', async () => {
     const response = await upstreamFetch(`${base}/json`, {
@@ -196,13 +206,7 @@ describe('upstreamFetch', () => {
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('tick');
     const before = closedEarly.filter((path) => path === '/endless').length;
     controller.abort();
-    let error: unknown;
-    for (let i = 0; i < 10_000 && error === undefined; i++) {
-      const read = await reader.read().catch((caught: unknown) => ({ caught }));
-      if ('caught' in read) error = read.caught;
-      else if (read.done) break;
-    }
-    expect((error as DOMException).name).toBe('AbortError');
+    expect(((await readUntilError(reader)) as DOMException).name).toBe('AbortError');
     await expect
       .poll(() => closedEarly.filter((path) => path === '/endless').length, { timeout: 5_000, interval: 5 })
       .toBe(before + 1);
@@ -225,13 +229,7 @@ describe('upstreamFetch', () => {
     const reader = response.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toContain('tick');
     controller.abort();
-    let error: unknown;
-    for (let i = 0; i < 10_000 && error === undefined; i++) {
-      const read = await reader.read().catch((caught: unknown) => ({ caught }));
-      if ('caught' in read) error = read.caught;
-      else if (read.done) break;
-    }
-    expect((error as DOMException).name).toBe('AbortError');
+    expect(((await readUntilError(reader)) as DOMException).name).toBe('AbortError');
     // Output the decompressor still held is dropped, not pushed into the errored stream (which would throw).
     await new Promise((resolve) => setTimeout(resolve, 50));
   });
