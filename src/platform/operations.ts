@@ -112,10 +112,6 @@ class OperationContext implements RequestContext {
   }
 }
 
-export function requestContext(platform: Platform, req: Request, res: Response): RequestContext {
-  return new OperationContext(platform, req, res);
-}
-
 /**
  * The request of operation `id`, from the HTTP request the contract's validator has let through: its path, query,
  * header parameters and body are what the contract says they are, which is what the cast states.
@@ -167,7 +163,7 @@ const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export function bindOperation<K extends OperationId>(platform: Platform, id: K, handler: OperationHandler<K>) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
-    const context = requestContext(platform, req, res);
+    const context = new OperationContext(platform, req, res);
     const request = typedRequest(id, req);
     const idempotencyKey = IDEMPOTENT_METHODS.has(req.method) ? req.get('idempotency-key') : undefined;
     if (!idempotencyKey) {
