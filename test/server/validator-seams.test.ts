@@ -5,6 +5,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import '../../src/platform/validation.ts';
 
@@ -57,6 +59,7 @@ describe('the patch of express-openapi-validator', () => {
     ],
     ['middlewares/openapi.metadata.js', 'compiledRouteCache.get(key)', 'route matchers compiled once'],
     ['middlewares/openapi.metadata.js', 'matches.get(path)', "a path's route remembered"],
+    ['framework/ajv/index.js', 'const schemaPath = it.schemaPath.str;', 'a keyword keeps its schema path only'],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(
       source(file),
@@ -79,5 +82,63 @@ describe('the seam in express-openapi-validator that the server replaces', () =>
     ).toBe(1);
     const util = createRequire(entry)('./middlewares/util.js') as { useAjvCache: { toString(): string } };
     expect(util.useAjvCache.toString(), reread).toContain('sharedRoot');
+  });
+});
+
+// The keywords the library adds to Ajv (date and date-time conversion, readOnly, writeOnly) are compiled for every
+// place of the contract that uses them; what their validators keep lives as long as the server. Each such place kept
+// the compilation of its whole answer or request schema (Ajv's code generator and the generated code), much of the
+// server's memory once every operation is compiled. Part 9 of the patch keeps the schema path only.
+describe("the validator's own keywords", () => {
+  setFlagsFromString('--expose-gc');
+  const collectGarbage = runInNewContext('gc') as () => void;
+  const ajvModule = createRequire(entry)('./framework/ajv/index.js') as Record<
+    'createRequestAjv' | 'createResponseAjv',
+    (spec: object, options: object) => { getKeyword(keyword: string): { compile: Compile } | false }
+  >;
+  type Validate = ((data: unknown, context: object) => boolean) & { errors?: Array<{ schemaPath: string }> };
+  type Compile = (schema: unknown, parentSchema: object, it: object) => Validate;
+  const spec = { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {}, components: { schemas: {} } };
+  const failingSerDes = {
+    serialize: () => {
+      throw new Error('cannot serialize');
+    },
+    deserialize: () => {
+      throw new Error('cannot deserialize');
+    },
+  };
+  const options = { formats: {}, serDesMap: { 'date-time': failingSerDes }, removeAdditional: false };
+  const schemaPath = '#/properties/created_at/x';
+
+  /** Compiles the keyword with a schema context held by nothing else, and whether that context outlives a full GC. */
+  async function compiledKeepsContext(compile: Compile, schema: unknown) {
+    const compiled = ((): { validate: Validate; context: WeakRef<object> } => {
+      const it = { schemaPath: { str: schemaPath }, generatedCode: new Array(100_000).fill('code') };
+      return { validate: compile(schema, {}, it), context: new WeakRef(it) };
+    })();
+    // A WeakRef's target stays alive until the current job ends.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    collectGarbage();
+    return { validate: compiled.validate, kept: compiled.context.deref() !== undefined };
+  }
+
+  test('a validator that closes over its schema context keeps it alive (the check below can fail)', async () => {
+    const keeping: Compile = (_schema, _parent, it) => () => it !== undefined;
+    expect((await compiledKeepsContext(keeping, true)).kept).toBe(true);
+  });
+
+  test.each([
+    ['createRequestAjv', 'x-eov-req-serdes', failingSerDes, 'not a date'],
+    ['createRequestAjv', 'readOnly', true, 'sent'],
+    ['createResponseAjv', 'x-eov-res-serdes', failingSerDes, new Date(0)],
+    ['createResponseAjv', 'writeOnly', true, 'answered'],
+  ] as const)('%s %s keeps its schema path, not the compilation', async (factory, keyword, schema, data) => {
+    const definition = ajvModule[factory](structuredClone(spec), options).getKeyword(keyword);
+    if (!definition) throw new Error(`${keyword} is not a keyword of ${factory}`);
+    const { validate, kept } = await compiledKeepsContext(definition.compile, schema);
+    expect(kept, `${keyword}: its validator keeps the compilation; read docs/validator-patch.md, part 9`).toBe(false);
+    const parentData = { value: data };
+    expect(validate(data, { parentData, parentDataProperty: 'value', instancePath: '/value' })).toBe(false);
+    expect(validate.errors?.[0]?.schemaPath).toBe(schemaPath);
   });
 });
