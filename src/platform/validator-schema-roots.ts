@@ -24,20 +24,30 @@ interface Ajv {
 const require = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
 const util = require('./middlewares/util.js') as { useAjvCache: (ajv: Ajv, schema: Json, key: string) => unknown };
 
-/** The id of each document's shared root in each Ajv instance (a validator may hand an instance more than one). */
-const roots = new WeakMap<Ajv, Map<Json, string>>();
+/**
+ * A document's shared root in one Ajv instance: its id, and the list, inside the root, that holds the schema of each
+ * operation, status and content type compiled so far.
+ */
+interface SharedRoot {
+  id: string;
+  operations: Json[];
+  compiled: Map<string, unknown>;
+}
+
+/** The shared root of each document in each Ajv instance (a validator may hand an instance more than one). */
+const roots = new WeakMap<Ajv, Map<Json, SharedRoot>>();
 let rootCount = 0;
 
-function sharedRoot(ajv: Ajv, components: Json, paths: Json | undefined): string {
+function sharedRoot(ajv: Ajv, components: Json, paths: Json | undefined): SharedRoot {
   let byDocument = roots.get(ajv);
   if (!byDocument) roots.set(ajv, (byDocument = new Map()));
-  let id = byDocument.get(components);
-  if (!id) {
-    id = `urn:content-service:openapi:${++rootCount}`;
-    ajv.addSchema({ $id: id, components, ...(paths ? { paths } : {}) });
-    byDocument.set(components, id);
+  let root = byDocument.get(components);
+  if (!root) {
+    root = { id: `urn:content-service:openapi:${++rootCount}`, operations: [], compiled: new Map() };
+    ajv.addSchema({ $id: root.id, components, ...(paths ? { paths } : {}), 'x-operations': root.operations });
+    byDocument.set(components, root);
   }
-  return id;
+  return root;
 }
 
 /** A copy of the schema whose document-local references (`#/…`) point into the shared root instead. */
@@ -53,15 +63,23 @@ function rebased(node: unknown, id: string): unknown {
 }
 
 function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
-  const cached = ajv.getSchema(key);
-  if (cached) return cached;
   const { components, paths, ...own } = schema;
   if (!components) {
+    const cached = ajv.getSchema(key);
+    if (cached) return cached;
     ajv.addSchema(schema, key);
-  } else {
-    ajv.addSchema(rebased(own, sharedRoot(ajv, components, paths)) as Json, key);
+    return ajv.getSchema(key);
   }
-  return ajv.getSchema(key);
+  const root = sharedRoot(ajv, components, paths);
+  let validate = root.compiled.get(key);
+  if (!validate) {
+    // Compiled as a part of the shared root, not as a root of its own: Ajv keeps the components it compiles for a
+    // reference per root, so every operation's schema then shares each component's one compiled function.
+    root.operations.push(rebased(own, root.id) as Json);
+    validate = ajv.getSchema(`${root.id}#/x-operations/${root.operations.length - 1}`);
+    root.compiled.set(key, validate);
+  }
+  return validate;
 }
 
 util.useAjvCache = useAjvCache;

@@ -83,6 +83,46 @@ describe('the seam in express-openapi-validator that the server replaces', () =>
     const util = createRequire(entry)('./middlewares/util.js') as { useAjvCache: { toString(): string } };
     expect(util.useAjvCache.toString(), reread).toContain('sharedRoot');
   });
+
+  test("every operation's schema calls the one compiled function of a component it references", () => {
+    const load = createRequire(entry);
+    const { createResponseAjv } = load('./framework/ajv/index.js') as {
+      createResponseAjv: (spec: object, options: object) => object;
+    };
+    const { useAjvCache } = load('./middlewares/util.js') as {
+      useAjvCache: (ajv: object, schema: object, key: string) => ((data: unknown) => boolean) | undefined;
+    };
+    // A component with a reference of its own, which Ajv compiles as a function rather than inline.
+    const components = {
+      schemas: {
+        Code: { type: 'string', enum: ['not_found', 'conflict'] },
+        Problem: { type: 'object', required: ['code'], properties: { code: { $ref: '#/components/schemas/Code' } } },
+      },
+    };
+    // The library's own options (framework/ajv/options.js): not strict, so `components` beside a schema is no error.
+    const ajv = createResponseAjv(
+      { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: {}, components },
+      { formats: {}, strict: false },
+    );
+    const answerOf = () => ({
+      type: 'object',
+      properties: { response: { $ref: '#/components/schemas/Problem' } },
+      components,
+      paths: {},
+    });
+    const first = useAjvCache(ajv, answerOf(), 'GET-/v1/a-not_provided-404-application/problem+json')!;
+    const second = useAjvCache(ajv, answerOf(), 'GET-/v1/b-not_provided-404-application/problem+json')!;
+    expect(useAjvCache(ajv, answerOf(), 'GET-/v1/a-not_provided-404-application/problem+json')).toBe(first);
+    expect(first({ response: { code: 'not_found' } })).toBe(true);
+    expect(second({ response: { code: 'gone' } })).toBe(false);
+    // The functions each generated validator calls besides itself.
+    const called = (validate: { name: string; toString(): string }) =>
+      new Set(
+        [...validate.toString().matchAll(/\b(validate\d+)\(/g)].map((m) => m[1]).filter((n) => n !== validate.name),
+      );
+    expect(called(first).size).toBe(1);
+    expect(called(second)).toEqual(called(first));
+  });
 });
 
 // The keywords the library adds to Ajv (date and date-time conversion, readOnly, writeOnly) are compiled for every
