@@ -16,6 +16,7 @@ import {
 import { bySystem, recordAudit } from './platform/audit.ts';
 import { iso } from './platform/clock.ts';
 import { ROLES } from './platform/context.ts';
+import { isDateTime, parseInstant } from './platform/instant.ts';
 import { migrate, openStorage } from './storage/database.ts';
 import type { Database } from './storage/schema.ts';
 
@@ -54,7 +55,6 @@ export class UsageError extends Error {}
 // API can show.
 const MAX_NAME_LENGTH = 100;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]+\.[^\s@]+$/;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -139,9 +139,9 @@ const commands: Record<string, Command> = {
       let expiresAt: string | null = null;
       if (values['expires-at'] !== undefined) {
         const raw = values['expires-at'];
-        const at = new Date(raw);
-        if (!RFC3339.test(raw) || Number.isNaN(at.getTime()))
+        if (!isDateTime(raw))
           throw new UsageError(`--expires-at must be an RFC 3339 date-time such as 2027-05-31T00:00:00Z, got ${raw}`);
+        const at = parseInstant(raw);
         if (at.getTime() <= Date.now()) throw new UsageError(`--expires-at must be in the future, got ${raw}`);
         expiresAt = iso(at);
       }

@@ -1,7 +1,18 @@
 // Instants sent by clients. The contract accepts any RFC 3339 date-time, leap seconds included (`23:59:60Z`), but
 // JavaScript's Date cannot represent one and `new Date('…T23:59:60Z')` is an Invalid Date (whose toISOString throws).
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 
 const LEAP_SECOND = /^(.*[Tt ]\d{2}:\d{2}:)60(\.\d+)?(.*)$/;
+
+const dateTimeFormat = fullFormats['date-time'] as { validate: (value: string) => boolean };
+
+/**
+ * Whether the text is an RFC 3339 date-time on the calendar, as the contract's `format: date-time` is checked
+ * (src/platform/validation.ts): `2027-02-30T00:00:00Z` is not, where `new Date` would read it as 2 March.
+ */
+export function isDateTime(value: string): boolean {
+  return dateTimeFormat.validate(value);
+}
 
 /** The instant an RFC 3339 date-time names; a leap second counts as the first instant of the next second. */
 export function parseInstant(value: string): Date {

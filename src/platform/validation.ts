@@ -3,9 +3,10 @@
 // one `errors[]` entry per field; a response that breaks the contract is 500 response_validation_failed.
 // Around it, the checks of what it lets through (see contractValidator).
 // The library's per-request plumbing is patched (patches/express-openapi-validator+5.6.2.patch, docs/validator-patch.md).
+import { fullFormats } from 'ajv-formats/dist/formats.js';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import './validator-schema-roots.ts';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
 import { Problem, type ProblemFieldError, validationFailed } from './problems.ts';
@@ -100,6 +101,9 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
     // The contract has no multipart operation; the multipart middleware would only pass every request on.
     fileUploader: false,
     validateFormats: true,
+    // The library's formats are ajv-formats' fast ones, which check a date's shape only: 2027-02-30 passed, and
+    // became 2 March once parsed. Dates and times are checked in full (the day of the month, leap years, the hour).
+    formats: { date: fullFormats.date, time: fullFormats.time, 'date-time': fullFormats['date-time'] },
     // Problem documents and our own 404/405 answers are checked by the tests; routing happens before.
     ignoreUndocumented: true,
   }) as RequestHandler[];

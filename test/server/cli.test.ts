@@ -64,6 +64,19 @@ describe('the CLI without a database', () => {
       ['key', 'create', '--workspace', 'ws_01KJPX9WK0EVBTHQARE1M6TSK1', '--role', 'viewer', '--expires-at', 'tomorrow'],
     ],
     [
+      'an expiry that is not on the calendar',
+      [
+        'key',
+        'create',
+        '--workspace',
+        'ws_01KJPX9WK0EVBTHQARE1M6TSK1',
+        '--role',
+        'viewer',
+        '--expires-at',
+        '2099-02-30T00:00:00Z',
+      ],
+    ],
+    [
       'an expiry in the past',
       [
         'key',

@@ -293,6 +293,35 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expect(pointers(answer)).toEqual(['path/id']);
     });
 
+    test('a date or time that is not on the calendar is refused at its field, in a body and in a query', async () => {
+      for (const expires_at of [
+        '2027-02-30T00:00:00Z',
+        '2027-04-31T12:00:00Z',
+        '2027-02-29T00:00:00Z',
+        '2027-01-01T24:00:00Z',
+      ]) {
+        const answer = await server.call('POST', '/v1/api-keys', { body: { name: 'k', role: 'viewer', expires_at } });
+        expectProblem(answer, 422, 'validation_failed');
+        expect(pointers(answer), expires_at).toEqual(['/expires_at']);
+      }
+      for (const date of ['2026-02-30', '2026-06-31', '2026-13-01']) {
+        const answer = await server.call('GET', `/v1/usage?start_date=${date}`);
+        expectProblem(answer, 422, 'validation_failed');
+        expect(pointers(answer), date).toEqual(['query/start_date']);
+      }
+      const documents = await server.call('GET', '/v1/documents?created_after=2026-02-31T00:00:00Z');
+      expectProblem(documents, 422, 'validation_failed');
+      expect(pointers(documents)).toEqual(['query/created_after']);
+
+      // 29 February of a leap year is a day, and an expiry is kept as sent.
+      const leap = await server.call('POST', '/v1/api-keys', {
+        body: { name: 'leap', role: 'viewer', expires_at: '2028-02-29T12:00:00Z' },
+      });
+      expect(leap.status).toBe(201);
+      expect(leap.body.expires_at).toBe('2028-02-29T12:00:00.000Z');
+      expect((await server.call('GET', '/v1/usage?start_date=2028-02-29&end_date=2028-03-01')).status).toBe(200);
+    });
+
     test('an Idempotency-Key over 255 characters is header/Idempotency-Key; 255 is fine', async () => {
       const tooLong = await server.call('POST', '/v1/api-keys', {
         body: { name: 'k', role: 'viewer' },
