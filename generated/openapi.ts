@@ -3948,6 +3948,8 @@ export type components = {
             name?: string | null;
             /** @description Only on messages sent back as received; ignored. */
             refusal?: string | null;
+            /** @description Only on messages sent back as an SDK's helpers hold them (the `openai` SDK's `runTools` and `parse` add the parsed content, often `null`, to each answer they send back); ignored. */
+            parsed?: Record<string, never> | null;
             /** @description The tool calls the model made in this answer; each must be answered by a `tool` message with its `id` before the next user or assistant message. */
             tool_calls?: components["schemas"]["ChatCompletionMessageToolCall"][];
         };

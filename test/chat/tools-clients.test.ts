@@ -1,5 +1,5 @@
 // Clients, unmodified, calling tools through our API against the sandbox (no key): the official `openai` SDK (tools,
-// a tool-result round trip, a stream with `tool_calls` deltas, an image part), LangChain's ChatOpenAI with
+// a tool-result round trip, its runTools loop, a stream with `tool_calls` deltas, an image part), LangChain's ChatOpenAI with
 // `bindTools(...).invoke`, and the AI SDK's `createOpenAI({baseURL, apiKey}).chat(model)` running its own tool loop
 // with generateText and streamText.
 import { createOpenAI } from '@ai-sdk/openai';
@@ -58,6 +58,34 @@ describe('clients calling tools', () => {
     const second = await openai.chat.completions.create({ model: 'sandbox-writer', messages, tools: [WEATHER] });
     expect(second.choices[0]!.message.content).toBe('get_weather: {"temperature":21,"sky":"clear"}.');
     expect(second.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  test('openai: runTools runs the function, sends back the answer as its helpers hold it, and ends with the text', async () => {
+    const cities: string[] = [];
+    const weather = {
+      type: 'function' as const,
+      function: {
+        name: WEATHER.function.name,
+        description: WEATHER.function.description!,
+        parameters: WEATHER.function.parameters!,
+        parse: (text: string) => JSON.parse(text) as { city: string },
+        function: ({ city }: { city: string }) => {
+          cities.push(city);
+          return { temperature: 21, sky: 'clear' };
+        },
+      },
+    };
+    const params = {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user' as const, content: 'What is the weather in Paris?' }],
+      tools: [weather],
+    };
+    for (const runner of [
+      openai.chat.completions.runTools({ ...params, stream: false }),
+      openai.chat.completions.runTools({ ...params, stream: true }),
+    ])
+      expect(await runner.finalContent()).toBe('get_weather: {"temperature":21,"sky":"clear"}.');
+    expect(cities).toEqual(['Paris', 'Paris']);
   });
 
   test('openai: a stream’s tool_calls deltas, joined by the SDK’s own helper, are the call', async () => {

@@ -202,6 +202,45 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     ]);
   });
 
+  test('an answer sent back as the openai SDK’s helpers hold it (runTools, parse) is accepted; their fields stay here', async () => {
+    const key = await newWorkspace();
+    const call = { id: 'call_weather2', type: 'function', function: { name: 'get_weather', arguments: ARGS } };
+    const result = { role: 'tool', tool_call_id: 'call_weather2', content: '{"temperature_c":17}' };
+    // What openai 5's runTools sends back: the answer with `parsed` and each call's `parsed_arguments`; its parse()
+    // helper holds the parsed object there instead of null.
+    for (const parsed of [null, { city: 'Lisbon' }]) {
+      openai.enqueue({ text: 'Showers in Lisbon.' });
+      const answer = await complete(key, {
+        model: 'gpt-4o-mini',
+        tools: [WEATHER],
+        messages: [
+          ASK,
+          {
+            role: 'assistant',
+            content: null,
+            refusal: null,
+            tool_calls: [{ ...call, function: { ...call.function, parsed_arguments: parsed } }],
+            parsed,
+          },
+          result,
+        ],
+      });
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.body.choices[0].message.content).toBe('Showers in Lisbon.');
+      expect(openai.requests.at(-1)!.body.messages).toEqual([
+        { role: 'user', content: ASK.content },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        result,
+      ]);
+    }
+    const text = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [ASK, { role: 'assistant', content: 'Sunny.', parsed: 'Sunny.' }, ASK],
+    });
+    expectProblem(text, 422, 'validation_failed');
+    expect(text.body.errors.map((e: { pointer: string }) => e.pointer)).toContain('/messages/1/parsed');
+  });
+
   test('OpenAI: a streamed tool call comes in OpenAI’s fragments; joined they are the non-streamed arguments', async () => {
     const key = await newWorkspace();
     openai.enqueue({
