@@ -121,6 +121,22 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expectProblem(answer, 415, 'unsupported_media_type');
     });
 
+    test('a JSON body with bytes that are not UTF-8 is 400 invalid_json, and nothing is created', async () => {
+      const name = Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('","role":"viewer"}')]);
+      const answer = await server.call('POST', '/v1/api-keys', {
+        rawBody: name,
+        headers: { 'Content-Type': 'application/json' },
+      });
+      expectProblem(answer, 400, 'invalid_json');
+      expect(answer.body.detail).toBe('The body is not valid UTF-8, which JSON text must be.');
+      const keys = await server.call('GET', '/v1/api-keys?limit=100');
+      expect(keys.body.data.map((k: { name: string }) => k.name)).not.toContain('caf\uFFFD');
+      // The same name in UTF-8 is a name.
+      const utf8 = await server.call('POST', '/v1/api-keys', { body: { name: 'café', role: 'viewer' } });
+      expect(utf8.status).toBe(201);
+      expect(utf8.body.name).toBe('café');
+    });
+
     test('an empty JSON body lists every required field', async () => {
       const answer = await server.call('POST', '/v1/api-keys', { headers: { 'Content-Type': 'application/json' } });
       expectProblem(answer, 422, 'validation_failed');

@@ -103,7 +103,7 @@ export interface TestServer extends RunningServer {
 export interface CallOptions {
   key?: string | null;
   body?: unknown;
-  rawBody?: string;
+  rawBody?: string | Uint8Array<ArrayBuffer>;
   headers?: Record<string, string>;
 }
 
@@ -235,7 +235,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     const headers: Record<string, string> = { ...callOptions.headers };
     const key = callOptions.key === undefined ? ownerKey : callOptions.key;
     if (key) headers.Authorization = `Bearer ${key}`;
-    let body: string | undefined = callOptions.rawBody;
+    let body: string | Uint8Array<ArrayBuffer> | undefined = callOptions.rawBody;
     if (callOptions.body !== undefined) {
       body = JSON.stringify(callOptions.body);
       headers['Content-Type'] ??= 'application/json';
