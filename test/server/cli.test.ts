@@ -50,6 +50,16 @@ function json(run: Run): Json {
 }
 
 describe('the CLI without a database', () => {
+  /** `key create` of a viewer key in a workspace that need not exist, with more options. */
+  const viewerKey = (...more: string[]) => [
+    'key',
+    'create',
+    '--workspace',
+    'ws_01KJPX9WK0EVBTHQARE1M6TSK1',
+    '--role',
+    'viewer',
+    ...more,
+  ];
   test.each([
     ['no command', []],
     ['an unknown command', ['frobnicate']],
@@ -59,44 +69,14 @@ describe('the CLI without a database', () => {
     ['an unknown option', ['migrate', '--force']],
     ['an option without its value', ['key', 'create', '--workspace']],
     ['a role that does not exist', ['key', 'create', '--workspace', 'ws_01KJPX9WK0EVBTHQARE1M6TSK1', '--role', 'god']],
-    [
-      'an expiry that is not RFC 3339',
-      ['key', 'create', '--workspace', 'ws_01KJPX9WK0EVBTHQARE1M6TSK1', '--role', 'viewer', '--expires-at', 'tomorrow'],
-    ],
-    [
-      'an expiry that is not on the calendar',
-      [
-        'key',
-        'create',
-        '--workspace',
-        'ws_01KJPX9WK0EVBTHQARE1M6TSK1',
-        '--role',
-        'viewer',
-        '--expires-at',
-        '2099-02-30T00:00:00Z',
-      ],
-    ],
-    [
-      'an expiry in the past',
-      [
-        'key',
-        'create',
-        '--workspace',
-        'ws_01KJPX9WK0EVBTHQARE1M6TSK1',
-        '--role',
-        'viewer',
-        '--expires-at',
-        '2020-01-01T00:00:00Z',
-      ],
-    ],
+    ['an expiry that is not RFC 3339', viewerKey('--expires-at', 'tomorrow')],
+    ['an expiry that is not on the calendar', viewerKey('--expires-at', '2099-02-30T00:00:00Z')],
+    ['an expiry in the past', viewerKey('--expires-at', '2020-01-01T00:00:00Z')],
     [
       'an email that is not one',
       ['workspace', 'create', '--name', 'Acme', '--region', 'eu', '--owner-email', 'nobody'],
     ],
-    [
-      'a user email that is not one',
-      ['key', 'create', '--workspace', 'ws_01KJPX9WK0EVBTHQARE1M6TSK1', '--role', 'viewer', '--user-email', 'nobody'],
-    ],
+    ['a user email that is not one', viewerKey('--user-email', 'nobody')],
     ['a name that is too long', ['workspace', 'create', '--name', 'x'.repeat(101), '--region', 'eu']],
   ])(
     '%s exits 2 with the usage text and writes nothing',
