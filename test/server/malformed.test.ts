@@ -428,6 +428,30 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
     expect(ids.size).toBe(requests.length);
   });
 
+  test('every date-time query parameter takes a leap second, the last second of a UTC day (RFC 3339)', async () => {
+    let checked = 0;
+    for (const id of implemented) {
+      if (operationTable[id].method !== 'get') continue;
+      const names = (operation(id).parameters ?? [])
+        .map((p: unknown) => deref<{ in: string; name: string; schema?: unknown }>(p))
+        .filter(
+          (p: { in: string; schema?: unknown }) =>
+            p.in === 'query' && deref<{ format?: string }>(p.schema)?.format === 'date-time',
+        )
+        .map((p: { name: string }) => p.name);
+      for (const name of names) {
+        const answer = await server.call(
+          'GET',
+          `${samplePath(id)}?${name}=${encodeURIComponent('2016-12-31T23:59:60Z')}`,
+        );
+        // Its path may name nothing (404); the parameter itself is accepted.
+        expect([200, 404], `${id} ${name}: ${answer.text}`).toContain(answer.status);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(10);
+  });
+
   describe('numbers', () => {
     // Ajv coerces "1e309" to Infinity and then skips minimum and maximum for it: the list reached the database with
     // LIMIT Infinity and answered 500.

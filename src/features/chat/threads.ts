@@ -8,6 +8,7 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { parseInstant } from '../../platform/instant.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -246,8 +247,8 @@ export const threadHandlers = {
     const page = pageRequest(request.query);
     const { created_after, created_before, voice_id, model } = request.query;
     let query = threadsOf(context.platform.db, context.caller.workspace.id);
-    if (created_after !== undefined) query = query.where('created_at', '>=', iso(new Date(created_after)));
-    if (created_before !== undefined) query = query.where('created_at', '<', iso(new Date(created_before)));
+    if (created_after !== undefined) query = query.where('created_at', '>=', iso(parseInstant(created_after)));
+    if (created_before !== undefined) query = query.where('created_at', '<', iso(parseInstant(created_before)));
     if (voice_id !== undefined) query = query.where('voice_id', '=', voice_id);
     if (model !== undefined) query = query.where('model', '=', model);
     const rows = await paginate(query, { id: 'id' }, page).execute();

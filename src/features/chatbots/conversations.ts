@@ -8,6 +8,7 @@ import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
+import { parseInstant } from '../../platform/instant.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { Problem } from '../../platform/problems.ts';
 import { consumePublicBudget } from '../../platform/rate-limit.ts';
@@ -246,8 +247,8 @@ export const conversationHandlers = {
     const page = pageRequest(q);
     let query = db.selectFrom('chatbot_conversations').selectAll().where('chatbot_id', '=', chatbot.id);
     // Times are compared as instants: stored ISO strings in UTC order like the instants they name.
-    if (q.started_after !== undefined) query = query.where('started_at', '>=', iso(new Date(q.started_after)));
-    if (q.started_before !== undefined) query = query.where('started_at', '<', iso(new Date(q.started_before)));
+    if (q.started_after !== undefined) query = query.where('started_at', '>=', iso(parseInstant(q.started_after)));
+    if (q.started_before !== undefined) query = query.where('started_at', '<', iso(parseInstant(q.started_before)));
     if (q.intent !== undefined) query = query.where('intent', 'in', q.intent);
     if (q.escalation_status !== undefined) query = query.where('escalation_status', '=', q.escalation_status);
     if (q.csat_min !== undefined) query = query.where('csat_score', '>=', q.csat_min);

@@ -9,6 +9,7 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { Platform, RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { parseInstant } from '../../platform/instant.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { consumePublicBudget } from '../../platform/rate-limit.ts';
@@ -184,8 +185,8 @@ export const documentHandlers = {
     if (project_id !== undefined) query = query.where('project_id', '=', project_id);
     if (status !== undefined) query = query.where('status', '=', status);
     if (visibility !== undefined) query = query.where('visibility', '=', visibility);
-    if (created_after !== undefined) query = query.where('created_at', '>=', iso(new Date(created_after)));
-    if (created_before !== undefined) query = query.where('created_at', '<', iso(new Date(created_before)));
+    if (created_after !== undefined) query = query.where('created_at', '>=', iso(parseInstant(created_after)));
+    if (created_before !== undefined) query = query.where('created_at', '<', iso(parseInstant(created_before)));
     const rows = await paginate(query, { id: 'id' }, page).execute();
     const versionIds = rows.map((row) => row.current_version_id);
     const versions =

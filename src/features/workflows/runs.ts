@@ -6,6 +6,7 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { parseInstant } from '../../platform/instant.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { Problem, type ProblemFieldError } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -277,9 +278,9 @@ export const runHandlers = {
       .where('workspace_id', '=', context.caller.workspace.id);
     if (request.query.status !== undefined) query = query.where('status', '=', request.query.status);
     if (request.query.created_after !== undefined)
-      query = query.where('created_at', '>=', iso(new Date(request.query.created_after)));
+      query = query.where('created_at', '>=', iso(parseInstant(request.query.created_after)));
     if (request.query.created_before !== undefined)
-      query = query.where('created_at', '<', iso(new Date(request.query.created_before)));
+      query = query.where('created_at', '<', iso(parseInstant(request.query.created_before)));
     const rows = await paginate(query, { id: 'id' }, page).execute();
     const steps = new Map<string, Awaited<ReturnType<typeof stepsOf>>>();
     const ids = rows.map((row) => row.id);
