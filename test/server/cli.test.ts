@@ -71,6 +71,7 @@ describe('the CLI without a database', () => {
     ['a role that does not exist', ['key', 'create', '--workspace', 'ws_01KJPX9WK0EVBTHQARE1M6TSK1', '--role', 'god']],
     ['an expiry that is not RFC 3339', viewerKey('--expires-at', 'tomorrow')],
     ['an expiry that is not on the calendar', viewerKey('--expires-at', '2099-02-30T00:00:00Z')],
+    ['an expiry whose offset is not RFC 3339', viewerKey('--expires-at', '2099-01-01T00:00:00+01')],
     ['an expiry in the past', viewerKey('--expires-at', '2020-01-01T00:00:00Z')],
     [
       'an email that is not one',

@@ -309,12 +309,16 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expect(pointers(answer)).toEqual(['path/id']);
     });
 
-    test('a date or time that is not on the calendar is refused at its field, in a body and in a query', async () => {
+    test('a date-time that is not RFC 3339 or not on the calendar is refused at its field, in a body and in a query', async () => {
       for (const expires_at of [
         '2027-02-30T00:00:00Z',
         '2027-04-31T12:00:00Z',
         '2027-02-29T00:00:00Z',
         '2027-01-01T24:00:00Z',
+        // Not RFC 3339: an offset without its minutes or colon, a tab for the separator.
+        '2099-01-01T00:00:00+01',
+        '2099-01-01T00:00:00+0100',
+        '2099-01-01\t00:00:00Z',
       ]) {
         const answer = await server.call('POST', '/v1/api-keys', { body: { name: 'k', role: 'viewer', expires_at } });
         expectProblem(answer, 422, 'validation_failed');
@@ -329,7 +333,7 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expectProblem(documents, 422, 'validation_failed');
       expect(pointers(documents)).toEqual(['query/created_after']);
 
-      // 29 February of a leap year is a day, and an expiry is kept as sent.
+      // 29 February of a leap year is a day, and the expiry is that instant.
       const leap = await server.call('POST', '/v1/api-keys', {
         body: { name: 'leap', role: 'viewer', expires_at: '2028-02-29T12:00:00Z' },
       });
