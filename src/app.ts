@@ -6,7 +6,6 @@
 //   Idempotency-Key → response validation (500) → problem documents
 //
 // Authentication comes before body parsing so that a caller without a valid key learns nothing about the body.
-import { isUtf8 } from 'node:buffer';
 import express, {
   type ErrorRequestHandler,
   type NextFunction,
@@ -16,6 +15,7 @@ import express, {
 } from 'express';
 import { type OperationId, operationTable } from '../generated/operations.ts';
 import { authenticate, identifyKey } from './platform/auth.ts';
+import { verifyJson } from './platform/body-encoding.ts';
 import { atLeast, locals, type Platform } from './platform/context.ts';
 import { problemHandler } from './platform/errors.ts';
 import { collectByKey } from './platform/feature.ts';
@@ -220,21 +220,13 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
  * leaves a body already parsed alone.
  */
 function parseBody(limitBytes: number): RequestHandler[] {
-  const options = { strict: false, type: JSON_TYPES, verify: refuseInvalidUtf8 };
+  const options = { strict: false, type: JSON_TYPES, verify: verifyJson };
   const largeJson = express.json({ ...options, limit: Math.max(limitBytes, LARGE_BODY_BYTES) });
   const largeBody: RequestHandler = function largeBody(req, res, next) {
     if (!LARGE_BODY_OPERATIONS.has(locals(res).operationId!)) return next();
     return largeJson(req, res, next);
   };
   return [largeBody, express.json({ ...options, limit: limitBytes }), yamlBody(limitBytes)];
-}
-
-/**
- * JSON text is UTF-8 (RFC 8259). Decoded as they are, bytes that are not would each become U+FFFD, and what the
- * client sent would be lost without a word.
- */
-function refuseInvalidUtf8(_req: unknown, _res: unknown, body: Buffer): void {
-  if (!isUtf8(body)) throw new Problem('invalid_json', 'The body is not valid UTF-8, which JSON text must be.');
 }
 
 /**

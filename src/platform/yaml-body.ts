@@ -5,6 +5,7 @@
 // field can say where it is in the text (`yamlPosition`).
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { type Document, isCollection, LineCounter, parseAllDocuments } from 'yaml';
+import { verifyText } from './body-encoding.ts';
 import { locals } from './context.ts';
 import { Problem, type ProblemFieldError } from './problems.ts';
 
@@ -51,7 +52,7 @@ export function withYamlPositions(body: YamlBody, errors: ProblemFieldError[]): 
 }
 
 export function yamlBody(limitBytes: number) {
-  const text = express.text({ type: YAML_TYPES, limit: limitBytes });
+  const text = express.text({ type: YAML_TYPES, limit: limitBytes, verify: verifyText });
   return (req: Request, res: Response, next: NextFunction) => {
     if (!req.is(YAML_TYPES)) return next();
     text(req, res, (error?: unknown) => {

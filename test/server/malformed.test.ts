@@ -121,16 +121,38 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expectProblem(answer, 415, 'unsupported_media_type');
     });
 
-    test('a JSON body with bytes that are not UTF-8 is 400 invalid_json, and nothing is created', async () => {
-      const name = Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('","role":"viewer"}')]);
+    test('a body with bytes that are not UTF-8 is 400 invalid_json, and nothing is created; JSON in UTF-16 is 415', async () => {
+      const keyNames = async () => {
+        const list = await server.call('GET', '/v1/api-keys?limit=100');
+        expect(list.body.next_cursor, 'the whole list').toBeNull();
+        return (list.body.data as Array<{ name: string }>).map((k) => k.name);
+      };
+      const before = await keyNames();
+      const latin1 = Buffer.concat([
+        Buffer.from('{"name":"caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('","role":"viewer"}'),
+      ]);
       const answer = await server.call('POST', '/v1/api-keys', {
-        rawBody: name,
+        rawBody: latin1,
         headers: { 'Content-Type': 'application/json' },
       });
       expectProblem(answer, 400, 'invalid_json');
-      expect(answer.body.detail).toBe('The body is not valid UTF-8, which JSON text must be.');
-      const keys = await server.call('GET', '/v1/api-keys?limit=100');
-      expect(keys.body.data.map((k: { name: string }) => k.name)).not.toContain('caf\uFFFD');
+      expect(answer.body.detail).toBe('The body is not valid UTF-8, the charset it declares.');
+      expect(await keyNames()).toEqual(before);
+      // The same bytes in a YAML body.
+      const yaml = Buffer.concat([Buffer.from('name: caf'), Buffer.from([0xe9]), Buffer.from('\nsteps: []\n')]);
+      const workflow = await server.call('POST', '/v1/workflows', {
+        rawBody: yaml,
+        headers: { 'Content-Type': 'application/yaml' },
+      });
+      expectProblem(workflow, 400, 'invalid_json');
+      // JSON is UTF-8 (RFC 8259), whatever charset it declares.
+      const utf16 = await server.call('POST', '/v1/api-keys', {
+        rawBody: new Uint8Array(Buffer.from('{"name":"café","role":"viewer"}', 'utf16le')),
+        headers: { 'Content-Type': 'application/json; charset=utf-16le' },
+      });
+      expectProblem(utf16, 415, 'unsupported_media_type');
       // The same name in UTF-8 is a name.
       const utf8 = await server.call('POST', '/v1/api-keys', { body: { name: 'café', role: 'viewer' } });
       expect(utf8.status).toBe(201);

@@ -1,0 +1,18 @@
+// What body-parser checks of a body's bytes before it decodes them (its `verify` option).
+import { isUtf8 } from 'node:buffer';
+import { Problem } from './problems.ts';
+
+/**
+ * A body declared UTF-8 must be UTF-8: decoded as it is, each invalid byte would become U+FFFD, and what the client
+ * sent would be lost without a word.
+ */
+export function verifyText(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  if (encoding === 'utf-8' && !isUtf8(body))
+    throw new Problem('invalid_json', 'The body is not valid UTF-8, the charset it declares.');
+}
+
+/** JSON text is UTF-8 (RFC 8259): another charset (UTF-16, UTF-32) is refused as latin1 is. */
+export function verifyJson(req: unknown, res: unknown, body: Buffer, encoding: string): void {
+  if (encoding !== 'utf-8') throw new Problem('unsupported_media_type', 'The body must be UTF-8.');
+  verifyText(req, res, body, encoding);
+}
