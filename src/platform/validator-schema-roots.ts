@@ -1,14 +1,18 @@
-// express-openapi-validator (5.x) compiles each operation's request and response schemas on the operation's first
-// request, each as a schema of its own that carries the whole document's `components` and `paths` beside it, so that
-// its `#/components/…` references resolve. Ajv walks every schema it is given to find its ids (the whole document, for
-// every operation, status and content type) and compiles each referenced component again under every such root, which
-// made the first request of each operation slow.
+// express-openapi-validator (5.x) compiles each operation's request and response schemas, for every status and
+// content type, each as a schema of its own that carries the whole document's `components` and `paths` beside it, so
+// that its `#/components/…` references resolve. Given so, Ajv would walk the whole document for every one of them,
+// and compile every component it references again under each, since Ajv keeps what it compiles for a reference per
+// root.
 //
 // This module puts in place of the validator's `useAjvCache` (middlewares/util.js, read at each call) one that adds
-// the document's `components` and `paths` to each Ajv instance once, under an id of their own, and gives Ajv the
-// operation's schema without them, its references pointing into that shared root. Ajv then walks the document once per
-// instance and compiles each component once, for every operation that uses it. What is validated, and how, is the
-// same: the same schemas, the same options, the same references, resolved against the same document.
+// the document's `components` and `paths` to each Ajv instance once, as one root with an id of its own and a list
+// `x-operations`. Each operation's schema, without `components` and `paths` and with its references pointing into the
+// root, is appended to that list and compiled by its JSON pointer (`<id>#/x-operations/<n>`): a part of the root, so
+// its references reuse the components the root has compiled. Ajv walks the document once per instance and compiles
+// each component once. What is validated, and how, is the same: the same schemas, options and references, resolved
+// against the same document. It relies on Ajv keeping the root object it was given (not a copy), so that what is
+// appended later is found by its pointer, and on operations' schemas having no `$id` or `$anchor` of their own
+// (Ajv indexes those only when a root is added); the contract has neither.
 //
 // It must be imported before the validator's middleware is made (validation.ts does).
 import { createRequire } from 'node:module';
@@ -76,7 +80,12 @@ function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
     // Compiled as a part of the shared root, not as a root of its own: Ajv keeps the components it compiles for a
     // reference per root, so every operation's schema then shares each component's one compiled function.
     root.operations.push(rebased(own, root.id) as Json);
-    validate = ajv.getSchema(`${root.id}#/x-operations/${root.operations.length - 1}`);
+    try {
+      validate = ajv.getSchema(`${root.id}#/x-operations/${root.operations.length - 1}`);
+    } catch (error) {
+      root.operations.pop();
+      throw error;
+    }
     root.compiled.set(key, validate);
   }
   return validate;

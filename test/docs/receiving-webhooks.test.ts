@@ -208,7 +208,7 @@ describe('the example receiver against a real server', () => {
   test('refuses a correctly signed request whose timestamp is more than 300 s away', async () => {
     const now = Math.floor(Date.now() / 1000);
     const sent: string[] = [];
-    // The receiver reads its clock after this test: a timestamp ahead stays outside only with room for those seconds.
+    // The receiver reads its clock after `now` is taken: +330 leaves room for the seconds in between (the limit is 300).
     for (const timestamp of [now - 301, now - 3600, now + 330]) {
       const body = freshEvent();
       sent.push(body);

@@ -126,9 +126,10 @@ describe('the seam in express-openapi-validator that the server replaces', () =>
 });
 
 // The keywords the library adds to Ajv (date and date-time conversion, readOnly, writeOnly) are compiled for every
-// place of the contract that uses them; what their validators keep lives as long as the server. Each such place kept
-// the compilation of its whole answer or request schema (Ajv's code generator and the generated code), much of the
-// server's memory once every operation is compiled. Part 9 of the patch keeps the schema path only.
+// place of the contract that uses them; what their validators keep lives as long as the server. A validator that
+// closes over the compilation's context would keep the compilation of its whole answer or request schema (Ajv's code
+// generator and the code it built), much of the server's memory once every operation is compiled. Part 9 of the
+// patch keeps the schema path only.
 describe("the validator's own keywords", () => {
   setFlagsFromString('--expose-gc');
   const collectGarbage = runInNewContext('gc') as () => void;
