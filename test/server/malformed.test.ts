@@ -313,6 +313,17 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expect(pointers(answer)).toEqual(expect.arrayContaining(['/email', '/name', '/role']));
     });
 
+    test('an enum that allows null names null among its values', async () => {
+      const answer = await server.call('POST', '/v1/responses', {
+        body: { model: 'sandbox-writer', input: 'Hello', truncation: 'auto' },
+      });
+      expectProblem(answer, 422, 'validation_failed');
+      expect(answer.body.errors).toContainEqual({
+        pointer: '/truncation',
+        detail: 'must be equal to one of the allowed values: disabled, null',
+      });
+    });
+
     test('an unknown query parameter is query/<name>', async () => {
       const answer = await server.call('GET', '/v1/api-keys?colour=blue');
       expectProblem(answer, 422, 'validation_failed');

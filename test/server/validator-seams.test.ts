@@ -60,6 +60,7 @@ describe('the patch of express-openapi-validator', () => {
     ['middlewares/openapi.metadata.js', 'compiledRouteCache.get(key)', 'route matchers compiled once'],
     ['middlewares/openapi.metadata.js', 'matches.get(path)', "a path's route remembered"],
     ['framework/ajv/index.js', 'const schemaPath = it.schemaPath.str;', 'a keyword keeps its schema path only'],
+    ['middlewares/util.js', 'allowedEnumValues.map(enumValueText)', "an enum's null shown as null"],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(
       source(file),
