@@ -77,9 +77,8 @@ function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
   const root = sharedRoot(ajv, components, paths);
   let validate = root.compiled.get(key);
   if (!validate) {
-    // Compiled as a part of the shared root, not as a root of its own: Ajv keeps the components it compiles for a
-    // reference per root, so every operation's schema then shares each component's one compiled function.
     root.operations.push(rebased(own, root.id) as Json);
+    // Taken back when it does not compile, so that a retry does not leave a second copy in the root.
     try {
       validate = ajv.getSchema(`${root.id}#/x-operations/${root.operations.length - 1}`);
     } catch (error) {
