@@ -55,7 +55,12 @@ export function problemHandler(options: ErrorHandlerOptions) {
   return async (error: unknown, req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const state = locals(res);
     const { operationId, requestId } = state;
-    const request = { path: req.path, template: operationId ? operationTable[operationId]?.path : undefined };
+    const request = {
+      path: req.path,
+      template: operationId ? operationTable[operationId]?.path : undefined,
+      operationId,
+      body: req.body,
+    };
     let problem =
       error instanceof Problem ? error : (validatorProblem(error, request) ?? bodyParserProblem(error as object));
     // A field of a YAML body is also named by its line and column (the client wrote text, not a JSON value).

@@ -7,11 +7,12 @@ import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import './validator-schema-roots.ts';
-import { operationTable } from '../../generated/operations.ts';
+import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
 import { isDateTime } from './instant.ts';
 import { Problem, type ProblemFieldError, validationFailed } from './problems.ts';
 import { openApiDocument, openApiText, resolveRef } from './spec.ts';
+import { narrowUnionErrors } from './union-errors.ts';
 
 /**
  * The validator (which sees a HEAD as its GET), with before it the content type of an optional body and the numbers
@@ -319,7 +320,18 @@ function malformedPathPointer(path: string, template: string | undefined): strin
  * The problem for an error the validator raised, or undefined if it is not one of its errors. `request` names the
  * request's path and its operation's path template, to place a malformed path parameter.
  */
-export function validatorProblem(error: unknown, request?: { path: string; template?: string }): Problem | undefined {
+/** The schema of an operation's JSON body, when it takes one. */
+function bodySchemaOf(operationId: string | undefined): unknown {
+  const operation = operationId ? operationTable[operationId as OperationId] : undefined;
+  if (!operation) return undefined;
+  const definition = openApiDocument.paths[operation.path]?.[operation.method];
+  return (resolveRef(definition?.requestBody)?.content as Json | undefined)?.['application/json']?.schema;
+}
+
+export function validatorProblem(
+  error: unknown,
+  request?: { path: string; template?: string; operationId?: string; body?: unknown },
+): Problem | undefined {
   if (typeof error !== 'object' || error === null || !('status' in error)) return undefined;
   const e = error as ValidatorError;
   const isValidatorError = Array.isArray(e.errors);
@@ -347,7 +359,8 @@ export function validatorProblem(error: unknown, request?: { path: string; templ
         detail: message.slice(0, 1000),
       };
     });
-    return validationFailed(errors);
+    const schema = bodySchemaOf(request?.operationId);
+    return validationFailed(schema ? narrowUnionErrors(schema, request?.body, errors) : errors);
   }
   // With security validation off, only the response validator raises InternalServerError. Not only errors under
   // `/response`: an undocumented status ("no schema defined for status code") carries the request path, and is a

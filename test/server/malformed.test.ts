@@ -313,6 +313,63 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expect(pointers(answer)).toEqual(expect.arrayContaining(['/email', '/name', '/role']));
     });
 
+    test('a oneOf whose branches a member tells apart reports the errors of the branch the body names, only', async () => {
+      const transform = await server.call('POST', '/v1/workflows/validate', {
+        body: { name: 'w', steps: [{ id: 'a', type: 'transform', function: 'upper', input: 'x' }] },
+      });
+      expectProblem(transform, 422, 'validation_failed');
+      expect(transform.body.detail).toBe('The request has 3 invalid fields.');
+      expect(transform.body.errors).toEqual(
+        expect.arrayContaining([
+          { pointer: '/steps/0/value', detail: "must have required property 'value'" },
+          { pointer: '/steps/0/input', detail: 'must NOT have additional properties' },
+          {
+            pointer: '/steps/0/function',
+            detail:
+              'must be equal to one of the allowed values: template, jsonpath, extract_json, split, join, truncate',
+          },
+        ]),
+      );
+      expect(transform.body.errors).toHaveLength(3);
+
+      const message = await server.call('POST', '/v1/chat/completions', {
+        body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello', colour: 'blue' }] },
+      });
+      expectProblem(message, 422, 'validation_failed');
+      expect(message.body.errors).toEqual([
+        { pointer: '/messages/0/colour', detail: 'must NOT have additional properties' },
+      ]);
+    });
+
+    test('a member that names no branch, or is missing, is the one error of its union', async () => {
+      const unknown = await server.call('POST', '/v1/workflows/validate', {
+        body: { name: 'w', steps: [{ id: 'a', type: 'summarise', input: 'x' }] },
+      });
+      expectProblem(unknown, 422, 'validation_failed');
+      expect(unknown.body.errors).toEqual([
+        {
+          pointer: '/steps/0/type',
+          detail:
+            'must be equal to one of the allowed values: generate, transform, document_command, knowledge_search, approval',
+        },
+      ]);
+      const missing = await server.call('POST', '/v1/workflows/validate', {
+        body: { name: 'w', steps: [{ id: 'a', input: 'x' }] },
+      });
+      expect(missing.body.errors).toEqual([{ pointer: '/steps/0/type', detail: "must have required property 'type'" }]);
+      // Told apart by JSON type first (a string or a list of parts), then by each part's `type`.
+      const part = await server.call('POST', '/v1/responses', {
+        body: { model: 'sandbox-writer', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] },
+      });
+      expectProblem(part, 422, 'validation_failed');
+      expect(part.body.errors).toEqual([
+        {
+          pointer: '/input/0/content/0/type',
+          detail: 'must be equal to one of the allowed values: input_text, input_image, output_text',
+        },
+      ]);
+    });
+
     test('an enum that allows null names null among its values', async () => {
       const answer = await server.call('POST', '/v1/responses', {
         body: { model: 'sandbox-writer', input: 'Hello', truncation: 'auto' },
