@@ -2432,7 +2432,7 @@ export type components = {
          *
          *     | code | status | meaning |
          *     |---|---|---|
-         *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted). |
+         *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted), or its bytes are not the UTF-8 it declares. |
          *     | `malformed_request` | 400 | The request is not valid HTTP/1.1 (for example a NUL or raw non-ASCII byte in the path, the query or a header); it never reached an operation. |
          *     | `validation_failed` | 422 | A parameter or body field breaks the schema, or an unknown query parameter; see `errors[]`. |
          *     | `unauthenticated` | 401 | No API key, or a key that is unknown, revoked or past its grace period. |
@@ -2462,7 +2462,7 @@ export type components = {
          *     | `workflow_has_active_runs` | 409 | The workflow has queued, running or awaiting-approval runs; cancel them first. |
          *     | `request_timeout` | 408 | The request's headers or body did not arrive in time; the connection is closed. |
          *     | `payload_too_large` | 413 | The body is larger than the operation allows. |
-         *     | `unsupported_media_type` | 415 | The `Content-Type` is not one the operation accepts. |
+         *     | `unsupported_media_type` | 415 | The `Content-Type` is not one the operation accepts, or a JSON body declares a charset other than UTF-8. |
          *     | `wrong_region` | 421 | The workspace is homed in the other region; see `region` and `base_url`. |
          *     | `idempotency_key_reused` | 422 | This `Idempotency-Key` was used with a different request. |
          *     | `voice_sample_too_short` | 422 | The voice sample has fewer than 200 words. |

@@ -7,6 +7,13 @@ import type { ProblemShaper } from './feature.ts';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type ProblemFieldError = components['schemas']['ProblemFieldError'];
+
+/** The contract's limits of a ProblemFieldError's `pointer` and `detail`. */
+export const POINTER_MAX = 512;
+export const DETAIL_MAX = 1000;
+
+/** A member name as one segment of a JSON Pointer (RFC 6901). */
+export const escapePointer = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1');
 export type ProblemDocument = components['schemas']['Problem'];
 
 export const problemCatalogue: Record<ErrorCode, { status: number; title: string }> = {

@@ -53,3 +53,15 @@ export function resolveRef(node: unknown): Json | undefined {
   }
   return current;
 }
+
+/** A copy of a schema whose references into this document (`#/…`) point into the same document under `id`. */
+export function rebasedRefs(node: unknown, id: string): unknown {
+  if (Array.isArray(node)) return node.map((item) => rebasedRefs(item, id));
+  if (node === null || typeof node !== 'object') return node;
+  const copy: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    copy[key] =
+      key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `${id}${value}` : rebasedRefs(value, id);
+  }
+  return copy;
+}

@@ -8,8 +8,8 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { fastFormats, fullFormats } from 'ajv-formats/dist/formats.js';
 import { isDateTime } from './instant.ts';
-import type { ProblemFieldError } from './problems.ts';
-import { openApiDocument, resolveRef } from './spec.ts';
+import { DETAIL_MAX, escapePointer, POINTER_MAX, type ProblemFieldError } from './problems.ts';
+import { openApiDocument, rebasedRefs, resolveRef } from './spec.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
@@ -21,9 +21,6 @@ type Json = Record<string, any>;
 type Site = { pointer: string; branch: Json } | { pointer: string; refusal: ProblemFieldError };
 
 const ROOT = 'urn:content-service:union-errors';
-/** The contract's limits of ProblemFieldError's members. */
-const POINTER_MAX = 512;
-const DETAIL_MAX = 1000;
 
 let checker: Ajv2020 | undefined;
 const compiled = new WeakMap<Json, ValidateFunction>();
@@ -41,25 +38,12 @@ function validatorOf(branch: Json): ValidateFunction {
   }
   let validate = compiled.get(branch);
   if (!validate) {
-    validate = checker.compile(typeof branch.$ref === 'string' ? { $ref: `${ROOT}${branch.$ref}` } : rebased(branch));
+    validate = checker.compile(
+      typeof branch.$ref === 'string' ? { $ref: `${ROOT}${branch.$ref}` } : (rebasedRefs(branch, ROOT) as Json),
+    );
     compiled.set(branch, validate);
   }
   return validate;
-}
-
-/** A copy of an inline schema whose references (`#/…`) point into the checker's root. */
-function rebased(node: unknown): Json {
-  const copy = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(copy);
-    if (value === null || typeof value !== 'object') return value;
-    return Object.fromEntries(
-      Object.entries(value).map(([key, member]) => [
-        key,
-        key === '$ref' && typeof member === 'string' && member.startsWith('#/') ? `${ROOT}${member}` : copy(member),
-      ]),
-    );
-  };
-  return copy(node) as Json;
 }
 
 const isObject = (value: unknown): value is Json =>
@@ -120,8 +104,6 @@ function chosenBranch(branches: unknown[], data: unknown, pointer: string): Site
   }
   return undefined;
 }
-
-const escapePointer = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** The places in `data`, outermost first, that a discriminated oneOf of `node` assigns to one of its branches. */
 function sitesOf(node: unknown, data: unknown, pointer: string, sites: Site[], depth = 0): Site[] {

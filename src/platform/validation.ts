@@ -10,7 +10,14 @@ import './validator-schema-roots.ts';
 import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
 import { isDateTime } from './instant.ts';
-import { Problem, type ProblemFieldError, validationFailed } from './problems.ts';
+import {
+  DETAIL_MAX,
+  escapePointer,
+  POINTER_MAX,
+  Problem,
+  type ProblemFieldError,
+  validationFailed,
+} from './problems.ts';
 import { openApiDocument, openApiText, resolveRef } from './spec.ts';
 import { narrowUnionErrors } from './union-errors.ts';
 
@@ -207,8 +214,6 @@ function checkBodyType(req: Request, res: Response, next: NextFunction): void {
   next();
 }
 
-const escapePointer = (name: string) => name.replaceAll('~', '~0').replaceAll('/', '~1');
-
 /** U+0000, or a lone surrogate (UTF-16 that is not Unicode text, so not UTF-8 either). */
 const unstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
 
@@ -267,9 +272,6 @@ interface ValidatorError {
   message?: string;
   errors?: Array<{ path?: string; message?: string }>;
 }
-
-/** The spec's limit of ProblemFieldError.pointer; a longer one (a long unknown field name) would break the contract. */
-const POINTER_MAX = 512;
 
 /** `/body/messages/0/role` → `/messages/0/role`; `/query/limit` → `query/limit`; `/headers/idempotency-key` → `header/Idempotency-Key`. */
 export function pointerOf(path: string | undefined): string {
@@ -349,14 +351,14 @@ export function validatorProblem(
       if (discriminator)
         return {
           pointer: `/${escapePointer(discriminator[1]!)}`.slice(0, POINTER_MAX),
-          detail: discriminator[2]!.slice(0, 1000),
+          detail: discriminator[2]!.slice(0, DETAIL_MAX),
         };
       return {
         pointer:
           request && item.path === request.path && /malformed uri/.test(message)
             ? malformedPathPointer(request.path, request.template)
             : pointerOf(item.path),
-        detail: message.slice(0, 1000),
+        detail: message.slice(0, DETAIL_MAX),
       };
     });
     const schema = bodySchemaOf(request?.operationId);

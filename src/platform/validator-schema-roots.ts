@@ -16,6 +16,7 @@
 //
 // It must be imported before the validator's middleware is made (validation.ts does).
 import { createRequire } from 'node:module';
+import { rebasedRefs } from './spec.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
@@ -54,18 +55,6 @@ function sharedRoot(ajv: Ajv, components: Json, paths: Json | undefined): Shared
   return root;
 }
 
-/** A copy of the schema whose document-local references (`#/…`) point into the shared root instead. */
-function rebased(node: unknown, id: string): unknown {
-  if (Array.isArray(node)) return node.map((item) => rebased(item, id));
-  if (node === null || typeof node !== 'object') return node;
-  const copy: Json = {};
-  for (const [key, value] of Object.entries(node)) {
-    copy[key] =
-      key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? `${id}${value}` : rebased(value, id);
-  }
-  return copy;
-}
-
 function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
   const { components, paths, ...own } = schema;
   if (!components) {
@@ -77,7 +66,7 @@ function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
   const root = sharedRoot(ajv, components, paths);
   let validate = root.compiled.get(key);
   if (!validate) {
-    root.operations.push(rebased(own, root.id) as Json);
+    root.operations.push(rebasedRefs(own, root.id) as Json);
     // Taken back when it does not compile, so that a retry does not leave a second copy in the root.
     try {
       validate = ajv.getSchema(`${root.id}#/x-operations/${root.operations.length - 1}`);

@@ -6,6 +6,7 @@
 // template it is. Also the warnings, the normalised definition (every `depends_on` explicit, every step default
 // filled in) and the JSON Schema of the inputs.
 import type { components } from '../../../generated/openapi.ts';
+import { escapePointer } from '../../platform/problems.ts';
 import {
   type Expression,
   ExpressionError,
@@ -281,10 +282,6 @@ export function checkDefinition(definition: Definition, resources: Resources = {
     warnings: warnings.slice(0, 100),
     normalized: errors.length > 0 ? null : normalize(definition, depends),
   };
-}
-
-function escapePointer(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 /** Document order: numeric segments as numbers. */
