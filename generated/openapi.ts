@@ -2487,7 +2487,7 @@ export type components = {
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
          *     | `upstream_error` | 502 | The model's provider answered with an error this service could not recover from (for example, the provider rejected the server's own API key). Safe to retry later. |
          *     | `not_implemented` | 501 | The operation is specified but not available on this server yet. |
-         *     | `service_unavailable` | 503 | A dependency (the database) is not reachable. |
+         *     | `service_unavailable` | 503 | The database is not reachable, a connection to it was lost, or none came free within `DATABASE_POOL_TIMEOUT_MS`: retry after `Retry-After` seconds. `/readyz` answers it while a dependency check fails. |
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          * @enum {string}
          */
@@ -11285,6 +11285,19 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The database could not be reached, its connection was lost, or no connection came free in time (`service_unavailable`). The request failed as a whole; wait `Retry-After` seconds, then retry it with the same `Idempotency-Key`. The server reconnects by itself. */
+        ServiceUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The API key's role is below the minimum role of the operation (`insufficient_role`). */
         Forbidden: {
             headers: {
@@ -11622,7 +11635,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`). Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
+        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`); or the database could not be reached, its connection was lost, or no connection came free in time (`service_unavailable`). Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
         ChatServiceUnavailable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -11839,7 +11852,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`). Nothing was saved. Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
+        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`); or the database could not be reached or its connection was lost (`service_unavailable`). Nothing was saved. Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
         UpstreamUnavailable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -12621,6 +12634,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
@@ -12672,6 +12686,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -12725,6 +12740,7 @@ export interface operations {
             422: components["responses"]["ApiKeyUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiKey: {
@@ -12761,6 +12777,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -12797,6 +12814,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateApiKey: {
@@ -12850,6 +12868,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listMembers: {
@@ -12895,6 +12914,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addMember: {
@@ -12948,6 +12968,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getMember: {
@@ -12983,6 +13004,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeMember: {
@@ -13018,6 +13040,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listProjects: {
@@ -13063,6 +13086,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createProject: {
@@ -13117,6 +13141,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getProject: {
@@ -13152,6 +13177,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteProject: {
@@ -13186,6 +13212,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateProject: {
@@ -13245,6 +13272,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAuditLogs: {
@@ -13311,6 +13339,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listRequestLogs: {
@@ -13382,6 +13411,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listModels: {
@@ -13426,6 +13456,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getModel: {
@@ -13461,6 +13492,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getUsage: {
@@ -13529,6 +13561,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSpendLimits: {
@@ -13570,6 +13603,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createSpendLimit: {
@@ -13624,6 +13658,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSpendLimit: {
@@ -13660,6 +13695,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteSpendLimit: {
@@ -13694,6 +13730,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateSpendLimit: {
@@ -13753,6 +13790,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createChatCompletion: {
@@ -13929,6 +13967,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getChatThread: {
@@ -13964,6 +14003,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteChatThread: {
@@ -13998,6 +14038,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createResponse: {
@@ -14093,6 +14134,7 @@ export interface operations {
             422: components["responses"]["ChatUnprocessableEntity"];
             429: components["responses"]["ChatTooManyRequests"];
             500: components["responses"]["ChatInternalError"];
+            503: components["responses"]["ChatServiceUnavailable"];
         };
     };
     deleteResponse: {
@@ -14129,6 +14171,7 @@ export interface operations {
             422: components["responses"]["ChatUnprocessableEntity"];
             429: components["responses"]["ChatTooManyRequests"];
             500: components["responses"]["ChatInternalError"];
+            503: components["responses"]["ChatServiceUnavailable"];
         };
     };
     listResponseInputItems: {
@@ -14180,6 +14223,7 @@ export interface operations {
             422: components["responses"]["ChatUnprocessableEntity"];
             429: components["responses"]["ChatTooManyRequests"];
             500: components["responses"]["ChatInternalError"];
+            503: components["responses"]["ChatServiceUnavailable"];
         };
     };
     listDocuments: {
@@ -14255,6 +14299,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDocument: {
@@ -14309,6 +14354,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocument: {
@@ -14344,6 +14390,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteDocument: {
@@ -14378,6 +14425,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateDocument: {
@@ -14437,6 +14485,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     runDocumentCommand: {
@@ -14552,6 +14601,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDocumentVersion: {
@@ -14592,6 +14642,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     restoreDocumentVersion: {
@@ -14651,6 +14702,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDocumentEditToken: {
@@ -14712,6 +14764,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publishDocument: {
@@ -14771,6 +14824,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     unpublishDocument: {
@@ -14823,6 +14877,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPublicDocument: {
@@ -14858,6 +14913,7 @@ export interface operations {
             422: components["responses"]["PublicDocumentInvalidRequest"];
             429: components["responses"]["PublicDocumentTooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listVoices: {
@@ -14903,6 +14959,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createVoice: {
@@ -14956,6 +15013,7 @@ export interface operations {
             422: components["responses"]["VoiceSampleRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getVoice: {
@@ -14991,6 +15049,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteVoice: {
@@ -15026,6 +15085,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateVoice: {
@@ -15098,6 +15158,7 @@ export interface operations {
             422: components["responses"]["VoiceSampleRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     checkVoice: {
@@ -15156,6 +15217,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listComplianceRules: {
@@ -15211,6 +15273,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createComplianceRule: {
@@ -15265,6 +15328,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getComplianceRule: {
@@ -15300,6 +15364,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteComplianceRule: {
@@ -15334,6 +15399,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateComplianceRule: {
@@ -15393,6 +15459,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listKnowledgeBases: {
@@ -15433,6 +15500,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createKnowledgeBase: {
@@ -15486,6 +15554,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getKnowledgeBase: {
@@ -15521,6 +15590,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteKnowledgeBase: {
@@ -15556,6 +15626,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listKnowledgeBaseSources: {
@@ -15613,6 +15684,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addKnowledgeBaseSource: {
@@ -15673,6 +15745,7 @@ export interface operations {
             422: components["responses"]["KnowledgeBaseSourceRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getKnowledgeBaseSource: {
@@ -15713,6 +15786,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeKnowledgeBaseSource: {
@@ -15752,6 +15826,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     searchKnowledgeBase: {
@@ -15811,6 +15886,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listChatbots: {
@@ -15861,6 +15937,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createChatbot: {
@@ -15915,6 +15992,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getChatbot: {
@@ -15950,6 +16028,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteChatbot: {
@@ -15984,6 +16063,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateChatbot: {
@@ -16043,6 +16123,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateChatbotEmbedKey: {
@@ -16102,6 +16183,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendChatbotMessage: {
@@ -16162,6 +16244,7 @@ export interface operations {
             422: components["responses"]["ChatbotMessageRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listChatbotConversations: {
@@ -16247,6 +16330,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getChatbotConversation: {
@@ -16287,6 +16371,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     escalateChatbotConversation: {
@@ -16351,6 +16436,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     recordChatbotConversationCsat: {
@@ -16415,6 +16501,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPublicTranscript: {
@@ -16461,6 +16548,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEmbedConfig: {
@@ -16490,6 +16578,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["EmbedTooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendEmbedMessage: {
@@ -16545,6 +16634,7 @@ export interface operations {
             422: components["responses"]["EmbedMessageRejected"];
             429: components["responses"]["EmbedTooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     recordEmbedCsat: {
@@ -16598,6 +16688,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["EmbedTooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWorkflows: {
@@ -16643,6 +16734,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWorkflow: {
@@ -16698,6 +16790,7 @@ export interface operations {
             422: components["responses"]["WorkflowDefinitionInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     validateWorkflow: {
@@ -16751,6 +16844,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWorkflow: {
@@ -16786,6 +16880,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     replaceWorkflow: {
@@ -16847,6 +16942,7 @@ export interface operations {
             422: components["responses"]["WorkflowDefinitionInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWorkflow: {
@@ -16882,6 +16978,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWorkflowRuns: {
@@ -16944,6 +17041,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     startWorkflowRun: {
@@ -17005,6 +17103,7 @@ export interface operations {
             422: components["responses"]["WorkflowRunInputsInvalid"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWorkflowRun: {
@@ -17045,6 +17144,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelWorkflowRun: {
@@ -17103,6 +17203,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     approveWorkflowStep: {
@@ -17173,6 +17274,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rejectWorkflowStep: {
@@ -17243,6 +17345,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookEndpoints: {
@@ -17289,6 +17392,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhookEndpoint: {
@@ -17342,6 +17446,7 @@ export interface operations {
             422: components["responses"]["WebhookEndpointCreateRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -17378,6 +17483,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhookEndpoint: {
@@ -17412,6 +17518,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhookEndpoint: {
@@ -17471,6 +17578,7 @@ export interface operations {
             422: components["responses"]["WebhookUrlRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWebhookEndpointSecret: {
@@ -17524,6 +17632,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendWebhookEndpointTest: {
@@ -17583,6 +17692,7 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -17654,6 +17764,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhookDelivery: {
@@ -17690,6 +17801,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     replayWebhookEvents: {
@@ -17743,6 +17855,7 @@ export interface operations {
             422: components["responses"]["WebhookReplayRejected"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
@@ -17798,6 +17911,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEvent: {
@@ -17833,6 +17947,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEventTypes: {
@@ -17861,6 +17976,7 @@ export interface operations {
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     chatMessageCreated: {

@@ -33,6 +33,12 @@ export interface Config {
    * the job runner (src/platform/workers.ts). `false` leaves them to `npm run worker` processes.
    */
   webhooksWorker: boolean;
+  /** PostgreSQL: the most connections of this process's pool (DATABASE_POOL_MAX). */
+  databasePoolMax: number;
+  /** PostgreSQL: how long a query waits for a free connection of the pool before it is refused (DATABASE_POOL_TIMEOUT_MS). */
+  databasePoolTimeoutMs: number;
+  /** PostgreSQL: the most connections of the workflow engine's own pool (WORKFLOW_DATABASE_POOL_MAX). */
+  workflowDatabasePoolMax: number;
   /** How many workflow runs one server executes at a time (WORKFLOW_CONCURRENCY). */
   workflowConcurrency: number;
   /** Development only: webhook URLs may be http and point at loopback or private addresses. */
@@ -135,6 +141,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validatorWarmUp: flag(env, 'VALIDATOR_WARM_UP', true),
     webhooksWorker: flag(env, 'WEBHOOKS_WORKER', true),
     workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 10, 1, 1000),
+    databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    databasePoolTimeoutMs: integer(env, 'DATABASE_POOL_TIMEOUT_MS', 5000, 100, 600_000),
+    workflowDatabasePoolMax: integer(env, 'WORKFLOW_DATABASE_POOL_MAX', 5, 1, 1000),
     webhooksAllowLoopback,
     environment: { ...env },
     voiceTrainingModel: env.VOICE_TRAINING_MODEL || null,

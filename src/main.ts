@@ -1,7 +1,8 @@
 // `npm start`: the server, configured from the environment (README, "Configuration").
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfig } from './config.ts';
 import { createWorkspace } from './features/workspace/index.ts';
 import { stopOnSignals } from './platform/signals.ts';
+import { startupFailure } from './platform/startup-failure.ts';
 import { type RunningServer, startServer } from './server.ts';
 
 async function seedDemo(running: RunningServer): Promise<void> {
@@ -56,8 +57,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof ConfigError ? `configuration: ${error.message}` : ((error as Error).stack ?? String(error))}\n`,
-  );
+  process.stderr.write(`${startupFailure(error, process.env.DATABASE_URL)}\n`);
   process.exit(1);
 });

@@ -51,6 +51,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   const telemetry = startTelemetry(config.environment, logger);
   const storage = openStorage(config.databaseUrl, {
     onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
+    poolMax: config.databasePoolMax,
+    poolTimeoutMs: config.databasePoolTimeoutMs,
     wrapDialect: (dialect) => keyCache.wrapDialect(dialect),
   });
   await migrate(storage.db, features);
@@ -106,6 +108,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         metrics: platform.metrics,
       })
     : new Map<string, BackgroundWorker>();
+  if (!config.webhooksWorker)
+    logger.info(
+      'WEBHOOKS_WORKER=false: webhook delivery, jobs and workflow runs are left to `npm run worker` processes',
+    );
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 

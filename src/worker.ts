@@ -1,55 +1,85 @@
-// `npm run worker`: the background workers (webhook delivery, the job runner) as their own process, configured from
-// the environment like the server (DATABASE_URL, WEBHOOKS_ALLOW_LOOPBACK, LOG_LEVEL). Run any number of them beside
-// servers started with WEBHOOKS_WORKER=false (or not: workers in servers and on their own share the work the same way).
-import { ConfigError, loadConfig } from './config.ts';
+// `npm run worker`: the background work as its own process, configured from the environment like the server
+// (DATABASE_URL, REDIS_URL, WEBHOOKS_ALLOW_LOOPBACK, LOG_LEVEL): webhook delivery, the job runner and the workflow
+// runs. Run any number of them beside servers started with WEBHOOKS_WORKER=false (or not: workers in servers and on
+// their own share the work the same way). A workflow step that changes a document opens it live here, as a server
+// does; with REDIS_URL, editors connected to the servers see the change at once (as between two servers).
+import { loadConfig } from './config.ts';
 import { features } from './features/index.ts';
+import type { KeyCacheOfPlatform } from './platform/auth.ts';
 import { systemClock } from './platform/clock.ts';
-import { createLogger } from './platform/logging.ts';
+import { KeyCache } from './platform/key-cache.ts';
+import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import { Metrics } from './platform/metrics.ts';
+import { createRateLimitStore } from './platform/rate-limit.ts';
 import { stopOnSignals } from './platform/signals.ts';
+import { startupFailure } from './platform/startup-failure.ts';
 import { startTelemetry } from './platform/telemetry.ts';
 import { startWorkers } from './platform/workers.ts';
-import { createEngine, engineProviders } from './services.ts';
+import { createServices, engineProviders } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  // A worker process carries out workflow runs whatever WEBHOOKS_WORKER says: that is what it is for.
+  const config = { ...loadConfig(), webhooksWorker: true };
   const providers = engineProviders(config);
   const logger = createLogger(config.logLevel);
   // Before the storage: its queries are spans when traces are exported.
   const telemetry = startTelemetry(config.environment, logger);
+  // Key changes a job makes (a member removed, their keys revoked) reach the servers' key caches through it.
+  const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
   const storage = openStorage(config.databaseUrl, {
     onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
+    poolMax: config.databasePoolMax,
+    poolTimeoutMs: config.databasePoolTimeoutMs,
+    wrapDialect: (dialect) => keyCache.wrapDialect(dialect),
   });
   await migrate(storage.db, features);
   // Recorded but not served: a worker process has no HTTP port (its deliveries and provider calls are not scraped).
   const metrics = new Metrics({ logger });
-  const engine = createEngine({ providers, db: storage.db, logger, clock: systemClock, metrics });
+  // No request is served here: the rate limit and the request log are the platform's parts, unused.
+  const rateLimitStore = createRateLimitStore(undefined);
+  const { platform, ...services } = createServices(
+    {
+      config,
+      storage,
+      db: storage.db,
+      clock: systemClock,
+      logger,
+      rateLimitStore,
+      requestLog: new RequestLogWriter(storage.db, logger),
+      keyCache,
+      metrics,
+      features,
+    },
+    providers,
+  );
+  await services.start();
   const workers = await startWorkers(features, {
     config,
     db: storage.db,
     kind: storage.kind,
     clock: systemClock,
     logger,
-    engine,
+    engine: platform.services.engine,
     metrics,
   });
   // The workers' poll timers are unref'd (a server must be able to exit), and on SQLite nothing else holds the event
   // loop: without this the process would exit as soon as it is idle. It runs until a signal.
   const keepAlive = setInterval(() => {}, 60_000);
-  logger.info({ database: storage.kind, workers: [...workers.keys()] }, 'background workers running');
+  logger.info({ database: storage.kind, workers: [...workers.keys(), 'workflow-runs'] }, 'background workers running');
 
   stopOnSignals(logger, 'stopping: finishing the work in flight', async () => {
     clearInterval(keepAlive);
+    await services.stop();
     await Promise.all([...workers.values()].map((worker) => worker.stop()));
+    await services.dispose();
+    await rateLimitStore.close();
     await storage.close();
     await telemetry.shutdown();
   });
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof ConfigError ? `configuration: ${error.message}` : ((error as Error).stack ?? String(error))}\n`,
-  );
+  process.stderr.write(`${startupFailure(error, process.env.DATABASE_URL)}\n`);
   process.exit(1);
 });

@@ -2,6 +2,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { operationTable } from '../../generated/operations.ts';
+import { isConnectionError } from '../storage/database.ts';
 import { locals } from './context.ts';
 import { Problem, sendProblem } from './problems.ts';
 import { validatorProblem } from './validation.ts';
@@ -45,6 +46,18 @@ function bodyParserProblem(error: {
   return undefined;
 }
 
+/** How long a client is asked to wait after a lost database connection: the pool reconnects on the next query. */
+export const DATABASE_RETRY_AFTER_S = 1;
+
+/** A request that failed on a lost or exhausted database connection: nothing of it was committed, retry it. */
+export function databaseUnavailable(): Problem {
+  return new Problem(
+    'service_unavailable',
+    'The database could not be reached or its connection was lost; retry the request shortly (with the same Idempotency-Key, if it had one).',
+    { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) } },
+  );
+}
+
 export interface ErrorHandlerOptions {
   logger: Logger;
   /** Called for every response that broke the contract; tests fail on it. */
@@ -77,6 +90,10 @@ export function problemHandler(options: ErrorHandlerOptions) {
         'response breaks the contract',
       );
       options.onResponseValidationError?.({ operationId, error });
+    }
+    if (!problem && isConnectionError(error)) {
+      options.logger.warn({ err: error, operation_id: operationId, request_id: requestId }, 'database unavailable');
+      problem = databaseUnavailable();
     }
     if (!problem) {
       options.logger.error({ err: error, operation_id: operationId, request_id: requestId }, 'unhandled error');

@@ -59,6 +59,10 @@ export function allMigrations(features: readonly Feature[]): Record<string, Migr
 export interface StorageOptions {
   /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */
   onIdleError?: (error: Error) => void;
+  /** PostgreSQL: the most connections of the pool (DATABASE_POOL_MAX). */
+  poolMax?: number;
+  /** PostgreSQL: how long a query waits for a connection before it fails with a connection error (DATABASE_POOL_TIMEOUT_MS). */
+  poolTimeoutMs?: number;
   /** Wraps the dialect of the database handle (the key cache watches its writes: src/platform/key-cache.ts). */
   wrapDialect?: (dialect: Dialect) => Dialect;
 }
@@ -71,10 +75,19 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
     const db = new Kysely<Database>({ dialect: wrap(new SqliteDialect({ database })), log: querySpans('sqlite') });
     return { db, kind: 'sqlite', ping: () => ping(db), close: () => db.destroy(), dataVersion: database.dataVersion };
   }
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolMax ?? 10,
+    connectionTimeoutMillis: options.poolTimeoutMs ?? 5000,
+  });
   // Without a listener, an error on an idle connection (PostgreSQL restarted, the connection terminated by an
   // administrator) is an unhandled 'error' event that kills the process. The pool drops that connection by itself.
   pool.on('error', (error) => options.onIdleError?.(error));
+  // The pool listens only while a connection is idle in it. A connection checked out between two queries (a
+  // transaction awaiting other work) that fails would emit an unheard 'error' and kill the process: each connection
+  // gets a listener of its own for its whole life. Its next query fails (isConnectionError), and the pool drops it
+  // when it is released, because it is no longer queryable.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: wrap(new PostgresDialect({ pool })), log: querySpans('postgresql') });
   const close = async () => {
     // pool.end() resolves when it has asked its connections to end, not when they have: wait for each to be gone, so
@@ -119,6 +132,29 @@ export async function migrate(db: Kysely<Database>, features: readonly Feature[]
       throw error;
     }
   });
+}
+
+/**
+ * Whether a query failed because the database could not be reached or its connection was lost (as opposed to the
+ * query's own fault): PostgreSQL restarting, failing over, refusing more clients or terminating the connection; no
+ * free connection in the pool in time; SQLite's file locked by another process beyond busy_timeout. Such a failure
+ * is worth a retry later: the API answers it with 503 and Retry-After instead of a 500.
+ */
+export function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    // PostgreSQL's SQLSTATE classes 08 (connection exception) and 57P (operator intervention: terminated, shutting
+    // down, cannot connect now), and 53300 (too many connections).
+    if (/^08|^57P0[1-4]$|^53300$/.test(code)) return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code))
+      return true;
+    if (code === 'ERR_SQLITE_ERROR' && /database is locked|SQLITE_BUSY/i.test(error.message)) return true;
+  }
+  // pg's own errors carry no code.
+  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable)/.test(
+    error.message,
+  );
 }
 
 export async function ping(db: Kysely<Database>): Promise<void> {

@@ -24,6 +24,7 @@ import { sql } from 'kysely';
 import { defineWorkflowSpec, OpenWorkflow, type Worker } from 'openworkflow';
 import { BackendPostgres } from 'openworkflow/postgres';
 import { BackendSqlite } from 'openworkflow/sqlite';
+import postgres from 'postgres';
 import { iso } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
@@ -140,7 +141,15 @@ export class WorkflowRuntime {
     return db.connection().execute(async (connection) => {
       await sql`select pg_advisory_lock(hashtext('content-service:openworkflow-migrations'))`.execute(connection);
       try {
-        return await BackendPostgres.connect(url, { schema: 'openworkflow' });
+        // connect() migrates the engine's tables, then opens a pool of postgres.js's default size (lazily: it has no
+        // connection yet). That pool is ended unused and the engine runs on one sized by WORKFLOW_DATABASE_POOL_MAX,
+        // made as the engine makes its own (column names read in camel case).
+        await (await BackendPostgres.connect(url, { schema: 'openworkflow' })).stop();
+        const pool = postgres(url, {
+          max: this.#platform.config.workflowDatabasePoolMax,
+          transform: { column: { from: postgres.toCamel } },
+        });
+        return BackendPostgres.fromPool(pool, { schema: 'openworkflow' });
       } finally {
         await sql`select pg_advisory_unlock(hashtext('content-service:openworkflow-migrations'))`.execute(connection);
       }

@@ -1,0 +1,167 @@
+// The database blinks: PostgreSQL terminates the service's connections (a failover, a restart, an administrator).
+// - A connection checked out of the pool and idle between two queries (a transaction awaiting other work) that is
+//   terminated does not kill the process; its next query fails as a connection error; the pool's next query works.
+// - A server process under a mixed load whose connections are all terminated, again and again: it does not exit; a
+//   request that failed on the lost connection is `503 service_unavailable` with Retry-After, never a 500; every write
+//   it acknowledged is there afterwards; it serves again without a restart.
+// - A pool with no free connection in time answers 503 as well (DATABASE_POOL_MAX, DATABASE_POOL_TIMEOUT_MS).
+
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { features } from '../../src/features/index.ts';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { isConnectionError, migrate, openStorage, type Storage } from '../../src/storage/database.ts';
+import { freePort, type ServerProcess, startServerProcess, terminate, waitUntilReady } from '../support/processes.ts';
+import { freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
+
+/** Terminates every connection to `database` but the caller's; returns how many it ended. */
+async function terminateBackends(database: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query(
+      'select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      [database],
+    );
+    return rows.length;
+  } finally {
+    await admin.end();
+  }
+}
+
+const databaseName = (url: string) => new URL(url).pathname.slice(1);
+
+async function call(baseUrl: string, method: string, path: string, key: string, body?: unknown) {
+  const response = await fetch(baseUrl + path, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+describe.skipIf(!postgresUrl)('PostgreSQL terminates the connections of a process', () => {
+  let database: TestDatabase;
+  let storage: Storage;
+
+  beforeAll(async () => {
+    database = await freshDatabase('postgres');
+    storage = openStorage(database.url);
+    await migrate(storage.db, features);
+  });
+
+  afterAll(async () => {
+    await storage?.close();
+    await database?.drop();
+  });
+
+  test('a connection held between two queries is terminated: its next query fails, the process lives on, the pool reconnects', async () => {
+    const failure = await storage.db.connection().execute(async (connection) => {
+      await sql`select 1`.execute(connection);
+      expect(await terminateBackends(databaseName(database.url))).toBeGreaterThanOrEqual(1);
+      // The connection learns of its end from the socket; until then the query below could still be sent on it.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return sql`select 1`.execute(connection).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    });
+    expect(failure).toBeInstanceOf(Error);
+    expect(isConnectionError(failure), String(failure)).toBe(true);
+    const { rows } = await sql<{ one: number }>`select 1 as one`.execute(storage.db);
+    expect(rows).toEqual([{ one: 1 }]);
+  });
+
+  test('a query that waits longer than DATABASE_POOL_TIMEOUT_MS for a connection fails as a connection error', async () => {
+    const small = openStorage(database.url, { poolMax: 1, poolTimeoutMs: 100 });
+    try {
+      let release!: () => void;
+      const held = small.db.connection().execute(
+        (connection) =>
+          new Promise<void>((resolve) => {
+            release = resolve;
+            void sql`select 1`.execute(connection);
+          }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const waited = await sql`select 1`.execute(small.db).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      release();
+      await held;
+      expect(isConnectionError(waited), String(waited)).toBe(true);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe.skipIf(!postgresUrl)('a server process whose database connections are terminated under load', () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let key: string;
+
+  beforeAll(async () => {
+    database = await freshDatabase('postgres');
+    const storage = openStorage(database.url);
+    await migrate(storage.db, features);
+    key = (await createWorkspace(storage.db, { name: 'Blinking database', region: 'eu' })).secret;
+    await storage.close();
+    server = startServerProcess({ DATABASE_URL: database.url }, await freePort());
+    await waitUntilReady(server);
+  });
+
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    await database?.drop();
+  });
+
+  test('no exit, no 500, every acknowledged write kept, and it serves again on its own', async () => {
+    const created: string[] = [];
+    const statuses = new Map<number, number>();
+    const unavailable: Array<{ retryAfter: string | null; code: string }> = [];
+    let stop = false;
+    const worker = async (n: number) => {
+      for (let i = 0; !stop && i < 400; i++) {
+        const kind = i % 3;
+        const answer =
+          kind === 0
+            ? await call(server.url, 'POST', '/v1/projects', key, { name: `project ${n}-${i}` })
+            : kind === 1
+              ? await call(server.url, 'POST', '/v1/chat/completions', key, {
+                  model: 'sandbox-writer',
+                  store: true,
+                  messages: [{ role: 'user', content: `Write a line about ${n}-${i}` }],
+                })
+              : await call(server.url, 'GET', '/v1/workspace', key);
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.status === 201 && kind === 0) created.push(answer.body.id);
+        if (answer.status === 503)
+          unavailable.push({ retryAfter: answer.headers.get('retry-after'), code: answer.body.code });
+      }
+    };
+    const load = Promise.all(Array.from({ length: 6 }, (_, n) => worker(n)));
+    for (let round = 0; round < 5; round++) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await terminateBackends(databaseName(database.url));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    stop = true;
+    await load;
+
+    expect(server.child.exitCode, server.output()).toBe(null);
+    const seen = Object.fromEntries(statuses);
+    expect(
+      Object.keys(seen).every((status) => ['200', '201', '503'].includes(status)),
+      JSON.stringify(seen),
+    ).toBe(true);
+    for (const answer of unavailable) expect(answer).toEqual({ retryAfter: '1', code: 'service_unavailable' });
+    expect(created.length).toBeGreaterThan(0);
+    for (const id of created) expect((await call(server.url, 'GET', `/v1/projects/${id}`, key)).status).toBe(200);
+    expect((await call(server.url, 'GET', '/readyz', key)).status).toBe(200);
+    expect(await terminate(server), server.output()).toBe(0);
+  }, 60_000);
+});
