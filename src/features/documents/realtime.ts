@@ -2,8 +2,11 @@
 // authorised by an edit token (edit-tokens.ts); a read-only token's changes are ignored by Hocuspocus.
 //
 // How the socket and the API agree (docs/guides/documents.md says it for users):
-//   - The Yjs state is saved to the document's row within a second of a change (Hocuspocus's debounce), with the
-//     Markdown it renders to (`yjs_markdown`) and who changed it.
+//   - Every process that holds a live document saves its Yjs state to the document's row at most SAVE_WITHIN_MS after
+//     a change reached it, from an editor of its own or relayed by another process through Redis, with the Markdown
+//     it renders to (`yjs_markdown`) and who changed it: a process killed after an editor's last word loses nothing
+//     that reached another process a second earlier. A save merges the row's state into the live document first, so
+//     processes saving one after the other never write back an older state.
 //   - A version (source `realtime`) is made when that Markdown differs from the one of the current version
 //     (`yjs_version_markdown`): after REALTIME_VERSION_IDLE_MS without changes (30 s), when the last editor leaves,
 //     and whenever the API reads or changes the document (`settle`), so a typing burst is one version and a
@@ -36,6 +39,8 @@ const MAX_CHARACTERS = 1_000_000;
 const DELETIONS_CHANNEL = 'content-service:documents:deleted';
 /** The origin of the transactions the API makes on a live document (not an editor's). */
 const API_ORIGIN = 'content-service:api';
+/** The longest a change that reached this process stays unsaved (a failed save is tried again as long). */
+const SAVE_WITHIN_MS = 1000;
 
 /** The live document as the API sees it inside withLiveDocument. */
 export interface LiveDocument {
@@ -70,8 +75,10 @@ export class Realtime {
   readonly #idle = new Map<string, NodeJS.Timeout>();
   /** Per document, the editor whose change the next save records (the last one to change it). */
   readonly #editors = new Map<string, EditClaims>();
-  /** The documents changed by an editor since this process last saved them. */
+  /** The documents changed by an editor (of this process or another) since this process last saved them. */
   readonly #dirty = new Set<string>();
+  /** Per document with unsaved changes, the save due at most SAVE_WITHIN_MS after the first of them. */
+  readonly #saves = new Map<string, NodeJS.Timeout>();
   readonly #redis: { publisher: IORedis; subscriber: IORedis } | undefined;
   #closed = false;
 
@@ -114,14 +121,21 @@ export class Realtime {
         const state = await this.#loadState(documentName);
         if (state) Y.applyUpdate(document, state);
       },
-      onChange: async ({ documentName, context, transactionOrigin }) => {
-        // An editor's change on this process (the API's own, and those another process relays through Redis, are
-        // saved by whoever made them).
-        if (transactionOrigin === API_ORIGIN || !context?.claims) return;
+      onChange: async ({ documentName, document, context, transactionOrigin }) => {
+        // The API's own changes are saved in the transaction that made them. An editor's change is saved by every
+        // process it reaches (Hocuspocus saves only those of its own sockets, after up to 5 s of typing).
+        if (transactionOrigin === API_ORIGIN) return;
         this.#dirty.add(documentName);
-        this.#editors.set(documentName, context.claims);
+        if (context?.claims) this.#editors.set(documentName, context.claims);
+        this.#scheduleSave(documentName, document);
       },
-      onStoreDocument: async ({ documentName, document }) => this.#store(documentName, document),
+      onStoreDocument: async ({ documentName, document }) =>
+        this.#store(documentName, document).catch((error: unknown) => {
+          // Hocuspocus keeps the document in memory; its changes are saved again later.
+          this.#dirty.add(documentName);
+          this.#scheduleSave(documentName, document);
+          throw error;
+        }),
     });
   }
 
@@ -270,9 +284,33 @@ export class Realtime {
     return saved?.yjs_state ? Buffer.from(saved.yjs_state, 'base64') : null;
   }
 
+  /** Saves the document's unsaved changes at most SAVE_WITHIN_MS from now (once, however many changes come). */
+  #scheduleSave(documentId: string, document: Document): void {
+    if (this.#saves.has(documentId) || this.#closed) return;
+    const timer = setTimeout(() => {
+      this.#saves.delete(documentId);
+      // Unloaded meanwhile (Hocuspocus saved it then), or saved by a settle or Hocuspocus's own save.
+      if (!this.#dirty.has(documentId) || this.hocuspocus.documents.get(documentId) !== document) return;
+      document.saveMutex
+        .runExclusive(() => this.#store(documentId, document))
+        .catch((error: unknown) => {
+          this.#platform.logger.warn(
+            { err: error, document_id: documentId },
+            'saving real-time edits failed; trying again',
+          );
+          this.#dirty.add(documentId);
+          this.#scheduleSave(documentId, document);
+        });
+    }, SAVE_WITHIN_MS);
+    timer.unref();
+    this.#saves.set(documentId, timer);
+  }
+
   /**
    * Saves the live state and its Markdown; the version waits for idleness or the last editor leaving. The state is
-   * taken under the row's lock, so a save that waited for an API change never writes the state from before it.
+   * taken under the row's lock, so a save that waited for an API change never writes the state from before it; and
+   * the row's state is merged into the live document first, so that what another process saved (changes that have
+   * not reached this one yet) is kept.
    */
   async #store(documentId: string, document: Document): Promise<void> {
     const editor = this.#editors.get(documentId);
@@ -280,10 +318,13 @@ export class Realtime {
     this.#dirty.delete(documentId);
     const outcome = await this.#db.transaction().execute(async (trx) => {
       const row = await forUpdate(
-        trx.selectFrom('documents').select('id').where('id', '=', documentId),
+        trx.selectFrom('documents').select(['id', 'yjs_state']).where('id', '=', documentId),
         trx,
       ).executeTakeFirst();
       if (!row) return 'deleted' as const;
+      // A no-op when the live document holds it all already (Yjs emits no update then); otherwise the editors get
+      // what they lacked, as they would from the process that saved it.
+      if (row.yjs_state !== null) Y.applyUpdate(document, Buffer.from(row.yjs_state, 'base64'), API_ORIGIN);
       const markdown = renderMarkdown(document);
       if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
       await trx
@@ -464,6 +505,7 @@ export class Realtime {
     if (this.#closed) return;
     this.#closed = true;
     for (const timer of this.#idle.values()) clearTimeout(timer);
+    for (const timer of this.#saves.values()) clearTimeout(timer);
     const open = [...this.hocuspocus.documents.entries()];
     for (const ws of this.#sockets.clients) ws.terminate();
     for (const [name, document] of open) {
