@@ -17,6 +17,7 @@ import { features } from '../src/features/index.ts';
 import { authenticate, type KeyCacheOfPlatform } from '../src/platform/auth.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { locals } from '../src/platform/context.ts';
+import { Drain } from '../src/platform/drain.ts';
 import { problemHandler } from '../src/platform/errors.ts';
 import { newId } from '../src/platform/ids.ts';
 import { KeyCache } from '../src/platform/key-cache.ts';
@@ -53,6 +54,7 @@ const { platform } = createServices(
     keyCache,
     metrics: new Metrics({ logger }),
     features,
+    drain: new Drain(),
   },
   engineProviders(config),
 );

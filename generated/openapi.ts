@@ -499,7 +499,10 @@ export type paths = {
          *     `event: error` whose data is the problem document with OpenAI's `error` object, and the stream closes. Text is
          *     sent only once it has been checked against the output policy (below), so nothing of a blocked phrase is ever
          *     sent: a stream blocked by the policy ends, after the text that was checked, with an `event: error` whose
-         *     problem is `policy_violation`.
+         *     problem is `policy_violation`. A server that is stopping (a deploy) lets streams run for its shutdown timeout,
+         *     then ends those still open with an `event: error` whose problem is `service_unavailable`: retry the request.
+         *     With `store: true` the thread named by the first chunk exists from that chunk on; its messages are saved when
+         *     the answer is complete.
          *
          *     **Providers.** The model's provider is called through the server's content engine. Its rate limit is a
          *     `429 upstream_rate_limited`, its outage a `503 upstream_unavailable` (both with its `Retry-After` when it gave

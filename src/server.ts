@@ -14,6 +14,7 @@ import type { KeyCacheOfPlatform } from './platform/auth.ts';
 import { answerClientErrors } from './platform/client-errors.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Platform } from './platform/context.ts';
+import { Drain } from './platform/drain.ts';
 import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
 import { KeyCache } from './platform/key-cache.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
@@ -25,6 +26,11 @@ import { warmUpValidator } from './platform/validator-warm-up.ts';
 import { startWorkers } from './platform/workers.ts';
 import { createServices, engineProviders } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
+
+/** How long connections may take to end after the shutdown deadline told their requests to. */
+const FORCED_CLOSE_MS = 2000;
+/** How long the requests' work after their answers may take at shutdown before the database closes under it. */
+const SETTLE_TIMEOUT_MS = 15_000;
 
 export interface RunningServer {
   url: string;
@@ -73,6 +79,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       keyCache,
       metrics: new Metrics({ logger, nodeMetrics: config.metricsToken !== null }),
       features,
+      drain: new Drain(),
     },
     providers,
   );
@@ -137,15 +144,24 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // Work in flight of the services (a workflow step) ends next, then the upgraded sockets, which are not the HTTP
       // server's any more: their sessions are saved and closed.
       await services.stop();
+      // At the timeout, the requests still running are told to end: a stream ends with its `event: error`
+      // (service_unavailable), other work is aborted. A connection that has not ended a moment later is closed.
+      let forced: NodeJS.Timeout | undefined;
       const timeout = setTimeout(() => {
         logger.warn(
           { timeout_ms: config.shutdownTimeoutMs },
-          'requests still running at the shutdown timeout; closing their connections',
+          'requests still running at the shutdown timeout; ending them',
         );
-        server.closeAllConnections();
+        platform.drain.endAll();
+        forced = setTimeout(() => server.closeAllConnections(), FORCED_CLOSE_MS);
       }, config.shutdownTimeoutMs);
       await drained;
       clearTimeout(timeout);
+      clearTimeout(forced);
+      // The answers are out; what the requests do after them (a stream's usage, spend reservation, notices and stored
+      // thread, settled when its producer closes) finishes before the database closes.
+      const { abandoned } = await platform.drain.settled(SETTLE_TIMEOUT_MS);
+      if (abandoned > 0) logger.error({ abandoned }, 'requests still settling their work when the database closed');
       await stopRetention();
       // No request runs any more: the log's last rows go in before the workers, which may take their grace to stop.
       await platform.requestLog.flush();

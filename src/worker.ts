@@ -7,6 +7,7 @@ import { loadConfig } from './config.ts';
 import { features } from './features/index.ts';
 import type { KeyCacheOfPlatform } from './platform/auth.ts';
 import { systemClock } from './platform/clock.ts';
+import { Drain } from './platform/drain.ts';
 import { KeyCache } from './platform/key-cache.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import { Metrics } from './platform/metrics.ts';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
       keyCache,
       metrics,
       features,
+      drain: new Drain(),
     },
     providers,
   );

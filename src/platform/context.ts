@@ -10,6 +10,7 @@ import type { Storage } from '../storage/database.ts';
 import type { ApiKeysTable, Database, WorkspacesTable } from '../storage/schema.ts';
 import type { KeyCacheOfPlatform } from './auth.ts';
 import type { Clock } from './clock.ts';
+import type { Drain } from './drain.ts';
 import type { Feature, ProblemShaper } from './feature.ts';
 import type { AccessRecord, RequestLogWriter } from './logging.ts';
 import type { Metrics } from './metrics.ts';
@@ -45,6 +46,8 @@ export interface Platform {
   /** The registered features (src/features/index.ts), handed down by the entry point that built this platform. */
   features: readonly Feature[];
   services: Services;
+  /** What is in flight, tracked so that shutdown waits for it; its deadline ends the streams still open. */
+  drain: Drain;
 }
 
 /** The API key that made the request, and its workspace. */

@@ -92,6 +92,10 @@ class OperationContext implements RequestContext {
         res.once('close', () => {
           if (!res.writableFinished) abort();
         });
+        // The shutdown deadline ends the request's work as a client's leaving does (streams.ts tells the client).
+        const { deadline } = this.platform.drain;
+        if (deadline.aborted) made.abort(deadline.reason);
+        else deadline.addEventListener('abort', () => made.abort(deadline.reason), { once: true });
       }
     }
     return this.#controller.signal;
@@ -162,6 +166,13 @@ async function run<K extends OperationId>(
 const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 export function bindOperation<K extends OperationId>(platform: Platform, id: K, handler: OperationHandler<K>) {
+  const handle = bindHandler(platform, id, handler);
+  // Shutdown waits for every handler (and what it writes after its answer) before the database closes.
+  return (req: Request, res: Response, next: NextFunction): Promise<void> =>
+    platform.drain.track(handle(req, res, next));
+}
+
+function bindHandler<K extends OperationId>(platform: Platform, id: K, handler: OperationHandler<K>) {
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const context = new OperationContext(platform, req, res);
     const request = typedRequest(id, req);

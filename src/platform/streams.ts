@@ -11,6 +11,8 @@
 //     `yield`.
 //   - A failure after the first event cannot change the status any more: it is sent as a last event
 //     `event: error` whose data is the problem document, and the stream ends.
+//   - At the shutdown deadline (drain.ts) the stream ends the same way, with `service_unavailable`; the producer is
+//     closed as for a client that left, and shutdown waits for it to settle its work.
 import type { Response } from 'express';
 import type { ServerSentEvent } from '../../generated/operations.ts';
 import { locals, type RequestContext } from './context.ts';
@@ -48,6 +50,22 @@ export function formatEvent(event: Event): string {
   if (event.text === undefined) return `${out}data: ${JSON.stringify(event.data)}\n\n`;
   for (const line of event.text.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
   return `${out}\n`;
+}
+
+/** A stream whose signal aborted: cut by its client, or ended by the shutdown deadline with its last event. */
+function endStopped(res: Response, context: RequestContext): 'cut' {
+  const { deadline } = context.platform.drain;
+  if (deadline.aborted && !res.destroyed && !res.writableEnded) {
+    const problem = deadline.reason as Problem;
+    locals(res).errorCode = problem.code;
+    res.end(
+      formatEvent({
+        event: 'error',
+        data: problemResponseBody(problem, res.req.originalUrl, context.requestId, locals(res).problemShape),
+      }),
+    );
+  }
+  return 'cut';
 }
 
 function writeOrWait(res: Response, text: string): Promise<void> | undefined {
@@ -93,7 +111,7 @@ export async function sendStream(
       await writeOrWait(res, text);
     }
   } catch (error) {
-    if (signal.aborted) return 'cut';
+    if (signal.aborted) return endStopped(res, context);
     const problem =
       error instanceof Problem
         ? error
@@ -116,9 +134,10 @@ export async function sendStream(
     return 'failed';
   } finally {
     clearInterval(heartbeat);
-    if (signal.aborted) stream.iterator.return?.().catch(() => {});
+    if (signal.aborted)
+      context.platform.drain.track<unknown>(stream.iterator.return?.() ?? Promise.resolve()).catch(() => {});
   }
-  if (signal.aborted) return 'cut';
+  if (signal.aborted) return endStopped(res, context);
   await beforeEnd?.(sent!.join(''));
   res.end();
   return 'complete';

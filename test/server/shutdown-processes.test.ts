@@ -3,7 +3,10 @@
 //   finish after the signal and are recorded (the attempt, the request-log row); new connections are refused
 //   meanwhile; the process exits 0 only when the request is done;
 // - force-close: a request that is still running at SHUTDOWN_TIMEOUT_MS has its connection closed, and the process
-//   exits 0.
+//   exits 0;
+// - streams longer than SHUTDOWN_TIMEOUT_MS end with an `event: error` (service_unavailable), not a reset; each call's
+//   usage is recorded and its spend reservation released before the database closes, and each stored thread, named
+//   by the first chunk, exists.
 // A request is "in flight" once the server answered its `Expect: 100-continue`: it has read the headers and waits for
 // the body, which the test sends when it decides.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -14,6 +17,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
+import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
 import { freePort } from '../support/prism.ts';
 import { holdingReceiver } from '../support/receiver.ts';
 import { freshDatabase, type TestDatabase } from '../support/server.ts';
@@ -224,5 +228,97 @@ describe('SIGTERM to a server process with work in flight', () => {
     expect(await request.answer).toBe('closed');
     expect(await server.exited, server.output()).toBe(0);
     expect(server.output()).toContain('requests still running at the shutdown timeout');
+  });
+
+  test('ends streams still open at SHUTDOWN_TIMEOUT_MS with an event: error, then settles their calls before the database closes', {
+    timeout: 90_000,
+  }, async () => {
+    const secret = await prepare();
+    const upstream: FakeProvider = await startFakeOpenAi({ reply: () => ({ endless: true, chunkDelayMs: 20 }) });
+    try {
+      server = await startProcess({
+        DATABASE_URL: database.url,
+        SHUTDOWN_TIMEOUT_MS: '500',
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: upstream.url,
+        PROVIDER_MAX_RETRIES: '0',
+      });
+      const workspace = (await (
+        await fetch(`${server.url}/v1/workspace`, { headers: { Authorization: `Bearer ${secret}` } })
+      ).json()) as { id: string };
+      const limit = await fetch(`${server.url}/v1/spend-limits`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ scope: { type: 'workspace', id: workspace.id }, amount_usd: 100, period: 'day' }),
+      });
+      expect(limit.status, await limit.text()).toBe(201);
+      const streams = await Promise.all(
+        Array.from({ length: 3 }, async (_, i) => {
+          const response = await fetch(`${server!.url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' },
+            body: JSON.stringify({
+              model: 'gpt-4o-mini',
+              stream: true,
+              store: true,
+              messages: [{ role: 'user', content: `Talk for a long time, ${i}.` }],
+            }),
+          });
+          expect(response.status).toBe(200);
+          const reader = response.body!.getReader();
+          const decoder = new TextDecoder();
+          let text = '';
+          while (!text.includes('\n\n')) text += decoder.decode((await reader.read()).value);
+          const threadId = JSON.parse(/^data: (.*)$/m.exec(text)![1]!).thread_id as string;
+          const rest = (async () => {
+            for (;;) {
+              const { done, value } = await reader.read();
+              if (done) return text;
+              text += decoder.decode(value);
+            }
+          })();
+          return { threadId, rest };
+        }),
+      );
+      server.child.kill('SIGTERM');
+      for (const stream of streams) {
+        const text = await stream.rest;
+        expect(text).not.toContain('[DONE]');
+        const last = text.trim().split('\n\n').at(-1)!;
+        expect(last.split('\n')[0]).toBe('event: error');
+        expect(JSON.parse(last.split('\n')[1]!.slice('data: '.length))).toMatchObject({
+          status: 503,
+          code: 'service_unavailable',
+          error: { type: 'server_error', code: 'service_unavailable' },
+        });
+      }
+      expect(await server.exited, server.output()).toBe(0);
+      expect(server.output()).not.toContain('driver has already been destroyed');
+
+      const storage = openStorage(database.url);
+      try {
+        const threads = await storage.db
+          .selectFrom('chat_threads')
+          .select('id')
+          .where(
+            'id',
+            'in',
+            streams.map((stream) => stream.threadId),
+          )
+          .execute();
+        expect(threads).toHaveLength(3);
+        const usage = await storage.db
+          .selectFrom('usage_records')
+          .select('model')
+          .where('feature', '=', 'chat')
+          .execute();
+        expect(usage).toHaveLength(3);
+        expect(await storage.db.selectFrom('spend_reservations').selectAll().execute()).toEqual([]);
+      } finally {
+        await storage.close();
+      }
+    } finally {
+      await upstream.close();
+    }
   });
 });

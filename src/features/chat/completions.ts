@@ -22,6 +22,7 @@ import {
 } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
 import {
+  createThread,
   type Exchange,
   imagePlaceholder,
   replayedMessage,
@@ -292,7 +293,7 @@ export const completionHandlers = {
       now: context.now,
     };
 
-    const saving = body.thread_id
+    let saving = body.thread_id
       ? { threadId: body.thread_id, create: null }
       : body.store
         ? { threadId: newId('thr', context.now), create: { metadata: body.metadata ?? {} } }
@@ -349,6 +350,17 @@ export const completionHandlers = {
     }
 
     const events = await engine.stream(generation);
+    // The first chunk names the thread: it exists from then on, even if the stream never ends (its messages are saved
+    // with the answer).
+    if (saving?.create) {
+      const thread = { ...saving, create: saving.create, model: model.id, voiceId, messages };
+      // Not created: the call is closed unread, which settles it.
+      await createThread(db, workspaceId, thread, context.now).catch(async (error: unknown) => {
+        await events.return(undefined);
+        throw error;
+      });
+      saving = { threadId: saving.threadId, create: null };
+    }
     const includeUsage = body.stream_options?.include_usage === true;
     // With fallback models, the engine's first event names the model that answers: every chunk names it, and the
     // first one lists the models tried before it.

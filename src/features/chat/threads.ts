@@ -136,6 +136,33 @@ export interface Exchange {
 }
 
 /**
+ * Creates the empty thread of a `store: true` exchange: inside saveExchange, or before a streamed answer's first chunk,
+ * which names it (its messages follow when the answer is complete).
+ */
+export async function createThread(
+  db: Kysely<Database>,
+  workspaceId: string,
+  exchange: Pick<Exchange, 'threadId' | 'model' | 'voiceId' | 'messages'> & { create: NonNullable<Exchange['create']> },
+  now: Date,
+): Promise<void> {
+  const firstUser = exchange.messages.find((m) => m.role === 'user') ?? exchange.messages[0];
+  await db
+    .insertInto('chat_threads')
+    .values({
+      id: exchange.threadId,
+      workspace_id: workspaceId,
+      title: [...(firstUser?.content ?? '')].slice(0, 100).join('').trim(),
+      model: exchange.model,
+      voice_id: exchange.voiceId,
+      message_count: 0,
+      metadata: JSON.stringify(exchange.create.metadata),
+      created_at: iso(now),
+      updated_at: iso(now),
+    })
+    .execute();
+}
+
+/**
  * Saves the request's messages and the answer to the thread, in one transaction with their events. The thread's row
  * lock orders concurrent completions of one thread, and its 1,000-message limit is checked again under it.
  */
@@ -148,21 +175,7 @@ export async function saveExchange(
   await db.transaction().execute(async (trx) => {
     let count = 0;
     if (exchange.create) {
-      const firstUser = exchange.messages.find((m) => m.role === 'user') ?? exchange.messages[0];
-      await trx
-        .insertInto('chat_threads')
-        .values({
-          id: exchange.threadId,
-          workspace_id: workspaceId,
-          title: [...(firstUser?.content ?? '')].slice(0, 100).join('').trim(),
-          model: exchange.model,
-          voice_id: exchange.voiceId,
-          message_count: 0,
-          metadata: JSON.stringify(exchange.create.metadata),
-          created_at: iso(now),
-          updated_at: iso(now),
-        })
-        .execute();
+      await createThread(trx, workspaceId, { ...exchange, create: exchange.create }, now);
     } else {
       const thread = await forUpdate(
         threadsOf(trx, workspaceId).where('id', '=', exchange.threadId),
