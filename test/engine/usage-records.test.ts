@@ -10,7 +10,7 @@ import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/index.ts';
 import { Metrics } from '../../src/platform/metrics.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
-import { databaseKinds, freshDatabase, type TestDatabase } from '../support/server.ts';
+import { databaseKinds, freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
 
 const catalogue = new Catalogue(
   loadProvidersConfig({ OPENAI_API_KEY: 'sk-test' }, (message) => {
@@ -101,5 +101,44 @@ describe.each(databaseKinds)('usage rows on %s', (kind) => {
       msg: 'the usage of a model call could not be recorded',
       usage: [{ workspace_id: gone, api_key_id: 'key_b', output_tokens: 2 }],
     });
+  });
+});
+
+describe.skipIf(!postgresUrl)('a usage row whose write finds no database connection (PostgreSQL)', () => {
+  test('is written again once a connection is free, and the call waits for it', async () => {
+    const database = await freshDatabase('postgres');
+    // One connection, and a query gives up waiting for it after 100 ms: the write below fails first.
+    const storage = openStorage(database.url, { poolMax: 1, poolTimeoutMs: 100 });
+    try {
+      await migrate(storage.db, features);
+      const { workspace } = await createWorkspace(storage.db, { name: 'Held connection', region: 'eu' });
+      const logger = pino({ level: 'silent' });
+      const services = { db: storage.db, logger, metrics: new Metrics({ logger }) };
+      let release!: () => void;
+      const held = storage.db.connection().execute(
+        (connection) =>
+          new Promise<void>((resolve) => {
+            release = resolve;
+            void connection.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
+          }),
+      );
+      setTimeout(() => release(), 400);
+      await recordUsage(
+        services,
+        model,
+        { workspaceId: workspace.id, apiKeyId: null, feature: 'chat', now: new Date() },
+        [{ usage: usage(7), costUsd: 0.001 }],
+      );
+      await held;
+      const rows = await storage.db
+        .selectFrom('usage_records')
+        .select('output_tokens')
+        .where('workspace_id', '=', workspace.id)
+        .execute();
+      expect(rows.map((row) => Number(row.output_tokens))).toEqual([7]);
+    } finally {
+      await storage.close();
+      await database.drop();
+    }
   });
 });

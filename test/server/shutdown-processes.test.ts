@@ -280,6 +280,13 @@ describe('SIGTERM to a server process with work in flight', () => {
           return { threadId, rest };
         }),
       );
+      // Named by the first chunk, each thread exists while its stream still runs.
+      for (const stream of streams) {
+        const thread = await fetch(`${server.url}/v1/chat/threads/${stream.threadId}`, {
+          headers: { Authorization: `Bearer ${secret}` },
+        });
+        expect(thread.status, await thread.text()).toBe(200);
+      }
       server.child.kill('SIGTERM');
       for (const stream of streams) {
         const text = await stream.rest;

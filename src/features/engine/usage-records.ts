@@ -1,6 +1,7 @@
 // The usage rows of provider calls (`usage_records`, what GET /v1/usage sums and prices), one a call that reached
-// the provider, written when the call ends whatever happened, and counted in the metrics (GET /metrics) alike. An
-// answer is not withheld for its bookkeeping: a row that cannot be written is logged with what it held.
+// the provider, written when the call ends whatever happened, and counted in the metrics (GET /metrics) alike. A row
+// that fails on a lost database connection is written again (RETRY_DELAYS_MS); one that cannot be written at all is
+// logged with what it held, and the answer is not withheld for it.
 //
 // The rows of calls that end in the same turn of the event loop are written in one transaction, and each call waits
 // for it: under load a commit (its WAL frames, its index pages) costs more than the rows it holds, and a call's row is
@@ -10,6 +11,7 @@ import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Metrics } from '../../platform/metrics.ts';
+import { isConnectionError } from '../../storage/database.ts';
 import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
@@ -116,9 +118,31 @@ export async function recordUsage(
       row.cost_usd,
     );
   }
-  try {
-    await write(db, rows);
-  } catch (error) {
-    logger.error({ err: error, usage: rows }, 'the usage of a model call could not be recorded');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await write(db, rows);
+      return;
+    } catch (error) {
+      // The attempt before committed, and its connection was lost before it could say so.
+      if (attempt > 0 && isDuplicateRow(error)) return;
+      if (!isConnectionError(error) || attempt >= RETRY_DELAYS_MS.length) {
+        logger.error({ err: error, usage: rows }, 'the usage of a model call could not be recorded');
+        return;
+      }
+      logger.warn({ err: error, attempt: attempt + 1 }, 'the usage of a model call waits for the database; retrying');
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
+    }
   }
+}
+
+/**
+ * A lost or exhausted database connection does not lose the row of a call that was billed upstream: it is written
+ * again, for about half a minute (the caller waits; at shutdown the drain does too). Its id is fixed, so a write that
+ * committed but whose answer was lost is not written twice.
+ */
+const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 8000, 15_000];
+
+function isDuplicateRow(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  return code === '23505' || /UNIQUE constraint failed/.test(message ?? '');
 }
