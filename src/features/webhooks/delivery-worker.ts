@@ -2,8 +2,9 @@
 // queue in order. It is driven only by database state, so any number of workers (inside servers or `npm run
 // worker`) share the work, and a crashed one loses nothing:
 //   - Claiming: a worker leases due deliveries (`leased_until`, `lease_token`) in one statement; on PostgreSQL with
-//     `for update skip locked`, so two workers never claim the same one. A crashed worker's lease runs out after
-//     LEASE_MS and another worker (or the same one, restarted) sends that attempt again: at-least-once.
+//     `for update skip locked`, so two workers never claim the same one. A living worker renews the leases of its
+//     attempts in flight every RENEW_MS; a crashed worker's run out LEASE_MS after its last renewal, and another
+//     worker (or the same one, restarted) sends that attempt again: at-least-once.
 //   - Order: in an endpoint's queue only the head (the oldest pending delivery) has a `next_attempt_at`; the others
 //     wait with null. When the head ends (delivered, or its attempts are exhausted), the transaction that records
 //     this makes the next one due, and leases it to the same worker, which sends it at once. So the next event of an
@@ -31,7 +32,7 @@ import type { DatabaseKind } from '../../storage/database.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import { ONE, PENDING } from '../../storage/partial-indexes.ts';
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../storage/schema.ts';
-import { ATTEMPT_TIMEOUT_MS, nextAttemptAt } from './schedule.ts';
+import { nextAttemptAt } from './schedule.ts';
 import { type AttemptOutcome, sendAttempt } from './send.ts';
 
 /**
@@ -40,8 +41,13 @@ import { type AttemptOutcome, sendAttempt } from './send.ts';
  */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
-/** Longer than an attempt can take: a lease still running belongs to a live worker. */
-export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;
+/**
+ * How long a lease lasts after its last renewal: a lease still running belongs to a live worker, which renews it every
+ * RENEW_MS however long its attempt takes (up to ATTEMPT_TIMEOUT_MS). Short, so that a dead worker's attempt is taken
+ * over within seconds; several renewals long, so that a slow round trip does not lose a live worker its lease.
+ */
+export const LEASE_MS = 5000;
+export const RENEW_MS = 1500;
 /** How often an idle worker looks for retries that fell due (and, on SQLite, for other processes' deliveries). */
 export const POLL_MS = 250;
 
@@ -79,13 +85,44 @@ export class DeliveryWorker implements BackgroundWorker {
       concurrency: this.#options.concurrency,
       pollMs: POLL_MS,
       claim: (limit) => this.#claim(limit),
-      run: (item, stopping) => this.#attempt(item.delivery, item.endpoint, stopping),
+      run: (item, stopping) =>
+        this.#holding(item.delivery, () => this.#attempt(item.delivery, item.endpoint, stopping)),
       describe: (item) => ({ delivery_id: item.delivery.id }),
     });
   }
 
-  start(): Promise<void> {
-    return this.#loop.start();
+  async start(): Promise<void> {
+    await this.#loop.start();
+    this.#renewal = setInterval(() => void this.#renew(), RENEW_MS);
+    this.#renewal.unref();
+  }
+
+  /** The deliveries whose attempt this worker is making, with the token of their lease. */
+  readonly #held = new Map<string, string>();
+  #renewal: NodeJS.Timeout | undefined;
+
+  async #holding<T>(delivery: Delivery, attempt: () => Promise<T>): Promise<T> {
+    if (delivery.lease_token) this.#held.set(delivery.id, delivery.lease_token);
+    try {
+      return await attempt();
+    } finally {
+      this.#held.delete(delivery.id);
+    }
+  }
+
+  /** Renews the leases of the attempts in flight (one statement); one that failed is tried again at the next tick. */
+  async #renew(): Promise<void> {
+    if (this.#held.size === 0) return;
+    const until = iso(new Date(Date.now() + LEASE_MS));
+    await this.#options.db
+      .updateTable('webhook_deliveries')
+      .set({ leased_until: until })
+      .where('id', 'in', [...this.#held.keys()])
+      .where('lease_token', 'in', [...new Set(this.#held.values())])
+      .execute()
+      .catch((error: unknown) =>
+        this.#options.logger.warn({ err: error }, 'renewing the leases of webhook attempts failed; trying again'),
+      );
   }
 
   /** Looks for due deliveries now. */
@@ -94,8 +131,9 @@ export class DeliveryWorker implements BackgroundWorker {
   }
 
   /** Stops claiming, then waits for the attempts in flight to be sent and recorded (each ends within 15 s). */
-  stop(): Promise<void> {
-    return this.#loop.stop();
+  async stop(): Promise<void> {
+    await this.#loop.stop();
+    clearInterval(this.#renewal);
   }
 
   /** Leases up to `limit` due deliveries to this worker, and reads their endpoints in one query. */
