@@ -197,7 +197,7 @@ export async function commandOnDocument(
       if (locked.current_version_id !== current.id || Realtime.hasLiveEdits(locked, live)) {
         throw new Problem(
           'version_conflict',
-          `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version.`,
+          `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version. The model call ran and is billed ($${Math.round(usage.cost * 1e9) / 1e9}).`,
         );
       }
       const source = {
