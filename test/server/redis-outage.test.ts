@@ -2,13 +2,15 @@
 // port (skipped when `redis-server` is not on the PATH; CI has it):
 // - while Redis is down, /readyz is 503 naming the rate-limit store, and requests are still answered (this process
 //   counts them on its own);
-// - when Redis is back, /readyz is 200 again and requests are counted in Redis again: the budget all processes share.
+// - when Redis is back, /readyz is 200 again and requests are counted in Redis again: the budget all processes share;
+// - a real-time editing session open when Redis goes away goes on: what the editor types meanwhile is saved.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePort } from '../support/prism.ts';
+import { appendParagraph, connectEditor } from '../support/realtime.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const redisServerInstalled = spawnSync('redis-server', ['--version']).status === 0;
@@ -102,6 +104,28 @@ describe.skipIf(!redisServerInstalled)('a Redis outage while the server runs', (
       expect(await client.get(`${prefix}:${id}`)).toBe('1');
     } finally {
       client.disconnect();
+    }
+  });
+
+  test('a real-time editing session open when Redis goes away goes on, and what is typed meanwhile is saved', {
+    timeout: 90_000,
+  }, async () => {
+    if (!redis || redis.exitCode !== null || redis.signalCode !== null) redis = await startRedis(port);
+    await until(async () => (await readiness()).status === 200, 'Redis to be reachable');
+    const created = await server.call('POST', '/v1/documents', { body: { title: 'Outage', content: 'Before.' } });
+    expect(created.status).toBe(201);
+    const editor = connectEditor(server.url, created.body.id, created.body.edit_token.token);
+    try {
+      await editor.ready;
+      await stopRedis(redis);
+      await until(async () => (await readiness()).status === 503, '/readyz to report the outage');
+      appendParagraph(editor.doc, 'Typed while Redis was away.');
+      await until(async () => {
+        const read = await server.call('GET', `/v1/documents/${created.body.id}`);
+        return read.status === 200 && String(read.body.content).includes('Typed while Redis was away.');
+      }, 'the typed line to be saved');
+    } finally {
+      editor.close();
     }
   });
 });

@@ -88,7 +88,9 @@ export class Realtime {
     const redisUrl = platform.config.redisUrl;
     // ioredis reconnects by itself; while Redis is down each connection says so once, not at every retry.
     const connect = () => {
-      const client = new IORedis(redisUrl!);
+      // A command fails after one reconnection attempt instead of twenty: while Redis is away, a save waits on the
+      // extension's lock for a moment, not for half a minute.
+      const client = new IORedis(redisUrl!, { maxRetriesPerRequest: 1 });
       let warned = false;
       client.on('error', (error) => {
         if (!warned)
