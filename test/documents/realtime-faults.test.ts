@@ -86,5 +86,5 @@ describe.runIf(postgresUrl && redisAvailable)('an editor whose server process is
     );
     expect(words.filter((word) => !read.includes(word))).toEqual([]);
     expect(await terminate(second), second.output()).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });
