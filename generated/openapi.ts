@@ -502,7 +502,8 @@ export type paths = {
          *     problem is `policy_violation`. A server that is stopping (a deploy) lets streams run for its shutdown timeout,
          *     then ends those still open with an `event: error` whose problem is `service_unavailable`: retry the request.
          *     With `store: true` the thread named by the first chunk exists from that chunk on; its messages are saved when
-         *     the answer is complete.
+         *     the answer is complete, and a stream that ends without its answer (cut, failed or ended by a stopping server)
+         *     removes it again.
          *
          *     **Providers.** The model's provider is called through the server's content engine. Its rate limit is a
          *     `429 upstream_rate_limited`, its outage a `503 upstream_unavailable` (both with its `Retry-After` when it gave

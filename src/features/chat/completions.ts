@@ -23,6 +23,7 @@ import {
 import { projectFallbacks } from '../projects/index.ts';
 import {
   createThread,
+  dropEmptyThread,
   type Exchange,
   imagePlaceholder,
   replayedMessage,
@@ -298,10 +299,12 @@ export const completionHandlers = {
       : body.store
         ? { threadId: newId('thr', context.now), create: { metadata: body.metadata ?? {} } }
         : null;
+    let saved = false;
     /** The thread keeps the model that answered (with fallback models, the one of them that did). */
     const save = async (answer: Exchange['answer'], answeredBy: string) => {
       if (!saving) return;
       await saveExchange(db, workspaceId, { ...saving, model: answeredBy, voiceId, messages, answer }, context.now);
+      saved = true;
     };
     const id = newId('chatcmpl', context.now);
     const created = Math.floor(context.now.getTime() / 1000);
@@ -352,6 +355,7 @@ export const completionHandlers = {
     const events = await engine.stream(generation);
     // The first chunk names the thread: it exists from then on, even if the stream never ends (its messages are saved
     // with the answer).
+    let createdThread: string | null = null;
     if (saving?.create) {
       const thread = { ...saving, create: saving.create, model: model.id, voiceId, messages };
       // Not created: the call is closed unread, which settles it.
@@ -359,6 +363,7 @@ export const completionHandlers = {
         await events.return(undefined);
         throw error;
       });
+      createdThread = saving.threadId;
       saving = { threadId: saving.threadId, create: null };
     }
     const includeUsage = body.stream_options?.include_usage === true;
@@ -396,67 +401,78 @@ export const completionHandlers = {
         // The first chunk of a choice names the role, as OpenAI's does.
         const role = (choice: number) =>
           started.has(choice) ? {} : (started.add(choice), { role: 'assistant' as const });
-        for await (const event of events) {
-          if (event.type === 'model') {
-            answeredBy = event.model.id;
-            modelsTried = event.tried;
-          } else if (event.type === 'text') {
-            if (event.choice === 0) firstText += event.text;
-            yield chunk([
-              {
-                index: event.choice,
-                delta: { ...role(event.choice), content: event.text },
-                finish_reason: null,
-                logprobs: null,
-              },
-            ]);
-          } else if (event.type === 'tool-call-start') {
-            // As OpenAI streams a call: its first fragment names it, with empty arguments; the others add arguments.
-            const call = {
-              index: event.index,
-              id: event.id,
-              type: 'function' as const,
-              function: { name: event.name, arguments: '' },
-            };
-            yield chunk([
-              {
-                index: event.choice,
-                delta: { ...role(event.choice), tool_calls: [call] },
-                finish_reason: null,
-                logprobs: null,
-              },
-            ]);
-          } else if (event.type === 'tool-call-delta') {
-            yield chunk([
-              {
-                index: event.choice,
-                delta: { tool_calls: [{ index: event.index, function: { arguments: event.argumentsDelta } }] },
-                finish_reason: null,
-                logprobs: null,
-              },
-            ]);
-          } else if (event.type === 'tool-call') {
-            if (event.choice === 0)
-              firstCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
-          } else if (event.type === 'finish') {
-            if (event.choice === 0) firstFinish = event.finishReason;
-            const delta = started.has(event.choice) ? {} : { role: 'assistant' as const, content: '' };
-            started.add(event.choice);
-            yield chunk([{ index: event.choice, delta, finish_reason: event.finishReason, logprobs: null }]);
-          } else {
-            const usage = usageBody(event.usage);
-            await save(
-              {
-                content: answerContent(firstText, firstCalls),
-                toolCalls: firstCalls,
-                finishReason: firstFinish,
-                usage,
-                costUsd: event.costUsd,
-              },
-              answeredBy,
-            );
-            if (includeUsage) yield chunk([], usage, event.costUsd);
+        try {
+          for (let step = await events.next(); !step.done; step = await events.next()) {
+            const event = step.value;
+            if (event.type === 'model') {
+              answeredBy = event.model.id;
+              modelsTried = event.tried;
+            } else if (event.type === 'text') {
+              if (event.choice === 0) firstText += event.text;
+              yield chunk([
+                {
+                  index: event.choice,
+                  delta: { ...role(event.choice), content: event.text },
+                  finish_reason: null,
+                  logprobs: null,
+                },
+              ]);
+            } else if (event.type === 'tool-call-start') {
+              // As OpenAI streams a call: its first fragment names it, with empty arguments; the others add arguments.
+              const call = {
+                index: event.index,
+                id: event.id,
+                type: 'function' as const,
+                function: { name: event.name, arguments: '' },
+              };
+              yield chunk([
+                {
+                  index: event.choice,
+                  delta: { ...role(event.choice), tool_calls: [call] },
+                  finish_reason: null,
+                  logprobs: null,
+                },
+              ]);
+            } else if (event.type === 'tool-call-delta') {
+              yield chunk([
+                {
+                  index: event.choice,
+                  delta: { tool_calls: [{ index: event.index, function: { arguments: event.argumentsDelta } }] },
+                  finish_reason: null,
+                  logprobs: null,
+                },
+              ]);
+            } else if (event.type === 'tool-call') {
+              if (event.choice === 0)
+                firstCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
+            } else if (event.type === 'finish') {
+              if (event.choice === 0) firstFinish = event.finishReason;
+              const delta = started.has(event.choice) ? {} : { role: 'assistant' as const, content: '' };
+              started.add(event.choice);
+              yield chunk([{ index: event.choice, delta, finish_reason: event.finishReason, logprobs: null }]);
+            } else {
+              const usage = usageBody(event.usage);
+              await save(
+                {
+                  content: answerContent(firstText, firstCalls),
+                  toolCalls: firstCalls,
+                  finishReason: firstFinish,
+                  usage,
+                  costUsd: event.costUsd,
+                },
+                answeredBy,
+              );
+              if (includeUsage) yield chunk([], usage, event.costUsd);
+            }
           }
+        } finally {
+          // A stream that ends before its answer is saved (the client left, the call failed, the server stopped)
+          // leaves no empty thread behind; then the call is closed, which records its usage.
+          if (createdThread && !saved)
+            await dropEmptyThread(db, workspaceId, createdThread).catch((error: unknown) =>
+              context.platform.logger.warn({ err: error, thread_id: createdThread }, 'an empty thread was left behind'),
+            );
+          await events.return(undefined);
         }
         yield { text: '[DONE]' };
       })(),

@@ -162,6 +162,16 @@ export async function createThread(
     .execute();
 }
 
+/** Deletes a thread created for a streamed answer that ended before it was saved (nothing in it yet). */
+export async function dropEmptyThread(db: Kysely<Database>, workspaceId: string, threadId: string): Promise<void> {
+  await db
+    .deleteFrom('chat_threads')
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', threadId)
+    .where('message_count', '=', 0)
+    .execute();
+}
+
 /**
  * Saves the request's messages and the answer to the thread, in one transaction with their events. The thread's row
  * lock orders concurrent completions of one thread, and its 1,000-message limit is checked again under it.
