@@ -119,6 +119,9 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     const viewer = await server.createKey('viewer');
     const { page } = await signIn(viewer.secret);
     expect(await page.locator('[data-part="role"]').innerText()).toBe('viewer');
+    // A viewer may not call the models, so it lands on the workspace rather than on the playground.
+    await page.locator('[data-part="workspace"]').waitFor();
+    expect(await page.getByRole('heading', { name: 'Playground', level: 1 }).count()).toBe(0);
     await page.getByRole('link', { name: 'API keys' }).click();
     expect(await page.locator('[data-part="not-allowed"]').innerText()).toContain('viewer key cannot see');
     expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
