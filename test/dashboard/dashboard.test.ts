@@ -71,6 +71,17 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
   test('an owner signs in, sees the workspace, creates a key whose secret is shown once, rotates and revokes it', async () => {
     const { page, problems } = await signIn(server.ownerKey);
     expect(await page.locator('[data-part="role"]').innerText()).toBe('owner');
+    // At 1280 px the header's button and links are each one line.
+    for (const control of [
+      page.getByRole('button', { name: 'Sign out' }),
+      page.getByRole('link', { name: 'API keys' }),
+    ])
+      expect(await control.evaluate((element) => element.getClientRects().length)).toBe(1);
+    expect(
+      await page
+        .getByRole('button', { name: 'Sign out' })
+        .evaluate((element) => element.scrollHeight <= parseFloat(getComputedStyle(element).lineHeight) * 1.5 + 16),
+    ).toBe(true);
     // The page a person lands on is the playground, first in the navigation.
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
     expect((await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allInnerTexts())[0]).toBe(
@@ -151,6 +162,8 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     // The receiver already has the test event: its delivery is in the endpoint's list.
     await page.locator('[data-part="deliveries"] li').first().waitFor();
     expect(await page.locator('[data-part="deliveries"] li').count()).toBe(1);
+    // A test delivery is labelled a test, not a replay as well.
+    expect(await page.locator('[data-part="deliveries"] li button').first().innerText()).toMatch(/ · test$/);
     await page.locator('[data-part="deliveries"] li button').first().click();
     await expect.poll(() => page.locator('[data-part="attempts"] li').count()).toBe(1);
     expect(await page.locator('[data-part="attempts"]').innerText()).toMatch(/^#1 succeeded · 200 · \d+ ms/);
