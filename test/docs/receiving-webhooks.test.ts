@@ -412,7 +412,7 @@ describe.skipIf(!hasChromium)('the guide', () => {
       'Inspecting deliveries',
       'A complete receiver',
     ]);
-    expect(await tab.locator('body > p a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(
+    expect(await tab.locator('nav.portal a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(
       navigationOf('receiving-webhooks.html'),
     );
     const code = await tab.locator('pre code.language-ts').evaluateAll((blocks) => blocks.map((b) => b.textContent));
