@@ -270,6 +270,13 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     expect(dates.length).toBeGreaterThanOrEqual(5);
     expect(dates.every((label) => /^[A-Z][a-z]{2} \d{1,2}$/.test(label))).toBe(true);
     expect(dates.at(-1)).toBe(today);
+    // No two day labels overlap.
+    const spans = await chart
+      .locator('[data-part="x-axis"] text')
+      .evaluateAll((labels) =>
+        labels.map((label) => [label.getBoundingClientRect().left, label.getBoundingClientRect().right]),
+      );
+    for (let i = 1; i < spans.length; i++) expect(spans[i]![0]!, dates[i]).toBeGreaterThan(spans[i - 1]![1]!);
     const dollars = await chart.locator('[data-part="y-axis"] text').allTextContents();
     expect(dollars[0]).toMatch(/^\$0\.0+$/);
     expect(dollars.length).toBeGreaterThanOrEqual(2);
@@ -425,8 +432,12 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
       expect(await system.locator('[data-part="target"]').innerText()).toContain(
         'Weekly newsletter draft for the spring collection launch',
       );
-      // The request log answers and shows its rows.
+      // The request log answers and shows its rows, each key by its name (its id in the title), not its id.
       await page.locator('[data-part="request log"] tbody tr').first().waitFor();
+      const key = page.locator('[data-part="request log"] [data-part="key"]').first();
+      await key.waitFor();
+      expect(await key.innerText()).toBe('Owner key');
+      expect(await key.getAttribute('title')).toBe(server.ownerKeyId);
       expect(await page.locator('[data-part="skeleton"]').count()).toBe(0);
       expect(problems).toEqual([]);
       await page.close();

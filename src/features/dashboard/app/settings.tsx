@@ -1,6 +1,6 @@
 // The rest of the workspace's settings: members (add, remove), projects (create, delete), the audit log and the
 // request log with their filters, and the events list. Controls follow the contract's minimum roles.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { allows, type Role, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
 import { Empty, Loading, MoreButton, ProblemMessage, Skeleton, usePages, when } from './ui.tsx';
@@ -299,7 +299,37 @@ function TargetCell({ target }: { target: Schemas['AuditLogEntry']['target'] | n
   );
 }
 
+/**
+ * The names of the workspace's API keys by id, for a key that may list them (admin and above); empty otherwise, and
+ * the logs then show the ids. The first 500 keys are enough for a workspace's log page.
+ */
+function useKeyNames(session: Session): Map<string, string> {
+  const [names, setNames] = useState(new Map<string, string>());
+  useEffect(() => {
+    if (!allows(session.role, 'listApiKeys')) return;
+    let cancelled = false;
+    (async () => {
+      const found = new Map<string, string>();
+      let cursor: string | undefined;
+      for (let page = 0; page < 5; page++) {
+        const list: Page<Schemas['ApiKey']> = (await unwrap(
+          session.client.GET('/v1/api-keys', { params: { query: { limit: 100, ...cursorOf(cursor) } } }),
+        )) as Page<Schemas['ApiKey']>;
+        for (const key of list.data) found.set(key.id, key.name);
+        cursor = list.next_cursor ?? undefined;
+        if (!cursor) break;
+      }
+      if (!cancelled) setNames(found);
+    })().catch(() => {});
+    return () => {
+      cancelled = true;
+    };
+  }, [session]);
+  return names;
+}
+
 export function LogsPage({ session }: { session: Session }) {
+  const keyNames = useKeyNames(session);
   const [action, setAction] = useState('');
   const [status, setStatus] = useState('');
   const [pathPrefix, setPathPrefix] = useState('');
@@ -415,7 +445,17 @@ export function LogsPage({ session }: { session: Session }) {
                   ) : null}
                 </span>,
                 `${entry.duration_ms} ms`,
-                entry.api_key_id ? <code class="id">{entry.api_key_id}</code> : '—',
+                entry.api_key_id ? (
+                  keyNames.has(entry.api_key_id) ? (
+                    <span data-part="key" title={entry.api_key_id}>
+                      {keyNames.get(entry.api_key_id)}
+                    </span>
+                  ) : (
+                    <code class="id">{entry.api_key_id}</code>
+                  )
+                ) : (
+                  '—'
+                ),
               ],
             }))}
           />
