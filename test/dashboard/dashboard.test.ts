@@ -82,6 +82,10 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
         .getByRole('button', { name: 'Sign out' })
         .evaluate((element) => element.scrollHeight <= parseFloat(getComputedStyle(element).lineHeight) * 1.5 + 16),
     ).toBe(true);
+    // Sign out stays on the bar's first row, beside the workspace's name, rather than wrapping below it.
+    const signOut = (await page.getByRole('button', { name: 'Sign out' }).boundingBox())!;
+    const name = (await page.locator('header.top strong').boundingBox())!;
+    expect(signOut.y).toBeLessThan(name.y + name.height);
     // The page a person lands on is the playground, first in the navigation.
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
     expect((await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allInnerTexts())[0]).toBe(
