@@ -328,6 +328,9 @@ function useKeyNames(session: Session): Map<string, string> {
   return names;
 }
 
+/** An audit action as words ("workflow step approved" for `workflow_step.approved`); the code is the filter's. */
+export const actionWords = (action: string) => action.replace(/[._]+/g, ' ');
+
 export function LogsPage({ session }: { session: Session }) {
   const keyNames = useKeyNames(session);
   const [action, setAction] = useState('');
@@ -376,7 +379,7 @@ export function LogsPage({ session }: { session: Session }) {
       <h1 id="logs-title">Logs</h1>
       <h2>Audit log</h2>
       <div class="filters">
-        <label for="audit-action">Action</label>
+        <label for="audit-action">Action code</label>
         <input
           id="audit-action"
           placeholder="api_key.created"
@@ -393,9 +396,9 @@ export function LogsPage({ session }: { session: Session }) {
               key: entry.id,
               cells: [
                 when(entry.created_at),
-                <code class="word" data-part="action">
-                  {entry.action}
-                </code>,
+                <span class="word" data-part="action" title={entry.action}>
+                  {actionWords(entry.action)}
+                </span>,
                 <span data-part="actor" title={entry.actor.api_key_id ?? undefined}>
                   {actorLabel(entry)}
                 </span>,
