@@ -1,6 +1,7 @@
 // A complete receiver of content-service webhooks, with node:http only. Run it with
 //   WEBHOOK_SECRET=whsec_… PORT=3000 npx node examples/webhook-receiver.ts
-// and point an endpoint at http://<this host>:3000/ (https in production). While you rotate the secret, give it
+// and point an endpoint at http://127.0.0.1:3000/ (https in production). It listens on 127.0.0.1 only; HOST=0.0.0.0
+// listens on every interface, for a server on another machine. While you rotate the secret, give it
 // both: WEBHOOK_SECRETS=whsec_new…,whsec_old…  Tests run it in-process with startReceiver().
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +11,7 @@ export interface ReceiverOptions {
   /** The endpoint's secret; two (new and old) while you rotate it. */
   secrets: string[];
   port?: number;
+  /** The address to listen on: 127.0.0.1 unless told otherwise. */
   host?: string;
   /** Your work. It runs after the answer was sent, so it may take as long as it needs. */
   handle?: (event: WebhookEvent) => void | Promise<void>;
@@ -17,6 +19,8 @@ export interface ReceiverOptions {
 
 export interface RunningReceiver {
   url: string;
+  /** The address it listens on. */
+  address: string;
   /** The events handled, oldest first (the latest 1,000). */
   events: WebhookEvent[];
   close(): Promise<void>;
@@ -91,11 +95,13 @@ export async function startReceiver(options: ReceiverOptions): Promise<RunningRe
   // A request that breaks off mid-body rejects the read; drop its connection rather than crash the process.
   const server = http.createServer((req, res) => void receive(req, res).catch(() => res.destroy()));
 
-  server.listen(options.port ?? 0, options.host);
+  const host = options.host ?? '127.0.0.1';
+  server.listen(options.port ?? 0, host);
   await new Promise((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host}:${port}`,
+    address,
     events,
     close: () =>
       new Promise<void>((resolve) => {

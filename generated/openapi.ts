@@ -12243,7 +12243,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the endpoint cannot be created: the `url` is not `https` or its host resolves to a private, loopback or link-local address (`invalid_webhook_url`), the workspace already has 20 endpoints (`webhook_endpoint_limit_reached`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the endpoint cannot be created: the `url` is not `https` or its host resolves to a private, loopback or link-local address (`invalid_webhook_url`; where the server's development setting `WEBHOOKS_ALLOW_LOOPBACK=true` would allow the URL, the `detail` says so), the workspace already has 20 endpoints (`webhook_endpoint_limit_reached`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         WebhookEndpointCreateRejected: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

@@ -1,5 +1,5 @@
 // Renders the docs portal into docs/site/ (or the directory given as the first argument): the OpenAPI reference
-// (Redocly, webhooks included), the AsyncAPI reference (the AsyncAPI React component) and the guides of docs/guides/
+// (Redocly, webhooks included), the AsyncAPI reference (static HTML, asyncapi-page.ts) and the guides of docs/guides/
 // and the changelog (Markdown). Every page is self-contained: scripts, styles and images are inlined, so they open from
 // disk or any static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
@@ -8,6 +8,7 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Marked } from 'marked';
 import { scheduleTable } from '../src/features/webhooks/index.ts';
+import { renderAsyncApiPage } from './asyncapi-page.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -26,14 +27,28 @@ const guides: Array<{ name: string; title: string; source?: string }> = [
   { name: 'changelog', title: 'Changelog', source: join(root, 'docs', 'changelog.md') },
 ];
 
-/** The portal's navigation line, with the current page as plain text. */
+/** The portal's pages, in the order of its navigation bar: the two references, then the guides and the changelog. */
+const portalPages = [
+  { file: 'index.html', title: 'HTTP API reference' },
+  { file: 'asyncapi.html', title: 'Webhooks (AsyncAPI)' },
+  ...guides.map((g) => ({ file: `${g.name}.html`, title: g.title })),
+];
+
+// The bar sits above each page's own layout (Redoc's three panes, the AsyncAPI page, a guide) and scrolls away with
+// it, so no page's sticky sidebar has to make room for it. Its style is its own, in every page's font.
+const navigationStyle = `nav.portal { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px; margin: 0;
+padding: 10px 16px; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; background: #0f172a; color: #e2e8f0; }
+nav.portal strong { margin-right: 8px; color: #fff; }
+nav.portal a { color: #bfdbfe; text-decoration: none; }
+nav.portal a:hover, nav.portal a:focus-visible { text-decoration: underline; color: #fff; }
+nav.portal [aria-current="page"] { color: #fff; font-weight: 600; border-bottom: 2px solid #60a5fa; }`;
+
+/** The portal's navigation bar: every page of the portal, the current one marked and not a link. */
 function navigation(current: string): string {
-  const pages = [
-    { file: 'index.html', title: 'HTTP API reference' },
-    { file: 'asyncapi.html', title: 'Webhooks (AsyncAPI)' },
-    ...guides.map((g) => ({ file: `${g.name}.html`, title: g.title })),
-  ];
-  return pages.map((p) => (p.file === current ? p.title : `<a href="${p.file}">${p.title}</a>`)).join(' · ');
+  const items = portalPages.map((p) =>
+    p.file === current ? `<span aria-current="page">${p.title}</span>` : `<a href="${p.file}">${p.title}</a>`,
+  );
+  return `<style>${navigationStyle}</style>\n<nav class="portal" aria-label="Docs portal"><strong>content-service docs</strong> ${items.join(' ')}</nav>`;
 }
 
 const site = resolve(process.argv[2] ?? join(root, 'docs', 'site'));
@@ -62,41 +77,12 @@ const redocLogo = (text: string, width: number) =>
   );
 const reference = readFileSync(join(site, 'index.html'), 'utf8')
   .replaceAll('https://cdn.redoc.ly/redoc/logo-mini-full.svg', redocLogo('Redocly', 60))
-  .replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', redocLogo('R', 12));
+  .replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', redocLogo('R', 12))
+  .replace(/<body([^>]*)>/, (body) => `${body}\n${navigation('index.html')}`);
+if (!reference.includes('<nav class="portal"'))
+  throw new Error('docs/site/index.html has no <body> for the navigation');
 if (reference.includes('cdn.redoc.ly')) throw new Error('docs/site/index.html still loads an asset from cdn.redoc.ly');
 writeFileSync(join(site, 'index.html'), reference);
-
-const component = join(root, 'node_modules', '@asyncapi', 'react-component');
-const script = readFileSync(join(component, 'browser', 'standalone', 'index.js'), 'utf8');
-const style = readFileSync(join(component, 'styles', 'default.min.css'), 'utf8');
-const asyncapi = readFileSync(join(root, 'generated', 'asyncapi.json'), 'utf8');
-// `</script>` inside the inlined JSON or script would end the tag early.
-const safe = (text: string) => text.replaceAll('</script', '<\\/script');
-
-writeFileSync(
-  join(site, 'asyncapi.html'),
-  `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>content-service webhooks (AsyncAPI)</title>
-<style>${style}</style>
-</head>
-<body>
-<p style="padding:8px 16px;margin:0;font-family:sans-serif">${navigation('asyncapi.html')}</p>
-<div id="asyncapi"></div>
-<script>${safe(script)}</script>
-<script>
-AsyncApiStandalone.render({
-  schema: ${safe(asyncapi)},
-  config: { show: { sidebar: true, errors: true }, sidebar: { showOperations: 'byDefault' } },
-}, document.getElementById('asyncapi'));
-</script>
-</body>
-</html>
-`,
-);
 
 /**
  * The guide's Markdown with every include expanded: the lines from `<!-- include: NAME -->` to `<!-- end include -->`
@@ -144,6 +130,15 @@ const markdown = new Marked({
     },
   },
 });
+writeFileSync(
+  join(site, 'asyncapi.html'),
+  renderAsyncApiPage(JSON.parse(readFileSync(join(root, 'generated', 'asyncapi.json'), 'utf8')), {
+    navigation: navigation('asyncapi.html'),
+    style: guideStyle.replace('max-width: 52rem', 'max-width: 64rem'),
+    markdown,
+  }),
+);
+
 for (const { name, title, source } of guides) {
   const guide = expandIncludes(readFileSync(source ?? join(root, 'docs', 'guides', `${name}.md`), 'utf8'));
   writeFileSync(
@@ -157,7 +152,7 @@ for (const { name, title, source } of guides) {
 <style>${guideStyle}</style>
 </head>
 <body>
-<p style="padding:8px 16px;margin:0;font-family:sans-serif">${navigation(`${name}.html`)}</p>
+${navigation(`${name}.html`)}
 <main>
 ${markdown.parse(guide, { async: false })}
 </main>

@@ -1,9 +1,9 @@
 // The HTTP application: the platform's middleware in the order every request meets it (the `pipeline` list of
 // createApp, one named function a step), then the operation's handler:
 //
-//   request id → trace (traceparent in, traceresponse out) → access log → CORS → metrics endpoint → pages → route (404/405) → auth (401/421) → rate limit (429)
-//   → role (403) → not built (501) → body parsing (400/413) → contract validation (415/422) → handler, with
-//   Idempotency-Key → response validation (500) → problem documents
+//   request id → trace (traceparent in, traceresponse out) → access log → CORS → metrics endpoint → pages
+//   → route (404/405) → auth (401/421) → rate limit (429) → role (403) → not built (501) → body parsing (400/413)
+//   → contract validation (415/422) → handler, with Idempotency-Key → response validation (500) → problem documents
 //
 // Authentication comes before body parsing so that a caller without a valid key learns nothing about the body.
 import express, {

@@ -17,6 +17,7 @@ import { bySystem, recordAudit } from './platform/audit.ts';
 import { iso } from './platform/clock.ts';
 import { ROLES } from './platform/context.ts';
 import { isDateTime, parseInstant } from './platform/instant.ts';
+import { withServedAddresses } from './platform/served-addresses.ts';
 import { migrate, openStorage } from './storage/database.ts';
 import type { Database } from './storage/schema.ts';
 
@@ -116,7 +117,8 @@ const commands: Record<string, Command> = {
           ...(ownerEmail ? { ownerEmail } : {}),
         });
         return {
-          workspace: presentWorkspace(created.workspace, config),
+          // The address the servers recorded, not this shell's defaults: the tool often runs without their variables.
+          workspace: presentWorkspace(created.workspace, await withServedAddresses(db, config)),
           api_key: { ...presentApiKey(created.apiKey, new Date()), secret: created.secret },
         };
       };

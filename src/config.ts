@@ -1,4 +1,4 @@
-// The server's configuration, read once from environment variables. The README has the table.
+// The server's configuration, read once from environment variables. docs/configuration.md has the table.
 import type { components } from '../generated/openapi.ts';
 import { openApiDocument } from './platform/spec.ts';
 

@@ -1,10 +1,10 @@
-// The operations not built yet (answered 501), and the compiler's check against the contract: every operation is
+// The operations without a handler (answered 501), and the compiler's check against the contract: every operation is
 // implemented by a registered feature or listed in `notImplemented`, never both, never neither. Only the feature list's
 // type is imported: the app binds the handlers of `Platform.features`, which the entry point hands down.
 import type { OperationId } from '../generated/operations.ts';
 import type { features } from './features/index.ts';
 
-/** The operations whose feature is not built yet. Each later issue removes its own. */
+/** The operations of the contract that no feature implements; each would answer 501. Empty: every one is built. */
 export const notImplemented = [] as const satisfies readonly OperationId[];
 
 type NotBuilt = (typeof notImplemented)[number];

@@ -21,6 +21,7 @@ import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import { Metrics, registerGauges } from './platform/metrics.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
 import { startRetention } from './platform/retention.ts';
+import { recordServedAddress } from './platform/served-addresses.ts';
 import { startTelemetry } from './platform/telemetry.ts';
 import { warmUpValidator } from './platform/validator-warm-up.ts';
 import { startWorkers } from './platform/workers.ts';
@@ -102,6 +103,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     );
   });
   await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // On a port picked at start (PORT=0) the configured default names port 0; the address it listens on is the one.
+  const reachedAt = config.port === 0 && config.publicBaseUrl === 'http://localhost:0' ? url : config.publicBaseUrl;
+  await recordServedAddress(storage.db, config.region, reachedAt, (options.clock ?? systemClock).now());
   await services.start();
   const stopRetention = startRetention(storage.db, platform.clock, logger, features);
   const workers = config.webhooksWorker
@@ -119,8 +126,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     logger.info(
       'WEBHOOKS_WORKER=false: webhook delivery, jobs and workflow runs are left to `npm run worker` processes',
     );
-  const { port } = server.address() as AddressInfo;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
   // While draining, a keep-alive connection is closed as soon as its response is done. server.close() closes only the
   // connections idle at that moment, so one whose request finished later stayed open (keep-alive) and close() waited
@@ -175,5 +180,5 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await telemetry.shutdown();
     })());
 
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, platform, server, workers, close };
+  return { url, platform, server, workers, close };
 }

@@ -6,6 +6,9 @@ import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { paths, components } from './openapi.ts';
 
 export type { paths, components } from './openapi.ts';
+// The events a webhook receiver gets; verifyWebhook itself is in `@content-service/client/webhooks` (it needs Node's
+// crypto, and this entry runs in browsers too).
+export type { EventOf, EventType, WebhookEvent } from './webhooks.ts';
 export type Problem = components['schemas']['Problem'];
 export type ChatCompletionRequest = components['schemas']['ChatCompletionRequest'];
 export type ChatCompletionChunk = components['schemas']['ChatCompletionChunk'];

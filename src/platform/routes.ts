@@ -76,7 +76,9 @@ export function resolveOperation(req: Request, res: Response, next: NextFunction
   if (!match)
     throw new Problem(
       'route_not_found',
-      `No operation at ${req.path}. See GET /v1/openapi.json for the routes of this API.`,
+      req.path === '/'
+        ? 'No operation at /: the API is under /v1/ (GET /v1/openapi.json lists its routes), and a browser opening / is sent to the dashboard.'
+        : `No operation at ${req.path}. See GET /v1/openapi.json for the routes of this API.`,
     );
   if ('allow' in match) {
     throw new Problem(

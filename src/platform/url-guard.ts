@@ -18,6 +18,9 @@ import { type ErrorCode, Problem } from './problems.ts';
 
 const developmentRanges = new Set(['loopback', 'private', 'uniqueLocal']);
 
+const DEVELOPMENT_HINT =
+  ' For a server on this machine or network, start content-service with WEBHOOKS_ALLOW_LOOPBACK=true (development only).';
+
 /** Whether an attempt may connect to this address. Only public unicast addresses pass in production. */
 export function addressAllowed(address: string, allowLoopback: boolean): boolean {
   if (!ipaddr.isValid(address)) return false;
@@ -58,8 +61,13 @@ export async function checkPublicUrl(
   options: { allowLoopback: boolean; allowHttp: boolean; pointer: string; code: ErrorCode; what: string },
 ): Promise<URL> {
   const { allowLoopback, pointer } = options;
-  const refuse = (detail: string) =>
-    new Problem(options.code, `The ${options.what} ${detail}.`, { errors: [{ pointer, detail }] });
+  // A refusal that the development setting would lift says so: it is what a developer with a local server needs.
+  const refuse = (detail: string, developmentWouldAllow = false) =>
+    new Problem(
+      options.code,
+      `The ${options.what} ${detail}.${developmentWouldAllow && !allowLoopback ? DEVELOPMENT_HINT : ''}`,
+      { errors: [{ pointer, detail }] },
+    );
   let url: URL;
   try {
     url = new URL(raw);
@@ -67,13 +75,13 @@ export async function checkPublicUrl(
     throw refuse('is not an absolute URL');
   }
   if (url.protocol !== 'https:' && !(options.allowHttp && url.protocol === 'http:')) {
-    throw refuse(options.allowHttp ? 'must use https or http' : 'must use https');
+    throw refuse(options.allowHttp ? 'must use https or http' : 'must use https', url.protocol === 'http:');
   }
   if (url.username || url.password) throw refuse('must not contain credentials');
   const host = hostOf(url);
   if (isIP(host)) {
     if (!addressAllowed(host, allowLoopback))
-      throw refuse(`points at ${host}, a private, loopback or link-local address`);
+      throw refuse(`points at ${host}, a private, loopback or link-local address`, addressAllowed(host, true));
     return url;
   }
   let addresses: LookupAddress[];
@@ -83,7 +91,11 @@ export async function checkPublicUrl(
     throw refuse(`host ${host} does not resolve`);
   }
   const blocked = addresses.find((a) => !addressAllowed(a.address, allowLoopback));
-  if (blocked) throw refuse(`host ${host} resolves to ${blocked.address}, a private, loopback or link-local address`);
+  if (blocked)
+    throw refuse(
+      `host ${host} resolves to ${blocked.address}, a private, loopback or link-local address`,
+      addresses.every((a) => addressAllowed(a.address, true)),
+    );
   return url;
 }
 

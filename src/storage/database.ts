@@ -21,6 +21,7 @@ import { platform } from './migrations/001_platform.ts';
 import { jobs } from './migrations/005_jobs.ts';
 import { keyChanges } from './migrations/016_key_changes.ts';
 import { requestLogIndexes } from './migrations/020_request_log_index.ts';
+import { servedAddresses } from './migrations/023_served_addresses.ts';
 import type { Database } from './schema.ts';
 
 /** The databases this service runs on, named as in DATABASE_URL's scheme. */
@@ -45,6 +46,7 @@ const platformMigrations = {
   '005_jobs': jobs,
   '016_key_changes': keyChanges,
   '020_request_log_index': requestLogIndexes,
+  '023_served_addresses': servedAddresses,
 };
 
 /**

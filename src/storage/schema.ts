@@ -191,6 +191,14 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   jobs: JobsTable;
+  served_addresses: ServedAddressesTable;
+}
+
+/** Where a region's servers are reached, as the last one to start said (src/platform/served-addresses.ts). */
+export interface ServedAddressesTable {
+  region: string;
+  base_url: string;
+  updated_at: string;
 }
 
 /** A leased job of the platform's job runner (src/platform/jobs/runner.ts). */

@@ -78,6 +78,29 @@ export function mistyped(): void {
 }
 `;
 
+/** A webhook receiver outside this repository: the package's `./webhooks` entry and the event types of its root. */
+const receiverSource = `import type { EventOf, WebhookEvent } from '@content-service/client';
+import { signWebhookPayload, verifyWebhook, WebhookVerificationError } from '@content-service/client/webhooks';
+
+const secret = 'whsec_receiver_test';
+const rawBody = JSON.stringify({ id: 'evt_01', object: 'event', type: 'voice.trained', data: { voice_id: 'voc_01' } });
+const timestamp = Math.floor(Date.now() / 1000);
+const headers = {
+  'service-timestamp': String(timestamp),
+  'service-signature': signWebhookPayload(rawBody, secret, timestamp),
+};
+const event: WebhookEvent = verifyWebhook(rawBody, headers, secret);
+const trained: EventOf<'voice.trained'> | undefined =
+  event.type === 'voice.trained' ? (event as EventOf<'voice.trained'>) : undefined;
+let refused = '';
+try {
+  verifyWebhook(rawBody, headers, 'whsec_another');
+} catch (error) {
+  if (error instanceof WebhookVerificationError) refused = error.reason;
+}
+console.log(JSON.stringify({ id: event.id, type: trained?.type, refused }));
+`;
+
 /** The page's global once the consumer's bundle ran: its exports (consumerSource), as esbuild's `globalName`. */
 interface ConsumerPage {
   consumer: {
@@ -169,6 +192,7 @@ beforeAll(async () => {
   await run(tsc, ['--init'], { cwd: consumerDir });
   writeFileSync(join(consumerDir, 'consumer.ts'), consumerSource);
   writeFileSync(join(consumerDir, 'readme.ts'), readmeSnippet);
+  writeFileSync(join(consumerDir, 'receiver.ts'), receiverSource);
   writeFileSync(join(consumerDir, 'node-runner.mjs'), nodeRunnerSource);
 
   server = await startTestServer();
@@ -203,6 +227,8 @@ describe('the package', () => {
       'dist/client.js',
       'dist/openapi.d.ts',
       'dist/openapi.js',
+      'dist/webhooks.d.ts',
+      'dist/webhooks.js',
       'package.json',
     ]);
     // The declarations need no lib a consumer must add (dom.asynciterable): the stream is an AsyncGenerator (es2018).
@@ -224,6 +250,14 @@ describe('the package', () => {
 });
 
 describe('from Node', () => {
+  test('a receiver verifies a delivery with the package alone, and refuses one signed with another secret', async () => {
+    expect(JSON.parse(await runInNode('receiver.ts'))).toEqual({
+      id: 'evt_01',
+      type: 'voice.trained',
+      refused: 'invalid_signature',
+    });
+  });
+
   test.skipIf(!mock)('against the Prism mock: the examples of the contract', async () => {
     const result = JSON.parse(await runInNode('node-runner.mjs', 'tour', mock!.baseUrl, 'cs_test_any_key'));
     const listExample = firstExample(
@@ -246,8 +280,8 @@ describe('from Node', () => {
 
   test('the README snippet, as written but for its base URL and key, against a real server', async () => {
     expect(readmeSnippet).toContain("baseUrl: 'http://localhost:8080', apiKey: 'cs_live_…'");
-    // The root README shows the same snippet.
-    expect(tsBlockOf(rootReadme, '### The client')).toBe(readmeSnippet);
+    // The root README points at the package's README rather than repeating its snippet.
+    expect(rootReadme).toContain('[packages/client](packages/client/README.md)');
     writeFileSync(
       join(consumerDir, 'readme.ts'),
       readmeSnippet.replace(

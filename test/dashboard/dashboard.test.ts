@@ -71,6 +71,21 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
   test('an owner signs in, sees the workspace, creates a key whose secret is shown once, rotates and revokes it', async () => {
     const { page, problems } = await signIn(server.ownerKey);
     expect(await page.locator('[data-part="role"]').innerText()).toBe('owner');
+    // At 1280 px the header's button and links are each one line.
+    for (const control of [
+      page.getByRole('button', { name: 'Sign out' }),
+      page.getByRole('link', { name: 'API keys' }),
+    ])
+      expect(await control.evaluate((element) => element.getClientRects().length)).toBe(1);
+    expect(
+      await page
+        .getByRole('button', { name: 'Sign out' })
+        .evaluate((element) => element.scrollHeight <= parseFloat(getComputedStyle(element).lineHeight) * 1.5 + 16),
+    ).toBe(true);
+    // Sign out stays on the bar's first row, beside the workspace's name, rather than wrapping below it.
+    const signOut = (await page.getByRole('button', { name: 'Sign out' }).boundingBox())!;
+    const name = (await page.locator('header.top strong').boundingBox())!;
+    expect(signOut.y).toBeLessThan(name.y + name.height);
     // The page a person lands on is the playground, first in the navigation.
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
     expect((await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').allInnerTexts())[0]).toBe(
@@ -119,6 +134,9 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     const viewer = await server.createKey('viewer');
     const { page } = await signIn(viewer.secret);
     expect(await page.locator('[data-part="role"]').innerText()).toBe('viewer');
+    // A viewer may not call the models, so it lands on the workspace rather than on the playground.
+    await page.locator('[data-part="workspace"]').waitFor();
+    expect(await page.getByRole('heading', { name: 'Playground', level: 1 }).count()).toBe(0);
     await page.getByRole('link', { name: 'API keys' }).click();
     expect(await page.locator('[data-part="not-allowed"]').innerText()).toContain('viewer key cannot see');
     expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
@@ -148,6 +166,8 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     // The receiver already has the test event: its delivery is in the endpoint's list.
     await page.locator('[data-part="deliveries"] li').first().waitFor();
     expect(await page.locator('[data-part="deliveries"] li').count()).toBe(1);
+    // A test delivery is labelled a test, not a replay as well.
+    expect(await page.locator('[data-part="deliveries"] li button').first().innerText()).toMatch(/ · test$/);
     await page.locator('[data-part="deliveries"] li button').first().click();
     await expect.poll(() => page.locator('[data-part="attempts"] li').count()).toBe(1);
     expect(await page.locator('[data-part="attempts"]').innerText()).toMatch(/^#1 succeeded · 200 · \d+ ms/);
@@ -225,13 +245,13 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await expect.poll(() => page.locator('[data-part="projects"]').innerText()).toContain('Spring campaign');
 
     await page.getByRole('link', { name: 'Logs' }).click();
-    await expect.poll(() => page.locator('[data-part="audit log"]').innerText()).toContain('project.created');
+    await expect.poll(() => page.locator('[data-part="audit log"]').innerText()).toContain('project created');
     await page.getByLabel('Action').fill('member.removed');
     await page.getByLabel('Action').press('Enter');
     await expect
       .poll(async () =>
         (await page.locator('[data-part="audit log"] tbody tr').allInnerTexts()).every((row) =>
-          row.includes('member.removed'),
+          row.includes('member removed'),
         ),
       )
       .toBe(true);
@@ -254,6 +274,13 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     expect(dates.length).toBeGreaterThanOrEqual(5);
     expect(dates.every((label) => /^[A-Z][a-z]{2} \d{1,2}$/.test(label))).toBe(true);
     expect(dates.at(-1)).toBe(today);
+    // No two day labels overlap.
+    const spans = await chart
+      .locator('[data-part="x-axis"] text')
+      .evaluateAll((labels) =>
+        labels.map((label) => [label.getBoundingClientRect().left, label.getBoundingClientRect().right]),
+      );
+    for (let i = 1; i < spans.length; i++) expect(spans[i]![0]!, dates[i]).toBeGreaterThan(spans[i - 1]![1]!);
     const dollars = await chart.locator('[data-part="y-axis"] text').allTextContents();
     expect(dollars[0]).toMatch(/^\$0\.0+$/);
     expect(dollars.length).toBeGreaterThanOrEqual(2);
@@ -378,11 +405,13 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
       await page.getByRole('link', { name: 'Logs' }).click();
       const rows = page.locator('[data-part="audit log"] tbody tr');
       await rows.first().waitFor();
-      const system = rows.filter({ hasText: 'workflow_step.approved' });
+      // Actions read as words; the code (what the filter takes) is the element's title.
+      const system = rows.filter({ hasText: 'workflow step approved' });
+      expect(await system.locator('[data-part="action"]').getAttribute('title')).toBe('workflow_step.approved');
       expect(await system.locator('[data-part="actor"]').innerText()).toBe(
         'system: workflow run run_01KJWVH9HXMK84N844C76ZG76G',
       );
-      const byKey = rows.filter({ hasText: 'project.created' }).first();
+      const byKey = rows.filter({ hasText: 'project created' }).first();
       expect(await byKey.locator('[data-part="actor"]').innerText()).toBe('Owner key (owner key)');
       expect(await byKey.locator('[data-part="actor"]').getAttribute('title')).toBe(server.ownerKeyId);
       expect(await page.locator('[data-part="audit log"]').innerText()).not.toContain('{"type"');
@@ -398,7 +427,7 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
           cellClipped: [...action.closest('tr')!.children].some((cell) => cell.scrollWidth > cell.clientWidth),
         })),
       );
-      const approved = layout.find((item) => item.text === 'workflow_step.approved');
+      const approved = layout.find((item) => item.text === 'workflow step approved');
       expect(approved, `at ${width}px`).toBeDefined();
       for (const item of layout) {
         expect(item.lines, `${item.text} at ${width}px`).toBe(1);
@@ -409,8 +438,12 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
       expect(await system.locator('[data-part="target"]').innerText()).toContain(
         'Weekly newsletter draft for the spring collection launch',
       );
-      // The request log answers and shows its rows.
+      // The request log answers and shows its rows, each key by its name (its id in the title), not its id.
       await page.locator('[data-part="request log"] tbody tr').first().waitFor();
+      const key = page.locator('[data-part="request log"] [data-part="key"]').first();
+      await key.waitFor();
+      expect(await key.innerText()).toBe('Owner key');
+      expect(await key.getAttribute('title')).toBe(server.ownerKeyId);
       expect(await page.locator('[data-part="skeleton"]').count()).toBe(0);
       expect(problems).toEqual([]);
       await page.close();
@@ -435,6 +468,11 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
             .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
         });
         expect(violations, `${name} at ${width}px`).toEqual([]);
+        // Nothing runs off the screen: a wide table scrolls sideways inside its own region, the page never does.
+        expect(
+          await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth),
+          `${name} at ${width}px fits the screen`,
+        ).toBe(true);
       }
       // The sign-in page too.
       await page.getByRole('button', { name: 'Sign out' }).click();

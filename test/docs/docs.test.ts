@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CHROMIUM, hasChromium } from '../support/chromium.ts';
-import { navigationOf } from '../support/portal.ts';
+import { navigationOf, PORTAL_NAVIGATION } from '../support/portal.ts';
 import { projectRoot } from '../support/prism.ts';
 import { type Json, spec } from '../support/spec.ts';
 
@@ -63,6 +63,23 @@ function operationsOf(items: Record<string, Json>): Operation[] {
       })),
   );
 }
+
+describe.skipIf(!hasChromium)('the navigation bar', () => {
+  test.each(PORTAL_NAVIGATION)('%s links every other page of the portal from a bar at its top', async (file) => {
+    const { page, failedRequests } = await open(file);
+    const bar = page.locator('nav.portal');
+    await bar.waitFor();
+    expect(await bar.locator('a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')))).toEqual(
+      navigationOf(file),
+    );
+    expect(await bar.locator('[aria-current="page"]').count()).toBe(1);
+    const box = (await bar.boundingBox())!;
+    expect(box.y).toBe(0);
+    expect(box.height).toBeGreaterThan(0);
+    expect(failedRequests).toEqual([]);
+    await page.close();
+  });
+});
 
 describe.skipIf(!hasChromium)('the OpenAPI reference (Redocly)', () => {
   const operations = [...operationsOf(spec.paths), ...operationsOf(spec.webhooks ?? {})];
@@ -124,12 +141,42 @@ describe.skipIf(!hasChromium)('the OpenAPI reference (Redocly)', () => {
 });
 
 describe.skipIf(!hasChromium)('the AsyncAPI reference', () => {
-  test('shows every event type as a message', async () => {
+  test('shows every event type as a message, with its payload and examples, as static HTML', async () => {
+    const html = readFileSync(join(site, 'asyncapi.html'), 'utf8');
+    // Static: no script to download, parse and run before anything shows, and a page a fraction of the React
+    // component's size with the document inlined.
+    expect(html).not.toContain('<script');
+    expect(Buffer.byteLength(html)).toBeLessThan(1024 * 1024);
     const { page, failedRequests } = await open('asyncapi.html');
-    await page.waitForSelector('#asyncapi .aui-root, #asyncapi [class*="aui"]', { timeout: 60_000 });
-    const text = await page.locator('#asyncapi').innerText();
-    expect(text).not.toMatch(/Error/);
-    for (const type of Object.keys(spec.webhooks ?? {})) expect(text, `${type} is rendered`).toContain(type);
+    const text = await page.locator('main#asyncapi').innerText();
+    for (const type of Object.keys(spec.webhooks ?? {})) {
+      expect(text, `${type} is rendered`).toContain(type);
+      const section = page.locator(`section.message[id="message-${type}"]`);
+      expect(await section.count(), `${type} has its section`).toBe(1);
+      expect(await section.locator('h4', { hasText: 'Payload' }).count()).toBe(1);
+      expect(await section.locator('code.name', { hasText: /^data$/ }).count(), `${type}'s data`).toBeGreaterThan(0);
+    }
+    for (const channel of ['Webhook endpoint']) expect(text).toContain(channel);
+    expect(text).toContain('documentRealtime');
+    // Inline code is code, in the guides' font, never Markdown's backticks shown as text.
+    const prose = await page.locator('main#asyncapi').evaluate((main) => {
+      const copy = main.cloneNode(true) as HTMLElement;
+      for (const code of copy.querySelectorAll('code, pre')) code.remove();
+      return copy.textContent ?? '';
+    });
+    expect(prose).not.toContain('`');
+    const fonts = await page.evaluate(() => ({
+      code: getComputedStyle(document.querySelector('main p code')!).fontFamily,
+      body: getComputedStyle(document.body).fontFamily,
+    }));
+    const guide = await open('chat.html');
+    expect(
+      await guide.page.evaluate(() => ({
+        code: getComputedStyle(document.querySelector('main p code')!).fontFamily,
+        body: getComputedStyle(document.body).fontFamily,
+      })),
+    ).toEqual(fonts);
+    await guide.page.close();
     expect(failedRequests).toEqual([]);
     await page.close();
   });
@@ -155,7 +202,9 @@ describe.skipIf(!hasChromium)('the chat guide', () => {
     expect(text).toContain('"model": "sandbox-writer"');
     expect(text).toContain('upstream_rate_limited');
     expect(text).toContain('"models_tried": [{"model": "gpt-4o-mini", "code": "upstream_unavailable", "status": 503}]');
-    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    const links = await page
+      .locator('nav.portal a, main p a')
+      .evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
     expect(links).toEqual([...navigationOf('chat.html'), 'tools.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
@@ -170,7 +219,9 @@ describe.skipIf(!hasChromium)('the embeddings and Responses API guide', () => {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     for (const shown of ['sandbox-embedding', 'cosineSimilarity', 'previous_response_id', 'response.output_text.delta'])
       expect(text).toContain(shown);
-    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    const links = await page
+      .locator('nav.portal a, main p a')
+      .evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
     expect(links).toEqual([...navigationOf('embeddings-and-responses.html'), 'tools.html']);
     expect(failedRequests).toEqual([]);
     await page.close();
@@ -193,7 +244,9 @@ describe.skipIf(!hasChromium)('the tools guide', () => {
       expect(await page.locator('h2', { hasText: heading }).count(), heading).toBe(1);
     }
     for (const shown of ['"tool_calls"', 'image_unreadable', 'delta.tool_calls']) expect(text).toContain(shown);
-    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    const links = await page
+      .locator('nav.portal a, main p a')
+      .evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
     expect(links).toEqual(navigationOf('tools.html'));
     expect(failedRequests).toEqual([]);
     await page.close();
@@ -223,7 +276,9 @@ describe.skipIf(!hasChromium)('the brand voices guide', () => {
       'event: error',
     ])
       expect(text).toContain(shown);
-    const links = await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    const links = await page
+      .locator('nav.portal a, main p a')
+      .evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
     expect(links).toEqual(navigationOf('voices.html'));
     expect(failedRequests).toEqual([]);
     await page.close();
@@ -272,7 +327,9 @@ describe.skipIf(!hasChromium)('the documents guide', () => {
     }
     // Headings get ids, so the guide's sections can be linked to.
     expect(await page.locator('h2#how-the-socket-and-the-api-agree').count()).toBe(1);
-    const links = await page.locator('body > p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
+    const links = await page
+      .locator('nav.portal a')
+      .evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')));
     expect(links).toEqual(navigationOf('documents.html'));
     expect(failedRequests).toEqual([]);
     await page.close();
@@ -367,9 +424,9 @@ describe.skipIf(!hasChromium)('the operate guide', () => {
     ].map((match) => `content_service_${match[1]}`);
     expect(names.length).toBeGreaterThanOrEqual(12);
     for (const name of names) expect(text, name).toContain(name);
-    expect(await page.locator('p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href')))).toEqual(
-      navigationOf('operate.html'),
-    );
+    expect(
+      await page.locator('nav.portal a, main p a').evaluateAll((anchors) => anchors.map((a) => a.getAttribute('href'))),
+    ).toEqual(navigationOf('operate.html'));
     expect(failedRequests).toEqual([]);
     await page.close();
   });

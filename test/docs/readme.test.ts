@@ -20,7 +20,6 @@ import {
   jsonValues,
   type ShellBlock,
   ShellSession,
-  squeeze,
 } from '../support/shell-blocks.ts';
 
 const THIS_FILE = 'test/docs/readme.test.ts';
@@ -65,11 +64,21 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
     },
   },
   {
-    phrase: 'get_weather',
+    phrase: '| json .name',
     check: ({ stdout }) => {
-      expect(squeeze(stdout)).toMatch(
-        /"tool_calls":\[\{"id":"call_[^"]+","type":"function","function":\{"name":"get_weather","arguments":"\{\\"city\\":\\"Paris\\"\}"\}\}\]/,
-      );
+      expect(stdout).toBe('Demo workspace\n');
+    },
+  },
+  {
+    phrase: '"url": "http://127.0.0.1:3000/", "event_types": ["document.*"',
+    check: ({ stdout }) => {
+      expect(jsonValues(stdout)[0]).toMatchObject({
+        status: 422,
+        code: 'invalid_webhook_url',
+        detail: expect.stringMatching(
+          /For a server on this machine or network, start content-service with WEBHOOKS_ALLOW_LOOPBACK=true \(development only\)\.$/,
+        ),
+      });
     },
   },
   {
@@ -229,7 +238,7 @@ describe('the README’s shell examples', () => {
       PORT: String(port),
       DATABASE_URL: `sqlite:${join(dir, 'content-service.db')}`,
       PUBLIC_BASE_URL: serverUrl,
-      // Compiling every operation's validators at start would only slow this test (README, Configuration).
+      // Compiling every operation's validators at start would only slow this test (docs/configuration.md).
       VALIDATOR_WARM_UP: 'false',
       LOG_LEVEL: 'warn',
     };

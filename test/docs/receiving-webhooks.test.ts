@@ -282,6 +282,22 @@ describe('the example receiver against a real server', () => {
     expect(secretsFromEnv({ WEBHOOK_SECRETS: '', WEBHOOK_SECRET: 'whsec_only' })).toEqual(['whsec_only']);
     expect(secretsFromEnv({})).toEqual([]);
   });
+
+  test('listens on 127.0.0.1 only unless told otherwise, as its header says', async () => {
+    const local = await startReceiver({ secrets: [secret], handle: () => {} });
+    try {
+      expect(local.address).toBe('127.0.0.1');
+      expect(local.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    } finally {
+      await local.close();
+    }
+    const everywhere = await startReceiver({ secrets: [secret], host: '0.0.0.0', handle: () => {} });
+    try {
+      expect(everywhere.address).toBe('0.0.0.0');
+    } finally {
+      await everywhere.close();
+    }
+  });
 });
 
 describe.skipIf(!hasChromium)('the guide', () => {
@@ -396,7 +412,7 @@ describe.skipIf(!hasChromium)('the guide', () => {
       'Inspecting deliveries',
       'A complete receiver',
     ]);
-    expect(await tab.locator('body > p a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(
+    expect(await tab.locator('nav.portal a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(
       navigationOf('receiving-webhooks.html'),
     );
     const code = await tab.locator('pre code.language-ts').evaluateAll((blocks) => blocks.map((b) => b.textContent));

@@ -205,6 +205,9 @@ describe.each(databaseKinds)('documents on %s', (kind) => {
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(page.text).toContain('<title>Spring sale</title>');
     expect(page.text).not.toContain('<script>');
+    // The content opens with its own heading, so the page shows one heading, not the title above it as well.
+    expect(page.text.match(/<h1[\s>]/g)).toHaveLength(1);
+    expect(page.text).toContain('<article><h1>Hello</h1>');
 
     const unpublished = await server.call('POST', `/v1/documents/${document.id}/unpublish`);
     expect(unpublished.body).toMatchObject({

@@ -11,7 +11,7 @@
 // A second property sends bytes that no HTTP client would (raw bytes in the request line and headers) over a socket:
 // each must still be answered with a problem document and an X-Request-Id (src/platform/client-errors.ts).
 // A fixed set of requests sends every JSON scalar, and arrays, as the whole body of every operation that takes JSON.
-// The seed is fixed so that CI runs the same cases; FUZZ_SEED and FUZZ_RUNS change them (README, Tests).
+// The seed is fixed so that CI runs the same cases; FUZZ_SEED and FUZZ_RUNS change them (test/README.md).
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type OperationId, operationTable } from '../../generated/operations.ts';

@@ -1,4 +1,4 @@
-// The defaults of the configuration are the ones the README's Configuration table promises (a default timeout or
+// The defaults of the configuration are the ones docs/configuration.md promises (a default timeout or
 // limit that drifted by a factor of 1,000 would otherwise pass every test that sets its own value).
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ function providers(env: Record<string, string>) {
   });
 }
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
 
 /** The default column of the variable's row, its first `code` value. */
 function documentedDefault(variable: string): string | undefined {
@@ -42,9 +42,9 @@ const settings: Array<[string, (config: Config) => unknown]> = [
 ];
 
 describe('configuration defaults', () => {
-  test.each(settings)('%s defaults to what the README says', (variable, read) => {
+  test.each(settings)('%s defaults to what docs/configuration.md says', (variable, read) => {
     const documented = documentedDefault(variable);
-    expect(documented, `README row of ${variable}`).toBeDefined();
+    expect(documented, `docs/configuration.md row of ${variable}`).toBeDefined();
     expect(String(read(loadConfig({})))).toBe(documented);
   });
 
@@ -54,7 +54,7 @@ describe('configuration defaults', () => {
     expect(config.redisUrl).toBeUndefined();
   });
 
-  test('METRICS_TOKEN is unset by default (no /metrics), as the README says; a short one is refused', () => {
+  test('METRICS_TOKEN is unset by default (no /metrics), as docs/configuration.md says; a short one is refused', () => {
     expect(documentedDefault('METRICS_TOKEN')).toBeUndefined();
     expect(readme).toMatch(/^\| `METRICS_TOKEN` \| unset \|/m);
     expect(loadConfig({}).metricsToken).toBeNull();

@@ -136,8 +136,8 @@ describe.each(databaseKinds)('the CLI on %s', (kind) => {
     const migrated = json(await cli(['migrate'], { DATABASE_URL: database.url }));
     expect(migrated).toEqual({ applied: Object.keys(allMigrations(features)) });
     server = await startTestServer({ databaseUrl: database.url, workspace: false });
-    // The CLI computes base_url as the server does; give it this server's URL.
-    env = { DATABASE_URL: database.url, PUBLIC_BASE_URL: server.url };
+    // Without the server's PORT or PUBLIC_BASE_URL, as in another shell: the CLI names the address the server recorded.
+    env = { DATABASE_URL: database.url };
   });
   afterAll(async () => {
     await server?.close();
@@ -188,6 +188,12 @@ describe.each(databaseKinds)('the CLI on %s', (kind) => {
       // Without an owner email the owner key is a service key.
       const unowned = json(await cli(['workspace', 'create', '--name', 'No owner', '--region', 'eu'], env));
       expect(unowned.api_key.user_id).toBeNull();
+      expect(unowned.workspace.base_url).toBe(workspace.base_url);
+      // What the tool's own environment says wins over what the server recorded.
+      const told = { ...env, PUBLIC_BASE_URL: 'https://content.example.com' };
+      expect(
+        json(await cli(['workspace', 'create', '--name', 'Told', '--region', 'eu'], told)).workspace.base_url,
+      ).toBe('https://content.example.com');
     },
     TIMEOUT_MS,
   );

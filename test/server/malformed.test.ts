@@ -235,6 +235,18 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       }
     });
 
+    test('/ points a program at /v1/ and the dashboard, and sends a browser to the dashboard', async () => {
+      const answer = await server.call('GET', '/', { key: null });
+      expectProblem(answer, 404, 'route_not_found');
+      expect(answer.body.detail).toMatch(/under \/v1\/.*dashboard/);
+      const browser = await fetch(`${server.url}/`, {
+        headers: { Accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+        redirect: 'manual',
+      });
+      expect(browser.status).toBe(302);
+      expect(browser.headers.get('location')).toBe('/dashboard');
+    });
+
     test('a concrete path matches before a templated one (/v1/workflows/validate is not /v1/workflows/{id})', async () => {
       const post = await server.call('POST', '/v1/workflows/validate', { body: {} });
       expect(post.body.code).not.toBe('method_not_allowed');

@@ -91,6 +91,25 @@ describe('webhook URLs on a server without WEBHOOKS_ALLOW_LOOPBACK', () => {
     expect(await detail('https://localhost/')).toMatch(/resolves to (127\.0\.0\.1|::1)/);
     expect(await detail('https://does-not-exist.invalid/')).toMatch(/does not resolve/);
   });
+
+  test('a refusal the development setting would lift names it; one it would not lift does not', async () => {
+    const problem = async (url: string) =>
+      (await server.call('POST', '/v1/webhooks/endpoints', { body: { url, event_types: ['*'] } })).body;
+    const hint = /start content-service with WEBHOOKS_ALLOW_LOOPBACK=true \(development only\)\.$/;
+    for (const url of [
+      'http://127.0.0.1:3000/',
+      'https://localhost/',
+      'https://10.0.0.1/',
+      'http://example.com/hook',
+    ]) {
+      const refused = await problem(url);
+      expect(refused, url).toMatchObject({ status: 422, code: 'invalid_webhook_url' });
+      expect(refused.detail, url).toMatch(hint);
+      expect(refused.errors[0].detail, url).not.toMatch(/WEBHOOKS_ALLOW_LOOPBACK/);
+    }
+    for (const url of ['https://169.254.169.254/', 'https://user:pass@93.184.216.34/hook'])
+      expect((await problem(url)).detail, url).not.toMatch(/WEBHOOKS_ALLOW_LOOPBACK/);
+  });
 });
 
 describe('webhook URLs on a server with WEBHOOKS_ALLOW_LOOPBACK=true', () => {

@@ -44,5 +44,10 @@ export function dashboardPages(_platform: Platform): Router {
   router.get(`${ASSETS}/dashboard.js`, async (req, res) => sendAsset(req, res, await dashboardScript()));
   router.get(`${ASSETS}/dashboard.css`, async (req, res) => sendAsset(req, res, await dashboardStylesheet()));
   router.get(['/dashboard', '/dashboard/'], (_req, res) => sendPage(res));
+  // A person who opens the server's address in a browser is looking for the dashboard; a program gets the API's 404.
+  router.get('/', (req, res, next) => {
+    if (req.accepts(['application/json', 'text/html']) !== 'text/html') return next();
+    res.redirect(302, '/dashboard');
+  });
   return router;
 }

@@ -465,7 +465,9 @@ export const documentHandlers = {
       updated_at: row.updated_at,
     };
     if (context.accepts('application/json', 'text/html') === 'text/html') {
-      const page = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(row.title)}</title><style>${PAGE_STYLE}</style></head>\n<body><article><h1>${escapeHtml(row.title)}</h1>\n${html}</article></body></html>\n`;
+      // A document that opens with its own level-1 heading has its title on the page already; another would repeat it.
+      const heading = /^\s*<h1[\s>]/.test(html) ? '' : `<h1>${escapeHtml(row.title)}</h1>\n`;
+      const page = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(row.title)}</title><style>${PAGE_STYLE}</style></head>\n<body><article>${heading}${html}</article></body></html>\n`;
       return {
         status: 200,
         contentType: 'text/html',

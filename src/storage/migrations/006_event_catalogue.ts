@@ -1,4 +1,4 @@
-// The event catalogue of the specification (issue 9) replaced the one that databases created before it hold: old
+// The event catalogue of the specification replaced the one that databases created before it hold: old
 // type names in endpoint filters, events and deliveries, and member events whose `data` is `{member: {...}}`. Every
 // response is validated against the contract, so unconverted rows answered 500. This converts them; docs/webhooks.md
 // ("Upgrading from the earlier catalogue") says what becomes of what.

@@ -1,10 +1,10 @@
-// The dashboard app: sign in with an API key, then the playground (the page a person lands on: a model, a voice, a
-// prompt, the answer streamed with its cost), the workspace, its API keys, members and projects, its webhooks and
+// The dashboard app: sign in with an API key, then the playground (where a key that may call the models lands: a
+// model, a voice, a prompt, the answer streamed with its cost; other keys land on the workspace), the workspace, its API keys, members and projects, its webhooks and
 // events, the audit and request logs, and the usage. Each page shows
 // what the key's role allows (the contract's minimum role of each operation) and hides the controls it does not.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { clientFor, type Schemas, savedKey, saveKey, unwrap } from './api.ts';
+import { allows, clientFor, type Role, type Schemas, savedKey, saveKey, unwrap } from './api.ts';
 import { KeysPage } from './keys.tsx';
 import { PlaygroundPage } from './playground.tsx';
 import type { Session } from './session.ts';
@@ -27,9 +27,15 @@ const PAGES = [
 ] as const;
 type PagePath = (typeof PAGES)[number]['path'];
 
-function currentPage(): PagePath {
+/** The page the address names, or undefined when it names none (the landing page is the role's). */
+function currentPage(): PagePath | undefined {
   const path = window.location.hash.replace(/^#\/?/, '').split('/')[0];
-  return (PAGES.find((page) => page.path === path)?.path ?? 'playground') as PagePath;
+  return PAGES.find((page) => page.path === path)?.path;
+}
+
+/** Where a person lands: the playground when their key may call the models, else the workspace. */
+function landingPage(role: Role): PagePath {
+  return allows(role, 'createChatCompletion') ? 'playground' : 'workspace';
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
@@ -80,7 +86,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
 function App() {
   const [session, setSession] = useState<Session | null>(null);
   const [restoring, setRestoring] = useState(Boolean(savedKey()));
-  const [page, setPage] = useState<PagePath>(currentPage());
+  const [addressed, setPage] = useState<PagePath | undefined>(currentPage());
   useEffect(() => {
     const onHash = () => setPage(currentPage());
     window.addEventListener('hashchange', onHash);
@@ -97,6 +103,7 @@ function App() {
   }, []);
   if (restoring) return <p class="loading">Signing in…</p>;
   if (!session) return <SignIn onSignedIn={setSession} />;
+  const page = addressed ?? landingPage(session.role);
   return (
     <>
       <header class="top">

@@ -146,7 +146,7 @@ export function PlaygroundPage({ session }: { session: Session }) {
           </select>
           <p class="muted note" id="playground-model-note">
             {chosen?.provider === 'sandbox'
-              ? 'A sandbox model: it answers by fixed rules, needs no provider key and costs nothing.'
+              ? 'A sandbox model: it answers by fixed rules and needs no provider key. Its cost is notional: nobody is charged, but it counts toward usage and spend limits.'
               : chosen
                 ? `From ${chosen.provider}; $${chosen.pricing.input_per_million_usd} per million prompt tokens, $${chosen.pricing.output_per_million_usd} per million completion tokens.`
                 : ''}

@@ -1,6 +1,6 @@
 // The rest of the workspace's settings: members (add, remove), projects (create, delete), the audit log and the
 // request log with their filters, and the events list. Controls follow the contract's minimum roles.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { allows, type Role, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
 import { Empty, Loading, MoreButton, ProblemMessage, Skeleton, usePages, when } from './ui.tsx';
@@ -299,7 +299,40 @@ function TargetCell({ target }: { target: Schemas['AuditLogEntry']['target'] | n
   );
 }
 
+/**
+ * The names of the workspace's API keys by id, for a key that may list them (admin and above); empty otherwise, and
+ * the logs then show the ids. The first 500 keys are enough for a workspace's log page.
+ */
+function useKeyNames(session: Session): Map<string, string> {
+  const [names, setNames] = useState(new Map<string, string>());
+  useEffect(() => {
+    if (!allows(session.role, 'listApiKeys')) return;
+    let cancelled = false;
+    (async () => {
+      const found = new Map<string, string>();
+      let cursor: string | undefined;
+      for (let page = 0; page < 5; page++) {
+        const list: Page<Schemas['ApiKey']> = (await unwrap(
+          session.client.GET('/v1/api-keys', { params: { query: { limit: 100, ...cursorOf(cursor) } } }),
+        )) as Page<Schemas['ApiKey']>;
+        for (const key of list.data) found.set(key.id, key.name);
+        cursor = list.next_cursor ?? undefined;
+        if (!cursor) break;
+      }
+      if (!cancelled) setNames(found);
+    })().catch(() => {});
+    return () => {
+      cancelled = true;
+    };
+  }, [session]);
+  return names;
+}
+
+/** An audit action as words ("workflow step approved" for `workflow_step.approved`); the code is the filter's. */
+export const actionWords = (action: string) => action.replace(/[._]+/g, ' ');
+
 export function LogsPage({ session }: { session: Session }) {
+  const keyNames = useKeyNames(session);
   const [action, setAction] = useState('');
   const [status, setStatus] = useState('');
   const [pathPrefix, setPathPrefix] = useState('');
@@ -346,7 +379,7 @@ export function LogsPage({ session }: { session: Session }) {
       <h1 id="logs-title">Logs</h1>
       <h2>Audit log</h2>
       <div class="filters">
-        <label for="audit-action">Action</label>
+        <label for="audit-action">Action code</label>
         <input
           id="audit-action"
           placeholder="api_key.created"
@@ -363,9 +396,9 @@ export function LogsPage({ session }: { session: Session }) {
               key: entry.id,
               cells: [
                 when(entry.created_at),
-                <code class="word" data-part="action">
-                  {entry.action}
-                </code>,
+                <span class="word" data-part="action" title={entry.action}>
+                  {actionWords(entry.action)}
+                </span>,
                 <span data-part="actor" title={entry.actor.api_key_id ?? undefined}>
                   {actorLabel(entry)}
                 </span>,
@@ -415,7 +448,17 @@ export function LogsPage({ session }: { session: Session }) {
                   ) : null}
                 </span>,
                 `${entry.duration_ms} ms`,
-                entry.api_key_id ? <code class="id">{entry.api_key_id}</code> : '—',
+                entry.api_key_id ? (
+                  keyNames.has(entry.api_key_id) ? (
+                    <span data-part="key" title={entry.api_key_id}>
+                      {keyNames.get(entry.api_key_id)}
+                    </span>
+                  ) : (
+                    <code class="id">{entry.api_key_id}</code>
+                  )
+                ) : (
+                  '—'
+                ),
               ],
             }))}
           />

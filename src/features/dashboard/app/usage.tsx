@@ -201,8 +201,9 @@ export function UsagePage({ session }: { session: Session }) {
             })}
             <g data-part="x-axis" class="axis">
               <line x1={LEFT} y1={y(0)} x2={WIDTH - RIGHT} y2={y(0)} stroke="currentColor" stroke-width="1" />
+              {/* Every seventh day counted back from the last, which is always labelled: the labels never crowd. */}
               {days.map((date, i) =>
-                i % 7 === 0 || i === days.length - 1 ? (
+                (days.length - 1 - i) % 7 === 0 ? (
                   <g key={date}>
                     <line
                       x1={LEFT + (i + 0.5) * bar}

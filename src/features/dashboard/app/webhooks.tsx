@@ -335,8 +335,8 @@ function Deliveries({
                 onClick={() => setSelected(selected === item.id ? null : item.id)}
               >
                 {item.event_type} · {item.status} · {item.attempt_count} attempt(s) · {when(item.created_at)}
-                {item.test ? ' · test' : ''}
-                {item.manual ? ' · replay' : ''}
+                {/* `manual` is true for a test delivery too; only a manual delivery that is not a test is a replay. */}
+                {item.test ? ' · test' : item.manual ? ' · replay' : ''}
               </button>
               {selected === item.id ? <DeliveryDetail session={session} id={item.id} /> : null}
             </li>
