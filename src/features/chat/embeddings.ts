@@ -26,11 +26,18 @@ export const embeddingHandlers = {
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     // The model first: a chat model is refused before its inputs are counted.
     engine.model(body.model, 'embeddings');
-    const total = inputs.reduce((sum, input) => sum + countTokens(input), 0);
-    if (total > MAX_TOKENS_PER_CALL)
-      throw validationFailed([
-        { pointer: '/input', detail: `is ${total} tokens in all; at most ${MAX_TOKENS_PER_CALL} tokens a request` },
-      ]);
+    // Counted up to the limit only: past it the answer is the same refusal, and the rest would cost the whole text.
+    let total = 0;
+    for (const input of inputs) {
+      total += countTokens(input, MAX_TOKENS_PER_CALL - total);
+      if (total > MAX_TOKENS_PER_CALL)
+        throw validationFailed([
+          {
+            pointer: '/input',
+            detail: `is over ${MAX_TOKENS_PER_CALL} tokens in all; at most ${MAX_TOKENS_PER_CALL} tokens a request`,
+          },
+        ]);
+    }
 
     const embedded = await engine.embed({
       workspaceId: context.caller.workspace.id,
