@@ -2432,7 +2432,7 @@ export type components = {
          *
          *     | code | status | meaning |
          *     |---|---|---|
-         *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted), or its bytes are not the UTF-8 it declares. |
+         *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted), nests arrays and objects more than 64 levels deep, or its bytes are not the UTF-8 it declares. |
          *     | `malformed_request` | 400 | The request is not valid HTTP/1.1 (for example a NUL or raw non-ASCII byte in the path, the query or a header); it never reached an operation. |
          *     | `validation_failed` | 422 | A parameter or body field breaks the schema, or an unknown query parameter; see `errors[]`. |
          *     | `unauthenticated` | 401 | No API key, or a key that is unknown, revoked or past its grace period. |
