@@ -268,6 +268,51 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     expect((await server.call('DELETE', `/v1/spend-limits/${limit.body.id}`)).status).toBe(204);
   });
 
+  test('a tool call honours max_tokens (finish_reason length), so parallel calls pass the limit by less than one reservation', async () => {
+    const key = await server.createKey('editor');
+    const body = {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: `Save a note "${'lorem ipsum '.repeat(3_400)}"` }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'save_note',
+            parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+          },
+        },
+      ],
+      max_tokens: 6,
+    };
+    const one = await server.call('POST', '/v1/chat/completions', { key: key.secret, body });
+    expect(one.status, one.text).toBe(200);
+    expect(one.body.choices[0].finish_reason).toBe('length');
+    expect(one.body.usage.completion_tokens).toBeLessThanOrEqual(6);
+    const call = one.body.choices[0].message.tool_calls[0];
+    expect(call.function.name).toBe('save_note');
+    expect(call.function.arguments.length).toBeLessThan(100);
+    // What one call can cost: its prompt and max_tokens of output, the price a limit reserves.
+    const model = server.platform.services.engine.catalogue.get('sandbox-writer')!;
+    const reservation = priceOf(model, {
+      inputTokens: one.body.usage.prompt_tokens,
+      cachedInputTokens: 0,
+      outputTokens: 6,
+    });
+    expect(one.body.cost_usd).toBeLessThanOrEqual(reservation);
+
+    const amount = round(4 * reservation);
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: key.id }, amount_usd: amount, period: 'day' },
+    });
+    expect(limit.status).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => server.call('POST', '/v1/chat/completions', { key: key.secret, body })),
+    );
+    expect(answers.map((answer) => answer.status)).toContain(402);
+    const spent = (await server.call('GET', `/v1/spend-limits/${limit.body.id}`)).body.spent_usd as number;
+    expect(spent - amount).toBeLessThan(reservation);
+  });
+
   test('a stream that crosses the limit mid-way finishes; the next call is refused', async () => {
     const key = await server.createKey('editor');
     const cost = costOf(server, USAGE);
