@@ -392,6 +392,49 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     );
     expect(shown.spent_usd).toBe(run.cost_usd);
   });
+
+  test("a workflow's document_command step is billed to the run's project, not the document's", async () => {
+    const project = await server.call('POST', '/v1/projects', { body: { name: `Command budget ${database}` } });
+    expect(project.status).toBe(201);
+    const document = await server.call('POST', '/v1/documents', {
+      body: { title: 'Spring sale', content: 'The spring sale starts on Monday. Everything is 20 % off.' },
+    });
+    expect(document.status, document.text).toBe(201);
+    const workflow = await server.call('POST', '/v1/workflows', {
+      body: {
+        name: 'Summarize',
+        project_id: project.body.id,
+        steps: [{ id: 'summary', type: 'document_command', command: 'summarize', document_id: document.body.id }],
+      },
+    });
+    expect(workflow.status, workflow.text).toBe(201);
+    const runToEnd = async () => {
+      const started = await server.call('POST', `/v1/workflows/${workflow.body.id}/runs`, { body: { inputs: {} } });
+      expect(started.status, started.text).toBe(202);
+      let run: Answer['body'];
+      for (let waited = 0, delay = 25; waited < 20_000; waited += delay, delay = Math.min(delay * 1.3, 500)) {
+        run = (await server.call('GET', `/v1/workflows/${workflow.body.id}/runs/${started.body.id}`)).body;
+        if (['success', 'failure', 'cancelled'].includes(run.status)) break;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+      return run;
+    };
+    // Without a limit the step succeeds, and its cost is the run's project's.
+    const first = await runToEnd();
+    expect(first.status, JSON.stringify(first.error)).toBe('success');
+    expect(first.cost_usd).toBeGreaterThan(0);
+    expect(await usageReport(server, `project_id=${project.body.id}&start_date=${today()}&end_date=${today()}`)).toBe(
+      first.cost_usd,
+    );
+    // Over the project's limit, the step is refused although its document is in no project.
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'project', id: project.body.id }, amount_usd: 1e-9, period: 'month' },
+    });
+    expect(limit.status).toBe(201);
+    const second = await runToEnd();
+    expect(second.status).toBe('failure');
+    expect(second.error).toMatchObject({ step_id: 'summary', code: 'budget_exceeded' });
+  });
 });
 
 describe.each(databaseKinds)('the period of a spend limit on %s', (database) => {
