@@ -138,7 +138,8 @@ export async function embedWith(
           request.signal.aborted ? 'aborted' : providerOutcome(problem, timeout.aborted),
           seconds(),
         );
-        span.fail(problem, problem.code);
+        // The provider's HTTP status on the span (failSpan), with our code for it.
+        span.fail(error, problem.code);
         span.end(() => ({ usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, costUsd: 0 }));
         throw problem;
       }

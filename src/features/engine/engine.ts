@@ -694,7 +694,8 @@ export class Engine {
         refused = generated === '';
         const problem = error instanceof Problem ? error : upstreamProblem(error, model, timedOut);
         outcome = providerOutcome(problem, timedOut);
-        span.fail(problem, problem.code);
+        // The provider's HTTP status on the span (failSpan), with our code for it.
+        span.fail(error instanceof Problem ? problem : error, problem.code);
         throw problem;
       } finally {
         clearTimeout(timer);
