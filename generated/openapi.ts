@@ -12118,6 +12118,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The chatbot's workspace, or its project, is at a hard spend limit (`spend_limit_reached`): the assistant cannot answer now and nothing was sent to a provider. A visitor is not told which limit, the amounts or when it resets; the workspace sees them on its own calls and in `GET /v1/spend-limits`. */
+        EmbedSpendLimitReached: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The `conversation_id` is not a widget conversation of this chatbot started by this `visitor_id` (`not_found`). The widget should forget the conversation and start a new one. */
         EmbedConversationNotFound: {
             headers: {
@@ -16535,7 +16547,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["EmbedUnauthorized"];
-            402: components["responses"]["SpendLimitReached"];
+            402: components["responses"]["EmbedSpendLimitReached"];
             403: components["responses"]["EmbedForbidden"];
             404: components["responses"]["EmbedConversationNotFound"];
             409: components["responses"]["EmbedConversationFull"];
