@@ -4,6 +4,8 @@
 import fc from 'fast-check';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, test } from 'vitest';
+import { sandboxEmbedding, sandboxEmbeddingModel } from '../../src/features/engine/sandbox-embedding.ts';
+import { countTokensEach, countTokensTotal, OFF_LOOP_CHARS } from '../../src/features/engine/text-pool.ts';
 import { countTokens, MAX_SLICE_CHARS, tokenSlices, truncateTokens } from '../../src/features/engine/tokens.ts';
 
 const exact = (text: string) => encode(text, { disallowedSpecial: new Set() }).length;
@@ -67,5 +69,27 @@ describe('token slices', () => {
     expect(truncateTokens('hello world', 50)).toEqual({ text: 'hello world', truncated: false });
     const long = truncateTokens('漢'.repeat(10_000), 300);
     expect(long).toEqual({ text: '漢'.repeat(300), truncated: true });
+  });
+});
+
+describe('the text pool: long texts counted and embedded in worker threads', () => {
+  const long = ['漢'.repeat(40_000), 'word '.repeat(10_000), 'a'.repeat(30_000)];
+
+  test('counts off the event loop are the counts in place', async () => {
+    expect(long.reduce((sum, text) => sum + text.length, 0)).toBeGreaterThanOrEqual(OFF_LOOP_CHARS);
+    expect(await countTokensEach(long)).toEqual(long.map((text) => countTokens(text)));
+    const total = long.reduce((sum, text) => sum + countTokens(text), 0);
+    expect(await countTokensTotal(long, Number.POSITIVE_INFINITY)).toBe(total);
+    const stopped = await countTokensTotal(long, 1_000);
+    expect(stopped).toBeGreaterThan(1_000);
+    expect(stopped).toBeLessThan(total);
+    expect(await countTokensEach(['hello world'])).toEqual([countTokens('hello world')]);
+  });
+
+  test("the sandbox's embeddings of long texts are the ones computed in place", async () => {
+    const model = sandboxEmbeddingModel('sandbox-embedding');
+    const result = await model.doEmbed({ values: long, dimensions: 64 });
+    expect(result.embeddings).toEqual(long.map((text) => sandboxEmbedding(text, 64)));
+    expect(result.usage?.tokens).toBe(long.reduce((sum, text) => sum + countTokens(text), 0));
   });
 });

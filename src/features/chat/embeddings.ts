@@ -5,7 +5,7 @@ import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { countTokens, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
+import { countTokensTotal, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
 
 type Embedding = components['schemas']['Embedding'];
 
@@ -26,18 +26,15 @@ export const embeddingHandlers = {
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     // The model first: a chat model is refused before its inputs are counted.
     engine.model(body.model, 'embeddings');
-    // Counted up to the limit only: past it the answer is the same refusal, and the rest would cost the whole text.
-    let total = 0;
-    for (const input of inputs) {
-      total += countTokens(input, MAX_TOKENS_PER_CALL - total);
-      if (total > MAX_TOKENS_PER_CALL)
-        throw validationFailed([
-          {
-            pointer: '/input',
-            detail: `is over ${MAX_TOKENS_PER_CALL} tokens in all; at most ${MAX_TOKENS_PER_CALL} tokens a request`,
-          },
-        ]);
-    }
+    // Counted up to the limit only (past it the answer is the same refusal), long inputs off the event loop.
+    const total = await countTokensTotal(inputs, MAX_TOKENS_PER_CALL);
+    if (total > MAX_TOKENS_PER_CALL)
+      throw validationFailed([
+        {
+          pointer: '/input',
+          detail: `is over ${MAX_TOKENS_PER_CALL} tokens in all; at most ${MAX_TOKENS_PER_CALL} tokens a request`,
+        },
+      ]);
 
     const embedded = await engine.embed({
       workspaceId: context.caller.workspace.id,

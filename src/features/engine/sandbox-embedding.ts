@@ -13,6 +13,7 @@
 //
 // D is the request's `dimensions` (1 to 4096), 256 by default. Tokens are counted with o200k_base (tokens.ts).
 import type { EmbeddingModelV4, EmbeddingModelV4CallOptions, EmbeddingModelV4Result } from '@ai-sdk/provider';
+import { countTokensEach, lengthOf, OFF_LOOP_CHARS, offLoop } from './text-pool.ts';
 import { countTokens } from './tokens.ts';
 
 export const SANDBOX_EMBEDDING_DIMENSIONS = 256;
@@ -101,9 +102,18 @@ export function sandboxEmbeddingModel(modelId: string): EmbeddingModelV4 {
           `sandbox-embedding: dimensions must be an integer from 1 to ${SANDBOX_EMBEDDING_MAX_DIMENSIONS}, got ${dimensions}`,
         );
       }
+      const values = options.values;
+      // Long texts are embedded and counted in the text pool, off the event loop.
+      if (lengthOf(values) >= OFF_LOOP_CHARS) {
+        const [embeddings, tokens] = await Promise.all([
+          offLoop('embedEach', { texts: values, dimensions }),
+          countTokensEach(values),
+        ]);
+        return { embeddings, usage: { tokens: tokens.reduce((sum, n) => sum + n, 0) }, warnings: [] };
+      }
       return {
-        embeddings: options.values.map((value) => sandboxEmbedding(value, dimensions)),
-        usage: { tokens: options.values.reduce((sum, value) => sum + countTokens(value), 0) },
+        embeddings: values.map((value) => sandboxEmbedding(value, dimensions)),
+        usage: { tokens: values.reduce((sum, value) => sum + countTokens(value), 0) },
         warnings: [],
       };
     },
