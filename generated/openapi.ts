@@ -2436,7 +2436,7 @@ export type components = {
          *
          *     | code | status | meaning |
          *     |---|---|---|
-         *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted), or its bytes are not the UTF-8 it declares. |
+         *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted), nests arrays and objects more than 64 levels deep, or its bytes are not the UTF-8 it declares. |
          *     | `malformed_request` | 400 | The request is not valid HTTP/1.1 (for example a NUL or raw non-ASCII byte in the path, the query or a header); it never reached an operation. |
          *     | `validation_failed` | 422 | A parameter or body field breaks the schema, or an unknown query parameter; see `errors[]`. |
          *     | `unauthenticated` | 401 | No API key, or a key that is unknown, revoked or past its grace period. |
@@ -2475,7 +2475,7 @@ export type components = {
          *     | `invalid_workflow_inputs` | 422 | A run's `inputs` do not match the workflow's inputs; see `errors[]`. |
          *     | `invalid_webhook_url` | 422 | The webhook URL is not https or resolves to a private, loopback or link-local address. |
          *     | `invalid_source_url` | 422 | The knowledge base source URL is not http(s) or resolves to a private, loopback or link-local address. |
-         *     | `image_unreadable` | 422 | An image part of a chat message could not be read: its URL resolves to a private, loopback or link-local address, did not answer in time, answered an error or something that is not an image, or the image is over 20 MB; or its `data:` URL is not base64 image data. The pointer names the part. |
+         *     | `image_unreadable` | 422 | An image part of a chat message could not be read: its URL resolves to a private, loopback or link-local address, did not answer in time, answered an error or something that is not an image, or the image is over 20 MB, or the request's images are over 50 MB in all; or its `data:` URL is not base64 image data. The pointer names the part. |
          *     | `webhook_endpoint_limit_reached` | 422 | The workspace already has 20 webhook endpoints. |
          *     | `event_too_old` | 422 | The event is older than the 30-day replay window. |
          *     | `model_unavailable` | 422 | The `model` is in the catalogue but its provider is not configured on this server; the detail names the environment variable to set. |
@@ -2493,9 +2493,10 @@ export type components = {
          *     | `not_implemented` | 501 | The operation is specified but not available on this server yet. |
          *     | `service_unavailable` | 503 | The database is not reachable, a connection to it was lost, or none came free within `DATABASE_POOL_TIMEOUT_MS`: retry after `Retry-After` seconds. `/readyz` answers it while a dependency check fails. |
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
+         *     | `images_busy` | 503 | This server process is reading as many image bytes of requests as it holds at once (a chat completion's or a response's `image_url` parts); nothing was fetched. Retry after `Retry-After` seconds. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable" | "images_busy";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -11639,7 +11640,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`); or the database could not be reached, its connection was lost, or no connection came free in time (`service_unavailable`). Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
+        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`); or the database could not be reached, its connection was lost, or no connection came free in time (`service_unavailable`). Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. Or the server process is holding as many image bytes of requests as it takes at once (`images_busy`, with `Retry-After`): a request's `image_url` parts take up to 20 MB each, 50 MB in all, before any is read; nothing was fetched or billed. */
         ChatServiceUnavailable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -12129,6 +12130,18 @@ export type components = {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The chatbot's workspace, or its project, is at a hard spend limit (`spend_limit_reached`): the assistant cannot answer now and nothing was sent to a provider. A visitor is not told which limit, the amounts or when it resets; the workspace sees them on its own calls and in `GET /v1/spend-limits`. */
+        EmbedSpendLimitReached: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -16628,7 +16641,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["EmbedUnauthorized"];
-            402: components["responses"]["SpendLimitReached"];
+            402: components["responses"]["EmbedSpendLimitReached"];
             403: components["responses"]["EmbedForbidden"];
             404: components["responses"]["EmbedConversationNotFound"];
             409: components["responses"]["EmbedConversationFull"];

@@ -81,6 +81,8 @@ export interface RequestContext {
    * shutting down and closed it): long work, a streamed answer above all, stops when it fires.
    */
   signal: AbortSignal;
+  /** Runs `callback` once the response is over, sent whole or cut off (what the request held is given back then). */
+  onFinished(callback: () => void): void;
   /** Present on every operation that needs a key; reading it on a public operation is a bug and throws. */
   readonly caller: Caller;
   /** The request's body when it was sent as YAML, with the places of its nodes (yaml-body.ts). */

@@ -101,6 +101,12 @@ class OperationContext implements RequestContext {
     return this.#controller.signal;
   }
 
+  onFinished(callback: () => void): void {
+    const res = this.#res;
+    if (res.destroyed || res.writableFinished) callback();
+    else res.once('close', callback);
+  }
+
   get caller(): Caller {
     const state = locals(this.#res);
     if (!state.caller)

@@ -74,6 +74,7 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   not_implemented: { status: 501, title: 'Not implemented' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
   upstream_unavailable: { status: 503, title: "The model's provider is unavailable" },
+  images_busy: { status: 503, title: 'This server is reading too many images' },
 };
 
 export const problemTypeBase = 'https://docs.content-service.example/problems/';

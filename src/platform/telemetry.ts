@@ -288,15 +288,24 @@ export function outsideTraces<T>(work: () => T): T {
   return tracing ? context.with(ROOT_CONTEXT, work) : work();
 }
 
-/** Marks a span failed: `error.type` is the problem's code, or the error's name. */
+/**
+ * Marks a span failed: `error.type` is the problem's code, or the error's name; the status message is that type and
+ * the HTTP status the error carries (a provider's, a problem's), never the error's text: a provider's error quotes
+ * the prompt it refused, a database's the values it could not store, and traces leave the tenant's keeping.
+ */
 export function failSpan(span: Span, error: unknown, type?: string): void {
   const code =
     type ??
     ((error as { code?: unknown })?.code && typeof (error as { code?: unknown }).code === 'string'
       ? String((error as { code: string }).code)
       : ((error as Error)?.name ?? 'Error'));
+  const fields = error as { statusCode?: unknown; status?: unknown } | null;
+  const status = typeof fields?.statusCode === 'number' ? fields.statusCode : fields?.status;
   span.setAttribute(ATTR_ERROR_TYPE, code);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message?.slice(0, 500) });
+  span.setStatus({
+    code: SpanStatusCode.ERROR,
+    message: typeof status === 'number' ? `${code} (HTTP ${status})` : code,
+  });
 }
 
 /**

@@ -32,10 +32,16 @@ export function addressAllowed(address: string, allowLoopback: boolean): boolean
   return range === 'unicast' || (allowLoopback && developmentRanges.has(range));
 }
 
+/**
+ * The refusal names the rule, not the address: a caller who learned what a name resolves to could map the server's
+ * internal network with it.
+ */
+const BLOCKED_RULE = 'an address in a private, loopback or link-local network, which this server does not call';
+
 export class BlockedAddressError extends Error {
   readonly code = 'EADDRBLOCKED';
-  constructor(hostname: string, address: string) {
-    super(`${hostname} resolves to ${address}, a private, loopback or link-local address`);
+  constructor(hostname: string) {
+    super(`${hostname} resolves to ${BLOCKED_RULE}`);
   }
 }
 
@@ -93,7 +99,7 @@ export async function checkPublicUrl(
   const blocked = addresses.find((a) => !addressAllowed(a.address, allowLoopback));
   if (blocked)
     throw refuse(
-      `host ${host} resolves to ${blocked.address}, a private, loopback or link-local address`,
+      `host ${host} resolves to ${BLOCKED_RULE}`,
       addresses.every((a) => addressAllowed(a.address, true)),
     );
   return url;
@@ -111,7 +117,7 @@ export function guardedLookup(allowLoopback: boolean) {
     resolveAll(hostname).then(
       (addresses) => {
         const blocked = addresses.find((a) => !addressAllowed(a.address, allowLoopback));
-        if (blocked) return callback(new BlockedAddressError(hostname, blocked.address), all ? [] : '', 0);
+        if (blocked) return callback(new BlockedAddressError(hostname), all ? [] : '', 0);
         if (all) return callback(null, addresses);
         const first = addresses[0]!;
         callback(null, first.address, first.family);

@@ -7,6 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { type Document, isCollection, LineCounter, parseAllDocuments } from 'yaml';
 import { verifyText } from './body-encoding.ts';
 import { locals } from './context.ts';
+import { MAX_JSON_DEPTH, valueNestsDeeperThan } from './json-depth.ts';
 import { Problem, type ProblemFieldError } from './problems.ts';
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml'];
@@ -101,6 +102,13 @@ export function yamlBody(limitBytes: number) {
       } catch (cause) {
         return next(new Problem('invalid_json', `The body is not usable YAML: ${(cause as Error).message}.`));
       }
+      if (valueNestsDeeperThan(req.body, MAX_JSON_DEPTH))
+        return next(
+          new Problem(
+            'invalid_json',
+            `The body nests sequences and mappings deeper than ${MAX_JSON_DEPTH} levels, the most this API reads.`,
+          ),
+        );
       locals(res).yamlBody = { document, lines };
       next();
     });

@@ -166,6 +166,10 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
     });
     expectOpenAiError(total, 422, 'validation_failed', 'input');
     expect(total.body.errors[0].detail).toMatch(/tokens in all; at most 300000 tokens a request$/);
+    // One unbroken word of CJK text (a single piece of the encoding) is counted in slices: its count is right.
+    const word = await embeddings({ model: 'sandbox-embedding', input: ['x', '漢'.repeat(25_000)] });
+    expectOpenAiError(word, 422, 'validation_failed', 'input[1]');
+    expect(word.body.errors[0].detail).toBe('is 25000 tokens; sandbox-embedding takes at most 8192 tokens an input');
   });
 
   test('an embedding model given to chat completions is refused, naming the capability', async () => {

@@ -489,10 +489,35 @@ describe.each(databaseKinds)('responses with tools and images on %s', (kind) => 
       type: 'response.failed',
       response: { status: 'failed', error: { code: 'policy_violation' } },
     });
-    // Nothing of the arguments went out: the failure's message names the rule's phrase, no event before it does.
+    // Nothing of the phrase went out: the failure's message names the rule's phrase, no event before it does.
     expect(JSON.stringify(data.slice(0, -1))).not.toContain('Globex');
-    expect(data.filter((d) => d.type === 'response.function_call_arguments.delta')).toEqual([]);
+    // What went out is checked: the keys and the punctuation before the blocked string, none of the string.
+    expect(
+      data
+        .filter((d) => d.type === 'response.function_call_arguments.delta')
+        .map((d) => d.delta)
+        .join(''),
+    ).not.toContain('Globex');
     expect((await server.call('GET', '/v1/chat/threads', { key })).body.data).toEqual([]);
+  });
+
+  test('the output policy reads arguments as decoded: a banned phrase written with a JSON escape is blocked, streamed and not', async () => {
+    const key = await newWorkspace();
+    const rule = await server.call('POST', '/v1/compliance-rules', {
+      key,
+      body: { name: 'No forbidden phrase', kind: 'banned_phrase', phrases: ['forbidden phrase'] },
+    });
+    expect(rule.status, rule.text).toBe(201);
+    const note = {
+      type: 'function',
+      name: 'save_note',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    };
+    const input = 'Save a note "forbidden\tphrase"';
+    expectProblem(await create(key, { model: 'sandbox-writer', input, tools: [note] }), 422, 'policy_violation');
+    const data = eventsOf(await create(key, { model: 'sandbox-writer', input, tools: [note], stream: true }));
+    expect(data.at(-1)).toMatchObject({ type: 'response.failed', response: { error: { code: 'policy_violation' } } });
+    expect(JSON.stringify(data.slice(0, -1))).not.toContain('phrase');
   });
 
   test('gpt-4o-mini through the fake OpenAI upstream: tools in Chat Completions form, the call, its output sent back', async () => {

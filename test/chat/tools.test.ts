@@ -911,4 +911,62 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
     );
     expect(joined[0]!.arguments).toBe(args);
   });
+
+  test('the output policy reads arguments as decoded: a banned phrase spelt with JSON escapes is blocked, streamed and not', async () => {
+    const key = await newWorkspace();
+    const rule = await server.call('POST', '/v1/compliance-rules', {
+      key,
+      body: { name: 'No forbidden phrase', kind: 'banned_phrase', phrases: ['forbidden phrase'] },
+    });
+    expect(rule.status, rule.text).toBe(201);
+    const note = {
+      type: 'function',
+      function: {
+        name: 'save_note',
+        parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      },
+    };
+    // The sandbox writes a quoted tab as the JSON escape \t; a provider may escape any letter as \u0066.
+    const sandbox = {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: 'Save a note "forbidden\tphrase"' }],
+      tools: [note],
+    };
+    const blocked = await complete(key, sandbox);
+    expectProblem(blocked, 422, 'policy_violation');
+    expect(blocked.body.rule_id).toBe(rule.body.id);
+    const streamedSandbox = await complete(key, { ...sandbox, stream: true });
+    expect(streamedSandbox.text).toContain('event: error');
+    expect(streamedSandbox.text.split('event: error')[0]).not.toContain('phrase');
+    for (const chunks of [['{"text":"\\u0066orbidden phrase"}'], ['{"text":"\\u00', '66orbidden phr', 'ase"}']]) {
+      openai.enqueue({ toolCalls: [{ name: 'save_note', arguments: chunks.join(''), chunks }] });
+      const upstream = await complete(key, {
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Take a note' }],
+        tools: [note],
+        stream: chunks.length > 1,
+      });
+      if (chunks.length === 1) expectProblem(upstream, 422, 'policy_violation');
+      else {
+        expect(upstream.text).toContain('event: error');
+        expect(upstream.text.split('event: error')[0]).not.toContain('orbidden');
+      }
+    }
+    // A redaction inside an escaped string re-encodes the string: the arguments still parse, to the redacted text.
+    const redact = await server.call('POST', '/v1/compliance-rules', {
+      key,
+      body: { name: 'Ticket ids', kind: 'regex', pattern: 'ACME-\\d{4,}', action: 'redact', replacement: '[ticket]' },
+    });
+    expect(redact.status, redact.text).toBe(201);
+    openai.enqueue({ toolCalls: [{ name: 'save_note', arguments: '{"text":"see\\tACME-\\u0032\\u00300931\\n"}' }] });
+    const redacted = await complete(key, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Take a note' }],
+      tools: [note],
+    });
+    expect(redacted.status, redacted.text).toBe(200);
+    expect(JSON.parse(redacted.body.choices[0].message.tool_calls[0].function.arguments)).toEqual({
+      text: 'see\t[ticket]\n',
+    });
+  });
 });

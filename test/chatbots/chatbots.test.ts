@@ -382,6 +382,32 @@ describe.each(databaseKinds)('chatbots on %s', (kind) => {
     expect(canonical.status, canonical.text).toBe(200);
   });
 
+  test("a widget visitor refused by a spend limit learns the assistant is unavailable, not the workspace's limit", async () => {
+    const project = await server.call('POST', '/v1/projects', { body: { name: `Widget budget ${kind}` } });
+    expect(project.status).toBe(201);
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'project', id: project.body.id }, amount_usd: 1e-9, period: 'month' },
+    });
+    expect(limit.status).toBe(201);
+    const spent = await server.call('POST', '/v1/chat/completions', {
+      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello' }], project_id: project.body.id },
+    });
+    expect(spent.status, spent.text).toBe(200);
+    const bot = await newChatbot({ project_id: project.body.id });
+    const refused = await embedCall('POST', '/v1/embed/messages', bot.embed.key, {
+      content: 'How long does delivery take?',
+      visitor_id: 'visitor-budget-0123456789',
+    });
+    expectProblem(refused, 402, 'spend_limit_reached');
+    expect(refused.body).not.toHaveProperty('spend_limit');
+    expect(refused.body.detail).toBe('The assistant is unavailable right now; please try again later.');
+    expect(refused.text).not.toMatch(/prj_|lim_|\d\.\d|usd|resets/i);
+    // The workspace's own key still gets the limit's details.
+    const own = await server.call('POST', `/v1/chatbots/${bot.id}/messages`, { body: { content: 'Delivery?' } });
+    expect(own.status).toBe(402);
+    expect(own.body.spend_limit.id).toBe(limit.body.id);
+  });
+
   test('the widget: origins, keys, a disabled chatbot, streamed replies, ratings and the visitor limit', async () => {
     const bot = await newChatbot({ widget: { show_sources: true } });
     const key = bot.embed.key;

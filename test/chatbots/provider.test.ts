@@ -85,6 +85,30 @@ describe('a chatbot on an OpenAI model', () => {
     expect(system).toContain('Be brief.');
   });
 
+  test("a chatbot in a project over its spend limit is refused before any provider call, the intent's included", async () => {
+    const project = await server.call('POST', '/v1/projects', { body: { name: 'Over budget' } });
+    expect(project.status).toBe(201);
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'project', id: project.body.id }, amount_usd: 1e-9, period: 'month' },
+    });
+    expect(limit.status).toBe(201);
+    // One priced call in the project puts it over its limit.
+    const spent = await server.call('POST', '/v1/chat/completions', {
+      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello' }], project_id: project.body.id },
+    });
+    expect(spent.status, spent.text).toBe(200);
+    const created = await server.call('POST', '/v1/chatbots', {
+      body: { name: 'Over budget help', model: 'gpt-4o-mini', instructions: 'Be brief.', project_id: project.body.id },
+    });
+    expect(created.status, created.text).toBe(201);
+    const before = openai.requests.length;
+    const answer = await server.call('POST', `/v1/chatbots/${created.body.id}/messages`, {
+      body: { content: 'How long do refunds take?' },
+    });
+    expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 402, code: 'spend_limit_reached' });
+    expect(openai.requests.length).toBe(before);
+  });
+
   test('a classification that is not JSON falls back to the rules', async () => {
     openai.enqueue({ text: 'not json' }, { text: 'Refunds take 14 days [1].' });
     const answer = await server.call('POST', `/v1/chatbots/${bot}/messages`, {

@@ -547,16 +547,40 @@ describe('after tool results', () => {
 });
 
 describe('limits, formats and streaming of a call', () => {
-  test('max_tokens and stop do not cut a call; a JSON response format does not stop one', async () => {
+  test('stop does not cut a call, max_tokens does (finish length); a JSON response format does not stop one', async () => {
     const call = options('weather in Paris', {
       tools: [weather],
-      maxOutputTokens: 1,
       stopSequences: ['Paris'],
       responseFormat: { type: 'json' },
     });
     const result = await generated('sandbox-writer', call);
     expect(result.finishReason.unified).toBe('tool-calls');
     expect(result.content).toMatchObject([{ type: 'tool-call', input: '{"city":"Paris"}' }]);
+    // The name takes its tokens first, then the arguments as many as are left, as OpenAI's models stop mid-call.
+    const name = countTokens('get_weather');
+    const cut = await generated('sandbox-writer', { ...call, maxOutputTokens: name + 2 });
+    expect(cut.finishReason).toEqual({ unified: 'length', raw: 'length' });
+    expect(cut.content).toMatchObject([{ type: 'tool-call', toolName: 'get_weather' }]);
+    const input = (cut.content[0] as { input: string }).input;
+    expect('{"city":"Paris"}'.startsWith(input) && input.length < '{"city":"Paris"}'.length).toBe(true);
+    expect(countTokens(input)).toBe(2);
+    expect(cut.usage.outputTokens.total).toBe(name + 2);
+    // A quoted argument of 40 KB with max_tokens 1: one token is written and billed, not the whole argument.
+    const long = await generated(
+      'sandbox-writer',
+      options(`Save a note "${'lorem ipsum '.repeat(3_400)}"`, {
+        tools: [
+          {
+            type: 'function',
+            name: 'save_note',
+            inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+          },
+        ],
+        maxOutputTokens: 1,
+      }),
+    );
+    expect(long.finishReason.unified).toBe('length');
+    expect(long.usage.outputTokens.total).toBeLessThanOrEqual(1);
     // Without a matching tool, the text answer is in the format asked for.
     const text = await textOf(
       'sandbox-writer',

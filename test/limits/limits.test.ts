@@ -268,6 +268,51 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     expect((await server.call('DELETE', `/v1/spend-limits/${limit.body.id}`)).status).toBe(204);
   });
 
+  test('a tool call honours max_tokens (finish_reason length), so parallel calls pass the limit by less than one reservation', async () => {
+    const key = await server.createKey('editor');
+    const body = {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user', content: `Save a note "${'lorem ipsum '.repeat(3_400)}"` }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'save_note',
+            parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+          },
+        },
+      ],
+      max_tokens: 6,
+    };
+    const one = await server.call('POST', '/v1/chat/completions', { key: key.secret, body });
+    expect(one.status, one.text).toBe(200);
+    expect(one.body.choices[0].finish_reason).toBe('length');
+    expect(one.body.usage.completion_tokens).toBeLessThanOrEqual(6);
+    const call = one.body.choices[0].message.tool_calls[0];
+    expect(call.function.name).toBe('save_note');
+    expect(call.function.arguments.length).toBeLessThan(100);
+    // What one call can cost: its prompt and max_tokens of output, the price a limit reserves.
+    const model = server.platform.services.engine.catalogue.get('sandbox-writer')!;
+    const reservation = priceOf(model, {
+      inputTokens: one.body.usage.prompt_tokens,
+      cachedInputTokens: 0,
+      outputTokens: 6,
+    });
+    expect(one.body.cost_usd).toBeLessThanOrEqual(reservation);
+
+    const amount = round(4 * reservation);
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: key.id }, amount_usd: amount, period: 'day' },
+    });
+    expect(limit.status).toBe(201);
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => server.call('POST', '/v1/chat/completions', { key: key.secret, body })),
+    );
+    expect(answers.map((answer) => answer.status)).toContain(402);
+    const spent = (await server.call('GET', `/v1/spend-limits/${limit.body.id}`)).body.spent_usd as number;
+    expect(spent - amount).toBeLessThan(reservation);
+  });
+
   test('a stream that crosses the limit mid-way finishes; the next call is refused', async () => {
     const key = await server.createKey('editor');
     const cost = costOf(server, USAGE);
@@ -346,6 +391,49 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
       ),
     );
     expect(shown.spent_usd).toBe(run.cost_usd);
+  });
+
+  test("a workflow's document_command step is billed to the run's project, not the document's", async () => {
+    const project = await server.call('POST', '/v1/projects', { body: { name: `Command budget ${database}` } });
+    expect(project.status).toBe(201);
+    const document = await server.call('POST', '/v1/documents', {
+      body: { title: 'Spring sale', content: 'The spring sale starts on Monday. Everything is 20 % off.' },
+    });
+    expect(document.status, document.text).toBe(201);
+    const workflow = await server.call('POST', '/v1/workflows', {
+      body: {
+        name: 'Summarize',
+        project_id: project.body.id,
+        steps: [{ id: 'summary', type: 'document_command', command: 'summarize', document_id: document.body.id }],
+      },
+    });
+    expect(workflow.status, workflow.text).toBe(201);
+    const runToEnd = async () => {
+      const started = await server.call('POST', `/v1/workflows/${workflow.body.id}/runs`, { body: { inputs: {} } });
+      expect(started.status, started.text).toBe(202);
+      let run: Answer['body'];
+      for (let waited = 0, delay = 25; waited < 20_000; waited += delay, delay = Math.min(delay * 1.3, 500)) {
+        run = (await server.call('GET', `/v1/workflows/${workflow.body.id}/runs/${started.body.id}`)).body;
+        if (['success', 'failure', 'cancelled'].includes(run.status)) break;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+      return run;
+    };
+    // Without a limit the step succeeds, and its cost is the run's project's.
+    const first = await runToEnd();
+    expect(first.status, JSON.stringify(first.error)).toBe('success');
+    expect(first.cost_usd).toBeGreaterThan(0);
+    expect(await usageReport(server, `project_id=${project.body.id}&start_date=${today()}&end_date=${today()}`)).toBe(
+      first.cost_usd,
+    );
+    // Over the project's limit, the step is refused although its document is in no project.
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'project', id: project.body.id }, amount_usd: 1e-9, period: 'month' },
+    });
+    expect(limit.status).toBe(201);
+    const second = await runToEnd();
+    expect(second.status).toBe('failure');
+    expect(second.error).toMatchObject({ step_id: 'summary', code: 'budget_exceeded' });
   });
 });
 

@@ -31,7 +31,7 @@ interface OtlpSpan {
   name: string;
   kind: number;
   attributes: Array<{ key: string; value: OtlpValue }>;
-  status?: { code?: number };
+  status?: { code?: number; message?: string };
 }
 
 /** An OTLP/JSON attribute value (AnyValue): one of its fields is set. */
@@ -254,6 +254,24 @@ describe('traces over OTLP/HTTP', () => {
     // The other request is a trace of its own, with no parent.
     const second = spans.find((span) => span.traceId === otherTrace && span.name === 'getWorkspace')!;
     expect(second.parentSpanId ?? '').toBe('');
+  });
+
+  test("a provider's error is on its span as its status and our code, never its text", async () => {
+    openai.enqueue({ error: { status: 400, message: 'Your prompt "Announce the secret merger." was flagged.' } });
+    const response = await call(traced, 'POST', '/v1/chat/completions', ownerKey, chat);
+    expect(response.status).toBe(502);
+    const requestId = response.headers.get('x-request-id')!;
+    const spans = await spansUntil(receiver, (all) =>
+      all.some((span) => attributes(span)['content_service.request_id'] === requestId),
+    );
+    const server = spans.find((span) => attributes(span)['content_service.request_id'] === requestId)!;
+    const failed = spans.filter(
+      (span) => span.parentSpanId === server.spanId && attributes(span)['gen_ai.operation.name'] === 'chat',
+    );
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.status).toMatchObject({ code: 2, message: 'upstream_error (HTTP 400)' });
+    expect(attributes(failed[0]!)['error.type']).toBe('upstream_error');
+    expect(JSON.stringify(spans)).not.toContain('secret merger');
   });
 
   test('background work makes traces of its own: a knowledge job, a workflow run and its steps, a webhook delivery', {

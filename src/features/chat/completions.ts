@@ -17,7 +17,6 @@ import {
   type EngineToolChoice,
   type GenerationRequest,
   IMAGE_LIMITS,
-  readImage,
   type TokenUsage,
 } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
@@ -252,18 +251,18 @@ export const completionHandlers = {
     }
     checkToolFields(body, knownCalls);
     const found = imageParts(body.messages, model);
-    const allowPrivateNetworks = context.platform.config.webhooksAllowLoopback;
-    const read = await Promise.all(
-      found.map(({ i, j, url, detail }) =>
-        readImage(url, { pointer: `/messages/${i}/content/${j}`, detail, allowPrivateNetworks }),
-      ),
-    );
-    const images = new Map<string, EngineContentPart>(found.map(({ i, j }, n) => [`${i}/${j}`, read[n]!]));
     const messages: SavedMessage[] = body.messages.map(savedMessage);
     const voiceId = body.voice_id ?? null;
     const projectId = body.project_id ?? null;
     // The project's fallback models when the request names none (not with n over 1: a choice each from another model).
     const projectDefaults = projectId ? await projectFallbacks(context.platform.db, workspaceId, projectId) : [];
+    // The images last, once the request is otherwise known to be good; what they hold is given back with the answer.
+    const read = await engine.readImages(
+      found.map(({ i, j, url, detail }) => ({ url, pointer: `/messages/${i}/content/${j}`, detail })),
+      { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback },
+    );
+    context.onFinished(read.release);
+    const images = new Map<string, EngineContentPart>(found.map(({ i, j }, n) => [`${i}/${j}`, read.images[n]!]));
     const fallbackModels =
       body.models ?? ((body.n ?? 1) === 1 && projectDefaults.length > 0 ? projectDefaults : undefined);
     const generation: GenerationRequest = {

@@ -5,7 +5,7 @@ import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { countTokens, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
+import { countTokensTotal, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
 
 type Embedding = components['schemas']['Embedding'];
 
@@ -26,10 +26,14 @@ export const embeddingHandlers = {
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     // The model first: a chat model is refused before its inputs are counted.
     engine.model(body.model, 'embeddings');
-    const total = inputs.reduce((sum, input) => sum + countTokens(input), 0);
+    // Counted up to the limit only (past it the answer is the same refusal), long inputs off the event loop.
+    const total = await countTokensTotal(inputs, MAX_TOKENS_PER_CALL);
     if (total > MAX_TOKENS_PER_CALL)
       throw validationFailed([
-        { pointer: '/input', detail: `is ${total} tokens in all; at most ${MAX_TOKENS_PER_CALL} tokens a request` },
+        {
+          pointer: '/input',
+          detail: `is over ${MAX_TOKENS_PER_CALL} tokens in all; at most ${MAX_TOKENS_PER_CALL} tokens a request`,
+        },
       ]);
 
     const embedded = await engine.embed({

@@ -28,7 +28,6 @@ import {
   type GenerationRequest,
   IMAGE_LIMITS,
   type ModelTried,
-  readImage,
   type TokenUsage,
 } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
@@ -581,11 +580,13 @@ export const responseHandlers = {
 
     checkTools(body);
     const found = imageParts(body.input, model);
-    const allowPrivateNetworks = context.platform.config.webhooksAllowLoopback;
-    const read = await Promise.all(
-      found.map(({ pointer, url, detail }) => readImage(url, { pointer, detail, allowPrivateNetworks })),
+    // Within the request's and the process's budgets; what they hold is given back with the answer.
+    const read = await engine.readImages(
+      found.map(({ pointer, url, detail }) => ({ url, pointer, detail })),
+      { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback },
     );
-    const images = new Map<string, EngineContentPart>(found.map(({ pointer }, n) => [pointer, read[n]!]));
+    context.onFinished(read.release);
+    const images = new Map<string, EngineContentPart>(found.map(({ pointer }, n) => [pointer, read.images[n]!]));
     const messages: InputMessage[] = [];
     /** The item_references of the input, each with the position of the messages it goes before. */
     const references: { id: string; index: number }[] = [];

@@ -169,6 +169,20 @@ function embedReply(reply: Reply, showSources: boolean): Schemas['EmbedReply'] {
   };
 }
 
+/**
+ * A visitor of the widget is a stranger to the workspace: a spend limit's refusal tells them the assistant cannot
+ * answer now, without the limit, the project, the amounts or when it resets (the workspace's own 402 has them).
+ */
+async function withoutSpendDetails<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof Problem && error.code === 'spend_limit_reached')
+      throw new Problem('spend_limit_reached', 'The assistant is unavailable right now; please try again later.');
+    throw error;
+  }
+}
+
 export const embedHandlers = {
   async getEmbedConfig(_request, context) {
     const chatbot = await embedChatbot(context);
@@ -188,29 +202,31 @@ export const embedHandlers = {
     const limit = await consumeVisitorBudget(context, input.visitor_id);
     const chatbot = await embedChatbot(context);
     const workspace = context.embed.workspace;
-    const prepared = await prepareReply({
-      platform: context.platform,
-      workspace,
-      chatbot,
-      channel: 'embed',
-      content: input.content,
-      conversationId: input.conversation_id,
-      visitor: {
-        id: input.visitor_id,
-        externalId: null,
-        name: null,
-        email: null,
-        locale: input.locale ?? null,
-        metadata: {},
-      },
-      pageUrl: input.page_url ?? null,
-      apiKeyId: null,
-      userId: null,
-      origin: bySystem(workspace.id, 'chatbot_widget', context.now),
-      baseUrl: regionBaseUrl(context.platform, workspace),
-      signal: context.signal,
-      now: context.now,
-    });
+    const prepared = await withoutSpendDetails(
+      prepareReply({
+        platform: context.platform,
+        workspace,
+        chatbot,
+        channel: 'embed',
+        content: input.content,
+        conversationId: input.conversation_id,
+        visitor: {
+          id: input.visitor_id,
+          externalId: null,
+          name: null,
+          email: null,
+          locale: input.locale ?? null,
+          metadata: {},
+        },
+        pageUrl: input.page_url ?? null,
+        apiKeyId: null,
+        userId: null,
+        origin: bySystem(workspace.id, 'chatbot_widget', context.now),
+        baseUrl: regionBaseUrl(context.platform, workspace),
+        signal: context.signal,
+        now: context.now,
+      }),
+    );
     const showSources = (JSON.parse(chatbot.widget) as Schemas['ChatbotWidget']).show_sources;
     if (!input.stream) {
       for await (const _ of prepared.text);

@@ -141,6 +141,7 @@ async function retrieve(request: ReplyRequest): Promise<{ passages: Citation[]; 
   const billing = {
     workspaceId: request.chatbot.workspace_id,
     apiKeyId: request.apiKeyId,
+    projectId: request.chatbot.project_id,
     now: request.now,
     signal: request.signal,
   };
@@ -296,6 +297,9 @@ async function classify(
       apiKeyId: request.apiKeyId,
       feature: 'chatbots',
       model: model.id,
+      // A paid call like the answer: billed to the chatbot's project and admitted by its spend limits.
+      projectId: request.chatbot.project_id,
+      userId: request.userId,
       messages: [
         { role: 'system', content: CLASSIFIER_PROMPT },
         { role: 'user', content: request.content },
@@ -328,7 +332,8 @@ async function classify(
       costUsd: result.costUsd,
     };
   } catch (error) {
-    if (request.signal.aborted) throw error;
+    // A spend limit's refusal is the reply's too: the rules would only lead to an answer the limit refuses.
+    if (request.signal.aborted || (error instanceof Problem && error.code === 'spend_limit_reached')) throw error;
     request.platform.logger.warn(
       { err: error, chatbot_id: request.chatbot.id },
       'intent classification by the model failed; the rules classified the message',

@@ -30,6 +30,11 @@ export interface CommandActor {
   origin: AuditOrigin;
   /** What the usage is counted as: `documents` for the API, `workflows` for a step. */
   feature: UsageFeature;
+  /**
+   * The project the command's calls are billed to, whose spend limits admit them, when it runs for one (a workflow
+   * run's); without one, the document's project.
+   */
+  projectId?: string | null;
   signal: AbortSignal;
   now: Date;
 }
@@ -63,7 +68,12 @@ function defaultModel(platform: Platform, projectModel: string | null | undefine
  * The sources a `cite` may use, numbered in the request's order: a fetched https page is one source; a knowledge base
  * of the workspace gives its passages that best match the text being cited (up to three, each a source of its own).
  */
-async function citationSources(context: CommandActor, sources: string[], text: string): Promise<CitationSource[]> {
+async function citationSources(
+  context: CommandActor,
+  projectId: string | null,
+  sources: string[],
+  text: string,
+): Promise<CitationSource[]> {
   const db = context.platform.db;
   const urls = sources.filter((source) => !source.startsWith('kb_'));
   const fetched = new Map(
@@ -85,6 +95,7 @@ async function citationSources(context: CommandActor, sources: string[], text: s
     const billing = {
       workspaceId: context.workspaceId,
       apiKeyId: context.apiKeyId,
+      projectId,
       now: context.now,
       signal: context.signal,
     };
@@ -125,13 +136,14 @@ export async function commandOnDocument(
   const project = row.project_id
     ? await projectsOf(db, workspaceId).where('id', '=', row.project_id).executeTakeFirst()
     : undefined;
+  const billedProjectId = context.projectId ?? row.project_id;
   const model = command.model ?? defaultModel(context.platform, project?.default_model);
   const voiceId = command.voice_id !== undefined ? command.voice_id : row.voice_id;
   if (voiceId) await readyVoice(db, workspaceId, voiceId, command.voice_id !== undefined ? '/voice_id' : undefined);
   const range = selectionOf(current.content, command.selection);
   const sources =
     command.command === 'cite'
-      ? await citationSources(context, command.sources, current.content.slice(range.start, range.end))
+      ? await citationSources(context, billedProjectId, command.sources, current.content.slice(range.start, range.end))
       : undefined;
 
   const engine = context.platform.services.engine;
@@ -151,7 +163,7 @@ export async function commandOnDocument(
         model,
         messages,
         voiceId,
-        projectId: row.project_id,
+        projectId: billedProjectId,
         userId: context.userId,
         origin: context.origin,
         signal: context.signal,

@@ -17,7 +17,7 @@ import { priceOf } from './pricing.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
 import type { ProvidersConfig } from './providers.ts';
 import { withRetries } from './retries.ts';
-import { countTokens } from './tokens.ts';
+import { countTokensEach } from './text-pool.ts';
 import { recordUsage } from './usage-records.ts';
 
 /** OpenAI's limit of tokens in one embeddings request, which the engine keeps to in each call of every provider. */
@@ -97,7 +97,7 @@ export async function embedWith(
     const problem = dimensionsProblem(model, dimensions);
     if (problem) throw validationFailed([{ pointer: '/dimensions', detail: problem }]);
   }
-  const counted = request.inputs.map((input) => countTokens(input));
+  const counted = await countTokensEach(request.inputs);
   const tooLong = counted.flatMap((tokens, index) =>
     tokens > model.context_window
       ? [
@@ -138,7 +138,8 @@ export async function embedWith(
           request.signal.aborted ? 'aborted' : providerOutcome(problem, timeout.aborted),
           seconds(),
         );
-        span.fail(problem, problem.code);
+        // The provider's HTTP status on the span (failSpan), with our code for it.
+        span.fail(error, problem.code);
         span.end(() => ({ usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, costUsd: 0 }));
         throw problem;
       }

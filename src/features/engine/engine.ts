@@ -38,6 +38,8 @@ import type {
   ModelTried,
   TokenUsage,
 } from './generation.ts';
+import { ImageBudget } from './image-budget.ts';
+import { type EngineImagePart, type ImageSource, readImages } from './images.ts';
 import { merge } from './merge.ts';
 import type { Admission, EngineMiddleware, ModelCall, PreparedGeneration } from './middleware.ts';
 import { priceOf } from './pricing.ts';
@@ -93,6 +95,8 @@ export interface EngineOptions {
 
 export class Engine {
   readonly catalogue: Catalogue;
+  /** The image bytes this process holds for requests at once (IMAGE_BYTES_IN_FLIGHT). */
+  readonly imageBudget: ImageBudget;
   readonly #config: ProvidersConfig;
   readonly #db: Kysely<Database>;
   readonly #logger: Logger;
@@ -108,6 +112,15 @@ export class Engine {
     this.#metrics = options.metrics;
     this.#middleware = options.middleware ?? [];
     this.catalogue = new Catalogue(options.providers);
+    this.imageBudget = new ImageBudget(options.providers.imageBytesInFlight);
+  }
+
+  /** A request's `image_url` parts read within the request's and the process's budgets (images.ts). */
+  readImages(
+    sources: readonly ImageSource[],
+    options: { allowPrivateNetworks: boolean },
+  ): Promise<{ images: EngineImagePart[]; release: () => void }> {
+    return readImages(this.imageBudget, sources, options);
   }
 
   /** The model of a request, or the problem of an unknown one, one without the capability, or an unavailable one. */
@@ -694,7 +707,8 @@ export class Engine {
         refused = generated === '';
         const problem = error instanceof Problem ? error : upstreamProblem(error, model, timedOut);
         outcome = providerOutcome(problem, timedOut);
-        span.fail(problem, problem.code);
+        // The provider's HTTP status on the span (failSpan), with our code for it.
+        span.fail(error instanceof Problem ? problem : error, problem.code);
         throw problem;
       } finally {
         clearTimeout(timer);

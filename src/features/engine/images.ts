@@ -7,6 +7,7 @@
 import { Problem } from '../../platform/problems.ts';
 import { fetchGuarded, type GuardedResponse, UrlNotAllowedError } from '../../platform/url-guard.ts';
 import type { EngineContentPart } from './generation.ts';
+import type { ImageBudget } from './image-budget.ts';
 
 export type EngineImagePart = Extract<EngineContentPart, { type: 'image' }>;
 
@@ -15,6 +16,10 @@ export const IMAGE_LIMITS = {
   perRequest: 10,
   /** Bytes of one image, decoded or fetched. */
   maxBytes: 20 * 1024 * 1024,
+  /** Bytes of all the images of one request. */
+  perRequestBytes: 50 * 1024 * 1024,
+  /** What a refusal for the process's budget (images_busy) asks a client to wait. */
+  retryAfterSeconds: 5,
   /** For fetching one image, redirects and body included. */
   timeoutMs: 10_000,
 } as const;
@@ -29,6 +34,8 @@ function unreadable(pointer: string, detail: string): Problem {
 }
 
 export interface ReadImageOptions {
+  /** At most this many bytes (the request's images' total left), when fewer than IMAGE_LIMITS.maxBytes. */
+  maxBytes?: number;
   /** The request field of the part, for the problem (`/messages/1/content/2`). */
   pointer: string;
   detail?: 'auto' | 'low' | 'high';
@@ -39,14 +46,23 @@ export interface ReadImageOptions {
 /** The image of an `image_url` part as the engine takes it: its bytes and media type. */
 export async function readImage(url: string, options: ReadImageOptions): Promise<EngineImagePart> {
   const { pointer, detail } = options;
+  const maxBytes = Math.min(IMAGE_LIMITS.maxBytes, options.maxBytes ?? IMAGE_LIMITS.maxBytes);
+  const tooLarge = () =>
+    unreadable(
+      pointer,
+      maxBytes < IMAGE_LIMITS.maxBytes
+        ? `the request's images are larger than ${IMAGE_LIMITS.perRequestBytes / 1024 / 1024} MB in all`
+        : `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`,
+    );
   const dataUrl = DATA_URL.exec(url);
   if (dataUrl) {
     const payload = url.slice(dataUrl[0].length);
     if (payload.length === 0 || payload.length % 4 !== 0 || !BASE64.test(payload))
       throw unreadable(pointer, 'its data: URL is not valid base64');
+    // Its size is known from the text before anything is decoded.
+    if ((payload.length / 4) * 3 - (payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0) > maxBytes)
+      throw tooLarge();
     const bytes = Buffer.from(payload, 'base64');
-    if (bytes.length > IMAGE_LIMITS.maxBytes)
-      throw unreadable(pointer, `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`);
     return {
       type: 'image',
       data: new Uint8Array(bytes),
@@ -61,7 +77,7 @@ export async function readImage(url: string, options: ReadImageOptions): Promise
     response = await fetchGuarded(url, {
       allowPrivateNetworks: options.allowPrivateNetworks,
       timeoutMs: IMAGE_LIMITS.timeoutMs,
-      maxBytes: IMAGE_LIMITS.maxBytes,
+      maxBytes,
       headers: { accept: 'image/*', 'user-agent': 'content-service/0.1 (chat images)' },
       readBody: (type) => type.startsWith('image/'),
     });
@@ -75,7 +91,63 @@ export async function readImage(url: string, options: ReadImageOptions): Promise
   const mediaType = response.contentType.split(';')[0]!.trim();
   if (!mediaType.startsWith('image/'))
     throw unreadable(pointer, `its URL answered ${mediaType || 'no content type'}, not an image`);
-  if (response.truncated) throw unreadable(pointer, `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`);
+  if (response.truncated) throw tooLarge();
   if (response.bytes.length === 0) throw unreadable(pointer, 'its URL answered an empty body');
   return { type: 'image', data: response.bytes, mediaType, ...(detail ? { detail } : {}) };
+}
+
+/** An `image_url` part of a request: its URL, the request field it is at, and its detail. */
+export interface ImageSource {
+  url: string;
+  pointer: string;
+  detail?: 'auto' | 'low' | 'high';
+}
+
+/** The most bytes an image can be before it is read: a `data:` URL's from its length, a fetched one's the limit. */
+function boundOf(source: ImageSource): number {
+  const dataUrl = DATA_URL.exec(source.url);
+  const decoded = dataUrl ? Math.ceil(((source.url.length - dataUrl[0].length) / 4) * 3) : IMAGE_LIMITS.maxBytes;
+  return Math.min(decoded, IMAGE_LIMITS.maxBytes);
+}
+
+/**
+ * A request's images, read one after another within the request's total (IMAGE_LIMITS.perRequestBytes), after the
+ * process's budget granted what they can be: `release` gives it back once the request is done with them. Over the
+ * budget nothing is fetched: `503 images_busy` with Retry-After.
+ */
+export async function readImages(
+  budget: ImageBudget,
+  sources: readonly ImageSource[],
+  options: { allowPrivateNetworks: boolean },
+): Promise<{ images: EngineImagePart[]; release: () => void }> {
+  if (sources.length === 0) return { images: [], release: () => {} };
+  const bound = Math.min(
+    IMAGE_LIMITS.perRequestBytes,
+    sources.reduce((sum, source) => sum + boundOf(source), 0),
+  );
+  const release = budget.take(bound);
+  if (!release)
+    throw new Problem(
+      'images_busy',
+      `This server is reading as many images as it holds at once; retry in ${IMAGE_LIMITS.retryAfterSeconds} seconds.`,
+      { headers: { 'Retry-After': String(IMAGE_LIMITS.retryAfterSeconds) } },
+    );
+  try {
+    const images: EngineImagePart[] = [];
+    let left = IMAGE_LIMITS.perRequestBytes;
+    for (const source of sources) {
+      const image = await readImage(source.url, {
+        pointer: source.pointer,
+        ...(source.detail ? { detail: source.detail } : {}),
+        allowPrivateNetworks: options.allowPrivateNetworks,
+        maxBytes: left,
+      });
+      left -= image.data instanceof Uint8Array ? image.data.length : 0;
+      images.push(image);
+    }
+    return { images, release };
+  } catch (error) {
+    release();
+    throw error;
+  }
 }

@@ -282,6 +282,8 @@ export interface ProvidersConfig {
   timeoutMs: number;
   /** How often a call the provider calls retryable (429, 5xx, connection errors) is tried again. */
   maxRetries: number;
+  /** The image bytes of requests this process holds at once (images.ts, readImages). */
+  imageBytesInFlight: number;
 }
 
 /** Reads every provider's settings from the environment; `fail` reports a value that does not parse. */
@@ -295,6 +297,7 @@ export function loadProvidersConfig(env: Environment, fail: Fail): ProvidersConf
     configured: configured as ProvidersConfig['configured'],
     timeoutMs: positiveInteger(env, 'PROVIDER_TIMEOUT_MS', 300_000, 3_600_000, fail) || 300_000,
     maxRetries: positiveInteger(env, 'PROVIDER_MAX_RETRIES', 2, 10, fail),
+    imageBytesInFlight: positiveInteger(env, 'IMAGE_BYTES_IN_FLIGHT', 256 * 1024 * 1024, 64 * 1024 ** 3, fail),
   };
 }
 

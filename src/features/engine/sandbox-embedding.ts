@@ -13,6 +13,7 @@
 //
 // D is the request's `dimensions` (1 to 4096), 256 by default. Tokens are counted with o200k_base (tokens.ts).
 import type { EmbeddingModelV4, EmbeddingModelV4CallOptions, EmbeddingModelV4Result } from '@ai-sdk/provider';
+import { countTokensEach, lengthOf, OFF_LOOP_CHARS, offLoop } from './text-pool.ts';
 import { countTokens } from './tokens.ts';
 
 export const SANDBOX_EMBEDDING_DIMENSIONS = 256;
@@ -41,12 +42,43 @@ export function sandboxFeatures(text: string): string[] {
   return features;
 }
 
-/** The sandbox vector of a text, `dimensions` long, of length 1 (or all zeros for a text without a feature). */
+/** FNV-1a continued over the UTF-8 bytes of one code point (a lone surrogate as U+FFFD, as TextEncoder writes it). */
+function fnvCodePoint(hash: number, codePoint: number): number {
+  const cp = codePoint >= 0xd800 && codePoint <= 0xdfff ? 0xfffd : codePoint;
+  const step = (h: number, byte: number) => Math.imul(h ^ byte, 0x01000193);
+  if (cp < 0x80) return step(hash, cp);
+  if (cp < 0x800) return step(step(hash, 0xc0 | (cp >> 6)), 0x80 | (cp & 0x3f));
+  if (cp < 0x10000) return step(step(step(hash, 0xe0 | (cp >> 12)), 0x80 | ((cp >> 6) & 0x3f)), 0x80 | (cp & 0x3f));
+  return step(
+    step(step(step(hash, 0xf0 | (cp >> 18)), 0x80 | ((cp >> 12) & 0x3f)), 0x80 | ((cp >> 6) & 0x3f)),
+    0x80 | (cp & 0x3f),
+  );
+}
+
+/** FNV-1a's state after the bytes of `g:`, where every trigram feature's hash starts. */
+const TRIGRAM_START = fnvCodePoint(fnvCodePoint(0x811c9dc5, 0x67), 0x3a);
+
+/**
+ * The sandbox vector of a text, `dimensions` long, of length 1 (or all zeros for a text without a feature). The
+ * features of sandboxFeatures, hashed as they are read: a trigram's hash is computed over its code points, not over
+ * a string made for it, so that a long word costs its length once.
+ */
 export function sandboxEmbedding(text: string, dimensions: number = SANDBOX_EMBEDDING_DIMENSIONS): number[] {
   const vector = new Float64Array(dimensions);
-  for (const feature of sandboxFeatures(text)) {
-    const hash = fnv1a(feature);
-    vector[hash % dimensions]! += hash >= 0x80000000 ? -1 : 1;
+  const add = (hash: number) => {
+    const unsigned = hash >>> 0;
+    vector[unsigned % dimensions]! += unsigned >= 0x80000000 ? -1 : 1;
+  };
+  const normalised = text.normalize('NFKC').toLowerCase();
+  const found = normalised.match(/[\p{L}\p{N}]+/gu);
+  const words = found ?? (normalised.trim() === '' ? [] : [normalised.trim()]);
+  for (const word of words) {
+    add(fnv1a(`w:${word}`));
+    const points = [0x20];
+    for (const char of word) points.push(char.codePointAt(0)!);
+    points.push(0x20);
+    for (let i = 0; i + 3 <= points.length; i++)
+      add(fnvCodePoint(fnvCodePoint(fnvCodePoint(TRIGRAM_START, points[i]!), points[i + 1]!), points[i + 2]!));
   }
   let sum = 0;
   for (const value of vector) sum += value * value;
@@ -70,9 +102,18 @@ export function sandboxEmbeddingModel(modelId: string): EmbeddingModelV4 {
           `sandbox-embedding: dimensions must be an integer from 1 to ${SANDBOX_EMBEDDING_MAX_DIMENSIONS}, got ${dimensions}`,
         );
       }
+      const values = options.values;
+      // Long texts are embedded and counted in the text pool, off the event loop.
+      if (lengthOf(values) >= OFF_LOOP_CHARS) {
+        const [embeddings, tokens] = await Promise.all([
+          offLoop('embedEach', { texts: values, dimensions }),
+          countTokensEach(values),
+        ]);
+        return { embeddings, usage: { tokens: tokens.reduce((sum, n) => sum + n, 0) }, warnings: [] };
+      }
       return {
-        embeddings: options.values.map((value) => sandboxEmbedding(value, dimensions)),
-        usage: { tokens: options.values.reduce((sum, value) => sum + countTokens(value), 0) },
+        embeddings: values.map((value) => sandboxEmbedding(value, dimensions)),
+        usage: { tokens: values.reduce((sum, value) => sum + countTokens(value), 0) },
         warnings: [],
       };
     },

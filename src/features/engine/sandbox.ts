@@ -443,6 +443,34 @@ function usageOf(inputTokens: number, outputTokens: number): LanguageModelV4Usag
   };
 }
 
+/**
+ * The calls within `max` output tokens (a call's name and its arguments count): the calls that fit whole, then the
+ * one that crosses the bound with its arguments cut to the tokens left, its name written first; none after it.
+ */
+function withinTokens(
+  calls: SandboxToolCall[],
+  max: number | undefined,
+): { calls: SandboxToolCall[]; tokens: number; truncated: boolean } {
+  const kept: SandboxToolCall[] = [];
+  let tokens = 0;
+  for (const call of calls) {
+    const name = countTokens(call.toolName);
+    const input = countTokens(call.input);
+    if (max === undefined || tokens + name + input <= max) {
+      kept.push(call);
+      tokens += name + input;
+      continue;
+    }
+    const left = Math.max(0, max - tokens - name);
+    if (tokens + name <= max) {
+      kept.push({ ...call, input: truncateTokens(call.input, left).text });
+      tokens += name + left;
+    }
+    return { calls: kept, tokens, truncated: true };
+  }
+  return { calls: kept, tokens, truncated: false };
+}
+
 function generate(modelId: string, options: LanguageModelV4CallOptions): SandboxOutput {
   const input = readPrompt(options);
   const tools = (options.tools ?? []).filter(isFunctionTool);
@@ -457,10 +485,16 @@ function generate(modelId: string, options: LanguageModelV4CallOptions): Sandbox
     parallel: sandbox.parallelToolCalls !== false,
     promptLength: options.prompt.length,
   });
-  // A tool call is always whole: `stop` and `max_tokens` apply to text answers only.
+  // `stop` applies to text answers only; `max_tokens` cuts tool calls too, as OpenAI's models do (the call's
+  // arguments end where the tokens do, `finish_reason: length`), so a call never costs more than its reservation.
   if (calls.length > 0) {
-    const outputTokens = calls.reduce((sum, call) => sum + countTokens(call.toolName) + countTokens(call.input), 0);
-    return { text: '', calls, finish: 'tool-calls', usage: usageOf(inputTokens, outputTokens) };
+    const cut = withinTokens(calls, options.maxOutputTokens);
+    return {
+      text: '',
+      calls: cut.calls,
+      finish: cut.truncated ? 'length' : 'tool-calls',
+      usage: usageOf(inputTokens, cut.tokens),
+    };
   }
   let text = answer(modelId, options, input);
   let finish: SandboxFinish = 'stop';

@@ -20,15 +20,66 @@ const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const encode = (text: string) => encoding().encode(text, AS_TEXT);
 const decode = (tokens: number[]) => encoding().decode(tokens);
 
-export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : encode(text).length;
+/**
+ * The longest slice of text handed to the encoder. Byte-pair encoding costs the square of a piece's length, and a
+ * piece is a whole word (letters with no space, CJK text, a run of one character): encoding slices of at most this
+ * many characters keeps the cost linear in the text.
+ */
+export const MAX_SLICE_CHARS = 256;
+
+const SPACE = 0x20;
+const isWhitespace = (code: number) => /\s/.test(String.fromCharCode(code));
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
+/**
+ * `text` in slices of at most MAX_SLICE_CHARS characters, joined they are `text`. A slice ends before a space that
+ * follows a non-space where one is in reach: the encoding's pre-tokenizer starts a piece there whatever comes next,
+ * so the tokens of such slices are the text's own. Only a run of more than MAX_SLICE_CHARS characters with no such
+ * space (a long word, a run of whitespace) is cut inside, never between the halves of a surrogate pair; its count is
+ * then an estimate, at most about one token a cut more than the exact one.
+ */
+export function* tokenSlices(text: string): Generator<string> {
+  let start = 0;
+  while (text.length - start > MAX_SLICE_CHARS) {
+    let cut = -1;
+    for (let i = start + MAX_SLICE_CHARS; i > start && cut === -1; i--)
+      if (text.charCodeAt(i) === SPACE && !isWhitespace(text.charCodeAt(i - 1))) cut = i;
+    if (cut === -1) {
+      cut = start + MAX_SLICE_CHARS;
+      if (isHighSurrogate(text.charCodeAt(cut - 1))) cut -= 1;
+    }
+    yield text.slice(start, cut);
+    start = cut;
+  }
+  if (start < text.length) yield text.slice(start);
+}
+
+/**
+ * The tokens of `text` (tokenSlices: exact for text of words, an estimate for words over MAX_SLICE_CHARS). With
+ * `limit`, counting stops once the count exceeds it, and the answer is then a number over `limit`, not the count:
+ * a check against a limit costs the limit, not the text.
+ */
+export function countTokens(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let total = 0;
+  for (const slice of tokenSlices(text)) {
+    total += encode(slice).length;
+    if (total > limit) return total;
+  }
+  return total;
 }
 
 /** The first `max` tokens of `text`, and whether it was cut. */
 export function truncateTokens(text: string, max: number): { text: string; truncated: boolean } {
-  const tokens = encode(text);
-  if (tokens.length <= max) return { text, truncated: false };
-  return { text: decode(tokens.slice(0, max)), truncated: true };
+  const tokens: number[] = [];
+  for (const slice of tokenSlices(text)) {
+    const encoded = encode(slice);
+    if (tokens.length + encoded.length > max) {
+      tokens.push(...encoded.slice(0, max - tokens.length));
+      return { text: decode(tokens), truncated: true };
+    }
+    tokens.push(...encoded);
+  }
+  return { text, truncated: false };
 }
 
 /**

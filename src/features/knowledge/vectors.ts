@@ -14,6 +14,8 @@ export interface EmbeddingBilling {
   workspaceId: string;
   /** The API key that asked (null for work no key started). */
   apiKeyId: string | null;
+  /** The project the embedding is billed to, whose spend limits admit it (null: the workspace's alone). */
+  projectId?: string | null;
   now: Date;
   signal?: AbortSignal;
 }
@@ -40,6 +42,7 @@ export async function embedTexts(
   const embedded = await engine.embed({
     workspaceId: billing.workspaceId,
     apiKeyId: billing.apiKeyId,
+    projectId: billing.projectId ?? null,
     feature: 'embeddings',
     model,
     inputs: texts,

@@ -6,10 +6,9 @@
 // is emitted. Text that is handed out whole without a generation (what a workflow builds from its steps' outputs)
 // goes through `enforcePolicyOnTexts`, with the same outcome.
 //
-// Tool-call arguments are model output too: each call's argument text has a StreamGuard of its own (per choice and
-// call), so a block ends the generation as it does for text. A redaction inside the arguments' JSON writes the
-// rule's replacement JSON-escaped within a string, and as a JSON string where the match was not inside one (a phone
-// number written as a number), so that arguments that were valid JSON stay valid JSON.
+// Tool-call arguments are model output too: each call's arguments have an ArgumentsGuard of their own (per choice
+// and call), which checks each JSON string as the text it decodes to, so a block ends the generation as it does for
+// text, and a redaction keeps arguments that were valid JSON valid JSON.
 import type { Kysely, Selectable } from 'kysely';
 import type { Logger } from 'pino';
 import { type AuditOrigin, recordAudit } from '../../platform/audit.ts';
@@ -19,6 +18,7 @@ import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { GenerationEvent } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
+import { ArgumentsGuard } from './arguments-guard.ts';
 import { compilePolicy, type Policy, type PolicyMatch, type PolicyRule, StreamGuard } from './match.ts';
 import { ruleOf } from './rules.ts';
 import type { ComplianceRulesTable } from './schema.ts';
@@ -71,55 +71,8 @@ export interface Violation {
   output: string;
 }
 
-/** Marks where the argument policy redacted, with the index of the rule; read (and replaced) by ArgumentsWriter. */
-const MARK_START = '\uE000';
-const MARK_END = '\uE001';
-
-/** The policy for tool-call arguments: the same rules, each redaction written as a mark that ArgumentsWriter replaces. */
-function argumentsPolicy(policy: Policy): Policy {
-  return compilePolicy(
-    policy.rules.map((rule, i) =>
-      rule.action === 'redact' ? { ...rule, replacement: `${MARK_START}${i}${MARK_END}` } : rule,
-    ),
-  );
-}
-
-/**
- * Turns the argument policy's releases into JSON text: follows whether each character is inside a JSON string, and
- * writes each mark as its rule's replacement, escaped inside a string, or as a string of its own outside one.
- */
-class ArgumentsWriter {
-  #inString = false;
-  #escaped = false;
-  readonly #rules: readonly PolicyRule[];
-  constructor(rules: readonly PolicyRule[]) {
-    this.#rules = rules;
-  }
-
-  write(released: string): string {
-    let out = '';
-    for (let i = 0; i < released.length; i++) {
-      const char = released[i]!;
-      if (char === MARK_START) {
-        const end = released.indexOf(MARK_END, i);
-        const replacement = this.#rules[Number(released.slice(i + 1, end))]?.replacement ?? '[redacted]';
-        const quoted = JSON.stringify(replacement);
-        out += this.#inString ? quoted.slice(1, -1) : quoted;
-        i = end;
-        continue;
-      }
-      out += char;
-      if (this.#escaped) this.#escaped = false;
-      else if (this.#inString && char === '\\') this.#escaped = true;
-      else if (char === '"') this.#inString = !this.#inString;
-    }
-    return out;
-  }
-}
-
 interface CallGuard {
-  guard: StreamGuard;
-  writer: ArgumentsWriter;
+  guard: ArgumentsGuard;
   /** The arguments as the model wrote them, and as released (redacted). */
   written: string;
   released: string;
@@ -133,7 +86,6 @@ export async function* enforcePolicy(
   onBlock: (violation: Violation) => Promise<Problem>,
 ): AsyncGenerator<GenerationEvent> {
   const audited = auditedOutput(policy);
-  let forArguments: Policy | undefined;
   const calls = new Map<string, CallGuard>();
   const callOf = (choice: number, index: number) => calls.get(`${choice}/${index}`);
   const blockCall = async (call: CallGuard, match: PolicyMatch) => {
@@ -146,9 +98,8 @@ export async function* enforcePolicy(
     if (blocked) throw await blockCall(call, blocked);
     const whole = policy.apply(call.written);
     if (whole.blocked) throw await blockCall(call, whole.blocked);
-    const rest = call.writer.write(release);
-    call.released += rest;
-    return rest;
+    call.released += release;
+    return release;
   };
   const guards = new Map<number, StreamGuard>();
   const outputs = new Map<number, string>();
@@ -176,10 +127,8 @@ export async function* enforcePolicy(
       // With fallback models: which model answers, before any output.
       yield event;
     } else if (event.type === 'tool-call-start') {
-      forArguments ??= argumentsPolicy(policy);
       calls.set(`${event.choice}/${event.index}`, {
-        guard: new StreamGuard(forArguments),
-        writer: new ArgumentsWriter(policy.rules),
+        guard: new ArgumentsGuard(policy),
         written: '',
         released: '',
         name: event.name,
@@ -190,9 +139,8 @@ export async function* enforcePolicy(
       call.written += event.argumentsDelta;
       const { release, blocked } = call.guard.push(event.argumentsDelta);
       if (blocked) throw await blockCall(call, blocked);
-      const text = call.writer.write(release);
-      call.released += text;
-      if (text) yield { ...event, argumentsDelta: text };
+      call.released += release;
+      if (release) yield { ...event, argumentsDelta: release };
     } else if (event.type === 'tool-call') {
       const call = callOf(event.choice, event.index)!;
       const rest = await endCall(call);

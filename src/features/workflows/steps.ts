@@ -287,6 +287,8 @@ async function documentCommand(
       userId: run.user_id,
       origin: bySystem(run.workspace_id, `workflow run ${run.id}`, attempt.now),
       feature: 'workflows',
+      // The run's project pays for its steps, whichever project the document is in.
+      projectId: attempt.projectId,
       signal: attempt.signal,
       now: attempt.now,
     },

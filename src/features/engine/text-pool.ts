@@ -1,0 +1,51 @@
+// Work on long texts runs in a pool of worker threads (piscina), so that one request's text does not hold the event
+// loop every other request is served on: token counting and the sandbox's embeddings of texts of OFF_LOOP_CHARS
+// characters or more. Shorter texts are worked on in place, where a thread's round trip would cost more than the work.
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type * as TextWorker from './text-worker.ts';
+import { countTokens } from './tokens.ts';
+
+/** The characters (of all the texts of one call) from which the work goes to a worker thread. */
+export const OFF_LOOP_CHARS = 64 * 1024;
+
+let pool: Piscina | undefined;
+function poolOf(): Piscina {
+  // One thread fewer than the cores, the event loop's; idle threads end and never keep the process alive.
+  pool ??= new Piscina({
+    filename: new URL('./text-worker.ts', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: Math.max(1, availableParallelism() - 1),
+    idleTimeout: 10_000,
+  });
+  return pool;
+}
+
+export const lengthOf = (texts: readonly string[]) => texts.reduce((sum, text) => sum + text.length, 0);
+
+/** Runs one of text-worker.ts's functions in the pool. */
+export function offLoop<K extends keyof typeof TextWorker>(
+  name: K,
+  input: Parameters<(typeof TextWorker)[K]>[0],
+): Promise<ReturnType<(typeof TextWorker)[K]>> {
+  return poolOf().run(input, { name });
+}
+
+/** The tokens of each text. */
+export async function countTokensEach(texts: string[]): Promise<number[]> {
+  if (lengthOf(texts) < OFF_LOOP_CHARS) return texts.map((text) => countTokens(text));
+  return offLoop('countEach', texts);
+}
+
+/** The tokens of all the texts, counted until they exceed `limit` (then a number over it: countTokens). */
+export async function countTokensTotal(texts: string[], limit: number): Promise<number> {
+  if (lengthOf(texts) < OFF_LOOP_CHARS) {
+    let total = 0;
+    for (const text of texts) {
+      total += countTokens(text, limit - total);
+      if (total > limit) break;
+    }
+    return total;
+  }
+  return offLoop('countTotal', { texts, limit });
+}

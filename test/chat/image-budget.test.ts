@@ -1,0 +1,127 @@
+// Image bytes are admitted, then bounded: a request's images are read only once the rest of it is known to be good
+// (its project), within 50 MB in all, and within the process's budget of image bytes (IMAGE_BYTES_IN_FLIGHT), which
+// a request takes before any image is read and gives back with its answer; over the budget, 503 images_busy with
+// Retry-After and nothing fetched.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { IMAGE_LIMITS } from '../../src/features/engine/images.ts';
+import { expectProblem } from '../support/expect.ts';
+import { png } from '../support/images.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const PNG = png(2, 2);
+const MB = 1024 * 1024;
+
+/** Serves `/small.png` and `/<n>mb.png` (n MB of PNG-typed bytes), and lists what was asked. */
+async function startImageServer(): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(req.url ?? '');
+    const size = /^\/(\d+)mb\.png$/.exec(req.url ?? '');
+    if (req.url === '/small.png') res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
+    else if (size) {
+      res.on('error', () => {});
+      const body = Buffer.alloc(Number(size[1]) * MB);
+      body.set(PNG);
+      res.writeHead(200, { 'content-type': 'image/png' }).end(body);
+    } else res.writeHead(404).end();
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const withImages = (...urls: string[]) => ({
+  model: 'sandbox-writer',
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is in these images?' },
+        ...urls.map((url) => ({ type: 'image_url', image_url: { url } })),
+      ],
+    },
+  ],
+});
+
+describe('image bytes of requests', () => {
+  let images: Awaited<ReturnType<typeof startImageServer>>;
+  let roomy: TestServer;
+  let tight: TestServer;
+  beforeAll(async () => {
+    images = await startImageServer();
+    [roomy, tight] = await Promise.all([
+      startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } }),
+      // Room for small data: images, not for one image to fetch (20 MB).
+      startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true', IMAGE_BYTES_IN_FLIGHT: String(MB) } }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([roomy?.close(), tight?.close(), images?.close()]);
+  });
+
+  test('over the process budget: 503 images_busy with Retry-After, and nothing fetched', async () => {
+    const before = images.requests.length;
+    const answer = await tight.call('POST', '/v1/chat/completions', { body: withImages(`${images.url}/small.png`) });
+    expectProblem(answer, 503, 'images_busy');
+    expect(answer.headers.get('retry-after')).toBe(String(IMAGE_LIMITS.retryAfterSeconds));
+    expect(answer.body.error).toMatchObject({ type: 'server_error', code: 'images_busy' });
+    expect(images.requests.length).toBe(before);
+    const responses = await tight.call('POST', '/v1/responses', {
+      body: {
+        model: 'sandbox-writer',
+        input: [{ role: 'user', content: [{ type: 'input_image', image_url: `${images.url}/small.png` }] }],
+      },
+    });
+    expectProblem(responses, 503, 'images_busy');
+    expect(images.requests.length).toBe(before);
+  });
+
+  test('a data: image within the budget is read, and its bytes are given back with the answer', async () => {
+    const budget = tight.platform.services.engine.imageBudget;
+    const dataUrl = `data:image/png;base64,${Buffer.from(PNG).toString('base64')}`;
+    for (let i = 0; i < 3; i++) {
+      const answer = await tight.call('POST', '/v1/chat/completions', { body: withImages(dataUrl) });
+      expect(answer.status, answer.text).toBe(200);
+    }
+    // Given back when each response closed: bounded wait for the last one's close event.
+    for (let i = 0; i < 50 && budget.available !== budget.totalBytes; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(budget.available).toBe(budget.totalBytes);
+  });
+
+  test('a request whose project is unknown is refused before any image is fetched', async () => {
+    const before = images.requests.length;
+    const answer = await roomy.call('POST', '/v1/chat/completions', {
+      body: { ...withImages(`${images.url}/small.png`), project_id: 'prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A' },
+    });
+    expect(answer.status).toBe(404);
+    expect(images.requests.length).toBe(before);
+  });
+
+  test("a request's images are 50 MB in all at most: the image that passes it is refused, the next not fetched", async () => {
+    const before = images.requests.length;
+    const answer = await roomy.call('POST', '/v1/chat/completions', {
+      body: withImages(
+        `${images.url}/19mb.png`,
+        `${images.url}/19mb.png`,
+        `${images.url}/19mb.png`,
+        `${images.url}/small.png`,
+      ),
+    });
+    expectProblem(answer, 422, 'image_unreadable');
+    expect(answer.body.errors[0]).toMatchObject({
+      pointer: '/messages/0/content/3',
+      detail: "the request's images are larger than 50 MB in all",
+    });
+    expect(images.requests.slice(before)).toEqual(['/19mb.png', '/19mb.png', '/19mb.png']);
+    const budget = roomy.platform.services.engine.imageBudget;
+    expect(budget.available).toBe(budget.totalBytes);
+  });
+});
