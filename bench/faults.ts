@@ -39,7 +39,7 @@
 //
 // Settings: BENCH_ROUNDS (1; each round a fresh database and processes), BENCH_WARMUP (s of load before the first
 // fault, 5), BENCH_SETTLE (s of load after the service is whole again, before the next fault, 5), BENCH_RATE (load
-// operations a second, 20), BENCH_STREAMS (streams at a time, 2), BENCH_LONG_STREAMS (endless streams opened on the
+// operations a second, 10), BENCH_STREAMS (streams at a time, 2), BENCH_LONG_STREAMS (endless streams opened on the
 // server before its SIGTERM, 4), BENCH_SHUTDOWN_TIMEOUT_MS (the servers' SHUTDOWN_TIMEOUT_MS, 3000),
 // BENCH_WORD_INTERVAL_MS (50), BENCH_TIMEOUT (s, the bound of every wait: a restart, delivery, runs ending; 60),
 // BENCH_FAULTS (server,worker,database,sigterm), BENCH_LOG_LEVEL (the servers' LOG_LEVEL, warn),
@@ -61,7 +61,7 @@ import { children, cleanUp, cleanups, freePort, positive, root, seedWorkspace } 
 const ROUNDS = Math.round(positive('BENCH_ROUNDS', 1));
 const WARMUP_S = positive('BENCH_WARMUP', 5, true);
 const SETTLE_S = positive('BENCH_SETTLE', 5, true);
-const RATE = positive('BENCH_RATE', 20);
+const RATE = positive('BENCH_RATE', 10);
 const STREAMS = Math.round(positive('BENCH_STREAMS', 2, true));
 const LONG_STREAMS = Math.round(positive('BENCH_LONG_STREAMS', 4));
 const SHUTDOWN_TIMEOUT_MS = Math.round(positive('BENCH_SHUTDOWN_TIMEOUT_MS', 3000));
@@ -69,6 +69,8 @@ const WORD_INTERVAL_MS = positive('BENCH_WORD_INTERVAL_MS', 50);
 const TIMEOUT_MS = positive('BENCH_TIMEOUT', 60) * 1000;
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'warn';
 const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
+/** The servers' METRICS_TOKEN: their pool gauges are read once the load has stopped. */
+const METRICS_TOKEN = 'chaos-benchmark-metrics-token';
 const FAULT_KINDS = ['server', 'worker', 'database', 'sigterm'] as const;
 type FaultKind = (typeof FAULT_KINDS)[number];
 const FAULTS = (process.env.BENCH_FAULTS ?? FAULT_KINDS.join(','))
@@ -187,6 +189,8 @@ interface RoundResult {
   finalWordsSeen: number;
   finalWordsLost: string[];
   skipped: number;
+  /** Per server, its database pool once the load has stopped: a connection still in use there was not given back. */
+  pools: string[];
   failures: string[];
   logDir: string;
 }
@@ -229,6 +233,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     finalWordsSeen: 0,
     finalWordsLost: [],
     skipped: 0,
+    pools: [],
     failures: [],
     logDir,
   };
@@ -260,6 +265,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
         PUBLIC_BASE_URL: url,
         WEBHOOKS_WORKER: 'false',
         SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+        METRICS_TOKEN,
         LOG_LEVEL,
       },
       port,
@@ -808,6 +814,22 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
   while (inFlight > 0 && Date.now() - stopped < REQUEST_TIMEOUT_MS + 5000) await sleep(50);
   clearInterval(typingTimer);
   await sleep(500);
+  for (const server of servers) {
+    try {
+      const response = await fetch(`${server.url}/metrics`, {
+        headers: { Authorization: `Bearer ${METRICS_TOKEN}` },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      const text = await response.text();
+      const gauge = (state: string) =>
+        new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? '?';
+      result.pools.push(
+        `${server.name}: ${gauge('in_use')} in use, ${gauge('idle')} idle, ${gauge('waiting')} waiting`,
+      );
+    } catch (error) {
+      result.pools.push(`${server.name}: unreadable (${describe(error)})`);
+    }
+  }
   watcherWords();
   editorsOpen = false;
   editors.typist?.close();
@@ -1018,6 +1040,7 @@ async function main(): Promise<void> {
         `${streams.filter((s) => s.end === 'error event').length} error event, ${streams.filter((s) => s.end === 'bare').length} bare; ` +
         `${result.runsFailed} workflow runs ended failure; ${result.skipped} load operations skipped (over ${MAX_IN_FLIGHT} in flight).`,
     );
+    details.push(`${prefix}database pools once the load had stopped: ${result.pools.join('; ')}.`);
     details.push(
       `${prefix}at the end, ${result.finalWordsLost.length} of the ${result.finalWordsSeen} words the watcher saw were missing from the document.`,
     );
