@@ -88,6 +88,8 @@ const FAULT_NAMES: Record<FaultKind, string> = {
   database: 'every database connection ended',
   sigterm: 'SIGTERM of a server with streams longer than its timeout',
 };
+/** The line a worker logs once its workers run. */
+const WORKER_STARTED = 'background workers running';
 /** Load operations in flight at most; an operation due beyond it is skipped (and counted). */
 const MAX_IN_FLIGHT = 64;
 /** The bound of one ordinary request (a stream has none: it ends or fails). */
@@ -113,8 +115,10 @@ interface Proc {
   told: boolean;
   /** In the load's rotation (a server that is ready and not being stopped). */
   routable: boolean;
-  /** Output of the current incarnation, for the worker's readiness line and for the report of an unplanned exit. */
+  /** The end of the current incarnation's output, for the report of an unplanned exit. */
   output: string;
+  /** The worker's current incarnation has logged that its workers run. */
+  started: boolean;
   log: WriteStream;
   starts: number;
   exited?: Promise<void>;
@@ -273,6 +277,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
       told: false,
       routable: false,
       output: '',
+      started: false,
       log: createWriteStream(join(logDir, `round${index}-server${i + 1}.log`)),
       starts: 0,
     });
@@ -288,6 +293,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     told: false,
     routable: false,
     output: '',
+    started: false,
     log: createWriteStream(join(logDir, `round${index}-worker.log`)),
     starts: 0,
   };
@@ -301,6 +307,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     proc.starts += 1;
     proc.told = false;
     proc.output = '';
+    proc.started = false;
     proc.log.write(`\n===== start ${proc.starts} at ${new Date().toISOString()}\n`);
     const child = spawn(process.execPath, [proc.script], {
       cwd: root,
@@ -311,7 +318,9 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     proc.child = child;
     const onData = (chunk: Buffer) => {
       proc.log.write(chunk);
+      // Searched at every chunk in the end of the output, so that a line split between two chunks is found too.
       proc.output = (proc.output + chunk.toString()).slice(-20_000);
+      if (!proc.started && proc.output.includes(WORKER_STARTED)) proc.started = true;
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
@@ -338,7 +347,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     for (;;) {
       if (!alive(proc)) throw new Error(`${proc.name} exited before it was ready:\n${proc.output.slice(-3000)}`);
       if (proc.kind === 'worker') {
-        if (proc.output.includes('background workers running')) return;
+        if (proc.started) return;
       } else if ((await readyz(proc)) === 200) {
         proc.routable = true;
         return;
@@ -539,14 +548,17 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     const answer = await request(server, 'GET', `/v1/documents/${document.id}`, undefined, false);
     return answer?.status === 200 ? wordsIn(String(answer.body.content)) : undefined;
   };
-  /** The words of `seen` missing from the document read through `server`, polled until none is (bounded). */
-  const missingWords = async (seen: Set<string>, server: Proc, boundMs: number): Promise<string[]> => {
+  /**
+   * The words of `seen` missing from the document read through `server`, polled until none is (bounded); undefined
+   * when no read succeeded.
+   */
+  const missingWords = async (seen: Set<string>, server: Proc, boundMs: number): Promise<string[] | undefined> => {
     const deadline = Date.now() + boundMs;
-    let missing = [...seen];
+    let missing: string[] | undefined;
     for (;;) {
       const words = await documentWords(server);
       if (words) missing = [...seen].filter((word) => !words.has(word));
-      if (missing.length === 0 || Date.now() > deadline) return missing;
+      if (missing?.length === 0 || Date.now() > deadline) return missing;
       await sleep(250);
     }
   };
@@ -704,7 +716,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     while (Date.now() < deadline) {
       for (const proc of procs) if (!alive(proc)) spawnProc(proc);
       const statuses = await Promise.all(servers.map(readyz));
-      const workerUp = worker.output.includes('background workers running');
+      const workerUp = worker.started;
       if (statuses.every((status) => status === 200) && workerUp) {
         let written = 0;
         for (const server of servers) {
@@ -797,11 +809,12 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     phase.wholeMs = await whole(phase.start);
     await reconnectEditors().catch((error: unknown) => phase.notes.push(`typist not reconnected: ${describe(error)}`));
     const missing = await missingWords(seenAtInjection, readerServer, 10_000);
-    phase.wordsLost = missing.length;
-    if (missing.length)
+    phase.wordsLost = missing?.length;
+    if (!missing) phase.notes.push(`the document could not be read through ${readerServer.name} within 10 s`);
+    else if (missing.length)
       phase.notes.push(`words missing: ${missing.slice(0, 20).join(' ')}${missing.length > 20 ? ' …' : ''}`);
     process.stderr.write(
-      `    whole again after ${(phase.wholeMs / 1000).toFixed(1)} s; ${missing.length} of ${seenAtInjection.size} words seen missing\n`,
+      `    whole again after ${(phase.wholeMs / 1000).toFixed(1)} s; ${missing?.length ?? 'unread'} of ${seenAtInjection.size} words seen missing\n`,
     );
     await sleep(SETTLE_S * 1000);
   }
@@ -822,7 +835,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
       });
       const text = await response.text();
       const gauge = (state: string) =>
-        new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? '?';
+        new RegExp(`^content_service_db_pool_connections\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? '?';
       result.pools.push(
         `${server.name}: ${gauge('in_use')} in use, ${gauge('idle')} idle, ${gauge('waiting')} waiting`,
       );
@@ -838,7 +851,9 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
   // Past the save bound of the processes that held the document.
   await sleep(2000);
   const live = () => servers.filter((server) => server.routable);
-  result.finalWordsLost = await missingWords(watcherSeen, live()[0] ?? readerServer, 10_000);
+  const finalMissing = await missingWords(watcherSeen, live()[0] ?? readerServer, 30_000);
+  if (!finalMissing) throw new Error('the document could not be read at the end');
+  result.finalWordsLost = finalMissing;
   watcherSeen = new Set();
 
   // Runs: a bounded wait for every acknowledged run to end.
@@ -959,7 +974,11 @@ function rows(result: RoundResult): string[][] {
       `${lostAcks.filter((ack) => ack.kind !== 'announced thread').length} of ${acks.length}`,
       `${lostAcks.filter((ack) => ack.kind === 'announced thread').length} of ${announced.length}`,
       `${lost} / ${duplicated} of ${events.length}`,
-      phase.wordsLost === undefined ? '–' : `${phase.wordsLost} of ${phase.wordsSeen}`,
+      phase.wordsSeen === undefined
+        ? '–'
+        : phase.wordsLost === undefined
+          ? 'unread'
+          : `${phase.wordsLost} of ${phase.wordsSeen}`,
       String(per(result.unplanned, i).length),
       String(per(result.runsNotEnded, i).length),
       `${streams.filter((s) => s.end === 'bare').length} of ${streams.length}`,
