@@ -159,7 +159,8 @@ interface Ack {
 interface StreamRecord {
   at: number;
   server: string;
-  end: 'done' | 'error event' | 'bare';
+  /** `timeout`: this benchmark gave up on it (REQUEST_TIMEOUT_MS), which says nothing of how the server ends streams. */
+  end: 'done' | 'error event' | 'bare' | 'timeout';
   long: boolean;
   detail: string;
 }
@@ -646,6 +647,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     let errorStatus = 0;
     let threadId: string | undefined;
     let detail = '';
+    let timedOut = false;
     const decoder = new TextDecoder();
     try {
       for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
@@ -676,9 +678,10 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
       }
     } catch (error) {
       detail = describe(error);
+      timedOut = (error as Error).name === 'TimeoutError';
     }
     const at = Date.now();
-    const endKind = done ? 'done' : errorEvent ? 'error event' : 'bare';
+    const endKind = done ? 'done' : errorEvent ? 'error event' : timedOut ? 'timeout' : 'bare';
     result.streams.push({ at, server: server.name, end: endKind, long, detail: detail || errorEvent });
     // A stream that ended any other way than [DONE] failed as a request, however it ended.
     const outcome: Outcome = done
@@ -1056,7 +1059,8 @@ async function main(): Promise<void> {
         `${byKind('run')} workflow runs, ${byKind('stream thread')} threads of streams ended with [DONE]); ` +
         `${result.events.length} events, ${result.badSignatures} deliveries with a bad signature; ` +
         `${streams.length} streams: ${streams.filter((s) => s.end === 'done').length} [DONE], ` +
-        `${streams.filter((s) => s.end === 'error event').length} error event, ${streams.filter((s) => s.end === 'bare').length} bare; ` +
+        `${streams.filter((s) => s.end === 'error event').length} error event, ${streams.filter((s) => s.end === 'bare').length} bare, ` +
+        `${streams.filter((s) => s.end === 'timeout').length} given up by this benchmark after ${REQUEST_TIMEOUT_MS / 1000} s; ` +
         `${result.runsFailed} workflow runs ended failure; ${result.skipped} load operations skipped (over ${MAX_IN_FLIGHT} in flight).`,
     );
     details.push(`${prefix}database pools once the load had stopped: ${result.pools.join('; ')}.`);
@@ -1077,6 +1081,10 @@ async function main(): Promise<void> {
         `${prefix}not found at the end: ${ack.kind} ${ack.id} (acknowledged by ${ack.server} at ${new Date(ack.at).toISOString()})`,
       );
     for (const run of result.runsNotEnded.slice(0, 10)) details.push(`${prefix}run not ended: ${run.id}`);
+    for (const bare of result.streams.filter((record) => record.end === 'bare'))
+      details.push(
+        `${prefix}bare end of a stream on ${bare.server}${bare.long ? ' (long)' : ''} at ${new Date(bare.at).toISOString()}: ${bare.detail || 'end of body'}`,
+      );
   }
   const failures = results.flatMap((result) => result.failures);
   const markdown = [
