@@ -854,7 +854,9 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
   // Past the save bound of the processes that held the document.
   await sleep(2000);
   const live = () => servers.filter((server) => server.routable);
-  const finalMissing = await missingWords(watcherSeen, live()[0] ?? readerServer, 30_000);
+  // Through the server that had no editor of the document: what it reads is what was saved.
+  const finalReader = readerServer.routable ? readerServer : (live()[0] ?? readerServer);
+  const finalMissing = await missingWords(watcherSeen, finalReader, 30_000);
   if (!finalMissing) throw new Error('the document could not be read at the end');
   result.finalWordsLost = finalMissing;
   watcherSeen = new Set();
