@@ -2,7 +2,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { operationTable } from '../../generated/operations.ts';
-import { isConnectionError } from '../storage/database.ts';
+import { isTransientError } from '../storage/database.ts';
 import { locals } from './context.ts';
 import { Problem, sendProblem } from './problems.ts';
 import { validatorProblem } from './validation.ts';
@@ -49,7 +49,7 @@ function bodyParserProblem(error: {
 /** How long a client is asked to wait after a lost database connection: the pool reconnects on the next query. */
 export const DATABASE_RETRY_AFTER_S = 1;
 
-/** A request that failed on a lost or exhausted database connection: nothing of it was committed, retry it. */
+/** A request that failed on a lost or exhausted database connection, or a deadlock PostgreSQL undid: retry it. */
 export function databaseUnavailable(): Problem {
   return new Problem(
     'service_unavailable',
@@ -91,7 +91,7 @@ export function problemHandler(options: ErrorHandlerOptions) {
       );
       options.onResponseValidationError?.({ operationId, error });
     }
-    if (!problem && isConnectionError(error)) {
+    if (!problem && isTransientError(error)) {
       options.logger.warn({ err: error, operation_id: operationId, request_id: requestId }, 'database unavailable');
       problem = databaseUnavailable();
     }

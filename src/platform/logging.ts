@@ -3,6 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { CompiledQuery, Insertable, Kysely } from 'kysely';
 import { type Logger, pino } from 'pino';
+import { isTransientError } from '../storage/database.ts';
 import type { Database, RequestLogEntriesTable } from '../storage/schema.ts';
 import { iso } from './clock.ts';
 import { locals } from './context.ts';
@@ -162,14 +163,23 @@ export class RequestLogWriter {
     this.#flushing = this.#flushing.then(async () => {
       // 12 columns a row: 80 rows stay under SQLite's and PostgreSQL's parameter limits.
       for (let i = 0; i < batch.length; i += 80) {
-        try {
-          const rows = batch.slice(i, i + 80);
-          await this.#db.executeQuery({
-            ...this.#insertOf(rows.length),
-            parameters: rows.flatMap((row) => LOG_COLUMNS.map((column) => row[column])),
-          });
-        } catch (error) {
-          this.#logger.error({ err: error, rows: batch.length }, 'could not write request log rows');
+        const rows = batch.slice(i, i + 80);
+        // A lost connection or a deadlock PostgreSQL undid passes: the rows are written again, a few times.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await this.#db.executeQuery({
+              ...this.#insertOf(rows.length),
+              parameters: rows.flatMap((row) => LOG_COLUMNS.map((column) => row[column])),
+            });
+            break;
+          } catch (error) {
+            if (isTransientError(error) && attempt < 4) {
+              await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+              continue;
+            }
+            this.#logger.error({ err: error, rows: rows.length }, 'could not write request log rows');
+            break;
+          }
         }
       }
     });

@@ -159,6 +159,16 @@ export function isConnectionError(error: unknown): boolean {
   );
 }
 
+/**
+ * Whether a query failed for a reason that passes: a connection error (isConnectionError), or PostgreSQL ending the
+ * transaction to undo a deadlock (40P01) or a serialisation conflict (40001). Nothing of the transaction was kept, and
+ * the same work is expected to succeed when tried again.
+ */
+export function isTransientError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return isConnectionError(error) || code === '40P01' || code === '40001';
+}
+
 export async function ping(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
 }

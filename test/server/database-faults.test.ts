@@ -5,13 +5,16 @@
 //   request that failed on the lost connection is `503 service_unavailable` with Retry-After, never a 500; every write
 //   it acknowledged is there afterwards; it serves again without a restart.
 // - A pool with no free connection in time answers 503 as well (DATABASE_POOL_MAX, DATABASE_POOL_TIMEOUT_MS).
+// - A workspace's row lock does not wait for the foreign-key check of an insert of that workspace (which deadlocked
+//   with it under load), and a deadlock PostgreSQL undoes is a transient error (503, a usage row written again).
 
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
-import { isConnectionError, migrate, openStorage, type Storage } from '../../src/storage/database.ts';
+import { isConnectionError, isTransientError, migrate, openStorage, type Storage } from '../../src/storage/database.ts';
+import { forUpdate } from '../../src/storage/locks.ts';
 import { freePort, type ServerProcess, startServerProcess, terminate, waitUntilReady } from '../support/processes.ts';
 import { freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
 
@@ -95,6 +98,68 @@ describe.skipIf(!postgresUrl)('PostgreSQL terminates the connections of a proces
       expect(isConnectionError(waited), String(waited)).toBe(true);
     } finally {
       await small.close();
+    }
+  });
+});
+
+describe.skipIf(!postgresUrl)('row locks and deadlocks on PostgreSQL', () => {
+  let database: TestDatabase;
+  let storage: Storage;
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    database = await freshDatabase('postgres');
+    storage = openStorage(database.url);
+    await migrate(storage.db, features);
+    workspaceId = (await createWorkspace(storage.db, { name: 'Locks', region: 'eu' })).workspace.id;
+  });
+
+  afterAll(async () => {
+    await storage?.close();
+    await database?.drop();
+  });
+
+  test("locking a workspace's row does not wait for an insert of that workspace's rows (their foreign-key check)", async () => {
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      // What PostgreSQL takes on the parent row while it checks a new child row's foreign key, until commit.
+      await other.query('begin');
+      await other.query('select 1 from workspaces where id = $1 for key share', [workspaceId]);
+      const locked = await storage.db.transaction().execute(async (trx) => {
+        await sql`set local lock_timeout = '1s'`.execute(trx);
+        return forUpdate(trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId), trx).execute();
+      });
+      expect(locked).toEqual([{ id: workspaceId }]);
+    } finally {
+      await other.query('rollback').catch(() => {});
+      await other.end();
+    }
+  });
+
+  test('a deadlock PostgreSQL undoes is a transient error', async () => {
+    const [a, b] = [
+      new pg.Client({ connectionString: database.url }),
+      new pg.Client({ connectionString: database.url }),
+    ];
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      await sql`create table deadlock_rows (id integer primary key)`.execute(storage.db);
+      await sql`insert into deadlock_rows values (1), (2)`.execute(storage.db);
+      await Promise.all([a.query('begin'), b.query('begin')]);
+      await a.query('select 1 from deadlock_rows where id = 1 for update');
+      await b.query('select 1 from deadlock_rows where id = 2 for update');
+      const outcomes = await Promise.allSettled([
+        a.query('select 1 from deadlock_rows where id = 2 for update'),
+        b.query('select 1 from deadlock_rows where id = 1 for update'),
+      ]);
+      const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+      expect(failed?.reason?.code).toBe('40P01');
+      expect(isTransientError(failed?.reason)).toBe(true);
+      expect(isConnectionError(failed?.reason)).toBe(false);
+    } finally {
+      await Promise.all([a.query('rollback').catch(() => {}), b.query('rollback').catch(() => {})]);
+      await Promise.all([a.end(), b.end()]);
     }
   });
 });

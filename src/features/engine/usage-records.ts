@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Metrics } from '../../platform/metrics.ts';
-import { isConnectionError } from '../../storage/database.ts';
+import { isTransientError } from '../../storage/database.ts';
 import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue.ts';
@@ -125,7 +125,7 @@ export async function recordUsage(
     } catch (error) {
       // The attempt before committed, and its connection was lost before it could say so.
       if (attempt > 0 && isDuplicateRow(error)) return;
-      if (!isConnectionError(error) || attempt >= RETRY_DELAYS_MS.length) {
+      if (!isTransientError(error) || attempt >= RETRY_DELAYS_MS.length) {
         logger.error({ err: error, usage: rows }, 'the usage of a model call could not be recorded');
         return;
       }
@@ -136,8 +136,8 @@ export async function recordUsage(
 }
 
 /**
- * A lost or exhausted database connection does not lose the row of a call that was billed upstream: it is written
- * again, for about half a minute (the caller waits; at shutdown the drain does too). Its id is fixed, so a write that
+ * A lost or exhausted database connection, or a deadlock PostgreSQL undid, does not lose the row of a call that was
+ * billed upstream: it is written again, for about half a minute (the caller waits; at shutdown the drain does too). Its id is fixed, so a write that
  * committed but whose answer was lost is not written twice.
  */
 const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 8000, 15_000];
