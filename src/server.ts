@@ -31,7 +31,7 @@ import { migrate, openStorage } from './storage/database.ts';
 /** How long connections may take to end after the shutdown deadline told their requests to. */
 const FORCED_CLOSE_MS = 2000;
 /** How long the requests' work after their answers may take at shutdown before the database closes under it. */
-const SETTLE_TIMEOUT_MS = 15_000;
+const SETTLE_TIMEOUT_MS = 10_000;
 
 export interface RunningServer {
   url: string;
@@ -146,11 +146,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       // No new connection from here on (resolves once the connections still open have ended).
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      // Work in flight of the services (a workflow step) ends next, then the upgraded sockets, which are not the HTTP
-      // server's any more: their sessions are saved and closed.
-      await services.stop();
-      // At the timeout, the requests still running are told to end: a stream ends with its `event: error`
-      // (service_unavailable), other work is aborted. A connection that has not ended a moment later is closed.
+      // At the timeout, counted from the signal, the requests still running are told to end: a stream ends with its
+      // `event: error` (service_unavailable), other work is aborted. A connection that has not ended a moment later
+      // is closed.
       let forced: NodeJS.Timeout | undefined;
       const timeout = setTimeout(() => {
         logger.warn(
@@ -160,6 +158,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         platform.drain.endAll();
         forced = setTimeout(() => server.closeAllConnections(), FORCED_CLOSE_MS);
       }, config.shutdownTimeoutMs);
+      // Work in flight of the services (a workflow step) ends meanwhile, then the upgraded sockets, which are not the
+      // HTTP server's any more: their sessions are saved and closed.
+      await services.stop();
       await drained;
       clearTimeout(timeout);
       clearTimeout(forced);

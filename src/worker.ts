@@ -26,13 +26,12 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   // Before the storage: its queries are spans when traces are exported.
   const telemetry = startTelemetry(config.environment, logger);
-  // Key changes a job makes (a member removed, their keys revoked) reach the servers' key caches through it.
+  // A part of the platform that no request reads here: the servers learn of key changes from the database itself.
   const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
   const storage = openStorage(config.databaseUrl, {
     onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
     poolMax: config.databasePoolMax,
     poolTimeoutMs: config.databasePoolTimeoutMs,
-    wrapDialect: (dialect) => keyCache.wrapDialect(dialect),
   });
   await migrate(storage.db, features);
   // Recorded but not served: a worker process has no HTTP port (its deliveries and provider calls are not scraped).

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { operationTable } from '../../generated/operations.ts';
 import { isTransientError } from '../storage/database.ts';
 import { locals } from './context.ts';
-import { Problem, sendProblem } from './problems.ts';
+import { databaseUnavailable, Problem, sendProblem } from './problems.ts';
 import { validatorProblem } from './validation.ts';
 import { withYamlPositions } from './yaml-body.ts';
 
@@ -44,18 +44,6 @@ function bodyParserProblem(error: {
     if (error.status === 400) return new Problem('invalid_json', 'The body could not be read or decoded as JSON.');
   }
   return undefined;
-}
-
-/** How long a client is asked to wait after a lost database connection: the pool reconnects on the next query. */
-export const DATABASE_RETRY_AFTER_S = 1;
-
-/** A request that failed on a lost or exhausted database connection, or a deadlock PostgreSQL undid: retry it. */
-export function databaseUnavailable(): Problem {
-  return new Problem(
-    'service_unavailable',
-    'The database could not be reached or its connection was lost; retry the request shortly (with the same Idempotency-Key, if it had one).',
-    { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) } },
-  );
 }
 
 export interface ErrorHandlerOptions {

@@ -173,6 +173,8 @@ export class RequestLogWriter {
             });
             break;
           } catch (error) {
+            // The attempt before committed, and its connection was lost before it could say so.
+            if (attempt > 1 && (error as { code?: string }).code === '23505') break;
             if (isTransientError(error) && attempt < 4) {
               await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
               continue;

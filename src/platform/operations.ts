@@ -89,13 +89,15 @@ class OperationContext implements RequestContext {
       if (res.destroyed || res.writableFinished) {
         if (!res.writableFinished) abort();
       } else {
-        res.once('close', () => {
-          if (!res.writableFinished) abort();
-        });
         // The shutdown deadline ends the request's work as a client's leaving does (streams.ts tells the client).
         const { deadline } = this.platform.drain;
-        if (deadline.aborted) made.abort(deadline.reason);
-        else deadline.addEventListener('abort', () => made.abort(deadline.reason), { once: true });
+        const stop = () => made.abort(deadline.reason);
+        if (deadline.aborted) stop();
+        else deadline.addEventListener('abort', stop, { once: true });
+        res.once('close', () => {
+          deadline.removeEventListener('abort', stop);
+          if (!res.writableFinished) abort();
+        });
       }
     }
     return this.#controller.signal;

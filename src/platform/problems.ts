@@ -108,6 +108,18 @@ export function validationFailed(errors: ProblemFieldError[]): Problem {
   return new Problem('validation_failed', `The request has ${n} invalid field${n === 1 ? '' : 's'}.`, { errors });
 }
 
+/** How long a client is asked to wait after a lost database connection: the pool reconnects on the next query. */
+export const DATABASE_RETRY_AFTER_S = 1;
+
+/** A request that failed on a lost or exhausted database connection, or a deadlock PostgreSQL undid: retry it. */
+export function databaseUnavailable(): Problem {
+  return new Problem(
+    'service_unavailable',
+    'The database could not be reached or its connection was lost; retry the request shortly (with the same Idempotency-Key, if it had one).',
+    { headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) } },
+  );
+}
+
 export function notFound(what: string, id: string): Problem {
   return new Problem('not_found', `No ${what} ${id} in this workspace.`);
 }

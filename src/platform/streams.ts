@@ -15,8 +15,9 @@
 //     closed as for a client that left, and shutdown waits for it to settle its work.
 import type { Response } from 'express';
 import type { ServerSentEvent } from '../../generated/operations.ts';
+import { isTransientError } from '../storage/database.ts';
 import { locals, type RequestContext } from './context.ts';
-import { Problem, problemResponseBody } from './problems.ts';
+import { databaseUnavailable, Problem, problemResponseBody } from './problems.ts';
 
 export const EVENT_STREAM = 'text/event-stream';
 export const HEARTBEAT_MS = 15_000;
@@ -115,10 +116,12 @@ export async function sendStream(
     const problem =
       error instanceof Problem
         ? error
-        : new Problem(
-            'internal_error',
-            `The stream failed. Quote request id ${context.requestId} when contacting support.`,
-          );
+        : isTransientError(error)
+          ? databaseUnavailable()
+          : new Problem(
+              'internal_error',
+              `The stream failed. Quote request id ${context.requestId} when contacting support.`,
+            );
     if (!(error instanceof Problem) || problem.status >= 500)
       context.platform.logger.error(
         { err: error, request_id: context.requestId },

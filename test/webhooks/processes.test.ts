@@ -22,9 +22,9 @@ import type { Json } from '../support/spec.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const WORKER = fileURLToPath(new URL('../../src/worker.ts', import.meta.url));
-/** A delivery whose worker died is leased again LEASE_MS (5 s) after its last renewal; the waits after a kill allow
- *  four times that, and less than the 30 s a lease without renewal had to last. */
-const AFTER_KILL_MS = 20_000;
+/** A delivery whose worker died is leased again LEASE_MS (10 s) after its last renewal; the waits after a kill allow
+ *  that and a restart, less than the 30 s a lease without renewal had to last. */
+const AFTER_KILL_MS = 25_000;
 
 // Every child of this file, so that a failing test leaves none running.
 const children = new Set<ChildProcess>();
@@ -439,7 +439,7 @@ describe.concurrent('kill -9 of the process that is sending', () => {
       const receiver = await startReceiver();
       try {
         const env = { DATABASE_URL: setup.database.url, WEBHOOKS_ALLOW_LOOPBACK: 'true' };
-        receiver.respond = () => ({ status: 200, delayMs: 8000 });
+        receiver.respond = () => ({ status: 200, delayMs: 13_000 });
         const server = await startServerProcess(env);
         processes.push(server, startWorkerProcess(env));
         const endpointId = await createEndpoint(server.url, setup.ownerKey, receiver.url);

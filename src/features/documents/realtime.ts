@@ -41,6 +41,11 @@ const DELETIONS_CHANNEL = 'content-service:documents:deleted';
 const API_ORIGIN = 'content-service:api';
 /** The longest a change that reached this process stays unsaved (a failed save is tried again as long). */
 const SAVE_WITHIN_MS = 1000;
+/**
+ * The origin of what a save merges into the live document from the saved state: a change of this process's own
+ * making that Hocuspocus does not save again (it is being saved), and that the Redis extension relays.
+ */
+const MERGE_ORIGIN = { source: 'local' as const, skipStoreHooks: true, context: {} };
 
 /** The live document as the API sees it inside withLiveDocument. */
 export interface LiveDocument {
@@ -79,6 +84,8 @@ export class Realtime {
   readonly #dirty = new Set<string>();
   /** Per document with unsaved changes, the save due at most SAVE_WITHIN_MS after the first of them. */
   readonly #saves = new Map<string, NodeJS.Timeout>();
+  /** The documents whose last save failed (their failure was logged). */
+  readonly #failing = new Set<string>();
   readonly #redis: { publisher: IORedis; subscriber: IORedis } | undefined;
   #closed = false;
 
@@ -126,7 +133,7 @@ export class Realtime {
       onChange: async ({ documentName, document, context, transactionOrigin }) => {
         // The API's own changes are saved in the transaction that made them. An editor's change is saved by every
         // process it reaches (Hocuspocus saves only those of its own sockets, after up to 5 s of typing).
-        if (transactionOrigin === API_ORIGIN) return;
+        if (transactionOrigin === API_ORIGIN || transactionOrigin === MERGE_ORIGIN) return;
         this.#dirty.add(documentName);
         if (context?.claims) this.#editors.set(documentName, context.claims);
         this.#scheduleSave(documentName, document);
@@ -295,14 +302,20 @@ export class Realtime {
       if (!this.#dirty.has(documentId) || this.hocuspocus.documents.get(documentId) !== document) return;
       document.saveMutex
         .runExclusive(() => this.#store(documentId, document))
-        .catch((error: unknown) => {
-          this.#platform.logger.warn(
-            { err: error, document_id: documentId },
-            'saving real-time edits failed; trying again',
-          );
-          this.#dirty.add(documentId);
-          this.#scheduleSave(documentId, document);
-        });
+        .then(
+          () => this.#failing.delete(documentId),
+          (error: unknown) => {
+            // Once per outage, not at every retry.
+            if (!this.#failing.has(documentId))
+              this.#platform.logger.warn(
+                { err: error, document_id: documentId },
+                'saving real-time edits failed; trying again every second',
+              );
+            this.#failing.add(documentId);
+            this.#dirty.add(documentId);
+            this.#scheduleSave(documentId, document);
+          },
+        );
     }, SAVE_WITHIN_MS);
     timer.unref();
     this.#saves.set(documentId, timer);
@@ -326,7 +339,7 @@ export class Realtime {
       if (!row) return 'deleted' as const;
       // A no-op when the live document holds it all already (Yjs emits no update then); otherwise the editors get
       // what they lacked, as they would from the process that saved it.
-      if (row.yjs_state !== null) Y.applyUpdate(document, Buffer.from(row.yjs_state, 'base64'), API_ORIGIN);
+      if (row.yjs_state !== null) Y.applyUpdate(document, Buffer.from(row.yjs_state, 'base64'), MERGE_ORIGIN);
       const markdown = renderMarkdown(document);
       if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
       await trx

@@ -459,11 +459,14 @@ export class Engine {
         choices[event.choice]!.toolCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
       else if (event.type === 'usage') ({ usage, costUsd } = event);
     }
-    if (request.signal.aborted)
+    if (request.signal.aborted) {
+      // A stopping server's deadline says why itself (503 service_unavailable).
+      if (request.signal.reason instanceof Problem) throw request.signal.reason;
       throw new Problem(
         'internal_error',
         'The client closed the connection before the answer was complete; nothing was saved.',
       );
+    }
     return { model, ...(modelsTried ? { modelsTried } : {}), choices, usage, costUsd };
   }
 

@@ -1,7 +1,7 @@
 // The usage rows of provider calls (`usage_records`, what GET /v1/usage sums and prices), one a call that reached
 // the provider, written when the call ends whatever happened, and counted in the metrics (GET /metrics) alike. A row
-// that fails on a lost database connection is written again (RETRY_DELAYS_MS); one that cannot be written at all is
-// logged with what it held, and the answer is not withheld for it.
+// that fails on a lost database connection or a deadlock is written again for a few seconds (RETRY_DELAYS_MS), the
+// answer waiting for it; one that cannot be written at all is logged with what it held, and the answer goes out.
 //
 // The rows of calls that end in the same turn of the event loop are written in one transaction, and each call waits
 // for it: under load a commit (its WAL frames, its index pages) costs more than the rows it holds, and a call's row is
@@ -137,10 +137,10 @@ export async function recordUsage(
 
 /**
  * A lost or exhausted database connection, or a deadlock PostgreSQL undid, does not lose the row of a call that was
- * billed upstream: it is written again, for about half a minute (the caller waits; at shutdown the drain does too). Its id is fixed, so a write that
+ * billed upstream: it is written again, for about eight seconds (the caller waits; at shutdown the drain does too). Its id is fixed, so a write that
  * committed but whose answer was lost is not written twice.
  */
-const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 8000, 15_000];
+const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000];
 
 function isDuplicateRow(error: unknown): boolean {
   const { code, message } = error as { code?: string; message?: string };

@@ -3,7 +3,7 @@
 // worker`) share the work, and a crashed one loses nothing:
 //   - Claiming: a worker leases due deliveries (`leased_until`, `lease_token`) in one statement; on PostgreSQL with
 //     `for update skip locked`, so two workers never claim the same one. A living worker renews the leases of its
-//     attempts in flight every RENEW_MS; a crashed worker's run out LEASE_MS after its last renewal, and another
+//     attempts in flight every RENEW_MS; a crashed worker's run out LEASE_MS after their last renewal, and another
 //     worker (or the same one, restarted) sends that attempt again: at-least-once.
 //   - Order: in an endpoint's queue only the head (the oldest pending delivery) has a `next_attempt_at`; the others
 //     wait with null. When the head ends (delivered, or its attempts are exhausted), the transaction that records
@@ -44,10 +44,11 @@ export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 /**
  * How long a lease lasts after its last renewal: a lease still running belongs to a live worker, which renews it every
  * RENEW_MS however long its attempt takes (up to ATTEMPT_TIMEOUT_MS). Short, so that a dead worker's attempt is taken
- * over within seconds; several renewals long, so that a slow round trip does not lose a live worker its lease.
+ * over within seconds; several renewals long, and longer than a wait for a pool connection (DATABASE_POOL_TIMEOUT_MS),
+ * so that a slow round trip does not lose a live worker its lease.
  */
-export const LEASE_MS = 5000;
-export const RENEW_MS = 1500;
+export const LEASE_MS = 10_000;
+export const RENEW_MS = 2000;
 /** How often an idle worker looks for retries that fell due (and, on SQLite, for other processes' deliveries). */
 export const POLL_MS = 250;
 
@@ -110,19 +111,29 @@ export class DeliveryWorker implements BackgroundWorker {
     }
   }
 
-  /** Renews the leases of the attempts in flight (one statement); one that failed is tried again at the next tick. */
+  #renewing = false;
+
+  /**
+   * Renews the leases of the attempts in flight (one statement, never two at once); one that failed is tried again at
+   * the next tick. The new end is counted from when the statement has its connection, not from before the wait.
+   */
   async #renew(): Promise<void> {
-    if (this.#held.size === 0) return;
-    const until = iso(new Date(Date.now() + LEASE_MS));
-    await this.#options.db
-      .updateTable('webhook_deliveries')
-      .set({ leased_until: until })
-      .where('id', 'in', [...this.#held.keys()])
-      .where('lease_token', 'in', [...new Set(this.#held.values())])
-      .execute()
-      .catch((error: unknown) =>
-        this.#options.logger.warn({ err: error }, 'renewing the leases of webhook attempts failed; trying again'),
+    if (this.#held.size === 0 || this.#renewing) return;
+    this.#renewing = true;
+    try {
+      await this.#options.db.connection().execute((connection) =>
+        connection
+          .updateTable('webhook_deliveries')
+          .set({ leased_until: iso(new Date(Date.now() + LEASE_MS)) })
+          .where('id', 'in', [...this.#held.keys()])
+          .where('lease_token', 'in', [...new Set(this.#held.values())])
+          .execute(),
       );
+    } catch (error) {
+      this.#options.logger.warn({ err: error }, 'renewing the leases of webhook attempts failed; trying again');
+    } finally {
+      this.#renewing = false;
+    }
   }
 
   /** Looks for due deliveries now. */
