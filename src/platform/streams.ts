@@ -53,19 +53,22 @@ export function formatEvent(event: Event): string {
   return `${out}\n`;
 }
 
+/** Ends the stream with a last `event: error` whose data is the problem document. */
+function endWithProblem(res: Response, context: RequestContext, problem: Problem): void {
+  locals(res).errorCode = problem.code;
+  res.end(
+    formatEvent({
+      event: 'error',
+      data: problemResponseBody(problem, res.req.originalUrl, context.requestId, locals(res).problemShape),
+    }),
+  );
+}
+
 /** A stream whose signal aborted: cut by its client, or ended by the shutdown deadline with its last event. */
 function endStopped(res: Response, context: RequestContext): 'cut' {
   const { deadline } = context.platform.drain;
-  if (deadline.aborted && !res.destroyed && !res.writableEnded) {
-    const problem = deadline.reason as Problem;
-    locals(res).errorCode = problem.code;
-    res.end(
-      formatEvent({
-        event: 'error',
-        data: problemResponseBody(problem, res.req.originalUrl, context.requestId, locals(res).problemShape),
-      }),
-    );
-  }
+  if (deadline.aborted && !res.destroyed && !res.writableEnded)
+    endWithProblem(res, context, deadline.reason as Problem);
   return 'cut';
 }
 
@@ -127,13 +130,7 @@ export async function sendStream(
         { err: error, request_id: context.requestId },
         'a streamed answer failed after its first event',
       );
-    locals(res).errorCode = problem.code;
-    res.end(
-      formatEvent({
-        event: 'error',
-        data: problemResponseBody(problem, res.req.originalUrl, context.requestId, locals(res).problemShape),
-      }),
-    );
+    endWithProblem(res, context, problem);
     return 'failed';
   } finally {
     clearInterval(heartbeat);

@@ -5,19 +5,16 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
-import { freePort, type ServerProcess, startServerProcess, terminate, waitUntilReady } from '../support/processes.ts';
+import {
+  callJson as call,
+  freePort,
+  type ServerProcess,
+  startServerProcess,
+  terminate,
+  waitUntilReady,
+} from '../support/processes.ts';
 import { appendParagraph, connectEditor, type Editor } from '../support/realtime.ts';
 import { freshDatabase, postgresUrl, REDIS_URL, redisAvailable, type TestDatabase } from '../support/server.ts';
-
-async function call(baseUrl: string, method: string, path: string, key: string, body?: unknown) {
-  const response = await fetch(baseUrl + path, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
-}
 
 /** Polls `read` until `done` holds: at most `attempts` tries, 100 ms apart; returns the last value read. */
 async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, attempts = 100): Promise<T> {

@@ -15,7 +15,14 @@ import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { isConnectionError, isTransientError, migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { forUpdate } from '../../src/storage/locks.ts';
-import { freePort, type ServerProcess, startServerProcess, terminate, waitUntilReady } from '../support/processes.ts';
+import {
+  callJson as call,
+  freePort,
+  type ServerProcess,
+  startServerProcess,
+  terminate,
+  waitUntilReady,
+} from '../support/processes.ts';
 import { freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
 
 /** Terminates every connection to `database` but the caller's; returns how many it ended. */
@@ -34,16 +41,6 @@ async function terminateBackends(database: string): Promise<number> {
 }
 
 const databaseName = (url: string) => new URL(url).pathname.slice(1);
-
-async function call(baseUrl: string, method: string, path: string, key: string, body?: unknown) {
-  const response = await fetch(baseUrl + path, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
-}
 
 describe.skipIf(!postgresUrl)('PostgreSQL terminates the connections of a process', () => {
   let database: TestDatabase;

@@ -9,7 +9,14 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
-import { freePort, type ServerProcess, startServerProcess, terminate, waitUntilReady } from '../support/processes.ts';
+import {
+  callJson as call,
+  freePort,
+  type ServerProcess,
+  startServerProcess,
+  terminate,
+  waitUntilReady,
+} from '../support/processes.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { freshDatabase, postgresUrl, REDIS_URL, redisAvailable } from '../support/server.ts';
 
@@ -30,16 +37,6 @@ function startWorker(env: Record<string, string>): ServerProcess {
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { child, url: '', output: () => output };
-}
-
-async function call(baseUrl: string, method: string, path: string, key: string, body?: unknown) {
-  const response = await fetch(baseUrl + path, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
 const layouts = [

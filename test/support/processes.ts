@@ -76,3 +76,14 @@ export async function terminate(server: ServerProcess, ms = 20_000): Promise<num
   if (outcome === 'timeout') server.child.kill('SIGKILL');
   return outcome;
 }
+
+/** A JSON request to a server process with a bearer key; the answer's status, headers and parsed body. */
+export async function callJson(baseUrl: string, method: string, path: string, key: string, body?: unknown) {
+  const response = await fetch(baseUrl + path, {
+    method,
+    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
