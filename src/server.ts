@@ -90,6 +90,9 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     const { operations, validated } = await warmUpValidator();
     logger.info({ operations, validated, ms: Math.round(performance.now() - started) }, 'validators compiled');
   }
+  // Declared before the server listens: an upgrade or a request can arrive as soon as it does, while the start still
+  // awaits its background work below.
+  let draining = false;
   const app = createApp(platform, options);
   const server = app.listen(config.port, config.host);
   answerClientErrors(server, platform);
@@ -130,7 +133,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   // While draining, a keep-alive connection is closed as soon as its response is done. server.close() closes only the
   // connections idle at that moment, so one whose request finished later stayed open (keep-alive) and close() waited
   // for the full shutdown timeout, warning about requests that had long finished.
-  let draining = false;
   // Before the app's listener, so that even an answer sent synchronously is seen.
   server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
     if (draining && !res.headersSent) res.setHeader('Connection', 'close');

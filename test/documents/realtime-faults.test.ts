@@ -1,6 +1,8 @@
 // What an editor typed survives the process it typed into: two server processes on one PostgreSQL database, joined by
 // Redis; editor A types into the first, editor B watches on the second. The first is killed (SIGKILL) as soon as B
 // has seen A's last word, and A never comes back: the document read through the second process holds every word.
+// Three processes, a kill and Redis on a loaded machine: each step is bounded (its failure says which step and what
+// the servers wrote), and a failed attempt is run once more.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
@@ -24,6 +26,19 @@ async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean,
     value = await read();
   }
   return value;
+}
+
+/** `work`, or a failure naming `what` and what both servers wrote after `ms`: no step of this test waits unbounded. */
+async function within<T>(ms: number, what: string, work: Promise<T>, output: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms\n${output()}`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 describe.runIf(postgresUrl && redisAvailable)('an editor whose server process is killed', () => {
@@ -51,17 +66,33 @@ describe.runIf(postgresUrl && redisAvailable)('an editor whose server process is
     await database?.drop();
   });
 
-  test('every word that reached the other process is in the document read through it', async () => {
-    const created = await call(first.url, 'POST', '/v1/documents', key, { title: 'Typed', content: 'Start.' });
+  test('every word that reached the other process is in the document read through it', {
+    timeout: 120_000,
+    retry: 1,
+  }, async () => {
+    const outputs = () => `first:\n${first.output()}\nsecond:\n${second.output()}`;
+    const created = await within(
+      20_000,
+      'creating the document',
+      call(first.url, 'POST', '/v1/documents', key, { title: 'Typed', content: 'Start.' }),
+      outputs,
+    );
     expect(created.status).toBe(201);
     const id = created.body.id as string;
     const typist = connectEditor(first.url, id, created.body.edit_token.token);
     editors.push(typist);
-    await typist.ready;
-    const watcherToken = (await call(second.url, 'POST', `/v1/documents/${id}/edit-token`, key, {})).body.token;
+    await within(20_000, 'the typist connecting', typist.ready, outputs);
+    const watcherToken = (
+      await within(
+        20_000,
+        'an edit token',
+        call(second.url, 'POST', `/v1/documents/${id}/edit-token`, key, {}),
+        outputs,
+      )
+    ).body.token;
     const watcher = connectEditor(second.url, id, watcherToken);
     editors.push(watcher);
-    await watcher.ready;
+    await within(20_000, 'the watcher connecting', watcher.ready, outputs);
 
     const words = Array.from({ length: 30 }, (_, i) => `word${i}`);
     for (const word of words) {
@@ -78,10 +109,12 @@ describe.runIf(postgresUrl && redisAvailable)('an editor whose server process is
     typist.close();
 
     const read = await until(
-      async () => (await call(second.url, 'GET', `/v1/documents/${id}`, key)).body.content as string,
+      async () =>
+        (await within(20_000, 'reading the document', call(second.url, 'GET', `/v1/documents/${id}`, key), outputs))
+          .body.content as string,
       (content) => words.every((word) => content.includes(word)),
     );
     expect(words.filter((word) => !read.includes(word))).toEqual([]);
     expect(await terminate(second), second.output()).toBe(0);
-  }, 120_000);
+  });
 });

@@ -25,18 +25,22 @@ export function connectEditor(
   const url = options.tokenIn === 'query' ? `${base}?token=${encodeURIComponent(token)}` : base;
   const websocketProvider = new HocuspocusProviderWebsocket({ url, maxAttempts: 1 });
   let scope: 'readonly' | 'read-write' | undefined;
+  let synced = false;
   let settle: { resolve: (scope: 'readonly' | 'read-write') => void; reject: (error: Error) => void };
   const ready = new Promise<'readonly' | 'read-write'>((resolve, reject) => (settle = { resolve, reject }));
   const provider = new HocuspocusProvider({
     websocketProvider,
     name: documentId,
     token: options.tokenIn === 'query' ? '' : token,
+    // Ready once both have happened, in whichever order they come.
     onAuthenticated: ({ scope: granted }) => {
       scope = granted as 'readonly' | 'read-write';
+      if (synced) settle.resolve(scope);
     },
     onAuthenticationFailed: ({ reason }) => settle.reject(new Error(reason)),
     onSynced: ({ state }) => {
-      if (state && scope) settle.resolve(scope);
+      synced ||= state;
+      if (synced && scope) settle.resolve(scope);
     },
   });
   provider.attach();
