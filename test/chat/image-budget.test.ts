@@ -105,6 +105,34 @@ describe('image bytes of requests', () => {
     expect(images.requests.length).toBe(before);
   });
 
+  test('a caller whose spend limit is spent is refused with 402 before any image is fetched', async () => {
+    const key = await roomy.createKey('editor');
+    const limit = await roomy.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: key.id }, amount_usd: 0.000001, period: 'day' },
+    });
+    expect(limit.status, limit.text).toBe(201);
+    const spending = await roomy.call('POST', '/v1/chat/completions', {
+      key: key.secret,
+      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Announce the spring sale.' }] },
+    });
+    expect(spending.status, spending.text).toBe(200);
+    const before = images.requests.length;
+    const chat = await roomy.call('POST', '/v1/chat/completions', {
+      key: key.secret,
+      body: withImages(`${images.url}/small.png`),
+    });
+    expectProblem(chat, 402, 'spend_limit_reached');
+    const responses = await roomy.call('POST', '/v1/responses', {
+      key: key.secret,
+      body: {
+        model: 'sandbox-writer',
+        input: [{ role: 'user', content: [{ type: 'input_image', image_url: `${images.url}/small.png` }] }],
+      },
+    });
+    expectProblem(responses, 402, 'spend_limit_reached');
+    expect(images.requests.length).toBe(before);
+  });
+
   test("a request's images are 50 MB in all at most: the image that passes it is refused, the next not fetched", async () => {
     const before = images.requests.length;
     const answer = await roomy.call('POST', '/v1/chat/completions', {

@@ -256,7 +256,10 @@ export const completionHandlers = {
     const projectId = body.project_id ?? null;
     // The project's fallback models when the request names none (not with n over 1: a choice each from another model).
     const projectDefaults = projectId ? await projectFallbacks(context.platform.db, workspaceId, projectId) : [];
-    // The images last, once the request is otherwise known to be good; what they hold is given back with the answer.
+    // The images last, once the request is otherwise known to be good and not refused by a spent limit; what they
+    // hold is given back with the answer.
+    if (found.length > 0)
+      await engine.precheck({ workspaceId, apiKeyId: context.caller.apiKey.id, projectId, now: context.now });
     const read = await engine.readImages(
       found.map(({ i, j, url, detail }) => ({ url, pointer: `/messages/${i}/content/${j}`, detail })),
       { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback },

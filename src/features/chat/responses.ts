@@ -580,7 +580,15 @@ export const responseHandlers = {
 
     checkTools(body);
     const found = imageParts(body.input, model);
-    // Within the request's and the process's budgets; what they hold is given back with the answer.
+    // Not for a caller whose limit is spent; within the request's and the process's budgets; what they hold is given
+    // back with the answer.
+    if (found.length > 0)
+      await engine.precheck({
+        workspaceId,
+        apiKeyId: context.caller.apiKey.id,
+        projectId: body.project_id ?? null,
+        now: context.now,
+      });
     const read = await engine.readImages(
       found.map(({ pointer, url, detail }) => ({ url, pointer, detail })),
       { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback },

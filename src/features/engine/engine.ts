@@ -41,7 +41,7 @@ import type {
 import { ImageBudget } from './image-budget.ts';
 import { type EngineImagePart, type ImageSource, readImages } from './images.ts';
 import { merge } from './merge.ts';
-import type { Admission, EngineMiddleware, ModelCall, PreparedGeneration } from './middleware.ts';
+import type { Admission, CallCaller, EngineMiddleware, ModelCall, PreparedGeneration } from './middleware.ts';
 import { priceOf } from './pricing.ts';
 import { toolChoiceOf, toolsOf, toPrompt } from './prompt.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
@@ -113,6 +113,14 @@ export class Engine {
     this.#middleware = options.middleware ?? [];
     this.catalogue = new Catalogue(options.providers);
     this.imageBudget = new ImageBudget(options.providers.imageBytesInFlight);
+  }
+
+  /**
+   * Refuses a call that would be refused whatever it costs (a spent limit), before the work that comes ahead of its
+   * admission: a request with images is checked so before they are read.
+   */
+  async precheck(caller: CallCaller): Promise<void> {
+    for (const middleware of this.#middleware) await middleware.precheck?.(caller);
   }
 
   /** A request's `image_url` parts read within the request's and the process's budgets (images.ts). */

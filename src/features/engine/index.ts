@@ -36,7 +36,7 @@ export { Engine } from './engine.ts';
 export { passagesBlock } from './grounding.ts';
 export { IMAGE_LIMITS, readImage } from './images.ts';
 // Middleware: how the voices, policy and limits features take part in every call without the engine importing them.
-export type { Admission, EngineMiddleware, ModelCall } from './middleware.ts';
+export type { Admission, CallCaller, EngineMiddleware, ModelCall } from './middleware.ts';
 export type { ProvidersConfig } from './providers.ts';
 export { loadProvidersConfig } from './providers.ts';
 export { SANDBOX_EMBEDDING_DIMENSIONS, SANDBOX_EMBEDDING_MAX_DIMENSIONS } from './sandbox-embedding.ts';

@@ -42,6 +42,9 @@ export interface ModelCall {
   now: Date;
 }
 
+/** Who a call is for, before its cost is known. */
+export type CallCaller = Omit<ModelCall, 'maxCostUsd'>;
+
 /** A call admitted by a middleware: `settle` runs once its usage is recorded, whatever happened to it. */
 export interface Admission {
   settle(): Promise<void>;
@@ -57,6 +60,11 @@ export interface EngineMiddleware {
    * throws a Problem to refuse it; what it returns is settled after the call's usage is recorded.
    */
   admit?(call: ModelCall): Promise<Admission | null>;
+  /**
+   * Refuses, before a request's costly preparation (reading its images), a call that `admit` would refuse whatever it
+   * costs: one whose limit is already spent. It reserves nothing; `admit` still decides.
+   */
+  precheck?(caller: CallCaller): Promise<void>;
   /** Wraps the generation's events (may hold text back, change it, or end the generation with a Problem). */
   wrap?(
     events: AsyncGenerator<GenerationEvent>,

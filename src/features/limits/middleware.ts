@@ -84,6 +84,14 @@ const limitsOfCallPrepared = preparedQuery(
 export function spendLimitMiddleware(db: Kysely<Database>): EngineMiddleware {
   return {
     name: 'spend-limits',
+    async precheck(caller) {
+      const limits = await limitsOfCallPrepared(db, caller);
+      for (const limit of limits) {
+        const spent = await spentUsd(db, limit, periodOf(limit.period, caller.now));
+        const reserved = await reservedUsd(db, limit, caller.now);
+        if (spent + reserved >= limit.amount_usd) throw refusal(limit, spent, reserved, caller.now);
+      }
+    },
     async admit(call): Promise<Admission | null> {
       // The common case, a workspace without limits: one indexed read (compiled once), no transaction.
       const limits = await limitsOfCallPrepared(db, {
