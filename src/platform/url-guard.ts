@@ -64,14 +64,22 @@ function hostOf(url: URL): string {
  */
 export async function checkPublicUrl(
   raw: string,
-  options: { allowLoopback: boolean; allowHttp: boolean; pointer: string; code: ErrorCode; what: string },
+  options: {
+    allowLoopback: boolean;
+    allowHttp: boolean;
+    /** NODE_ENV=production: no hint of the development setting, which cannot be set there. */
+    production: boolean;
+    pointer: string;
+    code: ErrorCode;
+    what: string;
+  },
 ): Promise<URL> {
-  const { allowLoopback, pointer } = options;
+  const { allowLoopback, production, pointer } = options;
   // A refusal that the development setting would lift says so: it is what a developer with a local server needs.
   const refuse = (detail: string, developmentWouldAllow = false) =>
     new Problem(
       options.code,
-      `The ${options.what} ${detail}.${developmentWouldAllow && !allowLoopback ? DEVELOPMENT_HINT : ''}`,
+      `The ${options.what} ${detail}.${developmentWouldAllow && !allowLoopback && !production ? DEVELOPMENT_HINT : ''}`,
       { errors: [{ pointer, detail }] },
     );
   let url: URL;
@@ -90,16 +98,19 @@ export async function checkPublicUrl(
       throw refuse(`points at ${host}, a private, loopback or link-local address`, addressAllowed(host, true));
     return url;
   }
+  // In production a name that does not resolve and one that resolves to an internal address get the same answer: which
+  // internal names exist is the operator's network map.
+  const unreachable = `host ${host} does not resolve to a public address`;
   let addresses: LookupAddress[];
   try {
     addresses = await resolveAll(host);
   } catch {
-    throw refuse(`host ${host} does not resolve`);
+    throw refuse(production ? unreachable : `host ${host} does not resolve`);
   }
   const blocked = addresses.find((a) => !addressAllowed(a.address, allowLoopback));
   if (blocked)
     throw refuse(
-      `host ${host} resolves to ${BLOCKED_RULE}`,
+      production ? unreachable : `host ${host} resolves to ${BLOCKED_RULE}`,
       addresses.every((a) => addressAllowed(a.address, true)),
     );
   return url;

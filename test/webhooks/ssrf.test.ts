@@ -115,6 +115,40 @@ describe('webhook URLs on a server without WEBHOOKS_ALLOW_LOOPBACK', () => {
   });
 });
 
+describe('webhook and knowledge-source URLs on a server with NODE_ENV=production', () => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer({ database: 'sqlite', env: { NODE_ENV: 'production' } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  test('an internal name and one that does not resolve get the same answer, with no hint of the development setting', async () => {
+    const refusal = async (url: string) => {
+      const answer = await server.call('POST', '/v1/webhooks/endpoints', { body: { url, event_types: ['*'] } });
+      expect(answer.status, url).toBe(422);
+      return answer.body as { detail: string; errors: { detail: string }[] };
+    };
+    const internal = await refusal('https://localhost/hook');
+    const missing = await refusal('https://does-not-exist.invalid/hook');
+    expect(internal.errors[0]!.detail).toBe('host localhost does not resolve to a public address');
+    expect(missing.errors[0]!.detail).toBe('host does-not-exist.invalid does not resolve to a public address');
+    for (const url of ['http://127.0.0.1:3000/', 'https://10.0.0.1/', 'http://example.com/hook'])
+      expect((await refusal(url)).detail, url).not.toMatch(/WEBHOOKS_ALLOW_LOOPBACK/);
+    expect(internal.detail).not.toMatch(/WEBHOOKS_ALLOW_LOOPBACK/);
+
+    const base = await server.call('POST', '/v1/knowledge-bases', { body: { name: 'Help centre' } });
+    expect(base.status, base.text).toBe(201);
+    const source = await server.call('POST', `/v1/knowledge-bases/${base.body.id}/sources`, {
+      body: { type: 'url', url: 'https://localhost/docs' },
+    });
+    expect(source.status, source.text).toBe(422);
+    expect(source.body.errors[0].detail).toBe('host localhost does not resolve to a public address');
+  });
+});
+
 describe('webhook URLs on a server with WEBHOOKS_ALLOW_LOOPBACK=true', () => {
   let server: TestServer;
 

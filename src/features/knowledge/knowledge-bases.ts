@@ -265,6 +265,7 @@ export const knowledgeBaseHandlers = {
       // the development setting, as for webhook endpoints).
       const checked = await checkPublicUrl(body.url, {
         allowLoopback: context.platform.config.webhooksAllowLoopback,
+        production: context.platform.config.production,
         allowHttp: true,
         pointer: '/url',
         code: 'invalid_source_url',

@@ -55,7 +55,7 @@ export const endpointHandlers = {
 
   async createWebhookEndpoint(request, context) {
     const { url, event_types, description = null, enabled = true, metadata = {} } = request.body;
-    await checkWebhookUrl(url, context.platform.config.webhooksAllowLoopback);
+    await checkWebhookUrl(url, context.platform.config);
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
       // The workspace's lock serialises concurrent creations, so the limit holds.
@@ -111,7 +111,7 @@ export const endpointHandlers = {
 
   async updateWebhookEndpoint(request, context) {
     const changes = request.body;
-    if (changes.url !== undefined) await checkWebhookUrl(changes.url, context.platform.config.webhooksAllowLoopback);
+    if (changes.url !== undefined) await checkWebhookUrl(changes.url, context.platform.config);
     const row = await context.platform.db.transaction().execute(async (trx) => {
       const existing = await forUpdate(
         endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),

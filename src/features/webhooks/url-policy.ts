@@ -4,9 +4,15 @@
 import { checkPublicUrl } from '../../platform/url-guard.ts';
 
 /** A webhook endpoint's URL: https (http too with the development setting that allows loopback). */
-export async function checkWebhookUrl(raw: string, allowLoopback: boolean, pointer = '/url'): Promise<void> {
+export async function checkWebhookUrl(
+  raw: string,
+  config: { webhooksAllowLoopback: boolean; production: boolean },
+  pointer = '/url',
+): Promise<void> {
+  const allowLoopback = config.webhooksAllowLoopback;
   await checkPublicUrl(raw, {
     allowLoopback,
+    production: config.production,
     allowHttp: allowLoopback,
     pointer,
     code: 'invalid_webhook_url',
