@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, test } from 'vitest';
 import { sandboxEmbedding, sandboxEmbeddingModel } from '../../src/features/engine/sandbox-embedding.ts';
-import { countTokensEach, countTokensTotal, OFF_LOOP_CHARS } from '../../src/features/engine/text-pool.ts';
+import { countTokensEach, OFF_LOOP_CHARS } from '../../src/features/engine/text-pool.ts';
 import { countTokens, MAX_SLICE_CHARS, tokenSlices, truncateTokens } from '../../src/features/engine/tokens.ts';
 
 const exact = (text: string) => encode(text, { disallowedSpecial: new Set() }).length;
@@ -79,10 +79,16 @@ describe('the text pool: long texts counted and embedded in worker threads', () 
     expect(long.reduce((sum, text) => sum + text.length, 0)).toBeGreaterThanOrEqual(OFF_LOOP_CHARS);
     expect(await countTokensEach(long)).toEqual(long.map((text) => countTokens(text)));
     const total = long.reduce((sum, text) => sum + countTokens(text), 0);
-    expect(await countTokensTotal(long, Number.POSITIVE_INFINITY)).toBe(total);
-    const stopped = await countTokensTotal(long, 1_000);
-    expect(stopped).toBeGreaterThan(1_000);
-    expect(stopped).toBeLessThan(total);
+    // With a limit, counting stops at the text that passes it: its count is over what was left, the rest uncounted.
+    const stopped = await countTokensEach(long, 1_000);
+    expect(stopped).toHaveLength(1);
+    expect(stopped[0]).toBeGreaterThan(1_000);
+    expect(stopped[0]).toBeLessThan(total);
+    const words = 'word '.repeat(300);
+    const inPlace = await countTokensEach([words, words, words], 500);
+    expect(inPlace).toHaveLength(2);
+    expect(inPlace[0]).toBe(countTokens(words));
+    expect(inPlace[0]! + inPlace[1]!).toBeGreaterThan(500);
     expect(await countTokensEach(['hello world'])).toEqual([countTokens('hello world')]);
   });
 

@@ -5,7 +5,7 @@ import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { countTokensTotal, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
+import { countTokensEach, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
 
 type Embedding = components['schemas']['Embedding'];
 
@@ -27,7 +27,8 @@ export const embeddingHandlers = {
     // The model first: a chat model is refused before its inputs are counted.
     engine.model(body.model, 'embeddings');
     // Counted up to the limit only (past it the answer is the same refusal), long inputs off the event loop.
-    const total = await countTokensTotal(inputs, MAX_TOKENS_PER_CALL);
+    const inputTokens = await countTokensEach(inputs, MAX_TOKENS_PER_CALL);
+    const total = inputTokens.reduce((sum, tokens) => sum + tokens, 0);
     if (total > MAX_TOKENS_PER_CALL)
       throw validationFailed([
         {
@@ -42,6 +43,7 @@ export const embeddingHandlers = {
       feature: 'embeddings',
       model: body.model,
       inputs,
+      inputTokens,
       dimensions: body.dimensions ?? null,
       inputPointer: (index) => (single ? '/input' : `/input/${index}`),
       signal: context.signal,

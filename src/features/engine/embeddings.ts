@@ -17,7 +17,6 @@ import { priceOf } from './pricing.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
 import type { ProvidersConfig } from './providers.ts';
 import { withRetries } from './retries.ts';
-import { countTokensEach } from './text-pool.ts';
 import { recordUsage } from './usage-records.ts';
 
 /** OpenAI's limit of tokens in one embeddings request, which the engine keeps to in each call of every provider. */
@@ -33,6 +32,8 @@ export interface EmbeddingRequest {
   /** A catalogue id of a model with the `embeddings` capability. */
   model: string;
   inputs: string[];
+  /** The tokens of each input, when the caller has counted them (countTokensEach); counted by the engine otherwise. */
+  inputTokens?: number[];
   /** The vectors' length, for models that let it be chosen; the model's own when left out. */
   dimensions?: number | null;
   /** Where an input is in the request, for a problem that names it (default `/input/<i>`). */
@@ -90,6 +91,7 @@ export async function embedWith(
   services: EmbeddingServices,
   model: CatalogueEntry,
   request: EmbeddingRequest,
+  counted: number[],
 ): Promise<Embeddings> {
   const pointer = request.inputPointer ?? ((index: number) => `/input/${index}`);
   const dimensions = request.dimensions ?? undefined;
@@ -97,7 +99,6 @@ export async function embedWith(
     const problem = dimensionsProblem(model, dimensions);
     if (problem) throw validationFailed([{ pointer: '/dimensions', detail: problem }]);
   }
-  const counted = await countTokensEach(request.inputs);
   const tooLong = counted.flatMap((tokens, index) =>
     tokens > model.context_window
       ? [

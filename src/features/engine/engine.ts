@@ -47,6 +47,7 @@ import { toolChoiceOf, toolsOf, toPrompt } from './prompt.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
 import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
 import { withRetries } from './retries.ts';
+import { countTokensEach } from './text-pool.ts';
 import { countedText, countPromptTokens, countTokens, promptImageTokens } from './tokens.ts';
 import { recordUsage } from './usage-records.ts';
 
@@ -392,14 +393,12 @@ export class Engine {
   /** Embeds texts (embeddings.ts): one vector per input, the tokens and their cost; records one usage row. */
   async embed(request: EmbeddingRequest): Promise<Embeddings> {
     const model = this.model(request.model, 'embeddings');
+    // Counted once (long inputs off the event loop): the bound of the cost, each input's context window, and the
+    // usage of a provider that reports none.
+    const counted = request.inputTokens ?? (await countTokensEach(request.inputs));
+    const inputTokens = counted.reduce((sum, tokens) => sum + tokens, 0);
     const admissions = await this.#admit(
-      modelCall(request, () =>
-        priceOf(model, {
-          inputTokens: request.inputs.reduce((sum, input) => sum + countTokens(input), 0),
-          cachedInputTokens: 0,
-          outputTokens: 0,
-        }),
-      ),
+      modelCall(request, () => priceOf(model, { inputTokens, cachedInputTokens: 0, outputTokens: 0 })),
     );
     try {
       return await embedWith(
@@ -412,6 +411,7 @@ export class Engine {
         },
         model,
         request,
+        counted,
       );
     } finally {
       await this.#settle(admissions);

@@ -56,5 +56,5 @@ export {
   traitsFrom,
 } from './style.ts';
 // Tokens as the engine counts them (the knowledge feature sizes its chunks with them).
-export { countTokensTotal } from './text-pool.ts';
+export { countTokensEach } from './text-pool.ts';
 export { countTokens, truncateTokens } from './tokens.ts';

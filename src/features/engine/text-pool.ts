@@ -3,8 +3,9 @@
 // characters or more. Shorter texts are worked on in place, where a thread's round trip would cost more than the work.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type * as TextWorker from './text-worker.ts';
-import { countTokens } from './tokens.ts';
+import * as TextWorker from './text-worker.ts';
+
+const { countEach } = TextWorker;
 
 /** The characters (of all the texts of one call) from which the work goes to a worker thread. */
 export const OFF_LOOP_CHARS = 64 * 1024;
@@ -31,21 +32,11 @@ export function offLoop<K extends keyof typeof TextWorker>(
   return poolOf().run(input, { name });
 }
 
-/** The tokens of each text. */
-export async function countTokensEach(texts: string[]): Promise<number[]> {
-  if (lengthOf(texts) < OFF_LOOP_CHARS) return texts.map((text) => countTokens(text));
-  return offLoop('countEach', texts);
-}
-
-/** The tokens of all the texts, counted until they exceed `limit` (then a number over it: countTokens). */
-export async function countTokensTotal(texts: string[], limit: number): Promise<number> {
-  if (lengthOf(texts) < OFF_LOOP_CHARS) {
-    let total = 0;
-    for (const text of texts) {
-      total += countTokens(text, limit - total);
-      if (total > limit) break;
-    }
-    return total;
-  }
-  return offLoop('countTotal', { texts, limit });
+/**
+ * The tokens of each text. With `limit`, counting stops once their total exceeds it: the counts then end with the
+ * text that passed it, a number over what was left of the limit (a check against a limit costs the limit).
+ */
+export async function countTokensEach(texts: string[], limit = Number.POSITIVE_INFINITY): Promise<number[]> {
+  if (lengthOf(texts) >= OFF_LOOP_CHARS) return offLoop('countEach', { texts, limit });
+  return countEach({ texts, limit });
 }

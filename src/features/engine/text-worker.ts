@@ -2,19 +2,20 @@
 import { sandboxEmbedding } from './sandbox-embedding.ts';
 import { countTokens } from './tokens.ts';
 
-/** The tokens of each text. */
-export function countEach(texts: string[]): number[] {
-  return texts.map((text) => countTokens(text));
-}
-
-/** The tokens of all the texts, counted until they exceed `limit` (then a number over it). */
-export function countTotal({ texts, limit }: { texts: string[]; limit: number }): number {
+/**
+ * The tokens of each text, counted until their total exceeds `limit`: then the counts end with the text that passed
+ * it (its count then a number over what is left of the limit: countTokens).
+ */
+export function countEach({ texts, limit }: { texts: string[]; limit: number }): number[] {
+  const counts: number[] = [];
   let total = 0;
   for (const text of texts) {
-    total += countTokens(text, limit - total);
+    const count = countTokens(text, limit - total);
+    counts.push(count);
+    total += count;
     if (total > limit) break;
   }
-  return total;
+  return counts;
 }
 
 /** The sandbox embedding of each text. */
