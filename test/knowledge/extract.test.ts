@@ -2,9 +2,11 @@
 // PDF (pdf-lib), a real .docx with a heading and lists (docx), an HTML page with navigation and script noise,
 // Markdown, CSV, Latin-1 and BOM-prefixed text; the errors a file can cause (unsupported_content, unreadable_file,
 // empty_content); and the links htmlToMarkdown gives the crawler.
+import { randomBytes } from 'node:crypto';
 import { Document, HeadingLevel, Packer, Paragraph, TextRun } from 'docx';
 import { PDFDocument, PDFHexString, StandardFonts } from 'pdf-lib';
 import { describe, expect, test } from 'vitest';
+import { chunkText } from '../../src/features/knowledge/chunk.ts';
 import {
   csvToText,
   ExtractionError,
@@ -12,6 +14,12 @@ import {
   htmlToMarkdown,
   normaliseText,
 } from '../../src/features/knowledge/extract.ts';
+import {
+  chunkTextOffLoop,
+  extractTextOffLoop,
+  htmlToMarkdownOffLoop,
+  OFF_LOOP_BYTES,
+} from '../../src/features/knowledge/extract-pool.ts';
 
 const PDF = 'application/pdf';
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
@@ -413,5 +421,43 @@ describe('htmlToMarkdown', () => {
     expect(title).toBeNull();
     expect(text).toBe('Just _one_ line.\n\n3. three\n4. four');
     expect(links).toEqual(['https://a.example/']);
+  });
+});
+
+describe('extraction and chunking of large sources in worker threads (extract-pool.ts)', () => {
+  const paragraphs = Array.from(
+    { length: 600 },
+    (_, i) => `Paragraph ${i}: refunds are issued within fourteen days of a return, to the card that paid.`,
+  );
+
+  test('a large PDF, page and text are read as in place', async () => {
+    const pages = Array.from({ length: 4 }, (_, i) => paragraphs.slice(i * 15, i * 15 + 15).join('\n'));
+    // Made large by metadata that does not compress (random bytes, base64).
+    const document = await PDFDocument.load(await makePdf(pages, { title: 'Refunds' }));
+    document.setSubject(randomBytes(75_000).toString('base64'));
+    const pdf = await document.save();
+    expect(pdf.length).toBeGreaterThanOrEqual(OFF_LOOP_BYTES);
+    expect(await extractTextOffLoop(pdf, PDF, { name: 'refunds.pdf' })).toEqual(await extractText(pdf, PDF));
+
+    const page = `<html><head><title>Refunds</title></head><body><nav>Home</nav><article><h1>Refunds</h1>${paragraphs
+      .map((p) => `<p>${p} <a href="/more">more</a></p>`)
+      .join('')}</article></body></html>`;
+    expect(page.length).toBeGreaterThanOrEqual(OFF_LOOP_BYTES);
+    expect(await htmlToMarkdownOffLoop(page, 'https://help.example.com/')).toEqual(
+      htmlToMarkdown(page, 'https://help.example.com/'),
+    );
+
+    const text = [...paragraphs, ...paragraphs].join('\n\n');
+    expect(text.length).toBeGreaterThanOrEqual(OFF_LOOP_BYTES);
+    const options = { maxChunkTokens: 200, overlapTokens: 20 };
+    expect(await chunkTextOffLoop(text, options)).toEqual(await chunkText(text, options));
+  });
+
+  test("a large file's ExtractionError is thrown as itself, with its code", async () => {
+    const damaged = new Uint8Array(OFF_LOOP_BYTES + 10).fill(0x41);
+    damaged.set(utf8('%PDF-1.7\n'));
+    const error = await extractionError(() => extractTextOffLoop(damaged, PDF, { name: 'damaged.pdf' }));
+    expect(error.code).toBe('unreadable_file');
+    expect(error.message).toContain('damaged.pdf');
   });
 });

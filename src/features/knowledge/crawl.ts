@@ -10,7 +10,7 @@
 import robotsModule from 'robots-parser';
 import { decode } from '../../platform/text-decoding.ts';
 import { fetchGuarded, type GuardedResponse, UrlNotAllowedError } from '../../platform/url-guard.ts';
-import { extractText, htmlToMarkdown } from './extract.ts';
+import { extractTextOffLoop, htmlToMarkdownOffLoop } from './extract-pool.ts';
 
 export interface CrawledPage {
   /** The address that answered (after redirects), without its fragment. */
@@ -230,7 +230,10 @@ async function fetchOne(
 
   const mediaType = mediaTypeOf(answer, finalUrl);
   if (HTML_TYPES.has(mediaType)) {
-    const { title, text, links } = htmlToMarkdown(decode(answer.bytes, answer.contentType, true), finalUrl);
+    const { title, text, links } = await htmlToMarkdownOffLoop(
+      decode(answer.bytes, answer.contentType, true),
+      finalUrl,
+    );
     return { url: finalUrl, title, text, bytes: answer.bytes.length, links };
   }
   if (answer.truncated && WHOLE_TYPES.has(mediaType)) {
@@ -241,7 +244,7 @@ async function fetchOne(
   }
   try {
     const charset = /;\s*charset=[^;]+/.exec(answer.contentType)?.[0] ?? '';
-    const { title, text } = await extractText(answer.bytes, `${mediaType}${charset}`, {
+    const { title, text } = await extractTextOffLoop(answer.bytes, `${mediaType}${charset}`, {
       url: finalUrl,
       name: new URL(finalUrl).pathname.split('/').pop() || new URL(finalUrl).hostname,
     });

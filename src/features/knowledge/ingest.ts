@@ -10,9 +10,9 @@ import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions, RunningJob } from '../../platform/jobs/runner.ts';
 import { isPostgres } from '../../storage/locks.ts';
 import type { Engine } from '../engine/index.ts';
-import { chunkText } from './chunk.ts';
 import { CrawlError, crawl } from './crawl.ts';
-import { ExtractionError, extractText } from './extract.ts';
+import { ExtractionError } from './extract.ts';
+import { chunkTextOffLoop, extractTextOffLoop } from './extract-pool.ts';
 import type { KnowledgeSourcesTable } from './schema.ts';
 import { canEmbed, type EmbeddingBilling, embedTexts, vectorBlob } from './vectors.ts';
 
@@ -100,7 +100,7 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
           now: job.clock.now(),
         };
         const index = async (page: Page) => {
-          const chunks = await chunkText(page.text, {
+          const chunks = await chunkTextOffLoop(page.text, {
             maxChunkTokens: base.max_chunk_tokens,
             overlapTokens: base.overlap_tokens,
           });
@@ -164,9 +164,13 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
           if (source.type === 'text') {
             await index({ title: source.given_title, url: null, text: source.payload ?? '', bytes: source.size_bytes });
           } else if (source.type === 'file') {
-            const extracted = await extractText(Buffer.from(source.payload ?? '', 'base64'), source.media_type!, {
-              name: source.file_name!,
-            });
+            const extracted = await extractTextOffLoop(
+              Buffer.from(source.payload ?? '', 'base64'),
+              source.media_type!,
+              {
+                name: source.file_name!,
+              },
+            );
             title ??= extracted.title ?? source.file_name;
             await index({ title, url: null, text: extracted.text, bytes: source.size_bytes });
           } else {
