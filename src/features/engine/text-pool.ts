@@ -1,8 +1,7 @@
 // Work on long texts runs in a pool of worker threads (piscina), so that one request's text does not hold the event
 // loop every other request is served on: token counting and the sandbox's embeddings of texts of OFF_LOOP_CHARS
 // characters or more. Shorter texts are worked on in place, where a thread's round trip would cost more than the work.
-import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
+import { workerPool } from '../../platform/worker-pool.ts';
 import * as TextWorker from './text-worker.ts';
 
 const { countEach } = TextWorker;
@@ -10,27 +9,10 @@ const { countEach } = TextWorker;
 /** The characters (of all the texts of one call) from which the work goes to a worker thread. */
 export const OFF_LOOP_CHARS = 64 * 1024;
 
-let pool: Piscina | undefined;
-function poolOf(): Piscina {
-  // One thread fewer than the cores, the event loop's; idle threads end and never keep the process alive.
-  pool ??= new Piscina({
-    filename: new URL('./text-worker.ts', import.meta.url).href,
-    minThreads: 0,
-    maxThreads: Math.max(1, availableParallelism() - 1),
-    idleTimeout: 10_000,
-  });
-  return pool;
-}
-
 export const lengthOf = (texts: readonly string[]) => texts.reduce((sum, text) => sum + text.length, 0);
 
 /** Runs one of text-worker.ts's functions in the pool. */
-export function offLoop<K extends keyof typeof TextWorker>(
-  name: K,
-  input: Parameters<(typeof TextWorker)[K]>[0],
-): Promise<ReturnType<(typeof TextWorker)[K]>> {
-  return poolOf().run(input, { name });
-}
+export const offLoop = workerPool<typeof TextWorker>(new URL('./text-worker.ts', import.meta.url));
 
 /**
  * The tokens of each text. With `limit`, counting stops once their total exceeds it: the counts then end with the

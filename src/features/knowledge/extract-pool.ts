@@ -3,8 +3,7 @@
 // OFF_LOOP_BYTES on, each runs in a worker thread (piscina), so that one tenant's file
 // does not hold the event loop every other request is served on; smaller ones are read in place, where a thread's
 // round trip would cost more than the work.
-import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
+import { workerPool } from '../../platform/worker-pool.ts';
 import { type Chunk, type ChunkOptions, chunkText } from './chunk.ts';
 import { type ExtractedText, ExtractionError, type ExtractOptions, extractText, htmlToMarkdown } from './extract.ts';
 import type * as ExtractWorker from './extract-worker.ts';
@@ -12,24 +11,7 @@ import type * as ExtractWorker from './extract-worker.ts';
 /** The bytes (or characters, for a page) from which extraction goes to a worker thread. */
 export const OFF_LOOP_BYTES = 64 * 1024;
 
-let pool: Piscina | undefined;
-function poolOf(): Piscina {
-  // One thread fewer than the cores, the event loop's; idle threads end and never keep the process alive.
-  pool ??= new Piscina({
-    filename: new URL('./extract-worker.ts', import.meta.url).href,
-    minThreads: 0,
-    maxThreads: Math.max(1, availableParallelism() - 1),
-    idleTimeout: 10_000,
-  });
-  return pool;
-}
-
-function run<K extends keyof typeof ExtractWorker>(
-  name: K,
-  input: Parameters<(typeof ExtractWorker)[K]>[0],
-): Promise<Awaited<ReturnType<(typeof ExtractWorker)[K]>>> {
-  return poolOf().run(input, { name });
-}
+const run = workerPool<typeof ExtractWorker>(new URL('./extract-worker.ts', import.meta.url));
 
 /** extractText, in a worker thread for OFF_LOOP_BYTES or more; its ExtractionError is thrown here as it was there. */
 export async function extractTextOffLoop(

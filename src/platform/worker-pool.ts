@@ -1,0 +1,27 @@
+// A pool of worker threads (piscina) for work whose cost grows with its input, so that it does not hold the event
+// loop every other request is served on. Made on first use; one thread fewer than the cores (the event loop has
+// one); idle threads end and never keep the process alive.
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+
+/**
+ * The `run` of a pool of threads of `workerFile` (a module whose exported functions take one cloneable argument):
+ * `run(name, input)` calls the function `name` in a thread.
+ */
+export function workerPool<Worker extends Record<string, (input: never) => unknown>>(
+  workerFile: URL,
+): <K extends keyof Worker & string>(
+  name: K,
+  input: Parameters<Worker[K]>[0],
+) => Promise<Awaited<ReturnType<Worker[K]>>> {
+  let pool: Piscina | undefined;
+  return (name, input) => {
+    pool ??= new Piscina({
+      filename: workerFile.href,
+      minThreads: 0,
+      maxThreads: Math.max(1, availableParallelism() - 1),
+      idleTimeout: 10_000,
+    });
+    return pool.run(input, { name });
+  };
+}
