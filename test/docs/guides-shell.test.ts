@@ -65,7 +65,7 @@ const guides: Guide[] = [
           version: { number: 6 },
           output:
             '## Spring launch\n\n- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.',
-          output_range: { start: 0, end: 109 },
+          output_range: { start: 17, end: 126 },
           usage: { total_tokens: 258 },
         },
         '"command": "expand"': {
