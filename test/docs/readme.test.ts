@@ -147,7 +147,7 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
       // The summary went under the document's heading.
       expect(result.output_range.start).toBe('# Spring sale\n\n'.length);
       // Publishing with no body: in public.
-      expect(stdout).toMatch(new RegExp(`\n${serverUrl}/v1/public/documents/doc_\\w+\n$`));
+      expect(stdout).toMatch(new RegExp(`${serverUrl}/v1/public/documents/doc_\\w+\n$`));
     },
   },
   {
