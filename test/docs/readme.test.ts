@@ -194,7 +194,9 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
       expect(run).toMatchObject({
         object: 'workflow_run',
         status: 'success',
-        outputs: { post: expect.stringMatching(/^Draft on short, post and export\. /) },
+        outputs: {
+          post: "Say hello to our new CSV export! We think you'll love it. Learn more at [link]. #NewCSVExport",
+        },
       });
     },
   },
