@@ -91,6 +91,19 @@ describe('each command through the real sandbox models', () => {
     expect(long.output).toContain('\n\n');
   });
 
+  test('summarize: a line typed in the editor, above the heading or below the text, is not the summary', async () => {
+    const content =
+      '# Spring sale\n\nEvery plan is 20% off until Sunday. Annual plans also get two extra months.\n\n## Who can use it\n\nNew and existing customers.';
+    for (const typed of [`hello from window one\n\n${content}`, `${content}\n\nhello from window one`]) {
+      const result = await runCommand(
+        { command: 'summarize', length: 'short' },
+        input(typed),
+        sandbox('sandbox-writer'),
+      );
+      expect(result.output).toBe('Every plan is 20% off until Sunday.');
+    }
+  });
+
   test("outline: the document's own headings, each with its key sentence, under the opening heading", async () => {
     const result = await runCommand({ command: 'outline' }, input(SALE), sandbox('sandbox-writer'));
     expect(result.output).toBe(
