@@ -150,7 +150,7 @@ function summaryTask(request: DraftRequest): SandboxTask {
 }
 
 function rewriteTask(request: DraftRequest): SandboxTask {
-  const words = request.instruction.toLowerCase().match(/\p{L}+/gu) ?? [];
+  const words: string[] = request.instruction.toLowerCase().match(/\p{L}+/gu) ?? [];
   const tone = TONES.find((candidate) => words.includes(candidate)) as Tone | undefined;
   return { kind: 'rewrite', text: request.text, ...(tone ? { tone } : {}) };
 }
