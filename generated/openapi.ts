@@ -920,12 +920,13 @@ export type paths = {
         put?: never;
         /**
          * Publish a document
-         * @description Marks the document `published` and sets its `visibility`: `private` (the default for a draft) publishes it inside
-         *     the workspace; `public` also serves it, read-only and without an API key, at its `public_url`
-         *     (`GET /v1/public/documents/{id}`). Readers always get the current version: later edits show at once.
+         * @description Marks the document `published` and sets its `visibility`: `public` (the default for a draft, so a call with no
+         *     body publishes it for everyone) serves it, read-only and without an API key, at its `public_url`
+         *     (`GET /v1/public/documents/{id}`); `private` publishes it inside the workspace only. Readers always get the current
+         *     version: later edits show at once.
          *
-         *     Publishing a draft sets `published_at`. Publishing a published document changes only its visibility (or nothing,
-         *     answering the document as it is). `document.published` is sent when the document becomes `published`, and when a
+         *     Publishing a draft sets `published_at`. Publishing a published document changes only its visibility, when the
+         *     body names one (or nothing, answering the document as it is). `document.published` is sent when the document becomes `published`, and when a
          *     published document becomes `public`, in the transaction of the change; never when nothing changed or when a
          *     document becomes `private`.
          */
@@ -6270,7 +6271,7 @@ export type components = {
             /** @description The range to work on, in the content of `base_version_id` (or the current version). Without it, the whole content. */
             selection?: components["schemas"]["DocumentSelection"];
             /**
-             * @description Where the outline goes: `before` the selection (or the content), `after` it, or `replace` it.
+             * @description Where the outline goes: `before` the selection (without a selection, before the content, under the level-1 heading the content opens with, if any), `after` it, or `replace` it.
              * @default before
              * @enum {string}
              */
@@ -6361,7 +6362,7 @@ export type components = {
             /** @description The range to work on, in the content of `base_version_id` (or the current version). Without it, the whole content. */
             selection?: components["schemas"]["DocumentSelection"];
             /**
-             * @description Where the summary goes: `before` the selection (or the content, as a TL;DR), `after` it, or `replace` it.
+             * @description Where the summary goes: `before` the selection (without a selection, before the content as a TL;DR, under the level-1 heading the content opens with, if any), `after` it, or `replace` it.
              * @default before
              * @enum {string}
              */
@@ -6694,8 +6695,8 @@ export type components = {
         };
         /**
          * DocumentPublishRequest
-         * @description How to publish. Without `visibility`, a draft is published `private` and a published document keeps its
-         *     visibility.
+         * @description How to publish. Without `visibility` (or without a body), a draft is published `public` and a published document
+         *     keeps its visibility; send `private` to publish inside the workspace only.
          */
         DocumentPublishRequest: {
             visibility?: components["schemas"]["DocumentVisibility"];

@@ -136,7 +136,7 @@ describe.each(databaseKinds)('responses on %s', (kind) => {
     });
     expect(next.status, next.text).toBe(200);
     // Without the instructions, the writer drafts from the message instead of answering from the passages.
-    expect(textOf(next.body)).toMatch(/^Draft on returns and free\. /);
+    expect(textOf(next.body)).toMatch(/^Thanks for asking\. \[Answer “Are returns free\?” /);
     expect(next.body.instructions).toBeNull();
   });
 

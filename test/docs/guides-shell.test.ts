@@ -65,7 +65,7 @@ const guides: Guide[] = [
           version: { number: 6 },
           output:
             '## Spring launch\n\n- Our spring roasts arrive on 3 March: a washed Ethiopia Guji and a natural Brazil Cerrado.',
-          output_range: { start: 0, end: 109 },
+          output_range: { start: 17, end: 126 },
           usage: { total_tokens: 258 },
         },
         '"command": "expand"': {
@@ -86,9 +86,9 @@ const guides: Guide[] = [
         },
         '"formality": "formal"': {
           output: expect.stringMatching(
-            /^# Draft on spring and launch\. .*\n\nOrder before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27`\.$/s,
+            /^# Here's a first draft about Spring launch\. .*\n\nHere's a first draft about Order before Friday at \[our shop\]\(https:\/\/roastery\.example\/spring\) with the code `SPRING27`\. /s,
           ),
-          usage: { total_tokens: 1291 },
+          usage: { total_tokens: 1182 },
         },
       }).map(([phrase, shown]) => ({
         phrase,
@@ -162,7 +162,21 @@ const guides: Guide[] = [
     checks: [
       {
         phrase: 'Announce our spring sale',
-        check: ({ stdout }) => expect(stdout).toContain('"object":"chat.completion"'),
+        // The answer the guide shows.
+        check: ({ stdout }) =>
+          expect(JSON.parse(stdout)).toMatchObject({
+            object: 'chat.completion',
+            choices: [
+              {
+                message: {
+                  content:
+                    "Introducing our spring sale on coffee roasts!\n\nWe're excited to share it with you. Find every detail at [link], from [date].\n\nQuestions? Reply to this message: we'd love to hear what you think.",
+                },
+              },
+            ],
+            usage: { prompt_tokens: 15, completion_tokens: 43, total_tokens: 58 },
+            cost_usd: 0.0000187,
+          }),
       },
     ],
   },

@@ -136,13 +136,18 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
   },
   {
     phrase: '"command": "summarize"',
-    check: ({ stdout }) => {
+    check: ({ stdout }, { serverUrl }) => {
       const [result, versions] = jsonValues(stdout);
       expect(result).toMatchObject({
         object: 'document.command_result',
         version: { number: 2, source: { kind: 'command', command: 'summarize' } },
       });
+      expect(result.output).toBe('Every plan is 20% off until Sunday.');
       expect(versions.data.map((version: { number: number }) => version.number)).toEqual([2, 1]);
+      // The summary went under the document's heading.
+      expect(result.output_range.start).toBe('# Spring sale\n\n'.length);
+      // Publishing with no body: in public.
+      expect(stdout).toMatch(new RegExp(`${serverUrl}/v1/public/documents/doc_\\w+\n$`));
     },
   },
   {
@@ -189,7 +194,9 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
       expect(run).toMatchObject({
         object: 'workflow_run',
         status: 'success',
-        outputs: { post: expect.stringMatching(/^Draft on short, post and export\. /) },
+        outputs: {
+          post: "Say hello to our new CSV export! We think you'll love it. Learn more at [link]. #NewCSVExport",
+        },
       });
     },
   },

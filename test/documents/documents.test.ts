@@ -159,7 +159,9 @@ describe.each(databaseKinds)('documents on %s', (kind) => {
     });
     expectProblem(await server.call('GET', `/v1/public/documents/${document.id}`, { key: null }), 404, 'not_found');
 
-    const privately = await server.call('POST', `/v1/documents/${document.id}/publish`);
+    const privately = await server.call('POST', `/v1/documents/${document.id}/publish`, {
+      body: { visibility: 'private' },
+    });
     expect(privately.body).toMatchObject({
       status: 'published',
       visibility: 'private',
@@ -219,6 +221,55 @@ describe.each(databaseKinds)('documents on %s', (kind) => {
     expectProblem(await server.call('GET', `/v1/public/documents/${document.id}`, { key: null }), 404, 'not_found');
   });
 
+  test('publish with no body makes a draft public; a published document keeps its visibility; one title on the page', async () => {
+    const document = await create({ content: 'A line typed first.\n\n# Spring  SALE\n\nEvery plan is 20% off.' });
+    const published = await server.call('POST', `/v1/documents/${document.id}/publish`);
+    expect(published.status, published.text).toBe(200);
+    expect(published.body).toMatchObject({
+      status: 'published',
+      visibility: 'public',
+      public_url: `${server.url}/v1/public/documents/${document.id}`,
+    });
+    // A level-1 heading that says the title, though not the first line: the page does not add the title above it.
+    const page = await server.call('GET', `/v1/public/documents/${document.id}`, {
+      key: null,
+      headers: { Accept: 'text/html' },
+    });
+    expect(page.text.match(/<h1[\s>]/g)).toHaveLength(1);
+    expect(page.text).toContain('<article><p>A line typed first.</p>');
+
+    // Made private on purpose, a bare publish leaves it private (and changes nothing, so sends nothing).
+    const events = async () =>
+      (await server.call('GET', '/v1/events?type=document.published&limit=100')).body.data.filter(
+        (event: { data: { document_id: string } }) => event.data.document_id === document.id,
+      );
+    expect(await events()).toHaveLength(1);
+    await server.call('POST', `/v1/documents/${document.id}/unpublish`);
+    const privately = await server.call('POST', `/v1/documents/${document.id}/publish`, {
+      body: { visibility: 'private' },
+    });
+    expect(privately.body).toMatchObject({ status: 'published', visibility: 'private', public_url: null });
+    const again = await server.call('POST', `/v1/documents/${document.id}/publish`, {
+      headers: { 'Content-Type': 'application/json' },
+      body: {},
+    });
+    expect(again.body).toMatchObject({
+      visibility: 'private',
+      public_url: null,
+      updated_at: privately.body.updated_at,
+    });
+    expect(await events()).toHaveLength(2);
+
+    // Another document without a heading of the title: the page shows the title as its heading.
+    const plain = await create({ content: 'Every plan is 20% off.' });
+    await server.call('POST', `/v1/documents/${plain.id}/publish`);
+    const plainPage = await server.call('GET', `/v1/public/documents/${plain.id}`, {
+      key: null,
+      headers: { Accept: 'text/html' },
+    });
+    expect(plainPage.text).toContain('<article><h1>Spring sale</h1>\n<p>Every plan is 20% off.</p>');
+  });
+
   test.each([
     ['outline', { depth: 2, instruction: 'Plan a launch post' }, 'before'],
     ['expand', { target_words: 80 }, 'replace'],
@@ -261,7 +312,13 @@ describe.each(databaseKinds)('documents on %s', (kind) => {
         body: { model: 'sandbox-writer', ...body },
       });
       expect(answer.status, answer.text).toBe(201);
-      expect(answer.body.output).not.toMatch(/Document title|<\/?text>|Draft on/);
+      expect(answer.body.output).not.toMatch(/Document title|<\/?text>|first draft about|Tell me what to write/);
+      // A summary or an outline of the whole content goes under the heading the content opens with.
+      if (body.command === 'summarize' || body.command === 'outline') {
+        const content = (await server.call('GET', `/v1/documents/${document.id}`)).body.content as string;
+        expect(content).toBe(`# Spring sale\n\n${answer.body.output}\n\n${CONTENT.slice('# Spring sale\n\n'.length)}`);
+        expect(answer.body.output_range.start).toBe('# Spring sale\n\n'.length);
+      }
       return answer.body.output as string;
     };
     const sentences = [

@@ -145,7 +145,7 @@ describe('sandbox-writer with knowledge passages', () => {
   test('without the block it writes its usual draft; sandbox-echo ignores the block', async () => {
     expect(await ask('How long does delivery take?', 'Be brief.')).toBe(await ask('How long does delivery take?', ''));
     expect(await ask('How long does delivery take?', 'Be brief.')).toBe(
-      'Draft on long, delivery and take. Long: “How long does delivery take”. Delivery: “How long does delivery take”. Take: “long does delivery take”. In short: long and delivery.',
+      "Thanks for asking. [Answer “How long does delivery take?” in one or two sentences.] If you need anything else, just reply and we'll help.",
     );
     expect(await ask('How long does delivery take?', block(...PASSAGES), 'sandbox-echo')).toBe(
       'How long does delivery take?',

@@ -161,7 +161,7 @@ describe('document tasks', () => {
       { kind: 'summarize', text: DOC, length: 'tiny' },
       'summarize',
     ]) {
-      expect(await write(odd)).toMatch(/^Draft on /);
+      expect(await write(odd)).toMatch(/^Here's a first draft about /);
     }
   });
 

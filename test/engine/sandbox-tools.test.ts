@@ -206,7 +206,7 @@ describe('which tool the sandbox calls', () => {
         'sandbox-writer',
         options('search the web', { tools: [providerTool], toolChoice: { type: 'required' } }),
       ),
-    ).toMatch(/^Draft on /);
+    ).toMatch(/^Here's a first draft about search the web\. /);
   });
 
   test('ids: call_ and 24 letters and digits, the same for the same call, distinct between calls', async () => {
@@ -921,7 +921,7 @@ describe('the worked examples of docs/engine.md', () => {
     );
     expect(
       await textOf('sandbox-writer', options('Write a poem about autumn leaves', { tools: [docsWeather] })),
-    ).toMatch(/^Draft on poem, autumn and leaves\./);
+    ).toMatch(/^Here's a first draft about autumn leaves\. /);
   });
 
   test('an image description', async () => {
@@ -933,7 +933,7 @@ describe('the worked examples of docs/engine.md', () => {
       ],
     };
     expect(await textOf('sandbox-writer', options([message]))).toMatch(
-      /^The image is a PNG of 640×480 pixels \(landscape\)\. Draft on caption, garden and photo\. /,
+      /^The image is a PNG of 640×480 pixels \(landscape\)\. Here's a first draft about this garden photo\. /,
     );
     expect(await textOf('sandbox-echo', options([message]))).toBe(
       'Write a caption for this garden photo [image: PNG, 640×480]',

@@ -139,7 +139,7 @@ describe('npm start (src/main.ts)', () => {
           {
             message: {
               content:
-                'Draft on announce, spring and sale. Announce: “Announce our spring sale”. Spring: “Announce our spring sale on coffee”. Sale: “Announce our spring sale on coffee roasts”. Coffee: “spring sale on coffee roasts”. Roasts: “sale on coffee roasts”. In short: announce and spring.',
+                "Introducing our spring sale on coffee roasts!\n\nWe're excited to share it with you. Find every detail at [link], from [date].\n\nQuestions? Reply to this message: we'd love to hear what you think.",
             },
           },
         ],

@@ -140,8 +140,21 @@ export async function runCommand(
   }
 
   function placed(output: string): CommandOutcome {
-    return { output, ...place(content, range, output, placement) };
+    // A summary or an outline of the whole content is its TL;DR or its plan: it goes under the level-1 heading the
+    // content opens with (the document's own title), not above it.
+    const under =
+      placement === 'before' && !request.selection && (request.command === 'summarize' || request.command === 'outline')
+        ? openingHeadingEnd(content, range.start)
+        : null;
+    const at = under === null ? range : { start: under, end: Math.max(under, range.end) };
+    return { output, ...place(content, at, output, placement) };
   }
+}
+
+/** The end of the level-1 heading (ATX `# …` or setext `…` over `===`) that starts at `start`, or null. */
+function openingHeadingEnd(content: string, start: number): number | null {
+  const heading = /^(?: {0,3}#(?:[ \t][^\n]*)?|[^\n]*\S[^\n]*\n {0,3}=+[ \t]*)(?=\n|$)/.exec(content.slice(start));
+  return heading ? start + heading[0].length : null;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -170,6 +170,22 @@ async function issueEditToken(
 const PAGE_STYLE =
   'body{max-width:46rem;margin:2rem auto;padding:0 1rem;font:16px/1.6 system-ui,sans-serif;color:#1d1d1f}pre{overflow:auto;background:#f5f5f7;padding:.75rem}code{font-family:ui-monospace,monospace}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25rem .5rem}img{max-width:100%}';
 
+/** Whether rendered content shows its title itself: it opens with a level-1 heading, or one of its level-1 headings
+ *  reads as the title (markup, case and spacing aside). */
+function hasOwnTitle(html: string, title: string): boolean {
+  if (/^\s*<h1[\s>]/.test(html)) return true;
+  const plain = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
+  const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+  const text = (inner: string) =>
+    inner
+      .replace(/<[^>]*>/g, '')
+      .replace(/&(#\d+|[a-z]+);/g, (entity, name: string) =>
+        name.startsWith('#') ? String.fromCodePoint(Number(name.slice(1))) : (entities[name] ?? entity),
+      );
+  const wanted = plain(title);
+  return [...html.matchAll(/<h1[^>]*>([\s\S]*?)<\/h1>/g)].some((m) => plain(text(m[1]!)) === wanted);
+}
+
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -385,7 +401,7 @@ export const documentHandlers = {
       const row = await lockDocument(trx, context, request.path.id);
       const next = {
         status: 'published' as const,
-        visibility: visibility ?? (row.status === 'draft' ? 'private' : row.visibility),
+        visibility: visibility ?? (row.status === 'draft' ? 'public' : row.visibility),
         published_at: row.status === 'draft' ? iso(context.now) : row.published_at,
       };
       if (next.status === row.status && next.visibility === row.visibility) return row;
@@ -465,8 +481,9 @@ export const documentHandlers = {
       updated_at: row.updated_at,
     };
     if (context.accepts('application/json', 'text/html') === 'text/html') {
-      // A document that opens with its own level-1 heading has its title on the page already; another would repeat it.
-      const heading = /^\s*<h1[\s>]/.test(html) ? '' : `<h1>${escapeHtml(row.title)}</h1>\n`;
+      // A document that opens with its own level-1 heading, or has one that says its title, has its title on the
+      // page already; another would repeat it.
+      const heading = hasOwnTitle(html, row.title) ? '' : `<h1>${escapeHtml(row.title)}</h1>\n`;
       const page = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(row.title)}</title><style>${PAGE_STYLE}</style></head>\n<body><article>${heading}${html}</article></body></html>\n`;
       return {
         status: 200,

@@ -2,10 +2,10 @@
 // so that a fresh server answers every content operation (like a payment API's test mode) and the tests run offline.
 // Their output is derived from the input by rules, never canned, and goes through the same engine as a real
 // provider's: streamed in chunks, cut by `max_tokens` and `stop`, counted and priced.
-// Users rely on the rules, so they are written once, in docs/engine.md ("The sandbox models" with its "Document
-// tasks", "Tools" and "Images"); change the doc with the code. Beside this file: sandbox-task.ts (document tasks),
-// sandbox-tools.ts (which tool, and its arguments), sandbox-words.ts (key terms), style.ts (the voice rewrite),
-// image-info.ts (image headers and tokens). Provider tools are never called.
+// Users rely on the rules, so they are written once, in docs/engine.md ("The sandbox models" with its "Drafts",
+// "Document tasks", "Tools" and "Images"); change the doc with the code. Beside this file: sandbox-draft.ts (drafts
+// by kind), sandbox-task.ts (document tasks), sandbox-tools.ts (which tool, and its arguments), sandbox-words.ts (key
+// terms), style.ts (the voice rewrite), image-info.ts (image headers and tokens). Provider tools are never called.
 import type {
   JSONSchema7,
   LanguageModelV4,
@@ -19,6 +19,7 @@ import type {
 } from '@ai-sdk/provider';
 import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
 import { type ImageInfo, imageInfo, imageTokens } from './image-info.ts';
+import { draftText } from './sandbox-draft.ts';
 import { taskOf, taskText } from './sandbox-task.ts';
 import { argumentFragments, type SandboxToolCall, toolCalls } from './sandbox-tools.ts';
 import { forms, keyTerms, meets } from './sandbox-words.ts';
@@ -220,25 +221,10 @@ function rotate<T>(items: T[], by: number): T[] {
   return [...items.slice(shift), ...items.slice(0, shift)];
 }
 
-function listed(terms: string[]): string {
-  return terms.length <= 1 ? (terms[0] ?? '') : `${terms.slice(0, -1).join(', ')} and ${terms[terms.length - 1]}`;
-}
-
+/** sandbox-writer's draft of a message (sandbox-draft.ts), and the message's key terms, rotated by the choice and
+ *  seed (the JSON modes use them). */
 function writerText(message: string, rotation: number): { text: string; terms: string[] } {
-  const terms = rotate(keyTerms(message), rotation);
-  if (terms.length === 0) return { text: `Nothing to draft from: ${message.trim()}`, terms };
-  const parts = [`Draft on ${listed(terms.slice(0, 3))}.`];
-  const words = message.split(/\s+/).filter(Boolean);
-  for (const term of terms) {
-    const at = words.findIndex((word) => word.toLowerCase().replace(/[^\p{L}\p{N}'-]/gu, '') === term);
-    const context = words
-      .slice(Math.max(0, at - 3), at + 4)
-      .join(' ')
-      .replace(/[.!?,;:]+$/, '');
-    parts.push(`${capitalise(term)}: “${context}”.`);
-  }
-  parts.push(`In short: ${listed(terms.slice(0, 2))}.`);
-  return { text: parts.join(' '), terms };
+  return { text: draftText(message, rotation), terms: rotate(keyTerms(message), rotation) };
 }
 
 /** A value of `schema` derived from the text and terms (the json_schema rule). */

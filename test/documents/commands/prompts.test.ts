@@ -7,7 +7,7 @@ import { input, problemOf, recorder } from './support.ts';
 describe('prompts: one system message with the task, one user message with the text', () => {
   const article = '# Spring sale\n\nEvery plan is 20% off until Sunday.\n\nThe offer ends at midnight.';
 
-  test('outline: depth and instruction reach the prompt; placed before the content by default', async () => {
+  test('outline: depth and instruction reach the prompt; placed before the content by default, under its heading', async () => {
     const r = recorder(() => '## Sale\n### Dates');
     const result = await runCommand(
       { command: 'outline', depth: 3, instruction: 'Stress the deadline.' },
@@ -22,11 +22,19 @@ describe('prompts: one system message with the task, one user message with the t
     expect(r.user()).toContain('Document title: Spring sale');
     expect(r.user()).toContain('Instruction: Stress the deadline.');
     expect(r.user()).toContain(`<text>\n${article}\n</text>`);
+    // Before the content, under the level-1 heading it opens with.
     expect(result).toEqual({
       output: '## Sale\n### Dates',
-      content: `## Sale\n### Dates\n\n${article}`,
-      outputRange: { start: 0, end: 17 },
+      content: article.replace('# Spring sale\n\n', '# Spring sale\n\n## Sale\n### Dates\n\n'),
+      outputRange: { start: 15, end: 32 },
     });
+    // A selection that starts at the heading: before it, as asked.
+    const selected = await runCommand(
+      { command: 'outline', selection: { start: 0, end: article.length } },
+      input(article),
+      recorder(() => '## Sale').generate,
+    );
+    expect(selected.content).toBe(`## Sale\n\n${article}`);
 
     const byDefault = recorder();
     await runCommand({ command: 'outline' }, input(article), byDefault.generate);
@@ -79,7 +87,21 @@ describe('prompts: one system message with the task, one user message with the t
       r.generate,
     );
     expect(r.system()).toContain('bulleted list (`- `) of two or three items');
-    expect(result.content).toBe(`- Sale\n- Ends Sunday\n\n${article}`);
+    expect(result.content).toBe(article.replace('# Spring sale\n\n', '# Spring sale\n\n- Sale\n- Ends Sunday\n\n'));
+    // A content without an opening level-1 heading: the summary is its first block. A setext heading counts.
+    const plain = 'Every plan is 20% off.\n\n# Later heading';
+    expect((await runCommand({ command: 'summarize' }, input(plain), recorder(() => 'TL;DR').generate)).content).toBe(
+      `TL;DR\n\n${plain}`,
+    );
+    const setext = 'Spring sale\n===\n\nEvery plan is 20% off.';
+    expect((await runCommand({ command: 'summarize' }, input(setext), recorder(() => 'TL;DR').generate)).content).toBe(
+      'Spring sale\n===\n\nTL;DR\n\nEvery plan is 20% off.',
+    );
+    // Other commands placed before the whole content stay before it all.
+    expect(
+      (await runCommand({ command: 'rewrite', placement: 'before' }, input(article), recorder(() => 'X').generate))
+        .content,
+    ).toBe(`X\n\n${article}`);
     const byDefault = recorder();
     await runCommand({ command: 'summarize' }, input(article), byDefault.generate);
     expect(byDefault.system()).toContain('in one paragraph');

@@ -44,7 +44,7 @@ describe('each command through the real sandbox models', () => {
   const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
   /** No part of the command's prompt, and no Markdown heading, in a draft. */
   const noPrompt = (text: string) => {
-    expect(text).not.toMatch(/Document title|<\/?text>|Instruction:|Draft on|Nothing to draft/);
+    expect(text).not.toMatch(/Document title|<\/?text>|Instruction:|first draft about|Tell me what to write/);
   };
 
   test.each([
@@ -73,7 +73,8 @@ describe('each command through the real sandbox models', () => {
         expect(at).not.toContain(-1);
         expect(at).toEqual([...at].sort((a, b) => a - b));
         if (format === 'bullets') expect(result.output.split('\n').every((line) => line.startsWith('- '))).toBe(true);
-        expect(result.content.endsWith(`\n\n${SALE}`)).toBe(true);
+        // Under the heading the document opens with, as a TL;DR.
+        expect(result.content).toBe(SALE.replace('# Spring sale\n\n', `# Spring sale\n\n${result.output}\n\n`));
       }
     },
   );
@@ -90,7 +91,20 @@ describe('each command through the real sandbox models', () => {
     expect(long.output).toContain('\n\n');
   });
 
-  test("outline: the document's own headings, each with its key sentence, before the content", async () => {
+  test('summarize: a line typed in the editor, above the heading or below the text, is not the summary', async () => {
+    const content =
+      '# Spring sale\n\nEvery plan is 20% off until Sunday. Annual plans also get two extra months.\n\n## Who can use it\n\nNew and existing customers.';
+    for (const typed of [`hello from window one\n\n${content}`, `${content}\n\nhello from window one`]) {
+      const result = await runCommand(
+        { command: 'summarize', length: 'short' },
+        input(typed),
+        sandbox('sandbox-writer'),
+      );
+      expect(result.output).toBe('Every plan is 20% off until Sunday.');
+    }
+  });
+
+  test("outline: the document's own headings, each with its key sentence, under the opening heading", async () => {
     const result = await runCommand({ command: 'outline' }, input(SALE), sandbox('sandbox-writer'));
     expect(result.output).toBe(
       [
@@ -102,7 +116,7 @@ describe('each command through the real sandbox models', () => {
         '- Free shipping on orders over $50.',
       ].join('\n\n'),
     );
-    expect(result.content).toBe(`${result.output}\n\n${SALE}`);
+    expect(result.content).toBe(SALE.replace('# Spring sale\n\n', `# Spring sale\n\n${result.output}\n\n`));
     const one = await runCommand({ command: 'outline', depth: 1 }, input(SALE), sandbox('sandbox-writer'));
     expect(one.output.split('\n').filter((line) => line.startsWith('#'))).toEqual(['## Spring sale']);
   });
@@ -230,8 +244,8 @@ describe('each command through the real sandbox models', () => {
       sandbox('sandbox-writer'),
     );
     const lines = result.content.split('\n');
-    expect(lines[0]).toMatch(/^## Draft on /);
-    expect(lines[2]).toMatch(/^> Draft on /);
+    expect(lines[0]).toMatch(/^## Here's a first draft about Title words\. /);
+    expect(lines[2]).toMatch(/^> Here's a first draft about quoted sentence here\. /);
     expect(lines.slice(3)).toEqual(['', '```', 'keep this', '```']);
   });
 });
