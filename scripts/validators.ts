@@ -229,7 +229,9 @@ export async function validatorsModule(openApiText: string, header: string): Pro
   const roots = recordRoots();
   const restore = keepingCode();
   try {
-    const middleware = OpenApiValidator.middleware(validatorOptions(openApiText)) as express.RequestHandler[];
+    // The server leaves the check of the document against the OpenAPI schema to this build step.
+    const options = { ...validatorOptions(openApiText), validateApiSpec: true };
+    const middleware = OpenApiValidator.middleware(options) as express.RequestHandler[];
     const document = JSON.parse(openApiText) as Json;
     const requests = exampleRequests(document);
     const passed = await driveValidator(middleware, requests);

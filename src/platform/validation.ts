@@ -91,6 +91,11 @@ function validatorDocument(text: string): Json {
 export function validatorOptions(text: string): Parameters<typeof OpenApiValidator.middleware>[0] {
   return {
     apiSpec: validatorDocument(text) as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
+    // The document is checked against the OpenAPI schema where it is built: `npm run generate` runs the validator
+    // with this check on (scripts/validators.ts), besides Redocly's and Spectral's lint; generated/openapi.json is
+    // what it checked (`npm run check:generated`). Checked again at every start, it cost the compile of the OpenAPI
+    // metaschema and a walk of the whole document before the first request could be served.
+    validateApiSpec: false,
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
     // true, a body field of the wrong type would be converted silently (`"name": false` to "false") instead of 422.
     validateRequests: {
