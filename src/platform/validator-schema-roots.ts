@@ -104,6 +104,8 @@ interface SharedRoot {
   options: string;
   document: string;
   generated: Record<string, unknown> | undefined;
+  /** Whether the root is in the Ajv instance: added at the first schema compiled here, which most processes never have. */
+  added: boolean;
 }
 
 /** The shared root of each document in each Ajv instance (a validator may hand an instance more than one). */
@@ -173,8 +175,8 @@ function sharedRoot(ajv: Ajv, components: Json, paths: Json | undefined): Shared
       options,
       document,
       generated: generatedFor(ajv, options, document),
+      added: false,
     };
-    ajv.addSchema({ $id: root.id, components, ...(paths ? { paths } : {}), 'x-operations': root.operations });
     byDocument.set(components, root);
     recorded?.push(root);
   }
@@ -197,6 +199,11 @@ function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
   if (validate) {
     counts.generated++;
   } else {
+    if (!root.added) {
+      // Ajv walks the whole document when it is added.
+      ajv.addSchema({ $id: root.id, components, ...(paths ? { paths } : {}), 'x-operations': root.operations });
+      root.added = true;
+    }
     root.operations.push(rebasedRefs(own, root.id) as Json);
     const pointer = `${root.id}#/x-operations/${root.operations.length - 1}`;
     // Taken back when it does not compile, so that a retry does not leave a second copy in the root.
