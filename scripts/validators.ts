@@ -18,12 +18,12 @@
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import Ajv, { _, Name } from 'ajv';
-import standaloneCode from 'ajv/dist/standalone/index.js';
+import { _, type Ajv, Name } from 'ajv';
+import * as standaloneModule from 'ajv/dist/standalone/index.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { recordRoots } from '../src/platform/validator-schema-roots.ts';
 import { validatorOptions } from '../src/platform/validation.ts';
+import { recordRoots } from '../src/platform/validator-schema-roots.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
 type Json = Record<string, any>;
@@ -33,11 +33,18 @@ const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 /** The name the generated code reads the instance's runtime values from (GeneratedRuntime). */
 const RUNTIME = new Name('runtime');
 
-type AjvInstance = InstanceType<typeof Ajv>;
-type KeywordDefinition = Parameters<AjvInstance['addKeyword']>[0] & {
+type AjvInstance = Ajv;
+
+/** Ajv's standalone code generation (a CommonJS module whose export is the function). */
+const standaloneCode = (standaloneModule as unknown as { default: (ajv: Ajv, refs: Record<string, string>) => string })
+  .default;
+/** A keyword's definition as the validator passes it to addKeyword. */
+interface KeywordDefinition {
   keyword: string;
   compile?: (schema: unknown, parentSchema: Json, it: Json) => unknown;
-};
+  [option: string]: unknown;
+}
+type AddKeyword = Ajv['addKeyword'];
 
 const library = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
 
@@ -52,11 +59,14 @@ function keepingCode(): () => void {
   };
   const original = factory.factoryAjv;
   factory.factoryAjv = (version, options) => {
-    const ajv = original(version, { ...options, code: { ...options.code, source: true, formats: _`${RUNTIME}.formats` } });
+    const ajv = original(version, {
+      ...options,
+      code: { ...options.code, source: true, formats: _`${RUNTIME}.formats` },
+    });
     const addKeyword = ajv.addKeyword.bind(ajv);
-    ajv.addKeyword = (definition: KeywordDefinition) => {
+    ajv.addKeyword = ((definition: KeywordDefinition) => {
       const compile = definition.compile;
-      if (!compile) return addKeyword(definition);
+      if (!compile) return addKeyword(definition as Parameters<AddKeyword>[0]);
       return addKeyword({
         ...definition,
         compile(this: unknown, schema: unknown, parentSchema: Json, it: Json) {
@@ -69,8 +79,8 @@ function keepingCode(): () => void {
           });
           return validate;
         },
-      } as KeywordDefinition);
-    };
+      } as KeywordDefinition as Parameters<AddKeyword>[0]);
+    }) as AddKeyword;
     return ajv;
   };
   return () => {

@@ -75,7 +75,10 @@ const digest = (text: string) => createHash('sha256').update(text).digest('hex')
  */
 export function optionsSignature(ajv: Ajv): string {
   const scalars = Object.entries(ajv.opts)
-    .filter(([name, value]) => name !== 'code' && (value === null || typeof value !== 'object') && typeof value !== 'function')
+    .filter(
+      ([name, value]) =>
+        name !== 'code' && (value === null || typeof value !== 'object') && typeof value !== 'function',
+    )
     .sort(([a], [b]) => a.localeCompare(b));
   return JSON.stringify(scalars);
 }
@@ -226,9 +229,7 @@ util.useAjvCache = useAjvCache;
  * For the generator: from now on, nothing generated is used (every schema is compiled here) and every root is kept,
  * to be read with the Ajv instance it lives in and the pointer of each schema compiled in it.
  */
-export function recordRoots(): ReadonlyArray<
-  Readonly<Pick<SharedRoot, 'ajv' | 'options' | 'document' | 'pointers'>>
-> {
+export function recordRoots(): ReadonlyArray<Readonly<Pick<SharedRoot, 'ajv' | 'options' | 'document' | 'pointers'>>> {
   recorded = [];
   return recorded;
 }
