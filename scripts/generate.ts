@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fromFile, Parser } from '@asyncapi/parser';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
+import { validatorsModule } from './validators.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'generated');
@@ -282,6 +283,7 @@ async function main(): Promise<void> {
       fromTemplate('client.ts', { API_VERSION: JSON.stringify(spec.info.version), SERVERS: serversByRegion(spec) }),
     ],
     ['webhooks.ts', fromTemplate('webhooks.ts', { EVENT_TYPES: JSON.stringify(eventTypes) })],
+    ['validators.cjs', await validatorsModule(openapiJson, HEADER)],
   ]);
 
   // Outside generated/, paths from the root.

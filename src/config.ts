@@ -26,8 +26,6 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How long an authenticated key is remembered (AUTH_CACHE_MS; 0: every request reads the database). */
   authCacheMs: number;
-  /** Compile every operation's validators before listening (VALIDATOR_WARM_UP), so that no first call pays for it. */
-  validatorWarmUp: boolean;
   /**
    * Run every background worker inside this process (WEBHOOKS_WORKER, default true): the webhook delivery worker and
    * the job runner (src/platform/workers.ts). `false` leaves them to `npm run worker` processes.
@@ -138,7 +136,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     authCacheMs: integer(env, 'AUTH_CACHE_MS', 5000, 0, 60_000),
-    validatorWarmUp: flag(env, 'VALIDATOR_WARM_UP', true),
     webhooksWorker: flag(env, 'WEBHOOKS_WORKER', true),
     workflowConcurrency: integer(env, 'WORKFLOW_CONCURRENCY', 10, 1, 1000),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),

@@ -4,7 +4,6 @@
 import { once } from 'node:events';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { type AppOptions, createApp } from './app.ts';
@@ -23,7 +22,6 @@ import { createRateLimitStore } from './platform/rate-limit.ts';
 import { startRetention } from './platform/retention.ts';
 import { recordServedAddress } from './platform/served-addresses.ts';
 import { startTelemetry } from './platform/telemetry.ts';
-import { warmUpValidator } from './platform/validator-warm-up.ts';
 import { startWorkers } from './platform/workers.ts';
 import { createServices, engineProviders } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
@@ -85,11 +83,6 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     providers,
   );
   registerGauges(platform);
-  if (config.validatorWarmUp) {
-    const started = performance.now();
-    const { operations, validated } = await warmUpValidator();
-    logger.info({ operations, validated, ms: Math.round(performance.now() - started) }, 'validators compiled');
-  }
   // Declared before the server listens: an upgrade or a request can arrive as soon as it does, while the start still
   // awaits its background work below.
   let draining = false;

@@ -63,8 +63,8 @@ function asGetForHead(middleware: RequestHandler): RequestHandler {
  * it as an additional property. A definition is also stored as it was sent; its defaults are filled in when it is
  * normalized (src/features/workflows/definition.ts).
  */
-function validatorDocument(): Json {
-  const document = JSON.parse(openApiText) as Json;
+function validatorDocument(text: string): Json {
+  const document = JSON.parse(text) as Json;
   const strip = (node: unknown): void => {
     if (Array.isArray(node)) {
       node.forEach(strip);
@@ -85,16 +85,17 @@ function validatorDocument(): Json {
 }
 
 /**
- * The validator's middleware, made once per process and shared by every app of it. The validator compiles the Ajv
- * validators of an operation when its first request arrives and keeps them in the middleware; the contract and the
- * options are the same for every app, so a second app (tests start many servers in one process) reuses them instead
- * of compiling every operation again.
+ * The validator's options for the bundled contract `text` (generated/openapi.json): what the server gives the
+ * validator, and what `npm run generate` compiles the validators of (generated/validators.cjs) with.
  */
-let sharedValidator: RequestHandler[] | undefined;
-
-export function sharedValidatorMiddleware(): RequestHandler[] {
-  sharedValidator ??= OpenApiValidator.middleware({
-    apiSpec: validatorDocument() as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
+export function validatorOptions(text: string): Parameters<typeof OpenApiValidator.middleware>[0] {
+  return {
+    apiSpec: validatorDocument(text) as Parameters<typeof OpenApiValidator.middleware>[0]['apiSpec'],
+    // The document is checked against the OpenAPI schema where it is built: `npm run generate` runs the validator
+    // with this check on (scripts/validators.ts), besides Redocly's and Spectral's lint; generated/openapi.json is
+    // what it checked (`npm run check:generated`). Checked again at every start, it cost the compile of the OpenAPI
+    // metaschema and a walk of the whole document before the first request could be served.
+    validateApiSpec: false,
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
     // true, a body field of the wrong type would be converted silently (`"name": false` to "false") instead of 422.
     validateRequests: {
@@ -115,7 +116,19 @@ export function sharedValidatorMiddleware(): RequestHandler[] {
     formats: { date: fullFormats.date, 'date-time': isDateTime },
     // Problem documents and our own 404/405 answers are checked by the tests; routing happens before.
     ignoreUndocumented: true,
-  }) as RequestHandler[];
+  };
+}
+
+/**
+ * The validator's middleware, made once per process and shared by every app of it. Its Ajv validators are compiled
+ * at build time (generated/validators.cjs, see validator-schema-roots.ts); the middleware keeps the ones each
+ * operation uses. The contract and the options are the same for every app, so a second app (tests start many
+ * servers in one process) reuses them.
+ */
+let sharedValidator: RequestHandler[] | undefined;
+
+export function sharedValidatorMiddleware(): RequestHandler[] {
+  sharedValidator ??= OpenApiValidator.middleware(validatorOptions(openApiText)) as RequestHandler[];
   return sharedValidator;
 }
 

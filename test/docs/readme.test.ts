@@ -245,8 +245,6 @@ describe('the README’s shell examples', () => {
       PORT: String(port),
       DATABASE_URL: `sqlite:${join(dir, 'content-service.db')}`,
       PUBLIC_BASE_URL: serverUrl,
-      // Compiling every operation's validators at start would only slow this test (docs/configuration.md).
-      VALIDATOR_WARM_UP: 'false',
       LOG_LEVEL: 'warn',
     };
     server = spawn(join(projectRoot, 'node_modules', '.bin', 'node'), ['src/main.ts'], {

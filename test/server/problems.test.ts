@@ -183,7 +183,6 @@ describe('the level of the access log line', () => {
       LOG_LEVEL: 'info',
       NODE_ENV: 'test',
       WEBHOOKS_WORKER: 'false',
-      VALIDATOR_WARM_UP: 'false',
     });
     const overrides = new HandlerOverrides();
     const running = await startServer(config, {

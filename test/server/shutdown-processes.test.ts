@@ -52,10 +52,7 @@ interface ServerProcess {
 async function startProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
-    // Started and stopped many times: compiling every validator at each start (VALIDATOR_WARM_UP) is not what
-    // these tests are about (test/server/main.test.ts starts the server as `npm start` does, warm-up included).
     env: {
-      VALIDATOR_WARM_UP: 'false',
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
       PORT: String(port),

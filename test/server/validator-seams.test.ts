@@ -61,6 +61,16 @@ describe('the patch of express-openapi-validator', () => {
     ['middlewares/openapi.metadata.js', 'matches.get(path)', "a path's route remembered"],
     ['framework/ajv/index.js', 'const schemaPath = it.schemaPath.str;', 'a keyword keeps its schema path only'],
     ['middlewares/util.js', 'allowedEnumValues.map(enumValueText)', "an enum's null shown as null"],
+    [
+      'framework/index.js',
+      'The validator of the OpenAPI schema is made only to be used',
+      'no OpenAPI metaschema compiled when the document is not checked',
+    ],
+    [
+      'middlewares/parsers/schema.preprocessor.js',
+      'addedSchemaEnv(this.ajv, ref)',
+      'a referenced schema read without compiling it',
+    ],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(
       source(file),

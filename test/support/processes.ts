@@ -17,13 +17,10 @@ export interface ServerProcess {
 
 /**
  * Starts `src/main.ts` on 127.0.0.1:`port` with `env` over a minimal environment (no demo workspace, `warn` logs).
- * Started and stopped many times: compiling every validator at each start (VALIDATOR_WARM_UP) is not what these tests
- * are about (test/server/main.test.ts starts the server as `npm start` does, warm-up included).
  */
 export function startServerProcess(env: Record<string, string>, port: number): ServerProcess {
   const child = spawn(process.execPath, [MAIN], {
     env: {
-      VALIDATOR_WARM_UP: 'false',
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
       PORT: String(port),

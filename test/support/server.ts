@@ -197,9 +197,6 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     NODE_ENV: 'test',
     SHUTDOWN_TIMEOUT_MS: '2000',
-    // Each test file starts its servers in a fresh module graph, where compiling every operation's validators would
-    // cost more than the file's own tests; test/server/validator-warm-up.test.ts covers the warm-up.
-    VALIDATOR_WARM_UP: 'false',
     ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
     ...options.env,
   });

@@ -43,9 +43,7 @@ interface ServerProcess extends NodeProcess {
 
 function spawnNode(entry: string, env: Record<string, string>): NodeProcess {
   const child = spawn(process.execPath, [entry], {
-    // Started and stopped many times: compiling every validator at each start (VALIDATOR_WARM_UP) is not what
-    // these tests are about (test/server/main.test.ts starts the server as `npm start` does, warm-up included).
-    env: { VALIDATOR_WARM_UP: 'false', PATH: process.env.PATH ?? '', SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

@@ -19,10 +19,7 @@ interface Child {
 function startServerProcess(env: Record<string, string>): Child {
   const child = spawn(process.execPath, ['src/main.ts'], {
     cwd: projectRoot,
-    // Started and stopped many times: compiling every validator at each start (VALIDATOR_WARM_UP) is not what
-    // these tests are about (test/server/main.test.ts starts the server as `npm start` does, warm-up included).
     env: {
-      VALIDATOR_WARM_UP: 'false',
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       HOST: '127.0.0.1',
