@@ -67,7 +67,7 @@ type OutputItem =
   | { kind: 'message'; messageId: string; text: string }
   | { kind: 'call'; messageId: string; call: EngineToolCall };
 
-/** Where this wire keeps what the engine may refuse (chat completions' `max_completion_tokens` and `messages`). */
+/** This API's fields of what the engine may refuse: the output budget and the prompt (refusal.ts). */
 const RESPONSE_FIELDS: RefusalFields = { output_budget: 'max_output_tokens', prompt: 'input' };
 
 const place = (error: unknown): never => {
