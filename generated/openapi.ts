@@ -379,7 +379,8 @@ export type paths = {
         };
         /**
          * Get a model
-         * @description Returns one model of the catalogue, with its context window, capabilities, pricing and regions.
+         * @description Returns one model of the catalogue, with its context window, capabilities, pricing and regions. Its problems carry
+         *     OpenAI's `error` object too, as the chat, embeddings and Responses operations' do.
          */
         get: operations["getModel"];
         put?: never;
@@ -3584,6 +3585,90 @@ export type components = {
             next_cursor: null;
         };
         /**
+         * ChatCompletionError
+         * @description OpenAI's error object, so OpenAI SDKs raise their usual exceptions. `type` by status: 400, 404, 409, 413, 415,
+         *     421 and 422 `invalid_request_error`; 401 `authentication_error`; 403 `permission_error`; 429
+         *     `rate_limit_error`; 500 `server_error`.
+         */
+        ChatCompletionError: {
+            /**
+             * @description A human-readable message, the same as the problem's `detail`.
+             * @example This model's maximum context length is 128000 tokens; the messages and max_completion_tokens need 131250.
+             */
+            message: string;
+            /**
+             * @description The OpenAI error type, derived from the status.
+             * @enum {string}
+             */
+            type: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error";
+            /**
+             * @description The request field at fault in OpenAI's notation (`messages[0].role`), or `null`.
+             * @example messages[0].role
+             */
+            param: string | null;
+            code: components["schemas"]["ErrorCode"];
+        };
+        /**
+         * ChatCompletionProblem
+         * @description The problem document of the operations OpenAI SDKs call (chat completions, embeddings, the Responses API, the
+         *     models): every member of `Problem` (RFC 9457, with our `code` and `request_id`), plus OpenAI's `error` object with
+         *     the same information so that OpenAI SDKs read it.
+         */
+        ChatCompletionProblem: {
+            /**
+             * Format: uri
+             * @description A URI that identifies the problem type; it resolves to the documentation of the `code`.
+             * @example https://docs.content-service.example/problems/validation_failed
+             */
+            type: string;
+            /**
+             * @description A short, human-readable summary of the problem type; the same for every occurrence of a `code`.
+             * @example The request is not valid
+             */
+            title: string;
+            /**
+             * Format: int32
+             * @description The HTTP status code of this response.
+             * @example 400
+             */
+            status: number;
+            /**
+             * @description A human-readable explanation of this occurrence.
+             * @example The field /temperature must be <= 2.
+             */
+            detail?: string;
+            /**
+             * Format: uri-reference
+             * @description The path of the request that failed.
+             * @example /v1/chat/completions
+             */
+            instance?: string;
+            code: components["schemas"]["ErrorCode"];
+            /**
+             * @description The request identifier, as in the `X-Request-Id` header.
+             * @example req_01JD3Y2M7Q8W9E4R5T6Y7V8X9Z
+             */
+            request_id: string;
+            /** @description For `validation_failed`, one entry per invalid field. */
+            errors?: components["schemas"]["ProblemFieldError"][];
+            /** @description For `wrong_region`, the region the workspace is homed in. */
+            region?: components["schemas"]["Region"];
+            /**
+             * Format: uri
+             * @description For `wrong_region`, the base URL to send this workspace's requests to.
+             * @example https://us.content-service.example
+             */
+            base_url?: string;
+            /**
+             * @description With `policy_violation`: the rule that blocked the output (`voice.banned_phrases` or the `rul_…` id of a compliance rule).
+             * @example voice.banned_phrases
+             */
+            rule_id?: string;
+            /** @description With `spend_limit_reached`: the limit that refused the call, with what its scope has spent (`spent_usd`) and when it resets (`resets_at`). */
+            spend_limit?: components["schemas"]["SpendLimit"];
+            error: components["schemas"]["ChatCompletionError"];
+        };
+        /**
          * UsageDimension
          * @description A dimension to group usage by.
          * @enum {string}
@@ -3765,17 +3850,19 @@ export type components = {
         };
         /**
          * FallbackModels
-         * @description Extension, as OpenRouter's `models`. The models to try, in order, after `model` when it fails before its first
-         *     token with a failure worth trying elsewhere: its provider's rate limit (`upstream_rate_limited`) or outage,
-         *     timeout or connection error (`upstream_unavailable`). Each is an `id` of `GET /v1/models` and is checked before any
-         *     call as `model` is: one not in the catalogue is a `404 model_not_found` at `/models/<i>`; `model` itself, or one
-         *     without a capability the request needs (`tools`, `vision`, `json_mode`, `json_schema`) or too small for it
-         *     (context window, output limit) is a `422 validation_failed` at `/models/<i>`; one whose provider is not configured
-         *     on this server is skipped (listed in `models_tried` with `model_unavailable`). A failure after the first token is
-         *     never retried: what was streamed is the client's. A `4xx` of the provider (`upstream_error`) or a
-         *     `policy_violation` does not fall back either. Not with `n` over 1. The answer's `model`, and its usage, name the
-         *     model that answered. Without `models`, the `fallback_models` of the request's project (`project_id`) apply, if it
-         *     has any.
+         * @description Extension, as OpenRouter's `models`: the models to try, in order. Its first may be `model` itself (OpenRouter's
+         *     form: the whole list, `model` first), and without `model` its first is the request's model. The others are tried,
+         *     in order, after the request's model when it fails before its first token with a failure worth trying elsewhere:
+         *     its provider's rate limit (`upstream_rate_limited`) or outage, timeout or connection error
+         *     (`upstream_unavailable`). Each is an `id` of `GET /v1/models` and is checked before any call as `model` is: one not
+         *     in the catalogue is a `404 model_not_found` at `/models/<i>`; `model` anywhere but first, or one without a
+         *     capability the request needs (`tools`, `vision`, `json_mode`, `json_schema`) or too small for it (context window,
+         *     output limit) is a `422 validation_failed` at `/models/<i>`; one whose provider is not configured on this server is
+         *     skipped (listed in `models_tried` with `model_unavailable`). A failure after the first token is never retried: what
+         *     was streamed is the client's. A `4xx` of the provider (`upstream_error`) or a `policy_violation` does not fall back
+         *     either. Not with `n` over 1 (unless the list names only the request's model). The answer's `model`, and its usage,
+         *     name the model that answered. Without `models`, the `fallback_models` of the request's project (`project_id`)
+         *     apply, if it has any; a `models` that names only the request's model asks for no fallback.
          * @example [
          *       "claude-haiku-4-5",
          *       "sandbox-writer"
@@ -4166,10 +4253,12 @@ export type components = {
              * @description The model to use, an `id` of `GET /v1/models`. A model that is not in the catalogue of the region is a
              *     `404 model_not_found`; one whose provider is not configured on this server (`available: false`) is a
              *     `422 model_unavailable`; an embedding model (no `chat` capability) is a `422 validation_failed` at `/model`. The
-             *     sandbox models (`sandbox-writer`, `sandbox-echo`) are always available.
+             *     sandbox models (`sandbox-writer`, `sandbox-echo`) are always available. Required unless `models` is given (its
+             *     first is then the model, and its problems point at `/models/0`): without either, a `422 validation_failed` at
+             *     `/model`.
              * @example gpt-4o-mini
              */
-            model: string;
+            model?: string;
             models?: components["schemas"]["FallbackModels"];
             project_id?: components["schemas"]["CallProjectId"];
             /**
@@ -4560,89 +4649,6 @@ export type components = {
             models_tried?: components["schemas"]["ModelTried"][];
         };
         /**
-         * ChatCompletionError
-         * @description OpenAI's error object, so OpenAI SDKs raise their usual exceptions. `type` by status: 400, 404, 409, 413, 415,
-         *     421 and 422 `invalid_request_error`; 401 `authentication_error`; 403 `permission_error`; 429
-         *     `rate_limit_error`; 500 `server_error`.
-         */
-        ChatCompletionError: {
-            /**
-             * @description A human-readable message, the same as the problem's `detail`.
-             * @example This model's maximum context length is 128000 tokens; the messages and max_completion_tokens need 131250.
-             */
-            message: string;
-            /**
-             * @description The OpenAI error type, derived from the status.
-             * @enum {string}
-             */
-            type: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error";
-            /**
-             * @description The request field at fault in OpenAI's notation (`messages[0].role`), or `null`.
-             * @example messages[0].role
-             */
-            param: string | null;
-            code: components["schemas"]["ErrorCode"];
-        };
-        /**
-         * ChatCompletionProblem
-         * @description The problem document of `POST /v1/chat/completions` and `POST /v1/embeddings`: every member of `Problem` (RFC 9457, with our `code` and
-         *     `request_id`), plus OpenAI's `error` object with the same information so that OpenAI SDKs read it.
-         */
-        ChatCompletionProblem: {
-            /**
-             * Format: uri
-             * @description A URI that identifies the problem type; it resolves to the documentation of the `code`.
-             * @example https://docs.content-service.example/problems/validation_failed
-             */
-            type: string;
-            /**
-             * @description A short, human-readable summary of the problem type; the same for every occurrence of a `code`.
-             * @example The request is not valid
-             */
-            title: string;
-            /**
-             * Format: int32
-             * @description The HTTP status code of this response.
-             * @example 400
-             */
-            status: number;
-            /**
-             * @description A human-readable explanation of this occurrence.
-             * @example The field /temperature must be <= 2.
-             */
-            detail?: string;
-            /**
-             * Format: uri-reference
-             * @description The path of the request that failed.
-             * @example /v1/chat/completions
-             */
-            instance?: string;
-            code: components["schemas"]["ErrorCode"];
-            /**
-             * @description The request identifier, as in the `X-Request-Id` header.
-             * @example req_01JD3Y2M7Q8W9E4R5T6Y7V8X9Z
-             */
-            request_id: string;
-            /** @description For `validation_failed`, one entry per invalid field. */
-            errors?: components["schemas"]["ProblemFieldError"][];
-            /** @description For `wrong_region`, the region the workspace is homed in. */
-            region?: components["schemas"]["Region"];
-            /**
-             * Format: uri
-             * @description For `wrong_region`, the base URL to send this workspace's requests to.
-             * @example https://us.content-service.example
-             */
-            base_url?: string;
-            /**
-             * @description With `policy_violation`: the rule that blocked the output (`voice.banned_phrases` or the `rul_…` id of a compliance rule).
-             * @example voice.banned_phrases
-             */
-            rule_id?: string;
-            /** @description With `spend_limit_reached`: the limit that refused the call, with what its scope has spent (`spent_usd`) and when it resets (`resets_at`). */
-            spend_limit?: components["schemas"]["SpendLimit"];
-            error: components["schemas"]["ChatCompletionError"];
-        };
-        /**
          * EmbeddingRequest
          * @description A request for embeddings, as OpenAI's `CreateEmbeddingRequest`. Limits: at most 2,048 inputs, each at most the
          *     model's `context_window` tokens (8,191 for OpenAI's models), and 300,000 tokens in all (OpenAI's limits); a
@@ -4964,10 +4970,11 @@ export type components = {
             detail?: "auto" | "low" | "high" | null;
         };
         /**
-         * ResponseOutputText
-         * @description Text the model wrote, as a part of an output message (or of an assistant message given back as input).
+         * ResponseInputOutputText
+         * @description An `output_text` part of an assistant message given back as input (an earlier answer, as it was received or as
+         *     text alone). Its `annotations` and `logprobs` are taken and not used.
          */
-        ResponseOutputText: {
+        ResponseInputOutputText: {
             /**
              * @description Always `output_text`. (enum property replaced by openapi-typescript)
              * @enum {string}
@@ -4978,9 +4985,9 @@ export type components = {
              * @example Spring into savings: every roast is 20% off until Sunday.
              */
             text: string;
-            /** @description Citations of the text; always empty (no built-in tools cite sources here). */
+            /** @description Citations of the text, as they were received; empty. */
             annotations?: Record<string, never>[];
-            /** @description Log probabilities are not offered; empty when present. */
+            /** @description Log probabilities of the text's tokens, as they were received; empty. */
             logprobs?: Record<string, never>[];
         };
         /**
@@ -5000,7 +5007,7 @@ export type components = {
              */
             role: "user" | "assistant" | "system" | "developer";
             /** @description The text, or a list of parts. */
-            content: string | (components["schemas"]["ResponseInputText"] | components["schemas"]["ResponseInputImage"] | components["schemas"]["ResponseOutputText"])[];
+            content: string | (components["schemas"]["ResponseInputText"] | components["schemas"]["ResponseInputImage"] | components["schemas"]["ResponseInputOutputText"])[];
             /**
              * @description The item's id, when an output message is given back as it was received (`msg_…`); not used.
              * @example msg_01JDA4M7Q4B5C6D7E8F9G0H1J3
@@ -5181,11 +5188,12 @@ export type components = {
             };
         };
         /**
-         * ResponseId
-         * @description A response's identifier (`resp_…`).
+         * ResponseIdReference
+         * @description A response's identifier as a request names it: any id in the format of OpenAI's response ids (`resp_` and letters
+         *     or digits), ours (`resp_` and a ULID) or not. One that is not a stored response of the key's workspace is a `404`.
          * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
          */
-        ResponseId: string;
+        ResponseIdReference: string;
         /**
          * ResponseReasoning
          * @description For models with the `reasoning` capability, how much reasoning to spend; ignored by other models.
@@ -5216,10 +5224,11 @@ export type components = {
         ResponseCreateRequest: {
             /**
              * @description The model to use, an `id` of `GET /v1/models` (`404 model_not_found` when it is not in the catalogue,
-             *     `422 model_unavailable` when its provider is not configured here).
+             *     `422 model_unavailable` when its provider is not configured here). Required unless `models` is given (its first
+             *     is then the model, and its problems point at `/models/0`): without either, a `422 validation_failed` at `/model`.
              * @example gpt-4o-mini
              */
-            model: string;
+            model?: string;
             models?: components["schemas"]["FallbackModels"];
             /** @description The new input - a text (one user message), or a list of items. */
             input: string | components["schemas"]["ResponseInputItem"][];
@@ -5244,9 +5253,10 @@ export type components = {
             /**
              * @description Continues the conversation of a stored response: its input and output are sent before `input` (not its
              *     `instructions`). Continuing a response that is not the last of its thread starts a new thread with the
-             *     conversation up to it. An unknown, deleted or `store: false` response is a `404`.
+             *     conversation up to it. An unknown, deleted or `store: false` response is a `404`, as is an id of a response
+             *     that is not ours (another service's, such as OpenAI's).
              */
-            previous_response_id?: components["schemas"]["ResponseId"] | null;
+            previous_response_id?: components["schemas"]["ResponseIdReference"] | null;
             /**
              * @description `true` (the default, as OpenAI) stores the response: it can be retrieved, continued, and its input and output
              *     are saved as the messages of a chat thread (`thread_id`). `false` saves nothing.
@@ -5256,7 +5266,9 @@ export type components = {
             metadata?: components["schemas"]["Metadata"] | null;
             /**
              * Format: int32
-             * @description The most tokens the output may have; defaults to the model's output limit.
+             * @description The most tokens the output may have; defaults to the model's output limit. Over the model's limit
+             *     (`max_output_tokens` of `GET /v1/models`) is a `422 validation_failed` at `/max_output_tokens`; with the input,
+             *     more than the model's context window a `422 context_length_exceeded` at `/input`.
              * @example 1024
              */
             max_output_tokens?: number | null;
@@ -5300,6 +5312,33 @@ export type components = {
              * @example voc_01JD2Q7F8X3M4N5P6R7S8T9V0W
              */
             voice_id?: string | null;
+        };
+        /**
+         * ResponseId
+         * @description A response's identifier (`resp_…`).
+         * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
+         */
+        ResponseId: string;
+        /**
+         * ResponseOutputText
+         * @description Text the model wrote, as a part of an output message, of a stream event, or of an assistant message listed among a
+         *     response's input items. `annotations` and `logprobs` are always present, as in OpenAI's `output_text`.
+         */
+        ResponseOutputText: {
+            /**
+             * @description Always `output_text`.
+             * @constant
+             */
+            type: "output_text";
+            /**
+             * @description The text.
+             * @example Spring into savings: every roast is 20% off until Sunday.
+             */
+            text: string;
+            /** @description Citations of the text; always empty (no built-in tools cite sources here). */
+            annotations: Record<string, never>[];
+            /** @description Log probabilities of the text's tokens; always empty (the Responses API does not offer them here). */
+            logprobs: Record<string, never>[];
         };
         /**
          * ResponseOutputMessage
@@ -5353,6 +5392,12 @@ export type components = {
                  * @example 0
                  */
                 cached_tokens: number;
+                /**
+                 * Format: int64
+                 * @description Input tokens written to the provider's prompt cache; 0, as this service does not count them.
+                 * @example 0
+                 */
+                cache_write_tokens: number;
             };
             /**
              * Format: int64
@@ -5678,7 +5723,7 @@ export type components = {
             content_index: number;
             /** @description The next piece of text. */
             delta: string;
-            /** @description Log probabilities are not offered; always empty. */
+            /** @description Log probabilities of the text's tokens; always empty (the Responses API does not offer them here). */
             logprobs: Record<string, never>[];
         } | {
             /**
@@ -5708,7 +5753,7 @@ export type components = {
             content_index: number;
             /** @description The whole text of the part. */
             text: string;
-            /** @description Log probabilities are not offered; always empty. */
+            /** @description Log probabilities of the text's tokens; always empty (the Responses API does not offer them here). */
             logprobs: Record<string, never>[];
         } | {
             /**
@@ -5749,6 +5794,11 @@ export type components = {
              * @example fc_01JDA4M7Q4B5C6D7E8F9G0H1J4
              */
             item_id: string;
+            /**
+             * @description The name of the function called.
+             * @example get_price
+             */
+            name: string;
             /**
              * Format: int32
              * @description The item's position in `output`.
@@ -11484,8 +11534,8 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body of the chat completion request is not valid JSON (`invalid_json`). */
-        ChatBadRequest: {
+        /** @description No API key was sent, or the key is unknown, revoked or past its rotation grace period (`unauthenticated`). */
+        ChatUnauthorized: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11496,8 +11546,82 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description No API key was sent, or the key is unknown, revoked or past its rotation grace period (`unauthenticated`). */
-        ChatUnauthorized: {
+        /** @description No model with this id in the catalogue of this region (`model_not_found`), with OpenAI's `error` object so that OpenAI SDKs raise their not-found error with its `type` and `param`. */
+        ModelNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The workspace is homed in the other region (`wrong_region`). Send the request to `base_url`. */
+        ChatMisdirectedRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages (the input) and `max_completion_tokens` (`max_output_tokens`) do not fit the model's context window (`context_length_exceeded` at `/messages`, `/input`), the model's provider is not configured on this server (`model_unavailable`, naming the variable to set), the answer broke a compliance rule of the workspace or a banned phrase of the voice and was withheld (`policy_violation`, with `rule_id`), or an image part could not be read (`image_unreadable`, naming the part), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
+        ChatUnprocessableEntity: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description More than 600 requests in 60 seconds with this API key (`rate_limited`), or the model's provider is rate limiting this service (`upstream_rate_limited`). Wait `Retry-After` seconds (present when the provider gave one). */
+        ChatTooManyRequests: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description An unexpected error on our side, or the model's provider failed (`internal_error`). Safe to retry with the same `Idempotency-Key`. */
+        ChatInternalError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`); or the database could not be reached, its connection was lost, or no connection came free in time (`service_unavailable`). Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. Or the server process is holding as many image bytes of requests as it takes at once (`images_busy`, with `Retry-After`): a request's `image_url` parts take up to 20 MB each, 50 MB in all, before any is read; nothing was fetched or billed. */
+        ChatServiceUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
+            };
+        };
+        /** @description The body of the chat completion request is not valid JSON (`invalid_json`). */
+        ChatBadRequest: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -11580,74 +11704,12 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description The workspace is homed in the other region (`wrong_region`). Send the request to `base_url`. */
-        ChatMisdirectedRequest: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
-            };
-        };
-        /** @description A field is invalid or not supported (`validation_failed`, with one entry per field in `errors` and the first one in `error.param`), the messages and `max_completion_tokens` do not fit the model's context window (`context_length_exceeded`), the model's provider is not configured on this server (`model_unavailable`, naming the variable to set), the answer broke a compliance rule of the workspace or a banned phrase of the voice and was withheld (`policy_violation`, with `rule_id`), or an image part could not be read (`image_unreadable`, naming the part), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
-        ChatUnprocessableEntity: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
-            };
-        };
-        /** @description More than 600 requests in 60 seconds with this API key (`rate_limited`), or the model's provider is rate limiting this service (`upstream_rate_limited`). Wait `Retry-After` seconds (present when the provider gave one). */
-        ChatTooManyRequests: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                "X-Request-Id": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
-            };
-        };
-        /** @description An unexpected error on our side, or the model's provider failed (`internal_error`). Safe to retry with the same `Idempotency-Key`. */
-        ChatInternalError: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
-            };
-        };
         /** @description The model's provider answered with an error this service could not recover from (`upstream_error`), for example when it rejected the server's own provider key. Safe to retry later with the same `Idempotency-Key`. */
         ChatBadGateway: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["ChatCompletionProblem"];
-            };
-        };
-        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`); or the database could not be reached, its connection was lost, or no connection came free in time (`service_unavailable`). Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. Or the server process is holding as many image bytes of requests as it takes at once (`images_busy`, with `Retry-After`): a request's `image_url` parts take up to 20 MB each, 50 MB in all, before any is read; nothing was fetched or billed. */
-        ChatServiceUnavailable: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                "X-Request-Id": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -12412,10 +12474,11 @@ export type components = {
          */
         ThreadId: string;
         /**
-         * @description The response's identifier (`resp_…`).
+         * @description The response's identifier (`resp_…`). Any id in the format of OpenAI's response ids is taken: one that is not a
+         *     stored response of the key's workspace is a `404`.
          * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
          */
-        ResponseIdPath: string;
+        ResponseIdPath: components["schemas"]["ResponseIdReference"];
         /**
          * @description The document's identifier (`doc_…`).
          * @example doc_01JDB2C3D4E5F6G7H8J9K0M1N2
@@ -13504,13 +13567,13 @@ export interface operations {
                     "application/json": components["schemas"]["Model"];
                 };
             };
-            401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
-            421: components["responses"]["MisdirectedRequest"];
-            422: components["responses"]["InvalidParameters"];
-            429: components["responses"]["TooManyRequests"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
+            401: components["responses"]["ChatUnauthorized"];
+            404: components["responses"]["ModelNotFound"];
+            421: components["responses"]["ChatMisdirectedRequest"];
+            422: components["responses"]["ChatUnprocessableEntity"];
+            429: components["responses"]["ChatTooManyRequests"];
+            500: components["responses"]["ChatInternalError"];
+            503: components["responses"]["ChatServiceUnavailable"];
         };
     };
     getUsage: {
@@ -14125,7 +14188,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The response's identifier (`resp_…`).
+                 * @description The response's identifier (`resp_…`). Any id in the format of OpenAI's response ids is taken: one that is not a
+                 *     stored response of the key's workspace is a `404`.
                  * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
                  */
                 id: components["parameters"]["ResponseIdPath"];
@@ -14161,7 +14225,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The response's identifier (`resp_…`).
+                 * @description The response's identifier (`resp_…`). Any id in the format of OpenAI's response ids is taken: one that is not a
+                 *     stored response of the key's workspace is a `404`.
                  * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
                  */
                 id: components["parameters"]["ResponseIdPath"];
@@ -14214,7 +14279,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The response's identifier (`resp_…`).
+                 * @description The response's identifier (`resp_…`). Any id in the format of OpenAI's response ids is taken: one that is not a
+                 *     stored response of the key's workspace is a `404`.
                  * @example resp_01JDA4M7Q4B5C6D7E8F9G0H1J2
                  */
                 id: components["parameters"]["ResponseIdPath"];

@@ -244,6 +244,47 @@ describe.each(databaseKinds)('fallback models on %s', (kind) => {
     ]);
   });
 
+  test('OpenRouter’s form: models naming model first, or models alone (its first is the model), in chat completions and responses', async () => {
+    const { key } = await newWorkspace();
+    const messages = [{ role: 'user', content: 'Hi' }];
+    openai.enqueue({ error: { status: 503 } });
+    anthropic.enqueue({ text: 'From Claude', usage: { input: 3, output: 2 } });
+    const both = await complete(key, { model: 'gpt-4o-mini', models: ['gpt-4o-mini', CLAUDE], messages });
+    expect(both.status, both.text).toBe(200);
+    expect(both.body).toMatchObject({ model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini', status: 503 }] });
+
+    openai.enqueue({ error: { status: 503 } });
+    anthropic.enqueue({ text: 'From Claude', usage: { input: 3, output: 2 } });
+    const alone = await complete(key, { models: ['gpt-4o-mini', CLAUDE], messages });
+    expect(alone.status, alone.text).toBe(200);
+    expect(alone.body).toMatchObject({ model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini', status: 503 }] });
+
+    // A list of the model alone asks for no fallback: the answer is as without one.
+    openai.enqueue({ text: 'Hello', usage: { input: 3, output: 1 } });
+    const single = await complete(key, { models: ['gpt-4o-mini'], messages, n: 1 });
+    expect(single.status, single.text).toBe(200);
+    expect(single.body.model).toBe('gpt-4o-mini');
+    expect(single.body).not.toHaveProperty('models_tried');
+
+    openai.enqueue({ error: { status: 503 } });
+    anthropic.enqueue({ text: 'From Claude', usage: { input: 3, output: 2 } });
+    const response = await server.call('POST', '/v1/responses', {
+      key,
+      body: { models: ['gpt-4o-mini', CLAUDE], input: 'Hi', store: false },
+    });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body).toMatchObject({ model: CLAUDE, models_tried: [{ model: 'gpt-4o-mini', status: 503 }] });
+
+    // The first of models alone is the model: its problems point at it; without model and models, at /model.
+    const unknown = await complete(key, { models: ['gpt-9-ultra', CLAUDE], messages });
+    expectProblem(unknown, 404, 'model_not_found');
+    expect(unknown.body.errors).toEqual([{ pointer: '/models/0', detail: 'is not a model of the catalogue' }]);
+    expect(unknown.body.error.param).toBe('models[0]');
+    const neither = await complete(key, { messages });
+    expectProblem(neither, 422, 'validation_failed');
+    expect(neither.body.errors).toEqual([{ pointer: '/model', detail: 'is required without models' }]);
+  });
+
   test('refused before any call: an unknown fallback, a duplicate, the model itself, one without a capability the request needs, n over 1', async () => {
     const { key } = await newWorkspace();
     const before = openai.requests.length + anthropic.requests.length;

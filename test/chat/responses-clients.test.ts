@@ -76,6 +76,31 @@ describe('Responses API clients against our API', () => {
     });
   });
 
+  test('openai: an id in OpenAI’s format that is not ours is NotFoundError on retrieve, delete, inputItems and previous_response_id', async () => {
+    // The example id of OpenAI's own specification.
+    const id = 'resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b';
+    await expect(openai.responses.retrieve(id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.responses.delete(id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(openai.responses.inputItems.list(id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const continued = await openai.responses
+      .create({ model: 'sandbox-echo', input: 'hi', previous_response_id: id })
+      .catch((e: unknown) => e);
+    expect(continued).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(continued).toMatchObject({ type: 'invalid_request_error', param: 'previous_response_id' });
+  });
+
+  test('openai: a refusal names the Responses API’s own field (max_output_tokens, input)', async () => {
+    const overLimit = await openai.responses
+      .create({ model: 'sandbox-echo', input: 'hi', max_output_tokens: 20_000 })
+      .catch((e: unknown) => e);
+    expect(overLimit).toBeInstanceOf(OpenAI.UnprocessableEntityError);
+    expect(overLimit).toMatchObject({ code: 'validation_failed', param: 'max_output_tokens' });
+    const tooLong = await openai.responses
+      .create({ model: 'sandbox-echo', input: 'word '.repeat(130_000) })
+      .catch((e: unknown) => e);
+    expect(tooLong).toMatchObject({ status: 422, code: 'context_length_exceeded', param: 'input' });
+  });
+
   test('openai: inputItems.list pages through every item with after', async () => {
     const input = Array.from({ length: 5 }, (_, i) => ({ role: 'user' as const, content: `item ${i}` }));
     const response = await openai.responses.create({ model: 'sandbox-echo', input });

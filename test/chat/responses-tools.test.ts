@@ -154,7 +154,7 @@ describe.each(databaseKinds)('responses with tools and images on %s', (kind) => 
         type: 'message',
         role: 'assistant',
         status: 'completed',
-        content: [{ type: 'output_text', text: `get_weather: ${result}.`, annotations: [] }],
+        content: [{ type: 'output_text', text: `get_weather: ${result}.`, annotations: [], logprobs: [] }],
       },
     ]);
     expect(second.body.thread_id).toBe(first.body.thread_id);

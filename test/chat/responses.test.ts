@@ -81,7 +81,7 @@ describe.each(databaseKinds)('responses on %s', (kind) => {
         type: 'message',
         role: 'assistant',
         status: 'completed',
-        content: [{ type: 'output_text', text: 'Spring sale starts Monday', annotations: [] }],
+        content: [{ type: 'output_text', text: 'Spring sale starts Monday', annotations: [], logprobs: [] }],
       },
     ]);
     expect(body.created_at).toBe(Math.floor(body.created_at));
@@ -90,7 +90,7 @@ describe.each(databaseKinds)('responses on %s', (kind) => {
     expect(usage.input_tokens).toBe(countPromptTokens([{ content: 'Spring sale starts Monday' }]));
     expect(usage.total_tokens).toBe(usage.input_tokens + usage.output_tokens);
     expect(usage).toMatchObject({
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
       output_tokens_details: { reasoning_tokens: 0 },
     });
     const model = server.platform.services.engine.catalogue.get('sandbox-echo')!;

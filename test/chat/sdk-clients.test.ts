@@ -64,6 +64,14 @@ describe('OpenAI clients against our API', () => {
     expect(ids).toEqual(catalogue.entries.map((entry) => entry.id));
     const one = await openai.models.retrieve('sandbox-writer');
     expect(one).toMatchObject({ id: 'sandbox-writer', object: 'model', owned_by: 'content-service' });
+    const unknown = await openai.models.retrieve('nope').catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(unknown).toMatchObject({
+      status: 404,
+      type: 'invalid_request_error',
+      param: 'model',
+      code: 'model_not_found',
+    });
   });
 
   test('openai: our problems are the SDK’s exceptions, with OpenAI’s error fields', async () => {

@@ -196,12 +196,15 @@ describe.each(databaseKinds)('project fallback models on %s', (kind) => {
     expect(answer.status, answer.text).toBe(200);
     expect(answer.body.model).toBe(CLAUDE);
     expect(answer.body.models_tried).toEqual([{ model: 'gpt-4o-mini', code: 'upstream_unavailable', status: 503 }]);
-    // The same list given as the request's own `models` is refused.
-    expectProblem(
-      await complete(key, { model: 'gpt-4o-mini', models: ['gpt-4o-mini', CLAUDE], tools, ...ask }),
-      422,
-      'validation_failed',
-    );
+    // The same list given as the request's own `models` is refused where it cannot serve the request.
+    const refused = await complete(key, {
+      model: 'gpt-4o-mini',
+      models: ['gpt-4o-mini', 'chatgpt-4o-latest', CLAUDE],
+      tools,
+      ...ask,
+    });
+    expectProblem(refused, 422, 'validation_failed');
+    expect(refused.body.errors[0].pointer).toBe('/models/1');
   });
 
   test('a default list that leaves no model for the request is no fallback: the answer names none tried', async () => {

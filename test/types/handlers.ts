@@ -9,11 +9,12 @@ export async function getModel(request: GetModelRequest): Promise<GetModelRespon
       status: 404,
       contentType: 'application/problem+json',
       body: {
-        type: 'https://docs.content-service.example/problems/not_found',
-        title: 'Resource not found',
+        type: 'https://docs.content-service.example/problems/model_not_found',
+        title: 'No such model',
         status: 404,
-        code: 'not_found',
+        code: 'model_not_found',
         request_id: 'req_01JD3Y2M7Q8W9E4R5T6Y7V8X9Z',
+        error: { message: 'No model missing.', type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
       },
     };
   }

@@ -17,9 +17,12 @@ import {
   type EngineToolChoice,
   type GenerationRequest,
   IMAGE_LIMITS,
+  placed,
+  type RefusalFields,
   type TokenUsage,
 } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
+import { requestModel } from './request-model.ts';
 import {
   createThread,
   dropEmptyThread,
@@ -232,7 +235,16 @@ export const completionHandlers = {
     const engine = context.platform.services.engine;
     const { db } = context.platform;
     const workspaceId = context.caller.workspace.id;
-    const model = engine.model(body.model);
+    const model = requestModel(engine, body);
+    // Where this wire keeps what the engine may refuse: the output budget as the request sent it.
+    const fields: RefusalFields = {
+      output_budget:
+        body.max_completion_tokens == null && body.max_tokens != null ? 'max_tokens' : 'max_completion_tokens',
+      prompt: 'messages',
+    };
+    const place = (error: unknown): never => {
+      throw placed(error, fields);
+    };
 
     const history: EngineMessage[] = [];
     /** The tool calls of the conversation so far, which a tool message may answer. */
@@ -313,7 +325,7 @@ export const completionHandlers = {
     const threadId = saving?.threadId ?? null;
 
     if (!body.stream) {
-      const result = await engine.generate(generation, { whole: true });
+      const result = await engine.generate(generation, { whole: true }).catch(place);
       const usage = usageBody(result.usage);
       const first = result.choices[0]!;
       await save(
@@ -354,7 +366,7 @@ export const completionHandlers = {
       };
     }
 
-    const events = await engine.stream(generation);
+    const events = await engine.stream(generation).catch(place);
     // The first chunk names the thread: it exists from then on, even if the stream never ends (its messages are saved
     // with the answer).
     let createdThread: string | null = null;
@@ -404,7 +416,7 @@ export const completionHandlers = {
         const role = (choice: number) =>
           started.has(choice) ? {} : (started.add(choice), { role: 'assistant' as const });
         try {
-          for (let step = await events.next(); !step.done; step = await events.next()) {
+          for (let step = await events.next().catch(place); !step.done; step = await events.next().catch(place)) {
             const event = step.value;
             if (event.type === 'model') {
               answeredBy = event.model.id;

@@ -2,12 +2,12 @@
 // streamed or not), the saved threads they write, and embeddings (OpenAI's wire format too).
 import { iso } from '../../platform/clock.ts';
 import type { Feature } from '../../platform/feature.ts';
+import { withOpenAiError } from '../../platform/openai-errors.ts';
 import { completionHandlers } from './completions.ts';
 import { embeddingHandlers } from './embeddings.ts';
 import { chatThreads } from './migrations/008_chat_threads.ts';
 import { chatTools } from './migrations/017_chat_tools.ts';
 import { responses } from './migrations/018_responses.ts';
-import { withOpenAiError } from './openai-errors.ts';
 import { responseHandlers } from './responses.ts';
 import { threadHandlers } from './threads.ts';
 

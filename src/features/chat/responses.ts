@@ -28,10 +28,13 @@ import {
   type GenerationRequest,
   IMAGE_LIMITS,
   type ModelTried,
+  placed,
+  type RefusalFields,
   type TokenUsage,
 } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
+import { requestModel } from './request-model.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
 import { imagePlaceholder, replayedMessage, THREAD_LIMIT, threadFull, threadsOf, wireToolCalls } from './threads.ts';
 
@@ -64,6 +67,13 @@ type OutputItem =
   | { kind: 'message'; messageId: string; text: string }
   | { kind: 'call'; messageId: string; call: EngineToolCall };
 
+/** This API's fields of what the engine may refuse: the output budget and the prompt (refusal.ts). */
+const RESPONSE_FIELDS: RefusalFields = { output_budget: 'max_output_tokens', prompt: 'input' };
+
+const place = (error: unknown): never => {
+  throw placed(error, RESPONSE_FIELDS);
+};
+
 function responseNotFound(id: string, pointer?: string): Problem {
   return new Problem(
     'not_found',
@@ -80,7 +90,8 @@ function responsesOf(db: Kysely<Database> | Transaction<Database>, workspaceId: 
 function usageBody(usage: TokenUsage): Schemas['ResponseUsage'] {
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: usage.cachedInputTokens },
+    // The engine does not count cache writes; OpenAI's schema requires the field.
+    input_tokens_details: { cached_tokens: usage.cachedInputTokens, cache_write_tokens: 0 },
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.inputTokens + usage.outputTokens,
@@ -317,7 +328,13 @@ function textFormat(
 }
 
 function outputMessage(id: string, text: string, status: OutputMessage['status']): OutputMessage {
-  return { id, type: 'message', role: 'assistant', status, content: [{ type: 'output_text', text, annotations: [] }] };
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    status,
+    content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  };
 }
 
 function functionCallItem(
@@ -564,7 +581,7 @@ function listedItem(message: MessageRow): ListedItem {
   const text = message.content ?? '';
   const content =
     message.role === 'assistant'
-      ? [{ type: 'output_text' as const, text, annotations: [] }]
+      ? [{ type: 'output_text' as const, text, annotations: [], logprobs: [] }]
       : [{ type: 'input_text' as const, text }];
   return { id: message.id, type: 'message', role: message.role, status: 'completed', content };
 }
@@ -575,7 +592,7 @@ export const responseHandlers = {
     const engine = context.platform.services.engine;
     const { db } = context.platform;
     const workspaceId = context.caller.workspace.id;
-    const model = engine.model(body.model);
+    const model = requestModel(engine, body);
     const store = body.store ?? true;
 
     checkTools(body);
@@ -782,7 +799,7 @@ export const responseHandlers = {
     };
 
     if (!body.stream) {
-      const result = await engine.generate(generation, { whole: true });
+      const result = await engine.generate(generation, { whole: true }).catch(place);
       if (result.modelsTried) answeredBy(result.model.id, result.modelsTried);
       const first = result.choices[0]!;
       const done = await finish({
@@ -794,7 +811,7 @@ export const responseHandlers = {
       return { status: 200, contentType: 'application/json', body: done };
     }
 
-    const events = await engine.stream(generation);
+    const events = await engine.stream(generation).catch(place);
     return {
       status: 200,
       contentType: 'text/event-stream',
@@ -810,7 +827,7 @@ export const responseHandlers = {
         // Closed whatever happens to this stream (a client gone while a write waits): the engine then ends the call and
         // records its usage.
         try {
-          let step = await iterator.next();
+          let step = await iterator.next().catch(place);
           if (!step.done && step.value.type === 'model') answeredBy(step.value.model.id, step.value.tried);
           yield send({ type: 'response.created', response: base });
           yield send({ type: 'response.in_progress', response: base });
@@ -835,7 +852,7 @@ export const responseHandlers = {
               item_id: item.messageId,
               output_index: opened.index,
               content_index: 0,
-              part: { type: 'output_text', text: '', annotations: [] },
+              part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
             });
             return opened;
           };
@@ -899,6 +916,7 @@ export const responseHandlers = {
                 yield send({
                   type: 'response.function_call_arguments.done',
                   item_id: done.id!,
+                  name: event.name,
                   output_index: index,
                   arguments: event.arguments,
                 });
@@ -918,9 +936,10 @@ export const responseHandlers = {
             });
           } catch (error) {
             if (context.signal.aborted) return;
+            const failure = placed(error, RESPONSE_FIELDS);
             const problem =
-              error instanceof Problem
-                ? error
+              failure instanceof Problem
+                ? failure
                 : new Problem(
                     'internal_error',
                     `The response failed. Quote request id ${context.requestId} when contacting support.`,

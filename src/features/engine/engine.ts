@@ -46,6 +46,7 @@ import { priceOf } from './pricing.ts';
 import { toolChoiceOf, toolsOf, toPrompt } from './prompt.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
 import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
+import { contextExceeded, overOutputLimit } from './refusal.ts';
 import { withRetries } from './retries.ts';
 import { countTokensEach } from './text-pool.ts';
 import { countedText, countPromptTokens, countTokens, promptImageTokens } from './tokens.ts';
@@ -173,16 +174,13 @@ export class Engine {
    */
   async #start(request: GenerationRequest, whole: boolean): Promise<AsyncGenerator<GenerationEvent>> {
     const model = this.model(request.model);
-    if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens) {
-      throw validationFailed([
-        {
-          pointer: '/max_completion_tokens',
-          detail: `must be at most ${model.max_output_tokens}, the output limit of ${model.id}`,
-        },
-      ]);
-    }
+    if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens)
+      throw overOutputLimit(model);
     checkCapabilities(model, request);
-    const fallbacks = request.fallbackModels ?? [];
+    // OpenRouter's form names the request's model first in `models` (the whole order): it is not a fallback of itself.
+    const fallbacks = (request.fallbackModels ?? [])
+      .map((id, i) => ({ id, i }))
+      .filter(({ id, i }) => i > 0 || id !== request.model);
     if (fallbacks.length > 0 && (request.n ?? 1) > 1)
       throw validationFailed([
         {
@@ -202,17 +200,17 @@ export class Engine {
     const first = this.#fit(model, request, messages);
     if (!first) {
       const promptTokens = this.#promptTokens(model, request, messages);
-      throw new Problem(
-        'context_length_exceeded',
-        `This model's maximum context length is ${model.context_window} tokens; the messages and max_completion_tokens need ${promptTokens + Math.max(1, request.maxOutputTokens ?? 1)}.`,
-        { errors: [{ pointer: '/messages', detail: `are ${promptTokens} tokens long` }] },
+      throw contextExceeded(
+        model.context_window,
+        promptTokens,
+        promptTokens + Math.max(1, request.maxOutputTokens ?? 1),
       );
     }
     let events: AsyncGenerator<GenerationEvent>;
     let admissions: Admission[] = [];
     // A default list (a project's) leaves out the models that cannot serve this request; with none left, the request
     // is one without fallbacks.
-    const others = fallbacks.flatMap((id, i) => {
+    const others = fallbacks.flatMap(({ id, i }) => {
       try {
         return [this.#fallback(id, i, request, messages)];
       } catch (error) {
@@ -318,7 +316,7 @@ export class Engine {
     const missing = missingCapability(model, request);
     if (missing) throw refuse(`${id} lacks the ${missing} capability this request needs`);
     if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens)
-      throw refuse(`${id} writes at most ${model.max_output_tokens} tokens, fewer than max_completion_tokens`);
+      throw refuse(`${id} writes at most ${model.max_output_tokens} tokens, fewer than the request's output budget`);
     const fit = this.#fit(model, request, messages);
     if (!fit) throw refuse(`${id} has a context window of ${model.context_window} tokens, too small for this request`);
     return fit;

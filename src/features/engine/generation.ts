@@ -48,7 +48,8 @@ export interface GenerationRequest {
   model: string;
   /**
    * Catalogue ids to try in order when `model` fails before its first event with a rate limit or an outage (see
-   * "Fallbacks" in docs/engine.md). With any, the first event names the model that answers.
+   * "Fallbacks" in docs/engine.md); a first entry that is `model` itself is the list's whole order (OpenRouter's form),
+   * not a fallback. With any fallback, the first event names the model that answers.
    */
   fallbackModels?: string[];
   /**

@@ -1,6 +1,7 @@
 // The engine feature: the content engine that every feature writing text calls (engine.ts), the model catalogue it
 // serves (GET /v1/models), and the usage it records (GET /v1/usage).
 import type { Feature } from '../../platform/feature.ts';
+import { withOpenAiErrorNaming } from '../../platform/openai-errors.ts';
 import { usage } from './migrations/007_usage.ts';
 import { modelHandlers } from './models.ts';
 import { usageHandlers } from './usage.ts';
@@ -9,6 +10,8 @@ export const engineFeature = {
   name: 'engine',
   handlers: { ...modelHandlers, ...usageHandlers },
   migrations: { '007_usage': usage },
+  // OpenAI SDKs' `models.retrieve` reads OpenAI's `error` object; OpenAI names the model of the path `model`.
+  problemShapes: { getModel: withOpenAiErrorNaming({ 'path/id': 'model' }) },
 } satisfies Feature;
 
 export type { CatalogueEntry } from './catalogue.ts';
@@ -39,6 +42,9 @@ export { IMAGE_LIMITS, readImage } from './images.ts';
 export type { Admission, CallCaller, EngineMiddleware, ModelCall } from './middleware.ts';
 export type { ProvidersConfig } from './providers.ts';
 export { loadProvidersConfig } from './providers.ts';
+export type { RefusalFields } from './refusal.ts';
+// Typed refusals: each wire places what the engine refuses (the output budget, the prompt) at its own field.
+export { placed } from './refusal.ts';
 export { SANDBOX_EMBEDDING_DIMENSIONS, SANDBOX_EMBEDDING_MAX_DIMENSIONS } from './sandbox-embedding.ts';
 export type { SandboxTask } from './sandbox-task.ts';
 // The sandbox provider: the tasks a feature's prompt can ask it for, and its embedding sizes (the catalogue script).

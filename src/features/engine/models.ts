@@ -20,7 +20,9 @@ export const modelHandlers = {
     const { catalogue } = context.platform.services.engine;
     const entry = catalogue.get(request.path.id);
     if (!entry)
-      throw new Problem('model_not_found', `No model ${request.path.id} in the catalogue; GET /v1/models lists them.`);
+      throw new Problem('model_not_found', `No model ${request.path.id} in the catalogue; GET /v1/models lists them.`, {
+        errors: [{ pointer: 'path/id', detail: 'is not a model of the catalogue' }],
+      });
     return { status: 200, contentType: 'application/json', body: catalogue.present(entry) };
   },
 } satisfies Pick<Handlers<RequestContext>, 'listModels' | 'getModel'>;

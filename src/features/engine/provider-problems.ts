@@ -4,6 +4,7 @@ import type { ProviderOutcome } from '../../platform/metrics.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { CatalogueEntry } from './catalogue.ts';
 import { LocalContextExceeded } from './local.ts';
+import { promptOverContext } from './refusal.ts';
 
 /** Seconds to wait that the provider asked for (`retry-after`, `retry-after-ms`), if it did. */
 export function retryAfterSeconds(headers: Record<string, string> | undefined): string | undefined {
@@ -23,15 +24,7 @@ export function upstreamProblem(error: unknown, model: CatalogueEntry, timedOut:
   const cause = error;
   const who = `The provider of ${model.id} (${model.provider})`;
   if (timedOut) return new Problem('upstream_unavailable', `${who} did not answer in time.`);
-  if (cause instanceof LocalContextExceeded) {
-    return new Problem(
-      'context_length_exceeded',
-      `This model's maximum context length is ${cause.contextSize} tokens; the messages alone are ${cause.promptTokens}.`,
-      {
-        errors: [{ pointer: '/messages', detail: `are ${cause.promptTokens} tokens long` }],
-      },
-    );
-  }
+  if (cause instanceof LocalContextExceeded) return promptOverContext(cause.contextSize, cause.promptTokens);
   if (!APICallError.isInstance(cause)) {
     const message = cause instanceof Error ? cause.message : String(cause);
     return new Problem('upstream_unavailable', `${who} could not be reached: ${message}`.slice(0, 2000));
