@@ -1,7 +1,7 @@
 // `npm start`: the server, configured from the environment (README, "Configuration").
 import { loadConfig } from './config.ts';
 import { createWorkspace } from './features/workspace/index.ts';
-import { stopOnSignals } from './platform/signals.ts';
+import { stopOnSignals, surviveLostConnections } from './platform/signals.ts';
 import { startupFailure } from './platform/startup-failure.ts';
 import { type RunningServer, startServer } from './server.ts';
 
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const running = await startServer(config);
   const { logger } = running.platform;
+  surviveLostConnections(logger);
   logger.info(
     {
       url: running.url,

@@ -12,7 +12,7 @@ import { KeyCache } from './platform/key-cache.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import { Metrics } from './platform/metrics.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
-import { stopOnSignals } from './platform/signals.ts';
+import { stopOnSignals, surviveLostConnections } from './platform/signals.ts';
 import { startupFailure } from './platform/startup-failure.ts';
 import { startTelemetry } from './platform/telemetry.ts';
 import { startWorkers } from './platform/workers.ts';
@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   const config = { ...loadConfig(), webhooksWorker: true };
   const providers = engineProviders(config);
   const logger = createLogger(config.logLevel);
+  surviveLostConnections(logger);
   // Before the storage: its queries are spans when traces are exported.
   const telemetry = startTelemetry(config.environment, logger);
   // A part of the platform that no request reads here: the servers learn of key changes from the database itself.

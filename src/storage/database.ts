@@ -151,6 +151,9 @@ export function isConnectionError(error: unknown): boolean {
     if (/^08|^57P0[1-4]$|^53300$/.test(code)) return true;
     if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code))
       return true;
+    // postgres.js (the workflow runtime's client) names its own.
+    if (['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT'].includes(code))
+      return true;
     if (code === 'ERR_SQLITE_ERROR' && /database is locked|SQLITE_BUSY/i.test(error.message)) return true;
   }
   // pg's own errors carry no code.
