@@ -3,12 +3,15 @@
 import type { Feature } from '../../platform/feature.ts';
 import { usage } from './migrations/007_usage.ts';
 import { modelHandlers } from './models.ts';
+import { loadEncoding } from './tokens.ts';
 import { usageHandlers } from './usage.ts';
 
 export const engineFeature = {
   name: 'engine',
   handlers: { ...modelHandlers, ...usageHandlers },
   migrations: { '007_usage': usage },
+  // Every generation counts tokens (the context-window check, the sandbox models): the first would wait for this.
+  preload: loadEncoding,
 } satisfies Feature;
 
 export type { CatalogueEntry } from './catalogue.ts';
