@@ -2,7 +2,14 @@
 // logger, app, background work and what requests would otherwise load on first use, and a shutdown that drains
 // in-flight requests before it closes anything. main.ts, the tests and the benchmark all start the server through here.
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  get,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
@@ -217,8 +224,11 @@ async function answersOnce(app: RequestListener): Promise<void> {
   const probe = createServer(app).listen(0, '127.0.0.1');
   try {
     await once(probe, 'listening');
-    const response = await fetch(`http://127.0.0.1:${(probe.address() as AddressInfo).port}/healthz`);
-    await response.arrayBuffer();
+    const response = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(`http://127.0.0.1:${(probe.address() as AddressInfo).port}/healthz`, resolve).once('error', reject),
+    );
+    response.resume();
+    await once(response, 'end');
   } finally {
     probe.close();
     probe.closeAllConnections();
