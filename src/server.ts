@@ -59,6 +59,9 @@ export interface StartOptions extends AppOptions {
   rateLimitKeyPrefix?: string;
   /** The port, already bound (src/main.ts binds it before it loads this module); else bound here, first. */
   listener?: Listener;
+  /** false: leave what first calls load (Feature.preload) to the first calls. The tests start servers so, in a fresh
+   *  module graph per test file, most of which make no call that needs it. */
+  preload?: boolean;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
@@ -117,7 +120,7 @@ async function start(
     providers,
   );
   registerGauges(platform);
-  await preload(platform, logger);
+  if (options.preload !== false) await preload(platform, logger);
   if (config.validatorWarmUp) {
     const started = performance.now();
     const { operations, validated } = await warmUpValidator();
