@@ -5,7 +5,7 @@
 // - the Portkey gateway (`@portkey-ai/gateway`, where installed), a peer that listens and needs no database;
 // - the server as `npm start` runs it (src/main.ts; SQLite; SEED_DEMO=false, LOG_LEVEL=warn, WEBHOOKS_ALLOW_LOOPBACK
 //   for the fixtures' webhook URLs) on a new database file, then again on that database (migrated, one workspace);
-//   the time from the spawn to its first answer (it listens) and to `GET /readyz` 200, and its RSS once ready, idle;
+//   the time from the spawn to its first answer (of any status) and to `GET /readyz` 200, and its RSS once ready, idle;
 // - on the second start, every implemented operation called twice with the contract suite's success request
 //   (bench/operations.ts): the first and the second request of each operation are timed, fixtures' requests included;
 // - `node src/cli.ts help` and `npm run -s cli -- help` from spawn to exit, beside `node -e 0`.
@@ -175,14 +175,14 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
   };
 
   const fresh = await timeStart(NODE, ['src/main.ts'], env, baseUrl, '/readyz');
-  measured.set('server, new database: listening', fresh.listeningMs);
+  measured.set('server, new database: first answer', fresh.listeningMs);
   measured.set('server, new database: ready', fresh.readyMs);
   measured.set('server: idle RSS (MB)', await idleRss(fresh.pid));
   await fresh.stop();
 
   const [apiKey] = await seedWorkspace(databaseUrl, 1, 'owner');
   const existing = await timeStart(NODE, ['src/main.ts'], env, baseUrl, '/readyz');
-  measured.set('server, existing database: listening', existing.listeningMs);
+  measured.set('server, existing database: first answer', existing.listeningMs);
   measured.set('server, existing database: ready', existing.readyMs);
   timings.serverUrl = baseUrl;
   timings.byOperation = new Map();
