@@ -42,7 +42,17 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { type FakeReply, type ReceivedRequest, startFakeOpenAi } from '../test/support/fake-providers.ts';
-import { cleanUp, cleanups, cpuMicros, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
+import {
+  cleanUp,
+  cleanups,
+  cpuMicros,
+  freePort,
+  portkeyArguments,
+  positive,
+  root,
+  seedWorkspace,
+  startProcess,
+} from './support.ts';
 
 const DURATION = positive('BENCH_DURATION', 10);
 const WARMUP = positive('BENCH_WARMUP', 2, true);
@@ -525,28 +535,15 @@ async function checkCompletion(target: RoundTarget): Promise<void> {
   if (content !== `You said: ${PROMPT}`) throw new Error(`${target.name} answered ${JSON.stringify(content)}`);
 }
 
-/**
- * The Portkey gateway (`@portkey-ai/gateway`, a dev dependency used only here) as its own process, in production mode
- * (no log console). It has no option for its address and listens on every interface, so a module given with
- * `--import` binds its server to loopback.
- */
-const LOOPBACK_ONLY = `data:text/javascript,${encodeURIComponent(
-  "import net from 'node:net'; const listen = net.Server.prototype.listen; net.Server.prototype.listen = function (...args) { if (typeof args[0] === 'number' && (args[1] === undefined || typeof args[1] === 'function')) args.splice(1, args[1] === undefined ? 1 : 0, '127.0.0.1'); return listen.apply(this, args); };",
-)}`;
-
+/** The Portkey gateway (`@portkey-ai/gateway`, a dev dependency used only here) as its own process, in production mode
+ *  (no log console). */
 async function startPortkey(): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const stop = await startProcess(
     'the Portkey gateway',
     process.execPath,
-    [
-      '--import',
-      LOOPBACK_ONLY,
-      join(root, 'node_modules/@portkey-ai/gateway/build/start-server.js'),
-      `--port=${port}`,
-      '--headless',
-    ],
+    portkeyArguments(port),
     { NODE_ENV: 'production' },
     url,
     '/',

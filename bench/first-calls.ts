@@ -12,83 +12,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { type OperationId, operationTable } from '../generated/operations.ts';
-import { notImplemented } from '../src/handlers.ts';
-import { embedHeaders, type ImplementedOperationId, successRequest } from '../test/support/contract-fixtures.ts';
+import type { OperationId } from '../generated/operations.ts';
+import { callOnce, median, operations, timings } from './operations.ts';
 import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
 const ROUNDS = positive('BENCH_ROUNDS', 3);
 const TARGET_MS = 100;
-
-const operations = (Object.keys(operationTable) as OperationId[]).filter(
-  (id): id is ImplementedOperationId => !(notImplemented as readonly string[]).includes(id),
-);
-const matchers = operations.map((id) => {
-  const op = operationTable[id];
-  const pattern = new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
-  return { id, method: op.method.toUpperCase(), pattern };
-});
-
-function operationOf(method: string, pathname: string): OperationId | undefined {
-  return matchers.find((m) => m.method === method && m.pattern.test(pathname))?.id;
-}
-
-/** The first request of each operation in this round, in milliseconds. */
-let firsts = new Map<OperationId, number>();
-let serverUrl = '';
-const plainFetch = globalThis.fetch;
-globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
-  const request = new Request(input, init);
-  const url = new URL(request.url);
-  const started = performance.now();
-  const response = await plainFetch(request);
-  if (!request.url.startsWith(serverUrl)) return response;
-  const id = operationOf(request.method, url.pathname);
-  if (!id || firsts.has(id)) return response;
-  const streamed = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  if (streamed) {
-    firsts.set(id, performance.now() - started);
-    return response;
-  }
-  const body = await response.arrayBuffer();
-  firsts.set(id, performance.now() - started);
-  return new Response(body.byteLength > 0 ? body : null, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-};
-
-async function callOnce(id: ImplementedOperationId, target: { baseUrl: string; apiKey: string }): Promise<number> {
-  const op = operationTable[id];
-  const request = await successRequest(id, target);
-  let path = op.path as string;
-  for (const [name, value] of Object.entries(request.path)) path = path.replace(`{${name}}`, encodeURIComponent(value));
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(request.query)) {
-    if (value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value]) query.append(name, String(item));
-  }
-  const headers: Record<string, string> = {
-    ...request.header,
-    Accept: 'application/json, application/problem+json, text/event-stream, text/html, */*',
-  };
-  if (op.auth === 'bearer') headers.Authorization = `Bearer ${target.apiKey}`;
-  if (op.auth === 'embedKey') Object.assign(headers, await embedHeaders(target));
-  let body: string | undefined;
-  if (request.body !== undefined) {
-    headers['Content-Type'] = request.contentType ?? 'application/json';
-    body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
-  }
-  const response = await fetch(`${target.baseUrl}${path}${query.size > 0 ? `?${query}` : ''}`, {
-    method: op.method.toUpperCase(),
-    headers,
-    body,
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
 
 async function round(): Promise<{ firsts: Map<OperationId, number>; failed: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-first-calls-'));
@@ -115,8 +44,8 @@ async function round(): Promise<{ firsts: Map<OperationId, number>; failed: stri
     baseUrl,
     '/readyz',
   );
-  firsts = new Map();
-  serverUrl = baseUrl;
+  timings.byOperation = new Map();
+  timings.serverUrl = baseUrl;
   const failed: string[] = [];
   try {
     for (const id of operations) {
@@ -126,10 +55,10 @@ async function round(): Promise<{ firsts: Map<OperationId, number>; failed: stri
   } finally {
     await stop();
   }
+  const firsts = new Map<OperationId, number>();
+  for (const [id, times] of timings.byOperation) firsts.set(id, times[0]!);
   return { firsts, failed };
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
   process.stdout.write(

@@ -84,6 +84,21 @@ export async function startProcess(
 }
 
 /**
+ * The Portkey gateway's command line (`@portkey-ai/gateway`, a dev dependency that benchmarks compare with; run it with
+ * NODE_ENV=production, which turns its log console off). It has no option for its address and listens on every
+ * interface, so a module given with `--import` binds its server to loopback.
+ */
+export function portkeyArguments(port: number): string[] {
+  return ['--import', LOOPBACK_ONLY, join(root, PORTKEY_SERVER), `--port=${port}`, '--headless'];
+}
+
+export const PORTKEY_SERVER = 'node_modules/@portkey-ai/gateway/build/start-server.js';
+
+const LOOPBACK_ONLY = `data:text/javascript,${encodeURIComponent(
+  "import net from 'node:net'; const listen = net.Server.prototype.listen; net.Server.prototype.listen = function (...args) { if (typeof args[0] === 'number' && (args[1] === undefined || typeof args[1] === 'function')) args.splice(1, args[1] === undefined ? 1 : 0, '127.0.0.1'); return listen.apply(this, args); };",
+)}`;
+
+/**
  * The CPU time a process has used so far (user and system), in microseconds, from /proc/<pid>/stat (in clock ticks
  * of 10 ms), or undefined where it cannot be read.
  */

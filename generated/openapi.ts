@@ -9,8 +9,9 @@ export type paths = {
         };
         /**
          * Check liveness
-         * @description Answers `200 {"status": "ok"}` as long as the server process can serve HTTP. It checks no dependency (use
-         *     `GET /readyz` for that), so an orchestrator restarts the process only when it is really stuck. Public: no API key,
+         * @description Answers `200 {"status": "ok"}` as long as the server process can serve HTTP, from the moment it listens, also
+         *     while it is still starting. It checks no dependency (use `GET /readyz` for that), so an orchestrator restarts the
+         *     process only when it is really stuck. Public: no API key,
          *     no rate limit, served by every region.
          */
         get: operations["getHealth"];
@@ -34,7 +35,9 @@ export type paths = {
          * @description Checks the dependencies the server needs to serve requests: the database (SQLite or PostgreSQL) always, and the
          *     Redis rate-limit store when one is configured, each with a short timeout. Answers `200` when all of them answer,
          *     and `503 service_unavailable` with the failing check otherwise, so that a load balancer routes traffic only to
-         *     ready processes. Public: no API key, no rate limit.
+         *     ready processes. The server listens before it has started: until its start is done (migrations applied, what
+         *     requests use loaded), this answers `503` with the `startup` check failing, while `GET /healthz` already answers
+         *     `200`. Public: no API key, no rate limit.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -2671,7 +2674,7 @@ export type components = {
          */
         ServiceReadinessCheck: {
             /**
-             * @description The dependency. `database` (SQLite or PostgreSQL) is always checked; `rate_limit_store` (Redis) when the server uses one.
+             * @description The dependency. `database` (SQLite or PostgreSQL) is always checked; `rate_limit_store` (Redis) when the server uses one; `startup`, failing, while the server is still starting.
              * @example database
              */
             name: string;
@@ -11282,7 +11285,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The server is not ready to serve requests (`service_unavailable`): a dependency check failed. Load balancers should stop routing to this process until `/readyz` answers `200` again. */
+        /** @description The server is not ready to serve requests (`service_unavailable`): a dependency check failed, or the server is still starting (the `startup` check). Load balancers should stop routing to this process until `/readyz` answers `200` again. */
         ServiceNotReady: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];

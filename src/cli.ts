@@ -2,23 +2,11 @@
 // The operator's command-line tool: create workspaces and API keys, apply migrations. It reads DATABASE_URL like the
 // server (src/config.ts), prints JSON on stdout, problems on stderr; exit code 0 done, 1 failed, 2 bad usage.
 // `npm run -s cli -- …` or, inside the project, `npx content-service …` (both run on the pinned Node 24).
+// A command loads what it uses when it runs (dynamic imports), never the server: `help` loads nothing, and the
+// migrations come from src/features/migrations.ts, not from the features.
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
-import { type Config, ConfigError, loadConfig, REGIONS } from './config.ts';
-import { features } from './features/index.ts';
-import {
-  createWorkspace,
-  insertApiKey,
-  keyOwner,
-  presentApiKey,
-  presentWorkspace,
-} from './features/workspace/index.ts';
-import { bySystem, recordAudit } from './platform/audit.ts';
-import { iso } from './platform/clock.ts';
-import { ROLES } from './platform/context.ts';
-import { isDateTime, parseInstant } from './platform/instant.ts';
-import { withServedAddresses } from './platform/served-addresses.ts';
-import { migrate, openStorage } from './storage/database.ts';
+import type { Config } from './config.ts';
 import type { Database } from './storage/schema.ts';
 
 export const USAGE = `Usage: content-service <command> [options]
@@ -91,14 +79,16 @@ function oneOf<T extends string>(value: string, allowed: readonly T[], option: s
   return value as T;
 }
 
+type Work = (db: Kysely<Database>, config: Config, applied: string[]) => Promise<unknown>;
+
 interface Command {
   /** Checks the arguments (throwing UsageError) and returns the work to do on the database. */
-  prepare(args: string[]): ((db: Kysely<Database>, config: Config, applied: string[]) => Promise<unknown>) | 'help';
+  prepare(args: string[]): Promise<Work | 'help'>;
 }
 
 const commands: Record<string, Command> = {
   'workspace create': {
-    prepare(args) {
+    async prepare(args) {
       const values = parse(args, {
         name: { type: 'string' },
         region: { type: 'string' },
@@ -106,11 +96,14 @@ const commands: Record<string, Command> = {
       });
       if (values.help) return 'help';
       const workspaceName = name(required(values.name, 'name'), 'name');
+      const { REGIONS } = await import('./config.ts');
       const region = oneOf(required(values.region, 'region'), REGIONS, 'region');
       const ownerEmail = values['owner-email'];
       if (ownerEmail !== undefined && (!EMAIL.test(ownerEmail) || ownerEmail.length > 254))
         throw new UsageError(`--owner-email is not an email address: ${ownerEmail}`);
       return async (db, config) => {
+        const { createWorkspace, presentApiKey, presentWorkspace } = await import('./features/workspace/index.ts');
+        const { withServedAddresses } = await import('./platform/served-addresses.ts');
         const created = await createWorkspace(db, {
           name: workspaceName,
           region,
@@ -126,7 +119,7 @@ const commands: Record<string, Command> = {
   },
 
   'key create': {
-    prepare(args) {
+    async prepare(args) {
       const values = parse(args, {
         workspace: { type: 'string' },
         role: { type: 'string' },
@@ -136,11 +129,14 @@ const commands: Record<string, Command> = {
       });
       if (values.help) return 'help';
       const workspaceId = required(values.workspace, 'workspace');
+      const { ROLES } = await import('./platform/context.ts');
       const role = oneOf(required(values.role, 'role'), ROLES, 'role');
       const keyName = values.name === undefined ? `${role} key (CLI)` : name(values.name, 'name');
       let expiresAt: string | null = null;
       if (values['expires-at'] !== undefined) {
         const raw = values['expires-at'];
+        const { isDateTime, parseInstant } = await import('./platform/instant.ts');
+        const { iso } = await import('./platform/clock.ts');
         if (!isDateTime(raw))
           throw new UsageError(`--expires-at must be an RFC 3339 date-time such as 2027-05-31T00:00:00Z, got ${raw}`);
         const at = parseInstant(raw);
@@ -151,6 +147,8 @@ const commands: Record<string, Command> = {
       if (userEmail !== undefined && (!EMAIL.test(userEmail) || userEmail.length > 254))
         throw new UsageError(`--user-email is not an email address: ${userEmail}`);
       return async (db) => {
+        const { insertApiKey, keyOwner, presentApiKey } = await import('./features/workspace/index.ts');
+        const { bySystem, recordAudit } = await import('./platform/audit.ts');
         const now = new Date();
         const { key, secret } = await db.transaction().execute(async (trx) => {
           const workspace = await trx
@@ -195,7 +193,7 @@ const commands: Record<string, Command> = {
   },
 
   migrate: {
-    prepare(args) {
+    async prepare(args) {
       if (parse(args, {}).help) return 'help';
       return async (_db, _config, applied) => ({ applied });
     },
@@ -227,7 +225,7 @@ export async function run(
   }
   const commandName = commands[first] ? first : `${first} ${second ?? ''}`.trim();
   const command = commands[commandName];
-  let work: ReturnType<Command['prepare']>;
+  let work: Work | 'help';
   try {
     if (!command) {
       const subcommands = Object.keys(commands).filter((c) => c.startsWith(`${first} `));
@@ -237,7 +235,7 @@ export async function run(
           : `unknown command: ${first}`,
       );
     }
-    work = command.prepare(argv.slice(commandName.split(' ').length));
+    work = await command.prepare(argv.slice(commandName.split(' ').length));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     err.write(`content-service: ${error.message}\n\n${USAGE}`);
@@ -248,6 +246,7 @@ export async function run(
     return 0;
   }
 
+  const { ConfigError, loadConfig } = await import('./config.ts');
   let config: Config;
   try {
     config = loadConfig(env);
@@ -256,9 +255,11 @@ export async function run(
     err.write(`content-service: configuration: ${error.message}\n`);
     return 1;
   }
+  const { migrate, openStorage } = await import('./storage/database.ts');
+  const { featureMigrations } = await import('./features/migrations.ts');
   const storage = openStorage(config.databaseUrl);
   try {
-    const applied = await migrate(storage.db, features);
+    const applied = await migrate(storage.db, featureMigrations);
     const result = await work(storage.db, config, applied);
     out.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;

@@ -1,11 +1,16 @@
-// `npm start`: the server, configured from the environment (README, "Configuration").
+// `npm start`: the server, configured from the environment (README, "Configuration"). It binds the port before it
+// loads the server's modules, so that a port in use is one line at once and GET /healthz answers while the rest
+// starts; the server's modules come after, by a dynamic import.
+import { performance } from 'node:perf_hooks';
 import { loadConfig } from './config.ts';
-import { createWorkspace } from './features/workspace/index.ts';
+import { listen } from './platform/listener.ts';
+import { createLogger } from './platform/logging.ts';
 import { stopOnSignals, surviveLostConnections } from './platform/signals.ts';
 import { startupFailure } from './platform/startup-failure.ts';
-import { type RunningServer, startServer } from './server.ts';
+import type { RunningServer } from './server.ts';
 
 async function seedDemo(running: RunningServer): Promise<void> {
+  const { createWorkspace } = await import('./features/workspace/index.ts');
   const { db, config } = running.platform;
   const existing = await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst();
   if (existing) return;
@@ -40,17 +45,23 @@ async function seedDemo(running: RunningServer): Promise<void> {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const running = await startServer(config);
-  const { logger } = running.platform;
+  const logger = createLogger(config.logLevel);
   surviveLostConnections(logger);
+  const listener = await listen(config);
+  logger.info({ url: listener.url }, `listening at ${listener.url}; GET /readyz answers 200 once started`);
+  const { startServer } = await import('./server.ts');
+  const running = await startServer(config, { logger, listener });
+  // From the process's start: what an operator waits from `npm start` until the server serves.
+  const ms = Math.round(performance.now());
   logger.info(
     {
+      ms,
       url: running.url,
       region: config.region,
       database: running.platform.storage.kind,
       rate_limit_store: config.redisUrl ? 'redis' : 'memory',
     },
-    'content-service listening',
+    `ready in ${ms} ms`,
   );
   if (config.seedDemo) await seedDemo(running);
 

@@ -1,8 +1,15 @@
-// Builds and runs the server: storage (migrated), rate-limit store, logger, app, HTTP listener, background work,
-// and a shutdown that drains in-flight requests before it closes anything. main.ts, the tests and the benchmark
-// all start the server through here.
+// Builds and runs the server: the HTTP port first (src/platform/listener.ts), then storage (migrated), rate-limit store,
+// logger, app, background work and what requests would otherwise load on first use, and a shutdown that drains
+// in-flight requests before it closes anything. main.ts, the tests and the benchmark all start the server through here.
 import { once } from 'node:events';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import {
+  createServer,
+  get,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -16,11 +23,13 @@ import type { Platform } from './platform/context.ts';
 import { Drain } from './platform/drain.ts';
 import type { BackgroundWorker } from './platform/jobs/claim-loop.ts';
 import { KeyCache } from './platform/key-cache.ts';
+import { type Listener, listen } from './platform/listener.ts';
 import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import { Metrics, registerGauges } from './platform/metrics.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
 import { startRetention } from './platform/retention.ts';
 import { recordServedAddress } from './platform/served-addresses.ts';
+import { redactedUrl } from './platform/startup-failure.ts';
 import { startTelemetry } from './platform/telemetry.ts';
 import { startWorkers } from './platform/workers.ts';
 import { createServices, engineProviders } from './services.ts';
@@ -46,10 +55,32 @@ export interface StartOptions extends AppOptions {
   logger?: Logger;
   /** Prefix of the rate-limit keys in Redis; tests use their own so they do not share budgets. */
   rateLimitKeyPrefix?: string;
+  /** The port, already bound (src/main.ts binds it before it loads this module); else bound here, first. */
+  listener?: Listener;
+  /** false: leave what first calls load (Feature.preload) to the first calls. The tests start servers so, in a fresh
+   *  module graph per test file, most of which make no call that needs it. */
+  preload?: boolean;
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const providers = engineProviders(config);
+  const listener = options.listener ?? (await listen(config));
+  try {
+    return await start(config, options, providers, listener);
+  } catch (error) {
+    // The start failed after the port was bound: free it (a test that expects the failure goes on in this process).
+    listener.server.close();
+    listener.server.closeAllConnections();
+    throw error;
+  }
+}
+
+async function start(
+  config: Config,
+  options: StartOptions,
+  providers: ReturnType<typeof engineProviders>,
+  listener: Listener,
+): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
   // Before the storage: its queries are spans when traces are exported.
@@ -60,7 +91,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     poolTimeoutMs: config.databasePoolTimeoutMs,
     wrapDialect: (dialect) => keyCache.wrapDialect(dialect),
   });
-  await migrate(storage.db, features);
+  const applied = await migrate(storage.db, features);
+  logger.info(
+    { database: storage.kind, url: redactedUrl(config.databaseUrl), applied },
+    applied.length > 0 ? `database migrated: ${applied.length} migrations applied` : 'database up to date',
+  );
   const stopWatchingKeys = await keyCache.watch(storage, config.databaseUrl, logger);
   const rateLimitStore = createRateLimitStore(config.redisUrl, options.rateLimitKeyPrefix);
   // Until Redis is connected, requests are counted in this process only and /readyz answers 503: the start waits for it
@@ -83,25 +118,22 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     providers,
   );
   registerGauges(platform);
+  if (options.preload !== false) await preload(platform, logger);
   // Declared before the server listens: an upgrade or a request can arrive as soon as it does, while the start still
   // awaits its background work below.
   let draining = false;
   const app = createApp(platform, options);
-  const server = app.listen(config.port, config.host);
+  const { server, url } = listener;
   answerClientErrors(server, platform);
   const upgrades = platform.features.flatMap((feature) => feature.upgrades?.(platform) ?? []);
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     const endpoint = upgrades.find((candidate) => candidate.matches(pathname));
     if (endpoint && !draining) return endpoint.handle(req, socket, head);
     socket.end(
       `HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
     );
-  });
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  };
   // On a port picked at start (PORT=0) the configured default names port 0; the address it listens on is the one.
   const reachedAt = config.port === 0 && config.publicBaseUrl === 'http://localhost:0' ? url : config.publicBaseUrl;
   await recordServedAddress(storage.db, config.region, reachedAt, (options.clock ?? systemClock).now());
@@ -176,5 +208,45 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       await telemetry.shutdown();
     })());
 
+  await answersOnce(app);
+  // Ready: the requests that came during the start, then every request, go to the app.
+  listener.serve(app, upgrade);
   return { url, platform, server, workers, close };
+}
+
+/**
+ * Sends the app one request (GET /healthz) on a loopback port of its own before any caller's: what the app builds on
+ * its first request (the contract validator reads its document then) is built before the server says it is ready.
+ */
+async function answersOnce(app: RequestListener): Promise<void> {
+  const probe = createServer(app).listen(0, '127.0.0.1');
+  try {
+    await once(probe, 'listening');
+    const response = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(`http://127.0.0.1:${(probe.address() as AddressInfo).port}/healthz`, resolve).once('error', reject),
+    );
+    response.resume();
+    await once(response, 'end');
+  } finally {
+    probe.close();
+    probe.closeAllConnections();
+  }
+}
+
+/**
+ * Loads what the features' requests would otherwise load on their first call (the engine's tokenizer), so that the
+ * first call is as fast as the second. Before the server says it is ready, after it listens.
+ */
+async function preload(platform: Platform, logger: Logger): Promise<void> {
+  const started = performance.now();
+  const loaded: string[] = [];
+  for (const feature of platform.features) {
+    if (!feature.preload) continue;
+    await feature.preload(platform);
+    loaded.push(feature.name);
+  }
+  logger.info(
+    { features: loaded, ms: Math.round(performance.now() - started) },
+    'loaded what first calls would wait for',
+  );
 }

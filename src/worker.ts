@@ -3,6 +3,7 @@
 // runs. Run any number of them beside servers started with WEBHOOKS_WORKER=false (or not: workers in servers and on
 // their own share the work the same way). A workflow step that changes a document opens it live here, as a server
 // does; with REDIS_URL, editors connected to the servers see the change at once (as between two servers).
+import { performance } from 'node:perf_hooks';
 import { loadConfig } from './config.ts';
 import { features } from './features/index.ts';
 import type { KeyCacheOfPlatform } from './platform/auth.ts';
@@ -13,7 +14,7 @@ import { createLogger, RequestLogWriter } from './platform/logging.ts';
 import { Metrics } from './platform/metrics.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
 import { stopOnSignals, surviveLostConnections } from './platform/signals.ts';
-import { startupFailure } from './platform/startup-failure.ts';
+import { redactedUrl, startupFailure } from './platform/startup-failure.ts';
 import { startTelemetry } from './platform/telemetry.ts';
 import { startWorkers } from './platform/workers.ts';
 import { createServices, engineProviders } from './services.ts';
@@ -34,7 +35,11 @@ async function main(): Promise<void> {
     poolMax: config.databasePoolMax,
     poolTimeoutMs: config.databasePoolTimeoutMs,
   });
-  await migrate(storage.db, features);
+  const applied = await migrate(storage.db, features);
+  logger.info(
+    { database: storage.kind, url: redactedUrl(config.databaseUrl), applied },
+    applied.length > 0 ? `database migrated: ${applied.length} migrations applied` : 'database up to date',
+  );
   // Recorded but not served: a worker process has no HTTP port (its deliveries and provider calls are not scraped).
   const metrics = new Metrics({ logger });
   // No request is served here: the rate limit and the request log are the platform's parts, unused.
@@ -68,7 +73,11 @@ async function main(): Promise<void> {
   // The workers' poll timers are unref'd (a server must be able to exit), and on SQLite nothing else holds the event
   // loop: without this the process would exit as soon as it is idle. It runs until a signal.
   const keepAlive = setInterval(() => {}, 60_000);
-  logger.info({ database: storage.kind, workers: [...workers.keys(), 'workflow-runs'] }, 'background workers running');
+  const ms = Math.round(performance.now());
+  logger.info(
+    { ms, database: storage.kind, workers: [...workers.keys(), 'workflow-runs'] },
+    `background workers running, ready in ${ms} ms`,
+  );
 
   stopOnSignals(logger, 'stopping: finishing the work in flight', async () => {
     clearInterval(keepAlive);

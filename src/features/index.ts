@@ -1,8 +1,9 @@
 // The one list of features. The server, `npm run worker`, the migrations and the retention loop read it; a new
 // feature is a folder under src/features/ that exports a `Feature` (src/platform/feature.ts) and one line here.
 // Then src/handlers.ts: remove its operations from `notImplemented`. docs/server.md has the checklist.
-// Only entry points (src/server.ts, src/worker.ts, src/cli.ts, and tests) import this list; they hand it down to the
-// platform (Platform.features, startWorkers, startRetention, migrate), which never imports it.
+// Only entry points (src/server.ts, src/worker.ts, and tests) import this list; they hand it down to the platform
+// (Platform.features, startWorkers, startRetention, migrate), which never imports it. The CLI migrates with
+// src/features/migrations.ts, the features' migrations without the features.
 import type { Feature } from '../platform/feature.ts';
 import { chatFeature } from './chat/index.ts';
 import { chatbotsFeature } from './chatbots/index.ts';

@@ -76,6 +76,11 @@ export interface Feature {
   jobs?: (services: WorkerServices) => JobDefinitions;
   /** Gauges of its state computed when Prometheus scrapes GET /metrics (queue depths): each one cheap query. */
   gauges?: (platform: Platform) => ScrapeGauge[];
+  /**
+   * Loads what its requests would otherwise load on their first call (the engine's tokenizer): run by a server after
+   * it listens and before GET /readyz says ready, so that no caller waits for it.
+   */
+  preload?: (platform: Platform) => void | Promise<void>;
   /** What GET /readyz checks besides the database and the rate-limit store. */
   readiness?: (platform: Platform) => ReadinessProbe[];
   /** Problem shapes of its operations. */
@@ -94,7 +99,7 @@ export interface Feature {
 /** Every migration of the platform and the features, sorted by name (the order they run in); a duplicate name throws. */
 export function collectMigrations(
   platform: Record<string, Migration>,
-  features: readonly Feature[],
+  features: readonly Pick<Feature, 'name' | 'migrations'>[],
 ): Record<string, Migration> {
   const all: Record<string, Migration> = { ...platform };
   for (const feature of features) {

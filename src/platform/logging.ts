@@ -3,7 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { CompiledQuery, Insertable, Kysely } from 'kysely';
 import { type Logger, pino } from 'pino';
-import { isTransientError } from '../storage/database.ts';
+import { isTransientError } from '../storage/errors.ts';
 import type { Database, RequestLogEntriesTable } from '../storage/schema.ts';
 import { iso } from './clock.ts';
 import { locals } from './context.ts';

@@ -1,7 +1,7 @@
 // How a process of ours stops: on SIGTERM or SIGINT it runs its `stop` (drain, finish work, close the database),
 // then exits 0, or 1 when stopping failed; and what it does not stop for.
 import type { Logger } from 'pino';
-import { isConnectionError } from '../storage/database.ts';
+import { isConnectionError } from '../storage/errors.ts';
 
 /**
  * A lost database connection fails only the work on it: a library's query that nobody awaited (the workflow

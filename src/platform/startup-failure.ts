@@ -1,10 +1,10 @@
 // What a process that cannot start prints: one line for what an operator can fix (a setting, an unreachable
 // database), the stack for anything else (a bug).
 import { ConfigError } from '../config.ts';
-import { isConnectionError } from '../storage/database.ts';
+import { isConnectionError } from '../storage/errors.ts';
 
 /** The database URL without its password, to name in a message. */
-function redacted(url: string): string {
+export function redactedUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
@@ -21,7 +21,7 @@ export function startupFailure(error: unknown, databaseUrl?: string): string {
   const refused = typeof sqlState === 'string' && /^(28|3D000$)/.test(sqlState);
   if (isConnectionError(error) || refused) {
     const code = (error as { code?: string }).code;
-    const where = databaseUrl ? ` at ${redacted(databaseUrl)}` : '';
+    const where = databaseUrl ? ` at ${redactedUrl(databaseUrl)}` : '';
     return `database: cannot reach the database${where}: ${(error as Error).message || code}`;
   }
   return (error as Error)?.stack ?? String(error);

@@ -24,6 +24,8 @@ import { requestLogIndexes } from './migrations/020_request_log_index.ts';
 import { servedAddresses } from './migrations/023_served_addresses.ts';
 import type { Database } from './schema.ts';
 
+export { isConnectionError, isTransientError } from './errors.ts';
+
 /** The databases this service runs on, named as in DATABASE_URL's scheme. */
 export const databaseKinds = ['sqlite', 'postgres'] as const;
 export type DatabaseKind = (typeof databaseKinds)[number];
@@ -40,6 +42,9 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/** What the migrations need of a feature: its name and its migrations (a Feature, or src/features/migrations.ts). */
+export type MigrationsOfFeature = Pick<Feature, 'name' | 'migrations'>;
+
 /** The platform's own migrations; each feature brings its own (Feature.migrations). */
 const platformMigrations = {
   '001_platform': platform,
@@ -50,11 +55,11 @@ const platformMigrations = {
 };
 
 /**
- * Every migration, the platform's and the given features' (the entry points pass src/features/index.ts), sorted by
- * name: the order they run in. Names never change once released (databases record them); a new one takes the next
- * free number.
+ * Every migration, the platform's and the given features' (src/features/index.ts, or src/features/migrations.ts),
+ * sorted by name: the order they run in. Names never change once released (databases record them); a new one takes
+ * the next free number.
  */
-export function allMigrations(features: readonly Feature[]): Record<string, Migration> {
+export function allMigrations(features: readonly MigrationsOfFeature[]): Record<string, Migration> {
   return collectMigrations(platformMigrations, features);
 }
 
@@ -110,7 +115,7 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
 }
 
 /** Applies the pending migrations of the platform and of `features`; returns the names applied. */
-export async function migrate(db: Kysely<Database>, features: readonly Feature[]): Promise<string[]> {
+export async function migrate(db: Kysely<Database>, features: readonly MigrationsOfFeature[]): Promise<string[]> {
   const migrations = allMigrations(features);
   const run = async (target: Kysely<Database>) => {
     const migrator = new Migrator({ db: target, provider: { getMigrations: async () => migrations } });
@@ -134,42 +139,6 @@ export async function migrate(db: Kysely<Database>, features: readonly Feature[]
       throw error;
     }
   });
-}
-
-/**
- * Whether a query failed because the database could not be reached or its connection was lost (as opposed to the
- * query's own fault): PostgreSQL restarting, failing over, refusing more clients or terminating the connection; no
- * free connection in the pool in time; SQLite's file locked by another process beyond busy_timeout. Such a failure
- * is worth a retry later: the API answers it with 503 and Retry-After instead of a 500.
- */
-export function isConnectionError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    // PostgreSQL's SQLSTATE classes 08 (connection exception) and 57P (operator intervention: terminated, shutting
-    // down, cannot connect now), and 53300 (too many connections).
-    if (/^08|^57P0[1-4]$|^53300$/.test(code)) return true;
-    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code))
-      return true;
-    // postgres.js (the workflow runtime's client) names its own.
-    if (['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT'].includes(code))
-      return true;
-    if (code === 'ERR_SQLITE_ERROR' && /database is locked|SQLITE_BUSY/i.test(error.message)) return true;
-  }
-  // pg's own errors carry no code.
-  return /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed and is not queryable)/.test(
-    error.message,
-  );
-}
-
-/**
- * Whether a query failed for a reason that passes: a connection error (isConnectionError), or PostgreSQL ending the
- * transaction to undo a deadlock (40P01) or a serialisation conflict (40001). Nothing of the transaction was kept, and
- * the same work is expected to succeed when tried again.
- */
-export function isTransientError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return isConnectionError(error) || code === '40P01' || code === '40001';
 }
 
 export async function ping(db: Kysely<Database>): Promise<void> {

@@ -1,7 +1,9 @@
 // `npm start` as a newcomer meets it: src/main.ts in a child process on a fresh SQLite file prints a demo key and a
 // curl command that work, seeds only once, stops cleanly on SIGTERM, and refuses a bad configuration clearly.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
@@ -173,6 +175,85 @@ describe('npm start (src/main.ts)', () => {
       expect(started.output.stdout).not.toContain('demo workspace');
       expect(started.output.stdout).not.toContain('cs_live_');
       expect(await workspaceCount(databaseUrl)).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'a port in use exits 1 with one line, before the database is opened',
+    async () => {
+      const holder = createServer().listen(0, '127.0.0.1');
+      await once(holder, 'listening');
+      const port = (holder.address() as AddressInfo).port;
+      try {
+        const databaseFile = join(dir, 'busy-port.db');
+        const started = start({ PORT: String(port), DATABASE_URL: `sqlite:${databaseFile}` });
+        const code = await Promise.race([
+          started.exited,
+          new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000)),
+        ]);
+        expect(code).toBe(1);
+        expect(started.output.stderr).toBe(`configuration: port ${port} is already in use\n`);
+        expect(started.output.stdout).toBe('');
+        expect(existsSync(databaseFile)).toBe(false);
+      } finally {
+        holder.close();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'listens first: /healthz answers and /readyz is 503 while the start waits, a request sent meanwhile is served after, and the start prints what it did',
+    async () => {
+      // A Redis that accepts connections and never answers: the start waits for it (bounded), a wait the test can see.
+      const sockets: Socket[] = [];
+      const silentRedis = createServer((socket) => void sockets.push(socket)).listen(0, '127.0.0.1');
+      await once(silentRedis, 'listening');
+      const redisUrl = `redis://127.0.0.1:${(silentRedis.address() as AddressInfo).port}`;
+      const port = String(await freePort());
+      const base = `http://127.0.0.1:${port}`;
+      const started = start({
+        PORT: port,
+        DATABASE_URL: `sqlite:${join(dir, 'listen-first.db')}`,
+        REDIS_URL: redisUrl,
+        SEED_DEMO: 'false',
+      });
+      try {
+        const starting = await waitFor(started, 'the /readyz of a starting server', async () => {
+          const response = await fetch(`${base}/readyz`).catch(() => undefined);
+          return response ? { status: response.status, body: await response.json() } : undefined;
+        });
+        expect(starting.status).toBe(503);
+        expect(starting.body).toMatchObject({
+          code: 'service_unavailable',
+          checks: [{ name: 'startup', status: 'failing' }],
+        });
+        const health = await fetch(`${base}/healthz`);
+        expect(health.status).toBe(200);
+        expect(await health.json()).toEqual({ status: 'ok' });
+        // Held while the server starts, then answered by the API (here: no key, 401).
+        const held = fetch(`${base}/v1/models`);
+        silentRedis.close();
+        for (const socket of sockets) socket.destroy();
+        const answer = await held;
+        expect(answer.status).toBe(401);
+        await waitFor(started, 'the ready line', () => /"msg":"ready in \d+ ms"/.test(started.output.stdout));
+        const messages = started.output.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { msg: string; url?: string; applied?: string[] });
+        const listening = messages.find((m) => m.msg.startsWith('listening at '));
+        expect(listening?.url).toBe(base);
+        const migrated = messages.find((m) => m.msg.startsWith('database migrated: '));
+        expect(migrated?.applied?.length).toBeGreaterThan(0);
+        expect(migrated?.url).toBe(`sqlite:${join(dir, 'listen-first.db')}`);
+        const names = messages.map((m) => m.msg.replace(/\d+/g, 'N'));
+        expect(names.indexOf('ready in N ms')).toBeGreaterThan(names.indexOf(migrated!.msg.replace(/\d+/g, 'N')));
+        expect(await stop(started)).toBe(0);
+      } finally {
+        silentRedis.close();
+      }
     },
     TEST_TIMEOUT_MS,
   );

@@ -208,6 +208,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     rateLimitKeyPrefix: options.rateLimitKeyPrefix ?? `test:${Math.random().toString(36).slice(2)}`,
     onResponseValidationError: (details) => responseValidationErrors.push(details),
     handlers: options.handlerOverrides ? handlerOverrides.handlers() : undefined,
+    // A test file's first call that needs the tokenizer loads it: most files never count a token.
+    preload: false,
   });
   // The base URL is known only after listening; links in responses must point at this server.
   running.platform.config.publicBaseUrl = running.url;

@@ -4,6 +4,7 @@ import type { Feature } from '../../platform/feature.ts';
 import { withOpenAiErrorNaming } from '../../platform/openai-errors.ts';
 import { usage } from './migrations/007_usage.ts';
 import { modelHandlers } from './models.ts';
+import { loadEncoding } from './tokens.ts';
 import { usageHandlers } from './usage.ts';
 
 export const engineFeature = {
@@ -12,6 +13,8 @@ export const engineFeature = {
   migrations: { '007_usage': usage },
   // OpenAI SDKs' `models.retrieve` reads OpenAI's `error` object; OpenAI names the model of the path `model`.
   problemShapes: { getModel: withOpenAiErrorNaming({ 'path/id': 'model' }) },
+  // Every generation counts tokens (the context-window check, the sandbox models): the first would wait for this.
+  preload: loadEncoding,
 } satisfies Feature;
 
 export type { CatalogueEntry } from './catalogue.ts';

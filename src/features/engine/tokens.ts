@@ -8,11 +8,17 @@ import { imageInfo, imageTokens } from './image-info.ts';
 type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
 let o200k: Encoding | undefined;
 /**
- * The encoding, loaded on first use: its tables take much heap, which a server that has counted no tokens yet (most
- * of its idle life, and every process that serves no content) need not hold, and loading them takes a while, once.
+ * The encoding, loaded by the first call that needs it: its tables take much heap, which a process that counts no
+ * tokens (the command-line tool, a worker that runs no generation yet) need not hold. A server loads it before it says
+ * it is ready (loadEncoding, the engine feature's preload), since loading takes a while, once.
  */
 function encoding(): Encoding {
   return (o200k ??= createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as Encoding);
+}
+
+/** Loads the encoding now (a server, before it says it is ready). */
+export function loadEncoding(): void {
+  encoding();
 }
 // Text that spells a special token (`<|endoftext|>`) is a user's text, counted as the characters it is: the
 // encoding's default refuses it with an error.
