@@ -30,6 +30,7 @@ import {
   root,
   rssMegabytes,
   seedWorkspace,
+  stopChild,
 } from './support.ts';
 
 const ROUNDS = positive('BENCH_ROUNDS', 3);
@@ -88,17 +89,7 @@ async function timeStart(
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   const readyMs = performance.now() - started;
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve(void children.delete(child));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        children.delete(child);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+  const stop = () => stopChild(child);
   return { listeningMs: listeningMs!, readyMs, pid: child.pid!, stop };
 }
 

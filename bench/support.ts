@@ -25,6 +25,20 @@ export function positive(name: string, fallback: number, zeroAllowed = false): n
 // ---------------------------------------------------------------------------------------------------- processes
 
 export const children = new Set<ChildProcess>();
+
+/** Stops a process started here: SIGTERM, then SIGKILL after 15 s; resolves once it has exited. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(void children.delete(child));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
 /** Undone at the end, also after a failure or Ctrl-C: the temporary directory and the PostgreSQL database. */
 export const cleanups: Array<() => Promise<void>> = [];
 
@@ -69,17 +83,7 @@ export async function startProcess(
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve(void children.delete(child));
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      child.once('exit', () => {
-        clearTimeout(timer);
-        children.delete(child);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+  const stop = () => stopChild(child);
   return Object.assign(stop, { pid: child.pid! });
 }
 
