@@ -151,10 +151,21 @@ export async function runCommand(
   }
 }
 
-/** The end of the level-1 heading (ATX `# …` or setext `…` over `===`) that starts at `start`, or null. */
+/**
+ * The end of the level-1 heading (ATX `# …` or setext `…` over `===`) that starts at `start`, or null. Read line by
+ * line: one pattern over both lines backtracks quadratically on a long line with no newline.
+ */
 function openingHeadingEnd(content: string, start: number): number | null {
-  const heading = /^(?: {0,3}#(?:[ \t][^\n]*)?|[^\n]*\S[^\n]*\n {0,3}=+[ \t]*)(?=\n|$)/.exec(content.slice(start));
-  return heading ? start + heading[0].length : null;
+  const lineEnd = (from: number) => {
+    const end = content.indexOf('\n', from);
+    return end === -1 ? content.length : end;
+  };
+  const firstEnd = lineEnd(start);
+  const first = content.slice(start, firstEnd);
+  if (/^ {0,3}#(?:[ \t]|$)/.test(first)) return firstEnd;
+  if (firstEnd === content.length || !/\S/.test(first)) return null;
+  const secondEnd = lineEnd(firstEnd + 1);
+  return /^ {0,3}=+[ \t]*$/.test(content.slice(firstEnd + 1, secondEnd)) ? secondEnd : null;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

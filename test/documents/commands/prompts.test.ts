@@ -97,6 +97,15 @@ describe('prompts: one system message with the task, one user message with the t
     expect((await runCommand({ command: 'summarize' }, input(setext), recorder(() => 'TL;DR').generate)).content).toBe(
       'Spring sale\n===\n\nTL;DR\n\nEvery plan is 20% off.',
     );
+    // A document of one word as long as a document may be: looking for its heading is linear in it (a pattern over
+    // both lines of a setext heading took minutes here).
+    const word = 'a'.repeat(1_000_000);
+    expect((await runCommand({ command: 'summarize' }, input(word), recorder(() => 'TL;DR').generate)).content).toBe(
+      `TL;DR\n\n${word}`,
+    );
+    expect(
+      (await runCommand({ command: 'outline' }, input(`${word}\n===`), recorder(() => '- A').generate)).content,
+    ).toBe(`${word}\n===\n\n- A`);
     // Other commands placed before the whole content stay before it all.
     expect(
       (await runCommand({ command: 'rewrite', placement: 'before' }, input(article), recorder(() => 'X').generate))
