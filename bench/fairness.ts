@@ -4,21 +4,24 @@
 // its requests over 250 ms.
 //
 // The server runs as `npm start` does (its own process, SQLite, LOG_LEVEL=warn; WEBHOOKS_ALLOW_LOOPBACK so that
-// images come from a loopback image server). The attacker (BENCH_ATTACKERS concurrent loops, 4 by default, over 20
-// keys so that no key meets its rate limit) cycles through: embeddings of one unbroken CJK word (25,000 characters)
+// images come from a loopback image server). The attacker runs in a process of its own, with the image server, so
+// that the time it spends writing its bodies and serving images is not counted in the victim's timings (the victim
+// would otherwise wait for its own event loop). It runs BENCH_ATTACKERS concurrent loops (4 by default) over 20
+// keys, so that no key meets its rate limit, and cycles through: embeddings of one unbroken CJK word (25,000 characters)
 // and of many long Latin words; a chat completion and a response whose message is one 40,000-letter word; a body
 // nested 6,000 levels deep; a chat completion with 10 images of 20 MB by URL; a document with one long word and a
 // command on it; a knowledge-base source of long words. The victim sends, one after another, `GET /v1/workspace`
 // and a small chat completion (sandbox-writer, 16 tokens). Each of BENCH_ROUNDS (3) rounds times the victim for
 // BENCH_DURATION seconds (10) idle, then as long under attack; the report gives p50, p99 and the maximum of each.
 
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
+import { children, cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
 const ROUNDS = positive('BENCH_ROUNDS', 3);
 const DURATION_MS = positive('BENCH_DURATION', 10) * 1000;
@@ -47,7 +50,13 @@ async function startImageServer(): Promise<{ url: string; close(): Promise<void>
 
 type Attack = (call: (method: string, path: string, body: string) => Promise<unknown>) => Promise<unknown>;
 
+/** The attacks, or those whose name contains one of BENCH_ATTACKS's comma-separated words. */
 function attacks(imageUrl: string): Array<[string, Attack]> {
+  const only = process.env.BENCH_ATTACKS?.split(',').map((word) => word.trim().toLowerCase());
+  return everyAttack(imageUrl).filter(([name]) => !only || only.some((word) => name.toLowerCase().includes(word)));
+}
+
+function everyAttack(imageUrl: string): Array<[string, Attack]> {
   const longWord = (n: number) => 'a'.repeat(n);
   const json = (value: unknown) => JSON.stringify(value);
   return [
@@ -161,20 +170,124 @@ async function timeVictim(baseUrl: string, key: string, until: number): Promise<
   return timings;
 }
 
+/** The attacker's process: its loops run until SIGTERM, then it prints its answers by attack and status (JSON). */
+async function attack(baseUrl: string, keys: string[]): Promise<void> {
+  const images = await startImageServer();
+  const cases = attacks(images.url);
+  let sent = 0;
+  const statuses: Record<string, Record<number, number>> = {};
+  const call = async (name: string, method: string, path: string, body: string) => {
+    const key = keys[sent++ % keys.length]!;
+    try {
+      const response = await fetch(baseUrl + path, {
+        method,
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body,
+      });
+      const byStatus = (statuses[name] ??= {});
+      byStatus[response.status] = (byStatus[response.status] ?? 0) + 1;
+      return response.ok
+        ? await response.json().catch(() => undefined)
+        : await response.arrayBuffer().then(() => undefined);
+    } catch {
+      const byStatus = (statuses[name] ??= {});
+      byStatus[0] = (byStatus[0] ?? 0) + 1;
+      return undefined;
+    }
+  };
+  if (process.env.BENCH_PROBE) {
+    // Each attack alone, once warm: how long it takes, an upper bound of how long it can hold the event loop.
+    for (const [name, run] of cases) {
+      await run((method, path, body) => call(name, method, path, body));
+      const started = performance.now();
+      await run((method, path, body) => call(name, method, path, body));
+      process.stderr.write(`${name}: ${(performance.now() - started).toFixed(0)} ms\n`);
+    }
+  } else {
+    let attacking = true;
+    process.once('SIGTERM', () => {
+      attacking = false;
+    });
+    process.stderr.write('attacking\n');
+    await Promise.all(
+      Array.from({ length: ATTACKERS }, async (_, loop) => {
+        for (let i = loop; attacking; i++) {
+          const [name, run] = cases[i % cases.length]!;
+          await run((method, path, body) => call(name, method, path, body));
+        }
+      }),
+    );
+  }
+  await images.close();
+  process.stdout.write(JSON.stringify(statuses));
+}
+
+/** Starts the attacker's process; resolves once it attacks. `stop()` ends its loops and gives its answers. */
+async function startAttacker(
+  baseUrl: string,
+  keys: string[],
+  probe = false,
+): Promise<{ stop(): Promise<Record<string, Record<number, number>>> }> {
+  const child = spawn(join(root, 'node_modules/.bin/node'), [import.meta.filename], {
+    cwd: root,
+    env: {
+      ...process.env,
+      BENCH_FAIRNESS_ATTACKER: JSON.stringify({ baseUrl, keys }),
+      ...(probe ? { BENCH_PROBE: '1' } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString();
+      if (text.includes('attacking')) resolve();
+      else process.stderr.write(text);
+    });
+    void exited.then((code) => (probe ? resolve() : reject(new Error(`the attacker exited with ${code}`))));
+  });
+  return {
+    async stop() {
+      child.kill('SIGTERM');
+      const code = await exited;
+      children.delete(child);
+      if (code !== 0) throw new Error(`the attacker exited with ${code}`);
+      return JSON.parse(stdout) as Record<string, Record<number, number>>;
+    },
+  };
+}
+
+/**
+ * With BENCH_PIN (the default where `taskset` is installed and there are two cores or more), the server runs on the
+ * last core and this process, the victim and the attacker on the others, as clients on other machines would: their
+ * CPU (writing megabytes of JSON, serving images) would otherwise be counted as the server's unfairness.
+ */
+function serverCores(): { server: string; clients: string } | undefined {
+  const cores = availableParallelism();
+  if (process.env.BENCH_PIN === '0' || cores < 2) return undefined;
+  const clients = `0-${cores - 2}`;
+  if (spawnSync('taskset', ['-a', '-p', '-c', clients, String(process.pid)], { stdio: 'ignore' }).status !== 0)
+    return undefined;
+  return { server: String(cores - 1), clients };
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-fairness-'));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
   const databaseUrl = `sqlite:${join(dir, 'bench.db')}`;
   const attackerKeys = await seedWorkspace(databaseUrl, 20, 'admin');
   const [victimKey] = await seedWorkspace(databaseUrl, 1, 'owner');
-  const images = await startImageServer();
-  cleanups.push(images.close);
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
+  const nodeBin = join(root, 'node_modules/.bin/node');
+  const cores = serverCores();
   const stop = await startProcess(
     'server',
-    join(root, 'node_modules/.bin/node'),
-    ['src/main.ts'],
+    cores ? 'taskset' : nodeBin,
+    cores ? ['-c', cores.server, nodeBin, 'src/main.ts'] : ['src/main.ts'],
     {
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -188,37 +301,13 @@ async function main(): Promise<void> {
     '/readyz',
   );
   cleanups.push(stop);
-  const cases = attacks(images.url);
-  let sent = 0;
-  const statuses = new Map<string, Map<number, number>>();
-  const attackCall = async (name: string, method: string, path: string, body: string) => {
-    const key = attackerKeys[sent++ % attackerKeys.length]!;
-    try {
-      const response = await fetch(baseUrl + path, {
-        method,
-        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-        body,
-      });
-      const byStatus = statuses.get(name) ?? statuses.set(name, new Map()).get(name)!;
-      byStatus.set(response.status, (byStatus.get(response.status) ?? 0) + 1);
-      return response.ok
-        ? await response.json().catch(() => undefined)
-        : await response.arrayBuffer().then(() => undefined);
-    } catch {
-      return undefined;
-    }
-  };
-
   if (process.env.BENCH_PROBE) {
-    // Each attack alone, once warm: how long it takes, an upper bound of how long it can hold the event loop.
-    for (const [name, attack] of cases) {
-      await attack((method, path, body) => attackCall(name, method, path, body));
-      const started = performance.now();
-      await attack((method, path, body) => attackCall(name, method, path, body));
-      process.stdout.write(`${name}: ${(performance.now() - started).toFixed(0)} ms\n`);
-    }
+    await (await startAttacker(baseUrl, attackerKeys, true)).stop();
+    await stop();
     return;
   }
+  const cases = attacks('');
+  const statuses = new Map<string, Map<number, number>>();
   const idle: Timings = { workspace: [], chat: [] };
   const attacked: Timings = { workspace: [], chat: [] };
   // Warm-up: the first calls load the tokenizer and compile the validator's schemas.
@@ -227,20 +316,18 @@ async function main(): Promise<void> {
     const quiet = await timeVictim(baseUrl, victimKey!, performance.now() + DURATION_MS);
     idle.workspace.push(...quiet.workspace);
     idle.chat.push(...quiet.chat);
-    let attacking = true;
-    const loops = Array.from({ length: ATTACKERS }, async (_, loop) => {
-      for (let i = loop; attacking; i++) {
-        const [name, attack] = cases[i % cases.length]!;
-        await attack((method, path, body) => attackCall(name, method, path, body));
-      }
-    });
+    const attacker = await startAttacker(baseUrl, attackerKeys);
     const loud = await timeVictim(baseUrl, victimKey!, performance.now() + DURATION_MS);
-    attacking = false;
-    await Promise.all(loops);
+    for (const [name, byStatus] of Object.entries(await attacker.stop())) {
+      const counts = statuses.get(name) ?? statuses.set(name, new Map()).get(name)!;
+      for (const [status, count] of Object.entries(byStatus))
+        counts.set(Number(status), (counts.get(Number(status)) ?? 0) + count);
+    }
     attacked.workspace.push(...loud.workspace);
     attacked.chat.push(...loud.chat);
     process.stdout.write(`round ${round}/${ROUNDS} done\n`);
   }
+  await stop();
 
   const rows: string[] = [];
   let met = true;
@@ -264,7 +351,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       '',
-      `${cpus().length} cores, load average ${load}; ${ROUNDS} rounds of ${DURATION_MS / 1000} s idle and ${DURATION_MS / 1000} s under ${ATTACKERS} attacking loops`,
+      `${cpus().length} cores (${cores ? `the server on core ${cores.server}, the clients on ${cores.clients}` : 'not pinned'}), load average ${load}; ${ROUNDS} rounds of ${DURATION_MS / 1000} s idle and ${DURATION_MS / 1000} s under ${ATTACKERS} attacking loops`,
       '',
       '| request of the second workspace | requests idle / attacked | p50 idle ms | p99 idle ms | p50 attacked ms | p99 attacked ms | max attacked ms | target met |',
       '|---|--:|--:|--:|--:|--:|--:|:-:|',
@@ -278,7 +365,7 @@ async function main(): Promise<void> {
         ([name]) =>
           `| ${name} | ${[...(statuses.get(name) ?? new Map<number, number>()).entries()]
             .sort(([a], [b]) => a - b)
-            .map(([status, count]) => `${count}× ${status}`)
+            .map(([status, count]) => `${count}× ${status === 0 ? 'no answer' : status}`)
             .join(', ')} |`,
       ),
       '',
@@ -290,8 +377,14 @@ async function main(): Promise<void> {
   );
 }
 
-try {
-  await main();
-} finally {
-  await cleanUp();
+const attacker = process.env.BENCH_FAIRNESS_ATTACKER;
+if (attacker) {
+  const { baseUrl, keys } = JSON.parse(attacker) as { baseUrl: string; keys: string[] };
+  await attack(baseUrl, keys);
+} else {
+  try {
+    await main();
+  } finally {
+    await cleanUp();
+  }
 }

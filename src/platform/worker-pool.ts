@@ -1,6 +1,8 @@
 // A pool of worker threads (piscina) for work whose cost grows with its input, so that it does not hold the event
 // loop every other request is served on. Made on first use; one thread fewer than the cores (the event loop has
-// one); idle threads end and never keep the process alive.
+// one); idle threads end and never keep the process alive. The threads run at the lowest CPU priority (nice 19, a
+// per-thread setting on Linux): when the cores are busy, the event loop, which serves every tenant's requests, is
+// scheduled before one tenant's long text.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 
@@ -21,6 +23,7 @@ export function workerPool<Worker extends Record<string, (input: never) => unkno
       minThreads: 0,
       maxThreads: Math.max(1, availableParallelism() - 1),
       idleTimeout: 10_000,
+      niceIncrement: 19,
     });
     return pool.run(input, { name });
   };
