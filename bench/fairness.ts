@@ -21,7 +21,17 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { children, cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
+import {
+  children,
+  cleanUp,
+  cleanups,
+  freePort,
+  positive,
+  root,
+  rssMegabytes,
+  seedWorkspace,
+  startProcess,
+} from './support.ts';
 
 const ROUNDS = positive('BENCH_ROUNDS', 3);
 const DURATION_MS = positive('BENCH_DURATION', 10) * 1000;
@@ -226,7 +236,7 @@ async function attack(baseUrl: string, keys: string[]): Promise<void> {
 async function startAttacker(
   baseUrl: string,
   keys: string[],
-  probe = false,
+  probe?: (line: string) => string,
 ): Promise<{ stop(): Promise<Record<string, Record<number, number>>> }> {
   const child = spawn(join(root, 'node_modules/.bin/node'), [import.meta.filename], {
     cwd: root,
@@ -245,7 +255,7 @@ async function startAttacker(
     child.stderr!.on('data', (chunk: Buffer) => {
       const text = chunk.toString();
       if (text.includes('attacking')) resolve();
-      else process.stderr.write(text);
+      else process.stderr.write(probe ? probe(text) : text);
     });
     void exited.then((code) => (probe ? resolve() : reject(new Error(`the attacker exited with ${code}`))));
   });
@@ -302,7 +312,23 @@ async function main(): Promise<void> {
   );
   cleanups.push(stop);
   if (process.env.BENCH_PROBE) {
-    await (await startAttacker(baseUrl, attackerKeys, true)).stop();
+    // The server's resident memory: its highest while each attack ran, and what it is once the attack is done.
+    let peak = 0;
+    const sample = () => (peak = Math.max(peak, rssMegabytes(stop.pid) ?? 0));
+    const sampler = setInterval(sample, 20);
+    process.stderr.write(`server RSS before: ${rssMegabytes(stop.pid)} MB\n`);
+    await (
+      await startAttacker(baseUrl, attackerKeys, (line) => {
+        const text = `${line.trimEnd()}; server RSS at most ${peak} MB, then ${rssMegabytes(stop.pid)} MB\n`;
+        peak = 0;
+        return text;
+      })
+    ).stop();
+    clearInterval(sampler);
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    process.stderr.write(
+      `server RSS 15 s after the last attack (idle worker threads end after 10 s): ${rssMegabytes(stop.pid)} MB\n`,
+    );
     await stop();
     return;
   }
@@ -312,6 +338,8 @@ async function main(): Promise<void> {
   const attacked: Timings = { workspace: [], chat: [] };
   // Warm-up: the first calls load the tokenizer and compile the validator's schemas.
   await timeVictim(baseUrl, victimKey!, performance.now() + 2000);
+  const rss = { idle: rssMegabytes(stop.pid) ?? 0, peak: 0, after: 0 };
+  const sampler = setInterval(() => (rss.peak = Math.max(rss.peak, rssMegabytes(stop.pid) ?? 0)), 20);
   for (let round = 1; round <= ROUNDS; round++) {
     const quiet = await timeVictim(baseUrl, victimKey!, performance.now() + DURATION_MS);
     idle.workspace.push(...quiet.workspace);
@@ -327,6 +355,9 @@ async function main(): Promise<void> {
     attacked.chat.push(...loud.chat);
     process.stdout.write(`round ${round}/${ROUNDS} done\n`);
   }
+  clearInterval(sampler);
+  await new Promise((resolve) => setTimeout(resolve, 15_000));
+  rss.after = rssMegabytes(stop.pid) ?? 0;
   await stop();
 
   const rows: string[] = [];
@@ -356,6 +387,8 @@ async function main(): Promise<void> {
       '| request of the second workspace | requests idle / attacked | p50 idle ms | p99 idle ms | p50 attacked ms | p99 attacked ms | max attacked ms | target met |',
       '|---|--:|--:|--:|--:|--:|--:|:-:|',
       ...rows,
+      '',
+      `The server's resident memory: ${rss.idle} MB once warm, at most ${rss.peak} MB during the rounds, ${rss.after} MB 15 s after the last (idle worker threads end after 10 s).`,
       '',
       'The attacker’s requests, by answer:',
       '',
