@@ -68,5 +68,5 @@ export {
   traitsFrom,
 } from './style.ts';
 // Tokens as the engine counts them (the knowledge feature sizes its chunks with them).
-export { countTokensEach } from './text-pool.ts';
+export { countTokensEach, decodeTokenIdsEach } from './text-pool.ts';
 export { countTokens, truncateTokens } from './tokens.ts';
