@@ -53,7 +53,7 @@ describe('sandbox log probabilities', () => {
     };
     const whole = await model.doGenerate(options);
     const text = whole.content.find((part) => part.type === 'text')!;
-    expect((text.providerMetadata?.sandbox?.logprobs as unknown[]).length).toBe(4);
+    expect(text.providerMetadata?.sandbox?.logprobs).toHaveLength(4);
     const parts: LanguageModelV4StreamPart[] = [];
     const reader = (await model.doStream(options)).stream.getReader();
     for (let step = await reader.read(); !step.done; step = await reader.read()) parts.push(step.value);
