@@ -154,6 +154,50 @@ describe('log probabilities on chat completions', () => {
     expect((await streamed.providerMetadata)?.openai?.logprobs).toEqual(logprobs);
   });
 
+  test('each of n choices has its own; an answer of tool calls has none, and no chunk of a call carries any', async () => {
+    const body = {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user' as const, content: 'A launch note for our spring coffee sale' }],
+      n: 2,
+      seed: 1,
+      logprobs: true,
+    };
+    const completion = await openai.chat.completions.create(body);
+    for (const choice of completion.choices) expect(spelled(choice.logprobs!.content!)).toBe(choice.message.content);
+    const texts = ['', ''];
+    const streamed: Token[][] = [[], []];
+    for (const chunk of await chunksOf({ ...body, stream: true })) {
+      for (const choice of chunk.choices) {
+        texts[choice.index] += choice.delta.content ?? '';
+        streamed[choice.index]!.push(...(choice.logprobs?.content ?? []));
+      }
+    }
+    expect(texts).toEqual(completion.choices.map((choice) => choice.message.content));
+    expect(streamed).toEqual(completion.choices.map((choice) => choice.logprobs!.content));
+
+    const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
+    ];
+    const call = {
+      model: 'sandbox-writer',
+      messages: [{ role: 'user' as const, content: 'Weather in Paris?' }],
+      tools,
+    };
+    const called = await openai.chat.completions.create({ ...call, logprobs: true });
+    expect(called.choices[0]!.message.tool_calls).toHaveLength(1);
+    expect(called.choices[0]!.logprobs).toEqual({ content: [], refusal: null });
+    const chunks = await chunksOf({ ...call, logprobs: true, stream: true });
+    expect(chunks.flatMap((c) => c.choices.map((choice) => choice.logprobs))).toEqual(
+      chunks.flatMap((c) => c.choices.map(() => null)),
+    );
+  });
+
   test('without logprobs, no logprobs: null in answers and chunks', async () => {
     const completion = await openai.chat.completions.create({
       model: 'sandbox-echo',
