@@ -524,6 +524,13 @@ export type paths = {
          *     `vision` capability. The server fetches `https:` URLs itself (public addresses only, 10 s, `image/*`, 20 MB) and
          *     sends every provider the bytes; an image it cannot read is a `422 image_unreadable` naming the part.
          *
+         *     **Log probabilities.** `logprobs: true` gives each choice's `logprobs`: every token of its text with its log
+         *     probability and UTF-8 bytes, and with `top_logprobs` (0 to 20) the most likely tokens at each position. Streamed,
+         *     each chunk carries the tokens of its own text. OpenAI's models that do not reason pass on OpenAI's; the sandbox
+         *     models derive theirs from the text by a documented rule (the same text, the same log probabilities). Other
+         *     models lack the `logprobs` capability: asking them is a `422 validation_failed` at `/logprobs`. Text that a
+         *     `redact` rule of the output policy wrote has tokens of log probability 0 and no alternatives.
+         *
          *     **Brand voice.** `voice_id` adds the voice's guidelines as a system instruction; the voice must be `ready`.
          *
          *     **Output policy.** The answer is checked against the workspace-wide compliance rules (a completion belongs to no
@@ -558,7 +565,7 @@ export type paths = {
         put?: never;
         /**
          * Create embeddings
-         * @description Turns texts into vectors (embeddings) with an embedding model of the catalogue
+         * @description Turns texts, or token ids, into vectors (embeddings) with an embedding model of the catalogue
          *     (`GET /v1/models?capability=embeddings`). Wire-compatible with OpenAI's Embeddings API: point an official OpenAI
          *     SDK's base URL at `https://<region>.content-service.example/v1` and call `embeddings.create`; OpenAI SDKs ask for
          *     `encoding_format: base64` and decode it, which this operation answers.
@@ -567,8 +574,12 @@ export type paths = {
          *     deterministic (hashed character trigrams and words, L2-normalised; 256 dimensions by default, `dimensions` from
          *     1 to 4096). Texts that share words, or most of a word's letters, are near; it knows nothing of meaning.
          *
+         *     **Token ids.** `input` may be token ids, as OpenAI takes them (an array of ids, or an array of arrays of ids, one
+         *     input each): ids of cl100k_base, the encoding of OpenAI's embedding models, which LangChain's `OpenAIEmbeddings`
+         *     sends by default. Each input of ids is that many tokens, and the model embeds the text they stand for.
+         *
          *     **Limits.** At most 2,048 inputs, each at most the model's `context_window` tokens, and 300,000 tokens in all; no
-         *     empty input; `dimensions` within the model's `dimensions_range`. Each is a `422 validation_failed` that points
+         *     empty input; token ids from 0 to 100,255; `dimensions` within the model's `dimensions_range`. Each is a `422 validation_failed` that points
          *     at the field. A model without the `embeddings` capability (a chat model) is a `422 validation_failed` at
          *     `/model`; an embedding model given to chat completions is refused the same way.
          *
@@ -3452,11 +3463,12 @@ export type components = {
          * @description What a model can do: `chat` (chat completions), `streaming` (`stream: true`), `vision` (image input at its
          *     provider; this API accepts text only), `tools` (function calling at its provider), `json_mode`
          *     (`response_format: json_object`), `json_schema` (`response_format: json_schema`), `reasoning` (thinks before it
-         *     answers; honours `reasoning_effort`), `long_context` (a context window of 200,000 tokens or more), `embeddings` (turns texts into vectors:
+         *     answers; honours `reasoning_effort`), `logprobs` (gives the log probabilities of its tokens: `logprobs` and
+         *     `top_logprobs` of chat completions), `long_context` (a context window of 200,000 tokens or more), `embeddings` (turns texts into vectors:
          *     `POST /v1/embeddings` and knowledge bases; an embedding model has no other capability).
          * @enum {string}
          */
-        ModelCapability: "chat" | "streaming" | "vision" | "tools" | "json_mode" | "json_schema" | "reasoning" | "long_context" | "embeddings";
+        ModelCapability: "chat" | "streaming" | "vision" | "tools" | "json_mode" | "json_schema" | "reasoning" | "logprobs" | "long_context" | "embeddings";
         /**
          * ModelPricing
          * @description What the model costs, in US dollars per million tokens. `cost_usd` of a request is prompt tokens (less the cached
@@ -4234,14 +4246,15 @@ export type components = {
          *     **Accepted OpenAI parameters**: `model`, `messages`, `stream`, `stream_options`, `temperature`, `top_p`,
          *     `max_tokens`, `max_completion_tokens`, `stop`, `n`, `presence_penalty`, `frequency_penalty`, `seed`,
          *     `response_format`, `reasoning_effort`, `tools`, `tool_choice`, `parallel_tool_calls`, `user`, `store`,
-         *     `metadata`, and `logprobs` when `false`. Messages take OpenAI's roles (`system`, `developer`, `user`,
+         *     `metadata`, `logprobs` and `top_logprobs`. Messages take OpenAI's roles (`system`, `developer`, `user`,
          *     `assistant` with `tool_calls`, `tool` with `tool_call_id`) and user messages take `text` and `image_url` parts.
          *     **Not accepted** (a `422 validation_failed` naming the field): `functions`, `function_call` (use `tools`),
-         *     `logit_bias`, `logprobs: true`, `top_logprobs`, `audio`, `modalities`, `prediction`, `service_tier`,
-         *     `web_search_options`, `input_audio` and `file` parts, and any other field.
+         *     `logit_bias`, `audio`, `modalities`, `prediction`, `service_tier`, `web_search_options`, `input_audio` and `file`
+         *     parts, and any other field.
          *
-         *     **Tools** need a model with the `tools` capability and **images** one with `vision` (`GET /v1/models` lists
-         *     them); otherwise the request is a `422 validation_failed` naming `/tools` or the image part. Limits: 128 tools, 10
+         *     **Tools** need a model with the `tools` capability, **images** one with `vision` and **log probabilities** one
+         *     with `logprobs` (`GET /v1/models` lists them); otherwise the request is a `422 validation_failed` naming `/tools`,
+         *     the image part or `/logprobs`. Limits: 128 tools, 10
          *     images per request (each at most 20 MB once decoded or fetched).
          *
          *     **Extensions**: `voice_id` applies a brand voice; `thread_id` continues a saved thread. See `store` for when an
@@ -4348,10 +4361,21 @@ export type components = {
              */
             reasoning_effort?: "minimal" | "low" | "medium" | "high" | null;
             /**
-             * @description Accepted for compatibility only as `false` or `null`; log probabilities are not offered.
-             * @enum {boolean|null}
+             * @description `true` to receive the log probability of each token of the answer, in each choice's `logprobs` (in a stream, in
+             *     each chunk's, beside the text it carries). Needs a model with the `logprobs` capability (`GET /v1/models`
+             *     lists them: OpenAI's models that do not reason, and the sandbox models, whose log probabilities are derived
+             *     from the text by a documented rule); another model is a `422 validation_failed` at `/logprobs`, as are fallback
+             *     `models` without it. Tool calls carry none.
+             * @default false
              */
-            logprobs?: false | null;
+            logprobs?: boolean | null;
+            /**
+             * Format: int32
+             * @description 0 to 20: how many of the most likely tokens to list at each position of the answer (each token's
+             *     `top_logprobs`). Only with `logprobs: true`, or the request is a `422 validation_failed` at `/top_logprobs`.
+             * @example 3
+             */
+            top_logprobs?: number | null;
             /**
              * @description An identifier of your end user, accepted for compatibility with OpenAI's SDKs; it is not stored or passed to the provider.
              * @example user-7f3a9c
@@ -4400,6 +4424,72 @@ export type components = {
             tool_calls?: components["schemas"]["ChatCompletionMessageToolCall"][];
         };
         /**
+         * ChatCompletionLogprobToken
+         * @description The token as text. A token that holds only part of a character (one byte of an emoji) is written `bytes:` and its
+         *     bytes as `\xNN` escapes (`bytes:\xf0\x9f`); `bytes` holds the exact bytes either way.
+         * @example Spring
+         */
+        ChatCompletionLogprobToken: string;
+        /**
+         * ChatCompletionLogprobValue
+         * @description The natural logarithm of the token's probability, 0 or less (0: certain). `-9999.0` stands for a token the model
+         *     found very unlikely, as in OpenAI's answers.
+         * @example -0.0123
+         */
+        ChatCompletionLogprobValue: number;
+        /**
+         * ChatCompletionLogprobBytes
+         * @description The token's UTF-8 bytes, each 0 to 255: join the bytes of consecutive tokens to read a character that spans them.
+         *     `null` when the token has no bytes representation.
+         * @example [
+         *       32,
+         *       83,
+         *       112,
+         *       114,
+         *       105,
+         *       110,
+         *       103
+         *     ]
+         */
+        ChatCompletionLogprobBytes: number[] | null;
+        /**
+         * ChatCompletionTopLogprob
+         * @description A token the model could have written at a position, with its log probability and bytes.
+         */
+        ChatCompletionTopLogprob: {
+            token: components["schemas"]["ChatCompletionLogprobToken"];
+            logprob: components["schemas"]["ChatCompletionLogprobValue"];
+            bytes: components["schemas"]["ChatCompletionLogprobBytes"];
+        };
+        /**
+         * ChatCompletionTokenLogprob
+         * @description One token of the answer with its log probability, as OpenAI's `ChatCompletionTokenLogprob`: the token, how likely
+         *     the model found it, its bytes, and the most likely tokens at its position. The tokens of a choice, joined, are its
+         *     `content`.
+         */
+        ChatCompletionTokenLogprob: {
+            token: components["schemas"]["ChatCompletionLogprobToken"];
+            logprob: components["schemas"]["ChatCompletionLogprobValue"];
+            bytes: components["schemas"]["ChatCompletionLogprobBytes"];
+            /**
+             * @description The most likely tokens at this position, most likely first, at most `top_logprobs` of the request (empty when it
+             *     asked for none). May hold fewer than asked.
+             */
+            top_logprobs: components["schemas"]["ChatCompletionTopLogprob"][];
+        };
+        /**
+         * ChatCompletionLogprobs
+         * @description The log probabilities of a choice's tokens (`logprobs: true` in the request), as OpenAI's: `content` for the tokens
+         *     of `message.content` (in a stream, of the chunk's `delta.content`), `refusal` always `null` (no model refuses in a
+         *     separate field here).
+         */
+        ChatCompletionLogprobs: {
+            /** @description The tokens, in order; `null` or empty when the choice (or the chunk) has no text, such as a tool call. */
+            content: components["schemas"]["ChatCompletionTokenLogprob"][] | null;
+            /** @description Always `null`. */
+            refusal: null;
+        };
+        /**
          * ChatCompletionChoice
          * @description One generated completion.
          */
@@ -4417,8 +4507,11 @@ export type components = {
              * @enum {string}
              */
             finish_reason: "stop" | "length" | "content_filter" | "tool_calls";
-            /** @description Always `null`; log probabilities are not offered. */
-            logprobs: null;
+            /**
+             * @description With `logprobs: true` in the request, the log probabilities of the tokens of `message.content`; otherwise
+             *     `null`.
+             */
+            logprobs: components["schemas"]["ChatCompletionLogprobs"] | null;
         };
         /**
          * ChatCompletionUsage
@@ -4599,8 +4692,11 @@ export type components = {
              * @enum {string|null}
              */
             finish_reason: "stop" | "length" | "content_filter" | "tool_calls" | null;
-            /** @description Always `null`; log probabilities are not offered. */
-            logprobs?: null;
+            /**
+             * @description With `logprobs: true` in the request, the log probabilities of the tokens of this chunk's `delta.content` (the
+             *     last chunk of a choice may carry tokens that came with no text of their own); otherwise `null`.
+             */
+            logprobs?: components["schemas"]["ChatCompletionLogprobs"] | null;
         };
         /**
          * ChatCompletionChunk
@@ -4653,24 +4749,40 @@ export type components = {
         };
         /**
          * EmbeddingRequest
-         * @description A request for embeddings, as OpenAI's `CreateEmbeddingRequest`. Limits: at most 2,048 inputs, each at most the
-         *     model's `context_window` tokens (8,191 for OpenAI's models), and 300,000 tokens in all (OpenAI's limits); a
-         *     request over one is a `422 validation_failed` pointing at the input (`/input/3`) or at `/input`. Tokens are
-         *     counted with OpenAI's o200k_base encoding. OpenAI's other forms of `input`, arrays of token ids, are not
-         *     accepted (send the text): they are a `422 validation_failed` at the first id (`/input/0`).
+         * @description A request for embeddings, as OpenAI's `CreateEmbeddingRequest`. `input` takes OpenAI's four forms: a text, an array
+         *     of texts, an array of token ids (one input), or an array of arrays of token ids (one input each). Token ids are
+         *     those of cl100k_base, the encoding of OpenAI's embedding models and what OpenAI's tokenizer (tiktoken) and
+         *     LangChain use for a model they do not know: ids from 0 to 100,255. Limits: at most 2,048 inputs, each at most the
+         *     model's `context_window` tokens (8,192 for OpenAI's models), and 300,000 tokens in all (OpenAI's limits); a request
+         *     over one is a `422 validation_failed` pointing at the input (`/input/3`) or at `/input`. Texts are counted with
+         *     OpenAI's o200k_base encoding, token ids as the number of ids.
          */
         EmbeddingRequest: {
             /**
-             * @description The text to embed, or an array of texts (each embedded on its own, answered in the same order). Empty
-             *     strings are refused (`422` at the input), as OpenAI does. Arrays of token ids are refused too: each id is
-             *     a `422` "must be string" at its place (`/input/0`).
+             * @description What to embed: a text, or an array of texts (each embedded on its own, answered in the same order), or the same
+             *     as token ids: an array of ids (one input, at most 2,048 ids, as OpenAI's schema has it) or an array of arrays
+             *     of ids (one input each). Empty strings and empty arrays are refused (`422` at the input), as OpenAI does. An
+             *     array mixes no forms: its first item decides, and an item of another form is a `422` at its place
+             *     (`/input/2`). An id outside cl100k_base's 0 to 100,255 is a `422` at its place (`/input/0/7`). Every model
+             *     takes token ids: they are decoded to their text, which the model embeds (the text of ids cut inside a
+             *     character has U+FFFD in its place).
              * @example How long do refunds take?
              * @example [
              *       "Refunds are paid within 14 days.",
              *       "Orders ship within two working days."
              *     ]
+             * @example [
+             *       [
+             *         4438,
+             *         1317,
+             *         656,
+             *         73618,
+             *         1935,
+             *         30
+             *       ]
+             *     ]
              */
-            input: string | string[];
+            input: string | (string | number | number[])[];
             /**
              * @description An embedding model, an `id` of `GET /v1/models?capability=embeddings` (`text-embedding-3-small`,
              *     `sandbox-embedding`, …). An unknown model is a `404 model_not_found`; a model without the `embeddings`

@@ -34,6 +34,7 @@ export const CAPABILITY_ORDER: readonly Capability[] = [
   'json_mode',
   'json_schema',
   'reasoning',
+  'logprobs',
   'long_context',
   'embeddings',
 ];
@@ -862,7 +863,8 @@ export interface ListedEmbedding {
 }
 
 // From the providers' embedding pages (platform.openai.com/docs/guides/embeddings, ai.google.dev/gemini-api/docs/embeddings,
-// docs.mistral.ai/capabilities/embeddings). Google's text-embedding-004 is left out: genai-prices has no price for it
+// docs.mistral.ai/capabilities/embeddings); OpenAI's input limit as its published OpenAPI document states it (8,192
+// tokens for all its embedding models). Google's text-embedding-004 is left out: genai-prices has no price for it
 // (and Google retires it for gemini-embedding-001).
 export const EMBEDDING_MODELS: readonly ListedEmbedding[] = [
   {
@@ -871,7 +873,7 @@ export const EMBEDDING_MODELS: readonly ListedEmbedding[] = [
     name: 'Text Embedding 3 Small',
     owned_by: 'openai',
     released: '2024-01-25',
-    context: 8_191,
+    context: 8_192,
     dimensions: 1536,
     range: { min: 1, max: 1536 },
   },
@@ -881,7 +883,7 @@ export const EMBEDDING_MODELS: readonly ListedEmbedding[] = [
     name: 'Text Embedding 3 Large',
     owned_by: 'openai',
     released: '2024-01-25',
-    context: 8_191,
+    context: 8_192,
     dimensions: 3072,
     range: { min: 1, max: 3072 },
   },
@@ -891,7 +893,7 @@ export const EMBEDDING_MODELS: readonly ListedEmbedding[] = [
     name: 'Text Embedding Ada 002',
     owned_by: 'openai',
     released: '2022-12-15',
-    context: 8_191,
+    context: 8_192,
     dimensions: 1536,
     range: null,
   },
@@ -933,7 +935,7 @@ const SANDBOX: readonly CatalogueEntry[] = [
       created: 1795132800,
       context_window: 128_000,
       max_output_tokens: 16_384,
-      capabilities: ['chat', 'streaming', 'vision', 'tools', 'json_mode', 'json_schema'],
+      capabilities: ['chat', 'streaming', 'vision', 'tools', 'json_mode', 'json_schema', 'logprobs'],
       pricing: { input_per_million_usd: 0.1, cached_input_per_million_usd: null, output_per_million_usd: 0.4 },
       regions: ['eu', 'us'],
       deprecated: false,
@@ -1050,6 +1052,9 @@ export function buildCatalogue(
     taken.add(id);
     const capabilities = new Set<Capability>(['chat', 'streaming', ...model.can]);
     if (model.context >= LONG_CONTEXT) capabilities.add('long_context');
+    // OpenAI's Chat Completions gives log probabilities for its models that do not reason; it refuses them for the
+    // others (and the AI SDK drops the parameter for them). No other provider here passes them on.
+    if (model.provider === 'openai' && !model.can.includes('reasoning')) capabilities.add('logprobs');
     return {
       id,
       provider: model.provider,

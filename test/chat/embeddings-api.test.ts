@@ -110,7 +110,7 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
     expect(answer.body.cost_usd).toBeCloseTo(0.00000006, 12);
   });
 
-  test('errors in OpenAI’s shape: chat model, too many inputs, empty string, token arrays, unknown and unavailable models, dimensions, too long', async () => {
+  test('errors in OpenAI’s shape: chat model, too many inputs, empty string, a token id out of range, unknown and unavailable models, dimensions, too long', async () => {
     expectOpenAiError(await embeddings({ model: 'sandbox-writer', input: 'x' }), 422, 'validation_failed', 'model');
     expectOpenAiError(
       await embeddings({ model: 'sandbox-embedding', input: Array.from({ length: 2049 }, () => 'x') }),
@@ -127,10 +127,10 @@ describe.each(databaseKinds)('POST /v1/embeddings on %s', (kind) => {
     );
     expectOpenAiError(await embeddings({ model: 'sandbox-embedding', input: [] }), 422, 'validation_failed', 'input');
     expectOpenAiError(
-      await embeddings({ model: 'sandbox-embedding', input: [1212, 318] }),
+      await embeddings({ model: 'sandbox-embedding', input: [1212, 100_256] }),
       422,
       'validation_failed',
-      'input[0]',
+      'input[1]',
     );
     expectOpenAiError(
       await embeddings({ model: 'sandbox-embedding', input: 'x', encoding_format: 'int8' }),

@@ -51,11 +51,12 @@ describe('the guide "Embeddings and the Responses API"', () => {
 
   test('the TypeScript blocks print what the guide says', async () => {
     const ts = blocks('ts');
-    expect(ts).toHaveLength(4);
+    expect(ts).toHaveLength(5);
     expect(await runTs(ts[0]!)).toBe('Refunds are paid within 14 days.');
-    expect(await runTs(ts[1]!)).toBe('Spring sale starts Monday.\nRoasts ship on Tuesday. true');
-    expect(await runTs(ts[2]!)).toBe('true true');
-    expect(await runTs(ts[3]!)).toBe('Hello from the AI SDK');
+    expect(await runTs(ts[1]!)).toBe('6 true');
+    expect(await runTs(ts[2]!)).toBe('Spring sale starts Monday.\nRoasts ship on Tuesday. true');
+    expect(await runTs(ts[3]!)).toBe('true true');
+    expect(await runTs(ts[4]!)).toBe('Hello from the AI SDK');
   });
 
   test('the curl commands answer as described', async () => {

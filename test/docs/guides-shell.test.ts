@@ -178,6 +178,16 @@ const guides: Guide[] = [
             cost_usd: 0.0000187,
           }),
       },
+      {
+        phrase: '"top_logprobs": 2',
+        // The first token the guide shows.
+        check: ({ stdout }) => {
+          const shown = /The answer's first token:\n\n```json\n([\s\S]*?)```/.exec(
+            read('docs', 'guides', 'chat.md'),
+          )![1]!;
+          expect(JSON.parse(stdout).choices[0].logprobs.content[0]).toEqual(JSON.parse(shown));
+        },
+      },
     ],
   },
   { name: 'embeddings-and-responses' },

@@ -101,14 +101,14 @@ describe('the model catalogue', () => {
     expect(shape('text-embedding-3-small')).toEqual({
       dimensions: 1536,
       dimensions_range: { min: 1, max: 1536 },
-      context_window: 8191,
+      context_window: 8192,
     });
     expect(shape('text-embedding-3-large')).toEqual({
       dimensions: 3072,
       dimensions_range: { min: 1, max: 3072 },
-      context_window: 8191,
+      context_window: 8192,
     });
-    expect(shape('text-embedding-ada-002')).toEqual({ dimensions: 1536, dimensions_range: null, context_window: 8191 });
+    expect(shape('text-embedding-ada-002')).toEqual({ dimensions: 1536, dimensions_range: null, context_window: 8192 });
     expect(shape('mistral-embed')).toEqual({ dimensions: 1024, dimensions_range: null, context_window: 8192 });
     expect(shape('sandbox-embedding')).toEqual({
       dimensions: 256,
@@ -127,7 +127,7 @@ describe('the model catalogue', () => {
       created: 1795132800,
       context_window: 128000,
       max_output_tokens: 16384,
-      capabilities: ['chat', 'streaming', 'vision', 'tools', 'json_mode', 'json_schema'],
+      capabilities: ['chat', 'streaming', 'vision', 'tools', 'json_mode', 'json_schema', 'logprobs'],
       pricing: { input_per_million_usd: 0.1, cached_input_per_million_usd: null, output_per_million_usd: 0.4 },
       regions: ['eu', 'us'],
       deprecated: false,
@@ -243,7 +243,7 @@ describe('the model catalogue', () => {
     }
   });
 
-  test('capabilities are known, unique, in order; long_context from the window; reasoning for reasoning models', () => {
+  test('capabilities are known, unique, in order; long_context from the window; reasoning for reasoning models; logprobs for OpenAI’s others', () => {
     for (const model of committed) {
       const caps = model.capabilities;
       expect(new Set(caps).size, model.id).toBe(caps.length);
@@ -258,6 +258,12 @@ describe('the model catalogue', () => {
       if (reasoner) expect(caps, model.id).toContain('reasoning');
       if (/^gpt-(3|4)|^chatgpt-/.test(model.id) || model.id === 'deepseek-chat')
         expect(caps, model.id).not.toContain('reasoning');
+      // Log probabilities: OpenAI's models that do not reason, and the sandbox's.
+      expect(caps.includes('logprobs'), model.id).toBe(
+        (model.provider === 'openai' || model.provider === 'sandbox') &&
+          !isEmbedding(model) &&
+          !caps.includes('reasoning'),
+      );
     }
   });
 

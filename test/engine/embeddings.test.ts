@@ -227,7 +227,7 @@ describe('engine.embed', () => {
     expect(long.errors).toEqual([
       {
         pointer: '/input/1',
-        detail: `is ${countTokens(text)} tokens; text-embedding-3-small takes at most 8191 tokens an input`,
+        detail: `is ${countTokens(text)} tokens; text-embedding-3-small takes at most 8192 tokens an input`,
       },
     ]);
     // An embedding model is no chat model either.

@@ -4,7 +4,7 @@
 // - OpenAI's Chat Completions, `POST /v1/chat/completions` (what `createOpenAI().chat(id)` and every
 //   `createOpenAICompatible()` model call): a `chat.completion` JSON, or `data:` chunks (the first with the role, then
 //   the content, then the finish reason, the usage chunk with `choices: []` when `stream_options.include_usage`, then
-//   `data: [DONE]`);
+//   `data: [DONE]`), with each chunk's tokens when the request asks `logprobs` (FakeReply.logprobs, or a token a chunk);
 // - OpenAI's Responses API, `POST /v1/responses` (what `createOpenAI()(id)` calls): a `response` JSON, or its named
 //   events (`response.created` … `response.output_text.delta` … `response.completed`);
 // - Anthropic's Messages API, `POST /v1/messages`: a `message` JSON, or its named events (`message_start`,
@@ -50,6 +50,19 @@ export interface FakeReply {
   endless?: boolean;
   /** Cut the connection after this many streamed chunks, without an end: an upstream that fails mid-answer. */
   cutAfterChunks?: number;
+  /**
+   * OpenAI's Chat Completions, when the request asks `logprobs`: the tokens of each chunk (one list per chunk, in
+   * OpenAI's shape). Default: each chunk one token, at -0.25, with `top_logprobs` alternatives (` alt1` at -1.25, …).
+   */
+  logprobs?: FakeTokenLogprob[][];
+}
+
+/** A token's log probability as OpenAI's Chat Completions sends it. */
+export interface FakeTokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[] | null;
+  top_logprobs: { token: string; logprob: number; bytes: number[] | null }[];
 }
 
 /** What applies to a request nothing was enqueued for. */
@@ -98,12 +111,15 @@ interface Answer {
   usage: Usage;
   finishReason: FinishReason;
   toolCalls: ToolCall[];
+  /** The tokens of each chunk when the request asked for log probabilities (OpenAI's Chat Completions), else null. */
+  logprobs: FakeTokenLogprob[][] | null;
 }
 
 /** The SSE frames of one streamed answer; stateful (sequence numbers, the text so far). */
 interface WireStream {
   start(): string[];
-  chunk(text: string): string;
+  /** A chunk of text, with its tokens' log probabilities when the request asked for them. */
+  chunk(text: string, logprobs?: FakeTokenLogprob[]): string;
   /** The frames of the reply's tool calls, after its text (an API without tools sends none). */
   toolCalls?(calls: ToolCall[]): string[];
   end(finishReason: FinishReason): string[];
@@ -177,7 +193,7 @@ const chatCompletions: Api = {
             : {}),
           annotations: [],
         },
-        logprobs: null,
+        logprobs: answer.logprobs ? { content: answer.logprobs.flat(), refusal: null } : null,
         finish_reason: answer.finishReason,
       },
     ],
@@ -203,7 +219,15 @@ const chatCompletions: Api = {
           { index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null },
         ]),
       ],
-      chunk: (text) => chunk([{ index: 0, delta: { content: text }, logprobs: null, finish_reason: null }]),
+      chunk: (text, logprobs) =>
+        chunk([
+          {
+            index: 0,
+            delta: { content: text },
+            logprobs: logprobs ? { content: logprobs, refusal: null } : null,
+            finish_reason: null,
+          },
+        ]),
       toolCalls: (calls) =>
         calls.flatMap((call, index) => [
           chunk([
@@ -617,6 +641,22 @@ function promptChars(body: ReceivedRequest['body']): number {
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
 
+/** A chunk as one token, at -0.25, with the `top_logprobs` the request asks for (the chunk, then ` alt1` at -1.25, …). */
+function fakeLogprob(chunk: string, body: ReceivedRequest['body']): FakeTokenLogprob {
+  const bytes = (token: string) => Array.from(Buffer.from(token, 'utf8'));
+  const top = typeof body.top_logprobs === 'number' ? body.top_logprobs : 0;
+  return {
+    token: chunk,
+    logprob: -0.25,
+    bytes: bytes(chunk),
+    top_logprobs: Array.from({ length: top }, (_, k) =>
+      k === 0
+        ? { token: chunk, logprob: -0.25, bytes: bytes(chunk) }
+        : { token: ` alt${k}`, logprob: -0.25 - k, bytes: bytes(` alt${k}`) },
+    ),
+  };
+}
+
 /** A text in three pieces (fewer when it is shorter), as a provider streams arguments. */
 function thirds(text: string): string[] {
   const size = Math.max(1, Math.ceil(text.length / 3));
@@ -778,8 +818,10 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
     }));
     const usage = reply.usage ?? { input: Math.ceil(promptChars(body) / 4), output: words(text) + toolCalls.length };
     const finishReason = reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop');
+    const logprobs =
+      body.logprobs === true ? (reply.logprobs ?? chunks.map((chunk) => [fakeLogprob(chunk, body)])) : null;
     if (!(routed ? routed.stream : body.stream === true)) {
-      sendJson(res, 200, api.json({ text, usage, finishReason, toolCalls }, body));
+      sendJson(res, 200, api.json({ text, usage, finishReason, toolCalls, logprobs }, body));
       return;
     }
 
@@ -817,7 +859,7 @@ async function startFake(dialect: Dialect, defaults: FakeDefaults): Promise<Fake
         res.destroy();
         return;
       }
-      res.write(stream.chunk(chunk));
+      res.write(stream.chunk(chunk, logprobs?.[i]));
     }
     if (toolCalls.length > 0 && stream.toolCalls && !gone) res.write(stream.toolCalls(toolCalls).join(''));
     if (!gone) res.end(stream.end(finishReason).join(''));

@@ -22,6 +22,7 @@ import {
   type TokenUsage,
 } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
+import { logprobsAsked, wireLogprobs } from './logprobs.ts';
 import { requestModel } from './request-model.ts';
 import {
   createThread,
@@ -236,11 +237,13 @@ export const completionHandlers = {
     const { db } = context.platform;
     const workspaceId = context.caller.workspace.id;
     const model = requestModel(engine, body);
+    const logprobs = logprobsAsked(body);
     // Where this wire keeps what the engine may refuse: the output budget as the request sent it.
     const fields: RefusalFields = {
       output_budget:
         body.max_completion_tokens == null && body.max_tokens != null ? 'max_tokens' : 'max_completion_tokens',
       prompt: 'messages',
+      logprobs: 'logprobs',
     };
     const place = (error: unknown): never => {
       throw placed(error, fields);
@@ -304,6 +307,7 @@ export const completionHandlers = {
       tools: toolsOf(body.tools),
       toolChoice: toolChoiceOf(body.tool_choice),
       parallelToolCalls: body.parallel_tool_calls ?? true,
+      logprobs,
       signal: context.signal,
       now: context.now,
     };
@@ -355,7 +359,7 @@ export const completionHandlers = {
               ...(choice.toolCalls.length > 0 ? { tool_calls: wireToolCalls(choice.toolCalls) } : {}),
             },
             finish_reason: choice.finishReason,
-            logprobs: null,
+            logprobs: choice.logprobs ? wireLogprobs(choice.logprobs) : null,
           })),
           usage,
           thread_id: threadId,
@@ -428,7 +432,7 @@ export const completionHandlers = {
                   index: event.choice,
                   delta: { ...role(event.choice), content: event.text },
                   finish_reason: null,
-                  logprobs: null,
+                  logprobs: logprobs === null ? null : wireLogprobs(event.logprobs ?? []),
                 },
               ]);
             } else if (event.type === 'tool-call-start') {
@@ -463,7 +467,14 @@ export const completionHandlers = {
               if (event.choice === 0) firstFinish = event.finishReason;
               const delta = started.has(event.choice) ? {} : { role: 'assistant' as const, content: '' };
               started.add(event.choice);
-              yield chunk([{ index: event.choice, delta, finish_reason: event.finishReason, logprobs: null }]);
+              yield chunk([
+                {
+                  index: event.choice,
+                  delta,
+                  finish_reason: event.finishReason,
+                  logprobs: event.logprobs?.length ? wireLogprobs(event.logprobs) : null,
+                },
+              ]);
             } else {
               const usage = usageBody(event.usage);
               await save(

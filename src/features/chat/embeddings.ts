@@ -1,11 +1,13 @@
-// POST /v1/embeddings, wire-compatible with OpenAI's Embeddings API: the request's limits (OpenAI's: 2,048 inputs,
-// 300,000 tokens in all; each input within the model's context window, checked by the engine), then the engine's
-// vectors as numbers or as base64 of little-endian float32, with the usage and its cost.
+// POST /v1/embeddings, wire-compatible with OpenAI's Embeddings API: its inputs as texts or token ids
+// (embedding-inputs.ts), the request's limits (OpenAI's: 2,048 inputs, 300,000 tokens in all; each input within the
+// model's context window, checked by the engine), then the engine's vectors as numbers or as base64 of little-endian
+// float32, with the usage and its cost.
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { countTokensEach, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
+import { countTokensEach, decodeTokenIdsEach, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
+import { embeddingInputs } from './embedding-inputs.ts';
 
 type Embedding = components['schemas']['Embedding'];
 
@@ -22,12 +24,14 @@ export const embeddingHandlers = {
   async createEmbedding(request, context) {
     const body = request.body;
     const engine = context.platform.services.engine;
-    const single = typeof body.input === 'string';
-    const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+    const inputs = embeddingInputs(body.input);
     // The model first: a chat model is refused before its inputs are counted.
     engine.model(body.model, 'embeddings');
-    // Counted up to the limit only (past it the answer is the same refusal), long inputs off the event loop.
-    const inputTokens = await countTokensEach(inputs, MAX_TOKENS_PER_CALL);
+    // Texts counted up to the limit only (past it the answer is the same refusal), long inputs off the event loop;
+    // an input of token ids is as many tokens as it has ids.
+    const inputTokens = inputs.ids
+      ? inputs.ids.map((ids) => ids.length)
+      : await countTokensEach(inputs.texts, MAX_TOKENS_PER_CALL);
     const total = inputTokens.reduce((sum, tokens) => sum + tokens, 0);
     if (total > MAX_TOKENS_PER_CALL)
       throw validationFailed([
@@ -42,10 +46,11 @@ export const embeddingHandlers = {
       apiKeyId: context.caller.apiKey.id,
       feature: 'embeddings',
       model: body.model,
-      inputs,
+      // Token ids are embedded as the text they stand for (the models take text), counted as the ids they are.
+      inputs: inputs.ids ? await decodeTokenIdsEach(inputs.ids) : inputs.texts,
       inputTokens,
       dimensions: body.dimensions ?? null,
-      inputPointer: (index) => (single ? '/input' : `/input/${index}`),
+      inputPointer: inputs.pointer,
       signal: context.signal,
       now: context.now,
     });

@@ -68,7 +68,11 @@ type OutputItem =
   | { kind: 'call'; messageId: string; call: EngineToolCall };
 
 /** This API's fields of what the engine may refuse: the output budget and the prompt (refusal.ts). */
-const RESPONSE_FIELDS: RefusalFields = { output_budget: 'max_output_tokens', prompt: 'input' };
+const RESPONSE_FIELDS: RefusalFields = {
+  output_budget: 'max_output_tokens',
+  prompt: 'input',
+  logprobs: 'top_logprobs',
+};
 
 const place = (error: unknown): never => {
   throw placed(error, RESPONSE_FIELDS);

@@ -127,7 +127,14 @@ export async function embedWith(
       const span = providerSpan({ operation: 'embeddings', provider: model.provider, model: model.id });
       try {
         result = await withRetries(
-          () => embeddingModel.doEmbed({ values, dimensions, abortSignal: signal }),
+          () =>
+            embeddingModel.doEmbed({
+              values,
+              dimensions,
+              abortSignal: signal,
+              // The sandbox reports the tokens counted here (an input given as token ids is as many tokens as ids).
+              providerOptions: { sandbox: { inputTokens: counted.slice(batch.start, batch.end) } },
+            }),
           services.config.maxRetries,
           signal,
         );

@@ -17,6 +17,7 @@ import type {
   LanguageModelV4CallOptions,
   LanguageModelV4GenerateResult,
   LanguageModelV4StreamPart,
+  SharedV4ProviderMetadata,
 } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -40,6 +41,7 @@ import type {
 } from './generation.ts';
 import { ImageBudget } from './image-budget.ts';
 import { type EngineImagePart, type ImageSource, readImages } from './images.ts';
+import { chatLogprobsOf, logprobsOf, type TokenLogprob } from './logprobs.ts';
 import { merge } from './merge.ts';
 import type { Admission, CallCaller, EngineMiddleware, ModelCall, PreparedGeneration } from './middleware.ts';
 import { priceOf } from './pricing.ts';
@@ -454,14 +456,19 @@ export class Engine {
       text: '',
       finishReason: 'stop' as FinishReason,
       toolCalls: [] as EngineToolCall[],
+      logprobs: request.logprobs != null ? ([] as TokenLogprob[]) : null,
     }));
     let usage: TokenUsage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
     let costUsd = 0;
     for await (const event of await this.#start(request, whole)) {
       if (event.type === 'model') ({ model, tried: modelsTried } = event);
-      else if (event.type === 'text') choices[event.choice]!.text += event.text;
-      else if (event.type === 'finish') choices[event.choice]!.finishReason = event.finishReason;
-      else if (event.type === 'tool-call')
+      else if (event.type === 'text') {
+        choices[event.choice]!.text += event.text;
+        if (event.logprobs) choices[event.choice]!.logprobs?.push(...event.logprobs);
+      } else if (event.type === 'finish') {
+        choices[event.choice]!.finishReason = event.finishReason;
+        if (event.logprobs) choices[event.choice]!.logprobs?.push(...event.logprobs);
+      } else if (event.type === 'tool-call')
         choices[event.choice]!.toolCalls[event.index] = { id: event.id, name: event.name, arguments: event.arguments };
       else if (event.type === 'usage') ({ usage, costUsd } = event);
     }
@@ -557,6 +564,7 @@ export class Engine {
     const tools = toolsOf(request, model);
     const parallelToolCalls = request.parallelToolCalls ?? true;
     const offersTools = tools.length > 0;
+    const logprobs = request.logprobs ?? null;
     // Per provider: the request's options, then the middleware's over them.
     const merged: Record<string, Record<string, JSONValue>> = { ...request.providerOptions };
     for (const [provider, values] of Object.entries(extra)) merged[provider] = { ...merged[provider], ...values };
@@ -584,13 +592,20 @@ export class Engine {
       toolChoice: offersTools ? toolChoiceOf(request.toolChoice ?? 'auto') : undefined,
       providerOptions: {
         ...merged,
-        sandbox: { ...merged.sandbox, choice, ...(offersTools ? { parallelToolCalls } : {}) },
-        ...(request.reasoningEffort || offersTools
+        sandbox: {
+          ...merged.sandbox,
+          choice,
+          ...(offersTools ? { parallelToolCalls } : {}),
+          ...(logprobs !== null ? { logprobs } : {}),
+        },
+        ...(request.reasoningEffort || offersTools || logprobs !== null
           ? {
               openai: {
                 ...merged.openai,
                 ...(request.reasoningEffort ? { reasoningEffort: request.reasoningEffort } : {}),
                 ...(offersTools ? { parallelToolCalls } : {}),
+                // The AI SDK's form: `true` asks for no alternatives, a number for that many.
+                ...(logprobs !== null ? { logprobs: logprobs === 0 ? true : logprobs } : {}),
               },
             }
           : {}),
@@ -598,6 +613,9 @@ export class Engine {
           ? { anthropic: { ...merged.anthropic, disableParallelToolUse: true } }
           : {}),
       },
+      // OpenAI's chunks as they came: their log probabilities go out with the text of the same chunk, bytes and all
+      // (the provider's metadata gives them only at the end of a stream, without their bytes).
+      ...(logprobs !== null ? { includeRawChunks: true } : {}),
       abortSignal: signal,
     };
     const languageModel = this.#languageModel(model);
@@ -649,14 +667,26 @@ export class Engine {
       timer.unref();
       try {
         const stream = whole
-          ? wholeAnswerParts(await withRetries(() => languageModel.doGenerate(options), maxRetries, signal))
+          ? wholeAnswerParts(
+              await withRetries(() => languageModel.doGenerate(options), maxRetries, signal),
+              logprobs !== null,
+            )
           : (await withRetries(() => languageModel.doStream(options), maxRetries, signal)).stream;
+        /** With log probabilities asked: those of the text still to come (a raw chunk's come before its text). */
+        let tokens: TokenLogprob[] = [];
         for await (const part of stream) {
           if (part.type === 'text-delta') {
+            if (logprobs !== null) tokens.push(...(metadataLogprobs(part.providerMetadata) ?? []));
             if (part.delta === '') continue;
             firstToken();
             generated += part.delta;
-            yield { type: 'text', choice, text: part.delta };
+            if (logprobs === null) yield { type: 'text', choice, text: part.delta };
+            else {
+              yield { type: 'text', choice, text: part.delta, logprobs: tokens };
+              tokens = [];
+            }
+          } else if (part.type === 'raw') {
+            if (logprobs !== null) tokens.push(...(chatLogprobsOf(part.rawValue) ?? []));
           } else if (part.type === 'tool-input-start') {
             firstToken();
             if (!calls.has(part.id)) yield startCall(part.id, part.toolName);
@@ -698,7 +728,8 @@ export class Engine {
             }
             const finishReason = finishReasonOf(part.finishReason.unified, calls.size > 0);
             span.finishReason(finishReason);
-            yield { type: 'finish', choice, finishReason };
+            yield { type: 'finish', choice, finishReason, ...(tokens.length > 0 ? { logprobs: tokens } : {}) };
+            tokens = [];
           } else if (part.type === 'response-metadata' && part.modelId) {
             span.responseModel(part.modelId);
           } else if (part.type === 'error') {
@@ -748,12 +779,26 @@ interface Candidate {
   maxOutputTokens: number;
 }
 
-/** A whole answer (`doGenerate`) as the stream parts its stream would have had: the model that answered, its text, its tool calls, its end. */
-function wholeAnswerParts(result: LanguageModelV4GenerateResult): LanguageModelV4StreamPart[] {
+/** The log probabilities a provider put in a part's metadata (the sandbox's), in OpenAI's shape. */
+function metadataLogprobs(metadata: SharedV4ProviderMetadata | undefined): TokenLogprob[] | undefined {
+  for (const values of Object.values(metadata ?? {})) {
+    const found = logprobsOf(values.logprobs);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * A whole answer (`doGenerate`) as the stream parts its stream would have had: the model that answered, its text
+ * (after the answer as it came, `raw`, which holds an OpenAI answer's log probabilities), its tool calls, its end.
+ */
+function wholeAnswerParts(result: LanguageModelV4GenerateResult, raw: boolean): LanguageModelV4StreamPart[] {
   const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: result.warnings }];
   if (result.response?.modelId) parts.push({ type: 'response-metadata', modelId: result.response.modelId });
+  if (raw && result.response?.body !== undefined) parts.push({ type: 'raw', rawValue: result.response.body });
   for (const part of result.content) {
-    if (part.type === 'text') parts.push({ type: 'text-delta', id: '0', delta: part.text });
+    if (part.type === 'text')
+      parts.push({ type: 'text-delta', id: '0', delta: part.text, providerMetadata: part.providerMetadata });
     else if (part.type === 'tool-call') parts.push(part);
   }
   parts.push({ type: 'finish', usage: result.usage, finishReason: result.finishReason });

@@ -4,6 +4,7 @@ import type { JSONSchema7, JSONValue } from '@ai-sdk/provider';
 import type { components } from '../../../generated/openapi.ts';
 import type { AuditOrigin } from '../../platform/audit.ts';
 import type { CatalogueEntry } from './catalogue.ts';
+import type { TokenLogprob } from './logprobs.ts';
 
 export type UsageFeature = components['schemas']['UsageFeature'];
 /** A model tried before the one that answered, and the problem it failed with (or `model_unavailable`: skipped). */
@@ -83,6 +84,11 @@ export interface GenerationRequest {
   toolChoice?: EngineToolChoice;
   /** Whether the model may call several tools in one answer; default true. */
   parallelToolCalls?: boolean;
+  /**
+   * The log probabilities of the answer's tokens, with this many alternatives at each position (0 to 20); null or
+   * absent for none. Needs a model with the `logprobs` capability.
+   */
+  logprobs?: number | null;
   /** Options for the provider, by provider name (`sandbox.task`: what the sandbox models write, docs/engine.md).
    *  Merged into the call's: the request's first, then what the middleware set, then the engine's own. */
   providerOptions?: Record<string, Record<string, JSONValue>>;
@@ -102,14 +108,16 @@ export interface TokenUsage {
 export type GenerationEvent =
   /** Only for a request with fallback models, and first: the model that answers, and those that failed before it. */
   | { type: 'model'; model: CatalogueEntry; tried: ModelTried[] }
-  | { type: 'text'; choice: number; text: string }
+  /** Text of a choice; with `logprobs` asked, the tokens it completes (a token may end in a later event's text). */
+  | { type: 'text'; choice: number; text: string; logprobs?: TokenLogprob[] }
   /** A tool call begins: its position among the choice's calls (from 0), id and function name. */
   | { type: 'tool-call-start'; choice: number; index: number; id: string; name: string }
   /** The next fragment of a tool call's JSON arguments (append to the previous ones). */
   | { type: 'tool-call-delta'; choice: number; index: number; argumentsDelta: string }
   /** A tool call is complete (after its start and deltas): the whole arguments text. */
   | { type: 'tool-call'; choice: number; index: number; id: string; name: string; arguments: string }
-  | { type: 'finish'; choice: number; finishReason: FinishReason }
+  /** The end of a choice; with `logprobs` asked, tokens no text event carried (the provider gave them last). */
+  | { type: 'finish'; choice: number; finishReason: FinishReason; logprobs?: TokenLogprob[] }
   /** The last event: the usage of every call together, and its cost. */
   | { type: 'usage'; usage: TokenUsage; costUsd: number };
 
@@ -118,7 +126,8 @@ export interface Generated {
   model: CatalogueEntry;
   /** With fallback models: those tried before the one that answered. */
   modelsTried?: ModelTried[];
-  choices: { text: string; finishReason: FinishReason; toolCalls: EngineToolCall[] }[];
+  /** `logprobs`: the tokens of the text when the request asked for them, else null. */
+  choices: { text: string; finishReason: FinishReason; toolCalls: EngineToolCall[]; logprobs: TokenLogprob[] | null }[];
   usage: TokenUsage;
   costUsd: number;
 }

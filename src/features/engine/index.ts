@@ -41,6 +41,9 @@ export { Engine } from './engine.ts';
 // Retrieved passages as the engine's grounding writes them into a prompt (chatbots answer from them).
 export { passagesBlock } from './grounding.ts';
 export { IMAGE_LIMITS, readImage } from './images.ts';
+// Log probabilities of generated tokens, as the engine's events carry them (each wire writes them its own way).
+export type { TokenLogprob, TopLogprob } from './logprobs.ts';
+export { certainLogprobs } from './logprobs.ts';
 // Middleware: how the voices, policy and limits features take part in every call without the engine importing them.
 export type { Admission, CallCaller, EngineMiddleware, ModelCall } from './middleware.ts';
 export type { ProvidersConfig } from './providers.ts';
@@ -65,5 +68,5 @@ export {
   traitsFrom,
 } from './style.ts';
 // Tokens as the engine counts them (the knowledge feature sizes its chunks with them).
-export { countTokensEach } from './text-pool.ts';
+export { countTokensEach, decodeTokenIdsEach } from './text-pool.ts';
 export { countTokens, truncateTokens } from './tokens.ts';

@@ -3,8 +3,11 @@
 // errors that their caller places. A refusal nobody places (a feature without such fields) names no field.
 import { Problem, validationFailed } from '../../platform/problems.ts';
 
-/** The parts of a request the engine refuses: its output budget (`max_completion_tokens`), its prompt (`messages`). */
-export type RefusedPart = 'output_budget' | 'prompt';
+/**
+ * The parts of a request the engine refuses: its output budget (`max_completion_tokens`), its prompt (`messages`),
+ * its ask for log probabilities (`logprobs`).
+ */
+export type RefusedPart = 'output_budget' | 'prompt' | 'logprobs';
 
 /** A wire's field of each refused part, by name (`max_output_tokens`, `input`). */
 export type RefusalFields = Readonly<Record<RefusedPart, string>>;
@@ -68,4 +71,14 @@ export function promptOverContext(contextSize: number, promptTokens: number): Re
       fields ? { errors: [{ pointer: `/${prompt}`, detail: `holds ${promptTokens} tokens` }] } : {},
     );
   });
+}
+
+/** Log probabilities asked of a model without the `logprobs` capability. */
+export function logprobsUnsupported(model: { id: string }): Refusal {
+  const detail = `are not given by ${model.id} (it lacks the logprobs capability); GET /v1/models?capability=logprobs lists the models that give them`;
+  return new Refusal('logprobs', (fields) =>
+    fields
+      ? validationFailed([{ pointer: `/${fields.logprobs}`, detail }])
+      : new Problem('validation_failed', `Log probabilities ${detail}.`),
+  );
 }

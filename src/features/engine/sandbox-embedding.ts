@@ -103,17 +103,24 @@ export function sandboxEmbeddingModel(modelId: string): EmbeddingModelV4 {
         );
       }
       const values = options.values;
+      // The engine's count of each input, when it gives one (it has counted them, and an input it was given as token
+      // ids is as many tokens as ids); else counted here.
+      const given = (options.providerOptions?.sandbox as { inputTokens?: unknown } | undefined)?.inputTokens;
+      const counted =
+        Array.isArray(given) && given.length === values.length && given.every((n) => Number.isInteger(n))
+          ? (given as number[]).reduce((sum, n) => sum + n, 0)
+          : undefined;
       // Long texts are embedded and counted in the text pool, off the event loop.
       if (lengthOf(values) >= OFF_LOOP_CHARS) {
         const [embeddings, tokens] = await Promise.all([
           offLoop('embedEach', { texts: values, dimensions }),
-          countTokensEach(values),
+          counted ?? countTokensEach(values).then((each) => each.reduce((sum, n) => sum + n, 0)),
         ]);
-        return { embeddings, usage: { tokens: tokens.reduce((sum, n) => sum + n, 0) }, warnings: [] };
+        return { embeddings, usage: { tokens }, warnings: [] };
       }
       return {
         embeddings: values.map((value) => sandboxEmbedding(value, dimensions)),
-        usage: { tokens: values.reduce((sum, value) => sum + countTokens(value), 0) },
+        usage: { tokens: counted ?? values.reduce((sum, value) => sum + countTokens(value), 0) },
         warnings: [],
       };
     },

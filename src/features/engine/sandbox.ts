@@ -19,7 +19,9 @@ import type {
 } from '@ai-sdk/provider';
 import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
 import { type ImageInfo, imageInfo, imageTokens } from './image-info.ts';
+import { wireTokenLogprob } from './logprobs.ts';
 import { draftText } from './sandbox-draft.ts';
+import { sandboxLogprobChunks, sandboxLogprobs } from './sandbox-logprobs.ts';
 import { taskOf, taskText } from './sandbox-task.ts';
 import { argumentFragments, type SandboxToolCall, toolCalls } from './sandbox-tools.ts';
 import { forms, keyTerms, meets } from './sandbox-words.ts';
@@ -505,9 +507,29 @@ function chunks(text: string): string[] {
   return text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
 }
 
-/** A text answer streams one word a part; tool calls stream as OpenAI's do: each call's start, its arguments in
- *  fragments (cut after each `:` and `,`), its end, then the whole call. */
-function streamParts(output: SandboxOutput): LanguageModelV4StreamPart[] {
+/** The log probabilities a call asks for: how many alternatives at each position (0 to 20), or null for none. */
+function logprobsAsked(options: LanguageModelV4CallOptions): number | null {
+  const asked = (options.providerOptions?.sandbox as { logprobs?: unknown } | undefined)?.logprobs;
+  return typeof asked === 'number' && Number.isInteger(asked) && asked >= 0 ? Math.min(asked, 20) : null;
+}
+
+/** The text parts of an answer: a word a part, or with log probabilities a token a part, each with its own. */
+function textParts(text: string, logprobs: number | null): LanguageModelV4StreamPart[] {
+  if (logprobs === null)
+    return chunks(text).map((delta): LanguageModelV4StreamPart => ({ type: 'text-delta', id: '0', delta }));
+  return sandboxLogprobChunks(text, logprobs).map(
+    (chunk): LanguageModelV4StreamPart => ({
+      type: 'text-delta',
+      id: '0',
+      delta: chunk.text,
+      providerMetadata: { sandbox: { logprobs: chunk.logprobs.map(wireTokenLogprob) } },
+    }),
+  );
+}
+
+/** A text answer streams one word a part (a token a part with log probabilities); tool calls stream as OpenAI's do:
+ *  each call's start, its arguments in fragments (cut after each `:` and `,`), its end, then the whole call. */
+function streamParts(output: SandboxOutput, logprobs: number | null): LanguageModelV4StreamPart[] {
   const body: LanguageModelV4StreamPart[] =
     output.calls.length > 0
       ? output.calls.flatMap((call): LanguageModelV4StreamPart[] => [
@@ -518,11 +540,7 @@ function streamParts(output: SandboxOutput): LanguageModelV4StreamPart[] {
           { type: 'tool-input-end', id: call.toolCallId },
           { type: 'tool-call', toolCallId: call.toolCallId, toolName: call.toolName, input: call.input },
         ])
-      : [
-          { type: 'text-start', id: '0' },
-          ...chunks(output.text).map((delta): LanguageModelV4StreamPart => ({ type: 'text-delta', id: '0', delta })),
-          { type: 'text-end', id: '0' },
-        ];
+      : [{ type: 'text-start', id: '0' }, ...textParts(output.text, logprobs), { type: 'text-end', id: '0' }];
   return [
     { type: 'stream-start', warnings: [] },
     ...body,
@@ -541,6 +559,7 @@ export function sandboxModel(modelId: string): LanguageModelV4 {
     async doGenerate(options) {
       options.abortSignal?.throwIfAborted();
       const output = generate(modelId, options);
+      const logprobs = logprobsAsked(options);
       return {
         content:
           output.calls.length > 0
@@ -550,7 +569,19 @@ export function sandboxModel(modelId: string): LanguageModelV4 {
                 toolName: call.toolName,
                 input: call.input,
               }))
-            : [{ type: 'text', text: output.text }],
+            : [
+                {
+                  type: 'text',
+                  text: output.text,
+                  ...(logprobs === null
+                    ? {}
+                    : {
+                        providerMetadata: {
+                          sandbox: { logprobs: sandboxLogprobs(output.text, logprobs).map(wireTokenLogprob) },
+                        },
+                      }),
+                },
+              ],
         finishReason: finishReason(output.finish),
         usage: output.usage,
         warnings: [],
@@ -558,7 +589,7 @@ export function sandboxModel(modelId: string): LanguageModelV4 {
     },
     async doStream(options) {
       options.abortSignal?.throwIfAborted();
-      const parts = streamParts(generate(modelId, options));
+      const parts = streamParts(generate(modelId, options), logprobsAsked(options));
       let next = 0;
       const stream = new ReadableStream<LanguageModelV4StreamPart>({
         pull(controller) {

@@ -1,5 +1,6 @@
 // The work on long texts that the text pool (text-pool.ts) runs in worker threads, off the event loop.
 import { sandboxEmbedding } from './sandbox-embedding.ts';
+import { decodeTokenIds } from './token-ids.ts';
 import { countTokens } from './tokens.ts';
 
 /**
@@ -21,4 +22,9 @@ export function countEach({ texts, limit }: { texts: string[]; limit: number }):
 /** The sandbox embedding of each text. */
 export function embedEach({ texts, dimensions }: { texts: string[]; dimensions: number }): number[][] {
   return texts.map((text) => sandboxEmbedding(text, dimensions));
+}
+
+/** The text of each input of token ids. */
+export function decodeEach({ inputs }: { inputs: number[][] }): string[] {
+  return inputs.map(decodeTokenIds);
 }

@@ -24,7 +24,35 @@ export function loadEncoding(): void {
 // encoding's default refuses it with an error.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const encode = (text: string) => encoding().encode(text, AS_TEXT);
-const decode = (tokens: number[]) => encoding().decode(tokens);
+
+let byteTable: (string | number[])[] | undefined;
+const utf8 = new TextEncoder();
+
+/**
+ * The UTF-8 bytes of a token of the encoding (some tokens hold part of a character), from the encoding's own table
+ * (the one the encoder holds).
+ */
+export function tokenBytes(token: number): Uint8Array {
+  byteTable ??= createRequire(import.meta.url)('gpt-tokenizer/bpeRanks/o200k_base').default as (string | number[])[];
+  const entry = byteTable[token];
+  if (entry === undefined) throw new RangeError(`${token} is not a token of o200k_base`);
+  return typeof entry === 'string' ? utf8.encode(entry) : Uint8Array.from(entry);
+}
+
+/**
+ * The text of tokens; bytes of a character cut at the end are left out. Not the package's decode: it keeps those
+ * bytes in a decoder it shares between calls, so they would begin the text of its next call, any caller's.
+ */
+function decode(tokens: number[]): string {
+  const bytes = tokens.map(tokenBytes);
+  const joined = new Uint8Array(bytes.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of bytes) {
+    joined.set(part, at);
+    at += part.length;
+  }
+  return new TextDecoder().decode(joined, { stream: true });
+}
 
 /**
  * The longest slice of text handed to the encoder. Byte-pair encoding costs the square of a piece's length, and a
@@ -72,6 +100,13 @@ export function countTokens(text: string, limit = Number.POSITIVE_INFINITY): num
     if (total > limit) return total;
   }
   return total;
+}
+
+/** The token ids of `text`, slice by slice as countTokens counts them: as many as it counts. */
+export function encodeTokens(text: string): number[] {
+  const tokens: number[] = [];
+  for (const slice of tokenSlices(text)) for (const token of encode(slice)) tokens.push(token);
+  return tokens;
 }
 
 /** The first `max` tokens of `text`, and whether it was cut. */

@@ -19,6 +19,7 @@ import type { Database } from '../../storage/schema.ts';
 import type { GenerationEvent } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
 import { ArgumentsGuard } from './arguments-guard.ts';
+import { LogprobsRelease } from './logprobs-release.ts';
 import { compilePolicy, type Policy, type PolicyMatch, type PolicyRule, StreamGuard } from './match.ts';
 import { ruleOf } from './rules.ts';
 import type { ComplianceRulesTable } from './schema.ts';
@@ -110,6 +111,13 @@ export async function* enforcePolicy(
     return onBlock({ match, rule, output: audited(output) });
   };
   const ended = new Set<number>();
+  /** Per choice whose request asked for log probabilities: its tokens, sent with the text that completes them. */
+  const logprobs = new Map<number, LogprobsRelease>();
+  /** The released text of a choice as a text event, with the tokens it completes when they were asked for. */
+  const released = (choice: number, text: string): GenerationEvent => {
+    const tokens = logprobs.get(choice)?.release(text);
+    return { type: 'text', choice, text, ...(tokens ? { logprobs: tokens } : {}) };
+  };
   /** The rest of a choice's text, once its answer is complete: the guard's held text, and the whole answer checked once more. */
   async function* finish(choice: number): AsyncGenerator<GenerationEvent> {
     ended.add(choice);
@@ -120,7 +128,7 @@ export async function* enforcePolicy(
     // complete answer, which is only returned after this.
     const whole = policy.apply(outputs.get(choice) ?? '');
     if (whole.blocked) throw await block(choice, whole.blocked);
-    if (release) yield { type: 'text', choice, text: release };
+    if (release) yield released(choice, release);
   }
   for await (const event of events) {
     if (event.type === 'model') {
@@ -149,12 +157,24 @@ export async function* enforcePolicy(
       yield { ...event, arguments: call.released };
     } else if (event.type === 'text') {
       outputs.set(event.choice, (outputs.get(event.choice) ?? '') + event.text);
+      if (event.logprobs) {
+        if (!logprobs.has(event.choice)) logprobs.set(event.choice, new LogprobsRelease());
+        logprobs.get(event.choice)!.write(event.text, event.logprobs);
+      }
       const { release, blocked } = guardOf(event.choice).push(event.text);
       if (blocked) throw await block(event.choice, blocked);
-      if (release) yield { ...event, text: release };
+      if (release) yield released(event.choice, release);
     } else if (event.type === 'finish') {
+      const tokens = logprobs.get(event.choice);
+      tokens?.write('', event.logprobs);
       yield* finish(event.choice);
-      yield event;
+      const rest = tokens?.end() ?? event.logprobs ?? [];
+      yield {
+        type: 'finish',
+        choice: event.choice,
+        finishReason: event.finishReason,
+        ...(rest.length > 0 ? { logprobs: rest } : {}),
+      };
     } else {
       // The usage event comes after every call ended: a choice whose provider sent no finish is completed here.
       for (const choice of guards.keys()) if (!ended.has(choice)) yield* finish(choice);
