@@ -1,6 +1,11 @@
 // What the directory tests share: a directory token made through the API, SCIM requests as a directory sends them,
 // and the workspace's members and member events as the API and the event table show them.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
+import { projectRoot } from '../support/prism.ts';
 import type { TestServer } from '../support/server.ts';
 
 export const SCIM_JSON = 'application/scim+json';
@@ -27,6 +32,28 @@ export async function createDirectoryToken(server: TestServer, directory: string
   return answer.body as { id: string; secret: string; scim_base_url: string };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the SCIM document, walked by OpenAPI's field names
+const scimDocument: any = JSON.parse(readFileSync(join(projectRoot, 'generated', 'scim.json'), 'utf8'));
+const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+addFormats.default(ajv);
+ajv.addSchema(scimDocument, 'scim');
+
+/**
+ * The answer is one the SCIM document (openapi/scim.yaml) describes: its status is documented for the path and method,
+ * and its body validates against the documented schema, as the API's answers are held to the contract.
+ */
+function expectDocumented(method: string, path: string, answer: ScimAnswer): void {
+  const route = path.split('?')[0]!.replace(/^\/(Users|Groups)\/[^/]+$/, '/$1/{id}');
+  const operation = scimDocument.paths[route]?.[method.toLowerCase()];
+  if (!operation) return;
+  const response = operation.responses[String(answer.status)];
+  expect(response, `${method} ${route} documents ${answer.status}`).toBeDefined();
+  const schema = response.content?.['application/scim+json']?.schema;
+  if (!schema) return;
+  const validate = ajv.compile({ $ref: `scim${schema.$ref}` });
+  expect(validate(answer.body), `${method} ${route} ${answer.status}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+}
+
 /** A SCIM client of one workspace's base URL with one token, sending bodies as `application/scim+json`. */
 export function scimClient(base: string, token: string | null) {
   return async (method: string, path: string, body?: unknown): Promise<ScimAnswer> => {
@@ -40,7 +67,9 @@ export function scimClient(base: string, token: string | null) {
     });
     const text = await response.text();
     if (text) expect(response.headers.get('content-type')).toMatch(/^application\/scim\+json/);
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    const answer = { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    expectDocumented(method, path, answer);
+    return answer;
   };
 }
 
