@@ -3442,10 +3442,14 @@ export type components = {
          *     |---|---|
          *     | `api_key.created` | An API key was created. `details`: `name`, `role`, `expires_at`. |
          *     | `api_key.rotated` | An API key's secret was rotated. `details`: `previous_secret_expires_at`. |
-         *     | `api_key.revoked` | An API key was revoked; by the removal of its member, with `details`: `reason` (`member_removed`), `user_id`. |
+         *     | `api_key.revoked` | An API key was revoked; by the removal of its member or the lowering of their role by a directory, with `details`: `reason` (`member_removed`, `member_role_lowered`), `user_id`. |
          *     | `api_key.expired` | An API key reached its `expires_at` (actor `system`). |
-         *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`. |
+         *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`, and `scim_source` when a directory provisioned them (actor `system`, `via` `scim`). |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
+         *     | `member.role_changed` | A directory's groups gave a member another role (actor `system`, `via` `scim`). `details`: `email`, `role`, `previous_role`. |
+         *     | `directory_token.created` | A directory token was created. `details`: `name`, `directory`. |
+         *     | `directory_token.rotated` | A directory token's secret was rotated. `details`: `directory`, `previous_secret_expires_at`. |
+         *     | `directory_token.revoked` | A directory token was revoked. `details`: `directory`. |
          *     | `project.created` | A project was created. `details`: `name`. |
          *     | `project.updated` | A project's name, description, defaults or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `project.deleted` | A project was deleted; what belonged to it stays, without a project. `details`: `name`. |
@@ -3484,7 +3488,7 @@ export type components = {
         AuditLogAction: string;
         /**
          * AuditLogActor
-         * @description Who did it. Every change made through the API is made by an API key; `system` is the service itself (the command-line tool, a background worker or job), and the entry's `details.via` then names which (`cli`, or the worker's or job kind's name).
+         * @description Who did it. Every change made through the API is made by an API key; `system` is the service itself (the command-line tool, a background worker or job, or a directory provisioning members through SCIM), and the entry's `details.via` then names which (`cli`, the worker's or job kind's name, or `scim`).
          */
         AuditLogActor: {
             /**
