@@ -268,4 +268,11 @@ describe.each(databaseKinds)('Okta provisions a workspace through SCIM on %s', (
       scim_source: null,
     });
   });
+
+  test('the same user created twice at once is one user: one 201, one 409 uniqueness', async () => {
+    const body = { schemas: [USER_SCHEMA], userName: 'twice@okta-test.example', active: true };
+    const answers = await Promise.all([scim('POST', '/Users', body), scim('POST', '/Users', body)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    expect((await members(server)).filter((m) => m.email === 'twice@okta-test.example')).toHaveLength(1);
+  });
 });

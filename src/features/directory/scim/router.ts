@@ -133,6 +133,11 @@ function authenticate(platform: Platform) {
   };
 }
 
+function isUniqueViolation(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '23505' || (typeof message === 'string' && message.includes('UNIQUE constraint failed'));
+}
+
 /** Every failure as a SCIM error: SCIMMY's and ours as they are, the body parser's by status, anything else 500. */
 function scimErrors(platform: Platform): ErrorRequestHandler {
   return function scimErrors(error, _req, res, _next) {
@@ -144,6 +149,9 @@ function scimErrors(platform: Platform): ErrorRequestHandler {
       return sendScimError(res, scimError(413, null, `The body is over ${MAX_PAYLOAD_BYTES} bytes.`));
     if (typeof parser.status === 'number' && parser.status >= 400 && parser.status < 500)
       return sendScimError(res, scimError(parser.status, null, 'The request could not be read.'));
+    // Two requests creating the same userName or group name at once: the unique index lets one through.
+    if (isUniqueViolation(error))
+      return sendScimError(res, scimError(409, 'uniqueness', 'Another request created this resource meanwhile.'));
     platform.logger.error({ err: error }, 'SCIM request failed');
     return sendScimError(res, scimError(500, null, 'The request failed on our side; retry later.'));
   };
