@@ -178,6 +178,86 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/directory-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List directory tokens
+         * @description Lists the workspace's directory tokens, newest first, revoked ones included (filter with `status`). Secrets are
+         *     never returned; `redacted_value` and `last4` identify a token. Owners only.
+         */
+        get: operations["listDirectoryTokens"];
+        put?: never;
+        /**
+         * Create a directory token
+         * @description Creates a token with which a directory provisions the workspace's members through SCIM 2.0, and returns it with
+         *     its `secret`, shown only in this response; the service keeps only its SHA-256 hash. Enter `scim_base_url` and
+         *     the secret in the directory (the guide "Provisioning with SCIM" shows Okta and Entra ID). `directory` names the
+         *     directory: members it provisions carry it as `scim_source`, and a later token with the same `directory`
+         *     manages them too. Owners only. Records the audit entry `directory_token.created`.
+         */
+        post: operations["createDirectoryToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/directory-tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a directory token
+         * @description Returns one directory token of the workspace, whatever its status. The secret is never returned. Owners only.
+         */
+        get: operations["getDirectoryToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a directory token
+         * @description Revokes the token at once: its secret, and during a rotation its previous secret, are refused from the next SCIM
+         *     request on (`401`). The members the directory provisioned stay members, still managed by the directory (a new
+         *     token with the same `directory` takes over; until then they are removed only by a directory). The token stays
+         *     listed with `status: revoked`, and this operation answers `200` with it; revoking it again answers the same.
+         *     Owners only. Records the audit entry `directory_token.revoked`.
+         */
+        delete: operations["revokeDirectoryToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/directory-tokens/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a directory token's secret
+         * @description Issues a new secret for the token and returns it in `secret`, shown only in this response. The previous secret
+         *     keeps working for 24 hours (until `previous_secret_expires_at`), time to enter the new one in the directory; a
+         *     token has at most one previous secret. A revoked token cannot be rotated (`409 directory_token_inactive`). Takes
+         *     no body. Owners only. Records the audit entry `directory_token.rotated`.
+         */
+        post: operations["rotateDirectoryToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/members": {
         parameters: {
             query?: never;
@@ -2472,6 +2552,8 @@ export type components = {
          *     | `member_already_exists` | 409 | The person is already a member of the workspace. |
          *     | `last_owner` | 409 | The last owner of a workspace cannot be removed. |
          *     | `cannot_remove_self` | 409 | An API key cannot remove the member it acts for; another admin or owner removes them. |
+         *     | `managed_by_directory` | 409 | The member was provisioned by a directory through SCIM (`scim_source`); the directory removes them, not the API. |
+         *     | `directory_token_inactive` | 409 | The directory token is revoked, so it cannot be rotated; create a new token. |
          *     | `project_name_taken` | 409 | Another project of the workspace has this name (names are compared ignoring case). |
          *     | `conversation_already_escalated` | 409 | The conversation was escalated already. |
          *     | `conversation_full` | 409 | The conversation holds 1,000 messages; start a new one. |
@@ -2512,7 +2594,7 @@ export type components = {
          *     | `images_busy` | 503 | This server process is reading as many image bytes of requests as it holds at once (a chat completion's or a response's `image_url` parts); nothing was fetched. Retry after `Retry-After` seconds. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable" | "images_busy";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "managed_by_directory" | "directory_token_inactive" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable" | "images_busy";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -3043,6 +3125,131 @@ export type components = {
             secret: components["schemas"]["ApiKeySecret"];
         };
         /**
+         * DirectoryName
+         * @description The directory a token is for, as a short lower-case name (`okta`, `entra-id`, `google-workspace`). It is what
+         *     `workspace.member.added` carries as `scim_source` and members show as `scim_source`. Tokens with the same
+         *     `directory` serve one directory: a new token for `okta` manages the members that an earlier `okta` token provisioned.
+         * @example okta
+         */
+        DirectoryName: string;
+        /**
+         * DirectoryToken
+         * @description A token with which a company's directory (Okta, Microsoft Entra ID, any SCIM 2.0 client) provisions the workspace's
+         *     members through SCIM at `scim_base_url`. The secret is stored hashed and is never returned again after creation or
+         *     rotation; `redacted_value` and `last4` let you recognise a token. Members that a directory provisions carry its
+         *     `directory` as their `scim_source`, and only the directory adds, changes and removes them.
+         */
+        DirectoryToken: {
+            /**
+             * @description The token's identifier. It is not a secret and is what audit entries name.
+             * @example dtk_01M7WQ3R8D2KZ1X0T6Y9B4N5C7
+             */
+            id: string;
+            /**
+             * @description Always `directory_token`.
+             * @constant
+             */
+            object: "directory_token";
+            /**
+             * @description A name that says where the token is used.
+             * @example Okta production
+             */
+            name: string;
+            directory: components["schemas"]["DirectoryName"];
+            /**
+             * @description `active` until the token is revoked; a revoked token is refused at once.
+             * @enum {string}
+             */
+            status: "active" | "revoked";
+            /**
+             * Format: uri
+             * @description The SCIM 2.0 base URL of the workspace, to enter in the directory (Okta's "SCIM connector base URL", Entra ID's
+             *     "Tenant URL"). The directory appends `/Users`, `/Groups` and the other SCIM endpoints to it.
+             * @example https://eu.content-service.example/scim/v2/ws_01JD0A1B2C3D4E5F6G7H8J9K0M
+             */
+            scim_base_url: string;
+            /**
+             * @description The secret with all but its prefix and last four characters hidden.
+             * @example cs_scim_…Vq8e
+             */
+            redacted_value: string;
+            /**
+             * @description The last four characters of the current secret.
+             * @example Vq8e
+             */
+            last4: string;
+            /** @description When the token was created. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When the token last changed (created, rotated, revoked). */
+            updated_at: components["schemas"]["Timestamp"];
+            /**
+             * @description The owner key that created the token. The directory acts with its authority: a member the directory removes is
+             *     `removed_by` that key's member (or the key, for a service key) in `workspace.member.removed`.
+             * @example key_01KJWVH9HXMK84N844C76ZG76G
+             */
+            created_by_api_key_id: string;
+            /**
+             * Format: date-time
+             * @description When the token (either of its secrets) last authenticated a SCIM request, to the minute; `null` if never.
+             * @example 2026-11-20T13:58:00.000Z
+             */
+            last_used_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the secret was last rotated; `null` if never.
+             * @example 2026-11-20T14:05:02.118Z
+             */
+            rotated_at: string | null;
+            /**
+             * Format: date-time
+             * @description After a rotation, until when the previous secret still works (24 hours); `null` when there is none.
+             * @example 2026-11-21T14:05:02.118Z
+             */
+            previous_secret_expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the token was revoked; `null` while it is active.
+             * @example null
+             */
+            revoked_at: string | null;
+        };
+        /**
+         * DirectoryTokenList
+         * @description A page of directory tokens, newest first.
+         */
+        DirectoryTokenList: {
+            /** @description The directory tokens of this page. */
+            data: components["schemas"]["DirectoryToken"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * DirectoryTokenCreateRequest
+         * @description A new directory token.
+         */
+        DirectoryTokenCreateRequest: {
+            /**
+             * @description A name that says where the token is used (shown in the list and the audit log).
+             * @example Okta production
+             */
+            name: string;
+            directory: components["schemas"]["DirectoryName"];
+        };
+        /**
+         * DirectoryTokenSecret
+         * @description The secret of a directory token, for the directory to send as `Authorization: Bearer <secret>` on SCIM requests.
+         *     It is returned only once, in the response that creates or rotates the token. The service keeps only its SHA-256
+         *     hash. It is not an API key: the API's operations refuse it, and API keys are refused at `/scim/v2`.
+         * @example cs_scim_4kQm9TzR2bXw7LpV0nHc8JdF3sYa6GeU1oNiVq8e
+         */
+        DirectoryTokenSecret: string;
+        /**
+         * DirectoryTokenWithSecret
+         * @description A directory token together with its new secret. Returned only by `createDirectoryToken` and `rotateDirectoryToken`.
+         */
+        DirectoryTokenWithSecret: components["schemas"]["DirectoryToken"] & {
+            secret: components["schemas"]["DirectoryTokenSecret"];
+        };
+        /**
          * Member
          * @description A person who belongs to the workspace, with their role. The `id` is the person's user identifier, the same in every
          *     workspace they belong to.
@@ -3074,10 +3281,18 @@ export type components = {
             /** @description When the person was added to the workspace. */
             added_at: components["schemas"]["Timestamp"];
             /**
-             * @description The API key that added the person; `null` for the workspace's creator.
+             * @description The API key that added the person; `null` for the workspace's creator and for a member a directory provisioned.
              * @example key_01KJWVH9HXMK84N844C76ZG76G
              */
             added_by_api_key_id: string | null;
+            /**
+             * @description The directory that provisioned the member through SCIM (the `directory` of its tokens, as
+             *     `workspace.member.added` named it), or `null` for a member added through the API. A directory's members are
+             *     added, given their role and removed by the directory only: `DELETE /v1/members/{id}` answers
+             *     `409 managed_by_directory`.
+             * @example okta
+             */
+            scim_source: string | null;
         };
         /**
          * MemberList
@@ -3238,10 +3453,14 @@ export type components = {
          *     |---|---|
          *     | `api_key.created` | An API key was created. `details`: `name`, `role`, `expires_at`. |
          *     | `api_key.rotated` | An API key's secret was rotated. `details`: `previous_secret_expires_at`. |
-         *     | `api_key.revoked` | An API key was revoked; by the removal of its member, with `details`: `reason` (`member_removed`), `user_id`. |
+         *     | `api_key.revoked` | An API key was revoked; by the removal of its member or the lowering of their role by a directory, with `details`: `reason` (`member_removed`, `member_role_lowered`), `user_id`. |
          *     | `api_key.expired` | An API key reached its `expires_at` (actor `system`). |
-         *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`. |
+         *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`, and `scim_source` when a directory provisioned them (actor `system`, `via` `scim`). |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
+         *     | `member.role_changed` | A directory's groups gave a member another role (actor `system`, `via` `scim`). `details`: `email`, `role`, `previous_role`. |
+         *     | `directory_token.created` | A directory token was created. `details`: `name`, `directory`. |
+         *     | `directory_token.rotated` | A directory token's secret was rotated. `details`: `directory`, `previous_secret_expires_at`. |
+         *     | `directory_token.revoked` | A directory token was revoked. `details`: `directory`. |
          *     | `project.created` | A project was created. `details`: `name`. |
          *     | `project.updated` | A project's name, description, defaults or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `project.deleted` | A project was deleted; what belonged to it stays, without a project. `details`: `name`. |
@@ -3280,7 +3499,7 @@ export type components = {
         AuditLogAction: string;
         /**
          * AuditLogActor
-         * @description Who did it. Every change made through the API is made by an API key; `system` is the service itself (the command-line tool, a background worker or job), and the entry's `details.via` then names which (`cli`, or the worker's or job kind's name).
+         * @description Who did it. Every change made through the API is made by an API key; `system` is the service itself (the command-line tool, a background worker or job, or a directory provisioning members through SCIM), and the entry's `details.via` then names which (`cli`, the worker's or job kind's name, or `scim`).
          */
         AuditLogActor: {
             /**
@@ -10816,8 +11035,8 @@ export type components = {
             /** @description The member's role in the workspace. */
             role: components["schemas"]["Role"];
             /**
-             * @description The identity provider that provisioned the member through SCIM; `null` for a member added through the API
-             *     (today every member: SCIM provisioning is not available yet).
+             * @description The directory that provisioned the member through SCIM, by the `directory` name of its token (`okta`,
+             *     `entra-id`); `null` for a member added through the API.
              * @example okta
              */
             scim_source: string | null;
@@ -11589,6 +11808,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The token is revoked and cannot be rotated (`directory_token_inactive`; create a new token instead), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
+        DirectoryTokenConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The calling key's role does not allow this (`insufficient_role`): the operation needs the admin role, the new member's role is above the caller's own, or the member concerned is an owner and the caller is not an owner. */
         MemberForbidden: {
             headers: {
@@ -11613,7 +11844,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The removal is refused: the member is the calling key's own member (`cannot_remove_self`; another admin or owner removes them), or the workspace's last owner (`last_owner`; add another owner first). */
+        /** @description The removal is refused: the member is the calling key's own member (`cannot_remove_self`; another admin or owner removes them), the workspace's last owner (`last_owner`; add another owner first), or provisioned by a directory (`managed_by_directory`; unassign them in the directory, which removes them through SCIM). */
         MemberRemovalRefused: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -12564,6 +12795,11 @@ export type components = {
          */
         ApiKeyId: string;
         /**
+         * @description The directory token's identifier (`dtk_…`).
+         * @example dtk_01M7WQ3R8D2KZ1X0T6Y9B4N5C7
+         */
+        DirectoryTokenId: string;
+        /**
          * @description The member's user identifier (`usr_…`).
          * @example usr_01KY51922251RZN0J0KZDFGA75
          */
@@ -13060,6 +13296,235 @@ export interface operations {
             403: components["responses"]["ApiKeyForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ApiKeyConflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDirectoryTokens: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The opaque `next_cursor` of the previous page. Omit it for the first page (newest items first).
+                 * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only tokens in this state.
+                 * @example active
+                 */
+                status?: "active" | "revoked";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of directory tokens. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryTokenList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDirectoryToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DirectoryTokenCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The token was created. The response holds its secret, which is not shown again. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryTokenWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDirectoryToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The directory token's identifier (`dtk_…`).
+                 * @example dtk_01M7WQ3R8D2KZ1X0T6Y9B4N5C7
+                 */
+                id: components["parameters"]["DirectoryTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The directory token. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryToken"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeDirectoryToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The directory token's identifier (`dtk_…`).
+                 * @example dtk_01M7WQ3R8D2KZ1X0T6Y9B4N5C7
+                 */
+                id: components["parameters"]["DirectoryTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token, now revoked. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryToken"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateDirectoryToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The directory token's identifier (`dtk_…`).
+                 * @example dtk_01M7WQ3R8D2KZ1X0T6Y9B4N5C7
+                 */
+                id: components["parameters"]["DirectoryTokenId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token with its new secret, which is not shown again. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DirectoryTokenWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["DirectoryTokenConflict"];
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];

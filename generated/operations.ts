@@ -13,6 +13,7 @@ export const operationTable = {
   createChatbot: {"method":"post","path":"/v1/chatbots","tag":"Chatbots","summary":"Create a chatbot","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500,503]},
   createChatCompletion: {"method":"post","path":"/v1/chat/completions","tag":"Chat","summary":"Create a chat completion","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
   createComplianceRule: {"method":"post","path":"/v1/compliance-rules","tag":"Compliance rules","summary":"Create a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500,503]},
+  createDirectoryToken: {"method":"post","path":"/v1/directory-tokens","tag":"Workspace","summary":"Create a directory token","auth":"bearer","minimumRole":"owner","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500,503]},
   createDocument: {"method":"post","path":"/v1/documents","tag":"Documents","summary":"Create a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500,503]},
   createDocumentEditToken: {"method":"post","path":"/v1/documents/{id}/edit-token","tag":"Documents","summary":"Create a real-time edit token","auth":"bearer","minimumRole":"viewer","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500,503]},
   createEmbedding: {"method":"post","path":"/v1/embeddings","tag":"Embeddings","summary":"Create embeddings","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
@@ -40,6 +41,7 @@ export const operationTable = {
   getChatbotConversation: {"method":"get","path":"/v1/chatbots/{id}/conversations/{conversation_id}","tag":"Chatbots","summary":"Get a conversation","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getChatThread: {"method":"get","path":"/v1/chat/threads/{id}","tag":"Chat","summary":"Get a chat thread","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getComplianceRule: {"method":"get","path":"/v1/compliance-rules/{id}","tag":"Compliance rules","summary":"Get a compliance rule","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
+  getDirectoryToken: {"method":"get","path":"/v1/directory-tokens/{id}","tag":"Workspace","summary":"Get a directory token","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
   getDocument: {"method":"get","path":"/v1/documents/{id}","tag":"Documents","summary":"Get a document","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getDocumentVersion: {"method":"get","path":"/v1/documents/{id}/versions/{version_id}","tag":"Documents","summary":"Get a document version","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getEmbedConfig: {"method":"get","path":"/v1/embed/config","tag":"Embed","summary":"Get the widget configuration","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
@@ -69,6 +71,7 @@ export const operationTable = {
   listChatbots: {"method":"get","path":"/v1/chatbots","tag":"Chatbots","summary":"List chatbots","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
   listChatThreads: {"method":"get","path":"/v1/chat/threads","tag":"Chat","summary":"List chat threads","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
   listComplianceRules: {"method":"get","path":"/v1/compliance-rules","tag":"Compliance rules","summary":"List compliance rules","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
+  listDirectoryTokens: {"method":"get","path":"/v1/directory-tokens","tag":"Workspace","summary":"List directory tokens","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
   listDocuments: {"method":"get","path":"/v1/documents","tag":"Documents","summary":"List documents","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
   listDocumentVersions: {"method":"get","path":"/v1/documents/{id}/versions","tag":"Documents","summary":"List a document's versions","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   listEvents: {"method":"get","path":"/v1/events","tag":"Events","summary":"List events","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
@@ -96,8 +99,10 @@ export const operationTable = {
   replayWebhookEvents: {"method":"post","path":"/v1/webhooks/replay","tag":"Webhooks","summary":"Replay events to webhook endpoints","auth":"bearer","minimumRole":"admin","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500,503]},
   restoreDocumentVersion: {"method":"post","path":"/v1/documents/{id}/versions/{version_id}/restore","tag":"Documents","summary":"Restore a document version","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":[],"responseStatuses":[201,400,401,403,404,409,421,422,429,500,503]},
   revokeApiKey: {"method":"delete","path":"/v1/api-keys/{id}","tag":"Workspace","summary":"Revoke an API key","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
+  revokeDirectoryToken: {"method":"delete","path":"/v1/directory-tokens/{id}","tag":"Workspace","summary":"Revoke a directory token","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
   rotateApiKey: {"method":"post","path":"/v1/api-keys/{id}/rotate","tag":"Workspace","summary":"Rotate an API key's secret","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,403,404,409,421,422,429,500,503]},
   rotateChatbotEmbedKey: {"method":"post","path":"/v1/chatbots/{id}/embed-key/rotate","tag":"Chatbots","summary":"Rotate a chatbot's embed key","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
+  rotateDirectoryToken: {"method":"post","path":"/v1/directory-tokens/{id}/rotate","tag":"Workspace","summary":"Rotate a directory token's secret","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,403,404,409,421,422,429,500,503]},
   rotateWebhookEndpointSecret: {"method":"post","path":"/v1/webhooks/endpoints/{id}/rotate-secret","tag":"Webhooks","summary":"Rotate a webhook endpoint's secret","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,403,404,409,421,422,429,500,503]},
   runDocumentCommand: {"method":"post","path":"/v1/documents/{id}/commands","tag":"Documents","summary":"Run an AI command on a document","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
   searchKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases/{id}/search","tag":"Knowledge bases","summary":"Search a knowledge base","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,404,409,413,415,421,422,429,500,503]},
@@ -214,6 +219,9 @@ export type CreateChatCompletionResponse = OperationResponse<'createChatCompleti
 /** POST /v1/compliance-rules: Create a compliance rule */
 export type CreateComplianceRuleRequest = OperationRequest<'createComplianceRule'>;
 export type CreateComplianceRuleResponse = OperationResponse<'createComplianceRule'>;
+/** POST /v1/directory-tokens: Create a directory token */
+export type CreateDirectoryTokenRequest = OperationRequest<'createDirectoryToken'>;
+export type CreateDirectoryTokenResponse = OperationResponse<'createDirectoryToken'>;
 /** POST /v1/documents: Create a document */
 export type CreateDocumentRequest = OperationRequest<'createDocument'>;
 export type CreateDocumentResponse = OperationResponse<'createDocument'>;
@@ -295,6 +303,9 @@ export type GetChatThreadResponse = OperationResponse<'getChatThread'>;
 /** GET /v1/compliance-rules/{id}: Get a compliance rule */
 export type GetComplianceRuleRequest = OperationRequest<'getComplianceRule'>;
 export type GetComplianceRuleResponse = OperationResponse<'getComplianceRule'>;
+/** GET /v1/directory-tokens/{id}: Get a directory token */
+export type GetDirectoryTokenRequest = OperationRequest<'getDirectoryToken'>;
+export type GetDirectoryTokenResponse = OperationResponse<'getDirectoryToken'>;
 /** GET /v1/documents/{id}: Get a document */
 export type GetDocumentRequest = OperationRequest<'getDocument'>;
 export type GetDocumentResponse = OperationResponse<'getDocument'>;
@@ -382,6 +393,9 @@ export type ListChatThreadsResponse = OperationResponse<'listChatThreads'>;
 /** GET /v1/compliance-rules: List compliance rules */
 export type ListComplianceRulesRequest = OperationRequest<'listComplianceRules'>;
 export type ListComplianceRulesResponse = OperationResponse<'listComplianceRules'>;
+/** GET /v1/directory-tokens: List directory tokens */
+export type ListDirectoryTokensRequest = OperationRequest<'listDirectoryTokens'>;
+export type ListDirectoryTokensResponse = OperationResponse<'listDirectoryTokens'>;
 /** GET /v1/documents: List documents */
 export type ListDocumentsRequest = OperationRequest<'listDocuments'>;
 export type ListDocumentsResponse = OperationResponse<'listDocuments'>;
@@ -463,12 +477,18 @@ export type RestoreDocumentVersionResponse = OperationResponse<'restoreDocumentV
 /** DELETE /v1/api-keys/{id}: Revoke an API key */
 export type RevokeApiKeyRequest = OperationRequest<'revokeApiKey'>;
 export type RevokeApiKeyResponse = OperationResponse<'revokeApiKey'>;
+/** DELETE /v1/directory-tokens/{id}: Revoke a directory token */
+export type RevokeDirectoryTokenRequest = OperationRequest<'revokeDirectoryToken'>;
+export type RevokeDirectoryTokenResponse = OperationResponse<'revokeDirectoryToken'>;
 /** POST /v1/api-keys/{id}/rotate: Rotate an API key's secret */
 export type RotateApiKeyRequest = OperationRequest<'rotateApiKey'>;
 export type RotateApiKeyResponse = OperationResponse<'rotateApiKey'>;
 /** POST /v1/chatbots/{id}/embed-key/rotate: Rotate a chatbot's embed key */
 export type RotateChatbotEmbedKeyRequest = OperationRequest<'rotateChatbotEmbedKey'>;
 export type RotateChatbotEmbedKeyResponse = OperationResponse<'rotateChatbotEmbedKey'>;
+/** POST /v1/directory-tokens/{id}/rotate: Rotate a directory token's secret */
+export type RotateDirectoryTokenRequest = OperationRequest<'rotateDirectoryToken'>;
+export type RotateDirectoryTokenResponse = OperationResponse<'rotateDirectoryToken'>;
 /** POST /v1/webhooks/endpoints/{id}/rotate-secret: Rotate a webhook endpoint's secret */
 export type RotateWebhookEndpointSecretRequest = OperationRequest<'rotateWebhookEndpointSecret'>;
 export type RotateWebhookEndpointSecretResponse = OperationResponse<'rotateWebhookEndpointSecret'>;

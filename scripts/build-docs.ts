@@ -1,5 +1,6 @@
 // Renders the docs portal into docs/site/ (or the directory given as the first argument): the OpenAPI reference
-// (Redocly, webhooks included), the AsyncAPI reference (static HTML, asyncapi-page.ts) and the guides of docs/guides/
+// (Redocly, webhooks included), the AsyncAPI reference (static HTML, asyncapi-page.ts), the SCIM 2.0 reference (Redocly,
+// from openapi/scim.yaml) and the guides of docs/guides/
 // and the changelog (Markdown). Every page is self-contained: scripts, styles and images are inlined, so they open from
 // disk or any static host without reaching a CDN.
 import { execFileSync } from 'node:child_process';
@@ -22,15 +23,17 @@ const guides: Array<{ name: string; title: string; source?: string }> = [
   { name: 'documents', title: 'Documents' },
   { name: 'chatbots', title: 'Add a chatbot to your site' },
   { name: 'workflows', title: 'Write a workflow' },
+  { name: 'scim', title: 'Provisioning with SCIM' },
   { name: 'operate', title: 'Operate content-service' },
   // What changed in the contract, written by `npm run contract:publish`.
   { name: 'changelog', title: 'Changelog', source: join(root, 'docs', 'changelog.md') },
 ];
 
-/** The portal's pages, in the order of its navigation bar: the two references, then the guides and the changelog. */
+/** The portal's pages, in the order of its navigation bar: the references, then the guides and the changelog. */
 const portalPages = [
   { file: 'index.html', title: 'HTTP API reference' },
   { file: 'asyncapi.html', title: 'Webhooks (AsyncAPI)' },
+  { file: 'scim-reference.html', title: 'SCIM 2.0 reference' },
   ...guides.map((g) => ({ file: `${g.name}.html`, title: g.title })),
 ];
 
@@ -54,19 +57,21 @@ function navigation(current: string): string {
 const site = resolve(process.argv[2] ?? join(root, 'docs', 'site'));
 mkdirSync(site, { recursive: true });
 
-execFileSync(
-  join(root, 'node_modules', '.bin', 'redocly'),
-  [
-    'build-docs',
-    'generated/openapi.json',
-    '-o',
-    join(site, 'index.html'),
-    '--inlineBundle',
-    '--title',
-    'content-service API reference',
-  ],
-  { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
-);
+/** A Redoc page of a bundled OpenAPI document, with the portal's navigation and nothing loaded from the network. */
+function buildReference(source: string, file: string, title: string): void {
+  execFileSync(
+    join(root, 'node_modules', '.bin', 'redocly'),
+    ['build-docs', source, '-o', join(site, file), '--inlineBundle', '--title', title],
+    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const reference = readFileSync(join(site, file), 'utf8')
+    .replaceAll('https://cdn.redoc.ly/redoc/logo-mini-full.svg', redocLogo('Redocly', 60))
+    .replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', redocLogo('R', 12))
+    .replace(/<body([^>]*)>/, (body) => `${body}\n${navigation(file)}`);
+  if (!reference.includes('<nav class="portal"')) throw new Error(`docs/site/${file} has no <body> for the navigation`);
+  if (reference.includes('cdn.redoc.ly')) throw new Error(`docs/site/${file} still loads an asset from cdn.redoc.ly`);
+  writeFileSync(join(site, file), reference);
+}
 
 // Redoc's sidebar shows "API docs by Redocly" with a logo image from its CDN. The page must load nothing from the
 // network, so the logo's addresses become an inline SVG of the same words; any other remote asset stops the build.
@@ -75,14 +80,8 @@ const redocLogo = (text: string, width: number) =>
   encodeURIComponent(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="20" viewBox="0 0 ${width} 20"><text x="0" y="15" font-family="sans-serif" font-size="14" font-weight="600" fill="#f0466d">${text}</text></svg>`,
   );
-const reference = readFileSync(join(site, 'index.html'), 'utf8')
-  .replaceAll('https://cdn.redoc.ly/redoc/logo-mini-full.svg', redocLogo('Redocly', 60))
-  .replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', redocLogo('R', 12))
-  .replace(/<body([^>]*)>/, (body) => `${body}\n${navigation('index.html')}`);
-if (!reference.includes('<nav class="portal"'))
-  throw new Error('docs/site/index.html has no <body> for the navigation');
-if (reference.includes('cdn.redoc.ly')) throw new Error('docs/site/index.html still loads an asset from cdn.redoc.ly');
-writeFileSync(join(site, 'index.html'), reference);
+buildReference('generated/openapi.json', 'index.html', 'content-service API reference');
+buildReference('generated/scim.json', 'scim-reference.html', 'content-service SCIM 2.0 reference');
 
 /**
  * The guide's Markdown with every include expanded: the lines from `<!-- include: NAME -->` to `<!-- end include -->`
@@ -162,7 +161,8 @@ ${markdown.parse(guide, { async: false })}
   );
 }
 
-for (const file of ['openapi.json', 'asyncapi.json']) copyFileSync(join(root, 'generated', file), join(site, file));
+for (const file of ['openapi.json', 'asyncapi.json', 'scim.json'])
+  copyFileSync(join(root, 'generated', file), join(site, file));
 console.log(
-  `Docs written to ${site}: index.html (OpenAPI), asyncapi.html (AsyncAPI), ${guides.map((g) => `${g.name}.html`).join(', ')} (guides), openapi.json, asyncapi.json.`,
+  `Docs written to ${site}: index.html (OpenAPI), asyncapi.html (AsyncAPI), scim-reference.html (SCIM), ${guides.map((g) => `${g.name}.html`).join(', ')} (guides), openapi.json, asyncapi.json, scim.json.`,
 );

@@ -23,12 +23,15 @@ const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 // biome-ignore lint/suspicious/noExplicitAny: the contract's documents, walked by the field names of OpenAPI and AsyncAPI
 type Json = Record<string, any>;
 
-/** Bundles the split OpenAPI document into one JSON file with Redocly (the file every tool reads). */
-function bundleOpenApi(): string {
+/**
+ * Bundles an OpenAPI document into one JSON file with Redocly: the split contract (the file every tool reads), or the
+ * SCIM description beside it (openapi/scim.yaml, which the docs portal shows).
+ */
+function bundleOpenApi(source = 'openapi/openapi.yaml'): string {
   const dir = mkdtempSync(join(tmpdir(), 'cs-bundle-'));
   try {
     const file = join(dir, 'openapi.json');
-    execFileSync(join(root, 'node_modules', '.bin', 'redocly'), ['bundle', 'openapi/openapi.yaml', '-o', file], {
+    execFileSync(join(root, 'node_modules', '.bin', 'redocly'), ['bundle', source, '-o', file], {
       cwd: root,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -284,6 +287,7 @@ async function main(): Promise<void> {
     ],
     ['webhooks.ts', fromTemplate('webhooks.ts', { EVENT_TYPES: JSON.stringify(eventTypes) })],
     ['validators.cjs', await validatorsModule(openapiJson, HEADER)],
+    ['scim.json', bundleOpenApi('openapi/scim.yaml')],
   ]);
 
   // Outside generated/, paths from the root.

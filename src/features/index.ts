@@ -8,6 +8,7 @@ import type { Feature } from '../platform/feature.ts';
 import { chatFeature } from './chat/index.ts';
 import { chatbotsFeature } from './chatbots/index.ts';
 import { dashboardFeature } from './dashboard/index.ts';
+import { directoryFeature } from './directory/index.ts';
 import { documentsFeature } from './documents/index.ts';
 import { engineFeature } from './engine/index.ts';
 import { knowledgeFeature } from './knowledge/index.ts';
@@ -23,6 +24,7 @@ import { workspaceFeature } from './workspace/index.ts';
 export const features = [
   serviceFeature,
   workspaceFeature,
+  directoryFeature,
   webhooksFeature,
   projectsFeature,
   engineFeature,

@@ -7,10 +7,12 @@ import type { MigrationsOfFeature } from '../storage/database.ts';
 import { webhooks } from '../storage/migrations/002_webhooks.ts';
 import { keyUsers } from '../storage/migrations/003_key_users.ts';
 import { eventCatalogue } from '../storage/migrations/006_event_catalogue.ts';
+import { membersScimSource } from '../storage/migrations/024_members_scim_source.ts';
 import { chatThreads } from './chat/migrations/008_chat_threads.ts';
 import { chatTools } from './chat/migrations/017_chat_tools.ts';
 import { responses } from './chat/migrations/018_responses.ts';
 import { chatbots } from './chatbots/migrations/013_chatbots.ts';
+import { directories } from './directory/migrations/025_directories.ts';
 import { documents } from './documents/migrations/011_documents.ts';
 import { usage } from './engine/migrations/007_usage.ts';
 import { knowledge } from './knowledge/migrations/012_knowledge.ts';
@@ -23,7 +25,8 @@ import { voices } from './voices/migrations/009_voices.ts';
 import { workflows } from './workflows/migrations/015_workflows.ts';
 
 export const featureMigrations: readonly MigrationsOfFeature[] = [
-  { name: 'workspace', migrations: { '003_key_users': keyUsers } },
+  { name: 'workspace', migrations: { '003_key_users': keyUsers, '024_members_scim_source': membersScimSource } },
+  { name: 'directory', migrations: { '025_directories': directories } },
   { name: 'webhooks', migrations: { '002_webhooks': webhooks, '006_event_catalogue': eventCatalogue } },
   { name: 'projects', migrations: { '004_projects': projects, '022_project_fallback_models': projectFallbackModels } },
   { name: 'engine', migrations: { '007_usage': usage } },

@@ -10,10 +10,10 @@ import { Problem } from './problems.ts';
 
 const SECRET_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** A new secret: `cs_live_` and 40 base62 characters (238 bits). */
-export function newSecret(): string {
+/** A new secret: `cs_live_` (an API key's; a directory token's is `cs_scim_`) and 40 base62 characters (238 bits). */
+export function newSecret(prefix = 'cs_live_'): string {
   const bytes = randomBytes(40);
-  let out = 'cs_live_';
+  let out = prefix;
   // 256 % 62 leaves a bias of under 2% on some characters, which costs a fraction of a bit of the 238.
   for (const byte of bytes) out += SECRET_ALPHABET[byte % 62];
   return out;

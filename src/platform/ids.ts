@@ -21,6 +21,8 @@ export type IdPrefix =
   | 'ws'
   | 'key'
   | 'usr'
+  | 'dtk'
+  | 'grp'
   | 'aud'
   | 'req'
   | 'evt'

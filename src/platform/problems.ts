@@ -36,6 +36,8 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   member_already_exists: { status: 409, title: 'The person is already a member' },
   last_owner: { status: 409, title: 'The last owner cannot be removed' },
   cannot_remove_self: { status: 409, title: 'A member cannot remove themselves' },
+  managed_by_directory: { status: 409, title: 'The member is managed by a directory' },
+  directory_token_inactive: { status: 409, title: 'The directory token is revoked' },
   project_name_taken: { status: 409, title: 'A project with this name exists' },
   conversation_already_escalated: { status: 409, title: 'The conversation was escalated already' },
   conversation_full: { status: 409, title: 'The conversation is full' },

@@ -52,6 +52,8 @@ export interface MembersTable {
   role: Role;
   added_at: string;
   added_by_api_key_id: string | null;
+  /** The directory that provisioned the member through SCIM; null for a member added through the API. */
+  scim_source: string | null;
 }
 
 export interface AuditLogEntriesTable {

@@ -234,6 +234,24 @@ const guides: Guide[] = [
     ],
   },
   {
+    name: 'scim',
+    checks: [
+      { phrase: 'echo $SCIM_URL', check: ({ stdout }) => expect(stdout).toMatch(/\/scim\/v2\/ws_[0-9A-Z]{26}\n$/) },
+      {
+        phrase: 'select(.id == "\'$USER_ID\'")',
+        // The answer the guide shows.
+        check: ({ stdout }) =>
+          expect(stdout).toBe('{"email":"isabel.okafor@northwind.example","role":"viewer","scim_source":"okta"}\n'),
+      },
+      { phrase: '"displayName": "Editor"', check: ({ stdout }) => expect(stdout).toBe('editor\n') },
+      {
+        phrase: '{"active": false}',
+        check: ({ stdout }) =>
+          expect(stdout).toBe('{"userName":"isabel.okafor@northwind.example","active":false}\nnot_found\n'),
+      },
+    ],
+  },
+  {
     name: 'workflows',
     // "Save this as release.yaml": the guide's definition.
     files: () => ({ 'release.yaml': /```yaml\n([\s\S]*?)```/.exec(read('docs', 'guides', 'workflows.md'))![1]! }),

@@ -89,7 +89,15 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       removeMember: async () => ({ path: `/v1/members/${await newMember('viewer')}` }),
       listAuditLogs: async () => ({ path: '/v1/audit-logs' }),
       listRequestLogs: async () => ({ path: '/v1/request-logs' }),
+      listDirectoryTokens: async () => ({ path: '/v1/directory-tokens' }),
+      createDirectoryToken: async () => ({ path: '/v1/directory-tokens', body: { name: 'matrix', directory: 'okta' } }),
+      getDirectoryToken: async () => ({ path: `/v1/directory-tokens/${await newDirectoryToken()}` }),
+      rotateDirectoryToken: async () => ({ path: `/v1/directory-tokens/${await newDirectoryToken()}/rotate` }),
+      revokeDirectoryToken: async () => ({ path: `/v1/directory-tokens/${await newDirectoryToken()}` }),
     };
+    const newDirectoryToken = async () =>
+      (await server.call('POST', '/v1/directory-tokens', { body: { name: 'matrix', directory: 'okta' } })).body
+        .id as string;
 
     test('covers every implemented workspace and logs operation', () => {
       const implemented = Object.keys(collectByKey(features, 'handlers')).filter((id) =>

@@ -59,6 +59,7 @@ describe.each(databaseKinds)('members on %s', (kind) => {
       role: 'editor',
       added_at: clock.now().toISOString(),
       added_by_api_key_id: server.ownerKeyId,
+      scim_source: null,
     });
     expect(answer.headers.get('location')).toBe(`/v1/members/${answer.body.id}`);
 

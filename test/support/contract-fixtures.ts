@@ -68,6 +68,13 @@ async function freshKey(target: FixtureTarget): Promise<RequestOverrides> {
   return { path: { id: String(key.id) } };
 }
 
+/** A fresh directory token (the example's directory): reading, rotating or revoking it touches nothing else. */
+async function freshDirectoryToken(target: FixtureTarget): Promise<RequestOverrides> {
+  const example = exampleRequest('createDirectoryToken').body as Record<string, unknown>;
+  const token = await post(target, '/v1/directory-tokens', { ...example, name: `${String(example.name)} ${unique()}` });
+  return { path: { id: String(token.id) } };
+}
+
 /** A fresh member (the example's role, a unique email): reading or removing it touches nothing else. */
 async function freshMember(target: FixtureTarget): Promise<RequestOverrides> {
   const member = await post(target, '/v1/members', newMemberBody());
@@ -377,6 +384,9 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   getApiKey: freshKey,
   rotateApiKey: freshKey,
   revokeApiKey: freshKey,
+  getDirectoryToken: freshDirectoryToken,
+  rotateDirectoryToken: freshDirectoryToken,
+  revokeDirectoryToken: freshDirectoryToken,
   addMember: async () => ({ body: newMemberBody() }),
   getMember: freshMember,
   removeMember: freshMember,
@@ -607,7 +617,7 @@ async function listAllIfServed(target: FixtureTarget, path: string): Promise<Jso
 }
 
 /**
- * Removes what the fixtures created on the target: their keys (revoked) and threads, and every webhook endpoint,
+ * Removes what the fixtures created on the target: their keys and directory tokens (revoked) and threads, and every webhook endpoint,
  * member and compliance rule made from a fixture's body, including those of the operations under test and of earlier
  * runs that stopped early.
  */
@@ -622,6 +632,7 @@ export async function removeFixtureResources(target: FixtureTarget): Promise<voi
   const keys = createdByFixtures.filter(
     (path) =>
       path.startsWith('/v1/api-keys/') ||
+      path.startsWith('/v1/directory-tokens/') ||
       path.startsWith('/v1/chat/threads/') ||
       path.startsWith('/v1/documents/') ||
       path.startsWith('/v1/knowledge-bases/') ||

@@ -1,7 +1,8 @@
-// The docs portal's navigation, in the order scripts/build-docs.ts writes it: the two references, then the guides.
+// The docs portal's navigation, in the order scripts/build-docs.ts writes it: the references, then the guides.
 export const PORTAL_NAVIGATION = [
   'index.html',
   'asyncapi.html',
+  'scim-reference.html',
   'chat.html',
   'tools.html',
   'embeddings-and-responses.html',
@@ -10,6 +11,7 @@ export const PORTAL_NAVIGATION = [
   'documents.html',
   'chatbots.html',
   'workflows.html',
+  'scim.html',
   'operate.html',
   'changelog.html',
 ];

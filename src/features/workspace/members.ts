@@ -1,9 +1,10 @@
 // Members: the people of a workspace and their roles. Adding and removing one records a workspace.member.* event
 // and an audit entry in the transaction of the change; removing one also revokes the API keys that act on their behalf,
-// which is why a key cannot remove its own member.
-import type { Transaction } from 'kysely';
+// which is why a key cannot remove its own member. The records are written by the functions below, which the API's
+// handlers and a directory's SCIM requests (the directory feature) share.
+import type { Kysely, Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { byRequest, recordAudit } from '../../platform/audit.ts';
+import { type AuditOrigin, byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, type RequestContext, type Role } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
@@ -13,7 +14,9 @@ import type { Database } from '../../storage/schema.ts';
 import { recordEvent } from '../webhooks/index.ts';
 import { type MemberRow, presentMember } from './presenters.ts';
 
-function membersOf(db: Transaction<Database> | RequestContext['platform']['db'], workspaceId: string) {
+export type { MemberRow };
+
+export function membersOf(db: Transaction<Database> | Kysely<Database>, workspaceId: string) {
   return db
     .selectFrom('members')
     .innerJoin('users', 'users.id', 'members.user_id')
@@ -23,6 +26,7 @@ function membersOf(db: Transaction<Database> | RequestContext['platform']['db'],
       'members.role',
       'members.added_at',
       'members.added_by_api_key_id',
+      'members.scim_source',
       'users.email',
       'users.name',
     ])
@@ -50,6 +54,166 @@ export async function userByEmail(
     await trx.updateTable('users').set({ name }).where('id', '=', user.id).execute();
   return user.id;
 }
+
+/**
+ * Makes the user a member with the role, records `workspace.member.added` (naming the directory for a provisioned
+ * member) and the audit entry `member.added`; undefined when they are a member already (nothing is written).
+ */
+export async function addMemberRecord(
+  trx: Transaction<Database>,
+  origin: AuditOrigin,
+  values: { userId: string; email: string; role: Role; addedByApiKeyId: string | null; scimSource: string | null },
+): Promise<MemberRow | undefined> {
+  const { workspaceId, now } = origin;
+  const added = await trx
+    .insertInto('members')
+    .values({
+      workspace_id: workspaceId,
+      user_id: values.userId,
+      role: values.role,
+      added_at: iso(now),
+      added_by_api_key_id: values.addedByApiKeyId,
+      scim_source: values.scimSource,
+    })
+    .onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doNothing())
+    .executeTakeFirst();
+  if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0) return undefined;
+  const row = (await membersOf(trx, workspaceId)
+    .where('members.user_id', '=', values.userId)
+    .executeTakeFirstOrThrow()) as MemberRow;
+  await recordEvent(
+    trx,
+    workspaceId,
+    'workspace.member.added',
+    { user_id: values.userId, email: values.email, role: values.role, scim_source: values.scimSource, name: row.name },
+    now,
+  );
+  await recordAudit(trx, origin, {
+    action: 'member.added',
+    target: { type: 'member', id: values.userId, display_name: values.email },
+    details: {
+      email: values.email,
+      role: values.role,
+      ...(values.scimSource ? { scim_source: values.scimSource } : {}),
+    },
+  });
+  return row;
+}
+
+/**
+ * Removes the member: records `workspace.member.removed` (`removed_by` a member's id or a key's), refuses the last
+ * owner (`409 last_owner`), revokes the API keys that act on their behalf, and audits each change.
+ */
+export async function removeMemberRecord(
+  trx: Transaction<Database>,
+  origin: AuditOrigin,
+  member: MemberRow,
+  removedBy: { userId: string | null; apiKeyId: string },
+): Promise<void> {
+  const { workspaceId, now } = origin;
+  // Recording the event first takes the workspace row's lock, so two removals of the last two owners cannot
+  // both see another owner left.
+  await recordEvent(
+    trx,
+    workspaceId,
+    'workspace.member.removed',
+    {
+      user_id: member.user_id,
+      removed_at: iso(now),
+      // The person who removed the member; a service key stands for itself.
+      removed_by: removedBy.userId ?? removedBy.apiKeyId,
+      removed_by_api_key_id: removedBy.apiKeyId,
+      email: member.email,
+      role: member.role,
+    },
+    now,
+  );
+  if (member.role === 'owner') {
+    const { owners } = await trx
+      .selectFrom('members')
+      .select((eb) => eb.fn.countAll<number>().as('owners'))
+      .where('workspace_id', '=', workspaceId)
+      .where('role', '=', 'owner')
+      .executeTakeFirstOrThrow();
+    if (Number(owners) <= 1)
+      throw new Problem('last_owner', `${member.email} is the workspace's last owner; add another owner first.`);
+  }
+  await trx
+    .deleteFrom('members')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', member.user_id)
+    .execute();
+  await recordAudit(trx, origin, {
+    action: 'member.removed',
+    target: { type: 'member', id: member.user_id, display_name: member.email },
+    details: { email: member.email, role: member.role },
+  });
+  // The member's access ends with the removal: the keys that act on their behalf are revoked with it.
+  await revokeMemberKeys(trx, origin, member.user_id, 'member_removed');
+}
+
+/**
+ * Gives the member another role (a directory's groups decide it), audited as `member.role_changed`. The member's
+ * API keys above the new role are revoked with it: a key never exceeds its member's role.
+ */
+export async function changeMemberRole(
+  trx: Transaction<Database>,
+  origin: AuditOrigin,
+  member: MemberRow,
+  role: Role,
+): Promise<void> {
+  if (member.role === role) return;
+  await trx
+    .updateTable('members')
+    .set({ role })
+    .where('workspace_id', '=', origin.workspaceId)
+    .where('user_id', '=', member.user_id)
+    .execute();
+  await recordAudit(trx, origin, {
+    action: 'member.role_changed',
+    target: { type: 'member', id: member.user_id, display_name: member.email },
+    details: { email: member.email, role, previous_role: member.role },
+  });
+  if (!atLeast(role, member.role)) await revokeMemberKeys(trx, origin, member.user_id, 'member_role_lowered', role);
+}
+
+/** Revokes the member's active keys (those above `aboveRole` only, when given), each with an audit entry. */
+async function revokeMemberKeys(
+  trx: Transaction<Database>,
+  origin: AuditOrigin,
+  userId: string,
+  reason: 'member_removed' | 'member_role_lowered',
+  aboveRole?: Role,
+): Promise<void> {
+  const { workspaceId, now } = origin;
+  let query = trx
+    .updateTable('api_keys')
+    .set({
+      revoked_at: iso(now),
+      updated_at: iso(now),
+      previous_secret_hash: null,
+      previous_secret_expires_at: null,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null);
+  if (aboveRole) query = query.where('role', 'in', ROLES_ABOVE[aboveRole]);
+  const revoked = await query.returning(['id', 'name']).execute();
+  for (const key of revoked) {
+    await recordAudit(trx, origin, {
+      action: 'api_key.revoked',
+      target: { type: 'api_key', id: key.id, display_name: key.name },
+      details: { reason, user_id: userId },
+    });
+  }
+}
+
+const ROLES_ABOVE: Record<Role, Role[]> = {
+  owner: [],
+  admin: ['owner'],
+  editor: ['owner', 'admin'],
+  viewer: ['owner', 'admin', 'editor'],
+};
 
 function requireRoleAtLeast(context: RequestContext, role: Role, action: string): void {
   if (!atLeast(context.caller.role, role)) {
@@ -80,39 +244,16 @@ export const memberHandlers = {
     const { role } = request.body;
     const email = request.body.email.toLowerCase();
     requireRoleAtLeast(context, role, 'add');
-    const workspaceId = context.caller.workspace.id;
     const member = await context.platform.db.transaction().execute(async (trx) => {
       const userId = await userByEmail(trx, email, request.body.name ?? null, context.now);
-      const added = await trx
-        .insertInto('members')
-        .values({
-          workspace_id: workspaceId,
-          user_id: userId,
-          role,
-          added_at: iso(context.now),
-          added_by_api_key_id: context.caller.apiKey.id,
-        })
-        .onConflict((oc) => oc.columns(['workspace_id', 'user_id']).doNothing())
-        .executeTakeFirst();
-      if (Number(added.numInsertedOrUpdatedRows ?? 0n) === 0) {
-        throw new Problem('member_already_exists', `${email} is already a member of this workspace.`);
-      }
-      const row = (await membersOf(trx, workspaceId)
-        .where('members.user_id', '=', userId)
-        .executeTakeFirstOrThrow()) as MemberRow;
-      // Members are added through the API only: no SCIM provisioning yet.
-      await recordEvent(
-        trx,
-        workspaceId,
-        'workspace.member.added',
-        { user_id: userId, email, role, scim_source: null, name: row.name },
-        context.now,
-      );
-      await recordAudit(trx, byRequest(context), {
-        action: 'member.added',
-        target: { type: 'member', id: userId, display_name: email },
-        details: { email, role },
+      const row = await addMemberRecord(trx, byRequest(context), {
+        userId,
+        email,
+        role,
+        addedByApiKeyId: context.caller.apiKey.id,
+        scimSource: null,
       });
+      if (!row) throw new Problem('member_already_exists', `${email} is already a member of this workspace.`);
       return row;
     });
     return {
@@ -139,6 +280,13 @@ export const memberHandlers = {
         .executeTakeFirst();
       if (!member) throw notFound('member', request.path.id);
       requireRoleAtLeast(context, member.role, 'remove');
+      // The directory would provision the person again at its next sync: removal is the directory's to make.
+      if (member.scim_source !== null) {
+        throw new Problem(
+          'managed_by_directory',
+          `${member.email} is provisioned by the directory ${member.scim_source}; unassign them there and the directory removes them.`,
+        );
+      }
       // The removal revokes the member's keys, this one among them: a person is removed by someone else, never
       // locks themselves out by a click.
       if (member.user_id === context.caller.userId) {
@@ -147,65 +295,8 @@ export const memberHandlers = {
           `${member.email} is the member this API key acts for; another admin or owner removes them.`,
         );
       }
-      // Recording the event first takes the workspace row's lock, so two removals of the last two owners cannot
-      // both see another owner left.
       const { apiKey, userId: actingUserId } = context.caller;
-      await recordEvent(
-        trx,
-        workspaceId,
-        'workspace.member.removed',
-        {
-          user_id: member.user_id,
-          removed_at: iso(context.now),
-          // The person who removed the member; a service key stands for itself.
-          removed_by: actingUserId ?? apiKey.id,
-          removed_by_api_key_id: apiKey.id,
-          email: member.email,
-          role: member.role,
-        },
-        context.now,
-      );
-      if (member.role === 'owner') {
-        const { owners } = await trx
-          .selectFrom('members')
-          .select((eb) => eb.fn.countAll<number>().as('owners'))
-          .where('workspace_id', '=', workspaceId)
-          .where('role', '=', 'owner')
-          .executeTakeFirstOrThrow();
-        if (Number(owners) <= 1)
-          throw new Problem('last_owner', `${member.email} is the workspace's last owner; add another owner first.`);
-      }
-      await trx
-        .deleteFrom('members')
-        .where('workspace_id', '=', workspaceId)
-        .where('user_id', '=', member.user_id)
-        .execute();
-      // The member's access ends with the removal: the keys that act on their behalf are revoked with it.
-      const revoked = await trx
-        .updateTable('api_keys')
-        .set({
-          revoked_at: iso(context.now),
-          updated_at: iso(context.now),
-          previous_secret_hash: null,
-          previous_secret_expires_at: null,
-        })
-        .where('workspace_id', '=', workspaceId)
-        .where('user_id', '=', member.user_id)
-        .where('revoked_at', 'is', null)
-        .returning(['id', 'name'])
-        .execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'member.removed',
-        target: { type: 'member', id: member.user_id, display_name: member.email },
-        details: { email: member.email, role: member.role },
-      });
-      for (const key of revoked) {
-        await recordAudit(trx, byRequest(context), {
-          action: 'api_key.revoked',
-          target: { type: 'api_key', id: key.id, display_name: key.name },
-          details: { reason: 'member_removed', user_id: member.user_id },
-        });
-      }
+      await removeMemberRecord(trx, byRequest(context), member, { userId: actingUserId, apiKeyId: apiKey.id });
     });
     return { status: 204 };
   },

@@ -43,6 +43,7 @@ export function presentMember(row: MemberRow): Schemas['Member'] {
     role: row.role,
     added_at: row.added_at,
     added_by_api_key_id: row.added_by_api_key_id,
+    scim_source: row.scim_source,
   };
 }
 

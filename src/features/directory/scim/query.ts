@@ -1,0 +1,73 @@
+// The query parameters of SCIM reads (RFC 7644 §3.4.2): filter, attributes, excludedAttributes, startIndex, count.
+// SCIMMY parses and checks them (a malformed filter is 400 invalidFilter); startIndex and count arrive as text.
+import { MAX_RESULTS, SCIMMY, scimError } from './scimmy.ts';
+
+/** Resources per page when the request names no `count`. */
+const DEFAULT_COUNT = 100;
+
+export interface ReadParameters {
+  /** The parsed filter, when one was sent. */
+  filter?: InstanceType<typeof SCIMMY.Types.Filter>;
+  /** What to return of each resource (attributes / excludedAttributes), for SCIMMY's schemas. */
+  attributes?: InstanceType<typeof SCIMMY.Types.Filter>;
+  startIndex: number;
+  count: number;
+}
+
+function integer(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^-?\d{1,9}$/.test(value))
+    throw scimError(400, 'invalidValue', `${name} must be an integer.`);
+  return Number(value);
+}
+
+export function readParameters(query: Record<string, unknown>, withFilter: boolean): ReadParameters {
+  const parsed: Record<string, string> = {};
+  for (const name of ['filter', 'attributes', 'excludedAttributes'] as const) {
+    const value = query[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw scimError(400, 'invalidValue', `${name} must be given once.`);
+    if (name === 'filter' && !withFilter) continue;
+    parsed[name] = value;
+  }
+  // SCIMMY's resource constructor parses the filter and the attribute lists and throws SCIM errors for bad ones.
+  const resource = new SCIMMY.Resources.User(parsed as never) as unknown as Pick<
+    ReadParameters,
+    'filter' | 'attributes'
+  >;
+  const startIndex = Math.max(integer(query.startIndex, 'startIndex') ?? 1, 1);
+  const count = Math.min(Math.max(integer(query.count, 'count') ?? DEFAULT_COUNT, 0), MAX_RESULTS);
+  return { filter: resource.filter, attributes: resource.attributes, startIndex, count };
+}
+
+/**
+ * The one equality a directory looks resources up by (`userName eq "…"`, `externalId eq "…"`, `displayName eq "…"`,
+ * `id eq "…"`), which the database answers; undefined for any other filter, which is matched resource by resource.
+ */
+export function simpleEquality(
+  filter: ReadParameters['filter'],
+  attributes: readonly string[],
+): { attribute: string; value: string } | undefined {
+  if (filter?.length !== 1) return undefined;
+  const entries = Object.entries(filter[0] as Record<string, unknown>);
+  if (entries.length !== 1) return undefined;
+  const [name, test] = entries[0]!;
+  const attribute = attributes.find((a) => a.toLowerCase() === name.toLowerCase());
+  if (!attribute || !Array.isArray(test) || test.length !== 2) return undefined;
+  const [comparator, value] = test as [unknown, unknown];
+  if (typeof comparator !== 'string' || comparator.toLowerCase() !== 'eq' || typeof value !== 'string')
+    return undefined;
+  return { attribute, value };
+}
+
+/** One page of resources as a ListResponse (RFC 7644 §3.4.2). */
+export function listResponse(resources: unknown[], parameters: ReadParameters) {
+  const page = resources.slice(parameters.startIndex - 1, parameters.startIndex - 1 + parameters.count);
+  return {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+    totalResults: resources.length,
+    startIndex: parameters.startIndex,
+    itemsPerPage: page.length,
+    Resources: page,
+  };
+}

@@ -1,0 +1,176 @@
+// Directory tokens through the API (owners only; the secret shown once and kept hashed; rotation with a 24-hour grace;
+// revocation at once; audited) and the SCIM endpoints' refusals: no token, an unknown one, an API key, a revoked
+// token, a previous secret past its grace, and a token of another workspace are each the same SCIM 401.
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { ManualClock } from '../../src/platform/clock.ts';
+import { expectProblem } from '../support/expect.ts';
+import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
+import { createDirectoryToken, expectScimError, scimClient, USER_SCHEMA } from './support.ts';
+
+describe.each(databaseKinds)('directory tokens on %s', (kind) => {
+  let server: TestServer;
+  const clock = new ManualClock();
+
+  beforeAll(async () => {
+    server = await startTestServer({ database: kind, clock });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const usersOf = (base: string, token: string | null) => scimClient(base, token)('GET', '/Users');
+
+  test('an owner creates a token: its secret once, its hash stored, its SCIM base URL, an audit entry', async () => {
+    const answer = await server.call('POST', '/v1/directory-tokens', {
+      body: { name: 'Okta production', directory: 'okta' },
+    });
+    expect(answer.status).toBe(201);
+    expect(answer.body).toEqual({
+      id: expect.stringMatching(/^dtk_[0-9A-HJKMNP-TV-Z]{26}$/),
+      object: 'directory_token',
+      name: 'Okta production',
+      directory: 'okta',
+      status: 'active',
+      scim_base_url: `${server.url}/scim/v2/${server.workspaceId}`,
+      redacted_value: `cs_scim_…${answer.body.secret.slice(-4)}`,
+      last4: answer.body.secret.slice(-4),
+      created_at: clock.now().toISOString(),
+      updated_at: clock.now().toISOString(),
+      created_by_api_key_id: server.ownerKeyId,
+      last_used_at: null,
+      rotated_at: null,
+      previous_secret_expires_at: null,
+      revoked_at: null,
+      secret: expect.stringMatching(/^cs_scim_[0-9A-Za-z]{40}$/),
+    });
+    expect(answer.headers.get('location')).toBe(`/v1/directory-tokens/${answer.body.id}`);
+    const { secret, ...shown } = answer.body;
+    const read = await server.call('GET', `/v1/directory-tokens/${answer.body.id}`);
+    expect(read.body).toEqual(shown);
+    const row = await server.platform.db
+      .selectFrom('directory_tokens')
+      .selectAll()
+      .where('id', '=', answer.body.id)
+      .executeTakeFirstOrThrow();
+    expect(row.secret_hash).toBe(createHash('sha256').update(secret).digest('hex'));
+    expect(JSON.stringify(row)).not.toContain(secret);
+
+    expect((await usersOf(answer.body.scim_base_url, secret)).status).toBe(200);
+    expect((await server.call('GET', `/v1/directory-tokens/${answer.body.id}`)).body.last_used_at).toBe(
+      new Date(Math.floor(clock.now().getTime() / 60_000) * 60_000).toISOString(),
+    );
+    const audit = await server.call('GET', '/v1/audit-logs?limit=10');
+    expect(audit.body.data[0]).toMatchObject({
+      action: 'directory_token.created',
+      target: { type: 'directory_token', id: answer.body.id, display_name: 'Okta production' },
+      details: { name: 'Okta production', directory: 'okta' },
+    });
+  });
+
+  test('only owners manage directory tokens; a directory name is lower-case letters, digits and dashes', async () => {
+    const admin = await server.createKey('admin');
+    expectProblem(await server.call('GET', '/v1/directory-tokens', { key: admin.secret }), 403, 'insufficient_role');
+    expectProblem(
+      await server.call('POST', '/v1/directory-tokens', { key: admin.secret, body: { name: 'x', directory: 'okta' } }),
+      403,
+      'insufficient_role',
+    );
+    expectProblem(
+      await server.call('POST', '/v1/directory-tokens', { body: { name: 'x', directory: 'Entra ID' } }),
+      422,
+      'validation_failed',
+    );
+  });
+
+  test('rotation: the new secret works, the previous one for 24 hours more, then not', async () => {
+    const token = await createDirectoryToken(server, 'entra-id');
+    clock.advance(1000);
+    const rotated = await server.call('POST', `/v1/directory-tokens/${token.id}/rotate`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(token.secret);
+    expect(rotated.body.previous_secret_expires_at).toBe(new Date(clock.now().getTime() + 86_400_000).toISOString());
+    expect((await usersOf(token.scim_base_url, rotated.body.secret)).status).toBe(200);
+    expect((await usersOf(token.scim_base_url, token.secret)).status).toBe(200);
+    clock.advance(86_400_000);
+    expectScimError(await usersOf(token.scim_base_url, token.secret), 401);
+    expect((await usersOf(token.scim_base_url, rotated.body.secret)).status).toBe(200);
+    const audit = await server.call('GET', '/v1/audit-logs?limit=10');
+    expect(audit.body.data.map((e: { action: string }) => e.action)).toContain('directory_token.rotated');
+  });
+
+  test('revocation is immediate and answered with the token; a revoked token cannot be rotated', async () => {
+    const token = await createDirectoryToken(server, 'okta');
+    const revoked = await server.call('DELETE', `/v1/directory-tokens/${token.id}`);
+    expect(revoked.status).toBe(200);
+    expect(revoked.body).toMatchObject({ status: 'revoked', revoked_at: clock.now().toISOString() });
+    expect((await server.call('DELETE', `/v1/directory-tokens/${token.id}`)).body).toEqual(revoked.body);
+    expectScimError(await usersOf(token.scim_base_url, token.secret), 401);
+    expectProblem(
+      await server.call('POST', `/v1/directory-tokens/${token.id}/rotate`),
+      409,
+      'directory_token_inactive',
+    );
+    const active = await server.call('GET', '/v1/directory-tokens?status=active&limit=100');
+    expect(active.body.data.map((t: { id: string }) => t.id)).not.toContain(token.id);
+    const all = await server.call('GET', '/v1/directory-tokens?limit=100');
+    expect(all.body.data.map((t: { id: string }) => t.id)).toContain(token.id);
+  });
+
+  test('no token, an unknown one, an API key, and a token of another workspace are each 401', async () => {
+    const token = await createDirectoryToken(server, 'okta');
+    const other = await createWorkspace(server.platform.db, {
+      name: 'Other',
+      region: server.platform.config.region,
+      ownerEmail: 'owner@other.example',
+      now: clock.now(),
+    });
+    const otherToken = await server.call('POST', '/v1/directory-tokens', {
+      key: other.secret,
+      body: { name: 'theirs', directory: 'okta' },
+    });
+    expect(otherToken.status).toBe(201);
+
+    for (const secret of [
+      null,
+      'cs_scim_0000000000000000000000000000000000000000',
+      server.ownerKey,
+      otherToken.body.secret,
+    ]) {
+      const answer = await usersOf(token.scim_base_url, secret);
+      expectScimError(answer, 401);
+      expect(answer.body.detail).toBe('Send a directory token of this workspace as Authorization: Bearer <token>.');
+    }
+    // A write is refused before its body is read.
+    const write = await scimClient(token.scim_base_url, otherToken.body.secret)('POST', '/Users', {
+      schemas: [USER_SCHEMA],
+      userName: 'intruder@other.example',
+    });
+    expectScimError(write, 401);
+    // The token works for its own workspace, and the API refuses it as a key.
+    expect((await usersOf(otherToken.body.scim_base_url, otherToken.body.secret)).status).toBe(200);
+    expectProblem(await server.call('GET', '/v1/members', { key: token.secret }), 401, 'unauthenticated');
+  });
+
+  test('SCIM errors for a bad body, an unknown endpoint and a bad filter are SCIM errors', async () => {
+    const token = await createDirectoryToken(server, 'okta');
+    const response = await fetch(`${token.scim_base_url}/Users`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token.secret}`, 'Content-Type': 'application/scim+json' },
+      body: '{"userName": ',
+    });
+    expect(response.headers.get('content-type')).toMatch(/^application\/scim\+json/);
+    expect(await response.json()).toMatchObject({ status: '400', scimType: 'invalidSyntax' });
+    const scim = scimClient(token.scim_base_url, token.secret);
+    expectScimError(await scim('GET', '/Widgets'), 404);
+    expectScimError(await scim('GET', `/Users?filter=${encodeURIComponent('userName eqq "x"')}`), 400, 'invalidFilter');
+    expectScimError(await scim('POST', '/Users', { schemas: [USER_SCHEMA] }), 400, 'invalidValue');
+    expectScimError(
+      await scim('POST', '/Users', { schemas: [USER_SCHEMA], userName: 'not-an-address' }),
+      400,
+      'invalidValue',
+    );
+    expectScimError(await scim('POST', '/Bulk', { schemas: [] }), 501);
+  });
+});
