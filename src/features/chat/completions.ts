@@ -9,21 +9,21 @@ import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { notFound, validationFailed } from '../../platform/problems.ts';
 import {
-  type CatalogueEntry,
   type EngineContentPart,
   type EngineMessage,
   type EngineTool,
   type EngineToolCall,
   type EngineToolChoice,
   type GenerationRequest,
-  IMAGE_LIMITS,
   placed,
   type RefusalFields,
   type TokenUsage,
 } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
 import { logprobsAsked, wireLogprobs } from './logprobs.ts';
+import { checkImages, type ImagePart, readImages } from './request-images.ts';
 import { requestModel } from './request-model.ts';
+import { checkChosenTool, checkToolNames } from './request-tools.ts';
 import {
   createThread,
   dropEmptyThread,
@@ -52,25 +52,14 @@ function textOf(content: string | Schemas['ChatCompletionContentPartText'][] | n
 /** The tools, tool choice and messages that need more than the schema: unique names, known calls, a choice among the tools. */
 function checkToolFields(body: Request, known: Set<string>): void {
   const tools = body.tools ?? [];
-  const names = new Set<string>();
-  tools.forEach((tool, i) => {
-    if (names.has(tool.function.name))
-      throw validationFailed([
-        {
-          pointer: `/tools/${i}/function/name`,
-          detail: `${tool.function.name} names another tool too; tool names must be unique`,
-        },
-      ]);
-    names.add(tool.function.name);
-  });
+  const names = checkToolNames(
+    tools.map((tool) => tool.function.name),
+    (i) => `/tools/${i}/function/name`,
+  );
   const choice = body.tool_choice;
   if (choice !== undefined && tools.length === 0)
     throw validationFailed([{ pointer: '/tool_choice', detail: 'is only allowed with tools' }]);
-  if (typeof choice === 'object' && !names.has(choice.function.name)) {
-    throw validationFailed([
-      { pointer: '/tool_choice/function/name', detail: `${choice.function.name} is not one of the tools` },
-    ]);
-  }
+  if (typeof choice === 'object') checkChosenTool(choice.function.name, names, '/tool_choice/function/name');
   body.messages.forEach((message, i) => {
     if (message.role === 'assistant') {
       for (const call of message.tool_calls ?? []) known.add(call.id);
@@ -89,32 +78,15 @@ function checkToolFields(body: Request, known: Set<string>): void {
   });
 }
 
-/** The request's image parts, where they are: at most IMAGE_LIMITS.perRequest, and only for a model that reads images. */
-function imageParts(
-  messages: RequestMessage[],
-  model: CatalogueEntry,
-): { i: number; j: number; url: string; detail: 'auto' | 'low' | 'high' | undefined }[] {
-  const found = [];
+/** The request's image parts, where they are: in user messages' content parts. */
+function* imageParts(messages: RequestMessage[]): Generator<ImagePart> {
   for (const [i, message] of messages.entries()) {
     if (message.role !== 'user' || typeof message.content === 'string') continue;
     for (const [j, part] of message.content.entries()) {
       if (part.type !== 'image_url') continue;
-      const pointer = `/messages/${i}/content/${j}`;
-      if (!model.capabilities.includes('vision'))
-        throw validationFailed([
-          { pointer, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` },
-        ]);
-      if (found.length === IMAGE_LIMITS.perRequest)
-        throw validationFailed([
-          {
-            pointer,
-            detail: `is image number ${found.length + 1}; a request holds at most ${IMAGE_LIMITS.perRequest}`,
-          },
-        ]);
-      found.push({ i, j, url: part.image_url.url, detail: part.image_url.detail });
+      yield { pointer: `/messages/${i}/content/${j}`, url: part.image_url.url, detail: part.image_url.detail };
     }
   }
-  return found;
 }
 
 function toolChoiceOf(choice: Request['tool_choice']): EngineToolChoice | undefined {
@@ -143,7 +115,7 @@ function engineMessage(message: RequestMessage, images: Map<string, EngineConten
       return {
         role: 'user',
         content: message.content.map((part, j) =>
-          part.type === 'text' ? { type: 'text', text: part.text } : images.get(`${i}/${j}`)!,
+          part.type === 'text' ? { type: 'text', text: part.text } : images.get(`/messages/${i}/content/${j}`)!,
         ),
       };
     case 'assistant':
@@ -265,7 +237,7 @@ export const completionHandlers = {
       }
     }
     checkToolFields(body, knownCalls);
-    const found = imageParts(body.messages, model);
+    const found = checkImages(imageParts(body.messages), model);
     const messages: SavedMessage[] = body.messages.map(savedMessage);
     const voiceId = body.voice_id ?? null;
     const projectId = body.project_id ?? null;
@@ -273,14 +245,7 @@ export const completionHandlers = {
     const projectDefaults = projectId ? await projectFallbacks(context.platform.db, workspaceId, projectId) : [];
     // The images last, once the request is otherwise known to be good and not refused by a spent limit; what they
     // hold is given back with the answer.
-    if (found.length > 0)
-      await engine.precheck({ workspaceId, apiKeyId: context.caller.apiKey.id, projectId, now: context.now });
-    const read = await engine.readImages(
-      found.map(({ i, j, url, detail }) => ({ url, pointer: `/messages/${i}/content/${j}`, detail })),
-      { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback },
-    );
-    context.onFinished(read.release);
-    const images = new Map<string, EngineContentPart>(found.map(({ i, j }, n) => [`${i}/${j}`, read.images[n]!]));
+    const images = await readImages(found, projectId, context);
     const fallbackModels =
       body.models ?? ((body.n ?? 1) === 1 && projectDefaults.length > 0 ? projectDefaults : undefined);
     const generation: GenerationRequest = {

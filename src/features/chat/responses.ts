@@ -18,7 +18,6 @@ import { Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import {
-  type CatalogueEntry,
   type EngineContentPart,
   type EngineMessage,
   type EngineTool,
@@ -26,7 +25,6 @@ import {
   type EngineToolChoice,
   type FinishReason,
   type GenerationRequest,
-  IMAGE_LIMITS,
   type ModelTried,
   placed,
   type RefusalFields,
@@ -34,7 +32,9 @@ import {
 } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
+import { checkImages, type ImagePart, readImages } from './request-images.ts';
 import { requestModel } from './request-model.ts';
+import { checkChosenTool, checkToolNames } from './request-tools.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
 import { imagePlaceholder, replayedMessage, THREAD_LIMIT, threadFull, threadsOf, wireToolCalls } from './threads.ts';
 
@@ -130,37 +130,23 @@ function textOfParts(parts: Exclude<Schemas['ResponseInputMessage']['content'], 
   return parts.map((part) => (part.type === 'input_image' ? '' : part.text)).join('');
 }
 
-/** The request's image parts, where they are: only in user messages, for a model that reads images, at most IMAGE_LIMITS.perRequest. */
-function imageParts(
-  input: Request['input'],
-  model: CatalogueEntry,
-): { pointer: string; url: string; detail: 'auto' | 'low' | 'high' | undefined }[] {
-  if (typeof input === 'string') return [];
-  const found = [];
+/** The request's image parts, where they are; one in a message not the user's is misplaced. */
+function* imageParts(input: Request['input']): Generator<ImagePart> {
+  if (typeof input === 'string') return;
   for (const [i, item] of input.entries()) {
     if (!('role' in item) || typeof item.content === 'string') continue;
     for (const [j, part] of item.content.entries()) {
       if (part.type !== 'input_image') continue;
-      const pointer = `/input/${i}/content/${j}`;
-      if (item.role !== 'user')
-        throw validationFailed([
-          { pointer, detail: `is an image in a ${item.role} message; images go in user messages` },
-        ]);
-      if (!model.capabilities.includes('vision'))
-        throw validationFailed([
-          { pointer, detail: `is an image, which ${model.id} does not read (it lacks the vision capability)` },
-        ]);
-      if (found.length === IMAGE_LIMITS.perRequest)
-        throw validationFailed([
-          {
-            pointer,
-            detail: `is image number ${found.length + 1}; a request holds at most ${IMAGE_LIMITS.perRequest}`,
-          },
-        ]);
-      found.push({ pointer, url: part.image_url, detail: part.detail ?? undefined });
+      yield {
+        pointer: `/input/${i}/content/${j}`,
+        url: part.image_url,
+        detail: part.detail ?? undefined,
+        ...(item.role !== 'user'
+          ? { misplaced: `is an image in a ${item.role} message; images go in user messages` }
+          : {}),
+      };
     }
   }
-  return found;
 }
 
 /** One input item as a thread message and an engine message, its images read (`images`, by pointer). */
@@ -257,20 +243,14 @@ function mergeTurns(messages: EngineMessage[]): EngineMessage[] {
 
 /** What the schema cannot say about tools: unique names, and a tool_choice that needs tools names one of them. */
 function checkTools(body: Request): void {
-  const names = new Set<string>();
-  (body.tools ?? []).forEach((tool, i) => {
-    if (names.has(tool.name))
-      throw validationFailed([
-        { pointer: `/tools/${i}/name`, detail: `${tool.name} names another tool too; tool names must be unique` },
-      ]);
-    names.add(tool.name);
-  });
+  const names = checkToolNames(
+    (body.tools ?? []).map((tool) => tool.name),
+    (i) => `/tools/${i}/name`,
+  );
   const choice = body.tool_choice;
   if (choice === 'required' && names.size === 0)
     throw validationFailed([{ pointer: '/tool_choice', detail: 'required needs tools' }]);
-  if (typeof choice === 'object' && choice !== null && !names.has(choice.name)) {
-    throw validationFailed([{ pointer: '/tool_choice/name', detail: `${choice.name} is not one of the tools` }]);
-  }
+  if (typeof choice === 'object' && choice !== null) checkChosenTool(choice.name, names, '/tool_choice/name');
 }
 
 function toolsOf(tools: Request['tools']): EngineTool[] | undefined {
@@ -600,22 +580,8 @@ export const responseHandlers = {
     const store = body.store ?? true;
 
     checkTools(body);
-    const found = imageParts(body.input, model);
-    // Not for a caller whose limit is spent; within the request's and the process's budgets; what they hold is given
-    // back with the answer.
-    if (found.length > 0)
-      await engine.precheck({
-        workspaceId,
-        apiKeyId: context.caller.apiKey.id,
-        projectId: body.project_id ?? null,
-        now: context.now,
-      });
-    const read = await engine.readImages(
-      found.map(({ pointer, url, detail }) => ({ url, pointer, detail })),
-      { allowPrivateNetworks: context.platform.config.webhooksAllowLoopback },
-    );
-    context.onFinished(read.release);
-    const images = new Map<string, EngineContentPart>(found.map(({ pointer }, n) => [pointer, read.images[n]!]));
+    const found = checkImages(imageParts(body.input), model);
+    const images = await readImages(found, body.project_id ?? null, context);
     const messages: InputMessage[] = [];
     /** The item_references of the input, each with the position of the messages it goes before. */
     const references: { id: string; index: number }[] = [];
