@@ -109,6 +109,30 @@ export async function threadMessages(db: Kysely<Database>, threadId: string): Pr
   return db.selectFrom('chat_messages').selectAll().where('thread_id', '=', threadId).orderBy('position').execute();
 }
 
+/**
+ * The conversation a chat completion continues (`thread_id`): its messages as the engine takes them, and the ids of
+ * their tool calls, which a tool message may answer. The thread must exist and have room for `adding` more messages.
+ */
+export async function threadHistory(
+  db: Kysely<Database>,
+  workspaceId: string,
+  threadId: string,
+  adding: number,
+): Promise<{ history: EngineMessage[]; knownCalls: Set<string> }> {
+  const thread = await threadsOf(db, workspaceId).where('id', '=', threadId).executeTakeFirst();
+  if (!thread) throw notFound('chat thread', threadId);
+  if (Number(thread.message_count) + adding > THREAD_LIMIT) throw threadFull(thread.id, Number(thread.message_count));
+  const history: EngineMessage[] = [];
+  const knownCalls = new Set<string>();
+  for (const row of await threadMessages(db, thread.id)) {
+    const message = replayedMessage(row);
+    if (!message) continue;
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) knownCalls.add(call.id);
+    history.push(message);
+  }
+  return { history, knownCalls };
+}
+
 /** One message of a request, as saved. */
 export interface SavedMessage {
   role: ChatMessagesTable['role'];

@@ -29,6 +29,7 @@ export type {
   EngineToolCall,
   EngineToolChoice,
   FinishReason,
+  Generated,
   GenerationEvent,
   GenerationRequest,
   ModelTried,
