@@ -184,7 +184,7 @@ function responseFormat(
 }
 
 /** The answer's `content`: null when the model only called tools, as OpenAI's. */
-export function answerContent(text: string, toolCalls: EngineToolCall[]): string | null {
+function answerContent(text: string, toolCalls: EngineToolCall[]): string | null {
   return text === '' && toolCalls.length > 0 ? null : text;
 }
 

@@ -28,10 +28,10 @@ import type { ChatMessagesTable } from './schema.ts';
 import { imagePlaceholder } from './threads.ts';
 
 type Schemas = components['schemas'];
-export type Request = Schemas['ResponseCreateRequest'];
+type Request = Schemas['ResponseCreateRequest'];
 export type ResponseObject = Schemas['Response'];
 export type StreamEvent = Schemas['ResponseStreamEvent'];
-export type InputItem = Schemas['ResponseInputItem'];
+type InputItem = Schemas['ResponseInputItem'];
 type OutputMessage = Schemas['ResponseOutputMessage'];
 type FunctionCallItem = Schemas['ResponseFunctionCall'];
 
@@ -59,7 +59,7 @@ export const RESPONSE_FIELDS: RefusalFields = {
   logprobs: 'top_logprobs',
 };
 
-export function usageBody(usage: TokenUsage): Schemas['ResponseUsage'] {
+function usageBody(usage: TokenUsage): Schemas['ResponseUsage'] {
   return {
     input_tokens: usage.inputTokens,
     // The engine does not count cache writes; OpenAI's schema requires the field.
@@ -109,7 +109,7 @@ export function* imageParts(input: Request['input']): Generator<ImagePart> {
 }
 
 /** One input item as a thread message and an engine message, its images read (`images`, by pointer). */
-export function inputMessage(
+function inputMessage(
   item: Exclude<InputItem, Schemas['ResponseItemReference']>,
   pointer: string,
   images: Map<string, EngineContentPart>,
@@ -256,7 +256,7 @@ function textFormat(
   };
 }
 
-export function outputMessage(id: string, text: string, status: OutputMessage['status']): OutputMessage {
+function outputMessage(id: string, text: string, status: OutputMessage['status']): OutputMessage {
   return {
     id,
     type: 'message',

@@ -46,6 +46,20 @@ const place = (error: unknown): never => {
   throw placed(error, RESPONSE_FIELDS);
 };
 
+/**
+ * The problem a stream that failed after it began ends with (`response.failed`): a refusal placed at this API's fields,
+ * a problem as it is, anything else an internal error, logged.
+ */
+function streamFailure(error: unknown, context: RequestContext): Problem {
+  const failure = placed(error, RESPONSE_FIELDS);
+  if (failure instanceof Problem) return failure;
+  context.platform.logger.error({ err: error, request_id: context.requestId }, 'a streamed response failed');
+  return new Problem(
+    'internal_error',
+    `The response failed. Quote request id ${context.requestId} when contacting support.`,
+  );
+}
+
 export const responseHandlers = {
   async createResponse(request, context) {
     const body = request.body;
@@ -152,20 +166,7 @@ export const responseHandlers = {
             yield* stream.finished(await finish({ items: stream.items, finishReason, usage, costUsd }));
           } catch (error) {
             if (context.signal.aborted) return;
-            const failure = placed(error, RESPONSE_FIELDS);
-            const problem =
-              failure instanceof Problem
-                ? failure
-                : new Problem(
-                    'internal_error',
-                    `The response failed. Quote request id ${context.requestId} when contacting support.`,
-                  );
-            if (!(error instanceof Problem))
-              context.platform.logger.error(
-                { err: error, request_id: context.requestId },
-                'a streamed response failed',
-              );
-            yield stream.failed(base, problem);
+            yield stream.failed(base, streamFailure(error, context));
           }
         } finally {
           await iterator.return?.(undefined);
