@@ -3,11 +3,11 @@
 // with `data: [DONE]` (convert-chat-completions.ts maps each way). `store: true` and `thread_id` save the exchange
 // (threads.ts) once the answer is complete.
 import type { Handlers } from '../../../generated/operations.ts';
-import { byRequest } from '../../platform/audit.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
-import { type GenerationRequest, placed } from '../engine/index.ts';
+import { placed } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
+import { chatGeneration } from './chat-generation.ts';
 import {
   CompletionChunks,
   checkToolFields,
@@ -54,29 +54,17 @@ export const completionHandlers = {
     const messages: SavedMessage[] = body.messages.map(savedMessage);
     const voiceId = body.voice_id ?? null;
     const projectId = body.project_id ?? null;
-    // The project's fallback models when the request names none (not with n over 1: a choice each from another model).
+    // The project's fallback models when the request names none.
     const projectDefaults = projectId ? await projectFallbacks(db, workspaceId, projectId) : [];
     // The images last, once the request is otherwise known to be good and not refused by a spent limit; what they
     // hold is given back with the answer.
     const images = await readImages(found, projectId, context);
-    const fallbackModels =
-      body.models ?? ((body.n ?? 1) === 1 && projectDefaults.length > 0 ? projectDefaults : undefined);
-    const wire = generationOf(body, model, images, logprobs);
-    const generation: GenerationRequest = {
-      workspaceId,
-      apiKeyId: context.caller.apiKey.id,
-      userId: context.caller.userId,
-      origin: byRequest(context),
-      feature: 'chat',
-      model: model.id,
-      ...(fallbackModels ? { fallbackModels, fallbackModelsDefault: !body.models } : {}),
-      projectId,
-      voiceId,
-      ...wire,
-      messages: [...history, ...wire.messages],
-      signal: context.signal,
-      now: context.now,
-    };
+    const generation = chatGeneration(
+      context,
+      // Not the project's fallback models with n over 1: a choice each from another model.
+      { model, models: body.models, projectDefaults: (body.n ?? 1) === 1 ? projectDefaults : [], projectId, voiceId },
+      generationOf(body, model, history, images, logprobs),
+    );
 
     let saving = body.thread_id
       ? { threadId: body.thread_id, create: null }

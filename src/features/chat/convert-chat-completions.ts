@@ -198,10 +198,11 @@ export function refusalFields(body: Request): RefusalFields {
   };
 }
 
-/** What the request asks of the engine, in the engine's words: its messages (after `history`), sampling, tools. */
+/** What the request asks of the engine, in the engine's words: the conversation (`history`, then its messages), sampling, tools. */
 export function generationOf(
   body: Request,
   model: CatalogueEntry,
+  history: EngineMessage[],
   images: Map<string, EngineContentPart>,
   logprobs: number | null,
 ): Pick<
@@ -223,7 +224,7 @@ export function generationOf(
   | 'logprobs'
 > {
   return {
-    messages: body.messages.map((message, i) => engineMessage(message, images, i)),
+    messages: [...history, ...body.messages.map((message, i) => engineMessage(message, images, i))],
     maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? null,
     temperature: body.temperature,
     topP: body.top_p,

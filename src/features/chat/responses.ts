@@ -2,18 +2,12 @@
 // through the content engine: convert-responses.ts maps the request and the answer, response-store.ts keeps responses
 // in chat threads.
 import type { Handlers, ServerSentEvent } from '../../../generated/operations.ts';
-import { byRequest } from '../../platform/audit.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
-import {
-  type FinishReason,
-  type GenerationRequest,
-  type ModelTried,
-  placed,
-  type TokenUsage,
-} from '../engine/index.ts';
+import { type FinishReason, type ModelTried, placed, type TokenUsage } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
+import { chatGeneration } from './chat-generation.ts';
 import {
   checkToolOutputs,
   checkTools,
@@ -82,21 +76,11 @@ export const responseHandlers = {
     const projectId = body.project_id ?? null;
     // The project's fallback models when the request names none.
     const projectDefaults = projectId ? await projectFallbacks(db, workspaceId, projectId) : [];
-    const fallbackModels = body.models ?? (projectDefaults.length > 0 ? projectDefaults : undefined);
-    const generation: GenerationRequest = {
-      workspaceId,
-      apiKeyId: context.caller.apiKey.id,
-      userId: context.caller.userId,
-      origin: byRequest(context),
-      feature: 'chat',
-      model: model.id,
-      ...(fallbackModels ? { fallbackModels, fallbackModelsDefault: !body.models } : {}),
-      projectId,
-      voiceId: body.voice_id ?? null,
-      ...generationOf(body, model, conversation.history, messages),
-      signal: context.signal,
-      now: context.now,
-    };
+    const generation = chatGeneration(
+      context,
+      { model, models: body.models, projectDefaults, projectId, voiceId: body.voice_id ?? null },
+      generationOf(body, model, conversation.history, messages),
+    );
 
     // `let`: with fallback models, the engine's first event names the model that answered (answeredBy).
     let base = inProgressResponse(body, {
