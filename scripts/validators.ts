@@ -18,6 +18,7 @@
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
 import { _, type Ajv, Name } from 'ajv';
 import * as standaloneModule from 'ajv/dist/standalone/index.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -228,6 +229,20 @@ export async function driveValidator(
   return passed;
 }
 
+/**
+ * The server gives the validator its document as bundled (validatorOptions: `$refParser: { mode: 'none' }`), which
+ * is what the validator's own bundler makes of it only while bundling changes nothing: a document whose references it
+ * would rewrite fails here.
+ */
+async function checkBundled(document: Json): Promise<void> {
+  const refParser = library('@apidevtools/json-schema-ref-parser') as { bundle(document: Json): Promise<Json> };
+  const bundled = await refParser.bundle(structuredClone(document));
+  if (!isDeepStrictEqual(bundled, document))
+    throw new Error(
+      "the validator's bundler changes generated/openapi.json; the server gives it the document unbundled ($refParser in validatorOptions)",
+    );
+}
+
 /** The kind of a validator's Ajv instance, by the options the validator gives each (framework/ajv/options.js). */
 function kindName(ajv: AjvInstance): string {
   if (ajv.opts.useDefaults === false) return 'response';
@@ -241,6 +256,7 @@ export async function validatorsModule(openApiText: string, header: string): Pro
   try {
     // The server leaves the check of the document against the OpenAPI schema to this build step.
     const options = { ...validatorOptions(openApiText), validateApiSpec: true };
+    await checkBundled(options.apiSpec as Json);
     const middleware = OpenApiValidator.middleware(options) as express.RequestHandler[];
     const document = JSON.parse(openApiText) as Json;
     const requests = exampleRequests(document);

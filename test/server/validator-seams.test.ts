@@ -71,6 +71,8 @@ describe('the patch of express-openapi-validator', () => {
       'addedSchemaEnv(this.ajv, ref)',
       'a referenced schema read without compiling it',
     ],
+    ['framework/index.js', "if ($refParser.mode === 'none'", 'a bundled document not bundled again'],
+    ['framework/ajv/index.js', 'cleanedDocuments.has(openApiSpec)', 'a document cleaned of x-stoplight once'],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(
       source(file),
