@@ -132,7 +132,7 @@ export function validatorOptions(text: string): Parameters<typeof OpenApiValidat
 let sharedValidator: RequestHandler[] | undefined;
 
 export function sharedValidatorMiddleware(): RequestHandler[] {
-  sharedValidator ??= OpenApiValidator.middleware(validatorOptions(openApiText)) as RequestHandler[];
+  sharedValidator ??= OpenApiValidator.middleware(validatorOptions(openApiText())) as RequestHandler[];
   return sharedValidator;
 }
 
