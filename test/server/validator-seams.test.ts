@@ -73,6 +73,11 @@ describe('the patch of express-openapi-validator', () => {
     ],
     ['framework/index.js', "if ($refParser.mode === 'none'", 'a bundled document not bundled again'],
     ['framework/ajv/index.js', 'cleanedDocuments.has(openApiSpec)', 'a document cleaned of x-stoplight once'],
+    [
+      'middlewares/parsers/schema.preprocessor.js',
+      'Object.defineProperty(ancestor._discriminator.validators, option',
+      "a discriminator's validator compiled when first read",
+    ],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(
       source(file),
