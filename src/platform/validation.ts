@@ -98,7 +98,8 @@ export function validatorOptions(text: string): Parameters<typeof OpenApiValidat
     validateApiSpec: false,
     // generated/openapi.json is bundled already (scripts/generate.ts), and bundling it again changes nothing (`npm run
     // generate` checks that, scripts/validators.ts): the validator takes it as it is (part 13 of the patch) instead of
-    // walking every reference of the document at every start.
+    // walking every reference of the document at every start, and without a copy of its own (validatorDocument made
+    // this one for it).
     $refParser: { mode: 'none' },
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
     // true, a body field of the wrong type would be converted silently (`"name": false` to "false") instead of 422.
