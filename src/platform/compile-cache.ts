@@ -13,6 +13,10 @@ import module from 'node:module';
 
 export function enableCompileCache(): void {
   module.enableCompileCache();
+  // A worker thread (the engine's text pool) turns on no cache of its own: it inherits this one through its
+  // environment, as child processes do.
+  const directory = module.getCompileCacheDir();
+  if (directory) process.env.NODE_COMPILE_CACHE ??= directory;
 }
 
 /**
