@@ -12,10 +12,10 @@
 import module from 'node:module';
 
 export function enableCompileCache(): void {
-  module.enableCompileCache();
   // A worker thread (the engine's text pool) turns on no cache of its own: it inherits this one through its
-  // environment, as child processes do.
-  const directory = module.getCompileCacheDir();
+  // environment, as child processes do. (The directory enabled, not getCompileCacheDir(): that is the folder of this
+  // Node version inside it, to which a process given it adds that folder again.)
+  const { directory } = module.enableCompileCache();
   if (directory) process.env.NODE_COMPILE_CACHE ??= directory;
 }
 
