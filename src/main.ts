@@ -73,9 +73,29 @@ async function main(): Promise<void> {
   );
   // What this start compiled is kept now, for the next start, whether or not this process ever exits by itself.
   flushCompileCache();
+  // The memory the start grew and no longer uses, given back at the first quiet moment (platform/start-memory.ts).
+  const { collectToReduceMemory, reclaimStartMemory } = await import('./platform/start-memory.ts');
+  const reclaim = reclaimStartMemory(running.server, {
+    collect: () => {
+      const [started, before] = [performance.now(), process.memoryUsage.rss()];
+      collectToReduceMemory();
+      const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+      logger.debug(
+        {
+          ms: Math.round(performance.now() - started),
+          rss_mb: mb(process.memoryUsage.rss()),
+          rss_before_mb: mb(before),
+        },
+        'gave back the memory the start no longer uses',
+      );
+    },
+  });
   if (config.seedDemo) await seedDemo(running);
 
-  stopOnSignals(logger, 'shutting down: draining requests', () => running.close());
+  stopOnSignals(logger, 'shutting down: draining requests', () => {
+    reclaim.stop();
+    return running.close();
+  });
 }
 
 main().catch((error: unknown) => {
