@@ -77,8 +77,8 @@ function splitOnSeparator(text: string, separator: string): string[] {
 /**
  * The splitter: RecursiveCharacterTextSplitter's algorithm (@langchain/textsplitters 1.0), with its separators kept
  * and no overlap, and pieces measured by `length`. Written here rather than imported: the package brings
- * @langchain/core and its tracing with it, some hundreds of modules for these few functions, which the first source a
- * server chunked waited for. test/knowledge/chunk.test.ts compares it with the package.
+ * @langchain/core and its tracing with it, some hundreds of modules for these few functions, that a server would load
+ * at the first source it chunks. test/knowledge/chunk.test.ts compares it with the package.
  */
 class BoundarySplitter {
   readonly #chunkSize: number;
