@@ -8,14 +8,21 @@ import { enableCompileCache, flushCompileCache } from './platform/compile-cache.
 import type { RunningServer } from './server.ts';
 
 enableCompileCache();
-const [{ loadConfig }, { listen }, { createLogger }, { stopOnSignals, surviveLostConnections }, { startupFailure }] =
-  await Promise.all([
-    import('./config.ts'),
-    import('./platform/listener.ts'),
-    import('./platform/logging.ts'),
-    import('./platform/signals.ts'),
-    import('./platform/startup-failure.ts'),
-  ]);
+const [
+  { loadConfig },
+  { listen },
+  { createLogger },
+  { stopOnSignals, surviveLostConnections },
+  { startupFailure },
+  { collectToReduceMemory, reclaimStartMemory },
+] = await Promise.all([
+  import('./config.ts'),
+  import('./platform/listener.ts'),
+  import('./platform/logging.ts'),
+  import('./platform/signals.ts'),
+  import('./platform/startup-failure.ts'),
+  import('./platform/start-memory.ts'),
+]);
 
 async function seedDemo(running: RunningServer): Promise<void> {
   const { createWorkspace } = await import('./features/workspace/index.ts');
@@ -57,6 +64,23 @@ async function main(): Promise<void> {
   surviveLostConnections(logger);
   const listener = await listen(config);
   logger.info({ url: listener.url }, `listening at ${listener.url}; GET /readyz answers 200 once started`);
+  // The memory the start grows and then no longer uses, given back at the first quiet moment once ready
+  // (platform/start-memory.ts); the requests that come meanwhile count.
+  const reclaim = reclaimStartMemory(listener.server, {
+    collect: () => {
+      const [started, before] = [performance.now(), process.memoryUsage.rss()];
+      collectToReduceMemory();
+      const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+      logger.debug(
+        {
+          ms: Math.round(performance.now() - started),
+          rss_mb: mb(process.memoryUsage.rss()),
+          rss_before_mb: mb(before),
+        },
+        'gave back the memory the start no longer uses',
+      );
+    },
+  });
   const { startServer } = await import('./server.ts');
   const running = await startServer(config, { logger, listener });
   // From the process's start: what an operator waits from `npm start` until the server serves.
@@ -73,23 +97,7 @@ async function main(): Promise<void> {
   );
   // What this start compiled is kept now, for the next start, whether or not this process ever exits by itself.
   flushCompileCache();
-  // The memory the start grew and no longer uses, given back at the first quiet moment (platform/start-memory.ts).
-  const { collectToReduceMemory, reclaimStartMemory } = await import('./platform/start-memory.ts');
-  const reclaim = reclaimStartMemory(running.server, {
-    collect: () => {
-      const [started, before] = [performance.now(), process.memoryUsage.rss()];
-      collectToReduceMemory();
-      const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
-      logger.debug(
-        {
-          ms: Math.round(performance.now() - started),
-          rss_mb: mb(process.memoryUsage.rss()),
-          rss_before_mb: mb(before),
-        },
-        'gave back the memory the start no longer uses',
-      );
-    },
-  });
+  reclaim.ready();
   if (config.seedDemo) await seedDemo(running);
 
   stopOnSignals(logger, 'shutting down: draining requests', () => {

@@ -41,13 +41,14 @@ export function collectToReduceMemory(): void {
 }
 
 /**
- * Runs `collect` once, when `server` has had no request in flight, and no new request or upgrade, for `idleMs`
- * (counted from now); `stop` cancels it. Resolves `done` with whether it ran.
+ * Runs `collect` once after `ready()`, when `server` has had no request in flight, and no new request or upgrade, for
+ * `idleMs`; `stop` cancels it. Resolves `done` with whether it ran. Made when the port is bound, so that it counts the
+ * requests that came during the start too (held, then served once ready).
  */
 export function reclaimStartMemory(
   server: Server,
   { idleMs = 250, collect = collectToReduceMemory }: { idleMs?: number; collect?: Collect } = {},
-): { stop(): void; done: Promise<boolean> } {
+): { ready(): void; stop(): void; done: Promise<boolean> } {
   let last = performance.now();
   let inFlight = 0;
   const seen = (_req: IncomingMessage, res?: ServerResponse | Duplex) => {
@@ -66,12 +67,6 @@ export function reclaimStartMemory(
   const done = new Promise<boolean>((resolve) => {
     finish = resolve;
   });
-  const end = (ran: boolean) => {
-    clearTimeout(timer);
-    server.off('request', seen);
-    server.off('upgrade', seen);
-    finish(ran);
-  };
   const check = () => {
     const quiet = performance.now() - last;
     if (inFlight > 0 || quiet < idleMs) {
@@ -81,6 +76,19 @@ export function reclaimStartMemory(
     end(true);
     collect();
   };
-  timer = setTimeout(check, idleMs).unref();
-  return { stop: () => end(false), done };
+  let ended = false;
+  const end = (ran: boolean) => {
+    ended = true;
+    clearTimeout(timer);
+    server.off('request', seen);
+    server.off('upgrade', seen);
+    finish(ran);
+  };
+  return {
+    ready: () => {
+      if (!ended && timer === undefined) timer = setTimeout(check, idleMs).unref();
+    },
+    stop: () => end(false),
+    done,
+  };
 }

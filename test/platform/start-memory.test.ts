@@ -15,7 +15,7 @@ afterEach(() => {
 });
 
 /** A server that holds each request until `release` is called. */
-async function holdingServer(): Promise<{ url: string; release(): void }> {
+async function holdingServer(): Promise<{ url: string; release(): void; arrived: Promise<unknown> }> {
   const held: ServerResponse[] = [];
   server = createServer((_req, res) => void held.push(res)).listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -24,24 +24,37 @@ async function holdingServer(): Promise<{ url: string; release(): void }> {
     release: () => {
       for (const res of held.splice(0)) res.end('ok');
     },
+    arrived: once(server, 'request'),
   };
 }
 
 describe('giving back the memory of the start', () => {
+  test('collects nothing before ready', async () => {
+    await holdingServer();
+    let collected = 0;
+    const reclaim = reclaimStartMemory(server!, { idleMs: 10, collect: () => collected++ });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(collected).toBe(0);
+    reclaim.stop();
+  });
+
   test('collects once the server has been quiet for a moment', async () => {
     await holdingServer();
     let collected = 0;
     const reclaim = reclaimStartMemory(server!, { idleMs: 20, collect: () => collected++ });
+    reclaim.ready();
     expect(await reclaim.done).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(collected).toBe(1);
   });
 
-  test('waits while a request is in flight, and for a quiet moment after it', async () => {
-    const { url, release } = await holdingServer();
+  test('waits while a request is in flight, one that came before ready too, and for a quiet moment after it', async () => {
+    const { url, release, arrived } = await holdingServer();
     let collectedAt: number | undefined;
     const reclaim = reclaimStartMemory(server!, { idleMs: 30, collect: () => (collectedAt = performance.now()) });
     const answer = fetch(url);
+    await arrived;
+    reclaim.ready();
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(collectedAt).toBeUndefined();
     release();
@@ -55,6 +68,7 @@ describe('giving back the memory of the start', () => {
     await holdingServer();
     let collected = 0;
     const reclaim = reclaimStartMemory(server!, { idleMs: 20, collect: () => collected++ });
+    reclaim.ready();
     reclaim.stop();
     expect(await reclaim.done).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 60));
