@@ -6,6 +6,7 @@
 // - the server as `npm start` runs it (src/main.ts; SQLite; SEED_DEMO=false, LOG_LEVEL=warn, WEBHOOKS_ALLOW_LOOPBACK
 //   for the fixtures' webhook URLs) on a new database file, then again on that database (migrated, one workspace);
 //   the time from the spawn to its first answer (of any status) and to `GET /readyz` 200, and its RSS once ready, idle;
+//   before them, once more on a new database with an empty compile cache of its own (a machine's first start);
 // - on the second start, every implemented operation called twice with the contract suite's success request
 //   (bench/operations.ts): the first and the second request of each operation are timed, fixtures' requests included;
 // - `node src/cli.ts help` and `npm run -s cli -- help` from spawn to exit, beside `node -e 0`.
@@ -164,6 +165,19 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
     SEED_DEMO: 'false',
     ...serverEnv,
   };
+
+  // The first start on a machine: nothing in Node's compile cache yet (an empty one of its own), on a new database.
+  {
+    const cold = await timeStart(
+      NODE,
+      ['src/main.ts'],
+      { ...env, DATABASE_URL: `sqlite:${join(dir, 'cold.db')}`, NODE_COMPILE_CACHE: join(dir, 'compile-cache') },
+      baseUrl,
+      '/readyz',
+    );
+    measured.set('server, new database, empty compile cache: ready', cold.readyMs);
+    await cold.stop();
+  }
 
   const fresh = await timeStart(NODE, ['src/main.ts'], env, baseUrl, '/readyz');
   measured.set('server, new database: first answer', fresh.listeningMs);
