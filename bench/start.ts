@@ -5,7 +5,9 @@
 // - the Portkey gateway (`@portkey-ai/gateway`, where installed), a peer that listens and needs no database;
 // - the server as `npm start` runs it (src/main.ts; SQLite; SEED_DEMO=false, LOG_LEVEL=warn, WEBHOOKS_ALLOW_LOOPBACK
 //   for the fixtures' webhook URLs) on a new database file, then again on that database (migrated, one workspace);
-//   the time from the spawn to its first answer (of any status) and to `GET /readyz` 200, and its RSS once ready, idle;
+//   the time from the spawn to its first answer (of any status) and to `GET /readyz` 200, its CPU time by then, and
+//   its RSS once ready, idle;
+//   before them, once more on a new database with an empty compile cache of its own (a machine's first start);
 // - on the second start, every implemented operation called twice with the contract suite's success request
 //   (bench/operations.ts): the first and the second request of each operation are timed, fixtures' requests included;
 // - `node src/cli.ts help` and `npm run -s cli -- help` from spawn to exit, beside `node -e 0`.
@@ -23,6 +25,7 @@ import {
   children,
   cleanUp,
   cleanups,
+  cpuMicros,
   freePort,
   PORTKEY_SERVER,
   portkeyArguments,
@@ -53,6 +56,8 @@ interface Started {
   listeningMs: number;
   /** From the spawn to the first 2xx of the ready path. */
   readyMs: number;
+  /** The process's CPU time (user and system) by then: steadier than the time on a machine shared with other work. */
+  readyCpuMs: number;
   pid: number;
   stop(): Promise<void>;
 }
@@ -89,8 +94,9 @@ async function timeStart(
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   const readyMs = performance.now() - started;
+  const readyCpuMs = (cpuMicros(child.pid!) ?? Number.NaN) / 1000;
   const stop = () => stopChild(child);
-  return { listeningMs: listeningMs!, readyMs, pid: child.pid!, stop };
+  return { listeningMs: listeningMs!, readyMs, readyCpuMs, pid: child.pid!, stop };
 }
 
 /** Spawns a command and times it until it exits (it must exit 0). */
@@ -165,9 +171,24 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
     ...serverEnv,
   };
 
+  // The first start on a machine: nothing in Node's compile cache yet (an empty one of its own), on a new database.
+  {
+    const cold = await timeStart(
+      NODE,
+      ['src/main.ts'],
+      { ...env, DATABASE_URL: `sqlite:${join(dir, 'cold.db')}`, NODE_COMPILE_CACHE: join(dir, 'compile-cache') },
+      baseUrl,
+      '/readyz',
+    );
+    measured.set('server, new database, empty compile cache: ready', cold.readyMs);
+    measured.set('server, new database, empty compile cache: CPU until ready', cold.readyCpuMs);
+    await cold.stop();
+  }
+
   const fresh = await timeStart(NODE, ['src/main.ts'], env, baseUrl, '/readyz');
   measured.set('server, new database: first answer', fresh.listeningMs);
   measured.set('server, new database: ready', fresh.readyMs);
+  measured.set('server, new database: CPU until ready', fresh.readyCpuMs);
   measured.set('server: idle RSS (MB)', await idleRss(fresh.pid));
   await fresh.stop();
 
@@ -175,6 +196,7 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
   const existing = await timeStart(NODE, ['src/main.ts'], env, baseUrl, '/readyz');
   measured.set('server, existing database: first answer', existing.listeningMs);
   measured.set('server, existing database: ready', existing.readyMs);
+  measured.set('server, existing database: CPU until ready', existing.readyCpuMs);
   timings.serverUrl = baseUrl;
   timings.byOperation = new Map();
   try {

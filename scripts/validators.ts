@@ -18,6 +18,7 @@
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
 import { _, type Ajv, Name } from 'ajv';
 import * as standaloneModule from 'ajv/dist/standalone/index.js';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -228,6 +229,29 @@ export async function driveValidator(
   return passed;
 }
 
+/**
+ * The server gives the validator its document as bundled (validatorOptions: `$refParser: { mode: 'none' }`), which
+ * is what the validator's own bundler makes of it only while bundling changes nothing: a document whose references it
+ * would rewrite fails here.
+ */
+async function checkBundled(document: Json): Promise<void> {
+  const refParser = library('@apidevtools/json-schema-ref-parser') as { bundle(document: Json): Promise<Json> };
+  const bundled = await refParser.bundle(structuredClone(document));
+  if (!isDeepStrictEqual(bundled, document))
+    throw new Error(
+      "the validator's bundler changes generated/openapi.json; the server gives it the document unbundled ($refParser in validatorOptions)",
+    );
+}
+
+/**
+ * `code` with every character outside ASCII written as its escape (the code is the same program: such characters are
+ * in its strings and comments only). V8 keeps a module's source text for as long as the module lives, at two bytes a
+ * character when one character is outside Latin-1, one byte otherwise: half the memory for this large file.
+ */
+function asciiOnly(code: string): string {
+  return code.replace(/[^\x00-\x7f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The kind of a validator's Ajv instance, by the options the validator gives each (framework/ajv/options.js). */
 function kindName(ajv: AjvInstance): string {
   if (ajv.opts.useDefaults === false) return 'response';
@@ -241,6 +265,7 @@ export async function validatorsModule(openApiText: string, header: string): Pro
   try {
     // The server leaves the check of the document against the OpenAPI schema to this build step.
     const options = { ...validatorOptions(openApiText), validateApiSpec: true };
+    await checkBundled(options.apiSpec as Json);
     const middleware = OpenApiValidator.middleware(options) as express.RequestHandler[];
     const document = JSON.parse(openApiText) as Json;
     const requests = exampleRequests(document);
@@ -262,13 +287,13 @@ export async function validatorsModule(openApiText: string, header: string): Pro
           `    create(${RUNTIME}) {\n      const exports = {};\n      const self = ${RUNTIME}.self;\n${code}\n      return exports;\n    },\n  },`,
       );
     }
-    return `${header}'use strict';
+    return asciiOnly(`${header}'use strict';
 // The Ajv validators of every operation's request and response (scripts/validators.ts), by the digest of their
 // schema, for each of express-openapi-validator's Ajv instances (src/platform/validator-schema-roots.ts).
 exports.kinds = [
 ${parts.join('\n')}
 ];
-`;
+`);
   } finally {
     restore();
   }

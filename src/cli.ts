@@ -272,6 +272,8 @@ export async function run(
 }
 
 if (import.meta.main) {
+  // Before the command's modules load (platform/compile-cache.ts).
+  (await import('./platform/compile-cache.ts')).enableCompileCache();
   run(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

@@ -84,7 +84,7 @@ async function start(
   const logger = options.logger ?? createLogger(config.logLevel);
   const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
   // Before the storage: its queries are spans when traces are exported.
-  const telemetry = startTelemetry(config.environment, logger);
+  const telemetry = await startTelemetry(config.environment, logger);
   const storage = openStorage(config.databaseUrl, {
     onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
     poolMax: config.databasePoolMax,

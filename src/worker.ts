@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   surviveLostConnections(logger);
   // Before the storage: its queries are spans when traces are exported.
-  const telemetry = startTelemetry(config.environment, logger);
+  const telemetry = await startTelemetry(config.environment, logger);
   // A part of the platform that no request reads here: the servers learn of key changes from the database itself.
   const keyCache: KeyCacheOfPlatform = new KeyCache(config.authCacheMs);
   const storage = openStorage(config.databaseUrl, {

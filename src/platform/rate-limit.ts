@@ -1,7 +1,7 @@
 // 600 requests per 60 s per API key (DESIGN.md), counted in memory or, with REDIS_URL, in Redis so that every
 // server process shares one budget. Every authenticated answer carries RateLimit-Policy and RateLimit.
+import { createRequire } from 'node:module';
 import type { NextFunction, Request, Response } from 'express';
-import { Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { locals } from './context.ts';
 import { Problem } from './problems.ts';
@@ -38,6 +38,8 @@ export function createRateLimitStore(redisUrl: string | undefined, keyPrefix = '
       close: async () => {},
     };
   }
+  // The Redis client is loaded by a process that uses Redis only.
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
   const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
   redis.on('error', () => {}); // reconnects on its own; a request meanwhile is counted by the insurance limiter
   const limiter = new RateLimiterRedis({

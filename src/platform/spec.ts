@@ -21,8 +21,9 @@ export interface SpecDocument {
 }
 
 export const openApiPath = new URL('../../generated/openapi.json', import.meta.url);
-export const openApiText = readFileSync(openApiPath, 'utf8');
-export const openApiDocument = JSON.parse(openApiText) as SpecDocument;
+/** The contract's text, read when asked for: the process keeps the parsed document, not the text as well. */
+export const openApiText = (): string => readFileSync(openApiPath, 'utf8');
+export const openApiDocument = JSON.parse(openApiText()) as SpecDocument;
 
 /** The declared header parameters of each operation (name as written in the spec). */
 export const headerParameters: Record<string, string[]> = {};

@@ -22,19 +22,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type Sampler,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace';
+import type { Sampler, TracerProvider } from '@opentelemetry/sdk-trace';
 import {
   ATTR_CLIENT_ADDRESS,
   ATTR_DB_COLLECTION_NAME,
@@ -104,12 +92,46 @@ export interface Telemetry {
 const nothing: Telemetry = { shutdown: async () => {} };
 
 /**
+ * The SDK, its exporter and the rest, loaded only by a process that exports traces: some hundreds of modules that a
+ * process without a collector would load for nothing at every start.
+ */
+async function loadSdk() {
+  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, { OTLPTraceExporter }, resources, sdk] =
+    await Promise.all([
+      import('@opentelemetry/context-async-hooks'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace'),
+    ]);
+  return { AsyncLocalStorageContextManager, W3CTraceContextPropagator, OTLPTraceExporter, ...resources, ...sdk };
+}
+
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+
+/**
  * Installs tracing for this process when `env` asks for it (see tracesRequested); otherwise does nothing. The exporter
  * reads the rest of the standard variables itself (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, their _TRACES_
  * forms), and the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
  */
-export function startTelemetry(env: Readonly<Record<string, string | undefined>>, logger: Logger): Telemetry {
+export async function startTelemetry(
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger,
+): Promise<Telemetry> {
   if (!tracesRequested(env)) return nothing;
+  const sdk = await loadSdk();
+  const {
+    AsyncLocalStorageContextManager,
+    BatchSpanProcessor,
+    defaultResource,
+    detectResources,
+    envDetector,
+    OTLPTraceExporter,
+    resourceFromAttributes,
+    TracerProvider,
+    W3CTraceContextPropagator,
+  } = sdk;
+  // Another server of this process may have installed it meanwhile.
   if (!installed) {
     const detected = detectResources({ detectors: [envDetector] });
     const resource = defaultResource()
@@ -124,7 +146,7 @@ export function startTelemetry(env: Readonly<Record<string, string | undefined>>
       maxQueueSize: count(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
       maxExportBatchSize: count(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
     });
-    const provider = new TracerProvider({ resource, sampler: sampler(env), spanProcessors: [processor] });
+    const provider = new TracerProvider({ resource, sampler: sampler(sdk, env), spanProcessors: [processor] });
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     trace.setGlobalTracerProvider(provider);
@@ -168,7 +190,8 @@ function count(env: Readonly<Record<string, string | undefined>>, name: string):
 }
 
 /** OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG; the default is `parentbased_always_on`. */
-function sampler(env: Readonly<Record<string, string | undefined>>): Sampler {
+function sampler(sdk: Sdk, env: Readonly<Record<string, string | undefined>>): Sampler {
+  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = sdk;
   const ratio = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
   const traceIdRatio = new TraceIdRatioBasedSampler(Number.isFinite(ratio) && ratio >= 0 && ratio <= 1 ? ratio : 1);
   switch (env.OTEL_TRACES_SAMPLER) {

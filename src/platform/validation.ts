@@ -96,6 +96,11 @@ export function validatorOptions(text: string): Parameters<typeof OpenApiValidat
     // what it checked (`npm run check:generated`). Checked again at every start, it cost the compile of the OpenAPI
     // metaschema and a walk of the whole document before the first request could be served.
     validateApiSpec: false,
+    // generated/openapi.json is bundled already (scripts/generate.ts), and bundling it again changes nothing (`npm run
+    // generate` checks that, scripts/validators.ts): the validator takes it as it is (part 13 of the patch) instead of
+    // walking every reference of the document at every start, and without a copy of its own (validatorDocument made
+    // this one for it).
+    $refParser: { mode: 'none' },
     // coerceTypes applies to the JSON body only (the validator always coerces path, query and header strings): with
     // true, a body field of the wrong type would be converted silently (`"name": false` to "false") instead of 422.
     validateRequests: {
@@ -128,7 +133,7 @@ export function validatorOptions(text: string): Parameters<typeof OpenApiValidat
 let sharedValidator: RequestHandler[] | undefined;
 
 export function sharedValidatorMiddleware(): RequestHandler[] {
-  sharedValidator ??= OpenApiValidator.middleware(validatorOptions(openApiText)) as RequestHandler[];
+  sharedValidator ??= OpenApiValidator.middleware(validatorOptions(openApiText())) as RequestHandler[];
   return sharedValidator;
 }
 

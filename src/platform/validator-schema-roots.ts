@@ -83,9 +83,26 @@ export function optionsSignature(ajv: Ajv): string {
   return JSON.stringify(scalars);
 }
 
-/** The document a root is made of: its `components` and `paths` as the validator hands them over. */
+const PARAMETER_LOCATIONS = new Set(['query', 'path', 'header', 'cookie']);
+
+/**
+ * The document a root is made of: its `components` and `paths` as the validator hands them over, without the `style`
+ * and `explode` of parameter objects. The validator writes those defaults into a parameter object when it first
+ * builds the request validator of an operation that has it, which is just before it asks for the operation's schema
+ * here: with them, the digest depended on which operation was called first, and a server whose first request was not
+ * the generator's (GET /healthz) compiled every request schema at run time. No compiled schema reads them.
+ */
 export function documentDigest(components: Json, paths: Json | undefined): string {
-  return digest(JSON.stringify({ components, paths }));
+  function withoutStyle(this: Json, key: string, value: unknown) {
+    const isParameter = typeof this.name === 'string' && PARAMETER_LOCATIONS.has(this.in);
+    return isParameter && (key === 'style' || key === 'explode') ? undefined : value;
+  }
+  // Parameters are in `paths` and `components.parameters` only: the rest (most of the document) is written without
+  // the replacer, which costs a call for every member.
+  const { parameters, ...rest } = components;
+  return digest(
+    `${JSON.stringify(rest)}\n${JSON.stringify(parameters, withoutStyle)}\n${JSON.stringify(paths, withoutStyle)}`,
+  );
 }
 
 /** An operation's schema (without `components` and `paths`, references not rebased). */

@@ -4,7 +4,7 @@
 // every time.
 import { describe, expect, test } from 'vitest';
 import { countTokens } from '../../src/features/engine/tokens.ts';
-import { type Chunk, chunkText } from '../../src/features/knowledge/chunk.ts';
+import { boundarySplits, type Chunk, chunkText } from '../../src/features/knowledge/chunk.ts';
 
 const WORDS = (
   'coffee beans roast grind water filter brew cup milk sugar espresso latte origin farm harvest temperature ' +
@@ -192,5 +192,68 @@ describe('chunkText', () => {
     ]) {
       await expect(chunkText('Text.', options)).rejects.toBeInstanceOf(RangeError);
     }
+  });
+});
+
+// The splitter is RecursiveCharacterTextSplitter's algorithm written in chunk.ts (the package brings @langchain/core
+// with it). Compared here with the package itself (a dev dependency), configured as chunk.ts configured it before.
+describe('the boundary splitter', () => {
+  const SENTENCE_END = /(?<=[.!?…]["'”’»)\]]*)(?=\s)|(?<=[。！？])/u;
+  const CLAUSE_END = /(?<=[;:,])(?=\s)/u;
+  const SEPARATORS = [
+    '\n# ',
+    '\n## ',
+    '\n### ',
+    '\n#### ',
+    '\n##### ',
+    '\n###### ',
+    '\n\n',
+    '\n',
+    '. ',
+    '? ',
+    '! ',
+    '。',
+    '！',
+    '？',
+    '; ',
+    ', ',
+    ' ',
+    '',
+  ];
+
+  async function librarySplits(text: string, chunkSize: number): Promise<string[]> {
+    const { RecursiveCharacterTextSplitter } = await import('@langchain/textsplitters');
+    class Reference extends RecursiveCharacterTextSplitter {
+      protected override splitOnSeparator(piece: string, separator: string): string[] {
+        if (['. ', '? ', '! ', '。', '！', '？'].includes(separator))
+          return piece.split(SENTENCE_END).filter((part) => part !== '');
+        if (['; ', ', '].includes(separator)) return piece.split(CLAUSE_END).filter((part) => part !== '');
+        if (separator === '') return Array.from(piece);
+        return super.splitOnSeparator(piece, separator);
+      }
+    }
+    return new Reference({
+      chunkSize,
+      chunkOverlap: 0,
+      keepSeparator: true,
+      separators: SEPARATORS,
+      lengthFunction: (piece: string) => countTokens(piece),
+    }).splitText(text);
+  }
+
+  test('cuts every text as @langchain/textsplitters cuts it', async () => {
+    const g = generator(7);
+    const texts = [
+      prose(3, 40),
+      `# Roasting\n\n${prose(4, 6)}\n\n## Light roasts\n\n${prose(5, 3)}\n\n### Notes\n${g.paragraph()}\n- one\n- two`,
+      `${'a'.repeat(3000)} ${g.paragraph()}`,
+      `${g.paragraph()}; ${g.paragraph()}, ${g.paragraph()}: ${g.sentence()}`,
+      '咖啡豆的烘焙程度决定了风味。浅烘焙保留更多酸度！深烘焙带来苦味？'.repeat(40),
+      `${'🙂'.repeat(500)}\n\n${'word '.repeat(900)}`,
+      '   \n\n  ',
+    ];
+    for (const text of texts)
+      for (const size of [1, 5, 20, 64, 100, 400])
+        expect(boundarySplits(text, size)).toEqual(await librarySplits(text, size));
   });
 });

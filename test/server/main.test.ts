@@ -2,7 +2,7 @@
 // curl command that work, seeds only once, stops cleanly on SIGTERM, and refuses a bad configuration clearly.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,6 +175,28 @@ describe('npm start (src/main.ts)', () => {
       expect(started.output.stdout).not.toContain('demo workspace');
       expect(started.output.stdout).not.toContain('cs_live_');
       expect(await workspaceCount(databaseUrl)).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'keeps what it compiled in the compile cache once ready, and starts as well where no cache can be written',
+    async () => {
+      const cache = join(dir, 'compile-cache');
+      const port = String(await freePort());
+      const databaseUrl = `sqlite:${join(dir, 'compile-cache.db')}`;
+      const cached = start({ PORT: port, DATABASE_URL: databaseUrl, SEED_DEMO: 'false', NODE_COMPILE_CACHE: cache });
+      await waitFor(cached, 'ready', () => answers(`http://127.0.0.1:${port}/readyz`));
+      // Written once ready, not only at the exit a killed process never reaches.
+      await waitFor(cached, 'the compile cache', () => readdirSync(cache, { recursive: true }).length > 100);
+      expect(await stop(cached)).toBe(0);
+
+      const file = join(dir, 'not-a-directory');
+      writeFileSync(file, '');
+      const uncached = start({ PORT: port, DATABASE_URL: databaseUrl, SEED_DEMO: 'false', NODE_COMPILE_CACHE: file });
+      await waitFor(uncached, 'ready', () => answers(`http://127.0.0.1:${port}/readyz`));
+      expect(await stop(uncached)).toBe(0);
+      expect(uncached.output.stderr).toBe('');
     },
     TEST_TIMEOUT_MS,
   );

@@ -71,6 +71,14 @@ describe('the patch of express-openapi-validator', () => {
       'addedSchemaEnv(this.ajv, ref)',
       'a referenced schema read without compiling it',
     ],
+    ['framework/index.js', "if ($refParser.mode === 'none'", 'a bundled document not bundled again'],
+    ['index.js', 'handedOver ? options.apiSpec : cloneDeep(options.apiSpec)', 'a document handed over not copied'],
+    ['framework/ajv/index.js', 'cleanedDocuments.has(openApiSpec)', 'a document cleaned of x-stoplight once'],
+    [
+      'middlewares/parsers/schema.preprocessor.js',
+      'Object.defineProperty(ancestor._discriminator.validators, option',
+      "a discriminator's validator compiled when first read",
+    ],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(
       source(file),

@@ -3,8 +3,8 @@
 // fails) sends the recipients who, why, the visitor's last messages and the signed transcript link, through SMTP_URL.
 // Without SMTP_URL the job logs that no email could be sent; the webhook event goes out all the same.
 
+import { createRequire } from 'node:module';
 import type { Kysely, Transaction } from 'kysely';
-import nodemailer from 'nodemailer';
 import type { WorkerServices } from '../../platform/feature.ts';
 import { enqueueJob, type JobDefinitions, type RunningJob } from '../../platform/jobs/runner.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -89,7 +89,9 @@ async function composeEmail(
 }
 
 export function escalationEmailJobs(services: WorkerServices): JobDefinitions {
-  const transport = services.config.smtpUrl ? nodemailer.createTransport(services.config.smtpUrl) : null;
+  // The mail package is loaded by a process that sends mail (SMTP_URL set) only.
+  const nodemailer = () => createRequire(import.meta.url)('nodemailer') as typeof import('nodemailer');
+  const transport = services.config.smtpUrl ? nodemailer().createTransport(services.config.smtpUrl) : null;
   return {
     'chatbots.escalation_email': {
       async run(job: RunningJob<{ conversation_id: string; recipients: string[]; transcript_url: string }>) {

@@ -5,6 +5,7 @@ import type { Feature } from '../../platform/feature.ts';
 import { commandHandlers } from './command-handler.ts';
 import { documentHandlers } from './documents.ts';
 import { editorPages } from './editor/page.ts';
+import { warmUpConversions } from './markdown.ts';
 import { documents } from './migrations/011_documents.ts';
 import './schema.ts';
 import { versionHandlers } from './versions.ts';
@@ -15,6 +16,8 @@ export const documentsFeature = {
   migrations: { '011_documents': documents },
   pages: editorPages,
   upgrades: (platform) => [platform.services.realtime.endpoint()],
+  // Creating, restoring and commanding a document convert Markdown: the first would wait for that code's compile.
+  preload: warmUpConversions,
 } satisfies Feature;
 
 export { commandOnDocument } from './command-handler.ts'; // a workflow step runs a document command

@@ -107,6 +107,18 @@ export function renderHtml(text: string): string {
   return html.render(text);
 }
 
+const SAMPLE =
+  '# Sample\n\nA *short* text with a [link](https://example.com).\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |';
+
+/**
+ * Converts a small document each way once (the documents feature's preload, before a server says it is ready): the
+ * first document a request converts would otherwise wait for the conversions' code to be compiled.
+ */
+export function warmUpConversions(): void {
+  renderMarkdown(yDocFromMarkdown(SAMPLE));
+  renderHtml(SAMPLE);
+}
+
 /** The words of a Markdown text: whitespace-separated tokens with a letter or digit (`#`, `-`, `|` are markup). */
 export function countWords(text: string): number {
   return text.split(/\s+/).filter((token) => /[\p{L}\p{N}]/u.test(token)).length;

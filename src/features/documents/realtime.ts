@@ -16,10 +16,11 @@
 //   - With REDIS_URL, Hocuspocus's Redis extension shares live documents between the server processes of one
 //     database (each change reaches every process's editors; one process saves at a time).
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import { Redis as RedisExtension } from '@hocuspocus/extension-redis';
+import { fileURLToPath } from 'node:url';
 import { type Document, Hocuspocus } from '@hocuspocus/server';
-import { Redis as IORedis } from 'ioredis';
+import type { Redis as IORedis } from 'ioredis';
 import type { Kysely, Transaction } from 'kysely';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { WebSocketServer } from 'ws';
@@ -93,8 +94,20 @@ export class Realtime {
     this.#platform = platform;
     this.#db = platform.db;
     const redisUrl = platform.config.redisUrl;
+    // The Redis client and extension are loaded by a process that uses Redis only. The extension's ES module, as an
+    // import would load it: its CommonJS build would bring a second copy of @hocuspocus/server.
+    const require = createRequire(import.meta.url);
+    const redisModules = () => ({
+      IORedis: (require('ioredis') as typeof import('ioredis')).Redis,
+      RedisExtension: (
+        require(
+          fileURLToPath(import.meta.resolve('@hocuspocus/extension-redis')),
+        ) as typeof import('@hocuspocus/extension-redis')
+      ).Redis,
+    });
     // ioredis reconnects by itself; while Redis is down each connection says so once, not at every retry.
     const connect = () => {
+      const { IORedis } = redisModules();
       // A command fails after one reconnection attempt instead of twenty: while Redis is away, a save waits on the
       // extension's lock for a moment, not for half a minute.
       const client = new IORedis(redisUrl!, { maxRetriesPerRequest: 1 });
@@ -108,7 +121,7 @@ export class Realtime {
       return client;
     };
     const extensions = redisUrl
-      ? [new RedisExtension({ createClient: connect, prefix: 'content-service:documents' })]
+      ? [new (redisModules().RedisExtension)({ createClient: connect, prefix: 'content-service:documents' })]
       : [];
     if (redisUrl) {
       this.#redis = { publisher: connect(), subscriber: connect() };

@@ -47,7 +47,7 @@ import type { Admission, CallCaller, EngineMiddleware, ModelCall, PreparedGenera
 import { priceOf } from './pricing.ts';
 import { toolChoiceOf, toolsOf, toPrompt } from './prompt.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
-import { embeddingModel, languageModel, type ProvidersConfig } from './providers.ts';
+import { embeddingModel, languageModel, loadProviderPackages, type ProvidersConfig } from './providers.ts';
 import { contextExceeded, overOutputLimit } from './refusal.ts';
 import { withRetries } from './retries.ts';
 import { countTokensEach } from './text-pool.ts';
@@ -117,6 +117,11 @@ export class Engine {
     this.#middleware = options.middleware ?? [];
     this.catalogue = new Catalogue(options.providers);
     this.imageBudget = new ImageBudget(options.providers.imageBytesInFlight);
+  }
+
+  /** Loads the packages of the configured providers now (a server, before it says it is ready). */
+  loadProviderPackages(): void {
+    loadProviderPackages(this.#config);
   }
 
   /**

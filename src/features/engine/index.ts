@@ -13,8 +13,12 @@ export const engineFeature = {
   migrations: { '007_usage': usage },
   // OpenAI SDKs' `models.retrieve` reads OpenAI's `error` object; OpenAI names the model of the path `model`.
   problemShapes: { getModel: withOpenAiErrorNaming({ 'path/id': 'model' }) },
-  // Every generation counts tokens (the context-window check, the sandbox models): the first would wait for this.
-  preload: loadEncoding,
+  // Every generation counts tokens (the context-window check, the sandbox models), and a configured provider's first
+  // call would load its package: the first call would wait for these.
+  preload: (platform) => {
+    loadEncoding();
+    platform.services.engine.loadProviderPackages();
+  },
 } satisfies Feature;
 
 export type { CatalogueEntry } from './catalogue.ts';

@@ -5,12 +5,8 @@
 // fake upstream on loopback in front of the real provider code. Features never build a model themselves: the engine
 // does, through here. A provider is added here, with its models in the catalogue.
 import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename } from 'node:path';
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createMistral } from '@ai-sdk/mistral';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { EmbeddingModelV4, LanguageModelV4 } from '@ai-sdk/provider';
 import type { components } from '../../../generated/openapi.ts';
 import type { CatalogueEntry } from './catalogue.ts';
@@ -18,6 +14,19 @@ import { localModel } from './local.ts';
 import { sandboxModel } from './sandbox.ts';
 import { sandboxEmbeddingModel } from './sandbox-embedding.ts';
 import { upstreamFetch } from './upstream-fetch.ts';
+
+const require = createRequire(import.meta.url);
+/**
+ * The providers' packages, each loaded when a model of a provider that uses it is first built, or by
+ * loadProviderPackages: a process loads the packages of the providers it is configured for, not all of them.
+ */
+const packages = {
+  anthropic: () => require('@ai-sdk/anthropic') as typeof import('@ai-sdk/anthropic'),
+  google: () => require('@ai-sdk/google') as typeof import('@ai-sdk/google'),
+  mistral: () => require('@ai-sdk/mistral') as typeof import('@ai-sdk/mistral'),
+  openai: () => require('@ai-sdk/openai') as typeof import('@ai-sdk/openai'),
+  compatible: () => require('@ai-sdk/openai-compatible') as typeof import('@ai-sdk/openai-compatible'),
+};
 
 export type ProviderName = components['schemas']['ModelProvider'];
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -35,6 +44,8 @@ interface Provider<Settings> {
   embeddingModel?(settings: Settings, upstreamId: string): EmbeddingModelV4;
   /** The models it adds to the catalogue beside the committed ones: those the operator named. */
   models?(settings: Settings): CatalogueEntry[];
+  /** Loads its package (loadProviderPackages). */
+  load?(): unknown;
 }
 
 /** A hosted provider's or an OpenAI-compatible service's settings. */
@@ -91,6 +102,7 @@ function hosted(
   build: {
     languageModel(settings: HostedSettings, id: string): LanguageModelV4;
     embeddingModel?(settings: HostedSettings, id: string): EmbeddingModelV4;
+    load(): unknown;
   },
 ): Provider<HostedSettings> {
   return {
@@ -113,18 +125,23 @@ function compatible(
 ): Provider<HostedSettings> {
   return hosted(keyVariable, baseUrlVariable, {
     languageModel: ({ apiKey, baseUrl }, id) =>
-      createOpenAICompatible({
-        name,
-        apiKey,
-        baseURL: baseUrl ?? defaultBaseUrl,
-        fetch: upstreamFetch,
-        includeUsage: true,
-        supportsStructuredOutputs: true,
-      }).chatModel(id),
+      packages
+        .compatible()
+        .createOpenAICompatible({
+          name,
+          apiKey,
+          baseURL: baseUrl ?? defaultBaseUrl,
+          fetch: upstreamFetch,
+          includeUsage: true,
+          supportsStructuredOutputs: true,
+        })
+        .chatModel(id),
     embeddingModel: ({ apiKey, baseUrl }, id) =>
-      createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl, fetch: upstreamFetch }).embeddingModel(
-        id,
-      ),
+      packages
+        .compatible()
+        .createOpenAICompatible({ name, apiKey, baseURL: baseUrl ?? defaultBaseUrl, fetch: upstreamFetch })
+        .embeddingModel(id),
+    load: packages.compatible,
   });
 }
 
@@ -150,16 +167,23 @@ function selfHosted(name: ProviderName, prefix: string): Provider<SelfHostedSett
       return { apiKey: env[`${prefix}_API_KEY`] || undefined, baseUrl, models, contextWindow };
     },
     languageModel: ({ apiKey, baseUrl }, id) =>
-      createOpenAICompatible({
-        name,
-        apiKey,
-        baseURL: baseUrl,
-        fetch: upstreamFetch,
-        includeUsage: true,
-        supportsStructuredOutputs: true,
-      }).chatModel(id),
+      packages
+        .compatible()
+        .createOpenAICompatible({
+          name,
+          apiKey,
+          baseURL: baseUrl,
+          fetch: upstreamFetch,
+          includeUsage: true,
+          supportsStructuredOutputs: true,
+        })
+        .chatModel(id),
     embeddingModel: ({ apiKey, baseUrl }, id) =>
-      createOpenAICompatible({ name, apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embeddingModel(id),
+      packages
+        .compatible()
+        .createOpenAICompatible({ name, apiKey, baseURL: baseUrl, fetch: upstreamFetch })
+        .embeddingModel(id),
+    load: packages.compatible,
     models: ({ models, contextWindow }) =>
       models.map((model) => ({
         id: selfHostedId(name, model),
@@ -243,23 +267,29 @@ const registry = {
   openai: hosted('OPENAI_API_KEY', 'OPENAI_BASE_URL', {
     // Chat Completions (not the Responses API): every OpenAI chat model speaks it, and so does our own wire format.
     languageModel: ({ apiKey, baseUrl }, id) =>
-      createOpenAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).chat(id),
+      packages.openai().createOpenAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).chat(id),
     embeddingModel: ({ apiKey, baseUrl }, id) =>
-      createOpenAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embedding(id),
+      packages.openai().createOpenAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embedding(id),
+    load: packages.openai,
   }),
   anthropic: hosted('ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', {
-    languageModel: ({ apiKey, baseUrl }, id) => createAnthropic({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
+    languageModel: ({ apiKey, baseUrl }, id) =>
+      packages.anthropic().createAnthropic({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
+    load: packages.anthropic,
   }),
   google: hosted('GOOGLE_GENERATIVE_AI_API_KEY', 'GOOGLE_BASE_URL', {
     languageModel: ({ apiKey, baseUrl }, id) =>
-      createGoogleGenerativeAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
+      packages.google().createGoogleGenerativeAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
     embeddingModel: ({ apiKey, baseUrl }, id) =>
-      createGoogleGenerativeAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embeddingModel(id),
+      packages.google().createGoogleGenerativeAI({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embeddingModel(id),
+    load: packages.google,
   }),
   mistral: hosted('MISTRAL_API_KEY', 'MISTRAL_BASE_URL', {
-    languageModel: ({ apiKey, baseUrl }, id) => createMistral({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
+    languageModel: ({ apiKey, baseUrl }, id) =>
+      packages.mistral().createMistral({ apiKey, baseURL: baseUrl, fetch: upstreamFetch })(id),
     embeddingModel: ({ apiKey, baseUrl }, id) =>
-      createMistral({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embeddingModel(id),
+      packages.mistral().createMistral({ apiKey, baseURL: baseUrl, fetch: upstreamFetch }).embeddingModel(id),
+    load: packages.mistral,
   }),
   groq: compatible('groq', 'GROQ_API_KEY', 'GROQ_BASE_URL', 'https://api.groq.com/openai/v1'),
   together: compatible('together', 'TOGETHER_API_KEY', 'TOGETHER_BASE_URL', 'https://api.together.xyz/v1'),
@@ -326,6 +356,11 @@ export function embeddingModel(config: ProvidersConfig, provider: ProviderName, 
   const { definition, settings } = providerOf(config, provider);
   if (!definition.embeddingModel) throw new Error(`${provider} serves no embedding model`);
   return definition.embeddingModel(settings, upstreamId);
+}
+
+/** Loads the packages of the configured providers, so that their first call does not wait for that. */
+export function loadProviderPackages(config: ProvidersConfig): void {
+  for (const name of Object.keys(config.configured) as ProviderName[]) (registry[name] as Provider<unknown>).load?.();
 }
 
 /** The models the configured providers add to the catalogue (self-hosted servers' and the local file's). */

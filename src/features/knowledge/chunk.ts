@@ -1,9 +1,9 @@
 // A source's text cut into chunks of at most `maxChunkTokens` tokens (counted as the engine counts them, o200k_base),
 // each ending at the best boundary below that size: a Markdown heading (so a section stays whole, its heading with
 // it, when it fits), else a paragraph, a line, a sentence, a clause, a word, and only for a run with no space at all
-// a character. The cutting is @langchain/textsplitters' RecursiveCharacterTextSplitter with token lengths, and
-// separators that keep a sentence's full stop (or a clause's comma) at the end of its chunk rather than at the start
-// of the next.
+// a character. The cutting is @langchain/textsplitters' RecursiveCharacterTextSplitter's (BoundarySplitter, below) with
+// token lengths, and separators that keep a sentence's full stop (or a clause's comma) at the end of its chunk rather
+// than at the start of the next.
 //
 // The overlap is ours, not the splitter's (whose overlap is made of whole pieces, so it is none at all when the
 // paragraphs are longer than the overlap): the splitter cuts pieces of at most `maxChunkTokens - overlapTokens`
@@ -12,8 +12,6 @@
 // a Markdown heading repeats nothing: a new section needs no context from the end of the one before.
 //
 // Deterministic: the same text and options give the same chunks.
-import { createRequire } from 'node:module';
-import type { RecursiveCharacterTextSplitter as SplitterClass } from '@langchain/textsplitters';
 import { countTokens, truncateTokens } from '../engine/index.ts';
 
 export interface ChunkOptions {
@@ -63,45 +61,114 @@ const SEPARATORS = [
 const SENTENCE_MARKERS = new Set(['. ', '? ', '! ', '。', '！', '？']);
 const CLAUSE_MARKERS = new Set(['; ', ', ']);
 
-type BoundarySplitter = SplitterClass;
-let BoundarySplitterClass: typeof SplitterClass | undefined;
+/**
+ * `text` split on `separator`: before each of its occurrences (the separator starts the piece it begins), at a
+ * sentence or a clause end for their markers, by code point for '' (a character outside the BMP is never cut in
+ * two). Without empty pieces.
+ */
+function splitOnSeparator(text: string, separator: string): string[] {
+  if (SENTENCE_MARKERS.has(separator)) return text.split(SENTENCE_END).filter((piece) => piece !== '');
+  if (CLAUSE_MARKERS.has(separator)) return text.split(CLAUSE_END).filter((piece) => piece !== '');
+  if (separator === '') return Array.from(text);
+  const escaped = separator.replace(/[/\-\\^$*+?.()|[\]{}]/g, '\\$&');
+  return text.split(new RegExp(`(?=${escaped})`)).filter((piece) => piece !== '');
+}
 
-/** The splitter class, made on first use: @langchain/textsplitters is 7.5 MB of heap that a server without knowledge bases need not hold. */
-function boundarySplitterClass(): typeof SplitterClass {
-  if (BoundarySplitterClass) return BoundarySplitterClass;
-  const { RecursiveCharacterTextSplitter } = createRequire(import.meta.url)('@langchain/textsplitters') as {
-    RecursiveCharacterTextSplitter: typeof SplitterClass;
-  };
-  BoundarySplitterClass = class BoundarySplitter extends RecursiveCharacterTextSplitter {
-    protected override splitOnSeparator(text: string, separator: string): string[] {
-      if (SENTENCE_MARKERS.has(separator)) return text.split(SENTENCE_END).filter((piece) => piece !== '');
-      if (CLAUSE_MARKERS.has(separator)) return text.split(CLAUSE_END).filter((piece) => piece !== '');
-      // By code point, not by UTF-16 unit: a character outside the BMP is never cut in two.
-      if (separator === '') return Array.from(text);
-      return super.splitOnSeparator(text, separator);
+/**
+ * The splitter: RecursiveCharacterTextSplitter's algorithm (@langchain/textsplitters 1.0), with its separators kept
+ * and no overlap, and pieces measured by `length`. Written here rather than imported: the package brings
+ * @langchain/core and its tracing with it, some hundreds of modules for these few functions, that a server would load
+ * at the first source it chunks. test/knowledge/chunk.test.ts compares it with the package.
+ */
+class BoundarySplitter {
+  readonly #chunkSize: number;
+  readonly #length: (piece: string) => number;
+
+  constructor(chunkSize: number, length: (piece: string) => number) {
+    this.#chunkSize = chunkSize;
+    this.#length = length;
+  }
+
+  splitText(text: string): string[] {
+    return this.#split(text, SEPARATORS);
+  }
+
+  /** The pieces of `text` at the first of `separators` it contains, those still too long split at the next ones. */
+  #split(text: string, separators: readonly string[]): string[] {
+    const chunks: string[] = [];
+    let separator = separators.at(-1)!;
+    let next: readonly string[] | undefined;
+    for (let i = 0; i < separators.length; i += 1) {
+      const candidate = separators[i]!;
+      if (candidate === '') {
+        separator = candidate;
+        break;
+      }
+      if (text.includes(candidate)) {
+        separator = candidate;
+        next = separators.slice(i + 1);
+        break;
+      }
     }
-  };
-  return BoundarySplitterClass;
+    let fitting: string[] = [];
+    for (const piece of splitOnSeparator(text, separator)) {
+      if (this.#length(piece) < this.#chunkSize) {
+        fitting.push(piece);
+        continue;
+      }
+      if (fitting.length > 0) {
+        chunks.push(...this.#merge(fitting));
+        fitting = [];
+      }
+      if (next) chunks.push(...this.#split(piece, next));
+      else chunks.push(piece);
+    }
+    if (fitting.length > 0) chunks.push(...this.#merge(fitting));
+    return chunks;
+  }
+
+  /**
+   * Consecutive pieces joined into chunks of at most the chunk size (trimmed; none empty). Each piece is under the
+   * chunk size and at least a token, so a chunk is never over it, and none is repeated in the next (no overlap).
+   */
+  #merge(pieces: string[]): string[] {
+    const chunks: string[] = [];
+    let current: string[] = [];
+    let total = 0;
+    const close = () => {
+      const chunk = current.join('').trim();
+      if (chunk !== '') chunks.push(chunk);
+    };
+    for (const piece of pieces) {
+      const length = this.#length(piece);
+      if (total + length > this.#chunkSize && current.length > 0) {
+        close();
+        current = [];
+        total = 0;
+      }
+      current.push(piece);
+      total += length;
+    }
+    close();
+    return chunks;
+  }
+}
+
+/** The splitter's pieces of `text`, each under `chunkSize` tokens where a boundary allows (what chunkText starts from). */
+export function boundarySplits(text: string, chunkSize: number): string[] {
+  return splitter(chunkSize).splitText(text);
 }
 
 function splitter(chunkSize: number): BoundarySplitter {
   // The splitter counts the same pieces more than once (when it adds them up, when it drops them from a chunk).
   const counted = new Map<string, number>();
-  const lengthFunction = (piece: string): number => {
+  return new BoundarySplitter(chunkSize, (piece: string): number => {
     let tokens = counted.get(piece);
     if (tokens === undefined) {
       tokens = countTokens(piece);
       counted.set(piece, tokens);
     }
     return tokens;
-  };
-  const BoundarySplitter = boundarySplitterClass();
-  return new BoundarySplitter({
-    chunkSize,
-    chunkOverlap: 0,
-    keepSeparator: true,
-    separators: SEPARATORS,
-    lengthFunction,
   });
 }
 
@@ -116,7 +183,7 @@ export async function chunkText(text: string, options: ChunkOptions): Promise<Ch
   }
   if (text.trim() === '') return [];
 
-  const pieces = await fitToBudget(await splitter(Math.max(1, max - overlap)).splitText(text), max - overlap);
+  const pieces = await fitToBudget(boundarySplits(text, Math.max(1, max - overlap)), max - overlap);
   const chunks: string[] = [];
   let cursor = 0;
   let previous: { start: number; end: number } | null = null;
@@ -168,7 +235,7 @@ async function fitToBudget(pieces: string[], budget: number): Promise<string[]> 
     let parts: string[] = [piece];
     while (parts.some((part) => countTokens(part) > budget) && size > 1) {
       size = Math.max(1, Math.floor(size * 0.9));
-      parts = await splitter(size).splitText(piece);
+      parts = boundarySplits(piece, size);
     }
     for (let part of parts) {
       while (countTokens(part) > budget) {

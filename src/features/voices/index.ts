@@ -4,13 +4,15 @@ import type { Feature } from '../../platform/feature.ts';
 import { voices } from './migrations/009_voices.ts';
 import './schema.ts';
 import { voiceJobs } from './training.ts';
-import { voiceHandlers } from './voices.ts';
+import { voiceHandlers, warmUpCheck } from './voices.ts';
 
 export const voicesFeature = {
   name: 'voices',
   handlers: voiceHandlers,
   migrations: { '009_voices': voices },
   jobs: voiceJobs,
+  // A check measures its text: the first would wait for the measures' code to be compiled.
+  preload: warmUpCheck,
 } satisfies Feature;
 
 export { voiceMiddleware } from './middleware.ts'; // registered on the engine by src/services.ts

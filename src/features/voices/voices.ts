@@ -13,7 +13,7 @@ import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { checkText, countWords } from '../engine/index.ts';
+import { checkText, countWords, SLIDER_NAMES, type Sliders } from '../engine/index.ts';
 import { bannedPhrasesRule, compilePolicy, PolicyRuleError } from '../policy/index.ts';
 import { effectiveSliders, presentVoice, type SliderOverrides } from './presenters.ts';
 
@@ -83,6 +83,18 @@ async function startTraining(
     workspaceId,
     payload: { voice_id: voiceId, training_id: trainingId },
     now,
+  });
+}
+
+/**
+ * Checks a small text once against middle sliders (the voices feature's preload, before a server says it is ready):
+ * the first check would otherwise wait for the code and the patterns of the measures to be compiled.
+ */
+export function warmUpCheck(): void {
+  const middle = Object.fromEntries(SLIDER_NAMES.map((name) => [name, 50])) as Sliders;
+  checkText('We roast our beans every Tuesday. Come and taste the difference!', middle, {
+    bannedMatches: 0,
+    maxSuggestions: 3,
   });
 }
 
