@@ -4,9 +4,11 @@
 // or unknown (it could not decide in time). A vulnerable pattern whose input is bounded before it runs, and a pattern
 // built at run time, pass only when scripts/redos-allowed.ts names it with its reason.
 //
-// recheck runs its native binary where its optional package installed one (Linux and macOS on x64, macOS on arm64)
-// and its pure JavaScript build in a worker thread elsewhere: the same analysis, several times slower. Verdicts are
-// kept in node_modules/.cache/lint-redos, one file per recheck version, so a run checks only new patterns.
+// recheck runs its native binary where its optional package installed one (Linux and macOS on x64, macOS on arm64),
+// else its JAR where Java is installed, else its pure JavaScript build in a worker thread: the same analysis, offline,
+// the last several times slower (`RECHECK_BACKEND=worker` chooses it). Verdicts are kept in
+// node_modules/.cache/lint-redos, one file per recheck version and parameters, so a run checks only new patterns.
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -18,11 +20,17 @@ const root = join(import.meta.dirname, '..');
 
 /**
  * recheck decides with automata where it can model the pattern and fuzzes it otherwise (lookaround, backreferences,
- * a large automaton); its fuzzing has a fixed seed and counts steps of its own matcher, with a time limit on each run
- * of an attack string (1 s) that a linear pattern stays far inside. The limit on a whole check is raised from 10 s
- * for the pure JavaScript build on a busy machine: a pattern not decided in that time is reported, not passed.
+ * a large automaton). Its fuzzing has a fixed seed and is bounded here by the steps of its own matcher, never by time,
+ * so that the verdict is the same on a busy machine and with the pure JavaScript build, which is several times slower
+ * than the native binary (with recheck's time limits, that build found linear patterns vulnerable). The one time
+ * limit is on a whole check: a pattern not decided in it is reported, not passed.
  */
-export const RECHECK_PARAMETERS: Parameters = { timeout: 60_000 };
+export const RECHECK_PARAMETERS: Parameters = {
+  timeout: 120_000,
+  attackTimeout: null,
+  incubationTimeout: null,
+  seedingTimeout: null,
+};
 
 export type Verdict =
   | { status: 'safe' }
@@ -39,9 +47,11 @@ function verdictOf(diagnostics: Diagnostics): Verdict {
 
 const keyOf = (pattern: { source: string; flags: string }) => `/${pattern.source}/${pattern.flags}`;
 
+/** Where verdicts are kept: one file for each version of recheck and each set of its parameters. */
 function cacheFile(): string {
   const version = createRequire(import.meta.url)('recheck/package.json').version as string;
-  return join(root, 'node_modules', '.cache', 'lint-redos', `recheck-${version}.json`);
+  const parameters = createHash('sha256').update(JSON.stringify(RECHECK_PARAMETERS)).digest('hex').slice(0, 12);
+  return join(root, 'node_modules', '.cache', 'lint-redos', `recheck-${version}-${parameters}.json`);
 }
 
 function readCache(file: string): Record<string, Verdict> {
@@ -99,8 +109,8 @@ export interface AllowedVulnerable {
 
 export interface AllowedDynamic {
   file: string;
-  /** The `new RegExp(…)` call as the compiler prints it, whitespace collapsed (the lint prints it). */
-  expression: string;
+  /** The function (or constant) whose `new RegExp(…)` calls these are: all of them, so say what each is built from. */
+  within: string;
   /** What the pattern is built from, why that cannot make it backtrack, and which test holds it. */
   reason: string;
 }
@@ -127,12 +137,13 @@ export function judge(
     if (pattern.kind === 'dynamic') {
       dynamic++;
       const entry = allowed.dynamic.find(
-        (candidate) => candidate.file === pattern.file && candidate.expression === pattern.expression,
+        (candidate) => candidate.file === pattern.file && candidate.within === pattern.within,
       );
       if (entry) usedDynamic.add(entry);
       else
         problems.push(
-          `${pattern.file}:${pattern.line}: a pattern built at run time, which no checker can see: ${pattern.expression}` +
+          `${pattern.file}:${pattern.line}: a pattern built at run time in ${pattern.within}, which no checker can see: ` +
+            pattern.expression +
             ' (escape what a tenant wrote, check the composed pattern by hand, and name it in scripts/redos-allowed.ts)',
         );
       continue;
@@ -157,13 +168,17 @@ export function judge(
       );
   for (const entry of allowed.dynamic)
     if (!usedDynamic.has(entry))
-      problems.push(`scripts/redos-allowed.ts: ${entry.file} ${entry.expression} is allowed but no longer found there`);
+      problems.push(`scripts/redos-allowed.ts: ${entry.file} ${entry.within} is allowed but builds no pattern there`);
   return { problems, checked, dynamic, allowed: usedVulnerable.size + usedDynamic.size };
 }
 
+/** The findings on src/; `LINT_REDOS_CACHE=off` checks every pattern again and keeps nothing. */
 export async function lintRedos(files = sourceFiles(join(root, 'src'))): Promise<Findings> {
   const found = findPatterns(files, root);
-  const verdicts = await checkPatterns(found.filter((pattern) => pattern.kind === 'static'));
+  const verdicts = await checkPatterns(
+    found.filter((pattern) => pattern.kind === 'static'),
+    { cache: process.env.LINT_REDOS_CACHE !== 'off' },
+  );
   return judge(found, verdicts, { vulnerable: allowedVulnerable, dynamic: allowedDynamic });
 }
 
