@@ -22,7 +22,7 @@ const root = join(import.meta.dirname, '..');
  * recheck decides with automata where it can model the pattern and fuzzes it otherwise (lookaround, backreferences,
  * a large automaton). Its fuzzing has a fixed seed and is bounded here by the steps of its own matcher, never by time,
  * so that the verdict is the same on a busy machine and with the pure JavaScript build, which is several times slower
- * than the native binary (with recheck's time limits, that build found linear patterns vulnerable). The one time
+ * than the native binary (with recheck's time limits, that build can find a linear pattern vulnerable). The one time
  * limit is on a whole check: a pattern not decided in it is reported, not passed.
  */
 export const RECHECK_PARAMETERS: Parameters = {

@@ -51,8 +51,8 @@ export function once(make: () => Promise<Asset>): () => Promise<Asset> {
 
 /**
  * A piece of a header split at its commas, without the white space next to those commas: what splitting at the
- * pattern `\s*,\s*` gives, in linear time (that pattern read a run of white space again from each of its characters
- * when no comma followed). White space at the ends of the header stays, as it did.
+ * pattern `\s*,\s*` gives, in linear time (the pattern would read a run of white space again from each of its
+ * characters when no comma follows). White space at the ends of the header stays.
  */
 function withoutSpaceAroundCommas(piece: string, index: number, pieces: string[]): string {
   const start = index > 0 ? piece.trimStart() : piece;

@@ -1,7 +1,7 @@
 // A chatbot reads a visitor's message in time linear in it: each case feeds what made one of its patterns backtrack
 // super-linearly, or a worst case for the keyword patterns built at run time, as long as a message may be (4,000
-// characters, ChatbotMessageRequest.content), and checks the result. `npm run lint:redos` finds the patterns and
-// names the two that stay quadratic on a message this short (scripts/redos-allowed.ts).
+// characters, ChatbotMessageRequest.content), and checks the result. `npm run lint:redos` finds the patterns and names
+// the two that stay quadratic on a message this short (scripts/redos-allowed.ts).
 import { describe, expect, test } from 'vitest';
 import { classifyIntent, matchKeyword } from '../../src/features/chatbots/intents.ts';
 

@@ -1,7 +1,7 @@
-// The sandbox models read a message, a task's text and a tool result in time linear in them: each case feeds what
-// made one of their patterns backtrack super-linearly, as long as a message may be (1,000,000 characters), and checks
-// the answer. Before the fix each took minutes; a case that hangs is such a pattern come back. `npm run lint:redos`
-// finds the patterns (scripts/lint-redos.ts).
+// The sandbox models read a message, a task's text and a tool result in time linear in them: each case feeds what made
+// one of their patterns backtrack super-linearly, as long as a message may be (1,000,000 characters), and checks the
+// answer. A super-linear pattern takes minutes on such an input, so a case that hangs is one come back. `npm run
+// lint:redos` finds the patterns (scripts/lint-redos.ts).
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { describe, expect, test } from 'vitest';
 import { sandboxModel } from '../../src/features/engine/sandbox.ts';

@@ -1,7 +1,7 @@
 // Knowledge sources are read in time linear in them: each case feeds what made a pattern of the extraction, the
 // chunking or the upload check backtrack super-linearly, at the size a source may have (a file's base64 of 6,990,508
-// characters; its text, up to 5,000,000), and checks the result. Before the fix each took minutes or hours; a case
-// that hangs is such a pattern come back. `npm run lint:redos` finds the patterns (scripts/lint-redos.ts).
+// characters; its text, up to 5,000,000), and checks the result. A super-linear pattern takes minutes or hours on such
+// an input, so a case that hangs is one come back. `npm run lint:redos` finds the patterns (scripts/lint-redos.ts).
 import { describe, expect, test } from 'vitest';
 import { chunkText } from '../../src/features/knowledge/chunk.ts';
 import { atxHeading, normaliseText } from '../../src/features/knowledge/extract.ts';
@@ -24,8 +24,8 @@ describe('knowledge sources at their largest', () => {
   });
 
   test('chunking at sentence ends: a run of closing quotes', async () => {
-    // The cost was the square of the run's length: a run of 1,000,000 took minutes; the whole 5,000,000 of a file is
-    // the same linear work five times over.
+    // A super-linear pattern costs the square of the run's length, minutes for a run of 1,000,000; the whole
+    // 5,000,000 of a file is the same linear work five times over.
     const chunks = await chunkText(`Intro. ${'"'.repeat(1_000_000)} end`, { maxChunkTokens: 400, overlapTokens: 0 });
     expect(
       chunks

@@ -1,5 +1,5 @@
-// An asset's If-None-Match header is read in time linear in it: splitting it at commas read a run of white space
-// again from each of its characters when no comma followed. The header is at most Node's 16 KiB of headers.
+// An asset's If-None-Match header is read in time linear in it: splitting it at commas read a run of white space again
+// from each of its characters when no comma followed. The header is at most Node's 16 KiB of headers.
 import { expect, test } from 'vitest';
 import { sendAsset } from '../../src/platform/assets.ts';
 

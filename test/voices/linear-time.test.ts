@@ -1,6 +1,6 @@
-// A voice's instructions quote its sample's first sentences in time linear in the sample: a sample of 10,000
-// characters (the contract's most) with no sentence end made the pattern that finds sentences read to its end from
-// every character. `npm run lint:redos` finds such patterns (scripts/lint-redos.ts).
+// A voice's instructions quote its sample's first sentences in time linear in the sample: a sample of 10,000 characters
+// (the contract's most) with no sentence end made the pattern that finds sentences read to its end from every
+// character. `npm run lint:redos` finds such patterns (scripts/lint-redos.ts).
 import { expect, test } from 'vitest';
 import { voiceInstructions } from '../../src/features/voices/instructions.ts';
 

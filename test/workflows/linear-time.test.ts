@@ -1,6 +1,6 @@
-// A workflow's text steps read a value in time linear in it: each case feeds what made one of their patterns
-// backtrack super-linearly, as long as a model's answer or a run's input may be (1,000,000 characters), and checks
-// the result. Before the fix each took minutes; a case that hangs is such a pattern come back. `npm run lint:redos`
+// A workflow's text steps read a value in time linear in it: each case feeds what made one of their patterns backtrack
+// super-linearly, as long as a model's answer or a run's input may be (1,000,000 characters), and checks the result. A
+// super-linear pattern takes minutes on such an input, so a case that hangs is one come back. `npm run lint:redos`
 // finds the patterns (scripts/lint-redos.ts).
 import { describe, expect, test } from 'vitest';
 import { fencedBlock, StepFailure, transform } from '../../src/features/workflows/steps.ts';

@@ -185,8 +185,8 @@ function hasOwnTitle(html: string, title: string): boolean {
 }
 
 /**
- * The HTML without its tags: what `.replace(/<[^>]*>/g, '')` gives, in linear time (that pattern searched to the end
- * from every `<` when no `>` followed). A `<` up to the next `>` goes; with no `>` after one, none after a later.
+ * The HTML without its tags: what `.replace(/<[^>]*>/g, '')` gives, in linear time (the pattern would search to the end
+ * from every `<` when no `>` follows). A `<` up to the next `>` goes; with no `>` after one, none after a later.
  */
 export function withoutTags(html: string): string {
   let out = '';
@@ -202,7 +202,7 @@ export function withoutTags(html: string): string {
 
 /**
  * What the level-1 headings of the HTML hold: the captures of `/<h1[^>]*>([\s\S]*?)<\/h1>/g`, found in linear time
- * (that pattern searched to the end from every `<h1` when no `>` or `</h1>` followed). With none after one `<h1`,
+ * (the pattern would search to the end from every `<h1` when no `>` or `</h1>` follows). With none after one `<h1`,
  * there is none after a later one either.
  */
 export function headingsOf(html: string): string[] {

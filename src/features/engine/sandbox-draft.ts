@@ -56,7 +56,7 @@ const LINE_TERMINATOR = /[\n\r\u2028\u2029]/g;
  * The topic after the first connector that has one: what
  * `/\s(?:about|…|to introduce)\s+(.+)$/i.exec(text)?.[1]` captures, in linear time. `.` stops at a line terminator,
  * so the topic runs from the connector's spaces (all but the last, when they end the text) to the end with none in
- * it; that pattern looked for such an end from every connector, quadratic in a text of connectors before a line
+ * it; the pattern would look for such an end from every connector, quadratic in a text of connectors before a line
  * terminator.
  */
 export function connectedTopic(text: string): string | undefined {
@@ -104,9 +104,9 @@ const phraseOf = (topic: string) =>
 
 /**
  * The first passage of at least 12 characters in "…" or “…” (closed by " or ”): what
- * `/["“]([^"”]{12,})["”]/.exec(line)?.[1]` captures, in linear time (that pattern searched to the end of the line from
- * every opening quote when no closing one followed). From each opening quote, the passage runs to the next closing
- * one, which is looked up again only once the search has passed it.
+ * `/["“]([^"”]{12,})["”]/.exec(line)?.[1]` captures, in linear time (the pattern would search to the end of the line
+ * from every opening quote when no closing one follows). From each opening quote, the passage runs to the next
+ * closing one, which is looked up again only once the search has passed it.
  */
 export function quotedPassage(line: string): string | undefined {
   let close = -1;

@@ -130,8 +130,8 @@ const wordsOf = (text: string) =>
   distinctWords(withoutAutolinks(withoutLinkDestinations(text)).replace(/https?:\/\/\S+/g, ' '));
 
 /**
- * What `text.replace(/\]\([^)]*\)/g, ']')` gives, in linear time (that pattern searched to the end of the text from
- * every `](` when no `)` followed): a `](` up to the next `)` becomes `]`; with no `)` after one, none after a later.
+ * What `text.replace(/\]\([^)]*\)/g, ']')` gives, in linear time (the pattern would search to the end of the text from
+ * every `](` when no `)` follows): a `](` up to the next `)` becomes `]`; with no `)` after one, none after a later.
  */
 export function withoutLinkDestinations(text: string): string {
   let out = '';
@@ -148,7 +148,7 @@ export function withoutLinkDestinations(text: string): string {
 const AUTOLINK_SCHEME = /<[a-z][a-z0-9+.-]*:/iy;
 
 /**
- * What `text.replace(/<[a-z][a-z0-9+.-]*:[^>\s]*>/gi, ' ')` gives, in linear time (that pattern read to the same
+ * What `text.replace(/<[a-z][a-z0-9+.-]*:[^>\s]*>/gi, ' ')` gives, in linear time (the pattern would read to the same
  * space from every `<scheme:` before it): an autolink becomes a space. Every start before the character that stops
  * one's address stops there too, so the search goes on from that character.
  */
@@ -570,8 +570,8 @@ const CLOSING_MARK = new Set(['"', "'", '”', '’', ')', ']']);
 
 /**
  * Where a sentence's closing punctuation starts (its stops, then its closing quotes and brackets), where a citation
- * marker goes: what `/^(.*?)([.!?…]*["'”’)\]]*)$/su` splits at, found from the end in linear time (that pattern tried
- * every split from the start, quadratic in a sentence of stops followed by anything else).
+ * marker goes: what `/^(.*?)([.!?…]*["'”’)\]]*)$/su` splits at, found from the end in linear time (the pattern
+ * would try every split from the start, quadratic in a sentence of stops followed by anything else).
  */
 export function closingStart(sentence: string): number {
   let at = sentence.length;

@@ -380,9 +380,9 @@ const isDot = (char: string | undefined) =>
 
 /**
  * The text of a level-one ATX heading line (`# Title #`): what `/^ {0,3}#[^\S\n]+(.+?)(?:[^\S\n]+#+)?[^\S\n]*$/`
- * captures, in linear time (that pattern tried every split of the line's spaces between its parts, cubic in a line of
- * spaces). The spaces after `#` are taken whole first and given back one at a time; for each, the text is the
- * shortest run of non-line-terminators after them that leaves only spaces, or spaces, a closing run of `#` and
+ * captures, in linear time (the pattern would try every split of the line's spaces between its parts, cubic in a
+ * line of spaces). The spaces after `#` are taken whole first and given back one at a time; for each, the text is
+ * the shortest run of non-line-terminators after them that leaves only spaces, or spaces, a closing run of `#` and
  * spaces, to the end of the line.
  */
 export function atxHeading(line: string): string | undefined {

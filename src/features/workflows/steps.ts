@@ -213,10 +213,10 @@ export function transform(step: Extract<Step, { type: 'transform' }>, scope: Sco
 }
 
 /**
- * The body of the first fenced block (```` ```json ````, or ```` ``` ````): what ```` /```(?:json)?\s*\n([\s\S]*?)```/ ````
- * captures, read in linear time (that pattern backtracked over the blank lines after an unclosed fence, quadratic in
- * them). The body starts after the last newline of the white space that follows the fence, and ends at the next
- * fence; with no fence after it, no later fence can open a block either.
+ * The body of the first fenced block (```` ```json ````, or ```` ``` ````): what
+ * ```` /```(?:json)?\s*\n([\s\S]*?)```/ ```` captures, read in linear time (the pattern would backtrack over the
+ * blank lines after an unclosed fence, quadratic in them). The body starts after the last newline of the white space
+ * that follows the fence, and ends at the next fence; with no fence after it, no later fence can open a block either.
  */
 export function fencedBlock(text: string): string | null {
   for (let at = text.indexOf('```'); at >= 0; at = text.indexOf('```', at + 1)) {

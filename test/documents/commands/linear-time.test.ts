@@ -1,7 +1,7 @@
-// A document's text is read in time linear in it: each case feeds what made a pattern of the document commands (or of
-// a document's title and sources) backtrack super-linearly, as long as a document may be (1,000,000 characters; a
-// source page, the 512 KiB readHtml reads), and checks the result. Before the fix each took minutes; a case that
-// hangs is such a pattern come back. `npm run lint:redos` finds the patterns (scripts/lint-redos.ts).
+// A document's text is read in time linear in it: each case feeds what made a pattern of the document commands (or of a
+// document's title and sources) backtrack super-linearly, as long as a document may be (1,000,000 characters; a source
+// page, the 512 KiB readHtml reads), and checks the result. A super-linear pattern takes minutes on such an input, so a
+// case that hangs is one come back. `npm run lint:redos` finds the patterns (scripts/lint-redos.ts).
 import { describe, expect, test } from 'vitest';
 import {
   referencesStart,

@@ -1,8 +1,8 @@
 // Style measurement and rewriting read a text in time linear in it: each case feeds what made one of their patterns
 // backtrack super-linearly and checks the result. The size is a line of a document (1,000,000 characters), which the
 // sandbox-writer's rewrite task measures and rewrites line by line; a voice's sample (10,000) and a checked text
-// (20,000) are far shorter. Before the fix each took minutes (the sentence boundary, exponential, never finished);
-// a case that hangs is such a pattern come back. `npm run lint:redos` finds the patterns (scripts/lint-redos.ts).
+// (20,000) are far shorter. A super-linear pattern takes minutes on such an input (an exponential one, for ever), so a
+// case that hangs is one come back. `npm run lint:redos` finds the patterns (scripts/lint-redos.ts).
 import { describe, expect, test } from 'vitest';
 import { measure } from '../../../src/features/engine/style/measure.ts';
 import { clarify, opensWithAddress, rewriteToward } from '../../../src/features/engine/style/rewrite.ts';

@@ -95,7 +95,7 @@ const LINE_TERMINATOR = /[\n\r\u2028\u2029]/g;
 
 /**
  * The text without its fenced code blocks: what `/^(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\1[ \t]*$/gm` removes, in linear
- * time (that pattern searched to the end of the text from every unclosed fence). A block opens at a line that starts
+ * time (the pattern would search to the end of the text from every unclosed fence). A block opens at a line that starts
  * with L ≥ 3 backticks or tildes and runs to the first later line of exactly k of them (then spaces or tabs), for the
  * largest k from L down to 3 that has such a line; lines end at any line terminator, as `^` and `$` read them.
  */
@@ -159,8 +159,8 @@ export function withoutFencedBlocks(text: string): string {
 }
 
 /**
- * The text without what `/(`+)[^`]*?\1/g` removes, in linear time (that pattern searched to the end of the text from
- * every backtick when no backtick followed). At a run of L backticks, the match ends with the first L backticks of the
+ * The text without what `/(`+)[^`]*?\1/g` removes, in linear time (the pattern would search to the end of the text from
+ * every backtick when no backtick follows). At a run of L backticks, the match ends with the first L backticks of the
  * next run when that run has at least L; else a run of two or more loses its first 2⌊L/2⌋ backticks (the pattern's
  * shorter captures match inside the run); else, a lone backtick with no backtick after it, nothing matches.
  */

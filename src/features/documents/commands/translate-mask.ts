@@ -13,7 +13,7 @@
  *   | ^\[[ xX]\](?=\s)                                                       a task box
  *   | ⟨\d+⟩|⟦\d+⟧                                                            marker-like text
  *
- * read in linear time: as one regular expression it searched to the end of the segment from every backtick run that
+ * read in linear time: as one regular expression it would search to the end of the segment from every backtick run that
  * no run of the same length closed, and from every link title left unclosed. A code span here ends at the next run
  * of exactly its backticks (runs of each length are listed once); a title's closing quote is looked up once.
  */

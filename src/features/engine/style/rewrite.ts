@@ -257,7 +257,7 @@ const PLEASE = /please\b/iuy;
 
 /**
  * Whether a sentence opens with a word and a comma, or "please", after any non-word characters ("Well, …", "— Please
- * …"): what `/^\W*\p{L}+,|^\W*please\b/iu` tests, in linear time. That pattern tried every split of a run of letters
+ * …"): what `/^\W*\p{L}+,|^\W*please\b/iu` tests, in linear time. The pattern would try every split of a run of letters
  * that are also non-word characters (é, ß: \W is not ASCII's \w) between its two parts, quadratic in such a run.
  * Here: a run of letters that starts within the leading non-word characters and ends at a comma.
  */
