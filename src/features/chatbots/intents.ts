@@ -461,10 +461,14 @@ const HANDOFF: readonly RegExp[] = [
 ];
 /** Talking to the chatbot itself (or "please talk to me") is no request for a person. */
 const NOT_A_PERSON = /^(?:you|u|yourself|me|us|(?:a|an|the|this) (?:bot|chatbot|robot|machine|ai)|ai|chatgpt)$/iu;
-/** Where a named person or team ends: punctuation (a full stop not after Mr/Mrs/Ms/Dr/St), or the rest of the sentence. */
+/**
+ * Where a named person or team ends: punctuation (a full stop not after Mr/Mrs/Ms/Dr/St), or the rest of the sentence.
+ * The rest is `[\s\S]*`, not `.*`: the message's white space is made single spaces before, so no line terminator
+ * can stop it, and a `.*$` that could fail would be tried from every such word.
+ */
 const NAME_END = new RegExp(
   '(?:[,;:!?()]|(?<!(?:^| )(?:mr|mrs|ms|dr|st))\\.| (?:and|or|but|so|about|regarding|concerning|re|because|as|since|if|who|that|which|to|with|for|' +
-    'instead|right now|now|today|asap|please|pls|immediately|directly|quickly)(?![\\p{L}\\p{N}])).*$',
+    'instead|right now|now|today|asap|please|pls|immediately|directly|quickly)(?![\\p{L}\\p{N}]))[\\s\\S]*$',
   'iu',
 );
 const GENERIC_PERSON = new RegExp(

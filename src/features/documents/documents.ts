@@ -177,13 +177,45 @@ function hasOwnTitle(html: string, title: string): boolean {
   const plain = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
   const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
   const text = (inner: string) =>
-    inner
-      .replace(/<[^>]*>/g, '')
-      .replace(/&(#\d+|[a-z]+);/g, (entity, name: string) =>
-        name.startsWith('#') ? String.fromCodePoint(Number(name.slice(1))) : (entities[name] ?? entity),
-      );
+    withoutTags(inner).replace(/&(#\d+|[a-z]+);/g, (entity, name: string) =>
+      name.startsWith('#') ? String.fromCodePoint(Number(name.slice(1))) : (entities[name] ?? entity),
+    );
   const wanted = plain(title);
-  return [...html.matchAll(/<h1[^>]*>([\s\S]*?)<\/h1>/g)].some((m) => plain(text(m[1]!)) === wanted);
+  return headingsOf(html).some((inner) => plain(text(inner)) === wanted);
+}
+
+/**
+ * The HTML without its tags: what `.replace(/<[^>]*>/g, '')` gives, in linear time (the pattern would search to the end
+ * from every `<` when no `>` follows). A `<` up to the next `>` goes; with no `>` after one, none after a later.
+ */
+export function withoutTags(html: string): string {
+  let out = '';
+  let kept = 0;
+  for (let at = html.indexOf('<'); at >= 0; at = html.indexOf('<', kept)) {
+    const close = html.indexOf('>', at + 1);
+    if (close < 0) break;
+    out += html.slice(kept, at);
+    kept = close + 1;
+  }
+  return out + html.slice(kept);
+}
+
+/**
+ * What the level-1 headings of the HTML hold: the captures of `/<h1[^>]*>([\s\S]*?)<\/h1>/g`, found in linear time
+ * (the pattern would search to the end from every `<h1` when no `>` or `</h1>` follows). With none after one `<h1`,
+ * there is none after a later one either.
+ */
+export function headingsOf(html: string): string[] {
+  const found: string[] = [];
+  for (let at = html.indexOf('<h1'); at >= 0; ) {
+    const open = html.indexOf('>', at + 3);
+    if (open < 0) break;
+    const close = html.indexOf('</h1>', open + 1);
+    if (close < 0) break;
+    found.push(html.slice(open + 1, close));
+    at = html.indexOf('<h1', close + 5);
+  }
+  return found;
 }
 
 function escapeHtml(text: string): string {

@@ -69,7 +69,7 @@ export function renderMarkdown(doc: Y.Doc): string {
       content: blocks.map((text) => ({ type: 'paragraph', content: [{ type: 'text', text }] })),
     });
   }
-  return markdown.serialize(node.toJSON()).replace(/\s+$/, '');
+  return markdown.serialize(node.toJSON()).trimEnd();
 }
 
 function textOf(node: JsonNode): string {

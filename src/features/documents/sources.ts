@@ -31,7 +31,7 @@ export async function fetchCitationSources(urls: string[], options: SourceFetchO
 export function fallbackTitle(raw: string): string {
   try {
     const url = new URL(raw);
-    return `${url.hostname}${url.pathname.replace(/\/+$/, '')}`;
+    return `${url.hostname}${url.pathname.replace(/(?<!\/)\/+$/, '')}`;
   } catch {
     return raw;
   }
@@ -153,7 +153,7 @@ function withoutElements(html: string, names: string[], unclosed: 'rest' | 'tag'
 
 function attributes(tag: string): Map<string, string> {
   const found = new Map<string, string>();
-  for (const m of tag.matchAll(/([\w:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g))
+  for (const m of tag.matchAll(/(?<![\w:-])(?=([\w:-]+))\1\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/g))
     found.set(m[1]!.toLowerCase(), m[2] ?? m[3] ?? m[4] ?? '');
   return found;
 }

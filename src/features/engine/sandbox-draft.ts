@@ -49,7 +49,28 @@ const KINDS: KindRule[] = [
 
 /** The words that lead into the topic after a kind's name: "an email *about* …", "a tagline *for* …". */
 const CONNECTOR =
-  /\s(?:about|on|for|regarding|announcing|introducing|describing|covering|of|to announce|to introduce)\s+(.+)$/i;
+  /\s(?:about|on|for|regarding|announcing|introducing|describing|covering|of|to announce|to introduce)\s+/gi;
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/g;
+
+/**
+ * The topic after the first connector that has one: what
+ * `/\s(?:about|…|to introduce)\s+(.+)$/i.exec(text)?.[1]` captures, in linear time. `.` stops at a line terminator,
+ * so the topic runs from the connector's spaces (all but the last, when they end the text) to the end with none in
+ * it; the pattern would look for such an end from every connector, quadratic in a text of connectors before a line
+ * terminator.
+ */
+export function connectedTopic(text: string): string | undefined {
+  let lastBreak = -1;
+  for (const found of text.matchAll(LINE_TERMINATOR)) lastBreak = found.index;
+  CONNECTOR.lastIndex = 0;
+  for (let found = CONNECTOR.exec(text); found; found = CONNECTOR.exec(text)) {
+    const wordEnd = found.index + found[0].trimEnd().length;
+    const start = Math.min(found.index + found[0].length, text.length - 1);
+    if (start > wordEnd && start > lastBreak) return text.slice(start);
+    CONNECTOR.lastIndex = found.index + 1;
+  }
+  return undefined;
+}
 /** Politeness and the writing verbs that may come before a kind's name. */
 const LEAD =
   /^(?:(?:please|kindly|ok|okay)[,!]?\s+)*(?:(?:can|could|would|will) you\s+|i (?:need|want|would like)\s+|help me\s+|let's\s+)?/i;
@@ -74,11 +95,32 @@ const trimTopic = (text: string) =>
   text
     .replace(/\s+/g, ' ')
     .trim()
-    .replace(/^["“'‘]+|["”'’]+$/g, '')
-    .replace(/[\s.!?:;,]+$/, '');
+    .replace(/^["“'‘]+/, '')
+    .replace(/(?<!["”'’])["”'’]+$/, '')
+    .replace(/(?<![\s.!?:;,])[\s.!?:;,]+$/, '');
 /** The topic without its leading determiner: "our spring sale" → "spring sale" (for headlines and hashtags). */
 const phraseOf = (topic: string) =>
   topic.replace(/^(?:our|the|a|an|your|my|their|this|these|that|those|its)\s+/i, '') || topic;
+
+/**
+ * The first passage of at least 12 characters in "…" or “…” (closed by " or ”): what
+ * `/["“]([^"”]{12,})["”]/.exec(line)?.[1]` captures, in linear time (the pattern would search to the end of the line
+ * from every opening quote when no closing one follows). From each opening quote, the passage runs to the next
+ * closing one, which is looked up again only once the search has passed it.
+ */
+export function quotedPassage(line: string): string | undefined {
+  let close = -1;
+  for (let at = 0; at < line.length; at++) {
+    if (line[at] !== '"' && line[at] !== '“') continue;
+    if (close <= at) {
+      close = at + 1;
+      while (close < line.length && line[close] !== '"' && line[close] !== '”') close++;
+      if (close === line.length) return undefined;
+    }
+    if (close - at - 1 >= 12) return line.slice(at + 1, close);
+  }
+  return undefined;
+}
 
 /** Reads what the message asks for: its kind, its topic and the text it gives to work on. */
 export function readRequest(message: string): DraftRequest {
@@ -88,7 +130,7 @@ export function readRequest(message: string): DraftRequest {
   // The text a summary or a rewrite works on: after the first colon (when the words before it are an instruction of
   // at most 12 words), else after the first line, else a quoted passage.
   const colon = /^([^:\n]{1,120}?):\s+([\s\S]+)$/.exec(trimmed);
-  const quoted = /["“]([^"”]{12,})["”]/.exec(firstLine);
+  const quoted = quotedPassage(firstLine);
   let instruction = firstLine;
   let text = '';
   if (colon && colon[1]!.trim().split(/\s+/).length <= 12) {
@@ -97,7 +139,7 @@ export function readRequest(message: string): DraftRequest {
   } else if (lines.length > 1 && lines.slice(1).join('\n').trim() !== '') {
     text = lines.slice(1).join('\n').trim();
   } else if (quoted) {
-    text = quoted[1]!.trim();
+    text = quoted.trim();
   }
   // The first sentence says what to write; the sentences after it are details for the draft.
   const [head = '', ...more] = instruction.split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}"“])/u);
@@ -126,14 +168,14 @@ export function readRequest(message: string): DraftRequest {
     const rest = led.slice(found.end);
     // "Announce our sale on coffee" is about all that follows the verb; "a tagline for our roasts", what follows
     // the connector after the name (or nothing, when the message only names the kind: "Write an email").
-    const connected = CONNECTOR.exec(` ${rest.trim()}`)?.[1];
+    const connected = connectedTopic(` ${rest.trim()}`);
     const topic = found.asVerb ? rest : (connected ?? '');
     const named = found.asVerb || connected !== undefined || WRITING_VERB.test(led);
     if (named) return { kind: found.rule.kind, topic: trimTopic(topic), text, instruction, details };
   }
   if (/\?\s*$/.test(instruction)) return { kind: 'answer', topic: trimTopic(instruction), text, instruction, details };
   const afterVerb = led.replace(WRITING_VERB, '');
-  const connected = afterVerb !== led ? CONNECTOR.exec(` ${afterVerb}`)?.[1] : undefined;
+  const connected = afterVerb !== led ? connectedTopic(` ${afterVerb}`) : undefined;
   return { kind: 'draft', topic: trimTopic(connected ?? afterVerb), text, instruction, details };
 }
 

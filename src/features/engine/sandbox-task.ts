@@ -123,16 +123,52 @@ interface Sentence {
 }
 
 /** Inline Markdown as written, its lines joined by a space. */
-const inlineText = (inline: Token) => inline.content.replace(/\s*\n\s*/g, ' ').trim();
+const inlineText = (inline: Token) => inline.content.replace(/(?<!\s)\s*\n\s*/g, ' ').trim();
 
 /** The words of inline Markdown, without link destinations and URLs (their words are not the text's). */
 const wordsOf = (text: string) =>
-  distinctWords(
-    text
-      .replace(/\]\([^)]*\)/g, ']')
-      .replace(/<[a-z][a-z0-9+.-]*:[^>\s]*>/gi, ' ')
-      .replace(/https?:\/\/\S+/g, ' '),
-  );
+  distinctWords(withoutAutolinks(withoutLinkDestinations(text)).replace(/https?:\/\/\S+/g, ' '));
+
+/**
+ * What `text.replace(/\]\([^)]*\)/g, ']')` gives, in linear time (the pattern would search to the end of the text from
+ * every `](` when no `)` follows): a `](` up to the next `)` becomes `]`; with no `)` after one, none after a later.
+ */
+export function withoutLinkDestinations(text: string): string {
+  let out = '';
+  let kept = 0;
+  for (let at = text.indexOf(']('); at >= 0; at = text.indexOf('](', kept)) {
+    const close = text.indexOf(')', at + 2);
+    if (close < 0) break;
+    out += `${text.slice(kept, at)}]`;
+    kept = close + 1;
+  }
+  return out + text.slice(kept);
+}
+
+const AUTOLINK_SCHEME = /<[a-z][a-z0-9+.-]*:/iy;
+
+/**
+ * What `text.replace(/<[a-z][a-z0-9+.-]*:[^>\s]*>/gi, ' ')` gives, in linear time (the pattern would read to the same
+ * space from every `<scheme:` before it): an autolink becomes a space. Every start before the character that stops
+ * one's address stops there too, so the search goes on from that character.
+ */
+export function withoutAutolinks(text: string): string {
+  let out = '';
+  let kept = 0;
+  for (let at = text.indexOf('<'); at >= 0; at = text.indexOf('<', at + 1)) {
+    AUTOLINK_SCHEME.lastIndex = at;
+    const scheme = AUTOLINK_SCHEME.exec(text);
+    if (!scheme) continue;
+    let end = at + scheme[0].length;
+    while (end < text.length && text[end] !== '>' && !/\s/.test(text[end]!)) end++;
+    if (text[end] === '>') {
+      out += `${text.slice(kept, at)} `;
+      kept = end + 1;
+    }
+    at = end - 1;
+  }
+  return out + text.slice(kept);
+}
 
 function blocksOf(text: string): Block[] {
   const tokens = markdown.parse(text, {});
@@ -374,7 +410,7 @@ function sectionTitle(section: Sentence[]): string {
         .split(/\s+/)
         .slice(0, 4)
         .join(' ')
-        .replace(/[.,;:!?]+$/, ''),
+        .replace(/(?<![.,;:!?])[.,;:!?]+$/, ''),
   );
 }
 
@@ -439,7 +475,9 @@ function expand(text: string, context: string, words: number | undefined): strin
     .join(' ');
   const blocks = blocksOf(selection);
   const endsInParagraph =
-    blocks.at(-1)?.kind === 'paragraph' && !/\n\s*$/.test(text) && /[.!?]["'”’)\]]*$/.test(selection);
+    blocks.at(-1)?.kind === 'paragraph' &&
+    !text.slice(text.trimEnd().length).includes('\n') &&
+    /[.!?]["'”’)\]]*$/.test(selection);
   return endsInParagraph ? `${selection} ${addition}` : `${selection}\n\n${addition}`;
 }
 
@@ -458,7 +496,7 @@ const TONE_SLIDERS: Record<Tone, Partial<Sliders>> = {
 };
 
 /** A line's Markdown prefix (indentation, `>`, a list marker) and its text. */
-const LINE_PREFIX = /^([ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)?)(.*)$/;
+const LINE_PREFIX = /^([ \t]*(?:>[ \t]?)*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?)?)([\s\S]*)$/;
 
 /** Applies `change` to the text of each prose line, keeping headings, code, tables, HTML and the Markdown prefixes. */
 function eachProseLine(text: string, change: (line: string) => string): string {
@@ -527,6 +565,20 @@ function rewrite(text: string, tone: Tone | undefined, sliders: Sliders | null):
 
 // ————— cite —————
 
+const SENTENCE_STOP = new Set(['.', '!', '?', '…']);
+const CLOSING_MARK = new Set(['"', "'", '”', '’', ')', ']']);
+
+/**
+ * Where a sentence's closing punctuation starts (its stops, then its closing quotes and brackets), where a citation
+ * marker goes: what `/^(.*?)([.!?…]*["'”’)\]]*)$/su` splits at, found from the end in linear time (the pattern
+ * would try every split from the start, quadratic in a sentence of stops followed by anything else).
+ */
+export function closingStart(sentence: string): number {
+  let at = sentence.length;
+  while (at > 0 && CLOSING_MARK.has(sentence[at - 1]!)) at--;
+  while (at > 0 && SENTENCE_STOP.has(sentence[at - 1]!)) at--;
+  return at;
+}
 /**
  * The text with a marker ` [n]` before the final punctuation of each prose sentence that shares at least two key words
  * with a source's title and excerpt (all of them when it has fewer; never none): the source sharing the most, the
@@ -543,12 +595,10 @@ function cite(text: string, sources: CiteSource[]): string {
         .map((source) => ({ n: source.n, size: source.words.length, score: shared(words, source.words) }))
         .filter((c) => c.score > 0 && c.score >= Math.min(2, c.size))
         .sort((a, b) => b.score - a.score || a.n - b.n)[0];
+      const stop = closingStart(span.text);
       const marked =
         best && !span.text.includes(`[${best.n}]`)
-          ? span.text.replace(
-              /^(.*?)([.!?…]*["'”’)\]]*)$/su,
-              (_m, body: string, end: string) => `${body} [${best.n}]${end}`,
-            )
+          ? `${span.text.slice(0, stop)} [${best.n}]${span.text.slice(stop)}`
           : span.text;
       out += line.slice(at, span.start) + marked;
       at = span.end;

@@ -156,16 +156,43 @@ function placeLists(message: string): string[][] {
   return lists;
 }
 
+/**
+ * The phrases in "…" or “…” (not empty), left to right: what `/"([^"]+)"|“([^”]+)”/g` finds, in linear time (that
+ * pattern searched to the end of the message from every opening quote left unclosed). Where no closing quote follows
+ * a position, none follows a later one: each quote character's next occurrence is looked up once.
+ */
+export function quotedPhrases(message: string): { phrase: string; index: number; end: number }[] {
+  const found: { phrase: string; index: number; end: number }[] = [];
+  const next = new Map<string, number>();
+  const nextOf = (char: string, from: number) => {
+    const known = next.get(char);
+    if (known !== undefined && (known === -1 || known >= from)) return known;
+    const at = message.indexOf(char, from);
+    next.set(char, at);
+    return at;
+  };
+  for (let at = 0; at < message.length; at++) {
+    const close = message[at] === '"' ? '"' : message[at] === '“' ? '”' : null;
+    if (close === null) continue;
+    const end = nextOf(close, at + 1);
+    if (end > at + 1) {
+      found.push({ phrase: message.slice(at + 1, end), index: at, end: end + 1 });
+      at = end;
+    }
+  }
+  return found;
+}
+
 /** The quoted phrases ("…" or “…”), grouped when only commas, "and" or "or" stand between them. */
 function quotedGroups(message: string): string[][] {
   const groups: string[][] = [];
   let end = -1;
-  for (const match of message.matchAll(/"([^"]+)"|“([^”]+)”/g)) {
-    const phrase = (match[1] ?? match[2]!).trim();
+  for (const match of quotedPhrases(message)) {
+    const phrase = match.phrase.trim();
     const between = end < 0 ? null : message.slice(end, match.index);
-    if (between !== null && /^\s*,?\s*(?:(?:and|or)\s+)?$/i.test(between)) groups[groups.length - 1]!.push(phrase);
+    if (between !== null && /^\s*(?:,\s*)?(?:(?:and|or)\s+)?$/i.test(between)) groups[groups.length - 1]!.push(phrase);
     else groups.push([phrase]);
-    end = match.index + match[0].length;
+    end = match.end;
   }
   return groups;
 }

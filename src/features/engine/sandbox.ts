@@ -334,8 +334,10 @@ function groundedText(message: string, passages: Passage[]): string {
   if (chosen.length === 0) return NOT_IN_SOURCES;
   return chosen
     .map(({ sentence, n }) => {
-      const [, body, end] = /^(.*?)([.!?]*)$/s.exec(sentence)!;
-      return `${body!.trim()} [${n}]${end || '.'}`;
+      const stop = /(?<![.!?])[.!?]*$/.exec(sentence)!;
+      const body = sentence.slice(0, stop.index);
+      const end = stop[0];
+      return `${body.trim()} [${n}]${end || '.'}`;
     })
     .join(' ');
 }
@@ -504,7 +506,7 @@ const finishReason = (finish: SandboxFinish) => ({
 
 /** The chunks a sandbox answer streams in: one word each, with the space that follows it. */
 function chunks(text: string): string[] {
-  return text.match(/\s*\S+\s*/g) ?? (text ? [text] : []);
+  return text.match(/(?:^\s*)?\S+\s*/g) ?? (text ? [text] : []);
 }
 
 /** The log probabilities a call asks for: how many alternatives at each position (0 to 20), or null for none. */

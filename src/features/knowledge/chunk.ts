@@ -29,7 +29,7 @@ export interface Chunk {
 }
 
 /** The end of a sentence (before the space that follows it, or after CJK punctuation, which has none). */
-const SENTENCE_END = /(?<=[.!?…]["'”’»)\]]*)(?=\s)|(?<=[。！？])/u;
+const SENTENCE_END = /(?=\s)(?<=[.!?…]["'”’»)\]]*)|(?<=[。！？])/u;
 /** The end of a clause, before the space that follows it. */
 const CLAUSE_END = /(?<=[;:,])(?=\s)/u;
 
@@ -269,10 +269,10 @@ function overlapStart(
   const tail = (start: number) => countTokens(text.slice(start, previous.end));
   const sentences: number[] = from === previous.start ? [from] : [];
   const words: number[] = from === previous.start ? [from] : [];
-  for (const match of region.matchAll(/(?:[.!?…]["'”’»)\]]*\s+|\n\s*)(?=\S)/gu))
+  for (const match of region.matchAll(/(?:[.!?…]["'”’»)\]]*\s+|\n(?<!\n[^\S\n]*\n)\s*)(?=\S)/gu))
     sentences.push(from + match.index + match[0].length);
   for (const match of region.matchAll(/(?<=[。！？])(?=\S)/gu)) sentences.push(from + match.index);
-  for (const match of region.matchAll(/\s+(?=\S)/gu)) words.push(from + match.index + match[0].length);
+  for (const match of region.matchAll(/(?<!\s)\s+(?=\S)/gu)) words.push(from + match.index + match[0].length);
   sentences.sort((a, b) => a - b);
 
   const bySentence = earliestWithin(sentences, tail, overlap);

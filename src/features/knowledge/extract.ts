@@ -164,9 +164,10 @@ export function normaliseText(text: string): string {
     .replace(/\f/g, '\n\n')
     .replace(/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/g, '')
     .replace(/[\u00a0\u202f]/g, ' ')
-    .replace(/[^\S\n]+$/gm, '')
+    .replace(/(?<![^\S\n])[^\S\n]+$/gm, '')
     .replace(/\n{3,}/g, '\n\n')
-    .replace(/^\n+|\s+$/g, '');
+    .replace(/^\n+/, '')
+    .trimEnd();
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -295,7 +296,7 @@ function createTurndown(Turndown: typeof TurndownService): TurndownService {
       }
       const body = content
         .replace(/^\n+/, '')
-        .replace(/\n+$/, '\n')
+        .replace(/(?<!\n)\n+$/, '\n')
         .replace(/\n/g, `\n${' '.repeat(prefix.length)}`);
       return prefix + body + (item.nextSibling && !body.endsWith('\n') ? '\n' : '');
     },
@@ -308,7 +309,7 @@ function createTurndown(Turndown: typeof TurndownService): TurndownService {
   service.addRule('tableRow', {
     filter: 'tr',
     replacement: (content) => {
-      const row = content.replace(/\s*\|\s*$/, '').trim();
+      const row = content.replace(/(?<!\s)\s*\|\s*$/, '').trim();
       return row === '' ? '' : `\n${row}\n`;
     },
   });
@@ -372,6 +373,47 @@ function markdownDocument(markdown: string): ExtractedText {
   return { title: title || firstHeading(text), text };
 }
 
+const isSpace = (char: string | undefined) => char !== undefined && char !== '\n' && /\s/.test(char);
+/** A character `.` matches: any but a line terminator. */
+const isDot = (char: string | undefined) =>
+  char !== undefined && char !== '\n' && char !== '\r' && char !== '\u2028' && char !== '\u2029';
+
+/**
+ * The text of a level-one ATX heading line (`# Title #`): what `/^ {0,3}#[^\S\n]+(.+?)(?:[^\S\n]+#+)?[^\S\n]*$/`
+ * captures, in linear time (the pattern would try every split of the line's spaces between its parts, cubic in a
+ * line of spaces). The spaces after `#` are taken whole first and given back one at a time; for each, the text is
+ * the shortest run of non-line-terminators after them that leaves only spaces, or spaces, a closing run of `#` and
+ * spaces, to the end of the line.
+ */
+export function atxHeading(line: string): string | undefined {
+  let hash = 0;
+  while (hash < 3 && line[hash] === ' ') hash++;
+  if (line[hash] !== '#') return undefined;
+  let spaces = 0;
+  while (isSpace(line[hash + 1 + spaces])) spaces++;
+  // Where the tail may start: in the spaces before a closing run of `#` ([beforeHashes, hashes - 1]), or in the
+  // spaces that end the line ([trailing, length]).
+  let trailing = line.length;
+  while (trailing > 0 && isSpace(line[trailing - 1])) trailing--;
+  let hashes = trailing;
+  while (hashes > 0 && line[hashes - 1] === '#') hashes--;
+  let beforeHashes = hashes;
+  while (beforeHashes > 0 && isSpace(line[beforeHashes - 1])) beforeHashes--;
+  const closed = hashes < trailing && beforeHashes < hashes;
+  let dotsEnd = -1;
+  for (let given = spaces; given >= 1; given--) {
+    const start = hash + 1 + given;
+    if (dotsEnd < 0) for (dotsEnd = start; isDot(line[dotsEnd]); ) dotsEnd++;
+    else if (!isDot(line[start])) dotsEnd = start;
+    const first = start + 1;
+    let end: number | undefined;
+    if (closed && Math.max(beforeHashes, first) <= Math.min(hashes - 1, dotsEnd)) end = Math.max(beforeHashes, first);
+    else if (Math.max(trailing, first) <= dotsEnd) end = Math.max(trailing, first);
+    if (end !== undefined) return line.slice(start, end);
+  }
+  return undefined;
+}
+
 /** The first level-one heading (ATX `# Title`, or a setext line underlined with `=`) outside code fences. */
 function firstHeading(markdown: string): string | null {
   const lines = markdown.split(/\r?\n/);
@@ -385,8 +427,8 @@ function firstHeading(markdown: string): string | null {
       continue;
     }
     if (fence !== null) continue;
-    const atx = /^ {0,3}#[^\S\n]+(.+?)(?:[^\S\n]+#+)?[^\S\n]*$/.exec(line);
-    if (atx?.[1]) return atx[1];
+    const atx = atxHeading(line);
+    if (atx) return atx;
     const next = lines[i + 1];
     if (next !== undefined && /^ {0,3}=+[^\S\n]*$/.test(next) && line.trim() !== '' && !/^ {0,3}[-*+>]/.test(line))
       return line.trim();

@@ -30,7 +30,7 @@ export function voiceInstructions(voice: {
     .filter((name) => Math.abs(voice.sliders[name] - 50) >= 15)
     .map((name) => SLIDER_WORDS[name][voice.sliders[name] < 50 ? 0 : 1]);
   // A few whole sentences of the sample: enough to show the rhythm, not so many that the model copies them.
-  const reference = (voice.sample_text.match(/[^.!?]+[.!?]+/g) ?? [voice.sample_text])
+  const reference = (voice.sample_text.match(/(?<![^.!?])[^.!?]+[.!?]+/g) ?? [voice.sample_text])
     .slice(0, 3)
     .join(' ')
     .trim()

@@ -165,7 +165,7 @@ async function generate(step: Extract<Step, { type: 'generate' }>, attempt: Atte
   return { output, costUsd: result.costUsd };
 }
 
-function transform(step: Extract<Step, { type: 'transform' }>, scope: Scope): Value {
+export function transform(step: Extract<Step, { type: 'transform' }>, scope: Scope): Value {
   const value = renderTemplate(step.value, scope);
   const wrongType = (expected: string) =>
     new StepFailure(
@@ -206,16 +206,35 @@ function transform(step: Extract<Step, { type: 'transform' }>, scope: Scope): Va
       const characters = [...value];
       if (characters.length <= max) return value;
       const cut = characters.slice(0, Math.max(0, max - 1)).join('');
-      const atWord = cut.replace(/\s+\S*$/, '');
+      const atWord = cut.replace(/(?<!\s)\s+\S*$/, '');
       return `${(atWord.length > 0 ? atWord : cut).trimEnd()}…`;
     }
   }
 }
 
+/**
+ * The body of the first fenced block (```` ```json ````, or ```` ``` ````): what
+ * ```` /```(?:json)?\s*\n([\s\S]*?)```/ ```` captures, read in linear time (the pattern would backtrack over the
+ * blank lines after an unclosed fence, quadratic in them). The body starts after the last newline of the white space
+ * that follows the fence, and ends at the next fence; with no fence after it, no later fence can open a block either.
+ */
+export function fencedBlock(text: string): string | null {
+  for (let at = text.indexOf('```'); at >= 0; at = text.indexOf('```', at + 1)) {
+    for (const info of text.startsWith('json', at + 3) ? [4, 0] : [0]) {
+      let lastNewline = -1;
+      for (let i = at + 3 + info; i < text.length && /\s/.test(text[i]!); i++) if (text[i] === '\n') lastNewline = i;
+      if (lastNewline < 0) continue;
+      const close = text.indexOf('```', lastNewline + 1);
+      return close < 0 ? null : text.slice(lastNewline + 1, close);
+    }
+  }
+  return null;
+}
+
 /** The first JSON object or array in a text: a fenced block's, or the first `{`/`[` from which a value parses. */
 function firstJson(text: string): Value | undefined {
-  const fenced = /```(?:json)?\s*\n([\s\S]*?)```/.exec(text);
-  const candidates = fenced ? [fenced[1]!, text] : [text];
+  const fenced = fencedBlock(text);
+  const candidates = fenced !== null ? [fenced, text] : [text];
   for (const candidate of candidates) {
     for (let start = 0; start < candidate.length; start++) {
       const open = candidate[start];

@@ -17,7 +17,13 @@ import { SCIMMY, scimError } from './scimmy.ts';
 type UserRow = Selectable<ScimUsersTable>;
 type Db = ScimContext['db'] | Transaction<Database>;
 
-const EMAIL = /^[^\s@"<>,;:()[\]\\]+@[^\s@"<>,;:()[\]\\]+\.[^\s@"<>,;:()[\]\\]+$/;
+/**
+ * An address: a local part, `@`, and a domain with a dot neither first nor last. The domain is read as its first
+ * character, the rest up to its first dot, and anything after: `[^…]+\.[^…]+$` would try every dot of a long userName
+ * against the rest, quadratic in what a directory sends (a request of up to 1 MiB).
+ */
+const EMAIL =
+  /^[^\s@"<>,;:()[\]\\]+@[^\s@"<>,;:()[\]\\][^\s@"<>,;:()[\]\\.]*\.[^\s@"<>,;:()[\]\\]*[^\s@"<>,;:()[\]\\]$/;
 const MAX_EMAIL = 254;
 const MAX_NAME = 100;
 

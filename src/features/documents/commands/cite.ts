@@ -8,7 +8,7 @@ import type { CitationSource, CitationStyle, CommandInput, Of } from './types.ts
 /** Where the content's closing `## References` section starts (its heading line), or -1 when it has none. */
 export function referencesStart(content: string): number {
   let last = -1;
-  for (const match of content.matchAll(/^##[ \t]+References[ \t]*#*[ \t]*\r?$/gim)) last = match.index;
+  for (const match of content.matchAll(/^##[ \t]+References[ \t]*(?:#+[ \t]*)?\r?$/gim)) last = match.index;
   if (last < 0) return -1;
   // It closes the document only when no heading of level 1 or 2 comes after it.
   const rest = content.slice(last).split('\n').slice(1);
@@ -19,7 +19,7 @@ export function referencesStart(content: string): number {
 export function withReferences(content: string, section: string | null): string {
   if (section === null) return content;
   const at = referencesStart(content);
-  const body = (at >= 0 ? content.slice(0, at) : content).replace(/\s+$/, '');
+  const body = (at >= 0 ? content.slice(0, at) : content).trimEnd();
   const ending = /\n$/.test(content) ? '\n' : '';
   return `${body === '' ? '' : `${body}\n\n`}${section}${ending}`;
 }
@@ -91,9 +91,103 @@ export function formatReference(
   return `- [${number}] ${entry}`;
 }
 
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/g;
+
+/**
+ * The text without its fenced code blocks: what `/^(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\1[ \t]*$/gm` removes, in linear
+ * time (the pattern would search to the end of the text from every unclosed fence). A block opens at a line that starts
+ * with L ≥ 3 backticks or tildes and runs to the first later line of exactly k of them (then spaces or tabs), for the
+ * largest k from L down to 3 that has such a line; lines end at any line terminator, as `^` and `$` read them.
+ */
+export function withoutFencedBlocks(text: string): string {
+  const lineStarts = [0];
+  for (const match of text.matchAll(LINE_TERMINATOR)) lineStarts.push(match.index + 1);
+  // Where each closing line (k fence characters, then spaces or tabs to the line's end) starts, by character and k.
+  const closings = new Map<string, number[]>();
+  for (const [i, start] of lineStarts.entries()) {
+    const end = i + 1 < lineStarts.length ? lineStarts[i + 1]! - 1 : text.length;
+    const char = text[start];
+    if (char !== '`' && char !== '~') continue;
+    let k = start;
+    while (k < end && text[k] === char) k++;
+    let rest = k;
+    while (rest < end && (text[rest] === ' ' || text[rest] === '\t')) rest++;
+    if (rest === end && k - start >= 3) {
+      const key = `${char}${k - start}`;
+      const starts = closings.get(key);
+      if (starts) starts.push(start);
+      else closings.set(key, [start]);
+    }
+  }
+  /** The first closing line of `key` that starts at or after `from`. */
+  const closingFrom = (key: string, from: number): number | undefined => {
+    const starts = closings.get(key);
+    if (!starts) return undefined;
+    let low = 0;
+    let high = starts.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (starts[middle]! < from) low = middle + 1;
+      else high = middle;
+    }
+    return starts[low];
+  };
+  let out = '';
+  let kept = 0;
+  // The first newline from a start on, looked up again only once passed (lines also end at \r, U+2028 and U+2029);
+  // -1 once there is none.
+  let newline: number | null = null;
+  for (const start of lineStarts) {
+    if (start < kept) continue;
+    const char = text[start];
+    if (char !== '`' && char !== '~') continue;
+    let length = 0;
+    while (text[start + length] === char) length++;
+    if (newline === null || (newline !== -1 && newline < start)) newline = text.indexOf('\n', start);
+    if (length < 3 || newline < 0) continue;
+    for (let k = length; k >= 3; k--) {
+      const closing = closingFrom(`${char}${k}`, newline + 1);
+      if (closing === undefined) continue;
+      let end = closing + k;
+      while (text[end] === ' ' || text[end] === '\t') end++;
+      out += text.slice(kept, start);
+      kept = end;
+      break;
+    }
+  }
+  return out + text.slice(kept);
+}
+
+/**
+ * The text without what `/(`+)[^`]*?\1/g` removes, in linear time (the pattern would search to the end of the text from
+ * every backtick when no backtick follows). At a run of L backticks, the match ends with the first L backticks of the
+ * next run when that run has at least L; else a run of two or more loses its first 2⌊L/2⌋ backticks (the pattern's
+ * shorter captures match inside the run); else, a lone backtick with no backtick after it, nothing matches.
+ */
+export function withoutCodeSpans(text: string): string {
+  let out = '';
+  let kept = 0;
+  let at = text.indexOf('`');
+  while (at >= 0) {
+    let length = 0;
+    while (text[at + length] === '`') length++;
+    const next = text.indexOf('`', at + length);
+    let nextLength = 0;
+    if (next >= 0) while (text[next + nextLength] === '`') nextLength++;
+    let end: number;
+    if (next >= 0 && nextLength >= length) end = next + length;
+    else if (length >= 2) end = at + 2 * Math.floor(length / 2);
+    else break;
+    out += text.slice(kept, at);
+    kept = end;
+    at = text.indexOf('`', end);
+  }
+  return out + text.slice(kept);
+}
+
 /** How often each citation number appears as a marker (`[2]`, `[1, 3]`, `[1–3]`), outside code. */
 function markerCounts(text: string): Map<number, number> {
-  const prose = text.replace(/^(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\1[ \t]*$/gm, '').replace(/(`+)[^`]*?\1/g, '');
+  const prose = withoutCodeSpans(withoutFencedBlocks(text));
   const counts = new Map<number, number>();
   const add = (n: number) => counts.set(n, (counts.get(n) ?? 0) + 1);
   for (const match of prose.matchAll(/\[(\d{1,3}(?:\s*[,–-]\s*\d{1,3})*)\](?!\()/g)) {
@@ -166,7 +260,7 @@ export async function cite(
     task,
   );
   // A references section the model wrote anyway (one more such heading than the text had) is dropped: ours replaces it.
-  const theirs = /^#{1,6}[ \t]+(?:References|Sources|Bibliography|Works cited)[ \t]*#*[ \t]*$/gim;
+  const theirs = /^#{1,6}[ \t]+(?:References|Sources|Bibliography|Works cited)[ \t]*(?:#+[ \t]*)?$/gim;
   const headings = [...output.matchAll(theirs)];
   if (headings.length > [...text.matchAll(theirs)].length && headings.at(-1)!.index > 0)
     output = output.slice(0, headings.at(-1)!.index).trimEnd();

@@ -8,11 +8,34 @@ import type { CommandInput, Of } from './types.ts';
 /** The model's answer without a code fence wrapped around the whole of it (unless the text was itself fenced). */
 export function clean(answer: string, source = ''): string {
   const text = answer.trim();
-  const fenced = /^(`{3,}|~{3,})[ \t]*([\w-]*)[ \t]*\r?\n([\s\S]*?)\r?\n\1[ \t]*$/.exec(text);
+  const fenced = wholeFence(text);
   if (!fenced) return text;
-  const language = fenced[2]!.toLowerCase();
+  const language = fenced.language.toLowerCase();
   const wrapper = language === 'markdown' || language === 'md' || (language === '' && !/^\s*(```|~~~)/.test(source));
-  return wrapper ? fenced[3]!.trim() : text;
+  return wrapper ? fenced.body.trim() : text;
+}
+
+/**
+ * The info word and the body of a fence around the whole of `text` (trimmed): what
+ * `/^(`{3,}|~{3,})[ \t]*([\w-]*)[ \t]*\r?\n([\s\S]*?)\r?\n\1[ \t]*$/` captures, read in linear time (that pattern
+ * backtracked over the opening line's spaces and its fence's length, cubic in the answer). The opening fence is the
+ * whole run of backticks or tildes the text starts with; the text ends with a newline and exactly that fence.
+ */
+export function wholeFence(text: string): { language: string; body: string } | null {
+  const char = text[0];
+  if (char !== '`' && char !== '~') return null;
+  let length = 0;
+  while (text[length] === char) length++;
+  if (length < 3) return null;
+  const opening = /^[ \t]*(?:([\w-]+)[ \t]*)?\r?\n/.exec(text.slice(length, text.indexOf('\n', length) + 1));
+  if (!opening) return null;
+  const bodyStart = length + opening[0].length;
+  const closing = text.length - length;
+  if (closing <= bodyStart || text[closing - 1] !== '\n' || text.slice(closing) !== char.repeat(length)) return null;
+  // The closing line's own spaces and tabs: none, since the text is trimmed.
+  let bodyEnd = closing - 1;
+  if (bodyEnd > bodyStart && text[bodyEnd - 1] === '\r') bodyEnd--;
+  return { language: opening[1] ?? '', body: text.slice(bodyStart, bodyEnd) };
 }
 
 export const ANSWER_RULES =

@@ -156,11 +156,16 @@ export function measure(text: string): Measurements {
   const totalSyllables = syllableCounts.reduce((a, b) => a + b, 0);
   const grade = n ? 0.39 * (n / Math.max(1, s)) + 11.8 * (totalSyllables / n) - 15.59 : 0;
   const ends = sentences.map((sentence) =>
-    // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
-    sentence.text.replace(/[\s\p{Extended_Pictographic}\u{FE0F}\u{200D}\p{Emoji_Modifier}"'”’)\]]+$/u, ''),
+    sentence.text.replace(
+      // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
+      /(?<![\s\p{Extended_Pictographic}\u{FE0F}\u{200D}\p{Emoji_Modifier}"'”’)\]])[\s\p{Extended_Pictographic}\u{FE0F}\u{200D}\p{Emoji_Modifier}"'”’)\]]+$/u,
+      '',
+    ),
   );
   const emoji = (text.match(EMOJI) ?? []).filter((e) => !NOT_EMOJI.has(e)).length;
-  const codeLike = text.split(/\s+/).filter((w) => /`[^`]+`|_\w|[a-z][A-Z]|[a-z]{2,}\.[a-z]{2,}|\w\/\w/.test(w)).length;
+  const codeLike = text
+    .split(/\s+/)
+    .filter((w) => /`[^`]+`|_\w|[a-z][A-Z]|(?<![a-z])[a-z]{2,}\.[a-z]{2,}|\w\/\w/.test(w)).length;
   const humor =
     tokens.filter((t) => HUMOR_WORDS.has(t) || /^(?:ha){2,}h?$|^(?:he){2,}$/.test(t)).length +
     (text.match(HUMOR_PHRASES) ?? []).length +

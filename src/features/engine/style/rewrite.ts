@@ -247,8 +247,34 @@ const FORMAL_OPENERS: Record<string, string> = {
   Also: 'Furthermore,',
   Plus: 'In addition,',
 };
-// biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
-const EMOJI_RUN = /[ \t]*\p{Extended_Pictographic}[\u{FE0F}\u{200D}\p{Extended_Pictographic}\p{Emoji_Modifier}]*/gu;
+const EMOJI_RUN =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
+  /(?<![ \t])[ \t]*\p{Extended_Pictographic}[\u{FE0F}\u{200D}\p{Extended_Pictographic}\p{Emoji_Modifier}]*/gu;
+
+const NON_WORD = /^\W$/iu;
+const LETTER = /^\p{L}$/u;
+const PLEASE = /please\b/iuy;
+
+/**
+ * Whether a sentence opens with a word and a comma, or "please", after any non-word characters ("Well, …", "— Please
+ * …"): what `/^\W*\p{L}+,|^\W*please\b/iu` tests, in linear time. The pattern would try every split of a run of letters
+ * that are also non-word characters (é, ß: \W is not ASCII's \w) between its two parts, quadratic in such a run.
+ * Here: a run of letters that starts within the leading non-word characters and ends at a comma.
+ */
+export function opensWithAddress(sentence: string): boolean {
+  const chars = Array.from(sentence);
+  let lead = 0;
+  while (lead < chars.length && NON_WORD.test(chars[lead]!)) lead++;
+  PLEASE.lastIndex = chars.slice(0, lead).join('').length;
+  if (PLEASE.test(sentence)) return true;
+  let runEnd = -1;
+  for (let i = 0; i <= lead && i < chars.length; i++) {
+    if (!LETTER.test(chars[i]!)) continue;
+    if (runEnd <= i) for (runEnd = i; runEnd < chars.length && LETTER.test(chars[runEnd]!); ) runEnd++;
+    if (chars[runEnd] === ',') return true;
+  }
+  return false;
+}
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const WORD_EDGE_BEFORE = "(?<![\\p{L}\\p{N}'’])";
@@ -304,7 +330,7 @@ function splitLong(sentence: string): string {
   if (tokensOf(sentence).length <= 16) return sentence;
   let from = 0; // where the current part starts
   return sentence.replace(
-    /(,\s+(and|but)\s+|;\s+|\s+[—–]\s+)/gi,
+    /(,\s+(and|but)\s+|;\s+|(?<!\s)\s+[—–]\s+)/gi,
     (sep, _sep, conj: string | undefined, offset: number) => {
       const rest = sentence.slice(offset + sep.length);
       const subject = sep.trim() === ';' || SUBJECT_START.has(tokensOf(rest)[0] ?? '') || /^\p{Lu}/u.test(rest);
@@ -345,7 +371,7 @@ export function rewriteToward(text: string, target: Sliders): string {
     (isImperative(s) || i % 2 === 0) &&
     tokensOf(s).length >= 4 &&
     !/\?\s*$/.test(s) &&
-    !/^\W*\p{L}+,|^\W*please\b/iu.test(s) &&
+    !opensWithAddress(s) &&
     !tokensOf(s).some((t) => HEDGE_WORDS.has(t));
   let out = text;
 
@@ -384,7 +410,7 @@ export function rewriteToward(text: string, target: Sliders): string {
   }
   if (down('warmth')) out = replaceTable(out, { your: 'the', 'you are': 'customers are' });
   if (up('conciseness') || (down('complexity') && !down('conciseness'))) {
-    out = replaceTable(removeWords(out.replace(/[ \t]*\([^()]*\)/g, ''), FILLER_REMOVED), {
+    out = replaceTable(removeWords(out.replace(/(?<![ \t])[ \t]*\([^()]*\)/g, ''), FILLER_REMOVED), {
       'in order to': 'to',
       'due to the fact that': 'because',
       'at this point in time': 'now',
@@ -412,16 +438,18 @@ export function rewriteToward(text: string, target: Sliders): string {
   }
   if (up('humor'))
     out = mapSentences(out, (s, i, all) =>
-      i % 5 === 1 || all.length === 1 ? s.replace(/(?<!\))([.!?]+["'”’]*)$/, ' (yes, really)$1') : s,
+      i % 5 === 1 || all.length === 1
+        ? s.replace(/(?:(?<![.!?)])|(?<=\)[.!?]))([.!?]+["'”’]*)$/, ' (yes, really)$1')
+        : s,
     );
 
   // Tidy what the rules left: doubled spaces, spaces before punctuation, empty brackets, doubled commas.
   out = out
     .replace(/\(\s*\)/g, '')
     .replace(/[ \t]{2,}/g, ' ')
-    .replace(/[ \t]+([,.;:!?])/g, '$1')
+    .replace(/(?<![ \t])[ \t]+([,.;:!?])/g, '$1')
     .replace(/,(?=\s*[,.;:!?])/g, '')
-    .replace(/[ \t]+$/gm, '');
+    .replace(/(?<![ \t])[ \t]+$/gm, '');
   // Sentence starts get their capital back (after "Perhaps" was removed, say); a first word the author writes in lower case keeps it.
   out = mapSentences(out, (s) =>
     s
@@ -477,7 +505,7 @@ export function clarify(text: string, formal = false): string {
     : replaceTable(replaceTable(out, PLAIN), CONTRACT, '(?=\\s+[\\p{L}])');
   out = mapSentences(out, splitLong)
     .replace(/[ \t]{2,}/g, ' ')
-    .replace(/[ \t]+([,.;:!?])/g, '$1')
+    .replace(/(?<![ \t])[ \t]+([,.;:!?])/g, '$1')
     .replace(/,(?=\s*[,.;:!?])/g, '');
   return mapSentences(out, (s) =>
     s

@@ -7,7 +7,7 @@ export const BULLET_LINE = /^[ \t]*(?:[-*•▪‣◦]|\d{1,3}[.)])[ \t]+/;
 /** A sentence ends at . ! ? … (plus closing quotes and trailing emoji) before whitespace, at a blank line, or before a list item. */
 const BOUNDARY =
   // biome-ignore lint/suspicious/noMisleadingCharacterClass: U+FE0F and U+200D are listed on their own and the class repeats, so a whole emoji sequence is consumed in order (the u flag is set).
-  /[.!?…]+["'”’)\]]*(?:[ \t]*[\p{Extended_Pictographic}\u{FE0F}\u{200D}\p{Emoji_Modifier}]+)*(?=\s|$)|\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*•▪‣◦]|\d{1,3}[.)])[ \t])/gu;
+  /(?<![.!?…])[.!?…]+["'”’)\]]*(?:[ \t]*[\p{Extended_Pictographic}\u{FE0F}\u{200D}\p{Emoji_Modifier}])*(?=\s|$)|\n[ \t]*\n\s*|\n(?=[ \t]*(?:[-*•▪‣◦]|\d{1,3}[.)])[ \t])/gu;
 const ABBREVIATION = /(?:^|[\s(])(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|prof|st|approx|cf|inc|ltd)$/i;
 
 /** A sentence with UTF-16 offsets into its text. */
