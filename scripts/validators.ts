@@ -260,7 +260,8 @@ function kindName(ajv: AjvInstance): string {
 
 /** The text of generated/validators.cjs for the bundled contract `openApiText`. */
 export async function validatorsModule(openApiText: string, header: string): Promise<string> {
-  const roots = recordRoots();
+  const recording = recordRoots();
+  const roots = recording.roots;
   const restore = keepingCode();
   try {
     // The server leaves the check of the document against the OpenAPI schema to this build step.
@@ -296,5 +297,6 @@ ${parts.join('\n')}
 `);
   } finally {
     restore();
+    recording.stop();
   }
 }

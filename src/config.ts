@@ -42,6 +42,11 @@ export interface Config {
   /** Development only: webhook URLs may be http and point at loopback or private addresses. */
   webhooksAllowLoopback: boolean;
   /**
+   * How long a webhook attempt may take for a complete answer (WEBHOOK_ATTEMPT_TIMEOUT_MS): the contract's 15 s;
+   * shorter only outside production, for tests that wait for a timeout.
+   */
+  webhookAttemptTimeoutMs: number;
+  /**
    * The variables the configuration was read from. The AI providers own theirs (their keys, base URLs, models): the
    * engine reads them when it is built (src/features/engine/providers.ts), and a value that does not parse stops the
    * start there as here.
@@ -61,6 +66,9 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** The time a webhook receiver has for a complete answer, as the AsyncAPI document promises it. */
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 15_000;
 
 function specRegionUrls(): Record<Region, string> {
   const urls: Partial<Record<Region, string>> = {};
@@ -121,6 +129,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       'WEBHOOKS_ALLOW_LOOPBACK is a development setting; it cannot be true with NODE_ENV=production',
     );
+  const webhookAttemptTimeoutMs = integer(env, 'WEBHOOK_ATTEMPT_TIMEOUT_MS', WEBHOOK_ATTEMPT_TIMEOUT_MS, 100, 15_000);
+  if (webhookAttemptTimeoutMs !== WEBHOOK_ATTEMPT_TIMEOUT_MS && production)
+    throw new ConfigError(
+      `WEBHOOK_ATTEMPT_TIMEOUT_MS is a development setting; receivers are promised ${WEBHOOK_ATTEMPT_TIMEOUT_MS} ms with NODE_ENV=production`,
+    );
   return {
     host: env.HOST || '0.0.0.0',
     port,
@@ -142,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolTimeoutMs: integer(env, 'DATABASE_POOL_TIMEOUT_MS', 5000, 100, 600_000),
     workflowDatabasePoolMax: integer(env, 'WORKFLOW_DATABASE_POOL_MAX', 5, 1, 1000),
     webhooksAllowLoopback,
+    webhookAttemptTimeoutMs,
     environment: { ...env },
     voiceTrainingModel: env.VOICE_TRAINING_MODEL || null,
     realtimeVersionIdleMs: integer(env, 'REALTIME_VERSION_IDLE_MS', 30_000, 100, 3_600_000),

@@ -124,6 +124,11 @@ interface SharedRoot {
   options: string;
   document: string;
   generated: Record<string, unknown> | undefined;
+  /**
+   * The recording it was made in (recordRoots): until that recording stops, it uses nothing generated and its compiles
+   * are not counted; at its first use after, its generated validators are looked up.
+   */
+  recording: SharedRoot[] | undefined;
   /** Whether the root is in the Ajv instance: added at the first schema compiled here, which most processes never have. */
   added: boolean;
 }
@@ -131,14 +136,15 @@ interface SharedRoot {
 /** The shared root of each document in each Ajv instance (a validator may hand an instance more than one). */
 const roots = new WeakMap<Ajv, Map<Json, SharedRoot>>();
 
-/** Every root made in this process, when the generator asked for them (recordRoots). */
+/** Every root made while a recording runs (recordRoots), until it stops. */
 let recorded: SharedRoot[] | undefined;
 
 const counts = { generated: 0, compiled: 0 };
 
 /**
  * How many operation schemas the validator was handed as generated code, and how many were compiled at run time
- * (schemas generated/validators.cjs does not hold), since the process started.
+ * (schemas generated/validators.cjs does not hold), since the process started, but for the roots of a recording (what
+ * they compile, they compile on purpose).
  */
 export function validatorCompiles(): { generated: number; compiled: number } {
   return { ...counts };
@@ -147,7 +153,6 @@ export function validatorCompiles(): { generated: number; compiled: number } {
 let generatedKinds: GeneratedKind[] | undefined;
 
 function loadGenerated(): GeneratedKind[] {
-  if (recorded) return [];
   if (!generatedKinds) {
     try {
       generatedKinds = (require('../../generated/validators.cjs') as { kinds: GeneratedKind[] }).kinds;
@@ -194,7 +199,8 @@ function sharedRoot(ajv: Ajv, components: Json, paths: Json | undefined): Shared
       pointers: new Map(),
       options,
       document,
-      generated: generatedFor(ajv, options, document),
+      generated: recorded ? undefined : generatedFor(ajv, options, document),
+      recording: recorded,
       added: false,
     };
     byDocument.set(components, root);
@@ -215,9 +221,13 @@ function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
   const name = schemaDigest(own);
   let validate = root.compiled.get(name);
   if (validate) return validate;
+  if (root.recording && root.recording !== recorded) {
+    root.generated = generatedFor(ajv, root.options, root.document);
+    root.recording = undefined;
+  }
   validate = root.generated?.[name];
   if (validate) {
-    counts.generated++;
+    if (!root.recording) counts.generated++;
   } else {
     if (!root.added) {
       // Ajv walks the whole document when it is added.
@@ -233,7 +243,7 @@ function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
       root.operations.pop();
       throw error;
     }
-    counts.compiled++;
+    if (!root.recording) counts.compiled++;
     root.pointers.set(name, pointer);
   }
   root.compiled.set(name, validate);
@@ -242,11 +252,30 @@ function useAjvCache(ajv: Ajv, schema: Json, key: string): unknown {
 
 util.useAjvCache = useAjvCache;
 
+export interface Recording {
+  /** Every root made since the recording started, to be read with the Ajv instance it lives in and the pointer of
+   *  each schema compiled in it. */
+  readonly roots: ReadonlyArray<Readonly<Pick<SharedRoot, 'ajv' | 'options' | 'document' | 'pointers'>>>;
+  /**
+   * Ends the recording: roots made from now on use the generated validators again, and so do the roots made while it
+   * ran, for the schemas they have not compiled yet.
+   */
+  stop(): void;
+}
+
 /**
- * For the generator: from now on, nothing generated is used (every schema is compiled here) and every root is kept,
- * to be read with the Ajv instance it lives in and the pointer of each schema compiled in it.
+ * For the generator, and the test that compares the generated validators with compiled ones: until `stop()`, the roots
+ * made use nothing generated (every schema is compiled here), are kept, and are not counted (validatorCompiles). One
+ * recording at a time.
  */
-export function recordRoots(): ReadonlyArray<Readonly<Pick<SharedRoot, 'ajv' | 'options' | 'document' | 'pointers'>>> {
-  recorded = [];
-  return recorded;
+export function recordRoots(): Recording {
+  if (recorded) throw new Error('roots are being recorded already: stop that recording first');
+  const roots: SharedRoot[] = [];
+  recorded = roots;
+  return {
+    roots,
+    stop() {
+      if (recorded === roots) recorded = undefined;
+    },
+  };
 }

@@ -36,6 +36,7 @@ const settings: Array<[string, (config: Config) => unknown]> = [
   ['AUTH_CACHE_MS', (config) => config.authCacheMs],
   ['WEBHOOKS_WORKER', (config) => config.webhooksWorker],
   ['WEBHOOKS_ALLOW_LOOPBACK', (config) => config.webhooksAllowLoopback],
+  ['WEBHOOK_ATTEMPT_TIMEOUT_MS', (config) => config.webhookAttemptTimeoutMs],
   ['PROVIDER_TIMEOUT_MS', (config) => providers(config.environment as Record<string, string>).timeoutMs],
   ['PROVIDER_MAX_RETRIES', (config) => providers(config.environment as Record<string, string>).maxRetries],
   ['REALTIME_VERSION_IDLE_MS', (config) => config.realtimeVersionIdleMs],
@@ -46,6 +47,17 @@ describe('configuration defaults', () => {
     const documented = documentedDefault(variable);
     expect(documented, `docs/configuration.md row of ${variable}`).toBeDefined();
     expect(String(read(loadConfig({})))).toBe(documented);
+  });
+
+  test('WEBHOOK_ATTEMPT_TIMEOUT_MS is shorter only outside production, and never longer', () => {
+    expect(loadConfig({ WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000' }).webhookAttemptTimeoutMs).toBe(1000);
+    expect(() => loadConfig({ NODE_ENV: 'production', WEBHOOK_ATTEMPT_TIMEOUT_MS: '1000' })).toThrow(
+      /WEBHOOK_ATTEMPT_TIMEOUT_MS is a development setting/,
+    );
+    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_ATTEMPT_TIMEOUT_MS: '15000' }).webhookAttemptTimeoutMs).toBe(
+      15_000,
+    );
+    expect(() => loadConfig({ WEBHOOK_ATTEMPT_TIMEOUT_MS: '15001' })).toThrow(/from 100 to 15000/);
   });
 
   test('TRUST_PROXY and REDIS_URL are unset by default', () => {

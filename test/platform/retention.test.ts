@@ -154,11 +154,13 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
 
     clock.set(new Date(start + 1 + 365 * DAY));
     await vi.advanceTimersByTimeAsync(RETENTION_INTERVAL_MS);
-    // Audit entries are pruned last: once the older one is gone, this run is over.
+    // The features' rows (events) are pruned after the platform's (audit entries): once the younger event is gone,
+    // this run is past both.
     await eventually(
-      () => remaining(db, older),
-      (rows) => !rows.audit,
+      () => remaining(db, younger),
+      (rows) => !rows.event,
     );
+    expect(await remaining(db, older)).toMatchObject({ audit: false });
     expect(await remaining(db, younger)).toEqual({ idempotency: false, requestLog: false, audit: true, event: false });
     // The younger entry is exactly 365 days old; one millisecond later it goes too.
     clock.advance(1);

@@ -1,12 +1,13 @@
 // The generated validators (generated/validators.cjs) against the ones Ajv compiles at run time for the same schemas:
 // the same answer and the same error objects (instancePath, schemaPath, keyword, params, message) for the same data,
-// which union-errors.ts and the problem documents read. Here nothing generated is used by the validator
-// (recordRoots): every schema is compiled at run time, then each is compared with its generated function.
+// which union-errors.ts and the problem documents read. Here nothing generated is used by the validator while the
+// roots are recorded (recordRoots): every schema is compiled at run time, then each is compared with its generated
+// function. The recording stops at the end, so that the other test files of the process use the generated code.
 import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
 import type express from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { driveValidator, exampleRequests } from '../../scripts/validators.ts';
 import { openApiDocument, openApiText } from '../../src/platform/spec.ts';
 import { validatorOptions } from '../../src/platform/validation.ts';
@@ -60,9 +61,12 @@ function variants(value: unknown): unknown[] {
 
 describe('the generated validators', () => {
   test('answer as the validators Ajv compiles at run time do, with the same errors', { timeout: 300_000 }, async () => {
-    const roots = recordRoots();
+    const recording = recordRoots();
+    onTestFinished(() => recording.stop());
+    const roots = recording.roots;
     const middleware = OpenApiValidator.middleware(validatorOptions(openApiText())) as express.RequestHandler[];
     await driveValidator(middleware, exampleRequests(openApiDocument));
+    recording.stop();
     expect(roots.length).toBe(3);
     const all = examples().flatMap(variants);
     // A spread of the pool for each schema (every k-th value), which keeps the comparisons to tens of thousands.

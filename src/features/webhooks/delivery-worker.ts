@@ -43,7 +43,7 @@ export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
 /**
  * How long a lease lasts after its last renewal: a lease still running belongs to a live worker, which renews it every
- * RENEW_MS however long its attempt takes (up to ATTEMPT_TIMEOUT_MS). Short, so that a dead worker's attempt is taken
+ * RENEW_MS however long its attempt takes (up to the attempt timeout). Short, so that a dead worker's attempt is taken
  * over within seconds; several renewals long, and longer than a wait for a pool connection (DATABASE_POOL_TIMEOUT_MS),
  * so that a slow round trip does not lose a live worker its lease.
  */
@@ -68,6 +68,8 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
   /** Where each attempt's outcome is counted (GET /metrics). */
   metrics: Metrics;
+  /** WEBHOOK_ATTEMPT_TIMEOUT_MS: an attempt without a complete answer within this time has failed (`timeout`). */
+  attemptTimeoutMs: number;
 }
 
 export class DeliveryWorker implements BackgroundWorker {
@@ -141,7 +143,7 @@ export class DeliveryWorker implements BackgroundWorker {
     this.#loop.wake();
   }
 
-  /** Stops claiming, then waits for the attempts in flight to be sent and recorded (each ends within 15 s). */
+  /** Stops claiming, then waits for the attempts in flight to be sent and recorded (each ends within its timeout). */
   async stop(): Promise<void> {
     await this.#loop.stop();
     clearInterval(this.#renewal);
@@ -217,7 +219,13 @@ export class DeliveryWorker implements BackgroundWorker {
       SpanKind.CLIENT,
       {},
       async (span) => {
-        const sent = await sendAttempt(endpoint.url, delivery.payload, headers, allowLoopback);
+        const sent = await sendAttempt(
+          endpoint.url,
+          delivery.payload,
+          headers,
+          allowLoopback,
+          this.#options.attemptTimeoutMs,
+        );
         if (span) {
           span.setAttributes(deliveryAttributes(delivery, endpoint.url));
           if (sent.responseStatusCode !== null)

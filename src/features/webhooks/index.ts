@@ -37,6 +37,7 @@ export const webhooksFeature = {
       logger,
       metrics,
       allowLoopback: config.webhooksAllowLoopback,
+      attemptTimeoutMs: config.webhookAttemptTimeoutMs,
     }),
   ],
   gauges: ({ db }) => [

@@ -3,8 +3,6 @@
 // docs/webhooks.md show this table; test/webhooks/schedule.test.ts fails when they drift apart.
 
 export const MAX_ATTEMPTS = 24;
-/** An attempt without a complete answer within this time has failed (`timeout`). */
-export const ATTEMPT_TIMEOUT_MS = 15_000;
 export const JITTER = 0.05;
 
 const FIRST_WAIT_S = 10;

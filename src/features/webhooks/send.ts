@@ -1,11 +1,11 @@
 // One delivery attempt: a POST of the raw body with the signed headers, no redirect followed, a complete answer
-// within 15 s, connecting only to addresses the URL policy allows. The outcome is what an attempt records.
+// within the attempt timeout (15 s, WEBHOOK_ATTEMPT_TIMEOUT_MS), connecting only to addresses the URL policy allows.
+// The outcome is what an attempt records.
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { guardedLookup, literalHostBlocked } from '../../platform/url-guard.ts';
 import type { WebhookAttemptsTable } from '../../storage/schema.ts';
-import { ATTEMPT_TIMEOUT_MS } from './schedule.ts';
 
 export type AttemptError = NonNullable<WebhookAttemptsTable['error']>;
 
@@ -49,18 +49,20 @@ function excerpt(bytes: Buffer): string {
     .slice(0, RESPONSE_EXCERPT_BYTES);
 }
 
+/** An attempt without a complete answer within `timeoutMs` has failed (`timeout`). */
 export async function sendAttempt(
   target: string,
   body: string,
   headers: Record<string, string>,
   allowLoopback: boolean,
+  timeoutMs: number,
 ): Promise<AttemptOutcome> {
   const started = performance.now();
   // A kept-alive connection that the receiver closed while idle fails at once on reuse, before the receiver saw
   // anything: that is no answer of the receiver, so the request goes again (as Node advises). Several idle
   // connections of the pool can be stale at once; a new connection is never reused, so this ends.
   for (;;) {
-    const outcome = await postOnce(target, body, headers, allowLoopback, started);
+    const outcome = await postOnce(target, body, headers, allowLoopback, timeoutMs, started);
     if (outcome !== 'stale_connection') return outcome;
   }
 }
@@ -70,6 +72,7 @@ function postOnce(
   body: string,
   headers: Record<string, string>,
   allowLoopback: boolean,
+  timeoutMs: number,
   started: number,
 ): Promise<AttemptOutcome | 'stale_connection'> {
   const duration = () => Math.min(60_000, Math.round(performance.now() - started));
@@ -100,7 +103,7 @@ function postOnce(
     const timer = setTimeout(() => {
       timedOut = true;
       request.destroy(new Error('timeout'));
-    }, ATTEMPT_TIMEOUT_MS);
+    }, timeoutMs);
     const finish = (outcome: () => void) => {
       if (settled) return;
       settled = true;
