@@ -17,8 +17,11 @@ type Collect = () => void;
  * from a new context made while V8's flag exposes it, and the flag is set back at once.
  */
 export function collectToReduceMemory(): void {
-  const exposed = (globalThis as { gc?: (options?: object) => void }).gc;
-  let gc = exposed;
+  // Exposed already: to this context (`--expose-gc` at start), or to new ones (the flag set since, by someone else,
+  // whose setting is then left as it is).
+  let gc =
+    (globalThis as { gc?: (options?: object) => void }).gc ??
+    (runInNewContext('globalThis.gc') as ((options?: object) => void) | undefined);
   if (!gc) {
     setFlagsFromString('--expose-gc');
     try {

@@ -3,6 +3,7 @@
 import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, test } from 'vitest';
 import { collectToReduceMemory, reclaimStartMemory } from '../../src/platform/start-memory.ts';
@@ -76,9 +77,17 @@ describe('giving back the memory of the start', () => {
     expect(collected).toBe(0);
   });
 
-  test('the collection leaves the garbage collector unexposed to the contexts made after it', () => {
+  test('the collection leaves the exposure of the garbage collector to new contexts as it found it', () => {
     const exposedBefore = runInNewContext('typeof gc');
     collectToReduceMemory();
     expect(runInNewContext('typeof gc')).toBe(exposedBefore);
+    // Exposed by someone else before (the flag set at run time): still exposed after.
+    setFlagsFromString('--expose-gc');
+    try {
+      collectToReduceMemory();
+      expect(runInNewContext('typeof gc')).toBe('function');
+    } finally {
+      setFlagsFromString(exposedBefore === 'function' ? '--expose-gc' : '--no-expose-gc');
+    }
   });
 });

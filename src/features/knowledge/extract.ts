@@ -158,16 +158,22 @@ export function htmlToMarkdown(page: string, url?: string): { title: string | nu
 
 /** Line ends, NFC, no control characters, no trailing spaces, at most one blank line in a row, trimmed. */
 export function normaliseText(text: string): string {
-  return text
-    .normalize('NFC')
-    .replace(/\r\n?|[\u2028\u2029\u0085]/g, '\n')
-    .replace(/\f/g, '\n\n')
-    .replace(/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/g, '')
-    .replace(/[\u00a0\u202f]/g, ' ')
-    .replace(/(?<![^\S\n])[^\S\n]+$/gm, '')
-    .replace(/\n{3,}/g, '\n\n')
-    .replace(/^\n+/, '')
-    .trimEnd();
+  return (
+    text
+      .normalize('NFC')
+      .replace(/\r\n?|[\u2028\u2029\u0085]/g, '\n')
+      .replace(/\f/g, '\n\n')
+      .replace(/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/g, '')
+      .replace(/[\u00a0\u202f]/g, ' ')
+      // Each line's trailing white space, line by line: a pattern for it keeps a backtracking entry for each character
+      // of a run, and a run of a few million overflows the regular-expression engine's stack.
+      .split('\n')
+      .map((line) => line.trimEnd())
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .replace(/^\n+/, '')
+      .trimEnd()
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
