@@ -7,6 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { priceOf } from '../../src/features/engine/engine.ts';
+import { countTokens } from '../../src/features/engine/tokens.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
@@ -255,6 +256,22 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     );
     expectProblem(tooLong, 422, 'context_length_exceeded');
     expect(tooLong.body.error.param).toBe('messages');
+    // A long prompt is counted in the text pool, off the event loop: the count is the one made in place (each
+    // message's tokens and 3 of framing, 3 that prime the answer).
+    const counted = await complete(
+      {
+        model: 'sandbox-echo',
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'word '.repeat(120_000) },
+        ],
+        max_completion_tokens: 16_000,
+      },
+      key,
+    );
+    expectProblem(counted, 422, 'context_length_exceeded');
+    const inPlace = 3 + (3 + countTokens('Be brief.')) + (3 + countTokens('word '.repeat(120_000)));
+    expect(counted.body.errors).toEqual([{ pointer: '/messages', detail: `holds ${inPlace} tokens` }]);
     expectProblem(
       await complete({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'word '.repeat(130_000) }] }, key),
       422,

@@ -70,6 +70,21 @@ describe('token slices', () => {
     const long = truncateTokens('漢'.repeat(10_000), 300);
     expect(long).toEqual({ text: '漢'.repeat(300), truncated: true });
   });
+
+  test('a cut inside any slice keeps whole characters, and exactly the first tokens of text of words', () => {
+    // Words of letters, accents, CJK and an emoji (a token may hold part of a character): every cut from 0 to the
+    // whole text, across several slices.
+    const text = Array.from({ length: 120 }, (_, i) => ['naïve', '漢字', 'grüße', '🙂x', 'the'][i % 5]).join(' ');
+    const total = countTokens(text);
+    expect(tokenSlices(text).next().value?.length).toBeLessThan(text.length);
+    for (let max = 0; max <= total; max++) {
+      const cut = truncateTokens(text, max);
+      expect(text.startsWith(cut.text)).toBe(true);
+      expect(cut.text).not.toMatch(/\uFFFD/);
+      expect(countTokens(cut.text)).toBeLessThanOrEqual(max);
+      expect(cut.truncated).toBe(max < total);
+    }
+  });
 });
 
 describe('the text pool: long texts counted and embedded in worker threads', () => {

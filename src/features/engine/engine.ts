@@ -50,7 +50,7 @@ import { providerOutcome, upstreamProblem } from './provider-problems.ts';
 import { embeddingModel, languageModel, loadProviderPackages, type ProvidersConfig } from './providers.ts';
 import { contextExceeded, overOutputLimit } from './refusal.ts';
 import { withRetries } from './retries.ts';
-import { countTokensEach } from './text-pool.ts';
+import { countTokensEach, lengthOf, OFF_LOOP_CHARS } from './text-pool.ts';
 import { countedText, countPromptTokens, countTokens, promptImageTokens } from './tokens.ts';
 import { recordUsage } from './usage-records.ts';
 
@@ -204,9 +204,10 @@ export class Engine {
     for (const middleware of this.#middleware)
       if (middleware.transform) generation = await middleware.transform(generation);
     const { messages } = generation.request;
-    const first = this.#fit(model, request, messages);
+    const counted = await countLongPrompt(request, messages);
+    const first = this.#fit(model, request, messages, counted);
     if (!first) {
-      const promptTokens = this.#promptTokens(model, request, messages);
+      const promptTokens = this.#promptTokens(model, request, messages, counted);
       throw contextExceeded(
         model.context_window,
         promptTokens,
@@ -219,7 +220,7 @@ export class Engine {
     // is one without fallbacks.
     const others = fallbacks.flatMap(({ id, i }) => {
       try {
-        return [this.#fallback(id, i, request, messages)];
+        return [this.#fallback(id, i, request, messages, counted)];
       } catch (error) {
         if (request.fallbackModelsDefault) return [];
         throw error;
@@ -258,9 +259,25 @@ export class Engine {
     return events;
   }
 
-  /** The prompt's tokens as the model counts them: the messages, the images, the tools it is offered. */
-  #promptTokens(model: CatalogueEntry, request: GenerationRequest, messages: EngineMessage[]): number {
+  /**
+   * The prompt's tokens as the model counts them: the messages, the images, the tools it is offered. A long prompt's
+   * texts were counted before (`counted`, countLongPrompt).
+   */
+  #promptTokens(
+    model: CatalogueEntry,
+    request: GenerationRequest,
+    messages: EngineMessage[],
+    counted: PromptCount | undefined,
+  ): number {
     const tools = toolsOf(request, model);
+    if (counted)
+      return (
+        3 +
+        3 * messages.length +
+        counted.messages +
+        promptImageTokens(messages) +
+        (tools.length > 0 ? counted.tools : 0)
+      );
     return (
       countPromptTokens(messages.map((message) => ({ content: countedText(message) }))) +
       promptImageTokens(messages) +
@@ -285,19 +302,24 @@ export class Engine {
    * counted here only when the bound of them leaves the request near the context window (where the count decides);
    * otherwise when first asked (a spend limit's reservation, the usage of a call cut short).
    */
-  #fit(model: CatalogueEntry, request: GenerationRequest, messages: EngineMessage[]): Candidate | null {
+  #fit(
+    model: CatalogueEntry,
+    request: GenerationRequest,
+    messages: EngineMessage[],
+    counted: PromptCount | undefined,
+  ): Candidate | null {
     const wanted = request.maxOutputTokens ?? model.max_output_tokens;
     const bound = this.#promptTokensBound(model, request, messages);
     if (model.context_window - bound >= Math.max(1, wanted)) {
       // With at least the room the bound leaves, the exact count gives the same answer: it fits, with `wanted`.
-      let counted: number | undefined;
+      let tokens: number | undefined;
       return {
         model,
-        promptTokens: () => (counted ??= this.#promptTokens(model, request, messages)),
+        promptTokens: () => (tokens ??= this.#promptTokens(model, request, messages, counted)),
         maxOutputTokens: wanted,
       };
     }
-    const promptTokens = this.#promptTokens(model, request, messages);
+    const promptTokens = this.#promptTokens(model, request, messages, counted);
     const room = model.context_window - promptTokens;
     const maxOutputTokens = request.maxOutputTokens ?? Math.min(model.max_output_tokens, room);
     return room < 1 || maxOutputTokens > room ? null : { model, promptTokens: () => promptTokens, maxOutputTokens };
@@ -308,7 +330,13 @@ export class Engine {
    * in the catalogue, not a chat model, or unable to serve the request (a capability it needs, the output limit, the
    * context window) is refused; one this server cannot call is skipped (a list names models for any deployment).
    */
-  #fallback(id: string, i: number, request: GenerationRequest, messages: EngineMessage[]): Candidate | ModelTried {
+  #fallback(
+    id: string,
+    i: number,
+    request: GenerationRequest,
+    messages: EngineMessage[],
+    counted: PromptCount | undefined,
+  ): Candidate | ModelTried {
     const pointer = `/models/${i}`;
     const model = this.catalogue.get(id);
     if (!model)
@@ -324,7 +352,7 @@ export class Engine {
     if (missing) throw refuse(`${id} lacks the ${missing} capability this request needs`);
     if (request.maxOutputTokens != null && request.maxOutputTokens > model.max_output_tokens)
       throw refuse(`${id} writes at most ${model.max_output_tokens} tokens, fewer than the request's output budget`);
-    const fit = this.#fit(model, request, messages);
+    const fit = this.#fit(model, request, messages, counted);
     if (!fit) throw refuse(`${id} has a context window of ${model.context_window} tokens, too small for this request`);
     return fit;
   }
@@ -775,6 +803,28 @@ export class Engine {
 
 /** The failures worth trying another model for: the provider's rate limit and its outages (5xx, timeout, no connection). */
 const FALLBACK_CODES = new Set(['upstream_rate_limited', 'upstream_unavailable']);
+
+/** The tokens of a prompt's messages (each as countedText, framing aside) and of its tools as JSON. */
+interface PromptCount {
+  messages: number;
+  tools: number;
+}
+
+/**
+ * A long prompt's tokens, counted now in the text pool (off the event loop, as countTokensEach counts), for the
+ * context-window check and the usage to use rather than counting in place; undefined for a prompt short enough to be
+ * counted in place when asked.
+ */
+async function countLongPrompt(
+  request: GenerationRequest,
+  messages: EngineMessage[],
+): Promise<PromptCount | undefined> {
+  const texts = messages.map(countedText);
+  const tools = request.tools?.length ? JSON.stringify(request.tools) : '';
+  if (lengthOf(texts) + tools.length < OFF_LOOP_CHARS) return undefined;
+  const counts = await countTokensEach([...texts, tools]);
+  return { messages: counts.slice(0, -1).reduce((sum, n) => sum + n, 0), tools: counts.at(-1) ?? 0 };
+}
 
 /** A model of a generation, with what it leaves for the answer. */
 interface Candidate {

@@ -17,6 +17,7 @@ import type {
   LanguageModelV4ToolResultOutput,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
+import { workerPool } from '../../platform/worker-pool.ts';
 import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
 import { type ImageInfo, imageInfo, imageTokens } from './image-info.ts';
 import { wireTokenLogprob } from './logprobs.ts';
@@ -25,6 +26,7 @@ import { sandboxLogprobChunks, sandboxLogprobs } from './sandbox-logprobs.ts';
 import { taskOf, taskText } from './sandbox-task.ts';
 import { argumentFragments, type SandboxToolCall, toolCalls } from './sandbox-tools.ts';
 import { forms, keyTerms, meets } from './sandbox-words.ts';
+import type * as SandboxWorker from './sandbox-worker.ts';
 import { rewriteToward, SLIDER_NAMES, type Sliders } from './style.ts';
 import { countPromptTokens, countTokens, truncateTokens } from './tokens.ts';
 
@@ -404,7 +406,7 @@ function answer(modelId: string, options: LanguageModelV4CallOptions, input: San
 
 type SandboxFinish = 'stop' | 'length' | 'tool-calls';
 
-interface SandboxOutput {
+export interface SandboxOutput {
   text: string;
   calls: SandboxToolCall[];
   finish: SandboxFinish;
@@ -461,7 +463,7 @@ function withinTokens(
   return { calls: kept, tokens, truncated: false };
 }
 
-function generate(modelId: string, options: LanguageModelV4CallOptions): SandboxOutput {
+export function generate(modelId: string, options: LanguageModelV4CallOptions): SandboxOutput {
   const input = readPrompt(options);
   const tools = (options.tools ?? []).filter(isFunctionTool);
   const inputTokens = countPromptTokens(input.all) + input.imageTokens + toolDefinitionTokens(tools);
@@ -550,6 +552,59 @@ function streamParts(output: SandboxOutput, logprobs: number | null): LanguageMo
   ];
 }
 
+/**
+ * The characters of a prompt's text (its messages, tool calls and results, and tools' schemas) from which the sandbox
+ * writes its answer in a worker thread: its reading, counting and drafting cost grows with the prompt, and one
+ * tenant's long prompt must not hold the event loop every other request is served on. Less is written in place, where
+ * a thread's round trip would cost more than the writing.
+ */
+export const SANDBOX_OFF_LOOP_CHARS = 8 * 1024;
+
+const offLoop = workerPool<typeof SandboxWorker>(new URL('./sandbox-worker.ts', import.meta.url));
+
+/** Whether the strings in `value` (walked, not serialised) have at least `limit` characters: stops once they do. */
+function hasChars(value: unknown, limit: number): boolean {
+  let total = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === 'string') {
+      total += next.length;
+      if (total >= limit) return true;
+    } else if (next instanceof Uint8Array || next instanceof URL) {
+      // An image's bytes are read for their header only; a link is not read.
+    } else if (Array.isArray(next)) for (const item of next) pending.push(item);
+    else if (next !== null && typeof next === 'object')
+      for (const key in next) pending.push((next as Record<string, unknown>)[key]);
+  }
+  return false;
+}
+
+/** The options generate reads, in a form that crosses to a worker thread: links as plain objects (a URL does not). */
+function portable(options: LanguageModelV4CallOptions): LanguageModelV4CallOptions {
+  const { abortSignal: _signal, headers: _headers, ...rest } = options;
+  const link = (url: URL) => ({ href: url.href }) as URL;
+  const prompt = options.prompt.map((message) => {
+    if (message.role !== 'user') return message;
+    const content = message.content.map((part) => {
+      if (part.type !== 'file') return part;
+      const data = part.data as LanguageModelV4FilePart['data'] | URL;
+      if (data instanceof URL) return { ...part, data: { type: 'url', url: link(data) } };
+      if (typeof data === 'object' && 'type' in data && data.type === 'url')
+        return { ...part, data: { ...data, url: link(data.url) } };
+      return part;
+    });
+    return { ...message, content };
+  }) as LanguageModelV4CallOptions['prompt'];
+  return { ...rest, prompt };
+}
+
+/** generate, in a worker thread when the prompt is long (SANDBOX_OFF_LOOP_CHARS). */
+async function output(modelId: string, options: LanguageModelV4CallOptions): Promise<SandboxOutput> {
+  if (!hasChars([options.prompt, options.tools], SANDBOX_OFF_LOOP_CHARS)) return generate(modelId, options);
+  return offLoop('generate', { modelId, options: portable(options) });
+}
+
 export function sandboxModel(modelId: string): LanguageModelV4 {
   return {
     specificationVersion: 'v4',
@@ -560,12 +615,13 @@ export function sandboxModel(modelId: string): LanguageModelV4 {
     supportedUrls: { 'image/*': [/^https?:\/\//] },
     async doGenerate(options) {
       options.abortSignal?.throwIfAborted();
-      const output = generate(modelId, options);
+      const written = await output(modelId, options);
+      options.abortSignal?.throwIfAborted();
       const logprobs = logprobsAsked(options);
       return {
         content:
-          output.calls.length > 0
-            ? output.calls.map((call) => ({
+          written.calls.length > 0
+            ? written.calls.map((call) => ({
                 type: 'tool-call' as const,
                 toolCallId: call.toolCallId,
                 toolName: call.toolName,
@@ -574,24 +630,26 @@ export function sandboxModel(modelId: string): LanguageModelV4 {
             : [
                 {
                   type: 'text',
-                  text: output.text,
+                  text: written.text,
                   ...(logprobs === null
                     ? {}
                     : {
                         providerMetadata: {
-                          sandbox: { logprobs: sandboxLogprobs(output.text, logprobs).map(wireTokenLogprob) },
+                          sandbox: { logprobs: sandboxLogprobs(written.text, logprobs).map(wireTokenLogprob) },
                         },
                       }),
                 },
               ],
-        finishReason: finishReason(output.finish),
-        usage: output.usage,
+        finishReason: finishReason(written.finish),
+        usage: written.usage,
         warnings: [],
       };
     },
     async doStream(options) {
       options.abortSignal?.throwIfAborted();
-      const parts = streamParts(generate(modelId, options), logprobsAsked(options));
+      const written = await output(modelId, options);
+      options.abortSignal?.throwIfAborted();
+      const parts = streamParts(written, logprobsAsked(options));
       let next = 0;
       const stream = new ReadableStream<LanguageModelV4StreamPart>({
         pull(controller) {

@@ -111,14 +111,16 @@ export function encodeTokens(text: string): number[] {
 
 /** The first `max` tokens of `text`, and whether it was cut. */
 export function truncateTokens(text: string, max: number): { text: string; truncated: boolean } {
-  const tokens: number[] = [];
+  // The slices' tokens are their own, so the text of the whole slices kept is the text up to the slice that is cut:
+  // only that slice's kept tokens are decoded.
+  let kept = 0;
+  let at = 0;
   for (const slice of tokenSlices(text)) {
     const encoded = encode(slice);
-    if (tokens.length + encoded.length > max) {
-      tokens.push(...encoded.slice(0, max - tokens.length));
-      return { text: decode(tokens), truncated: true };
-    }
-    tokens.push(...encoded);
+    if (kept + encoded.length > max)
+      return { text: text.slice(0, at) + decode(encoded.slice(0, max - kept)), truncated: true };
+    kept += encoded.length;
+    at += slice.length;
   }
   return { text, truncated: false };
 }
