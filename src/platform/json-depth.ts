@@ -19,16 +19,23 @@ const CLOSE_BRACE = 0x7d;
  * strings do not count; UTF-8's multi-byte sequences have no byte below 0x80, so they are never taken for one.
  * Malformed text is left to the parser: the answer for it only has to be bounded.
  */
-export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
+export function nestsDeeperThan(bytes: Buffer, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;
-    if (inString) {
-      if (byte === BACKSLASH) i++;
-      else if (byte === QUOTE) inString = false;
-    } else if (byte === QUOTE) inString = true;
-    else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
+    if (byte === QUOTE) {
+      // A string ends at the next quote that an odd run of backslashes does not escape; Buffer's search finds the
+      // quotes, so a body of long texts is not read a byte at a time here.
+      let end = i;
+      for (;;) {
+        end = bytes.indexOf(QUOTE, end + 1);
+        if (end === -1) return false;
+        let backslashes = 0;
+        while (bytes[end - 1 - backslashes] === BACKSLASH) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      i = end;
+    } else if (byte === OPEN_BRACKET || byte === OPEN_BRACE) {
       if (++depth > max) return true;
     } else if (byte === CLOSE_BRACKET || byte === CLOSE_BRACE) depth--;
   }

@@ -11,7 +11,8 @@ const PNG = Uint8Array.from([
 ]);
 
 /** `words` repeated, with spaces, to SANDBOX_OFF_LOOP_CHARS characters or more. */
-const long = (words: string) => Array.from({ length: Math.ceil(SANDBOX_OFF_LOOP_CHARS / words.length) }, () => words).join(' ');
+const long = (words: string) =>
+  Array.from({ length: Math.ceil(SANDBOX_OFF_LOOP_CHARS / words.length) }, () => words).join(' ');
 
 const cases: Array<[string, LanguageModelV4CallOptions]> = [
   [

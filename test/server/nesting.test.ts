@@ -8,7 +8,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan, valueNestsDeeperThan } from '../../src
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 
 const nested = (levels: number, inner = '1') => '{"a":'.repeat(levels) + inner + '}'.repeat(levels);
-const bytes = (text: string) => new TextEncoder().encode(text);
+const bytes = (text: string) => Buffer.from(text);
 
 describe('nesting depth of a JSON text', () => {
   test.each([
@@ -19,9 +19,21 @@ describe('nesting depth of a JSON text', () => {
     ['an escaped quote does not end a string', `{"a":"\\"${'['.repeat(100)}"}`, false],
     ['siblings are not nesting', `[${'[1],'.repeat(1000)}[1]]`, false],
     ['multi-byte UTF-8 is not a bracket', JSON.stringify({ a: '漢[{'.repeat(100) }), false],
+    [
+      'an escaped backslash before a quote ends the string',
+      `{"a":"\\\\","b":${'['.repeat(65)}1${']'.repeat(65)}}`,
+      true,
+    ],
+    ['three backslashes escape the quote', `{"a":"\\\\\\"${'['.repeat(65)}"}`, false],
+    ['deep after long strings', `[${'"x",'.repeat(1000)}${nested(65)}]`, true],
   ])('%s', (_, text, deeper) => {
     expect(nestsDeeperThan(bytes(text), MAX_JSON_DEPTH)).toBe(deeper);
     expect(valueNestsDeeperThan(JSON.parse(text), MAX_JSON_DEPTH)).toBe(deeper);
+  });
+
+  test('a string that never ends holds no nesting (the parser refuses the text)', () => {
+    expect(nestsDeeperThan(bytes(`{"a":"${'['.repeat(100)}`), MAX_JSON_DEPTH)).toBe(false);
+    expect(nestsDeeperThan(bytes('{"a":"x\\"'), MAX_JSON_DEPTH)).toBe(false);
   });
 });
 

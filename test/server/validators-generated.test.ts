@@ -42,6 +42,29 @@ describe('the validators compiled at build time', () => {
       expect(await body.json()).toMatchObject({ errors: [{ pointer: '/name', detail: 'must be string' }] });
       expect(validatorCompiles().compiled).toBe(0);
     });
+
+    // The build asks a string's length in UTF-16 units before counting its characters (scripts/validators.ts,
+    // lengthChecksFirst): the bounds stay counted in characters, an emoji one character of two units.
+    test('maxLength and minLength count characters', async () => {
+      const create = (name: string) =>
+        fetch(`${server.url}/v1/projects`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${server.ownerKey}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name }),
+        });
+      expect((await create('🙂'.repeat(100))).status).toBe(201);
+      const over = await create('🙂'.repeat(101));
+      expect(over.status).toBe(422);
+      expect(await over.json()).toMatchObject({
+        errors: [{ pointer: '/name', detail: 'must NOT have more than 100 characters' }],
+      });
+      expect((await create(`${'🙂'.repeat(99)}ab`)).status).toBe(422);
+      expect((await create('a'.repeat(100))).status).toBe(201);
+      expect((await create('a'.repeat(101))).status).toBe(422);
+      const empty = (await (await create('')).json()) as { errors: unknown[] };
+      expect(empty.errors).toContainEqual({ pointer: '/name', detail: 'must NOT have fewer than 1 characters' });
+      expect(validatorCompiles().compiled).toBe(0);
+    });
   });
 
   test("every operation's example request passes the request validation, and nothing is compiled at run time", async () => {
