@@ -278,30 +278,45 @@ export async function fetchGuarded(raw: string, options: GuardedFetchOptions): P
       return result;
     }
     // A body cut off by the timeout fails as the timeout (the transport only says `aborted`).
-    const { bytes, truncated } = await readAtMost(response.body, options.maxBytes ?? 2 * 1024 * 1024).catch(
-      (error: unknown) => {
-        throw signal.aborted ? signal.reason : error;
-      },
-    );
+    const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+    const { bytes, truncated } = await readAtMost(
+      response.body,
+      options.maxBytes ?? 2 * 1024 * 1024,
+      Number.isNaN(declared) ? undefined : declared,
+    ).catch((error: unknown) => {
+      throw signal.aborted ? signal.reason : error;
+    });
     return { ...result, bytes, truncated };
   }
 }
 
-/** The first `max` bytes of a body, and whether there was more; the rest is not downloaded. */
+/**
+ * The first `max` bytes of a body, and whether there was more; the rest is not downloaded. Each chunk is copied into
+ * the result as it arrives (into a buffer of the declared length, or one that doubles), so that no single step copies
+ * megabytes on the event loop while other requests wait.
+ */
 export async function readAtMost(
   body: ReadableStream<Uint8Array>,
   max: number,
+  declaredLength?: number,
 ): Promise<{ bytes: Uint8Array; truncated: boolean }> {
   const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
+  const expected = declaredLength !== undefined && Number.isSafeInteger(declaredLength) ? declaredLength : 0;
+  let buffer = Buffer.allocUnsafe(Math.min(max, Math.max(expected, 64 * 1024)));
   let size = 0;
   let truncated = false;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
     if (value.length > max - size) truncated = true;
-    chunks.push(value.subarray(0, max - size));
-    size += Math.min(value.length, max - size);
+    const part = value.subarray(0, max - size);
+    if (size + part.length > buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.min(max, Math.max(buffer.length * 2, size + part.length)));
+      buffer.copy(grown, 0, 0, size);
+      buffer = grown;
+    }
+    buffer.set(part, size);
+    size += part.length;
     if (size >= max) {
       // A body of exactly `max` bytes is whole; one that goes on is not, even when a chunk ended at `max`.
       if (!truncated) truncated = await reader.read().then(({ done, value: next }) => !done && next.length > 0);
@@ -309,5 +324,5 @@ export async function readAtMost(
     }
   }
   await reader.cancel().catch(() => {});
-  return { bytes: Buffer.concat(chunks), truncated };
+  return { bytes: buffer.subarray(0, size), truncated };
 }
