@@ -55,3 +55,11 @@ export function sessionSecret(req: Request, config: Pick<Config, 'publicBaseUrl'
 export function clearSessionCookieHeader(config: Pick<Config, 'publicBaseUrl'>): string {
   return `${cookieName(config)}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax${secureCookie(config) ? '; Secure' : ''}`;
 }
+
+/**
+ * Whether the request carries a session cookie (valid or not): pages ask the API who is signed in only then, so that
+ * a browser without one does not log a refused request.
+ */
+export function hasSessionCookie(req: Request, config: Pick<Config, 'publicBaseUrl'>): boolean {
+  return sessionSecret(req, config) !== undefined;
+}
