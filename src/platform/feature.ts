@@ -85,8 +85,11 @@ export interface Feature {
   readiness?: (platform: Platform) => ReadinessProbe[];
   /** Problem shapes of its operations. */
   problemShapes?: Partial<Record<OperationId, ProblemShaper>>;
-  /** Authenticators of the security schemes its operations use, other than bearer keys. */
-  authenticators?: Partial<Record<'embedKey', Authenticator>>;
+  /**
+   * Authenticators of the security schemes its operations use, other than bearer keys: `sessionCookie` authenticates
+   * a request to a bearer operation that carries no Authorization header (a person's session).
+   */
+  authenticators?: Partial<Record<'embedKey' | 'sessionCookie', Authenticator>>;
   /**
    * Pages outside the contract that a browser opens (the reference editor), with their assets: mounted before the
    * contract's routes, so a path they do not answer falls through to the contract's 404.

@@ -252,6 +252,17 @@ const guides: Guide[] = [
     ],
   },
   {
+    name: 'sign-in',
+    checks: [
+      // This server sends no email (no SMTP_URL): the guide's comment names the answer.
+      {
+        phrase: '/v1/sessions/links',
+        check: ({ stdout }) => expect(JSON.parse(stdout)).toMatchObject({ status: 501, code: 'email_not_configured' }),
+      },
+      { phrase: "jq '.data | length'", check: ({ stdout }) => expect(stdout).toBe('0\n') },
+    ],
+  },
+  {
     name: 'workflows',
     // "Save this as release.yaml": the guide's definition.
     files: () => ({ 'release.yaml': /```yaml\n([\s\S]*?)```/.exec(read('docs', 'guides', 'workflows.md'))![1]! }),

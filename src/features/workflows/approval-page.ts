@@ -1,7 +1,9 @@
 // The approval page, GET /approvals/{run_id}/{step_id}?expires=…&signature=…: the `approval_url` of
 // `workflow.run.approval_required`. The signed link lets a person see what the step asks to review (its instructions
-// and rendered content) and its state; deciding takes an API key of the step's approver role, typed into the page and
-// sent by its script to the API's own approve and reject operations (the link alone decides nothing).
+// and rendered content) and its state; deciding takes a member of the step's approver role: signed in (their session
+// cookie, whose CSRF token the script reads from GET /v1/session), or with an API key of that role typed into the
+// page. The script sends the decision to the API's own approve and reject operations (the link alone decides
+// nothing). A person not signed in follows the page's sign-in link, which brings them back here.
 //
 // The page's data is in the HTML as text and attributes (escaped), the content to review as Markdown rendered to HTML
 // (markdown-it with raw HTML escaped, so markup in a model's output is shown, never run); its script (approval-app.ts, bundled by esbuild
@@ -11,6 +13,7 @@ import MarkdownIt from 'markdown-it';
 import type { components } from '../../../generated/openapi.ts';
 import { bundleScript, once, sendAsset, stylesheet } from '../../platform/assets.ts';
 import type { Platform } from '../../platform/context.ts';
+import { hasSessionCookie } from '../sessions/index.ts';
 import { verifyApprovalLink } from './approvals.ts';
 import type { Approval } from './store.ts';
 
@@ -60,19 +63,24 @@ ${body}
 </html>`);
 }
 
+/** The dashboard's sign-in, which brings the person back to this page once signed in. */
+function signInPath(workspaceId: string, here: string): string {
+  return `/dashboard?${new URLSearchParams({ workspace: workspaceId, return_to: here })}`;
+}
+
 function notice(res: Response, status: number, title: string, text: string): void {
   page(res, status, title, `<h1>${escapeHtml(title)}</h1>\n<p data-part="notice">${escapeHtml(text)}</p>`);
 }
 
-/** The step's state in words: waiting, or what was decided and by whom. */
-function stateOf(status: string, approval: Approval): string {
+/** The step's state in words: waiting, or what was decided and by whom (a person signed in, or a key). */
+function stateOf(status: string, approval: Approval, person: string | null): string {
   if (status === 'awaiting_approval') return `Waiting for a decision until ${approval.expires_at}.`;
   if (approval.timed_out)
     return approval.decision
       ? `Nobody decided in time: ${approval.decision === 'approve' ? 'approved' : 'rejected'} by its timeout.`
       : 'Nobody decided in time: the step failed.';
   if (approval.decision)
-    return `${approval.decision === 'approve' ? 'Approved' : 'Rejected'} at ${approval.decided_at} by ${approval.decided_by_key_id}${approval.comment ? `: “${approval.comment}”` : '.'}`;
+    return `${approval.decision === 'approve' ? 'Approved' : 'Rejected'} at ${approval.decided_at} by ${person ?? approval.decided_by_key_id}${approval.comment ? `: “${approval.comment}”` : '.'}`;
   return status === 'cancelled' ? 'The run was cancelled: nothing to decide.' : `The step is ${status}.`;
 }
 
@@ -114,6 +122,18 @@ export function approvalPages(platform: Platform): Router {
     if (!run || !step?.approval || !workflow)
       return notice(res, 404, 'No such approval', 'The run or its workflow has been deleted.');
     const approval = JSON.parse(step.approval) as Approval;
+    // A decision made signed in names the person: their session's key is theirs (the sessions feature).
+    const person = approval.decided_by_key_id
+      ? ((
+          await platform.db
+            .selectFrom('api_keys')
+            .innerJoin('users', 'users.id', 'api_keys.user_id')
+            .select('users.email')
+            .where('api_keys.id', '=', approval.decided_by_key_id)
+            .where('api_keys.session_id', 'is not', null)
+            .executeTakeFirst()
+        )?.email ?? null)
+      : null;
     const waiting = step.status === 'awaiting_approval' && run.status !== 'cancelled';
     const role = approval.approver_role as Schemas['WorkflowApprovalStep']['approver_role'];
     page(
@@ -133,12 +153,16 @@ export function approvalPages(platform: Platform): Router {
 <h2 id="content-title">Content to review</h2>
 <div data-part="content" class="content">${approval.content === null ? '<p class="muted">The step shows no content.</p>' : `<div class="markdown">${markdown.render(approval.content)}</div>`}</div>
 </section>
-<p data-part="state" role="status" aria-live="polite">${escapeHtml(stateOf(step.status, approval))}</p>
+<p data-part="state" role="status" aria-live="polite">${escapeHtml(stateOf(step.status, approval, person))}</p>
 ${
   waiting
     ? `<form data-part="decision" data-workflow-id="${escapeHtml(workflow.id)}" data-run-id="${escapeHtml(run.id)}" data-step-id="${escapeHtml(step.step_id)}" novalidate>
+<p data-part="signed-in" hidden${hasSessionCookie(req, platform.config) ? ' data-session="cookie"' : ''}></p>
+<div data-part="key-field">
+<p data-part="sign-in-hint"><a data-part="sign-in" href="${escapeHtml(signInPath(run.workspace_id, req.originalUrl))}">Sign in</a> to decide as yourself, or enter an API key.</p>
 <label for="key">API key (${escapeHtml(role ?? 'editor')} role or higher)</label>
-<input id="key" name="key" type="password" autocomplete="off" spellcheck="false" required data-part="key">
+<input id="key" name="key" type="password" autocomplete="off" spellcheck="false" data-part="key">
+</div>
 <label for="comment">Comment (optional)</label>
 <textarea id="comment" name="comment" maxlength="2000" rows="3" data-part="comment"></textarea>
 <div class="actions">
@@ -147,7 +171,7 @@ ${
 </div>
 <p data-part="error" role="alert" hidden></p>
 </form>
-<p class="muted">The key is sent only to this API, with your decision, and is not kept by this page.</p>
+<p class="muted" data-part="key-note">A key is sent only to this API, with your decision, and is not kept by this page.</p>
 <script type="module" src="${ASSETS}/approval.js"></script>`
     : ''
 }`,
