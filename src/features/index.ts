@@ -16,6 +16,7 @@ import { limitsFeature } from './limits/index.ts';
 import { policyFeature } from './policy/index.ts';
 import { projectsFeature } from './projects/index.ts';
 import { serviceFeature } from './service/index.ts';
+import { ssoFeature } from './sso/index.ts';
 import { voicesFeature } from './voices/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
 import { workflowsFeature } from './workflows/index.ts';
@@ -25,6 +26,7 @@ export const features = [
   serviceFeature,
   workspaceFeature,
   directoryFeature,
+  ssoFeature,
   webhooksFeature,
   projectsFeature,
   engineFeature,

@@ -47,7 +47,8 @@ export type IdPrefix =
   | 'wf'
   | 'run'
   | 'lim'
-  | 'rsv';
+  | 'rsv'
+  | 'sso';
 
 export function newId(prefix: IdPrefix, now: Date = new Date()): string {
   // OpenAI's completion ids are `chatcmpl-…`; ours keep that form for its SDKs' sake.
