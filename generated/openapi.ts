@@ -378,6 +378,101 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the current session
+         * @description The session that made the request: who is signed in, to which workspace, with which role (the member's, as it is
+         *     now), and the `csrf_token` to send in `X-CSRF-Token` with every request that changes something. A request
+         *     made with an API key has no session: `404 not_found`.
+         */
+        get: operations["getCurrentSession"];
+        put?: never;
+        post?: never;
+        /**
+         * Sign out
+         * @description Ends the session that made the request and clears its cookie. A request made with an API key has no session:
+         *     `404 not_found`. Records the audit entry `session.ended`.
+         */
+        delete: operations["signOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your sessions
+         * @description Lists the sessions of the person making the request (the member a session or a key acts for) that may still be
+         *     used, newest first; `current` marks the one making the request. A service key, which belongs to no person, has
+         *     none.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Email a sign-in link
+         * @description Emails the member of `workspace_id` with this `email` a one-time sign-in link: it works once, for 15 minutes,
+         *     and lands on `return_to` (a path of this server) or the dashboard. The answer is `202` whether or not such a
+         *     member exists, so that it tells nobody who is a member; a member is sent at most 5 links in 15 minutes (more
+         *     requests are answered alike and send nothing). Needs no key; limited to 600 requests a minute per client IP
+         *     address. A server without `SMTP_URL` sends no email: `501 email_not_configured` (an operator prints a link with
+         *     `npm run cli -- login-link`).
+         */
+        post: operations["createSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign out of one of your sessions
+         * @description Ends one of your sessions at once (a browser left signed in elsewhere); its cookie no longer works. Another
+         *     person's session, and one that has ended, is `404 not_found`. Records the audit entry `session.ended`.
+         */
+        delete: operations["revokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects": {
         parameters: {
             query?: never;
@@ -2610,6 +2705,7 @@ export type components = {
          *     | `sso_email_not_allowed` | 403 | The person the identity provider vouches for has no verified email, or one outside the connection's `domains`. |
          *     | `sso_required` | 403 | People of this email's domain sign in to the workspace through single sign-on only; `detail` and the problem's `sso_start_url` say where. |
          *     | `origin_not_allowed` | 403 | The widget's page origin is not in the chatbot's `allowed_origins`. |
+         *     | `csrf_check_failed` | 403 | A request that changes something was made with a session cookie without the session's `csrf_token` in `X-CSRF-Token`, with another token, or from another site's page (`Origin`, `Sec-Fetch-Site`). |
          *     | `chatbot_disabled` | 403 | The chatbot is disabled; its widget does not answer visitors. |
          *     | `route_not_found` | 404 | No operation exists at this path. |
          *     | `not_found` | 404 | The resource does not exist in this workspace. |
@@ -2662,12 +2758,13 @@ export type components = {
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
          *     | `upstream_error` | 502 | The model's provider answered with an error this service could not recover from (for example, the provider rejected the server's own API key). Safe to retry later. |
          *     | `not_implemented` | 501 | The operation is specified but not available on this server yet. |
+         *     | `email_not_configured` | 501 | The server sends no email (`SMTP_URL` is not set), so it cannot send a sign-in link; an operator prints one with `npm run cli -- login-link`. |
          *     | `service_unavailable` | 503 | The database is not reachable, a connection to it was lost, none came free within `DATABASE_POOL_TIMEOUT_MS`, or it undid the request's transaction to resolve a deadlock: retry after `Retry-After` seconds. `/readyz` answers it while a dependency check fails. |
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          *     | `images_busy` | 503 | This server process is reading as many image bytes of requests as it holds at once (a chat completion's or a response's `image_url` parts); nothing was fetched. Retry after `Retry-After` seconds. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "managed_by_directory" | "directory_token_inactive" | "sso_state_invalid" | "sso_state_expired" | "sso_response_invalid" | "sso_assertion_unsigned" | "sso_response_replayed" | "sso_identity_provider_error" | "sso_email_not_allowed" | "sso_required" | "sso_domain_taken" | "sso_discovery_failed" | "sso_metadata_invalid" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "service_unavailable" | "upstream_unavailable" | "images_busy";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "csrf_check_failed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "managed_by_directory" | "directory_token_inactive" | "sso_state_invalid" | "sso_state_expired" | "sso_response_invalid" | "sso_assertion_unsigned" | "sso_response_replayed" | "sso_identity_provider_error" | "sso_email_not_allowed" | "sso_required" | "sso_domain_taken" | "sso_discovery_failed" | "sso_metadata_invalid" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "email_not_configured" | "service_unavailable" | "upstream_unavailable" | "images_busy";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -3634,6 +3731,166 @@ export type components = {
              * @example Lucas Martin
              */
             name?: string | null;
+        };
+        /**
+         * @description The session's identifier (`ses_…`).
+         * @example ses_01KJX4R7T2M9Q5W8E3R6T1Y4U7
+         */
+        SessionId: string;
+        /**
+         * @description How the person proved who they are when the session began; `link` is a one-time sign-in link, `oidc` and `saml` single sign-on.
+         * @example link
+         * @enum {string}
+         */
+        SignInMethod: "link" | "oidc" | "saml";
+        /**
+         * CurrentSession
+         * @description The session that made the request, with who is signed in, where, with which role, and the `csrf_token` that every
+         *     request that changes something must send in `X-CSRF-Token`.
+         */
+        CurrentSession: {
+            id: components["schemas"]["SessionId"];
+            /**
+             * @description Always `session`.
+             * @constant
+             */
+            object: "session";
+            /**
+             * @description The member signed in.
+             * @example usr_01JD2M3N4P5Q6R7S8T9V0W1X2Y
+             */
+            user_id: string;
+            method: components["schemas"]["SignInMethod"];
+            /** @description Always `true`. */
+            current: boolean;
+            /**
+             * @description The client IP address that signed in.
+             * @example 203.0.113.24
+             */
+            ip: string | null;
+            /**
+             * @description The browser that signed in, as its User-Agent said (at most 500 characters).
+             * @example Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36
+             */
+            user_agent: string | null;
+            /** @description When the person signed in. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The session's latest request, to the minute. */
+            last_seen_at: components["schemas"]["Timestamp"];
+            /** @description When the session ends unless it makes a request before. */
+            idle_expires_at: components["schemas"]["Timestamp"];
+            /** @description When the session ends whatever its use. */
+            expires_at: components["schemas"]["Timestamp"];
+            /** @description The person signed in. */
+            user: {
+                /**
+                 * @description The member's user id.
+                 * @example usr_01JD2M3N4P5Q6R7S8T9V0W1X2Y
+                 */
+                id: string;
+                /**
+                 * Format: email
+                 * @description Their email address.
+                 * @example ana@acme.example
+                 */
+                email: string;
+                /**
+                 * @description Their name, `null` when unknown.
+                 * @example Ana Lima
+                 */
+                name: string | null;
+            };
+            /** @description The workspace signed in to. */
+            workspace: {
+                /**
+                 * @description The workspace's identifier.
+                 * @example ws_01JD0A1B2C3D4E5F6G7H8J9K0M
+                 */
+                id: string;
+                /**
+                 * @description The workspace's name.
+                 * @example Acme Marketing
+                 */
+                name: string;
+            };
+            role: components["schemas"]["Role"];
+            /**
+             * @description Send it in the header `X-CSRF-Token` with every request of this session that changes something.
+             * @example Jx3kP0q8W2v5N7m1R4t6Y9b2C5e8H1j4L7o0S3u6X9z
+             */
+            csrf_token: string;
+        };
+        /**
+         * Session
+         * @description A person's signed-in session in a browser. Its secret lives only in the session cookie and is stored hashed; it
+         *     ends after 12 hours without a request (`idle_expires_at`), at `expires_at` (7 days after it began) whatever its
+         *     use, when its person signs out, and when the member is removed.
+         */
+        Session: {
+            id: components["schemas"]["SessionId"];
+            /**
+             * @description Always `session`.
+             * @constant
+             */
+            object: "session";
+            /**
+             * @description The member signed in.
+             * @example usr_01JD2M3N4P5Q6R7S8T9V0W1X2Y
+             */
+            user_id: string;
+            method: components["schemas"]["SignInMethod"];
+            /** @description `true` for the session that made this request. */
+            current: boolean;
+            /**
+             * @description The client IP address that signed in.
+             * @example 203.0.113.24
+             */
+            ip: string | null;
+            /**
+             * @description The browser that signed in, as its User-Agent said (at most 500 characters).
+             * @example Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15
+             */
+            user_agent: string | null;
+            /** @description When the person signed in. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The session's latest request, to the minute. */
+            last_seen_at: components["schemas"]["Timestamp"];
+            /** @description When the session ends unless it makes a request before (12 hours after `last_seen_at`, never after `expires_at`). */
+            idle_expires_at: components["schemas"]["Timestamp"];
+            /** @description When the session ends whatever its use (7 days after `created_at`). */
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * SessionList
+         * @description A page of sessions, newest first.
+         */
+        SessionList: {
+            /** @description The sessions of this page. */
+            data: components["schemas"]["Session"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * SignInLinkRequest
+         * @description Whom to email a one-time sign-in link, to which workspace, and where to land afterwards.
+         */
+        SignInLinkRequest: {
+            /**
+             * Format: email
+             * @description The person's email address, as a member of the workspace has it (compared ignoring case).
+             * @example ana@acme.example
+             */
+            email: string;
+            /**
+             * @description The workspace to sign in to.
+             * @example ws_01JD0A1B2C3D4E5F6G7H8J9K0M
+             */
+            workspace_id: string;
+            /**
+             * @description A path of this server to land on once signed in (`/approvals/…`), starting with one `/`; the dashboard when
+             *     omitted. Anything else (another host, `//host`, a backslash) is `422 validation_failed`.
+             * @example /approvals/run_01JD6R3T4V5W6X7Y8Z9A0B1C2D/review?expires=1796304246&signature=Qm9vdHN0cmFwU2lnbmF0dXJlRXhhbXBsZQ
+             */
+            return_to?: string;
         };
         /**
          * ProjectId
@@ -10564,6 +10821,14 @@ export type components = {
             latency_ms: number | null;
             /** @description Every step of the definition, in its order, with its state. */
             steps: components["schemas"]["WorkflowRunStep"][];
+            /**
+             * Format: uri
+             * @description While the run is `awaiting_approval`: the approval page of the step that waits (the `approval_url` of
+             *     `workflow.run.approval_required`), where a member of the approver role signed in approves or rejects it;
+             *     `null` otherwise.
+             * @example https://eu.content-service.example/approvals/run_01JD6R3T4V5W6X7Y8Z9A0B1C2D/review?expires=1796304246&signature=Qm9vdHN0cmFwU2lnbmF0dXJlRXhhbXBsZQ
+             */
+            approval_url: string | null;
             /** @description When the run was accepted. */
             created_at: components["schemas"]["Timestamp"];
             /**
@@ -11939,7 +12204,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ServiceReadinessProblem"];
             };
         };
-        /** @description No API key was sent, or the key is unknown, revoked or past its rotation grace period (`unauthenticated`). */
+        /** @description No API key (or session cookie) was sent, or the key is unknown, revoked or past its rotation grace period, or the session has ended or expired (`unauthenticated`). */
         Unauthorized: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -12186,6 +12451,41 @@ export type components = {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A request made with a session that changes something without the session's `csrf_token` in `X-CSRF-Token`, with another token, or from another site's page (`csrf_check_failed`). */
+        SessionForbidden: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description More than 600 requests in 60 seconds from this client IP address to public documents (`rate_limited`). Wait `Retry-After` seconds. */
+        PublicDocumentTooManyRequests: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The server sends no email (`SMTP_URL` is not set), so it cannot send a sign-in link (`email_not_configured`); an operator prints one with `npm run cli -- login-link`. */
+        SignInEmailUnavailable: {
+            headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
@@ -12664,19 +12964,6 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description More than 600 requests in 60 seconds from this client IP address to public documents (`rate_limited`). Wait `Retry-After` seconds. */
-        PublicDocumentTooManyRequests: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                "X-Request-Id": components["headers"]["RequestId"];
-                "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`); or the request is well-formed but cannot be carried out: the writing sample has fewer than 200 words (`voice_sample_too_short`) or more than 600 (`voice_sample_too_long`), or the `Idempotency-Key` was used with a different request (`idempotency_key_reused`). */
         VoiceSampleRejected: {
             headers: {
@@ -13146,6 +13433,11 @@ export type components = {
          * @example usr_01KY51922251RZN0J0KZDFGA75
          */
         MemberId: string;
+        /**
+         * @description The session's identifier (`ses_…`).
+         * @example ses_01KJTZ0N5B8C1D4E7F0G3H6J9K
+         */
+        SessionId: string;
         /**
          * @description The project's identifier.
          * @example prj_01JD1N4Q8R2S5T7V9W3X6Y0Z1A
@@ -14267,6 +14559,172 @@ export interface operations {
             403: components["responses"]["MemberForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["MemberRemovalRefused"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCurrentSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current session. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentSession"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out; the answer clears the session cookie (`Set-Cookie` with a past expiry). */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["SessionForbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The opaque `next_cursor` of the previous page. Omit it for the first page (newest items first).
+                 * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your sessions. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a member with this email, if there is one, is sent a link. */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["PublicDocumentTooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["SignInEmailUnavailable"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The session's identifier (`ses_…`).
+                 * @example ses_01KJTZ0N5B8C1D4E7F0G3H6J9K
+                 */
+                id: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session has ended. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["SessionForbidden"];
+            404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];

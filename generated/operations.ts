@@ -20,6 +20,7 @@ export const operationTable = {
   createKnowledgeBase: {"method":"post","path":"/v1/knowledge-bases","tag":"Knowledge bases","summary":"Create a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500,503]},
   createProject: {"method":"post","path":"/v1/projects","tag":"Projects","summary":"Create a project","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500,503]},
   createResponse: {"method":"post","path":"/v1/responses","tag":"Chat","summary":"Create a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
+  createSignInLink: {"method":"post","path":"/v1/sessions/links","tag":"Sessions","summary":"Email a sign-in link","auth":"public","minimumRole":null,"successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,413,415,422,429,500,501,503]},
   createSpendLimit: {"method":"post","path":"/v1/spend-limits","tag":"Usage","summary":"Create a spend limit","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500,503]},
   createSsoConnection: {"method":"post","path":"/v1/sso-connections","tag":"Workspace","summary":"Create a single sign-on connection","auth":"bearer","minimumRole":"owner","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500,503]},
   createVoice: {"method":"post","path":"/v1/voices","tag":"Voices","summary":"Create a voice","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,409,413,415,421,422,429,500,503]},
@@ -43,6 +44,7 @@ export const operationTable = {
   getChatbotConversation: {"method":"get","path":"/v1/chatbots/{id}/conversations/{conversation_id}","tag":"Chatbots","summary":"Get a conversation","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getChatThread: {"method":"get","path":"/v1/chat/threads/{id}","tag":"Chat","summary":"Get a chat thread","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getComplianceRule: {"method":"get","path":"/v1/compliance-rules/{id}","tag":"Compliance rules","summary":"Get a compliance rule","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
+  getCurrentSession: {"method":"get","path":"/v1/session","tag":"Sessions","summary":"Get the current session","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,429,500,503]},
   getDirectoryToken: {"method":"get","path":"/v1/directory-tokens/{id}","tag":"Workspace","summary":"Get a directory token","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
   getDocument: {"method":"get","path":"/v1/documents/{id}","tag":"Documents","summary":"Get a document","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getDocumentVersion: {"method":"get","path":"/v1/documents/{id}/versions/{version_id}","tag":"Documents","summary":"Get a document version","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
@@ -86,6 +88,7 @@ export const operationTable = {
   listProjects: {"method":"get","path":"/v1/projects","tag":"Projects","summary":"List projects","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
   listRequestLogs: {"method":"get","path":"/v1/request-logs","tag":"Logs","summary":"List request log entries","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
   listResponseInputItems: {"method":"get","path":"/v1/responses/{id}/input_items","tag":"Chat","summary":"List a response's input items","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
+  listSessions: {"method":"get","path":"/v1/sessions","tag":"Sessions","summary":"List your sessions","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
   listSpendLimits: {"method":"get","path":"/v1/spend-limits","tag":"Usage","summary":"List spend limits","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
   listSsoConnections: {"method":"get","path":"/v1/sso-connections","tag":"Workspace","summary":"List single sign-on connections","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
   listVoices: {"method":"get","path":"/v1/voices","tag":"Voices","summary":"List voices","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
@@ -104,6 +107,7 @@ export const operationTable = {
   restoreDocumentVersion: {"method":"post","path":"/v1/documents/{id}/versions/{version_id}/restore","tag":"Documents","summary":"Restore a document version","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":[],"responseStatuses":[201,400,401,403,404,409,421,422,429,500,503]},
   revokeApiKey: {"method":"delete","path":"/v1/api-keys/{id}","tag":"Workspace","summary":"Revoke an API key","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
   revokeDirectoryToken: {"method":"delete","path":"/v1/directory-tokens/{id}","tag":"Workspace","summary":"Revoke a directory token","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
+  revokeSession: {"method":"delete","path":"/v1/sessions/{id}","tag":"Sessions","summary":"Sign out of one of your sessions","auth":"bearer","minimumRole":"viewer","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
   rotateApiKey: {"method":"post","path":"/v1/api-keys/{id}/rotate","tag":"Workspace","summary":"Rotate an API key's secret","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,403,404,409,421,422,429,500,503]},
   rotateChatbotEmbedKey: {"method":"post","path":"/v1/chatbots/{id}/embed-key/rotate","tag":"Chatbots","summary":"Rotate a chatbot's embed key","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
   rotateDirectoryToken: {"method":"post","path":"/v1/directory-tokens/{id}/rotate","tag":"Workspace","summary":"Rotate a directory token's secret","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,400,401,403,404,409,421,422,429,500,503]},
@@ -113,6 +117,7 @@ export const operationTable = {
   sendChatbotMessage: {"method":"post","path":"/v1/chatbots/{id}/messages","tag":"Chatbots","summary":"Send a message to a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,503]},
   sendEmbedMessage: {"method":"post","path":"/v1/embed/messages","tag":"Embed","summary":"Send a visitor message from the widget","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,503]},
   sendWebhookEndpointTest: {"method":"post","path":"/v1/webhooks/endpoints/{id}/test","tag":"Webhooks","summary":"Send a test event to a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500,503]},
+  signOut: {"method":"delete","path":"/v1/session","tag":"Sessions","summary":"Sign out","auth":"bearer","minimumRole":"viewer","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,429,500,503]},
   startWorkflowRun: {"method":"post","path":"/v1/workflows/{id}/runs","tag":"Workflows","summary":"Start a run","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500,503]},
   unpublishDocument: {"method":"post","path":"/v1/documents/{id}/unpublish","tag":"Documents","summary":"Unpublish a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,409,421,422,429,500,503]},
   updateChatbot: {"method":"patch","path":"/v1/chatbots/{id}","tag":"Chatbots","summary":"Update a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
@@ -245,6 +250,9 @@ export type CreateProjectResponse = OperationResponse<'createProject'>;
 /** POST /v1/responses: Create a response */
 export type CreateResponseRequest = OperationRequest<'createResponse'>;
 export type CreateResponseResponse = OperationResponse<'createResponse'>;
+/** POST /v1/sessions/links: Email a sign-in link */
+export type CreateSignInLinkRequest = OperationRequest<'createSignInLink'>;
+export type CreateSignInLinkResponse = OperationResponse<'createSignInLink'>;
 /** POST /v1/spend-limits: Create a spend limit */
 export type CreateSpendLimitRequest = OperationRequest<'createSpendLimit'>;
 export type CreateSpendLimitResponse = OperationResponse<'createSpendLimit'>;
@@ -314,6 +322,9 @@ export type GetChatThreadResponse = OperationResponse<'getChatThread'>;
 /** GET /v1/compliance-rules/{id}: Get a compliance rule */
 export type GetComplianceRuleRequest = OperationRequest<'getComplianceRule'>;
 export type GetComplianceRuleResponse = OperationResponse<'getComplianceRule'>;
+/** GET /v1/session: Get the current session */
+export type GetCurrentSessionRequest = OperationRequest<'getCurrentSession'>;
+export type GetCurrentSessionResponse = OperationResponse<'getCurrentSession'>;
 /** GET /v1/directory-tokens/{id}: Get a directory token */
 export type GetDirectoryTokenRequest = OperationRequest<'getDirectoryToken'>;
 export type GetDirectoryTokenResponse = OperationResponse<'getDirectoryToken'>;
@@ -443,6 +454,9 @@ export type ListRequestLogsResponse = OperationResponse<'listRequestLogs'>;
 /** GET /v1/responses/{id}/input_items: List a response's input items */
 export type ListResponseInputItemsRequest = OperationRequest<'listResponseInputItems'>;
 export type ListResponseInputItemsResponse = OperationResponse<'listResponseInputItems'>;
+/** GET /v1/sessions: List your sessions */
+export type ListSessionsRequest = OperationRequest<'listSessions'>;
+export type ListSessionsResponse = OperationResponse<'listSessions'>;
 /** GET /v1/spend-limits: List spend limits */
 export type ListSpendLimitsRequest = OperationRequest<'listSpendLimits'>;
 export type ListSpendLimitsResponse = OperationResponse<'listSpendLimits'>;
@@ -497,6 +511,9 @@ export type RevokeApiKeyResponse = OperationResponse<'revokeApiKey'>;
 /** DELETE /v1/directory-tokens/{id}: Revoke a directory token */
 export type RevokeDirectoryTokenRequest = OperationRequest<'revokeDirectoryToken'>;
 export type RevokeDirectoryTokenResponse = OperationResponse<'revokeDirectoryToken'>;
+/** DELETE /v1/sessions/{id}: Sign out of one of your sessions */
+export type RevokeSessionRequest = OperationRequest<'revokeSession'>;
+export type RevokeSessionResponse = OperationResponse<'revokeSession'>;
 /** POST /v1/api-keys/{id}/rotate: Rotate an API key's secret */
 export type RotateApiKeyRequest = OperationRequest<'rotateApiKey'>;
 export type RotateApiKeyResponse = OperationResponse<'rotateApiKey'>;
@@ -524,6 +541,9 @@ export type SendEmbedMessageResponse = OperationResponse<'sendEmbedMessage'>;
 /** POST /v1/webhooks/endpoints/{id}/test: Send a test event to a webhook endpoint */
 export type SendWebhookEndpointTestRequest = OperationRequest<'sendWebhookEndpointTest'>;
 export type SendWebhookEndpointTestResponse = OperationResponse<'sendWebhookEndpointTest'>;
+/** DELETE /v1/session: Sign out */
+export type SignOutRequest = OperationRequest<'signOut'>;
+export type SignOutResponse = OperationResponse<'signOut'>;
 /** POST /v1/workflows/{id}/runs: Start a run */
 export type StartWorkflowRunRequest = OperationRequest<'startWorkflowRun'>;
 export type StartWorkflowRunResponse = OperationResponse<'startWorkflowRun'>;

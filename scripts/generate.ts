@@ -96,6 +96,12 @@ function operationTable(spec: Json): OperationInfo[] {
       if (security.some((s) => 'bearerAuth' in s)) {
         auth = 'bearer';
         const roles: string[] = security.find((s) => 'bearerAuth' in s)!.bearerAuth;
+        // The server takes a person's session wherever it takes a key (src/app.ts), with the same minimum role.
+        const sessionRoles: string[] | undefined = security.find((s) => 'sessionCookie' in s)?.sessionCookie;
+        if (JSON.stringify(sessionRoles) !== JSON.stringify(roles))
+          throw new Error(
+            `${method.toUpperCase()} ${path}: every bearerAuth requirement has a sessionCookie one beside it, with the same roles`,
+          );
         minimumRole = rolesLowestFirst.find((r) => roles.includes(r)) ?? rolesLowestFirst[0]!;
       } else if (security.some((s) => 'embedKey' in s)) {
         auth = 'embedKey';

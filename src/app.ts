@@ -157,15 +157,22 @@ function route(platform: Platform): RequestHandler {
 const IDEMPOTENT_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
- * The caller, by the operation's security scheme: a bearer API key (auth.ts), or another scheme's authenticator from
- * its feature (the chatbots' embed key); public operations pass.
+ * The caller, by the operation's security scheme: a bearer API key (auth.ts), a person's session cookie instead of a
+ * key (the sessions feature), or another scheme's authenticator from its feature (the chatbots' embed key); public
+ * operations pass.
  */
 function authenticateCaller(platform: Platform): RequestHandler {
   const bearer = authenticate(platform);
   const authenticators = collectByKey(platform.features, 'authenticators');
   return async function authenticateCaller(req, res, next) {
     const scheme = operationOf(res).auth;
-    if (scheme === 'bearer') return bearer(req, res, next);
+    if (scheme === 'bearer') {
+      // Every operation a key may call also takes a person's session (the contract's `sessionCookie` scheme).
+      const session = authenticators.sessionCookie;
+      if (!session || req.get('authorization') !== undefined) return bearer(req, res, next);
+      await session(req, res, platform);
+      return next();
+    }
     if (scheme === 'embedKey') {
       const authenticator = authenticators.embedKey;
       if (!authenticator)

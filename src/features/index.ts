@@ -16,6 +16,7 @@ import { limitsFeature } from './limits/index.ts';
 import { policyFeature } from './policy/index.ts';
 import { projectsFeature } from './projects/index.ts';
 import { serviceFeature } from './service/index.ts';
+import { sessionsFeature } from './sessions/index.ts';
 import { ssoFeature } from './sso/index.ts';
 import { voicesFeature } from './voices/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
@@ -26,6 +27,7 @@ export const features = [
   serviceFeature,
   workspaceFeature,
   directoryFeature,
+  sessionsFeature,
   ssoFeature,
   webhooksFeature,
   projectsFeature,

@@ -50,13 +50,18 @@ export interface Platform {
   drain: Drain;
 }
 
-/** The API key that made the request, and its workspace. */
+/** The API key that made the request (a key's, or a session's own), and its workspace. */
 export interface Caller {
   workspace: WorkspaceRow;
   apiKey: ApiKeyRow;
   role: Role;
   /** The member the key acts on behalf of (`usr_…`); null for a service key. */
   userId: string | null;
+  /**
+   * The person's session (`ses_…`) when the request came with the session cookie instead of a key (the sessions
+   * feature): `apiKey` is then the session's own key.
+   */
+  sessionId?: string;
 }
 
 /** The chatbot whose embed key authenticated a request of the public widget (the `embedKey` scheme). */

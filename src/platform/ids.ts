@@ -48,7 +48,9 @@ export type IdPrefix =
   | 'run'
   | 'lim'
   | 'rsv'
-  | 'sso';
+  | 'sso'
+  | 'ses'
+  | 'sil';
 
 export function newId(prefix: IdPrefix, now: Date = new Date()): string {
   // OpenAI's completion ids are `chatcmpl-…`; ours keep that form for its SDKs' sake.

@@ -184,7 +184,9 @@ function bindHandler<K extends OperationId>(platform: Platform, id: K, handler: 
   return async (req: Request, res: Response, _next: NextFunction): Promise<void> => {
     const context = new OperationContext(platform, req, res);
     const request = typedRequest(id, req);
-    const idempotencyKey = IDEMPOTENT_METHODS.has(req.method) ? req.get('idempotency-key') : undefined;
+    // A public operation (no key, no embed key) has no workspace to keep an Idempotency-Key in: it runs as sent.
+    const keyed = locals(res).caller !== undefined || locals(res).embed !== undefined;
+    const idempotencyKey = IDEMPOTENT_METHODS.has(req.method) && keyed ? req.get('idempotency-key') : undefined;
     if (!idempotencyKey) {
       const { result, stream } = await run(handler, request, context);
       if (stream) await sendStream(res, result, stream, context);

@@ -37,6 +37,11 @@ export interface ApiKeysTable {
   expires_at: string | null;
   rotated_at: string | null;
   revoked_at: string | null;
+  /**
+   * The person's session this key carries (the sessions feature, migration 026_sessions); null for an API key. Such a
+   * key has no secret anyone holds, and the workspace's key list leaves it out.
+   */
+  session_id: string | null;
 }
 
 export interface UsersTable {

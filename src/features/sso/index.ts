@@ -6,6 +6,7 @@ import { ssoConnectionHandlers } from './connections.ts';
 import { pruneFlows } from './flows.ts';
 import { sso } from './migrations/027_sso.ts';
 import { ssoPages } from './pages.ts';
+import { requireSsoForDomains } from './requirement.ts';
 
 export const ssoFeature = {
   name: 'sso',
@@ -13,6 +14,7 @@ export const ssoFeature = {
   migrations: { '027_sso': sso },
   pages: ssoPages,
   retention: pruneFlows,
+  signInGuard: requireSsoForDomains,
 } satisfies Feature;
 
 // The public API: whether a person must sign in through a connection (the sessions feature refuses them otherwise).

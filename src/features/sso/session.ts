@@ -1,7 +1,8 @@
-// The hand-over to a session once a person is proven and is a member. Until the sessions feature is merged, this
-// answers with who signed in: the sessions feature's startSession replaces it.
+// The hand-over to a session once a person is proven and is a member: the sessions feature's startSession sets the
+// cookie and redirects to where the person was going.
 import type { Response } from 'express';
 import type { Platform } from '../../platform/context.ts';
+import { startSession } from '../sessions/index.ts';
 
 export interface SignedIn {
   workspaceId: string;
@@ -10,6 +11,6 @@ export interface SignedIn {
   returnTo?: string;
 }
 
-export async function startSignedInSession(_platform: Platform, res: Response, signedIn: SignedIn): Promise<void> {
-  res.status(200).json({ signed_in: signedIn });
+export async function startSignedInSession(platform: Platform, res: Response, signedIn: SignedIn): Promise<void> {
+  await startSession(platform, res, signedIn);
 }

@@ -10,6 +10,7 @@ import { parseInstant } from '../../platform/instant.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { Problem, type ProblemFieldError } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
+import { approvalUrl } from './approvals.ts';
 import type { Definition } from './definition.ts';
 import type { Value } from './expressions.ts';
 import {
@@ -101,7 +102,21 @@ async function loadRun(context: RequestContext, workflowId: string, runId: strin
 async function presented(context: RequestContext, runId: string): Promise<Schemas['WorkflowRun']> {
   const db = context.platform.db;
   const run = await db.selectFrom('workflow_runs').selectAll().where('id', '=', runId).executeTakeFirstOrThrow();
-  return presentRun(run, await stepsOf(db, runId));
+  const steps = await stepsOf(db, runId);
+  return presentRun(run, steps, await waitingApprovalUrl(context, run, steps));
+}
+
+/** The approval page of the run's step that waits for a decision, as `workflow.run.approval_required` gave it. */
+async function waitingApprovalUrl(
+  context: RequestContext,
+  run: Pick<RunRow, 'id' | 'status'>,
+  steps: Awaited<ReturnType<typeof stepsOf>>,
+): Promise<string | null> {
+  if (run.status !== 'awaiting_approval') return null;
+  const step = steps.find((candidate) => candidate.status === 'awaiting_approval' && candidate.approval);
+  if (!step) return null;
+  const { expires_at: expiresAt } = JSON.parse(step.approval!) as Approval;
+  return approvalUrl(context.platform, context.caller.workspace, run.id, step.step_id, new Date(expiresAt));
 }
 
 /** Records a decision on an approval step that waits, then wakes its run. */
@@ -294,11 +309,13 @@ export const runHandlers = {
         steps.set(step.run_id, [...(steps.get(step.run_id) ?? []), step]);
       }
     }
+    const urls = new Map<string, string | null>();
+    for (const row of rows) urls.set(row.id, await waitingApprovalUrl(context, row, steps.get(row.id) ?? []));
     const { body, headers } = toPage(
       rows,
       page,
       (row) => ({ id: row.id }),
-      (row) => presentRun(row, steps.get(row.id) ?? []),
+      (row) => presentRun(row, steps.get(row.id) ?? [], urls.get(row.id) ?? null),
       context.url,
     );
     return { status: 200, contentType: 'application/json', body, headers };
@@ -309,7 +326,7 @@ export const runHandlers = {
     return {
       status: 200,
       contentType: 'application/json',
-      body: presentRun(run, await stepsOf(context.platform.db, run.id)),
+      body: await presented(context, run.id),
     };
   },
 

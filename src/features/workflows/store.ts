@@ -58,7 +58,8 @@ export function presentStep(row: StepRow): Schemas['WorkflowRunStep'] {
   };
 }
 
-export function presentRun(row: RunRow, steps: StepRow[]): Schemas['WorkflowRun'] {
+/** The run as the API shows it; `approvalUrl` is the page of the step that waits for a decision (approvals.ts). */
+export function presentRun(row: RunRow, steps: StepRow[], approvalUrl: string | null): Schemas['WorkflowRun'] {
   return {
     id: row.id,
     object: 'workflow_run',
@@ -73,6 +74,7 @@ export function presentRun(row: RunRow, steps: StepRow[]): Schemas['WorkflowRun'
     latency_ms:
       row.started_at && row.finished_at ? Math.max(0, Date.parse(row.finished_at) - Date.parse(row.started_at)) : null,
     steps: steps.map(presentStep),
+    approval_url: row.status === 'awaiting_approval' ? approvalUrl : null,
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at,

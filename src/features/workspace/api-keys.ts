@@ -27,6 +27,8 @@ export async function insertApiKey(
     expiresAt: string | null;
     createdBy: string | null;
     userId?: string | null;
+    /** The session the key carries (the sessions feature); its secret is then thrown away. */
+    sessionId?: string | null;
     now: Date;
   },
 ): Promise<{ key: ApiKeyRow; secret: string }> {
@@ -48,6 +50,7 @@ export async function insertApiKey(
     expires_at: values.expiresAt,
     rotated_at: null,
     revoked_at: null,
+    session_id: values.sessionId ?? null,
   };
   await db.insertInto('api_keys').values(key).execute();
   return { key, secret };
@@ -59,6 +62,8 @@ async function findKey(context: RequestContext, id: string): Promise<ApiKeyRow> 
     .selectAll()
     .where('id', '=', id)
     .where('workspace_id', '=', context.caller.workspace.id)
+    // A session's own key is the session's (the sessions feature): not an API key anyone manages.
+    .where('session_id', 'is', null)
     .executeTakeFirst();
   if (!key) throw notFound('API key', id);
   return key;
@@ -121,7 +126,8 @@ export const apiKeyHandlers = {
     let query = context.platform.db
       .selectFrom('api_keys')
       .selectAll()
-      .where('workspace_id', '=', context.caller.workspace.id);
+      .where('workspace_id', '=', context.caller.workspace.id)
+      .where('session_id', 'is', null);
     if (request.query.role) query = query.where('role', '=', request.query.role);
     switch (request.query.status) {
       case 'active':
