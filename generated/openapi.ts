@@ -4028,6 +4028,8 @@ export type components = {
          *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`, and `scim_source` when a directory provisioned them (actor `system`, `via` `scim`). |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
          *     | `member.role_changed` | A directory's groups gave a member another role (actor `system`, `via` `scim`). `details`: `email`, `role`, `previous_role`. |
+         *     | `session.started` | A person signed in (target type `session`, its display name their email); the actor is the session's own key, named for the person. `details`: `method` (`link`, `oidc`, `saml`). |
+         *     | `session.ended` | A person signed out of a session (target type `session`). A session that ends with its member's removal or its lifetime records no entry of its own. |
          *     | `directory_token.created` | A directory token was created. `details`: `name`, `directory`. |
          *     | `directory_token.rotated` | A directory token's secret was rotated. `details`: `directory`, `previous_secret_expires_at`. |
          *     | `directory_token.revoked` | A directory token was revoked. `details`: `directory`. |
@@ -4069,7 +4071,7 @@ export type components = {
         AuditLogAction: string;
         /**
          * AuditLogActor
-         * @description Who did it. Every change made through the API is made by an API key; `system` is the service itself (the command-line tool, a background worker or job, or a directory provisioning members through SCIM), and the entry's `details.via` then names which (`cli`, the worker's or job kind's name, or `scim`).
+         * @description Who did it. Every change made through the API is made by an API key (a person signed in acts through their session's own key, named `<email>, signed in (<method>)`); `system` is the service itself (the command-line tool, a background worker or job, or a directory provisioning members through SCIM), and the entry's `details.via` then names which (`cli`, the worker's or job kind's name, or `scim`).
          */
         AuditLogActor: {
             /**

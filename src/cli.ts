@@ -24,6 +24,12 @@ Commands:
       without it the key is a service key. The workspace's audit log records it as api_key.created by the
       actor "system".
 
+  login-link --email <email> [--workspace <ws_id>] [--return-to <path>]
+      Prints a one-time sign-in link for a member (it works once, for 15 minutes): opened in a browser, it signs
+      them in and lands on the dashboard, or on --return-to, a path of the server (/approvals/…). Without
+      --workspace, the one workspace the person is a member of. Prints {"url": …, "expires_at": …,
+      "workspace_id": …, "user_id": …}.
+
   migrate
       Applies the pending database migrations; prints {"applied": [names]}.
 
@@ -188,6 +194,51 @@ const commands: Record<string, Command> = {
           return created;
         });
         return { ...presentApiKey(key, now), secret };
+      };
+    },
+  },
+
+  'login-link': {
+    async prepare(args) {
+      const values = parse(args, {
+        email: { type: 'string' },
+        workspace: { type: 'string' },
+        'return-to': { type: 'string' },
+      });
+      if (values.help) return 'help';
+      const email = required(values.email, 'email').toLowerCase();
+      if (!EMAIL.test(email) || email.length > 254) throw new UsageError(`--email is not an email address: ${email}`);
+      const returnTo = values['return-to'];
+      if (returnTo !== undefined && (!returnTo.startsWith('/') || returnTo.startsWith('//')))
+        throw new UsageError(`--return-to must be a path of the server, starting with one /, got ${returnTo}`);
+      return async (db, config) => {
+        const { createSignInLink, localPath } = await import('./features/sessions/index.ts');
+        const { withServedAddresses } = await import('./platform/served-addresses.ts');
+        let query = db
+          .selectFrom('members')
+          .innerJoin('users', 'users.id', 'members.user_id')
+          .innerJoin('workspaces', 'workspaces.id', 'members.workspace_id')
+          .select(['members.workspace_id', 'workspaces.region'])
+          .where((eb) => eb(eb.fn('lower', ['users.email']), '=', email));
+        if (values.workspace !== undefined) query = query.where('members.workspace_id', '=', values.workspace);
+        const memberships = await query.execute();
+        if (memberships.length === 0)
+          throw new Error(
+            `${email} is not a member of ${values.workspace ?? 'any workspace'} in this database; add them first (POST /v1/members)`,
+          );
+        if (memberships.length > 1)
+          throw new Error(
+            `${email} is a member of ${memberships.length} workspaces; name one with --workspace (${memberships.map((m) => m.workspace_id).join(', ')})`,
+          );
+        const { workspace_id: workspaceId, region } = memberships[0]!;
+        // The address the servers recorded, not this shell's defaults: the tool often runs without their variables.
+        const baseUrl = (await withServedAddresses(db, config)).regionBaseUrls[region];
+        const landing = returnTo === undefined ? null : localPath(returnTo, baseUrl);
+        if (returnTo !== undefined && landing === null)
+          throw new Error(`--return-to must be a path of ${baseUrl}, got ${returnTo}`);
+        const link = await createSignInLink(db, { workspaceId, email, returnTo: landing, baseUrl, now: new Date() });
+        if (!link) throw new Error(`${email} is not a member of ${workspaceId}`);
+        return { url: link.url, expires_at: link.expiresAt, workspace_id: workspaceId, user_id: link.userId };
       };
     },
   },
