@@ -131,6 +131,7 @@ export function samlIdp(
     wantAuthnRequestsSigned: false,
     nameIDFormat: ['urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'],
     singleSignOnService: [{ Binding: REDIRECT, Location: 'https://idp.test.example/saml/sso' }],
+    singleLogoutService: [{ Binding: REDIRECT, Location: 'https://idp.test.example/saml/logout' }],
   });
   return {
     entityId,
