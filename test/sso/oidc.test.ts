@@ -18,7 +18,8 @@ describe.each(databaseKinds)('OpenID Connect connections on %s', (database) => {
   let provider: OidcTestProvider;
   const clock = new ManualClock();
   beforeAll(async () => {
-    [server, provider] = await Promise.all([startTestServer({ database, clock, env: LOOPBACK }), startOidcProvider()]);
+    server = await startTestServer({ database, clock, env: LOOPBACK });
+    provider = await startOidcProvider(server.url);
   });
   afterAll(async () => {
     await Promise.all([server?.close(), provider?.close()]);
@@ -28,7 +29,7 @@ describe.each(databaseKinds)('OpenID Connect connections on %s', (database) => {
     name: 'Test provider',
     protocol: 'oidc',
     domains: ['acme.example'],
-    oidc: { issuer: provider.issuer, client_id: 'content-service', client_secret: 'a test client secret' },
+    oidc: { issuer: provider.issuer, client_id: provider.clientId, client_secret: provider.clientSecret },
     ...extra,
   });
 
@@ -48,12 +49,12 @@ describe.each(databaseKinds)('OpenID Connect connections on %s', (database) => {
       },
       saml: null,
     });
-    expect(JSON.stringify(created)).not.toContain('a test client secret');
+    expect(JSON.stringify(created)).not.toContain(provider.clientSecret);
     const read = await server.call('GET', `/v1/sso-connections/${created.id}`);
     expect(read.body).toEqual(created);
     const list = await server.call('GET', '/v1/sso-connections');
     expect(list.body.data.map((c: { id: string }) => c.id)).toContain(created.id);
-    expect(list.text).not.toContain('a test client secret');
+    expect(list.text).not.toContain(provider.clientSecret);
 
     const updated = await server.call('PATCH', `/v1/sso-connections/${created.id}`, {
       body: { default_role: 'viewer', domains: ['acme.example', 'acme-labs.example'], required: true },
@@ -79,7 +80,7 @@ describe.each(databaseKinds)('OpenID Connect connections on %s', (database) => {
       'sso_connection.deleted',
       'sso_connection.updated',
     ]);
-    expect(audit.text).not.toContain('a test client secret');
+    expect(audit.text).not.toContain(provider.clientSecret);
   });
 
   test('only owners manage connections', async () => {
@@ -154,7 +155,8 @@ describe.skipIf(!hasChromium)('signing in through OpenID Connect in Chromium', (
   let browser: Browser;
   let connection: Awaited<ReturnType<typeof createConnection>>;
   beforeAll(async () => {
-    [server, provider] = await Promise.all([startTestServer({ env: LOOPBACK }), startOidcProvider()]);
+    server = await startTestServer({ env: LOOPBACK });
+    provider = await startOidcProvider(server.url);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--headless', '--disable-gpu'],
@@ -164,9 +166,8 @@ describe.skipIf(!hasChromium)('signing in through OpenID Connect in Chromium', (
       protocol: 'oidc',
       default_role: 'editor',
       domains: ['acme.example'],
-      oidc: { issuer: provider.issuer, client_id: 'content-service', client_secret: 'a test client secret' },
+      oidc: { issuer: provider.issuer, client_id: provider.clientId, client_secret: provider.clientSecret },
     });
-    provider.registerClient('content-service', 'a test client secret', connection.oidc!.redirect_uri);
   });
   afterAll(async () => {
     await browser?.close();
