@@ -72,7 +72,7 @@ export async function startOidcTestProvider(options: {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const service = process.env.SSO_TEST_PROVIDER_SERVICE ?? 'http://localhost:8080';
   const port = Number(process.env.SSO_TEST_PROVIDER_PORT ?? 4000);
-  const { issuer } = await startOidcTestProvider({ service, host: '127.0.0.1', port, publicHost: 'localhost' });
+  const { issuer } = await startOidcTestProvider({ service, host: 'localhost', port, publicHost: 'localhost' });
   console.log(`Test OpenID provider at ${issuer} for ${service}
   issuer:        ${issuer}
   client_id:     ${TEST_PROVIDER_CLIENT_ID}
