@@ -138,6 +138,15 @@ describe.each(databaseKinds)('OpenID Connect connections on %s', (database) => {
     });
     await expectProblem(again, 401, 'sso_response_replayed');
 
+    const cancelled = await start(connection.start_url);
+    const cancelledState = new URL(cancelled.location).searchParams.get('state')!;
+    const denied = await fetch(
+      `${callback}?error=access_denied&error_description=The+person+cancelled&state=${cancelledState}`,
+      { redirect: 'manual', headers: { Cookie: cancelled.cookie } },
+    );
+    const deniedProblem = await expectProblem(denied, 401, 'sso_identity_provider_error');
+    expect(deniedProblem.detail).toContain('access_denied');
+
     const late = await start(connection.start_url);
     const lateState = new URL(late.location).searchParams.get('state')!;
     clock.advance(11 * 60_000);

@@ -3,6 +3,8 @@
 // dashboard), a directory's member matched rather than made twice, and the responses refused: a changed assertion,
 // another audience, one signed with another key, a response used twice, an unsigned assertion, an unknown
 // InResponseTo. On SQLite and PostgreSQL.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { otherIdpKeys, samlIdp } from './identity-providers.ts';
@@ -15,7 +17,7 @@ describe.each(databaseKinds)('SAML connections on %s', (database) => {
   let connection: Awaited<ReturnType<typeof createConnection>>;
   let sp: { entityId: string; acs: string };
   beforeAll(async () => {
-    server = await startTestServer({ database });
+    server = await startTestServer({ database, env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
     connection = await createConnection(server, {
       name: 'Test SAML identity provider',
       protocol: 'saml',
@@ -57,6 +59,39 @@ describe.each(databaseKinds)('SAML connections on %s', (database) => {
     expect(xml).toContain(`entityID="${sp.entityId}"`);
     expect(xml).toContain(`Location="${sp.acs}"`);
     expect(xml).toContain('WantAssertionsSigned="true"');
+  });
+
+  test('metadata is read from a URL when given one, and again when given it again', async () => {
+    let served = idp.metadataXml;
+    const host = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'application/xml' }).end(served));
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(host.address() as AddressInfo).port}/metadata`;
+    try {
+      const created = await createConnection(server, {
+        name: 'From a URL',
+        protocol: 'saml',
+        saml: { idp_metadata_url: url },
+      });
+      expect(created.saml).toMatchObject({ idp_entity_id: idp.entityId, idp_metadata_url: url });
+      served = served.replaceAll(idp.entityId, 'https://idp.test.example/rolled');
+      const updated = await server.call('PATCH', `/v1/sso-connections/${created.id}`, {
+        body: { saml: { idp_metadata_url: url } },
+      });
+      expect(updated.status, updated.text).toBe(200);
+      expect(updated.body.saml.idp_entity_id).toBe('https://idp.test.example/rolled');
+      served = 'not XML';
+      const broken = await server.call('PATCH', `/v1/sso-connections/${created.id}`, {
+        body: { saml: { idp_metadata_url: url } },
+      });
+      await expectProblem(broken, 422, 'sso_metadata_invalid');
+      const oidcSettings = await server.call('PATCH', `/v1/sso-connections/${created.id}`, {
+        body: { oidc: { client_id: 'x' } },
+      });
+      await expectProblem(oidcSettings, 422, 'validation_failed');
+    } finally {
+      host.closeAllConnections();
+      host.close();
+    }
   });
 
   test('metadata without a signing certificate is refused', async () => {
@@ -187,6 +222,28 @@ describe.each(databaseKinds)('SAML connections on %s', (database) => {
     const { location } = await start(other.start_url);
     const forOther = await idp.respond(location, 'kim@northwind.example', sp);
     await expectProblem(await post(forOther), 400, 'sso_state_invalid');
+
+    // A domain that requires its own connection: the other connection (which takes any email) sends its people there.
+    const required = await createConnection(server, {
+      name: 'Required for required.example',
+      protocol: 'saml',
+      domains: ['required.example'],
+      required: true,
+      saml: { idp_metadata_xml: idp.metadataXml },
+    });
+    const second = await start(other.start_url);
+    const otherSp = { entityId: other.saml!.sp_entity_id, acs: other.saml!.acs_url };
+    const refused = await fetch(otherSp.acs, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        SAMLResponse: await idp.respond(second.location, 'sam@required.example', otherSp),
+      }).toString(),
+    });
+    const problem = await expectProblem(refused, 403, 'sso_required');
+    expect((problem as unknown as { sso_start_url: string }).sso_start_url).toBe(required.start_url);
+
     const empty = await fetch(sp.acs, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
