@@ -438,8 +438,9 @@ export type paths = {
         put?: never;
         /**
          * Email a sign-in link
-         * @description Emails the member of `workspace_id` with this `email` a one-time sign-in link: it works once, for 15 minutes,
-         *     and lands on `return_to` (a path of this server) or the dashboard. The answer is `202` whether or not such a
+         * @description Emails the member of `workspace_id` with this `email` a one-time sign-in link (without `workspace_id`, one email
+         *     with a link for each workspace of this server they are a member of): a link works once, for 15 minutes, and
+         *     lands on `return_to` (a path of this server) or the dashboard. The answer is `202` whether or not such a
          *     member exists, so that it tells nobody who is a member; a member is sent at most 5 links in 15 minutes (more
          *     requests are answered alike and send nothing). Needs no key; limited to 600 requests a minute per client IP
          *     address. A server without `SMTP_URL` sends no email: `501 email_not_configured` (an operator prints a link with
@@ -3881,10 +3882,10 @@ export type components = {
              */
             email: string;
             /**
-             * @description The workspace to sign in to.
+             * @description The workspace to sign in to; without it, a link for each workspace of this server the person is a member of.
              * @example ws_01JD0A1B2C3D4E5F6G7H8J9K0M
              */
-            workspace_id: string;
+            workspace_id?: string;
             /**
              * @description A path of this server to land on once signed in (`/approvals/…`), starting with one `/`; the dashboard when
              *     omitted. Anything else (another host, `//host`, a backslash) is `422 validation_failed`.

@@ -86,6 +86,13 @@ describe.each(databaseKinds)('sessions on %s', (database) => {
     const refused = await redeem(server, token, 'https://evil.example');
     expect(refused.status).toBe(403);
     expect(refused.headers.get('set-cookie')).toBeNull();
+    const crossSite = await fetch(`${server.url}/sign-in/link`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Sec-Fetch-Site': 'cross-site', Origin: 'null' },
+      body: new URLSearchParams({ token }).toString(),
+    });
+    expect(crossSite.status).toBe(403);
     expect((await redeem(server, token)).status).toBe(303);
   });
 
@@ -99,11 +106,19 @@ describe.each(databaseKinds)('sessions on %s', (database) => {
       403,
       'csrf_check_failed',
     );
-    expectProblem(
-      await session.call('POST', '/v1/projects', { body, headers: { 'Sec-Fetch-Site': 'cross-site' } }),
-      403,
-      'csrf_check_failed',
-    );
+    for (const site of ['cross-site', 'same-site']) {
+      expectProblem(
+        await session.call('POST', '/v1/projects', { body, headers: { 'Sec-Fetch-Site': site, Origin: 'null' } }),
+        403,
+        'csrf_check_failed',
+      );
+    }
+    // A page of ours with Referrer-Policy: no-referrer posts with Origin: null and Sec-Fetch-Site: same-origin.
+    const fromOurPage = await session.call('POST', '/v1/projects', {
+      body: { name: 'From our page' },
+      headers: { 'Sec-Fetch-Site': 'same-origin', Origin: 'null' },
+    });
+    expect(fromOurPage.status, fromOurPage.text).toBe(201);
     expectProblem(await session.call('DELETE', '/v1/session', { csrf: null }), 403, 'csrf_check_failed');
     const created = await session.call('POST', '/v1/projects', { body, headers: { Origin: server.url } });
     expect(created.status, created.text).toBe(201);

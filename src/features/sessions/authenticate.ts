@@ -3,8 +3,8 @@
 //
 // CSRF: a browser sends the cookie with any request to this server, including one another site's page makes. So a
 // state-changing request (anything but GET, HEAD, OPTIONS) made with the session must carry the session's CSRF token
-// in `X-CSRF-Token` (GET /v1/session answers it; another site cannot read it), and must not come from another origin
-// (`Origin`, or `Sec-Fetch-Site: cross-site`). Both refusals are `403 csrf_check_failed`. A request with an API key
+// in `X-CSRF-Token` (GET /v1/session answers it; another site cannot read it), and must not come from another site's
+// page (`Sec-Fetch-Site`, `Origin`: cookie.ts). Both refusals are `403 csrf_check_failed`. A request with an API key
 // carries no cookie and needs neither.
 import { timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
@@ -12,7 +12,7 @@ import { hashSecret, keyStatus } from '../../platform/auth.ts';
 import { iso } from '../../platform/clock.ts';
 import { type Caller, locals, type Platform, type WorkspaceRow } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
-import { sessionSecret } from './cookie.ts';
+import { fromAnotherSite, sessionSecret } from './cookie.ts';
 import { SESSION_IDLE_MS } from './sessions.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -103,13 +103,7 @@ export async function authenticateSession(req: Request, res: Response, platform:
 }
 
 function checkCsrf(req: Request, platform: Platform, csrfToken: string): void {
-  const origin = req.get('origin');
-  if (origin !== undefined && origin !== new URL(platform.config.publicBaseUrl).origin)
-    throw new Problem(
-      'csrf_check_failed',
-      `A request made with a session must come from this server's pages, not ${origin.slice(0, 200)}.`,
-    );
-  if (req.get('sec-fetch-site') === 'cross-site')
+  if (fromAnotherSite(req, platform.config))
     throw new Problem('csrf_check_failed', "A request made with a session must come from this server's pages.");
   if (!sameText(req.get('x-csrf-token'), csrfToken))
     throw new Problem(

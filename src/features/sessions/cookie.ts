@@ -55,3 +55,24 @@ export function sessionSecret(req: Request, config: Pick<Config, 'publicBaseUrl'
 export function clearSessionCookieHeader(config: Pick<Config, 'publicBaseUrl'>): string {
   return `${cookieName(config)}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax${secureCookie(config) ? '; Secure' : ''}`;
 }
+
+/**
+ * Whether the request carries a session cookie (valid or not): pages ask the API who is signed in only then, so that
+ * a browser without one does not log a refused request.
+ */
+export function hasSessionCookie(req: Request, config: Pick<Config, 'publicBaseUrl'>): boolean {
+  return sessionSecret(req, config) !== undefined;
+}
+
+/**
+ * Whether a request comes from another site's page: `Sec-Fetch-Site` other than `same-origin` where the browser sends
+ * it (every current one does), else an `Origin` other than this server's. `Origin: null` is what a browser sends for
+ * a POST from a page of ours with `Referrer-Policy: no-referrer`, so it is not taken for another site (a browser
+ * recent enough to send `null` from another site's sandbox also sends `Sec-Fetch-Site`).
+ */
+export function fromAnotherSite(req: Request, config: Pick<Config, 'publicBaseUrl'>): boolean {
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined) return site !== 'same-origin';
+  const origin = req.get('origin');
+  return origin !== undefined && origin !== 'null' && origin !== new URL(config.publicBaseUrl).origin;
+}

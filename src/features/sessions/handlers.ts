@@ -17,6 +17,8 @@ import { endSession, SESSION_IDLE_MS } from './sessions.ts';
 
 /** Links a member is sent in 15 minutes by POST /v1/sessions/links, at most. */
 const LINKS_PER_MEMBER = 5;
+/** Workspaces one request sends links for, at most (a person without `workspace_id`). */
+const MAX_WORKSPACES_PER_EMAIL = 20;
 
 function usableSessions(context: RequestContext, userId: string) {
   const now = iso(context.now);
@@ -140,42 +142,48 @@ export const sessionHandlers = {
         'This server sends no email (SMTP_URL is not set); ask an operator for a sign-in link (npm run cli -- login-link).',
       );
     }
-    const link = await platform.db.transaction().execute(async (trx) => {
-      const member = await trx
+    const links = await platform.db.transaction().execute(async (trx) => {
+      let query = trx
         .selectFrom('members')
         .innerJoin('users', 'users.id', 'members.user_id')
-        .select('members.user_id')
-        .where('members.workspace_id', '=', workspaceId)
+        .innerJoin('workspaces', 'workspaces.id', 'members.workspace_id')
+        .select(['members.user_id', 'members.workspace_id', 'workspaces.name'])
+        .where('workspaces.region', '=', platform.config.region)
         .where((eb) => eb(eb.fn('lower', ['users.email']), '=', email.toLowerCase()))
-        .executeTakeFirst();
-      if (!member || (await recentLinks(trx, workspaceId, member.user_id, context.now)) >= LINKS_PER_MEMBER)
-        return null;
-      return createSignInLink(trx, {
-        workspaceId,
-        email,
-        returnTo: landing,
-        baseUrl: platform.config.publicBaseUrl,
-        now: context.now,
-      });
+        .orderBy('members.workspace_id')
+        .limit(MAX_WORKSPACES_PER_EMAIL);
+      if (workspaceId !== undefined) query = query.where('members.workspace_id', '=', workspaceId);
+      const made: Array<{ workspace: string; url: string; userId: string }> = [];
+      for (const member of await query.execute()) {
+        if ((await recentLinks(trx, member.workspace_id, member.user_id, context.now)) >= LINKS_PER_MEMBER) continue;
+        const link = await createSignInLink(trx, {
+          workspaceId: member.workspace_id,
+          email,
+          returnTo: landing,
+          baseUrl: platform.config.publicBaseUrl,
+          now: context.now,
+        });
+        if (link) made.push({ workspace: member.name, url: link.url, userId: link.userId });
+      }
+      return made;
     });
     // Sent after the answer, so that the answer takes as long for a member as for a stranger. A lost email (the
     // process ends first, the SMTP server refuses it) is asked for again.
-    if (link) {
+    if (links.length > 0) {
       mailer(smtpUrl)
         .sendMail({
           from: platform.config.mailFrom,
           to: email,
           subject: 'Your sign-in link',
           text: [
-            'Open this link to sign in. It works once, for 15 minutes:',
+            `Open a link to sign in. Each works once, for 15 minutes:`,
             '',
-            link.url,
-            '',
-            'If you did not ask for it, ignore this email: nobody can sign in without the link.',
+            ...links.flatMap((link) => [`${link.workspace}:`, link.url, '']),
+            'If you did not ask for this, ignore this email: nobody can sign in without the link.',
           ].join('\n'),
         })
         .catch((error: unknown) =>
-          platform.logger.warn({ err: error, user_id: link.userId }, 'a sign-in link email was not sent'),
+          platform.logger.warn({ err: error, user_id: links[0]!.userId }, 'a sign-in link email was not sent'),
         );
     }
     return { status: 202, headers };

@@ -17,6 +17,8 @@ export const sessionsFeature = {
   authenticators: { sessionCookie: authenticateSession },
 } satisfies Feature;
 
+/** Whether a request carries a session cookie, for pages that ask who is signed in only then. */
+export { hasSessionCookie } from './cookie.ts';
 export { createSignInLink } from './links.ts';
 /** A path of this server, or null: the only places a sign-in may land (no open redirect). */
 export { localPath } from './return-to.ts';

@@ -4,6 +4,7 @@
 import express, { Router } from 'express';
 import { once, sendAsset, stylesheet } from '../../platform/assets.ts';
 import type { Platform } from '../../platform/context.ts';
+import { fromAnotherSite } from './cookie.ts';
 import { findUsableLink, redeemLink, SIGN_IN_LINK_PATH } from './links.ts';
 import { startSession } from './sessions.ts';
 import { escapeHtml, SIGN_IN_ASSETS, signInNotice, signInPage } from './sign-in-page.ts';
@@ -35,8 +36,7 @@ export function sessionPages(platform: Platform): Router {
   });
 
   router.post(SIGN_IN_LINK_PATH, express.urlencoded({ extended: false, limit: '2kb' }), async (req, res) => {
-    const origin = req.get('origin');
-    if (origin !== undefined && origin !== new URL(platform.config.publicBaseUrl).origin)
+    if (fromAnotherSite(req, platform.config))
       return signInNotice(res, 403, 'Sign-in refused', 'The sign-in was sent from another site.');
     const token = typeof req.body?.token === 'string' ? req.body.token : undefined;
     const link = await redeemLink(platform.db, token, platform.clock.now());

@@ -1,7 +1,9 @@
 // The approval page, GET /approvals/{run_id}/{step_id}?expires=…&signature=…: the `approval_url` of
 // `workflow.run.approval_required`. The signed link lets a person see what the step asks to review (its instructions
-// and rendered content) and its state; deciding takes an API key of the step's approver role, typed into the page and
-// sent by its script to the API's own approve and reject operations (the link alone decides nothing).
+// and rendered content) and its state; deciding takes a member of the step's approver role: signed in (their session
+// cookie, whose CSRF token the script reads from GET /v1/session), or with an API key of that role typed into the
+// page. The script sends the decision to the API's own approve and reject operations (the link alone decides
+// nothing). A person not signed in follows the page's sign-in link, which brings them back here.
 //
 // The page's data is in the HTML as text and attributes (escaped), the content to review as Markdown rendered to HTML
 // (markdown-it with raw HTML escaped, so markup in a model's output is shown, never run); its script (approval-app.ts, bundled by esbuild
@@ -11,6 +13,7 @@ import MarkdownIt from 'markdown-it';
 import type { components } from '../../../generated/openapi.ts';
 import { bundleScript, once, sendAsset, stylesheet } from '../../platform/assets.ts';
 import type { Platform } from '../../platform/context.ts';
+import { hasSessionCookie } from '../sessions/index.ts';
 import { verifyApprovalLink } from './approvals.ts';
 import type { Approval } from './store.ts';
 
@@ -58,6 +61,11 @@ ${body}
 </main>
 </body>
 </html>`);
+}
+
+/** The dashboard's sign-in, which brings the person back to this page once signed in. */
+function signInPath(workspaceId: string, here: string): string {
+  return `/dashboard?${new URLSearchParams({ workspace: workspaceId, return_to: here })}`;
 }
 
 function notice(res: Response, status: number, title: string, text: string): void {
@@ -137,8 +145,12 @@ export function approvalPages(platform: Platform): Router {
 ${
   waiting
     ? `<form data-part="decision" data-workflow-id="${escapeHtml(workflow.id)}" data-run-id="${escapeHtml(run.id)}" data-step-id="${escapeHtml(step.step_id)}" novalidate>
+<p data-part="signed-in" hidden${hasSessionCookie(req, platform.config) ? ' data-session="cookie"' : ''}></p>
+<div data-part="key-field">
+<p data-part="sign-in-hint"><a data-part="sign-in" href="${escapeHtml(signInPath(run.workspace_id, req.originalUrl))}">Sign in</a> to decide as yourself, or enter an API key.</p>
 <label for="key">API key (${escapeHtml(role ?? 'editor')} role or higher)</label>
-<input id="key" name="key" type="password" autocomplete="off" spellcheck="false" required data-part="key">
+<input id="key" name="key" type="password" autocomplete="off" spellcheck="false" data-part="key">
+</div>
 <label for="comment">Comment (optional)</label>
 <textarea id="comment" name="comment" maxlength="2000" rows="3" data-part="comment"></textarea>
 <div class="actions">
@@ -147,7 +159,7 @@ ${
 </div>
 <p data-part="error" role="alert" hidden></p>
 </form>
-<p class="muted">The key is sent only to this API, with your decision, and is not kept by this page.</p>
+<p class="muted" data-part="key-note">A key is sent only to this API, with your decision, and is not kept by this page.</p>
 <script type="module" src="${ASSETS}/approval.js"></script>`
     : ''
 }`,

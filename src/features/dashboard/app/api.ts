@@ -27,6 +27,14 @@ export function clientFor(key: string): ContentServiceClient {
   return createContentServiceClient({ apiKey: key, baseUrl: apiBase, maxRetries: 1 });
 }
 
+/**
+ * A client of a person signed in: no key, the browser's session cookie (same origin), and the session's CSRF token
+ * on every request, which the API demands of a request that changes something.
+ */
+export function sessionClient(csrfToken: string): ContentServiceClient {
+  return createContentServiceClient({ baseUrl: apiBase, maxRetries: 1, headers: { 'X-CSRF-Token': csrfToken } });
+}
+
 /** Whether a key of this role may call the operation (the contract's minimum role). */
 export function allows(role: Role, operation: OperationId): boolean {
   return rank[role] >= rank[operationTable[operation].minimumRole as Role];

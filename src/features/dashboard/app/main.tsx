@@ -1,13 +1,24 @@
-// The dashboard app: sign in with an API key, then the playground (where a key that may call the models lands: a
+// The dashboard app: sign in as yourself (a sign-in link by email; the server's session cookie) or with an API key, then the playground (where a key that may call the models lands: a
 // model, a voice, a prompt, the answer streamed with its cost; other keys land on the workspace), the workspace, its API keys, members and projects, its webhooks and
 // events, the audit and request logs, and the usage. Each page shows
 // what the key's role allows (the contract's minimum role of each operation) and hides the controls it does not.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { allows, clientFor, type Role, type Schemas, savedKey, saveKey, unwrap } from './api.ts';
+import {
+  allows,
+  apiBase,
+  clientFor,
+  type Role,
+  type Schemas,
+  savedKey,
+  saveKey,
+  sessionClient,
+  unwrap,
+} from './api.ts';
 import { KeysPage } from './keys.tsx';
 import { PlaygroundPage } from './playground.tsx';
 import type { Session } from './session.ts';
+import { SessionsPage } from './sessions.tsx';
 import { EventsPage, LogsPage, MembersPage, ProjectsPage } from './settings.tsx';
 import { ProblemMessage } from './ui.tsx';
 import { UsagePage } from './usage.tsx';
@@ -24,6 +35,7 @@ const PAGES = [
   { path: 'events', title: 'Events' },
   { path: 'logs', title: 'Logs' },
   { path: 'usage', title: 'Usage' },
+  { path: 'sessions', title: 'Sessions' },
 ] as const;
 type PagePath = (typeof PAGES)[number]['path'];
 
@@ -38,6 +50,78 @@ function landingPage(role: Role): PagePath {
   return allows(role, 'createChatCompletion') ? 'playground' : 'workspace';
 }
 
+/** What the address asks of a sign-in: the workspace, and where to land afterwards (an approval page). */
+function signInParams() {
+  const query = new URLSearchParams(window.location.search);
+  return { workspace: query.get('workspace') ?? '', returnTo: query.get('return_to') };
+}
+
+/** Emails a one-time sign-in link (POST /v1/sessions/links); the link signs the person in and brings them back. */
+function LinkSignIn() {
+  const params = signInParams();
+  const [email, setEmail] = useState('');
+  const [workspace, setWorkspace] = useState(params.workspace);
+  const [sent, setSent] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  if (sent)
+    return (
+      <p data-part="link-sent" role="status">
+        If {sent} is a member, a sign-in link is on its way. Open it in this browser within 15 minutes.
+      </p>
+    );
+  return (
+    <form
+      data-part="link-signin"
+      onSubmit={async (event) => {
+        event.preventDefault();
+        setBusy(true);
+        setError(null);
+        try {
+          const client = sessionClient('');
+          await unwrap(
+            client.POST('/v1/sessions/links', {
+              body: {
+                email: email.trim(),
+                ...(workspace.trim() ? { workspace_id: workspace.trim() } : {}),
+                ...(params.returnTo ? { return_to: params.returnTo } : {}),
+              },
+            }),
+          );
+          setSent(email.trim());
+        } catch (caught) {
+          setError(caught);
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <label for="signin-email">Email</label>
+      <input
+        id="signin-email"
+        type="email"
+        autocomplete="email"
+        required
+        value={email}
+        onInput={(event) => setEmail((event.target as HTMLInputElement).value)}
+      />
+      <label for="signin-workspace">Workspace ID (optional)</label>
+      <input
+        id="signin-workspace"
+        autocomplete="off"
+        spellcheck={false}
+        placeholder="ws_…"
+        value={workspace}
+        onInput={(event) => setWorkspace((event.target as HTMLInputElement).value)}
+      />
+      <button type="submit" disabled={busy || !email.trim()}>
+        {busy ? 'Sending…' : 'Email me a sign-in link'}
+      </button>
+      <ProblemMessage error={error} />
+    </form>
+  );
+}
+
 function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -45,7 +129,11 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   return (
     <main class="signin">
       <h1>content-service dashboard</h1>
-      <p>Sign in with an API key of your workspace. It is kept for this browser tab only and sent only to the API.</p>
+      {signInParams().returnTo ? <p data-part="return-notice">Sign in to go on to the page you opened.</p> : null}
+      <h2>Sign in as yourself</h2>
+      <LinkSignIn />
+      <h2>Or use an API key</h2>
+      <p>A key of your workspace is kept for this browser tab only and sent only to the API.</p>
       <form
         data-part="signin"
         onSubmit={async (event) => {
@@ -56,7 +144,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
             const client = clientFor(key.trim());
             const workspace = await unwrap<Schemas['Workspace']>(client.GET('/v1/workspace'));
             saveKey(key.trim());
-            onSignedIn({ client, workspace, role: workspace.caller.role });
+            onSignedIn({ client, workspace, role: workspace.caller.role, person: null });
           } catch (caught) {
             setError(caught);
           } finally {
@@ -75,7 +163,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
           onInput={(event) => setKey((event.target as HTMLInputElement).value)}
         />
         <button type="submit" disabled={busy || !key.trim()}>
-          {busy ? 'Signing in…' : 'Sign in'}
+          {busy ? 'Signing in…' : 'Sign in with the key'}
         </button>
       </form>
       <ProblemMessage error={error} />
@@ -83,9 +171,20 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   );
 }
 
+/** The person signed in with this browser's session cookie, or null (none, or the API is elsewhere: the mock). */
+async function restoreSession(): Promise<Session | null> {
+  if (apiBase !== window.location.origin || !document.querySelector('meta[name="session"]')) return null;
+  const answer = await fetch(`${apiBase}/v1/session`, { headers: { Accept: 'application/json' } });
+  if (!answer.ok) return null;
+  const person = (await answer.json()) as Schemas['CurrentSession'];
+  const client = sessionClient(person.csrf_token);
+  const workspace = await unwrap<Schemas['Workspace']>(client.GET('/v1/workspace'));
+  return { client, workspace, role: person.role, person };
+}
+
 function App() {
   const [session, setSession] = useState<Session | null>(null);
-  const [restoring, setRestoring] = useState(Boolean(savedKey()));
+  const [restoring, setRestoring] = useState(true);
   const [addressed, setPage] = useState<PagePath | undefined>(currentPage());
   useEffect(() => {
     const onHash = () => setPage(currentPage());
@@ -94,13 +193,23 @@ function App() {
   }, []);
   useEffect(() => {
     const key = savedKey();
-    if (!key) return;
+    if (!key) {
+      restoreSession()
+        .then(setSession)
+        .catch(() => setSession(null))
+        .finally(() => setRestoring(false));
+      return;
+    }
     const client = clientFor(key);
     unwrap<Schemas['Workspace']>(client.GET('/v1/workspace'))
-      .then((workspace) => setSession({ client, workspace, role: workspace.caller.role }))
+      .then((workspace) => setSession({ client, workspace, role: workspace.caller.role, person: null }))
       .catch(() => saveKey(null))
       .finally(() => setRestoring(false));
   }, []);
+  const signedOut = () => {
+    saveKey(null);
+    setSession(null);
+  };
   if (restoring) return <p class="loading">Signing in…</p>;
   if (!session) return <SignIn onSignedIn={setSession} />;
   const page = addressed ?? landingPage(session.role);
@@ -110,8 +219,17 @@ function App() {
         <strong>{session.workspace.name}</strong>
         <span class="muted">
           {' '}
-          {session.workspace.region.toUpperCase()} · signed in as <span data-part="role">{session.role}</span> (
-          {session.workspace.caller.api_key_name})
+          {session.workspace.region.toUpperCase()} ·{' '}
+          {session.person ? (
+            <>
+              signed in as <span data-part="person">{session.person.user.email}</span> (
+              <span data-part="role">{session.role}</span>)
+            </>
+          ) : (
+            <>
+              signed in as <span data-part="role">{session.role}</span> ({session.workspace.caller.api_key_name})
+            </>
+          )}
         </span>
         <nav aria-label="Dashboard">
           {PAGES.map((item) => (
@@ -123,9 +241,11 @@ function App() {
         <button
           type="button"
           class="secondary"
-          onClick={() => {
-            saveKey(null);
-            setSession(null);
+          data-part="sign-out"
+          onClick={async () => {
+            // A person's session ends on the server too; a key is only forgotten by this tab.
+            if (session.person) await session.client.DELETE('/v1/session').catch(() => undefined);
+            signedOut();
           }}
         >
           Sign out
@@ -141,6 +261,7 @@ function App() {
         {page === 'events' ? <EventsPage session={session} /> : null}
         {page === 'logs' ? <LogsPage session={session} /> : null}
         {page === 'usage' ? <UsagePage session={session} /> : null}
+        {page === 'sessions' ? <SessionsPage session={session} onSignedOut={signedOut} /> : null}
       </main>
     </>
   );

@@ -16,7 +16,7 @@ function NotAllowed({ session, what }: { session: Session; what: string }) {
   );
 }
 
-function Table({
+export function Table({
   label,
   columns,
   rows,
@@ -53,7 +53,7 @@ function Table({
 }
 
 /** A list's first page: its table's skeleton while it comes (given its number of `columns`), then the table. */
-function List<T>({
+export function List<T>({
   pages,
   what,
   columns,
@@ -144,20 +144,28 @@ export function MembersPage({ session }: { session: Session }) {
         {(items) => (
           <Table
             label="members"
-            columns={['Email', 'Name', 'Role', 'Added', '']}
+            columns={['Email', 'Name', 'Role', 'Managed by', 'Added', '']}
             rows={items.map((member) => ({
               key: member.id,
               cells: [
                 member.email,
                 member.name ?? '—',
                 member.role,
+                member.scim_source ? (
+                  <span data-part="scim-source" title="Provisioned through SCIM: the directory adds and removes them">
+                    {member.scim_source} directory
+                  </span>
+                ) : (
+                  <span class="muted">this workspace</span>
+                ),
                 when(member.added_at),
-                // The API refuses a key's removal of its own member (409 cannot_remove_self): nothing to offer.
+                // The API refuses a key's removal of its own member (409 cannot_remove_self) and of a member a
+                // directory manages (409 managed_by_directory): nothing to offer.
                 member.id === session.workspace.caller.user_id ? (
                   <span class="muted" data-part="you">
                     you
                   </span>
-                ) : allows(session.role, 'removeMember') ? (
+                ) : member.scim_source ? null : allows(session.role, 'removeMember') ? (
                   <button
                     type="button"
                     class="secondary"
