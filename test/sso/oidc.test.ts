@@ -222,6 +222,21 @@ describe.skipIf(!hasChromium)('signing in through OpenID Connect in Chromium', (
     expect((await memberAddedEvents(server)).length).toBe(before.length + 1);
   });
 
+  test("from the dashboard's sign-in page, through the provider, back to the dashboard as the person", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.url}/dashboard?workspace=${server.workspaceId}`);
+    await page.fill('#sso-email', 'joan@acme.example');
+    await page.click('[data-part=sso-signin] button[type=submit]');
+    await page.fill('input[name=login]', 'joan@acme.example');
+    await page.fill('input[name=password]', 'any password');
+    await page.click('button[type=submit]');
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${server.url}/dashboard**`);
+    await expect.poll(() => page.textContent('[data-part=person]')).toBe('joan@acme.example');
+    await context.close();
+  });
+
   test('the start by email finds the connection of the domain; a required connection turns sign-in links away', async () => {
     const byEmail = `${server.url}/sso/start?workspace_id=${server.workspaceId}&email=grace%40acme.example&return_to=%2Fdashboard%23%2Fmembers`;
     const cookie = await signInWithBrowser('grace@acme.example', byEmail);
