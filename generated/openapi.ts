@@ -4026,7 +4026,7 @@ export type components = {
          *     | `api_key.rotated` | An API key's secret was rotated. `details`: `previous_secret_expires_at`. |
          *     | `api_key.revoked` | An API key was revoked; by the removal of its member or the lowering of their role by a directory, with `details`: `reason` (`member_removed`, `member_role_lowered`), `user_id`. |
          *     | `api_key.expired` | An API key reached its `expires_at` (actor `system`). |
-         *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`, and `scim_source` when a directory provisioned them (actor `system`, `via` `scim`). |
+         *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`, and `scim_source` when a directory provisioned them (actor `system`, `via` `scim`); a person who signed in through single sign-on for the first time is added by actor `system`, `via` `sso`. |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
          *     | `member.role_changed` | A directory's groups gave a member another role (actor `system`, `via` `scim`). `details`: `email`, `role`, `previous_role`. |
          *     | `session.started` | A person signed in (target type `session`, its display name their email); the actor is the session's own key, named for the person. `details`: `method` (`link`, `oidc`, `saml`). |
@@ -4034,6 +4034,9 @@ export type components = {
          *     | `directory_token.created` | A directory token was created. `details`: `name`, `directory`. |
          *     | `directory_token.rotated` | A directory token's secret was rotated. `details`: `directory`, `previous_secret_expires_at`. |
          *     | `directory_token.revoked` | A directory token was revoked. `details`: `directory`. |
+         *     | `sso_connection.created` | A single sign-on connection was created. `details`: `protocol`, `default_role`, `domains` (comma-separated), `required`. |
+         *     | `sso_connection.updated` | A single sign-on connection changed. `details`: `changed` (the fields, comma-separated; `oidc.client_secret` names a new secret, never its value). |
+         *     | `sso_connection.deleted` | A single sign-on connection was deleted. `details`: `protocol`. |
          *     | `project.created` | A project was created. `details`: `name`. |
          *     | `project.updated` | A project's name, description, defaults or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `project.deleted` | A project was deleted; what belonged to it stays, without a project. `details`: `name`. |

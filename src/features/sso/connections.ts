@@ -53,8 +53,8 @@ async function findConnection(context: RequestContext, id: string): Promise<SsoC
 async function checkedOidc(context: RequestContext, settings: Schemas['SsoOidcInput']) {
   const { config } = context.platform;
   const refuse = (detail: string) =>
-    new Problem('sso_discovery_failed', `The issuer ${settings.issuer} ${detail}.`, {
-      errors: [{ pointer: '/oidc/issuer', detail }],
+    new Problem('sso_discovery_failed', `The discovery document of the issuer ${settings.issuer} ${detail}.`, {
+      errors: [{ pointer: '/oidc/issuer', detail: `its discovery document ${detail}` }],
     });
   await checkPublicUrl(settings.issuer, {
     allowLoopback: config.webhooksAllowLoopback,
@@ -71,7 +71,7 @@ async function checkedOidc(context: RequestContext, settings: Schemas['SsoOidcIn
       clientSecret: settings.client_secret,
     });
   } catch (error) {
-    if (error instanceof OidcProviderError) throw refuse(`: its discovery document ${error.message}`.slice(2));
+    if (error instanceof OidcProviderError) throw refuse(error.message);
     throw error;
   }
   return settings;

@@ -28,13 +28,19 @@ function attribute(node: xpath.SelectedValue | undefined, name: string): string 
 
 export function parseIdpMetadata(xml: string): IdpMetadata {
   const errors: string[] = [];
-  const document = new DOMParser({
-    errorHandler: {
-      warning: () => {},
-      error: (message: string) => errors.push(message),
-      fatalError: (message: string) => errors.push(message),
-    },
-  }).parseFromString(xml, 'text/xml');
+  let document: Document;
+  try {
+    document = new DOMParser({
+      errorHandler: {
+        warning: () => {},
+        error: (message: string) => errors.push(message),
+        fatalError: (message: string) => errors.push(message),
+      },
+    }).parseFromString(xml, 'text/xml');
+  } catch {
+    // xmldom throws on some malformed input instead of reporting it.
+    throw new IdpMetadataError('is not well-formed XML');
+  }
   if (errors.length > 0 || !document.documentElement) throw new IdpMetadataError('is not well-formed XML');
   // An EntitiesDescriptor may hold several entities; the first with an IdP role is the one meant.
   const entity = select('//md:EntityDescriptor[md:IDPSSODescriptor]', document)[0] as Element | undefined;

@@ -65,13 +65,19 @@ export class SamlResponseError extends Error {}
 export function outlineResponse(samlResponse: string): SamlResponseOutline {
   const xml = Buffer.from(samlResponse, 'base64').toString('utf8');
   const errors: string[] = [];
-  const document = new DOMParser({
-    errorHandler: {
-      warning: () => {},
-      error: (message: string) => errors.push(message),
-      fatalError: (message: string) => errors.push(message),
-    },
-  }).parseFromString(xml, 'text/xml');
+  let document: Document;
+  try {
+    document = new DOMParser({
+      errorHandler: {
+        warning: () => {},
+        error: (message: string) => errors.push(message),
+        fatalError: (message: string) => errors.push(message),
+      },
+    }).parseFromString(xml, 'text/xml');
+  } catch {
+    // xmldom throws on some malformed input instead of reporting it.
+    throw new SamlResponseError('The SAMLResponse is not a SAML Response.');
+  }
   const response = select('/samlp:Response', document)[0] as Element | undefined;
   if (errors.length > 0 || !response) throw new SamlResponseError('The SAMLResponse is not a SAML Response.');
   const assertions = select('saml:Assertion', response) as Element[];
