@@ -399,7 +399,7 @@ export type paths = {
          * @description Ends the session that made the request and clears its cookie. A request made with an API key has no session:
          *     `404 not_found`. Records the audit entry `session.ended`.
          */
-        delete: operations["signOut"];
+        delete: operations["deleteCurrentSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3735,7 +3735,7 @@ export type components = {
         };
         /**
          * @description The session's identifier (`ses_…`).
-         * @example ses_01KJX4R7T2M9Q5W8E3R6T1Y4U7
+         * @example ses_01KJX4R7T2M9Q5W8E3R6T1Y4V7
          */
         SessionId: string;
         /**
@@ -14596,12 +14596,13 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    signOut: {
+    deleteCurrentSession: {
         parameters: {
             query?: never;
             header?: never;
@@ -14624,6 +14625,7 @@ export interface operations {
             403: components["responses"]["SessionForbidden"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

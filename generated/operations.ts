@@ -29,6 +29,7 @@ export const operationTable = {
   deleteChatbot: {"method":"delete","path":"/v1/chatbots/{id}","tag":"Chatbots","summary":"Delete a chatbot","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
   deleteChatThread: {"method":"delete","path":"/v1/chat/threads/{id}","tag":"Chat","summary":"Delete a chat thread","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
   deleteComplianceRule: {"method":"delete","path":"/v1/compliance-rules/{id}","tag":"Compliance rules","summary":"Delete a compliance rule","auth":"bearer","minimumRole":"admin","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
+  deleteCurrentSession: {"method":"delete","path":"/v1/session","tag":"Sessions","summary":"Sign out","auth":"bearer","minimumRole":"viewer","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
   deleteDocument: {"method":"delete","path":"/v1/documents/{id}","tag":"Documents","summary":"Delete a document","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
   deleteKnowledgeBase: {"method":"delete","path":"/v1/knowledge-bases/{id}","tag":"Knowledge bases","summary":"Delete a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500,503]},
   deleteProject: {"method":"delete","path":"/v1/projects/{id}","tag":"Projects","summary":"Delete a project","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
@@ -44,7 +45,7 @@ export const operationTable = {
   getChatbotConversation: {"method":"get","path":"/v1/chatbots/{id}/conversations/{conversation_id}","tag":"Chatbots","summary":"Get a conversation","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getChatThread: {"method":"get","path":"/v1/chat/threads/{id}","tag":"Chat","summary":"Get a chat thread","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getComplianceRule: {"method":"get","path":"/v1/compliance-rules/{id}","tag":"Compliance rules","summary":"Get a compliance rule","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
-  getCurrentSession: {"method":"get","path":"/v1/session","tag":"Sessions","summary":"Get the current session","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,429,500,503]},
+  getCurrentSession: {"method":"get","path":"/v1/session","tag":"Sessions","summary":"Get the current session","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getDirectoryToken: {"method":"get","path":"/v1/directory-tokens/{id}","tag":"Workspace","summary":"Get a directory token","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
   getDocument: {"method":"get","path":"/v1/documents/{id}","tag":"Documents","summary":"Get a document","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getDocumentVersion: {"method":"get","path":"/v1/documents/{id}/versions/{version_id}","tag":"Documents","summary":"Get a document version","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
@@ -117,7 +118,6 @@ export const operationTable = {
   sendChatbotMessage: {"method":"post","path":"/v1/chatbots/{id}/messages","tag":"Chatbots","summary":"Send a message to a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,503]},
   sendEmbedMessage: {"method":"post","path":"/v1/embed/messages","tag":"Embed","summary":"Send a visitor message from the widget","auth":"embedKey","minimumRole":null,"successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,503]},
   sendWebhookEndpointTest: {"method":"post","path":"/v1/webhooks/endpoints/{id}/test","tag":"Webhooks","summary":"Send a test event to a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500,503]},
-  signOut: {"method":"delete","path":"/v1/session","tag":"Sessions","summary":"Sign out","auth":"bearer","minimumRole":"viewer","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,429,500,503]},
   startWorkflowRun: {"method":"post","path":"/v1/workflows/{id}/runs","tag":"Workflows","summary":"Start a run","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500,503]},
   unpublishDocument: {"method":"post","path":"/v1/documents/{id}/unpublish","tag":"Documents","summary":"Unpublish a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,409,421,422,429,500,503]},
   updateChatbot: {"method":"patch","path":"/v1/chatbots/{id}","tag":"Chatbots","summary":"Update a chatbot","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
@@ -277,6 +277,9 @@ export type DeleteChatThreadResponse = OperationResponse<'deleteChatThread'>;
 /** DELETE /v1/compliance-rules/{id}: Delete a compliance rule */
 export type DeleteComplianceRuleRequest = OperationRequest<'deleteComplianceRule'>;
 export type DeleteComplianceRuleResponse = OperationResponse<'deleteComplianceRule'>;
+/** DELETE /v1/session: Sign out */
+export type DeleteCurrentSessionRequest = OperationRequest<'deleteCurrentSession'>;
+export type DeleteCurrentSessionResponse = OperationResponse<'deleteCurrentSession'>;
 /** DELETE /v1/documents/{id}: Delete a document */
 export type DeleteDocumentRequest = OperationRequest<'deleteDocument'>;
 export type DeleteDocumentResponse = OperationResponse<'deleteDocument'>;
@@ -541,9 +544,6 @@ export type SendEmbedMessageResponse = OperationResponse<'sendEmbedMessage'>;
 /** POST /v1/webhooks/endpoints/{id}/test: Send a test event to a webhook endpoint */
 export type SendWebhookEndpointTestRequest = OperationRequest<'sendWebhookEndpointTest'>;
 export type SendWebhookEndpointTestResponse = OperationResponse<'sendWebhookEndpointTest'>;
-/** DELETE /v1/session: Sign out */
-export type SignOutRequest = OperationRequest<'signOut'>;
-export type SignOutResponse = OperationResponse<'signOut'>;
 /** POST /v1/workflows/{id}/runs: Start a run */
 export type StartWorkflowRunRequest = OperationRequest<'startWorkflowRun'>;
 export type StartWorkflowRunResponse = OperationResponse<'startWorkflowRun'>;

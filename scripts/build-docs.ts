@@ -24,6 +24,7 @@ const guides: Array<{ name: string; title: string; source?: string }> = [
   { name: 'chatbots', title: 'Add a chatbot to your site' },
   { name: 'workflows', title: 'Write a workflow' },
   { name: 'scim', title: 'Provisioning with SCIM' },
+  { name: 'sign-in', title: 'Signing in' },
   { name: 'single-sign-on', title: 'Single sign-on' },
   { name: 'operate', title: 'Operate content-service' },
   // What changed in the contract, written by `npm run contract:publish`.

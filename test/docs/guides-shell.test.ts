@@ -256,6 +256,17 @@ const guides: Guide[] = [
     ],
   },
   {
+    name: 'sign-in',
+    checks: [
+      // This server sends no email (no SMTP_URL): the guide's comment names the answer.
+      {
+        phrase: '/v1/sessions/links',
+        check: ({ stdout }) => expect(JSON.parse(stdout)).toMatchObject({ status: 501, code: 'email_not_configured' }),
+      },
+      { phrase: "jq '.data | length'", check: ({ stdout }) => expect(stdout).toBe('0\n') },
+    ],
+  },
+  {
     name: 'single-sign-on',
     // "npm run sso:test-provider", on a port of its own.
     companion: async (server) => {

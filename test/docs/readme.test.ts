@@ -64,6 +64,12 @@ const outputChecks: Array<{ phrase: string; check: (result: BlockResult, context
     },
   },
   {
+    phrase: 'login-link --email owner@demo.example',
+    check: ({ stdout }, { serverUrl }) => {
+      expect(stdout).toMatch(new RegExp(`^${serverUrl}/sign-in/link\\?token=cs_link_[0-9A-Za-z]{40}\n$`));
+    },
+  },
+  {
     phrase: '| json .name',
     check: ({ stdout }) => {
       expect(stdout).toBe('Demo workspace\n');

@@ -202,6 +202,10 @@ describe.skipIf(!hasChromium)('signing in, in a browser', () => {
     const audit = await server.call('GET', '/v1/audit-logs?action=workflow_step.approved&limit=1');
     expect(audit.body.data[0].actor.api_key_name).toBe('ada@test.example, signed in (link)');
     expect(done.steps[1].approval.decided_by_key_id).toBe(audit.body.data[0].actor.api_key_id);
+    await page.reload();
+    expect(await page.locator('[data-part="state"]').innerText()).toMatch(
+      /^Approved at .* by ada@test\.example: “Dates checked\.”$/,
+    );
     expect(
       problems.filter((problem) => !/401/.test(problem)),
       problems.join('\n'),

@@ -209,6 +209,29 @@ describe.each(databaseKinds)('sessions on %s', (database) => {
     expectProblem(await dora.call('GET', '/v1/members'), 401, 'unauthenticated');
   });
 
+  test('a session ends after 12 hours without a request and 7 days after it began', async () => {
+    const idle = await signIn(server, 'owner@test.example');
+    const old = await signIn(server, 'owner@test.example');
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+    await server.platform.db
+      .updateTable('sessions')
+      .set({ last_seen_at: hoursAgo(12.1) })
+      .where('id', '=', idle.sessionId)
+      .execute();
+    await server.platform.db
+      .updateTable('sessions')
+      .set({ expires_at: hoursAgo(0.01) })
+      .where('id', '=', old.sessionId)
+      .execute();
+    expectProblem(await idle.call('GET', '/v1/workspace'), 401, 'unauthenticated');
+    expectProblem(await old.call('GET', '/v1/workspace'), 401, 'unauthenticated');
+    // Kept 30 days for nothing but the record, then deleted with the links.
+    const { deleteOldSessions } = await import('../../src/features/sessions/retention.ts');
+    await deleteOldSessions(server.platform.db, new Date(Date.now() + 31 * 24 * 3_600_000));
+    const left = await server.platform.db.selectFrom('sessions').select('id').where('id', '=', old.sessionId).execute();
+    expect(left).toEqual([]);
+  });
+
   test('sign-ins land on paths of this server only', async () => {
     const token = new URL(
       await signInLink(server, 'owner@test.example', '/approvals/run_1/step?expires=1&signature=x'),

@@ -19,6 +19,8 @@ export interface FixtureTarget {
   baseUrl: string;
   /** An owner key of the target's workspace. */
   apiKey: string;
+  /** Sessions of the key's member, where the suite started the server itself (global-setup.ts). */
+  sessions?: { revocable: { id: string } };
 }
 
 /** The parts of the example request a fixture replaces. */
@@ -403,6 +405,12 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   getApiKey: freshKey,
   rotateApiKey: freshKey,
   revokeApiKey: freshKey,
+  // A session of the owner key's member, which the key may end (global-setup.ts signs it in).
+  revokeSession: async (target) => {
+    if (!target.sessions)
+      throw new Error('revokeSession needs a session of the target, which only the suite’s own server has');
+    return { path: { id: target.sessions.revocable.id } };
+  },
   getDirectoryToken: freshDirectoryToken,
   rotateDirectoryToken: freshDirectoryToken,
   revokeDirectoryToken: freshDirectoryToken,

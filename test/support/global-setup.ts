@@ -1,8 +1,12 @@
 // The contract suite's targets, started once for the whole run:
 //   - the Prism mock of the contract, and a real server (startTestServer: loopback, fresh SQLite, owner key, webhook
-//     URLs on loopback allowed for the webhook fixtures);
+//     URLs on loopback allowed for the webhook fixtures, an SMTP server on loopback that takes the sign-in links'
+//     emails, and sessions of the owner signed in with links, for the operations of the current session);
 //   - or, when CONTRACT_BASE_URL is set, only that running server (with the owner key CONTRACT_API_KEY).
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import type { TestProject } from 'vitest/node';
+import { createSignInLink } from '../../src/features/sessions/index.ts';
 import { hasChromium, missingChromium } from './chromium.ts';
 import { type RunningMock, startPrism } from './prism.ts';
 import { startTestServer, type TestServer } from './server.ts';
@@ -14,6 +18,22 @@ export interface ContractTarget {
   baseUrl: string;
   /** A bearer key of the target: anything for the mock, an owner key of the workspace for a server. */
   apiKey: string;
+  /** Sessions of the key's member on the server started here (none on the mock or an external server). */
+  sessions?: ContractSessions;
+}
+
+/** A session cookie and its CSRF token. */
+export interface ContractSession {
+  cookie: string;
+  csrfToken: string;
+  id: string;
+}
+
+/** A session each for the operations that end one, so that one ending does not spoil the others. */
+export interface ContractSessions {
+  current: ContractSession;
+  signOut: ContractSession;
+  revocable: ContractSession;
 }
 
 declare module 'vitest' {
@@ -25,6 +45,30 @@ declare module 'vitest' {
 
 let mock: RunningMock | undefined;
 let server: TestServer | undefined;
+let smtp: SMTPServer | undefined;
+
+/** The owner signed in with a sign-in link, as a browser would: the link's POST, then GET /v1/session. */
+async function ownerSession(started: TestServer): Promise<ContractSession> {
+  const link = await createSignInLink(started.platform.db, {
+    workspaceId: started.workspaceId,
+    email: 'owner@test.example',
+    returnTo: null,
+    baseUrl: started.url,
+    now: new Date(),
+  });
+  const signedIn = await fetch(`${started.url}/sign-in/link`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: new URL(link!.url).searchParams.get('token')! }).toString(),
+  });
+  const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const current = (await (await fetch(`${started.url}/v1/session`, { headers: { Cookie: cookie } })).json()) as {
+    id: string;
+    csrf_token: string;
+  };
+  return { cookie, csrfToken: current.csrf_token, id: current.id };
+}
 
 export async function setup(project: TestProject): Promise<void> {
   // Once for the run, rather than once per browser test file (REQUIRE_CHROMIUM=1 makes it an error instead).
@@ -42,9 +86,21 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide('contractTargets', [target]);
     return;
   }
+  // Takes the sign-in links' emails and drops them.
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.on('end', () => callback());
+      stream.resume();
+    },
+  });
+  await new Promise<void>((resolve) => smtp!.listen(0, '127.0.0.1', resolve));
+  const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
   const [startedMock, startedServer] = await Promise.allSettled([
     startPrism(),
-    startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } }),
+    startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true', SMTP_URL: smtpUrl } }),
   ]);
   if (startedMock.status === 'rejected' || startedServer.status === 'rejected') {
     // Stop whichever did start before failing the run.
@@ -57,11 +113,21 @@ export async function setup(project: TestProject): Promise<void> {
   console.log(`Prism mock up at ${mock.baseUrl} after ${mock.startupMs} ms; server up at ${server.url}`);
   project.provide('contractTargets', [
     { name: 'mock', baseUrl: mock.baseUrl, apiKey: process.env.CONTRACT_API_KEY ?? 'cs_test_contract_suite_key' },
-    { name: 'server', baseUrl: server.url, apiKey: server.ownerKey },
+    {
+      name: 'server',
+      baseUrl: server.url,
+      apiKey: server.ownerKey,
+      sessions: {
+        current: await ownerSession(server),
+        signOut: await ownerSession(server),
+        revocable: await ownerSession(server),
+      },
+    },
   ]);
 }
 
 export async function teardown(): Promise<void> {
+  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
   try {
     await mock?.stop();
   } finally {

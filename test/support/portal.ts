@@ -12,6 +12,7 @@ export const PORTAL_NAVIGATION = [
   'chatbots.html',
   'workflows.html',
   'scim.html',
+  'sign-in.html',
   'single-sign-on.html',
   'operate.html',
   'changelog.html',

@@ -80,7 +80,7 @@ export async function authenticateSession(req: Request, res: Response, platform:
   if (endedAt !== null) throw new Problem('unauthenticated', 'The session has ended; sign in again.');
   if (expiresAt <= nowIso || lastSeenAt <= iso(new Date(now.getTime() - SESSION_IDLE_MS)))
     throw new Problem('unauthenticated', 'The session has expired; sign in again.');
-  // The member's removal revokes their keys, this session's own among them.
+  // The member's removal revokes their keys, the key of the session among them.
   if (keyStatus(key, now) !== 'active' || memberRole === null)
     throw new Problem('unauthenticated', 'The session has ended; sign in again.');
   if (!SAFE_METHODS.has(req.method)) checkCsrf(req, platform, csrfToken);

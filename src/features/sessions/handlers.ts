@@ -85,7 +85,7 @@ export const sessionHandlers = {
     };
   },
 
-  async signOut(_request, context) {
+  async deleteCurrentSession(_request, context) {
     const { sessionId, apiKey } = context.caller;
     if (!sessionId) throw noSession();
     await context.platform.db
@@ -190,5 +190,5 @@ export const sessionHandlers = {
   },
 } satisfies Pick<
   Handlers<RequestContext>,
-  'getCurrentSession' | 'signOut' | 'listSessions' | 'revokeSession' | 'createSignInLink'
+  'getCurrentSession' | 'deleteCurrentSession' | 'listSessions' | 'revokeSession' | 'createSignInLink'
 >;

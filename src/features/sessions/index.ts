@@ -7,6 +7,7 @@ import { authenticateSession } from './authenticate.ts';
 import { sessionHandlers } from './handlers.ts';
 import { sessions } from './migrations/026_sessions.ts';
 import { sessionPages } from './pages.ts';
+import { deleteOldSessions } from './retention.ts';
 import './schema.ts';
 
 export const sessionsFeature = {
@@ -14,6 +15,7 @@ export const sessionsFeature = {
   handlers: sessionHandlers,
   migrations: { '026_sessions': sessions },
   pages: sessionPages,
+  retention: deleteOldSessions,
   authenticators: { sessionCookie: authenticateSession },
 } satisfies Feature;
 

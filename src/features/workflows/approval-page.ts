@@ -72,15 +72,15 @@ function notice(res: Response, status: number, title: string, text: string): voi
   page(res, status, title, `<h1>${escapeHtml(title)}</h1>\n<p data-part="notice">${escapeHtml(text)}</p>`);
 }
 
-/** The step's state in words: waiting, or what was decided and by whom. */
-function stateOf(status: string, approval: Approval): string {
+/** The step's state in words: waiting, or what was decided and by whom (a person signed in, or a key). */
+function stateOf(status: string, approval: Approval, person: string | null): string {
   if (status === 'awaiting_approval') return `Waiting for a decision until ${approval.expires_at}.`;
   if (approval.timed_out)
     return approval.decision
       ? `Nobody decided in time: ${approval.decision === 'approve' ? 'approved' : 'rejected'} by its timeout.`
       : 'Nobody decided in time: the step failed.';
   if (approval.decision)
-    return `${approval.decision === 'approve' ? 'Approved' : 'Rejected'} at ${approval.decided_at} by ${approval.decided_by_key_id}${approval.comment ? `: “${approval.comment}”` : '.'}`;
+    return `${approval.decision === 'approve' ? 'Approved' : 'Rejected'} at ${approval.decided_at} by ${person ?? approval.decided_by_key_id}${approval.comment ? `: “${approval.comment}”` : '.'}`;
   return status === 'cancelled' ? 'The run was cancelled: nothing to decide.' : `The step is ${status}.`;
 }
 
@@ -122,6 +122,18 @@ export function approvalPages(platform: Platform): Router {
     if (!run || !step?.approval || !workflow)
       return notice(res, 404, 'No such approval', 'The run or its workflow has been deleted.');
     const approval = JSON.parse(step.approval) as Approval;
+    // A decision made signed in names the person: their session's key is theirs (the sessions feature).
+    const person = approval.decided_by_key_id
+      ? ((
+          await platform.db
+            .selectFrom('api_keys')
+            .innerJoin('users', 'users.id', 'api_keys.user_id')
+            .select('users.email')
+            .where('api_keys.id', '=', approval.decided_by_key_id)
+            .where('api_keys.session_id', 'is not', null)
+            .executeTakeFirst()
+        )?.email ?? null)
+      : null;
     const waiting = step.status === 'awaiting_approval' && run.status !== 'cancelled';
     const role = approval.approver_role as Schemas['WorkflowApprovalStep']['approver_role'];
     page(
@@ -141,7 +153,7 @@ export function approvalPages(platform: Platform): Router {
 <h2 id="content-title">Content to review</h2>
 <div data-part="content" class="content">${approval.content === null ? '<p class="muted">The step shows no content.</p>' : `<div class="markdown">${markdown.render(approval.content)}</div>`}</div>
 </section>
-<p data-part="state" role="status" aria-live="polite">${escapeHtml(stateOf(step.status, approval))}</p>
+<p data-part="state" role="status" aria-live="polite">${escapeHtml(stateOf(step.status, approval, person))}</p>
 ${
   waiting
     ? `<form data-part="decision" data-workflow-id="${escapeHtml(workflow.id)}" data-run-id="${escapeHtml(run.id)}" data-step-id="${escapeHtml(step.step_id)}" novalidate>
