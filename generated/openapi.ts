@@ -207,6 +207,68 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/sso-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List single sign-on connections
+         * @description Lists the workspace's single sign-on connections, newest first. Client secrets are never returned. Owners only.
+         */
+        get: operations["listSsoConnections"];
+        put?: never;
+        /**
+         * Create a single sign-on connection
+         * @description Connects the workspace to an identity provider: an OpenID Connect provider (its issuer, and the client id and
+         *     secret it gave the application; the service reads the issuer's discovery document now) or a SAML 2.0 identity
+         *     provider (its metadata, as XML or a URL). People then sign in at the connection's `start_url`; a person who is
+         *     not a member yet becomes one with `default_role`. Register the connection's `oidc.redirect_uri`, or its
+         *     `saml.acs_url` and `saml.sp_entity_id`, with the identity provider (the guide "Single sign-on" shows Okta and
+         *     Microsoft Entra ID). Owners only. Records the audit entry `sso_connection.created`.
+         */
+        post: operations["createSsoConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso-connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a single sign-on connection
+         * @description Returns one single sign-on connection of the workspace. The client secret is never returned. Owners only.
+         */
+        get: operations["getSsoConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a single sign-on connection
+         * @description Deletes the connection: sign-ins through it are refused from now on, including those under way, and its domains
+         *     are no longer required to use single sign-on. Members who joined through it stay members. Owners only. Records the
+         *     audit entry `sso_connection.deleted`.
+         */
+        delete: operations["deleteSsoConnection"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a single sign-on connection
+         * @description Changes a connection's name, default role, domains, whether it is required, or its provider's settings (a new
+         *     issuer is discovered again, new metadata read again). Sign-ins already under way finish with the settings they
+         *     started with. Owners only. Records the audit entry `sso_connection.updated`, naming the fields that changed
+         *     (never a secret).
+         */
+        patch: operations["updateSsoConnection"];
+        trace?: never;
+    };
     "/v1/directory-tokens/{id}": {
         parameters: {
             query?: never;
@@ -2629,12 +2691,20 @@ export type components = {
          *     | code | status | meaning |
          *     |---|---|---|
          *     | `invalid_json` | 400 | The body is not well-formed JSON (or YAML where accepted), nests arrays and objects more than 64 levels deep, or its bytes are not the UTF-8 it declares. |
+         *     | `sso_state_invalid` | 400 | A single sign-on callback whose `state` (OpenID Connect) or `InResponseTo` (SAML) is unknown, used already, or started in another browser; start the sign-in again. |
+         *     | `sso_state_expired` | 400 | A single sign-on callback more than 10 minutes after its sign-in started; start the sign-in again. |
          *     | `malformed_request` | 400 | The request is not valid HTTP/1.1 (for example a NUL or raw non-ASCII byte in the path, the query or a header); it never reached an operation. |
          *     | `validation_failed` | 422 | A parameter or body field breaks the schema, or an unknown query parameter; see `errors[]`. |
          *     | `unauthenticated` | 401 | No API key, or a key that is unknown, revoked or past its grace period. |
+         *     | `sso_response_invalid` | 401 | The identity provider's answer to a single sign-on failed a check: its signature (a changed assertion), audience, recipient, issuer, time conditions, nonce, or the code exchange; `detail` names the check. |
+         *     | `sso_assertion_unsigned` | 401 | A SAML response whose assertion is not signed by the identity provider; the connection requires signed assertions. |
+         *     | `sso_response_replayed` | 401 | A SAML response or OpenID Connect callback that was used already; each is accepted once. |
+         *     | `sso_identity_provider_error` | 401 | The identity provider answered the sign-in with an error (the person cancelled, or is not assigned to the application); `detail` has its words. |
          *     | `invalid_embed_key` | 401 | No embed key, or an unknown or rotated one. |
          *     | `spend_limit_reached` | 402 | A call would start while its API key, project or workspace is at or over a hard spend limit; see `spend_limit`. Not retried by SDKs; it lasts until the limit's `resets_at` or until the limit is raised. |
          *     | `insufficient_role` | 403 | The key's role is below the operation's minimum role. |
+         *     | `sso_email_not_allowed` | 403 | The person the identity provider vouches for has no verified email, or one outside the connection's `domains`. |
+         *     | `sso_required` | 403 | People of this email's domain sign in to the workspace through single sign-on only; `detail` and the problem's `sso_start_url` say where. |
          *     | `origin_not_allowed` | 403 | The widget's page origin is not in the chatbot's `allowed_origins`. |
          *     | `csrf_check_failed` | 403 | A request that changes something was made with a session cookie without the session's `csrf_token` in `X-CSRF-Token`, with another token, or from another site's page (`Origin`, `Sec-Fetch-Site`). |
          *     | `chatbot_disabled` | 403 | The chatbot is disabled; its widget does not answer visitors. |
@@ -2651,6 +2721,7 @@ export type components = {
          *     | `cannot_remove_self` | 409 | An API key cannot remove the member it acts for; another admin or owner removes them. |
          *     | `managed_by_directory` | 409 | The member was provisioned by a directory through SCIM (`scim_source`); the directory removes them, not the API. |
          *     | `directory_token_inactive` | 409 | The directory token is revoked, so it cannot be rotated; create a new token. |
+         *     | `sso_domain_taken` | 409 | A domain of the request belongs to another single sign-on connection of the workspace. |
          *     | `project_name_taken` | 409 | Another project of the workspace has this name (names are compared ignoring case). |
          *     | `conversation_already_escalated` | 409 | The conversation was escalated already. |
          *     | `conversation_full` | 409 | The conversation holds 1,000 messages; start a new one. |
@@ -2670,6 +2741,8 @@ export type components = {
          *     | `invalid_workflow_inputs` | 422 | A run's `inputs` do not match the workflow's inputs; see `errors[]`. |
          *     | `invalid_webhook_url` | 422 | The webhook URL is not https or resolves to a private, loopback or link-local address. |
          *     | `invalid_source_url` | 422 | The knowledge base source URL is not http(s) or resolves to a private, loopback or link-local address. |
+         *     | `sso_discovery_failed` | 422 | The OpenID provider's discovery document (`<issuer>/.well-known/openid-configuration`) could not be read, or is not valid for the issuer. |
+         *     | `sso_metadata_invalid` | 422 | The SAML identity provider's metadata could not be read or parsed, or names no signing certificate or single sign-on URL. |
          *     | `image_unreadable` | 422 | An image part of a chat message could not be read: its URL resolves to a private, loopback or link-local address, did not answer in time, answered an error or something that is not an image, or the image is over 20 MB, or the request's images are over 50 MB in all; or its `data:` URL is not base64 image data. The pointer names the part. |
          *     | `webhook_endpoint_limit_reached` | 422 | The workspace already has 20 webhook endpoints. |
          *     | `event_too_old` | 422 | The event is older than the 30-day replay window. |
@@ -2692,7 +2765,7 @@ export type components = {
          *     | `images_busy` | 503 | This server process is reading as many image bytes of requests as it holds at once (a chat completion's or a response's `image_url` parts); nothing was fetched. Retry after `Retry-After` seconds. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "csrf_check_failed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "managed_by_directory" | "directory_token_inactive" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "email_not_configured" | "service_unavailable" | "upstream_unavailable" | "images_busy";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "csrf_check_failed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "managed_by_directory" | "directory_token_inactive" | "sso_state_invalid" | "sso_state_expired" | "sso_response_invalid" | "sso_assertion_unsigned" | "sso_response_replayed" | "sso_identity_provider_error" | "sso_email_not_allowed" | "sso_required" | "sso_domain_taken" | "sso_discovery_failed" | "sso_metadata_invalid" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "email_not_configured" | "service_unavailable" | "upstream_unavailable" | "images_busy";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -3348,6 +3421,246 @@ export type components = {
             secret: components["schemas"]["DirectoryTokenSecret"];
         };
         /**
+         * SsoConnectionName
+         * @description A name that says which identity provider the connection is (shown in lists and the audit log).
+         * @example Okta
+         */
+        SsoConnectionName: string;
+        /**
+         * SsoProtocol
+         * @description `oidc` for OpenID Connect (authorization code flow with PKCE), `saml` for SAML 2.0 (SP-initiated, HTTP-POST binding).
+         * @enum {string}
+         */
+        SsoProtocol: "oidc" | "saml";
+        /**
+         * SsoDefaultRole
+         * @description The role of a person who becomes a member by signing in through the connection for the first time. Members who
+         *     exist already keep their role. `owner` is never given by a connection: owners are added through the API.
+         * @example viewer
+         * @enum {string}
+         */
+        SsoDefaultRole: "admin" | "editor" | "viewer";
+        /**
+         * SsoDomains
+         * @description The email domains of the connection, declared by the owner (lower case, without `@`). The connection signs in only
+         *     people whose email is in one of them (any email its identity provider vouches for when the list is empty), and
+         *     `GET /sso/start?workspace_id=…&email=…` sends a person to the connection of their email's domain. A domain belongs to
+         *     at most one connection of a workspace. Declaring a domain affects only this workspace: it needs no proof of
+         *     ownership, since it decides nothing for other workspaces.
+         * @example [
+         *       "acme.example"
+         *     ]
+         */
+        SsoDomains: string[];
+        /**
+         * SsoRequired
+         * @description Whether people whose email is in the connection's `domains` must sign in through it: every other way for them to
+         *     sign in to the workspace (a sign-in link, another connection) is refused and sends them to this connection.
+         *     Requires at least one domain. API keys are not affected.
+         * @example false
+         */
+        SsoRequired: boolean;
+        /**
+         * SsoOidcIssuer
+         * Format: uri
+         * @description The issuer of the OpenID provider (`https://acme.okta.com`, `https://login.microsoftonline.com/<tenant>/v2.0`). The
+         *     service reads its discovery document at `<issuer>/.well-known/openid-configuration` when the connection is created
+         *     or the issuer changes, and at each sign-in.
+         * @example https://acme.okta.com
+         */
+        SsoOidcIssuer: string;
+        /**
+         * SsoOidcClientId
+         * @description The client id that the identity provider gave the application.
+         * @example 0oa8x2ryz3KPcwLiN5d7
+         */
+        SsoOidcClientId: string;
+        /**
+         * SsoOidcSettings
+         * @description An OpenID Connect connection's settings as the service shows them; the client secret is never returned.
+         */
+        SsoOidcSettings: {
+            issuer: components["schemas"]["SsoOidcIssuer"];
+            client_id: components["schemas"]["SsoOidcClientId"];
+            /**
+             * Format: uri
+             * @description The redirect URI (callback) to register with the identity provider for this connection.
+             * @example https://eu.content-service.example/sso/sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D/callback
+             */
+            redirect_uri: string;
+        };
+        /**
+         * SsoSamlSettings
+         * @description A SAML connection's settings: what the service read from the identity provider's metadata, and what to enter at
+         *     the identity provider (or let it read from `sp_metadata_url`).
+         */
+        SsoSamlSettings: {
+            /**
+             * @description The identity provider's entity id, from its metadata.
+             * @example http://www.okta.com/exk8x2ryz3KPcwLiN5d7
+             */
+            idp_entity_id: string;
+            /**
+             * Format: uri
+             * @description The identity provider's single sign-on URL (HTTP-Redirect binding), from its metadata.
+             * @example https://acme.okta.com/app/acme_contentservice_1/exk8x2ryz3KPcwLiN5d7/sso/saml
+             */
+            idp_sso_url: string;
+            /**
+             * Format: uri
+             * @description The URL the metadata was read from; `null` when it was given as XML.
+             * @example https://acme.okta.com/app/exk8x2ryz3KPcwLiN5d7/sso/saml/metadata
+             */
+            idp_metadata_url: string | null;
+            /**
+             * @description This service's entity id for the connection (Okta's "Audience URI", Entra ID's "Identifier").
+             * @example https://eu.content-service.example/sso/sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D/saml/metadata
+             */
+            sp_entity_id: string;
+            /**
+             * Format: uri
+             * @description The assertion consumer service URL (Okta's "Single sign-on URL", Entra ID's "Reply URL").
+             * @example https://eu.content-service.example/sso/sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D/saml/acs
+             */
+            acs_url: string;
+            /**
+             * Format: uri
+             * @description This service's SAML metadata for the connection (XML), which identity providers can read.
+             * @example https://eu.content-service.example/sso/sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D/saml/metadata
+             */
+            sp_metadata_url: string;
+        };
+        /**
+         * SsoConnection
+         * @description A single sign-on connection of the workspace: an OpenID Connect provider or a SAML 2.0 identity provider through
+         *     which people sign in to the workspace. A person who signs in is matched to a member by email; a person who is not a
+         *     member yet becomes one with `default_role` (just in time, with a `workspace.member.added` event). The OpenID
+         *     Connect client secret is write-only and never returned.
+         */
+        SsoConnection: {
+            /**
+             * @description The connection's identifier.
+             * @example sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D
+             */
+            id: string;
+            /**
+             * @description Always `sso_connection`.
+             * @constant
+             */
+            object: "sso_connection";
+            name: components["schemas"]["SsoConnectionName"];
+            protocol: components["schemas"]["SsoProtocol"];
+            default_role: components["schemas"]["SsoDefaultRole"];
+            domains: components["schemas"]["SsoDomains"];
+            required: components["schemas"]["SsoRequired"];
+            /**
+             * Format: uri
+             * @description Where a person's sign-in through this connection starts: open it in a browser (a link on your intranet, the
+             *     identity provider's app tile). Add `?return_to=/dashboard` to choose the page of this service that the person
+             *     lands on.
+             * @example https://eu.content-service.example/sso/sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D/start
+             */
+            start_url: string;
+            /** @description The OpenID Connect settings; `null` for a SAML connection. */
+            oidc: components["schemas"]["SsoOidcSettings"] | null;
+            /** @description The SAML 2.0 settings; `null` for an OpenID Connect connection. */
+            saml: components["schemas"]["SsoSamlSettings"] | null;
+            /** @description When the connection was created. */
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When the connection last changed. */
+            updated_at: components["schemas"]["Timestamp"];
+            /**
+             * @description The owner key that created the connection.
+             * @example key_01KJWVH9HXMK84N844C76ZG76G
+             */
+            created_by_api_key_id: string;
+        };
+        /**
+         * SsoConnectionList
+         * @description A page of single sign-on connections, newest first.
+         */
+        SsoConnectionList: {
+            /** @description The connections of this page. */
+            data: components["schemas"]["SsoConnection"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * SsoOidcClientSecret
+         * @description The client secret that the identity provider gave the application. Write-only, never returned.
+         * @example k2Vh8mZqP4xR7tN1sW9eL3cB6yJ0dF5gA
+         */
+        SsoOidcClientSecret: string;
+        /**
+         * SsoOidcInput
+         * @description An OpenID Connect connection's provider and client.
+         */
+        SsoOidcInput: {
+            issuer: components["schemas"]["SsoOidcIssuer"];
+            client_id: components["schemas"]["SsoOidcClientId"];
+            client_secret: components["schemas"]["SsoOidcClientSecret"];
+        };
+        /**
+         * SsoSamlMetadataInput
+         * @description The identity provider's SAML metadata, as XML or as the URL the service reads it from (exactly one of the two). The
+         *     metadata is read when it is given: a URL's metadata is read again when it is given again. Its signing
+         *     certificates, entity id and single sign-on URL are what the service keeps.
+         */
+        SsoSamlMetadataInput: {
+            /**
+             * @description The metadata XML (`<EntityDescriptor>` with an `<IDPSSODescriptor>`).
+             * @example <md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="http://www.okta.com/exk8x2ryz3KPcwLiN5d7">…</md:EntityDescriptor>
+             */
+            idp_metadata_xml?: string;
+            /**
+             * Format: uri
+             * @description Where the service reads the metadata (https; the URL must not point into a private network).
+             * @example https://acme.okta.com/app/exk8x2ryz3KPcwLiN5d7/sso/saml/metadata
+             */
+            idp_metadata_url?: string;
+        };
+        /**
+         * SsoConnectionCreateRequest
+         * @description A new connection: `oidc` with an OpenID Connect provider's issuer and client, or `saml` with a SAML identity
+         *     provider's metadata. Give the settings of the connection's `protocol` only.
+         */
+        SsoConnectionCreateRequest: {
+            name: components["schemas"]["SsoConnectionName"];
+            protocol: components["schemas"]["SsoProtocol"];
+            /** @description The role of people who become members by signing in. Default `viewer`. */
+            default_role?: components["schemas"]["SsoDefaultRole"];
+            /** @description The connection's email domains. Default none. */
+            domains?: components["schemas"]["SsoDomains"];
+            /** @description Whether people of the connection's domains must sign in through it. Default `false`. */
+            required?: components["schemas"]["SsoRequired"];
+            /** @description Required when `protocol` is `oidc`. */
+            oidc?: components["schemas"]["SsoOidcInput"];
+            /** @description Required when `protocol` is `saml`. */
+            saml?: components["schemas"]["SsoSamlMetadataInput"];
+        };
+        /**
+         * SsoOidcUpdate
+         * @description Changes to an OpenID Connect connection's provider or client; what is left out stays as it is.
+         */
+        SsoOidcUpdate: {
+            issuer?: components["schemas"]["SsoOidcIssuer"];
+            client_id?: components["schemas"]["SsoOidcClientId"];
+            client_secret?: components["schemas"]["SsoOidcClientSecret"];
+        };
+        /**
+         * SsoConnectionUpdateRequest
+         * @description Changes to a connection; what is left out stays as it is. The protocol cannot change.
+         */
+        SsoConnectionUpdateRequest: {
+            name?: components["schemas"]["SsoConnectionName"];
+            default_role?: components["schemas"]["SsoDefaultRole"];
+            domains?: components["schemas"]["SsoDomains"];
+            required?: components["schemas"]["SsoRequired"];
+            /** @description For an OpenID Connect connection only. */
+            oidc?: components["schemas"]["SsoOidcUpdate"];
+            /** @description For a SAML connection only. */
+            saml?: components["schemas"]["SsoSamlMetadataInput"];
+        };
+        /**
          * Member
          * @description A person who belongs to the workspace, with their role. The `id` is the person's user identifier, the same in every
          *     workspace they belong to.
@@ -3713,7 +4026,7 @@ export type components = {
          *     | `api_key.rotated` | An API key's secret was rotated. `details`: `previous_secret_expires_at`. |
          *     | `api_key.revoked` | An API key was revoked; by the removal of its member or the lowering of their role by a directory, with `details`: `reason` (`member_removed`, `member_role_lowered`), `user_id`. |
          *     | `api_key.expired` | An API key reached its `expires_at` (actor `system`). |
-         *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`, and `scim_source` when a directory provisioned them (actor `system`, `via` `scim`). |
+         *     | `member.added` | A person was added to the workspace. `details`: `email`, `role`, and `scim_source` when a directory provisioned them (actor `system`, `via` `scim`); a person who signed in through single sign-on for the first time is added by actor `system`, `via` `sso`. |
          *     | `member.removed` | A person was removed from the workspace. `details`: `email`, `role`. |
          *     | `member.role_changed` | A directory's groups gave a member another role (actor `system`, `via` `scim`). `details`: `email`, `role`, `previous_role`. |
          *     | `session.started` | A person signed in (target type `session`, its display name their email); the actor is the session's own key, named for the person. `details`: `method` (`link`, `oidc`, `saml`). |
@@ -3721,6 +4034,9 @@ export type components = {
          *     | `directory_token.created` | A directory token was created. `details`: `name`, `directory`. |
          *     | `directory_token.rotated` | A directory token's secret was rotated. `details`: `directory`, `previous_secret_expires_at`. |
          *     | `directory_token.revoked` | A directory token was revoked. `details`: `directory`. |
+         *     | `sso_connection.created` | A single sign-on connection was created. `details`: `protocol`, `default_role`, `domains` (comma-separated), `required`. |
+         *     | `sso_connection.updated` | A single sign-on connection changed. `details`: `changed` (the fields, comma-separated; `oidc.client_secret` names a new secret, never its value). |
+         *     | `sso_connection.deleted` | A single sign-on connection was deleted. `details`: `protocol`. |
          *     | `project.created` | A project was created. `details`: `name`. |
          *     | `project.updated` | A project's name, description, defaults or metadata changed. `details`: `changed` (the fields, comma-separated), `name`. |
          *     | `project.deleted` | A project was deleted; what belonged to it stays, without a project. `details`: `name`. |
@@ -12076,6 +12392,30 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A domain of the request belongs to another connection of the workspace (`sso_domain_taken`), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
+        SsoConnectionConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A parameter or field breaks the schema (`validation_failed`, one entry per field in `errors`; settings of the other protocol, or both or neither of a SAML metadata's forms, are refused the same way); the OpenID provider's discovery document could not be read or is not valid (`sso_discovery_failed`); the SAML metadata could not be read or names no signing certificate or single sign-on URL (`sso_metadata_invalid`); or an `Idempotency-Key` was reused with a different request (`idempotency_key_reused`). */
+        SsoConnectionUnprocessable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The token is revoked and cannot be rotated (`directory_token_inactive`; create a new token instead), or a request with the same `Idempotency-Key` is still running (`idempotency_key_in_use`). */
         DirectoryTokenConflict: {
             headers: {
@@ -13085,6 +13425,11 @@ export type components = {
          */
         ApiKeyId: string;
         /**
+         * @description The single sign-on connection's identifier (`sso_…`).
+         * @example sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D
+         */
+        SsoConnectionId: string;
+        /**
          * @description The directory token's identifier (`dtk_…`).
          * @example dtk_01M7WQ3R8D2KZ1X0T6Y9B4N5C7
          */
@@ -13694,6 +14039,234 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSsoConnections: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many items to return, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The opaque `next_cursor` of the previous page. Omit it for the first page (newest items first).
+                 * @example eyJpZCI6InZvY18wMUpEMlE3Rjh9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of connections. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnectionList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoConnectionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The connection was created. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["SsoConnectionConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["SsoConnectionUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The single sign-on connection's identifier (`sso_…`).
+                 * @example sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D
+                 */
+                id: components["parameters"]["SsoConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The single sign-on connection's identifier (`sso_…`).
+                 * @example sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D
+                 */
+                id: components["parameters"]["SsoConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection was deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["InvalidParameters"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateSsoConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique key (up to 255 characters, a UUID is a good choice) that makes a retried request safe. The same key with
+                 *     the same request returns the stored response with `Idempotent-Replayed: true`; the same key with a different request
+                 *     is a 422 `idempotency_key_reused`; the same key while the first request is still running is a 409
+                 *     `idempotency_key_in_use`. Keys are kept 24 hours and scoped to the workspace.
+                 *
+                 *     On a streamed answer (`text/event-stream`) the key is in use (409) until the stream ends. A stream that ends
+                 *     normally is stored whole and a replay sends every event again at once, as a stream, with `Idempotent-Replayed:
+                 *     true`. A stream cut short (the client disconnected, or it ended with an `event: error`) is not stored: a retry
+                 *     with the same key runs the request again.
+                 * @example 5f0c6a58-0b7e-4a39-9d52-2f1f5c3b9e11
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The single sign-on connection's identifier (`sso_…`).
+                 * @example sso_01M7X2B9Q4KZ8T3N6V0R5C1H7D
+                 */
+                id: components["parameters"]["SsoConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoConnectionUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The connection as it is now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["SsoConnectionConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["SsoConnectionUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -22,6 +22,7 @@ export const operationTable = {
   createResponse: {"method":"post","path":"/v1/responses","tag":"Chat","summary":"Create a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,402,403,404,409,413,415,421,422,429,500,502,503]},
   createSignInLink: {"method":"post","path":"/v1/sessions/links","tag":"Sessions","summary":"Email a sign-in link","auth":"public","minimumRole":null,"successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,413,415,422,429,500,501,503]},
   createSpendLimit: {"method":"post","path":"/v1/spend-limits","tag":"Usage","summary":"Create a spend limit","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,404,409,413,415,421,422,429,500,503]},
+  createSsoConnection: {"method":"post","path":"/v1/sso-connections","tag":"Workspace","summary":"Create a single sign-on connection","auth":"bearer","minimumRole":"owner","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500,503]},
   createVoice: {"method":"post","path":"/v1/voices","tag":"Voices","summary":"Create a voice","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,409,413,415,421,422,429,500,503]},
   createWebhookEndpoint: {"method":"post","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"Create a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":201,"requestContentTypes":["application/json"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500,503]},
   createWorkflow: {"method":"post","path":"/v1/workflows","tag":"Workflows","summary":"Create a workflow","auth":"bearer","minimumRole":"editor","successStatus":201,"requestContentTypes":["application/json","application/yaml"],"responseStatuses":[201,400,401,403,409,413,415,421,422,429,500,503]},
@@ -34,6 +35,7 @@ export const operationTable = {
   deleteProject: {"method":"delete","path":"/v1/projects/{id}","tag":"Projects","summary":"Delete a project","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
   deleteResponse: {"method":"delete","path":"/v1/responses/{id}","tag":"Chat","summary":"Delete a response","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
   deleteSpendLimit: {"method":"delete","path":"/v1/spend-limits/{id}","tag":"Usage","summary":"Delete a spend limit","auth":"bearer","minimumRole":"admin","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
+  deleteSsoConnection: {"method":"delete","path":"/v1/sso-connections/{id}","tag":"Workspace","summary":"Delete a single sign-on connection","auth":"bearer","minimumRole":"owner","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
   deleteVoice: {"method":"delete","path":"/v1/voices/{id}","tag":"Voices","summary":"Delete a voice","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500,503]},
   deleteWebhookEndpoint: {"method":"delete","path":"/v1/webhooks/endpoints/{id}","tag":"Webhooks","summary":"Delete a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,421,422,429,500,503]},
   deleteWorkflow: {"method":"delete","path":"/v1/workflows/{id}","tag":"Workflows","summary":"Delete a workflow","auth":"bearer","minimumRole":"editor","successStatus":204,"requestContentTypes":[],"responseStatuses":[204,401,403,404,409,421,422,429,500,503]},
@@ -61,6 +63,7 @@ export const operationTable = {
   getReadiness: {"method":"get","path":"/readyz","tag":"Service","summary":"Check readiness","auth":"public","minimumRole":null,"successStatus":200,"requestContentTypes":[],"responseStatuses":[200,422,500,503]},
   getResponse: {"method":"get","path":"/v1/responses/{id}","tag":"Chat","summary":"Get a response","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getSpendLimit: {"method":"get","path":"/v1/spend-limits/{id}","tag":"Usage","summary":"Get a spend limit","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
+  getSsoConnection: {"method":"get","path":"/v1/sso-connections/{id}","tag":"Workspace","summary":"Get a single sign-on connection","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
   getUsage: {"method":"get","path":"/v1/usage","tag":"Usage","summary":"Get usage and spend","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
   getVoice: {"method":"get","path":"/v1/voices/{id}","tag":"Voices","summary":"Get a voice","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   getWebhookDelivery: {"method":"get","path":"/v1/webhooks/deliveries/{id}","tag":"Webhooks","summary":"Get a webhook delivery","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,404,421,422,429,500,503]},
@@ -88,6 +91,7 @@ export const operationTable = {
   listResponseInputItems: {"method":"get","path":"/v1/responses/{id}/input_items","tag":"Chat","summary":"List a response's input items","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,404,421,422,429,500,503]},
   listSessions: {"method":"get","path":"/v1/sessions","tag":"Sessions","summary":"List your sessions","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
   listSpendLimits: {"method":"get","path":"/v1/spend-limits","tag":"Usage","summary":"List spend limits","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
+  listSsoConnections: {"method":"get","path":"/v1/sso-connections","tag":"Workspace","summary":"List single sign-on connections","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
   listVoices: {"method":"get","path":"/v1/voices","tag":"Voices","summary":"List voices","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,421,422,429,500,503]},
   listWebhookDeliveries: {"method":"get","path":"/v1/webhooks/deliveries","tag":"Webhooks","summary":"List webhook deliveries","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
   listWebhookEndpoints: {"method":"get","path":"/v1/webhooks/endpoints","tag":"Webhooks","summary":"List webhook endpoints","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":[],"responseStatuses":[200,401,403,421,422,429,500,503]},
@@ -121,6 +125,7 @@ export const operationTable = {
   updateDocument: {"method":"patch","path":"/v1/documents/{id}","tag":"Documents","summary":"Update a document","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
   updateProject: {"method":"patch","path":"/v1/projects/{id}","tag":"Projects","summary":"Update a project","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
   updateSpendLimit: {"method":"patch","path":"/v1/spend-limits/{id}","tag":"Usage","summary":"Update a spend limit","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
+  updateSsoConnection: {"method":"patch","path":"/v1/sso-connections/{id}","tag":"Workspace","summary":"Update a single sign-on connection","auth":"bearer","minimumRole":"owner","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
   updateVoice: {"method":"patch","path":"/v1/voices/{id}","tag":"Voices","summary":"Update a voice","auth":"bearer","minimumRole":"editor","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,202,400,401,403,404,409,413,415,421,422,429,500,503]},
   updateWebhookEndpoint: {"method":"patch","path":"/v1/webhooks/endpoints/{id}","tag":"Webhooks","summary":"Update a webhook endpoint","auth":"bearer","minimumRole":"admin","successStatus":200,"requestContentTypes":["application/json"],"responseStatuses":[200,400,401,403,404,409,413,415,421,422,429,500,503]},
   validateWorkflow: {"method":"post","path":"/v1/workflows/validate","tag":"Workflows","summary":"Validate a workflow definition","auth":"bearer","minimumRole":"viewer","successStatus":200,"requestContentTypes":["application/json","application/yaml"],"responseStatuses":[200,400,401,409,413,415,421,422,429,500,503]},
@@ -251,6 +256,9 @@ export type CreateSignInLinkResponse = OperationResponse<'createSignInLink'>;
 /** POST /v1/spend-limits: Create a spend limit */
 export type CreateSpendLimitRequest = OperationRequest<'createSpendLimit'>;
 export type CreateSpendLimitResponse = OperationResponse<'createSpendLimit'>;
+/** POST /v1/sso-connections: Create a single sign-on connection */
+export type CreateSsoConnectionRequest = OperationRequest<'createSsoConnection'>;
+export type CreateSsoConnectionResponse = OperationResponse<'createSsoConnection'>;
 /** POST /v1/voices: Create a voice */
 export type CreateVoiceRequest = OperationRequest<'createVoice'>;
 export type CreateVoiceResponse = OperationResponse<'createVoice'>;
@@ -287,6 +295,9 @@ export type DeleteResponseResponse = OperationResponse<'deleteResponse'>;
 /** DELETE /v1/spend-limits/{id}: Delete a spend limit */
 export type DeleteSpendLimitRequest = OperationRequest<'deleteSpendLimit'>;
 export type DeleteSpendLimitResponse = OperationResponse<'deleteSpendLimit'>;
+/** DELETE /v1/sso-connections/{id}: Delete a single sign-on connection */
+export type DeleteSsoConnectionRequest = OperationRequest<'deleteSsoConnection'>;
+export type DeleteSsoConnectionResponse = OperationResponse<'deleteSsoConnection'>;
 /** DELETE /v1/voices/{id}: Delete a voice */
 export type DeleteVoiceRequest = OperationRequest<'deleteVoice'>;
 export type DeleteVoiceResponse = OperationResponse<'deleteVoice'>;
@@ -368,6 +379,9 @@ export type GetResponseResponse = OperationResponse<'getResponse'>;
 /** GET /v1/spend-limits/{id}: Get a spend limit */
 export type GetSpendLimitRequest = OperationRequest<'getSpendLimit'>;
 export type GetSpendLimitResponse = OperationResponse<'getSpendLimit'>;
+/** GET /v1/sso-connections/{id}: Get a single sign-on connection */
+export type GetSsoConnectionRequest = OperationRequest<'getSsoConnection'>;
+export type GetSsoConnectionResponse = OperationResponse<'getSsoConnection'>;
 /** GET /v1/usage: Get usage and spend */
 export type GetUsageRequest = OperationRequest<'getUsage'>;
 export type GetUsageResponse = OperationResponse<'getUsage'>;
@@ -449,6 +463,9 @@ export type ListSessionsResponse = OperationResponse<'listSessions'>;
 /** GET /v1/spend-limits: List spend limits */
 export type ListSpendLimitsRequest = OperationRequest<'listSpendLimits'>;
 export type ListSpendLimitsResponse = OperationResponse<'listSpendLimits'>;
+/** GET /v1/sso-connections: List single sign-on connections */
+export type ListSsoConnectionsRequest = OperationRequest<'listSsoConnections'>;
+export type ListSsoConnectionsResponse = OperationResponse<'listSsoConnections'>;
 /** GET /v1/voices: List voices */
 export type ListVoicesRequest = OperationRequest<'listVoices'>;
 export type ListVoicesResponse = OperationResponse<'listVoices'>;
@@ -548,6 +565,9 @@ export type UpdateProjectResponse = OperationResponse<'updateProject'>;
 /** PATCH /v1/spend-limits/{id}: Update a spend limit */
 export type UpdateSpendLimitRequest = OperationRequest<'updateSpendLimit'>;
 export type UpdateSpendLimitResponse = OperationResponse<'updateSpendLimit'>;
+/** PATCH /v1/sso-connections/{id}: Update a single sign-on connection */
+export type UpdateSsoConnectionRequest = OperationRequest<'updateSsoConnection'>;
+export type UpdateSsoConnectionResponse = OperationResponse<'updateSsoConnection'>;
 /** PATCH /v1/voices/{id}: Update a voice */
 export type UpdateVoiceRequest = OperationRequest<'updateVoice'>;
 export type UpdateVoiceResponse = OperationResponse<'updateVoice'>;

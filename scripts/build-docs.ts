@@ -25,6 +25,7 @@ const guides: Array<{ name: string; title: string; source?: string }> = [
   { name: 'workflows', title: 'Write a workflow' },
   { name: 'scim', title: 'Provisioning with SCIM' },
   { name: 'sign-in', title: 'Signing in' },
+  { name: 'single-sign-on', title: 'Single sign-on' },
   { name: 'operate', title: 'Operate content-service' },
   // What changed in the contract, written by `npm run contract:publish`.
   { name: 'changelog', title: 'Changelog', source: join(root, 'docs', 'changelog.md') },

@@ -17,6 +17,7 @@ import { policyFeature } from './policy/index.ts';
 import { projectsFeature } from './projects/index.ts';
 import { serviceFeature } from './service/index.ts';
 import { sessionsFeature } from './sessions/index.ts';
+import { ssoFeature } from './sso/index.ts';
 import { voicesFeature } from './voices/index.ts';
 import { webhooksFeature } from './webhooks/index.ts';
 import { workflowsFeature } from './workflows/index.ts';
@@ -27,6 +28,7 @@ export const features = [
   workspaceFeature,
   directoryFeature,
   sessionsFeature,
+  ssoFeature,
   webhooksFeature,
   projectsFeature,
   engineFeature,

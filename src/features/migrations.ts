@@ -22,6 +22,7 @@ import { complianceRules } from './policy/migrations/010_compliance_rules.ts';
 import { projects } from './projects/migrations/004_projects.ts';
 import { projectFallbackModels } from './projects/migrations/022_project_fallback_models.ts';
 import { sessions } from './sessions/migrations/026_sessions.ts';
+import { sso } from './sso/migrations/027_sso.ts';
 import { voices } from './voices/migrations/009_voices.ts';
 import { workflows } from './workflows/migrations/015_workflows.ts';
 
@@ -29,6 +30,7 @@ export const featureMigrations: readonly MigrationsOfFeature[] = [
   { name: 'workspace', migrations: { '003_key_users': keyUsers, '024_members_scim_source': membersScimSource } },
   { name: 'directory', migrations: { '025_directories': directories } },
   { name: 'sessions', migrations: { '026_sessions': sessions } },
+  { name: 'sso', migrations: { '027_sso': sso } },
   { name: 'webhooks', migrations: { '002_webhooks': webhooks, '006_event_catalogue': eventCatalogue } },
   { name: 'projects', migrations: { '004_projects': projects, '022_project_fallback_models': projectFallbackModels } },
   { name: 'engine', migrations: { '007_usage': usage } },

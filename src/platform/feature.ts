@@ -57,6 +57,15 @@ export interface UpgradeEndpoint {
   handle(req: IncomingMessage, socket: Duplex, head: Buffer): void;
 }
 
+/**
+ * A rule about how a person may sign in to a workspace (single sign-on required for their email's domain): asked by
+ * startSession before a session starts; a refusal names where the person signs in instead.
+ */
+export type SignInGuard = (
+  platform: Platform,
+  signIn: { workspaceId: string; userId: string; method: string; returnTo?: string | null },
+) => Promise<{ redirectTo: string; reason: string } | null>;
+
 export interface Feature {
   /** The folder's name (`webhooks`); in logs. */
   name: string;
@@ -90,6 +99,8 @@ export interface Feature {
    * a request to a bearer operation that carries no Authorization header (a person's session).
    */
   authenticators?: Partial<Record<'embedKey' | 'sessionCookie', Authenticator>>;
+  /** Its rules about how people may sign in (the sessions feature asks every feature's before a session starts). */
+  signInGuard?: SignInGuard;
   /**
    * Pages outside the contract that a browser opens (the reference editor), with their assets: mounted before the
    * contract's routes, so a path they do not answer falls through to the contract's 404.

@@ -48,6 +48,7 @@ export type IdPrefix =
   | 'run'
   | 'lim'
   | 'rsv'
+  | 'sso'
   | 'ses'
   | 'sil';
 

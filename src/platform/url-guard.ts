@@ -147,14 +147,19 @@ export function literalHostBlocked(url: URL, allowLoopback: boolean): string | u
 const MAX_REDIRECTS = 5;
 const lookups = { true: guardedLookup(true), false: guardedLookup(false) };
 
-/** A `fetch` that connects only to addresses the URL policy allows (node:http, as webhook deliveries do). */
-function guardedFetch(allowPrivateNetworks: boolean): typeof fetch {
+/**
+ * A `fetch` that connects only to addresses the URL policy allows (node:http, as webhook deliveries do). It follows no
+ * redirect; a string or bytes body is sent as is (the OpenID Connect token request's form).
+ */
+export function guardedFetch(allowPrivateNetworks: boolean): typeof fetch {
   return (input, init) =>
     new Promise<Response>((resolve, reject) => {
-      const url = new URL(String(input));
+      const url = new URL(input instanceof Request ? input.url : String(input));
       const transport = url.protocol === 'https:' ? https : http;
+      const body = bodyBytes(init?.body);
+      if (body === false) return reject(new TypeError('guardedFetch sends a string, bytes or a form only'));
       const request = transport.request(url, {
-        method: 'GET',
+        method: init?.method ?? 'GET',
         // A fresh connection each time, not kept alive: these are one-off fetches of other people's servers.
         agent: false,
         lookup: lookups[`${allowPrivateNetworks}`] as never,
@@ -180,8 +185,16 @@ function guardedFetch(allowPrivateNetworks: boolean): typeof fetch {
           }),
         );
       });
-      request.end();
+      request.end(body);
     });
+}
+
+function bodyBytes(body: RequestInit['body']): string | Uint8Array | undefined | false {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (body instanceof URLSearchParams) return body.toString();
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  return false;
 }
 
 export interface GuardedFetchOptions {

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startOidcTestProvider } from '../../scripts/sso-test-provider.ts';
 import { projectRoot } from '../support/prism.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import {
@@ -28,6 +29,9 @@ const read = (...path: string[]) => readFileSync(join(projectRoot, ...path), 'ut
  */
 interface Guide {
   name: string;
+  /** What the guide's reader has running besides the server (the test identity provider), and the addresses to put
+   *  in place of the guide's. */
+  companion?: (server: TestServer) => Promise<{ replacements: Record<string, string>; stop(): Promise<void> }>;
   files?: (server: TestServer) => Record<string, string>;
   checks?: Array<{ phrase: string | RegExp; check: (result: BlockResult) => void }>;
 }
@@ -263,6 +267,28 @@ const guides: Guide[] = [
     ],
   },
   {
+    name: 'single-sign-on',
+    // "npm run sso:test-provider", on a port of its own.
+    companion: async (server) => {
+      const provider = await startOidcTestProvider({ service: server.url });
+      return { replacements: { 'http://localhost:4000': provider.issuer }, stop: provider.close };
+    },
+    checks: [
+      {
+        phrase: 'jq -r .start_url connection.json\n',
+        check: ({ stdout }) => expect(stdout).toMatch(/\/sso\/sso_[0-9A-Z]{26}\/start\n$/),
+      },
+      {
+        phrase: "-w '%{http_code} %{redirect_url}",
+        check: ({ stdout }) => expect(stdout).toMatch(/^302 http:\/\/127\.0\.0\.1:\d+\/auth\?/),
+      },
+      {
+        phrase: '{"required": true}',
+        check: ({ stdout }) => expect(JSON.parse(stdout)).toEqual({ domains: ['example.com'], required: true }),
+      },
+    ],
+  },
+  {
     name: 'workflows',
     // "Save this as release.yaml": the guide's definition.
     files: () => ({ 'release.yaml': /```yaml\n([\s\S]*?)```/.exec(read('docs', 'guides', 'workflows.md'))![1]! }),
@@ -275,14 +301,16 @@ const guides: Guide[] = [
   },
 ];
 
-describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
+describe.each(guides)('the guide $name', ({ name, files, companion, checks = [] }) => {
   const blocks = fencedBlocks(readFileSync(join(projectRoot, 'docs', 'guides', `${name}.md`), 'utf8'), 'sh');
   let server: TestServer;
   let session: ShellSession;
   let dir: string;
+  let running: Awaited<ReturnType<NonNullable<Guide['companion']>>> | undefined;
 
   beforeAll(async () => {
     server = await startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } });
+    running = await companion?.(server);
     // A directory of the reader's own, with the files the guide has them save; `npx` finds the project's packages.
     dir = mkdtempSync(join(tmpdir(), `guide-${name}-`));
     symlinkSync(join(projectRoot, 'node_modules'), join(dir, 'node_modules'));
@@ -294,6 +322,7 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
   });
   afterAll(async () => {
     session?.stop();
+    await running?.stop();
     await server?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
     const skipped = blocks.filter((block) => block.notRun);
@@ -317,7 +346,9 @@ describe.each(guides)('the guide $name', ({ name, files, checks = [] }) => {
       continue;
     }
     test(title, { timeout: 90_000 }, async () => {
-      const code = block.code
+      let code = block.code;
+      for (const [from, to] of Object.entries(running?.replacements ?? {})) code = code.replaceAll(from, to);
+      code = code
         .replaceAll('https://eu.content-service.example', server.url)
         .replaceAll('http://localhost:8080', server.url)
         .replace(/^export CONTENT_SERVICE_KEY=cs_live_….*$/gm, `export CONTENT_SERVICE_KEY=${server.ownerKey}`);

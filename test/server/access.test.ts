@@ -18,6 +18,7 @@ import { ManualClock } from '../../src/platform/clock.ts';
 import { collectByKey } from '../../src/platform/feature.ts';
 import { allMigrations, migrate, openStorage } from '../../src/storage/database.ts';
 import type { Database } from '../../src/storage/schema.ts';
+import { samlIdp } from '../sso/identity-providers.ts';
 import { type Answer, databaseKinds, freshDatabase, startTestServer, type TestServer } from '../support/server.ts';
 
 type Role = 'owner' | 'admin' | 'editor' | 'viewer';
@@ -95,6 +96,19 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       rotateDirectoryToken: async () => ({ path: `/v1/directory-tokens/${await newDirectoryToken()}/rotate` }),
       revokeDirectoryToken: async () => ({ path: `/v1/directory-tokens/${await newDirectoryToken()}` }),
     };
+    const ssoBody = () => ({ name: 'matrix', protocol: 'saml', saml: { idp_metadata_xml: samlIdp().metadataXml } });
+    const newSsoConnection = async () =>
+      (await server.call('POST', '/v1/sso-connections', { body: ssoBody() })).body.id as string;
+    Object.assign(requests, {
+      listSsoConnections: async () => ({ path: '/v1/sso-connections' }),
+      createSsoConnection: async () => ({ path: '/v1/sso-connections', body: ssoBody() }),
+      getSsoConnection: async () => ({ path: `/v1/sso-connections/${await newSsoConnection()}` }),
+      updateSsoConnection: async () => ({
+        path: `/v1/sso-connections/${await newSsoConnection()}`,
+        body: { default_role: 'editor' },
+      }),
+      deleteSsoConnection: async () => ({ path: `/v1/sso-connections/${await newSsoConnection()}` }),
+    });
     const newDirectoryToken = async () =>
       (await server.call('POST', '/v1/directory-tokens', { body: { name: 'matrix', directory: 'okta' } })).body
         .id as string;

@@ -4,6 +4,7 @@
 //
 // Fixtures go through the HTTP API only (no database access), so they work against an external server
 // (CONTRACT_BASE_URL) as well as against the one of the global setup.
+import { readFileSync } from 'node:fs';
 import type { components } from '../../generated/openapi.ts';
 import type { OperationId } from '../../generated/operations.ts';
 import type { notImplemented } from '../../src/handlers.ts';
@@ -75,6 +76,24 @@ async function freshDirectoryToken(target: FixtureTarget): Promise<RequestOverri
   const example = exampleRequest('createDirectoryToken').body as Record<string, unknown>;
   const token = await post(target, '/v1/directory-tokens', { ...example, name: `${String(example.name)} ${unique()}` });
   return { path: { id: String(token.id) } };
+}
+
+/**
+ * A SAML connection whose identity provider is described inline (the single sign-on tests' test certificate), so
+ * that creating it reads nothing from the network, unlike the examples' Okta and Entra ID.
+ */
+function newSsoConnectionBody(): Record<string, unknown> {
+  const cert = readFileSync(new URL('../sso/fixtures/idp-cert.pem', import.meta.url), 'utf8')
+    .replace(/-----[A-Z ]+-----/g, '')
+    .replace(/\s+/g, '');
+  const metadata = `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="https://idp.test.example/saml/metadata"><md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol"><md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${cert}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor><md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.test.example/saml/sso"/></md:IDPSSODescriptor></md:EntityDescriptor>`;
+  return { name: `Contract SAML ${unique()}`, protocol: 'saml', saml: { idp_metadata_xml: metadata } };
+}
+
+/** A fresh single sign-on connection: reading, updating or deleting it touches nothing else. */
+async function freshSsoConnection(target: FixtureTarget): Promise<RequestOverrides> {
+  const connection = await post(target, '/v1/sso-connections', newSsoConnectionBody());
+  return { path: { id: String(connection.id) } };
 }
 
 /** A fresh member (the example's role, a unique email): reading or removing it touches nothing else. */
@@ -395,6 +414,10 @@ export const contractFixtures: Partial<Record<ImplementedOperationId, Fixture>> 
   getDirectoryToken: freshDirectoryToken,
   rotateDirectoryToken: freshDirectoryToken,
   revokeDirectoryToken: freshDirectoryToken,
+  createSsoConnection: async () => ({ body: newSsoConnectionBody() }),
+  getSsoConnection: freshSsoConnection,
+  updateSsoConnection: freshSsoConnection,
+  deleteSsoConnection: freshSsoConnection,
   addMember: async () => ({ body: newMemberBody() }),
   getMember: freshMember,
   removeMember: freshMember,
@@ -641,6 +664,7 @@ export async function removeFixtureResources(target: FixtureTarget): Promise<voi
     (path) =>
       path.startsWith('/v1/api-keys/') ||
       path.startsWith('/v1/directory-tokens/') ||
+      path.startsWith('/v1/sso-connections/') ||
       path.startsWith('/v1/chat/threads/') ||
       path.startsWith('/v1/documents/') ||
       path.startsWith('/v1/knowledge-bases/') ||

@@ -13,6 +13,7 @@ export const PORTAL_NAVIGATION = [
   'workflows.html',
   'scim.html',
   'sign-in.html',
+  'single-sign-on.html',
   'operate.html',
   'changelog.html',
 ];

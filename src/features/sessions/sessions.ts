@@ -51,6 +51,16 @@ export async function startSession(
 ): Promise<string | null> {
   const req = res.req;
   const now = platform.clock.now();
+  // Another feature may require another way in for this person (single sign-on for their email's domain): they are
+  // sent there instead of being signed in.
+  for (const feature of platform.features) {
+    const refusal = await feature.signInGuard?.(platform, options);
+    if (refusal) {
+      res.setHeader('Cache-Control', 'no-store');
+      res.redirect(303, refusal.redirectTo);
+      return null;
+    }
+  }
   const started = await platform.db.transaction().execute((trx) =>
     insertSession(trx, platform, {
       ...options,

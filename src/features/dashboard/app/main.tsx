@@ -122,6 +122,50 @@ function LinkSignIn() {
   );
 }
 
+/**
+ * Single sign-on: the workspace's connection for the email's domain (GET /sso/start, a page of the server), which
+ * sends the browser to the identity provider and brings it back signed in.
+ */
+function SsoSignIn() {
+  const params = signInParams();
+  const [email, setEmail] = useState('');
+  const [workspace, setWorkspace] = useState(params.workspace);
+  return (
+    <form
+      data-part="sso-signin"
+      onSubmit={(event) => {
+        event.preventDefault();
+        const query = new URLSearchParams({ workspace_id: workspace.trim(), email: email.trim() });
+        if (params.returnTo) query.set('return_to', params.returnTo);
+        window.location.assign(`/sso/start?${query}`);
+      }}
+    >
+      <label for="sso-email">Work email</label>
+      <input
+        id="sso-email"
+        type="email"
+        autocomplete="email"
+        required
+        value={email}
+        onInput={(event) => setEmail((event.target as HTMLInputElement).value)}
+      />
+      <label for="sso-workspace">Workspace ID</label>
+      <input
+        id="sso-workspace"
+        autocomplete="off"
+        spellcheck={false}
+        required
+        placeholder="ws_…"
+        value={workspace}
+        onInput={(event) => setWorkspace((event.target as HTMLInputElement).value)}
+      />
+      <button type="submit" disabled={!email.trim() || !workspace.trim()}>
+        Continue with single sign-on
+      </button>
+    </form>
+  );
+}
+
 function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -132,6 +176,8 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
       {signInParams().returnTo ? <p data-part="return-notice">Sign in to go on to the page you opened.</p> : null}
       <h2>Sign in as yourself</h2>
       <LinkSignIn />
+      <h2>Or use your company's single sign-on</h2>
+      <SsoSignIn />
       <h2>Or use an API key</h2>
       <p>A key of your workspace is kept for this browser tab only and sent only to the API.</p>
       <form
