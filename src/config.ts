@@ -48,7 +48,7 @@ export interface Config {
   webhookAttemptTimeoutMs: number;
   /**
    * The variables the configuration was read from. The AI providers own theirs (their keys, base URLs, models): the
-   * engine reads them when it is built (src/features/engine/providers.ts), and a value that does not parse stops the
+   * engine reads them when it is built (src/features/engine/providers/registry.ts), and a value that does not parse stops the
    * start there as here.
    */
   environment: Readonly<Record<string, string | undefined>>;

@@ -11,11 +11,11 @@ import type { Metrics } from '../../platform/metrics.ts';
 import { validationFailed } from '../../platform/problems.ts';
 import { providerSpan } from '../../platform/telemetry.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { CatalogueEntry } from './catalogue.ts';
+import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { UsageFeature } from './generation.ts';
 import { priceOf } from './pricing.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
-import type { ProvidersConfig } from './providers.ts';
+import type { ProvidersConfig } from './providers/registry.ts';
 import { withRetries } from './retries.ts';
 import { recordUsage } from './usage-records.ts';
 

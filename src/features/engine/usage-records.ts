@@ -14,7 +14,7 @@ import type { Metrics } from '../../platform/metrics.ts';
 import { isTransientError } from '../../storage/database.ts';
 import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { CatalogueEntry } from './catalogue.ts';
+import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { TokenUsage, UsageFeature } from './generation.ts';
 
 /** Whose calls they were. */

@@ -13,7 +13,7 @@ import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { checkText, countWords, SLIDER_NAMES, type Sliders } from '../engine/index.ts';
+import { style } from '../engine/index.ts';
 import { bannedPhrasesRule, compilePolicy, PolicyRuleError } from '../policy/index.ts';
 import { effectiveSliders, presentVoice, type SliderOverrides } from './presenters.ts';
 
@@ -29,7 +29,7 @@ export function voicesOf(db: Kysely<Database> | Transaction<Database>, workspace
 
 /** The sample's word count, or the problem of a sample out of bounds. */
 function sampleWords(sample: string): number {
-  const words = countWords(sample);
+  const words = style.countWords(sample);
   const errors = [{ pointer: '/sample_text', detail: `has ${words} word${words === 1 ? '' : 's'}` }];
   if (words < MIN_SAMPLE_WORDS)
     throw new Problem(
@@ -91,8 +91,8 @@ async function startTraining(
  * the first check would otherwise wait for the code and the patterns of the measures to be compiled.
  */
 export function warmUpCheck(): void {
-  const middle = Object.fromEntries(SLIDER_NAMES.map((name) => [name, 50])) as Sliders;
-  checkText('We roast our beans every Tuesday. Come and taste the difference!', middle, {
+  const middle = Object.fromEntries(style.SLIDER_NAMES.map((name) => [name, 50])) as style.Sliders;
+  style.checkText('We roast our beans every Tuesday. Come and taste the difference!', middle, {
     bannedMatches: 0,
     maxSuggestions: 3,
   });
@@ -250,10 +250,10 @@ export const voiceHandlers = {
   async checkVoice(request, context) {
     const row = await readyVoice(context.platform.db, context.caller.workspace.id, request.path.id);
     const { text, max_suggestions = 10 } = request.body;
-    if (countWords(text) === 0) throw validationFailed([{ pointer: '/text', detail: 'has no words' }]);
+    if (style.countWords(text) === 0) throw validationFailed([{ pointer: '/text', detail: 'has no words' }]);
     const banned = JSON.parse(row.banned_phrases) as string[];
     const matches = banned.length === 0 ? [] : compilePolicy([bannedPhrasesRule(row.name, banned)]).scan(text);
-    const result = checkText(text, effectiveSliders(row)!, {
+    const result = style.checkText(text, effectiveSliders(row)!, {
       bannedMatches: matches.length,
       maxSuggestions: max_suggestions,
     });

@@ -17,16 +17,16 @@ import type {
   LanguageModelV4ToolResultOutput,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
-import { type ImageInfo, imageInfo, imageTokens } from './image-info.ts';
-import { wireTokenLogprob } from './logprobs.ts';
-import { draftText } from './sandbox-draft.ts';
-import { sandboxLogprobChunks, sandboxLogprobs } from './sandbox-logprobs.ts';
-import { taskOf, taskText } from './sandbox-task.ts';
-import { argumentFragments, type SandboxToolCall, toolCalls } from './sandbox-tools.ts';
-import { forms, keyTerms, meets } from './sandbox-words.ts';
-import { rewriteToward, SLIDER_NAMES, type Sliders } from './style.ts';
-import { countPromptTokens, countTokens, truncateTokens } from './tokens.ts';
+import { PASSAGES_END, PASSAGES_START } from '../../grounding.ts';
+import { type ImageInfo, imageInfo, imageTokens } from '../../image-info.ts';
+import { wireTokenLogprob } from '../../logprobs.ts';
+import { rewriteToward, SLIDER_NAMES, type Sliders } from '../../style/index.ts';
+import { countPromptTokens, countTokens, truncateTokens } from '../../tokens.ts';
+import { draftText } from './draft.ts';
+import { sandboxLogprobChunks, sandboxLogprobs } from './logprobs.ts';
+import { taskOf, taskText } from './task.ts';
+import { argumentFragments, type SandboxToolCall, toolCalls } from './tools.ts';
+import { forms, keyTerms, meets } from './words.ts';
 
 export { keyTerms };
 
