@@ -13,11 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { calcPrice, findProvider, type ModelPrice } from '@pydantic/genai-prices';
-import {
-  type CatalogueEntry,
-  SANDBOX_EMBEDDING_DIMENSIONS,
-  SANDBOX_EMBEDDING_MAX_DIMENSIONS,
-} from '../src/features/engine/index.ts';
+import { type CatalogueEntry, sandbox } from '../src/features/engine/index.ts';
 
 /** The instant whose prices are taken: prices can change on a start date or with the time of day (noon UTC is the
  *  providers' standard rate, e.g. outside DeepSeek's off-peak hours). Move it when refreshing. */
@@ -956,8 +952,8 @@ const SANDBOX: readonly CatalogueEntry[] = [
     regions: ['eu', 'us'],
     deprecated: false,
     deprecation_date: null,
-    dimensions: SANDBOX_EMBEDDING_DIMENSIONS,
-    dimensions_range: { min: 1, max: SANDBOX_EMBEDDING_MAX_DIMENSIONS },
+    dimensions: sandbox.SANDBOX_EMBEDDING_DIMENSIONS,
+    dimensions_range: { min: 1, max: sandbox.SANDBOX_EMBEDDING_MAX_DIMENSIONS },
   },
 ];
 

@@ -1,5 +1,5 @@
 // `npm run make-tiny-gguf -- <out.gguf>`: writes a tiny llama-architecture GGUF with random weights (about 500 KB), so
-// the `local` provider (src/features/engine/local.ts) can be tested offline without downloading a model. Its output is
+// the `local` provider (src/features/engine/providers/local.ts) can be tested offline without downloading a model. Its output is
 // noise made of printable characters and a few common words, but it goes through llama.cpp for real: tokenizer, chat
 // template fallback, sampling, stop triggers, streaming.
 //

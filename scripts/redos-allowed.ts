@@ -78,18 +78,18 @@ export const allowedDynamic: AllowedDynamic[] = [
       'main or article: from a literal `<name`, `[^<>]*` reads to the next `<` or `>`, where the next start stops too; `</name\\s*>` as above.',
   },
   {
-    file: 'src/features/engine/sandbox-task.ts',
+    file: 'src/features/engine/providers/sandbox/task.ts',
     within: 'termsAsWritten',
     reason: 'a key term of the text, escaped, between two lookarounds: a literal, linear.',
   },
   {
-    file: 'src/features/engine/sandbox-task.ts',
+    file: 'src/features/engine/providers/sandbox/task.ts',
     within: 'plan',
     reason:
       'a key word of the title or instruction (sandbox-words.ts: letters, digits, apostrophes and hyphens, none special in a pattern) between two lookarounds: a literal, linear.',
   },
   {
-    file: 'src/features/engine/sandbox-tools.ts',
+    file: 'src/features/engine/providers/sandbox/tools.ts',
     within: 'mentions',
     reason: "a tool argument's value, escaped (escapeRegExp), between two lookarounds: a literal, linear.",
   },

@@ -6,7 +6,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
-import { priceOf } from '../../src/features/engine/engine.ts';
+import { priceOf } from '../../src/features/engine/pricing.ts';
 import { countTokens } from '../../src/features/engine/tokens.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
@@ -69,7 +69,7 @@ describe.each(databaseKinds)('chat on %s', (kind) => {
     expect(answer.status, answer.text).toBe(200);
     expect(schemaErrors('/components/schemas/ChatCompletion', answer.body)).toEqual([]);
     const content = answer.body.choices[0].message.content as string;
-    // The rules of src/features/engine/sandbox-draft.ts: an announcement of the topic, with the message's details.
+    // The rules of src/features/engine/providers/sandbox/draft.ts: an announcement of the topic, with the message's details.
     expect(content).toBe(
       "Introducing our spring sale on single-origin coffee roasts!\n\nWe're excited to share it with you. Spring roasts ship Monday. Find every detail at [link].\n\nQuestions? Reply to this message: we'd love to hear what you think.",
     );

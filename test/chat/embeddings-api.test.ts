@@ -7,7 +7,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { embed, embedMany } from 'ai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sandboxEmbedding } from '../../src/features/engine/sandbox-embedding.ts';
+import { sandboxEmbedding } from '../../src/features/engine/providers/sandbox/embedding.ts';
 import { countTokens } from '../../src/features/engine/tokens.ts';
 import { expectProblem } from '../support/expect.ts';
 import { type FakeProvider, fakeEmbedding, startFakeOpenAi } from '../support/fake-providers.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sandboxEmbedding } from '../../src/features/engine/sandbox-embedding.ts';
+import { sandboxEmbedding } from '../../src/features/engine/providers/sandbox/embedding.ts';
 import { type FakeProvider, fakeEmbedding, startFakeOpenAi } from '../support/fake-providers.ts';
 import { projectRoot } from '../support/prism.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';

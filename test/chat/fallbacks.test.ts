@@ -8,7 +8,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
-import { priceOf } from '../../src/features/engine/engine.ts';
+import { priceOf } from '../../src/features/engine/pricing.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { expectProblem } from '../support/expect.ts';
 import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';

@@ -4,7 +4,7 @@
 // the provider's 429 and outages as our problems with its Retry-After, retries, and a client that cuts a stream:
 // the upstream call is aborted and only what was generated is billed. On SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { priceOf } from '../../src/features/engine/engine.ts';
+import { priceOf } from '../../src/features/engine/pricing.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { eventually, expectProblem } from '../support/expect.ts';
 import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';

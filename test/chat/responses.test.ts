@@ -5,7 +5,7 @@
 // problems in OpenAI's shape, the thread messages and events a stored response writes, and GET /v1/usage.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
-import { priceOf } from '../../src/features/engine/engine.ts';
+import { priceOf } from '../../src/features/engine/pricing.ts';
 import { countPromptTokens } from '../../src/features/engine/tokens.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';

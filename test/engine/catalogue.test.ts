@@ -19,7 +19,7 @@ import {
   PROVIDER_ORDER,
   prefixedId,
 } from '../../scripts/build-model-catalogue.ts';
-import type { CatalogueEntry } from '../../src/features/engine/catalogue.ts';
+import type { CatalogueEntry } from '../../src/features/engine/catalogue-entry.ts';
 import { schemaErrors } from '../support/spec.ts';
 
 const text = readFileSync(OUTPUT, 'utf8');

@@ -7,12 +7,8 @@ import { embedMany } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { EmbeddingRequest } from '../../src/features/engine/embeddings.ts';
 import type { Engine } from '../../src/features/engine/engine.ts';
-import {
-  fnv1a,
-  sandboxEmbedding,
-  sandboxEmbeddingModel,
-  sandboxFeatures,
-} from '../../src/features/engine/sandbox-embedding.ts';
+import { fnv1a, sandboxEmbedding, sandboxFeatures } from '../../src/features/engine/providers/sandbox/embedding.ts';
+import { sandboxEmbeddingModel } from '../../src/features/engine/providers/sandbox/embedding-model.ts';
 import { countTokens } from '../../src/features/engine/tokens.ts';
 import { Problem } from '../../src/platform/problems.ts';
 import { type FakeProvider, fakeEmbedding, startFakeGoogle, startFakeOpenAi } from '../support/fake-providers.ts';

@@ -8,7 +8,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, type LanguageModel, RetryError, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { upstreamFetch } from '../../src/features/engine/upstream-fetch.ts';
+import { upstreamFetch } from '../../src/features/engine/providers/upstream-fetch.ts';
 import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';
 
 interface Case {

@@ -1,4 +1,4 @@
-// The `local` provider (src/features/engine/local.ts) runs a real GGUF through llama.cpp: here a tiny random-weight
+// The `local` provider (src/features/engine/providers/local.ts) runs a real GGUF through llama.cpp: here a tiny random-weight
 // llama written by scripts/make-tiny-gguf.ts, so nothing is downloaded. Its output is noise, but llama.cpp tokenizes,
 // samples, streams and stops for real, and the AI SDK reads it as it reads any provider.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { generateText, type LanguageModel, streamText } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeTinyGguf } from '../../scripts/make-tiny-gguf.ts';
-import { localModel } from '../../src/features/engine/local.ts';
+import { localModel } from '../../src/features/engine/providers/local.ts';
 
 let dir: string;
 let model: LanguageModel;

@@ -1,10 +1,10 @@
-// sandbox-writer's drafts (src/features/engine/sandbox-draft.ts, docs/engine.md "Drafts"): the kind the message asks
+// sandbox-writer's drafts (src/features/engine/providers/sandbox/draft.ts, docs/engine.md "Drafts"): the kind the message asks
 // for, around the message's own topic; the same message gives the same draft, a choice or a seed another opening;
 // streaming, stop, max_tokens, JSON and a voice's sliders work on it as on any answer.
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { describe, expect, test } from 'vitest';
-import { sandboxModel } from '../../src/features/engine/sandbox.ts';
-import { readRequest } from '../../src/features/engine/sandbox-draft.ts';
+import { readRequest } from '../../src/features/engine/providers/sandbox/draft.ts';
+import { sandboxModel } from '../../src/features/engine/providers/sandbox/model.ts';
 import { countTokens } from '../../src/features/engine/tokens.ts';
 
 function call(message: string, extra: Partial<LanguageModelV4CallOptions> = {}): LanguageModelV4CallOptions {

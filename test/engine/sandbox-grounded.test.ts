@@ -1,10 +1,10 @@
-// The sandbox-writer's grounded answers (src/features/engine/sandbox.ts, docs/engine.md): with a passages block in its
+// The sandbox-writer's grounded answers (src/features/engine/providers/sandbox/model.ts, docs/engine.md): with a passages block in its
 // system messages it answers with the passage sentences that share the most key terms with the question, each marked
 // with its passage's number, or says it found nothing; streamed, cut, in JSON or with a voice, the text is the same.
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { generateText, streamText } from 'ai';
 import { describe, expect, test } from 'vitest';
-import { sandboxModel } from '../../src/features/engine/sandbox.ts';
+import { sandboxModel } from '../../src/features/engine/providers/sandbox/model.ts';
 
 const NOTHING = 'I could not find an answer to that in my sources.';
 

@@ -4,15 +4,15 @@
 // lint:redos` finds the patterns (scripts/lint-redos.ts).
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { describe, expect, test } from 'vitest';
-import { sandboxModel } from '../../src/features/engine/sandbox.ts';
-import { connectedTopic, quotedPassage, readRequest } from '../../src/features/engine/sandbox-draft.ts';
+import { connectedTopic, quotedPassage, readRequest } from '../../src/features/engine/providers/sandbox/draft.ts';
+import { sandboxModel } from '../../src/features/engine/providers/sandbox/model.ts';
 import {
   closingStart,
   taskText,
   withoutAutolinks,
   withoutLinkDestinations,
-} from '../../src/features/engine/sandbox-task.ts';
-import { quotedPhrases } from '../../src/features/engine/sandbox-tools.ts';
+} from '../../src/features/engine/providers/sandbox/task.ts';
+import { quotedPhrases } from '../../src/features/engine/providers/sandbox/tools.ts';
 
 const MESSAGE = 1_000_000;
 

@@ -1,11 +1,11 @@
-// The sandbox models' log probabilities (src/features/engine/sandbox-logprobs.ts; the rule in docs/engine.md, "Log
+// The sandbox models' log probabilities (src/features/engine/providers/sandbox/logprobs.ts; the rule in docs/engine.md, "Log
 // probabilities"): the tokens the engine counts, each at a log probability from 0 down to -2.5 that the same text
 // always gets, its alternatives listed most likely first with what probability is left, a stream of a token a chunk
 // whose chunks are whole characters; and the model asked through the LanguageModelV4 interface the engine uses.
 import type { LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { describe, expect, test } from 'vitest';
-import { sandboxModel } from '../../src/features/engine/sandbox.ts';
-import { sandboxLogprobChunks, sandboxLogprobs } from '../../src/features/engine/sandbox-logprobs.ts';
+import { sandboxLogprobChunks, sandboxLogprobs } from '../../src/features/engine/providers/sandbox/logprobs.ts';
+import { sandboxModel } from '../../src/features/engine/providers/sandbox/model.ts';
 import { countTokens } from '../../src/features/engine/tokens.ts';
 
 const TEXT = 'Spring sale starts Monday 🦜: every roast is 20% off, the espresso blend too.';

@@ -3,7 +3,7 @@
 // not; and a call aborted while the thread writes ends with the abort.
 import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { describe, expect, test } from 'vitest';
-import { generate, SANDBOX_OFF_LOOP_CHARS, sandboxModel } from '../../src/features/engine/sandbox.ts';
+import { generate, SANDBOX_OFF_LOOP_CHARS, sandboxModel } from '../../src/features/engine/providers/sandbox/model.ts';
 
 const PNG = Uint8Array.from([
   0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 2, 128, 0, 0, 1, 224, 8, 6,

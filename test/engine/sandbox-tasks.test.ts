@@ -1,10 +1,10 @@
-// The sandbox-writer's document tasks (src/features/engine/sandbox-task.ts, docs/engine.md "Document tasks"): with
+// The sandbox-writer's document tasks (src/features/engine/providers/sandbox/task.ts, docs/engine.md "Document tasks"): with
 // `providerOptions.sandbox.task` it writes from the task's text by rules and reads no prompt; sandbox-echo, a call
 // without a task and a task of no known shape are answered as before. The examples of docs/engine.md are checked here.
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { describe, expect, test } from 'vitest';
-import { sandboxModel } from '../../src/features/engine/sandbox.ts';
-import { type SandboxTask, textRank } from '../../src/features/engine/sandbox-task.ts';
+import { sandboxModel } from '../../src/features/engine/providers/sandbox/model.ts';
+import { type SandboxTask, textRank } from '../../src/features/engine/providers/sandbox/task.ts';
 
 /** A call as the engine makes it: a prompt the task does not depend on, and the task in the sandbox's options. */
 function call(task: unknown, extra: Partial<LanguageModelV4CallOptions> = {}): LanguageModelV4CallOptions {

@@ -1,4 +1,4 @@
-// The sandbox models' tool calls and image reading (src/features/engine/sandbox.ts, sandbox-tools.ts; the rules in
+// The sandbox models' tool calls and image reading (src/features/engine/providers/sandbox/model.ts, sandbox-tools.ts; the rules in
 // docs/engine.md, "The sandbox models"): called straight through the LanguageModelV4 interface the engine uses, and
 // through the AI SDK's generateText/streamText with tools that execute, so a whole agent loop runs offline.
 import type {
@@ -13,7 +13,7 @@ import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { Ajv } from 'ajv';
 import { describe, expect, test } from 'vitest';
 import { imageTokens } from '../../src/features/engine/image-info.ts';
-import { sandboxModel } from '../../src/features/engine/sandbox.ts';
+import { sandboxModel } from '../../src/features/engine/providers/sandbox/model.ts';
 import { countPromptTokens, countTokens } from '../../src/features/engine/tokens.ts';
 import { gif, jpeg, png, WEBP_1X1 } from '../support/images.ts';
 

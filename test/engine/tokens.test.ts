@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, test } from 'vitest';
-import { sandboxEmbedding, sandboxEmbeddingModel } from '../../src/features/engine/sandbox-embedding.ts';
+import { sandboxEmbedding } from '../../src/features/engine/providers/sandbox/embedding.ts';
+import { sandboxEmbeddingModel } from '../../src/features/engine/providers/sandbox/embedding-model.ts';
 import { countTokensEach, OFF_LOOP_CHARS } from '../../src/features/engine/text-pool.ts';
 import { countTokens, MAX_SLICE_CHARS, tokenSlices, truncateTokens } from '../../src/features/engine/tokens.ts';
 

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { upstreamFetch } from '../../src/features/engine/upstream-fetch.ts';
+import { upstreamFetch } from '../../src/features/engine/providers/upstream-fetch.ts';
 
 interface Seen {
   method: string;

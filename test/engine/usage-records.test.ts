@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Catalogue } from '../../src/features/engine/catalogue.ts';
-import { loadProvidersConfig } from '../../src/features/engine/providers.ts';
+import { loadProvidersConfig } from '../../src/features/engine/providers/registry.ts';
 import { recordUsage, type UsageOwner } from '../../src/features/engine/usage-records.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/index.ts';

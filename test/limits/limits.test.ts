@@ -5,7 +5,7 @@
 // PostgreSQL database: processes.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
-import { priceOf } from '../../src/features/engine/engine.ts';
+import { priceOf } from '../../src/features/engine/pricing.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';

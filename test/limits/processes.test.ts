@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Catalogue } from '../../src/features/engine/catalogue.ts';
-import { priceOf } from '../../src/features/engine/engine.ts';
-import { loadProvidersConfig } from '../../src/features/engine/providers.ts';
+import { priceOf } from '../../src/features/engine/pricing.ts';
+import { loadProvidersConfig } from '../../src/features/engine/providers/registry.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';

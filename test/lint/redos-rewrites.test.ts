@@ -10,9 +10,13 @@ import { withoutCodeSpans, withoutFencedBlocks } from '../../src/features/docume
 import { wholeFence } from '../../src/features/documents/commands/prompts.ts';
 import { mask } from '../../src/features/documents/commands/translate-mask.ts';
 import { headingsOf, withoutTags } from '../../src/features/documents/documents.ts';
-import { connectedTopic, quotedPassage } from '../../src/features/engine/sandbox-draft.ts';
-import { closingStart, withoutAutolinks, withoutLinkDestinations } from '../../src/features/engine/sandbox-task.ts';
-import { quotedPhrases } from '../../src/features/engine/sandbox-tools.ts';
+import { connectedTopic, quotedPassage } from '../../src/features/engine/providers/sandbox/draft.ts';
+import {
+  closingStart,
+  withoutAutolinks,
+  withoutLinkDestinations,
+} from '../../src/features/engine/providers/sandbox/task.ts';
+import { quotedPhrases } from '../../src/features/engine/providers/sandbox/tools.ts';
 import { opensWithAddress } from '../../src/features/engine/style/rewrite.ts';
 import { atxHeading } from '../../src/features/knowledge/extract.ts';
 import { fencedBlock } from '../../src/features/workflows/steps.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { type Config, ConfigError, loadConfig } from '../../src/config.ts';
 import { Catalogue } from '../../src/features/engine/catalogue.ts';
-import { loadProvidersConfig } from '../../src/features/engine/providers.ts';
+import { loadProvidersConfig } from '../../src/features/engine/providers/registry.ts';
 import { checkVoiceTrainingModel } from '../../src/features/voices/training.ts';
 
 /** The providers an environment configures, as the engine reads them when it is built (src/services.ts). */

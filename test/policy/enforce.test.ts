@@ -3,7 +3,7 @@
 // Tool-call arguments: a guard per choice and call, redactions that keep the arguments valid JSON (inside a string,
 // escaped; outside one, as a string of their own), the fragments' join equal to the call's arguments, and a block.
 import { describe, expect, test } from 'vitest';
-import type { GenerationEvent } from '../../src/features/engine/engine.ts';
+import type { GenerationEvent } from '../../src/features/engine/generation.ts';
 import { enforcePolicy, type Violation } from '../../src/features/policy/enforce.ts';
 import { compilePolicy } from '../../src/features/policy/match.ts';
 import { Problem } from '../../src/platform/problems.ts';

@@ -7,19 +7,15 @@ import type { ServerSentEvent } from '../../../generated/operations.ts';
 import { validationFailed } from '../../platform/problems.ts';
 import type {
   CatalogueEntry,
-  EngineContentPart,
   EngineMessage,
-  EngineTool,
-  EngineToolCall,
-  EngineToolChoice,
   FinishReason,
   Generated,
   GenerationEvent,
   GenerationRequest,
-  ModelTried,
   RefusalFields,
   TokenUsage,
 } from '../engine/index.ts';
+import type { EngineContentPart, EngineTool, EngineToolCall, EngineToolChoice, ModelTried } from './engine-types.ts';
 import { wireLogprobs } from './logprobs.ts';
 import type { ImagePart } from './request-images.ts';
 import { checkChosenTool, checkToolNames } from './request-tools.ts';

@@ -11,17 +11,14 @@ import { newId } from '../../platform/ids.ts';
 import { type Problem, validationFailed } from '../../platform/problems.ts';
 import type {
   CatalogueEntry,
-  EngineContentPart,
   EngineMessage,
-  EngineTool,
-  EngineToolCall,
-  EngineToolChoice,
   FinishReason,
   GenerationEvent,
   GenerationRequest,
   RefusalFields,
   TokenUsage,
 } from '../engine/index.ts';
+import type { EngineContentPart, EngineTool, EngineToolCall, EngineToolChoice } from './engine-types.ts';
 import type { ImagePart } from './request-images.ts';
 import { checkChosenTool, checkToolNames } from './request-tools.ts';
 import type { ChatMessagesTable } from './schema.ts';

@@ -6,7 +6,7 @@ import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { countTokensEach, decodeTokenIdsEach, MAX_TOKENS_PER_CALL } from '../engine/index.ts';
+import { MAX_TOKENS_PER_CALL, tokens } from '../engine/index.ts';
 import { embeddingInputs } from './embedding-inputs.ts';
 
 type Embedding = components['schemas']['Embedding'];
@@ -31,7 +31,7 @@ export const embeddingHandlers = {
     // an input of token ids is as many tokens as it has ids.
     const inputTokens = inputs.ids
       ? inputs.ids.map((ids) => ids.length)
-      : await countTokensEach(inputs.texts, MAX_TOKENS_PER_CALL);
+      : await tokens.countTokensEach(inputs.texts, MAX_TOKENS_PER_CALL);
     const total = inputTokens.reduce((sum, tokens) => sum + tokens, 0);
     if (total > MAX_TOKENS_PER_CALL)
       throw validationFailed([
@@ -47,7 +47,7 @@ export const embeddingHandlers = {
       feature: 'embeddings',
       model: body.model,
       // Token ids are embedded as the text they stand for (the models take text), counted as the ids they are.
-      inputs: inputs.ids ? await decodeTokenIdsEach(inputs.ids) : inputs.texts,
+      inputs: inputs.ids ? await tokens.decodeTokenIdsEach(inputs.ids) : inputs.texts,
       inputTokens,
       dimensions: body.dimensions ?? null,
       inputPointer: inputs.pointer,

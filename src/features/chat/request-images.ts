@@ -2,7 +2,8 @@
 // `input_image` parts) and their reading by the engine: each wire finds its parts, where they are, and this decides.
 import type { RequestContext } from '../../platform/context.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { type CatalogueEntry, type EngineContentPart, IMAGE_LIMITS } from '../engine/index.ts';
+import { type CatalogueEntry, IMAGE_LIMITS } from '../engine/index.ts';
+import type { EngineContentPart } from './engine-types.ts';
 
 /** An image part of a request, at its pointer; `misplaced` says why it may not be where it is (a wire's own rule). */
 export interface ImagePart {

@@ -9,7 +9,7 @@ import { newId } from '../../platform/ids.ts';
 import { Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { EngineMessage, EngineToolCall, FinishReason } from '../engine/index.ts';
+import type { EngineMessage, FinishReason } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
 import {
   functionCallItem,
@@ -23,6 +23,7 @@ import {
   statusOf,
   wireItem,
 } from './convert-responses.ts';
+import type { EngineToolCall } from './engine-types.ts';
 import type { ChatMessagesTable, ChatResponsesTable } from './schema.ts';
 import { replayedMessage, THREAD_LIMIT, threadFull, threadsOf, wireToolCalls } from './threads.ts';
 

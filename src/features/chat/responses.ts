@@ -5,7 +5,7 @@ import type { Handlers, ServerSentEvent } from '../../../generated/operations.ts
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { Problem, validationFailed } from '../../platform/problems.ts';
-import { type FinishReason, type ModelTried, placed, type TokenUsage } from '../engine/index.ts';
+import { type FinishReason, placed, type TokenUsage } from '../engine/index.ts';
 import { projectFallbacks } from '../projects/index.ts';
 import { chatGeneration } from './chat-generation.ts';
 import {
@@ -24,6 +24,7 @@ import {
   type ResponseObject,
   type StreamEvent,
 } from './convert-responses.ts';
+import type { ModelTried } from './engine-types.ts';
 import { checkImages, readImages } from './request-images.ts';
 import { requestModel } from './request-model.ts';
 import {

@@ -13,8 +13,9 @@ import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { EngineMessage, EngineToolCall } from '../engine/index.ts';
+import type { EngineMessage } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
+import type { EngineToolCall } from './engine-types.ts';
 import type { ChatMessagesTable, ChatThreadsTable } from './schema.ts';
 
 type Schemas = components['schemas'];

@@ -4,11 +4,11 @@
 // Without SMTP_URL the job logs that no email could be sent; the webhook event goes out all the same.
 
 import { createRequire } from 'node:module';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { WorkerServices } from '../../platform/feature.ts';
 import { enqueueJob, type JobDefinitions, type RunningJob } from '../../platform/jobs/runner.ts';
 import type { Database } from '../../storage/schema.ts';
-import type { ConversationRow } from './conversations.ts';
+import type { ChatbotConversationsTable } from './schema.ts';
 
 declare module '../../platform/jobs/runner.ts' {
   interface JobPayloads {
@@ -21,7 +21,7 @@ const QUOTED_MESSAGES = 10;
 
 export async function enqueueEscalationEmail(
   trx: Transaction<Database>,
-  conversation: ConversationRow,
+  conversation: Selectable<ChatbotConversationsTable>,
   recipients: string[],
   transcriptUrl: string,
   now: Date,

@@ -9,7 +9,7 @@ import { type AuditOrigin, byRequest } from '../../platform/audit.ts';
 import type { Platform, RequestContext } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
-import { taskOption, type UsageFeature } from '../engine/index.ts';
+import { type GenerationRequest, sandbox } from '../engine/index.ts';
 import { knowledgeBasesOf, searchKnowledge } from '../knowledge/index.ts';
 import { projectsOf } from '../projects/index.ts';
 import { readyVoice } from '../voices/index.ts';
@@ -29,7 +29,7 @@ export interface CommandActor {
   userId: string | null;
   origin: AuditOrigin;
   /** What the usage is counted as: `documents` for the API, `workflows` for a step. */
-  feature: UsageFeature;
+  feature: GenerationRequest['feature'];
   /**
    * The project the command's calls are billed to, whose spend limits admit them, when it runs for one (a workflow
    * run's); without one, the document's project.
@@ -156,7 +156,7 @@ export async function commandOnDocument(
       const started = performance.now();
       const result = await engine.generate({
         // What to write, for the sandbox models (real providers ignore it).
-        ...(task ? { providerOptions: { sandbox: { task: taskOption(task) } } } : {}),
+        ...(task ? { providerOptions: { sandbox: { task: sandbox.taskOption(task) } } } : {}),
         workspaceId,
         apiKeyId: context.apiKeyId,
         feature: context.feature,

@@ -4,7 +4,7 @@
 // (once, or once per segment for a translation whose batch answer lost its markers), sums the usage of the calls and
 // saves the new version.
 import { Problem, validationFailed } from '../../platform/problems.ts';
-import type { EngineMessage, SandboxTask } from '../engine/index.ts';
+import type { EngineMessage, sandbox } from '../engine/index.ts';
 import { cite, referencesStart, withReferences } from './commands/cite.ts';
 import { place, selectionOf, workRange } from './commands/placement.ts';
 import { clean, expandMessages, outlineMessages, rewriteMessages, summarizeMessages } from './commands/prompts.ts';
@@ -82,7 +82,7 @@ export async function runCommand(
     ]);
   }
   const placement = request.placement ?? defaultPlacements[request.command];
-  const modelOutput = async (messages: EngineMessage[], task: SandboxTask) => {
+  const modelOutput = async (messages: EngineMessage[], task: sandbox.SandboxTask) => {
     const output = clean(await generate(messages, task), text);
     if (output === '')
       throw new Problem('upstream_error', `The model answered the ${request.command} command with no text.`);
@@ -91,7 +91,7 @@ export async function runCommand(
 
   switch (request.command) {
     case 'outline': {
-      const task: SandboxTask = {
+      const task: sandbox.SandboxTask = {
         kind: 'outline',
         text,
         depth: request.depth ?? 2,
@@ -110,7 +110,7 @@ export async function runCommand(
         }),
       );
     case 'summarize': {
-      const task: SandboxTask = {
+      const task: sandbox.SandboxTask = {
         kind: 'summarize',
         text,
         length: request.length ?? 'medium',

@@ -1,6 +1,6 @@
 // What a request needs of its model (tools, vision, a JSON answer, log probabilities), checked before any call.
 import { validationFailed } from '../../platform/problems.ts';
-import type { CatalogueEntry } from './catalogue.ts';
+import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { GenerationRequest } from './generation.ts';
 import { logprobsUnsupported } from './refusal.ts';
 

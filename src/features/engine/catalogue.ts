@@ -4,12 +4,10 @@
 // GGUF model (`LOCAL_MODEL_PATH`, id `local:<name>`, free, with its configured context size).
 import { readFileSync } from 'node:fs';
 import type { components } from '../../../generated/openapi.ts';
-import { configuredModels, enablingVariable, type ProvidersConfig } from './providers.ts';
+import type { CatalogueEntry } from './catalogue-entry.ts';
+import { configuredModels, enablingVariable, type ProvidersConfig } from './providers/registry.ts';
 
 type Model = components['schemas']['Model'];
-
-/** One model as the catalogue file holds it: the API's Model without `object` and `available`, plus the upstream id. */
-export type CatalogueEntry = Omit<Model, 'object' | 'available'> & { upstream_id: string };
 
 const committed = JSON.parse(readFileSync(new URL('./models.json', import.meta.url), 'utf8')) as CatalogueEntry[];
 

@@ -3,8 +3,7 @@
 import type { JSONSchema7, JSONValue } from '@ai-sdk/provider';
 import type { components } from '../../../generated/openapi.ts';
 import type { AuditOrigin } from '../../platform/audit.ts';
-import type { CatalogueEntry } from './catalogue.ts';
-import type { TokenLogprob } from './logprobs.ts';
+import type { CatalogueEntry } from './catalogue-entry.ts';
 
 export type UsageFeature = components['schemas']['UsageFeature'];
 /** A model tried before the one that answered, and the problem it failed with (or `model_unavailable`: skipped). */
@@ -130,4 +129,21 @@ export interface Generated {
   choices: { text: string; finishReason: FinishReason; toolCalls: EngineToolCall[]; logprobs: TokenLogprob[] | null }[];
   usage: TokenUsage;
   costUsd: number;
+}
+
+// Log probabilities of generated tokens, in the shape of OpenAI's Chat Completions (`logprobs.content`): logprobs.ts
+// reads them from any provider.
+/** A token the model could have written at a position. */
+export interface TopLogprob {
+  /** The text, or `bytes:` and the bytes escaped for bytes that are not whole characters (tokenText). */
+  token: string;
+  /** The natural logarithm of its probability: -9999 to 0. */
+  logprob: number;
+  /** Its UTF-8 bytes; null when the provider says it has none. */
+  bytes: number[] | null;
+}
+
+/** A token the model wrote, and the most likely tokens at its position. */
+export interface TokenLogprob extends TopLogprob {
+  topLogprobs: TopLogprob[];
 }

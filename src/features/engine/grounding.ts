@@ -1,5 +1,5 @@
 // The passages block: how a feature that answers from sources (the chatbots) hands its passages to a model in the
-// system prompt. A real model reads it as text; the sandbox models read it by its lines (sandbox.ts, docs/engine.md),
+// system prompt. A real model reads it as text; the sandbox models read it by its lines (providers/sandbox/model.ts, docs/engine.md),
 // so the format is the engine's, written here for every feature that grounds an answer.
 
 export const PASSAGES_START = 'Knowledge passages:';

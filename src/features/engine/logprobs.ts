@@ -2,22 +2,8 @@
 // with its log probability, its UTF-8 bytes and the most likely tokens at its position. Providers give them in that
 // shape (OpenAI's chunks and answers, the sandbox's metadata), so one reader (logprobsOf) takes them from any of them.
 import type { JSONObject } from '@ai-sdk/provider';
+import type { TokenLogprob, TopLogprob } from './generation.ts';
 import { encodeTokens, tokenBytes } from './tokens.ts';
-
-/** A token the model could have written at a position. */
-export interface TopLogprob {
-  /** The text, or `bytes:` and the bytes escaped for bytes that are not whole characters (tokenText). */
-  token: string;
-  /** The natural logarithm of its probability: -9999 to 0. */
-  logprob: number;
-  /** Its UTF-8 bytes; null when the provider says it has none. */
-  bytes: number[] | null;
-}
-
-/** A token the model wrote, and the most likely tokens at its position. */
-export interface TokenLogprob extends TopLogprob {
-  topLogprobs: TopLogprob[];
-}
 
 /** The most alternatives a request may ask for at each position (OpenAI's bound of `top_logprobs`). */
 export const MAX_TOP_LOGPROBS = 20;

@@ -5,7 +5,7 @@
 // count), then each `admit` (the spend limits refuse a call before it is made, and settle it once its usage is
 // recorded), then wraps the events so that the first middleware is the outermost.
 import type { JSONValue } from '@ai-sdk/provider';
-import type { CatalogueEntry } from './catalogue.ts';
+import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { GenerationEvent, GenerationRequest } from './generation.ts';
 
 /** The brand voice a generation is written in, as the voice middleware resolved it (what the policy needs of it). */

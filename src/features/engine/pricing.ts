@@ -1,4 +1,4 @@
-import type { CatalogueEntry } from './catalogue.ts';
+import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { TokenUsage } from './generation.ts';
 
 /** The cost of a call in US dollars, from the model's prices per million tokens. */

@@ -1,6 +1,6 @@
 // Our messages and tools as the AI SDK's call options take them (LanguageModelV4Prompt, tools, tool choice).
 import type { LanguageModelV4CallOptions, LanguageModelV4Prompt } from '@ai-sdk/provider';
-import type { CatalogueEntry } from './catalogue.ts';
+import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { EngineMessage, EngineTool, EngineToolChoice, GenerationRequest } from './generation.ts';
 
 /** The request's tools as the provider gets them: none when the caller offered none, or chose `none` for a model without tools. */

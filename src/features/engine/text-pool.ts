@@ -1,7 +1,7 @@
 // Work on long texts runs in a pool of worker threads (piscina), so that one request's text does not hold the event
-// loop every other request is served on: token counting and the sandbox's embeddings of texts of OFF_LOOP_CHARS
-// characters or more, and the decoding of OFF_LOOP_TOKEN_IDS token ids or more. Less is worked on in place, where a
-// thread's round trip would cost more than the work.
+// loop every other request is served on: the token counting of texts of OFF_LOOP_CHARS characters or more, and the
+// decoding of OFF_LOOP_TOKEN_IDS token ids or more. Less is worked on in place, where a thread's round trip would cost
+// more than the work.
 import { workerPool } from '../../platform/worker-pool.ts';
 import * as TextWorker from './text-worker.ts';
 
@@ -16,7 +16,7 @@ export const OFF_LOOP_TOKEN_IDS = 16 * 1024;
 export const lengthOf = (texts: readonly string[]) => texts.reduce((sum, text) => sum + text.length, 0);
 
 /** Runs one of text-worker.ts's functions in the pool. */
-export const offLoop = workerPool<typeof TextWorker>(new URL('./text-worker.ts', import.meta.url));
+const offLoop = workerPool<typeof TextWorker>(new URL('./text-worker.ts', import.meta.url));
 
 /**
  * The tokens of each text. With `limit`, counting stops once their total exceeds it: the counts then end with the

@@ -1,5 +1,4 @@
 // The work on long texts that the text pool (text-pool.ts) runs in worker threads, off the event loop.
-import { sandboxEmbedding } from './sandbox-embedding.ts';
 import { decodeTokenIds } from './token-ids.ts';
 import { countTokens } from './tokens.ts';
 
@@ -17,11 +16,6 @@ export function countEach({ texts, limit }: { texts: string[]; limit: number }):
     if (total > limit) break;
   }
   return counts;
-}
-
-/** The sandbox embedding of each text. */
-export function embedEach({ texts, dimensions }: { texts: string[]; dimensions: number }): number[][] {
-  return texts.map((text) => sandboxEmbedding(text, dimensions));
 }
 
 /** The text of each input of token ids. */

@@ -12,7 +12,10 @@
 // a Markdown heading repeats nothing: a new section needs no context from the end of the one before.
 //
 // Deterministic: the same text and options give the same chunks.
-import { countTokens, truncateTokens } from '../engine/index.ts';
+import { tokens } from '../engine/index.ts';
+
+/** Tokens as the engine counts them. */
+const { countTokens, truncateTokens } = tokens;
 
 export interface ChunkOptions {
   /** The largest chunk, in tokens (the contract allows 100 to 2000). */

@@ -2,7 +2,7 @@
 // of the sample as reference. The sandbox models get the sliders themselves (middleware.ts), not this text.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.ts';
-import { SLIDER_NAMES } from '../engine/index.ts';
+import { style } from '../engine/index.ts';
 import { effectiveSliders, type Sliders } from './presenters.ts';
 import { readyVoice } from './voices.ts';
 
@@ -40,7 +40,7 @@ export function voiceInstructions(voice: {
     voice.style_summary ? `Style: ${voice.style_summary}` : null,
     voice.traits.length > 0 ? `Traits: ${voice.traits.join('; ')}.` : null,
     lean.length > 0 ? `Be ${lean.join('; ')}.` : null,
-    `${SLIDER_LINE}${SLIDER_NAMES.map((name) => `${name} ${voice.sliders[name]}`).join(', ')}`,
+    `${SLIDER_LINE}${style.SLIDER_NAMES.map((name) => `${name} ${voice.sliders[name]}`).join(', ')}`,
     voice.banned_phrases.length > 0
       ? `Never use these phrases: ${voice.banned_phrases.map((p) => `"${p}"`).join(', ')}.`
       : null,

@@ -10,17 +10,7 @@ import { iso } from '../../platform/clock.ts';
 import type { WorkerServices } from '../../platform/feature.ts';
 import type { JobDefinitions } from '../../platform/jobs/runner.ts';
 import { forUpdate } from '../../storage/locks.ts';
-import {
-  type Catalogue,
-  type Engine,
-  type Measurements,
-  measure,
-  type Sliders,
-  slidersFrom,
-  summaryFrom,
-  trainingVerdict,
-  traitsFrom,
-} from '../engine/index.ts';
+import { type Catalogue, type Engine, style } from '../engine/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
 import { effectiveSliders } from './presenters.ts';
 
@@ -43,8 +33,8 @@ async function modelDescription(
   model: string,
   workspaceId: string,
   sample: string,
-  measurements: Measurements,
-  sliders: Sliders,
+  measurements: style.Measurements,
+  sliders: style.Sliders,
   now: Date,
   signal: AbortSignal,
 ): Promise<Description | null> {
@@ -114,12 +104,12 @@ export function voiceJobs(services: WorkerServices): JobDefinitions {
           .where('training_id', '=', trainingId)
           .executeTakeFirst();
         if (!sample) return;
-        const measurements = measure(sample.sample_text);
-        const verdict = trainingVerdict(measurements);
-        const sliders = slidersFrom(measurements);
+        const measurements = style.measure(sample.sample_text);
+        const verdict = style.trainingVerdict(measurements);
+        const sliders = style.slidersFrom(measurements);
         let description: Description = {
-          style_summary: summaryFrom(measurements, sliders),
-          traits: traitsFrom(measurements, sliders),
+          style_summary: style.summaryFrom(measurements, sliders),
+          traits: style.traitsFrom(measurements, sliders),
         };
         if (verdict.ok && engine && model && job.workspaceId) {
           try {

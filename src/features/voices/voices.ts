@@ -9,11 +9,11 @@ import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { enqueueJob } from '../../platform/jobs/runner.ts';
+import { audited, lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
-import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { checkText, countWords, SLIDER_NAMES, type Sliders } from '../engine/index.ts';
+import { style } from '../engine/index.ts';
 import { bannedPhrasesRule, compilePolicy, PolicyRuleError } from '../policy/index.ts';
 import { effectiveSliders, presentVoice, type SliderOverrides } from './presenters.ts';
 
@@ -29,7 +29,7 @@ export function voicesOf(db: Kysely<Database> | Transaction<Database>, workspace
 
 /** The sample's word count, or the problem of a sample out of bounds. */
 function sampleWords(sample: string): number {
-  const words = countWords(sample);
+  const words = style.countWords(sample);
   const errors = [{ pointer: '/sample_text', detail: `has ${words} word${words === 1 ? '' : 's'}` }];
   if (words < MIN_SAMPLE_WORDS)
     throw new Problem(
@@ -91,8 +91,8 @@ async function startTraining(
  * the first check would otherwise wait for the code and the patterns of the measures to be compiled.
  */
 export function warmUpCheck(): void {
-  const middle = Object.fromEntries(SLIDER_NAMES.map((name) => [name, 50])) as Sliders;
-  checkText('We roast our beans every Tuesday. Come and taste the difference!', middle, {
+  const middle = Object.fromEntries(style.SLIDER_NAMES.map((name) => [name, 50])) as style.Sliders;
+  style.checkText('We roast our beans every Tuesday. Come and taste the difference!', middle, {
     bannedMatches: 0,
     maxSuggestions: 3,
   });
@@ -120,7 +120,7 @@ export const voiceHandlers = {
     const words = sampleWords(sample_text);
     checkBannedPhrases(banned_phrases);
     const workspaceId = context.caller.workspace.id;
-    const row = await context.platform.db.transaction().execute(async (trx) => {
+    const row = await audited(context, async (trx) => {
       const values = {
         id: newId('voc', context.now),
         workspace_id: workspaceId,
@@ -145,12 +145,14 @@ export const voiceHandlers = {
       };
       await trx.insertInto('voices').values(values).execute();
       await startTraining(trx, workspaceId, values.id, values.training_id, context.now);
-      await recordAudit(trx, byRequest(context), {
-        action: 'voice.created',
-        target: { type: 'voice', id: values.id, display_name: name },
-        details: { name, sample_word_count: words },
-      });
-      return values;
+      return [
+        values,
+        {
+          action: 'voice.created',
+          target: { type: 'voice', id: values.id, display_name: name },
+          details: { name, sample_word_count: words },
+        },
+      ];
     });
     return {
       status: 202,
@@ -174,11 +176,12 @@ export const voiceHandlers = {
     checkBannedPhrases(changes.banned_phrases);
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        voicesOf(trx, workspaceId).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('voice', request.path.id);
+        voicesOf(trx, workspaceId).where('id', '=', request.path.id),
+        'voice',
+        request.path.id,
+      );
       const users = await trx.selectFrom('chatbots').select('id').where('voice_id', '=', existing.id).execute();
       if (users.length > 0) {
         throw new Problem(
@@ -231,11 +234,12 @@ export const voiceHandlers = {
 
   async deleteVoice(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        voicesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('voice', request.path.id);
+        voicesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'voice',
+        request.path.id,
+      );
       // A training job still queued finds no voice and ends without an event.
       await trx.deleteFrom('voices').where('id', '=', existing.id).execute();
       await recordAudit(trx, byRequest(context), {
@@ -250,10 +254,10 @@ export const voiceHandlers = {
   async checkVoice(request, context) {
     const row = await readyVoice(context.platform.db, context.caller.workspace.id, request.path.id);
     const { text, max_suggestions = 10 } = request.body;
-    if (countWords(text) === 0) throw validationFailed([{ pointer: '/text', detail: 'has no words' }]);
+    if (style.countWords(text) === 0) throw validationFailed([{ pointer: '/text', detail: 'has no words' }]);
     const banned = JSON.parse(row.banned_phrases) as string[];
     const matches = banned.length === 0 ? [] : compilePolicy([bannedPhrasesRule(row.name, banned)]).scan(text);
-    const result = checkText(text, effectiveSliders(row)!, {
+    const result = style.checkText(text, effectiveSliders(row)!, {
       bannedMatches: matches.length,
       maxSuggestions: max_suggestions,
     });

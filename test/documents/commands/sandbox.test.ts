@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import type { CitationSource, CommandRequest } from '../../../src/features/documents/commands/types.ts';
 import { runCommand } from '../../../src/features/documents/commands.ts';
-import { keyTerms } from '../../../src/features/engine/sandbox.ts';
+import { keyTerms } from '../../../src/features/engine/providers/sandbox/model.ts';
 import { input, sandbox } from './support.ts';
 
 describe('each command through the real sandbox models', () => {

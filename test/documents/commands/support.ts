@@ -2,9 +2,9 @@
 // the problem a call throws.
 import { generateText, type ModelMessage } from 'ai';
 import type { Generate } from '../../../src/features/documents/commands/types.ts';
-import type { EngineMessage } from '../../../src/features/engine/engine.ts';
-import { sandboxModel } from '../../../src/features/engine/sandbox.ts';
-import { taskOption } from '../../../src/features/engine/sandbox-task.ts';
+import type { EngineMessage } from '../../../src/features/engine/generation.ts';
+import { sandboxModel } from '../../../src/features/engine/providers/sandbox/model.ts';
+import { taskOption } from '../../../src/features/engine/providers/sandbox/task.ts';
 import { Problem } from '../../../src/platform/problems.ts';
 /** A generate that records the messages of each call and answers with `answer(messages)`. */
 export function recorder(answer: (messages: EngineMessage[]) => string = () => 'Answer.') {

@@ -8,7 +8,7 @@ import {
   SLIDER_NAMES,
   type Sliders,
   slidersFrom,
-} from '../../../src/features/engine/style.ts';
+} from '../../../src/features/engine/style/index.ts';
 import { NAMES, type Name, sliders, texts } from './samples.ts';
 
 const check = (text: string, target: Sliders, bannedMatches = 0, maxSuggestions = 10) =>

@@ -1,7 +1,7 @@
 // Measuring a text (src/features/engine/style/measure.ts): counts of a small text, and measurements that move in
 // the expected direction between the samples.
 import { describe, expect, test } from 'vitest';
-import { countWords, measure } from '../../../src/features/engine/style.ts';
+import { countWords, measure } from '../../../src/features/engine/style/index.ts';
 import { measured, NAMES, sample, texts } from './samples.ts';
 
 describe('samples', () => {

@@ -1,6 +1,6 @@
 // Rewriting toward target sliders (src/features/engine/style/rewrite.ts): rewrites move text toward the target.
 import { describe, expect, test } from 'vitest';
-import { measure, rewriteToward, type Sliders, slidersFrom } from '../../../src/features/engine/style.ts';
+import { measure, rewriteToward, type Sliders, slidersFrom } from '../../../src/features/engine/style/index.ts';
 import { distance, NAMES, sliders, texts } from './samples.ts';
 
 describe('rewriteToward', () => {

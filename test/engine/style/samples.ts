@@ -7,7 +7,7 @@ import {
   SLIDER_NAMES,
   type Sliders,
   slidersFrom,
-} from '../../../src/features/engine/style.ts';
+} from '../../../src/features/engine/style/index.ts';
 
 export const sample = (name: string) =>
   readFileSync(new URL(`../../voices/samples/${name}.txt`, import.meta.url), 'utf8');

@@ -1,7 +1,7 @@
 // The sliders of a text's measurements (src/features/engine/style/sliders.ts): in range for any text, ordered as
 // the samples' styles are.
 import { describe, expect, test } from 'vitest';
-import { measure, SLIDER_NAMES, slidersFrom } from '../../../src/features/engine/style.ts';
+import { measure, SLIDER_NAMES, slidersFrom } from '../../../src/features/engine/style/index.ts';
 import { measured, NAMES, sample, sliders, texts } from './samples.ts';
 
 describe('sliders', () => {

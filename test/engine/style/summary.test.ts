@@ -1,6 +1,6 @@
 // The traits and summary of a voice (src/features/engine/style/summary.ts), from the samples' measurements.
 import { describe, expect, test } from 'vitest';
-import { summaryFrom, traitsFrom } from '../../../src/features/engine/style.ts';
+import { summaryFrom, traitsFrom } from '../../../src/features/engine/style/index.ts';
 import { measured, NAMES, type Name, sliders } from './samples.ts';
 
 describe('traits and summary', () => {

@@ -1,7 +1,7 @@
 // The training verdict (src/features/engine/style/training.ts): it accepts the samples and rejects a German sample
 // and a list.
 import { describe, expect, test } from 'vitest';
-import { measure, trainingVerdict } from '../../../src/features/engine/style.ts';
+import { measure, trainingVerdict } from '../../../src/features/engine/style/index.ts';
 import { measured, NAMES, sample, texts } from './samples.ts';
 
 describe('trainingVerdict', () => {

@@ -1,7 +1,7 @@
 // Cite: the model adds `[n]` markers; the references section is ours, built from the sources, never the model's.
 
 import { validationFailed } from '../../../platform/problems.ts';
-import type { EngineMessage, SandboxTask } from '../../engine/index.ts';
+import type { EngineMessage, sandbox } from '../../engine/index.ts';
 import { ANSWER_RULES, userMessage } from './prompts.ts';
 import type { CitationSource, CitationStyle, CommandInput, Of } from './types.ts';
 
@@ -206,7 +206,7 @@ export async function cite(
   text: string,
   sources: CitationSource[],
   existingSection: string,
-  modelOutput: (messages: EngineMessage[], task: SandboxTask) => Promise<string>,
+  modelOutput: (messages: EngineMessage[], task: sandbox.SandboxTask) => Promise<string>,
   now: Date,
 ): Promise<{ output: string; section: string | null }> {
   if (sources.length === 0)
@@ -247,7 +247,7 @@ export async function cite(
       return lines.join('\n');
     })
     .join('\n\n');
-  const task: SandboxTask = {
+  const task: sandbox.SandboxTask = {
     kind: 'cite',
     text,
     sources: numbered.map(({ source, number }) => ({ n: number, title: source.title, excerpt: source.excerpt })),

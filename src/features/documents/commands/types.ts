@@ -2,7 +2,7 @@
 // is given, and what it produces. Offsets are UTF-16 code units (DocumentSelection), as JavaScript counts string length.
 
 import type { components } from '../../../../generated/openapi.ts';
-import type { EngineMessage, SandboxTask } from '../../engine/index.ts';
+import type { EngineMessage, sandbox } from '../../engine/index.ts';
 
 export type CommandRequest = components['schemas']['DocumentCommandRequest'];
 export type CommandName = CommandRequest['command'];
@@ -22,7 +22,7 @@ export interface CommandInput {
 
 /** Calls the engine once with these messages and returns the text (the caller sums usage/cost). `task` says the same
  *  to the sandbox models, which read no prompt (`providerOptions.sandbox.task`, docs/engine.md). */
-export type Generate = (messages: EngineMessage[], task?: SandboxTask) => Promise<string>;
+export type Generate = (messages: EngineMessage[], task?: sandbox.SandboxTask) => Promise<string>;
 
 export interface CitationSource {
   /** The source's number in the request's `sources` (from 1). */

@@ -2,9 +2,10 @@
 // probabilities"), never sampled, so the same answer always has the same ones. The answer is cut into the tokens the
 // engine counts (o200k_base); each token's log probability follows from a hash of it and the token before it, and
 // its alternatives are other tokens of the answer, then common English tokens, sharing what probability is left.
-import { type TokenLogprob, type TopLogprob, tokenText, UNLIKELY_LOGPROB } from './logprobs.ts';
-import { fnv1a } from './sandbox-embedding.ts';
-import { encodeTokens, tokenBytes } from './tokens.ts';
+import type { TokenLogprob, TopLogprob } from '../../generation.ts';
+import { tokenText, UNLIKELY_LOGPROB } from '../../logprobs.ts';
+import { encodeTokens, tokenBytes } from '../../tokens.ts';
+import { fnv1a } from './embedding.ts';
 
 /** Tokens that stand in as alternatives when the answer has too few tokens of its own. */
 const COMMON = [' the', ' a', ',', '.', ' and', ' to', ' of', ' in', ' is', ' for', ' that', ' with', ' on', ' it'];

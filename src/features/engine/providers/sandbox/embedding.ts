@@ -11,10 +11,7 @@
 //      bit the sign (+1 when clear, -1 when set), and the bucket adds the sign (once per occurrence);
 //   4. the vector is divided by its Euclidean length (L2-normalised), so cosine similarity is the dot product.
 //
-// D is the request's `dimensions` (1 to 4096), 256 by default. Tokens are counted with o200k_base (tokens.ts).
-import type { EmbeddingModelV4, EmbeddingModelV4CallOptions, EmbeddingModelV4Result } from '@ai-sdk/provider';
-import { countTokensEach, lengthOf, OFF_LOOP_CHARS, offLoop } from './text-pool.ts';
-import { countTokens } from './tokens.ts';
+// D is the request's `dimensions` (1 to 4096), 256 by default. The model that serves it is embedding-model.ts.
 
 export const SANDBOX_EMBEDDING_DIMENSIONS = 256;
 export const SANDBOX_EMBEDDING_MAX_DIMENSIONS = 4096;
@@ -84,45 +81,4 @@ export function sandboxEmbedding(text: string, dimensions: number = SANDBOX_EMBE
   for (const value of vector) sum += value * value;
   const norm = Math.sqrt(sum);
   return Array.from(vector, (value) => (norm === 0 ? 0 : value / norm));
-}
-
-/** The sandbox embedding model as an AI SDK model, so that the engine calls it as it calls a provider's. */
-export function sandboxEmbeddingModel(modelId: string): EmbeddingModelV4 {
-  return {
-    specificationVersion: 'v4',
-    provider: 'sandbox',
-    modelId,
-    maxEmbeddingsPerCall: 2048,
-    supportsParallelCalls: true,
-    async doEmbed(options: EmbeddingModelV4CallOptions): Promise<EmbeddingModelV4Result> {
-      options.abortSignal?.throwIfAborted();
-      const dimensions = options.dimensions ?? SANDBOX_EMBEDDING_DIMENSIONS;
-      if (!Number.isInteger(dimensions) || dimensions < 1 || dimensions > SANDBOX_EMBEDDING_MAX_DIMENSIONS) {
-        throw new RangeError(
-          `sandbox-embedding: dimensions must be an integer from 1 to ${SANDBOX_EMBEDDING_MAX_DIMENSIONS}, got ${dimensions}`,
-        );
-      }
-      const values = options.values;
-      // The engine's count of each input, when it gives one (it has counted them, and an input it was given as token
-      // ids is as many tokens as ids); else counted here.
-      const given = (options.providerOptions?.sandbox as { inputTokens?: unknown } | undefined)?.inputTokens;
-      const counted =
-        Array.isArray(given) && given.length === values.length && given.every((n) => Number.isInteger(n))
-          ? (given as number[]).reduce((sum, n) => sum + n, 0)
-          : undefined;
-      // Long texts are embedded and counted in the text pool, off the event loop.
-      if (lengthOf(values) >= OFF_LOOP_CHARS) {
-        const [embeddings, tokens] = await Promise.all([
-          offLoop('embedEach', { texts: values, dimensions }),
-          counted ?? countTokensEach(values).then((each) => each.reduce((sum, n) => sum + n, 0)),
-        ]);
-        return { embeddings, usage: { tokens }, warnings: [] };
-      }
-      return {
-        embeddings: values.map((value) => sandboxEmbedding(value, dimensions)),
-        usage: { tokens: counted ?? values.reduce((sum, value) => sum + countTokens(value), 0) },
-        warnings: [],
-      };
-    },
-  };
 }

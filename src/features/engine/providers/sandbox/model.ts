@@ -17,18 +17,18 @@ import type {
   LanguageModelV4ToolResultOutput,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
-import { workerPool } from '../../platform/worker-pool.ts';
-import { PASSAGES_END, PASSAGES_START } from './grounding.ts';
-import { type ImageInfo, imageInfo, imageTokens } from './image-info.ts';
-import { wireTokenLogprob } from './logprobs.ts';
-import { draftText } from './sandbox-draft.ts';
-import { sandboxLogprobChunks, sandboxLogprobs } from './sandbox-logprobs.ts';
-import { taskOf, taskText } from './sandbox-task.ts';
-import { argumentFragments, type SandboxToolCall, toolCalls } from './sandbox-tools.ts';
-import { forms, keyTerms, meets } from './sandbox-words.ts';
-import type * as SandboxWorker from './sandbox-worker.ts';
-import { rewriteToward, SLIDER_NAMES, type Sliders } from './style.ts';
-import { countPromptTokens, countTokens, truncateTokens } from './tokens.ts';
+import { workerPool } from '../../../../platform/worker-pool.ts';
+import { PASSAGES_END, PASSAGES_START } from '../../grounding.ts';
+import { type ImageInfo, imageInfo, imageTokens } from '../../image-info.ts';
+import { wireTokenLogprob } from '../../logprobs.ts';
+import { rewriteToward, SLIDER_NAMES, type Sliders } from '../../style/index.ts';
+import { countPromptTokens, countTokens, truncateTokens } from '../../tokens.ts';
+import { draftText } from './draft.ts';
+import { sandboxLogprobChunks, sandboxLogprobs } from './logprobs.ts';
+import { taskOf, taskText } from './task.ts';
+import { argumentFragments, type SandboxToolCall, toolCalls } from './tools.ts';
+import { forms, keyTerms, meets } from './words.ts';
+import type * as SandboxWorker from './worker.ts';
 
 export { keyTerms };
 
@@ -560,7 +560,7 @@ function streamParts(output: SandboxOutput, logprobs: number | null): LanguageMo
  */
 export const SANDBOX_OFF_LOOP_CHARS = 8 * 1024;
 
-const offLoop = workerPool<typeof SandboxWorker>(new URL('./sandbox-worker.ts', import.meta.url));
+const offLoop = workerPool<typeof SandboxWorker>(new URL('./worker.ts', import.meta.url));
 
 /** Whether the strings in `value` (walked, not serialised) have at least `limit` characters: stops once they do. */
 function hasChars(value: unknown, limit: number): boolean {

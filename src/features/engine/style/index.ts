@@ -7,10 +7,10 @@
 // with no model, no I/O and no randomness. Heuristics are English-only (other languages fail training).
 // Code outside style/ imports from this file.
 
-export { type CheckResult, checkText, type SliderDeviation, type Suggestion } from './style/check.ts';
-export { type Measurements, measure } from './style/measure.ts';
-export { clarify, rewriteToward } from './style/rewrite.ts';
-export { countWords, type Span, sentenceSpans } from './style/sentences.ts';
-export { SLIDER_NAMES, type SliderName, type Sliders, slidersFrom } from './style/sliders.ts';
-export { summaryFrom, traitsFrom } from './style/summary.ts';
-export { type TrainingVerdict, trainingVerdict } from './style/training.ts';
+export { type CheckResult, checkText, type SliderDeviation, type Suggestion } from './check.ts';
+export { type Measurements, measure } from './measure.ts';
+export { clarify, rewriteToward } from './rewrite.ts';
+export { countWords, type Span, sentenceSpans } from './sentences.ts';
+export { SLIDER_NAMES, type SliderName, type Sliders, slidersFrom } from './sliders.ts';
+export { summaryFrom, traitsFrom } from './summary.ts';
+export { type TrainingVerdict, trainingVerdict } from './training.ts';

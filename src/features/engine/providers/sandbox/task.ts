@@ -9,8 +9,8 @@
 
 import type { JSONValue } from '@ai-sdk/provider';
 import MarkdownIt, { type Token } from 'markdown-it';
-import { forms, keyTerms, keyWords, meets } from './sandbox-words.ts';
-import { clarify, measure, rewriteToward, type Sliders, sentenceSpans, slidersFrom } from './style.ts';
+import { clarify, measure, rewriteToward, type Sliders, sentenceSpans, slidersFrom } from '../../style/index.ts';
+import { forms, keyTerms, keyWords, meets } from './words.ts';
 
 export const TONES = [
   'neutral',

@@ -3,6 +3,9 @@
 // (@node-llama-cpp/linux-x64) is used. The prompt is rendered with the model's own chat template (the jinja template in
 // the GGUF, else node-llama-cpp's pick from its name and architecture) and completed with LlamaCompletion, so usage is
 // counted by the model's tokenizer and max_tokens, stop sequences, seeds and aborts act on the generation itself.
+
+import { statSync } from 'node:fs';
+import { basename } from 'node:path';
 import type {
   LanguageModelV4,
   LanguageModelV4CallOptions,
@@ -11,6 +14,7 @@ import type {
   SharedV4Warning,
 } from '@ai-sdk/provider';
 import type { ChatHistoryItem, ChatWrapper, GbnfJsonSchema, Llama, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
+import { type Provider, positiveInteger } from './provider.ts';
 
 export interface LocalModelSettings {
   /** Upper bound of a call's context (prompt + answer) in tokens; a call allocates only what it needs, up to this. */
@@ -261,3 +265,61 @@ export function localModel(modelPath: string, modelId: string, settings: LocalMo
     },
   };
 }
+
+/** The `local` provider's settings: one GGUF file, run in this process by node-llama-cpp. */
+export interface LocalSettings {
+  modelPath: string;
+  /** The model's catalogue id is `local:<name>`. */
+  name: string;
+  /** The largest context (prompt and answer) of a call, in tokens: the catalogue's context window. */
+  contextSize: number;
+  /** CPU threads per call; undefined lets llama.cpp choose (every core). */
+  threads: number | undefined;
+}
+
+/** The provider of the registry: enabled by LOCAL_MODEL_PATH, its one model `local:<name>`, free. */
+export const local: Provider<LocalSettings> = {
+  enabledBy: 'LOCAL_MODEL_PATH',
+  read(env, fail) {
+    const modelPath = env.LOCAL_MODEL_PATH;
+    if (!modelPath) return undefined;
+    // Checked at start: a mistyped path is a configuration error now, not a 503 at the first call.
+    let isFile = false;
+    try {
+      isFile = statSync(modelPath).isFile();
+    } catch {
+      // not there, or not readable: the same message
+    }
+    if (!isFile) fail(`LOCAL_MODEL_PATH must name a GGUF model file, got ${modelPath}`);
+    const name =
+      env.LOCAL_MODEL_NAME ||
+      basename(modelPath)
+        .replace(/\.gguf$/i, '')
+        .toLowerCase();
+    if (!/^[a-z0-9][a-z0-9._-]{0,80}$/.test(name))
+      fail(`LOCAL_MODEL_NAME must be lower-case letters, digits, . _ - (from the file name when unset), got ${name}`);
+    const contextSize = positiveInteger(env, 'LOCAL_MODEL_CONTEXT_SIZE', 4096, 1_048_576, fail);
+    if (contextSize < 256) fail(`LOCAL_MODEL_CONTEXT_SIZE must be at least 256, got ${contextSize}`);
+    const threads = positiveInteger(env, 'LOCAL_MODEL_THREADS', 0, 256, fail);
+    return { modelPath, name, contextSize, threads: threads || undefined };
+  },
+  languageModel: ({ modelPath, contextSize, threads }, id) => localModel(modelPath, id, { contextSize, threads }),
+  models: ({ name, contextSize }) => [
+    {
+      id: `local:${name}`,
+      provider: 'local',
+      upstream_id: name,
+      owned_by: 'local',
+      name: `${name} (local GGUF)`,
+      created: 0,
+      context_window: contextSize,
+      max_output_tokens: contextSize,
+      // JSON mode and JSON schemas are grammars that constrain llama.cpp's sampling (localModel above).
+      capabilities: ['chat', 'streaming', 'json_mode', 'json_schema'],
+      pricing: { input_per_million_usd: 0, cached_input_per_million_usd: null, output_per_million_usd: 0 },
+      regions: ['eu', 'us'],
+      deprecated: false,
+      deprecation_date: null,
+    },
+  ],
+};

@@ -8,7 +8,7 @@ import type {
   LanguageModelV4FunctionTool,
   LanguageModelV4ToolChoice,
 } from '@ai-sdk/provider';
-import { forms, keyWords, meets } from './sandbox-words.ts';
+import { forms, keyWords, meets } from './words.ts';
 
 export interface SandboxToolCall {
   toolCallId: string;

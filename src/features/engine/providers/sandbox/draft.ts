@@ -3,8 +3,8 @@
 // product description, a summary, a rewrite, an answer) and what about; the draft is that kind's template around the
 // message's own topic, so a demo reads like a first draft, with [placeholders] where only the team knows the facts.
 // Deterministic, and written once in docs/engine.md ("Drafts"): change the doc with the code.
-import { type SandboxTask, TONES, type Tone, taskText } from './sandbox-task.ts';
-import { keyTerms } from './sandbox-words.ts';
+import { type SandboxTask, TONES, type Tone, taskText } from './task.ts';
+import { keyTerms } from './words.ts';
 
 export type DraftKind =
   | 'summary'
