@@ -13,7 +13,7 @@ import { chatbots } from './chatbots/migrations/013_chatbots.ts';
 import { directories } from './directory/migrations/025_directories.ts';
 import { documents } from './documents/migrations/011_documents.ts';
 import { usage } from './engine/migrations/007_usage.ts';
-import { usageRecordsProject } from './engine/migrations/026_usage_records_project.ts';
+import { usageRecordsProject } from './engine/migrations/028_usage_records_project.ts';
 import { knowledge } from './knowledge/migrations/012_knowledge.ts';
 import { knowledgeVectors } from './knowledge/migrations/014_knowledge_vectors.ts';
 import { spendLimits } from './limits/migrations/021_spend_limits.ts';
@@ -34,7 +34,7 @@ export const featureMigrations: readonly MigrationsOfFeature[] = [
   { name: 'sso', migrations: { '027_sso': sso } },
   { name: 'webhooks', migrations: { '002_webhooks': webhooks, '006_event_catalogue': eventCatalogue } },
   { name: 'projects', migrations: { '004_projects': projects, '022_project_fallback_models': projectFallbackModels } },
-  { name: 'engine', migrations: { '007_usage': usage, '026_usage_records_project': usageRecordsProject } },
+  { name: 'engine', migrations: { '007_usage': usage, '028_usage_records_project': usageRecordsProject } },
   { name: 'limits', migrations: { '021_spend_limits': spendLimits } },
   {
     name: 'chat',

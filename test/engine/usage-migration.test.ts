@@ -1,4 +1,4 @@
-// The usage records' project column and its indexes belong to the engine's migrations (026_usage_records_project):
+// The usage records' project column and its indexes belong to the engine's migrations (028_usage_records_project):
 // a new database gets them there, and a database migrated by the code before it, whose 021_spend_limits added them,
 // migrates cleanly to the same tables.
 import { type Kysely, type Migration, Migrator, sql } from 'kysely';
@@ -14,9 +14,9 @@ async function oldSpendLimitsUsagePart(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('usage_records_project_day').on('usage_records').columns(['project_id', 'day']).execute();
 }
 
-/** The migrations as the code before 026 had them. */
+/** The migrations as the code before 028 had them. */
 function oldMigrations(): Record<string, Migration> {
-  const { '026_usage_records_project': _new, ...before } = allMigrations(features);
+  const { '028_usage_records_project': _new, ...before } = allMigrations(features);
   const spendLimits = before['021_spend_limits']!;
   return {
     ...before,
@@ -75,7 +75,7 @@ describe.each(databaseKinds)('the usage records migrations on %s', (kind) => {
     const storage = openStorage(database.url);
     try {
       const applied = await migrate(storage.db, features);
-      expect(applied.indexOf('026_usage_records_project')).toBeGreaterThan(applied.indexOf('021_spend_limits'));
+      expect(applied.indexOf('028_usage_records_project')).toBeGreaterThan(applied.indexOf('021_spend_limits'));
       expect(await usageIndexes(storage.db, kind)).toEqual(INDEXES);
       expect(await recordWithProject(storage.db)).toBe('prj_1');
     } finally {
@@ -94,7 +94,7 @@ describe.each(databaseKinds)('the usage records migrations on %s', (kind) => {
       }).migrateToLatest();
       expect(old.error).toBeUndefined();
       expect(await recordWithProject(storage.db)).toBe('prj_1');
-      expect(await migrate(storage.db, features)).toEqual(['026_usage_records_project']);
+      expect(await migrate(storage.db, features)).toEqual(['028_usage_records_project']);
       expect(await usageIndexes(storage.db, kind)).toEqual(INDEXES);
       expect(await storage.db.selectFrom('usage_records').select('project_id').execute()).toEqual([
         { project_id: 'prj_1' },

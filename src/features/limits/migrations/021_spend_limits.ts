@@ -1,6 +1,6 @@
 // Spend limits, the reservations of the calls in flight under them, and the record of the events sent per period.
 // The spend of a project is counted from the usage records' `project_id`, which the engine's migration
-// 026_usage_records_project adds with the indexes that let the check of every call sum one scope's records of one
+// 028_usage_records_project adds with the indexes that let the check of every call sum one scope's records of one
 // period. (Databases migrated before it got that column and those indexes from this migration.)
 import type { Kysely, Migration } from 'kysely';
 
