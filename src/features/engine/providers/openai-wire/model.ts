@@ -465,7 +465,8 @@ class ChunkReader {
     if (refusal) this.#refused = true;
     if (content) this.#text(content);
     if (refusal) this.#text(refusal);
-    if (content === '' && !refusal) this.#text('');
+    // OpenAI's package opens the text at the first chunk's empty content; the compatible package at the first word.
+    if (content === '' && !refusal && this.#dialect === 'openai') this.#text('');
     if (Array.isArray(delta.tool_calls)) for (const call of delta.tool_calls) this.#toolCallDelta(call);
     for (const annotation of asArray(delta.annotations)) {
       const citation = isRecord(annotation) && isRecord(annotation.url_citation) ? annotation.url_citation : undefined;
