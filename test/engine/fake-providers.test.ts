@@ -525,7 +525,7 @@ describe('the lean client beside the official packages', () => {
         }
         // The lean client keeps the fields the packages' schemas leave out (the tokens' bytes, the usage's
         // audio tokens): what the official package gives is there, and perhaps more.
-        expect(seen[1]).toMatchObject(seen[0]);
+        expect(seen[1]).toMatchObject(seen[0]!);
       }
     },
   );
