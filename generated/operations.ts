@@ -2,6 +2,15 @@
 
 import type { components, operations } from './openapi.ts';
 
+/** The contract's regions (the Region schema's enum). */
+export const regions = ["eu","us"] as const;
+
+/** The base URL of each region, from the spec's `servers`. */
+export const regionServers = {
+  "eu": "https://eu.content-service.example",
+  "us": "https://us.content-service.example"
+} as const;
+
 /** Every operation of the contract: how it is reached and who may call it. */
 export const operationTable = {
   addKnowledgeBaseSource: {"method":"post","path":"/v1/knowledge-bases/{id}/sources","tag":"Knowledge bases","summary":"Add a source to a knowledge base","auth":"bearer","minimumRole":"editor","successStatus":202,"requestContentTypes":["application/json"],"responseStatuses":[202,400,401,403,404,409,413,415,421,422,429,500,503]},

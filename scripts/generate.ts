@@ -135,9 +135,13 @@ function operationTable(spec: Json): OperationInfo[] {
 }
 
 /** The operation table and the typed request and response of every operation, for the server's handler map. */
-function operationsModule(ops: OperationInfo[]): string {
+function operationsModule(ops: OperationInfo[], spec: Json): string {
   const lines: string[] = [HEADER];
   lines.push("import type { components, operations } from './openapi.ts';", '');
+  lines.push("/** The contract's regions (the Region schema's enum). */");
+  lines.push(`export const regions = ${JSON.stringify(spec.components.schemas.Region.enum)} as const;`, '');
+  lines.push("/** The base URL of each region, from the spec's `servers`. */");
+  lines.push(`export const regionServers = ${serversByRegion(spec)} as const;`, '');
   lines.push('/** Every operation of the contract: how it is reached and who may call it. */');
   lines.push('export const operationTable = {');
   for (const o of ops) {
@@ -280,7 +284,7 @@ async function main(): Promise<void> {
     ['openapi.json', openapiJson],
     ['asyncapi.json', await bundleAsyncApi()],
     ['openapi.ts', await typesFromOpenApi(spec)],
-    ['operations.ts', operationsModule(ops)],
+    ['operations.ts', operationsModule(ops, spec)],
     [
       'client.ts',
       fromTemplate('client.ts', { API_VERSION: JSON.stringify(spec.info.version), SERVERS: serversByRegion(spec) }),

@@ -1,10 +1,10 @@
 // The server's configuration, read once from environment variables. docs/configuration.md has the table.
 import type { components } from '../generated/openapi.ts';
-import { openApiDocument } from './platform/spec.ts';
+import { regionServers, regions } from '../generated/operations.ts';
 
 export type Region = components['schemas']['Region'];
 /** The contract's regions (the Region schema's enum). */
-export const REGIONS = (openApiDocument.components as { schemas: { Region: { enum: Region[] } } }).schemas.Region.enum;
+export const REGIONS: readonly Region[] = regions;
 
 export interface Config {
   host: string;
@@ -70,13 +70,9 @@ export class ConfigError extends Error {}
 /** The time a webhook receiver has for a complete answer, as the AsyncAPI document promises it. */
 export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 15_000;
 
+/** The base URL of each region, as the contract's `servers` name them. */
 function specRegionUrls(): Record<Region, string> {
-  const urls: Partial<Record<Region, string>> = {};
-  for (const server of openApiDocument.servers ?? []) {
-    const region = server['x-region'] as Region | undefined;
-    if (region) urls[region] = server.url;
-  }
-  return { eu: urls.eu ?? 'https://eu.content-service.example', us: urls.us ?? 'https://us.content-service.example' };
+  return { ...regionServers };
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -30,7 +30,7 @@ import { createRateLimitStore } from './platform/rate-limit.ts';
 import { startRetention } from './platform/retention.ts';
 import { recordServedAddress } from './platform/served-addresses.ts';
 import { redactedUrl } from './platform/startup-failure.ts';
-import { startTelemetry } from './platform/telemetry.ts';
+import { querySpans, startTelemetry } from './platform/telemetry.ts';
 import { startWorkers } from './platform/workers.ts';
 import { createServices, engineProviders } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
@@ -89,6 +89,7 @@ async function start(
     onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
     poolMax: config.databasePoolMax,
     poolTimeoutMs: config.databasePoolTimeoutMs,
+    queryLog: querySpans,
     wrapDialect: (dialect) => keyCache.wrapDialect(dialect),
   });
   const applied = await migrate(storage.db, features);

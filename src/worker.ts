@@ -15,7 +15,7 @@ import { Metrics } from './platform/metrics.ts';
 import { createRateLimitStore } from './platform/rate-limit.ts';
 import { stopOnSignals, surviveLostConnections } from './platform/signals.ts';
 import { redactedUrl, startupFailure } from './platform/startup-failure.ts';
-import { startTelemetry } from './platform/telemetry.ts';
+import { querySpans, startTelemetry } from './platform/telemetry.ts';
 import { startWorkers } from './platform/workers.ts';
 import { createServices, engineProviders } from './services.ts';
 import { migrate, openStorage } from './storage/database.ts';
@@ -34,6 +34,7 @@ async function main(): Promise<void> {
     onIdleError: (error) => logger.warn({ err: error }, 'an idle database connection failed; it is replaced'),
     poolMax: config.databasePoolMax,
     poolTimeoutMs: config.databasePoolTimeoutMs,
+    queryLog: querySpans,
   });
   const applied = await migrate(storage.db, features);
   logger.info(

@@ -4,9 +4,7 @@
 // test/server/migration-list.test.ts holds this list to theirs.
 
 import type { MigrationsOfFeature } from '../storage/database.ts';
-import { webhooks } from '../storage/migrations/002_webhooks.ts';
 import { keyUsers } from '../storage/migrations/003_key_users.ts';
-import { eventCatalogue } from '../storage/migrations/006_event_catalogue.ts';
 import { membersScimSource } from '../storage/migrations/024_members_scim_source.ts';
 import { chatThreads } from './chat/migrations/008_chat_threads.ts';
 import { chatTools } from './chat/migrations/017_chat_tools.ts';
@@ -15,6 +13,7 @@ import { chatbots } from './chatbots/migrations/013_chatbots.ts';
 import { directories } from './directory/migrations/025_directories.ts';
 import { documents } from './documents/migrations/011_documents.ts';
 import { usage } from './engine/migrations/007_usage.ts';
+import { usageRecordsProject } from './engine/migrations/026_usage_records_project.ts';
 import { knowledge } from './knowledge/migrations/012_knowledge.ts';
 import { knowledgeVectors } from './knowledge/migrations/014_knowledge_vectors.ts';
 import { spendLimits } from './limits/migrations/021_spend_limits.ts';
@@ -22,6 +21,8 @@ import { complianceRules } from './policy/migrations/010_compliance_rules.ts';
 import { projects } from './projects/migrations/004_projects.ts';
 import { projectFallbackModels } from './projects/migrations/022_project_fallback_models.ts';
 import { voices } from './voices/migrations/009_voices.ts';
+import { webhooks } from './webhooks/migrations/002_webhooks.ts';
+import { eventCatalogue } from './webhooks/migrations/006_event_catalogue.ts';
 import { workflows } from './workflows/migrations/015_workflows.ts';
 
 export const featureMigrations: readonly MigrationsOfFeature[] = [
@@ -29,7 +30,7 @@ export const featureMigrations: readonly MigrationsOfFeature[] = [
   { name: 'directory', migrations: { '025_directories': directories } },
   { name: 'webhooks', migrations: { '002_webhooks': webhooks, '006_event_catalogue': eventCatalogue } },
   { name: 'projects', migrations: { '004_projects': projects, '022_project_fallback_models': projectFallbackModels } },
-  { name: 'engine', migrations: { '007_usage': usage } },
+  { name: 'engine', migrations: { '007_usage': usage, '026_usage_records_project': usageRecordsProject } },
   { name: 'limits', migrations: { '021_spend_limits': spendLimits } },
   {
     name: 'chat',

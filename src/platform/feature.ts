@@ -16,7 +16,7 @@ import type { Clock } from './clock.ts';
 import type { Platform, RequestContext, Services } from './context.ts';
 import type { BackgroundWorker } from './jobs/claim-loop.ts';
 import type { JobDefinitions } from './jobs/runner.ts';
-import type { Metrics, ScrapeGauge } from './metrics.ts';
+import type { MetricDefinition, Metrics, ScrapeGauge } from './metrics.ts';
 import type { Problem, ProblemDocument } from './problems.ts';
 
 /** What a feature's background workers are built from, in a server and in `npm run worker` alike. */
@@ -77,6 +77,11 @@ export interface Feature {
   /** Gauges of its state computed when Prometheus scrapes GET /metrics (queue depths): each one cheap query. */
   gauges?: (platform: Platform) => ScrapeGauge[];
   /**
+   * The counters and histograms it records into as things happen (Metrics.count, Metrics.observe): registered when a
+   * server starts, so that GET /metrics names them before their first value.
+   */
+  metrics?: MetricDefinition[];
+  /**
    * Loads what its requests would otherwise load on their first call (the engine's tokenizer): run by a server after
    * it listens and before GET /readyz says ready, so that no caller waits for it.
    */
@@ -94,21 +99,6 @@ export interface Feature {
   pages?: (platform: Platform) => Router;
   /** Its WebSocket endpoints, built once per server (src/server.ts routes upgrade requests to them). */
   upgrades?: (platform: Platform) => UpgradeEndpoint[];
-}
-
-/** Every migration of the platform and the features, sorted by name (the order they run in); a duplicate name throws. */
-export function collectMigrations(
-  platform: Record<string, Migration>,
-  features: readonly Pick<Feature, 'name' | 'migrations'>[],
-): Record<string, Migration> {
-  const all: Record<string, Migration> = { ...platform };
-  for (const feature of features) {
-    for (const [name, migration] of Object.entries(feature.migrations ?? {})) {
-      if (name in all) throw new Error(`migration ${name} of feature ${feature.name} is already defined`);
-      all[name] = migration;
-    }
-  }
-  return Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** The job definitions of every feature; a kind defined twice throws. */

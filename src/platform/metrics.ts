@@ -2,9 +2,11 @@
 // an operator endpoint outside the contract, read with Prometheus's own bearer setting.
 //
 // Every server has its own Registry (tests start many servers in one process; the global default registry would
-// mix them and refuse a metric registered twice). What is recorded as it happens (requests, provider calls, tokens,
-// webhook attempts) costs a counter increment and a histogram observation; what needs a query (queue depths) is
-// computed when Prometheus scrapes, by the gauges features declare (Feature.gauges), each one cheap count on an index.
+// mix them and refuse a metric registered twice). What is recorded as it happens costs a counter increment and a
+// histogram observation: the platform's own (requests), and those a feature declares (Feature.metrics: the engine's
+// provider calls, tokens and cost, the webhooks' attempts), which the platform registers without knowing them. What
+// needs a query (queue depths) is computed when Prometheus scrapes, by the gauges features declare (Feature.gauges),
+// each one cheap count on an index.
 // Node's own metrics (`process_*`, `nodejs_*`, under their usual names, which the common dashboards expect) belong to
 // the process, not to a server: one registry of them per process, added to every scrape.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -19,22 +21,33 @@ const PREFIX = 'content_service_';
 
 /** Seconds: from a cached answer (a few ms) to a long streamed generation. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
-const PROVIDER_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
-const FIRST_TOKEN_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
 
-/**
- * How a provider call ended: `ok`; `aborted` (its client went away); `rate_limited` (429), `unavailable` (5xx, 408,
- * unreachable), `timeout` (PROVIDER_TIMEOUT_MS) and `upstream_error` (another refusal) from the provider; `refused`
- * when the provider could not take the prompt (a local model's context).
- */
-export type ProviderOutcome =
-  | 'ok'
-  | 'aborted'
-  | 'rate_limited'
-  | 'unavailable'
-  | 'timeout'
-  | 'upstream_error'
-  | 'refused';
+/** A counter a feature records into (Feature.metrics, Metrics.count); its name is without the prefix. */
+export interface CounterDefinition<Label extends string = string> {
+  type: 'counter';
+  name: string;
+  help: string;
+  labelNames: readonly Label[];
+}
+
+/** A histogram a feature records into (Feature.metrics, Metrics.observe); its name is without the prefix. */
+export interface HistogramDefinition<Label extends string = string> {
+  type: 'histogram';
+  name: string;
+  help: string;
+  labelNames: readonly Label[];
+  buckets: number[];
+}
+
+export type MetricDefinition = CounterDefinition | HistogramDefinition;
+
+export const counter = <Label extends string>(
+  definition: Omit<CounterDefinition<Label>, 'type'>,
+): CounterDefinition<Label> => ({ type: 'counter', ...definition });
+
+export const histogram = <Label extends string>(
+  definition: Omit<HistogramDefinition<Label>, 'type'>,
+): HistogramDefinition<Label> => ({ type: 'histogram', ...definition });
 
 /** A gauge computed when Prometheus scrapes (Feature.gauges): one value per set of labels. */
 export interface ScrapeGauge {
@@ -75,44 +88,8 @@ export class Metrics {
     buckets: REQUEST_BUCKETS,
     registers: [this.registry],
   });
-  readonly #providerCalls = new Counter({
-    name: `${PREFIX}ai_provider_calls_total`,
-    help: 'Calls to AI providers (one per choice and per embedding batch), by catalogue model, provider and outcome.',
-    labelNames: ['model', 'provider', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly #providerDuration = new Histogram({
-    name: `${PREFIX}ai_provider_call_duration_seconds`,
-    help: 'Duration of AI provider calls, retries included, by catalogue model, provider and outcome.',
-    labelNames: ['model', 'provider', 'outcome'] as const,
-    buckets: PROVIDER_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly #firstToken = new Histogram({
-    name: `${PREFIX}ai_time_to_first_token_seconds`,
-    help: 'Time from the start of a streamed generation call to its first text or tool call, by catalogue model.',
-    labelNames: ['model'] as const,
-    buckets: FIRST_TOKEN_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly #tokens = new Counter({
-    name: `${PREFIX}ai_tokens_total`,
-    help: 'Tokens billed, by feature, catalogue model and kind (input includes cached_input).',
-    labelNames: ['feature', 'model', 'kind'] as const,
-    registers: [this.registry],
-  });
-  readonly #cost = new Counter({
-    name: `${PREFIX}ai_cost_usd_total`,
-    help: 'Cost of model calls in US dollars, priced from the catalogue, by feature and catalogue model.',
-    labelNames: ['feature', 'model'] as const,
-    registers: [this.registry],
-  });
-  readonly #webhookDeliveries = new Counter({
-    name: `${PREFIX}webhook_delivery_attempts_total`,
-    help: 'Webhook delivery attempts sent by this process, by outcome (succeeded: a 2xx answer).',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
+  /** The instruments of the features' definitions, made when first registered or recorded into. */
+  readonly #instruments = new Map<MetricDefinition, Counter | Histogram>();
 
   /** `nodeMetrics`: add Node's process metrics to the scrape (a server that serves /metrics). */
   constructor(options: { logger: Logger; nodeMetrics?: boolean }) {
@@ -126,30 +103,35 @@ export class Metrics {
     this.#requestDuration.observe({ operation }, seconds);
   }
 
-  providerCall(model: string, provider: string, outcome: ProviderOutcome, seconds: number): void {
-    this.#providerCalls.inc({ model, provider, outcome });
-    this.#providerDuration.observe({ model, provider, outcome }, seconds);
+  /** Registers a feature's counter or histogram (at start, so that a scrape names it before its first value). */
+  register(definition: MetricDefinition): Counter | Histogram {
+    let instrument = this.#instruments.get(definition);
+    if (!instrument) {
+      const common = {
+        name: `${PREFIX}${definition.name}`,
+        help: definition.help,
+        labelNames: definition.labelNames,
+        registers: [this.registry],
+      };
+      instrument =
+        definition.type === 'counter' ? new Counter(common) : new Histogram({ ...common, buckets: definition.buckets });
+      this.#instruments.set(definition, instrument);
+    }
+    return instrument;
   }
 
-  firstToken(model: string, seconds: number): void {
-    this.#firstToken.observe({ model }, seconds);
+  /** Adds `value` (1 when not given) to a feature's counter. */
+  count<Label extends string>(definition: CounterDefinition<Label>, labels: Record<Label, string>, value = 1): void {
+    (this.register(definition) as Counter).inc(labels, value);
   }
 
-  usage(
-    feature: string,
-    model: string,
-    usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number },
-    costUsd: number,
+  /** Observes `value` in a feature's histogram. */
+  observe<Label extends string>(
+    definition: HistogramDefinition<Label>,
+    labels: Record<Label, string>,
+    value: number,
   ): void {
-    if (usage.inputTokens > 0) this.#tokens.inc({ feature, model, kind: 'input' }, usage.inputTokens);
-    if (usage.cachedInputTokens > 0)
-      this.#tokens.inc({ feature, model, kind: 'cached_input' }, usage.cachedInputTokens);
-    if (usage.outputTokens > 0) this.#tokens.inc({ feature, model, kind: 'output' }, usage.outputTokens);
-    if (costUsd > 0) this.#cost.inc({ feature, model }, costUsd);
-  }
-
-  webhookAttempt(outcome: 'succeeded' | 'failed'): void {
-    this.#webhookDeliveries.inc({ outcome });
+    (this.register(definition) as Histogram).observe(labels, value);
   }
 
   /** Registers a gauge computed at scrape time. */
@@ -208,8 +190,8 @@ export function metricsEndpoint(metrics: Metrics, token: string | null) {
 }
 
 /**
- * The gauges of the platform (the job queue, the database pool) and of every feature (Feature.gauges), registered on
- * the platform's metrics. The job queue's depth counts the pending jobs on their partial index (`jobs_due`), which
+ * The gauges of the platform (the job queue, the database pool) and of every feature (Feature.gauges), and the
+ * features' counters and histograms (Feature.metrics), registered on the platform's metrics. The job queue's depth counts the pending jobs on their partial index (`jobs_due`), which
  * holds only pending rows: it stays cheap however long the history.
  */
 export function registerGauges(platform: Platform): void {
@@ -242,5 +224,8 @@ export function registerGauges(platform: Platform): void {
       },
     });
   }
-  for (const feature of platform.features) for (const gauge of feature.gauges?.(platform) ?? []) metrics.gauge(gauge);
+  for (const feature of platform.features) {
+    for (const gauge of feature.gauges?.(platform) ?? []) metrics.gauge(gauge);
+    for (const definition of feature.metrics ?? []) metrics.register(definition);
+  }
 }

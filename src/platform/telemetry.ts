@@ -8,8 +8,8 @@
 // them down.
 //
 // Spans (docs/guides/operate.md lists them with their attributes): the request (SERVER, named by its operation id),
-// database queries (CLIENT, named by their summary: `SELECT api_keys`), provider calls (CLIENT, the GenAI semantic
-// conventions: `chat gpt-4o-mini`), webhook delivery attempts (CLIENT), jobs and workflow steps (INTERNAL).
+// database queries (CLIENT, named by their summary: `SELECT api_keys`), jobs (INTERNAL); features make their own with
+// inSpan and startClientSpan (the engine's provider calls, the webhooks' delivery attempts, workflow steps).
 
 import {
   type Attributes,
@@ -47,21 +47,7 @@ import type { Logger } from 'pino';
 import { operationTable } from '../../generated/operations.ts';
 import { locals } from './context.ts';
 
-/** The GenAI conventions are still incubating: their names are copied here, as the package advises, not imported. */
-export const GEN_AI = {
-  operationName: 'gen_ai.operation.name',
-  providerName: 'gen_ai.provider.name',
-  requestModel: 'gen_ai.request.model',
-  requestMaxTokens: 'gen_ai.request.max_tokens',
-  requestTemperature: 'gen_ai.request.temperature',
-  responseModel: 'gen_ai.response.model',
-  responseFinishReasons: 'gen_ai.response.finish_reasons',
-  inputTokens: 'gen_ai.usage.input_tokens',
-  cachedInputTokens: 'gen_ai.usage.cache_read.input_tokens',
-  outputTokens: 'gen_ai.usage.output_tokens',
-} as const;
-/** Our own attributes: no convention names a call's price. */
-export const ATTR_COST_USD = 'content_service.cost_usd';
+/** Our own attributes. */
 export const ATTR_REQUEST_ID = 'content_service.request_id';
 export const ATTR_WORKSPACE_ID = 'content_service.workspace_id';
 /** The W3C Trace Context Level 2 response header: the trace and the server span a request was answered in. */
@@ -379,63 +365,11 @@ export function summarize(statement: string): { summary: string; operation?: str
   return { summary: collection ? `${operation} ${collection}` : operation, operation, collection };
 }
 
-/** What a provider call reports on its span as it goes; every method is a no-op without tracing. */
-export interface ProviderSpan {
-  responseModel(model: string): void;
-  finishReason(reason: string): void;
-  fail(error: unknown, type: string): void;
-  /** Ends the span with what the call used and cost (asked only when traced). */
-  end(
-    used: () => { usage: { inputTokens: number; cachedInputTokens: number; outputTokens: number }; costUsd: number },
-  ): void;
-}
-
-const noProviderSpan: ProviderSpan = { responseModel() {}, finishReason() {}, fail() {}, end() {} };
-
 /**
- * A provider call's span, after the GenAI semantic conventions (`chat gpt-4o-mini`, `embeddings text-embedding-3-small`):
- * the operation, the provider, the requested and the answering model, the finish reasons, the tokens, and the cost.
+ * A CLIENT span started now, a child of the active span (a call of another service that a feature makes: the engine's
+ * provider calls), which its caller ends; undefined without tracing.
  */
-export function providerSpan(call: {
-  operation: 'chat' | 'embeddings';
-  provider: string;
-  model: string;
-  maxTokens?: number;
-  temperature?: number | null;
-}): ProviderSpan {
-  if (!tracing) return noProviderSpan;
-  const attributes: Attributes = {
-    [GEN_AI.operationName]: call.operation,
-    [GEN_AI.providerName]: call.provider,
-    [GEN_AI.requestModel]: call.model,
-  };
-  if (call.maxTokens != null) attributes[GEN_AI.requestMaxTokens] = call.maxTokens;
-  if (call.temperature != null) attributes[GEN_AI.requestTemperature] = call.temperature;
-  const span = tracer.startSpan(`${call.operation} ${call.model}`, { kind: SpanKind.CLIENT, attributes });
-  const reasons: string[] = [];
-  let answeredBy = call.model;
-  let ended = false;
-  return {
-    responseModel(model) {
-      answeredBy = model;
-    },
-    finishReason(reason) {
-      reasons.push(reason);
-    },
-    fail: (error, type) => failSpan(span, error, type),
-    end(used) {
-      if (ended) return;
-      ended = true;
-      const { usage, costUsd } = used();
-      span.setAttributes({
-        [GEN_AI.responseModel]: answeredBy,
-        [GEN_AI.inputTokens]: usage.inputTokens,
-        [GEN_AI.cachedInputTokens]: usage.cachedInputTokens,
-        [GEN_AI.outputTokens]: usage.outputTokens,
-        [ATTR_COST_USD]: costUsd,
-        ...(reasons.length > 0 ? { [GEN_AI.responseFinishReasons]: reasons } : {}),
-      });
-      span.end();
-    },
-  };
+export function startClientSpan(name: string, attributes: Attributes): Span | undefined {
+  if (!tracing) return undefined;
+  return tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes });
 }

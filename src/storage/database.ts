@@ -6,6 +6,7 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import {
   type Dialect,
   Kysely,
+  type LogEvent,
   type Migration,
   Migrator,
   PostgresDialect,
@@ -15,8 +16,6 @@ import {
   sql,
 } from 'kysely';
 import pg from 'pg';
-import { collectMigrations, type Feature } from '../platform/feature.ts';
-import { querySpans } from '../platform/telemetry.ts';
 import { platform } from './migrations/001_platform.ts';
 import { jobs } from './migrations/005_jobs.ts';
 import { keyChanges } from './migrations/016_key_changes.ts';
@@ -43,7 +42,10 @@ export interface Storage {
 }
 
 /** What the migrations need of a feature: its name and its migrations (a Feature, or src/features/migrations.ts). */
-export type MigrationsOfFeature = Pick<Feature, 'name' | 'migrations'>;
+export interface MigrationsOfFeature {
+  name: string;
+  migrations?: Record<string, Migration>;
+}
 
 /** The platform's own migrations; each feature brings its own (Feature.migrations). */
 const platformMigrations = {
@@ -63,6 +65,21 @@ export function allMigrations(features: readonly MigrationsOfFeature[]): Record<
   return collectMigrations(platformMigrations, features);
 }
 
+/** Every migration of the platform and the features, sorted by name (the order they run in); a duplicate name throws. */
+export function collectMigrations(
+  platform: Record<string, Migration>,
+  features: readonly MigrationsOfFeature[],
+): Record<string, Migration> {
+  const all: Record<string, Migration> = { ...platform };
+  for (const feature of features) {
+    for (const [name, migration] of Object.entries(feature.migrations ?? {})) {
+      if (name in all) throw new Error(`migration ${name} of feature ${feature.name} is already defined`);
+      all[name] = migration;
+    }
+  }
+  return Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 export interface StorageOptions {
   /** Told about an error of an idle PostgreSQL connection (server restart, connection killed); the pool replaces it. */
   onIdleError?: (error: Error) => void;
@@ -72,14 +89,20 @@ export interface StorageOptions {
   poolTimeoutMs?: number;
   /** Wraps the dialect of the database handle (the key cache watches its writes: src/platform/key-cache.ts). */
   wrapDialect?: (dialect: Dialect) => Dialect;
+  /**
+   * The query logger of a database system, if any: Kysely calls it after every query (the traces' query spans,
+   * src/platform/telemetry.ts `querySpans`, handed in by whoever opens the database).
+   */
+  queryLog?: (system: 'sqlite' | 'postgresql') => ((event: LogEvent) => void) | undefined;
 }
 
-/** Opens the database; when traces are exported (startTelemetry ran before), every query is a span. */
+/** Opens the database; every query is told to the query logger, if one is given (`queryLog`). */
 export function openStorage(url: string, options: StorageOptions = {}): Storage {
   const wrap = options.wrapDialect ?? ((dialect: Dialect) => dialect);
+  const log = (system: 'sqlite' | 'postgresql') => options.queryLog?.(system);
   if (url.startsWith('sqlite:')) {
     const database = openSqlite(url.slice('sqlite:'.length));
-    const db = new Kysely<Database>({ dialect: wrap(new SqliteDialect({ database })), log: querySpans('sqlite') });
+    const db = new Kysely<Database>({ dialect: wrap(new SqliteDialect({ database })), log: log('sqlite') });
     return { db, kind: 'sqlite', ping: () => ping(db), close: () => db.destroy(), dataVersion: database.dataVersion };
   }
   const pool = new pg.Pool({
@@ -95,7 +118,7 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
   // gets a listener of its own for its whole life. Its next query fails (isConnectionError), and the pool drops it
   // when it is released, because it is no longer queryable.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: wrap(new PostgresDialect({ pool })), log: querySpans('postgresql') });
+  const db = new Kysely<Database>({ dialect: wrap(new PostgresDialect({ pool })), log: log('postgresql') });
   const close = async () => {
     // pool.end() resolves when it has asked its connections to end, not when they have: wait for each to be gone, so
     // that after close() nothing of ours is connected (dropping the database right after close() must not hit us).

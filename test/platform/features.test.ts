@@ -4,8 +4,8 @@ import { describe, expect, test } from 'vitest';
 import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { features } from '../../src/features/index.ts';
 import { notImplemented } from '../../src/handlers.ts';
-import { collectByKey, collectJobs, collectMigrations, type Feature } from '../../src/platform/feature.ts';
-import { allMigrations } from '../../src/storage/database.ts';
+import { collectByKey, collectJobs, type Feature } from '../../src/platform/feature.ts';
+import { allMigrations, collectMigrations } from '../../src/storage/database.ts';
 
 const noop = { async up() {} };
 

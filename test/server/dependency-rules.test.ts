@@ -22,9 +22,13 @@ const tree: Record<string, string> = {
   'src/platform/feature.ts':
     "import { alphaFeature } from '../features/alpha/index.ts'; // platform-imports-no-feature\nexport const x = alphaFeature;\n",
   'src/storage/migrations/001_first.ts':
-    "import { helper } from '../../features/alpha/index.ts'; // storage-imports-no-feature\nexport const m = helper;\n",
+    "import { helper } from '../../features/alpha/index.ts'; // storage-imports-nothing-above\nexport const m = helper;\n",
+  // Storage stands below the platform: the query logger and the features' migrations are handed in, not imported.
+  'src/storage/database.ts':
+    "import { now } from '../platform/clock.ts'; // storage-imports-nothing-above\nexport const d = now;\n",
   'src/config.ts':
-    "import { helper } from './features/alpha/index.ts'; // config-imports-no-feature\nexport const c = helper;\n",
+    "import { helper } from './features/alpha/index.ts'; // config-imports-nothing-above\n" +
+    "import { now } from './platform/clock.ts'; // config-imports-nothing-above\nexport const c = [helper, now];\n",
   'src/server.ts': "import { features } from './features/index.ts';\nexport { features };\n",
   'src/main.ts':
     "import { inside } from './features/alpha/inside.ts'; // no-deep-feature-import-from-entry-point\nexport const m = inside;\n",
@@ -95,7 +99,8 @@ describe('the dependency rules', () => {
     );
     expect(found.sort()).toEqual(
       [
-        'config-imports-no-feature src/config.ts → src/features/alpha/index.ts',
+        'config-imports-nothing-above src/config.ts → src/features/alpha/index.ts',
+        'config-imports-nothing-above src/config.ts → src/platform/clock.ts',
         'feature-list-only-from-entry-points src/features/alpha/uses-list.ts → src/features/index.ts',
         'no-deep-cross-feature-import src/features/beta/thing.ts → src/features/alpha/inside.ts',
         'no-deep-cross-feature-import src/features/gamma/index.ts → src/features/delta/engine.ts',
@@ -106,7 +111,8 @@ describe('the dependency rules', () => {
         // One cycle, reported once (at the edge where the cruiser met it first).
         'no-runtime-cycle-across-features src/features/alpha/inside.ts → src/features/beta/index.ts',
         'platform-imports-no-feature src/platform/feature.ts → src/features/alpha/index.ts',
-        'storage-imports-no-feature src/storage/migrations/001_first.ts → src/features/alpha/index.ts',
+        'storage-imports-nothing-above src/storage/database.ts → src/platform/clock.ts',
+        'storage-imports-nothing-above src/storage/migrations/001_first.ts → src/features/alpha/index.ts',
       ].sort(),
     );
   });

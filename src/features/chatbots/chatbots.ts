@@ -9,9 +9,9 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { Platform, RequestContext, WorkspaceRow } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { audited, lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
-import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { knowledgeBasesOf } from '../knowledge/index.ts';
 import { projectsOf } from '../projects/index.ts';
@@ -265,14 +265,17 @@ export const chatbotHandlers = {
       created_at: iso(context.now),
       updated_at: iso(context.now),
     };
-    await db.transaction().execute(async (trx) => {
+    await audited(context, async (trx) => {
       await trx.insertInto('chatbots').values(row).execute();
       await saveKnowledgeBases(trx, row.id, knowledgeBaseIds);
-      await recordAudit(trx, byRequest(context), {
-        action: 'chatbot.created',
-        target: { type: 'chatbot', id: row.id, display_name: row.name },
-        details: { name: row.name, model: row.model },
-      });
+      return [
+        undefined,
+        {
+          action: 'chatbot.created',
+          target: { type: 'chatbot', id: row.id, display_name: row.name },
+          details: { name: row.name, model: row.model },
+        },
+      ];
     });
     const body = presentChatbot(
       row,
@@ -305,12 +308,13 @@ export const chatbotHandlers = {
     if (changes.knowledge_base_ids) await checkKnowledgeBases(db, context, changes.knowledge_base_ids);
     if (changes.project_id) await checkProject(db, context, changes.project_id);
     if (changes.voice_id) await readyVoice(db, context.caller.workspace.id, changes.voice_id, '/voice_id');
-    const { row, knowledgeBaseIds } = await db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+    const { row, knowledgeBaseIds } = await audited(context, async (trx) => {
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('chatbot', request.path.id);
+        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'chatbot',
+        request.path.id,
+      );
       const escalation = {
         ...(JSON.parse(existing.escalation) as Schemas['ChatbotEscalationSettings']),
         ...changes.escalation,
@@ -336,15 +340,17 @@ export const chatbotHandlers = {
       const { id, workspace_id, created_at, ...values } = next;
       await trx.updateTable('chatbots').set(values).where('id', '=', id).execute();
       if (changes.knowledge_base_ids) await saveKnowledgeBases(trx, id, changes.knowledge_base_ids);
-      await recordAudit(trx, byRequest(context), {
-        action: 'chatbot.updated',
-        target: { type: 'chatbot', id, display_name: next.name },
-        details: { changed: Object.keys(changes).join(','), name: next.name },
-      });
-      return {
-        row: next,
-        knowledgeBaseIds: changes.knowledge_base_ids ?? (await knowledgeBaseIdsOf(trx, [id])).get(id)!,
-      };
+      return [
+        {
+          row: next,
+          knowledgeBaseIds: changes.knowledge_base_ids ?? (await knowledgeBaseIdsOf(trx, [id])).get(id)!,
+        },
+        {
+          action: 'chatbot.updated',
+          target: { type: 'chatbot', id, display_name: next.name },
+          details: { changed: Object.keys(changes).join(','), name: next.name },
+        },
+      ];
     });
     return {
       status: 200,
@@ -359,12 +365,13 @@ export const chatbotHandlers = {
   },
 
   async deleteChatbot(request, context) {
-    await context.platform.db.transaction().execute(async (trx) => {
-      const row = await forUpdate(
-        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+    await audited(context, async (trx) => {
+      const row = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!row) throw notFound('chatbot', request.path.id);
+        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'chatbot',
+        request.path.id,
+      );
       // Conversations, their messages and the knowledge-base links go with it (foreign keys, deleted here explicitly
       // so that SQLite without foreign-key enforcement behaves the same).
       const conversations = trx.selectFrom('chatbot_conversations').select('id').where('chatbot_id', '=', row.id);
@@ -372,11 +379,14 @@ export const chatbotHandlers = {
       await trx.deleteFrom('chatbot_conversations').where('chatbot_id', '=', row.id).execute();
       await trx.deleteFrom('chatbot_knowledge_bases').where('chatbot_id', '=', row.id).execute();
       await trx.deleteFrom('chatbots').where('id', '=', row.id).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'chatbot.deleted',
-        target: { type: 'chatbot', id: row.id, display_name: row.name },
-        details: { name: row.name },
-      });
+      return [
+        undefined,
+        {
+          action: 'chatbot.deleted',
+          target: { type: 'chatbot', id: row.id, display_name: row.name },
+          details: { name: row.name },
+        },
+      ];
     });
     return { status: 204 };
   },
@@ -384,11 +394,12 @@ export const chatbotHandlers = {
   async rotateChatbotEmbedKey(request, context) {
     const grace = request.body?.grace_period_seconds ?? 86_400;
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('chatbot', request.path.id);
+        chatbotsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'chatbot',
+        request.path.id,
+      );
       // One previous key at most: rotating again ends the older one's grace at once.
       const next: ChatbotRow = {
         ...existing,

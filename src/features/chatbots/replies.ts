@@ -25,7 +25,7 @@ import { newId } from '../../platform/ids.ts';
 import { Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { type EngineMessage, passagesBlock, type TokenUsage } from '../engine/index.ts';
+import { type EngineMessage, type GenerationEvent, passagesBlock, type TokenUsage } from '../engine/index.ts';
 import { queryWords, type SearchUsage, searchKnowledge } from '../knowledge/index.ts';
 import { type ChatbotRow, knowledgeBaseIdsOf } from './chatbots.ts';
 import {
@@ -348,6 +348,69 @@ function historyOf(rows: MessageRow[]): EngineMessage[] {
     .map((row) => ({ role: row.role === 'visitor' ? 'user' : 'assistant', content: row.content }));
 }
 
+/** The model's answer from the retrieved passages, after the conversation's recent messages. */
+async function modelAnswer(
+  request: ReplyRequest,
+  existing: ConversationRow | undefined,
+  passages: Citation[],
+): Promise<AsyncGenerator<GenerationEvent>> {
+  const { platform, chatbot } = request;
+  const history = existing ? historyOf(await messagesOf(platform.db, existing.id).execute()) : [];
+  const locale = existing?.visitor_locale ?? request.visitor.locale;
+  return platform.services.engine.stream({
+    workspaceId: request.workspace.id,
+    apiKeyId: request.apiKeyId,
+    feature: 'chatbots',
+    model: chatbot.model,
+    messages: [
+      { role: 'system', content: systemPrompt(chatbot, passages, locale, existing?.page_url ?? request.pageUrl) },
+      ...history,
+      { role: 'user', content: request.content },
+    ],
+    voiceId: chatbot.voice_id,
+    projectId: chatbot.project_id,
+    userId: request.userId,
+    origin: request.origin,
+    temperature: chatbot.temperature,
+    // An answer is short (at most 8,000 characters are kept); a model with a smaller limit keeps its own.
+    maxOutputTokens: Math.min(1000, platform.services.engine.catalogue.get(chatbot.model)?.max_output_tokens ?? 1000),
+    signal: request.signal,
+    now: request.now,
+  });
+}
+
+/** The row of a conversation that this reply starts. */
+function newConversation(request: ReplyRequest, id: string, intent: Intent): ConversationRow {
+  const { now } = request;
+  return {
+    id,
+    chatbot_id: request.chatbot.id,
+    workspace_id: request.workspace.id,
+    channel: request.channel,
+    visitor_id: request.visitor.id,
+    visitor_external_id: request.visitor.externalId,
+    visitor_name: request.visitor.name,
+    visitor_email: request.visitor.email,
+    visitor_locale: request.visitor.locale,
+    visitor_metadata: JSON.stringify(request.visitor.metadata),
+    page_url: request.pageUrl,
+    started_at: iso(now),
+    last_message_at: iso(now),
+    message_count: 0,
+    intent,
+    escalation_status: 'none',
+    escalation_source: null,
+    escalation_reason: null,
+    escalation_note: null,
+    escalated_at: null,
+    csat_score: null,
+    csat_comment: null,
+    csat_source: null,
+    rated_at: null,
+    cost_usd: 0,
+  };
+}
+
 export async function prepareReply(request: ReplyRequest): Promise<PreparedReply> {
   const { platform, chatbot, now } = request;
   const db = platform.db;
@@ -377,28 +440,7 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
       yield answer;
     })();
   } else {
-    const history = existing ? historyOf(await messagesOf(db, existing.id).execute()) : [];
-    const locale = existing?.visitor_locale ?? request.visitor.locale;
-    const events = await platform.services.engine.stream({
-      workspaceId: request.workspace.id,
-      apiKeyId: request.apiKeyId,
-      feature: 'chatbots',
-      model: chatbot.model,
-      messages: [
-        { role: 'system', content: systemPrompt(chatbot, passages, locale, existing?.page_url ?? request.pageUrl) },
-        ...history,
-        { role: 'user', content: request.content },
-      ],
-      voiceId: chatbot.voice_id,
-      projectId: chatbot.project_id,
-      userId: request.userId,
-      origin: request.origin,
-      temperature: chatbot.temperature,
-      // An answer is short (at most 8,000 characters are kept); a model with a smaller limit keeps its own.
-      maxOutputTokens: Math.min(1000, platform.services.engine.catalogue.get(chatbot.model)?.max_output_tokens ?? 1000),
-      signal: request.signal,
-      now,
-    });
+    const events = await modelAnswer(request, existing, passages);
     text = (async function* () {
       for await (const event of events) {
         if (event.type === 'text') {
@@ -438,33 +480,7 @@ export async function prepareReply(request: ReplyRequest): Promise<PreparedReply
           if (!conversation) throw new Problem('not_found', `The conversation ${existing.id} was deleted.`);
           checkRoom(conversation);
         } else {
-          conversation = {
-            id: conversationId,
-            chatbot_id: chatbot.id,
-            workspace_id: request.workspace.id,
-            channel: request.channel,
-            visitor_id: request.visitor.id,
-            visitor_external_id: request.visitor.externalId,
-            visitor_name: request.visitor.name,
-            visitor_email: request.visitor.email,
-            visitor_locale: request.visitor.locale,
-            visitor_metadata: JSON.stringify(request.visitor.metadata),
-            page_url: request.pageUrl,
-            started_at: iso(now),
-            last_message_at: iso(now),
-            message_count: 0,
-            intent: classification.intent,
-            escalation_status: 'none',
-            escalation_source: null,
-            escalation_reason: null,
-            escalation_note: null,
-            escalated_at: null,
-            csat_score: null,
-            csat_comment: null,
-            csat_source: null,
-            rated_at: null,
-            cost_usd: 0,
-          };
+          conversation = newConversation(request, conversationId, classification.intent);
           await trx.insertInto('chatbot_conversations').values(conversation).execute();
         }
         const answeredAt = new Date(Math.max(now.getTime(), platform.clock.now().getTime()));

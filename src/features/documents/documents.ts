@@ -5,15 +5,14 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
-import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { Platform, RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseInstant } from '../../platform/instant.ts';
+import { audited, lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { consumePublicBudget } from '../../platform/rate-limit.ts';
-import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { projectsOf } from '../projects/index.ts';
 import { voicesOf } from '../voices/index.ts';
@@ -68,11 +67,7 @@ export async function lockDocument(
   context: DocumentScope,
   id: string,
 ): Promise<DocumentRow> {
-  const row = await forUpdate(
-    documentsOf(trx, context.caller.workspace.id).where('id', '=', id),
-    trx,
-  ).executeTakeFirst();
-  if (!row) throw notFound('document', id);
+  const row = await lockOwned(trx, documentsOf(trx, context.caller.workspace.id).where('id', '=', id), 'document', id);
   return row;
 }
 
@@ -379,15 +374,18 @@ export const documentHandlers = {
   },
 
   async deleteDocument(request, context) {
-    await context.platform.db.transaction().execute(async (trx) => {
+    await audited(context, async (trx) => {
       const row = await lockDocument(trx, context, request.path.id);
       await trx.deleteFrom('document_versions').where('document_id', '=', row.id).execute();
       await trx.deleteFrom('documents').where('id', '=', row.id).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'document.deleted',
-        target: { type: 'document', id: row.id, display_name: row.title },
-        details: { title: row.title, versions: row.version_count },
-      });
+      return [
+        undefined,
+        {
+          action: 'document.deleted',
+          target: { type: 'document', id: row.id, display_name: row.title },
+          details: { title: row.title, versions: row.version_count },
+        },
+      ];
     });
     await context.platform.services.realtime.documentDeleted(request.path.id);
     return { status: 204 };

@@ -11,14 +11,20 @@ import type {
   SharedV4ProviderMetadata,
 } from '@ai-sdk/provider';
 import type { Logger } from 'pino';
-import type { Metrics, ProviderOutcome } from '../../platform/metrics.ts';
+import type { Metrics } from '../../platform/metrics.ts';
 import { Problem } from '../../platform/problems.ts';
-import { type ProviderSpan, providerSpan } from '../../platform/telemetry.ts';
 import type { CatalogueEntry } from './catalogue-entry.ts';
 import { finishReasonOf } from './finish-reason.ts';
 import type { GenerationEvent, GenerationRequest, TokenLogprob, TokenUsage } from './generation.ts';
 import { chatLogprobsOf, logprobsOf } from './logprobs.ts';
 import type { PreparedGeneration } from './middleware.ts';
+import {
+  type ProviderOutcome,
+  type ProviderSpan,
+  providerSpan,
+  recordFirstToken,
+  recordProviderCall,
+} from './observability.ts';
 import { priceOf } from './pricing.ts';
 import { toolChoiceOf, toolsOf, toPrompt } from './prompt.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
@@ -157,7 +163,9 @@ export function callModel(call: ChoiceCall, setting: CallSetting): CallRun {
     });
     // The first text or tool call of the call: its time to first token. A call answered whole has none of its own
     // (its first token arrives with its last), so it is not counted.
-    const firstToken = whole ? () => {} : () => metrics.firstToken(model.id, (performance.now() - startedAt) / 1000);
+    const firstToken = whole
+      ? () => {}
+      : () => recordFirstToken(metrics, model.id, (performance.now() - startedAt) / 1000);
     const parts = new PartReader({
       choice,
       logprobs: logprobs !== null,
@@ -198,7 +206,7 @@ export function callModel(call: ChoiceCall, setting: CallSetting): CallRun {
     } finally {
       clearTimeout(timer);
       request.signal.removeEventListener('abort', onRequestAbort);
-      metrics.providerCall(model.id, model.provider, outcome, (performance.now() - startedAt) / 1000);
+      recordProviderCall(metrics, model.id, model.provider, outcome, (performance.now() - startedAt) / 1000);
       span.end(() => ({ usage: usage(), costUsd: priceOf(model, usage()) }));
     }
   })();

@@ -9,10 +9,10 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../platform/metrics.ts';
 import { validationFailed } from '../../platform/problems.ts';
-import { providerSpan } from '../../platform/telemetry.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { UsageFeature } from './generation.ts';
+import { providerSpan, recordProviderCall } from './observability.ts';
 import { priceOf } from './pricing.ts';
 import { providerOutcome, upstreamProblem } from './provider-problems.ts';
 import type { ProvidersConfig } from './providers/registry.ts';
@@ -140,7 +140,8 @@ export async function embedWith(
         );
       } catch (error) {
         const problem = upstreamProblem(error, model, timeout.aborted);
-        services.metrics.providerCall(
+        recordProviderCall(
+          services.metrics,
           model.id,
           model.provider,
           request.signal.aborted ? 'aborted' : providerOutcome(problem, timeout.aborted),
@@ -151,7 +152,7 @@ export async function embedWith(
         span.end(() => ({ usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, costUsd: 0 }));
         throw problem;
       }
-      services.metrics.providerCall(model.id, model.provider, 'ok', seconds());
+      recordProviderCall(services.metrics, model.id, model.provider, 'ok', seconds());
       span.end(() => {
         const used = { inputTokens: result.usage?.tokens ?? batch.tokens, cachedInputTokens: 0, outputTokens: 0 };
         return { usage: used, costUsd: priceOf(model, used) };

@@ -4,15 +4,18 @@
 import type { Feature } from '../../platform/feature.ts';
 import { withOpenAiErrorNaming } from '../../platform/openai-errors.ts';
 import { usage } from './migrations/007_usage.ts';
+import { usageRecordsProject } from './migrations/026_usage_records_project.ts';
 import { modelHandlers } from './models.ts';
+import { engineMetrics } from './observability.ts';
 import { loadEncoding } from './tokens.ts';
 import { usageHandlers } from './usage.ts';
 
 export const engineFeature = {
   name: 'engine',
   handlers: { ...modelHandlers, ...usageHandlers },
-  migrations: { '007_usage': usage },
+  migrations: { '007_usage': usage, '026_usage_records_project': usageRecordsProject },
   // OpenAI SDKs' `models.retrieve` reads OpenAI's `error` object; OpenAI names the model of the path `model`.
+  metrics: engineMetrics,
   problemShapes: { getModel: withOpenAiErrorNaming({ 'path/id': 'model' }) },
   // Every generation counts tokens (the context-window check, the sandbox models), and a configured provider's first
   // call would load its package: the first call would wait for these.

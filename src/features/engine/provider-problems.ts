@@ -1,8 +1,8 @@
 // A provider's failure as the problem our clients get, and as the outcome the metrics count.
 import { APICallError } from '@ai-sdk/provider';
-import type { ProviderOutcome } from '../../platform/metrics.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { CatalogueEntry } from './catalogue-entry.ts';
+import type { ProviderOutcome } from './observability.ts';
 import { LocalContextExceeded } from './providers/local.ts';
 import { promptOverContext } from './refusal.ts';
 

@@ -16,6 +16,7 @@ import { preparedQuery } from '../../storage/prepared-query.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { TokenUsage, UsageFeature } from './generation.ts';
+import { recordUsageMetrics } from './observability.ts';
 
 /** Whose calls they were. */
 export interface UsageOwner {
@@ -111,7 +112,8 @@ export async function recordUsage(
     }));
   if (rows.length === 0) return;
   for (const row of rows) {
-    metrics.usage(
+    recordUsageMetrics(
+      metrics,
       owner.feature,
       model.id,
       { inputTokens: row.input_tokens, cachedInputTokens: row.cached_input_tokens, outputTokens: row.output_tokens },

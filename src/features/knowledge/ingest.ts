@@ -3,7 +3,7 @@
 // source removed meanwhile, or added again (another processing_id), stops the job at its next write. A failure the
 // source itself explains (a page that answers 404, a damaged file) fails the source with its code; anything else is
 // retried, and the last attempt fails it as `internal_error`.
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Logger } from 'pino';
 import { iso } from '../../platform/clock.ts';
 import type { WorkerServices } from '../../platform/feature.ts';
@@ -45,6 +45,32 @@ async function embedChunks(
       'embedding a knowledge source failed; its chunks are searched by full text only',
     );
     return null;
+  }
+}
+
+/** Reads a source, its text, its file or the pages of its crawl, and hands each page to `index` as it comes. */
+async function readSource(
+  source: Selectable<KnowledgeSourcesTable>,
+  index: (page: Page) => Promise<void>,
+  options: { allowPrivateNetworks: boolean; logger: Logger },
+): Promise<void> {
+  if (source.type === 'text') {
+    await index({ title: source.given_title, url: null, text: source.payload ?? '', bytes: source.size_bytes });
+  } else if (source.type === 'file') {
+    const extracted = await extractTextOffLoop(Buffer.from(source.payload ?? '', 'base64'), source.media_type!, {
+      name: source.file_name!,
+    });
+    const title = source.given_title ?? extracted.title ?? source.file_name;
+    await index({ title, url: null, text: extracted.text, bytes: source.size_bytes });
+  } else {
+    const result = await crawl(source.url!, {
+      depth: source.crawl_depth ?? 0,
+      maxPages: source.max_pages ?? 50,
+      allowPrivateNetworks: options.allowPrivateNetworks,
+      onPage: (page) => index({ title: page.title, url: page.url, text: page.text, bytes: page.bytes }),
+    });
+    if (result.skipped.length > 0)
+      options.logger.info({ source_id: source.id, skipped: result.skipped.length }, 'a crawl skipped pages');
   }
 }
 
@@ -161,28 +187,10 @@ export function knowledgeJobs(services: WorkerServices): JobDefinitions {
         };
 
         try {
-          if (source.type === 'text') {
-            await index({ title: source.given_title, url: null, text: source.payload ?? '', bytes: source.size_bytes });
-          } else if (source.type === 'file') {
-            const extracted = await extractTextOffLoop(
-              Buffer.from(source.payload ?? '', 'base64'),
-              source.media_type!,
-              {
-                name: source.file_name!,
-              },
-            );
-            title ??= extracted.title ?? source.file_name;
-            await index({ title, url: null, text: extracted.text, bytes: source.size_bytes });
-          } else {
-            const result = await crawl(source.url!, {
-              depth: source.crawl_depth ?? 0,
-              maxPages: source.max_pages ?? 50,
-              allowPrivateNetworks: services.config.webhooksAllowLoopback,
-              onPage: (page) => index({ title: page.title, url: page.url, text: page.text, bytes: page.bytes }),
-            });
-            if (result.skipped.length > 0)
-              job.logger.info({ source_id: sourceId, skipped: result.skipped.length }, 'a crawl skipped pages');
-          }
+          await readSource(source, index, {
+            allowPrivateNetworks: services.config.webhooksAllowLoopback,
+            logger: job.logger,
+          });
           await update({ status: 'ready', payload: null, processed_at: iso(job.clock.now()) });
           // PostgreSQL plans searches from the table's statistics: without them (autovacuum off or behind) it scanned
           // every chunk of the knowledge base instead of using the text-search index (bench:knowledge).

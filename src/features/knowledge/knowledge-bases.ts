@@ -2,11 +2,11 @@
 // pages it links to), processed in the background (ingest.ts); remove one; and search the chunks (search.ts).
 import type { Kysely, Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { enqueueJob } from '../../platform/jobs/runner.ts';
+import { audited, lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { checkPublicUrl } from '../../platform/url-guard.ts';
@@ -178,12 +178,13 @@ export const knowledgeBaseHandlers = {
   },
 
   async deleteKnowledgeBase(request, context) {
-    await context.platform.db.transaction().execute(async (trx) => {
-      const row = await forUpdate(
-        knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+    await audited(context, async (trx) => {
+      const row = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!row) throw notFound('knowledge base', request.path.id);
+        knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'knowledge base',
+        request.path.id,
+      );
       const users = await trx
         .selectFrom('chatbot_knowledge_bases')
         .select('chatbot_id')
@@ -199,11 +200,14 @@ export const knowledgeBaseHandlers = {
       await trx.deleteFrom('knowledge_chunks').where('knowledge_base_id', '=', row.id).execute();
       await trx.deleteFrom('knowledge_sources').where('knowledge_base_id', '=', row.id).execute();
       await trx.deleteFrom('knowledge_bases').where('id', '=', row.id).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'knowledge_base.deleted',
-        target: { type: 'knowledge_base', id: row.id, display_name: row.name },
-        details: { name: row.name },
-      });
+      return [
+        undefined,
+        {
+          action: 'knowledge_base.deleted',
+          target: { type: 'knowledge_base', id: row.id, display_name: row.name },
+          details: { name: row.name },
+        },
+      ];
     });
     return { status: 204 };
   },
@@ -338,11 +342,12 @@ export const knowledgeBaseHandlers = {
 
   async removeKnowledgeBaseSource(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const base = await forUpdate(
-        knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const base = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!base) throw notFound('knowledge base', request.path.id);
+        knowledgeBasesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'knowledge base',
+        request.path.id,
+      );
       const row = await trx
         .selectFrom('knowledge_sources')
         .select('id')

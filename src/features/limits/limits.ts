@@ -4,10 +4,10 @@
 
 import type { Kysely, Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { audited, lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -111,7 +111,7 @@ export const limitHandlers = {
     const workspaceId = context.caller.workspace.id;
     const db = context.platform.db;
     await checkScope(db, workspaceId, scope);
-    const row = await db.transaction().execute(async (trx) => {
+    const row = await audited(context, async (trx) => {
       const values: SpendLimitsTable = {
         id: newId('lim', context.now),
         workspace_id: workspaceId,
@@ -126,16 +126,18 @@ export const limitHandlers = {
       await lockWorkspace(trx, workspaceId);
       await refuseTaken(trx, values);
       await trx.insertInto('spend_limits').values(values).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'spend_limit.created',
-        target: {
-          type: 'spend_limit',
-          id: values.id,
-          display_name: `${periodWord(period)} limit of ${scope.type} ${scope.id}`,
+      return [
+        values,
+        {
+          action: 'spend_limit.created',
+          target: {
+            type: 'spend_limit',
+            id: values.id,
+            display_name: `${periodWord(period)} limit of ${scope.type} ${scope.id}`,
+          },
+          details: { scope_type: scope.type, scope_id: scope.id, amount_usd, period },
         },
-        details: { scope_type: scope.type, scope_id: scope.id, amount_usd, period },
-      });
-      return values;
+      ];
     });
     return {
       status: 201,
@@ -156,13 +158,14 @@ export const limitHandlers = {
     const changes = request.body;
     const workspaceId = context.caller.workspace.id;
     const db = context.platform.db;
-    const row = await db.transaction().execute(async (trx) => {
+    const row = await audited(context, async (trx) => {
       await lockWorkspace(trx, workspaceId);
-      const existing = await forUpdate(
-        limitsOf(trx, workspaceId).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('spend limit', request.path.id);
+        limitsOf(trx, workspaceId).where('id', '=', request.path.id),
+        'spend limit',
+        request.path.id,
+      );
       const updated: SpendLimitsTable = {
         ...existing,
         ...(changes.amount_usd !== undefined ? { amount_usd: changes.amount_usd } : {}),
@@ -172,41 +175,47 @@ export const limitHandlers = {
       };
       if (updated.period !== existing.period) await refuseTaken(trx, updated, existing.id);
       await trx.updateTable('spend_limits').set(updated).where('id', '=', existing.id).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'spend_limit.updated',
-        target: {
-          type: 'spend_limit',
-          id: existing.id,
-          display_name: `${periodWord(updated.period)} limit of ${updated.scope_type} ${updated.scope_id}`,
+      return [
+        updated,
+        {
+          action: 'spend_limit.updated',
+          target: {
+            type: 'spend_limit',
+            id: existing.id,
+            display_name: `${periodWord(updated.period)} limit of ${updated.scope_type} ${updated.scope_id}`,
+          },
+          details: {
+            changed: Object.keys(changes).sort().join(','),
+            amount_usd: updated.amount_usd,
+            period: updated.period,
+          },
         },
-        details: {
-          changed: Object.keys(changes).sort().join(','),
-          amount_usd: updated.amount_usd,
-          period: updated.period,
-        },
-      });
-      return updated;
+      ];
     });
     return { status: 200, contentType: 'application/json', body: await present(db, row, context.now) };
   },
 
   async deleteSpendLimit(request, context) {
-    await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        limitsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+    await audited(context, async (trx) => {
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('spend limit', request.path.id);
+        limitsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'spend limit',
+        request.path.id,
+      );
       await trx.deleteFrom('spend_limits').where('id', '=', existing.id).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'spend_limit.deleted',
-        target: {
-          type: 'spend_limit',
-          id: existing.id,
-          display_name: `${periodWord(existing.period)} limit of ${existing.scope_type} ${existing.scope_id}`,
+      return [
+        undefined,
+        {
+          action: 'spend_limit.deleted',
+          target: {
+            type: 'spend_limit',
+            id: existing.id,
+            display_name: `${periodWord(existing.period)} limit of ${existing.scope_type} ${existing.scope_id}`,
+          },
+          details: { amount_usd: existing.amount_usd, period: existing.period },
         },
-        details: { amount_usd: existing.amount_usd, period: existing.period },
-      });
+      ];
     });
     return { status: 204 };
   },

@@ -6,10 +6,10 @@
 // features that add one), so they are detached in the delete's own statement.
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
-import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { audited, lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -149,7 +149,7 @@ export const projectHandlers = {
     if (default_voice_id !== null) await checkDefaultVoice(context.platform.db, workspaceId, default_voice_id);
     if (default_model !== null) checkDefaultModel(context, default_model);
     checkFallbackModels(context, fallback_models);
-    const row = await context.platform.db.transaction().execute(async (trx) => {
+    const row = await audited(context, async (trx) => {
       await lockNames(trx, workspaceId);
       await refuseTakenName(trx, workspaceId, name);
       const values = {
@@ -166,12 +166,14 @@ export const projectHandlers = {
         updated_at: iso(context.now),
       };
       await trx.insertInto('projects').values(values).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'project.created',
-        target: { type: 'project', id: values.id, display_name: name },
-        details: { name },
-      });
-      return values;
+      return [
+        values,
+        {
+          action: 'project.created',
+          target: { type: 'project', id: values.id, display_name: name },
+          details: { name },
+        },
+      ];
     });
     return {
       status: 201,
@@ -195,13 +197,14 @@ export const projectHandlers = {
     if (changes.default_voice_id) await checkDefaultVoice(context.platform.db, workspaceId, changes.default_voice_id);
     if (changes.default_model) checkDefaultModel(context, changes.default_model);
     if (changes.fallback_models) checkFallbackModels(context, changes.fallback_models);
-    const row = await context.platform.db.transaction().execute(async (trx) => {
+    const row = await audited(context, async (trx) => {
       if (changes.name !== undefined) await lockNames(trx, workspaceId);
-      const existing = await forUpdate(
-        projectsOf(trx, workspaceId).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('project', request.path.id);
+        projectsOf(trx, workspaceId).where('id', '=', request.path.id),
+        'project',
+        request.path.id,
+      );
       if (changes.name !== undefined) await refuseTakenName(trx, workspaceId, changes.name, existing.id);
       const updated = {
         ...existing,
@@ -214,29 +217,35 @@ export const projectHandlers = {
         updated_at: iso(context.now),
       };
       await trx.updateTable('projects').set(updated).where('id', '=', existing.id).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'project.updated',
-        target: { type: 'project', id: existing.id, display_name: updated.name },
-        details: { changed: Object.keys(changes).sort().join(','), name: updated.name },
-      });
-      return updated;
+      return [
+        updated,
+        {
+          action: 'project.updated',
+          target: { type: 'project', id: existing.id, display_name: updated.name },
+          details: { changed: Object.keys(changes).sort().join(','), name: updated.name },
+        },
+      ];
     });
     return { status: 200, contentType: 'application/json', body: presentProject(row) };
   },
 
   async deleteProject(request, context) {
-    await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        projectsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+    await audited(context, async (trx) => {
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('project', request.path.id);
+        projectsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'project',
+        request.path.id,
+      );
       await trx.deleteFrom('projects').where('id', '=', existing.id).execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'project.deleted',
-        target: { type: 'project', id: existing.id, display_name: existing.name },
-        details: { name: existing.name },
-      });
+      return [
+        undefined,
+        {
+          action: 'project.deleted',
+          target: { type: 'project', id: existing.id, display_name: existing.name },
+          details: { name: existing.name },
+        },
+      ];
     });
     return { status: 204 };
   },

@@ -9,9 +9,9 @@ import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { enqueueJob } from '../../platform/jobs/runner.ts';
+import { audited, lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, validationFailed } from '../../platform/problems.ts';
-import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { style } from '../engine/index.ts';
 import { bannedPhrasesRule, compilePolicy, PolicyRuleError } from '../policy/index.ts';
@@ -120,7 +120,7 @@ export const voiceHandlers = {
     const words = sampleWords(sample_text);
     checkBannedPhrases(banned_phrases);
     const workspaceId = context.caller.workspace.id;
-    const row = await context.platform.db.transaction().execute(async (trx) => {
+    const row = await audited(context, async (trx) => {
       const values = {
         id: newId('voc', context.now),
         workspace_id: workspaceId,
@@ -145,12 +145,14 @@ export const voiceHandlers = {
       };
       await trx.insertInto('voices').values(values).execute();
       await startTraining(trx, workspaceId, values.id, values.training_id, context.now);
-      await recordAudit(trx, byRequest(context), {
-        action: 'voice.created',
-        target: { type: 'voice', id: values.id, display_name: name },
-        details: { name, sample_word_count: words },
-      });
-      return values;
+      return [
+        values,
+        {
+          action: 'voice.created',
+          target: { type: 'voice', id: values.id, display_name: name },
+          details: { name, sample_word_count: words },
+        },
+      ];
     });
     return {
       status: 202,
@@ -174,11 +176,12 @@ export const voiceHandlers = {
     checkBannedPhrases(changes.banned_phrases);
     const workspaceId = context.caller.workspace.id;
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        voicesOf(trx, workspaceId).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('voice', request.path.id);
+        voicesOf(trx, workspaceId).where('id', '=', request.path.id),
+        'voice',
+        request.path.id,
+      );
       const users = await trx.selectFrom('chatbots').select('id').where('voice_id', '=', existing.id).execute();
       if (users.length > 0) {
         throw new Problem(
@@ -231,11 +234,12 @@ export const voiceHandlers = {
 
   async deleteVoice(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        voicesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('voice', request.path.id);
+        voicesOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'voice',
+        request.path.id,
+      );
       // A training job still queued finds no voice and ends without an event.
       await trx.deleteFrom('voices').where('id', '=', existing.id).execute();
       await recordAudit(trx, byRequest(context), {

@@ -14,11 +14,12 @@ import { notifyOnCommit } from '../../platform/jobs/notify.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { isPostgres } from '../../storage/locks.ts';
-import type { Database, WebhookDeliveriesTable } from '../../storage/schema.ts';
-import { DELIVERIES_CHANNEL } from './delivery-worker.ts';
+import type { Database } from '../../storage/schema.ts';
+import { DELIVERIES_CHANNEL } from './channel.ts';
 import { EVENT_TYPE_ORDER, eventTypeCatalogue, eventWindowStart, typesMatching } from './events.ts';
 import { presentDelivery, presentDeliverySummary } from './presenters.ts';
 import { eventPayload, filtersMatch } from './record-event.ts';
+import type { WebhookDeliveriesTable } from './schema.ts';
 
 type Schemas = components['schemas'];
 const utc = (value: string) => iso(parseInstant(value));

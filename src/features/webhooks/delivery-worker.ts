@@ -31,15 +31,12 @@ import { failSpan, inSpan, SpanKind } from '../../platform/telemetry.ts';
 import type { DatabaseKind } from '../../storage/database.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import { ONE, PENDING } from '../../storage/partial-indexes.ts';
-import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../storage/schema.ts';
+import type { Database } from '../../storage/schema.ts';
+import { DELIVERIES_CHANNEL } from './channel.ts';
+import { deliveryAttempts } from './metrics.ts';
 import { nextAttemptAt } from './schedule.ts';
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts';
 import { type AttemptOutcome, sendAttempt } from './send.ts';
-
-/**
- * The channel that wakes delivery workers: a transaction that creates deliveries (or makes some due) calls
- * `notifyOnCommit(trx, DELIVERIES_CHANNEL)` (`pg_notify` on commit on PostgreSQL, an in-process signal on SQLite).
- */
-export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 
 /**
  * How long a lease lasts after its last renewal: a lease still running belongs to a live worker, which renews it every
@@ -241,7 +238,7 @@ export class DeliveryWorker implements BackgroundWorker {
       },
       { root: true },
     );
-    this.#options.metrics.webhookAttempt(outcome.status);
+    this.#options.metrics.count(deliveryAttempts, { outcome: outcome.status });
     return this.#record(delivery, started, outcome, stopping);
   }
 

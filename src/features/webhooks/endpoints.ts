@@ -8,6 +8,7 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -113,11 +114,12 @@ export const endpointHandlers = {
     const changes = request.body;
     if (changes.url !== undefined) await checkWebhookUrl(changes.url, context.platform.config);
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('webhook endpoint', request.path.id);
+        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'webhook endpoint',
+        request.path.id,
+      );
       const updated = {
         ...existing,
         ...(changes.url !== undefined ? { url: changes.url } : {}),
@@ -141,11 +143,12 @@ export const endpointHandlers = {
 
   async deleteWebhookEndpoint(request, context) {
     await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('webhook endpoint', request.path.id);
+        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'webhook endpoint',
+        request.path.id,
+      );
       await failPendingDeliveries(trx, existing.id);
       await trx.deleteFrom('webhook_endpoints').where('id', '=', existing.id).execute();
       await recordAudit(trx, byRequest(context), {
@@ -159,11 +162,12 @@ export const endpointHandlers = {
 
   async rotateWebhookEndpointSecret(request, context) {
     const row = await context.platform.db.transaction().execute(async (trx) => {
-      const existing = await forUpdate(
-        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const existing = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!existing) throw notFound('webhook endpoint', request.path.id);
+        endpointsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'webhook endpoint',
+        request.path.id,
+      );
       // The secret being replaced signs for 24 hours more; one still in its grace period from an earlier rotation
       // retires now: never more than two secrets sign.
       const updated = {

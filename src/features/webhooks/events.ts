@@ -11,8 +11,9 @@ import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound } from '../../platform/problems.ts';
 import { RETENTION_DAYS } from '../../platform/retention.ts';
 import { openApiDocument } from '../../platform/spec.ts';
-import type { Database, EventsTable } from '../../storage/schema.ts';
+import type { Database } from '../../storage/schema.ts';
 import { eventPayload, filterMatches } from './record-event.ts';
+import type { EventsTable } from './schema.ts';
 
 type Schemas = components['schemas'];
 

@@ -3,13 +3,14 @@
 import { iso } from '../../platform/clock.ts';
 import type { Feature } from '../../platform/feature.ts';
 import { RETENTION_DAYS } from '../../platform/retention.ts';
-import { webhooks } from '../../storage/migrations/002_webhooks.ts';
-import { eventCatalogue } from '../../storage/migrations/006_event_catalogue.ts';
 import { PENDING } from '../../storage/partial-indexes.ts';
 import { deliveryHandlers } from './deliveries.ts';
 import { DeliveryWorker } from './delivery-worker.ts';
 import { endpointHandlers } from './endpoints.ts';
 import { eventHandlers } from './events.ts';
+import { deliveryAttempts } from './metrics.ts';
+import { webhooks } from './migrations/002_webhooks.ts';
+import { eventCatalogue } from './migrations/006_event_catalogue.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -17,6 +18,7 @@ export const webhooksFeature = {
   name: 'webhooks',
   handlers: { ...endpointHandlers, ...deliveryHandlers, ...eventHandlers },
   migrations: { '002_webhooks': webhooks, '006_event_catalogue': eventCatalogue },
+  metrics: [deliveryAttempts],
   async retention(db, now) {
     const before = iso(new Date(now.getTime() - RETENTION_DAYS.events * DAY_MS));
     await db.deleteFrom('events').where('created_at', '<', before).execute();

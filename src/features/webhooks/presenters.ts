@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import { iso } from '../../platform/clock.ts';
-import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../storage/schema.ts';
+import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts';
 
 type Schemas = components['schemas'];
 

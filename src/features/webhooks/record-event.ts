@@ -11,8 +11,9 @@ import { newId } from '../../platform/ids.ts';
 import { notifyOnCommit } from '../../platform/jobs/notify.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import { ONE, PENDING } from '../../storage/partial-indexes.ts';
-import type { Database, EventsTable } from '../../storage/schema.ts';
-import { DELIVERIES_CHANNEL } from './delivery-worker.ts';
+import type { Database } from '../../storage/schema.ts';
+import { DELIVERIES_CHANNEL } from './channel.ts';
+import type { EventsTable } from './schema.ts';
 
 export type { EventType };
 

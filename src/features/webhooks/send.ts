@@ -5,7 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { guardedLookup, literalHostBlocked } from '../../platform/url-guard.ts';
-import type { WebhookAttemptsTable } from '../../storage/schema.ts';
+import type { WebhookAttemptsTable } from './schema.ts';
 
 export type AttemptError = NonNullable<WebhookAttemptsTable['error']>;
 

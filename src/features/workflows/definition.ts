@@ -90,65 +90,103 @@ function dependencies(steps: Step[]): string[][] {
 }
 
 export function checkDefinition(definition: Definition, resources: Resources = {}): Checked {
-  const errors: Issue[] = [];
-  const warnings: Issue[] = [];
-  const inputs = definition.inputs ?? {};
-  const steps = definition.steps;
-  const indexOf = new Map<string, number>();
-
+  const check = new DefinitionCheck(definition);
+  const { steps } = definition;
+  check.uniqueIds();
+  const depends = check.dependencies();
+  // What each step may reference: the steps it depends on, directly or through others.
+  const upstream = steps.map((_, index) => ancestors(index, depends, check.indexOf));
   steps.forEach((step, index) => {
-    const first = indexOf.get(step.id);
-    if (first !== undefined)
-      errors.push({
-        pointer: `/steps/${index}/id`,
-        detail: `is also the id of step ${first} (/steps/${first}); step ids must be unique`,
-      });
-    else indexOf.set(step.id, index);
+    check.stepReferences(step, index, upstream[index]!);
+    check.stepFields(step, index, resources);
   });
-
-  // Dependencies: existing steps, not the step itself, no cycle.
-  const depends = dependencies(steps);
-  depends.forEach((list, index) => {
-    list.forEach((id, k) => {
-      if (!indexOf.has(id)) errors.push({ pointer: `/steps/${index}/depends_on/${k}`, detail: `names no step: ${id}` });
-      else if (id === steps[index]!.id)
-        errors.push({ pointer: `/steps/${index}/depends_on/${k}`, detail: 'names the step itself' });
+  for (const [name, output] of Object.entries(definition.outputs ?? {}))
+    check.template(output, `/outputs/${escapePointer(name)}`, 'any');
+  check.inputs();
+  check.unusedOutputs();
+  if (definition.project_id && resources.project && !resources.project(definition.project_id))
+    check.errors.push({
+      pointer: '/project_id',
+      detail: `${definition.project_id} is not a project of this workspace`,
     });
-  });
-  const cycle = findCycle(steps, depends, indexOf);
-  if (cycle) {
-    const from = indexOf.get(cycle[0]!)!;
-    const edge = depends[from]!.indexOf(cycle[1]!);
-    // Omitted depends_on (the step before) has no entry to point at: the step's depends_on then.
-    errors.push({
-      pointer: steps[from]!.depends_on ? `/steps/${from}/depends_on/${edge}` : `/steps/${from}`,
-      detail: `dependency cycle: ${cycle.join(' → ')}`,
+
+  const { errors, warnings } = check;
+  const order = (issue: Issue) => issue.pointer;
+  return {
+    errors: errors.sort((a, b) => comparePointers(order(a), order(b))).slice(0, 100),
+    warnings: warnings.slice(0, 100),
+    normalized: errors.length > 0 ? null : normalize(definition, depends),
+  };
+}
+
+/** The checks of one definition, each adding what it finds to `errors` and `warnings`. */
+class DefinitionCheck {
+  readonly errors: Issue[] = [];
+  readonly warnings: Issue[] = [];
+  /** Each step's index by its id (the first, for an id used twice). */
+  readonly indexOf = new Map<string, number>();
+  readonly #definition: Definition;
+  readonly #inputs: NonNullable<Definition['inputs']>;
+  readonly #usedInputs = new Set<string>();
+  readonly #usedSteps = new Set<string>();
+
+  constructor(definition: Definition) {
+    this.#definition = definition;
+    this.#inputs = definition.inputs ?? {};
+  }
+
+  uniqueIds(): void {
+    this.#definition.steps.forEach((step, index) => {
+      const first = this.indexOf.get(step.id);
+      if (first !== undefined)
+        this.errors.push({
+          pointer: `/steps/${index}/id`,
+          detail: `is also the id of step ${first} (/steps/${first}); step ids must be unique`,
+        });
+      else this.indexOf.set(step.id, index);
     });
   }
 
-  // What each step may reference: the steps it depends on, directly or through others.
-  const upstream = steps.map((_, index) => ancestors(index, depends, indexOf));
-  const usedInputs = new Set<string>();
-  const usedSteps = new Set<string>();
+  /** Each step's dependencies, checked: existing steps, not the step itself, no cycle. */
+  dependencies(): string[][] {
+    const steps = this.#definition.steps;
+    const depends = dependencies(steps);
+    depends.forEach((list, index) => {
+      list.forEach((id, k) => {
+        if (!this.indexOf.has(id))
+          this.errors.push({ pointer: `/steps/${index}/depends_on/${k}`, detail: `names no step: ${id}` });
+        else if (id === steps[index]!.id)
+          this.errors.push({ pointer: `/steps/${index}/depends_on/${k}`, detail: 'names the step itself' });
+      });
+    });
+    const cycle = findCycle(steps, depends, this.indexOf);
+    if (cycle) {
+      const from = this.indexOf.get(cycle[0]!)!;
+      const edge = depends[from]!.indexOf(cycle[1]!);
+      // Omitted depends_on (the step before) has no entry to point at: the step's depends_on then.
+      this.errors.push({
+        pointer: steps[from]!.depends_on ? `/steps/${from}/depends_on/${edge}` : `/steps/${from}`,
+        detail: `dependency cycle: ${cycle.join(' → ')}`,
+      });
+    }
+    return depends;
+  }
 
-  const checkReferences = (
-    parsed: Expression | TemplatePart[],
-    pointer: string,
-    allowed: Set<string> | 'any',
-    text: string,
-  ) => {
+  /** The references of an expression or template: defined inputs, steps it depends on, `run.id`, `workflow.*`. */
+  references(parsed: Expression | TemplatePart[], pointer: string, allowed: Set<string> | 'any', text: string): void {
+    const errors = this.errors;
     for (const reference of referencesOf(parsed)) {
       const [first, second] = reference.path;
       const where = ` (${place(text, reference.start)})`;
       if (reference.root === 'inputs') {
         if (typeof first !== 'string') errors.push({ pointer, detail: `name an input: inputs.<name>${where}` });
-        else if (!Object.hasOwn(inputs, first))
+        else if (!Object.hasOwn(this.#inputs, first))
           errors.push({ pointer, detail: `references input \`${first}\`, which is not defined${where}` });
-        else usedInputs.add(first);
+        else this.#usedInputs.add(first);
       } else if (reference.root === 'steps') {
         if (typeof first !== 'string')
           errors.push({ pointer, detail: `name a step: steps.<id>.output or steps.<id>.status${where}` });
-        else if (!indexOf.has(first))
+        else if (!this.indexOf.has(first))
           errors.push({ pointer, detail: `references step \`${first}\`, which is not defined${where}` });
         else if (allowed !== 'any' && !allowed.has(first))
           errors.push({
@@ -160,7 +198,7 @@ export function checkDefinition(definition: Definition, resources: Resources = {
             pointer,
             detail: `a step has output and status: steps.${first}.output or steps.${first}.status${where}`,
           });
-        else usedSteps.add(first);
+        else this.#usedSteps.add(first);
       } else if (
         reference.root === 'run'
           ? !(first === 'id' && reference.path.length === 1)
@@ -172,46 +210,56 @@ export function checkDefinition(definition: Definition, resources: Resources = {
         });
       }
     }
-  };
+  }
 
-  const template = (text: string | undefined, pointer: string, allowed: Set<string> | 'any') => {
+  template(text: string | undefined, pointer: string, allowed: Set<string> | 'any'): void {
     if (text === undefined) return;
     try {
-      checkReferences(parseTemplate(text), pointer, allowed, text);
+      this.references(parseTemplate(text), pointer, allowed, text);
     } catch (error) {
       if (!(error instanceof ExpressionError)) throw error;
-      errors.push({ pointer, detail: `${place(text, error.offset)}: ${error.message}` });
+      this.errors.push({ pointer, detail: `${place(text, error.offset)}: ${error.message}` });
     }
-  };
+  }
 
-  steps.forEach((step, index) => {
-    const allowed = upstream[index]!;
+  /** A step's templates and its `when`, referencing only what it may. */
+  stepReferences(step: Step, index: number, allowed: Set<string>): void {
     for (const field of TEMPLATE_FIELDS[step.type])
-      template((step as Record<string, unknown>)[field] as string | undefined, `/steps/${index}/${field}`, allowed);
+      this.template(
+        (step as Record<string, unknown>)[field] as string | undefined,
+        `/steps/${index}/${field}`,
+        allowed,
+      );
     if (step.type === 'document_command')
-      template(step.options?.instructions, `/steps/${index}/options/instructions`, allowed);
-    if (step.when !== undefined) {
-      try {
-        const parsed = parseExpression(step.when);
-        checkReferences(parsed, `/steps/${index}/when`, allowed, step.when);
-        if (parsed.kind === 'literal')
-          warnings.push({
-            pointer: `/steps/${index}/when`,
-            detail: `is always ${parsed.value === null || parsed.value === false || parsed.value === 0 || parsed.value === '' ? 'false: the step never runs' : 'true'}`,
-          });
-      } catch (error) {
-        if (!(error instanceof ExpressionError)) throw error;
-        errors.push({ pointer: `/steps/${index}/when`, detail: `${place(step.when, error.offset)}: ${error.message}` });
-      }
+      this.template(step.options?.instructions, `/steps/${index}/options/instructions`, allowed);
+    if (step.when === undefined) return;
+    try {
+      const parsed = parseExpression(step.when);
+      this.references(parsed, `/steps/${index}/when`, allowed, step.when);
+      if (parsed.kind === 'literal')
+        this.warnings.push({
+          pointer: `/steps/${index}/when`,
+          detail: `is always ${parsed.value === null || parsed.value === false || parsed.value === 0 || parsed.value === '' ? 'false: the step never runs' : 'true'}`,
+        });
+    } catch (error) {
+      if (!(error instanceof ExpressionError)) throw error;
+      this.errors.push({
+        pointer: `/steps/${index}/when`,
+        detail: `${place(step.when, error.offset)}: ${error.message}`,
+      });
     }
+  }
+
+  /** A step's fields that name the workspace's resources, and its settings that cannot work as given. */
+  stepFields(step: Step, index: number, resources: Resources): void {
     if (step.type === 'generate') {
       if (resources.model && !resources.model(step.model))
-        errors.push({
+        this.errors.push({
           pointer: `/steps/${index}/model`,
           detail: `${step.model} is not a chat model of the catalogue in this workspace's region`,
         });
       if (step.voice_id && resources.voice && !resources.voice(step.voice_id))
-        errors.push({
+        this.errors.push({
           pointer: `/steps/${index}/voice_id`,
           detail: `${step.voice_id} is not a ready voice of this workspace`,
         });
@@ -221,13 +269,13 @@ export function checkDefinition(definition: Definition, resources: Resources = {
       resources.knowledgeBase &&
       !resources.knowledgeBase(step.knowledge_base_id)
     ) {
-      errors.push({
+      this.errors.push({
         pointer: `/steps/${index}/knowledge_base_id`,
         detail: `${step.knowledge_base_id} is not a knowledge base of this workspace`,
       });
     }
     if (step.type === 'approval' && step.on_timeout === 'approve')
-      warnings.push({
+      this.warnings.push({
         pointer: `/steps/${index}/on_timeout`,
         detail: 'approve: the step is approved when nobody decides in time',
       });
@@ -237,51 +285,50 @@ export function checkDefinition(definition: Definition, resources: Resources = {
       step.retry.max_ms !== undefined &&
       step.retry.max_ms < (step.retry.initial_ms ?? RETRY_DEFAULT.initial_ms)
     ) {
-      errors.push({ pointer: `/steps/${index}/retry/max_ms`, detail: 'must be at least initial_ms' });
+      this.errors.push({ pointer: `/steps/${index}/retry/max_ms`, detail: 'must be at least initial_ms' });
     }
-  });
-
-  for (const [name, output] of Object.entries(definition.outputs ?? {}))
-    template(output, `/outputs/${escapePointer(name)}`, 'any');
-
-  for (const [name, input] of Object.entries(inputs)) {
-    const pointer = `/inputs/${escapePointer(name)}`;
-    const type = input.type ?? 'string';
-    if (input.enum && !['string', 'number', 'integer'].includes(type))
-      errors.push({ pointer: `${pointer}/enum`, detail: `applies to string, number and integer inputs, not ${type}` });
-    if (input.enum)
-      input.enum.forEach((item, k) => {
-        if (!typeMatches(type, item))
-          errors.push({ pointer: `${pointer}/enum/${k}`, detail: `is not of the input's type, ${type}` });
-      });
-    if (input.default !== undefined && input.default !== null) {
-      if (!typeMatches(type, input.default))
-        errors.push({ pointer: `${pointer}/default`, detail: `is not of the input's type, ${type}` });
-      else if (input.enum && !input.enum.includes(input.default as string | number))
-        errors.push({ pointer: `${pointer}/default`, detail: 'is not one of the enum values' });
-    }
-    if (input.required && input.default !== undefined)
-      warnings.push({ pointer: `${pointer}/default`, detail: 'is never used: the input is required' });
-    if (!usedInputs.has(name))
-      warnings.push({ pointer, detail: `input \`${name}\` is not used by any step or output` });
   }
-  steps.forEach((step, index) => {
-    const worksForOthers = step.type === 'generate' || step.type === 'transform' || step.type === 'knowledge_search';
-    if (worksForOthers && !usedSteps.has(step.id))
-      warnings.push({
-        pointer: `/steps/${index}`,
-        detail: `the output of step \`${step.id}\` is not used by any step or output`,
-      });
-  });
-  if (definition.project_id && resources.project && !resources.project(definition.project_id))
-    errors.push({ pointer: '/project_id', detail: `${definition.project_id} is not a project of this workspace` });
 
-  const order = (issue: Issue) => issue.pointer;
-  return {
-    errors: errors.sort((a, b) => comparePointers(order(a), order(b))).slice(0, 100),
-    warnings: warnings.slice(0, 100),
-    normalized: errors.length > 0 ? null : normalize(definition, depends),
-  };
+  /** The inputs: their enums and defaults of their type, and each used by a step or an output. */
+  inputs(): void {
+    const { errors, warnings } = this;
+    for (const [name, input] of Object.entries(this.#inputs)) {
+      const pointer = `/inputs/${escapePointer(name)}`;
+      const type = input.type ?? 'string';
+      if (input.enum && !['string', 'number', 'integer'].includes(type))
+        errors.push({
+          pointer: `${pointer}/enum`,
+          detail: `applies to string, number and integer inputs, not ${type}`,
+        });
+      if (input.enum)
+        input.enum.forEach((item, k) => {
+          if (!typeMatches(type, item))
+            errors.push({ pointer: `${pointer}/enum/${k}`, detail: `is not of the input's type, ${type}` });
+        });
+      if (input.default !== undefined && input.default !== null) {
+        if (!typeMatches(type, input.default))
+          errors.push({ pointer: `${pointer}/default`, detail: `is not of the input's type, ${type}` });
+        else if (input.enum && !input.enum.includes(input.default as string | number))
+          errors.push({ pointer: `${pointer}/default`, detail: 'is not one of the enum values' });
+      }
+      if (input.required && input.default !== undefined)
+        warnings.push({ pointer: `${pointer}/default`, detail: 'is never used: the input is required' });
+      if (!this.#usedInputs.has(name))
+        warnings.push({ pointer, detail: `input \`${name}\` is not used by any step or output` });
+    }
+  }
+
+  /** The steps that work for others (generate, transform, search) whose output nothing uses. */
+  unusedOutputs(): void {
+    this.#definition.steps.forEach((step, index) => {
+      const worksForOthers = step.type === 'generate' || step.type === 'transform' || step.type === 'knowledge_search';
+      if (worksForOthers && !this.#usedSteps.has(step.id))
+        this.warnings.push({
+          pointer: `/steps/${index}`,
+          detail: `the output of step \`${step.id}\` is not used by any step or output`,
+        });
+    });
+  }
 }
 
 /** Document order: numeric segments as numbers. */

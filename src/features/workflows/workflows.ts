@@ -8,10 +8,10 @@ import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
 import type { RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
+import { audited, lockOwned } from '../../platform/owned.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem, type ProblemFieldError } from '../../platform/problems.ts';
 import { yamlPosition } from '../../platform/yaml-body.ts';
-import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { documentsOf } from '../documents/index.ts';
 import { knowledgeBasesOf } from '../knowledge/index.ts';
@@ -261,7 +261,7 @@ export const workflowHandlers = {
   async createWorkflow(request, context) {
     const definition = request.body;
     const normalized = await checked(context, definition);
-    const db = context.platform.db;
+    const _db = context.platform.db;
     const now = iso(context.now);
     const row: WorkflowRow = {
       id: newId('wf', context.now),
@@ -275,17 +275,20 @@ export const workflowHandlers = {
       updated_at: now,
       last_run_at: null,
     };
-    await db.transaction().execute(async (trx) => {
+    await audited(context, async (trx) => {
       await trx.insertInto('workflows').values(row).execute();
       await trx
         .insertInto('workflow_versions')
         .values({ workflow_id: row.id, version: 1, definition: JSON.stringify(normalized), created_at: now })
         .execute();
-      await recordAudit(trx, byRequest(context), {
-        action: 'workflow.created',
-        target: { type: 'workflow', id: row.id, display_name: row.name },
-        details: { name: row.name },
-      });
+      return [
+        undefined,
+        {
+          action: 'workflow.created',
+          target: { type: 'workflow', id: row.id, display_name: row.name },
+          details: { name: row.name },
+        },
+      ];
     });
     return {
       status: 201,
@@ -305,11 +308,12 @@ export const workflowHandlers = {
     const normalized = await checked(context, definition);
     const db = context.platform.db;
     const row = await db.transaction().execute(async (trx) => {
-      const current = await forUpdate(
-        workflowsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const current = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!current) throw notFound('workflow', request.path.id);
+        workflowsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'workflow',
+        request.path.id,
+      );
       if (canonical(JSON.parse(current.definition)) === canonical(definition)) return current;
       const now = iso(context.now);
       const changes = {
@@ -343,11 +347,12 @@ export const workflowHandlers = {
   async deleteWorkflow(request, context) {
     const db = context.platform.db;
     await db.transaction().execute(async (trx) => {
-      const row = await forUpdate(
-        workflowsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+      const row = await lockOwned(
         trx,
-      ).executeTakeFirst();
-      if (!row) throw notFound('workflow', request.path.id);
+        workflowsOf(trx, context.caller.workspace.id).where('id', '=', request.path.id),
+        'workflow',
+        request.path.id,
+      );
       // Runs start with the workflow's row locked (runs.ts), so none can start between this count and the delete.
       const active = await trx
         .selectFrom('workflow_runs')

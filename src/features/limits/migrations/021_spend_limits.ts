@@ -1,7 +1,7 @@
 // Spend limits, the reservations of the calls in flight under them, and the record of the events sent per period.
-// The spend of a project is counted from the usage records, so they gain the project a call was made for
-// (`project_id`, null for calls of no project and for every call recorded before); the indexes let the check of every
-// call sum one scope's records of one period.
+// The spend of a project is counted from the usage records' `project_id`, which the engine's migration
+// 026_usage_records_project adds with the indexes that let the check of every call sum one scope's records of one
+// period. (Databases migrated before it got that column and those indexes from this migration.)
 import type { Kysely, Migration } from 'kysely';
 
 export const spendLimits: Migration = {
@@ -48,14 +48,6 @@ export const spendLimits: Migration = {
       .addColumn('kind', 'text', (c) => c.notNull())
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('spend_limit_notices_pk', ['spend_limit_id', 'period_start', 'kind'])
-      .execute();
-
-    await db.schema.alterTable('usage_records').addColumn('project_id', 'text').execute();
-    await db.schema.createIndex('usage_records_key_day').on('usage_records').columns(['api_key_id', 'day']).execute();
-    await db.schema
-      .createIndex('usage_records_project_day')
-      .on('usage_records')
-      .columns(['project_id', 'day'])
       .execute();
   },
 };

@@ -5,7 +5,7 @@
 //
 // A migration runs as it was written, whatever the code becomes: what it needs from the webhooks feature (the example
 // `data` of each event type, the delivered envelope) is copied here as it was when this migration was written, not
-// imported (storage imports no feature: docs/server.md, "Dependency rules").
+// imported: the feature's code changes later, a migration never does.
 import type { Kysely, Migration } from 'kysely';
 
 /** The earlier catalogue's names that the specification's renamed, old → new. */
