@@ -415,7 +415,13 @@ describe.skipIf(!hasChromium)('the operate guide', () => {
     ])
       expect(text, shown).toContain(shown);
     // The list of metrics is Grafana's reference: every metric the platform and the features register is in it.
-    const sources = ['src/platform/metrics.ts', 'src/features/webhooks/index.ts', 'src/features/workflows/index.ts']
+    const sources = [
+      'src/platform/metrics.ts',
+      'src/features/engine/observability.ts',
+      'src/features/webhooks/index.ts',
+      'src/features/webhooks/metrics.ts',
+      'src/features/workflows/index.ts',
+    ]
       .map((file) => readFileSync(join(projectRoot, file), 'utf8'))
       .join('\n');
     const names = [
