@@ -579,6 +579,12 @@ export type paths = {
          * @description Lists the requests made with the workspace's API keys, newest first: method, path, status, error code, duration,
          *     key, IP address and user agent. Never a secret, a header value or a body. Use it to debug an integration or to
          *     find the request behind an `X-Request-Id`. Filters combine with AND. Entries are kept 30 days.
+         *
+         *     Entries are written in batches a fraction of a second after their requests end (every 200 ms), so a request
+         *     appears here shortly after its answer, not with it. A server process that is killed outright (`kill -9`, a crash,
+         *     a machine that loses power) may lose at most the entries of its last fraction of a second; a process that is
+         *     stopped (SIGTERM) writes them all before it exits. Nothing else is lost with them: an entry only describes a
+         *     request, whose effects are stored by the request itself.
          */
         get: operations["listRequestLogs"];
         put?: never;

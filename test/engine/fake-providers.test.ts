@@ -2,12 +2,20 @@
 // Completions and Responses models, @ai-sdk/anthropic, @ai-sdk/openai-compatible) driven by the AI SDK read their
 // answers, streams, usage, finish reasons and errors as they read the providers': 429s with `retry-after` are retried
 // without the SDK's back-off, a 401 is not retried, and an aborted stream is a disconnect the fake sees. Each case
-// runs with the global fetch and with the engine's own (upstreamFetch), which every hosted provider is given.
+// runs with the global fetch and with the engine's own (upstreamFetch), which every hosted provider is given. The
+// engine's lean client of OpenAI's wire (providers/openai-wire/, which the engine uses for OpenAI and the compatible
+// services) runs every case the official packages run, and the wire's own cases (tools, images, log probabilities,
+// fields the packages do not know, an error frame) run with both.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { APICallError, generateText, type LanguageModel, RetryError, streamText } from 'ai';
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { APICallError, generateText, jsonSchema, type LanguageModel, RetryError, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { wireChatModel } from '../../src/features/engine/providers/openai-wire/index.ts';
 import { upstreamFetch } from '../../src/features/engine/providers/upstream-fetch.ts';
 import { type FakeProvider, startFakeAnthropic, startFakeOpenAi } from '../support/fake-providers.ts';
 
@@ -20,6 +28,10 @@ interface Case {
   auth: Record<string, string>;
   /** The parsed body of a 401, as the provider sends it. */
   unauthorized: unknown;
+  /** Speaks OpenAI's Chat Completions (the wire's own cases run). */
+  chatCompletions?: boolean;
+  /** Sends `logprobs` when `providerOptions.openai.logprobs` asks (OpenAI's dialect; the compatible one reads its own). */
+  openaiOptions?: boolean;
 }
 
 const cases: Case[] = [
@@ -30,6 +42,8 @@ const cases: Case[] = [
     path: '/v1/chat/completions',
     auth: { authorization: 'Bearer test' },
     unauthorized: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
+    chatCompletions: true,
+    openaiOptions: true,
   },
   {
     name: 'OpenAI Responses (createOpenAI()(id))',
@@ -51,12 +65,39 @@ const cases: Case[] = [
     name: 'OpenAI-compatible (Groq)',
     start: () => startFakeOpenAi(),
     model: (baseURL, fetch) =>
-      createOpenAICompatible({ name: 'groq', baseURL, apiKey: 'test', includeUsage: true, fetch }).chatModel(
-        'llama-3.3-70b-versatile',
-      ),
+      // As the engine configures it (providers/openai-compatible.ts).
+      createOpenAICompatible({
+        name: 'groq',
+        baseURL,
+        apiKey: 'test',
+        includeUsage: true,
+        supportsStructuredOutputs: true,
+        fetch,
+      }).chatModel('llama-3.3-70b-versatile'),
     path: '/v1/chat/completions',
     auth: { authorization: 'Bearer test' },
     unauthorized: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
+    chatCompletions: true,
+  },
+  {
+    name: 'OpenAI Chat Completions, the lean client (wireChatModel openai)',
+    start: () => startFakeOpenAi(),
+    model: (baseURL, fetch) => wireChatModel('openai', { baseUrl: baseURL, apiKey: 'test', fetch }, 'gpt-4o-mini'),
+    path: '/v1/chat/completions',
+    auth: { authorization: 'Bearer test' },
+    unauthorized: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
+    chatCompletions: true,
+    openaiOptions: true,
+  },
+  {
+    name: 'OpenAI-compatible (Groq), the lean client (wireChatModel groq)',
+    start: () => startFakeOpenAi(),
+    model: (baseURL, fetch) =>
+      wireChatModel('groq', { baseUrl: baseURL, apiKey: 'test', fetch }, 'llama-3.3-70b-versatile'),
+    path: '/v1/chat/completions',
+    auth: { authorization: 'Bearer test' },
+    unauthorized: { error: { type: 'invalid_request_error', code: 'invalid_api_key', param: null } },
+    chatCompletions: true,
   },
 ];
 
@@ -204,6 +245,414 @@ describe.each(cases.flatMap((c) => fetches.map((f) => ({ ...c, ...f }))))(
     });
   },
 );
+
+const weather = {
+  get_weather: tool({
+    description: 'The weather of a city',
+    inputSchema: jsonSchema<{ city: string }>({
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    }),
+  }),
+};
+
+/** A call's stream parts, read to the end. */
+async function partsOf(
+  model: LanguageModelV4,
+  options: LanguageModelV4CallOptions,
+): Promise<LanguageModelV4StreamPart[]> {
+  const { stream } = await model.doStream(options);
+  const parts: LanguageModelV4StreamPart[] = [];
+  for await (const part of stream) parts.push(part);
+  return parts;
+}
+
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+
+/** A call with everything the engine sends: a system message, an image, a tool round trip, tools, sampling. */
+const fullCall = (): LanguageModelV4CallOptions => ({
+  prompt: [
+    { role: 'system', content: 'Be brief.' },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'What is in this picture, and the weather in Paris?' },
+        {
+          type: 'file',
+          data: { type: 'data', data: PNG },
+          mediaType: 'image/png',
+          providerOptions: { openai: { imageDetail: 'low' } },
+        },
+        { type: 'file', data: { type: 'url', url: new URL('https://example.com/cat.jpg') }, mediaType: 'image/jpeg' },
+      ],
+    },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Let me look.' },
+        { type: 'tool-call', toolCallId: 'call_1', toolName: 'get_weather', input: { city: 'Paris' } },
+      ],
+    },
+    {
+      role: 'tool',
+      content: [
+        { type: 'tool-result', toolCallId: 'call_1', toolName: 'get_weather', output: { type: 'text', value: '18°C' } },
+      ],
+    },
+  ],
+  maxOutputTokens: 100,
+  temperature: 0.5,
+  topP: 0.9,
+  presencePenalty: 0.1,
+  frequencyPenalty: 0.2,
+  seed: 7,
+  stopSequences: ['END'],
+  responseFormat: { type: 'json', schema: { type: 'object', properties: { a: { type: 'string' } } }, name: 'answer' },
+  tools: [
+    {
+      type: 'function',
+      name: 'get_weather',
+      description: 'The weather of a city',
+      inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      strict: true,
+    },
+  ],
+  toolChoice: { type: 'tool', toolName: 'get_weather' },
+  providerOptions: { openai: { parallelToolCalls: false, logprobs: 2, reasoningEffort: 'low' } },
+});
+
+/** Parts without what differs from one answer to the next (ids and times the fake makes up). */
+function comparable(parts: LanguageModelV4StreamPart[]): unknown {
+  return JSON.parse(
+    JSON.stringify(parts, (key, value) => (key === 'id' || key === 'created' || key === 'timestamp' ? '…' : value)),
+  );
+}
+
+describe.each(cases.filter((c) => c.chatCompletions).flatMap((c) => fetches.map((f) => ({ ...c, ...f }))))(
+  'Chat Completions: $name, $fetchName',
+  ({ start, model: modelOf, fetch: fetchOf, openaiOptions }) => {
+    let fake: FakeProvider;
+    let model: LanguageModel;
+
+    beforeAll(async () => {
+      fake = await start();
+      model = modelOf(fake.url, fetchOf);
+    });
+    afterAll(async () => {
+      await fake?.close();
+    });
+
+    test('tool calls, streamed and whole: the calls with their arguments, finish reason tool-calls; the tools as sent', async () => {
+      const call = {
+        id: 'call_w1',
+        name: 'get_weather',
+        arguments: '{"city":"Paris"}',
+        chunks: ['{"city":', '"Paris"}'],
+      };
+      fake.enqueue(
+        { toolCalls: [call], usage: { input: 20, output: 5 } },
+        { toolCalls: [call], usage: { input: 20, output: 5 } },
+      );
+      const streamed = streamText({
+        model,
+        prompt: 'Weather in Paris?',
+        tools: weather,
+        toolChoice: 'required',
+        maxRetries: 0,
+      });
+      expect(await streamed.toolCalls).toMatchObject([
+        { toolCallId: 'call_w1', toolName: 'get_weather', input: { city: 'Paris' } },
+      ]);
+      expect(await streamed.finishReason).toBe('tool-calls');
+      expect(await streamed.usage).toMatchObject({ inputTokens: 20, outputTokens: 5 });
+      const sent = fake.requests.at(-1)!.body;
+      expect(sent.tool_choice).toBe('required');
+      expect(sent.tools).toMatchObject([
+        { type: 'function', function: { name: 'get_weather', parameters: { required: ['city'] } } },
+      ]);
+
+      const whole = await generateText({ model, prompt: 'Weather in Paris?', tools: weather, maxRetries: 0 });
+      expect(whole.toolCalls).toMatchObject([
+        { toolCallId: 'call_w1', toolName: 'get_weather', input: { city: 'Paris' } },
+      ]);
+      expect(whole.finishReason).toBe('tool-calls');
+    });
+
+    test('a conversation with images, a tool call and its result goes out as the wire’s messages', async () => {
+      const model4 = modelOf(fake.url, fetchOf) as LanguageModelV4;
+      fake.enqueue({ text: 'A cat; 18°C.' });
+      const result = await model4.doGenerate(fullCall());
+      expect(result.content).toEqual([{ type: 'text', text: 'A cat; 18°C.' }]);
+      const sent = fake.requests.at(-1)!.body;
+      expect(sent.messages).toMatchObject([
+        { role: 'system', content: 'Be brief.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is in this picture, and the weather in Paris?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${Buffer.from(PNG).toString('base64')}` } },
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: 'Let me look.',
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: '18°C' },
+      ]);
+      expect(sent.messages[1].content[1].image_url.detail).toBe(openaiOptions ? 'low' : undefined);
+      expect(sent).toMatchObject({ max_tokens: 100, temperature: 0.5, top_p: 0.9, seed: 7, stop: ['END'] });
+      expect(sent.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
+      expect(sent.response_format).toMatchObject({
+        type: 'json_schema',
+        json_schema: { name: 'answer', strict: true },
+      });
+    });
+
+    test('log probabilities asked in providerOptions.openai come in the raw chunks and in the whole answer’s body', async () => {
+      const model4 = modelOf(fake.url, fetchOf) as LanguageModelV4;
+      const ask: LanguageModelV4CallOptions = {
+        prompt: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+        providerOptions: { openai: { logprobs: 2 } },
+        includeRawChunks: true,
+      };
+      fake.enqueue({ chunks: ['Hello', ' there'] }, { text: 'Hello there' });
+      const parts = await partsOf(model4, ask);
+      const raws = parts.flatMap((part) =>
+        part.type === 'raw' ? [part.rawValue as { choices?: { logprobs?: unknown }[] }] : [],
+      );
+      expect(raws.length).toBeGreaterThan(3);
+      const streamed = raws.flatMap(
+        (raw) => (raw.choices?.[0]?.logprobs as { content?: unknown[] } | null)?.content ?? [],
+      );
+      const whole = await model4.doGenerate(ask);
+      const body = whole.response?.body as { choices: { logprobs: { content: unknown[] } | null }[] };
+      if (openaiOptions) {
+        expect(fake.requests.at(-1)!.body).toMatchObject({ logprobs: true, top_logprobs: 2 });
+        expect(streamed).toMatchObject([{ token: 'Hello' }, { token: ' there' }]);
+        expect(body.choices[0]!.logprobs!.content).toHaveLength(2);
+      } else {
+        expect(fake.requests.at(-1)!.body.logprobs).toBeUndefined();
+        expect(streamed).toEqual([]);
+        expect(body.choices[0]!.logprobs).toBeNull();
+      }
+    });
+  },
+);
+
+describe('the lean client beside the official packages', () => {
+  let fake: FakeProvider;
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  const pairs = [
+    {
+      name: 'OpenAI',
+      official: (url: string) =>
+        createOpenAI({ baseURL: url, apiKey: 'test', fetch: upstreamFetch }).chat('gpt-4o-mini'),
+      lean: (url: string) => wireChatModel('openai', { baseUrl: url, apiKey: 'test' }, 'gpt-4o-mini'),
+    },
+    {
+      name: 'Groq',
+      official: (url: string) =>
+        createOpenAICompatible({
+          name: 'groq',
+          baseURL: url,
+          apiKey: 'test',
+          includeUsage: true,
+          supportsStructuredOutputs: true,
+          fetch: upstreamFetch,
+        }).chatModel('llama-3.3-70b-versatile'),
+      lean: (url: string) => wireChatModel('groq', { baseUrl: url, apiKey: 'test' }, 'llama-3.3-70b-versatile'),
+    },
+  ];
+
+  test.each(pairs)('$name: the same request body, whole and streamed', async ({ official, lean }) => {
+    const bodies = [];
+    for (const model of [official(fake.url), lean(fake.url)]) {
+      fake.enqueue({ text: 'ok' }, { chunks: ['ok'] });
+      await model.doGenerate(fullCall());
+      await partsOf(model, fullCall());
+      bodies.push(fake.requests.slice(-2).map((request) => request.body));
+    }
+    expect(bodies[1]).toEqual(bodies[0]);
+  });
+
+  test.each(pairs)(
+    '$name: the same stream parts and answers for text, tool calls, logprobs and a cut reply',
+    async ({ official, lean }) => {
+      const replies = [
+        { chunks: ['Spring', ' is', ' here.'], usage: { input: 12, output: 3, cachedInput: 4 } },
+        {
+          text: 'Checking.',
+          toolCalls: [
+            { id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}', chunks: ['{"ci', 'ty":"Paris"}'] },
+            { id: 'call_b', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+          ],
+        },
+        { text: 'Cut short', finishReason: 'length' as const },
+      ];
+      const options: LanguageModelV4CallOptions = {
+        prompt: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+        tools: fullCall().tools,
+        providerOptions: { openai: { logprobs: 1 } },
+        includeRawChunks: true,
+      };
+      for (const reply of replies) {
+        const seen = [];
+        for (const model of [official(fake.url), lean(fake.url)]) {
+          fake.enqueue(reply, reply);
+          const parts = await partsOf(model, options);
+          const whole = await model.doGenerate(options);
+          // The official packages end a tool call as soon as its arguments are whole JSON, the lean client at the
+          // end of the stream: the text's end may come before or after them.
+          seen.push({
+            parts: comparable(parts.filter((part) => part.type !== 'text-end')),
+            textEnds: parts.filter((part) => part.type === 'text-end').length,
+            whole: comparable([
+              { type: 'finish', ...whole, request: undefined, response: { ...whole.response, headers: undefined } },
+            ] as never),
+          });
+        }
+        // The lean client keeps the fields the packages' schemas leave out (the tokens' bytes, the usage's
+        // audio tokens): what the official package gives is there, and perhaps more.
+        expect(seen[1]).toMatchObject(seen[0]!);
+      }
+    },
+  );
+});
+
+/** A loopback server that answers every chat completion with `answer` (a JSON body, or SSE frames when streamed). */
+async function scriptedUpstream(answer: {
+  json: unknown;
+  frames: unknown[];
+}): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => {
+      text += chunk;
+    });
+    req.on('end', () => {
+      if (JSON.parse(text).stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        for (const frame of answer.frames) res.write(`data: ${JSON.stringify(frame)}\n\n`);
+        res.end('data: [DONE]\n\n');
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(answer.json));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('the lean client and what the official packages do not know', () => {
+  const ask: LanguageModelV4CallOptions = {
+    prompt: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+    includeRawChunks: true,
+  };
+
+  test('fields new to the wire reach the engine as they came: in the raw chunks and in the whole answer’s body', async () => {
+    const chunk = (delta: object, extra: object = {}) => ({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, delta, finish_reason: null, x_choice_note: 'kept' }],
+      ...extra,
+    });
+    const upstream = await scriptedUpstream({
+      json: {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4o-mini',
+        x_moderation: { flagged: false },
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'Hi!', x_citations: ['a'] }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, x_credits: 0.5 },
+      },
+      frames: [
+        chunk({ role: 'assistant', content: '' }),
+        chunk({ content: 'Hi!', x_citations: ['a'] }, { x_moderation: { flagged: false } }),
+        { ...chunk({}), choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+        {
+          ...chunk({}),
+          choices: [],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, x_credits: 0.5 },
+        },
+      ],
+    });
+    try {
+      for (const service of ['openai', 'groq'] as const) {
+        const model = wireChatModel(service, { baseUrl: upstream.url, apiKey: 'k' }, 'gpt-4o-mini');
+        const parts = await partsOf(model, ask);
+        const raws = parts.flatMap((part) => (part.type === 'raw' ? [part.rawValue] : []));
+        expect(raws[1]).toMatchObject({
+          x_moderation: { flagged: false },
+          choices: [{ delta: { x_citations: ['a'] } }],
+        });
+        expect(raws[3]).toMatchObject({ usage: { x_credits: 0.5 } });
+        expect(parts.find((part) => part.type === 'finish')).toMatchObject({
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 }, raw: { x_credits: 0.5 } },
+        });
+        const whole = await model.doGenerate(ask);
+        expect(whole.response?.body).toMatchObject({
+          x_moderation: { flagged: false },
+          choices: [{ message: { x_citations: ['a'] } }],
+        });
+      }
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  test('an error frame before any output fails the call (so it is retried); after output it is an error part', async () => {
+    const error = { error: { message: 'The server had an error', type: 'server_error', code: null } };
+    const upstream = await scriptedUpstream({ json: {}, frames: [error] });
+    try {
+      const model = wireChatModel('openai', { baseUrl: upstream.url, apiKey: 'k' }, 'gpt-4o-mini');
+      const failed = await Promise.resolve(model.doStream(ask)).catch((caught: unknown) => caught);
+      expect(APICallError.isInstance(failed)).toBe(true);
+      expect(failed).toMatchObject({ message: 'The server had an error', statusCode: 500, isRetryable: true });
+    } finally {
+      await upstream.close();
+    }
+    const late = await scriptedUpstream({
+      json: {},
+      frames: [{ id: 'c', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'Hal' } }] }, error],
+    });
+    try {
+      const model = wireChatModel('openai', { baseUrl: late.url, apiKey: 'k' }, 'gpt-4o-mini');
+      const parts = await partsOf(model, ask);
+      expect(parts.find((part) => part.type === 'error')).toMatchObject({
+        error: { message: 'The server had an error' },
+      });
+      expect(parts.at(-1)).toMatchObject({ type: 'finish', finishReason: { unified: 'error' } });
+    } finally {
+      await late.close();
+    }
+  });
+});
 
 describe('the fakes themselves', () => {
   let openai: FakeProvider;

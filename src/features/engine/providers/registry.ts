@@ -12,23 +12,25 @@ import { local } from './local.ts';
 import { mistral } from './mistral.ts';
 import { openai } from './openai.ts';
 import { deepseek, groq, lmstudio, ollama, openrouter, together, vllm } from './openai-compatible.ts';
+import { wireChat } from './openai-wire/index.ts';
 import { type Environment, type Fail, type Provider, type ProviderName, positiveInteger } from './provider.ts';
 import { sandbox } from './sandbox/provider.ts';
 
 /** Every provider of the catalogue. */
 const registry = {
   sandbox,
-  openai,
+  // The services that speak OpenAI's Chat Completions chat through our lean client (openai-wire/).
+  openai: wireChat('openai', openai),
   anthropic,
   google,
   mistral,
-  groq,
-  together,
-  deepseek,
-  openrouter,
-  ollama,
-  vllm,
-  lmstudio,
+  groq: wireChat('groq', groq),
+  together: wireChat('together', together),
+  deepseek: wireChat('deepseek', deepseek),
+  openrouter: wireChat('openrouter', openrouter),
+  ollama: wireChat('ollama', ollama),
+  vllm: wireChat('vllm', vllm),
+  lmstudio: wireChat('lmstudio', lmstudio),
   local,
 } satisfies { [P in ProviderName]: unknown };
 
