@@ -443,7 +443,7 @@ export type paths = {
          *     lands on `return_to` (a path of this server) or the dashboard. The answer is `202` whether or not such a
          *     member exists, so that it tells nobody who is a member; a member is sent at most 5 links in 15 minutes (more
          *     requests are answered alike and send nothing). Needs no key; limited to 600 requests a minute per client IP
-         *     address. A server without `SMTP_URL` sends no email: `501 email_not_configured` (an operator prints a link with
+         *     address. A server without `SMTP_URL` sends no email: `422 email_not_configured` (an operator prints a link with
          *     `npm run cli -- login-link`).
          */
         post: operations["createSignInLink"];
@@ -2757,6 +2757,7 @@ export type components = {
          *     | `policy_violation` | 422 | A generated output broke a compliance rule of the workspace or a banned phrase of the brand voice in use; the output is withheld (it is kept in the audit log) and `rule_id` names the rule (`voice.banned_phrases` or a `rul_…` id). The event `audit.policy.violation` is emitted. |
          *     | `selection_out_of_range` | 422 | The `selection` of a document command lies beyond the version's content. |
          *     | `user_not_member` | 422 | The `user_id` of a new API key is not a member of the workspace. |
+         *     | `email_not_configured` | 422 | The server sends no email (`SMTP_URL` is not set), so it cannot send a sign-in link; an operator prints one with `npm run cli -- login-link`. |
          *     | `role_above_member` | 422 | The new API key's `role` is above the role of the member it would belong to. |
          *     | `rate_limited` | 429 | More than 600 requests in 60 seconds with this key; see `Retry-After`. |
          *     | `upstream_rate_limited` | 429 | The model's provider refused the request for its own rate limit or quota; see `Retry-After` when the provider gave one. |
@@ -2765,7 +2766,6 @@ export type components = {
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
          *     | `upstream_error` | 502 | The model's provider answered with an error this service could not recover from (for example, the provider rejected the server's own API key). Safe to retry later. |
          *     | `not_implemented` | 501 | The operation is specified but not available on this server yet. |
-         *     | `email_not_configured` | 501 | The server sends no email (`SMTP_URL` is not set), so it cannot send a sign-in link; an operator prints one with `npm run cli -- login-link`. |
          *     | `service_unavailable` | 503 | The database is not reachable, a connection to it was lost, none came free within `DATABASE_POOL_TIMEOUT_MS`, or it undid the request's transaction to resolve a deadlock: retry after `Retry-After` seconds. `/readyz` answers it while a dependency check fails. |
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          *     | `images_busy` | 503 | This server process is reading as many image bytes of requests as it holds at once (a chat completion's or a response's `image_url` parts); nothing was fetched. Retry after `Retry-After` seconds. |
@@ -12482,6 +12482,18 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A field breaks the schema, or `return_to` is not a path of this server (`validation_failed`, at `/return_to`); or the server sends no email (`SMTP_URL` is not set), so it cannot send a sign-in link (`email_not_configured`; an operator prints one with `npm run cli -- login-link`). */
+        SignInLinkRejected: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description More than 600 requests in 60 seconds from this client IP address to public documents (`rate_limited`). Wait `Retry-After` seconds. */
         PublicDocumentTooManyRequests: {
             headers: {
@@ -12489,16 +12501,6 @@ export type components = {
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The server sends no email (`SMTP_URL` is not set), so it cannot send a sign-in link (`email_not_configured`); an operator prints one with `npm run cli -- login-link`. */
-        SignInEmailUnavailable: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -14704,10 +14706,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["UnprocessableEntity"];
+            422: components["responses"]["SignInLinkRejected"];
             429: components["responses"]["PublicDocumentTooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["SignInEmailUnavailable"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -261,7 +261,7 @@ const guides: Guide[] = [
       // This server sends no email (no SMTP_URL): the guide's comment names the answer.
       {
         phrase: '/v1/sessions/links',
-        check: ({ stdout }) => expect(JSON.parse(stdout)).toMatchObject({ status: 501, code: 'email_not_configured' }),
+        check: ({ stdout }) => expect(JSON.parse(stdout)).toMatchObject({ status: 422, code: 'email_not_configured' }),
       },
       { phrase: "jq '.data | length'", check: ({ stdout }) => expect(stdout).toBe('0\n') },
     ],

@@ -262,7 +262,7 @@ describe.each(databaseKinds)('sessions on %s', (database) => {
     expect(localPath('/dashboard#/members', base)).toBe('/dashboard#/members');
   });
 
-  test('POST /v1/sessions/links refuses a return_to elsewhere, and answers 501 without SMTP_URL', async () => {
+  test('POST /v1/sessions/links refuses a return_to elsewhere, and answers 422 email_not_configured without SMTP_URL', async () => {
     for (const returnTo of ['https://evil.example/', '//evil.example', '/\\evil.example']) {
       const answer = await server.call('POST', '/v1/sessions/links', {
         key: null,
@@ -276,7 +276,7 @@ describe.each(databaseKinds)('sessions on %s', (database) => {
         key: null,
         body: { email: 'owner@test.example', workspace_id: server.workspaceId },
       }),
-      501,
+      422,
       'email_not_configured',
     );
   });
