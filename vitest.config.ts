@@ -13,9 +13,9 @@ const ISOLATED = [
 
 export default defineConfig({
   test: {
-    // Most files wait more than they compute (servers starting, browsers, retries and leases running out), so two
+    // Most files wait more than they compute (servers starting, browsers, retries and leases running out), so three
     // files at a time even on two cores, where vitest's default (cores − 1) runs one.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    maxWorkers: Math.max(3, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 120_000,
     projects: [
