@@ -179,13 +179,29 @@ function generatedFor(ajv: Ajv, options: string, document: string): Record<strin
   });
 }
 
+/** documentDigest of each document handed over, by its `components`: a validator's three Ajv instances share one. */
+const digests = new WeakMap<Json, { paths: Json | undefined; digest: string }>();
+
+/**
+ * The digest of a document handed to more than one Ajv instance, written out once: the validator hands its instances
+ * the same `components` and `paths` objects, and writing the whole document out is most of what finding its
+ * generated validators costs.
+ */
+function sharedDigest(components: Json, paths: Json | undefined): string {
+  const known = digests.get(components);
+  if (known && known.paths === paths) return known.digest;
+  const digest = documentDigest(components, paths);
+  digests.set(components, { paths, digest });
+  return digest;
+}
+
 function sharedRoot(ajv: Ajv, components: Json, paths: Json | undefined): SharedRoot {
   let byDocument = roots.get(ajv);
   if (!byDocument) roots.set(ajv, (byDocument = new Map()));
   let root = byDocument.get(components);
   if (!root) {
     const options = optionsSignature(ajv);
-    const document = documentDigest(components, paths);
+    const document = sharedDigest(components, paths);
     // Named by its document, so that the schema paths of errors (which name the root where a reference is inlined)
     // are the same in every process and in the generated code.
     const ids = new Set([...byDocument.values()].map((other) => other.id));

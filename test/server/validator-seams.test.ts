@@ -79,6 +79,11 @@ describe('the patch of express-openapi-validator', () => {
       'Object.defineProperty(ancestor._discriminator.validators, option',
       "a discriminator's validator compiled when first read",
     ],
+    [
+      'middlewares/parsers/schema.preprocessor.js',
+      'structuredClone(this.apiDoc)',
+      'the answers\' document copied by a structured clone',
+    ],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(
       source(file),
