@@ -3,22 +3,44 @@
 // runs. Run any number of them beside servers started with WEBHOOKS_WORKER=false (or not: workers in servers and on
 // their own share the work the same way). A workflow step that changes a document opens it live here, as a server
 // does; with REDIS_URL, editors connected to the servers see the change at once (as between two servers).
+// Node's module compile cache is turned on before the rest loads (platform/compile-cache.ts, the one module this file
+// imports statically, as src/main.ts does), so that the modules below are read from it after the first start.
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from './config.ts';
-import { features } from './features/index.ts';
 import type { KeyCacheOfPlatform } from './platform/auth.ts';
-import { systemClock } from './platform/clock.ts';
-import { Drain } from './platform/drain.ts';
-import { KeyCache } from './platform/key-cache.ts';
-import { createLogger, RequestLogWriter } from './platform/logging.ts';
-import { Metrics } from './platform/metrics.ts';
-import { createRateLimitStore } from './platform/rate-limit.ts';
-import { stopOnSignals, surviveLostConnections } from './platform/signals.ts';
-import { redactedUrl, startupFailure } from './platform/startup-failure.ts';
-import { querySpans, startTelemetry } from './platform/telemetry.ts';
-import { startWorkers } from './platform/workers.ts';
-import { createServices, engineProviders } from './services.ts';
-import { migrate, openStorage } from './storage/database.ts';
+import { enableCompileCache, flushCompileCache } from './platform/compile-cache.ts';
+
+enableCompileCache();
+const [
+  { loadConfig },
+  { features },
+  { systemClock },
+  { Drain },
+  { KeyCache },
+  { createLogger, RequestLogWriter },
+  { Metrics },
+  { createRateLimitStore },
+  { stopOnSignals, surviveLostConnections },
+  { redactedUrl, startupFailure },
+  { querySpans, startTelemetry },
+  { startWorkers },
+  { createServices, engineProviders },
+  { migrate, openStorage },
+] = await Promise.all([
+  import('./config.ts'),
+  import('./features/index.ts'),
+  import('./platform/clock.ts'),
+  import('./platform/drain.ts'),
+  import('./platform/key-cache.ts'),
+  import('./platform/logging.ts'),
+  import('./platform/metrics.ts'),
+  import('./platform/rate-limit.ts'),
+  import('./platform/signals.ts'),
+  import('./platform/startup-failure.ts'),
+  import('./platform/telemetry.ts'),
+  import('./platform/workers.ts'),
+  import('./services.ts'),
+  import('./storage/database.ts'),
+]);
 
 async function main(): Promise<void> {
   // A worker process carries out workflow runs whatever WEBHOOKS_WORKER says: that is what it is for.
@@ -79,6 +101,8 @@ async function main(): Promise<void> {
     { ms, database: storage.kind, workers: [...workers.keys(), 'workflow-runs'] },
     `background workers running, ready in ${ms} ms`,
   );
+  // What this start compiled is kept now, for the next start, whether or not this process ever exits by itself.
+  flushCompileCache();
 
   stopOnSignals(logger, 'stopping: finishing the work in flight', async () => {
     clearInterval(keepAlive);
