@@ -4,6 +4,7 @@
 // deleting a document ends its sessions; and two server processes on one PostgreSQL database, joined by Redis,
 // serve the same document.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { OFF_LOOP_SIZE } from '../../src/features/documents/conversions.ts';
 import { signEditToken } from '../../src/features/documents/edit-tokens.ts';
 import { renderMarkdown } from '../../src/features/documents/markdown.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
@@ -335,6 +336,48 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     expect(read.body.version_count).toBe(3);
     const versions = await server.call('GET', `/v1/documents/${document.id}/versions?source_kind=realtime`);
     expect(versions.body.data.map((version: { number: number }) => version.number)).toEqual([3, 2]);
+  });
+
+  test('a long document, converted in worker threads, reaches editors, versions and its public page', async () => {
+    const section = (n: number) => `## Part ${n}\n\nThe **harbour** log of day ${n}.\n\n- crane ${n}\n- berth ${n}`;
+    const sections = Array.from({ length: 400 }, (_, n) => section(n + 1));
+    const content = `# Harbour\n\n${sections.join('\n\n')}`;
+    expect(content.length).toBeGreaterThan(OFF_LOOP_SIZE);
+    const document = await newDocument(content);
+    const editor = open(document.id, document.edit_token.token);
+    await editor.ready;
+    expect(editor.text()).toBe(content);
+
+    const changed = content.replace('# Harbour\n', '# Harbour, revised\n');
+    const updated = await server.call('PATCH', `/v1/documents/${document.id}`, {
+      body: { content: changed, base_version_id: document.current_version.id },
+    });
+    expect(updated.status, updated.text).toBe(200);
+    await until(
+      () => editor.text(),
+      (text) => text === changed,
+    );
+    appendParagraph(editor.doc, 'Typed at the end.');
+    await until(
+      async () => (await server.call('GET', `/v1/documents/${document.id}`)).body.content as string,
+      (text) => text === `${changed}\n\nTyped at the end.`,
+    );
+
+    const restored = await server.call(
+      'POST',
+      `/v1/documents/${document.id}/versions/${document.current_version.id}/restore`,
+    );
+    expect(restored.status).toBe(201);
+    await until(
+      () => editor.text(),
+      (text) => text === content,
+    );
+    expect(
+      (await server.call('POST', `/v1/documents/${document.id}/publish`, { body: { visibility: 'public' } })).status,
+    ).toBe(200);
+    const page = await server.call('GET', `/v1/public/documents/${document.id}`, { key: null });
+    expect(page.status).toBe(200);
+    expect(page.body.html).toContain('<h2>Part 400</h2>');
   });
 
   test('an API update, a restore and a delete reach connected editors', async () => {

@@ -206,7 +206,7 @@ export async function commandOnDocument(
       const locked = await lockDocument(trx, scope, row.id);
       // The command worked on `current`; a change meanwhile, through the API or by an editor (saved or still only
       // in the live document), would be overwritten.
-      if (locked.current_version_id !== current.id || Realtime.hasLiveEdits(locked, live)) {
+      if (locked.current_version_id !== current.id || (await Realtime.hasLiveEdits(locked, live))) {
         throw new Problem(
           'version_conflict',
           `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version. The model call ran and is billed ($${Math.round(usage.cost * 1e9) / 1e9}).`,
@@ -218,8 +218,9 @@ export async function commandOnDocument(
         userId: context.userId,
         command: command.command,
       };
-      const saved = (await saveVersion(trx, locked, outcome.content, source, context.now, live.apply(outcome.content)))
-        .version;
+      const saved = (
+        await saveVersion(trx, locked, outcome.content, source, context.now, await live.apply(outcome.content))
+      ).version;
       await options.onSaved?.(trx, { ...result(saved), version: saved });
       return saved;
     }),

@@ -17,8 +17,8 @@ import type { Database } from '../../storage/schema.ts';
 import { projectsOf } from '../projects/index.ts';
 import { voicesOf } from '../voices/index.ts';
 import { recordEvent } from '../webhooks/index.ts';
+import { htmlOf } from './conversions.ts';
 import { type EditPermission, signEditToken } from './edit-tokens.ts';
-import { renderHtml } from './markdown.ts';
 import { type LiveDocument, Realtime } from './realtime.ts';
 import {
   type DocumentRow,
@@ -341,7 +341,8 @@ export const documentHandlers = {
       if (live && changes.content !== row.content) {
         // An editor's typing of the last second is not a version yet: with base_version_id it is a conflict, without
         // it the typing becomes a version first, so the last write wins without losing it.
-        if (changes.base_version_id !== undefined && Realtime.hasLiveEdits(row, live)) throw changedMeanwhile(row);
+        if (changes.base_version_id !== undefined && (await Realtime.hasLiveEdits(row, live)))
+          throw changedMeanwhile(row);
         row = await context.platform.services.realtime.keepLiveEdits(trx, row, live, context.now);
         row = (
           await saveVersion(
@@ -350,7 +351,7 @@ export const documentHandlers = {
             changes.content!,
             { kind: 'edit', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId },
             context.now,
-            live.apply(changes.content!),
+            await live.apply(changes.content!),
           )
         ).document;
       }
@@ -500,7 +501,7 @@ export const documentHandlers = {
     // What editors saved and is not a version yet is shown too, without making it one: readers do not cut versions.
     const content =
       row.yjs_markdown !== null && row.yjs_markdown !== row.yjs_version_markdown ? row.yjs_markdown : row.content;
-    const html = renderHtml(content);
+    const html = await htmlOf(content);
     const body: Schemas['PublicDocument'] = {
       id: row.id,
       object: 'public_document',

@@ -29,8 +29,8 @@ import type { Platform } from '../../platform/context.ts';
 import type { UpgradeEndpoint } from '../../platform/feature.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
+import { replaceLive, seeded, snapshot } from './conversions.ts';
 import { type EditClaims, TokenRefused, verifyEditToken } from './edit-tokens.ts';
-import { renderMarkdown, replaceContent, yDocFromMarkdown } from './markdown.ts';
 import { type DocumentRow, saveVersion } from './store.ts';
 
 const PATH = /^\/v1\/documents\/(doc_[0-9A-HJKMNP-TV-Z]{26})\/realtime$/;
@@ -51,9 +51,9 @@ const MERGE_ORIGIN = { source: 'local' as const, skipStoreHooks: true, context: 
 /** The live document as the API sees it inside withLiveDocument. */
 export interface LiveDocument {
   /** The Markdown the live document renders to now. */
-  markdown(): string;
+  markdown(): Promise<string>;
   /** Makes the live document hold this content; returns the state and Markdown to save with the version. */
-  apply(markdown: string): { state: string; markdown: string };
+  apply(markdown: string): Promise<{ state: string; markdown: string }>;
 }
 
 interface SessionContext {
@@ -286,12 +286,11 @@ export class Realtime {
       .executeTakeFirst();
     if (!row) return null;
     if (row.yjs_state !== null) return Buffer.from(row.yjs_state, 'base64');
-    const seeded = yDocFromMarkdown(row.content);
-    const markdown = renderMarkdown(seeded);
+    const { state, markdown } = await seeded(row.content);
     await this.#db
       .updateTable('documents')
       .set({
-        yjs_state: Buffer.from(Y.encodeStateAsUpdate(seeded)).toString('base64'),
+        yjs_state: Buffer.from(state).toString('base64'),
         yjs_markdown: markdown,
         yjs_version_markdown: markdown,
       })
@@ -353,12 +352,14 @@ export class Realtime {
       // A no-op when the live document holds it all already (Yjs emits no update then); otherwise the editors get
       // what they lacked, as they would from the process that saved it.
       if (row.yjs_state !== null) Y.applyUpdate(document, Buffer.from(row.yjs_state, 'base64'), MERGE_ORIGIN);
-      const markdown = renderMarkdown(document);
+      // An editor's change that comes while a long document renders is not in this state: it marks the document
+      // unsaved again, and the next save has it.
+      const { state, markdown } = await snapshot(document);
       if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
       await trx
         .updateTable('documents')
         .set({
-          yjs_state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'),
+          yjs_state: Buffer.from(state).toString('base64'),
           yjs_markdown: markdown,
           ...(editor ? { live_api_key_id: editor.apiKeyId, live_user_id: editor.userId } : {}),
         })
@@ -455,13 +456,11 @@ export class Realtime {
     try {
       const document = connection.document!;
       return await change({
-        markdown: () => renderMarkdown(document),
-        apply: (markdown) => {
-          replaceContent(document, markdown, API_ORIGIN);
-          return {
-            state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'),
-            markdown: renderMarkdown(document),
-          };
+        markdown: async () => (await snapshot(document)).markdown,
+        apply: async (markdown) => {
+          await replaceLive(document, markdown, API_ORIGIN);
+          const after = await snapshot(document);
+          return { state: Buffer.from(after.state).toString('base64'), markdown: after.markdown };
         },
       });
     } finally {
@@ -480,7 +479,7 @@ export class Realtime {
     live: LiveDocument,
     now: Date,
   ): Promise<DocumentRow> {
-    const markdown = live.markdown();
+    const markdown = await live.markdown();
     if (markdown === row.yjs_version_markdown || markdown === row.content) return row;
     const editor = this.#editors.get(row.id);
     const source = {
@@ -492,8 +491,8 @@ export class Realtime {
   }
 
   /** Whether the live document holds text that is not in the current version (an editor's unsaved typing). */
-  static hasLiveEdits(row: DocumentRow, live: LiveDocument): boolean {
-    const markdown = live.markdown();
+  static async hasLiveEdits(row: DocumentRow, live: LiveDocument): Promise<boolean> {
+    const markdown = await live.markdown();
     return markdown !== row.yjs_version_markdown && markdown !== row.content;
   }
 

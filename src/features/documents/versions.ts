@@ -56,8 +56,9 @@ export const versionHandlers = {
           userId: context.caller.userId,
           restoredFrom: { id: restored.id, number: restored.number },
         };
-        return (await saveVersion(trx, locked, restored.content, source, context.now, live.apply(restored.content)))
-          .version;
+        return (
+          await saveVersion(trx, locked, restored.content, source, context.now, await live.apply(restored.content))
+        ).version;
       }),
     );
     return {

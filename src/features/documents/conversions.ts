@@ -1,0 +1,47 @@
+// A document's conversions between Markdown, Yjs and HTML cost more than linear time in its size (hundreds of
+// milliseconds for a document of 200,000 characters), so those of long documents run in a pool of worker threads
+// (markdown-worker.ts), where one document does not hold the event loop every other request is served on. A short
+// one is converted in place, where a thread's round trip would cost more than the work. A live document is sent to a
+// thread as its Yjs state, taken at once; what the thread returns is applied to it, or rendered from that state.
+import * as Y from 'yjs';
+import { workerPool } from '../../platform/worker-pool.ts';
+import { renderHtml, renderMarkdown, replaceContent, yDocFromMarkdown } from './markdown.ts';
+import type * as MarkdownWorker from './markdown-worker.ts';
+
+/** The Markdown characters, or bytes of Yjs state, from which a conversion runs in a worker thread. */
+export const OFF_LOOP_SIZE = 16 * 1024;
+
+const offLoop = workerPool<typeof MarkdownWorker>(new URL('./markdown-worker.ts', import.meta.url));
+
+/** The Yjs state of a new document holding this Markdown, and the Markdown that state renders to. */
+export async function seeded(text: string): Promise<{ state: Uint8Array; markdown: string }> {
+  if (text.length >= OFF_LOOP_SIZE) return offLoop('seed', { text });
+  const doc = yDocFromMarkdown(text);
+  return { state: Y.encodeStateAsUpdate(doc), markdown: renderMarkdown(doc) };
+}
+
+/** A live document's state now, and the Markdown it renders to. */
+export async function snapshot(doc: Y.Doc): Promise<{ state: Uint8Array; markdown: string }> {
+  const state = Y.encodeStateAsUpdate(doc);
+  if (state.length >= OFF_LOOP_SIZE) return { state, markdown: await offLoop('render', { state }) };
+  return { state, markdown: renderMarkdown(doc) };
+}
+
+/**
+ * Makes a live document hold this Markdown, changing only the blocks that differ (replaceContent), in a transaction
+ * of `origin`. A long one's change is worked out in a thread on its state of now and applied when it comes back: an
+ * editor's change that arrived meanwhile is merged with it, as if it had come just after.
+ */
+export async function replaceLive(doc: Y.Doc, text: string, origin: unknown): Promise<void> {
+  const state = Y.encodeStateAsUpdate(doc);
+  if (state.length < OFF_LOOP_SIZE && text.length < OFF_LOOP_SIZE) {
+    replaceContent(doc, text, origin);
+    return;
+  }
+  Y.applyUpdate(doc, await offLoop('replace', { state, text }), origin);
+}
+
+/** Markdown → HTML that is safe to insert into a page (renderHtml). */
+export async function htmlOf(text: string): Promise<string> {
+  return text.length >= OFF_LOOP_SIZE ? offLoop('html', { text }) : renderHtml(text);
+}
