@@ -10,9 +10,10 @@
 // keys, so that no key meets its rate limit, and cycles through: embeddings of one unbroken CJK word (25,000 characters)
 // and of many long Latin words; a chat completion and a response whose message is one 40,000-letter word; a body
 // nested 6,000 levels deep; a chat completion with 10 images of 20 MB by URL; a document with one long word and a
-// command on it; a knowledge-base source of long words. The victim sends, one after another, `GET /v1/workspace`
-// and a small chat completion (sandbox-writer, 16 tokens). Each of BENCH_ROUNDS (3) rounds times the victim for
-// BENCH_DURATION seconds (10) idle, then as long under attack; the report gives p50, p99 and the maximum of each.
+// command on it; a document of 200,000 characters in sections with lists, rewritten; a knowledge-base source of long
+// words. The victim sends, one after another, `GET /v1/workspace` and a small chat completion (sandbox-writer, 16
+// tokens). Each of BENCH_ROUNDS (3) rounds times the victim for BENCH_DURATION seconds (10) idle, then as long under
+// attack; the report gives p50, p99 and the maximum of each.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -68,6 +69,16 @@ function attacks(imageUrl: string): Array<[string, Attack]> {
 
 function everyAttack(imageUrl: string): Array<[string, Attack]> {
   const longWord = (n: number) => 'a'.repeat(n);
+  /** Markdown of `n` characters or more in headed sections with a list each: what an editor's long report is. */
+  const sectioned = (n: number, word: string) => {
+    const sections: string[] = [];
+    for (let at = 0, k = 1; at < n; k++) {
+      const section = `## Part ${k}\n\nThe ${word} harbour log of day ${k}, with **cranes** and berths.\n\n- crane ${k}\n- berth ${k}`;
+      sections.push(section);
+      at += section.length + 2;
+    }
+    return sections.join('\n\n');
+  };
   const json = (value: unknown) => JSON.stringify(value);
   return [
     [
@@ -132,6 +143,15 @@ function everyAttack(imageUrl: string): Array<[string, Attack]> {
         };
         if (created?.id)
           await call('POST', `/v1/documents/${created.id}/commands`, json({ command: 'summarize', length: 'short' }));
+      },
+    ],
+    [
+      'a document of 200,000 characters in sections, rewritten',
+      async (call) => {
+        const body = json({ title: 'Sections', content: sectioned(200_000, 'first') });
+        const created = (await call('POST', '/v1/documents', body)) as { id?: string };
+        if (created?.id)
+          await call('PATCH', `/v1/documents/${created.id}`, json({ content: sectioned(200_000, 'second') }));
       },
     ],
     [
