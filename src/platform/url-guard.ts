@@ -303,10 +303,16 @@ export async function fetchGuarded(raw: string, options: GuardedFetchOptions): P
   }
 }
 
+/** The bytes read from a body between two turns of the event loop (readAtMost). */
+export const READ_BYTES_PER_TURN = 1024 * 1024;
+
 /**
  * The first `max` bytes of a body, and whether there was more; the rest is not downloaded. Each chunk is copied into
  * the result as it arrives (into a buffer of the declared length, or one that doubles), so that no single step copies
- * megabytes on the event loop while other requests wait.
+ * megabytes on the event loop while other requests wait. A body that arrives faster than it is read (on loopback, or
+ * buffered) is handed over chunk after chunk as microtasks, which would read all of it before the event loop turned
+ * once: every READ_BYTES_PER_TURN bytes the reading waits for the loop's next turn, so that other requests are served
+ * in between.
  */
 export async function readAtMost(
   body: ReadableStream<Uint8Array>,
@@ -318,9 +324,15 @@ export async function readAtMost(
   let buffer = Buffer.allocUnsafe(Math.min(max, Math.max(expected, 64 * 1024)));
   let size = 0;
   let truncated = false;
+  let sinceTurn = 0;
   for (;;) {
+    if (sinceTurn >= READ_BYTES_PER_TURN) {
+      sinceTurn = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const { done, value } = await reader.read();
     if (done) break;
+    sinceTurn += value.length;
     if (value.length > max - size) truncated = true;
     const part = value.subarray(0, max - size);
     if (size + part.length > buffer.length) {

@@ -1,8 +1,9 @@
 // readAtMost (platform/url-guard.ts) reads a fetched body up to a bound, chunk by chunk into one buffer: whatever the
 // chunks and the declared length (right, too small, too large, absent), the bytes are the body's first ones and
-// `truncated` says whether there was more.
+// `truncated` says whether there was more; and a body that is there at once (read chunk after chunk as microtasks)
+// lets the event loop turn while it is read.
 import { describe, expect, test } from 'vitest';
-import { readAtMost } from '../../src/platform/url-guard.ts';
+import { READ_BYTES_PER_TURN, readAtMost } from '../../src/platform/url-guard.ts';
 
 function body(chunks: number[]): { stream: ReadableStream<Uint8Array>; bytes: Uint8Array } {
   const total = chunks.reduce((sum, n) => sum + n, 0);
@@ -39,6 +40,24 @@ describe('reading a body up to a bound', () => {
       );
       expect(read.truncated, `max ${max}`).toBe(max < total);
     }
+  });
+
+  test('a body that is all there at once lets the event loop turn every READ_BYTES_PER_TURN bytes', async () => {
+    const chunk = 64 * 1024;
+    const count = (8 * READ_BYTES_PER_TURN) / chunk;
+    const { stream, bytes } = body(Array.from({ length: count }, () => chunk));
+    let turns = 0;
+    let reading = true;
+    const turn = () => {
+      if (!reading) return;
+      turns++;
+      setImmediate(turn);
+    };
+    setImmediate(turn);
+    const read = await readAtMost(stream, bytes.length + 1);
+    reading = false;
+    expect(Buffer.from(read.bytes).equals(Buffer.from(bytes))).toBe(true);
+    expect(turns).toBeGreaterThanOrEqual(7);
   });
 
   test('an empty body is empty and whole', async () => {
