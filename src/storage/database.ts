@@ -22,6 +22,7 @@ import { keyChanges } from './migrations/016_key_changes.ts';
 import { requestLogIndexes } from './migrations/020_request_log_index.ts';
 import { servedAddresses } from './migrations/023_served_addresses.ts';
 import type { Database } from './schema.ts';
+import { startCheckpoints } from './sqlite-checkpoints.ts';
 
 export { isConnectionError, isTransientError } from './errors.ts';
 
@@ -101,9 +102,15 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
   const wrap = options.wrapDialect ?? ((dialect: Dialect) => dialect);
   const log = (system: 'sqlite' | 'postgresql') => options.queryLog?.(system);
   if (url.startsWith('sqlite:')) {
-    const database = openSqlite(url.slice('sqlite:'.length));
+    const path = url.slice('sqlite:'.length);
+    const database = openSqlite(path);
+    const checkpoints = path === ':memory:' ? undefined : startCheckpoints(path);
     const db = new Kysely<Database>({ dialect: wrap(new SqliteDialect({ database })), log: log('sqlite') });
-    return { db, kind: 'sqlite', ping: () => ping(db), close: () => db.destroy(), dataVersion: database.dataVersion };
+    const close = async () => {
+      await checkpoints?.stop();
+      await db.destroy();
+    };
+    return { db, kind: 'sqlite', ping: () => ping(db), close, dataVersion: database.dataVersion };
   }
   const pool = new pg.Pool({
     connectionString: url,
@@ -201,7 +208,8 @@ function openSqlite(path: string): SqliteDatabase & { dataVersion: () => number 
   // WAL lets readers run beside the writer; busy_timeout lets several processes share one file.
   database.exec('PRAGMA busy_timeout = 5000;');
   switchToWal(database);
-  database.exec('PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;');
+  // The log is checkpointed by a thread of its own (sqlite-checkpoints.ts), not by the commit that makes it long.
+  database.exec('PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0;');
   // Preparing costs more than running a small query; the server runs the same few statements over and over. Whether
   // a statement returns rows is kept with it: asking node:sqlite (columns()) built its column list on every query.
   const statements = new Map<string, { statement: StatementSync; reader: boolean }>();
