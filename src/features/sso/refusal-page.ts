@@ -13,7 +13,10 @@ function wantsPage(req: Request): boolean {
 }
 
 export function refusalPage(error: unknown, req: Request, res: Response, next: NextFunction): void {
-  if (!(error instanceof Problem) || res.headersSent || !wantsPage(req)) return next(error);
+  if (!(error instanceof Problem) || res.headersSent || !wantsPage(req)) {
+    next(error);
+    return;
+  }
   const state = locals(res);
   state.errorCode = error.code;
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
