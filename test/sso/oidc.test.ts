@@ -2,11 +2,11 @@
 // discovered when given, the secret never returned, audited), a person signed in in Chromium through the provider's
 // login and consent pages to the dashboard (a new member just in time, with workspace.member.added; the same member
 // the next time), and the callbacks refused: an unknown state, another browser's, an expired one, one used twice.
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { signInLink } from '../sessions/support.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { type OidcTestProvider, startOidcProvider } from './identity-providers.ts';
 import { createConnection, expectProblem, memberAddedEvents, members, start } from './support.ts';
@@ -166,10 +166,7 @@ describe.skipIf(!hasChromium)('signing in through OpenID Connect in Chromium', (
   beforeAll(async () => {
     server = await startTestServer({ env: LOOPBACK });
     provider = await startOidcProvider(server.url);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu'],
-    });
+    browser = await launchChromium();
     connection = await createConnection(server, {
       name: 'Test provider',
       protocol: 'oidc',
