@@ -263,8 +263,13 @@ describe.skipIf(!hasChromium)('signing in through OpenID Connect in Chromium', (
     const answer = page.waitForResponse((r) => r.url().startsWith(connection.oidc!.redirect_uri));
     await page.click('button[type=submit]');
     const response = await answer;
+    // The browser is shown the refusal as a page, with the problem's code and the way back to the sign-in.
     expect(response.status()).toBe(403);
-    expect(await response.json()).toMatchObject({ code: 'sso_email_not_allowed' });
+    expect(response.headers()['content-type']).toMatch(/^text\/html/);
+    await page.locator('[data-part="code"]').waitFor();
+    expect(await page.locator('[data-part="code"]').innerText()).toBe('sso_email_not_allowed');
+    expect(await page.locator('[data-part="detail"]').innerText()).toContain("not in the connection's domains");
+    expect(await page.getByRole('link', { name: 'Back to sign-in' }).getAttribute('href')).toBe('/dashboard');
     await context.close();
     expect((await members(server)).some((m) => m.email === 'mallory@elsewhere.example')).toBe(false);
   });
