@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bySystem, recordAudit } from '../../src/platform/audit.ts';
 import { SCIM_JSON } from '../directory/support.ts';
 import { signInLink } from '../sessions/support.ts';
-import { type OidcTestProvider, startOidcProvider } from '../sso/identity-providers.ts';
+import { type OidcTestProvider, samlIdp, startOidcProvider } from '../sso/identity-providers.ts';
 import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -203,6 +203,29 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await details.getByRole('button', { name: 'Delete connection' }).click();
     await page.locator('[data-part="empty"]').waitFor();
     expect((await server.call('GET', `/v1/sso-connections/${connection.id}`)).status).toBe(404);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  test('an owner connects a SAML identity provider by its metadata and reads the ACS URL and entity id to enter there', async () => {
+    const { page, problems } = await signIn(server.ownerKey);
+    await page.getByRole('link', { name: 'Single sign-on' }).click();
+    const form = page.locator('[data-part="create-sso-connection"]');
+    await form.getByLabel('Name').fill('SAML provider');
+    await form.getByLabel('SAML 2.0').check();
+    await form.getByLabel('Or the metadata XML').fill(samlIdp().metadataXml);
+    await form.getByRole('button', { name: 'Create connection' }).click();
+    const details = page.locator('[data-part="sso-details"]');
+    await details.waitFor();
+    const created = (await server.call('GET', '/v1/sso-connections')).body.data.find(
+      (item: { name: string }) => item.name === 'SAML provider',
+    ) as { id: string; saml: { acs_url: string; sp_entity_id: string; sp_metadata_url: string } };
+    expect(await details.locator('[data-part="acs-url"]').innerText()).toBe(created.saml.acs_url);
+    expect(await details.locator('[data-part="sp-entity-id"]').innerText()).toBe(created.saml.sp_entity_id);
+    expect(await details.locator('[data-part="sp-metadata-url"]').innerText()).toBe(created.saml.sp_metadata_url);
+    // Without a domain there is nothing to require.
+    expect(await details.getByLabel('Require single sign-on for these domains').isDisabled()).toBe(true);
+    expect((await server.call('DELETE', `/v1/sso-connections/${created.id}`)).status).toBe(204);
     expect(problems).toEqual([]);
     await page.close();
   });
