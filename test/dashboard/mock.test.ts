@@ -33,7 +33,19 @@ describe.skipIf(!mock || !hasChromium)('the dashboard against the Prism mock', (
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
     await page.getByRole('link', { name: 'Workspace', exact: true }).click();
     expect(await page.locator('[data-part="workspace"]').innerText()).toContain('requests per key');
-    for (const name of ['Playground', 'API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage']) {
+    for (const name of [
+      'Playground',
+      'API keys',
+      'Members',
+      'Single sign-on',
+      'Directory',
+      'Projects',
+      'Webhooks',
+      'Events',
+      'Logs',
+      'Usage',
+      'Sessions',
+    ]) {
       await page.getByRole('link', { name, exact: true }).click();
       await expect.poll(() => page.locator('[data-part="loading"]').count(), { timeout: 10_000 }).toBe(0);
       expect(await page.locator('[data-part="problem"]').count(), name).toBe(0);
