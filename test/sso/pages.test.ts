@@ -75,6 +75,10 @@ describe.each(databaseKinds)('the single sign-on pages on %s', (database) => {
     const unknown = `${server.url}/sso/start?workspace_id=${server.workspaceId}&email=ada@elsewhere.example`;
     await expectRefusalPage(await fetch(unknown, { headers: { Accept: BROWSER_ACCEPT } }), 404, 'not_found');
     await expectProblem(await fetch(unknown), 404, 'not_found');
+    // An address under /sso that names no page.
+    const nowhere = `${server.url}/sso/${connection.id}/elsewhere`;
+    await expectRefusalPage(await fetch(nowhere, { headers: { Accept: BROWSER_ACCEPT } }), 404, 'not_found');
+    await expectProblem(await fetch(nowhere), 404, 'not_found');
   });
 
   test('the pages answer each client IP a budget of requests a minute; over it, 429 with Retry-After', async () => {

@@ -267,6 +267,13 @@ export function ssoPages(platform: Platform): Router {
     },
   );
 
+  // Every address under /sso is this feature's: one it does not serve is refused here, as a page for a browser.
+  router.use('/sso', (req) => {
+    throw new Problem(
+      'not_found',
+      `This server has no single sign-on page ${req.method} ${req.originalUrl.slice(0, 200)}.`,
+    );
+  });
   router.use('/sso', refusalPage);
   return router;
 }
