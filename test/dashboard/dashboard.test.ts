@@ -151,7 +151,7 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
   });
 
   test('an owner connects an OpenID provider: what to register there, required for the domain and not, deleted', async () => {
-    const { page, problems } = await signIn(server.ownerKey);
+    const { page, problems } = await signIn(server.ownerKey, { axe: true });
     await page.getByRole('link', { name: 'Single sign-on' }).click();
     await page.getByRole('heading', { name: 'Single sign-on', level: 1 }).waitFor();
     const form = page.locator('[data-part="create-sso-connection"]');
@@ -181,6 +181,7 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     expect(await details.locator('[data-part="start-url"]').innerText()).toBe(connection.start_url);
     expect(await page.locator('body').innerText()).not.toContain(provider.clientSecret);
     await page.getByRole('cell', { name: 'Test provider', exact: true }).waitFor();
+    expect(await seriousViolations(page), "a connection's details").toEqual([]);
 
     // Required for its domain, then not.
     const required = details.getByLabel('Require single sign-on for these domains');
@@ -231,7 +232,7 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
   });
 
   test('an owner creates a directory token shown once with the SCIM base URL, rotates it and revokes it', async () => {
-    const { page, problems } = await signIn(server.ownerKey);
+    const { page, problems } = await signIn(server.ownerKey, { axe: true });
     await page.getByRole('link', { name: 'Directory' }).click();
     await page.getByLabel('Name').fill('Okta production');
     await page.getByLabel('Directory', { exact: true }).fill('okta');
@@ -243,6 +244,7 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     const scimBaseUrl = await shown.locator('[data-part="scim-base-url"]').innerText();
     expect(scimBaseUrl).toBe(`${server.url}/scim/v2/${server.workspaceId}`);
     await shown.getByRole('button', { name: 'Copy SCIM base URL' }).waitFor();
+    expect(await seriousViolations(page), 'a secret shown once').toEqual([]);
     const scim = (token: string) =>
       fetch(`${scimBaseUrl}/Users`, { headers: { Authorization: `Bearer ${token}`, Accept: SCIM_JSON } });
     expect((await scim(secret)).status).toBe(200);
@@ -270,19 +272,24 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     await page.close();
   });
 
-  test('an admin sees that single sign-on and directory tokens are for owners, and no controls', async () => {
-    const admin = await server.createKey('admin');
-    const { page, problems } = await signIn(admin.secret);
-    for (const name of ['Single sign-on', 'Directory']) {
-      await page.getByRole('link', { name, exact: true }).click();
-      expect(await page.locator('[data-part="not-allowed"]').innerText()).toBe(
-        `Only owners manage ${name === 'Directory' ? 'directory tokens' : 'single sign-on'}; you are signed in as an admin. Ask an owner of the workspace, or sign in as one.`,
-      );
-      expect(await page.locator('main form').count()).toBe(0);
-      expect(await page.locator('main table').count()).toBe(0);
+  test('admins and viewers see that single sign-on and directory tokens are for owners, and no controls', async () => {
+    for (const [role, article] of [
+      ['admin', 'an'],
+      ['viewer', 'a'],
+    ] as const) {
+      const key = await server.createKey(role);
+      const { page, problems } = await signIn(key.secret);
+      for (const name of ['Single sign-on', 'Directory']) {
+        await page.getByRole('link', { name, exact: true }).click();
+        expect(await page.locator('[data-part="not-allowed"]').innerText()).toBe(
+          `Only owners manage ${name === 'Directory' ? 'directory tokens' : 'single sign-on'}; you are signed in as ${article} ${role}. Ask an owner of the workspace, or sign in as one.`,
+        );
+        expect(await page.locator('main form').count()).toBe(0);
+        expect(await page.locator('main table').count()).toBe(0);
+      }
+      expect(problems).toEqual([]);
+      await page.close();
     }
-    expect(problems).toEqual([]);
-    await page.close();
   });
 
   test('a viewer key sees the workspace and no write controls', async () => {

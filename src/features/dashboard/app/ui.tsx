@@ -170,7 +170,7 @@ export function SecretOnce({
 export function OwnersOnly({ role, what }: { role: Role; what: string }) {
   return (
     <p data-part="not-allowed">
-      Only owners manage {what}; you are signed in as {role === 'admin' ? 'an' : 'a'} {role}. Ask an owner of the
+      Only owners manage {what}; you are signed in as {/^[aeiou]/.test(role) ? 'an' : 'a'} {role}. Ask an owner of the
       workspace, or sign in as one.
     </p>
   );
