@@ -5,9 +5,9 @@
 // it embeds by hand is blocked by frame-ancestors. Also the pages over HTTP.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium, type Frame, type Page } from 'playwright-core';
+import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { eventually } from '../support/expect.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -97,19 +97,7 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { projectRoot } from '../support/prism.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { deref, firstExample, spec } from '../support/spec.ts';
@@ -377,19 +377,7 @@ describe.skipIf(!hasChromium)('from a browser bundle (esbuild) in Chromium', () 
     });
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
     pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

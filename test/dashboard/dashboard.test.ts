@@ -3,47 +3,67 @@
 // workspace, API keys (a secret shown once, rotation with its grace, revocation after a confirmation), what a viewer
 // key sees, webhooks (an endpoint on a loopback receiver, a test event, its delivery and attempts, a replay that the
 // receiver gets again), members (no Remove on one's own row), the logs read as a person reads them (actors by name,
-// whole words, nothing clipped) and the usage chart's axes.
+// whole words, nothing clipped) and the usage chart's axes; single sign-on (an OpenID Connect connection created,
+// what to register at the provider, required and not, deleted) and directory tokens (a secret shown once with the
+// SCIM base URL, rotation, revocation), owners only; and axe-core on every page, the sign-in pages and the pages of
+// a refused single sign-on.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bySystem, recordAudit } from '../../src/platform/audit.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { SCIM_JSON } from '../directory/support.ts';
+import { signInLink } from '../sessions/support.ts';
+import { type OidcTestProvider, samlIdp, startOidcProvider } from '../sso/identity-providers.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 /** The page's window once the test has put axe-core into it. */
 type WithAxe = { axe: typeof import('axe-core') };
-const PAGES = ['Playground', 'Workspace', 'API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage'];
+const PAGES = [
+  'Playground',
+  'Workspace',
+  'API keys',
+  'Members',
+  'Single sign-on',
+  'Directory',
+  'Projects',
+  'Webhooks',
+  'Events',
+  'Logs',
+  'Usage',
+  'Sessions',
+];
+
+/** The serious and critical violations axe-core finds on the page (axe-core put into it first, once). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
+  return page.evaluate(async () => {
+    const result = await (window as unknown as WithAxe).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+}
 
 describe.skipIf(!hasChromium)('the dashboard', () => {
   let server: TestServer;
   let receiver: Receiver;
+  let provider: OidcTestProvider;
   let browser: Browser;
   beforeAll(async () => {
     [server, receiver] = await Promise.all([
       startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true' } }),
       startReceiver(),
     ]);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    provider = await startOidcProvider(server.url);
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
-    await Promise.all([server?.close(), receiver?.close()]);
+    await Promise.all([server?.close(), receiver?.close(), provider?.close()]);
   });
 
   async function signIn(
@@ -128,6 +148,148 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
     ).toBe(401);
     expect(problems).toEqual([]);
     await page.close();
+  });
+
+  test('an owner connects an OpenID provider: what to register there, required for the domain and not, deleted', async () => {
+    const { page, problems } = await signIn(server.ownerKey, { axe: true });
+    await page.getByRole('link', { name: 'Single sign-on' }).click();
+    await page.getByRole('heading', { name: 'Single sign-on', level: 1 }).waitFor();
+    const form = page.locator('[data-part="create-sso-connection"]');
+    await form.getByLabel('Name').fill('Test provider');
+    await form.getByLabel('OpenID Connect').check();
+    await form.getByLabel('Issuer URL').fill(provider.issuer);
+    await form.getByLabel('Client ID').fill(provider.clientId);
+    await form.getByLabel('Client secret').fill(provider.clientSecret);
+    await form.getByLabel('Email domains (optional)').fill('Acme.example');
+    await form.getByLabel('Role of people who join by signing in').selectOption('editor');
+    await form.getByRole('button', { name: 'Create connection' }).click();
+
+    // The details of the new connection: the redirect URI and start URL the API gives, to register at the provider.
+    const details = page.locator('[data-part="sso-details"]');
+    await details.waitFor();
+    const listed = (await server.call('GET', '/v1/sso-connections')).body.data as Array<{
+      id: string;
+      start_url: string;
+      default_role: string;
+      domains: string[];
+      oidc: { redirect_uri: string };
+    }>;
+    expect(listed).toHaveLength(1);
+    const connection = listed[0]!;
+    expect(connection).toMatchObject({ default_role: 'editor', domains: ['acme.example'] });
+    expect(await details.locator('[data-part="redirect-uri"]').innerText()).toBe(connection.oidc.redirect_uri);
+    expect(await details.locator('[data-part="start-url"]').innerText()).toBe(connection.start_url);
+    expect(await page.locator('body').innerText()).not.toContain(provider.clientSecret);
+    await page.getByRole('cell', { name: 'Test provider', exact: true }).waitFor();
+    expect(await seriousViolations(page), "a connection's details").toEqual([]);
+
+    // Required for its domain, then not.
+    const required = details.getByLabel('Require single sign-on for these domains');
+    await required.check();
+    await expect
+      .poll(async () => (await server.call('GET', `/v1/sso-connections/${connection.id}`)).body.required)
+      .toBe(true);
+    await expect.poll(() => page.locator('table [data-part="required"]').innerText()).toBe('yes');
+    await required.uncheck();
+    await expect
+      .poll(async () => (await server.call('GET', `/v1/sso-connections/${connection.id}`)).body.required)
+      .toBe(false);
+
+    // The start URL the page shows sends a browser to the provider.
+    const started = await fetch(connection.start_url, { redirect: 'manual' });
+    expect(started.status).toBe(302);
+    expect(started.headers.get('location')).toContain(provider.issuer);
+
+    await details.getByRole('button', { name: 'Delete', exact: true }).click();
+    await details.getByRole('button', { name: 'Delete connection' }).click();
+    await page.locator('[data-part="empty"]').waitFor();
+    expect((await server.call('GET', `/v1/sso-connections/${connection.id}`)).status).toBe(404);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  test('an owner connects a SAML identity provider by its metadata and reads the ACS URL and entity id to enter there', async () => {
+    const { page, problems } = await signIn(server.ownerKey);
+    await page.getByRole('link', { name: 'Single sign-on' }).click();
+    const form = page.locator('[data-part="create-sso-connection"]');
+    await form.getByLabel('Name').fill('SAML provider');
+    await form.getByLabel('SAML 2.0').check();
+    await form.getByLabel('Or the metadata XML').fill(samlIdp().metadataXml);
+    await form.getByRole('button', { name: 'Create connection' }).click();
+    const details = page.locator('[data-part="sso-details"]');
+    await details.waitFor();
+    const created = (await server.call('GET', '/v1/sso-connections')).body.data.find(
+      (item: { name: string }) => item.name === 'SAML provider',
+    ) as { id: string; saml: { acs_url: string; sp_entity_id: string; sp_metadata_url: string } };
+    expect(await details.locator('[data-part="acs-url"]').innerText()).toBe(created.saml.acs_url);
+    expect(await details.locator('[data-part="sp-entity-id"]').innerText()).toBe(created.saml.sp_entity_id);
+    expect(await details.locator('[data-part="sp-metadata-url"]').innerText()).toBe(created.saml.sp_metadata_url);
+    // Without a domain there is nothing to require.
+    expect(await details.getByLabel('Require single sign-on for these domains').isDisabled()).toBe(true);
+    expect((await server.call('DELETE', `/v1/sso-connections/${created.id}`)).status).toBe(204);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  test('an owner creates a directory token shown once with the SCIM base URL, rotates it and revokes it', async () => {
+    const { page, problems } = await signIn(server.ownerKey, { axe: true });
+    await page.getByRole('link', { name: 'Directory' }).click();
+    await page.getByLabel('Name').fill('Okta production');
+    await page.getByLabel('Directory', { exact: true }).fill('okta');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const shown = page.locator('[data-part="secret"]');
+    const secret = await shown.locator('[data-part="secret-value"]').innerText();
+    expect(secret).toMatch(/^cs_scim_/);
+    expect(await shown.innerText()).toContain('shown only once');
+    const scimBaseUrl = await shown.locator('[data-part="scim-base-url"]').innerText();
+    expect(scimBaseUrl).toBe(`${server.url}/scim/v2/${server.workspaceId}`);
+    await shown.getByRole('button', { name: 'Copy SCIM base URL' }).waitFor();
+    expect(await seriousViolations(page), 'a secret shown once').toEqual([]);
+    const scim = (token: string) =>
+      fetch(`${scimBaseUrl}/Users`, { headers: { Authorization: `Bearer ${token}`, Accept: SCIM_JSON } });
+    expect((await scim(secret)).status).toBe(200);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    expect(await page.locator('[data-part="secret"]').count()).toBe(0);
+    expect(await page.locator('body').innerText()).not.toContain(secret);
+
+    const row = page.locator('tr', { hasText: 'Okta production' });
+    await row.getByRole('button', { name: 'Rotate Okta production' }).click();
+    const rotated = await page.locator('[data-part="secret-value"]').innerText();
+    expect(rotated).not.toBe(secret);
+    expect(await page.locator('[data-part="secret"]').innerText()).toMatch(
+      /previous secret keeps working until .* \(24 hours\)/,
+    );
+    expect((await scim(rotated)).status).toBe(200);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await expect.poll(() => row.locator('[data-part="grace"]').count()).toBe(1);
+
+    await row.getByRole('button', { name: 'Revoke Okta production' }).click();
+    await row.getByRole('button', { name: 'Revoke token' }).click();
+    await expect.poll(() => row.locator('[data-part="status"]').innerText()).toBe('revoked');
+    expect((await scim(rotated)).status).toBe(401);
+    expect((await scim(secret)).status).toBe(401);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  test('admins and viewers see that single sign-on and directory tokens are for owners, and no controls', async () => {
+    for (const [role, article] of [
+      ['admin', 'an'],
+      ['viewer', 'a'],
+    ] as const) {
+      const key = await server.createKey(role);
+      const { page, problems } = await signIn(key.secret);
+      for (const name of ['Single sign-on', 'Directory']) {
+        await page.getByRole('link', { name, exact: true }).click();
+        expect(await page.locator('[data-part="not-allowed"]').innerText()).toBe(
+          `Only owners manage ${name === 'Directory' ? 'directory tokens' : 'single sign-on'}; you are signed in as ${article} ${role}. Ask an owner of the workspace, or sign in as one.`,
+        );
+        expect(await page.locator('main form').count()).toBe(0);
+        expect(await page.locator('main table').count()).toBe(0);
+      }
+      expect(problems).toEqual([]);
+      await page.close();
+    }
   });
 
   test('a viewer key sees the workspace and no write controls', async () => {
@@ -453,7 +615,6 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
   test('axe-core finds no serious or critical violation on any page, wide or narrow', async () => {
     for (const width of [1280, 380]) {
       const { page } = await signIn(server.ownerKey, { width, axe: true });
-      await page.addScriptTag({ content: AXE });
       for (const name of PAGES) {
         await page.getByRole('link', { name, exact: true }).click();
         await page
@@ -461,28 +622,44 @@ describe.skipIf(!hasChromium)('the dashboard', () => {
           .first()
           .waitFor({ state: 'detached' })
           .catch(() => {});
-        const violations = await page.evaluate(async () => {
-          const result = await (window as unknown as WithAxe).axe.run(document, { resultTypes: ['violations'] });
-          return result.violations
-            .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-            .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-        });
-        expect(violations, `${name} at ${width}px`).toEqual([]);
+        expect(await seriousViolations(page), `${name} at ${width}px`).toEqual([]);
         // Nothing runs off the screen: a wide table scrolls sideways inside its own region, the page never does.
         expect(
           await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth),
           `${name} at ${width}px fits the screen`,
         ).toBe(true);
       }
-      // The sign-in page too.
+      // The sign-in page too: a link by email, single sign-on, a key.
       await page.getByRole('button', { name: 'Sign out' }).click();
-      const signInViolations = await page.evaluate(async () =>
-        (await (window as unknown as WithAxe).axe.run(document)).violations
-          .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-          .map((v) => v.id),
-      );
-      expect(signInViolations, `sign-in at ${width}px`).toEqual([]);
+      await page.getByRole('button', { name: 'Continue with single sign-on' }).waitFor();
+      expect(await seriousViolations(page), `sign-in at ${width}px`).toEqual([]);
       await page.close();
+    }
+  });
+
+  test('axe-core finds no serious or critical violation on the pages of a person signed in, and of a refused sign-in', async () => {
+    for (const width of [1280, 380]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 }, bypassCSP: true });
+      page.setDefaultTimeout(10_000);
+      // A sign-in link's page, then the person's sessions.
+      await page.goto(await signInLink(server, 'owner@test.example'));
+      expect(await seriousViolations(page), `sign-in link at ${width}px`).toEqual([]);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('navigation', { name: 'Dashboard' }).waitFor();
+      await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+      await page.locator('[data-part="sign-out-current"]').waitFor();
+      expect(await seriousViolations(page), `sessions of a person at ${width}px`).toEqual([]);
+      // A refused single sign-on, as a browser sees it.
+      const refused = await page.goto(
+        `${server.url}/sso/start?workspace_id=${server.workspaceId}&email=ada@nowhere.example`,
+      );
+      expect(refused!.status()).toBe(404);
+      await page.locator('[data-part="code"]').waitFor();
+      expect(await page.locator('[data-part="code"]').innerText()).toBe('not_found');
+      expect(await seriousViolations(page), `refused sign-in at ${width}px`).toEqual([]);
+      await page.getByRole('link', { name: 'Back to sign-in' }).click();
+      await page.getByRole('navigation', { name: 'Dashboard' }).waitFor();
+      await page.context().close();
     }
   });
 });

@@ -1,10 +1,10 @@
 // The dashboard on its own (`npm run dashboard`) against the Prism mock of the contract, as a frontend team uses it
 // before the backend exists: signing in with any key, every page renders the mock's example answers without an
 // error, and a new key's secret (the example's) is shown once.
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { type StandaloneDashboard, startStandaloneDashboard } from '../../src/features/dashboard/standalone.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 
 const mock = inject('contractTargets').find((target) => target.name === 'mock');
 
@@ -13,19 +13,7 @@ describe.skipIf(!mock || !hasChromium)('the dashboard against the Prism mock', (
   let browser: Browser;
   beforeAll(async () => {
     dashboard = await startStandaloneDashboard({ apiBase: mock!.baseUrl });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -45,7 +33,19 @@ describe.skipIf(!mock || !hasChromium)('the dashboard against the Prism mock', (
     await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
     await page.getByRole('link', { name: 'Workspace', exact: true }).click();
     expect(await page.locator('[data-part="workspace"]').innerText()).toContain('requests per key');
-    for (const name of ['Playground', 'API keys', 'Members', 'Projects', 'Webhooks', 'Events', 'Logs', 'Usage']) {
+    for (const name of [
+      'Playground',
+      'API keys',
+      'Members',
+      'Single sign-on',
+      'Directory',
+      'Projects',
+      'Webhooks',
+      'Events',
+      'Logs',
+      'Usage',
+      'Sessions',
+    ]) {
       await page.getByRole('link', { name, exact: true }).click();
       await expect.poll(() => page.locator('[data-part="loading"]').count(), { timeout: 10_000 }).toBe(0);
       expect(await page.locator('[data-part="problem"]').count(), name).toBe(0);

@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type RunningReceiver, secretsFromEnv, startReceiver } from '../../examples/webhook-receiver.ts';
 import type { components } from '../../generated/openapi.ts';
 import { signWebhookPayload, verifyWebhook, type WebhookEvent } from '../../generated/webhooks.ts';
 import { scheduleTable } from '../../src/features/webhooks/schedule.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { navigationOf } from '../support/portal.ts';
 import { projectRoot } from '../support/prism.ts';
 import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
@@ -314,17 +314,7 @@ describe.skipIf(!hasChromium)('the guide', () => {
       stdio: 'ignore',
     });
     page = readFileSync(join(site, 'receiving-webhooks.html'), 'utf8');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -3,9 +3,9 @@
 // `Access-Control-Allow-Origin: *` and expose the headers clients need.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 describe('CORS', () => {
@@ -52,19 +52,7 @@ describe('CORS', () => {
         res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>Another site</title>'),
       );
       await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--no-sandbox',
-          '--headless',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      browser = await launchChromium();
     });
     // biome-ignore lint/suspicious/noDuplicateTestHooks: this hook is in the nested describe.skipIf block, which Biome does not see as a describe
     afterAll(async () => {

@@ -4,12 +4,12 @@
 // without a session is sent to sign in (a link by email) and back, and approves with no key; a viewer's session
 // cannot approve.
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { createDirectoryToken, SCIM_JSON, USER_SCHEMA } from '../directory/support.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
 import { addMember, signInLink } from './support.ts';
 
@@ -52,19 +52,7 @@ describe.skipIf(!hasChromium)('signing in, in a browser', () => {
     await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
     const port = (smtp.server.address() as AddressInfo).port;
     server = await startTestServer({ env: { SMTP_URL: `smtp://127.0.0.1:${port}` } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -2,11 +2,11 @@
 // discovered when given, the secret never returned, audited), a person signed in in Chromium through the provider's
 // login and consent pages to the dashboard (a new member just in time, with workspace.member.added; the same member
 // the next time), and the callbacks refused: an unknown state, another browser's, an expired one, one used twice.
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { signInLink } from '../sessions/support.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { type OidcTestProvider, startOidcProvider } from './identity-providers.ts';
 import { createConnection, expectProblem, memberAddedEvents, members, start } from './support.ts';
@@ -166,10 +166,7 @@ describe.skipIf(!hasChromium)('signing in through OpenID Connect in Chromium', (
   beforeAll(async () => {
     server = await startTestServer({ env: LOOPBACK });
     provider = await startOidcProvider(server.url);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu'],
-    });
+    browser = await launchChromium();
     connection = await createConnection(server, {
       name: 'Test provider',
       protocol: 'oidc',
@@ -266,8 +263,13 @@ describe.skipIf(!hasChromium)('signing in through OpenID Connect in Chromium', (
     const answer = page.waitForResponse((r) => r.url().startsWith(connection.oidc!.redirect_uri));
     await page.click('button[type=submit]');
     const response = await answer;
+    // The browser is shown the refusal as a page, with the problem's code and the way back to the sign-in.
     expect(response.status()).toBe(403);
-    expect(await response.json()).toMatchObject({ code: 'sso_email_not_allowed' });
+    expect(response.headers()['content-type']).toMatch(/^text\/html/);
+    await page.locator('[data-part="code"]').waitFor();
+    expect(await page.locator('[data-part="code"]').innerText()).toBe('sso_email_not_allowed');
+    expect(await page.locator('[data-part="detail"]').innerText()).toContain("not in the connection's domains");
+    expect(await page.getByRole('link', { name: 'Back to sign-in' }).getAttribute('href')).toBe('/dashboard');
     await context.close();
     expect((await members(server)).some((m) => m.email === 'mallory@elsewhere.example')).toBe(false);
   });

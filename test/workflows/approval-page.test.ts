@@ -2,11 +2,11 @@
 // instructions and content (its Markdown rendered, HTML in it escaped, no javascript: link); a key below the approver role is refused with the problem's detail and the run still
 // waits; an admin key approves with a comment and the run goes on; the page then shows the decision. A tampered or
 // expired link shows nothing of the run.
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { approvalUrl } from '../../src/features/workflows/approvals.ts';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
 
 async function waitForRun(
@@ -27,19 +27,7 @@ describe.skipIf(!hasChromium)('the approval page', () => {
   let browser: Browser;
   beforeAll(async () => {
     server = await startTestServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,13 +1,16 @@
 // The browser's side of single sign-on, outside the contract (a feature's pages): the start of a sign-in (by
 // connection, or by the email's domain), the OpenID Connect callback, and SAML's assertion consumer service and our
-// metadata. A refusal is a problem document with an `sso_…` code, like the API's.
+// metadata. Each request counts against its client IP's budget (budget.ts). A refusal is a problem document with an
+// `sso_…` code, like the API's, or for a browser the same refusal as a page (refusal-page.ts).
 import express, { type Request, type Response, Router } from 'express';
 import type { Platform } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
 import { localPath } from '../sessions/index.ts';
+import { ssoBudget } from './budget.ts';
 import { consumeFlow, FLOW_TTL_MS, findFlow, replayed, startFlow } from './flows.ts';
 import { authorizationUrl, providerOf, redeemCallback } from './oidc.ts';
 import { connectionUrls, type SsoConnectionRow } from './presenters.ts';
+import { refusalPage } from './refusal-page.ts';
 import {
   assertionRecipients,
   describeSamlError,
@@ -57,6 +60,7 @@ function secure(platform: Platform): boolean {
 
 export function ssoPages(platform: Platform): Router {
   const router = Router();
+  router.use('/sso', ssoBudget(platform));
 
   // The start by email: the connection of the email's domain in the workspace (a sign-in page asks for the email).
   router.get('/sso/start', async (req, res) => {
@@ -263,6 +267,14 @@ export function ssoPages(platform: Platform): Router {
     },
   );
 
+  // Every address under /sso is this feature's: one it does not serve is refused here, as a page for a browser.
+  router.use('/sso', (req) => {
+    throw new Problem(
+      'not_found',
+      `This server has no single sign-on page ${req.method} ${req.originalUrl.slice(0, 200)}.`,
+    );
+  });
+  router.use('/sso', refusalPage);
   return router;
 }
 

@@ -3,40 +3,10 @@
 import { useState } from 'preact/hooks';
 import { allows, type Role, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
-import { CopyButton, Empty, Loading, MoreButton, ProblemMessage, usePages, when } from './ui.tsx';
+import { Empty, Loading, MoreButton, ProblemMessage, SecretOnce, usePages, when } from './ui.tsx';
 
 type Key = Schemas['ApiKey'];
 const ROLES: Role[] = ['viewer', 'editor', 'admin', 'owner'];
-
-/** A secret the API showed once: kept on screen until the person says they have it. */
-function SecretOnce({
-  title,
-  secret,
-  note,
-  onDone,
-}: {
-  title: string;
-  secret: string;
-  note?: string;
-  onDone: () => void;
-}) {
-  return (
-    <div class="secret" role="region" aria-label={title} data-part="secret">
-      <h2>{title}</h2>
-      <p class="warning">Copy this secret now: it is shown only once and cannot be read again.</p>
-      <p>
-        <code data-part="secret-value">{secret}</code>
-      </p>
-      {note ? <p class="muted">{note}</p> : null}
-      <div class="actions">
-        <CopyButton text={secret} label="Copy secret" />
-        <button type="button" onClick={onDone}>
-          I have copied it
-        </button>
-      </div>
-    </div>
-  );
-}
 
 function CreateKey({
   session,

@@ -1,7 +1,9 @@
-// The dashboard app: sign in as yourself (a sign-in link by email; the server's session cookie) or with an API key, then the playground (where a key that may call the models lands: a
-// model, a voice, a prompt, the answer streamed with its cost; other keys land on the workspace), the workspace, its API keys, members and projects, its webhooks and
-// events, the audit and request logs, and the usage. Each page shows
-// what the key's role allows (the contract's minimum role of each operation) and hides the controls it does not.
+// The dashboard app: sign in as yourself (a sign-in link by email, or single sign-on; the server's session cookie) or
+// with an API key, then the playground (where a key that may call the models lands: a model, a voice, a prompt, the
+// answer streamed with its cost; other keys land on the workspace), the workspace, its API keys, members, single
+// sign-on connections, directory tokens and projects, its webhooks and events, the audit and request logs, the usage
+// and your sessions. Each page shows what the signed-in role allows (the contract's minimum role of each operation)
+// and hides the controls it does not.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import {
@@ -15,11 +17,13 @@ import {
   sessionClient,
   unwrap,
 } from './api.ts';
+import { DirectoryPage } from './directory.tsx';
 import { KeysPage } from './keys.tsx';
 import { PlaygroundPage } from './playground.tsx';
 import type { Session } from './session.ts';
 import { SessionsPage } from './sessions.tsx';
 import { EventsPage, LogsPage, MembersPage, ProjectsPage } from './settings.tsx';
+import { SsoPage } from './sso.tsx';
 import { ProblemMessage } from './ui.tsx';
 import { UsagePage } from './usage.tsx';
 import { WebhooksPage } from './webhooks.tsx';
@@ -30,6 +34,8 @@ const PAGES = [
   { path: 'workspace', title: 'Workspace' },
   { path: 'keys', title: 'API keys' },
   { path: 'members', title: 'Members' },
+  { path: 'sso', title: 'Single sign-on' },
+  { path: 'directory', title: 'Directory' },
   { path: 'projects', title: 'Projects' },
   { path: 'webhooks', title: 'Webhooks' },
   { path: 'events', title: 'Events' },
@@ -302,6 +308,8 @@ function App() {
         {page === 'workspace' ? <WorkspacePage session={session} /> : null}
         {page === 'keys' ? <KeysPage session={session} /> : null}
         {page === 'members' ? <MembersPage session={session} /> : null}
+        {page === 'sso' ? <SsoPage session={session} /> : null}
+        {page === 'directory' ? <DirectoryPage session={session} /> : null}
         {page === 'projects' ? <ProjectsPage session={session} /> : null}
         {page === 'webhooks' ? <WebhooksPage session={session} /> : null}
         {page === 'events' ? <EventsPage session={session} /> : null}

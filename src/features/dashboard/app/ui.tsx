@@ -1,8 +1,8 @@
-// Small pieces the pages share: a problem shown as it came, loading states (a line, a table's skeleton), empty states, a page of a list with a
+// Small pieces the pages share: a problem shown as it came, a secret shown once, loading states (a line, a table's skeleton), empty states, a page of a list with a
 // "more" button, copy to clipboard, dates.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, type Problem } from './api.ts';
+import { ApiError, type Problem, type Role } from './api.ts';
 
 export function ProblemMessage({ error }: { error: unknown }) {
   if (!error) return null;
@@ -129,5 +129,49 @@ export function MoreButton({ more, busy }: { more: (() => void) | null; busy: bo
     <button type="button" class="secondary" disabled={busy} onClick={more} data-part="more">
       {busy ? 'Loading…' : 'Load more'}
     </button>
+  );
+}
+
+/** A secret the API showed once: kept on screen until the person says they have it. */
+export function SecretOnce({
+  title,
+  secret,
+  note,
+  children,
+  onDone,
+}: {
+  title: string;
+  secret: string;
+  note?: string;
+  /** What goes with the secret (where to enter it), shown under it. */
+  children?: ComponentChildren;
+  onDone: () => void;
+}) {
+  return (
+    <div class="secret" role="region" aria-label={title} data-part="secret">
+      <h2>{title}</h2>
+      <p class="warning">Copy this secret now: it is shown only once and cannot be read again.</p>
+      <p>
+        <code data-part="secret-value">{secret}</code>
+      </p>
+      {note ? <p class="muted">{note}</p> : null}
+      {children}
+      <div class="actions">
+        <CopyButton text={secret} label="Copy secret" />
+        <button type="button" onClick={onDone}>
+          I have copied it
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** What someone whose role is below a page's minimum (owner) sees instead of it. */
+export function OwnersOnly({ role, what }: { role: Role; what: string }) {
+  return (
+    <p data-part="not-allowed">
+      Only owners manage {what}; you are signed in as {/^[aeiou]/.test(role) ? 'an' : 'a'} {role}. Ask an owner of the
+      workspace, or sign in as one.
+    </p>
   );
 }
