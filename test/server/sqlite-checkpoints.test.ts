@@ -25,7 +25,7 @@ describe("SQLite's checkpoints", () => {
       for (let n = 0; n < 16; n++)
         await sql`INSERT INTO pages (body) VALUES (${`${n}`.padEnd(512 * 1024, 'x')})`.execute(storage.db);
       await eventually(
-        () => statSync(file).size,
+        async () => statSync(file).size,
         (size) => size > 8 * 1024 * 1024,
         15_000,
       );

@@ -82,7 +82,7 @@ describe('the patch of express-openapi-validator', () => {
     [
       'middlewares/parsers/schema.preprocessor.js',
       'structuredClone(this.apiDoc)',
-      'the answers\' document copied by a structured clone',
+      "the answers' document copied by a structured clone",
     ],
   ])('is applied to %s: %s (%s)', (file, marker) => {
     expect(

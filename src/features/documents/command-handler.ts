@@ -201,29 +201,32 @@ export async function commandOnDocument(
     version,
   });
   if (!options.apply) return result(null);
-  const version = await context.platform.services.realtime.withLiveDocument(row.id, (live) =>
-    db.transaction().execute(async (trx) => {
-      const locked = await lockDocument(trx, scope, row.id);
-      // The command worked on `current`; a change meanwhile, through the API or by an editor (saved or still only
-      // in the live document), would be overwritten.
-      if (locked.current_version_id !== current.id || (await Realtime.hasLiveEdits(locked, live))) {
-        throw new Problem(
-          'version_conflict',
-          `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version. The model call ran and is billed ($${Math.round(usage.cost * 1e9) / 1e9}).`,
-        );
-      }
-      const source = {
-        kind: 'command' as const,
-        apiKeyId: context.apiKeyId,
-        userId: context.userId,
-        command: command.command,
-      };
-      const saved = (
-        await saveVersion(trx, locked, outcome.content, source, context.now, await live.apply(outcome.content))
-      ).version;
-      await options.onSaved?.(trx, { ...result(saved), version: saved });
-      return saved;
-    }),
+  const version = await context.platform.services.realtime.withLiveDocument(
+    row.id,
+    (live) =>
+      db.transaction().execute(async (trx) => {
+        const locked = await lockDocument(trx, scope, row.id);
+        // The command worked on `current`; a change meanwhile, through the API or by an editor (saved or still only
+        // in the live document), would be overwritten.
+        if (locked.current_version_id !== current.id || (await Realtime.hasLiveEdits(locked, live))) {
+          throw new Problem(
+            'version_conflict',
+            `The document changed while the command ran (its current version is ${locked.current_version_id}); run it again on the new version. The model call ran and is billed ($${Math.round(usage.cost * 1e9) / 1e9}).`,
+          );
+        }
+        const source = {
+          kind: 'command' as const,
+          apiKeyId: context.apiKeyId,
+          userId: context.userId,
+          command: command.command,
+        };
+        const saved = (
+          await saveVersion(trx, locked, outcome.content, source, context.now, await live.apply(outcome.content))
+        ).version;
+        await options.onSaved?.(trx, { ...result(saved), version: saved });
+        return saved;
+      }),
+    outcome.content,
   );
   return result(version);
 }

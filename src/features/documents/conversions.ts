@@ -3,6 +3,8 @@
 // (markdown-worker.ts), where one document does not hold the event loop every other request is served on. A short
 // one is converted in place, where a thread's round trip would cost more than the work. A live document is sent to a
 // thread as its Yjs state, taken at once; what the thread returns is applied to it, or rendered from that state.
+// Callers work out what they can before they take a row's lock (realtime.ts): on SQLite a transaction holds the one
+// connection that every request's queries wait for.
 import * as Y from 'yjs';
 import { workerPool } from '../../platform/worker-pool.ts';
 import { renderHtml, renderMarkdown, replaceContent, yDocFromMarkdown } from './markdown.ts';
@@ -28,17 +30,28 @@ export async function snapshot(doc: Y.Doc): Promise<{ state: Uint8Array; markdow
 }
 
 /**
+ * What makes a long live document hold this Markdown, worked out in a thread on its state of now: the update that
+ * changes only the blocks that differ (replaceContent), and the Markdown of the document once it is applied. Undefined
+ * for a short document and text, which replaceLive changes in place.
+ */
+export async function replacement(
+  doc: Y.Doc,
+  text: string,
+): Promise<{ update: Uint8Array; markdown: string } | undefined> {
+  const state = Y.encodeStateAsUpdate(doc);
+  if (state.length < OFF_LOOP_SIZE && text.length < OFF_LOOP_SIZE) return undefined;
+  return offLoop('replace', { state, text });
+}
+
+/**
  * Makes a live document hold this Markdown, changing only the blocks that differ (replaceContent), in a transaction
  * of `origin`. A long one's change is worked out in a thread on its state of now and applied when it comes back: an
  * editor's change that arrived meanwhile is merged with it, as if it had come just after.
  */
 export async function replaceLive(doc: Y.Doc, text: string, origin: unknown): Promise<void> {
-  const state = Y.encodeStateAsUpdate(doc);
-  if (state.length < OFF_LOOP_SIZE && text.length < OFF_LOOP_SIZE) {
-    replaceContent(doc, text, origin);
-    return;
-  }
-  Y.applyUpdate(doc, await offLoop('replace', { state, text }), origin);
+  const worked = await replacement(doc, text);
+  if (worked) Y.applyUpdate(doc, worked.update, origin);
+  else replaceContent(doc, text, origin);
 }
 
 /** Markdown → HTML that is safe to insert into a page (renderHtml). */

@@ -358,8 +358,10 @@ export const documentHandlers = {
       return row;
     };
     const row = contentChanged
-      ? await context.platform.services.realtime.withLiveDocument(before.id, (live) =>
-          db.transaction().execute((trx) => update(trx, live)),
+      ? await context.platform.services.realtime.withLiveDocument(
+          before.id,
+          (live) => db.transaction().execute((trx) => update(trx, live)),
+          changes.content,
         )
       : await db.transaction().execute((trx) => update(trx));
     const current = await db

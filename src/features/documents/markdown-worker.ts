@@ -22,13 +22,16 @@ export function render({ state }: { state: Uint8Array }): string {
 
 /**
  * What makes a document of this state hold `text` (replaceContent: only the blocks that differ change), as an update
- * to apply to it.
+ * to apply to it, and the Markdown the document renders to once it is applied.
  */
-export function replace({ state, text }: { state: Uint8Array; text: string }): Uint8Array {
+export function replace({ state, text }: { state: Uint8Array; text: string }): {
+  update: Uint8Array;
+  markdown: string;
+} {
   const doc = docOf(state);
   const before = Y.encodeStateVector(doc);
   replaceContent(doc, text, null);
-  return Y.encodeStateAsUpdate(doc, before);
+  return { update: Y.encodeStateAsUpdate(doc, before), markdown: renderMarkdown(doc) };
 }
 
 /** Markdown → HTML (renderHtml). */

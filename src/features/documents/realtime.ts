@@ -29,7 +29,7 @@ import type { Platform } from '../../platform/context.ts';
 import type { UpgradeEndpoint } from '../../platform/feature.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { replaceLive, seeded, snapshot } from './conversions.ts';
+import { replaceLive, replacement, seeded, snapshot } from './conversions.ts';
 import { type EditClaims, TokenRefused, verifyEditToken } from './edit-tokens.ts';
 import { type DocumentRow, saveVersion } from './store.ts';
 
@@ -54,6 +54,25 @@ export interface LiveDocument {
   markdown(): Promise<string>;
   /** Makes the live document hold this content; returns the state and Markdown to save with the version. */
   apply(markdown: string): Promise<{ state: string; markdown: string }>;
+}
+
+/** How many changes a live document has had since it was counted: whether what was worked out from it still holds. */
+interface ChangeCounter {
+  readonly count: number;
+  stop(): void;
+}
+
+function changeCounter(document: Y.Doc): ChangeCounter {
+  const counter = {
+    count: 0,
+    stop: () => document.off('update', onUpdate),
+  };
+  // Yjs emits `update` for every transaction that changed the document (deletions included), and for no other.
+  const onUpdate = () => {
+    counter.count++;
+  };
+  document.on('update', onUpdate);
+  return counter;
 }
 
 interface SessionContext {
@@ -343,6 +362,30 @@ export class Realtime {
     const editor = this.#editors.get(documentId);
     this.#editors.delete(documentId);
     this.#dirty.delete(documentId);
+    const changes = changeCounter(document);
+    try {
+      return await this.#storeCounted(documentId, document, editor, changes);
+    } finally {
+      changes.stop();
+    }
+  }
+
+  async #storeCounted(
+    documentId: string,
+    document: Document,
+    editor: EditClaims | undefined,
+    changes: ChangeCounter,
+  ): Promise<void> {
+    // Rendered before the row's lock is taken (a long document's Markdown is worked out in a thread, and on SQLite the
+    // lock holds the one connection every request waits for); rendered again under it if the document changed since.
+    const saved = await this.#db
+      .selectFrom('documents')
+      .select('yjs_state')
+      .where('id', '=', documentId)
+      .executeTakeFirst();
+    if (saved?.yjs_state) Y.applyUpdate(document, Buffer.from(saved.yjs_state, 'base64'), MERGE_ORIGIN);
+    const renderedAt = changes.count;
+    const rendered = await snapshot(document);
     const outcome = await this.#db.transaction().execute(async (trx) => {
       const row = await forUpdate(
         trx.selectFrom('documents').select(['id', 'yjs_state']).where('id', '=', documentId),
@@ -354,7 +397,7 @@ export class Realtime {
       if (row.yjs_state !== null) Y.applyUpdate(document, Buffer.from(row.yjs_state, 'base64'), MERGE_ORIGIN);
       // An editor's change that comes while a long document renders is not in this state: it marks the document
       // unsaved again, and the next save has it.
-      const { state, markdown } = await snapshot(document);
+      const { state, markdown } = changes.count === renderedAt ? rendered : await snapshot(document);
       if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
       await trx
         .updateTable('documents')
@@ -451,19 +494,40 @@ export class Realtime {
    * content and returns the state to save with its version; it must be called after the change's checks, inside
    * its transaction. `change` may throw to change nothing.
    */
-  async withLiveDocument<T>(documentId: string, change: (live: LiveDocument) => Promise<T>): Promise<T> {
+  async withLiveDocument<T>(
+    documentId: string,
+    change: (live: LiveDocument) => Promise<T>,
+    content?: string,
+  ): Promise<T> {
     const connection = await this.hocuspocus.openDirectConnection(documentId, { pathDocumentId: documentId });
+    const document = connection.document!;
+    const changes = changeCounter(document);
     try {
-      const document = connection.document!;
+      // Worked out before `change` takes the row's lock (a long document's conversions run in a thread, and on SQLite
+      // the lock holds the one connection every request waits for): the live document's Markdown, and what makes it
+      // hold `content`. Each is used under the lock if the document has not changed since, and worked out there again
+      // if it has (an editor typed meanwhile).
+      const currentAt = changes.count;
+      const current = await snapshot(document);
+      const replacedAt = changes.count;
+      const replaced = content === undefined ? undefined : await replacement(document, content);
       return await change({
-        markdown: async () => (await snapshot(document)).markdown,
+        markdown: async () => (changes.count === currentAt ? current : await snapshot(document)).markdown,
         apply: async (markdown) => {
+          if (replaced && markdown === content && changes.count === replacedAt) {
+            Y.applyUpdate(document, replaced.update, API_ORIGIN);
+            return {
+              state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'),
+              markdown: replaced.markdown,
+            };
+          }
           await replaceLive(document, markdown, API_ORIGIN);
           const after = await snapshot(document);
           return { state: Buffer.from(after.state).toString('base64'), markdown: after.markdown };
         },
       });
     } finally {
+      changes.stop();
       await connection.disconnect();
     }
   }

@@ -46,20 +46,23 @@ export const versionHandlers = {
       .executeTakeFirst();
     if (!restored) throw notFound('version', request.path.version_id);
     const realtime = context.platform.services.realtime;
-    const version = await realtime.withLiveDocument(row.id, (live) =>
-      context.platform.db.transaction().execute(async (trx) => {
-        // Typing of the last second becomes a version before the restore replaces it.
-        const locked = await realtime.keepLiveEdits(trx, await lockDocument(trx, context, row.id), live, context.now);
-        const source = {
-          kind: 'restore' as const,
-          apiKeyId: context.caller.apiKey.id,
-          userId: context.caller.userId,
-          restoredFrom: { id: restored.id, number: restored.number },
-        };
-        return (
-          await saveVersion(trx, locked, restored.content, source, context.now, await live.apply(restored.content))
-        ).version;
-      }),
+    const version = await realtime.withLiveDocument(
+      row.id,
+      (live) =>
+        context.platform.db.transaction().execute(async (trx) => {
+          // Typing of the last second becomes a version before the restore replaces it.
+          const locked = await realtime.keepLiveEdits(trx, await lockDocument(trx, context, row.id), live, context.now);
+          const source = {
+            kind: 'restore' as const,
+            apiKeyId: context.caller.apiKey.id,
+            userId: context.caller.userId,
+            restoredFrom: { id: restored.id, number: restored.number },
+          };
+          return (
+            await saveVersion(trx, locked, restored.content, source, context.now, await live.apply(restored.content))
+          ).version;
+        }),
+      restored.content,
     );
     return {
       status: 201,
