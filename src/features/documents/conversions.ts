@@ -31,13 +31,13 @@ export async function snapshot(doc: Y.Doc): Promise<{ state: Uint8Array; markdow
 
 /**
  * What makes a long live document hold this Markdown, worked out in a thread on its state of now: the update that
- * changes only the blocks that differ (replaceContent), and the Markdown of the document once it is applied. Undefined
- * for a short document and text, which replaceLive changes in place.
+ * changes only the blocks that differ (replaceContent), and the document's state and Markdown once it is applied.
+ * Undefined for a short document and text, which replaceLive changes in place.
  */
 export async function replacement(
   doc: Y.Doc,
   text: string,
-): Promise<{ update: Uint8Array; markdown: string } | undefined> {
+): Promise<{ update: Uint8Array; state: Uint8Array; markdown: string } | undefined> {
   const state = Y.encodeStateAsUpdate(doc);
   if (state.length < OFF_LOOP_SIZE && text.length < OFF_LOOP_SIZE) return undefined;
   return offLoop('replace', { state, text });

@@ -22,16 +22,21 @@ export function render({ state }: { state: Uint8Array }): string {
 
 /**
  * What makes a document of this state hold `text` (replaceContent: only the blocks that differ change), as an update
- * to apply to it, and the Markdown the document renders to once it is applied.
+ * to apply to it, and the document's state and Markdown once it is applied.
  */
 export function replace({ state, text }: { state: Uint8Array; text: string }): {
   update: Uint8Array;
+  state: Uint8Array;
   markdown: string;
 } {
   const doc = docOf(state);
   const before = Y.encodeStateVector(doc);
   replaceContent(doc, text, null);
-  return { update: Y.encodeStateAsUpdate(doc, before), markdown: renderMarkdown(doc) };
+  return {
+    update: Y.encodeStateAsUpdate(doc, before),
+    state: Y.encodeStateAsUpdate(doc),
+    markdown: renderMarkdown(doc),
+  };
 }
 
 /** Markdown → HTML (renderHtml). */

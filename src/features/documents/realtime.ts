@@ -106,6 +106,11 @@ export class Realtime {
   readonly #saves = new Map<string, NodeJS.Timeout>();
   /** The documents whose last save failed (their failure was logged). */
   readonly #failing = new Set<string>();
+  /**
+   * A saved state (base64) each live document is known to hold, loaded into it or saved from it: merging that state
+   * into it again changes nothing, yet costs a decode of the whole state (a few hundred milliseconds for a long one).
+   */
+  readonly #holds = new WeakMap<Y.Doc, string>();
   readonly #redis: { publisher: IORedis; subscriber: IORedis } | undefined;
   #closed = false;
 
@@ -160,7 +165,9 @@ export class Realtime {
       onAuthenticate: (payload) => this.#authenticate(payload),
       onLoadDocument: async ({ documentName, document }) => {
         const state = await this.#loadState(documentName);
-        if (state) Y.applyUpdate(document, state);
+        if (state === null) return;
+        Y.applyUpdate(document, Buffer.from(state, 'base64'));
+        this.#holds.set(document, state);
       },
       onChange: async ({ documentName, document, context, transactionOrigin }) => {
         // The API's own changes are saved in the transaction that made them. An editor's change is saved by every
@@ -297,14 +304,14 @@ export class Realtime {
 
   /** The saved Yjs state; a document never opened in a session is seeded from its content, once (the first
    *  process to seed wins, so two processes never start from two different Yjs histories of the same text). */
-  async #loadState(documentId: string): Promise<Uint8Array | null> {
+  async #loadState(documentId: string): Promise<string | null> {
     const row = await this.#db
       .selectFrom('documents')
       .select(['yjs_state', 'content'])
       .where('id', '=', documentId)
       .executeTakeFirst();
     if (!row) return null;
-    if (row.yjs_state !== null) return Buffer.from(row.yjs_state, 'base64');
+    if (row.yjs_state !== null) return row.yjs_state;
     const { state, markdown } = await seeded(row.content);
     await this.#db
       .updateTable('documents')
@@ -321,7 +328,17 @@ export class Realtime {
       .select('yjs_state')
       .where('id', '=', documentId)
       .executeTakeFirst();
-    return saved?.yjs_state ? Buffer.from(saved.yjs_state, 'base64') : null;
+    return saved?.yjs_state ?? null;
+  }
+
+  /**
+   * Merges a saved state into a live document (changes another process saved that have not reached this one), unless
+   * the document is known to hold it already.
+   */
+  #merge(document: Y.Doc, state: string): void {
+    if (this.#holds.get(document) === state) return;
+    Y.applyUpdate(document, Buffer.from(state, 'base64'), MERGE_ORIGIN);
+    this.#holds.set(document, state);
   }
 
   /** Saves the document's unsaved changes at most SAVE_WITHIN_MS from now (once, however many changes come). */
@@ -383,7 +400,7 @@ export class Realtime {
       .select('yjs_state')
       .where('id', '=', documentId)
       .executeTakeFirst();
-    if (saved?.yjs_state) Y.applyUpdate(document, Buffer.from(saved.yjs_state, 'base64'), MERGE_ORIGIN);
+    if (saved?.yjs_state) this.#merge(document, saved.yjs_state);
     const renderedAt = changes.count;
     const rendered = await snapshot(document);
     const outcome = await this.#db.transaction().execute(async (trx) => {
@@ -394,7 +411,7 @@ export class Realtime {
       if (!row) return 'deleted' as const;
       // A no-op when the live document holds it all already (Yjs emits no update then); otherwise the editors get
       // what they lacked, as they would from the process that saved it.
-      if (row.yjs_state !== null) Y.applyUpdate(document, Buffer.from(row.yjs_state, 'base64'), MERGE_ORIGIN);
+      if (row.yjs_state !== null) this.#merge(document, row.yjs_state);
       // An editor's change that comes while a long document renders is not in this state: it marks the document
       // unsaved again, and the next save has it.
       const { state, markdown } = changes.count === renderedAt ? rendered : await snapshot(document);
@@ -514,16 +531,19 @@ export class Realtime {
       return await change({
         markdown: async () => (changes.count === currentAt ? current : await snapshot(document)).markdown,
         apply: async (markdown) => {
+          // The thread's document after the change is the live one's (the same state, the same change): its state is
+          // the one to save.
           if (replaced && markdown === content && changes.count === replacedAt) {
             Y.applyUpdate(document, replaced.update, API_ORIGIN);
-            return {
-              state: Buffer.from(Y.encodeStateAsUpdate(document)).toString('base64'),
-              markdown: replaced.markdown,
-            };
+            const state = Buffer.from(replaced.state).toString('base64');
+            this.#holds.set(document, state);
+            return { state, markdown: replaced.markdown };
           }
           await replaceLive(document, markdown, API_ORIGIN);
           const after = await snapshot(document);
-          return { state: Buffer.from(after.state).toString('base64'), markdown: after.markdown };
+          const state = Buffer.from(after.state).toString('base64');
+          this.#holds.set(document, state);
+          return { state, markdown: after.markdown };
         },
       });
     } finally {
