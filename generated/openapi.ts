@@ -2761,6 +2761,7 @@ export type components = {
          *     | `role_above_member` | 422 | The new API key's `role` is above the role of the member it would belong to. |
          *     | `rate_limited` | 429 | More than 600 requests in 60 seconds with this key; see `Retry-After`. |
          *     | `upstream_rate_limited` | 429 | The model's provider refused the request for its own rate limit or quota; see `Retry-After` when the provider gave one. |
+         *     | `workspace_busy` | 429 | The workspace already has as many requests with large bodies (64 KiB or more) waiting on this server process as it queues: one such body of a workspace is read and checked at a time, and 32 more wait their turn unread. Retry after `Retry-After` seconds. |
          *     | `headers_too_large` | 431 | The request's headers are larger than the server accepts (16 KiB in all). |
          *     | `internal_error` | 500 | An unexpected error on our side. |
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
@@ -2771,7 +2772,7 @@ export type components = {
          *     | `images_busy` | 503 | This server process is reading as many image bytes of requests as it holds at once (a chat completion's or a response's `image_url` parts); nothing was fetched. Retry after `Retry-After` seconds. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "csrf_check_failed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "managed_by_directory" | "directory_token_inactive" | "sso_state_invalid" | "sso_state_expired" | "sso_response_invalid" | "sso_assertion_unsigned" | "sso_response_replayed" | "sso_identity_provider_error" | "sso_email_not_allowed" | "sso_required" | "sso_domain_taken" | "sso_discovery_failed" | "sso_metadata_invalid" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "email_not_configured" | "service_unavailable" | "upstream_unavailable" | "images_busy";
+        ErrorCode: "invalid_json" | "malformed_request" | "validation_failed" | "unauthenticated" | "invalid_embed_key" | "insufficient_role" | "origin_not_allowed" | "csrf_check_failed" | "chatbot_disabled" | "route_not_found" | "not_found" | "model_not_found" | "method_not_allowed" | "conflict" | "idempotency_key_in_use" | "api_key_inactive" | "voice_not_ready" | "member_already_exists" | "last_owner" | "cannot_remove_self" | "managed_by_directory" | "directory_token_inactive" | "sso_state_invalid" | "sso_state_expired" | "sso_response_invalid" | "sso_assertion_unsigned" | "sso_response_replayed" | "sso_identity_provider_error" | "sso_email_not_allowed" | "sso_required" | "sso_domain_taken" | "sso_discovery_failed" | "sso_metadata_invalid" | "project_name_taken" | "conversation_already_escalated" | "conversation_full" | "run_not_cancellable" | "step_not_awaiting_approval" | "thread_full" | "version_conflict" | "workflow_has_active_runs" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "wrong_region" | "idempotency_key_reused" | "voice_sample_too_short" | "voice_sample_too_long" | "invalid_workflow_definition" | "invalid_workflow_inputs" | "invalid_webhook_url" | "invalid_source_url" | "image_unreadable" | "webhook_endpoint_limit_reached" | "event_too_old" | "model_unavailable" | "context_length_exceeded" | "policy_violation" | "spend_limit_reached" | "selection_out_of_range" | "user_not_member" | "role_above_member" | "rate_limited" | "upstream_rate_limited" | "headers_too_large" | "internal_error" | "response_validation_failed" | "upstream_error" | "not_implemented" | "email_not_configured" | "service_unavailable" | "upstream_unavailable" | "images_busy" | "workspace_busy";
         /**
          * ProblemFieldError
          * @description One invalid field of a request.
@@ -12252,7 +12253,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description More than 600 requests in 60 seconds with this API key (`rate_limited`). Wait `Retry-After` seconds. */
+        /** @description More than 600 requests in 60 seconds with this API key (`rate_limited`), or, for a request with a large body, as many of the workspace's large requests waiting on this server process as it queues (`workspace_busy`). Wait `Retry-After` seconds. */
         TooManyRequests: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -12579,7 +12580,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["ChatCompletionProblem"];
             };
         };
-        /** @description More than 600 requests in 60 seconds with this API key (`rate_limited`), or the model's provider is rate limiting this service (`upstream_rate_limited`). Wait `Retry-After` seconds (present when the provider gave one). */
+        /** @description More than 600 requests in 60 seconds with this API key (`rate_limited`), or the model's provider is rate limiting this service (`upstream_rate_limited`), or, for a request with a large body, as many of the workspace's large requests waiting on this server process as it queues (`workspace_busy`). Wait `Retry-After` seconds (present when the provider gave one). */
         ChatTooManyRequests: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

@@ -20,6 +20,7 @@ import { atLeast, locals, type Platform } from './platform/context.ts';
 import { problemHandler } from './platform/errors.ts';
 import { collectByKey } from './platform/feature.ts';
 import { newId } from './platform/ids.ts';
+import { largeBodyTurns } from './platform/large-bodies.ts';
 import { accessLog, accessRecord } from './platform/logging.ts';
 import { metricsEndpoint } from './platform/metrics.ts';
 import { bindOperation, type OperationHandler, type OperationHandlers } from './platform/operations.ts';
@@ -47,6 +48,8 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
   app.set('trust proxy', platform.config.trustProxy);
   app.set('query parser', 'simple');
 
+  // A workspace's large bodies are read and checked one at a time (platform/large-bodies.ts).
+  const largeBodies = largeBodyTurns();
   const pipeline: Array<RequestHandler | ErrorRequestHandler> = [
     requestIdentity(platform),
     traceRequests(),
@@ -60,8 +63,10 @@ export function createApp(platform: Platform, options: AppOptions = {}): express
     rateLimitCaller(platform),
     checkRole,
     refuseNotBuilt(handlers),
+    largeBodies.take,
     ...parseBody(platform.config.bodyLimitBytes),
     ...contractValidator(),
+    largeBodies.give,
     dispatch(platform, handlers),
     problemHandler({ logger: platform.logger, onResponseValidationError: options.onResponseValidationError }),
   ];

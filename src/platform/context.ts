@@ -134,6 +134,8 @@ export interface RequestLocals {
   accessRecord?: AccessRecord;
   /** A body sent as YAML, parsed (yaml-body.ts): errors about its fields say where they are in the text. */
   yamlBody?: YamlBody;
+  /** Ends the workspace's turn of reading a large body, when the request holds it (large-bodies.ts). */
+  largeBodyTurn?: () => void;
 }
 
 export function locals(res: Response): RequestLocals {

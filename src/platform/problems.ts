@@ -82,6 +82,7 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   role_above_member: { status: 422, title: "The key's role is above its member's role" },
   rate_limited: { status: 429, title: 'Too many requests' },
   upstream_rate_limited: { status: 429, title: "The model's provider is rate limiting" },
+  workspace_busy: { status: 429, title: 'This workspace has too many large requests waiting' },
   headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'Internal error' },
   response_validation_failed: { status: 500, title: 'The server produced an invalid response' },
