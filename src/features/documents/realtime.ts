@@ -416,10 +416,12 @@ export class Realtime {
       // unsaved again, and the next save has it.
       const { state, markdown } = changes.count === renderedAt ? rendered : await snapshot(document);
       if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
+      const written = Buffer.from(state).toString('base64');
+      this.#holds.set(document, written);
       await trx
         .updateTable('documents')
         .set({
-          yjs_state: Buffer.from(state).toString('base64'),
+          yjs_state: written,
           yjs_markdown: markdown,
           ...(editor ? { live_api_key_id: editor.apiKeyId, live_user_id: editor.userId } : {}),
         })
