@@ -2,9 +2,9 @@
 // headless Chromium, real-time editing of one document: two browsers with an edit token type into it and each sees
 // the other's text, which the API then returns; a third with a read token sees it, says read-only, and cannot change
 // it; a page without a token says how to get one; a bad token is refused.
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CHROMIUM, hasChromium } from '../support/chromium.ts';
+import { hasChromium, launchChromium } from '../support/chromium.ts';
 import { eventually } from '../support/expect.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -99,19 +99,7 @@ describe.skipIf(!hasChromium)('in Chromium', () => {
   const second = 'Bravo typed in the second browser';
 
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--headless',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
