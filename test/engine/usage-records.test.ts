@@ -10,7 +10,7 @@ import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/index.ts';
 import { Metrics } from '../../src/platform/metrics.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
-import { databaseKinds, freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
+import { databaseKinds, freshDatabase, openPoolConnection, postgresUrl, type TestDatabase } from '../support/server.ts';
 
 const catalogue = new Catalogue(
   loadProvidersConfig({ OPENAI_API_KEY: 'sk-test' }, (message) => {
@@ -107,11 +107,14 @@ describe.each(databaseKinds)('usage rows on %s', (kind) => {
 describe.skipIf(!postgresUrl)('a usage row whose write finds no database connection (PostgreSQL)', () => {
   test('is written again once a connection is free, and the call waits for it', async () => {
     const database = await freshDatabase('postgres');
+    const setup = openStorage(database.url);
+    await migrate(setup.db, features);
+    const { workspace } = await createWorkspace(setup.db, { name: 'Held connection', region: 'eu' });
+    await setup.close();
     // One connection, and a query gives up waiting for it after 100 ms: the write below fails first.
     const storage = openStorage(database.url, { poolMax: 1, poolTimeoutMs: 100 });
     try {
-      await migrate(storage.db, features);
-      const { workspace } = await createWorkspace(storage.db, { name: 'Held connection', region: 'eu' });
+      await openPoolConnection(storage);
       const logger = pino({ level: 'silent' });
       const services = { db: storage.db, logger, metrics: new Metrics({ logger }) };
       let release!: () => void;

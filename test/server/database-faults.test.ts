@@ -23,7 +23,7 @@ import {
   terminate,
   waitUntilReady,
 } from '../support/processes.ts';
-import { freshDatabase, postgresUrl, type TestDatabase } from '../support/server.ts';
+import { freshDatabase, openPoolConnection, postgresUrl, type TestDatabase } from '../support/server.ts';
 
 /** Terminates every connection to `database` but the caller's; returns how many it ended. */
 async function terminateBackends(database: string): Promise<number> {
@@ -77,6 +77,7 @@ describe.skipIf(!postgresUrl)('PostgreSQL terminates the connections of a proces
   test('a query that waits longer than DATABASE_POOL_TIMEOUT_MS for a connection fails as a connection error', async () => {
     const small = openStorage(database.url, { poolMax: 1, poolTimeoutMs: 100 });
     try {
+      await openPoolConnection(small);
       let release!: () => void;
       const held = small.db.connection().execute(
         (connection) =>

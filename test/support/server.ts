@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
@@ -16,7 +17,7 @@ import { createLogger } from '../../src/platform/logging.ts';
 import type { OperationHandler, OperationHandlers } from '../../src/platform/operations.ts';
 import { Problem } from '../../src/platform/problems.ts';
 import { type RunningServer, startServer } from '../../src/server.ts';
-import type { DatabaseKind } from '../../src/storage/database.ts';
+import type { DatabaseKind, Storage } from '../../src/storage/database.ts';
 
 export type { DatabaseKind };
 
@@ -82,6 +83,21 @@ export async function freshDatabase(kind: DatabaseKind): Promise<TestDatabase> {
       await client.end();
     },
   };
+}
+
+/**
+ * Opens the one connection of a pool that gives up waiting after a few milliseconds, before the test that needs that
+ * limit: on a busy machine, opening a PostgreSQL connection can itself take longer than the limit.
+ */
+export async function openPoolConnection(storage: Storage, attempts = 20): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await sql`select 1`.execute(storage.db);
+      return;
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+    }
+  }
 }
 
 export interface TestServer extends RunningServer {
