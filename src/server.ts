@@ -39,6 +39,8 @@ import { migrate, openStorage } from './storage/database.ts';
 const FORCED_CLOSE_MS = 2000;
 /** How long the requests' work after their answers may take at shutdown before the database closes under it. */
 const SETTLE_TIMEOUT_MS = 10_000;
+/** How often a stop that takes long logs what it still waits for. */
+const STOP_PROGRESS_MS = 5000;
 
 export interface RunningServer {
   url: string;
@@ -171,42 +173,65 @@ async function start(
   const close = () =>
     (closing ??= (async () => {
       draining = true;
-      // No new connection from here on (resolves once the connections still open have ended).
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      // At the timeout, counted from the signal, the requests still running are told to end: a stream ends with its
-      // `event: error` (service_unavailable), other work is aborted. A connection that has not ended a moment later
-      // is closed.
-      let forced: NodeJS.Timeout | undefined;
-      const timeout = setTimeout(() => {
-        logger.warn(
-          { timeout_ms: config.shutdownTimeoutMs },
-          'requests still running at the shutdown timeout; ending them',
-        );
-        platform.drain.endAll();
-        forced = setTimeout(() => server.closeAllConnections(), FORCED_CLOSE_MS);
-      }, config.shutdownTimeoutMs);
-      // Work in flight of the services (a workflow step) ends meanwhile, then the upgraded sockets, which are not the
-      // HTTP server's any more: their sessions are saved and closed.
-      await services.stop();
-      await drained;
-      clearTimeout(timeout);
-      clearTimeout(forced);
-      // The answers are out; what the requests do after them (a stream's usage, spend reservation, notices and stored
-      // thread, settled when its producer closes) finishes before the database closes.
-      const { abandoned } = await platform.drain.settled(SETTLE_TIMEOUT_MS);
-      if (abandoned > 0) logger.error({ abandoned }, 'requests still settling their work when the database closed');
-      await stopRetention();
-      // No request runs any more: the log's last rows go in before the workers, which may take their grace to stop.
-      await platform.requestLog.flush();
-      // Work in flight is finished and recorded (a webhook attempt within 15 s), so a restart does none of it twice.
-      await Promise.all([...workers.values()].map((worker) => worker.stop()));
-      await services.dispose();
-      await rateLimitStore.close();
-      await stopWatchingKeys();
-      await storage.close();
-      // Last: the spans of everything above (the workers' last attempts, the final queries) go out with it.
-      await telemetry.shutdown();
+      // A stop that takes long says what it waits for: a supervisor that kills the process meanwhile leaves that in
+      // the log.
+      const stopStarted = Date.now();
+      let waitingFor = 'requests';
+      const progress = setInterval(
+        () => logger.warn({ waiting_for: waitingFor, elapsed_ms: Date.now() - stopStarted }, 'still stopping'),
+        STOP_PROGRESS_MS,
+      ).unref();
+      try {
+        // No new connection from here on (resolves once the connections still open have ended).
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        // At the timeout, counted from the signal, the requests still running are told to end: a stream ends with its
+        // `event: error` (service_unavailable), other work is aborted. A connection that has not ended a moment later
+        // is closed.
+        let forced: NodeJS.Timeout | undefined;
+        const timeout = setTimeout(() => {
+          logger.warn(
+            { timeout_ms: config.shutdownTimeoutMs },
+            'requests still running at the shutdown timeout; ending them',
+          );
+          platform.drain.endAll();
+          forced = setTimeout(() => server.closeAllConnections(), FORCED_CLOSE_MS);
+        }, config.shutdownTimeoutMs);
+        // Work in flight of the services (a workflow step) ends meanwhile, then the upgraded sockets, which are not the
+        // HTTP server's any more: their sessions are saved and closed.
+        waitingFor = 'services';
+        await services.stop();
+        waitingFor = 'connections';
+        await drained;
+        clearTimeout(timeout);
+        clearTimeout(forced);
+        // The answers are out; what the requests do after them (a stream's usage, spend reservation, notices and
+        // stored thread, settled when its producer closes) finishes before the database closes.
+        waitingFor = 'work after answers';
+        const { abandoned } = await platform.drain.settled(SETTLE_TIMEOUT_MS);
+        if (abandoned > 0) logger.error({ abandoned }, 'requests still settling their work when the database closed');
+        waitingFor = 'retention';
+        await stopRetention();
+        // No request runs any more: the log's last rows go in before the workers, which may take their grace to stop.
+        waitingFor = 'request log';
+        await platform.requestLog.flush();
+        // Work in flight is finished and recorded (a webhook attempt within 15 s), so a restart does none of it twice.
+        waitingFor = 'workers';
+        await Promise.all([...workers.values()].map((worker) => worker.stop()));
+        waitingFor = 'services disposal';
+        await services.dispose();
+        waitingFor = 'rate limit store';
+        await rateLimitStore.close();
+        waitingFor = 'key watch';
+        await stopWatchingKeys();
+        waitingFor = 'database';
+        await storage.close();
+        // Last: the spans of everything above (the workers' last attempts, the final queries) go out with it.
+        waitingFor = 'telemetry';
+        await telemetry.shutdown();
+      } finally {
+        clearInterval(progress);
+      }
     })());
 
   await answersOnce(app);

@@ -1,8 +1,11 @@
 // Shutdown of a server in this process (close(), what SIGTERM runs), on SQLite:
-// - a request still running at SHUTDOWN_TIMEOUT_MS has its connection closed, and close() finishes;
+// - a request still running at SHUTDOWN_TIMEOUT_MS has its connection closed, and close() finishes, saying meanwhile
+//   what it still waits for;
 // - the request log rows of the last requests are written before the database is closed;
 // - a webhook attempt in flight is finished and recorded before the database is closed.
 // test/server/shutdown-processes.test.ts does the same with SIGTERM to a real server process.
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { openStorage } from '../../src/storage/database.ts';
 import { holdingReceiver } from '../support/receiver.ts';
@@ -22,7 +25,17 @@ describe('shutdown', () => {
   test('a request still running at SHUTDOWN_TIMEOUT_MS has its connection closed, and close() finishes', {
     timeout: 20_000,
   }, async () => {
-    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '300' }, handlerOverrides: true });
+    const lines: Array<{ msg: string; waiting_for?: string }> = [];
+    const logger = pino(
+      { level: 'warn' },
+      new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(JSON.parse(String(chunk)));
+          done();
+        },
+      }),
+    );
+    const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '300' }, handlerOverrides: true, logger });
     let entered!: () => void;
     const inHandler = new Promise<void>((resolve) => (entered = resolve));
     server.handlerOverrides.set('getWorkspace', () => {
@@ -36,6 +49,9 @@ describe('shutdown', () => {
     await inHandler;
     await server.close();
     expect(await inFlight).toBe('connection closed');
+    // The handler's promise never settles: the stop waits SETTLE_TIMEOUT_MS for it, and says so while it waits.
+    expect(lines.map((line) => line.msg)).toContain('requests still running at the shutdown timeout; ending them');
+    expect(lines.find((line) => line.msg === 'still stopping')).toMatchObject({ waiting_for: 'work after answers' });
   });
 
   test('the request log rows of the last requests are in the database when close() returns', async () => {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { type Config, loadConfig } from '../../src/config.ts';
 import { features } from '../../src/features/index.ts';
@@ -136,6 +137,8 @@ export interface TestServerOptions {
   /** Use this database instead of a fresh one (two servers on one database). */
   databaseUrl?: string;
   clock?: Clock;
+  /** The server's logger; by default one at TEST_LOG_LEVEL, silent unless set. */
+  logger?: Logger;
   redisUrl?: string;
   rateLimitKeyPrefix?: string;
   env?: Record<string, string>;
@@ -220,7 +223,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const handlerOverrides = new HandlerOverrides(options.handlerOverrides === true);
   const running = await startServer(config, {
     clock: options.clock,
-    logger: createLogger(config.logLevel),
+    logger: options.logger ?? createLogger(config.logLevel),
     rateLimitKeyPrefix: options.rateLimitKeyPrefix ?? `test:${Math.random().toString(36).slice(2)}`,
     onResponseValidationError: (details) => responseValidationErrors.push(details),
     handlers: options.handlerOverrides ? handlerOverrides.handlers() : undefined,
