@@ -380,6 +380,115 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     expect(page.body.html).toContain('<h2>Part 400</h2>');
   });
 
+  test('an API change to a document no session holds changes its saved state without loading it, and a session opened after holds it', async () => {
+    const section = (n: number) => `## Part ${n}\n\nThe **harbour** log of day ${n}.\n\n- crane ${n}`;
+    const content = `# Harbour\n\n${Array.from({ length: 400 }, (_, n) => section(n + 1)).join('\n\n')}`;
+    expect(content.length).toBeGreaterThan(OFF_LOOP_SIZE);
+    const hocuspocus = server.platform.services.realtime.hocuspocus;
+    const held = (id: string) => hocuspocus.documents.has(id) || hocuspocus.loadingDocuments.has(id);
+    // The documents Hocuspocus loads (for a session, or for the API) while `during` runs.
+    const loadedDuring = async <T>(during: () => Promise<T>): Promise<[T, string[]]> => {
+      const loaded: string[] = [];
+      const createDocument = hocuspocus.createDocument;
+      hocuspocus.createDocument = (name, ...rest) => {
+        loaded.push(name);
+        return createDocument.call(hocuspocus, name, ...rest);
+      };
+      try {
+        return [await during(), loaded];
+      } finally {
+        hocuspocus.createDocument = createDocument;
+      }
+    };
+    const versionKinds = async (id: string) =>
+      ((await server.call('GET', `/v1/documents/${id}/versions`)).body.data as Array<{ source: { kind: string } }>)
+        .map((version) => version.source.kind)
+        .reverse();
+
+    // Never opened in a session: the change saves its first state.
+    const fresh = await newDocument(content);
+    const renamed = content.replace('# Harbour\n', '# Harbour, first edit\n');
+    const [patched, loaded] = await loadedDuring(() =>
+      server.call('PATCH', `/v1/documents/${fresh.id}`, { body: { content: renamed } }),
+    );
+    expect(patched.status).toBe(200);
+    expect(loaded).toEqual([]);
+    const first = open(fresh.id, fresh.edit_token.token);
+    await first.ready;
+    expect(first.text()).toBe(renamed);
+
+    // Opened, edited and left: the next change starts from the state the session saved, and keeps its history.
+    appendParagraph(first.doc, 'Typed in the session.');
+    await until(
+      async () => (await server.call('GET', `/v1/documents/${fresh.id}`)).body.content as string,
+      (text) => text === `${renamed}\n\nTyped in the session.`,
+    );
+    first.close();
+    await until(
+      () => held(fresh.id),
+      (isHeld) => !isHeld,
+    );
+    const second = `${renamed.replace('# Harbour, first edit\n', '# Harbour, second edit\n')}\n\nTyped in the session.`;
+    const [updated, loadedAgain] = await loadedDuring(() =>
+      server.call('PATCH', `/v1/documents/${fresh.id}`, { body: { content: second } }),
+    );
+    expect(updated.status, updated.text).toBe(200);
+    expect(loadedAgain).toEqual([]);
+    expect(updated.body.content).toBe(second);
+
+    // Two changes at once: each is a version of its own, and none makes the other's text a `realtime` version.
+    const [a, b] = await Promise.all(
+      ['A', 'B'].map((name) =>
+        server.call('PATCH', `/v1/documents/${fresh.id}`, { body: { content: second.replace('second', name) } }),
+      ),
+    );
+    expect([a!.status, b!.status]).toEqual([200, 200]);
+    expect(await versionKinds(fresh.id)).toEqual(['create', 'edit', 'realtime', 'edit', 'edit', 'edit']);
+    const last = (await server.call('GET', `/v1/documents/${fresh.id}`)).body.content as string;
+    expect([a!.body.content, b!.body.content]).toContain(last);
+
+    const later = open(fresh.id, await token(fresh.id));
+    await later.ready;
+    expect(later.text()).toBe(last);
+    appendParagraph(later.doc, 'And after.');
+    await until(
+      async () => (await server.call('GET', `/v1/documents/${fresh.id}`)).body.content as string,
+      (text) => text === `${last}\n\nAnd after.`,
+    );
+  });
+
+  test('a session that opens a document while an API change to its saved state is worked out gets the change', async () => {
+    const document = await newDocument();
+    const realtime = server.platform.services.realtime;
+    // Saved state first: a session opens and leaves.
+    const before = open(document.id, document.edit_token.token);
+    await before.ready;
+    before.close();
+    await until(
+      () => realtime.hocuspocus.documents.has(document.id),
+      (isHeld) => !isHeld,
+    );
+    let editor: Editor | undefined;
+    await realtime.withLiveDocument(
+      document.id,
+      async (live) => {
+        editor = open(document.id, await token(document.id));
+        await editor.ready;
+        const row = await server.platform.db
+          .selectFrom('documents')
+          .selectAll()
+          .where('id', '=', document.id)
+          .executeTakeFirstOrThrow();
+        await live.apply(row, '# Launch\n\nChanged while a session opened.');
+      },
+      '# Launch\n\nChanged while a session opened.',
+    );
+    await until(
+      () => editor!.text(),
+      (text) => text === '# Launch\n\nChanged while a session opened.',
+    );
+  });
+
   test('an API update, a restore and a delete reach connected editors', async () => {
     const document = await newDocument();
     const editor = open(document.id, document.edit_token.token);

@@ -221,7 +221,14 @@ export async function commandOnDocument(
           command: command.command,
         };
         const saved = (
-          await saveVersion(trx, locked, outcome.content, source, context.now, await live.apply(outcome.content))
+          await saveVersion(
+            trx,
+            locked,
+            outcome.content,
+            source,
+            context.now,
+            await live.apply(locked, outcome.content),
+          )
         ).version;
         await options.onSaved?.(trx, { ...result(saved), version: saved });
         return saved;

@@ -8,7 +8,7 @@
 import * as Y from 'yjs';
 import { workerPool } from '../../platform/worker-pool.ts';
 import { renderHtml, renderMarkdown, replaceContent, yDocFromMarkdown } from './markdown.ts';
-import type * as MarkdownWorker from './markdown-worker.ts';
+import * as MarkdownWorker from './markdown-worker.ts';
 
 /** The Markdown characters, or bytes of Yjs state, from which a conversion runs in a worker thread. */
 export const OFF_LOOP_SIZE = 16 * 1024;
@@ -27,6 +27,24 @@ export async function snapshot(doc: Y.Doc): Promise<{ state: Uint8Array; markdow
   const state = Y.encodeStateAsUpdate(doc);
   if (state.length >= OFF_LOOP_SIZE) return { state, markdown: await offLoop('render', { state }) };
   return { state, markdown: renderMarkdown(doc) };
+}
+
+/** The Markdown a saved Yjs state renders to. */
+export async function renderedState(state: Uint8Array): Promise<string> {
+  return state.length >= OFF_LOOP_SIZE ? offLoop('render', { state }) : MarkdownWorker.render({ state });
+}
+
+/**
+ * What makes a saved Yjs state hold this Markdown (replaceContent: only the blocks that differ change): the update,
+ * and the state and Markdown once it is applied.
+ */
+export async function replacedState(
+  state: Uint8Array,
+  text: string,
+): Promise<{ update: Uint8Array; state: Uint8Array; markdown: string }> {
+  return state.length >= OFF_LOOP_SIZE || text.length >= OFF_LOOP_SIZE
+    ? offLoop('replace', { state, text })
+    : MarkdownWorker.replace({ state, text });
 }
 
 /**

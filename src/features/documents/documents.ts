@@ -351,7 +351,7 @@ export const documentHandlers = {
             changes.content!,
             { kind: 'edit', apiKeyId: context.caller.apiKey.id, userId: context.caller.userId },
             context.now,
-            await live.apply(changes.content!),
+            await live.apply(row, changes.content!),
           )
         ).document;
       }

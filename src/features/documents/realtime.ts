@@ -29,7 +29,7 @@ import type { Platform } from '../../platform/context.ts';
 import type { UpgradeEndpoint } from '../../platform/feature.ts';
 import { forUpdate } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
-import { replaceLive, replacement, seeded, snapshot } from './conversions.ts';
+import { renderedState, replacedState, replaceLive, replacement, seeded, snapshot } from './conversions.ts';
 import { type EditClaims, TokenRefused, verifyEditToken } from './edit-tokens.ts';
 import { type DocumentRow, saveVersion } from './store.ts';
 
@@ -48,12 +48,18 @@ const SAVE_WITHIN_MS = 1000;
  */
 const MERGE_ORIGIN = { source: 'local' as const, skipStoreHooks: true, context: {} };
 
-/** The live document as the API sees it inside withLiveDocument. */
+/** What a document's row, as the caller locked it, says of its Yjs state. */
+type SavedRow = Pick<DocumentRow, 'content' | 'yjs_state' | 'yjs_markdown'>;
+
+/**
+ * The live document as the API sees it inside withLiveDocument. Each method is given the document's row as the caller
+ * has locked it: where no session holds the document, its saved state is what it holds.
+ */
 export interface LiveDocument {
   /** The Markdown the live document renders to now. */
-  markdown(): Promise<string>;
+  markdown(row: SavedRow): Promise<string>;
   /** Makes the live document hold this content; returns the state and Markdown to save with the version. */
-  apply(markdown: string): Promise<{ state: string; markdown: string }>;
+  apply(row: SavedRow, markdown: string): Promise<{ state: string; markdown: string }>;
 }
 
 /** How many changes a live document has had since it was counted: whether what was worked out from it still holds. */
@@ -518,6 +524,7 @@ export class Realtime {
     change: (live: LiveDocument) => Promise<T>,
     content?: string,
   ): Promise<T> {
+    if (!this.#redis && !this.#held(documentId)) return this.#withSavedDocument(documentId, change, content);
     const connection = await this.hocuspocus.openDirectConnection(documentId, { pathDocumentId: documentId });
     const document = connection.document!;
     const changes = changeCounter(document);
@@ -532,7 +539,7 @@ export class Realtime {
       const replaced = content === undefined ? undefined : await replacement(document, content);
       return await change({
         markdown: async () => (changes.count === currentAt ? current : await snapshot(document)).markdown,
-        apply: async (markdown) => {
+        apply: async (_row, markdown) => {
           // The thread's document after the change is the live one's (the same state, the same change): its state is
           // the one to save.
           if (replaced && markdown === content && changes.count === replacedAt) {
@@ -554,6 +561,74 @@ export class Realtime {
     }
   }
 
+  /** Whether a session of this process holds the document, or is loading it. */
+  #held(documentId: string): boolean {
+    return this.hocuspocus.documents.has(documentId) || this.hocuspocus.loadingDocuments.has(documentId);
+  }
+
+  /**
+   * withLiveDocument for a document that no session of this process holds, where no other process shares live
+   * documents with this one (no Redis): the change is made to its saved state, without loading it into Hocuspocus.
+   * Loading a long document's state and applying a rewrite to it would hold the event loop for hundreds of
+   * milliseconds; here both run in a thread. What can be is worked out before `change` takes the row's lock, from the
+   * state saved then, and again under the lock from the row's state if that changed meanwhile.
+   */
+  async #withSavedDocument<T>(
+    documentId: string,
+    change: (live: LiveDocument) => Promise<T>,
+    content?: string,
+  ): Promise<T> {
+    const saved = await this.#db
+      .selectFrom('documents')
+      .select('yjs_state')
+      .where('id', '=', documentId)
+      .executeTakeFirst();
+    // What makes a saved state hold this Markdown; for a document never opened in a session, its first state. A
+    // session that began to load such a document meanwhile waits for the row's lock to save the state it seeded,
+    // then finds this one saved and starts from it.
+    const work = async (state: string | null, markdown: string) =>
+      state === null
+        ? { ...(await seeded(markdown)), update: undefined }
+        : await replacedState(Buffer.from(state, 'base64'), markdown);
+    const early =
+      saved && content !== undefined
+        ? { state: saved.yjs_state, worked: await work(saved.yjs_state, content) }
+        : undefined;
+    return change({
+      // The Markdown the saved state renders to is saved with it; a document never opened in a session has its
+      // content only.
+      markdown: async (row) =>
+        row.yjs_state === null
+          ? row.content
+          : (row.yjs_markdown ?? (await renderedState(Buffer.from(row.yjs_state, 'base64')))),
+      apply: async (row, markdown) => {
+        const worked =
+          early && early.state === row.yjs_state && markdown === content
+            ? early.worked
+            : await work(row.yjs_state, markdown);
+        if (worked.update) this.#applyToSessionOpenedMeanwhile(documentId, worked.update);
+        return { state: Buffer.from(worked.state).toString('base64'), markdown: worked.markdown };
+      },
+    });
+  }
+
+  /**
+   * An API change made to the saved state reaches a session that opened the document meanwhile: its live document
+   * gets the change's update at once, or once loaded (from the state before the change or after it: applying an
+   * update it holds already changes nothing).
+   */
+  #applyToSessionOpenedMeanwhile(documentId: string, update: Uint8Array): void {
+    const live = this.hocuspocus.documents.get(documentId);
+    if (live) {
+      Y.applyUpdate(live, update, API_ORIGIN);
+      return;
+    }
+    this.hocuspocus.loadingDocuments.get(documentId)?.then(
+      (loaded) => Y.applyUpdate(loaded, update, API_ORIGIN),
+      () => {},
+    );
+  }
+
   /**
    * Before an API change replaces the content: the live document's text that is not a version yet (an editor typed
    * in the last second) becomes a `realtime` version, so that the change overwrites nothing unrecorded. Returns the
@@ -565,7 +640,7 @@ export class Realtime {
     live: LiveDocument,
     now: Date,
   ): Promise<DocumentRow> {
-    const markdown = await live.markdown();
+    const markdown = await live.markdown(row);
     if (markdown === row.yjs_version_markdown || markdown === row.content) return row;
     const editor = this.#editors.get(row.id);
     const source = {
@@ -578,7 +653,7 @@ export class Realtime {
 
   /** Whether the live document holds text that is not in the current version (an editor's unsaved typing). */
   static async hasLiveEdits(row: DocumentRow, live: LiveDocument): Promise<boolean> {
-    const markdown = await live.markdown();
+    const markdown = await live.markdown(row);
     return markdown !== row.yjs_version_markdown && markdown !== row.content;
   }
 

@@ -59,7 +59,14 @@ export const versionHandlers = {
             restoredFrom: { id: restored.id, number: restored.number },
           };
           return (
-            await saveVersion(trx, locked, restored.content, source, context.now, await live.apply(restored.content))
+            await saveVersion(
+              trx,
+              locked,
+              restored.content,
+              source,
+              context.now,
+              await live.apply(locked, restored.content),
+            )
           ).version;
         }),
       restored.content,
