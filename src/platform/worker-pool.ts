@@ -8,10 +8,12 @@ import { Piscina } from 'piscina';
 
 /**
  * The `run` of a pool of threads of `workerFile` (a module whose exported functions take one cloneable argument):
- * `run(name, input)` calls the function `name` in a thread.
+ * `run(name, input)` calls the function `name` in a thread. A thread runs one call at a time, or up to
+ * `concurrentTasksPerWorker` for work that mostly waits (a fetch).
  */
 export function workerPool<Worker extends Record<string, (input: never) => unknown>>(
   workerFile: URL,
+  { concurrentTasksPerWorker = 1 }: { concurrentTasksPerWorker?: number } = {},
 ): <K extends keyof Worker & string>(
   name: K,
   input: Parameters<Worker[K]>[0],
@@ -24,6 +26,7 @@ export function workerPool<Worker extends Record<string, (input: never) => unkno
       maxThreads: Math.max(1, availableParallelism() - 1),
       idleTimeout: 10_000,
       niceIncrement: 19,
+      concurrentTasksPerWorker,
     });
     return pool.run(input, { name });
   };

@@ -5,9 +5,10 @@
 // pointed at a private network, and the sandbox reads them like the others. An image that cannot be read is a
 // `422 image_unreadable` naming its part.
 import { Problem } from '../../platform/problems.ts';
-import { fetchGuarded, type GuardedResponse, UrlNotAllowedError } from '../../platform/url-guard.ts';
+import { workerPool } from '../../platform/worker-pool.ts';
 import type { EngineContentPart } from './generation.ts';
 import type { ImageBudget } from './image-budget.ts';
+import type * as ImageWorker from './image-worker.ts';
 
 export type EngineImagePart = Extract<EngineContentPart, { type: 'image' }>;
 
@@ -23,6 +24,14 @@ export const IMAGE_LIMITS = {
   /** For fetching one image, redirects and body included. */
   timeoutMs: 10_000,
 } as const;
+
+/**
+ * Images fetched by URL are read in worker threads (image-worker.ts), many at once in each: a fetch mostly waits on
+ * its socket. How many the process reads at once is bounded by the image budget (image-budget.ts).
+ */
+const fetchOffLoop = workerPool<typeof ImageWorker>(new URL('./image-worker.ts', import.meta.url), {
+  concurrentTasksPerWorker: 64,
+});
 
 const DATA_URL = /^data:(image\/[A-Za-z0-9.+-]+);base64,/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -72,20 +81,18 @@ export async function readImage(url: string, options: ReadImageOptions): Promise
   }
   if (url.startsWith('data:'))
     throw unreadable(pointer, 'a data: URL must be a base64-encoded image (data:image/<type>;base64,…)');
-  let response: GuardedResponse;
-  try {
-    response = await fetchGuarded(url, {
-      allowPrivateNetworks: options.allowPrivateNetworks,
-      timeoutMs: IMAGE_LIMITS.timeoutMs,
-      maxBytes,
-      headers: { accept: 'image/*', 'user-agent': 'content-service/0.1 (chat images)' },
-      readBody: (type) => type.startsWith('image/'),
-    });
-  } catch (error) {
-    if (error instanceof UrlNotAllowedError) throw unreadable(pointer, error.message);
-    if (error instanceof Error && error.name === 'TimeoutError')
+  const response = await fetchOffLoop('fetchImage', {
+    url,
+    allowPrivateNetworks: options.allowPrivateNetworks,
+    timeoutMs: IMAGE_LIMITS.timeoutMs,
+    maxBytes,
+    headers: { accept: 'image/*', 'user-agent': 'content-service/0.1 (chat images)' },
+  });
+  if ('failure' in response) {
+    if (response.failure === 'not_allowed') throw unreadable(pointer, response.message);
+    if (response.failure === 'timeout')
       throw unreadable(pointer, `it did not arrive within ${IMAGE_LIMITS.timeoutMs / 1000} seconds`);
-    throw unreadable(pointer, `it could not be fetched (${error instanceof Error ? error.message : String(error)})`);
+    throw unreadable(pointer, `it could not be fetched (${response.message})`);
   }
   if (response.status < 200 || response.status > 299) throw unreadable(pointer, `its URL answered ${response.status}`);
   const mediaType = response.contentType.split(';')[0]!.trim();
