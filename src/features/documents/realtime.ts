@@ -11,8 +11,10 @@
 //     (`yjs_version_markdown`): after REALTIME_VERSION_IDLE_MS without changes (30 s), when the last editor leaves,
 //     and whenever the API reads or changes the document (`settle`), so a typing burst is one version and a
 //     socket edit is visible to GET /v1/documents/{id} at once.
-//   - An API change (update, command, restore) is applied to the live Yjs document (`applyContent`), so editors see
-//     it at once, and its rendering becomes `yjs_version_markdown`: the session does not make it a version twice.
+//   - An API change (update, command, restore) is applied to the live Yjs document (withLiveDocument), so editors
+//     see it at once, and its rendering becomes `yjs_version_markdown`: the session does not make it a version twice.
+//     A document that no session of this process holds, without Redis, is changed in its saved state instead, in a
+//     thread for a long one: loading it into Hocuspocus would be Yjs's work on the event loop, for no editor.
 //   - With REDIS_URL, Hocuspocus's Redis extension shares live documents between the server processes of one
 //     database (each change reaches every process's editors; one process saves at a time).
 import type { IncomingMessage } from 'node:http';
