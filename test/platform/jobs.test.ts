@@ -1,8 +1,6 @@
 // The platform's job runner (src/platform/jobs/runner.ts) on real SQLite and PostgreSQL databases: a job exists only
 // with the transaction that enqueued it, runs once, retries with backoff and then fails, runs again when its lease
 // runs out, never runs twice at once under two runners on one PostgreSQL, and stop() waits for what is in flight.
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
@@ -15,6 +13,7 @@ import {
 } from '../../src/platform/jobs/runner.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { eventually } from '../support/expect.ts';
+import { capturedLogger } from '../support/logs.ts';
 import { databaseKinds, freshDatabase, type TestDatabase } from '../support/server.ts';
 
 declare module '../../src/platform/jobs/runner.ts' {
@@ -24,16 +23,7 @@ declare module '../../src/platform/jobs/runner.ts' {
 }
 
 /** What the runners logged at warn and above, as parsed lines. */
-const logged: Array<{ msg: string; job_id?: string }> = [];
-const logger = pino(
-  { level: 'warn' },
-  new Writable({
-    write(chunk, _encoding, done) {
-      logged.push(JSON.parse(String(chunk)));
-      done();
-    },
-  }),
-);
+const { logger, lines: logged } = capturedLogger<{ msg: string; job_id?: string }>();
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;

@@ -4,10 +4,9 @@
 // - the request log rows of the last requests are written before the database is closed;
 // - a webhook attempt in flight is finished and recorded before the database is closed.
 // test/server/shutdown-processes.test.ts does the same with SIGTERM to a real server process.
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterEach, describe, expect, test } from 'vitest';
 import { openStorage } from '../../src/storage/database.ts';
+import { capturedLogger } from '../support/logs.ts';
 import { holdingReceiver } from '../support/receiver.ts';
 import { freshDatabase, startTestServer, type TestDatabase } from '../support/server.ts';
 
@@ -25,16 +24,7 @@ describe('shutdown', () => {
   test('a request still running at SHUTDOWN_TIMEOUT_MS has its connection closed, and close() finishes', {
     timeout: 20_000,
   }, async () => {
-    const lines: Array<{ msg: string; waiting_for?: string }> = [];
-    const logger = pino(
-      { level: 'warn' },
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(JSON.parse(String(chunk)));
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = capturedLogger<{ msg: string; waiting_for?: string }>();
     const server = await startTestServer({ env: { SHUTDOWN_TIMEOUT_MS: '300' }, handlerOverrides: true, logger });
     let entered!: () => void;
     const inHandler = new Promise<void>((resolve) => (entered = resolve));

@@ -388,55 +388,12 @@ export class Realtime {
     this.#editors.delete(documentId);
     this.#dirty.delete(documentId);
     const changes = changeCounter(document);
+    let outcome: 'deleted' | 'too_large' | 'saved';
     try {
-      return await this.#storeCounted(documentId, document, editor, changes);
+      outcome = await this.#write(documentId, document, editor, changes);
     } finally {
       changes.stop();
     }
-  }
-
-  async #storeCounted(
-    documentId: string,
-    document: Document,
-    editor: EditClaims | undefined,
-    changes: ChangeCounter,
-  ): Promise<void> {
-    // Rendered before the row's lock is taken (a long document's Markdown is worked out in a thread, and on SQLite the
-    // lock holds the one connection every request waits for); rendered again under it if the document changed since.
-    const saved = await this.#db
-      .selectFrom('documents')
-      .select('yjs_state')
-      .where('id', '=', documentId)
-      .executeTakeFirst();
-    if (saved?.yjs_state) this.#merge(document, saved.yjs_state);
-    const renderedAt = changes.count;
-    const rendered = await snapshot(document);
-    const outcome = await this.#db.transaction().execute(async (trx) => {
-      const row = await forUpdate(
-        trx.selectFrom('documents').select(['id', 'yjs_state']).where('id', '=', documentId),
-        trx,
-      ).executeTakeFirst();
-      if (!row) return 'deleted' as const;
-      // A no-op when the live document holds it all already (Yjs emits no update then); otherwise the editors get
-      // what they lacked, as they would from the process that saved it.
-      if (row.yjs_state !== null) this.#merge(document, row.yjs_state);
-      // An editor's change that comes while a long document renders is not in this state: it marks the document
-      // unsaved again, and the next save has it.
-      const { state, markdown } = changes.count === renderedAt ? rendered : await snapshot(document);
-      if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
-      const written = Buffer.from(state).toString('base64');
-      this.#holds.set(document, written);
-      await trx
-        .updateTable('documents')
-        .set({
-          yjs_state: written,
-          yjs_markdown: markdown,
-          ...(editor ? { live_api_key_id: editor.apiKeyId, live_user_id: editor.userId } : {}),
-        })
-        .where('id', '=', documentId)
-        .execute();
-      return 'saved' as const;
-    });
     if (outcome === 'deleted') {
       // Deleted meanwhile (by another process): its sessions end here too.
       this.closeDocument(documentId);
@@ -465,6 +422,54 @@ export class Realtime {
       timer.unref();
       this.#idle.set(documentId, timer);
     }
+  }
+
+  /**
+   * Writes the live state and its Markdown under the row's lock, the row's state merged into the live document
+   * first; `changes` counts what editors changed meanwhile.
+   */
+  async #write(
+    documentId: string,
+    document: Document,
+    editor: EditClaims | undefined,
+    changes: ChangeCounter,
+  ): Promise<'deleted' | 'too_large' | 'saved'> {
+    // Rendered before the row's lock is taken (a long document's Markdown is worked out in a thread, and on SQLite the
+    // lock holds the one connection every request waits for); rendered again under it if the document changed since.
+    const saved = await this.#db
+      .selectFrom('documents')
+      .select('yjs_state')
+      .where('id', '=', documentId)
+      .executeTakeFirst();
+    if (saved?.yjs_state) this.#merge(document, saved.yjs_state);
+    const renderedAt = changes.count;
+    const rendered = await snapshot(document);
+    return this.#db.transaction().execute(async (trx) => {
+      const row = await forUpdate(
+        trx.selectFrom('documents').select(['id', 'yjs_state']).where('id', '=', documentId),
+        trx,
+      ).executeTakeFirst();
+      if (!row) return 'deleted' as const;
+      // A no-op when the live document holds it all already (Yjs emits no update then); otherwise the editors get
+      // what they lacked, as they would from the process that saved it.
+      if (row.yjs_state !== null) this.#merge(document, row.yjs_state);
+      // An editor's change that comes while a long document renders is not in this state: it marks the document
+      // unsaved again, and the next save has it.
+      const { state, markdown } = changes.count === renderedAt ? rendered : await snapshot(document);
+      if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
+      const written = Buffer.from(state).toString('base64');
+      this.#holds.set(document, written);
+      await trx
+        .updateTable('documents')
+        .set({
+          yjs_state: written,
+          yjs_markdown: markdown,
+          ...(editor ? { live_api_key_id: editor.apiKeyId, live_user_id: editor.userId } : {}),
+        })
+        .where('id', '=', documentId)
+        .execute();
+      return 'saved' as const;
+    });
   }
 
   /** Makes a `realtime` version of the saved session state when its Markdown differs from the current version's. */

@@ -140,8 +140,8 @@ export class JobRunner implements BackgroundWorker {
   readonly #options: Required<JobRunnerOptions>;
   readonly #kinds: string[];
   readonly #loop: ClaimLoop<Job>;
-  /** The abort controllers of the jobs running now. */
-  readonly #running = new Set<AbortController>();
+  /** The abort controllers of the jobs running now, by job (its latest attempt). */
+  readonly #running = new Map<string, AbortController>();
 
   constructor(options: JobRunnerOptions) {
     this.#options = {
@@ -185,7 +185,7 @@ export class JobRunner implements BackgroundWorker {
   async stop(): Promise<void> {
     const stopped = this.#loop.stop();
     const grace = setTimeout(() => {
-      for (const controller of this.#running) controller.abort(new RunnerStopping());
+      for (const controller of this.#running.values()) controller.abort(new RunnerStopping());
     }, this.#options.stopGraceMs);
     try {
       await stopped;
@@ -235,7 +235,11 @@ export class JobRunner implements BackgroundWorker {
       return;
     }
     const controller = new AbortController();
-    this.#running.add(controller);
+    // This runner claimed the job again while its earlier attempt still runs here: that attempt's lease ran out, and
+    // it must know before this one does anything (its timer below may not have fired yet: the claim and this attempt
+    // can run in one turn of the event loop).
+    this.#running.get(job.id)?.abort(new Error('the job lease ran out'));
+    this.#running.set(job.id, controller);
     // The signal aborts when the lease recorded in the database runs out, not `leaseMs` after this line: from then on
     // another runner may claim the job, and this run must already know it lost it (the claim came first on a loaded
     // machine, and the second attempt had ended before the first one's signal said so).
@@ -291,7 +295,7 @@ export class JobRunner implements BackgroundWorker {
       error = failure ?? new Error('the job failed');
     } finally {
       clearTimeout(timer);
-      this.#running.delete(controller);
+      if (this.#running.get(job.id) === controller) this.#running.delete(job.id);
     }
     const now = clock.now();
     if (controller.signal.reason instanceof RunnerStopping) {
