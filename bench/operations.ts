@@ -47,13 +47,46 @@ globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => 
   });
 };
 
-/** Sends the operation's success request once; resolves with the status. */
+/** A signed-in person's session on the target: its cookie and CSRF token, and its id. */
+export interface BenchSession {
+  id: string;
+  cookie: string;
+  csrfToken: string;
+}
+
+/**
+ * The operations of the current session, made with a session (cookie and CSRF token) rather than the key; and
+ * revokeSession, whose fixture names the session to end (`sessions.revocable`).
+ */
+export const SESSION_OPERATIONS = new Set<OperationId>(['getCurrentSession', 'deleteCurrentSession', 'revokeSession']);
+
+/** The owner signed in with a sign-in link, as a browser would: the link's POST, then GET /v1/session. */
+export async function signIn(baseUrl: string, linkUrl: string): Promise<BenchSession> {
+  const signedIn = await plainFetch(`${baseUrl}/sign-in/link`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: new URL(linkUrl).searchParams.get('token')! }).toString(),
+  });
+  const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const current = (await (await plainFetch(`${baseUrl}/v1/session`, { headers: { Cookie: cookie } })).json()) as {
+    id: string;
+    csrf_token: string;
+  };
+  return { id: current.id, cookie, csrfToken: current.csrf_token };
+}
+
+/**
+ * Sends the operation's success request once; resolves with the status. `session` makes a call of the current
+ * session's operations with that session instead of the key, and is the session revokeSession ends.
+ */
 export async function callOnce(
   id: ImplementedOperationId,
   target: { baseUrl: string; apiKey: string },
+  session?: BenchSession,
 ): Promise<number> {
   const op = operationTable[id];
-  const request = await successRequest(id, target);
+  const request = await successRequest(id, session ? { ...target, sessions: { revocable: session } } : target);
   let path = op.path as string;
   for (const [name, value] of Object.entries(request.path)) path = path.replace(`{${name}}`, encodeURIComponent(value));
   const query = new URLSearchParams();
@@ -65,7 +98,9 @@ export async function callOnce(
     ...request.header,
     Accept: 'application/json, application/problem+json, text/event-stream, text/html, */*',
   };
-  if (op.auth === 'bearer') headers.Authorization = `Bearer ${target.apiKey}`;
+  const bySession = session && id !== 'revokeSession';
+  if (bySession) Object.assign(headers, { Cookie: session.cookie, 'X-CSRF-Token': session.csrfToken });
+  else if (op.auth === 'bearer') headers.Authorization = `Bearer ${target.apiKey}`;
   if (op.auth === 'embedKey') Object.assign(headers, await embedHeaders(target));
   let body: string | undefined;
   if (request.body !== undefined) {

@@ -20,19 +20,21 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { OperationId } from '../generated/operations.ts';
-import { callOnce, median, operations, timings } from './operations.ts';
+import { callOnce, median, operations, SESSION_OPERATIONS, signIn, timings } from './operations.ts';
 import {
   children,
   cleanUp,
   cleanups,
   cpuMicros,
   freePort,
+  ownerSignInLinks,
   PORTKEY_SERVER,
   portkeyArguments,
   positive,
   root,
   rssMegabytes,
   seedWorkspace,
+  smtpSink,
   stopChild,
 } from './support.ts';
 
@@ -168,6 +170,8 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
     WEBHOOKS_ALLOW_LOOPBACK: 'true',
     PUBLIC_BASE_URL: baseUrl,
     SEED_DEMO: 'false',
+    // The sign-in links' emails go to the sink (smtpSink): createSignInLink answers 202 only where mail is set up.
+    SMTP_URL: await smtpSink(),
     ...serverEnv,
   };
 
@@ -197,12 +201,20 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
   measured.set('server, existing database: first answer', existing.listeningMs);
   measured.set('server, existing database: ready', existing.readyMs);
   measured.set('server, existing database: CPU until ready', existing.readyCpuMs);
+  // Sessions of the owner, signed in before the calls are timed: one for reading the current session, and one for
+  // each call that ends one (signing out, revoking).
+  const links = await ownerSignInLinks(databaseUrl, baseUrl, 5);
+  const [current, ...ending] = await Promise.all(links.map((link) => signIn(baseUrl, link)));
+  const sessionOf = (id: OperationId) =>
+    !SESSION_OPERATIONS.has(id) ? undefined : id === 'getCurrentSession' ? current : ending.shift();
   timings.serverUrl = baseUrl;
   timings.byOperation = new Map();
   try {
     for (const id of operations) {
       for (let i = 0; i < 2; i++) {
-        const status = await callOnce(id, { baseUrl, apiKey: apiKey! }).catch((error: unknown) => String(error));
+        const status = await callOnce(id, { baseUrl, apiKey: apiKey! }, sessionOf(id)).catch((error: unknown) =>
+          String(error),
+        );
         if (typeof status !== 'number' || status >= 400) failures.push(`${id}: ${status}`);
       }
     }
@@ -260,7 +272,12 @@ async function main(): Promise<void> {
     lines.push('', '| operation | first call, median ms | second call, median ms |', '|---|--:|--:|');
     for (const row of slow) lines.push(`| ${row.id} | ${row.first.toFixed(1)} | ${row.second.toFixed(1)} |`);
   }
-  if (failures.length > 0) lines.push('', `Calls that did not succeed (${failures.length}): ${failures.join('; ')}`);
+  if (failures.length > 0) {
+    const counted = new Map<string, number>();
+    for (const failure of failures) counted.set(failure, (counted.get(failure) ?? 0) + 1);
+    const listed = [...counted].map(([failure, times]) => (times > 1 ? `${failure} (${times}×)` : failure));
+    lines.push('', `Calls that did not succeed (${failures.length}, over the rounds): ${listed.join('; ')}`);
+  }
   const report = `${lines.join('\n')}\n`;
   process.stdout.write(`\n${report}`);
   mkdirSync(join(root, 'bench/results'), { recursive: true });

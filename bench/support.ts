@@ -2,8 +2,11 @@
 // failure or Ctrl-C), free loopback ports, and a seeded workspace with a pool of API keys.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { SMTPServer } from 'smtp-server';
 import { features } from '../src/features/index.ts';
+import { createSignInLink } from '../src/features/sessions/index.ts';
 import { createWorkspace, insertApiKey } from '../src/features/workspace/index.ts';
 import type { Role } from '../src/platform/context.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
@@ -159,4 +162,42 @@ export async function seedWorkspace(databaseUrl: string, keys: number, role: Rol
   } finally {
     await storage.close();
   }
+}
+
+/** Sign-in links of the seeded workspace's owner (seedWorkspace), each good for one session. */
+export async function ownerSignInLinks(databaseUrl: string, baseUrl: string, count: number): Promise<string[]> {
+  const storage = openStorage(databaseUrl);
+  try {
+    const workspace = await storage.db.selectFrom('workspaces').select('id').executeTakeFirstOrThrow();
+    const links: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const link = await createSignInLink(storage.db, {
+        workspaceId: workspace.id,
+        email: 'owner@bench.example',
+        returnTo: null,
+        baseUrl,
+        now: new Date(),
+      });
+      links.push(link!.url);
+    }
+    return links;
+  } finally {
+    await storage.close();
+  }
+}
+
+/** An SMTP server on loopback that takes every message and drops it, for this process's life; its URL. */
+export async function smtpSink(): Promise<string> {
+  const smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.on('end', () => callback());
+      stream.resume();
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+  return `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
 }
