@@ -69,10 +69,10 @@ export async function signIn(baseUrl: string, linkUrl: string): Promise<BenchSes
     body: new URLSearchParams({ token: new URL(linkUrl).searchParams.get('token')! }).toString(),
   });
   const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!;
-  const current = (await (await plainFetch(`${baseUrl}/v1/session`, { headers: { Cookie: cookie } })).json()) as {
-    id: string;
-    csrf_token: string;
-  };
+  if (signedIn.status !== 303 || !cookie) throw new Error(`signing in with a link answered ${signedIn.status}`);
+  const session = await plainFetch(`${baseUrl}/v1/session`, { headers: { Cookie: cookie } });
+  if (session.status !== 200) throw new Error(`GET /v1/session answered ${session.status}: ${await session.text()}`);
+  const current = (await session.json()) as { id: string; csrf_token: string };
   return { id: current.id, cookie, csrfToken: current.csrf_token };
 }
 

@@ -176,9 +176,9 @@ async function start(
       // A stop that takes long says what it waits for: a supervisor that kills the process meanwhile leaves that in
       // the log.
       const stopStarted = Date.now();
-      let waitingFor = 'requests';
+      let waitingFor = 'services';
       const progress = setInterval(
-        () => logger.warn({ waiting_for: waitingFor, elapsed_ms: Date.now() - stopStarted }, 'still stopping'),
+        () => logger.info({ waiting_for: waitingFor, elapsed_ms: Date.now() - stopStarted }, 'still stopping'),
         STOP_PROGRESS_MS,
       ).unref();
       try {
@@ -199,7 +199,6 @@ async function start(
         }, config.shutdownTimeoutMs);
         // Work in flight of the services (a workflow step) ends meanwhile, then the upgraded sockets, which are not the
         // HTTP server's any more: their sessions are saved and closed.
-        waitingFor = 'services';
         await services.stop();
         waitingFor = 'connections';
         await drained;

@@ -458,35 +458,66 @@ describe.each(databaseKinds)('real-time documents on %s', (kind) => {
     );
   });
 
-  test('a session that opens a document while an API change to its saved state is worked out gets the change', async () => {
-    const document = await newDocument();
+  test('a session that opens a document while an API change to its saved state is worked out: its typing counts, and the change reaches it', async () => {
     const realtime = server.platform.services.realtime;
-    // Saved state first: a session opens and leaves.
-    const before = open(document.id, document.edit_token.token);
-    await before.ready;
-    before.close();
-    await until(
-      () => realtime.hocuspocus.documents.has(document.id),
-      (isHeld) => !isHeld,
-    );
+    const row = (id: string) =>
+      server.platform.db.selectFrom('documents').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const savedAndLeft = async () => {
+      const document = await newDocument();
+      const before = open(document.id, document.edit_token.token);
+      await before.ready;
+      before.close();
+      await until(
+        () => realtime.hocuspocus.documents.has(document.id),
+        (isHeld) => !isHeld,
+      );
+      return document;
+    };
+
+    // Loaded and typed in before the change's checks: they see the typing, and the change is made to the session.
+    const typedIn = await savedAndLeft();
     let editor: Editor | undefined;
-    await realtime.withLiveDocument(
-      document.id,
+    const seen = await realtime.withLiveDocument(
+      typedIn.id,
       async (live) => {
-        editor = open(document.id, await token(document.id));
+        editor = open(typedIn.id, await token(typedIn.id));
         await editor.ready;
-        const row = await server.platform.db
-          .selectFrom('documents')
-          .selectAll()
-          .where('id', '=', document.id)
-          .executeTakeFirstOrThrow();
-        await live.apply(row, '# Launch\n\nChanged while a session opened.');
+        appendParagraph(editor.doc, 'Typed meanwhile.');
+        await until(
+          () => realtime.hocuspocus.documents.get(typedIn.id)?.getXmlFragment('default').length ?? 0,
+          (blocks) => blocks >= 3,
+        );
+        const markdown = await live.markdown(await row(typedIn.id));
+        await live.apply(await row(typedIn.id), '# Launch\n\nChanged by the API.');
+        return markdown;
       },
-      '# Launch\n\nChanged while a session opened.',
+      '# Launch\n\nChanged by the API.',
     );
+    expect(seen).toBe('# Launch\n\nFirst paragraph.\n\nTyped meanwhile.');
     await until(
       () => editor!.text(),
-      (text) => text === '# Launch\n\nChanged while a session opened.',
+      (text) => text === '# Launch\n\nChanged by the API.',
+    );
+
+    // Still loading when the change is made: the change reaches it once the change is done.
+    const loading = await savedAndLeft();
+    let late: Editor | undefined;
+    await realtime.withLiveDocument(
+      loading.id,
+      async (live) => {
+        late = open(loading.id, await token(loading.id));
+        await until(
+          () => realtime.hocuspocus.loadingDocuments.has(loading.id) || realtime.hocuspocus.documents.has(loading.id),
+          (isOpening) => isOpening,
+        );
+        await live.apply(await row(loading.id), '# Launch\n\nChanged while it loaded.');
+      },
+      '# Launch\n\nChanged while it loaded.',
+    );
+    await late!.ready;
+    await until(
+      () => late!.text(),
+      (text) => text === '# Launch\n\nChanged while it loaded.',
     );
   });
 

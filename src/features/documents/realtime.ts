@@ -601,28 +601,53 @@ export class Realtime {
       saved && content !== undefined
         ? { state: saved.yjs_state, worked: await work(saved.yjs_state, content) }
         : undefined;
-    return change({
+    // A session of this process that opened the document meanwhile and has loaded it (an editor may have typed in
+    // it) is changed under the row's lock as withLiveDocument changes one, the saved state merged into it first. One
+    // still loading holds no typing yet, and its load must not be awaited here: on SQLite it waits for the
+    // connection this transaction holds.
+    const opened = (row: SavedRow) => {
+      const live = this.hocuspocus.documents.get(documentId);
+      if (live && row.yjs_state !== null) this.#merge(live, row.yjs_state);
+      return live;
+    };
+    let update: Uint8Array | undefined;
+    const result = await change({
       // The Markdown the saved state renders to is saved with it; a document never opened in a session has its
       // content only.
-      markdown: async (row) =>
-        row.yjs_state === null
+      markdown: async (row) => {
+        const live = opened(row);
+        if (live) return (await snapshot(live)).markdown;
+        return row.yjs_state === null
           ? row.content
-          : (row.yjs_markdown ?? (await renderedState(Buffer.from(row.yjs_state, 'base64')))),
+          : (row.yjs_markdown ?? (await renderedState(Buffer.from(row.yjs_state, 'base64'))));
+      },
       apply: async (row, markdown) => {
+        const live = opened(row);
+        if (live) {
+          await replaceLive(live, markdown, API_ORIGIN);
+          const after = await snapshot(live);
+          const state = Buffer.from(after.state).toString('base64');
+          this.#holds.set(live, state);
+          return { state, markdown: after.markdown };
+        }
         const worked =
           early && early.state === row.yjs_state && markdown === content
             ? early.worked
             : await work(row.yjs_state, markdown);
-        if (worked.update) this.#applyToSessionOpenedMeanwhile(documentId, worked.update);
+        update = worked.update;
         return { state: Buffer.from(worked.state).toString('base64'), markdown: worked.markdown };
       },
     });
+    // Once the change is committed: a session that began to load the document meanwhile gets it (on PostgreSQL its
+    // load may have read the state from before, as reads do not wait for the row's lock); applying it to one that
+    // loaded the state after changes nothing.
+    if (update) this.#applyToSessionOpenedMeanwhile(documentId, update);
+    return result;
   }
 
   /**
    * An API change made to the saved state reaches a session that opened the document meanwhile: its live document
-   * gets the change's update at once, or once loaded (from the state before the change or after it: applying an
-   * update it holds already changes nothing).
+   * gets the change's update at once, or once loaded.
    */
   #applyToSessionOpenedMeanwhile(documentId: string, update: Uint8Array): void {
     const live = this.hocuspocus.documents.get(documentId);

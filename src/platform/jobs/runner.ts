@@ -221,6 +221,10 @@ export class JobRunner implements BackgroundWorker {
     const definition = definitions[job.kind]!;
     const ours = (query: ReturnType<typeof updateJob>) =>
       query.where('id', '=', job.id).where('lease_token', '=', job.lease_token);
+    // This runner claimed the job again while its earlier attempt still runs here: that attempt's lease ran out, and
+    // it must know before this one does anything (its lease timer may not have fired yet: the claim and this attempt
+    // can run in one turn of the event loop).
+    this.#running.get(job.id)?.abort(new Error('the job lease ran out'));
     if (job.attempts > job.max_attempts) {
       // Its last attempt's runner died (the lease ran out): the attempts are used up.
       await ours(updateJob(db))
@@ -235,10 +239,6 @@ export class JobRunner implements BackgroundWorker {
       return;
     }
     const controller = new AbortController();
-    // This runner claimed the job again while its earlier attempt still runs here: that attempt's lease ran out, and
-    // it must know before this one does anything (its timer below may not have fired yet: the claim and this attempt
-    // can run in one turn of the event loop).
-    this.#running.get(job.id)?.abort(new Error('the job lease ran out'));
     this.#running.set(job.id, controller);
     // The signal aborts when the lease recorded in the database runs out, not `leaseMs` after this line: from then on
     // another runner may claim the job, and this run must already know it lost it (the claim came first on a loaded
