@@ -11,6 +11,7 @@ import { createWorkspace, insertApiKey } from '../src/features/workspace/index.t
 import type { Role } from '../src/platform/context.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 import { freePort } from '../test/support/prism.ts';
+import { startSmtpSink } from '../test/support/smtp-sink.ts';
 
 export { freePort };
 
@@ -186,18 +187,9 @@ export async function ownerSignInLinks(databaseUrl: string, baseUrl: string, cou
   }
 }
 
-/** An SMTP server on loopback that takes every message and drops it, for this process's life; its URL. */
+/** An SMTP server on loopback that takes every message and drops it, until the benchmark's clean-up; its URL. */
 export async function smtpSink(): Promise<string> {
-  const smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, callback) {
-      stream.on('end', () => callback());
-      stream.resume();
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
-  return `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+  const sink = await startSmtpSink();
+  cleanups.push(() => sink.close());
+  return sink.url;
 }

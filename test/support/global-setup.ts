@@ -3,13 +3,12 @@
 //     URLs on loopback allowed for the webhook fixtures, an SMTP server on loopback that takes the sign-in links'
 //     emails, and sessions of the owner signed in with links, for the operations of the current session);
 //   - or, when CONTRACT_BASE_URL is set, only that running server (with the owner key CONTRACT_API_KEY).
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import type { TestProject } from 'vitest/node';
 import { createSignInLink } from '../../src/features/sessions/index.ts';
 import { hasChromium, missingChromium } from './chromium.ts';
 import { type RunningMock, startPrism } from './prism.ts';
 import { startTestServer, type TestServer } from './server.ts';
+import { type SmtpSink, startSmtpSink } from './smtp-sink.ts';
 
 /** One target of the table-driven contract suite. */
 export interface ContractTarget {
@@ -45,7 +44,7 @@ declare module 'vitest' {
 
 let mock: RunningMock | undefined;
 let server: TestServer | undefined;
-let smtp: SMTPServer | undefined;
+let smtp: SmtpSink | undefined;
 
 /** The owner signed in with a sign-in link, as a browser would: the link's POST, then GET /v1/session. */
 async function ownerSession(started: TestServer): Promise<ContractSession> {
@@ -87,20 +86,10 @@ export async function setup(project: TestProject): Promise<void> {
     return;
   }
   // Takes the sign-in links' emails and drops them.
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onData(stream, _session, callback) {
-      stream.on('end', () => callback());
-      stream.resume();
-    },
-  });
-  await new Promise<void>((resolve) => smtp!.listen(0, '127.0.0.1', resolve));
-  const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+  smtp = await startSmtpSink();
   const [startedMock, startedServer] = await Promise.allSettled([
     startPrism(),
-    startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true', SMTP_URL: smtpUrl } }),
+    startTestServer({ env: { WEBHOOKS_ALLOW_LOOPBACK: 'true', SMTP_URL: smtp.url } }),
   ]);
   if (startedMock.status === 'rejected' || startedServer.status === 'rejected') {
     // Stop whichever did start before failing the run.
@@ -127,7 +116,7 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await smtp?.close();
   try {
     await mock?.stop();
   } finally {
