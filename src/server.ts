@@ -174,13 +174,14 @@ async function start(
     (closing ??= (async () => {
       draining = true;
       // A stop that takes long says what it waits for: a supervisor that kills the process meanwhile leaves that in
-      // the log.
+      // the log. Past the shutdown timeout, when the requests have been told to end, it is a warning.
       const stopStarted = Date.now();
       let waitingFor = 'services';
-      const progress = setInterval(
-        () => logger.info({ waiting_for: waitingFor, elapsed_ms: Date.now() - stopStarted }, 'still stopping'),
-        STOP_PROGRESS_MS,
-      ).unref();
+      const progress = setInterval(() => {
+        const elapsed = Date.now() - stopStarted;
+        const level = elapsed > config.shutdownTimeoutMs ? 'warn' : 'info';
+        logger[level]({ waiting_for: waitingFor, elapsed_ms: elapsed }, 'still stopping');
+      }, STOP_PROGRESS_MS).unref();
       try {
         // No new connection from here on (resolves once the connections still open have ended).
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
