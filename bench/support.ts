@@ -2,9 +2,7 @@
 // failure or Ctrl-C), free loopback ports, and a seeded workspace with a pool of API keys.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import { features } from '../src/features/index.ts';
 import { createSignInLink } from '../src/features/sessions/index.ts';
 import { createWorkspace, insertApiKey } from '../src/features/workspace/index.ts';
