@@ -52,7 +52,12 @@ function isLarge(req: Request): boolean {
  * the one, placed before the handler, that ends the turn. A turn also ends when the response closes first (a refusal
  * on the way, a client gone); a waiting request whose client went away leaves the line.
  */
-export function largeBodyTurns(): { take: RequestHandler; give: RequestHandler } {
+export function largeBodyTurns({
+  wait = (ms: number, resume: () => void) => void setTimeout(resume, ms).unref(),
+}: {
+  /** Runs `resume` after `ms` milliseconds: the pause before a workspace's next turn. */
+  wait?: (ms: number, resume: () => void) => void;
+} = {}): { take: RequestHandler; give: RequestHandler } {
   const turns = new Map<string, Turns>();
   // The two workspaces whose requests came last, the latest first, with when: enough to tell whether a workspace
   // other than a given one was served lately.
@@ -88,7 +93,7 @@ export function largeBodyTurns(): { take: RequestHandler; give: RequestHandler }
     const busy = performance.eventLoopUtilization(entry.began).active;
     const pause = othersServed(workspaceId) ? Math.min(busy, MAX_PAUSE_MS) : 0;
     if (pause < 1) handOn(workspaceId, entry);
-    else setTimeout(() => handOn(workspaceId, entry), pause).unref();
+    else wait(pause, () => handOn(workspaceId, entry));
   };
 
   const take = (req: Request, res: Response, next: NextFunction) => {

@@ -555,17 +555,22 @@ export class Realtime {
             this.#holds.set(document, state);
             return { state, markdown: replaced.markdown };
           }
-          await replaceLive(document, markdown, API_ORIGIN);
-          const after = await snapshot(document);
-          const state = Buffer.from(after.state).toString('base64');
-          this.#holds.set(document, state);
-          return { state, markdown: after.markdown };
+          return this.#replaceLive(document, markdown);
         },
       });
     } finally {
       changes.stop();
       await connection.disconnect();
     }
+  }
+
+  /** Makes a live document hold this Markdown (an API change); the state to save with its version, and its Markdown. */
+  async #replaceLive(document: Y.Doc, markdown: string): Promise<{ state: string; markdown: string }> {
+    await replaceLive(document, markdown, API_ORIGIN);
+    const after = await snapshot(document);
+    const state = Buffer.from(after.state).toString('base64');
+    this.#holds.set(document, state);
+    return { state, markdown: after.markdown };
   }
 
   /** Whether a session of this process holds the document, or is loading it. */
@@ -623,13 +628,7 @@ export class Realtime {
       },
       apply: async (row, markdown) => {
         const live = opened(row);
-        if (live) {
-          await replaceLive(live, markdown, API_ORIGIN);
-          const after = await snapshot(live);
-          const state = Buffer.from(after.state).toString('base64');
-          this.#holds.set(live, state);
-          return { state, markdown: after.markdown };
-        }
+        if (live) return this.#replaceLive(live, markdown);
         const worked =
           early && early.state === row.yjs_state && markdown === content
             ? early.worked
