@@ -10,12 +10,15 @@
 //   before them, once more on a new database with an empty compile cache of its own (a machine's first start);
 // - on the second start, every implemented operation called twice with the contract suite's success request
 //   (bench/operations.ts): the first and the second request of each operation are timed, fixtures' requests included;
+// - the server on a port in use, and on a PostgreSQL URL that nothing answers: from spawn to its exit in one line;
 // - `node src/cli.ts help` and `npm run -s cli -- help` from spawn to exit, beside `node -e 0`.
 //
 // BENCH_ROUNDS (3) rounds; the report gives medians and the spread (min–max) over the rounds, and goes to
 // bench/results/start-<time>.md. BENCH_SERVER_ENV adds variables to the server (`LOG_LEVEL=info`).
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -101,14 +104,26 @@ async function timeStart(
   return { listeningMs: listeningMs!, readyMs, readyCpuMs, pid: child.pid!, stop };
 }
 
-/** Spawns a command and times it until it exits (it must exit 0). */
-async function timeRun(command: string, args: string[]): Promise<number> {
+/**
+ * Spawns a command and times it until it exits. It must exit 0, or with `failure` 1 and that one line on stderr (a
+ * start that cannot go on).
+ */
+async function timeRun(
+  command: string,
+  args: string[],
+  failure?: { env: Record<string, string>; line: RegExp },
+): Promise<number> {
   const started = performance.now();
-  const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: root,
+    env: { ...process.env, ...failure?.env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  if (code !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${code}:\n${stderr}`);
+  const expected = failure ? code === 1 && failure.line.test(stderr) && stderr.split('\n').length === 2 : code === 0;
+  if (!expected) throw new Error(`${command} ${args.join(' ')} exited with ${code}:\n${stderr}`);
   return performance.now() - started;
 }
 
@@ -227,6 +242,28 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
     calls.set(id, [...(calls.get(id) ?? []), { first: times[0]!, second: times[1]! }]);
   }
 
+  // Starts that cannot go on: each must stop in one line at once.
+  {
+    const holder = createServer().listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    const busy = String((holder.address() as AddressInfo).port);
+    measured.set(
+      'server, port in use: exit',
+      await timeRun(NODE, ['src/main.ts'], {
+        env: { ...env, PORT: busy },
+        line: /^configuration: port \d+ is already in use$/m,
+      }),
+    );
+    holder.close();
+    const closed = String(await freePort());
+    measured.set(
+      'server, database unreachable: exit',
+      await timeRun(NODE, ['src/main.ts'], {
+        env: { ...env, DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/test` },
+        line: /^database: cannot reach the database/m,
+      }),
+    );
+  }
   measured.set('node -e 0', await timeRun(NODE, ['-e', '0']));
   measured.set('node src/cli.ts help', await timeRun(NODE, ['src/cli.ts', 'help']));
   measured.set('npm run -s cli -- help', await timeRun('npm', ['run', '-s', 'cli', '--', 'help']));

@@ -81,7 +81,12 @@ async function main(): Promise<void> {
       );
     },
   });
-  const { startServer } = await import('./server.ts');
+  // Before the server's modules load (they hold the event loop until loaded), the database is asked whether it takes
+  // a connection, for a moment at most: an unreachable one stops the start at once; a slow answer is awaited after.
+  const { reachDatabase } = await import('./storage/reach.ts');
+  const reached = reachDatabase(config.databaseUrl, config.databasePoolTimeoutMs);
+  await Promise.race([reached, new Promise((resolve) => setTimeout(resolve, 100))]);
+  const [{ startServer }] = await Promise.all([import('./server.ts'), reached]);
   const running = await startServer(config, { logger, listener });
   // From the process's start: what an operator waits from `npm start` until the server serves.
   const ms = Math.round(performance.now());

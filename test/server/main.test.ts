@@ -226,6 +226,28 @@ describe('npm start (src/main.ts)', () => {
   );
 
   test(
+    'an unreachable database exits 1 with one line',
+    async () => {
+      // A port that was free a moment ago: nothing listens there.
+      const closed = await freePort();
+      const started = start({
+        PORT: String(await freePort()),
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/test`,
+        LOG_LEVEL: 'warn',
+      });
+      const code = await Promise.race([
+        started.exited,
+        new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 60_000)),
+      ]);
+      expect(code).toBe(1);
+      expect(started.output.stderr).toBe(
+        `database: cannot reach the database at postgres://postgres@127.0.0.1:${closed}/test: connect ECONNREFUSED 127.0.0.1:${closed}\n`,
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
     'listens first: /healthz answers and /readyz is 503 while the start waits, a request sent meanwhile is served after, and the start prints what it did',
     async () => {
       // A Redis that accepts connections and never answers: the start waits for it (bounded), a wait the test can see.
