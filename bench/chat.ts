@@ -34,7 +34,10 @@
 //   latency p50 added to the direct call's, and the CPU time per completion of the process in between (server or
 //   gateway); the report checks issue 31's targets (added p50 under 1 ms at one connection, plain and streamed; at
 //   BENCH_CONNECTIONS, no fewer completions a second and no more CPU per completion than Portkey).
-// BENCH_CASES (`streaming,peer,embeddings,tool-calls`) picks the cases.
+// - processes: plain completions at BENCH_CONNECTIONS connections through one server and through two servers that
+//   share a port (REUSE_PORT, the kernel spreading the connections); completions a second, the servers' CPU per
+//   completion together, and two's completions a second over one's.
+// BENCH_CASES (`streaming,peer,processes,embeddings,tool-calls`) picks the cases.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -67,7 +70,7 @@ const PROMPT =
 /** The fake's answer is "You said: " and the prompt, one chunk per word. */
 const CHUNKS = 2 + PROMPT.split(' ').length;
 const ROUNDS = positive('BENCH_ROUNDS', 3);
-const CASE_NAMES = ['streaming', 'peer', 'embeddings', 'tool-calls'] as const;
+const CASE_NAMES = ['streaming', 'peer', 'processes', 'embeddings', 'tool-calls'] as const;
 type CaseName = (typeof CASE_NAMES)[number];
 const CASES = new Set<CaseName>(
   (process.env.BENCH_CASES || CASE_NAMES.join(','))
@@ -328,21 +331,21 @@ interface Upstream {
   stop: () => Promise<void>;
 }
 
-/** The fake in a worker thread, pacing its chunks `chunkDelayMs` apart, and a server in front of it. */
-async function startUpstream(chunkDelayMs: number, databaseUrl: string): Promise<Upstream> {
-  const worker = new Worker(new URL(import.meta.url), { workerData: chunkDelayMs });
-  const fakeUrl = await new Promise<string>((resolve, reject) => worker.once('message', resolve).once('error', reject));
-  const port = await freePort();
-  const serverUrl = `http://127.0.0.1:${port}`;
+/**
+ * A server process in front of the fake, at `serverUrl`; it shares the port with the other servers started on it
+ * (REUSE_PORT).
+ */
+function startServer(serverUrl: string, fakeUrl: string, databaseUrl: string) {
   // BENCH_NODE_ARGS: extra Node options for the server, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const stopServer = await startProcess(
+  return startProcess(
     'server',
     process.execPath,
     [...nodeArgs, 'src/main.ts'],
     {
       HOST: '127.0.0.1',
-      PORT: String(port),
+      PORT: new URL(serverUrl).port,
+      REUSE_PORT: 'true',
       PUBLIC_BASE_URL: serverUrl,
       DATABASE_URL: databaseUrl,
       NODE_ENV: 'production',
@@ -354,7 +357,15 @@ async function startUpstream(chunkDelayMs: number, databaseUrl: string): Promise
     },
     serverUrl,
     '/readyz',
-  ).catch(async (error: unknown) => {
+  );
+}
+
+/** The fake in a worker thread, pacing its chunks `chunkDelayMs` apart, and a server in front of it. */
+async function startUpstream(chunkDelayMs: number, databaseUrl: string): Promise<Upstream> {
+  const worker = new Worker(new URL(import.meta.url), { workerData: chunkDelayMs });
+  const fakeUrl = await new Promise<string>((resolve, reject) => worker.once('message', resolve).once('error', reject));
+  const serverUrl = `http://127.0.0.1:${await freePort()}`;
+  const stopServer = await startServer(serverUrl, fakeUrl, databaseUrl).catch(async (error: unknown) => {
     await worker.terminate();
     throw error;
   });
@@ -441,8 +452,11 @@ interface RoundTarget {
   streamed: boolean;
   /** Headers beside the key (the Portkey gateway's provider and custom host). */
   headers?: Record<string, string>;
-  /** The process whose CPU time per request is reported: the server's or the gateway's (the fake shares this process). */
-  pid?: number;
+  /**
+   * The processes whose CPU time per request is reported, summed: the server's (or servers') or the gateway's (the
+   * fake shares this process).
+   */
+  pids?: number[];
 }
 
 interface Measurement {
@@ -492,9 +506,14 @@ function once(target: RoundTarget): (agent: http.Agent, secret: string) => Promi
 
 async function measure(target: RoundTarget, connections: number, round: number): Promise<Measurement> {
   if (WARMUP > 0) await drive(connections, WARMUP, target.secrets, once(target));
-  const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid);
+  const cpuOf = (pids: number[] | undefined) =>
+    pids?.reduce<number | undefined>((sum, pid) => {
+      const micros = cpuMicros(pid);
+      return sum === undefined || micros === undefined ? undefined : sum + micros;
+    }, 0);
+  const cpuBefore = cpuOf(target.pids);
   const result = await drive(connections, DURATION, target.secrets, once(target));
-  const cpuAfter = target.pid === undefined ? undefined : cpuMicros(target.pid);
+  const cpuAfter = cpuOf(target.pids);
   const measurement: Measurement = {
     case: target.case,
     target: target.name,
@@ -622,6 +641,7 @@ interface RoundsOutcome {
 async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOutcome> {
   const { fakeUrl, serverUrl, pid, stop } = await startUpstream(0, databaseUrl);
   const skipped = new Map<RoundCase, string>();
+  const shared: Array<Awaited<ReturnType<typeof startServer>>> = [];
   const portkey = CASES.has('peer')
     ? await startPortkey().catch(async (error: unknown) => {
         await stop();
@@ -651,9 +671,9 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
           body: PLAIN_BODY,
           streamed: false,
           headers,
-          pid: portkey.pid,
+          pids: [portkey.pid],
         },
-        { case: 'peer', name: PEER.server, url: chat, secrets, body: PLAIN_BODY, streamed: false, pid },
+        { case: 'peer', name: PEER.server, url: chat, secrets, body: PLAIN_BODY, streamed: false, pids: [pid] },
         {
           case: 'peer',
           name: PEER.directStreamed,
@@ -662,10 +682,37 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
           body: CHAT_BODY,
           streamed: true,
         },
-        { case: 'peer', name: PEER.serverStreamed, url: chat, secrets, body: CHAT_BODY, streamed: true, pid },
+        { case: 'peer', name: PEER.serverStreamed, url: chat, secrets, body: CHAT_BODY, streamed: true, pids: [pid] },
       ];
       for (const target of peer) await checkCompletion(target);
       targets.push(...peer);
+    }
+    if (CASES.has('processes')) {
+      // Two more servers sharing a port of their own: the kernel spreads the connections between them.
+      const sharedUrl = `http://127.0.0.1:${await freePort()}`;
+      for (let i = 0; i < 2; i++) shared.push(await startServer(sharedUrl, fakeUrl, databaseUrl));
+      const processes: RoundTarget[] = [
+        {
+          case: 'processes',
+          name: PROCESSES.one,
+          url: `${serverUrl}/v1/chat/completions`,
+          secrets,
+          body: PLAIN_BODY,
+          streamed: false,
+          pids: [pid],
+        },
+        {
+          case: 'processes',
+          name: PROCESSES.two,
+          url: `${sharedUrl}/v1/chat/completions`,
+          secrets,
+          body: PLAIN_BODY,
+          streamed: false,
+          pids: shared.map((server) => server.pid),
+        },
+      ];
+      for (const target of processes) await checkCompletion(target);
+      targets.push(...processes);
     }
     if (CASES.has('embeddings')) {
       const embeddings: RoundTarget[] = [
@@ -684,7 +731,7 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
           secrets,
           body: embeddingsBody('text-embedding-3-small'),
           streamed: false,
-          pid,
+          pids: [pid],
         },
         {
           case: 'embeddings',
@@ -693,7 +740,7 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
           secrets,
           body: embeddingsBody('sandbox-embedding'),
           streamed: false,
-          pid,
+          pids: [pid],
         },
         // What the openai SDK asks for by default: the same vectors as base64 of float32, a quarter of the JSON.
         {
@@ -703,7 +750,7 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
           secrets,
           body: embeddingsBody('text-embedding-3-small', 'base64'),
           streamed: false,
-          pid,
+          pids: [pid],
         },
       ];
       for (const target of embeddings) await checkEmbeddings(target);
@@ -726,7 +773,7 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
           secrets,
           body: TOOL_BODY,
           streamed: true,
-          pid,
+          pids: [pid],
         },
       ];
       const problems = (await Promise.all(tools.map(checkToolCall))).filter(
@@ -744,11 +791,16 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
     for (let round = 1; round <= (targets.length > 0 ? ROUNDS : 0); round++) {
       loadAverages.push(Number(loadavg()[0]!.toFixed(2)));
       for (const connections of [...new Set([1, CONNECTIONS])])
-        for (const target of targets) measurements.push(await measure(target, connections, round));
+        for (const target of targets) {
+          // Processes share the load of many connections; one connection is served by one of them.
+          if (target.case === 'processes' && connections === 1) continue;
+          measurements.push(await measure(target, connections, round));
+        }
     }
     return { measurements, loadAverages, skipped };
   } finally {
     await portkey?.stop();
+    for (const server of shared) await server();
     await stop();
   }
 }
@@ -847,6 +899,24 @@ function peerReport(measurements: Measurement[]): string[] {
   ];
 }
 
+const PROCESSES = {
+  one: 'one server → fake upstream',
+  two: 'two servers on one port → fake upstream',
+};
+
+/** The processes case's table, and the completions a second of two servers over one's in each round. */
+function processesReport(measurements: Measurement[]): string[] {
+  const of = (target: string) => measurements.filter((m) => m.target === target);
+  const ratios = of(PROCESSES.two).map(
+    (two) => two.perSecond / of(PROCESSES.one).find((one) => one.round === two.round)!.perSecond,
+  );
+  return [
+    ...roundsTable(measurements, 'completions/s', 'latency').filter((row) => !row.startsWith('| 1 |')),
+    '',
+    `- two servers' completions/s over one's: ${spread(ratios, 2)} (${cpus().length} cores, shared with the benchmark and the fake upstream)`,
+  ];
+}
+
 function roundsReport(outcome: RoundsOutcome): string[] {
   const lines: string[] = [];
   const intro = `Medians of ${ROUNDS} rounds (the targets take turns within a round; the spread is the rounds' min–max), ${DURATION} s per target after ${WARMUP} s of warm-up; load average before each round: ${outcome.loadAverages.join(', ') || '–'}. CPU is the server process's own, from /proc.`;
@@ -863,6 +933,16 @@ function roundsReport(outcome: RoundsOutcome): string[] {
       '',
     );
     lines.push(...peerReport(outcome.measurements.filter((m) => m.case === 'peer')), '');
+  }
+  if (CASES.has('processes')) {
+    lines.push(
+      `## Processes: plain completions at ${CONNECTIONS} connections, one server and two servers sharing a port (REUSE_PORT)`,
+      '',
+      intro.replace(`CPU is the server process's own`, `CPU is the servers' together`),
+      '',
+      ...processesReport(outcome.measurements.filter((m) => m.case === 'processes')),
+      '',
+    );
   }
   if (CASES.has('embeddings')) {
     lines.push(
@@ -915,7 +995,7 @@ async function main(): Promise<void> {
       for (const delay of CHUNK_DELAYS) results.push(...(await pass(delay, databaseUrl, secrets)));
       sections.push(...streamingReport(results));
     }
-    if (CASES.has('peer') || CASES.has('embeddings') || CASES.has('tool-calls'))
+    if (CASES.has('peer') || CASES.has('processes') || CASES.has('embeddings') || CASES.has('tool-calls'))
       sections.push(...roundsReport(await rounds(databaseUrl, secrets)));
     const report = sections.join('\n');
     process.stdout.write(`\n${report}`);

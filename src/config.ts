@@ -9,6 +9,11 @@ export const REGIONS: readonly Region[] = regions;
 export interface Config {
   host: string;
   port: number;
+  /**
+   * Share the port with the other processes on this machine that share it too (REUSE_PORT; Linux's SO_REUSEPORT): the
+   * kernel spreads new connections among them, so that several servers use several cores behind one address.
+   */
+  reusePort: boolean;
   databaseUrl: string;
   redisUrl: string | undefined;
   region: Region;
@@ -133,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     host: env.HOST || '0.0.0.0',
     port,
+    reusePort: flag(env, 'REUSE_PORT', false),
     databaseUrl,
     redisUrl: env.REDIS_URL || undefined,
     region,

@@ -71,12 +71,12 @@ function answer(res: ServerResponse, status: number, contentType: string, body: 
 }
 
 /** Binds the configured port and host; a port that is taken, forbidden or on no address of this machine is a
- *  ConfigError (one line, exit 1). */
-export async function listen(config: Pick<Config, 'port' | 'host'>): Promise<Listener> {
+ *  ConfigError (one line, exit 1). With `reusePort`, other processes that ask the same share the port. */
+export async function listen(config: Pick<Config, 'port' | 'host'> & { reusePort?: boolean }): Promise<Listener> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.port, config.host, () => {
+    server.listen({ port: config.port, host: config.host, reusePort: config.reusePort ?? false }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -3,6 +3,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { get, type IncomingMessage } from 'node:http';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,6 +64,20 @@ async function answers(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** `count` GET requests one after another, each on a new connection; their statuses. */
+async function getEach(url: string, secret: string, count: number): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(url, { agent: false, headers: { Authorization: `Bearer ${secret}` } }, resolve).once('error', reject),
+    );
+    response.resume();
+    await once(response, 'end');
+    statuses.push(response.statusCode!);
+  }
+  return statuses;
 }
 
 async function stop(started: Started): Promise<number | null> {
@@ -221,6 +236,38 @@ describe('npm start (src/main.ts)', () => {
       } finally {
         holder.close();
       }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'with REUSE_PORT, several servers share one port: each serves some of the connections, one that stops leaves the others serving, and a server that does not share it is refused the port',
+    async () => {
+      const port = String(await freePort());
+      const databaseUrl = `sqlite:${join(dir, 'shared-port.db')}`;
+      const env = { PORT: port, DATABASE_URL: databaseUrl, REUSE_PORT: 'true', LOG_LEVEL: 'info' };
+      const first = start(env);
+      const [, , secret] = await waitFor(first, 'the demo key', () => CURL.exec(first.output.stdout) ?? undefined);
+      await waitFor(first, 'ready', () => answers(`http://127.0.0.1:${port}/readyz`));
+      const second = start({ ...env, SEED_DEMO: 'false' });
+      await waitFor(second, 'ready', () => /"msg":"ready in/.test(second.output.stdout));
+
+      // Each request on a connection of its own: the kernel picks a server per connection.
+      const statuses = await getEach(`http://127.0.0.1:${port}/v1/workspace`, secret!, 40);
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      const served = (started: Started) => started.output.stdout.match(/"path":"\/v1\/workspace"/g)?.length ?? 0;
+      await waitFor(first, 'the access lines', () => served(first) + served(second) === 40);
+      expect(served(first)).toBeGreaterThan(0);
+      expect(served(second)).toBeGreaterThan(0);
+
+      const unshared = start({ ...env, REUSE_PORT: 'false', SEED_DEMO: 'false' });
+      expect(await unshared.exited).toBe(1);
+      expect(unshared.output.stderr).toBe(`configuration: port ${port} is already in use\n`);
+
+      expect(await stop(first)).toBe(0);
+      const after = await getEach(`http://127.0.0.1:${port}/v1/workspace`, secret!, 10);
+      expect(after.every((status) => status === 200)).toBe(true);
+      expect(await stop(second)).toBe(0);
     },
     TEST_TIMEOUT_MS,
   );
