@@ -3690,7 +3690,9 @@ export type components = {
              */
             email: string;
             /**
-             * @description The person's display name; `null` until they or an admin set one.
+             * @description The person's display name; `null` until one is set. For a member a directory provisioned, the directory's
+             *     name of the person, kept as it changes: its `displayName`, else `name.formatted`, else the given and family
+             *     names.
              * @example Priya Raman
              */
             name: string | null;
