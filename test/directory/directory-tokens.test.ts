@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { expectProblem } from '../support/expect.ts';
+import { capturedLogger } from '../support/logs.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
 import { createDirectoryToken, expectScimError, GROUP_SCHEMA, scimClient, USER_SCHEMA } from './support.ts';
 
@@ -13,8 +14,10 @@ describe.each(databaseKinds)('directory tokens on %s', (kind) => {
   let server: TestServer;
   const clock = new ManualClock();
 
+  const { logger, lines } = capturedLogger<{ msg: string; access?: { path: string; status: number } }>('info');
+
   beforeAll(async () => {
-    server = await startTestServer({ database: kind, clock });
+    server = await startTestServer({ database: kind, clock, logger });
   });
   afterAll(async () => {
     await server?.close();
@@ -172,6 +175,14 @@ describe.each(databaseKinds)('directory tokens on %s', (kind) => {
       'invalidValue',
     );
     expectScimError(await scim('POST', '/Bulk', { schemas: [] }), 501);
+  });
+
+  test('the access log has the whole path of a SCIM request, /scim prefix included', async () => {
+    const token = await createDirectoryToken(server, 'logged');
+    expect((await usersOf(token.scim_base_url, token.secret)).status).toBe(200);
+    const path = `/scim/v2/${server.workspaceId}/Users`;
+    // The line is written once the answer is sent, which the client may see first.
+    await expect.poll(() => lines.find((line) => line.msg === `GET ${path} 200`)?.access?.path).toBe(path);
   });
 
   test("a filter that breaks SCIM's grammar is 400 invalidFilter, never an answer to part of it", async () => {
