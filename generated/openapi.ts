@@ -2708,7 +2708,7 @@ export type components = {
          *     | `sso_identity_provider_error` | 401 | The identity provider answered the sign-in with an error (the person cancelled, or is not assigned to the application); `detail` has its words. |
          *     | `invalid_embed_key` | 401 | No embed key, or an unknown or rotated one. |
          *     | `spend_limit_reached` | 402 | A call would start while its API key, project or workspace is at or over a hard spend limit; see `spend_limit`. Not retried by SDKs; it lasts until the limit's `resets_at` or until the limit is raised. |
-         *     | `insufficient_role` | 403 | The key's role is below the operation's minimum role. |
+         *     | `insufficient_role` | 403 | The caller's role (the key's, or a signed-in person's own) is below the operation's minimum role. |
          *     | `sso_email_not_allowed` | 403 | The person the identity provider vouches for has no verified email, or one outside the connection's `domains`. |
          *     | `sso_required` | 403 | People of this email's domain sign in to the workspace through single sign-on only; `detail` and the problem's `sso_start_url` say where. |
          *     | `origin_not_allowed` | 403 | The widget's page origin is not in the chatbot's `allowed_origins`. |
@@ -3690,7 +3690,9 @@ export type components = {
              */
             email: string;
             /**
-             * @description The person's display name; `null` until they or an admin set one.
+             * @description The person's display name; `null` until one is set. For a member a directory provisioned, the directory's
+             *     name of the person, kept as it changes: its `displayName`, else `name.formatted`, else the given and family
+             *     names.
              * @example Priya Raman
              */
             name: string | null;
@@ -13280,7 +13282,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The API key's role is below the operation's minimum role, or below the `approver_role` of the approval step (`insufficient_role`). */
+        /** @description The caller's role is below the operation's minimum role, or below the `approver_role` of the approval step (`insufficient_role`): the API key's role, or, for a person signed in, their own (the `detail` says which). */
         WorkflowApprovalForbidden: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

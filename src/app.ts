@@ -16,7 +16,7 @@ import express, {
 import { type OperationId, operationTable } from '../generated/operations.ts';
 import { authenticate, identifyKey } from './platform/auth.ts';
 import { verifyJson } from './platform/body-encoding.ts';
-import { atLeast, locals, type Platform } from './platform/context.ts';
+import { atLeast, callerRole, locals, type Platform } from './platform/context.ts';
 import { problemHandler } from './platform/errors.ts';
 import { collectByKey } from './platform/feature.ts';
 import { newId } from './platform/ids.ts';
@@ -204,7 +204,7 @@ function checkRole(_req: Request, res: Response, next: NextFunction): void {
   if (caller && minimumRole && !atLeast(caller.role, minimumRole)) {
     throw new Problem(
       'insufficient_role',
-      `This operation needs the ${minimumRole} role or higher; the key's role is ${caller.role}.`,
+      `This operation needs the ${minimumRole} role or higher; ${callerRole(caller)}.`,
     );
   }
   next();

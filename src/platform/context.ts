@@ -105,6 +105,14 @@ export function atLeast(role: Role, minimum: Role): boolean {
 }
 
 /**
+ * The caller's role as a refusal names it: a signed-in person acts through their session's own key, which they never
+ * saw, so the role is theirs; a key's caller is told the key's.
+ */
+export function callerRole(caller: Caller): string {
+  return caller.sessionId === undefined ? `the key's role is ${caller.role}` : `your role is ${caller.role}`;
+}
+
+/**
  * What the middleware knows of one request, kept on `res.locals` and read through `locals(res)`, so that every
  * reader and writer agrees on the names and types (Express types `res.locals` as `Record<string, any>`).
  */

@@ -25,7 +25,7 @@ export function accessRecord(req: Request, res: Response): AccessRecord {
   const record: AccessRecord = {
     request_id: state.requestId,
     method: req.method,
-    path: req.path.slice(0, 2048),
+    path: fullPath(req).slice(0, 2048),
     operation_id: state.operationId ?? null,
     status: res.statusCode,
     error_code: state.errorCode ?? null,
@@ -38,6 +38,16 @@ export function accessRecord(req: Request, res: Response): AccessRecord {
   };
   state.accessRecord = record;
   return record;
+}
+
+/**
+ * The request's path from the root: `req.path` is relative to the router a request is in, and a router mounted under
+ * a prefix (SCIM's, under /scim) is still handling it when the answer is sent.
+ */
+function fullPath(req: Request): string {
+  if (req.url === req.originalUrl) return req.path;
+  const query = req.originalUrl.indexOf('?');
+  return query === -1 ? req.originalUrl : req.originalUrl.slice(0, query);
 }
 
 export function clientIp(req: Request): string {
@@ -73,7 +83,7 @@ export function accessLog(logger: Logger) {
       const traced = locals(res).traceId === undefined ? { access } : { access, trace_id: locals(res).traceId };
       // A failure of ours carries an error, so that log tooling counts it as one; a 501 is an answer, not a failure.
       const fields = level === 'error' ? { ...traced, err: new Error(`failed with status code ${status}`) } : traced;
-      logger[level](fields, `${req.method} ${req.path} ${status}`);
+      logger[level](fields, `${req.method} ${access.path} ${status}`);
     };
     res.once('finish', done);
     res.once('close', done);

@@ -22,7 +22,7 @@ export const problemCatalogue: Record<ErrorCode, { status: number; title: string
   validation_failed: { status: 422, title: 'The request is not valid' },
   unauthenticated: { status: 401, title: 'Authentication required' },
   invalid_embed_key: { status: 401, title: 'The embed key is not valid' },
-  insufficient_role: { status: 403, title: "The API key's role does not allow this" },
+  insufficient_role: { status: 403, title: 'Your role does not allow this operation' },
   origin_not_allowed: { status: 403, title: 'The page origin is not allowed' },
   csrf_check_failed: { status: 403, title: 'The request failed its CSRF check' },
   chatbot_disabled: { status: 403, title: 'The chatbot is disabled' },

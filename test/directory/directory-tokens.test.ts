@@ -6,15 +6,18 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { expectProblem } from '../support/expect.ts';
+import { capturedLogger } from '../support/logs.ts';
 import { databaseKinds, startTestServer, type TestServer } from '../support/server.ts';
-import { createDirectoryToken, expectScimError, scimClient, USER_SCHEMA } from './support.ts';
+import { createDirectoryToken, expectScimError, GROUP_SCHEMA, scimClient, USER_SCHEMA } from './support.ts';
 
 describe.each(databaseKinds)('directory tokens on %s', (kind) => {
   let server: TestServer;
   const clock = new ManualClock();
 
+  const { logger, lines } = capturedLogger<{ msg: string; access?: { path: string; status: number } }>('info');
+
   beforeAll(async () => {
-    server = await startTestServer({ database: kind, clock });
+    server = await startTestServer({ database: kind, clock, logger });
   });
   afterAll(async () => {
     await server?.close();
@@ -172,5 +175,45 @@ describe.each(databaseKinds)('directory tokens on %s', (kind) => {
       'invalidValue',
     );
     expectScimError(await scim('POST', '/Bulk', { schemas: [] }), 501);
+  });
+
+  test('the access log has the whole path of a SCIM request, /scim prefix included', async () => {
+    const token = await createDirectoryToken(server, 'logged');
+    expect((await usersOf(token.scim_base_url, token.secret)).status).toBe(200);
+    const path = `/scim/v2/${server.workspaceId}/Users`;
+    // The line is written once the answer is sent, which the client may see first.
+    await expect.poll(() => lines.find((line) => line.msg === `GET ${path} 200`)?.access?.path).toBe(path);
+  });
+
+  test("a filter that breaks SCIM's grammar is 400 invalidFilter, never an answer to part of it", async () => {
+    const token = await createDirectoryToken(server, 'grammar');
+    const scim = scimClient(token.scim_base_url, token.secret);
+    const user = await scim('POST', '/Users', { schemas: [USER_SCHEMA], userName: 'dup@grammar.example' });
+    expect(user.status).toBe(201);
+    expect((await scim('POST', '/Groups', { schemas: [GROUP_SCHEMA], displayName: 'Dup' })).status).toBe(201);
+    const list = (endpoint: string, filter: string) => scim('GET', `/${endpoint}?filter=${encodeURIComponent(filter)}`);
+    for (const [endpoint, filter] of [
+      ['Users', 'userName eq'],
+      ['Users', 'userName eq "dup@grammar.example" and'],
+      ['Users', 'userName eq "dup@grammar.example" or'],
+      ['Users', 'userName'],
+      ['Users', 'userName eq "dup@grammar.example" and and userName pr'],
+      ['Users', 'userName eq dup@grammar.example'],
+      ['Groups', 'displayName eq "Dup" and'],
+      ['Groups', 'and displayName eq "Dup"'],
+      ['Groups', '(displayName eq "Dup"'],
+      ['Groups', `${'('.repeat(40)}displayName pr${')'.repeat(40)}`],
+    ]) {
+      const answer = await list(endpoint!, filter!);
+      expectScimError(answer, 400, 'invalidFilter');
+      expect(answer.body.detail, filter).toMatch(/^The filter /);
+    }
+    // Filters of the grammar are answered, the complex ones included.
+    expect((await list('Groups', 'displayName eq "Dup"')).body.totalResults).toBe(1);
+    expect(
+      (await list('Groups', '(displayName eq "Dup" or displayName eq "x") and not (displayName pr and id eq "y")')).body
+        .totalResults,
+    ).toBe(1);
+    expect((await list('Users', 'userName eq "dup@grammar.example" and active eq true')).body.totalResults).toBe(1);
   });
 });

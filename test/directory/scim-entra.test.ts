@@ -99,6 +99,37 @@ describe.each(databaseKinds)('Entra ID provisions a workspace through SCIM on %s
     expect((await members(server)).find((m) => m.id === userId)?.email).toBe(email);
   });
 
+  test('a renamed user renames the member: displayName, else name.formatted, else the given and family names', async () => {
+    const nameOfMember = async () => (await members(server)).find((m) => m.id === userId)?.name;
+    const eventsBefore = (await memberEvents(server)).length;
+    const patch = (...operations: unknown[]) =>
+      scim('PATCH', `/Users/${userId}`, { schemas: [PATCH_OP], Operations: operations });
+
+    expect((await patch({ op: 'Replace', path: 'name.formatted', value: 'givenName updatedFamilyName' })).status).toBe(
+      200,
+    );
+    expect(await nameOfMember()).toBe('givenName updatedFamilyName');
+    const renamed = await patch({ op: 'Replace', path: 'displayName', value: 'Ada Okafor' });
+    expect(renamed.body.displayName).toBe('Ada Okafor');
+    expect(await nameOfMember()).toBe('Ada Okafor');
+    expect(
+      (
+        await patch(
+          { op: 'Remove', path: 'displayName' },
+          { op: 'Remove', path: 'name.formatted' },
+          {
+            op: 'Replace',
+            path: 'name.givenName',
+            value: 'Ada',
+          },
+        )
+      ).status,
+    ).toBe(200);
+    expect(await nameOfMember()).toBe('Ada updatedFamilyName');
+    // The specification's catalogue has no event for a changed member.
+    expect(await memberEvents(server)).toHaveLength(eventsBefore);
+  });
+
   test('a group with members gives no role unless named for one; members are added and removed', async () => {
     const group = await scim('POST', '/Groups', {
       externalId: randomUUID(),

@@ -130,7 +130,7 @@ describe.each(databaseKinds)('Okta provisions a workspace through SCIM on %s', (
     expectProblem(await server.call('DELETE', `/v1/members/${userId}`), 409, 'managed_by_directory');
   });
 
-  test('PUT replaces the profile; the member stays', async () => {
+  test('PUT replaces the profile; the member stays, renamed as the directory names them', async () => {
     const replaced = await scim('PUT', `/Users/${userId}`, {
       schemas: [USER_SCHEMA],
       id: userId,
@@ -143,7 +143,11 @@ describe.each(databaseKinds)('Okta provisions a workspace through SCIM on %s', (
     expect(replaced.status).toBe(200);
     expect(replaced.body.name).toEqual({ givenName: 'Isabel', familyName: 'Okafor-Lind' });
     expect(replaced.body.externalId).toBeUndefined();
-    expect((await members(server)).find((m) => m.id === userId)?.role).toBe('viewer');
+    expect((await members(server)).find((m) => m.id === userId)).toMatchObject({
+      role: 'viewer',
+      name: 'Isabel Okafor-Lind',
+    });
+    expect((await server.call('GET', `/v1/members/${userId}`)).body.name).toBe('Isabel Okafor-Lind');
   });
 
   test('a pushed group named for a role gives its members that role; renaming and removing take it back', async () => {

@@ -211,7 +211,7 @@ describe.skipIf(!hasChromium)('signing in, in a browser', () => {
     await page.getByRole('button', { name: 'Approve' }).click();
     await expect
       .poll(() => page.locator('[data-part="error"]').innerText())
-      .toMatch(/^The API key's role does not allow this: .*editor role or higher/);
+      .toMatch(/^Your role does not allow this operation: .*editor role or higher; your role is viewer\.$/);
     expect((await server.call('GET', path)).body.status).toBe('awaiting_approval');
     await page.context().close();
   });

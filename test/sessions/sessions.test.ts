@@ -135,7 +135,16 @@ describe.each(databaseKinds)('sessions on %s', (database) => {
     await addMember(server, 'vera@test.example', 'viewer');
     const viewer = await signIn(server, 'vera@test.example');
     expect((await viewer.call('GET', '/v1/projects')).status).toBe(200);
-    expectProblem(await viewer.call('POST', '/v1/projects', { body: { name: 'No' } }), 403, 'insufficient_role');
+    const refused = await viewer.call('POST', '/v1/projects', { body: { name: 'No' } });
+    expectProblem(refused, 403, 'insufficient_role');
+    // The person used no key: the refusal speaks of their role.
+    expect(refused.body).toMatchObject({
+      title: 'Your role does not allow this operation',
+      detail: 'This operation needs the editor role or higher; your role is viewer.',
+    });
+    const viewerKey = await server.createKey('viewer');
+    const keyed = await server.call('POST', '/v1/projects', { key: viewerKey.secret, body: { name: 'No' } });
+    expect(keyed.body.detail).toBe("This operation needs the editor role or higher; the key's role is viewer.");
   });
 
   test('listing one’s sessions, signing out of another and of the current one', async () => {

@@ -94,7 +94,7 @@ describe.skipIf(!hasChromium)('the approval page', () => {
     await page.getByRole('button', { name: 'Approve' }).click();
     await expect
       .poll(() => page.locator('[data-part="error"]').innerText())
-      .toMatch(/^The API key's role does not allow this: .*admin role or higher/);
+      .toMatch(/^Your role does not allow this operation: .*admin role or higher; the key's role is editor\.$/);
     expect((await server.call('GET', path)).body.status).toBe('awaiting_approval');
 
     const admin = await server.createKey('admin');

@@ -2,6 +2,7 @@
 // branches, a skipped step, approvals (approved, rejected, timed out), cancel, the run's budget, and the events.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
+import { addMember, signIn } from '../sessions/support.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { expectProblem } from '../support/expect.ts';
 import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
@@ -391,7 +392,20 @@ describe('workflow runs, every step kind and every way a run ends (SQLite)', () 
     expect(event.data.approval_url).toMatch(new RegExp(`/approvals/${runId}/review\\?expires=\\d+&signature=`));
     const editor = await server.createKey('editor');
     const path = `/v1/workflows/${id}/runs/${runId}/steps/review`;
-    expectProblem(await server.call('POST', `${path}/approve`, { key: editor.secret }), 403, 'insufficient_role');
+    const keyed = await server.call('POST', `${path}/approve`, { key: editor.secret });
+    expectProblem(keyed, 403, 'insufficient_role');
+    expect(keyed.body.detail).toBe(
+      "The step review needs an approver with the admin role or higher; the key's role is editor.",
+    );
+    // A person signed in used no key: the refusal speaks of their role.
+    await addMember(server, `editor.${runId.toLowerCase()}@test.example`, 'editor');
+    const signedIn = await signIn(server, `editor.${runId.toLowerCase()}@test.example`);
+    const asPerson = await signedIn.call('POST', `${path}/approve`, { body: {} });
+    expectProblem(asPerson, 403, 'insufficient_role');
+    expect(asPerson.body).toMatchObject({
+      title: 'Your role does not allow this operation',
+      detail: 'The step review needs an approver with the admin role or higher; your role is editor.',
+    });
     expectProblem(
       await server.call('POST', `/v1/workflows/${id}/runs/${runId}/steps/draft/approve`),
       409,

@@ -4,7 +4,7 @@ import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
-import { atLeast, type RequestContext } from '../../platform/context.ts';
+import { atLeast, callerRole, type RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseInstant } from '../../platform/instant.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
@@ -154,7 +154,7 @@ async function decide(
     if (!atLeast(context.caller.role, approval.approver_role)) {
       throw new Problem(
         'insufficient_role',
-        `The step ${step.step_id} needs an approver with the ${approval.approver_role} role or higher; the key's role is ${context.caller.role}.`,
+        `The step ${step.step_id} needs an approver with the ${approval.approver_role} role or higher; ${callerRole(context.caller)}.`,
       );
     }
     const now = iso(context.now);

@@ -1,5 +1,7 @@
 // The query parameters of SCIM reads (RFC 7644 §3.4.2): filter, attributes, excludedAttributes, startIndex, count.
-// SCIMMY parses and checks them (a malformed filter is 400 invalidFilter); startIndex and count arrive as text.
+// SCIMMY parses them once filter.ts has checked the filter's grammar (a malformed filter is 400 invalidFilter);
+// startIndex and count arrive as text.
+import { checkFilter } from './filter.ts';
 import { MAX_RESULTS, SCIMMY, scimError } from './scimmy.ts';
 
 /** Resources per page when the request names no `count`. */
@@ -28,6 +30,7 @@ export function readParameters(query: Record<string, unknown>, withFilter: boole
     if (value === undefined) continue;
     if (typeof value !== 'string') throw scimError(400, 'invalidValue', `${name} must be given once.`);
     if (name === 'filter' && !withFilter) continue;
+    if (name === 'filter' && value.trim() !== '') checkFilter(value);
     parsed[name] = value;
   }
   // SCIMMY's resource constructor parses the filter and the attribute lists and throws SCIM errors for bad ones.

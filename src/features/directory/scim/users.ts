@@ -209,7 +209,11 @@ async function writeUser(context: ScimContext, id: string, resource: ScimObject)
       .executeTakeFirst();
     if (taken)
       throw scimError(409, 'uniqueness', `userName ${userName} is user ${taken.id} of this directory already.`);
-    const person = await trx.selectFrom('users').select('email').where('id', '=', row.id).executeTakeFirstOrThrow();
+    const person = await trx
+      .selectFrom('users')
+      .select(['email', 'name'])
+      .where('id', '=', row.id)
+      .executeTakeFirstOrThrow();
     if (person.email !== email) {
       throw scimError(
         400,
@@ -223,6 +227,11 @@ async function writeUser(context: ScimContext, id: string, resource: ScimObject)
       .where('workspace_id', '=', context.workspaceId)
       .where('id', '=', id)
       .execute();
+    // The directory keeps the person's name: the member shows what it says now. A user without a name leaves the
+    // one the person has. No event: the specification's catalogue has none for a changed member.
+    const name = nameOf(resource);
+    if (name !== null && name !== person.name)
+      await trx.updateTable('users').set({ name }).where('id', '=', row.id).execute();
     await syncMember(trx, context, id);
   });
 }
