@@ -216,4 +216,34 @@ describe.each(databaseKinds)('directory tokens on %s', (kind) => {
     ).toBe(1);
     expect((await list('Users', 'userName eq "dup@grammar.example" and active eq true')).body.totalResults).toBe(1);
   });
+
+  test('a filter on an attribute some resources lack is answered, and one the matcher cannot evaluate is 400 invalidFilter, never a 500', async () => {
+    const token = await createDirectoryToken(server, 'absent');
+    const scim = scimClient(token.scim_base_url, token.secret);
+    const plain = await scim('POST', '/Users', { schemas: [USER_SCHEMA], userName: 'plain@absent.example' });
+    const mailed = await scim('POST', '/Users', {
+      schemas: [USER_SCHEMA],
+      userName: 'mailed@absent.example',
+      name: { givenName: 'Mae', familyName: 'Iled' },
+      emails: [{ value: 'mailed@absent.example', type: 'work', primary: true }],
+    });
+    expect([plain.status, mailed.status]).toEqual([201, 201]);
+    expect((await scim('POST', '/Groups', { schemas: [GROUP_SCHEMA], displayName: 'Empty' })).status).toBe(201);
+    const ids = async (endpoint: string, filter: string) => {
+      const answer = await scim('GET', `/${endpoint}?filter=${encodeURIComponent(filter)}`);
+      expect(answer.status, `${filter}: ${JSON.stringify(answer.body)}`).toBe(200);
+      return (answer.body.Resources as Array<{ id: string; userName?: string }>).map((r) => r.userName ?? r.id).sort();
+    };
+    expect(await ids('Users', 'emails[type eq "work"]')).toEqual(['mailed@absent.example']);
+    expect(await ids('Users', 'emails[type eq "work"] or userName eq "plain@absent.example"')).toEqual([
+      'mailed@absent.example',
+      'plain@absent.example',
+    ]);
+    expect(await ids('Users', 'name.givenName eq "Mae"')).toEqual(['mailed@absent.example']);
+    expect(await ids('Users', 'phoneNumbers[type eq "work"]')).toEqual([]);
+    expect(await ids('Users', 'groups[value eq "nothing"]')).toEqual([]);
+    expect(await ids('Groups', 'members[value eq "nobody"]')).toEqual([]);
+    const unevaluated = await scim('GET', `/Users?filter=${encodeURIComponent('not (emails pr)')}`);
+    expectScimError(unevaluated, 400, 'invalidFilter');
+  });
 });

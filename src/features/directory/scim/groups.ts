@@ -9,7 +9,7 @@ import type { ScimGroupsTable } from '../schema.ts';
 import type { ScimContext } from './context.ts';
 import { normaliseResource } from './entra.ts';
 import { syncMember } from './membership.ts';
-import { listResponse, type ReadParameters, simpleEquality } from './query.ts';
+import { listResponse, matchFilter, type ReadParameters, simpleEquality } from './query.ts';
 import { applyPatch, readResource, type ScimObject } from './resources.ts';
 import { SCIMMY, scimError } from './scimmy.ts';
 
@@ -86,7 +86,7 @@ export async function listGroups(context: ScimContext, parameters: ReadParameter
     rows.map((r) => r.id),
   );
   let objects = rows.map((row) => stored(row, members.get(row.id)));
-  if (parameters.filter && !equality) objects = parameters.filter.match(objects) as ScimObject[];
+  if (parameters.filter && !equality) objects = matchFilter(parameters.filter, SCIMMY.Schemas.Group, objects);
   return listResponse(
     objects.map((object) => output(context, object, parameters.attributes)),
     parameters,

@@ -74,3 +74,37 @@ export function listResponse(resources: unknown[], parameters: ReadParameters) {
     Resources: page,
   };
 }
+
+type Schema = typeof SCIMMY.Schemas.User | typeof SCIMMY.Schemas.Group;
+
+/**
+ * The objects a filter selects. SCIMMY's matcher reads a complex or multi-valued attribute as an object, and throws on
+ * an object that lacks it: each such attribute of the schema that an object lacks is given to the matcher empty, which
+ * SCIM reads as unassigned (no comparison matches, `pr` is false). An expression the matcher still cannot evaluate is
+ * refused as invalidFilter, not answered as an error of the server.
+ */
+export function matchFilter<T extends object>(
+  filter: NonNullable<ReadParameters['filter']>,
+  schema: Schema,
+  objects: T[],
+): T[] {
+  const blanks = Object.fromEntries(
+    schema.definition.attributes
+      // An extension's schema is there too, with no config of its own: its attributes are under its URN.
+      .filter((attribute) => attribute.config && (attribute.type === 'complex' || attribute.config.multiValued))
+      .map((attribute) => [attribute.name, attribute.config.multiValued ? [] : {}]),
+  );
+  const originals = new Map<object, T>(objects.map((object) => [{ ...blanks, ...object }, object]));
+  let matched: object[];
+  try {
+    matched = filter.match([...originals.keys()]) as object[];
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    throw scimError(
+      400,
+      'invalidFilter',
+      'The filter cannot be evaluated on this server; write it without that expression.',
+    );
+  }
+  return matched.map((object) => originals.get(object)!);
+}

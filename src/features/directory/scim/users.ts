@@ -10,7 +10,7 @@ import type { ScimUsersTable } from '../schema.ts';
 import type { ScimContext } from './context.ts';
 import { normaliseResource } from './entra.ts';
 import { syncMember } from './membership.ts';
-import { listResponse, type ReadParameters, simpleEquality } from './query.ts';
+import { listResponse, matchFilter, type ReadParameters, simpleEquality } from './query.ts';
 import { applyPatch, readResource, type ScimObject } from './resources.ts';
 import { SCIMMY, scimError } from './scimmy.ts';
 
@@ -129,7 +129,7 @@ export async function listUsers(context: ScimContext, parameters: ReadParameters
     rows.map((r) => r.id),
   );
   let objects = rows.map((row) => stored(row, groups.get(row.id)));
-  if (parameters.filter && !equality) objects = parameters.filter.match(objects) as ScimObject[];
+  if (parameters.filter && !equality) objects = matchFilter(parameters.filter, SCIMMY.Schemas.User, objects);
   return listResponse(
     objects.map((object) => output(context, object, parameters.attributes)),
     parameters,
