@@ -112,6 +112,12 @@ export function callerRole(caller: Caller): string {
   return caller.sessionId === undefined ? `the key's role is ${caller.role}` : `your role is ${caller.role}`;
 }
 
+/** The caller as a refusal's sentence begins with it: `An admin key`, or `A signed-in admin` (see callerRole). */
+export function callerName(caller: Caller): string {
+  if (caller.sessionId !== undefined) return `A signed-in ${caller.role}`;
+  return `${/^[aeiou]/.test(caller.role) ? 'An' : 'A'} ${caller.role} key`;
+}
+
 /**
  * What the middleware knows of one request, kept on `res.locals` and read through `locals(res)`, so that every
  * reader and writer agrees on the names and types (Express types `res.locals` as `Record<string, any>`).

@@ -213,6 +213,12 @@ describe.skipIf(!hasChromium)('signing in, in a browser', () => {
       .poll(() => page.locator('[data-part="error"]').innerText())
       .toMatch(/^Your role does not allow this operation: .*editor role or higher; your role is viewer\.$/);
     expect((await server.call('GET', path)).body.status).toBe('awaiting_approval');
+    // In the dashboard, a page the role may not see speaks of the person's role, not of a key.
+    await page.goto(`${server.url}/dashboard`);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    expect(await page.locator('[data-part="not-allowed"]').innerText()).toBe(
+      "Your role (viewer) cannot see the workspace's API keys; an admin or owner can.",
+    );
     await page.context().close();
   });
 });

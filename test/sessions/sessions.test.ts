@@ -147,6 +147,23 @@ describe.each(databaseKinds)('sessions on %s', (database) => {
     expect(keyed.body.detail).toBe("This operation needs the editor role or higher; the key's role is viewer.");
   });
 
+  test("a signed-in person's refusals of a role's ceiling name the person, not a key", async () => {
+    await addMember(server, 'adam@test.example', 'admin');
+    const admin = await signIn(server, 'adam@test.example');
+    const ownerKey = await admin.call('POST', '/v1/api-keys', { body: { name: 'Too high', role: 'owner' } });
+    expectProblem(ownerKey, 403, 'insufficient_role');
+    expect(ownerKey.body.detail).toBe('A signed-in admin cannot create a key with the owner role.');
+    const owner = await admin.call('POST', '/v1/members', { body: { email: 'olga@test.example', role: 'owner' } });
+    expectProblem(owner, 403, 'insufficient_role');
+    expect(owner.body.detail).toBe('A signed-in admin cannot add a member with the owner role.');
+    const adminKey = await server.createKey('admin');
+    const keyed = await server.call('POST', '/v1/api-keys', {
+      key: adminKey.secret,
+      body: { name: 'Too high', role: 'owner' },
+    });
+    expect(keyed.body.detail).toBe('An admin key cannot create a key with the owner role.');
+  });
+
   test('listing one’s sessions, signing out of another and of the current one', async () => {
     await addMember(server, 'sam@test.example', 'editor');
     const laptop = await signIn(server, 'sam@test.example');

@@ -6,7 +6,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import { iso } from '../../platform/clock.ts';
-import type { Platform, RequestContext } from '../../platform/context.ts';
+import { callerRole, type Platform, type RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseInstant } from '../../platform/instant.ts';
 import { audited, lockOwned } from '../../platform/owned.ts';
@@ -399,7 +399,7 @@ export const documentHandlers = {
     if (permission === 'edit' && context.caller.role === 'viewer') {
       throw new Problem(
         'insufficient_role',
-        "An edit token needs the editor role or higher; this key's role is viewer, which can create read tokens (permission: read).",
+        `An edit token needs the editor role or higher; ${callerRole(context.caller)}, which can create read tokens (permission: read).`,
       );
     }
     // Naming a member attributes the session's edits to them: as with API keys (createApiKey), a key acts for its own

@@ -4,7 +4,7 @@ import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
 import { hashSecret, newSecret } from '../../platform/auth.ts';
 import { iso } from '../../platform/clock.ts';
-import { type ApiKeyRow, atLeast, type RequestContext, type Role } from '../../platform/context.ts';
+import { type ApiKeyRow, atLeast, callerName, type RequestContext, type Role } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseInstant } from '../../platform/instant.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
@@ -114,7 +114,7 @@ function requireRoleAtLeast(context: RequestContext, role: Role, action: string)
   if (!atLeast(context.caller.role, role)) {
     throw new Problem(
       'insufficient_role',
-      `A ${context.caller.role} key cannot ${action} a key with the ${role} role.`,
+      `${callerName(context.caller)} cannot ${action} a key with the ${role} role.`,
     );
   }
 }

@@ -6,7 +6,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Handlers } from '../../../generated/operations.ts';
 import { type AuditOrigin, byRequest, recordAudit } from '../../platform/audit.ts';
 import { iso } from '../../platform/clock.ts';
-import { atLeast, type RequestContext, type Role } from '../../platform/context.ts';
+import { atLeast, callerName, type RequestContext, type Role } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { pageRequest, paginate, toPage } from '../../platform/pagination.ts';
 import { notFound, Problem } from '../../platform/problems.ts';
@@ -219,7 +219,7 @@ function requireRoleAtLeast(context: RequestContext, role: Role, action: string)
   if (!atLeast(context.caller.role, role)) {
     throw new Problem(
       'insufficient_role',
-      `A ${context.caller.role} key cannot ${action} a member with the ${role} role.`,
+      `${callerName(context.caller)} cannot ${action} a member with the ${role} role.`,
     );
   }
 }

@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { allows, type Role, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
-import { Empty, Loading, MoreButton, ProblemMessage, SecretOnce, usePages, when } from './ui.tsx';
+import { Empty, Loading, MoreButton, NotAllowed, ProblemMessage, SecretOnce, usePages, when } from './ui.tsx';
 
 type Key = Schemas['ApiKey'];
 const ROLES: Role[] = ['viewer', 'editor', 'admin', 'owner'];
@@ -191,9 +191,7 @@ export function KeysPage({ session }: { session: Session }) {
     return (
       <section aria-labelledby="keys-title">
         <h1 id="keys-title">API keys</h1>
-        <p data-part="not-allowed">
-          A {session.role} key cannot see the workspace's API keys; sign in with an admin or owner key.
-        </p>
+        <NotAllowed session={session} what="the workspace's API keys" />
       </section>
     );
   }

@@ -3,18 +3,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { allows, type Role, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
-import { Empty, Loading, MoreButton, ProblemMessage, Skeleton, usePages, when } from './ui.tsx';
+import { Empty, Loading, MoreButton, NotAllowed, ProblemMessage, Skeleton, usePages, when } from './ui.tsx';
 
 type Page<T> = { data: T[]; next_cursor: string | null };
 const cursorOf = (cursor: string | undefined) => (cursor ? { cursor } : {});
-
-function NotAllowed({ session, what }: { session: Session; what: string }) {
-  return (
-    <p data-part="not-allowed">
-      A {session.role} key cannot see {what}; sign in with an admin or owner key.
-    </p>
-  );
-}
 
 export function Table({
   label,

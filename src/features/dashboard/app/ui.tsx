@@ -1,8 +1,9 @@
-// Small pieces the pages share: a problem shown as it came, a secret shown once, loading states (a line, a table's skeleton), empty states, a page of a list with a
+// Small pieces the pages share: a problem shown as it came, a page a role may not see, a secret shown once, loading states (a line, a table's skeleton), empty states, a page of a list with a
 // "more" button, copy to clipboard, dates.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, type Problem, type Role } from './api.ts';
+import type { Session } from './session.ts';
 
 export function ProblemMessage({ error }: { error: unknown }) {
   if (!error) return null;
@@ -172,6 +173,17 @@ export function OwnersOnly({ role, what }: { role: Role; what: string }) {
     <p data-part="not-allowed">
       Only owners manage {what}; you are signed in as {/^[aeiou]/.test(role) ? 'an' : 'a'} {role}. Ask an owner of the
       workspace, or sign in as one.
+    </p>
+  );
+}
+
+/** What a page shows to a caller whose role may not see it: a signed-in person is told of their role, not of a key. */
+export function NotAllowed({ session, what }: { session: Session; what: string }) {
+  return (
+    <p data-part="not-allowed">
+      {session.person
+        ? `Your role (${session.role}) cannot see ${what}; an admin or owner can.`
+        : `A ${session.role} key cannot see ${what}; sign in with an admin or owner key.`}
     </p>
   );
 }

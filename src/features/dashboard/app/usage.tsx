@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { allows, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
-import { Empty, Loading, ProblemMessage } from './ui.tsx';
+import { Empty, Loading, NotAllowed, ProblemMessage } from './ui.tsx';
 
 const COLORS = ['#1d4ed8', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
 const day = (date: Date) => date.toISOString().slice(0, 10);
@@ -128,7 +128,7 @@ export function UsagePage({ session }: { session: Session }) {
     return (
       <section aria-labelledby="usage-title">
         <h1 id="usage-title">Usage</h1>
-        <p data-part="not-allowed">A {session.role} key cannot see the usage; sign in with an admin or owner key.</p>
+        <NotAllowed session={session} what="the usage" />
       </section>
     );
   }

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { allows, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
-import { CopyButton, Empty, Loading, MoreButton, ProblemMessage, usePages, when } from './ui.tsx';
+import { CopyButton, Empty, Loading, MoreButton, NotAllowed, ProblemMessage, usePages, when } from './ui.tsx';
 
 type Endpoint = Schemas['WebhookEndpoint'];
 type Delivery = Schemas['WebhookDeliverySummary'];
@@ -368,9 +368,7 @@ export function WebhooksPage({ session }: { session: Session }) {
     return (
       <section aria-labelledby="webhooks-title">
         <h1 id="webhooks-title">Webhooks</h1>
-        <p data-part="not-allowed">
-          A {session.role} key cannot see the workspace's webhooks; sign in with an admin or owner key.
-        </p>
+        <NotAllowed session={session} what="the workspace's webhooks" />
       </section>
     );
   }
