@@ -58,6 +58,22 @@ async function seedDemo(running: RunningServer): Promise<void> {
   );
 }
 
+/**
+ * Loads the server's modules in parts, letting the event loop run after each: loading a module graph holds the loop
+ * until all of it is loaded, and between the parts the listener answers `GET /healthz` and `GET /readyz`, and the
+ * database's answer is heard (`between` throws to stop the start). Each part loads what the next would load first, so
+ * the last loads little; together they are the server's modules, loaded once.
+ */
+async function loadInParts(between: () => void): Promise<typeof import('./server.ts')> {
+  const parts = [() => import('./storage/database.ts'), () => import('./app.ts'), () => import('./features/index.ts')];
+  for (const part of parts) {
+    await part();
+    await new Promise((resolve) => setImmediate(resolve));
+    between();
+  }
+  return import('./server.ts');
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
@@ -81,12 +97,16 @@ async function main(): Promise<void> {
       );
     },
   });
-  // Before the server's modules load (they hold the event loop until loaded), the database is asked whether it takes
-  // a connection, for a moment at most: an unreachable one stops the start at once; a slow answer is awaited after.
+  // While the server's modules load, the database is asked whether it refuses this server: a refusal stops the start
+  // at once, not after the whole load. Its answer is not waited for: the pool connects again anyway.
   const { reachDatabase } = await import('./storage/reach.ts');
-  const reached = reachDatabase(config.databaseUrl, config.databasePoolTimeoutMs);
-  await Promise.race([reached, new Promise((resolve) => setTimeout(resolve, 100))]);
-  const [{ startServer }] = await Promise.all([import('./server.ts'), reached]);
+  const check: { refusal?: unknown } = {};
+  void reachDatabase(config.databaseUrl).catch((error: unknown) => {
+    check.refusal = error;
+  });
+  const { startServer } = await loadInParts(() => {
+    if ('refusal' in check) throw check.refusal;
+  });
   const running = await startServer(config, { logger, listener });
   // From the process's start: what an operator waits from `npm start` until the server serves.
   const ms = Math.round(performance.now());
