@@ -76,28 +76,41 @@ export function listResponse(resources: unknown[], parameters: ReadParameters) {
 }
 
 type Schema = typeof SCIMMY.Schemas.User | typeof SCIMMY.Schemas.Group;
+type Expression = Record<string, unknown>;
 
 /**
- * The objects a filter selects. SCIMMY's matcher reads a complex or multi-valued attribute as an object, and throws on
- * an object that lacks it: each such attribute of the schema that an object lacks is given to the matcher empty, which
- * SCIM reads as unassigned (no comparison matches, `pr` is false). An expression the matcher still cannot evaluate is
- * refused as invalidFilter, not answered as an error of the server.
+ * The objects a filter selects, with SCIM's meaning where SCIMMY's matcher reads otherwise (RFC 7644 §3.4.2.2):
+ * - a comparison or `pr` on a multi-valued attribute (`members eq "id"`, Entra ID's membership check; `emails pr`)
+ *   tests its values' `value` sub-attribute, true when any value passes;
+ * - an attribute an object lacks is unassigned: no comparison matches it and `pr` is false. The matcher throws on a
+ *   complex attribute that is not there, so it is given one: an empty object, and for a multi-valued one a list of one
+ *   empty value (`not (members pr)` then holds for a group without members).
+ * An expression the matcher still cannot evaluate is refused as invalidFilter, not answered as an error of the server.
  */
 export function matchFilter<T extends object>(
   filter: NonNullable<ReadParameters['filter']>,
   schema: Schema,
   objects: T[],
 ): T[] {
-  const blanks = Object.fromEntries(
-    schema.definition.attributes
-      // An extension's schema is there too, with no config of its own: its attributes are under its URN.
-      .filter((attribute) => attribute.config && (attribute.type === 'complex' || attribute.config.multiValued))
-      .map((attribute) => [attribute.name, attribute.config.multiValued ? [] : {}]),
+  // An extension's schema is among the attributes too, with no config of its own: its attributes are under its URN.
+  const complex = schema.definition.attributes.filter(
+    (attribute) => attribute.config && (attribute.type === 'complex' || attribute.config.multiValued),
+  );
+  const multiValued = new Set(complex.filter((a) => a.config.multiValued).map((a) => a.name.toLowerCase()));
+  const blanks = Object.fromEntries(complex.map((a) => [a.name, a.config.multiValued ? [{}] : {}]));
+  const branches = (filter as unknown as Expression[]).map((branch) =>
+    Object.fromEntries(
+      Object.entries(branch).map(([name, test]) => [
+        name,
+        Array.isArray(test) && multiValued.has(name.toLowerCase()) ? { value: test } : test,
+      ]),
+    ),
   );
   const originals = new Map<object, T>(objects.map((object) => [{ ...blanks, ...object }, object]));
   let matched: object[];
   try {
-    matched = filter.match([...originals.keys()]) as object[];
+    const meant = new SCIMMY.Types.Filter((branches.length === 1 ? branches[0] : branches) as never);
+    matched = meant.match([...originals.keys()]) as object[];
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
     throw scimError(
