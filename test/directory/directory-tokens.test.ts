@@ -156,6 +156,35 @@ describe.each(databaseKinds)('directory tokens on %s', (kind) => {
     expectProblem(await server.call('GET', '/v1/members', { key: token.secret }), 401, 'unauthenticated');
   });
 
+  test('a directory renames a person it alone has; a person who is in another workspace too keeps their name', async () => {
+    const token = await createDirectoryToken(server, 'names');
+    const scim = scimClient(token.scim_base_url, token.secret);
+    const other = await createWorkspace(server.platform.db, {
+      name: 'Elsewhere',
+      region: server.platform.config.region,
+      ownerEmail: 'shared@names.example',
+      now: clock.now(),
+    });
+    const named = async (userName: string, displayName: string) =>
+      scim('POST', '/Users', { schemas: [USER_SCHEMA], userName, displayName });
+    const alone = await named('alone@names.example', 'Al One');
+    const shared = await named('shared@names.example', 'Sha Red');
+    expect([alone.status, shared.status]).toEqual([201, 201]);
+    const nameIn = async (key: string, id: string) =>
+      (await server.call('GET', `/v1/members/${id}`, { key })).body.name;
+    const sharedName = await nameIn(other.secret, shared.body.id);
+    for (const user of [alone.body, shared.body]) {
+      const renamed = await scim('PATCH', `/Users/${user.id}`, {
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+        Operations: [{ op: 'replace', path: 'displayName', value: 'Renamed By Directory' }],
+      });
+      expect(renamed.status).toBe(200);
+    }
+    expect(await nameIn(server.ownerKey, alone.body.id)).toBe('Renamed By Directory');
+    expect(await nameIn(server.ownerKey, shared.body.id)).toBe(sharedName);
+    expect(await nameIn(other.secret, shared.body.id)).toBe(sharedName);
+  });
+
   test('SCIM errors for a bad body, an unknown endpoint and a bad filter are SCIM errors', async () => {
     const token = await createDirectoryToken(server, 'okta');
     const response = await fetch(`${token.scim_base_url}/Users`, {

@@ -228,10 +228,19 @@ async function writeUser(context: ScimContext, id: string, resource: ScimObject)
       .where('id', '=', id)
       .execute();
     // The directory keeps the person's name: the member shows what it says now. A user without a name leaves the
-    // one the person has. No event: the specification's catalogue has none for a changed member.
+    // one the person has. A person is one row for every workspace they are in, so a directory renames only a person
+    // no other workspace has: one workspace's directory does not rename someone in another. No event: the
+    // specification's catalogue has none for a changed member.
     const name = nameOf(resource);
-    if (name !== null && name !== person.name)
-      await trx.updateTable('users').set({ name }).where('id', '=', row.id).execute();
+    if (name !== null && name !== person.name) {
+      const elsewhere = await trx
+        .selectFrom('members')
+        .select('user_id')
+        .where('user_id', '=', row.id)
+        .where('workspace_id', '!=', context.workspaceId)
+        .executeTakeFirst();
+      if (!elsewhere) await trx.updateTable('users').set({ name }).where('id', '=', row.id).execute();
+    }
     await syncMember(trx, context, id);
   });
 }
