@@ -80,6 +80,10 @@ async function main(): Promise<void> {
   surviveLostConnections(logger);
   const listener = await listen(config);
   logger.info({ url: listener.url }, `listening at ${listener.url}; GET /readyz answers 200 once started`);
+  if (config.reusePort && !config.redisUrl)
+    logger.warn(
+      'REUSE_PORT without REDIS_URL: each server on the port counts rate limits alone, and editors of one document on two servers do not see each other live',
+    );
   // The memory the start grows and then no longer uses, given back at the first quiet moment once ready
   // (platform/start-memory.ts); the requests that come meanwhile count.
   const reclaim = reclaimStartMemory(listener.server, {

@@ -88,7 +88,13 @@ export async function listen(config: Pick<Config, 'port' | 'host'> & { reusePort
   return new Listener(server, `http://${host.includes(':') ? `[${host}]` : host}:${port}`);
 }
 
-function listenError(error: unknown, { port, host }: Pick<Config, 'port' | 'host'>): ConfigError | undefined {
+function listenError(
+  error: unknown,
+  { port, host, reusePort }: Pick<Config, 'port' | 'host'> & { reusePort?: boolean },
+): ConfigError | undefined {
+  // libuv refuses the option where the system cannot spread connections among sockets (macOS, Windows).
+  if (reusePort && (error as { code?: unknown }).code === 'ENOTSUP')
+    return new ConfigError(`REUSE_PORT is not supported on this system (${process.platform})`);
   switch ((error as { code?: unknown }).code) {
     case 'EADDRINUSE':
       return new ConfigError(`port ${port} is already in use`);
