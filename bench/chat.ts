@@ -690,7 +690,10 @@ async function rounds(databaseUrl: string, secrets: string[]): Promise<RoundsOut
     if (CASES.has('processes')) {
       // Two more servers sharing a port of their own: the kernel spreads the connections between them.
       const sharedUrl = `http://127.0.0.1:${await freePort()}`;
-      for (let i = 0; i < 2; i++) shared.push(await startServer(sharedUrl, fakeUrl, databaseUrl));
+      for (let i = 0; i < 2; i++) {
+        shared.push(await startServer(sharedUrl, fakeUrl, databaseUrl));
+        await everyServerReady(sharedUrl);
+      }
       const processes: RoundTarget[] = [
         {
           case: 'processes',
@@ -897,6 +900,28 @@ function peerReport(measurements: Measurement[]): string[] {
     `- plain completions/s at ${CONNECTIONS} connections: ${rate(CONNECTIONS, PEER.server).toFixed(0)} against Portkey's ${rate(CONNECTIONS, PEER.portkey).toFixed(0)} (target ≥ Portkey's: ${verdict(rate(CONNECTIONS, PEER.server) >= rate(CONNECTIONS, PEER.portkey))})`,
     `- process CPU per plain completion at ${CONNECTIONS} connections: ${ours.toFixed(0)} µs against Portkey's ${theirs.toFixed(0)} µs (target ≤ Portkey's: ${verdict(ours <= theirs)})`,
   ];
+}
+
+/**
+ * Waits (bounded) until 20 requests in a row to `/readyz`, each on a new connection, answer 200. The kernel gives each
+ * new connection to one of the servers on the port, so a server still starting answers one of them otherwise (or
+ * holds it), and the first server's answer alone says nothing of the second's.
+ */
+async function everyServerReady(url: string): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  for (let inRow = 0; inRow < 20; ) {
+    if (Date.now() > deadline) throw new Error(`the servers at ${url} were not all ready within 90 s`);
+    const status = await new Promise<number>((resolve) => {
+      http
+        .get(`${url}/readyz`, { agent: false }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        })
+        .once('error', () => resolve(0));
+    });
+    inRow = status === 200 ? inRow + 1 : 0;
+    if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const PROCESSES = {
