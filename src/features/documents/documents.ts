@@ -6,7 +6,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import { iso } from '../../platform/clock.ts';
-import { callerRole, type Platform, type RequestContext } from '../../platform/context.ts';
+import { callerName, callerRole, type Platform, type RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseInstant } from '../../platform/instant.ts';
 import { audited, lockOwned } from '../../platform/owned.ts';
@@ -407,7 +407,7 @@ export const documentHandlers = {
     if (user_id !== null && user_id !== context.caller.userId && context.caller.role !== 'owner') {
       throw new Problem(
         'insufficient_role',
-        `Only an owner key can name another member on an edit token; this ${context.caller.role} key can name ${context.caller.userId ?? 'no member (it is a service key)'}${context.caller.userId ? ' or no one' : ''}.`,
+        `Only an owner can name another member on an edit token; ${callerName(context.caller).toLowerCase()} can name ${context.caller.userId ?? 'no member (it is a service key)'}${context.caller.userId ? ' or no one' : ''}.`,
       );
     }
     const { row } = await loadDocument(context, request.path.id);

@@ -169,7 +169,7 @@ export const apiKeyHandlers = {
     if (requestedUser !== context.caller.userId && context.caller.role !== 'owner') {
       throw new Problem(
         'insufficient_role',
-        `Only an owner key can create a key for another member or a service key; this ${context.caller.role} key creates keys for ${context.caller.userId ?? 'no member (it is a service key)'} only.`,
+        `Only an owner can create a key for another member or a service key; ${callerName(context.caller).toLowerCase()} creates keys for ${context.caller.userId ?? 'no member (it is a service key)'} only.`,
       );
     }
     const { key, secret } = await context.platform.db.transaction().execute(async (trx) => {

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ContentServiceError } from '../../../../generated/client.ts';
 import { ApiError, allows, type Problem, type Schemas, unwrap } from './api.ts';
 import type { Session } from './session.ts';
-import { Loading, ProblemMessage } from './ui.tsx';
+import { Loading, NotAllowed, ProblemMessage } from './ui.tsx';
 
 type Model = Schemas['Model'];
 type Voice = Schemas['Voice'];
@@ -104,9 +104,7 @@ export function PlaygroundPage({ session }: { session: Session }) {
     return (
       <section aria-labelledby="playground-title">
         <h1 id="playground-title">Playground</h1>
-        <p data-part="not-allowed">
-          A {session.role} key cannot call the models; sign in with an editor, admin or owner key.
-        </p>
+        <NotAllowed session={session} verb="call" what="the models" roles="an editor, admin or owner" />
       </section>
     );
   }

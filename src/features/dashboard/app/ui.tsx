@@ -177,13 +177,25 @@ export function OwnersOnly({ role, what }: { role: Role; what: string }) {
   );
 }
 
-/** What a page shows to a caller whose role may not see it: a signed-in person is told of their role, not of a key. */
-export function NotAllowed({ session, what }: { session: Session; what: string }) {
+/** What a page shows to a caller whose role may not use it: a signed-in person is told of their role, not of a key. */
+export function NotAllowed({
+  session,
+  what,
+  verb = 'see',
+  roles = 'an admin or owner',
+}: {
+  session: Session;
+  what: string;
+  verb?: string;
+  /** The roles that may, as a phrase: `an admin or owner`. */
+  roles?: string;
+}) {
+  const key = `${/^[aeiou]/.test(session.role) ? 'An' : 'A'} ${session.role} key`;
   return (
     <p data-part="not-allowed">
       {session.person
-        ? `Your role (${session.role}) cannot see ${what}; an admin or owner can.`
-        : `A ${session.role} key cannot see ${what}; sign in with an admin or owner key.`}
+        ? `Your role (${session.role}) cannot ${verb} ${what}; ${roles} can.`
+        : `${key} cannot ${verb} ${what}; sign in with ${roles} key.`}
     </p>
   );
 }
