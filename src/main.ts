@@ -25,16 +25,19 @@ const [
 ]);
 
 async function seedDemo(running: RunningServer): Promise<void> {
-  const { createWorkspace } = await import('./features/workspace/index.ts');
+  const { createFirstWorkspace } = await import('./features/workspace/index.ts');
   const { db, config } = running.platform;
-  const existing = await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst();
-  if (existing) return;
-  const { workspace, secret } = await createWorkspace(db, {
+  const created = await createFirstWorkspace(db, {
     name: 'Demo workspace',
     region: config.region,
     ownerEmail: 'owner@demo.example',
     keyName: 'Demo owner key',
   });
+  if (!created) {
+    running.platform.logger.debug('the database has a workspace: no demo workspace made');
+    return;
+  }
+  const { workspace, secret } = created;
   const base = config.publicBaseUrl;
   process.stdout.write(
     [

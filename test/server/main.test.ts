@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { openStorage } from '../../src/storage/database.ts';
 import { freePort, projectRoot } from '../support/prism.ts';
+import { databaseKinds, freshDatabase } from '../support/server.ts';
 
 interface Started {
   child: ChildProcess;
@@ -268,6 +269,29 @@ describe('npm start (src/main.ts)', () => {
       const after = await getEach(`http://127.0.0.1:${port}/v1/workspace`, secret!, 10);
       expect(after.every((status) => status === 200)).toBe(true);
       expect(await stop(second)).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  test.each(databaseKinds)(
+    'two servers started at once on a new %s database make one demo workspace, and one of them prints its key',
+    async (kind) => {
+      const database = await freshDatabase(kind);
+      try {
+        const env = { DATABASE_URL: database.url, LOG_LEVEL: 'debug' };
+        const both = [
+          start({ ...env, PORT: String(await freePort()) }),
+          start({ ...env, PORT: String(await freePort()) }),
+        ];
+        // Each says what it did: the key of the workspace it made, or that it found one.
+        for (const started of both)
+          await waitFor(started, 'the seed', () => /cs_live_|no demo workspace made/.test(started.output.stdout));
+        expect(both.filter((started) => started.output.stdout.includes('cs_live_')).length).toBe(1);
+        for (const started of both) expect(await stop(started)).toBe(0);
+        expect(await workspaceCount(database.url)).toBe(1);
+      } finally {
+        await database.drop();
+      }
     },
     TEST_TIMEOUT_MS,
   );

@@ -27,4 +27,4 @@ export {
 } from './members.ts';
 export { presentApiKey } from './presenters.ts';
 // The public API: what other features and the entry points use (docs/server.md, "Dependency rules").
-export { createWorkspace, presentWorkspace } from './workspace.ts'; // the first workspace: npm start on an empty database, the CLI, benchmarks
+export { createFirstWorkspace, createWorkspace, presentWorkspace } from './workspace.ts'; // the first workspace: npm start on an empty database, the CLI, benchmarks

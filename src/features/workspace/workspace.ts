@@ -1,5 +1,5 @@
 // The workspace itself: created by the CLI (or the demo seed) with its first owner key; read with GET /v1/workspace.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import type { Config, Region } from '../../config.ts';
@@ -9,6 +9,7 @@ import { IDEMPOTENCY_RETENTION_HOURS } from '../../platform/idempotency.ts';
 import { newId } from '../../platform/ids.ts';
 import { RATE_LIMIT } from '../../platform/rate-limit.ts';
 import { RETENTION_DAYS } from '../../platform/retention.ts';
+import { isPostgres } from '../../storage/locks.ts';
 import type { Database } from '../../storage/schema.ts';
 import { insertApiKey } from './api-keys.ts';
 import { userByEmail } from './members.ts';
@@ -19,48 +20,65 @@ export interface NewWorkspace {
   secret: string;
 }
 
+type WorkspaceInput = { name: string; region: Region; ownerEmail?: string; keyName?: string; now?: Date };
+
 /** A workspace with one owner key (and, given an email, its first owner member, whose key it is), in one transaction. */
-export async function createWorkspace(
+export async function createWorkspace(db: Kysely<Database>, input: WorkspaceInput): Promise<NewWorkspace> {
+  return db.transaction().execute((trx) => insertWorkspace(trx, input));
+}
+
+/**
+ * The database's first workspace, as createWorkspace makes it, or undefined where there is one already. Several servers
+ * started at once on a new database each find none: the transaction lets one of them make it (SQLite's write
+ * transactions exclude each other; on PostgreSQL a lock on the table waits for the one that makes it).
+ */
+export async function createFirstWorkspace(
   db: Kysely<Database>,
-  input: { name: string; region: Region; ownerEmail?: string; keyName?: string; now?: Date },
-): Promise<NewWorkspace> {
-  const now = input.now ?? new Date();
+  input: WorkspaceInput,
+): Promise<NewWorkspace | undefined> {
   return db.transaction().execute(async (trx) => {
-    const workspace: WorkspaceRow = {
-      id: newId('ws', now),
-      name: input.name,
-      region: input.region,
-      created_at: iso(now),
-      updated_at: iso(now),
-      event_sequence: 0,
-    };
-    await trx.insertInto('workspaces').values(workspace).execute();
-    // Given an owner, the owner key is theirs; without one it is a service key.
-    let ownerId: string | null = null;
-    if (input.ownerEmail) {
-      ownerId = await userByEmail(trx, input.ownerEmail.toLowerCase(), null, now);
-      await trx
-        .insertInto('members')
-        .values({
-          workspace_id: workspace.id,
-          user_id: ownerId,
-          role: 'owner',
-          added_at: iso(now),
-          added_by_api_key_id: null,
-        })
-        .execute();
-    }
-    const { key, secret } = await insertApiKey(trx, {
-      workspaceId: workspace.id,
-      name: input.keyName ?? 'Owner key',
-      role: 'owner',
-      expiresAt: null,
-      createdBy: null,
-      userId: ownerId,
-      now,
-    });
-    return { workspace, apiKey: key, secret };
+    if (isPostgres(trx)) await sql`lock table workspaces in share row exclusive mode`.execute(trx);
+    if (await trx.selectFrom('workspaces').select('id').limit(1).executeTakeFirst()) return undefined;
+    return insertWorkspace(trx, input);
   });
+}
+
+async function insertWorkspace(trx: Transaction<Database>, input: WorkspaceInput): Promise<NewWorkspace> {
+  const now = input.now ?? new Date();
+  const workspace: WorkspaceRow = {
+    id: newId('ws', now),
+    name: input.name,
+    region: input.region,
+    created_at: iso(now),
+    updated_at: iso(now),
+    event_sequence: 0,
+  };
+  await trx.insertInto('workspaces').values(workspace).execute();
+  // Given an owner, the owner key is theirs; without one it is a service key.
+  let ownerId: string | null = null;
+  if (input.ownerEmail) {
+    ownerId = await userByEmail(trx, input.ownerEmail.toLowerCase(), null, now);
+    await trx
+      .insertInto('members')
+      .values({
+        workspace_id: workspace.id,
+        user_id: ownerId,
+        role: 'owner',
+        added_at: iso(now),
+        added_by_api_key_id: null,
+      })
+      .execute();
+  }
+  const { key, secret } = await insertApiKey(trx, {
+    workspaceId: workspace.id,
+    name: input.keyName ?? 'Owner key',
+    role: 'owner',
+    expiresAt: null,
+    createdBy: null,
+    userId: ownerId,
+    now,
+  });
+  return { workspace, apiKey: key, secret };
 }
 
 /** The workspace as GET /v1/workspace shows it, without `caller` (the CLI shows it with no key calling). */
