@@ -77,9 +77,24 @@ export function listResponse(resources: unknown[], parameters: ReadParameters) {
 
 type Schema = typeof SCIMMY.Schemas.User | typeof SCIMMY.Schemas.Group;
 type Expression = Record<string, unknown>;
+type Definition = {
+  attributes: Array<{ name: string; type: string; config?: { multiValued: boolean; caseExact: boolean } }>;
+};
+
+/** What the matcher is given for each complex attribute of a definition that an object lacks (see matchFilter). */
+function blanksOf(definition: Definition): Record<string, unknown> {
+  return Object.fromEntries(
+    definition.attributes
+      .filter((a) => a.config && (a.type === 'complex' || a.config.multiValued))
+      .map((a) => [a.name, a.config!.multiValued ? [{}] : {}]),
+  );
+}
 
 /**
  * The objects a filter selects, with SCIM's meaning where SCIMMY's matcher reads otherwise (RFC 7644 §3.4.2.2):
+ * - an attribute named with its schema's URN is that attribute: the core schema's (`urn:…:core:2.0:User:userName`) is
+ *   the plain name, an extension's (`urn:…:enterprise:2.0:User:department`) is under the extension's object;
+ * - a string attribute that is not case-exact (`userName`, `displayName`) is compared ignoring case;
  * - a comparison or `pr` on a multi-valued attribute (`members eq "id"`, Entra ID's membership check; `emails pr`)
  *   tests its values' `value` sub-attribute, true when any value passes;
  * - an attribute an object lacks is unassigned: no comparison matches it and `pr` is false. The matcher throws on a
@@ -92,21 +107,53 @@ export function matchFilter<T extends object>(
   schema: Schema,
   objects: T[],
 ): T[] {
-  // An extension's schema is among the attributes too, with no config of its own: its attributes are under its URN.
-  const complex = schema.definition.attributes.filter(
-    (attribute) => attribute.config && (attribute.type === 'complex' || attribute.config.multiValued),
+  const definition = schema.definition as unknown as Definition & { id: string };
+  // An extension's definition is among the attributes too, with no config of its own; its attributes are its own.
+  const extensions = (definition.attributes as unknown as Array<Definition & { id: string; config?: unknown }>).filter(
+    (attribute) => !attribute.config && typeof attribute.id === 'string',
   );
-  const multiValued = new Set(complex.filter((a) => a.config.multiValued).map((a) => a.name.toLowerCase()));
-  const blanks = Object.fromEntries(complex.map((a) => [a.name, a.config.multiValued ? [{}] : {}]));
-  const branches = (filter as unknown as Expression[]).map((branch) =>
-    Object.fromEntries(
-      Object.entries(branch).map(([name, test]) => [
-        name,
-        Array.isArray(test) && multiValued.has(name.toLowerCase()) ? { value: test } : test,
-      ]),
-    ),
+  const multiValued = new Set(
+    definition.attributes.filter((a) => a.config?.multiValued).map((a) => a.name.toLowerCase()),
   );
-  const originals = new Map<object, T>(objects.map((object) => [{ ...blanks, ...object }, object]));
+  const caseless = new Set(
+    definition.attributes
+      .filter((a) => a.type === 'string' && a.config && !a.config.caseExact && !a.config.multiValued)
+      .map((a) => a.name),
+  );
+  const core = `${definition.id.toLowerCase()}:`;
+  const branches = (filter as unknown as Expression[]).map((branch) => {
+    const meant: Expression = {};
+    for (const [path, test] of Object.entries(branch)) {
+      const extension = extensions.find((e) => path.toLowerCase().startsWith(`${e.id.toLowerCase()}:`));
+      if (extension) {
+        const inner = (meant[extension.id] ??= {}) as Expression;
+        inner[path.slice(extension.id.length + 1)] = test;
+        continue;
+      }
+      const name = path.toLowerCase().startsWith(core) ? path.slice(core.length) : path;
+      const attribute = [...caseless].find((a) => a.toLowerCase() === name.toLowerCase());
+      if (attribute && Array.isArray(test)) {
+        // The value is last, after the comparator (`["eq", "A@x"]`, `["not", "eq", "A@x"]`); lower-casing the `pr`
+        // of `["not", "pr"]` leaves it as it is.
+        meant[attribute] = test.map((part, i) =>
+          i > 0 && i === test.length - 1 && typeof part === 'string' ? part.toLowerCase() : part,
+        );
+        continue;
+      }
+      meant[name] = Array.isArray(test) && multiValued.has(name.toLowerCase()) ? { value: test } : test;
+    }
+    return meant;
+  });
+  const blanks = blanksOf(definition);
+  const withBlanks = (object: T) => {
+    const given: Record<string, unknown> = { ...blanks, ...object };
+    for (const name of caseless)
+      if (typeof given[name] === 'string') given[name] = (given[name] as string).toLowerCase();
+    for (const extension of extensions)
+      given[extension.id] = { ...blanksOf(extension), ...(given[extension.id] as object | undefined) };
+    return given;
+  };
+  const originals = new Map<object, T>(objects.map((object) => [withBlanks(object), object]));
   let matched: object[];
   try {
     const meant = new SCIMMY.Types.Filter((branches.length === 1 ? branches[0] : branches) as never);
