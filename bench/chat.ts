@@ -931,6 +931,7 @@ const PROCESSES = {
 
 /** The processes case's table, and the completions a second of two servers over one's in each round. */
 function processesReport(measurements: Measurement[]): string[] {
+  if (measurements.length === 0) return ['Skipped: one connection is served by one server (BENCH_CONNECTIONS is 1).'];
   const of = (target: string) => measurements.filter((m) => m.target === target);
   const ratios = of(PROCESSES.two).map(
     (two) => two.perSecond / of(PROCESSES.one).find((one) => one.round === two.round)!.perSecond,
