@@ -130,12 +130,15 @@ async function main(): Promise<void> {
   // What this start compiled is kept now, for the next start, whether or not this process ever exits by itself.
   flushCompileCache();
   reclaim.ready();
-  if (config.seedDemo) await seedDemo(running);
-
-  stopOnSignals(logger, 'shutting down: draining requests', () => {
+  // The signals are heard from here on: a stop asked for while the demo workspace is being made waits for it, so
+  // that it is made whole or not at all.
+  const seeded = config.seedDemo ? seedDemo(running) : Promise.resolve();
+  stopOnSignals(logger, 'shutting down: draining requests', async () => {
     reclaim.stop();
+    await seeded.catch(() => {});
     return running.close();
   });
+  await seeded;
 }
 
 main().catch((error: unknown) => {

@@ -36,6 +36,8 @@ export async function createFirstWorkspace(
   db: Kysely<Database>,
   input: WorkspaceInput,
 ): Promise<NewWorkspace | undefined> {
+  // Every start but the first finds one without a write transaction.
+  if (await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst()) return undefined;
   return db.transaction().execute(async (trx) => {
     if (isPostgres(trx)) await sql`lock table workspaces in share row exclusive mode`.execute(trx);
     if (await trx.selectFrom('workspaces').select('id').limit(1).executeTakeFirst()) return undefined;
