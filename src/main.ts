@@ -74,7 +74,9 @@ async function loadInParts(between: () => void): Promise<typeof import('./server
     await new Promise((resolve) => setImmediate(resolve));
     between();
   }
-  return import('./server.ts');
+  const server = await import('./server.ts');
+  between();
+  return server;
 }
 
 async function main(): Promise<void> {
@@ -132,10 +134,15 @@ async function main(): Promise<void> {
   reclaim.ready();
   // The signals are heard from here on: a stop asked for while the demo workspace is being made waits for it, so
   // that it is made whole or not at all.
-  const seeded = config.seedDemo ? seedDemo(running) : Promise.resolve();
+  // A seed that fails (the database busy past its timeout) leaves a server that serves: it is said, not fatal.
+  const seeded = config.seedDemo
+    ? seedDemo(running).catch((error: unknown) =>
+        logger.error({ err: error }, 'the demo workspace could not be made; the next start tries again'),
+      )
+    : Promise.resolve();
   stopOnSignals(logger, 'shutting down: draining requests', async () => {
     reclaim.stop();
-    await seeded.catch(() => {});
+    await seeded;
     return running.close();
   });
   await seeded;

@@ -14,7 +14,18 @@ export function isConnectionError(error: unknown): boolean {
     // PostgreSQL's SQLSTATE classes 08 (connection exception) and 57P (operator intervention: terminated, shutting
     // down, cannot connect now), and 53300 (too many connections).
     if (/^08|^57P0[1-4]$|^53300$/.test(code)) return true;
-    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'].includes(code))
+    if (
+      [
+        'ECONNREFUSED',
+        'ECONNRESET',
+        'EPIPE',
+        'ETIMEDOUT',
+        'EHOSTUNREACH',
+        'ENETUNREACH',
+        'ENOTFOUND',
+        'EAI_AGAIN',
+      ].includes(code)
+    )
       return true;
     // postgres.js (the workflow runtime's client) names its own.
     if (['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT'].includes(code))

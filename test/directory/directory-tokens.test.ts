@@ -308,8 +308,13 @@ describe.each(databaseKinds)('directory tokens on %s', (kind) => {
     expect(await ids('Users', `${enterprise}:manager.value eq "${mailed.body.id}"`)).toEqual([
       'managed@absent.example',
     ]);
-    expect(await ids('Users', `${enterprise}:manager pr and userName sw "managed"`)).toEqual([
-      'managed@absent.example',
-    ]);
+    expect(await ids('Users', `${enterprise}:manager pr`)).toEqual(['managed@absent.example']);
+    expect(await ids('Users', 'name pr')).toEqual(['mailed@absent.example']);
+    // Several comparisons of one case-less attribute, and the one equality the database answers.
+    expect(await ids('Users', 'userName sw "MAILED" and userName ew "EXAMPLE"')).toEqual(['mailed@absent.example']);
+    expect(await ids('Groups', 'displayName eq "team"')).toEqual([team.body.id]);
+    // A `not` of a multi-valued attribute's comparison would be applied to each value apart: refused, not misread.
+    const negated = await scim('GET', `/Users?filter=${encodeURIComponent('not (emails co "mailed")')}`);
+    expectScimError(negated, 400, 'invalidFilter');
   });
 });

@@ -15,7 +15,7 @@ describe('reachDatabase', () => {
     });
   });
 
-  test('a server that takes the connection and never answers is no refusal: the pool decides', async () => {
+  test('a server that takes the connection and closes it without an answer is no refusal: the pool decides', async () => {
     const sockets: Socket[] = [];
     const silent = createServer((socket) => {
       sockets.push(socket);

@@ -39,7 +39,11 @@ export async function createFirstWorkspace(
   // Every start but the first finds one without a write transaction.
   if (await db.selectFrom('workspaces').select('id').limit(1).executeTakeFirst()) return undefined;
   return db.transaction().execute(async (trx) => {
-    if (isPostgres(trx)) await sql`lock table workspaces in share row exclusive mode`.execute(trx);
+    if (isPostgres(trx)) {
+      // Bounded, as SQLite's busy_timeout bounds its wait: a lock held elsewhere fails the seed, not the start.
+      await sql`set local lock_timeout = '5s'`.execute(trx);
+      await sql`lock table workspaces in share row exclusive mode`.execute(trx);
+    }
     if (await trx.selectFrom('workspaces').select('id').limit(1).executeTakeFirst()) return undefined;
     return insertWorkspace(trx, input);
   });

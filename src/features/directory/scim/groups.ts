@@ -1,7 +1,7 @@
 // SCIM Groups of a directory (RFC 7643 §4.2) with their members, who must be the directory's users. A group's
 // displayName may give its members a role (membership.ts); every change of a group's name or members brings the
 // roles of the users it touches up to date in the same transaction.
-import type { Selectable, Transaction } from 'kysely';
+import { type Selectable, sql, type Transaction } from 'kysely';
 import { iso } from '../../../platform/clock.ts';
 import { newId } from '../../../platform/ids.ts';
 import type { Database } from '../../../storage/schema.ts';
@@ -76,7 +76,9 @@ export async function readGroup(context: ScimContext, id: string, attributes?: R
 export async function listGroups(context: ScimContext, parameters: ReadParameters) {
   let query = groupsOf(context.db, context);
   const equality = simpleEquality(parameters.filter, ['displayName', 'externalId', 'id']);
-  if (equality?.attribute === 'displayName') query = query.where('display_name', '=', equality.value);
+  // displayName is not case-exact (RFC 7643): `displayName eq "team"` finds "Team".
+  if (equality?.attribute === 'displayName')
+    query = query.where(sql`lower(display_name)`, '=', equality.value.toLowerCase());
   if (equality?.attribute === 'externalId') query = query.where('external_id', '=', equality.value);
   if (equality?.attribute === 'id') query = query.where('id', '=', equality.value);
   const rows = await query.orderBy('created_at').orderBy('id').execute();

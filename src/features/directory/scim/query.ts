@@ -81,12 +81,24 @@ type Definition = {
   attributes: Array<{ name: string; type: string; config?: { multiValued: boolean; caseExact: boolean } }>;
 };
 
-/** What the matcher is given for each complex attribute of a definition that an object lacks (see matchFilter). */
-function blanksOf(definition: Definition): Record<string, unknown> {
+/**
+ * What the matcher is given for a complex attribute of a definition that an object lacks (see matchFilter): a
+ * multi-valued one always, a single one where the filter reads one of its sub-attributes (`used`).
+ */
+function blanksOf(definition: Definition, used: Set<string>): Record<string, unknown> {
   return Object.fromEntries(
     definition.attributes
-      .filter((a) => a.config && (a.type === 'complex' || a.config.multiValued))
+      .filter((a) => a.config && (a.config.multiValued || (a.type === 'complex' && used.has(a.name.toLowerCase()))))
       .map((a) => [a.name, a.config!.multiValued ? [{}] : {}]),
+  );
+}
+
+/** A comparison with its value lower-cased: `["eq", "A@x"]`, `["not", "sw", "A"]`, or several of them AND-ed. */
+function lowerCased(test: unknown[]): unknown[] {
+  if (test.every(Array.isArray)) return test.map((inner) => lowerCased(inner as unknown[]));
+  // The value is last, after the comparator; lower-casing the `pr` of `["not", "pr"]` leaves it as it is.
+  return test.map((part, i) =>
+    i > 0 && i === test.length - 1 && typeof part === 'string' ? part.toLowerCase() : part,
   );
 }
 
@@ -96,10 +108,12 @@ function blanksOf(definition: Definition): Record<string, unknown> {
  *   the plain name, an extension's (`urn:…:enterprise:2.0:User:department`) is under the extension's object;
  * - a string attribute that is not case-exact (`userName`, `displayName`) is compared ignoring case;
  * - a comparison or `pr` on a multi-valued attribute (`members eq "id"`, Entra ID's membership check; `emails pr`)
- *   tests its values' `value` sub-attribute, true when any value passes;
+ *   tests its values' `value` sub-attribute, true when any value passes. The matcher would apply a `not`, or several
+ *   comparisons AND-ed, to each value apart, which means something else: those are refused (a value path says it);
  * - an attribute an object lacks is unassigned: no comparison matches it and `pr` is false. The matcher throws on a
- *   complex attribute that is not there, so it is given one: an empty object, and for a multi-valued one a list of one
- *   empty value (`not (members pr)` then holds for a group without members).
+ *   complex attribute that is not there when the filter reads one of its sub-attributes, so it is given one then: an
+ *   empty object, and for a multi-valued one a list of one empty value (`not (members pr)` holds for a group without
+ *   members).
  * An expression the matcher still cannot evaluate is refused as invalidFilter, not answered as an error of the server.
  */
 export function matchFilter<T extends object>(
@@ -121,36 +135,54 @@ export function matchFilter<T extends object>(
       .map((a) => a.name),
   );
   const core = `${definition.id.toLowerCase()}:`;
+  // The complex attributes whose sub-attributes the filter reads: the core schema's, and each extension's.
+  const used = new Map<string, Set<string>>([
+    [definition.id, new Set()],
+    ...extensions.map((e) => [e.id, new Set<string>()] as const),
+  ]);
   const branches = (filter as unknown as Expression[]).map((branch) => {
     const meant: Expression = {};
     for (const [path, test] of Object.entries(branch)) {
       const extension = extensions.find((e) => path.toLowerCase().startsWith(`${e.id.toLowerCase()}:`));
       if (extension) {
         const inner = (meant[extension.id] ??= {}) as Expression;
-        inner[path.slice(extension.id.length + 1)] = test;
+        const name = path.slice(extension.id.length + 1);
+        inner[name] = test;
+        if (!Array.isArray(test)) used.get(extension.id)!.add(name.toLowerCase());
         continue;
       }
       const name = path.toLowerCase().startsWith(core) ? path.slice(core.length) : path;
       const attribute = [...caseless].find((a) => a.toLowerCase() === name.toLowerCase());
       if (attribute && Array.isArray(test)) {
-        // The value is last, after the comparator (`["eq", "A@x"]`, `["not", "eq", "A@x"]`); lower-casing the `pr`
-        // of `["not", "pr"]` leaves it as it is.
-        meant[attribute] = test.map((part, i) =>
-          i > 0 && i === test.length - 1 && typeof part === 'string' ? part.toLowerCase() : part,
-        );
+        meant[attribute] = lowerCased(test);
         continue;
       }
-      meant[name] = Array.isArray(test) && multiValued.has(name.toLowerCase()) ? { value: test } : test;
+      if (Array.isArray(test) && multiValued.has(name.toLowerCase())) {
+        const negated = test[0] === 'not' && test[1] !== 'pr';
+        if (negated || test.every(Array.isArray))
+          throw scimError(
+            400,
+            'invalidFilter',
+            `A 'not' or several comparisons of ${name} itself are not supported: filter its values with a value path (${name}[value …]).`,
+          );
+        meant[name] = { value: test };
+        continue;
+      }
+      if (!Array.isArray(test)) used.get(definition.id)!.add(name.toLowerCase());
+      meant[name] = test;
     }
     return meant;
   });
-  const blanks = blanksOf(definition);
+  const blanks = blanksOf(definition, used.get(definition.id)!);
   const withBlanks = (object: T) => {
     const given: Record<string, unknown> = { ...blanks, ...object };
     for (const name of caseless)
       if (typeof given[name] === 'string') given[name] = (given[name] as string).toLowerCase();
     for (const extension of extensions)
-      given[extension.id] = { ...blanksOf(extension), ...(given[extension.id] as object | undefined) };
+      given[extension.id] = {
+        ...blanksOf(extension, used.get(extension.id)!),
+        ...(given[extension.id] as object | undefined),
+      };
     return given;
   };
   const originals = new Map<object, T>(objects.map((object) => [withBlanks(object), object]));
