@@ -316,5 +316,8 @@ describe.each(databaseKinds)('directory tokens on %s', (kind) => {
     // A `not` of a multi-valued attribute's comparison would be applied to each value apart: refused, not misread.
     const negated = await scim('GET', `/Users?filter=${encodeURIComponent('not (emails co "mailed")')}`);
     expectScimError(negated, 400, 'invalidFilter');
+    const inside = await scim('GET', `/Users?filter=${encodeURIComponent('emails[not (value co "mailed")]')}`);
+    expectScimError(inside, 400, 'invalidFilter');
+    expect(await ids('Groups', 'not (members pr)')).toEqual([empty.body.id]);
   });
 });

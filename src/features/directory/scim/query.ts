@@ -102,6 +102,12 @@ function lowerCased(test: unknown[]): unknown[] {
   );
 }
 
+/** Whether an expression holds a `not` of a comparison (a `not` of `pr` means absent, which the blanks answer). */
+function negates(test: unknown): boolean {
+  if (Array.isArray(test)) return (test[0] === 'not' && test[1] !== 'pr') || test.some(negates);
+  return typeof test === 'object' && test !== null && Object.values(test).some(negates);
+}
+
 /**
  * The objects a filter selects, with SCIM's meaning where SCIMMY's matcher reads otherwise (RFC 7644 §3.4.2.2):
  * - an attribute named with its schema's URN is that attribute: the core schema's (`urn:…:core:2.0:User:userName`) is
@@ -109,7 +115,8 @@ function lowerCased(test: unknown[]): unknown[] {
  * - a string attribute that is not case-exact (`userName`, `displayName`) is compared ignoring case;
  * - a comparison or `pr` on a multi-valued attribute (`members eq "id"`, Entra ID's membership check; `emails pr`)
  *   tests its values' `value` sub-attribute, true when any value passes. The matcher would apply a `not`, or several
- *   comparisons AND-ed, to each value apart, which means something else: those are refused (a value path says it);
+ *   comparisons AND-ed, to each value apart, which means something else: those are refused, as is a `not` inside a
+ *   value path of one;
  * - an attribute an object lacks is unassigned: no comparison matches it and `pr` is false. The matcher throws on a
  *   complex attribute that is not there when the filter reads one of its sub-attributes, so it is given one then: an
  *   empty object, and for a multi-valued one a list of one empty value (`not (members pr)` holds for a group without
@@ -168,7 +175,12 @@ export function matchFilter<T extends object>(
         meant[name] = { value: test };
         continue;
       }
-      if (!Array.isArray(test)) used.get(definition.id)!.add(name.toLowerCase());
+      if (!Array.isArray(test)) {
+        // `emails[not (value co "x")]`: the matcher holds it for any one value that passes, not for the values together.
+        if (multiValued.has(name.toLowerCase()) && negates(test))
+          throw scimError(400, 'invalidFilter', `A 'not' inside a value path of ${name} is not supported.`);
+        used.get(definition.id)!.add(name.toLowerCase());
+      }
       meant[name] = test;
     }
     return meant;
