@@ -261,12 +261,19 @@ function bindHandler<K extends OperationId>(platform: Platform, id: K, handler: 
         );
       let sent: Awaited<ReturnType<typeof sendStream>>;
       try {
-        sent = await sendStream(res, result, stream, context, (text) =>
-          completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, {
-            status: result.status,
-            headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` },
-            body: text,
-          }),
+        sent = await sendStream(
+          res,
+          result,
+          stream,
+          context,
+          (text) =>
+            completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, {
+              status: result.status,
+              headers: { ...result.headers, 'content-type': `${EVENT_STREAM}; charset=utf-8` },
+              body: text,
+            }),
+          // Released before the `error` event ends the stream, so that a retry on seeing it runs anew.
+          releaseKey,
         );
       } catch (error) {
         // Storing the finished stream failed (the database went away): a key neither stored nor released would answer
@@ -274,7 +281,7 @@ function bindHandler<K extends OperationId>(platform: Platform, id: K, handler: 
         await releaseKey();
         throw error;
       }
-      if (sent !== 'complete') await releaseKey();
+      if (sent === 'cut') await releaseKey();
       return;
     }
     await completeIdempotentRequest(platform.db, workspaceId, idempotencyKey, fingerprint, context.now, {

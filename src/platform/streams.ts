@@ -88,7 +88,9 @@ function writeOrWait(res: Response, text: string): Promise<void> | undefined {
 
 /**
  * Sends the stream. `complete` when the producer ended and the whole stream was sent (`beforeEnd` is given its
- * text first, to store it); `cut` when the client went away; `failed` when the producer threw after the first event.
+ * text first, to store it); `cut` when the client went away; `failed` when the producer threw after the first event
+ * (`beforeFailureEnd` runs before the `error` event ends the stream: a client that retries on seeing it finds done
+ * what was to be done first).
  */
 export async function sendStream(
   res: Response,
@@ -96,6 +98,7 @@ export async function sendStream(
   stream: OpenedStream,
   context: RequestContext,
   beforeEnd?: (text: string) => Promise<void>,
+  beforeFailureEnd?: () => Promise<void>,
 ): Promise<'complete' | 'cut' | 'failed'> {
   const { signal } = context;
   for (const [name, value] of Object.entries(result.headers ?? {})) if (value !== undefined) res.setHeader(name, value);
@@ -130,6 +133,7 @@ export async function sendStream(
         { err: error, request_id: context.requestId },
         'a streamed answer failed after its first event',
       );
+    await beforeFailureEnd?.();
     endWithProblem(res, context, problem);
     return 'failed';
   } finally {
