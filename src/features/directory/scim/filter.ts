@@ -28,6 +28,11 @@ function invalid(expected: string, token: Token | undefined): never {
   );
 }
 
+/** A filter of the grammar that this server would read otherwise than written. */
+function unsupported(what: string): Error {
+  return scimError(400, 'invalidFilter', `The filter is not supported: ${what}.`);
+}
+
 function tokenise(filter: string): Token[] {
   const tokens: Token[] = [];
   TOKEN.lastIndex = 0;
@@ -59,36 +64,45 @@ export function checkFilter(filter: string): void {
   const isKeyword = (token: Token | undefined) =>
     isWord(token, 'and') || isWord(token, 'or') || isWord(token, 'not') || isWord(token, COMPARATORS);
 
-  /** The inside of a group, `(…)` or `[…]`, and its closing bracket. */
-  function group(close: string, depth: number): void {
+  /** The inside of a group, `(…)` or `[…]`, and its closing bracket; how many terms it joins. */
+  function group(close: string, depth: number): number {
     if (depth > MAX_DEPTH)
       throw scimError(400, 'invalidFilter', `The filter nests groups more than ${MAX_DEPTH} deep.`);
-    expression(depth);
+    const terms = expression(depth);
     if (peek()?.text !== close || peek()?.kind !== 'punct') invalid(`'${close}'`, peek());
     next += 1;
+    return terms;
   }
 
-  /** attrExp, valuePath, or a group, each optionally after `not`. */
-  function term(depth: number): void {
-    if (isWord(peek(), 'not')) next += 1;
+  /**
+   * attrExp, valuePath, or a group, each optionally after `not`. Returns the attribute it names and whether through a
+   * value path (undefined for a group).
+   */
+  function term(depth: number): { attribute: string; path: boolean } | undefined {
+    const negated = isWord(peek(), 'not');
+    if (negated) next += 1;
     const token = peek();
     if (token?.kind === 'punct' && token.text === '(') {
       next += 1;
-      group(')', depth + 1);
-      return;
+      // SCIMMY reads `not (A and B)` as `not A and not B`, and `not (A or B)` as `not A or not B`: an answer to
+      // another question, so refused.
+      if (group(')', depth + 1) > 1 && negated)
+        throw unsupported("a 'not' of a group of several terms; write each negation out (De Morgan's laws)");
+      return undefined;
     }
     if (token?.kind !== 'word' || isKeyword(token) || isWord(token, LITERALS))
       invalid('an attribute or a group', token);
     next += 1;
+    const attribute = token.text.toLowerCase();
     const after = peek();
     if (after?.kind === 'punct' && after.text === '[') {
       next += 1;
       group(']', depth + 1);
-      return;
+      return { attribute, path: true };
     }
     if (isWord(after, PRESENCE)) {
       next += 1;
-      return;
+      return { attribute, path: false };
     }
     if (!isWord(after, COMPARATORS)) invalid(`a comparison operator after ${token.text}`, after);
     next += 1;
@@ -96,14 +110,30 @@ export function checkFilter(filter: string): void {
     const isValue = value?.kind === 'string' || value?.kind === 'number' || isWord(value, LITERALS);
     if (!isValue) invalid(`a value (a quoted string, a number, true, false or null) after ${after!.text}`, value);
     next += 1;
+    return { attribute, path: false };
   }
 
-  /** Terms joined by `and` and `or`. */
-  function expression(depth: number): void {
-    term(depth);
-    while (isWord(peek(), 'and') || isWord(peek(), 'or')) {
+  /**
+   * Terms joined by `and` and `or`; how many. SCIMMY keeps the terms of an `and` by attribute, so a value path beside
+   * another term of the same attribute would lose one of them: refused.
+   */
+  function expression(depth: number): number {
+    let terms = 0;
+    let conjunction: Array<{ attribute: string; path: boolean }> = [];
+    for (;;) {
+      const named = term(depth);
+      terms += 1;
+      if (named) {
+        const same = conjunction.filter((other) => other.attribute === named.attribute);
+        if (same.length > 0 && (named.path || same.some((other) => other.path)))
+          throw unsupported(
+            `a value path of ${named.attribute} AND-ed with another term of it; join them in one value path`,
+          );
+        conjunction.push(named);
+      }
+      if (isWord(peek(), 'or')) conjunction = [];
+      else if (!isWord(peek(), 'and')) return terms;
       next += 1;
-      term(depth);
     }
   }
 
