@@ -3691,8 +3691,9 @@ export type components = {
             email: string;
             /**
              * @description The person's display name; `null` until one is set. For a member a directory provisioned, the directory's
-             *     name of the person, kept as it changes: its `displayName`, else `name.formatted`, else the given and family
-             *     names.
+             *     name of the person, kept as it changes (its `displayName`, else `name.formatted`, else the given and family
+             *     names), unless the person is a member of another workspace too: one person has one name, which one
+             *     workspace's directory does not change for the others.
              * @example Priya Raman
              */
             name: string | null;
