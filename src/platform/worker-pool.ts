@@ -3,8 +3,36 @@
 // one); idle threads end and never keep the process alive. The threads run at the lowest CPU priority (nice 19, a
 // per-thread setting on Linux): when the cores are busy, the event loop, which serves every tenant's requests, is
 // scheduled before one tenant's long text.
+//
+// A thread that ends during a call (it exited, or Node stopped it at its heap limit) fails that call with a retryable
+// `503 service_unavailable`; the next call gets a new thread. The heap limit bounds what one thread may hold; Node
+// cannot always stop a thread before an allocation over it fails, and such a failure ends the process.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { Problem } from './problems.ts';
+
+/** The most heap (old generation) one worker thread may use. */
+export const WORKER_HEAP_MB = 1024;
+
+/** What a call whose thread ended is answered with. */
+function threadEnded(): Problem {
+  return new Problem(
+    'service_unavailable',
+    'The worker thread that worked on this request ended before it finished; retry the request.',
+    { headers: { 'Retry-After': '1' } },
+  );
+}
+
+/**
+ * Whether piscina rejected a call because its thread ended, not because the function threw: a thread out of its heap
+ * (`ERR_WORKER_OUT_OF_MEMORY`), or one that exited (piscina's "worker exited with code: N").
+ */
+function endedThread(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    (error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY' || error.message.startsWith('worker exited with')
+  );
+}
 
 /**
  * The `run` of a pool of threads of `workerFile` (a module whose exported functions take one cloneable argument):
@@ -13,7 +41,10 @@ import { Piscina } from 'piscina';
  */
 export function workerPool<Worker extends Record<string, (input: never) => unknown>>(
   workerFile: URL,
-  { concurrentTasksPerWorker = 1 }: { concurrentTasksPerWorker?: number } = {},
+  {
+    concurrentTasksPerWorker = 1,
+    maxHeapMb = WORKER_HEAP_MB,
+  }: { concurrentTasksPerWorker?: number; maxHeapMb?: number } = {},
 ): <K extends keyof Worker & string>(
   name: K,
   input: Parameters<Worker[K]>[0],
@@ -27,7 +58,10 @@ export function workerPool<Worker extends Record<string, (input: never) => unkno
       idleTimeout: 10_000,
       niceIncrement: 19,
       concurrentTasksPerWorker,
+      resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
     });
-    return pool.run(input, { name });
+    return pool.run(input, { name }).catch((error: unknown) => {
+      throw endedThread(error) ? threadEnded() : error;
+    });
   };
 }

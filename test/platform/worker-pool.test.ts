@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
+import { Problem } from '../../src/platform/problems.ts';
 import { workerPool } from '../../src/platform/worker-pool.ts';
+import type * as FailingWorker from './fixtures/failing-worker.ts';
 import type * as ThreadWorker from './fixtures/thread-worker.ts';
 
 const linux = existsSync('/proc/thread-self/stat');
@@ -11,5 +13,34 @@ describe.skipIf(!linux)('the worker pool', () => {
     expect(await run('niceOfThread', null)).toEqual({ nice: 19, worker: true });
     const mainFields = readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1]!.split(' ');
     expect(Number(mainFields[16])).toBeLessThan(19);
+  });
+});
+
+describe('a thread that ends or fails', () => {
+  const failing = new URL('./fixtures/failing-worker.ts', import.meta.url);
+
+  const refusal = async (call: Promise<unknown>) => {
+    const error = await call.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(error).toBeInstanceOf(Problem);
+    return error as Problem;
+  };
+
+  test('a thread that exits during a call fails that call with a retryable 503; the next call gets a new thread', async () => {
+    const run = workerPool<typeof FailingWorker>(failing);
+    const problem = await refusal(run('exitThread', null));
+    expect(problem).toMatchObject({ code: 'service_unavailable', status: 503, headers: { 'Retry-After': '1' } });
+    expect(problem.message).toMatch(/worker thread .* ended before it finished/);
+    expect(await run('double', 21)).toBe(42);
+  });
+
+  test("a function's own errors pass through, and its thread goes on", async () => {
+    const run = workerPool<typeof FailingWorker>(failing);
+    const error = await run('throwNow', null).catch((reason: unknown) => reason);
+    expect(error).not.toBeInstanceOf(Problem);
+    expect(String(error)).toContain('a refusal of the function');
+    expect(await run('double', 1)).toBe(2);
   });
 });
