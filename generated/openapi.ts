@@ -2767,7 +2767,7 @@ export type components = {
          *     | `response_validation_failed` | 500 | The server produced a response that breaks this contract (a bug on our side). |
          *     | `upstream_error` | 502 | The model's provider answered with an error this service could not recover from (for example, the provider rejected the server's own API key). Safe to retry later. |
          *     | `not_implemented` | 501 | The operation is specified but not available on this server yet. |
-         *     | `service_unavailable` | 503 | The database is not reachable, a connection to it was lost, none came free within `DATABASE_POOL_TIMEOUT_MS`, or it undid the request's transaction to resolve a deadlock: retry after `Retry-After` seconds. `/readyz` answers it while a dependency check fails. |
+         *     | `service_unavailable` | 503 | The database is not reachable, a connection to it was lost, none came free within `DATABASE_POOL_TIMEOUT_MS`, or it undid the request's transaction to resolve a deadlock; or the worker thread that worked on the request's long input (token counts, the sandbox's answers, extraction, conversions, image fetches) ended before it finished: retry after `Retry-After` seconds. `/readyz` answers it while a dependency check fails. |
          *     | `upstream_unavailable` | 503 | The model's provider is overloaded, down or unreachable, or did not answer in time; see `Retry-After` when the provider gave one. |
          *     | `images_busy` | 503 | This server process is reading as many image bytes of requests as it holds at once (a chat completion's or a response's `image_url` parts); nothing was fetched. Retry after `Retry-After` seconds. |
          * @enum {string}
@@ -12269,7 +12269,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database could not be reached, its connection was lost, no connection came free in time, or it undid the request's transaction to resolve a deadlock (`service_unavailable`). The request failed as a whole; wait `Retry-After` seconds, then retry it with the same `Idempotency-Key`. The server reconnects by itself. */
+        /** @description The database could not be reached, its connection was lost, no connection came free in time, or it undid the request's transaction to resolve a deadlock, or the worker thread that worked on the request's long input ended (`service_unavailable`). The request failed as a whole; wait `Retry-After` seconds, then retry it with the same `Idempotency-Key`. The server reconnects by itself. */
         ServiceUnavailable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -12921,7 +12921,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`); or the database could not be reached or its connection was lost (`service_unavailable`). Nothing was saved. Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
+        /** @description The model's provider is overloaded, down or unreachable, or did not answer in time (`upstream_unavailable`); or the database could not be reached, its connection was lost, or the worker thread that worked on the request's long input ended (`service_unavailable`). Nothing was saved. Wait `Retry-After` seconds when present, then retry with the same `Idempotency-Key`. */
         UpstreamUnavailable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
