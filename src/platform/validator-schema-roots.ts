@@ -93,16 +93,58 @@ const PARAMETER_LOCATIONS = new Set(['query', 'path', 'header', 'cookie']);
  * the generator's (GET /healthz) compiled every request schema at run time. No compiled schema reads them.
  */
 export function documentDigest(components: Json, paths: Json | undefined): string {
-  function withoutStyle(this: Json, key: string, value: unknown) {
-    const isParameter = typeof this.name === 'string' && PARAMETER_LOCATIONS.has(this.in);
-    return isParameter && (key === 'style' || key === 'explode') ? undefined : value;
-  }
-  // Parameters are in `paths` and `components.parameters` only: the rest (most of the document) is written without
-  // the replacer, which costs a call for every member.
+  // Parameter objects are in `components.parameters` and in `parameters` of path items and operations: copies of
+  // those lists without `style` and `explode` are written out, and the document otherwise as it is. (A replacer
+  // function would do the same, but JSON.stringify then calls it for every member of the document.)
   const { parameters, ...rest } = components;
-  return digest(
-    `${JSON.stringify(rest)}\n${JSON.stringify(parameters, withoutStyle)}\n${JSON.stringify(paths, withoutStyle)}`,
+  // Hashed in parts, as one text joined by newlines: joining them would copy some megabytes first.
+  const text = (value: unknown) => JSON.stringify(value) ?? String(value);
+  const hash = createHash('sha256')
+    .update(text(rest))
+    .update('\n')
+    .update(text(styleless(parameters)))
+    .update('\n')
+    .update(text(pathsStyleless(paths)));
+  return hash.digest('hex').slice(0, 32);
+}
+
+/** A parameter object without `style` and `explode` (another value as it is). */
+function withoutStyle(parameter: unknown): unknown {
+  if (!isParameter(parameter)) return parameter;
+  const { style: _style, explode: _explode, ...rest } = parameter;
+  return rest;
+}
+
+function isParameter(value: unknown): value is Json {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Json).name === 'string' &&
+    PARAMETER_LOCATIONS.has((value as Json).in)
   );
+}
+
+/** A list or map of parameters, each without `style` and `explode`. */
+function styleless(parameters: unknown): unknown {
+  if (Array.isArray(parameters)) return parameters.map(withoutStyle);
+  if (typeof parameters !== 'object' || parameters === null) return parameters;
+  return Object.fromEntries(Object.entries(parameters).map(([name, parameter]) => [name, withoutStyle(parameter)]));
+}
+
+/** `paths` with the parameters of each path item and operation without `style` and `explode`. */
+function pathsStyleless(paths: Json | undefined): Json | undefined {
+  if (!paths) return paths;
+  const item = (pathItem: unknown) => {
+    if (typeof pathItem !== 'object' || pathItem === null) return pathItem;
+    return Object.fromEntries(
+      Object.entries(pathItem).map(([key, value]) => {
+        if (key === 'parameters') return [key, styleless(value)];
+        if (typeof value !== 'object' || value === null || !('parameters' in value)) return [key, value];
+        return [key, { ...value, parameters: styleless((value as Json).parameters) }];
+      }),
+    );
+  };
+  return Object.fromEntries(Object.entries(paths).map(([path, pathItem]) => [path, item(pathItem)]));
 }
 
 /** An operation's schema (without `components` and `paths`, references not rebased). */
