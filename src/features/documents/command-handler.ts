@@ -6,6 +6,7 @@ import type { Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import { type AuditOrigin, byRequest } from '../../platform/audit.ts';
+import { characterCount } from '../../platform/characters.ts';
 import type { Platform, RequestContext } from '../../platform/context.ts';
 import { Problem } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -180,7 +181,7 @@ export async function commandOnDocument(
     context.now,
   );
 
-  if (outcome.content.length > MAX_CHARACTERS && [...outcome.content].length > MAX_CHARACTERS) {
+  if (outcome.content.length > MAX_CHARACTERS && characterCount(outcome.content) > MAX_CHARACTERS) {
     throw new Problem(
       'validation_failed',
       `The command's result would make the document longer than ${MAX_CHARACTERS.toLocaleString('en')} characters; run it on a selection.`,

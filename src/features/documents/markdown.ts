@@ -119,7 +119,35 @@ export function warmUpConversions(): void {
   renderHtml(SAMPLE);
 }
 
-/** The words of a Markdown text: whitespace-separated tokens with a letter or digit (`#`, `-`, `|` are markup). */
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const WHITESPACE = /\s/;
+
+/**
+ * The words of a Markdown text: whitespace-separated tokens with a letter or digit (`#`, `-`, `|` are markup). Read
+ * character by character, not split into an array of its tokens: a long document's tokens would be megabytes of
+ * strings that outlive a young-generation collection.
+ */
 export function countWords(text: string): number {
-  return text.split(/\s+/).filter((token) => /[\p{L}\p{N}]/u.test(token)).length;
+  let words = 0;
+  let wordish = false;
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    let space: boolean;
+    let letterOrDigit: boolean;
+    if (code < 0x80) {
+      space = code === 0x20 || (code >= 0x09 && code <= 0x0d);
+      letterOrDigit = (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a);
+    } else {
+      const point = text.codePointAt(at)!;
+      if (point > 0xffff) at += 1;
+      const character = String.fromCodePoint(point);
+      space = WHITESPACE.test(character);
+      letterOrDigit = !space && LETTER_OR_DIGIT.test(character);
+    }
+    if (space) {
+      if (wordish) words += 1;
+      wordish = false;
+    } else if (letterOrDigit) wordish = true;
+  }
+  return wordish ? words + 1 : words;
 }

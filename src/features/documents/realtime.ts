@@ -17,6 +17,7 @@
 //     thread for a long one: loading it into Hocuspocus would be Yjs's work on the event loop, for no editor.
 //   - With REDIS_URL, Hocuspocus's Redis extension shares live documents between the server processes of one
 //     database (each change reaches every process's editors; one process saves at a time).
+
 import type { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
@@ -27,6 +28,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { WebSocketServer } from 'ws';
 import * as Y from 'yjs';
+import { characterCount } from '../../platform/characters.ts';
 import type { Platform } from '../../platform/context.ts';
 import type { UpgradeEndpoint } from '../../platform/feature.ts';
 import { forUpdate } from '../../storage/locks.ts';
@@ -456,7 +458,7 @@ export class Realtime {
       // An editor's change that comes while a long document renders is not in this state: it marks the document
       // unsaved again, and the next save has it.
       const { state, markdown } = changes.count === renderedAt ? rendered : await snapshot(document);
-      if (markdown.length > MAX_CHARACTERS && [...markdown].length > MAX_CHARACTERS) return 'too_large' as const;
+      if (markdown.length > MAX_CHARACTERS && characterCount(markdown) > MAX_CHARACTERS) return 'too_large' as const;
       const written = Buffer.from(state).toString('base64');
       this.#holds.set(document, written);
       await trx

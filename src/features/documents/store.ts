@@ -2,6 +2,7 @@
 // (saveVersion), and the presenters typed by the contract.
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { components } from '../../../generated/openapi.ts';
+import { characterCount } from '../../platform/characters.ts';
 import { iso } from '../../platform/clock.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Database } from '../../storage/schema.ts';
@@ -59,7 +60,7 @@ export async function saveVersion(
     restored_from_version_number: source.restoredFrom?.number ?? null,
     content,
     word_count: countWords(content),
-    character_count: [...content].length,
+    character_count: characterCount(content),
     created_at: iso(now),
   };
   await trx.insertInto('document_versions').values(version).execute();

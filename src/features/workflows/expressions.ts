@@ -13,6 +13,8 @@
 // Evaluation never throws on data: a path that does not exist is null, a comparison of values of different types is
 // false, a function given the wrong type returns null. Only rendering more than MAX_RENDERED_CHARACTERS throws.
 
+import { characterCount } from '../../platform/characters.ts';
+
 export type Value = null | boolean | number | string | Value[] | { [key: string]: Value };
 
 export type Expression =
@@ -322,7 +324,7 @@ const FUNCTIONS = {
     return typeof text === 'string' && typeof prefix === 'string' ? text.startsWith(prefix) : false;
   },
   length(value: Value): Value {
-    if (typeof value === 'string') return [...value].length;
+    if (typeof value === 'string') return characterCount(value);
     if (Array.isArray(value)) return value.length;
     return value === null ? 0 : null;
   },

@@ -1,8 +1,10 @@
 // Runs of a workflow: start (inputs checked against the definition), list, get, cancel, and the decisions of approval
 // steps. The handlers change our tables; the runtime (runtime.ts) carries the runs out and is told what changed.
+
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
+import { characterCount } from '../../platform/characters.ts';
 import { iso } from '../../platform/clock.ts';
 import { atLeast, callerRole, type RequestContext } from '../../platform/context.ts';
 import { newId } from '../../platform/ids.ts';
@@ -71,7 +73,7 @@ export function checkInputs(
     }
     if (input.enum && !input.enum.includes(value as string | number))
       errors.push({ pointer, detail: `must be one of ${input.enum.map((item) => JSON.stringify(item)).join(', ')}` });
-    if (typeof value === 'string' && [...value].length > (input.max_length ?? 100_000))
+    if (typeof value === 'string' && characterCount(value) > (input.max_length ?? 100_000))
       errors.push({ pointer, detail: `must be at most ${input.max_length ?? 100_000} characters` });
     if (typeof value === 'number' && input.minimum !== undefined && value < input.minimum)
       errors.push({ pointer, detail: `must be at least ${input.minimum}` });

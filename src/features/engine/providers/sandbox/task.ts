@@ -38,9 +38,18 @@ export type SandboxTask =
   | { kind: 'rewrite'; text: string; tone?: Tone }
   | { kind: 'cite'; text: string; sources: CiteSource[] };
 
-/** The task as a provider option (`providerOptions.sandbox.task`): the same object, its unset fields left out. */
+/**
+ * The task as a provider option (`providerOptions.sandbox.task`): the same object, its unset fields left out. Copied
+ * field by field, not through JSON: the document's text is then shared, not written out and read back (two copies of
+ * a long document for each command).
+ */
 export function taskOption(task: SandboxTask): Record<string, JSONValue> {
-  return JSON.parse(JSON.stringify(task)) as Record<string, JSONValue>;
+  const { sources, ...fields } = task as SandboxTask & { sources?: CiteSource[] };
+  const set: Record<string, JSONValue> = Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== undefined),
+  );
+  if (sources) set.sources = sources.map((source) => ({ n: source.n, title: source.title, excerpt: source.excerpt }));
+  return set;
 }
 
 const isString = (value: unknown): value is string => typeof value === 'string';
