@@ -1,11 +1,10 @@
 // How far V8 lets the old generation grow past what its last full collection left live before it starts the next
 // one. By default V8 picks a factor between 1.1 and 4 from how fast it collects, and 1.1 after a collection that
 // reduced memory (the one after the start, start-memory.ts), which the following collections keep close to. The
-// server's live heap is some 70 MB (its modules, the validators, the tokenizer's tables), so a factor near 1.1 left a
-// few megabytes of room: under one tenant's large bodies a full collection came every few hundred milliseconds, and on
-// a busy core its marking ran on the event loop's thread, in steps of tens of milliseconds, for every tenant's
-// requests. With the old generation allowed to double, full collections are a third as many; the heap may hold as
-// much again in garbage under load.
+// server's live heap is large (its modules, the validators, the tokenizer's tables), and a factor near 1.1 left a few
+// megabytes of room: under one tenant's large bodies full collections came one after another, and on a busy core
+// their marking runs on the event loop's thread, in steps that every tenant's requests wait for. Allowed to double,
+// the old generation is collected far less often; the heap may hold as much again in garbage under load.
 import { setFlagsFromString } from 'node:v8';
 
 /** The old generation's growth between full collections, in percent of what the last one left live. */

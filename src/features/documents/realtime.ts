@@ -17,7 +17,6 @@
 //     thread for a long one: loading it into Hocuspocus would be Yjs's work on the event loop, for no editor.
 //   - With REDIS_URL, Hocuspocus's Redis extension shares live documents between the server processes of one
 //     database (each change reaches every process's editors; one process saves at a time).
-
 import type { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';

@@ -1,6 +1,5 @@
 // Runs of a workflow: start (inputs checked against the definition), list, get, cancel, and the decisions of approval
 // steps. The handlers change our tables; the runtime (runtime.ts) carries the runs out and is told what changed.
-
 import type { components } from '../../../generated/openapi.ts';
 import type { Handlers } from '../../../generated/operations.ts';
 import { byRequest, recordAudit } from '../../platform/audit.ts';
