@@ -41,10 +41,7 @@ function endedThread(error: unknown): boolean {
  */
 export function workerPool<Worker extends Record<string, (input: never) => unknown>>(
   workerFile: URL,
-  {
-    concurrentTasksPerWorker = 1,
-    maxHeapMb = WORKER_HEAP_MB,
-  }: { concurrentTasksPerWorker?: number; maxHeapMb?: number } = {},
+  { concurrentTasksPerWorker = 1 }: { concurrentTasksPerWorker?: number } = {},
 ): <K extends keyof Worker & string>(
   name: K,
   input: Parameters<Worker[K]>[0],
@@ -58,7 +55,7 @@ export function workerPool<Worker extends Record<string, (input: never) => unkno
       idleTimeout: 10_000,
       niceIncrement: 19,
       concurrentTasksPerWorker,
-      resourceLimits: { maxOldGenerationSizeMb: maxHeapMb },
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     });
     return pool.run(input, { name }).catch((error: unknown) => {
       throw endedThread(error) ? threadEnded() : error;
