@@ -12269,7 +12269,7 @@ export type components = {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database could not be reached, its connection was lost, no connection came free in time, or it undid the request's transaction to resolve a deadlock, or the worker thread that worked on the request's long input ended (`service_unavailable`). The request failed as a whole; wait `Retry-After` seconds, then retry it with the same `Idempotency-Key`. The server reconnects by itself. */
+        /** @description The database could not be reached, its connection was lost, no connection came free in time, or it undid the request's transaction to resolve a deadlock, or the worker thread that worked on the request's long input ended (`service_unavailable`). The request failed as a whole; wait `Retry-After` seconds, then retry it with the same `Idempotency-Key`. The server reconnects to the database, or starts a new thread, by itself. */
         ServiceUnavailable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

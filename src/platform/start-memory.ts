@@ -9,6 +9,7 @@ import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { startedWithFlag } from './v8-flags.ts';
 
 type Collect = () => void;
 
@@ -34,7 +35,7 @@ export function collectToReduceMemory(): void {
   // It would also drop the bytecode of every function not running at that moment, which the first calls would then
   // compile again: V8's flag for that is off while it runs.
   // (Set back to V8's default, unless the process was started with a choice of its own.)
-  const chosen = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`.includes('flush-bytecode');
+  const chosen = startedWithFlag('flush-bytecode');
   if (!chosen) setFlagsFromString('--no-flush-bytecode');
   try {
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });

@@ -93,9 +93,9 @@ const PARAMETER_LOCATIONS = new Set(['query', 'path', 'header', 'cookie']);
  * the generator's (GET /healthz) compiled every request schema at run time. No compiled schema reads them.
  */
 export function documentDigest(components: Json, paths: Json | undefined): string {
-  // Parameter objects are in `components.parameters` and in `parameters` of path items and operations: copies of
-  // those lists without `style` and `explode` are written out, and the document otherwise as it is. (A replacer
-  // function would do the same, but JSON.stringify then calls it for every member of the document.)
+  // The validator writes those defaults into the parameter objects of `components.parameters` and of the `parameters`
+  // of path items and operations: copies of those lists without `style` and `explode` are written out, and the
+  // document otherwise as it is (a replacer function would make JSON.stringify call it for every member).
   const { parameters, ...rest } = components;
   // Hashed in parts, as one text joined by newlines: joining them would copy some megabytes first.
   const text = (value: unknown) => JSON.stringify(value) ?? String(value);
@@ -127,19 +127,22 @@ function isParameter(value: unknown): value is Json {
 /** A list or map of parameters, each without `style` and `explode`. */
 function styleless(parameters: unknown): unknown {
   if (Array.isArray(parameters)) return parameters.map(withoutStyle);
-  if (typeof parameters !== 'object' || parameters === null) return parameters;
+  if (!isObject(parameters)) return parameters;
   return Object.fromEntries(Object.entries(parameters).map(([name, parameter]) => [name, withoutStyle(parameter)]));
 }
 
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** `paths` with the parameters of each path item and operation without `style` and `explode`. */
 function pathsStyleless(paths: Json | undefined): Json | undefined {
-  if (!paths) return paths;
+  if (!isObject(paths)) return paths;
   const item = (pathItem: unknown) => {
-    if (typeof pathItem !== 'object' || pathItem === null) return pathItem;
+    if (!isObject(pathItem)) return pathItem;
     return Object.fromEntries(
       Object.entries(pathItem).map(([key, value]) => {
         if (key === 'parameters') return [key, styleless(value)];
-        if (typeof value !== 'object' || value === null || !('parameters' in value)) return [key, value];
+        if (!isObject(value) || !('parameters' in value)) return [key, value];
         return [key, { ...value, parameters: styleless((value as Json).parameters) }];
       }),
     );

@@ -19,8 +19,11 @@ describe('heap growth', () => {
     expect(await fullCollections('none')).toBeGreaterThanOrEqual(1);
   });
 
-  test("a process started with a growth of its own keeps it: the setting does not override the operator's", async () => {
-    const { stdout } = await run(process.execPath, ['--heap-growing-percent=10', child, 'set'], { timeout: 30_000 });
-    expect((JSON.parse(stdout) as { full: number }).full).toBeGreaterThanOrEqual(1);
-  });
+  test.each(['--heap-growing-percent=10', '--heap_growing_percent=10'])(
+    "a process started with %s keeps it: the setting does not override the operator's",
+    async (flag) => {
+      const { stdout } = await run(process.execPath, [flag, child, 'set'], { timeout: 30_000 });
+      expect((JSON.parse(stdout) as { full: number }).full).toBeGreaterThanOrEqual(1);
+    },
+  );
 });

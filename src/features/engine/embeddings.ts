@@ -8,7 +8,7 @@ import type { EmbeddingModelV4 } from '@ai-sdk/provider';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../platform/metrics.ts';
-import { validationFailed } from '../../platform/problems.ts';
+import { Problem, validationFailed } from '../../platform/problems.ts';
 import type { Database } from '../../storage/schema.ts';
 import type { CatalogueEntry } from './catalogue-entry.ts';
 import type { UsageFeature } from './generation.ts';
@@ -139,7 +139,8 @@ export async function embedWith(
           signal,
         );
       } catch (error) {
-        const problem = upstreamProblem(error, model, timeout.aborted);
+        // A problem of our own (a worker thread that ended: 503 service_unavailable) is answered as it is.
+        const problem = error instanceof Problem ? error : upstreamProblem(error, model, timeout.aborted);
         recordProviderCall(
           services.metrics,
           model.id,
