@@ -243,10 +243,17 @@ describe('the package', () => {
     ['nodenext (tsc --init)', []],
     ['nodenext, with the declarations of the packages checked too', ['--skipLibCheck', 'false']],
     ['bundler', ['--module', 'esnext', '--moduleResolution', 'bundler']],
-  ])('type-checks the consumer and the README snippet with the defaults of tsc --init: %s', async (_, flags) => {
-    // Fails on any error, an unused @ts-expect-error included (it would mean the contract's types did not arrive).
-    await expect(run(tsc, ['--noEmit', '-p', '.', ...flags], { cwd: consumerDir })).resolves.toBeDefined();
-  });
+  ])(
+    'type-checks the consumer and the README snippet with the defaults of tsc --init: %s',
+    {
+      // A type-check of the packages' declarations takes its time on a slow or busy machine.
+      timeout: 120_000,
+    },
+    async (_, flags) => {
+      // Fails on any error, an unused @ts-expect-error included (it would mean the contract's types did not arrive).
+      await expect(run(tsc, ['--noEmit', '-p', '.', ...flags], { cwd: consumerDir })).resolves.toBeDefined();
+    },
+  );
 });
 
 describe('from Node', () => {

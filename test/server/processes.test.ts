@@ -216,8 +216,10 @@ describe('two processes opening one new SQLite file at the same moment', () => {
       import { openStorage } from ${JSON.stringify(new URL('../../src/storage/database.ts', import.meta.url).href)};
       let failures = 0;
       for (let i = 0; i < 150; i++) {
-        // Both processes open file i on the same 50 ms boundary of the clock.
-        while (Date.now() % 50 !== 0) {}
+        // Both processes open file i on the same 50 ms boundary of the clock: the next one, which a process descheduled
+        // for a moment still meets (waiting for a millisecond divisible by 50 could miss it, and wait 50 ms more).
+        const boundary = Math.ceil((Date.now() + 1) / 50) * 50;
+        while (Date.now() < boundary) {}
         try { await openStorage('sqlite:' + ${JSON.stringify(directory)} + '/db' + i).close(); } catch (error) { failures++; console.error(error.message); }
       }
       process.stdout.write(String(failures));`;
