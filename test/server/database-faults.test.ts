@@ -7,6 +7,8 @@
 // - A pool with no free connection in time answers 503 as well (DATABASE_POOL_MAX, DATABASE_POOL_TIMEOUT_MS).
 // - A workspace's row lock does not wait for the foreign-key check of an insert of that workspace (which deadlocked
 //   with it under load), and a deadlock PostgreSQL undoes is a transient error (503, a usage row written again).
+// - A server that stops while the workflow engine's query is cut off with its connection still exits (postgres.js's
+//   end() would wait for that connection for ever).
 
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -241,5 +243,55 @@ describe.skipIf(!postgresUrl)('a server process whose database connections are t
     for (const id of created) expect((await call(server.url, 'GET', `/v1/projects/${id}`, key)).status).toBe(200);
     expect((await call(server.url, 'GET', '/readyz', key)).status).toBe(200);
     expect(await terminate(server), server.output()).toBe(0);
+  }, 60_000);
+});
+
+describe.skipIf(!postgresUrl)('the workflow engine loses a connection in the middle of a query', () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    database = await freshDatabase('postgres');
+    const storage = openStorage(database.url);
+    await migrate(storage.db, features);
+    await storage.close();
+    server = startServerProcess({ DATABASE_URL: database.url }, await freePort());
+    await waitUntilReady(server);
+  });
+
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    await database?.drop();
+  });
+
+  test('the server that stops meanwhile still exits with 0', async () => {
+    // The engine's worker polls for runs on its own pool (postgres.js, application_name `postgres.js`): a lock on the
+    // runs' table holds its poll in the middle of a query, the stop waits for it, and PostgreSQL ends the connection.
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      await admin.query('begin');
+      await admin.query('lock table openworkflow.workflow_runs in access exclusive mode');
+      const waitingPolls = async () =>
+        (
+          await admin.query(
+            `select pid from pg_stat_activity
+              where datname = current_database() and application_name = 'postgres.js' and wait_event_type = 'Lock'`,
+          )
+        ).rows as Array<{ pid: number }>;
+      let polls: Array<{ pid: number }> = [];
+      for (let i = 0; i < 100 && polls.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        polls = await waitingPolls();
+      }
+      expect(polls.length).toBeGreaterThan(0);
+      const stopped = terminate(server);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (const { pid } of polls) await admin.query('select pg_terminate_backend($1)', [pid]);
+      await admin.query('rollback');
+      expect(await stopped, server.output()).toBe(0);
+    } finally {
+      await admin.end();
+    }
   }, 60_000);
 });

@@ -70,6 +70,9 @@ const RUN = defineWorkflowSpec<{ runId: string }, null>({
 /** How often stray work is looked for: runs accepted but not handed to the engine, decisions whose signal was lost. */
 const RECONCILE_MS = 2000;
 
+/** How long the engine's connections have to end once the server stops, in seconds (postgres.js's unit). */
+const POOL_END_GRACE_S = 2;
+
 /** openworkflow parks a run (a wait, a retry's backoff) by throwing: its spans are not failures. */
 const parked = (error: unknown) => (error as Error)?.name === 'SleepSignalError' || error instanceof Stopping;
 
@@ -87,6 +90,8 @@ function engineDatabasePath(path: string): string {
 export class WorkflowRuntime {
   readonly #platform: Platform;
   #backend: Backend | undefined;
+  /** The engine's PostgreSQL pool (none on SQLite). */
+  #pool: postgres.Sql | undefined;
   #client: OpenWorkflow | undefined;
   #worker: Worker | undefined;
   #stopping = false;
@@ -145,11 +150,11 @@ export class WorkflowRuntime {
         // connection yet). That pool is ended unused and the engine runs on one sized by WORKFLOW_DATABASE_POOL_MAX,
         // made as the engine makes its own (column names read in camel case).
         await (await BackendPostgres.connect(url, { schema: 'openworkflow' })).stop();
-        const pool = postgres(url, {
+        this.#pool = postgres(url, {
           max: this.#platform.config.workflowDatabasePoolMax,
           transform: { column: { from: postgres.toCamel } },
         });
-        return BackendPostgres.fromPool(pool, { schema: 'openworkflow' });
+        return BackendPostgres.fromPool(this.#pool, { schema: 'openworkflow' });
       } finally {
         await sql`select pg_advisory_unlock(hashtext('content-service:openworkflow-migrations'))`.execute(connection);
       }
@@ -163,6 +168,10 @@ export class WorkflowRuntime {
   }
 
   async dispose(): Promise<void> {
+    // postgres.js's end() waits for a connection whose query PostgreSQL cut off (a failover, an administrator) to say it
+    // ended, which it never does (porsager/postgres#1097). The worker has stopped and no request runs: a connection
+    // still open after a grace is closed.
+    await this.#pool?.end({ timeout: POOL_END_GRACE_S });
     await this.#backend?.stop();
   }
 
