@@ -314,10 +314,12 @@ async function main(): Promise<void> {
   const baseUrl = `http://127.0.0.1:${port}`;
   const nodeBin = join(root, 'node_modules/.bin/node');
   const cores = serverCores();
+  // BENCH_NODE_ARGS: extra Node options for the server, e.g. `--trace-gc` to see its collections.
+  const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'src/main.ts'];
   const stop = await startProcess(
     'server',
     cores ? 'taskset' : nodeBin,
-    cores ? ['-c', cores.server, nodeBin, 'src/main.ts'] : ['src/main.ts'],
+    cores ? ['-c', cores.server, nodeBin, ...nodeArgs] : nodeArgs,
     {
       PORT: String(port),
       HOST: '127.0.0.1',

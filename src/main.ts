@@ -2,14 +2,14 @@
 // loads the server's modules, so that a port in use is one line at once and GET /healthz answers while the rest
 // starts; the server's modules come after, by a dynamic import. Before all of them, Node's module compile cache is
 // turned on (platform/compile-cache.ts), so that every module the start loads after it is read from the cache, and
-// V8's heap growth is set (platform/heap-growth.ts): those two are the modules this file imports statically.
+// V8's garbage collector is tuned (platform/collector.ts): those two are the modules this file imports statically.
 import { performance } from 'node:perf_hooks';
+import { tuneCollector } from './platform/collector.ts';
 import { enableCompileCache, flushCompileCache } from './platform/compile-cache.ts';
-import { setHeapGrowth } from './platform/heap-growth.ts';
 import type { RunningServer } from './server.ts';
 
 enableCompileCache();
-setHeapGrowth();
+tuneCollector();
 const [
   { loadConfig },
   { listen },
