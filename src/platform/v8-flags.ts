@@ -1,5 +1,5 @@
-// V8 flags the process sets for itself (heap growth, bytecode flushing while a collection runs) give way to an
-// operator's: whether the process was started with one.
+// V8 flags the process sets for itself (the collector's, collector.ts; bytecode flushing while a collection runs)
+// give way to an operator's: whether the process was started with one.
 
 /**
  * Whether the process was started with V8's flag `name` (`heap-growing-percent`), in either of V8's spellings
