@@ -8,7 +8,7 @@
 // - A workspace's row lock does not wait for the foreign-key check of an insert of that workspace (which deadlocked
 //   with it under load), and a deadlock PostgreSQL undoes is a transient error (503, a usage row written again).
 // - A server that stops while the workflow engine's query is cut off with its connection still exits (postgres.js's
-//   end() would wait for that connection for ever).
+//   end() would wait for that connection for ever), and the engine's failed poll is a line of its JSON log.
 
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -264,7 +264,7 @@ describe.skipIf(!postgresUrl)('the workflow engine loses a connection in the mid
     await database?.drop();
   });
 
-  test('the server that stops meanwhile still exits with 0', async () => {
+  test('the server that stops meanwhile still exits with 0, and the failed poll is a line of its log', async () => {
     // The engine's worker polls for runs on its own pool (postgres.js, application_name `postgres.js`): a lock on the
     // runs' table holds its poll in the middle of a query, the stop waits for it, and PostgreSQL ends the connection.
     const admin = new pg.Client({ connectionString: database.url });
@@ -290,6 +290,16 @@ describe.skipIf(!postgresUrl)('the workflow engine loses a connection in the mid
       for (const { pid } of polls) await admin.query('select pg_terminate_backend($1)', [pid]);
       await admin.query('rollback');
       expect(await stopped, server.output()).toBe(0);
+      // The failed poll is a line of the server's JSON log, not text on the console.
+      expect(server.output()).not.toContain('Worker tick failed');
+      const logged = server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } });
+      expect(logged).toContainEqual(
+        expect.objectContaining({ level: 40, msg: 'the workflow engine could not claim a run; it polls again' }),
+      );
     } finally {
       await admin.end();
     }

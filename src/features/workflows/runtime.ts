@@ -87,6 +87,21 @@ function engineDatabasePath(path: string): string {
   return /\.db$/.test(path) ? path.replace(/\.db$/, '.workflows.db') : `${path}.workflows`;
 }
 
+/**
+ * The engine's backend, whose failed claims (the worker's polls, while the database is away) go to the server's log:
+ * openworkflow's worker writes them to the console as text. A claim that fails claims nothing; the worker polls again
+ * after its backoff, as it does after an error.
+ */
+function claimsLogged(backend: Backend, logger: Platform['logger']): Backend {
+  const claim = backend.claimWorkflowRun.bind(backend);
+  backend.claimWorkflowRun = (params) =>
+    claim(params).catch((error: unknown) => {
+      logger.warn({ err: error }, 'the workflow engine could not claim a run; it polls again');
+      return null;
+    });
+  return backend;
+}
+
 export class WorkflowRuntime {
   readonly #platform: Platform;
   #backend: Backend | undefined;
@@ -104,7 +119,7 @@ export class WorkflowRuntime {
   async start(): Promise<void> {
     const { config } = this.#platform;
     const url = config.databaseUrl;
-    this.#backend = await this.#connect(url);
+    this.#backend = claimsLogged(await this.#connect(url), this.#platform.logger);
     this.#client = new OpenWorkflow({ backend: this.#backend });
     // One span per execution of a run (a replay after a wait or a crash is another), its steps' spans within it; the
     // parent is openworkflow's own span of the execution (it traces through the same OpenTelemetry API).
