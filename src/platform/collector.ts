@@ -12,9 +12,9 @@
 // - Marking on one core: V8 marks a full collection's live objects in threads of its own beside the event loop.
 //   When the process has one core (its CPU affinity, or a container's CPU quota where Node reads it), those threads
 //   take the core from the event loop in time slices of the scheduler's choosing, and what they have not marked by
-//   the time the heap needs it is marked on the event loop's thread at once: steps of tens of milliseconds that
-//   requests wait behind. Without them V8 marks on the event loop's thread in small steps between its tasks, about a
-//   millisecond each; with two cores or more the threads run beside it and stay on.
+//   the time the heap needs it is marked on the event loop's thread at once: long steps that requests wait behind.
+//   Without them V8 marks on the event loop's thread in small steps between its tasks; with two cores or more the
+//   threads run beside it and stay on.
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { startedWithFlag } from './v8-flags.ts';

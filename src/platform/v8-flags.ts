@@ -3,8 +3,12 @@
 
 /**
  * Whether the process was started with V8's flag `name` (`heap-growing-percent`), in either of V8's spellings
- * (`--heap-growing-percent`, `--heap_growing_percent`) and with or without `no-`.
+ * (`--heap-growing-percent`, `--heap_growing_percent`), with or without `no` (`--no-name`, `--noname`) and a value.
+ * Only that flag: `--trace-concurrent-marking` is not `concurrent-marking`.
  */
 export function startedWithFlag(name: string): boolean {
-  return `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`.replaceAll('_', '-').includes(name);
+  const flag = new RegExp(`^--(no-?)?${name}(=|$)`);
+  return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((argument) =>
+    flag.test(argument.replaceAll('_', '-')),
+  );
 }

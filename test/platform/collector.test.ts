@@ -49,6 +49,8 @@ describe('marking on one core', () => {
     const flags = async (operator: string[]) =>
       JSON.parse((await run(process.execPath, [...operator, child, 'flags'], { timeout: 30_000 })).stdout) as string[];
     expect(await flags([])).toContain('--no-concurrent-marking');
+    // Another flag of the marking's is not a choice of it.
+    expect(await flags(['--trace-concurrent-marking'])).toContain('--no-concurrent-marking');
     for (const operator of [['--concurrent-marking'], ['--no-concurrent-marking'], ['--no_concurrent_marking']])
       expect(await flags(operator)).not.toContain('--no-concurrent-marking');
   });

@@ -295,8 +295,13 @@ describe.skipIf(!postgresUrl)('the workflow engine loses a connection in the mid
       const logged = server
         .output()
         .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message?: string } });
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as { level: number; msg: string }];
+          } catch {
+            return [];
+          }
+        });
       expect(logged).toContainEqual(
         expect.objectContaining({ level: 40, msg: 'the workflow engine could not claim a run; it polls again' }),
       );

@@ -90,15 +90,25 @@ function engineDatabasePath(path: string): string {
 /**
  * The engine's backend, whose failed claims (the worker's polls, while the database is away) go to the server's log:
  * openworkflow's worker writes them to the console as text. A claim that fails claims nothing; the worker polls again
- * after its backoff, as it does after an error.
+ * after its backoff, as it does after an error. The worker claims for each free slot at once, and polls again every
+ * second or so: the first failure is logged, then nothing until a claim works again.
  */
 function claimsLogged(backend: Backend, logger: Platform['logger']): Backend {
   const claim = backend.claimWorkflowRun.bind(backend);
+  let failing = false;
   backend.claimWorkflowRun = (params) =>
-    claim(params).catch((error: unknown) => {
-      logger.warn({ err: error }, 'the workflow engine could not claim a run; it polls again');
-      return null;
-    });
+    claim(params).then(
+      (run) => {
+        if (failing) logger.info('the workflow engine claims runs again');
+        failing = false;
+        return run;
+      },
+      (error: unknown) => {
+        if (!failing) logger.warn({ err: error }, 'the workflow engine could not claim a run; it polls again');
+        failing = true;
+        return null;
+      },
+    );
   return backend;
 }
 
@@ -184,8 +194,8 @@ export class WorkflowRuntime {
 
   async dispose(): Promise<void> {
     // postgres.js's end() waits for a connection whose query PostgreSQL cut off (a failover, an administrator) to say it
-    // ended, which it never does (porsager/postgres#1097). The worker has stopped and no request runs: a connection
-    // still open after a grace is closed.
+    // ended, which it never does (github.com/porsager/postgres/issues/1097). The worker has stopped and no request
+    // runs: a connection still open after a grace is closed.
     await this.#pool?.end({ timeout: POOL_END_GRACE_S });
     await this.#backend?.stop();
   }
