@@ -311,6 +311,19 @@ describe.each(databaseKinds)('directory tokens on %s', (kind) => {
     expect(await ids('Groups', 'displayName eq "TEAM" or displayName sw "emp"')).toEqual(
       [empty.body.id, team.body.id].sort(),
     );
+    // So are the string sub-attributes that are not case-exact (RFC 7643 §4.1): an address, its type, a name's parts;
+    // the answer keeps the values as written.
+    for (const filter of [
+      'emails[value eq "MAILED@Absent.Example"]',
+      'emails.value eq "Mailed@absent.example"',
+      'emails co "ABSENT"',
+      'emails[type eq "WORK" and value ew "EXAMPLE"]',
+      'name.familyName eq "iled"',
+      'name[givenName sw "MA"]',
+    ])
+      expect(await ids('Users', filter), filter).toEqual(['mailed@absent.example']);
+    const found = await scim('GET', `/Users?filter=${encodeURIComponent('name.familyName eq "ILED"')}`);
+    expect(found.body.Resources[0].name).toMatchObject({ givenName: 'Mae', familyName: 'Iled' });
     const enterprise = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
     const managed = await scim('POST', '/Users', {
       schemas: [USER_SCHEMA, enterprise],

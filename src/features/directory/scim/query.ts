@@ -77,9 +77,35 @@ export function listResponse(resources: unknown[], parameters: ReadParameters) {
 
 type Schema = typeof SCIMMY.Schemas.User | typeof SCIMMY.Schemas.Group;
 type Expression = Record<string, unknown>;
-type Definition = {
-  attributes: Array<{ name: string; type: string; config?: { multiValued: boolean; caseExact: boolean } }>;
+type Attribute = {
+  name: string;
+  type: string;
+  config?: { multiValued: boolean; caseExact: boolean };
+  subAttributes?: Attribute[];
 };
+type Definition = { attributes: Attribute[] };
+
+const isCaseless = (a: Attribute) => a.type === 'string' && a.config !== undefined && !a.config.caseExact;
+
+/** The complex attributes' string sub-attributes that are not case-exact (`emails.value`, `name.familyName`), by name. */
+function caselessSubAttributes(definition: Definition): Map<string, { name: string; subs: string[] }> {
+  return new Map(
+    definition.attributes
+      .filter((a) => a.type === 'complex' && a.subAttributes?.some(isCaseless))
+      .map((a) => [
+        a.name.toLowerCase(),
+        { name: a.name, subs: a.subAttributes!.filter(isCaseless).map((b) => b.name) },
+      ]),
+  );
+}
+
+/** A value of a complex attribute with its case-less sub-attributes lower-cased (a copy). */
+function lowerCasedValue(value: unknown, subs: string[]): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const copy: Record<string, unknown> = { ...value };
+  for (const sub of subs) if (typeof copy[sub] === 'string') copy[sub] = (copy[sub] as string).toLowerCase();
+  return copy;
+}
 
 /**
  * What the matcher is given for a complex attribute of a definition that an object lacks (see matchFilter): a
@@ -112,7 +138,8 @@ function negates(test: unknown): boolean {
  * The objects a filter selects, with SCIM's meaning where SCIMMY's matcher reads otherwise (RFC 7644 §3.4.2.2):
  * - an attribute named with its schema's URN is that attribute: the core schema's (`urn:…:core:2.0:User:userName`) is
  *   the plain name, an extension's (`urn:…:enterprise:2.0:User:department`) is under the extension's object;
- * - a string attribute that is not case-exact (`userName`, `displayName`) is compared ignoring case;
+ * - a string attribute or sub-attribute that is not case-exact (`userName`, `displayName`, `emails.value`,
+ *   `name.familyName`) is compared ignoring case;
  * - a comparison or `pr` on a multi-valued attribute (`members eq "id"`, Entra ID's membership check; `emails pr`)
  *   tests its values' `value` sub-attribute, true when any value passes. The matcher would apply a `not`, or several
  *   comparisons AND-ed, to each value apart, which means something else: those are refused, as is a `not` inside a
@@ -137,10 +164,9 @@ export function matchFilter<T extends object>(
     definition.attributes.filter((a) => a.config?.multiValued).map((a) => a.name.toLowerCase()),
   );
   const caseless = new Set(
-    definition.attributes
-      .filter((a) => a.type === 'string' && a.config && !a.config.caseExact && !a.config.multiValued)
-      .map((a) => a.name),
+    definition.attributes.filter((a) => isCaseless(a) && !a.config!.multiValued).map((a) => a.name),
   );
+  const caselessSubs = caselessSubAttributes(definition);
   const core = `${definition.id.toLowerCase()}:`;
   // The complex attributes whose sub-attributes the filter reads: the core schema's, and each extension's.
   const used = new Map<string, Set<string>>([
@@ -172,7 +198,7 @@ export function matchFilter<T extends object>(
             'invalidFilter',
             `A 'not' or several comparisons of ${name} itself are not supported: filter its values with a value path (${name}[value …]).`,
           );
-        meant[name] = { value: test };
+        meant[name] = { value: caselessSubs.get(name.toLowerCase())?.subs.includes('value') ? lowerCased(test) : test };
         continue;
       }
       if (!Array.isArray(test)) {
@@ -180,6 +206,17 @@ export function matchFilter<T extends object>(
         if (multiValued.has(name.toLowerCase()) && negates(test))
           throw scimError(400, 'invalidFilter', `A 'not' inside a value path of ${name} is not supported.`);
         used.get(definition.id)!.add(name.toLowerCase());
+        const subs = caselessSubs.get(name.toLowerCase())?.subs;
+        if (subs) {
+          const tests: Expression = {};
+          for (const [sub, subTest] of Object.entries(test as Expression))
+            tests[sub] =
+              Array.isArray(subTest) && subs.some((caselessSub) => caselessSub.toLowerCase() === sub.toLowerCase())
+                ? lowerCased(subTest)
+                : subTest;
+          meant[name] = tests;
+          continue;
+        }
       }
       meant[name] = test;
     }
@@ -190,6 +227,13 @@ export function matchFilter<T extends object>(
     const given: Record<string, unknown> = { ...blanks, ...object };
     for (const name of caseless)
       if (typeof given[name] === 'string') given[name] = (given[name] as string).toLowerCase();
+    for (const { name, subs } of caselessSubs.values()) {
+      const value = given[name];
+      if (value !== undefined)
+        given[name] = Array.isArray(value)
+          ? value.map((each) => lowerCasedValue(each, subs))
+          : lowerCasedValue(value, subs);
+    }
     for (const extension of extensions)
       given[extension.id] = {
         ...blanksOf(extension, used.get(extension.id)!),
