@@ -44,6 +44,26 @@ async function terminateBackends(database: string): Promise<number> {
 
 const databaseName = (url: string) => new URL(url).pathname.slice(1);
 
+/** A server process on a fresh, migrated PostgreSQL database; `seed` writes its rows before the server starts. */
+async function serverOnFreshDatabase(
+  seed?: (storage: Storage) => Promise<void>,
+): Promise<{ database: TestDatabase; server: ServerProcess }> {
+  const database = await freshDatabase('postgres');
+  const storage = openStorage(database.url);
+  await migrate(storage.db, features);
+  await seed?.(storage);
+  await storage.close();
+  const server = startServerProcess({ DATABASE_URL: database.url }, await freePort());
+  await waitUntilReady(server);
+  return { database, server };
+}
+
+/** Kills the server if it still runs, and drops its database. */
+async function stopAndDrop(server: ServerProcess | undefined, database: TestDatabase | undefined): Promise<void> {
+  if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+  await database?.drop();
+}
+
 describe.skipIf(!postgresUrl)('PostgreSQL terminates the connections of a process', () => {
   let database: TestDatabase;
   let storage: Storage;
@@ -173,24 +193,17 @@ describe.skipIf(!postgresUrl)('a server process whose database connections are t
   const loadKeys: string[] = [];
 
   beforeAll(async () => {
-    database = await freshDatabase('postgres');
-    const storage = openStorage(database.url);
-    await migrate(storage.db, features);
-    const workspace = await createWorkspace(storage.db, { name: 'Blinking database', region: 'eu' });
-    key = workspace.secret;
-    for (let n = 0; n < 6; n++) {
-      const values = { name: `load ${n}`, role: 'admin' as const, expiresAt: null, createdBy: null, now: new Date() };
-      loadKeys.push((await insertApiKey(storage.db, { workspaceId: workspace.workspace.id, ...values })).secret);
-    }
-    await storage.close();
-    server = startServerProcess({ DATABASE_URL: database.url }, await freePort());
-    await waitUntilReady(server);
+    ({ database, server } = await serverOnFreshDatabase(async (storage) => {
+      const workspace = await createWorkspace(storage.db, { name: 'Blinking database', region: 'eu' });
+      key = workspace.secret;
+      for (let n = 0; n < 6; n++) {
+        const values = { name: `load ${n}`, role: 'admin' as const, expiresAt: null, createdBy: null, now: new Date() };
+        loadKeys.push((await insertApiKey(storage.db, { workspaceId: workspace.workspace.id, ...values })).secret);
+      }
+    }));
   });
 
-  afterAll(async () => {
-    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
-    await database?.drop();
-  });
+  afterAll(() => stopAndDrop(server, database));
 
   test('no exit, no 500, every acknowledged write kept, and it serves again on its own', async () => {
     const created: string[] = [];
@@ -251,18 +264,10 @@ describe.skipIf(!postgresUrl)('the workflow engine loses a connection in the mid
   let server: ServerProcess;
 
   beforeAll(async () => {
-    database = await freshDatabase('postgres');
-    const storage = openStorage(database.url);
-    await migrate(storage.db, features);
-    await storage.close();
-    server = startServerProcess({ DATABASE_URL: database.url }, await freePort());
-    await waitUntilReady(server);
+    ({ database, server } = await serverOnFreshDatabase());
   });
 
-  afterAll(async () => {
-    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
-    await database?.drop();
-  });
+  afterAll(() => stopAndDrop(server, database));
 
   test('the server that stops meanwhile still exits with 0, and the failed poll is a line of its log', async () => {
     // The engine's worker polls for runs on its own pool (postgres.js, application_name `postgres.js`): a lock on the
