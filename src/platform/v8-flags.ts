@@ -7,8 +7,8 @@
  * Only that flag: `--trace-concurrent-marking` is not `concurrent-marking`.
  */
 export function startedWithFlag(name: string): boolean {
-  const flag = new RegExp(`^--(no-?)?${name}(=|$)`);
+  const spellings = new Set([`--${name}`, `--no-${name}`, `--no${name}`]);
   return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((argument) =>
-    flag.test(argument.replaceAll('_', '-')),
+    spellings.has(argument.replaceAll('_', '-').split('=')[0]!),
   );
 }
