@@ -26,6 +26,10 @@ export async function fetchImage(input: ImageFetchInput): Promise<ImageFetch> {
       headers: input.headers,
       readBody: (type) => type.startsWith('image/'),
     });
+    // An image over the bytes allowed is refused whole (images.ts): its first bytes do not go to the event loop's
+    // thread, where they would only be garbage of that thread's heap.
+    if (response.truncated)
+      return { status: response.status, contentType: response.contentType, truncated: true, bytes: new Uint8Array(0) };
     // A buffer of its own, exactly the bytes' length: what is transferred is the whole buffer.
     const bytes =
       response.bytes.byteOffset === 0 && response.bytes.buffer.byteLength === response.bytes.length
