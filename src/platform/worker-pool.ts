@@ -5,8 +5,9 @@
 // scheduled before one tenant's long text.
 //
 // A thread that ends during a call (it exited, or Node stopped it at its heap limit) fails the calls it was running
-// (one, or up to `concurrentTasksPerWorker`) with a retryable `503 service_unavailable`; the next call gets a new thread. The heap limit bounds what one thread may hold; Node
-// cannot always stop a thread before an allocation over it fails, and such a failure ends the process.
+// (one, or up to `concurrentTasksPerWorker`) with a retryable `503 service_unavailable`; the next call gets a new
+// thread. The heap limit bounds what one thread may hold; Node cannot always stop a thread before an allocation over
+// it fails, and such a failure ends the process.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { Problem } from './problems.ts';

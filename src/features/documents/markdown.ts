@@ -119,8 +119,9 @@ export function warmUpConversions(): void {
   renderHtml(SAMPLE);
 }
 
-const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
-const WHITESPACE = /\s/;
+// Sticky: each tests the character at its lastIndex, in place (no string of that character is made).
+const LETTER_OR_DIGIT_AT = /[\p{L}\p{N}]/uy;
+const WHITESPACE_AT = /\s/uy;
 
 /**
  * The words of a Markdown text: whitespace-separated tokens with a letter or digit (`#`, `-`, `|` are markup). Read
@@ -138,11 +139,11 @@ export function countWords(text: string): number {
       space = code === 0x20 || (code >= 0x09 && code <= 0x0d);
       letterOrDigit = (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a);
     } else {
-      const point = text.codePointAt(at)!;
-      if (point > 0xffff) at += 1;
-      const character = String.fromCodePoint(point);
-      space = WHITESPACE.test(character);
-      letterOrDigit = !space && LETTER_OR_DIGIT.test(character);
+      WHITESPACE_AT.lastIndex = at;
+      space = WHITESPACE_AT.test(text);
+      LETTER_OR_DIGIT_AT.lastIndex = at;
+      letterOrDigit = !space && LETTER_OR_DIGIT_AT.test(text);
+      if (text.codePointAt(at)! > 0xffff) at += 1;
     }
     if (space) {
       if (wordish) words += 1;
