@@ -4,7 +4,9 @@
 // Retry-After and nothing fetched.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { transferableSymbol, valueSymbol } from 'piscina';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { fetchImages, type ImageFetchesInput } from '../../src/features/engine/image-worker.ts';
 import { IMAGE_LIMITS } from '../../src/features/engine/images.ts';
 import { expectProblem } from '../support/expect.ts';
 import { png } from '../support/images.ts';
@@ -151,5 +153,33 @@ describe('image bytes of requests', () => {
     expect(images.requests.slice(before)).toEqual(['/19mb.png', '/19mb.png', '/19mb.png']);
     const budget = roomy.platform.services.engine.imageBudget;
     expect(budget.available).toBe(budget.totalBytes);
+  });
+
+  test("the worker thread sends a request's images only once all of them are read within the bounds", async () => {
+    // fetchImages is what the image pool's thread runs; here it runs in the test's thread, which shows what it hands
+    // back: what piscina transfers to the event loop's thread, and what it sends as a plain message.
+    const input = (...paths: string[]): ImageFetchesInput => ({
+      urls: paths.map((path) => `${images.url}${path}`),
+      allowPrivateNetworks: true,
+      maxBytes: IMAGE_LIMITS.maxBytes,
+      totalBytes: IMAGE_LIMITS.perRequestBytes,
+      timeoutMs: IMAGE_LIMITS.timeoutMs,
+      headers: {},
+    });
+    const refused = await fetchImages(input('/19mb.png', '/19mb.png', '/19mb.png', '/small.png'));
+    expect(refused).toEqual({ index: 2, refusal: { failure: 'too_large', ofAll: true } });
+    expect(transferableSymbol in refused).toBe(false);
+    const missing = await fetchImages(input('/small.png', '/missing.png'));
+    expect(missing).toEqual({ index: 1, refusal: { failure: 'status', status: 404 } });
+
+    const read = (await fetchImages(input('/small.png', '/1mb.png'))) as unknown as Record<symbol, unknown>;
+    const { images: fetched } = read[valueSymbol] as { images: Array<{ mediaType: string; bytes: Uint8Array }> };
+    expect(fetched.map((image) => [image.mediaType, image.bytes.length])).toEqual([
+      ['image/png', PNG.length],
+      ['image/png', MB],
+    ]);
+    // Each image is a buffer of its own, moved whole.
+    expect(read[transferableSymbol]).toEqual(fetched.map((image) => image.bytes.buffer));
+    expect(fetched.every((image) => image.bytes.buffer.byteLength === image.bytes.length)).toBe(true);
   });
 });

@@ -9,6 +9,7 @@ import { workerPool } from '../../platform/worker-pool.ts';
 import type { EngineContentPart } from './generation.ts';
 import type { ImageBudget } from './image-budget.ts';
 import type * as ImageWorker from './image-worker.ts';
+import type { ImageRefusal } from './image-worker.ts';
 
 export type EngineImagePart = Extract<EngineContentPart, { type: 'image' }>;
 
@@ -52,55 +53,89 @@ export interface ReadImageOptions {
   allowPrivateNetworks: boolean;
 }
 
-/** The image of an `image_url` part as the engine takes it: its bytes and media type. */
-export async function readImage(url: string, options: ReadImageOptions): Promise<EngineImagePart> {
+function tooLarge(pointer: string, ofAll: boolean): Problem {
+  return unreadable(
+    pointer,
+    ofAll
+      ? `the request's images are larger than ${IMAGE_LIMITS.perRequestBytes / 1024 / 1024} MB in all`
+      : `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`,
+  );
+}
+
+/** A `data:` URL's image, decoded here: its bytes are in the request already. */
+function decodeDataUrl(url: string, options: ReadImageOptions): EngineImagePart {
   const { pointer, detail } = options;
   const maxBytes = Math.min(IMAGE_LIMITS.maxBytes, options.maxBytes ?? IMAGE_LIMITS.maxBytes);
-  const tooLarge = () =>
-    unreadable(
-      pointer,
-      maxBytes < IMAGE_LIMITS.maxBytes
-        ? `the request's images are larger than ${IMAGE_LIMITS.perRequestBytes / 1024 / 1024} MB in all`
-        : `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`,
-    );
   const dataUrl = DATA_URL.exec(url);
-  if (dataUrl) {
-    const payload = url.slice(dataUrl[0].length);
-    if (payload.length === 0 || payload.length % 4 !== 0 || !BASE64.test(payload))
-      throw unreadable(pointer, 'its data: URL is not valid base64');
-    // Its size is known from the text before anything is decoded.
-    if ((payload.length / 4) * 3 - (payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0) > maxBytes)
-      throw tooLarge();
-    const bytes = Buffer.from(payload, 'base64');
-    return {
-      type: 'image',
-      data: new Uint8Array(bytes),
-      mediaType: dataUrl[1]!.toLowerCase(),
-      ...(detail ? { detail } : {}),
-    };
+  if (!dataUrl) throw unreadable(pointer, 'a data: URL must be a base64-encoded image (data:image/<type>;base64,…)');
+  const payload = url.slice(dataUrl[0].length);
+  if (payload.length === 0 || payload.length % 4 !== 0 || !BASE64.test(payload))
+    throw unreadable(pointer, 'its data: URL is not valid base64');
+  // Its size is known from the text before anything is decoded.
+  if ((payload.length / 4) * 3 - (payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0) > maxBytes)
+    throw tooLarge(pointer, maxBytes < IMAGE_LIMITS.maxBytes);
+  const bytes = Buffer.from(payload, 'base64');
+  return {
+    type: 'image',
+    data: new Uint8Array(bytes),
+    mediaType: dataUrl[1]!.toLowerCase(),
+    ...(detail ? { detail } : {}),
+  };
+}
+
+function refused(pointer: string, refusal: ImageRefusal): Problem {
+  switch (refusal.failure) {
+    case 'not_allowed':
+      return unreadable(pointer, refusal.message);
+    case 'timeout':
+      return unreadable(pointer, `it did not arrive within ${IMAGE_LIMITS.timeoutMs / 1000} seconds`);
+    case 'unreachable':
+      return unreadable(pointer, `it could not be fetched (${refusal.message})`);
+    case 'status':
+      return unreadable(pointer, `its URL answered ${refusal.status}`);
+    case 'not_image':
+      return unreadable(pointer, `its URL answered ${refusal.mediaType || 'no content type'}, not an image`);
+    case 'too_large':
+      return tooLarge(pointer, refusal.ofAll);
+    case 'empty':
+      return unreadable(pointer, 'its URL answered an empty body');
   }
-  if (url.startsWith('data:'))
-    throw unreadable(pointer, 'a data: URL must be a base64-encoded image (data:image/<type>;base64,…)');
-  const response = await fetchOffLoop('fetchImage', {
-    url,
-    allowPrivateNetworks: options.allowPrivateNetworks,
+}
+
+/**
+ * Images by URL, fetched one after another off the event loop within `totalBytes` in all: all of them, or the
+ * problem of the first that could not be read (and no bytes of the others).
+ */
+async function fetchByUrl(
+  sources: readonly ImageSource[],
+  totalBytes: number,
+  allowPrivateNetworks: boolean,
+): Promise<EngineImagePart[]> {
+  const fetched = await fetchOffLoop('fetchImages', {
+    urls: sources.map((source) => source.url),
+    allowPrivateNetworks,
+    maxBytes: IMAGE_LIMITS.maxBytes,
+    totalBytes,
     timeoutMs: IMAGE_LIMITS.timeoutMs,
-    maxBytes,
     headers: { accept: 'image/*', 'user-agent': 'content-service/0.1 (chat images)' },
   });
-  if ('failure' in response) {
-    if (response.failure === 'not_allowed') throw unreadable(pointer, response.message);
-    if (response.failure === 'timeout')
-      throw unreadable(pointer, `it did not arrive within ${IMAGE_LIMITS.timeoutMs / 1000} seconds`);
-    throw unreadable(pointer, `it could not be fetched (${response.message})`);
-  }
-  if (response.status < 200 || response.status > 299) throw unreadable(pointer, `its URL answered ${response.status}`);
-  const mediaType = response.contentType.split(';')[0]!.trim();
-  if (!mediaType.startsWith('image/'))
-    throw unreadable(pointer, `its URL answered ${mediaType || 'no content type'}, not an image`);
-  if (response.truncated) throw tooLarge();
-  if (response.bytes.length === 0) throw unreadable(pointer, 'its URL answered an empty body');
-  return { type: 'image', data: response.bytes, mediaType, ...(detail ? { detail } : {}) };
+  if ('refusal' in fetched) throw refused(sources[fetched.index]!.pointer, fetched.refusal);
+  return fetched.images.map(({ bytes, mediaType }, index) => {
+    const { detail } = sources[index]!;
+    return { type: 'image', data: bytes, mediaType, ...(detail ? { detail } : {}) };
+  });
+}
+
+/** The image of an `image_url` part as the engine takes it: its bytes and media type. */
+export async function readImage(url: string, options: ReadImageOptions): Promise<EngineImagePart> {
+  if (url.startsWith('data:')) return decodeDataUrl(url, options);
+  const { pointer, detail } = options;
+  const [image] = await fetchByUrl(
+    [{ url, pointer, ...(detail ? { detail } : {}) }],
+    Math.min(IMAGE_LIMITS.maxBytes, options.maxBytes ?? IMAGE_LIMITS.maxBytes),
+    options.allowPrivateNetworks,
+  );
+  return image!;
 }
 
 /** An `image_url` part of a request: its URL, the request field it is at, and its detail. */
@@ -142,15 +177,28 @@ export async function readImages(
   try {
     const images: EngineImagePart[] = [];
     let left = IMAGE_LIMITS.perRequestBytes;
-    for (const source of sources) {
-      const image = await readImage(source.url, {
-        pointer: source.pointer,
-        ...(source.detail ? { detail: source.detail } : {}),
-        allowPrivateNetworks: options.allowPrivateNetworks,
-        maxBytes: left,
-      });
-      left -= image.data instanceof Uint8Array ? image.data.length : 0;
-      images.push(image);
+    for (let at = 0; at < sources.length; ) {
+      const source = sources[at]!;
+      if (source.url.startsWith('data:')) {
+        const image = decodeDataUrl(source.url, {
+          pointer: source.pointer,
+          ...(source.detail ? { detail: source.detail } : {}),
+          allowPrivateNetworks: options.allowPrivateNetworks,
+          maxBytes: left,
+        });
+        left -= image.data instanceof Uint8Array ? image.data.length : 0;
+        images.push(image);
+        at += 1;
+        continue;
+      }
+      // The URLs up to the next data: URL, in one call: their bytes come only once all of them are read.
+      let end = at;
+      while (end < sources.length && !sources[end]!.url.startsWith('data:')) end += 1;
+      for (const image of await fetchByUrl(sources.slice(at, end), left, options.allowPrivateNetworks)) {
+        left -= image.data instanceof Uint8Array ? image.data.length : 0;
+        images.push(image);
+      }
+      at = end;
     }
     return { images, release };
   } catch (error) {
