@@ -6,7 +6,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { transferableSymbol, valueSymbol } from 'piscina';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { fetchImages, type ImageFetchesInput } from '../../src/features/engine/image-worker.ts';
+import type { ImageEntry } from '../../src/features/engine/image-order.ts';
+import { type ImagesInput, readImages } from '../../src/features/engine/image-worker.ts';
 import { IMAGE_LIMITS } from '../../src/features/engine/images.ts';
 import { expectProblem } from '../support/expect.ts';
 import { png } from '../support/images.ts';
@@ -155,31 +156,70 @@ describe('image bytes of requests', () => {
     expect(budget.available).toBe(budget.totalBytes);
   });
 
-  test("the worker thread sends a request's images only once all of them are read within the bounds", async () => {
-    // fetchImages is what the image pool's thread runs; here it runs in the test's thread, which shows what it hands
+  test("the image thread sends a request's fetched images only once all of them, data: URLs included, fit", async () => {
+    // readImages is what the image pool's thread runs; here it runs in the test's thread, which shows what it hands
     // back: what piscina transfers to the event loop's thread, and what it sends as a plain message.
-    const input = (...paths: string[]): ImageFetchesInput => ({
-      urls: paths.map((path) => `${images.url}${path}`),
+    const input = (...entries: ImageEntry[]): ImagesInput => ({
+      entries,
       allowPrivateNetworks: true,
       maxBytes: IMAGE_LIMITS.maxBytes,
       totalBytes: IMAGE_LIMITS.perRequestBytes,
       timeoutMs: IMAGE_LIMITS.timeoutMs,
       headers: {},
     });
-    const refused = await fetchImages(input('/19mb.png', '/19mb.png', '/19mb.png', '/small.png'));
-    expect(refused).toEqual({ index: 2, refusal: { failure: 'too_large', ofAll: true } });
-    expect(transferableSymbol in refused).toBe(false);
-    const missing = await fetchImages(input('/small.png', '/missing.png'));
-    expect(missing).toEqual({ index: 1, refusal: { failure: 'status', status: 404 } });
+    const url = (path: string) => ({ url: `${images.url}${path}` });
+    const before = images.requests.length;
+    const refusals = [
+      await readImages(input(url('/19mb.png'), url('/19mb.png'), url('/19mb.png'), url('/small.png'))),
+      await readImages(input(url('/19mb.png'), url('/19mb.png'), { dataBytes: 19 * MB }, url('/small.png'))),
+      await readImages(input(url('/small.png'), url('/missing.png'), url('/small.png'))),
+      await readImages(input(url('/19mb.png'), { refusal: { failure: 'data_url_base64' } }, url('/small.png'))),
+    ];
+    expect(refusals).toEqual([
+      { index: 2, refusal: { failure: 'too_large', ofAll: true } },
+      { index: 2, refusal: { failure: 'too_large', ofAll: true } },
+      { index: 1, refusal: { failure: 'status', status: 404 } },
+      { index: 1, refusal: { failure: 'data_url_base64' } },
+    ]);
+    // A refusal carries no bytes, and nothing after the refused image is fetched.
+    for (const refusal of refusals) expect(transferableSymbol in refusal).toBe(false);
+    expect(images.requests.slice(before)).toEqual([
+      ...['/19mb.png', '/19mb.png', '/19mb.png'],
+      ...['/19mb.png', '/19mb.png'],
+      ...['/small.png', '/missing.png'],
+      '/19mb.png',
+    ]);
 
-    const read = (await fetchImages(input('/small.png', '/1mb.png'))) as unknown as Record<symbol, unknown>;
-    const { images: fetched } = read[valueSymbol] as { images: Array<{ mediaType: string; bytes: Uint8Array }> };
-    expect(fetched.map((image) => [image.mediaType, image.bytes.length])).toEqual([
+    const movable = (await readImages(
+      input(url('/small.png'), { dataBytes: 10 }, url('/1mb.png')),
+    )) as unknown as Record<symbol, unknown>;
+    const read = movable[valueSymbol] as { fetched: Array<{ mediaType: string; bytes: Uint8Array } | null> };
+    expect(read.fetched.map((image) => image && [image.mediaType, image.bytes.length])).toEqual([
       ['image/png', PNG.length],
+      null,
       ['image/png', MB],
     ]);
-    // Each image is a buffer of its own, moved whole.
-    expect(read[transferableSymbol]).toEqual(fetched.map((image) => image.bytes.buffer));
-    expect(fetched.every((image) => image.bytes.buffer.byteLength === image.bytes.length)).toBe(true);
+    // Each fetched image is a buffer of its own, moved whole: posted with the transfer list, none is left here.
+    const buffers = movable[transferableSymbol] as ArrayBuffer[];
+    expect(buffers).toHaveLength(2);
+    expect(buffers[0]).toBe(read.fetched[0]!.bytes.buffer);
+    expect(buffers[1]).toBe(read.fetched[2]!.bytes.buffer);
+    const channel = new MessageChannel();
+    channel.port1.postMessage(read, buffers);
+    channel.port1.close();
+    expect(buffers.map((buffer) => buffer.byteLength)).toEqual([0, 0]);
+  });
+
+  test('a bad data: URL after images by URL is refused at its place, and what was fetched before it is let go', async () => {
+    const budget = roomy.platform.services.engine.imageBudget;
+    const answer = await roomy.call('POST', '/v1/chat/completions', {
+      body: withImages(`${images.url}/small.png`, 'data:image/png;base64,not base64!', `${images.url}/small.png`),
+    });
+    expectProblem(answer, 422, 'image_unreadable');
+    expect(answer.body.errors[0]).toMatchObject({
+      pointer: '/messages/0/content/2',
+      detail: 'its data: URL is not valid base64',
+    });
+    expect(budget.available).toBe(budget.totalBytes);
   });
 });

@@ -8,8 +8,8 @@ import { Problem } from '../../platform/problems.ts';
 import { workerPool } from '../../platform/worker-pool.ts';
 import type { EngineContentPart } from './generation.ts';
 import type { ImageBudget } from './image-budget.ts';
+import { admitInOrder, type ImageEntry, type ImageRefusal } from './image-order.ts';
 import type * as ImageWorker from './image-worker.ts';
-import type { ImageRefusal } from './image-worker.ts';
 
 export type EngineImagePart = Extract<EngineContentPart, { type: 'image' }>;
 
@@ -53,38 +53,12 @@ export interface ReadImageOptions {
   allowPrivateNetworks: boolean;
 }
 
-function tooLarge(pointer: string, ofAll: boolean): Problem {
-  return unreadable(
-    pointer,
-    ofAll
-      ? `the request's images are larger than ${IMAGE_LIMITS.perRequestBytes / 1024 / 1024} MB in all`
-      : `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`,
-  );
-}
-
-/** A `data:` URL's image, decoded here: its bytes are in the request already. */
-function decodeDataUrl(url: string, options: ReadImageOptions): EngineImagePart {
-  const { pointer, detail } = options;
-  const maxBytes = Math.min(IMAGE_LIMITS.maxBytes, options.maxBytes ?? IMAGE_LIMITS.maxBytes);
-  const dataUrl = DATA_URL.exec(url);
-  if (!dataUrl) throw unreadable(pointer, 'a data: URL must be a base64-encoded image (data:image/<type>;base64,…)');
-  const payload = url.slice(dataUrl[0].length);
-  if (payload.length === 0 || payload.length % 4 !== 0 || !BASE64.test(payload))
-    throw unreadable(pointer, 'its data: URL is not valid base64');
-  // Its size is known from the text before anything is decoded.
-  if ((payload.length / 4) * 3 - (payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0) > maxBytes)
-    throw tooLarge(pointer, maxBytes < IMAGE_LIMITS.maxBytes);
-  const bytes = Buffer.from(payload, 'base64');
-  return {
-    type: 'image',
-    data: new Uint8Array(bytes),
-    mediaType: dataUrl[1]!.toLowerCase(),
-    ...(detail ? { detail } : {}),
-  };
-}
-
 function refused(pointer: string, refusal: ImageRefusal): Problem {
   switch (refusal.failure) {
+    case 'data_url_form':
+      return unreadable(pointer, 'a data: URL must be a base64-encoded image (data:image/<type>;base64,…)');
+    case 'data_url_base64':
+      return unreadable(pointer, 'its data: URL is not valid base64');
     case 'not_allowed':
       return unreadable(pointer, refusal.message);
     case 'timeout':
@@ -96,41 +70,74 @@ function refused(pointer: string, refusal: ImageRefusal): Problem {
     case 'not_image':
       return unreadable(pointer, `its URL answered ${refusal.mediaType || 'no content type'}, not an image`);
     case 'too_large':
-      return tooLarge(pointer, refusal.ofAll);
+      return unreadable(
+        pointer,
+        refusal.ofAll
+          ? `the request's images are larger than ${IMAGE_LIMITS.perRequestBytes / 1024 / 1024} MB in all`
+          : `it is larger than ${IMAGE_LIMITS.maxBytes / 1024 / 1024} MB`,
+      );
     case 'empty':
       return unreadable(pointer, 'its URL answered an empty body');
   }
 }
 
+/** An image as the worker takes it: a URL, or a `data:` URL by its form and decoded size, known from its text. */
+function entryOf(url: string): ImageEntry {
+  if (!url.startsWith('data:')) return { url };
+  const dataUrl = DATA_URL.exec(url);
+  if (!dataUrl) return { refusal: { failure: 'data_url_form' } };
+  const payload = url.slice(dataUrl[0].length);
+  if (payload.length === 0 || payload.length % 4 !== 0 || !BASE64.test(payload))
+    return { refusal: { failure: 'data_url_base64' } };
+  return { dataBytes: (payload.length / 4) * 3 - (payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0) };
+}
+
+/** A `data:` URL's image, decoded; its form and size were checked (entryOf). */
+function decoded(url: string, detail: ImageSource['detail']): EngineImagePart {
+  const dataUrl = DATA_URL.exec(url)!;
+  return {
+    type: 'image',
+    data: new Uint8Array(Buffer.from(url.slice(dataUrl[0].length), 'base64')),
+    mediaType: dataUrl[1]!.toLowerCase(),
+    ...(detail ? { detail } : {}),
+  };
+}
+
 /**
- * Images by URL, fetched one after another off the event loop within `totalBytes` in all: all of them, or the
- * problem of the first that could not be read (and no bytes of the others).
+ * Images in order, within IMAGE_LIMITS.maxBytes each and `totalBytes` together: all of them, or the problem of the
+ * first that could not be read. With a URL among them they are read in a worker thread, whose fetched bytes come only
+ * when all of them fit; `data:` URLs alone are checked here.
  */
-async function fetchByUrl(
+async function readInOrder(
   sources: readonly ImageSource[],
   totalBytes: number,
   allowPrivateNetworks: boolean,
 ): Promise<EngineImagePart[]> {
-  const fetched = await fetchOffLoop('fetchImages', {
-    urls: sources.map((source) => source.url),
-    allowPrivateNetworks,
-    maxBytes: IMAGE_LIMITS.maxBytes,
-    totalBytes,
-    timeoutMs: IMAGE_LIMITS.timeoutMs,
-    headers: { accept: 'image/*', 'user-agent': 'content-service/0.1 (chat images)' },
-  });
-  if ('refusal' in fetched) throw refused(sources[fetched.index]!.pointer, fetched.refusal);
-  return fetched.images.map(({ bytes, mediaType }, index) => {
-    const { detail } = sources[index]!;
-    return { type: 'image', data: bytes, mediaType, ...(detail ? { detail } : {}) };
+  const entries = sources.map((source) => entryOf(source.url));
+  const bounds = { maxBytes: IMAGE_LIMITS.maxBytes, totalBytes };
+  const read = entries.some((entry) => 'url' in entry)
+    ? await fetchOffLoop('readImages', {
+        entries,
+        ...bounds,
+        allowPrivateNetworks,
+        timeoutMs: IMAGE_LIMITS.timeoutMs,
+        headers: { accept: 'image/*', 'user-agent': 'content-service/0.1 (chat images)' },
+      })
+    : await admitInOrder(entries, bounds, () => {
+        throw new Error('a data: URL is not fetched');
+      });
+  if ('refusal' in read) throw refused(sources[read.index]!.pointer, read.refusal);
+  return read.fetched.map((image, index) => {
+    const { url, detail } = sources[index]!;
+    if (!image) return decoded(url, detail);
+    return { type: 'image', data: image.bytes, mediaType: image.mediaType, ...(detail ? { detail } : {}) };
   });
 }
 
 /** The image of an `image_url` part as the engine takes it: its bytes and media type. */
 export async function readImage(url: string, options: ReadImageOptions): Promise<EngineImagePart> {
-  if (url.startsWith('data:')) return decodeDataUrl(url, options);
   const { pointer, detail } = options;
-  const [image] = await fetchByUrl(
+  const [image] = await readInOrder(
     [{ url, pointer, ...(detail ? { detail } : {}) }],
     Math.min(IMAGE_LIMITS.maxBytes, options.maxBytes ?? IMAGE_LIMITS.maxBytes),
     options.allowPrivateNetworks,
@@ -175,31 +182,7 @@ export async function readImages(
       { headers: { 'Retry-After': String(IMAGE_LIMITS.retryAfterSeconds) } },
     );
   try {
-    const images: EngineImagePart[] = [];
-    let left = IMAGE_LIMITS.perRequestBytes;
-    for (let at = 0; at < sources.length; ) {
-      const source = sources[at]!;
-      if (source.url.startsWith('data:')) {
-        const image = decodeDataUrl(source.url, {
-          pointer: source.pointer,
-          ...(source.detail ? { detail: source.detail } : {}),
-          allowPrivateNetworks: options.allowPrivateNetworks,
-          maxBytes: left,
-        });
-        left -= image.data instanceof Uint8Array ? image.data.length : 0;
-        images.push(image);
-        at += 1;
-        continue;
-      }
-      // The URLs up to the next data: URL, in one call: their bytes come only once all of them are read.
-      let end = at;
-      while (end < sources.length && !sources[end]!.url.startsWith('data:')) end += 1;
-      for (const image of await fetchByUrl(sources.slice(at, end), left, options.allowPrivateNetworks)) {
-        left -= image.data instanceof Uint8Array ? image.data.length : 0;
-        images.push(image);
-      }
-      at = end;
-    }
+    const images = await readInOrder(sources, IMAGE_LIMITS.perRequestBytes, options.allowPrivateNetworks);
     return { images, release };
   } catch (error) {
     release();
