@@ -1,7 +1,7 @@
 // What the benchmarks share: settings from the environment, child processes that are stopped at the end (also after a
 // failure or Ctrl-C), free loopback ports, and a seeded workspace with a pool of API keys.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { features } from '../src/features/index.ts';
 import { createSignInLink } from '../src/features/sessions/index.ts';
@@ -60,11 +60,14 @@ export async function startProcess(
   readyPath: string,
   headers: Record<string, string> = {},
 ): Promise<(() => Promise<void>) & { pid: number }> {
-  const child = spawn(command, args, {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  // BENCH_STDOUT: a file the processes' standard output is added to (where `--trace-gc` writes); otherwise dropped.
+  const stdout = process.env.BENCH_STDOUT ? openSync(process.env.BENCH_STDOUT, 'a') : 'ignore';
+  let child: ChildProcess;
+  try {
+    child = spawn(command, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'pipe'] });
+  } finally {
+    if (typeof stdout === 'number') closeSync(stdout);
+  }
   children.add(child);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
