@@ -44,6 +44,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { type FakeReply, type ReceivedRequest, startFakeOpenAi } from '../test/support/fake-providers.ts';
 import {
   cleanUp,
@@ -341,7 +342,7 @@ function startServer(serverUrl: string, fakeUrl: string, databaseUrl: string) {
   return startProcess(
     'server',
     process.execPath,
-    [...nodeArgs, 'src/main.ts'],
+    [...COMMAND_LINE_FLAGS, ...nodeArgs, 'src/main.ts'],
     {
       HOST: '127.0.0.1',
       PORT: new URL(serverUrl).port,

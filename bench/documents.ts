@@ -39,6 +39,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import * as Y from 'yjs';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { appendParagraph, connectEditor, type Editor } from '../test/support/realtime.ts';
 import { children, cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
@@ -267,7 +268,7 @@ async function main(): Promise<void> {
     const stop = await startProcess(
       'server',
       process.execPath,
-      [...nodeArgs, 'src/main.ts'],
+      [...COMMAND_LINE_FLAGS, ...nodeArgs, 'src/main.ts'],
       {
         HOST: '127.0.0.1',
         PORT: String(port),

@@ -24,6 +24,7 @@ import type { AddressInfo } from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import {
   children,
   cleanUp,
@@ -325,7 +326,11 @@ async function main(): Promise<void> {
   const nodeBin = join(root, 'node_modules/.bin/node');
   const cores = serverCores();
   // BENCH_NODE_ARGS: extra Node options for the server, e.g. `--trace-gc` to see its collections.
-  const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'src/main.ts'];
+  const nodeArgs = [
+    ...COMMAND_LINE_FLAGS,
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    'src/main.ts',
+  ];
   const stop = await startProcess(
     'server',
     cores ? 'taskset' : nodeBin,

@@ -53,6 +53,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { verifyWebhook } from '../generated/webhooks.ts';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { type FakeProvider, startFakeOpenAi } from '../test/support/fake-providers.ts';
 import { appendParagraph, connectEditor, type Editor } from '../test/support/realtime.ts';
 import { type Receiver, startReceiver } from '../test/support/receiver.ts';
@@ -311,7 +312,7 @@ async function round(index: number, logDir: string): Promise<RoundResult> {
     proc.output = '';
     proc.started = false;
     proc.log.write(`\n===== start ${proc.starts} at ${new Date().toISOString()}\n`);
-    const child = spawn(process.execPath, [proc.script], {
+    const child = spawn(process.execPath, [...(proc.kind === 'server' ? COMMAND_LINE_FLAGS : []), proc.script], {
       cwd: root,
       env: { ...process.env, ...proc.env },
       stdio: ['ignore', 'pipe', 'pipe'],

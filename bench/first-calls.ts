@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OperationId } from '../generated/operations.ts';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { callOnce, median, operations, timings } from './operations.ts';
 import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
 
@@ -39,7 +40,7 @@ async function round(): Promise<{ firsts: Map<OperationId, number>; failed: stri
   const stop = await startProcess(
     'server',
     join(root, 'node_modules/.bin/node'),
-    [...nodeArgs, 'src/main.ts'],
+    [...COMMAND_LINE_FLAGS, ...nodeArgs, 'src/main.ts'],
     env,
     baseUrl,
     '/readyz',

@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { type Insertable, sql } from 'kysely';
 import { features } from '../src/features/index.ts';
 import { createWorkspace, insertApiKey } from '../src/features/workspace/index.ts';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { newId } from '../src/platform/ids.ts';
 import { migrate, openStorage } from '../src/storage/database.ts';
 import type { RequestLogEntriesTable } from '../src/storage/schema.ts';
@@ -165,7 +166,7 @@ async function measure(
   const stop = await startProcess(
     'server',
     join(root, 'node_modules/.bin/node'),
-    ['src/main.ts'],
+    [...COMMAND_LINE_FLAGS, 'src/main.ts'],
     env,
     baseUrl,
     '/readyz',

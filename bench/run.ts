@@ -27,6 +27,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import {
   cleanUp,
@@ -117,7 +118,7 @@ async function realServer(name: string, databaseUrl: string, secrets: string[], 
   const stop = await startProcess(
     name,
     process.execPath,
-    [join(checkout, 'src/main.ts')],
+    [...COMMAND_LINE_FLAGS, join(checkout, 'src/main.ts')],
     {
       HOST: '127.0.0.1',
       PORT: String(port),

@@ -24,6 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { freshPostgresDatabase } from './postgres.ts';
 import { cleanUp, cleanups, freePort, positive, seedWorkspace, startProcess } from './support.ts';
 
@@ -200,7 +201,7 @@ async function benchDatabase(kind: string): Promise<void> {
   const stop = await startProcess(
     `server (${kind})`,
     process.execPath,
-    ['src/main.ts'],
+    [...COMMAND_LINE_FLAGS, 'src/main.ts'],
     {
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',

@@ -15,12 +15,21 @@
 //   the time the heap needs it is marked on the event loop's thread at once: long steps that requests wait behind.
 //   Without them V8 marks on the event loop's thread in small steps between its tasks; with two cores or more the
 //   threads run beside it and stay on.
+// - No memory reducer (COMMAND_LINE_FLAGS): V8 compacts the whole heap to give memory back when it judges the
+//   program idle, from how little its event loop's thread allocates. A server whose long work runs in worker threads
+//   allocates little on that thread while it is busiest: under one tenant's large bodies V8 takes it for idle and
+//   runs these collections mid-load, the longest pauses of its event loop there. The start's memory is given back by
+//   the collection start-memory.ts asks for; after that the heap is collected as it fills. V8 reads this flag only
+//   when it makes the heap, before any module runs: `npm start` passes it on the command line.
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { startedWithFlag } from './v8-flags.ts';
 
 /** The old generation's growth between full collections, in percent of what the last one left live. */
 export const HEAP_GROWING_PERCENT = 100;
+
+/** The V8 flags `npm start` passes on the command line (package.json), which V8 reads only when it makes the heap. */
+export const COMMAND_LINE_FLAGS = ['--no-memory-reducer'] as const;
 
 /** The V8 flags `tuneCollector` sets on a process with `cores` cores that was started with none of them. */
 export function collectorFlags(cores: number): string[] {

@@ -2,11 +2,13 @@
 // the server has started, V8 alone would run a full collection within a few megabytes of long-lived allocation; with
 // the setting the old generation may double first. Marking on one core: a process that may run on one core only
 // (`taskset`) marks its heap on the event loop's thread in many small steps, not in threads that take the core from it.
-// An operator's own choice of either flag is kept. Each case runs in a process of its own, since V8's flags are the
-// process's.
+// An operator's own choice of either flag is kept. The flags V8 reads only when it makes the heap (no memory reducer)
+// are on `npm start`'s command line. Each case runs in a process of its own, since V8's flags are the process's.
 import { execFile, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
+import { COMMAND_LINE_FLAGS } from '../../src/platform/collector.ts';
 
 const run = promisify(execFile);
 const child = new URL('./fixtures/collector-child.ts', import.meta.url).pathname;
@@ -65,4 +67,18 @@ describe('marking on one core', () => {
     },
     120_000,
   );
+});
+
+describe('flags on the command line', () => {
+  test('npm start passes them, and this Node takes them (it refuses a V8 flag it does not know)', async () => {
+    const scripts = (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts;
+    expect(scripts.start).toBe(`node ${COMMAND_LINE_FLAGS.join(' ')} src/main.ts`);
+    const { stdout } = await run(process.execPath, [...COMMAND_LINE_FLAGS, '-p', '"started"'], { timeout: 30_000 });
+    expect(stdout.trim()).toBe('started');
+    await expect(run(process.execPath, ['--no-such-collector-flag', '-p', '0'], { timeout: 30_000 })).rejects.toThrow();
+  });
 });

@@ -1,8 +1,9 @@
-// The server as its own process (`node src/main.ts`, as `npm start` runs it), for the tests that need several
-// processes on one database, signals, or what a process exports (traces, logs).
+// The server as its own process (`src/main.ts` with the command-line flags `npm start` passes), for the tests that
+// need several processes on one database, signals, or what a process exports (traces, logs).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { COMMAND_LINE_FLAGS } from '../../src/platform/collector.ts';
 
 export { freePort } from './prism.ts';
 
@@ -19,7 +20,7 @@ export interface ServerProcess {
  * Starts `src/main.ts` on 127.0.0.1:`port` with `env` over a minimal environment (no demo workspace, `warn` logs).
  */
 export function startServerProcess(env: Record<string, string>, port: number): ServerProcess {
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...COMMAND_LINE_FLAGS, MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
