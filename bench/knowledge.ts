@@ -53,6 +53,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { type FakeProvider, startFakeOpenAi } from '../test/support/fake-providers.ts';
 import { freshPostgresDatabase, POSTGRES_URL } from './postgres.ts';
 import { cleanUp, cleanups, freePort, positive, root, seedWorkspace, startProcess } from './support.ts';
@@ -670,7 +671,7 @@ async function startServer(
   const stop = await startProcess(
     `server (${mode})`,
     process.execPath,
-    [...nodeArgs, 'src/main.ts'],
+    [...COMMAND_LINE_FLAGS, ...nodeArgs, 'src/main.ts'],
     env,
     url,
     '/readyz',

@@ -23,6 +23,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { OperationId } from '../generated/operations.ts';
+import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
 import { callOnce, median, operations, SESSION_OPERATIONS, signIn, timings } from './operations.ts';
 import {
   children,
@@ -194,7 +195,7 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
   {
     const cold = await timeStart(
       NODE,
-      ['src/main.ts'],
+      [...COMMAND_LINE_FLAGS, 'src/main.ts'],
       { ...env, DATABASE_URL: `sqlite:${join(dir, 'cold.db')}`, NODE_COMPILE_CACHE: join(dir, 'compile-cache') },
       baseUrl,
       '/readyz',
@@ -204,7 +205,7 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
     await cold.stop();
   }
 
-  const fresh = await timeStart(NODE, ['src/main.ts'], env, baseUrl, '/readyz');
+  const fresh = await timeStart(NODE, [...COMMAND_LINE_FLAGS, 'src/main.ts'], env, baseUrl, '/readyz');
   measured.set('server, new database: first answer', fresh.listeningMs);
   measured.set('server, new database: ready', fresh.readyMs);
   measured.set('server, new database: CPU until ready', fresh.readyCpuMs);
@@ -212,7 +213,7 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
   await fresh.stop();
 
   const [apiKey] = await seedWorkspace(databaseUrl, 1, 'owner');
-  const existing = await timeStart(NODE, ['src/main.ts'], env, baseUrl, '/readyz');
+  const existing = await timeStart(NODE, [...COMMAND_LINE_FLAGS, 'src/main.ts'], env, baseUrl, '/readyz');
   measured.set('server, existing database: first answer', existing.listeningMs);
   measured.set('server, existing database: ready', existing.readyMs);
   measured.set('server, existing database: CPU until ready', existing.readyCpuMs);
@@ -249,7 +250,7 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
     const busy = String((holder.address() as AddressInfo).port);
     measured.set(
       'server, port in use: exit',
-      await timeRun(NODE, ['src/main.ts'], {
+      await timeRun(NODE, [...COMMAND_LINE_FLAGS, 'src/main.ts'], {
         env: { ...env, PORT: busy },
         line: /^configuration: port \d+ is already in use$/m,
       }),
@@ -258,7 +259,7 @@ async function round(calls: Map<OperationId, CallTimes[]>, failures: string[]): 
     const closed = String(await freePort());
     measured.set(
       'server, database unreachable: exit',
-      await timeRun(NODE, ['src/main.ts'], {
+      await timeRun(NODE, [...COMMAND_LINE_FLAGS, 'src/main.ts'], {
         env: { ...env, DATABASE_URL: `postgres://postgres@127.0.0.1:${closed}/test` },
         line: /^database: cannot reach the database/m,
       }),

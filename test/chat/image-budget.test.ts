@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { transferableSymbol, valueSymbol } from 'piscina';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ImageEntry } from '../../src/features/engine/image-order.ts';
-import { type ImagesInput, readImages } from '../../src/features/engine/image-worker.ts';
+import { type ImagesInput, readImagesInOrder } from '../../src/features/engine/image-worker.ts';
 import { IMAGE_LIMITS } from '../../src/features/engine/images.ts';
 import { expectProblem } from '../support/expect.ts';
 import { png } from '../support/images.ts';
@@ -157,7 +157,7 @@ describe('image bytes of requests', () => {
   });
 
   test("the image thread sends a request's fetched images only once all of them, data: URLs included, fit", async () => {
-    // readImages is what the image pool's thread runs; here it runs in the test's thread, which shows what it hands
+    // readImagesInOrder is what the image pool's thread runs; here it runs in the test's thread, which shows what it hands
     // back: what piscina transfers to the event loop's thread, and what it sends as a plain message.
     const input = (...entries: ImageEntry[]): ImagesInput => ({
       entries,
@@ -170,10 +170,10 @@ describe('image bytes of requests', () => {
     const url = (path: string) => ({ url: `${images.url}${path}` });
     const before = images.requests.length;
     const refusals = [
-      await readImages(input(url('/19mb.png'), url('/19mb.png'), url('/19mb.png'), url('/small.png'))),
-      await readImages(input(url('/19mb.png'), url('/19mb.png'), { dataBytes: 19 * MB }, url('/small.png'))),
-      await readImages(input(url('/small.png'), url('/missing.png'), url('/small.png'))),
-      await readImages(input(url('/19mb.png'), { refusal: { failure: 'data_url_base64' } }, url('/small.png'))),
+      await readImagesInOrder(input(url('/19mb.png'), url('/19mb.png'), url('/19mb.png'), url('/small.png'))),
+      await readImagesInOrder(input(url('/19mb.png'), url('/19mb.png'), { dataBytes: 19 * MB }, url('/small.png'))),
+      await readImagesInOrder(input(url('/small.png'), url('/missing.png'), url('/small.png'))),
+      await readImagesInOrder(input(url('/19mb.png'), { refusal: { failure: 'data_url_base64' } }, url('/small.png'))),
     ];
     expect(refusals).toEqual([
       { index: 2, refusal: { failure: 'too_large', ofAll: true } },
@@ -190,7 +190,7 @@ describe('image bytes of requests', () => {
       '/19mb.png',
     ]);
 
-    const movable = (await readImages(
+    const movable = (await readImagesInOrder(
       input(url('/small.png'), { dataBytes: 10 }, url('/1mb.png')),
     )) as unknown as Record<symbol, unknown>;
     const read = movable[valueSymbol] as { fetched: Array<{ mediaType: string; bytes: Uint8Array } | null> };

@@ -9,7 +9,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
-import { readImage } from '../../src/features/engine/images.ts';
+import { ImageBudget } from '../../src/features/engine/image-budget.ts';
+import { IMAGE_LIMITS, readImages } from '../../src/features/engine/images.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
 import { Problem } from '../../src/platform/problems.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
@@ -650,18 +651,20 @@ describe.each(databaseKinds)('tools and images on %s', (kind) => {
   });
 
   test('the guard refuses loopback without the development switch', async () => {
-    const refused = await readImage(`${images.url}/roast.png`, {
-      pointer: '/messages/0/content/0',
-      allowPrivateNetworks: false,
-    }).catch((error: unknown) => error);
+    const budget = new ImageBudget(IMAGE_LIMITS.perRequestBytes);
+    const source = { url: `${images.url}/roast.png`, pointer: '/messages/0/content/0' };
+    const refused = await readImages(budget, [source], { allowPrivateNetworks: false }).catch(
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(Problem);
     expect((refused as Problem).code).toBe('image_unreadable');
-    const read = await readImage(`${images.url}/roast.png`, {
-      pointer: '/messages/0/content/0',
-      allowPrivateNetworks: true,
-    });
-    expect(Buffer.from(read.data as Uint8Array).equals(PNG)).toBe(true);
-    expect(read.mediaType).toBe('image/png');
+    expect(budget.available).toBe(budget.totalBytes);
+    const read = await readImages(budget, [source], { allowPrivateNetworks: true });
+    expect(read.images).toHaveLength(1);
+    expect(Buffer.from(read.images[0]!.data as Uint8Array).equals(PNG)).toBe(true);
+    expect(read.images[0]!.mediaType).toBe('image/png');
+    read.release();
+    expect(budget.available).toBe(budget.totalBytes);
   });
 
   test('threads keep tool calls and results (and send them back), images as placeholders; events carry them', async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { COMMAND_LINE_FLAGS } from '../../src/platform/collector.ts';
 import { freePort, projectRoot, type RunningMock, startPrism } from '../support/prism.ts';
 import { postgresUrl } from '../support/server.ts';
 import {
@@ -253,7 +254,7 @@ describe('the README’s shell examples', () => {
       PUBLIC_BASE_URL: serverUrl,
       LOG_LEVEL: 'warn',
     };
-    server = spawn(join(projectRoot, 'node_modules', '.bin', 'node'), ['src/main.ts'], {
+    server = spawn(join(projectRoot, 'node_modules', '.bin', 'node'), [...COMMAND_LINE_FLAGS, 'src/main.ts'], {
       cwd: projectRoot,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

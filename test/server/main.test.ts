@@ -8,6 +8,7 @@ import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { COMMAND_LINE_FLAGS } from '../../src/platform/collector.ts';
 import { openStorage } from '../../src/storage/database.ts';
 import { freePort, projectRoot } from '../support/prism.ts';
 import { databaseKinds, freshDatabase } from '../support/server.ts';
@@ -21,7 +22,7 @@ interface Started {
 const children: ChildProcess[] = [];
 
 function start(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ['src/main.ts'], {
+  const child = spawn(process.execPath, [...COMMAND_LINE_FLAGS, 'src/main.ts'], {
     cwd: projectRoot,
     // Only what a shell would pass: no NODE_ENV=test from vitest, no REDIS_URL or other settings of the test run.
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', HOST: '127.0.0.1', ...env },

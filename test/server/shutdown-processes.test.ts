@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { COMMAND_LINE_FLAGS } from '../../src/platform/collector.ts';
 import { migrate, openStorage } from '../../src/storage/database.ts';
 import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
 import { freePort } from '../support/prism.ts';
@@ -51,7 +52,7 @@ interface ServerProcess {
 
 async function startProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...COMMAND_LINE_FLAGS, MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',

@@ -14,6 +14,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { COMMAND_LINE_FLAGS } from '../../src/platform/collector.ts';
 import { migrate, openStorage, type Storage } from '../../src/storage/database.ts';
 import { freePort } from '../support/prism.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
@@ -42,7 +43,7 @@ interface ServerProcess extends NodeProcess {
 }
 
 function spawnNode(entry: string, env: Record<string, string>): NodeProcess {
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...(entry === MAIN ? COMMAND_LINE_FLAGS : []), entry], {
     env: { PATH: process.env.PATH ?? '', SEED_DEMO: 'false', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
+import { COMMAND_LINE_FLAGS } from '../../src/platform/collector.ts';
 import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
 import { freePort, projectRoot } from '../support/prism.ts';
 import { freshDatabase, postgresUrl, startTestServer, type TestServer } from '../support/server.ts';
@@ -17,7 +18,7 @@ interface Child {
 }
 
 function startServerProcess(env: Record<string, string>): Child {
-  const child = spawn(process.execPath, ['src/main.ts'], {
+  const child = spawn(process.execPath, [...COMMAND_LINE_FLAGS, 'src/main.ts'], {
     cwd: projectRoot,
     env: {
       PATH: process.env.PATH ?? '',

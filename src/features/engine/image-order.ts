@@ -34,13 +34,13 @@ export interface FetchedImage {
 export type ImagesRead = { fetched: Array<FetchedImage | null> } | { index: number; refusal: ImageRefusal };
 
 /**
- * The request's images in order within `bounds`; `fetch` reads a URL's at most `maxBytes`. Also run on the event
- * loop's thread for a request whose images are all `data:` URLs (no fetch).
+ * The request's images in order within `bounds`; `fetch` reads a URL's at most `maxBytes` (the image thread's; the
+ * event loop's thread checks only `data:` URLs, and has none).
  */
 export async function admitInOrder(
   entries: readonly ImageEntry[],
   bounds: ImageBounds,
-  fetch: (url: string, maxBytes: number) => Promise<FetchedImage | ImageRefusal>,
+  fetch?: (url: string, maxBytes: number) => Promise<FetchedImage | ImageRefusal>,
 ): Promise<ImagesRead> {
   const fetched: Array<FetchedImage | null> = [];
   let left = bounds.totalBytes;
@@ -54,6 +54,7 @@ export async function admitInOrder(
       fetched.push(null);
       continue;
     }
+    if (!fetch) throw new TypeError('an image by URL is read in the image thread');
     const read = await fetch(entry.url, maxBytes);
     if ('failure' in read) {
       if (read.failure === 'too_large')

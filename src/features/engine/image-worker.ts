@@ -52,7 +52,7 @@ async function fetchOne(url: string, maxBytes: number, input: ImagesInput): Prom
   }
 }
 
-export async function readImages(input: ImagesInput): Promise<ImagesRead> {
+export async function readImagesInOrder(input: ImagesInput): Promise<ImagesRead> {
   const read = await admitInOrder(input.entries, input, (url, maxBytes) => fetchOne(url, maxBytes, input));
   if ('refusal' in read) return read;
   const buffers = read.fetched.flatMap((image) => (image ? [image.bytes.buffer] : []));

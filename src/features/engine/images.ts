@@ -43,16 +43,6 @@ function unreadable(pointer: string, detail: string): Problem {
   });
 }
 
-export interface ReadImageOptions {
-  /** At most this many bytes (the request's images' total left), when fewer than IMAGE_LIMITS.maxBytes. */
-  maxBytes?: number;
-  /** The request field of the part, for the problem (`/messages/1/content/2`). */
-  pointer: string;
-  detail?: 'auto' | 'low' | 'high';
-  /** The development setting (WEBHOOKS_ALLOW_LOOPBACK): also http, and loopback or private hosts. */
-  allowPrivateNetworks: boolean;
-}
-
 function refused(pointer: string, refusal: ImageRefusal): Problem {
   switch (refusal.failure) {
     case 'data_url_form':
@@ -115,34 +105,25 @@ async function readInOrder(
 ): Promise<EngineImagePart[]> {
   const entries = sources.map((source) => entryOf(source.url));
   const bounds = { maxBytes: IMAGE_LIMITS.maxBytes, totalBytes };
-  const read = entries.some((entry) => 'url' in entry)
-    ? await fetchOffLoop('readImages', {
-        entries,
-        ...bounds,
-        allowPrivateNetworks,
-        timeoutMs: IMAGE_LIMITS.timeoutMs,
-        headers: { accept: 'image/*', 'user-agent': 'content-service/0.1 (chat images)' },
-      })
-    : await admitInOrder(entries, bounds, () => {
-        throw new Error('a data: URL is not fetched');
-      });
+  // The data: URLs before the first URL are checked here: a request refused for them starts no thread.
+  const firstUrl = entries.findIndex((entry) => 'url' in entry);
+  const known = await admitInOrder(firstUrl === -1 ? entries : entries.slice(0, firstUrl), bounds);
+  const read =
+    'refusal' in known || firstUrl === -1
+      ? known
+      : await fetchOffLoop('readImagesInOrder', {
+          entries,
+          ...bounds,
+          allowPrivateNetworks,
+          timeoutMs: IMAGE_LIMITS.timeoutMs,
+          headers: { accept: 'image/*', 'user-agent': 'content-service/0.1 (chat images)' },
+        });
   if ('refusal' in read) throw refused(sources[read.index]!.pointer, read.refusal);
   return read.fetched.map((image, index) => {
     const { url, detail } = sources[index]!;
     if (!image) return decoded(url, detail);
     return { type: 'image', data: image.bytes, mediaType: image.mediaType, ...(detail ? { detail } : {}) };
   });
-}
-
-/** The image of an `image_url` part as the engine takes it: its bytes and media type. */
-export async function readImage(url: string, options: ReadImageOptions): Promise<EngineImagePart> {
-  const { pointer, detail } = options;
-  const [image] = await readInOrder(
-    [{ url, pointer, ...(detail ? { detail } : {}) }],
-    Math.min(IMAGE_LIMITS.maxBytes, options.maxBytes ?? IMAGE_LIMITS.maxBytes),
-    options.allowPrivateNetworks,
-  );
-  return image!;
 }
 
 /** An `image_url` part of a request: its URL, the request field it is at, and its detail. */
