@@ -191,10 +191,16 @@ describe.each(databaseKinds)('the key cache on %s', (kind) => {
       await useUntilRemembered(server, key.secret);
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
+      let changed!: () => void;
+      const written = new Promise<void>((resolve) => (changed = resolve));
       const transaction = server.platform.db.transaction().execute(async (trx) => {
         await trx.updateTable('api_keys').set({ role: 'viewer' }).where('id', '=', key.id).execute();
+        changed();
         await held;
       });
+      // The change is written (not committed) before the request: otherwise a busy machine may serve the request
+      // from the cache before the transaction has even begun.
+      await Promise.race([written, transaction]);
       try {
         // Uncommitted: the request reads the admin row on another connection, and must not keep it past the commit.
         expect((await server.call('GET', '/v1/api-keys', { key: key.secret })).status).toBe(200);
