@@ -1,7 +1,7 @@
 // The order and the bounds of a request's images (images.ts): each is read, or its size known, one after another,
 // within the bytes of one image and of all of them together, and the first that cannot be read refuses the request
 // (those after it are not read). Run in the image thread (image-worker.ts) for a request with an image to fetch, and
-// on the event loop's thread for one whose images are all `data:` URLs.
+// on the event loop's thread for the `data:` URLs before a request's first URL (all of them, when it has none).
 
 /** Why an image was not read. `too_large` with `ofAll`: over the bytes left for the request, not over its own. */
 export type ImageRefusal =
