@@ -253,15 +253,19 @@ function asciiOnly(code: string): string {
 }
 
 /**
- * `code` with each maxLength and minLength check against a number asking the string's `.length` first. Ajv counts a
- * string's characters (code points) with a loop over it on every check; a string has at most as many characters as
- * UTF-16 units, and at least half as many, so a string of no more units than a maximum (the usual case, and a long
- * text's whole cost) passes without counting, as one with fewer units than a minimum fails without counting.
+ * `code` with each maxLength and minLength check against a number asking the string's `.length` first, and counting
+ * with the runtime's characterCount (src/platform/characters.ts). Ajv counts a string's characters (code points) with
+ * a loop over it on every check; a string has at most as many characters as UTF-16 units, and at least half as many,
+ * so a string of no more units than a maximum (the usual case, and a long text's whole cost) passes without counting,
+ * as one with fewer units than a minimum fails without counting. Ajv's loop, seldom called, runs in V8's interpreter:
+ * characterCount finds the surrogate pairs with a regular expression instead.
  */
 function lengthChecksFirst(code: string): string {
-  const counter = /const (func\d+) = require\("ajv\/dist\/runtime\/ucs2length"\)\.default/.exec(code)?.[1];
-  if (!counter) return code;
+  const required = /const (func\d+) = require\("ajv\/dist\/runtime\/ucs2length"\)\.default/.exec(code);
+  if (!required) return code;
+  const counter = required[1];
   return code
+    .replace(required[0], `const ${counter} = ${RUNTIME}.characterCount`)
     .replaceAll(new RegExp(`\\b${counter}\\((\\w+)\\) > (\\d+)\\b`, 'g'), `($1.length > $2 && ${counter}($1) > $2)`)
     .replaceAll(new RegExp(`\\b${counter}\\((\\w+)\\) < (\\d+)\\b`, 'g'), `($1.length < $2 || ${counter}($1) < $2)`);
 }

@@ -26,6 +26,7 @@
 // It must be imported before the validator's middleware is made (validation.ts does).
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { characterCount } from './characters.ts';
 import { rebasedRefs } from './spec.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document, walked by the field names of the specification
@@ -60,6 +61,8 @@ export interface GeneratedRuntime {
   formats: Record<string, unknown>;
   serDes(format: string): unknown;
   keyword(keyword: string, schema: unknown, schemaPath: string): unknown;
+  /** What maxLength and minLength count: the characters of a string (scripts/validators.ts, lengthChecksFirst). */
+  characterCount(text: string): number;
 }
 
 const require = createRequire(import.meta.url);
@@ -213,6 +216,7 @@ function generatedFor(ajv: Ajv, options: string, document: string): Record<strin
   const kind = loadGenerated().find((candidate) => candidate.options === options && candidate.document === document);
   return kind?.create({
     self: ajv,
+    characterCount,
     formats: ajv.formats,
     serDes: (format) => ajv.opts.serDesMap?.[format],
     keyword: (keyword, schema, schemaPath) => {

@@ -9,6 +9,7 @@ import type express from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { driveValidator, exampleRequests } from '../../scripts/validators.ts';
+import { characterCount } from '../../src/platform/characters.ts';
 import { openApiDocument, openApiText } from '../../src/platform/spec.ts';
 import { validatorOptions } from '../../src/platform/validation.ts';
 import { type Ajv, type GeneratedRuntime, recordRoots } from '../../src/platform/validator-schema-roots.ts';
@@ -48,6 +49,8 @@ function variants(value: unknown): unknown[] {
     for (const name of Object.keys(value).slice(0, 6)) {
       const { [name]: _removed, ...rest } = value as Record<string, unknown>;
       out.push(rest, { ...value, [name]: 12345 }, { ...value, [name]: null }, { ...value, [name]: 'x'.repeat(300) });
+      // Characters of two UTF-16 units each, and a lone surrogate: what the bounds of a length count differently.
+      out.push({ ...value, [name]: `${'🙂'.repeat(150)}\ud83d` });
     }
     out.push({ ...value, unknown_member: true });
     out.push(
@@ -78,6 +81,7 @@ describe('the generated validators', () => {
       expect(kind, 'generated/validators.cjs is stale: run `npm run generate`').toBeDefined();
       const functions = kind!.create({
         self: ajv,
+        characterCount,
         formats: ajv.formats,
         serDes: (format) => ajv.opts.serDesMap?.[format],
         keyword: (keyword, schema, schemaPath) => {
