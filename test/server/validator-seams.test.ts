@@ -207,3 +207,28 @@ describe("the validator's own keywords", () => {
     expect(validate.errors?.[0]?.schemaPath).toBe(schemaPath);
   });
 });
+
+// body-parser (express.json's) is patched to decode UTF-8 bodies with Buffer#toString (docs/decisions.md, "A body's
+// own checks"): under another version, or without the postinstall script, the patch is gone without a word.
+describe('the patch of body-parser', () => {
+  const fromExpress = createRequire(require.resolve('express'));
+  const bodyParserRoot = dirname(fromExpress.resolve('body-parser/package.json'));
+  const bodyParserVersion = (
+    JSON.parse(readFileSync(join(bodyParserRoot, 'package.json'), 'utf8')) as { version: string }
+  ).version;
+  const bodyParserPatches = readdirSync(join(import.meta.dirname, '..', '..', 'patches')).filter((name) =>
+    name.startsWith('body-parser+'),
+  );
+
+  test('was made for the installed version, and is applied', () => {
+    expect(bodyParserPatches, 'one patch of body-parser in patches/').toHaveLength(1);
+    const patchedVersion = /^body-parser\+(.+)\.patch$/.exec(bodyParserPatches[0]!)?.[1];
+    expect(
+      bodyParserVersion,
+      `body-parser ${bodyParserVersion} is installed, but patches/${bodyParserPatches[0]} was made for ${patchedVersion}: ` +
+        'apply the change to the new version (or drop it if the version decodes UTF-8 natively), then `npx patch-package body-parser`',
+    ).toBe(patchedVersion);
+    const read = readFileSync(join(bodyParserRoot, 'lib', 'read.js'), 'utf8');
+    expect(read, 'npx patch-package applies it').toContain("return body.toString('utf8', start)");
+  });
+});
