@@ -25,6 +25,7 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
+import { WORKER_IDLE_MS } from '../src/platform/worker-pool.ts';
 import {
   children,
   cleanUp,
@@ -44,6 +45,9 @@ const TARGET_FACTOR = 2;
 const TARGET_MAX_MS = 250;
 
 const MB = 1024 * 1024;
+
+/** When the server's memory is read again after the attacks: once its idle worker threads have ended. */
+const AFTER_MS = WORKER_IDLE_MS + 5000;
 
 /** Serves `/big.png`: 20 MB typed image/png, the most an image may be. */
 async function startImageServer(): Promise<{ url: string; close(): Promise<void> }> {
@@ -362,9 +366,9 @@ async function main(): Promise<void> {
       })
     ).stop();
     clearInterval(sampler);
-    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
     process.stderr.write(
-      `server RSS 15 s after the last attack (idle worker threads end after 10 s): ${rssMegabytes(stop.pid)} MB\n`,
+      `server RSS ${AFTER_MS / 1000} s after the last attack (idle worker threads end after ${WORKER_IDLE_MS / 1000} s): ${rssMegabytes(stop.pid)} MB\n`,
     );
     await stop();
     return;
@@ -395,7 +399,7 @@ async function main(): Promise<void> {
     process.stdout.write(`round ${round}/${ROUNDS} done\n`);
   }
   clearInterval(sampler);
-  await new Promise((resolve) => setTimeout(resolve, 15_000));
+  await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
   rss.after = rssMegabytes(stop.pid) ?? 0;
   await stop();
 
@@ -427,7 +431,7 @@ async function main(): Promise<void> {
       '|---|--:|--:|--:|--:|--:|--:|:-:|',
       ...rows,
       '',
-      `The server's resident memory: ${rss.idle} MB once warm, at most ${rss.peak} MB during the rounds, ${rss.after} MB 15 s after the last (idle worker threads end after 10 s).`,
+      `The server's resident memory: ${rss.idle} MB once warm, at most ${rss.peak} MB during the rounds, ${rss.after} MB ${AFTER_MS / 1000} s after the last (idle worker threads end after ${WORKER_IDLE_MS / 1000} s).`,
       '',
       'The attacker’s requests, by answer:',
       '',

@@ -1,8 +1,8 @@
 // A pool of worker threads (piscina) for work whose cost grows with its input, so that it does not hold the event
 // loop every other request is served on. Made on first use; one thread fewer than the cores (the event loop has
-// one); idle threads end and never keep the process alive. The threads run at the lowest CPU priority (nice 19, a
-// per-thread setting on Linux): when the cores are busy, the event loop, which serves every tenant's requests, is
-// scheduled before one tenant's long text.
+// one); a thread idle for WORKER_IDLE_MS ends, and none keeps the process alive. The threads run at the lowest CPU
+// priority (nice 19, a per-thread setting on Linux): when the cores are busy, the event loop, which serves every
+// tenant's requests, is scheduled before one tenant's long text.
 //
 // A thread that ends during a call (it exited, or Node stopped it at its heap limit) fails the calls it was running
 // (one, or up to `concurrentTasksPerWorker`) with a retryable `503 service_unavailable`; the next call gets a new
@@ -14,6 +14,14 @@ import { Problem } from './problems.ts';
 
 /** The most heap (old generation) one worker thread may use. */
 export const WORKER_HEAP_MB = 1024;
+
+/**
+ * How long a thread waits idle before it ends. A thread's start and end hold the event loop too: Node starts it at
+ * the process's priority before piscina lowers it, and the heap it built (the tokenizer's tables, the document and
+ * extraction libraries) is given back when it ends. A minute keeps the threads of a workload that pauses between
+ * bursts, and still gives their memory back once it is over.
+ */
+export const WORKER_IDLE_MS = 60_000;
 
 /** What a call whose thread ended is answered with. */
 function threadEnded(): Problem {
@@ -42,7 +50,10 @@ function endedThread(error: unknown): boolean {
  */
 export function workerPool<Worker extends Record<string, (input: never) => unknown>>(
   workerFile: URL,
-  { concurrentTasksPerWorker = 1 }: { concurrentTasksPerWorker?: number } = {},
+  {
+    concurrentTasksPerWorker = 1,
+    idleMs = WORKER_IDLE_MS,
+  }: { concurrentTasksPerWorker?: number /** How long a thread waits idle before it ends. */; idleMs?: number } = {},
 ): <K extends keyof Worker & string>(
   name: K,
   input: Parameters<Worker[K]>[0],
@@ -53,7 +64,7 @@ export function workerPool<Worker extends Record<string, (input: never) => unkno
       filename: workerFile.href,
       minThreads: 0,
       maxThreads: Math.max(1, availableParallelism() - 1),
-      idleTimeout: 10_000,
+      idleTimeout: idleMs,
       niceIncrement: 19,
       concurrentTasksPerWorker,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },

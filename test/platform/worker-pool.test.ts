@@ -16,6 +16,32 @@ describe.skipIf(!linux)('the worker pool', () => {
   });
 });
 
+describe('idle threads', () => {
+  const threadWorker = new URL('./fixtures/thread-worker.ts', import.meta.url);
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  test('a thread serves the calls that come while it waits, and ends once it has waited idleMs', async () => {
+    const run = workerPool<typeof ThreadWorker>(threadWorker, { idleMs: 500 });
+    const first = await run('threadOf', null);
+    await pause(100);
+    expect(await run('threadOf', null)).toBe(first);
+    // Bounded: the thread ends within a few idle periods, and the next call starts another.
+    let next = first;
+    for (let attempt = 0; attempt < 20 && next === first; attempt++) {
+      await pause(500);
+      next = await run('threadOf', null);
+    }
+    expect(next).not.toBe(first);
+  });
+
+  test('by default a thread outlives a pause between bursts', async () => {
+    const run = workerPool<typeof ThreadWorker>(threadWorker);
+    const first = await run('threadOf', null);
+    await pause(1500);
+    expect(await run('threadOf', null)).toBe(first);
+  });
+});
+
 describe('a thread that ends or fails', () => {
   const failing = new URL('./fixtures/failing-worker.ts', import.meta.url);
 
