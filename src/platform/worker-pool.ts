@@ -16,10 +16,10 @@ import { Problem } from './problems.ts';
 export const WORKER_HEAP_MB = 1024;
 
 /**
- * How long a thread waits idle before it ends. A thread's start and end hold the event loop too: Node starts it at
- * the process's priority before piscina lowers it, and the heap it built (the tokenizer's tables, the document and
- * extraction libraries) is given back when it ends. A minute keeps the threads of a workload that pauses between
- * bursts, and still gives their memory back once it is over.
+ * How long a thread waits idle before it ends. A thread's start holds the event loop too: Node starts it at the
+ * process's priority before piscina lowers it, and it builds its heap again (the tokenizer's tables, the document
+ * and extraction libraries). A minute keeps the threads of a workload that pauses between bursts, and still gives
+ * their memory back once it is over.
  */
 export const WORKER_IDLE_MS = 60_000;
 
@@ -43,6 +43,13 @@ function endedThread(error: unknown): boolean {
   );
 }
 
+interface PoolOptions {
+  /** How many calls a thread runs at once: 1, or more for work that mostly waits (a fetch). */
+  concurrentTasksPerWorker?: number;
+  /** How long a thread waits idle before it ends (WORKER_IDLE_MS). */
+  idleMs?: number;
+}
+
 /**
  * The `run` of a pool of threads of `workerFile` (a module whose exported functions take one cloneable argument):
  * `run(name, input)` calls the function `name` in a thread. A thread runs one call at a time, or up to
@@ -50,10 +57,7 @@ function endedThread(error: unknown): boolean {
  */
 export function workerPool<Worker extends Record<string, (input: never) => unknown>>(
   workerFile: URL,
-  {
-    concurrentTasksPerWorker = 1,
-    idleMs = WORKER_IDLE_MS,
-  }: { concurrentTasksPerWorker?: number /** How long a thread waits idle before it ends. */; idleMs?: number } = {},
+  { concurrentTasksPerWorker = 1, idleMs = WORKER_IDLE_MS }: PoolOptions = {},
 ): <K extends keyof Worker & string>(
   name: K,
   input: Parameters<Worker[K]>[0],

@@ -33,13 +33,6 @@ describe('idle threads', () => {
     }
     expect(next).not.toBe(first);
   });
-
-  test('by default a thread outlives a pause between bursts', async () => {
-    const run = workerPool<typeof ThreadWorker>(threadWorker);
-    const first = await run('threadOf', null);
-    await pause(1500);
-    expect(await run('threadOf', null)).toBe(first);
-  });
 });
 
 describe('a thread that ends or fails', () => {

@@ -153,6 +153,13 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
         headers: { 'Content-Type': 'application/json; charset=utf-16le' },
       });
       expectProblem(utf16, 415, 'unsupported_media_type');
+      // A YAML body declared `utf8`, UTF-8 under another name, is checked as UTF-8 (a JSON body's charset must
+      // be written `utf-…`: body-parser refuses others with 415).
+      const aliasedYaml = await server.call('POST', '/v1/workflows', {
+        rawBody: yaml,
+        headers: { 'Content-Type': 'application/yaml; charset=UTF8' },
+      });
+      expectProblem(aliasedYaml, 400, 'invalid_json');
       // The same name in UTF-8 is a name.
       const utf8 = await server.call('POST', '/v1/api-keys', { body: { name: 'café', role: 'viewer' } });
       expect(utf8.status).toBe(201);
