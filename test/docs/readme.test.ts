@@ -218,11 +218,12 @@ function localise(
   code: string,
   addresses: { server: string; mock?: string; key: string; postgres?: { url: string; createdb: string } },
 ): string {
-  let localised = code
-    .replaceAll('http://localhost:8080', addresses.server)
-    .replaceAll('localhost:8080', new URL(addresses.server).host)
+  // The mock's address first, and only where it is whole: the server's own may begin with it (port 40107).
+  let localised = addresses.mock ? code.replace(/http:\/\/127\.0\.0\.1:4010(?!\d)/g, addresses.mock) : code;
+  localised = localised
+    .replace(/http:\/\/localhost:8080(?!\d)/g, addresses.server)
+    .replace(/localhost:8080(?!\d)/g, new URL(addresses.server).host)
     .replace(/^KEY=cs_live_….*$/gm, `KEY=${addresses.key}`);
-  if (addresses.mock) localised = localised.replaceAll('http://127.0.0.1:4010', addresses.mock);
   if (addresses.postgres) {
     localised = localised
       .replace(/^createdb -h 127\.0\.0\.1 -U postgres content$/m, addresses.postgres.createdb)
@@ -367,7 +368,7 @@ describe('the README’s shell examples', () => {
       });
       const commands = code.replace(/(^|\s)#\s.*$/gm, '');
       expect(commands, 'every address and key of the block is this test’s').not.toMatch(
-        /localhost:8080|127\.0\.0\.1:4010|cs_live_…/,
+        /localhost:8080(?!\d)|127\.0\.0\.1:4010(?!\d)|cs_live_…/,
       );
       const result = await session.run(code, 110_000);
       const shown = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
