@@ -166,8 +166,8 @@ describe.each(databaseKinds)('malformed input on %s', (kind) => {
       expect(utf8.body.name).toBe('café');
     });
 
-    // JSON bodies are decoded with Buffer#toString (patches/body-parser+2.4.0.patch), not iconv-lite, which dropped a
-    // byte order mark: RFC 8259 lets a reader ignore one, and the answer is the same as before.
+    // JSON bodies are decoded with Buffer#toString (patches/body-parser+2.4.0.patch), which keeps a byte order mark:
+    // the patch drops a leading one, as iconv-lite does (RFC 8259 lets a reader ignore it).
     test('a UTF-8 body read whole: a byte order mark is ignored, every character kept, small or large', async () => {
       const name = `Ünïcödé 漢字 🙂 ${'a'.repeat(20)}`;
       const withMark = await server.call('POST', '/v1/api-keys', {
