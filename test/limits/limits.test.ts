@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { priceOf } from '../../src/features/engine/pricing.ts';
-import { ManualClock } from '../../src/platform/clock.ts';
+import { iso, ManualClock } from '../../src/platform/clock.ts';
+import { newId } from '../../src/platform/ids.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
 import { type FakeProvider, startFakeOpenAi } from '../support/fake-providers.ts';
 import { type Receiver, startReceiver } from '../support/receiver.ts';
@@ -266,6 +267,35 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     expect((await chat(key.secret)).status).toBe(402);
     expect(openai.requests.length).toBe(calls);
     expect((await server.call('DELETE', `/v1/spend-limits/${limit.body.id}`)).status).toBe(204);
+  });
+
+  test('calls in flight whose reservations reach the limit exactly refuse the next call, however their sum rounds in binary', async () => {
+    const key = await server.createKey('editor');
+    const limit = await server.call('POST', '/v1/spend-limits', {
+      body: { scope: { type: 'api_key', id: key.id }, amount_usd: 0.8, period: 'day' },
+    });
+    expect(limit.status).toBe(201);
+    // Two calls in flight, reserved as an admitted call is: 0.7 + 0.1 adds up to 0.7999999999999999 in binary.
+    const now = server.platform.clock.now();
+    await server.platform.db
+      .insertInto('spend_reservations')
+      .values(
+        [0.7, 0.1].map((amount_usd) => ({
+          id: newId('rsv', now),
+          workspace_id: server.workspaceId,
+          api_key_id: key.id,
+          project_id: null,
+          amount_usd,
+          expires_at: iso(new Date(now.getTime() + 60_000)),
+        })),
+      )
+      .execute();
+    const answer = await server.call('POST', '/v1/chat/completions', {
+      key: key.secret,
+      body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 },
+    });
+    expect(answer.status, answer.text).toBe(402);
+    expect(answer.body.error.code).toBe('spend_limit_reached');
   });
 
   test('a tool call honours max_tokens (finish_reason length), so parallel calls pass the limit by less than one reservation', async () => {

@@ -19,7 +19,7 @@ import type { Admission, EngineMiddleware, ModelCall } from '../engine/index.ts'
 import { recordEvent } from '../webhooks/index.ts';
 import { presentSpendLimit } from './presenters.ts';
 import type { SpendLimitsTable } from './schema.ts';
-import { limitsOfCall, periodOf, reservedUsd, roundUsd, spentUsd } from './spend.ts';
+import { limitReached, limitsOfCall, periodOf, reservedUsd, roundUsd, spentUsd } from './spend.ts';
 
 /** Longer than any call takes (the provider's timeout, its retries, a long stream). */
 export const RESERVATION_TTL_MS = 15 * 60_000;
@@ -89,7 +89,7 @@ export function spendLimitMiddleware(db: Kysely<Database>): EngineMiddleware {
       for (const limit of limits) {
         const spent = await spentUsd(db, limit, periodOf(limit.period, caller.now));
         const reserved = await reservedUsd(db, limit, caller.now);
-        if (spent + reserved >= limit.amount_usd) throw refusal(limit, spent, reserved, caller.now);
+        if (limitReached(limit.amount_usd, spent, reserved)) throw refusal(limit, spent, reserved, caller.now);
       }
     },
     async admit(call): Promise<Admission | null> {
@@ -108,7 +108,7 @@ export function spendLimitMiddleware(db: Kysely<Database>): EngineMiddleware {
           const period = periodOf(limit.period, call.now);
           const spent = await spentUsd(trx, limit, period);
           const reserved = await reservedUsd(trx, limit, call.now);
-          if (spent + reserved >= limit.amount_usd) return { limit, spent, reserved };
+          if (limitReached(limit.amount_usd, spent, reserved)) return { limit, spent, reserved };
         }
         if (locked.length === 0) return null;
         await trx

@@ -43,6 +43,16 @@ export async function spentUsd(db: Db, scope: Scope, period: Period): Promise<nu
   return roundUsd(Number(total ?? 0));
 }
 
+/**
+ * Whether a limit of `amount` is reached by what was spent and what the calls in flight may still cost. The sum is
+ * rounded as the spend is (to a billionth of a cent) before it is compared: added as binary fractions, amounts that
+ * reach the limit exactly can fall short of it by a rounding error (0.7 + 0.1 < 0.8), which would admit one call more
+ * and let the spend pass the limit by a whole call's worth.
+ */
+export function limitReached(amount: number, spent: number, reserved: number): boolean {
+  return roundUsd(spent + reserved) >= amount;
+}
+
 /** What the scope's calls in flight may still cost: their reservations that have not expired. */
 export async function reservedUsd(db: Db, scope: Scope, now: Date): Promise<number> {
   let rows = db
