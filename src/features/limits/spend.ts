@@ -50,7 +50,9 @@ export async function spentUsd(db: Db, scope: Scope, period: Period): Promise<nu
  * and let the spend pass the limit by a whole call's worth.
  */
 export function limitReached(amount: number, spent: number, reserved: number): boolean {
-  return roundUsd(spent + reserved) >= amount;
+  // Unrounded too: a limit smaller than the rounding's unit is reached by less than half of it.
+  const sum = spent + reserved;
+  return sum >= amount || roundUsd(sum) >= amount;
 }
 
 /** What the scope's calls in flight may still cost: their reservations that have not expired. */
