@@ -2,7 +2,8 @@
 // model's limit, a prompt over its context window, an unknown model) lands on each API's own field, in the problem's
 // `errors` and in OpenAI's `error.param`: chat completions at `max_completion_tokens` (or the `max_tokens` it was sent
 // as) and `messages`, the Responses API at `max_output_tokens` and `input`, streamed or not. An id in OpenAI's format
-// that is not ours is not found, wherever a response is named.
+// that is not ours is not found, wherever a response is named. A prompt of one unbroken word, the tokenizer's costliest
+// input, is counted exactly and refused at its field when it is past the context window.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { expectProblem } from '../support/expect.ts';
 import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
@@ -88,6 +89,31 @@ describe('the pointers of each API’s refusals', () => {
     });
     expectProblem(notOurs, 404, 'not_found');
     expect(placement(notOurs)).toEqual({ pointer: '/previous_response_id', param: 'previous_response_id' });
+  });
+
+  // One unbroken word is one piece of the encoding, whose cost grows with the square of its length: the engine encodes
+  // it in slices of bounded length, whose counts add up to the word's (a CJK character is a token, eight Latin letters
+  // are one), so that a word past the context window is refused at once, not after minutes of encoding.
+  test('responses: a prompt of one unbroken word is counted exactly, and refused at input past the context window', async () => {
+    const inputTokens = async (input: string) => {
+      const answer = await call('/v1/responses', { model: 'sandbox-echo', input, max_output_tokens: 16 });
+      expect(answer.status).toBe(200);
+      return answer.body.usage.input_tokens as number;
+    };
+    const overhead = (await inputTokens('漢')) - 1;
+    expect(await inputTokens('漢'.repeat(25_000))).toBe(overhead + 25_000);
+    expect(await inputTokens('a'.repeat(100_000))).toBe(overhead + 12_500);
+    for (const stream of [false, true]) {
+      const tooLong = await call('/v1/responses', {
+        model: 'sandbox-echo',
+        input: '漢'.repeat(130_000),
+        max_output_tokens: 16,
+        stream,
+      });
+      expectProblem(tooLong, 422, 'context_length_exceeded');
+      expect(placement(tooLong)).toEqual({ pointer: '/input', param: 'input' });
+      expect(tooLong.body.errors[0].detail).toBe(`holds ${overhead + 130_000} tokens`);
+    }
   });
 
   test('responses: an id in OpenAI’s format that is not ours is not found on retrieve, delete and input items', async () => {
