@@ -1,29 +1,29 @@
-// `npm run bench:fairness`: noisy neighbours. One workspace sends the worst input each free-text operation allows while
-// a second workspace's requests are timed; the same requests are timed on the idle server in the same run. Not part of
-// `npm test`. The target: the second workspace's p99 under attack at most 2× its idle p99, and none of its requests
-// over 250 ms.
+// `npm run bench:fairness`: noisy neighbours. One workspace sends the worst input each free-text operation allows
+// while a second workspace's requests are timed; the same requests are timed on the idle server in the same run.
+// Not part of `npm test`. The target: the second workspace's p99 under attack at most 2× its idle p99, and none of
+// its requests over 250 ms.
 //
 // The server runs as `npm start` does (its own process, SQLite, LOG_LEVEL=warn; WEBHOOKS_ALLOW_LOOPBACK so that images
 // come from a loopback image server). The attacker runs in a process of its own, with the image server, so that the
 // time it spends writing its bodies and serving images is not counted in the victim's timings (the victim would
-// otherwise wait for its own event loop), at a lower priority (nice 10; BENCH_NICE_ATTACKER=0 leaves it at this
-// process's): on a 2-core machine it shares the clients' core with the victim, and a victim waiting for that core while
-// the attacker writes its bodies would be timed as the server's unfairness. It runs BENCH_ATTACKERS concurrent loops (4
-// by default) over 20 keys, so that no key meets its rate limit, and cycles through: embeddings of one unbroken CJK
-// word (25,000 characters) and of many long Latin words; a chat completion and a response whose message is one
-// 40,000-letter word; a body nested 6,000 levels deep; a chat completion with 10 images of 20 MB by URL; a document
-// with one long word and a command on it; a document of 200,000 characters in sections with lists, rewritten; a
-// knowledge-base source of long words. The victim sends, one after another, `GET /v1/workspace` and a small chat
-// completion (sandbox-writer, 16 tokens). After a warm-up (each attack once, then the victim's requests for 2 s: an
-// operation's first call compiles some of the validator's schemas, which is the server's start, not one tenant's load
-// on another), each of BENCH_ROUNDS (3) rounds times the victim for BENCH_DURATION seconds (10) idle, then as long
-// under attack; the report gives p50, p99 and the maximum of each.
+// otherwise wait for its own event loop), at a lower priority (`nice -n 10`, whether pinned or not;
+// BENCH_NICE_ATTACKER=0 leaves it at this process's): on a 2-core machine it shares the clients' core with the victim,
+// and the victim's wait for that core while the attacker writes its bodies would be timed as if it waited for the
+// server. It runs BENCH_ATTACKERS concurrent loops (4 by default) over 20 keys, so that no key meets its rate limit,
+// and cycles through: embeddings of one unbroken CJK word (25,000 characters) and of many long Latin words; a chat
+// completion and a response whose message is one 40,000-letter word; a body nested 6,000 levels deep; a chat completion
+// with 10 images of 20 MB by URL; a document with one long word and a command on it; a document of 200,000 characters
+// in sections with lists, rewritten; a knowledge-base source of long words. The victim sends, one after another,
+// `GET /v1/workspace` and a small chat completion (sandbox-writer, 16 tokens). After a warm-up (each attack once, then
+// the victim's requests for 2 s: an operation's first call compiles some of the validator's schemas, which is the
+// server's start, not one tenant's load on another), each of BENCH_ROUNDS (3) rounds times the victim for
+// BENCH_DURATION seconds (10) idle, then as long under attack; the report gives p50, p99 and the maximum of each.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { availableParallelism, cpus, loadavg, setPriority, tmpdir } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { COMMAND_LINE_FLAGS } from '../src/platform/collector.ts';
@@ -274,7 +274,15 @@ async function startAttacker(
   probe?: (line: string) => string,
   { warmUp = false } = {},
 ): Promise<{ stop(): Promise<Record<string, Record<number, number>>> }> {
-  const child = spawn(join(root, 'node_modules/.bin/node'), [import.meta.filename], {
+  const nodeBin = join(root, 'node_modules/.bin/node');
+  // Clients on other machines would not take the victim's core: the attacker gives way to it (header). `nice` lowers
+  // the priority of the whole process, its threads included, relative to this one's.
+  const [command, ...args] = [
+    ...(process.env.BENCH_NICE_ATTACKER === '0' ? [] : ['nice', '-n', '10']),
+    nodeBin,
+    import.meta.filename,
+  ];
+  const child = spawn(command!, args, {
     cwd: root,
     env: {
       ...process.env,
@@ -285,8 +293,6 @@ async function startAttacker(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
-  // Clients on other machines would not take the victim's core: the attacker yields it (header).
-  if (process.env.BENCH_NICE_ATTACKER !== '0') setPriority(child.pid!, 10);
   let stdout = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
