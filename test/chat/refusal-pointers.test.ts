@@ -2,8 +2,8 @@
 // model's limit, a prompt over its context window, an unknown model) lands on each API's own field, in the problem's
 // `errors` and in OpenAI's `error.param`: chat completions at `max_completion_tokens` (or the `max_tokens` it was sent
 // as) and `messages`, the Responses API at `max_output_tokens` and `input`, streamed or not. An id in OpenAI's format
-// that is not ours is not found, wherever a response is named. A prompt of one unbroken word, the tokenizer's costliest
-// input, is counted exactly and refused at its field when it is past the context window.
+// that is not ours is not found, wherever a response is named. A prompt of one unbroken word, the encoding's costliest
+// input, is counted in time linear in its length and refused at its field when it is past the context window.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { expectProblem } from '../support/expect.ts';
 import { type Answer, startTestServer, type TestServer } from '../support/server.ts';
@@ -92,9 +92,10 @@ describe('the pointers of each API’s refusals', () => {
   });
 
   // One unbroken word is one piece of the encoding, whose cost grows with the square of its length: the engine encodes
-  // it in slices of bounded length, whose counts add up to the word's (a CJK character is a token, eight Latin letters
-  // are one), so that a word past the context window is refused at once, not after minutes of encoding.
-  test('responses: a prompt of one unbroken word is counted exactly, and refused at input past the context window', async () => {
+  // it in slices of bounded length (engine/tokens.ts), so that a word past the context window is refused at once, not
+  // after minutes of encoding. A word of one repeated character whose tokens the cuts do not split (漢 is a token, eight
+  // `a`s are one) is counted exactly that way; other long words are estimated.
+  test('responses: a prompt of one repeated character is counted exactly, and refused at input past the context window', async () => {
     const inputTokens = async (input: string) => {
       const answer = await call('/v1/responses', { model: 'sandbox-echo', input, max_output_tokens: 16 });
       expect(answer.status).toBe(200);
