@@ -162,25 +162,29 @@ export function authenticate(platform: Platform) {
     }
     const caller: Caller = { workspace, apiKey: key, role: key.role, userId: key.user_id };
     state.caller = caller;
-    touchLastUsed(platform, key, now);
+    void touchLastUsed(platform, key, now);
     next();
   };
 }
 
 // `last_used_at` is kept to the minute, so a busy key costs one write a minute, not one per request. The key may be
 // the cache's: it is told the minute too (the only change of a remembered key that does not drop the cache), so that
-// its next requests in that minute write nothing.
-function touchLastUsed(platform: Platform, key: ApiKeyRow, now: Date): void {
+// its next requests in that minute write nothing. The write is not awaited: it can land after a revocation that came
+// once the request was answered, and a revoked key does not change any more (revoking it again answers the same key),
+// so it then writes nothing.
+export function touchLastUsed(platform: Platform, key: ApiKeyRow, now: Date): Promise<void> {
   const minute = iso(new Date(Math.floor(now.getTime() / 60_000) * 60_000));
-  if (key.last_used_at !== null && key.last_used_at >= minute) return;
+  if (key.last_used_at !== null && key.last_used_at >= minute) return Promise.resolve();
   key.last_used_at = minute;
-  platform.db
+  return platform.db
     .updateTable('api_keys')
     .set({ last_used_at: minute })
     .where('id', '=', key.id)
+    .where('revoked_at', 'is', null)
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', minute)]))
     .execute()
-    .catch((error: unknown) =>
-      platform.logger.warn({ err: error, api_key_id: key.id }, 'could not record last_used_at'),
+    .then(
+      () => undefined,
+      (error: unknown) => platform.logger.warn({ err: error, api_key_id: key.id }, 'could not record last_used_at'),
     );
 }

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type OperationId, operationTable } from '../../generated/operations.ts';
 import { features } from '../../src/features/index.ts';
 import { createWorkspace } from '../../src/features/workspace/workspace.ts';
+import { touchLastUsed } from '../../src/platform/auth.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { collectByKey } from '../../src/platform/feature.ts';
 import { allMigrations, migrate, openStorage } from '../../src/storage/database.ts';
@@ -539,6 +540,25 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       const again = await server.call('DELETE', `/v1/api-keys/${key.id}`);
       expect(again.status).toBe(200);
       expect(again.body).toEqual(revoked.body);
+    });
+
+    // A request's use of its key is written after its answer, not awaited: a revocation that came meanwhile may
+    // commit first, and the revoked key must not change after its revocation's answer.
+    test('a use written after the revocation leaves the revoked key as its revocation answered it', async () => {
+      const key = await newKey('editor');
+      const asUsed = await server.platform.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('id', '=', key.id)
+        .executeTakeFirstOrThrow();
+      const revoked = await server.call('DELETE', `/v1/api-keys/${key.id}`);
+      expect(revoked.status).toBe(200);
+      expect(revoked.body.last_used_at).toBeNull();
+      clock.advance(60_000);
+      await touchLastUsed(server.platform, asUsed, clock.now());
+      const again = await server.call('DELETE', `/v1/api-keys/${key.id}`);
+      expect(again.body).toEqual(revoked.body);
+      expect((await server.call('GET', `/v1/api-keys/${key.id}`)).body).toEqual(revoked.body);
     });
 
     test('revoking during a rotation ends both secrets at once', async () => {
