@@ -297,7 +297,7 @@ async function startAttacker(
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await new Promise<void>((resolve, reject) => {
-    // `nice` or the node binary missing: the spawn's own error, not an exit code.
+    // `nice` missing (or node, when it runs without `nice`): the spawn's own error, not an exit code.
     child.once('error', reject);
     child.stderr!.on('data', (chunk: Buffer) => {
       const text = chunk.toString();

@@ -3213,7 +3213,7 @@ export type components = {
             created_by_api_key_id: string | null;
             /**
              * Format: date-time
-             * @description When the key (either of its secrets) last authenticated a request, to the minute; `null` if never. It is written after the request's answer, and not once the key is revoked: a revoked key stays as its revocation answered it.
+             * @description When the key (either of its secrets) last authenticated a request, to the minute; `null` if never. It is recorded without delaying the request, so it can change shortly after the answer; a use not yet recorded when the key is revoked is not recorded: a revoked key stays as its revocation answered it.
              * @example 2026-11-20T13:58:00.000Z
              */
             last_used_at: string | null;

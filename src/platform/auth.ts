@@ -169,9 +169,10 @@ export function authenticate(platform: Platform) {
 
 // `last_used_at` is kept to the minute, so a busy key costs one write a minute, not one per request. The key may be
 // the cache's: it is told the minute too (the only change of a remembered key that does not drop the cache), so that
-// its next requests in that minute write nothing. The write is not awaited: it can land after a revocation that came
-// once the request was answered, and a revoked key does not change any more (revoking it again answers the same key),
-// so it then writes nothing.
+// its next requests in that minute write nothing. The write is not awaited and may land after the answer, when the key
+// may have been revoked since it was read; a revoked key does not change any more (revoking it again answers the same
+// key), so the write then skips it. The promise resolves once the write is done or skipped, and never rejects (a
+// failure is logged).
 export function touchLastUsed(platform: Platform, key: ApiKeyRow, now: Date): Promise<void> {
   const minute = iso(new Date(Math.floor(now.getTime() / 60_000) * 60_000));
   if (key.last_used_at !== null && key.last_used_at >= minute) return Promise.resolve();

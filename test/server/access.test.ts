@@ -542,9 +542,9 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       expect(again.body).toEqual(revoked.body);
     });
 
-    // A request's use of its key is written after its answer, not awaited: a revocation that came meanwhile may
-    // commit first, and the revoked key must not change after its revocation's answer.
-    test('a use written after the revocation leaves the revoked key as its revocation answered it', async () => {
+    // A request's use of its key is written without being awaited: a revocation may commit first, and the revoked key
+    // must not change after its revocation's answer.
+    test('a use recorded late leaves the revoked key as its revocation answered it', async () => {
       const key = await newKey('editor');
       const asUsed = await server.platform.db
         .selectFrom('api_keys')
@@ -554,7 +554,7 @@ describe.each(databaseKinds)('access on %s', (kind) => {
       const revoked = await server.call('DELETE', `/v1/api-keys/${key.id}`);
       expect(revoked.status).toBe(200);
       expect(revoked.body.last_used_at).toBeNull();
-      clock.advance(60_000);
+      clock.advance(60_000); // a later minute
       await touchLastUsed(server.platform, asUsed, clock.now());
       const again = await server.call('DELETE', `/v1/api-keys/${key.id}`);
       expect(again.body).toEqual(revoked.body);
