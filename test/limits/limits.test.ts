@@ -3,9 +3,11 @@
 // equal to GET /v1/usage); the soft and hard events delivered once per period; a stream and a workflow run that
 // cross a limit mid-way; the period's reset on a test clock. Concurrent calls from two server processes on one
 // PostgreSQL database: processes.test.ts.
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { components } from '../../generated/openapi.ts';
 import { priceOf } from '../../src/features/engine/pricing.ts';
+import { periodOf, spentAndReserved } from '../../src/features/limits/spend.ts';
 import { iso, ManualClock } from '../../src/platform/clock.ts';
 import { newId } from '../../src/platform/ids.ts';
 import { asyncApiErrors } from '../support/asyncapi.ts';
@@ -297,6 +299,58 @@ describe.each(databaseKinds)('spend limits on %s', (database) => {
     expect(answer.status, answer.text).toBe(402);
     expect(answer.body.error.code).toBe('spend_limit_reached');
   });
+
+  // A call that ends records its usage, then deletes its reservation. An admission that reads the limit's spend and
+  // reservations while it ends must count it in one of them: the call ends here between the admission's two reads
+  // (a plugin on the reads runs its two writes after the first read's answer). PostgreSQL only: on SQLite the process's
+  // one connection runs the admission's transaction whole, and the call's writes wait for it.
+  test.skipIf(database !== 'postgres')(
+    'a call ending between the admission’s reads of spend and reservations is counted in one of them',
+    async () => {
+      const key = await server.createKey('editor');
+      const call = await server.call('POST', '/v1/chat/completions', {
+        key: key.secret,
+        body: { model: 'sandbox-writer', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 4 },
+      });
+      expect(call.status, call.text).toBe(200);
+      const db = server.platform.db;
+      // The call as it was in flight: its usage not yet recorded, its reservation held.
+      const usage = await db
+        .selectFrom('usage_records')
+        .selectAll()
+        .where('api_key_id', '=', key.id)
+        .executeTakeFirstOrThrow();
+      await db.deleteFrom('usage_records').where('id', '=', usage.id).execute();
+      const now = server.platform.clock.now();
+      const reservationId = newId('rsv', now);
+      await db
+        .insertInto('spend_reservations')
+        .values({
+          id: reservationId,
+          workspace_id: server.workspaceId,
+          api_key_id: key.id,
+          project_id: null,
+          amount_usd: usage.cost_usd,
+          expires_at: iso(new Date(now.getTime() + 60_000)),
+        })
+        .execute();
+      let reads = 0;
+      const ending: KyselyPlugin = {
+        transformQuery: (args) => args.node,
+        async transformResult(args) {
+          if (++reads === 1) {
+            await db.insertInto('usage_records').values(usage).execute();
+            await db.deleteFrom('spend_reservations').where('id', '=', reservationId).execute();
+          }
+          return args.result;
+        },
+      };
+      const scope = { workspace_id: server.workspaceId, scope_type: 'api_key' as const, scope_id: key.id };
+      const { spent, reserved } = await spentAndReserved(db.withPlugin(ending), scope, periodOf('day', now), now);
+      expect(reads).toBe(2);
+      expect(spent + reserved).toBeGreaterThanOrEqual(Number(usage.cost_usd));
+    },
+  );
 
   test('a tool call honours max_tokens (finish_reason length), so parallel calls pass the limit by less than one reservation', async () => {
     const key = await server.createKey('editor');

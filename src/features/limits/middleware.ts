@@ -19,7 +19,7 @@ import type { Admission, EngineMiddleware, ModelCall } from '../engine/index.ts'
 import { recordEvent } from '../webhooks/index.ts';
 import { presentSpendLimit } from './presenters.ts';
 import type { SpendLimitsTable } from './schema.ts';
-import { limitReached, limitsOfCall, periodOf, reservedUsd, roundUsd, spentUsd } from './spend.ts';
+import { limitReached, limitsOfCall, periodOf, roundUsd, spentAndReserved, spentUsd } from './spend.ts';
 
 /** Longer than any call takes (the provider's timeout, its retries, a long stream). */
 export const RESERVATION_TTL_MS = 15 * 60_000;
@@ -87,8 +87,7 @@ export function spendLimitMiddleware(db: Kysely<Database>): EngineMiddleware {
     async precheck(caller) {
       const limits = await limitsOfCallPrepared(db, caller);
       for (const limit of limits) {
-        const spent = await spentUsd(db, limit, periodOf(limit.period, caller.now));
-        const reserved = await reservedUsd(db, limit, caller.now);
+        const { spent, reserved } = await spentAndReserved(db, limit, periodOf(limit.period, caller.now), caller.now);
         if (limitReached(limit.amount_usd, spent, reserved)) throw refusal(limit, spent, reserved, caller.now);
       }
     },
@@ -105,9 +104,7 @@ export function spendLimitMiddleware(db: Kysely<Database>): EngineMiddleware {
         // Calls under the same limit are admitted one at a time, in every process: each sees the others' reservations.
         const locked = await forUpdate(limitsOfCall(trx, call), trx).execute();
         for (const limit of locked) {
-          const period = periodOf(limit.period, call.now);
-          const spent = await spentUsd(trx, limit, period);
-          const reserved = await reservedUsd(trx, limit, call.now);
+          const { spent, reserved } = await spentAndReserved(trx, limit, periodOf(limit.period, call.now), call.now);
           if (limitReached(limit.amount_usd, spent, reserved)) return { limit, spent, reserved };
         }
         if (locked.length === 0) return null;

@@ -69,6 +69,23 @@ export async function reservedUsd(db: Db, scope: Scope, now: Date): Promise<numb
   return Number(total ?? 0);
 }
 
+/**
+ * A limit's spend in its period and its calls' reservations, as admission compares them. A call that ends records its
+ * usage, then deletes its reservation, each committed apart; on PostgreSQL each of these two reads sees what was
+ * committed when it began, so reading the spend first could miss such a call in both (its usage not yet committed,
+ * its reservation already deleted) and admit one call too many. Read in this order, a call ending meanwhile counts
+ * in one of them, or in both.
+ */
+export async function spentAndReserved(
+  db: Db,
+  scope: Scope,
+  period: Period,
+  now: Date,
+): Promise<{ spent: number; reserved: number }> {
+  const reserved = await reservedUsd(db, scope, now);
+  return { spent: await spentUsd(db, scope, period), reserved };
+}
+
 /** The limits that apply to a call of this key and project in the workspace. */
 export function limitsOfCall(db: Db, call: { workspaceId: string; apiKeyId: string | null; projectId: string | null }) {
   return db
